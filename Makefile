@@ -1,0 +1,136 @@
+# nicstalld: top-level build. `make`, `make check`, `make demo`, `make bench`,
+# `make install PREFIX=... DESTDIR=...`.  See README.md.
+
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+BUILD    ?= build
+SAN      ?=
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
+
+SYSCONFDIR ?= /etc
+DATADIR    ?= $(PREFIX)/share/nicstalld
+MANDIR     ?= $(PREFIX)/share/man
+UNITDIR    ?= /lib/systemd/system
+
+PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+ifeq ($(SAN),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT       := -O1 -g
+else
+SAN_FLAGS :=
+OPT       := -O2 -g
+endif
+
+CFLAGS   ?= $(OPT)
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Idaemon -Icollectors -Iprobes -I$(BUILD) \
+	    -DNICSTALL_VERSION=\"$(VERSION)\" -DNICSTALL_SYSCONFDIR=\"$(SYSCONFDIR)\" \
+	    -DNICSTALL_DATADIR=\"$(DATADIR)\" $(PKG_CFLAGS)
+CFLAGS   += -std=gnu17 -Wall -Wextra -Werror -MMD -MP $(SAN_FLAGS)
+LDFLAGS  += $(SAN_FLAGS)
+LDLIBS   += $(PKG_LIBS) -lelf -lz -lm
+
+# Every .c under daemon/, collectors/ and probes/ (but the two mains and the
+# BPF programs) goes into one static library; binaries and tests link against
+# it, so a unit test pulls in only the modules it uses.
+MAINS     := daemon/main.c daemon/nicstallctl.c
+LIB_SRCS  := $(filter-out $(MAINS) %.bpf.c,$(wildcard daemon/*.c collectors/*.c probes/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+BPF_SRCS  := $(wildcard probes/*.bpf.c)
+BPF_OBJS  := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.bpf.o)
+SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.skel.h)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
+
+.PHONY: all deps check unit unit-run unit-asan system demo bench install clean
+all: $(BINS) $(EXTRA_BINS)
+
+$(BUILD)/%.o: %.c | $(SKELS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+# BPF: probes/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h (never committed).
+BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+	      -I/usr/include/$(shell uname -m)-linux-gnu -Iprobes -Iinclude
+$(BUILD)/%.bpf.o: probes/%.bpf.c
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/libnicstall.a: $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/nicstalld: $(BUILD)/daemon/main.o $(BUILD)/libnicstall.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/nicstallctl: $(BUILD)/daemon/nicstallctl.o $(BUILD)/libnicstall.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libnicstall.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+
+# Subsystems (emulator, example engine, benchmarks) add their own fragments.
+-include $(sort $(wildcard tests/*/*.mk bench/*.mk include/*.mk))
+
+deps:
+	@tools/deps.sh
+
+unit-run: $(UNIT_BINS)
+	@tests/run-unit.sh $(BUILD) $(UNIT_BINS)
+
+unit: deps
+	@$(MAKE) --no-print-directory unit-run
+
+unit-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit-run
+
+system: all $(EXTRA_BINS)
+	@tests/system/run.sh $(BUILD)
+
+# The README's test command: set-up, build, unit tests (plain and under
+# ASan+UBSan), system tests, one closing line.
+check: deps
+	@rm -f $(BUILD)/results build-asan/results
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory unit-run; \
+	 $(MAKE) --no-print-directory unit-asan; \
+	 $(MAKE) --no-print-directory system; \
+	 tools/summary.sh $(BUILD)/results build-asan/results
+
+demo: deps all
+	@tests/demo/demo.sh $(BUILD) $(SCENARIO)
+
+bench: deps all
+	@bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/nicstalld $(DESTDIR)$(PREFIX)/sbin/nicstalld
+	install -m 0755 $(BUILD)/nicstallctl $(DESTDIR)$(PREFIX)/bin/nicstallctl
+	install -d $(DESTDIR)$(DATADIR)/rules
+	for f in $(wildcard rules/*.rules); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/rules/; done
+	install -d $(DESTDIR)$(PREFIX)/include/nicstall
+	for f in $(wildcard include/nicstall/*.h); do install -m 0644 $$f $(DESTDIR)$(PREFIX)/include/nicstall/; done
+	for s in 5 7 8; do \
+	  for f in $$(ls man/*.$$s 2>/dev/null); do \
+	    install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/; done; done
+	install -d $(DESTDIR)$(SYSCONFDIR)/nicstalld/rules.d
+	[ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ] || \
+	  install -m 0644 systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf
+	install -d $(DESTDIR)$(UNITDIR)
+	install -m 0644 systemd/nicstalld.service $(DESTDIR)$(UNITDIR)/nicstalld.service
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,96 @@
+/* counters: layouts and wrap/reset-safe deltas. */
+#include "counters.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct clayout *clayout_new(unsigned n, const char *const *names,
+			    const uint8_t *width)
+{
+	struct clayout *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->refs = 1;
+	l->n = n;
+	l->names = calloc(n ? n : 1, sizeof(char *));
+	l->width = calloc(n ? n : 1, 1);
+	if (!l->names || !l->width)
+		goto fail;
+	for (unsigned i = 0; i < n; i++) {
+		l->names[i] = strdup(names[i]);
+		if (!l->names[i])
+			goto fail;
+		l->width[i] = width ? width[i] : CNT_W64;
+	}
+	return l;
+fail:
+	l->refs = 1;
+	clayout_unref(l);
+	return NULL;
+}
+
+struct clayout *clayout_ref(struct clayout *l)
+{
+	if (l)
+		l->refs++;
+	return l;
+}
+
+void clayout_unref(struct clayout *l)
+{
+	if (!l || --l->refs > 0)
+		return;
+	if (l->names)
+		for (unsigned i = 0; i < l->n; i++)
+			free(l->names[i]);
+	free(l->names);
+	free(l->width);
+	free(l);
+}
+
+int clayout_equal(const struct clayout *a, const struct clayout *b)
+{
+	if (a == b)
+		return 1;
+	if (!a || !b || a->n != b->n)
+		return 0;
+	for (unsigned i = 0; i < a->n; i++)
+		if (a->width[i] != b->width[i] || strcmp(a->names[i], b->names[i]))
+			return 0;
+	return 1;
+}
+
+int clayout_find(const struct clayout *l, const char *name)
+{
+	if (!l)
+		return -1;
+	for (unsigned i = 0; i < l->n; i++)
+		if (!strcmp(l->names[i], name))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * A 32-bit counter that goes down by more than half its range wrapped; one
+ * that goes down by less was reset (driver reload, counter set change), and
+ * so was a 64-bit counter that goes down at all. After a reset the counter
+ * counted from zero, so the delta is its current value: a lower bound, never
+ * a huge number. A 32-bit counter whose value no longer fits 32 bits is
+ * really wider and is treated as 64-bit.
+ */
+uint64_t cnt_delta(uint64_t prev, uint64_t cur, uint8_t width, unsigned *flags)
+{
+	if (flags)
+		*flags = 0;
+	if (cur >= prev)
+		return cur - prev;
+	if (width == CNT_W32 && prev <= UINT32_MAX && prev - cur > (1ull << 31)) {
+		if (flags)
+			*flags = CNT_WRAPPED;
+		return (1ull << 32) - prev + cur;
+	}
+	if (flags)
+		*flags = CNT_RESET;
+	return cur;
+}

@@ -1,0 +1,53 @@
+/* flows: one observation of one flow's progress, from any flow source.
+ *
+ * Flow sources (engine shared-memory tables, the eBPF tc tracker, sock_diag)
+ * report what they see as struct flow_obs; the stall detector (daemon/stall.c)
+ * merges them. Every time is CLOCK_MONOTONIC nanoseconds, 0 when unknown. */
+#ifndef NICSTALL_FLOWS_H
+#define NICSTALL_FLOWS_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+enum flow_src_kind {
+	FLOW_SRC_ENGINE = 1,    /* an engine's flow table (bypass traffic) */
+	FLOW_SRC_BPF = 2,       /* tc eBPF tracker on the port */
+	FLOW_SRC_SOCK = 3,      /* kernel TCP socket via sock_diag */
+};
+
+/* Addresses and ports in network byte order, as on the wire. IPv4 addresses
+ * are stored as IPv4-mapped IPv6 (::ffff:a.b.c.d) so one key fits both. */
+struct flow_key {
+	struct in6_addr saddr, daddr;
+	uint16_t sport, dport;
+	uint8_t proto;          /* IPPROTO_TCP, IPPROTO_UDP */
+	uint8_t pad[3];
+};
+
+struct flow_obs {
+	enum flow_src_kind src;
+	struct flow_key key;    /* local = s*, remote = d* (as the owner sees it) */
+	uint64_t session;       /* engine session id; 0 for others */
+	uint64_t tx_msgs, rx_msgs;      /* messages (engine) or frames (BPF) */
+	uint64_t tx_bytes, rx_bytes;
+	uint64_t last_tx_ns, last_rx_ns;
+	uint64_t unsent, unread, staged; /* bytes held (engine) / queues (sock) */
+	uint32_t retrans;       /* sock_diag: total retransmits */
+	uint32_t state;         /* engine state word or TCP state */
+	int32_t pid;            /* owner pid, 0 when unknown */
+	uint64_t inode;         /* socket inode (sock_diag), 0 otherwise */
+	char engine[32];        /* engine name or "" */
+};
+
+typedef void (*flow_emit_fn)(const struct flow_obs *o, void *arg);
+
+/* A flow selector: which flows a port watches (0 / unspecified = any). */
+struct flow_sel {
+	uint8_t proto;
+	uint8_t family;         /* 0 (any), AF_INET or AF_INET6 */
+	struct in6_addr addr;   /* matches either end when family != 0 */
+	uint8_t prefix;         /* prefix length in the IPv6-mapped sense */
+	uint16_t port_lo, port_hi; /* host order, matches either end; 0-0 any */
+};
+
+#endif

@@ -1,0 +1,350 @@
+/* conf: INI parser for nicstalld.conf. */
+#include "conf.h"
+#include "log.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_PORTS 256
+#define MAX_LINE 4096
+
+struct parser {
+	const char *path;
+	unsigned line;
+	int nerr;
+	conf_report_fn report;
+	void *arg;
+	struct conf *c;
+	struct port_conf *port;     /* current [port] section or NULL */
+	int in_daemon;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void perr(struct parser *p, const char *fmt, ...)
+{
+	char msg[1024];
+	char full[1400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "%s:%u: %s", p->path, p->line, msg);
+	p->nerr++;
+	if (p->report)
+		p->report(full, p->arg);
+}
+
+const char *conf_profile_name(enum profile p)
+{
+	switch (p) {
+	case PROFILE_MLX5: return "mlx5";
+	case PROFILE_SFC: return "sfc";
+	case PROFILE_GENERIC: return "generic";
+	default: return "auto";
+	}
+}
+
+enum profile conf_profile_for_driver(const char *driver)
+{
+	if (!driver)
+		return PROFILE_GENERIC;
+	if (!strncmp(driver, "mlx5", 4))
+		return PROFILE_MLX5;
+	if (!strcmp(driver, "sfc") || !strncmp(driver, "sfc_", 4) ||
+	    !strcmp(driver, "sfc-ef100") || !strcmp(driver, "xilinx_efct"))
+		return PROFILE_SFC;
+	return PROFILE_GENERIC;
+}
+
+static int set_str(struct parser *p, char *dst, size_t size, const char *key,
+		   const char *val)
+{
+	if (strlen(val) >= size) {
+		perr(p, "%s: value is longer than %zu characters", key, size - 1);
+		return -1;
+	}
+	util_strlcpy(dst, val, size);
+	return 0;
+}
+
+static int set_path(struct parser *p, char *dst, size_t size, const char *key,
+		    const char *val, int allow_empty)
+{
+	if (!*val && allow_empty) {
+		*dst = 0;
+		return 0;
+	}
+	if (val[0] != '/') {
+		perr(p, "%s: '%s' is not an absolute path", key, val);
+		return -1;
+	}
+	return set_str(p, dst, size, key, val);
+}
+
+static void daemon_key(struct parser *p, const char *key, const char *val)
+{
+	struct conf *c = p->c;
+	char e[256];
+
+	if (!strcmp(key, "interval")) {
+		if (util_parse_duration(val, &c->interval_ns, 10000000ull,
+					60000000000ull, e, sizeof(e)) < 0)
+			perr(p, "interval: %s", e);
+	} else if (!strcmp(key, "horizon")) {
+		if (util_parse_duration(val, &c->horizon_ns, 1000000000ull,
+					3600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "horizon: %s", e);
+	} else if (!strcmp(key, "state_dir")) {
+		set_path(p, c->state_dir, sizeof(c->state_dir), key, val, 0);
+	} else if (!strcmp(key, "run_dir")) {
+		set_path(p, c->run_dir, sizeof(c->run_dir), key, val, 0);
+	} else if (!strcmp(key, "sysfs_root")) {
+		set_path(p, c->sysfs_root, sizeof(c->sysfs_root), key, val, 1);
+	} else if (!strcmp(key, "log_level")) {
+		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
+		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+		size_t i;
+
+		for (i = 0; i < 5; i++)
+			if (!strcmp(val, lv[i]))
+				break;
+		if (i == 5)
+			perr(p, "log_level: '%s' is not one of err, warning, notice, info, debug", val);
+		else
+			c->log_level = pri[i];
+	} else
+		perr(p, "unknown key '%s' in [daemon]", key);
+}
+
+static void port_key(struct parser *p, const char *key, const char *val)
+{
+	struct port_conf *pc = p->port;
+	char e[256];
+	uint64_t v;
+
+	if (!strcmp(key, "interface")) {
+		if (!*val || strlen(val) >= sizeof(pc->ifname) || strchr(val, '/') ||
+		    strchr(val, ' '))
+			perr(p, "interface: '%s' is not a valid interface name", val);
+		else
+			util_strlcpy(pc->ifname, val, sizeof(pc->ifname));
+	} else if (!strcmp(key, "netns")) {
+		if (val[0] != '/' && !util_valid_name(val, 255))
+			perr(p, "netns: '%s' is neither a namespace name nor an absolute path", val);
+		else
+			set_str(p, pc->netns, sizeof(pc->netns), key, val);
+	} else if (!strcmp(key, "profile")) {
+		if (!strcmp(val, "auto"))
+			pc->profile = PROFILE_AUTO;
+		else if (!strcmp(val, "mlx5"))
+			pc->profile = PROFILE_MLX5;
+		else if (!strcmp(val, "sfc"))
+			pc->profile = PROFILE_SFC;
+		else if (!strcmp(val, "generic"))
+			pc->profile = PROFILE_GENERIC;
+		else
+			perr(p, "profile: '%s' is not one of mlx5, sfc, generic, auto", val);
+	} else if (!strcmp(key, "rdma_device")) {
+		if (!strcmp(val, "auto"))
+			pc->rdma_dev[0] = 0;
+		else if (!util_valid_name(val, sizeof(pc->rdma_dev) - 1))
+			perr(p, "rdma_device: '%s' is not a device name", val);
+		else
+			util_strlcpy(pc->rdma_dev, val, sizeof(pc->rdma_dev));
+	} else if (!strcmp(key, "rdma_port")) {
+		if (util_parse_u64(val, &v, 1, 255, e, sizeof(e)) < 0)
+			perr(p, "rdma_port: %s", e);
+		else
+			pc->rdma_port = (unsigned)v;
+	} else if (!strcmp(key, "stats_file")) {
+		set_path(p, pc->stats_file, sizeof(pc->stats_file), key, val, 0);
+	} else if (!strcmp(key, "info_file")) {
+		set_path(p, pc->info_file, sizeof(pc->info_file), key, val, 0);
+	} else
+		perr(p, "unknown key '%s' in [port %s]", key, pc->name);
+}
+
+static void section(struct parser *p, char *hdr)
+{
+	struct conf *c = p->c;
+	char *name;
+
+	p->port = NULL;
+	p->in_daemon = 0;
+	hdr = util_strip(hdr);
+	if (!strcmp(hdr, "daemon")) {
+		p->in_daemon = 1;
+		return;
+	}
+	if (strncmp(hdr, "port", 4) || (hdr[4] != ' ' && hdr[4] != '\t')) {
+		perr(p, "unknown section [%s] (expected [daemon] or [port NAME])", hdr);
+		return;
+	}
+	name = util_strip(hdr + 4);
+	if (name[0] == '"') {
+		size_t n = strlen(name);
+
+		if (n < 2 || name[n - 1] != '"') {
+			perr(p, "port name %s: unbalanced quote", name);
+			return;
+		}
+		name[n - 1] = 0;
+		name++;
+	}
+	if (!util_valid_name(name, sizeof(p->port->name) - 1)) {
+		perr(p, "port name '%s' must be 1-31 characters of [A-Za-z0-9_.-]", name);
+		return;
+	}
+	for (unsigned i = 0; i < c->nports; i++)
+		if (!strcmp(c->ports[i].name, name)) {
+			perr(p, "port '%s' is already defined at line %u", name,
+			     c->ports[i].line);
+			return;
+		}
+	if (c->nports >= MAX_PORTS) {
+		perr(p, "too many ports (at most %d)", MAX_PORTS);
+		return;
+	}
+	struct port_conf *np = realloc(c->ports, (c->nports + 1) * sizeof(*np));
+
+	if (!np) {
+		perr(p, "out of memory");
+		return;
+	}
+	c->ports = np;
+	p->port = &c->ports[c->nports++];
+	memset(p->port, 0, sizeof(*p->port));
+	util_strlcpy(p->port->name, name, sizeof(p->port->name));
+	p->port->line = p->line;
+}
+
+static void defaults(struct conf *c, const char *path)
+{
+	util_strlcpy(c->path, path, sizeof(c->path));
+	c->interval_ns = 1000000000ull;
+	c->horizon_ns = 120000000000ull;
+	util_strlcpy(c->state_dir, "/var/lib/nicstalld", sizeof(c->state_dir));
+	util_strlcpy(c->run_dir, "/run/nicstalld", sizeof(c->run_dir));
+	c->log_level = LOG_INFO;
+}
+
+int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
+{
+	struct parser p = { .path = path, .report = report, .arg = arg };
+	char line[MAX_LINE + 2];
+	FILE *f;
+
+	*out = NULL;
+	p.c = calloc(1, sizeof(*p.c));
+	if (!p.c) {
+		perr(&p, "out of memory");
+		return p.nerr;
+	}
+	defaults(p.c, path);
+	f = fopen(path, "re");
+	if (!f) {
+		char msg[PATH_MAX + 128];
+
+		snprintf(msg, sizeof(msg), "%s: cannot open: %s", path, strerror(errno));
+		if (report)
+			report(msg, arg);
+		conf_free(p.c);
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+		size_t n = strlen(line);
+
+		p.line++;
+		if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
+			int ch;
+
+			perr(&p, "line longer than %d characters", MAX_LINE);
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+			continue;
+		}
+		if (memchr(line, 0, n) != NULL && strlen(line) != n) {
+			perr(&p, "NUL byte in line");
+			continue;
+		}
+		s = util_strip(line);
+		if (!*s || *s == '#' || *s == ';')
+			continue;
+		if (*s == '[') {
+			char *e = strchr(s, ']');
+
+			if (!e || *util_strip(e + 1)) {
+				perr(&p, "malformed section header '%s'", s);
+				p.port = NULL;
+				p.in_daemon = 0;
+				continue;
+			}
+			*e = 0;
+			section(&p, s + 1);
+			continue;
+		}
+		eq = strchr(s, '=');
+		if (!eq) {
+			perr(&p, "expected 'key = value', got '%s'", s);
+			continue;
+		}
+		*eq = 0;
+		key = util_strip(s);
+		val = util_strip(eq + 1);
+		/* trailing comments: " # ..." */
+		for (char *h = val; (h = strchr(h, '#')); h++)
+			if (h > val && (h[-1] == ' ' || h[-1] == '\t')) {
+				*h = 0;
+				val = util_strip(val);
+				break;
+			}
+		if (!*key) {
+			perr(&p, "missing key before '='");
+			continue;
+		}
+		if (p.in_daemon)
+			daemon_key(&p, key, val);
+		else if (p.port)
+			port_key(&p, key, val);
+		else
+			perr(&p, "key '%s' outside a [daemon] or [port NAME] section", key);
+	}
+	if (ferror(f)) {
+		perr(&p, "read error: %s", strerror(errno));
+	}
+	fclose(f);
+	for (unsigned i = 0; i < p.c->nports; i++) {
+		struct port_conf *pc = &p.c->ports[i];
+
+		p.line = pc->line;
+		if (!pc->ifname[0] && !pc->stats_file[0])
+			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
+		for (unsigned j = 0; j < i; j++)
+			if (pc->ifname[0] && !strcmp(pc->ifname, p.c->ports[j].ifname) &&
+			    !strcmp(pc->netns, p.c->ports[j].netns))
+				perr(&p, "port '%s' watches %s%s%s, already watched by port '%s'",
+				     pc->name, pc->ifname, pc->netns[0] ? " in netns " : "",
+				     pc->netns, p.c->ports[j].name);
+	}
+	if (p.nerr) {
+		conf_free(p.c);
+		return p.nerr;
+	}
+	*out = p.c;
+	return 0;
+}
+
+void conf_free(struct conf *c)
+{
+	if (!c)
+		return;
+	free(c->ports);
+	free(c);
+}

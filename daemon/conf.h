@@ -1,0 +1,47 @@
+/* conf: the INI configuration (nicstalld.conf(5)). Parsed into a fresh
+ * struct; the caller swaps it in only when the whole file is valid. */
+#ifndef NICSTALL_CONF_H
+#define NICSTALL_CONF_H
+
+#include <limits.h>
+#include <stdint.h>
+
+enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
+
+struct port_conf {
+	char name[32];
+	char ifname[16];
+	char netns[PATH_MAX];        /* "" = the daemon's namespace */
+	enum profile profile;
+	char rdma_dev[64];           /* "" = discover, "none" = never */
+	unsigned rdma_port;          /* 0 = discover (1 when a device is set) */
+	char stats_file[PATH_MAX];   /* recorded `ethtool -S` text */
+	char info_file[PATH_MAX];    /* recorded `ethtool -i` text */
+	unsigned line;               /* where the [port] section starts */
+};
+
+struct conf {
+	char path[PATH_MAX];
+	uint64_t interval_ns;        /* base sampling interval */
+	uint64_t horizon_ns;         /* flight recorder horizon */
+	char state_dir[PATH_MAX];
+	char run_dir[PATH_MAX];      /* control socket directory */
+	char sysfs_root[PATH_MAX];   /* "" = the real /sys */
+	int log_level;               /* LOG_ERR .. LOG_DEBUG */
+	struct port_conf *ports;
+	unsigned nports;
+};
+
+#define CONF_DEFAULT_PATH NICSTALL_SYSCONFDIR "/nicstalld/nicstalld.conf"
+
+typedef void (*conf_report_fn)(const char *msg, void *arg);
+
+/* Parse path. Every error is reported as "file:line: message" through
+ * report; returns the number of errors (0: *out is set). */
+int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg);
+void conf_free(struct conf *c);
+const char *conf_profile_name(enum profile p);
+/* Pick a profile from a driver name ("mlx5_core" -> mlx5, "sfc" -> sfc). */
+enum profile conf_profile_for_driver(const char *driver);
+
+#endif

@@ -1,0 +1,35 @@
+/* ctl: the control socket (unix stream, one JSON request per line, one JSON
+ * reply per request). Peer credentials decide access: root may do
+ * everything, members of group "nicstall" may read, anyone else is refused. */
+#ifndef NICSTALL_CTL_H
+#define NICSTALL_CTL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct loop;
+struct ctl;
+struct json_object;
+
+#define CTL_SOCKET_NAME "nicstalld.sock"
+#define CTL_GROUP "nicstall"
+#define CTL_MAX_REQUEST 65536
+
+enum ctl_access { CTL_DENIED = 0, CTL_READ = 1, CTL_ROOT = 2 };
+
+/* Handle one request; return the reply object (owned by ctl afterwards).
+ * Never NULL. */
+typedef struct json_object *(*ctl_handler_fn)(struct json_object *req,
+					      enum ctl_access access,
+					      void *arg);
+
+struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
+		     void *arg, char *err, size_t errlen);
+void ctl_close(struct ctl *c);
+
+/* Access for a peer (exported for tests). */
+enum ctl_access ctl_access_for(uid_t uid, gid_t gid);
+/* An error reply: {"ok": false, "error": msg}. */
+struct json_object *ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

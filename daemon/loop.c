@@ -1,0 +1,276 @@
+/* loop: epoll + timerfd + signalfd, one thread. */
+#include "loop.h"
+#include "log.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+struct handler {
+	int fd;
+	loop_fd_fn fn;
+	void *arg;
+	struct handler *next;
+	int dead;
+};
+
+struct loop_timer {
+	struct loop *l;
+	int fd;
+	loop_timer_fn fn;
+	void *arg;
+};
+
+struct sig {
+	int signo;
+	loop_signal_fn fn;
+	void *arg;
+};
+
+struct loop {
+	int epfd;
+	int sigfd;
+	sigset_t sigs;
+	struct sig sig[16];
+	unsigned nsig;
+	struct handler *handlers;
+	int stop;
+	int dispatching;
+};
+
+uint64_t loop_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t loop_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct loop *loop_new(void)
+{
+	struct loop *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->sigfd = -1;
+	sigemptyset(&l->sigs);
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static struct handler *find(struct loop *l, int fd)
+{
+	for (struct handler *h = l->handlers; h; h = h->next)
+		if (h->fd == fd && !h->dead)
+			return h;
+	return NULL;
+}
+
+static void reap(struct loop *l)
+{
+	struct handler **pp = &l->handlers;
+
+	while (*pp) {
+		if ((*pp)->dead) {
+			struct handler *d = *pp;
+
+			*pp = d->next;
+			free(d);
+		} else
+			pp = &(*pp)->next;
+	}
+}
+
+int loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_fn fn, void *arg)
+{
+	struct epoll_event ev = { .events = events };
+	struct handler *h;
+
+	if (find(l, fd)) {
+		errno = EEXIST;
+		return -1;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -1;
+	h->fd = fd;
+	h->fn = fn;
+	h->arg = arg;
+	ev.data.ptr = h;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		free(h);
+		return -1;
+	}
+	h->next = l->handlers;
+	l->handlers = h;
+	return 0;
+}
+
+int loop_mod_fd(struct loop *l, int fd, uint32_t events)
+{
+	struct handler *h = find(l, fd);
+	struct epoll_event ev = { .events = events };
+
+	if (!h) {
+		errno = ENOENT;
+		return -1;
+	}
+	ev.data.ptr = h;
+	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void loop_del_fd(struct loop *l, int fd)
+{
+	struct handler *h = find(l, fd);
+
+	if (!h)
+		return;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	h->dead = 1;    /* freed after the current dispatch round */
+	if (!l->dispatching)
+		reap(l);
+}
+
+static void timer_cb(int fd, uint32_t events, void *arg)
+{
+	struct loop_timer *t = arg;
+	uint64_t n;
+
+	(void)events;
+	if (read(fd, &n, sizeof(n)) != sizeof(n))
+		return;         /* spurious or re-armed meanwhile */
+	t->fn(t, t->arg);
+}
+
+struct loop_timer *loop_timer_new(struct loop *l, loop_timer_fn fn, void *arg)
+{
+	struct loop_timer *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->l = l;
+	t->fn = fn;
+	t->arg = arg;
+	t->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (t->fd < 0 || loop_add_fd(l, t->fd, EPOLLIN, timer_cb, t) < 0) {
+		if (t->fd >= 0)
+			close(t->fd);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int loop_timer_set(struct loop_timer *t, uint64_t first_ns, uint64_t period_ns)
+{
+	struct itimerspec its = {
+		.it_value = { first_ns / 1000000000ull, first_ns % 1000000000ull },
+		.it_interval = { period_ns / 1000000000ull, period_ns % 1000000000ull },
+	};
+
+	return timerfd_settime(t->fd, 0, &its, NULL);
+}
+
+void loop_timer_free(struct loop_timer *t)
+{
+	if (!t)
+		return;
+	loop_del_fd(t->l, t->fd);
+	close(t->fd);
+	free(t);
+}
+
+static void signal_cb(int fd, uint32_t events, void *arg)
+{
+	struct loop *l = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(fd, &si, sizeof(si)) == sizeof(si))
+		for (unsigned i = 0; i < l->nsig; i++)
+			if ((int)si.ssi_signo == l->sig[i].signo)
+				l->sig[i].fn((int)si.ssi_signo, l->sig[i].arg);
+}
+
+int loop_add_signal(struct loop *l, int signo, loop_signal_fn fn, void *arg)
+{
+	if (l->nsig >= sizeof(l->sig) / sizeof(l->sig[0])) {
+		errno = ENOSPC;
+		return -1;
+	}
+	sigaddset(&l->sigs, signo);
+	if (sigprocmask(SIG_BLOCK, &l->sigs, NULL) < 0)
+		return -1;
+	if (l->sigfd >= 0) {
+		if (signalfd(l->sigfd, &l->sigs, SFD_NONBLOCK | SFD_CLOEXEC) < 0)
+			return -1;
+	} else {
+		l->sigfd = signalfd(-1, &l->sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (l->sigfd < 0 || loop_add_fd(l, l->sigfd, EPOLLIN, signal_cb, l) < 0)
+			return -1;
+	}
+	l->sig[l->nsig++] = (struct sig){ signo, fn, arg };
+	return 0;
+}
+
+int loop_run(struct loop *l)
+{
+	struct epoll_event ev[32];
+
+	l->stop = 0;
+	while (!l->stop) {
+		int n = epoll_wait(l->epfd, ev, 32, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		l->dispatching = 1;
+		for (int i = 0; i < n && !l->stop; i++) {
+			struct handler *h = ev[i].data.ptr;
+
+			if (!h->dead)
+				h->fn(h->fd, ev[i].events, h->arg);
+		}
+		l->dispatching = 0;
+		reap(l);
+	}
+	return 0;
+}
+
+void loop_stop(struct loop *l)
+{
+	l->stop = 1;
+}
+
+void loop_free(struct loop *l)
+{
+	if (!l)
+		return;
+	l->dispatching = 0;
+	for (struct handler *h = l->handlers; h; h = h->next)
+		h->dead = 1;
+	reap(l);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	close(l->epfd);
+	free(l);
+}

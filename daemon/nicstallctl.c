@@ -1,0 +1,328 @@
+/* nicstallctl: talk to nicstalld over its control socket. */
+#include "ctl.h"
+#include "util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET "/run/nicstalld/" CTL_SOCKET_NAME
+#define MAX_REPLY (256u << 20)
+
+static const char *sock_path = DEFAULT_SOCKET;
+static int json_out;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: nicstallctl [-s SOCKET] [-j] COMMAND [ARGS]\n"
+"commands:\n"
+"  status                       ports, sources, sample rate, recorder, memory\n"
+"  counters PORT [--changed] [--window SECONDS]\n"
+"                               current values, or deltas over a window\n"
+"  snapshot [PORT...]           every counter of every source now (JSON)\n"
+"  reload                       re-read the configuration (root)\n"
+"options:\n"
+"  -s, --socket PATH            control socket (default " DEFAULT_SOCKET ")\n"
+"  -j, --json                   JSON output\n");
+}
+
+static struct json_object *request(struct json_object *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = 30 };
+	const char *s = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	struct json_object *reply;
+	int fd;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "nicstallctl: socket path %s is too long\n", sock_path);
+		exit(2);
+	}
+	util_strlcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "nicstallctl: cannot connect to %s: %s (is nicstalld running?)\n",
+			sock_path, strerror(errno));
+		exit(1);
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (send(fd, s, strlen(s), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0) {
+		fprintf(stderr, "nicstallctl: %s: send: %s\n", sock_path, strerror(errno));
+		exit(1);
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (len + 65536 + 1 > cap) {
+			cap = cap ? cap * 2 : 131072;
+			if (cap > MAX_REPLY) {
+				fprintf(stderr, "nicstallctl: reply larger than %u bytes\n", MAX_REPLY);
+				exit(1);
+			}
+			buf = realloc(buf, cap);
+			if (!buf) {
+				fprintf(stderr, "nicstallctl: out of memory\n");
+				exit(1);
+			}
+		}
+		r = recv(fd, buf + len, cap - len - 1, 0);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "nicstallctl: %s: %s\n", sock_path,
+				errno == EAGAIN ? "no reply within 30 s" : strerror(errno));
+			exit(1);
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (!buf || !len) {
+		fprintf(stderr, "nicstallctl: %s: empty reply\n", sock_path);
+		exit(1);
+	}
+	buf[len] = 0;
+	reply = json_tokener_parse(buf);
+	free(buf);
+	if (!reply || !json_object_is_type(reply, json_type_object)) {
+		fprintf(stderr, "nicstallctl: malformed reply from %s\n", sock_path);
+		exit(1);
+	}
+	return reply;
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) || json_object_is_type(v, json_type_null))
+		return "";
+	return json_object_get_string(v);
+}
+
+static struct json_object *jget(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+static int check_reply(struct json_object *reply)
+{
+	struct json_object *ok = jget(reply, "ok");
+
+	if (!ok || !json_object_get_boolean(ok)) {
+		fprintf(stderr, "nicstallctl: %s\n", jstr(reply, "error")[0] ?
+			jstr(reply, "error") : "request failed");
+		return 1;
+	}
+	return 0;
+}
+
+static void print_json(struct json_object *o)
+{
+	json_object_object_del(o, "ok");
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_SPACED));
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void print_status(struct json_object *o)
+{
+	struct json_object *ports = jget(o, "ports");
+	size_t n = ports ? json_object_array_length(ports) : 0;
+
+	printf("nicstalld %s on %s, pid %s, up %.1f s\n", jstr(o, "version"),
+	       jstr(o, "host"), jstr(o, "pid"),
+	       json_object_get_double(jget(o, "uptime_s")));
+	printf("config %s, sampling every %.0f ms, horizon %.0f s, recorders %" PRIu64 " KiB\n",
+	       jstr(o, "config"), json_object_get_double(jget(o, "interval_ms")),
+	       json_object_get_double(jget(o, "horizon_s")),
+	       json_object_get_uint64(jget(o, "recorder_bytes")) / 1024);
+	if (jstr(o, "last_reload_error")[0])
+		printf("last reload failed: %s\n", jstr(o, "last_reload_error"));
+	printf("\n%-12s %-12s %-12s %-5s %-8s %-10s %-14s %8s %s\n", "PORT", "INTERFACE",
+	       "NETNS", "STATE", "PROFILE", "DRIVER", "FIRMWARE", "SAMPLES", "RECORDER");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(ports, i);
+		struct json_object *rec = jget(p, "recorder"), *srcs = jget(p, "sources");
+		char recs[96];
+
+		snprintf(recs, sizeof(recs), "%s/%s samples, %.1f s, %" PRIu64 " KiB",
+			 jstr(rec, "samples"), jstr(rec, "capacity"),
+			 json_object_get_double(jget(rec, "span_s")),
+			 json_object_get_uint64(jget(rec, "bytes")) / 1024);
+		printf("%-12s %-12s %-12s %-5s %-8s %-10s %-14s %8s %s\n", jstr(p, "name"),
+		       or_dash(jstr(p, "interface")), or_dash(jstr(p, "netns")),
+		       jstr(p, "state"), jstr(p, "profile"), or_dash(jstr(p, "driver")),
+		       or_dash(jstr(p, "firmware")), jstr(p, "samples"), recs);
+		if (jstr(p, "reason")[0])
+			printf("  down: %s\n", jstr(p, "reason"));
+		if (jstr(p, "psid")[0] || jstr(p, "rdma_device")[0])
+			printf("  psid %s, rdma %s%s%s\n", or_dash(jstr(p, "psid")),
+			       or_dash(jstr(p, "rdma_device")),
+			       jstr(p, "rdma_port")[0] ? " port " : "", jstr(p, "rdma_port"));
+		for (size_t j = 0; srcs && j < json_object_array_length(srcs); j++) {
+			struct json_object *s = json_object_array_get_idx(srcs, j);
+
+			printf("  source %-8s %-11s %5s counters", jstr(s, "name"),
+			       jstr(s, "state"), jstr(s, "counters"));
+			if (jstr(s, "error")[0])
+				printf("  (%s)", jstr(s, "error"));
+			printf("\n");
+		}
+	}
+}
+
+static void print_counters(struct json_object *o)
+{
+	struct json_object *srcs = jget(o, "sources");
+	int deltas = !strcmp(jstr(o, "mode"), "deltas");
+	size_t w = 8;
+
+	json_object_object_foreach(srcs, sn, sv) {
+		(void)sn;
+		json_object_object_foreach(sv, cn, cv) {
+			(void)cv;
+			if (strlen(cn) > w)
+				w = strlen(cn);
+		}
+	}
+	if (deltas)
+		printf("port %s: deltas over %.3f s\n", jstr(o, "port"),
+		       json_object_get_double(jget(o, "span_s")));
+	else
+		printf("port %s: values\n", jstr(o, "port"));
+	json_object_object_foreach(srcs, sname, sval) {
+		printf("[%s]\n", sname);
+		json_object_object_foreach(sval, cname, cval) {
+			if (deltas) {
+				printf("  %-*s +%-19" PRIu64 " %20" PRIu64 "%s%s\n", (int)w, cname,
+				       json_object_get_uint64(jget(cval, "delta")),
+				       json_object_get_uint64(jget(cval, "value")),
+				       jget(cval, "wrapped") ? "  (wrapped)" : "",
+				       jget(cval, "reset") ? "  (reset)" : "");
+			} else
+				printf("  %-*s %20" PRIu64 "\n", (int)w, cname,
+				       json_object_get_uint64(cval));
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct json_object *req = json_object_new_object(), *reply;
+	const char *cmd;
+	int i = 1, rc;
+
+	if (getenv("NICSTALL_SOCKET"))
+		sock_path = getenv("NICSTALL_SOCKET");
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json"))
+			json_out = 1;
+		else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--socket")) && i + 1 < argc)
+			sock_path = argv[++i];
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "nicstallctl: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	cmd = argv[i++];
+	json_object_object_add(req, "cmd", json_object_new_string(cmd));
+	if (!strcmp(cmd, "status") || !strcmp(cmd, "reload")) {
+		if (i < argc) {
+			fprintf(stderr, "nicstallctl: %s: unexpected argument '%s'\n", cmd, argv[i]);
+			return 2;
+		}
+	} else if (!strcmp(cmd, "counters")) {
+		const char *port = NULL;
+
+		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "--changed"))
+				json_object_object_add(req, "changed", json_object_new_boolean(1));
+			else if (!strcmp(argv[i], "--window") && i + 1 < argc) {
+				char *end;
+				double w = strtod(argv[++i], &end);
+
+				if (*end || end == argv[i] || !(w > 0) || w > 86400) {
+					fprintf(stderr, "nicstallctl: --window: '%s' is not a number of seconds in (0, 86400]\n",
+						argv[i]);
+					return 2;
+				}
+				json_object_object_add(req, "window", json_object_new_double(w));
+			} else if (argv[i][0] == '-') {
+				fprintf(stderr, "nicstallctl: counters: unknown option '%s'\n", argv[i]);
+				return 2;
+			} else if (!port)
+				port = argv[i];
+			else {
+				fprintf(stderr, "nicstallctl: counters: one port at a time ('%s')\n", argv[i]);
+				return 2;
+			}
+		}
+		if (!port) {
+			fprintf(stderr, "nicstallctl: counters: missing PORT\n");
+			return 2;
+		}
+		json_object_object_add(req, "port", json_object_new_string(port));
+	} else if (!strcmp(cmd, "snapshot")) {
+		struct json_object *ports = json_object_new_array();
+
+		for (; i < argc; i++) {
+			if (argv[i][0] == '-') {
+				fprintf(stderr, "nicstallctl: snapshot: unknown option '%s'\n", argv[i]);
+				return 2;
+			}
+			json_object_array_add(ports, json_object_new_string(argv[i]));
+		}
+		if (json_object_array_length(ports))
+			json_object_object_add(req, "ports", ports);
+		else
+			json_object_put(ports);
+		json_out = 1;
+	} else {
+		fprintf(stderr, "nicstallctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		return 2;
+	}
+	reply = request(req);
+	json_object_put(req);
+	rc = check_reply(reply);
+	if (!rc) {
+		if (json_out)
+			print_json(reply);
+		else if (!strcmp(cmd, "status"))
+			print_status(reply);
+		else if (!strcmp(cmd, "counters"))
+			print_counters(reply);
+		else if (!strcmp(cmd, "reload"))
+			printf("configuration reloaded\n");
+	}
+	json_object_put(reply);
+	return rc;
+}

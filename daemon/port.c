@@ -1,0 +1,340 @@
+/* port: interface lifecycle, sources and sampling. */
+#include "port.h"
+#include "ident.h"
+#include "log.h"
+#include "loop.h"
+#include "netns.h"
+#include "nl.h"
+#include "rdma_disc.h"
+#include "util.h"
+
+#include <errno.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, NSLOTS = 3 };
+
+const char *port_state_name(enum port_state s)
+{
+	return s == PORT_UP ? "up" : "down";
+}
+
+static const char *ns_label(const struct port *p)
+{
+	return p->conf.netns[0] ? p->conf.netns : "(own)";
+}
+
+__attribute__((format(printf, 2, 3)))
+static void port_set_down(struct port *p, const char *fmt, ...)
+{
+	char why[sizeof(p->reason)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		struct port_src *ps = &p->src[i];
+
+		if (ps->open && ps->s.ops->close)
+			ps->s.ops->close(&ps->s);
+		ps->open = 0;
+		ps->failed = 0;
+		ps->vals = NULL;
+		clayout_unref(ps->lay);
+		ps->lay = NULL;
+	}
+	if (p->state == PORT_UP || strcmp(p->reason, why)) {
+		log_warnx("port %s: down: %s", p->conf.name, why);
+		p->since_ns = loop_mono_ns();
+	}
+	p->state = PORT_DOWN;
+	util_strlcpy(p->reason, why, sizeof(p->reason));
+}
+
+static void link_event(const struct nl_link *l, int event, void *arg)
+{
+	struct port *p = arg;
+
+	if (!p->conf.ifname[0])
+		return;
+	if (event == NL_LINK_RESYNC) {
+		struct nl_link cur;
+		char err[256];
+
+		if (p->state == PORT_UP &&
+		    nl_link_get(p->nsfd, p->conf.ifname, 0, &cur, err, sizeof(err)) < 0)
+			port_set_down(p, "interface %s: %s", p->conf.ifname, err);
+		else if (p->state == PORT_DOWN)
+			port_try_up(p);
+		return;
+	}
+	if (p->state == PORT_UP && l->ifindex == p->ifindex) {
+		if (event == NL_LINK_DEL) {
+			port_set_down(p, "interface %s was removed (netns %s)",
+				      p->conf.ifname, ns_label(p));
+			return;
+		}
+		if (strcmp(l->ifname, p->conf.ifname)) {
+			port_set_down(p, "interface %s was renamed to %s (netns %s)",
+				      p->conf.ifname, l->ifname, ns_label(p));
+			return;
+		}
+		if ((l->flags ^ p->ifflags) & (IFF_UP | IFF_PROMISC | IFF_RUNNING))
+			log_info("port %s: link flags 0x%x -> 0x%x", p->conf.name,
+				 p->ifflags, l->flags);
+		p->ifflags = l->flags;
+		return;
+	}
+	if (p->state == PORT_DOWN && event == NL_LINK_NEW &&
+	    !strcmp(l->ifname, p->conf.ifname))
+		port_try_up(p);
+}
+
+static void mon_cb(int fd, uint32_t events, void *arg)
+{
+	struct port *p = arg;
+
+	(void)fd;
+	(void)events;
+	if (nl_mon_dispatch(p->mon, link_event, p) < 0) {
+		/* the namespace is gone or the socket broke: start over */
+		loop_del_fd(p->loop, nl_mon_fd(p->mon));
+		nl_mon_close(p->mon);
+		p->mon = NULL;
+		port_set_down(p, "link monitor for netns %s failed", ns_label(p));
+	}
+}
+
+static void open_src(struct port *p, unsigned slot, const struct src_ops *ops,
+		     const struct src_ctx *ctx)
+{
+	struct port_src *ps = &p->src[slot];
+	int rc;
+
+	memset(&ps->s, 0, sizeof(ps->s));
+	ps->s.ops = ops;
+	ps->open = 0;
+	rc = ops->open(&ps->s, ctx);
+	if (rc < 0) {
+		snprintf(ps->why, sizeof(ps->why), "%s",
+			 ps->s.err[0] ? ps->s.err : strerror(-rc));
+		log_warnx("port %s: source %s unavailable: %s", p->conf.name,
+			  ops->name, ps->why);
+		return;
+	}
+	ps->open = 1;
+	ps->why[0] = 0;
+}
+
+void port_try_up(struct port *p)
+{
+	struct src_ctx ctx = { 0 };
+	struct nl_link link;
+	char err[256];
+
+	if (p->state == PORT_UP)
+		return;
+	if (p->conf.netns[0] && p->nsfd < 0) {
+		p->nsfd = netns_open(p->conf.netns);
+		if (p->nsfd < 0) {
+			port_set_down(p, "network namespace '%s': %s", p->conf.netns,
+				      strerror(errno));
+			return;
+		}
+	}
+	if (p->conf.ifname[0] && !p->mon) {
+		p->mon = nl_mon_open(p->nsfd, err, sizeof(err));
+		if (!p->mon) {
+			port_set_down(p, "link monitor in netns %s: %s", ns_label(p), err);
+			return;
+		}
+		if (loop_add_fd(p->loop, nl_mon_fd(p->mon), EPOLLIN, mon_cb, p) < 0) {
+			nl_mon_close(p->mon);
+			p->mon = NULL;
+			port_set_down(p, "link monitor: %s", strerror(errno));
+			return;
+		}
+	}
+	if (p->conf.ifname[0]) {
+		if (nl_link_get(p->nsfd, p->conf.ifname, 0, &link, err, sizeof(err)) < 0) {
+			port_set_down(p, "interface %s not found in netns %s: %s",
+				      p->conf.ifname, ns_label(p), err);
+			return;
+		}
+		p->ifindex = link.ifindex;
+		p->ifflags = link.flags;
+	}
+
+	/* identity: recorded `ethtool -i` text, else the live device */
+	memset(p->ident, 0, sizeof(*p->ident));
+	if (p->conf.info_file[0]) {
+		if (ident_load_file(p->conf.info_file, p->ident, err, sizeof(err)) < 0)
+			log_warnx("port %s: identity: %s", p->conf.name, err);
+	} else if (p->conf.ifname[0]) {
+		if (ident_query(p->nsfd, p->conf.ifname, p->sysfs_root,
+				p->conf.rdma_dev[0] && strcmp(p->conf.rdma_dev, "none") ?
+				p->conf.rdma_dev : NULL, p->ident, err, sizeof(err)) < 0)
+			log_warnx("port %s: identity: %s", p->conf.name, err);
+	}
+	p->profile = p->conf.profile != PROFILE_AUTO ? p->conf.profile :
+		     conf_profile_for_driver(p->ident->driver);
+
+	/* RDMA device: configured, or the one whose port belongs to ifname */
+	p->rdma_dev[0] = 0;
+	p->rdma_port = 0;
+	if (!strcmp(p->conf.rdma_dev, "none")) {
+		;
+	} else if (p->conf.rdma_dev[0]) {
+		util_strlcpy(p->rdma_dev, p->conf.rdma_dev, sizeof(p->rdma_dev));
+		p->rdma_port = p->conf.rdma_port ? p->conf.rdma_port : 1;
+	} else if (p->conf.ifname[0]) {
+		unsigned port = 0;
+
+		if (rdma_disc_for_netdev(p->sysfs_root, p->conf.ifname, p->rdma_dev,
+					 sizeof(p->rdma_dev), &port) == 0)
+			p->rdma_port = p->conf.rdma_port ? p->conf.rdma_port : port;
+		else
+			p->rdma_dev[0] = 0;
+	}
+
+	ctx.port_name = p->conf.name;
+	ctx.ifname = p->conf.ifname;
+	ctx.ifindex = p->ifindex;
+	ctx.netns_fd = p->nsfd;
+	ctx.sysfs_root = p->sysfs_root;
+	ctx.rdma_dev = p->rdma_dev[0] ? p->rdma_dev : NULL;
+	ctx.rdma_port = p->rdma_port;
+	ctx.text_file = p->conf.stats_file[0] ? p->conf.stats_file : NULL;
+
+	if (ctx.text_file)
+		open_src(p, SLOT_DRV, &src_text_ops, &ctx);
+	else
+		open_src(p, SLOT_DRV, &src_ethtool_ops, &ctx);
+	if (p->conf.ifname[0])
+		open_src(p, SLOT_NETDEV, &src_netdev_ops, &ctx);
+	else
+		snprintf(p->src[SLOT_NETDEV].why, sizeof(p->src[0].why), "no interface");
+	if (ctx.rdma_dev)
+		open_src(p, SLOT_RDMA, &src_rdma_ops, &ctx);
+	else
+		snprintf(p->src[SLOT_RDMA].why, sizeof(p->src[0].why),
+			 "no RDMA device for this port");
+
+	p->state = PORT_UP;
+	p->reason[0] = 0;
+	p->since_ns = loop_mono_ns();
+	log_info("port %s: up: %s%s%s ifindex %d driver %s firmware %s%s%s profile %s%s%s",
+		 p->conf.name, p->conf.ifname[0] ? p->conf.ifname : "(recorded)",
+		 p->conf.netns[0] ? " netns " : "", p->conf.netns, p->ifindex,
+		 p->ident->driver[0] ? p->ident->driver : "?",
+		 p->ident->fw_version[0] ? p->ident->fw_version : "?",
+		 p->ident->psid[0] ? " psid " : "", p->ident->psid,
+		 conf_profile_name(p->profile),
+		 p->rdma_dev[0] ? " rdma " : "", p->rdma_dev);
+}
+
+struct port *port_new(const struct port_conf *pc, const char *sysfs_root,
+		      unsigned rec_cap, struct loop *loop)
+{
+	struct port *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->conf = *pc;
+	p->sysfs_root = sysfs_root ? sysfs_root : "";
+	p->nsfd = -1;
+	p->loop = loop;
+	p->nsrc = NSLOTS;
+	p->ident = calloc(1, sizeof(*p->ident));
+	p->rec = rec_new(rec_cap, NSLOTS);
+	if (!p->ident || !p->rec) {
+		port_free(p);
+		return NULL;
+	}
+	util_strlcpy(p->reason, "starting", sizeof(p->reason));
+	port_try_up(p);
+	return p;
+}
+
+void port_free(struct port *p)
+{
+	if (!p)
+		return;
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		if (p->src[i].open && p->src[i].s.ops->close)
+			p->src[i].s.ops->close(&p->src[i].s);
+		clayout_unref(p->src[i].lay);
+	}
+	if (p->mon) {
+		loop_del_fd(p->loop, nl_mon_fd(p->mon));
+		nl_mon_close(p->mon);
+	}
+	if (p->nsfd >= 0)
+		close(p->nsfd);
+	rec_free(p->rec);
+	free(p->ident);
+	free(p);
+}
+
+void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
+{
+	struct clayout *lays[REC_MAX_SRC] = { 0 };
+	const uint64_t *vals[REC_MAX_SRC] = { 0 };
+	int gone = 0;
+
+	if (p->state == PORT_DOWN) {
+		port_try_up(p);
+		if (p->state == PORT_DOWN)
+			return;
+	}
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		struct port_src *ps = &p->src[i];
+		struct clayout *l;
+		const uint64_t *v;
+		int rc;
+
+		if (!ps->open)
+			continue;
+		ps->reads++;
+		rc = ps->s.ops->read(&ps->s, &l, &v);
+		if (rc < 0) {
+			ps->errors++;
+			if (!ps->failed || strcmp(ps->why, ps->s.err)) {
+				util_strlcpy(ps->why, ps->s.err[0] ? ps->s.err :
+					     strerror(-rc), sizeof(ps->why));
+				log_warnx("port %s: source %s: %s", p->conf.name,
+					  ps->s.ops->name, ps->why);
+			}
+			ps->failed = 1;
+			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA)
+				gone = 1;
+			continue;
+		}
+		if (ps->failed)
+			log_info("port %s: source %s: reading again", p->conf.name,
+				 ps->s.ops->name);
+		ps->failed = 0;
+		ps->why[0] = 0;
+		if (ps->lay != l) {
+			clayout_unref(ps->lay);
+			ps->lay = clayout_ref(l);
+		}
+		ps->vals = v;
+		lays[i] = l;
+		vals[i] = v;
+	}
+	if (gone) {
+		port_set_down(p, "interface %s disappeared (netns %s)", p->conf.ifname,
+			      ns_label(p));
+		return;
+	}
+	p->samples++;
+	p->last_sample_ns = mono_ns;
+	if (record && rec_push(p->rec, mono_ns, real_ns, lays, vals) < 0)
+		p->sample_errors++;
+}

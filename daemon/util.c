@@ -1,0 +1,222 @@
+/* util: parsers and helpers. */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int util_parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max,
+		   char *err, size_t errlen)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || !isdigit((unsigned char)*s)) {
+		snprintf(err, errlen, "'%s' is not a number", s ? s : "");
+		return -1;
+	}
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end) {
+		snprintf(err, errlen, "'%s' is not a number", s);
+		return -1;
+	}
+	if (x < min || x > max) {
+		snprintf(err, errlen, "%s is out of range %" PRIu64 "..%" PRIu64,
+			 s, min, max);
+		return -1;
+	}
+	*v = x;
+	return 0;
+}
+
+static int parse_scaled(const char *s, double *x, const char **unit)
+{
+	char *end;
+
+	if (!s || !*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -1;
+	errno = 0;
+	*x = strtod(s, &end);
+	if (errno || end == s || *x < 0)
+		return -1;
+	*unit = end;
+	return 0;
+}
+
+int util_parse_duration(const char *s, uint64_t *ns, uint64_t min_ns,
+			uint64_t max_ns, char *err, size_t errlen)
+{
+	static const struct { const char *u; double mul; } units[] = {
+		{ "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 },
+		{ "ns", 1 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
+	};
+	const char *unit;
+	double x;
+	char a[32], b[32];
+
+	if (parse_scaled(s, &x, &unit) < 0)
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(unit, units[i].u))
+			continue;
+		x *= units[i].mul;
+		if (x > 1e19 || (uint64_t)x < min_ns || (uint64_t)x > max_ns) {
+			snprintf(err, errlen, "%s is out of range %s..%s", s,
+				 util_fmt_duration(min_ns, a, sizeof(a)),
+				 util_fmt_duration(max_ns, b, sizeof(b)));
+			return -1;
+		}
+		*ns = (uint64_t)x;
+		return 0;
+	}
+bad:
+	snprintf(err, errlen, "'%s' is not a duration (like 250ms, 2s, 1m)",
+		 s ? s : "");
+	return -1;
+}
+
+int util_parse_size(const char *s, uint64_t *bytes, uint64_t min, uint64_t max,
+		    char *err, size_t errlen)
+{
+	const char *unit;
+	double x, mul = 1;
+
+	if (parse_scaled(s, &x, &unit) < 0)
+		goto bad;
+	if (!*unit || !strcasecmp(unit, "b"))
+		mul = 1;
+	else if (!strcasecmp(unit, "k") || !strcasecmp(unit, "kb") || !strcasecmp(unit, "kib"))
+		mul = 1024.0;
+	else if (!strcasecmp(unit, "m") || !strcasecmp(unit, "mb") || !strcasecmp(unit, "mib"))
+		mul = 1024.0 * 1024;
+	else if (!strcasecmp(unit, "g") || !strcasecmp(unit, "gb") || !strcasecmp(unit, "gib"))
+		mul = 1024.0 * 1024 * 1024;
+	else
+		goto bad;
+	x *= mul;
+	if (x > 1e19 || (uint64_t)x < min || (uint64_t)x > max) {
+		snprintf(err, errlen, "%s is out of range %" PRIu64 "..%" PRIu64
+			 " bytes", s, min, max);
+		return -1;
+	}
+	*bytes = (uint64_t)x;
+	return 0;
+bad:
+	snprintf(err, errlen, "'%s' is not a size (like 512k, 64M)", s ? s : "");
+	return -1;
+}
+
+int util_parse_bool(const char *s, int *v, char *err, size_t errlen)
+{
+	if (!strcasecmp(s, "yes") || !strcasecmp(s, "true") || !strcmp(s, "1") ||
+	    !strcasecmp(s, "on")) {
+		*v = 1;
+		return 0;
+	}
+	if (!strcasecmp(s, "no") || !strcasecmp(s, "false") || !strcmp(s, "0") ||
+	    !strcasecmp(s, "off")) {
+		*v = 0;
+		return 0;
+	}
+	snprintf(err, errlen, "'%s' is not yes or no", s);
+	return -1;
+}
+
+const char *util_fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= 1000000000ull && ns % 1000000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000ull);
+	else if (ns >= 1000000000ull)
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	else if (ns >= 1000000ull && ns % 1000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000ull);
+	else if (ns >= 1000000ull)
+		snprintf(buf, len, "%.3fms", ns / 1e6);
+	else if (ns >= 1000ull)
+		snprintf(buf, len, "%" PRIu64 "us", ns / 1000ull);
+	else
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+	return buf;
+}
+
+char *util_strip(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = 0;
+	return s;
+}
+
+size_t util_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n = strlen(src);
+
+	if (size) {
+		size_t c = n < size - 1 ? n : size - 1;
+
+		memcpy(dst, src, c);
+		dst[c] = 0;
+	}
+	return n;
+}
+
+char *util_read_file(const char *path, size_t max, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	size_t n = 0;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(max + 1);
+	if (!buf) {
+		close(fd);
+		return NULL;
+	}
+	while (n < max) {
+		ssize_t r = read(fd, buf + n, max - n);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+}
+
+int util_valid_name(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > max || !strcmp(s, ".") || !strcmp(s, ".."))
+		return 0;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-' && *s != '.')
+			return 0;
+	return 1;
+}

@@ -1,0 +1,30 @@
+/* util: typed, range-checked parsers and small string helpers. */
+#ifndef NICSTALL_UTIL_H
+#define NICSTALL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Each returns 0, or -1 with a message in err naming the range. */
+int util_parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max,
+		   char *err, size_t errlen);
+/* "250ms", "2s", "1.5s", "10us", "3m"; bare numbers are seconds. */
+int util_parse_duration(const char *s, uint64_t *ns, uint64_t min_ns,
+			uint64_t max_ns, char *err, size_t errlen);
+/* "64k", "10M", "1G" (powers of 1024), bare numbers are bytes. */
+int util_parse_size(const char *s, uint64_t *bytes, uint64_t min, uint64_t max,
+		    char *err, size_t errlen);
+int util_parse_bool(const char *s, int *v, char *err, size_t errlen);
+
+/* "1.500s", "250ms", "12us" for a duration in ns. */
+const char *util_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* Strip leading and trailing blanks in place; returns s. */
+char *util_strip(char *s);
+/* snprintf that never overflows and returns the string. */
+size_t util_strlcpy(char *dst, const char *src, size_t size);
+/* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
+char *util_read_file(const char *path, size_t max, size_t *len);
+/* Is s a safe name ([A-Za-z0-9_.-]{1,max}, not "." or "..")? */
+int util_valid_name(const char *s, size_t max);
+
+#endif
