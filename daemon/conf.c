@@ -22,6 +22,7 @@ struct parser {
 	struct conf *c;
 	struct port_conf *port;     /* current [port] section or NULL */
 	int in_daemon;
+	int bad_section;            /* keys of a rejected section are skipped */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -177,9 +178,11 @@ static void section(struct parser *p, char *hdr)
 
 	p->port = NULL;
 	p->in_daemon = 0;
+	p->bad_section = 1;         /* until the header proves valid */
 	hdr = util_strip(hdr);
 	if (!strcmp(hdr, "daemon")) {
 		p->in_daemon = 1;
+		p->bad_section = 0;
 		return;
 	}
 	if (strncmp(hdr, "port", 4) || (hdr[4] != ' ' && hdr[4] != '\t')) {
@@ -222,6 +225,7 @@ static void section(struct parser *p, char *hdr)
 	memset(p->port, 0, sizeof(*p->port));
 	util_strlcpy(p->port->name, name, sizeof(p->port->name));
 	p->port->line = p->line;
+	p->bad_section = 0;
 }
 
 static void defaults(struct conf *c, const char *path)
@@ -284,6 +288,7 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 				perr(&p, "malformed section header '%s'", s);
 				p.port = NULL;
 				p.in_daemon = 0;
+				p.bad_section = 1;
 				continue;
 			}
 			*e = 0;
@@ -313,7 +318,7 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 			daemon_key(&p, key, val);
 		else if (p.port)
 			port_key(&p, key, val);
-		else
+		else if (!p.bad_section)
 			perr(&p, "key '%s' outside a [daemon] or [port NAME] section", key);
 	}
 	if (ferror(f)) {

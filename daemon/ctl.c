@@ -141,6 +141,9 @@ static void client_request(struct client *c, char *line)
 		reply = ctl_error("malformed request: %s",
 				  req ? "trailing data after the JSON object" :
 				  json_tokener_error_desc(jerr));
+	} else if (c->access == CTL_DENIED) {
+		reply = ctl_error("permission denied: uid %u is neither root nor a "
+				  "member of group '%s'", (unsigned)c->uid, CTL_GROUP);
 	} else if (!json_object_is_type(req, json_type_object)) {
 		reply = ctl_error("malformed request: expected a JSON object");
 	} else {
@@ -264,13 +267,9 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 		c->next = ctl->clients;
 		ctl->clients = c;
 		ctl->nclients++;
-		if (c->access == CTL_DENIED) {
-			log_info("control: refused pid %d uid %u (not root, not in group '%s')",
+		if (c->access == CTL_DENIED)
+			log_info("control: refusing pid %d uid %u (not root, not in group '%s')",
 				 (int)cred.pid, (unsigned)cred.uid, CTL_GROUP);
-			client_reply(c, ctl_error("permission denied: uid %u is neither root "
-						  "nor a member of group '%s'",
-						  (unsigned)cred.uid, CTL_GROUP));
-		}
 	}
 }
 
@@ -327,13 +326,9 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 	unlink(path);
 	if (bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		goto fail;
-	/* group nicstall may connect; the daemon checks credentials anyway */
-	struct group *gr = getgrnam(CTL_GROUP);
-
-	if (gr && chown(path, 0, gr->gr_gid) == 0)
-		chmod(path, 0660);
-	else
-		chmod(path, 0666);
+	/* Anyone may connect: credentials are checked per connection, so a
+	 * refused user gets a clear answer rather than EACCES. */
+	chmod(path, 0666);
 	if (listen(ctl->fd, 16) < 0)
 		goto fail;
 	if (loop_add_fd(l, ctl->fd, EPOLLIN, accept_cb, ctl) < 0)

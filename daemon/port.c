@@ -28,8 +28,11 @@ static const char *ns_label(const struct port *p)
 	return p->conf.netns[0] ? p->conf.netns : "(own)";
 }
 
-__attribute__((format(printf, 2, 3)))
-static void port_set_down(struct port *p, const char *fmt, ...)
+/* Take the port down (or keep it down) for the reason given. A reason
+ * that came from a link event (removed, renamed) is kept while retries
+ * fail with the less telling "not found". */
+__attribute__((format(printf, 3, 4)))
+static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 {
 	char why[sizeof(p->reason)];
 	va_list ap;
@@ -37,6 +40,9 @@ static void port_set_down(struct port *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	if (p->state == PORT_DOWN && p->reason_sticky && !sticky)
+		return;
+	p->reason_sticky = sticky;
 	for (unsigned i = 0; i < p->nsrc; i++) {
 		struct port_src *ps = &p->src[i];
 
@@ -55,6 +61,9 @@ static void port_set_down(struct port *p, const char *fmt, ...)
 	p->state = PORT_DOWN;
 	util_strlcpy(p->reason, why, sizeof(p->reason));
 }
+
+#define port_set_down(p, ...) port_down_v(p, 0, __VA_ARGS__)
+#define port_gone(p, ...) port_down_v(p, 1, __VA_ARGS__)
 
 static void link_event(const struct nl_link *l, int event, void *arg)
 {
@@ -75,12 +84,12 @@ static void link_event(const struct nl_link *l, int event, void *arg)
 	}
 	if (p->state == PORT_UP && l->ifindex == p->ifindex) {
 		if (event == NL_LINK_DEL) {
-			port_set_down(p, "interface %s was removed (netns %s)",
+			port_gone(p, "interface %s was removed (netns %s)",
 				      p->conf.ifname, ns_label(p));
 			return;
 		}
 		if (strcmp(l->ifname, p->conf.ifname)) {
-			port_set_down(p, "interface %s was renamed to %s (netns %s)",
+			port_gone(p, "interface %s was renamed to %s (netns %s)",
 				      p->conf.ifname, l->ifname, ns_label(p));
 			return;
 		}
@@ -227,6 +236,7 @@ void port_try_up(struct port *p)
 
 	p->state = PORT_UP;
 	p->reason[0] = 0;
+	p->reason_sticky = 0;
 	p->since_ns = loop_mono_ns();
 	log_info("port %s: up: %s%s%s ifindex %d driver %s firmware %s%s%s profile %s%s%s",
 		 p->conf.name, p->conf.ifname[0] ? p->conf.ifname : "(recorded)",
@@ -329,7 +339,7 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		vals[i] = v;
 	}
 	if (gone) {
-		port_set_down(p, "interface %s disappeared (netns %s)", p->conf.ifname,
+		port_gone(p, "interface %s disappeared (netns %s)", p->conf.ifname,
 			      ns_label(p));
 		return;
 	}

@@ -35,6 +35,7 @@ struct port {
 	unsigned ifflags;
 	enum port_state state;
 	char reason[256];       /* why the port is down */
+	int reason_sticky;      /* reason from a link event, kept on retries */
 	uint64_t since_ns;      /* state change time (mono) */
 	char rdma_dev[64];      /* configured or discovered, "" none */
 	unsigned rdma_port;

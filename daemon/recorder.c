@@ -183,10 +183,8 @@ unsigned rec_deltas(const struct recorder *r, unsigned src, unsigned first,
 		for (unsigned i = first; i <= last; i++) {
 			const struct rec_part *p = &rec_get(r, i)->part[src];
 
-			if (!part_value(p, ref, c, name, &cur)) {
-				have_prev = 0;
-				continue;
-			}
+			if (!part_value(p, ref, c, name, &cur))
+				continue;       /* a failed read: bridge the gap */
 			if (have_prev) {
 				sum += cnt_delta(prev, cur, ref->width[c], &f);
 				flags |= f;

@@ -47,7 +47,8 @@ unsigned rec_window(const struct recorder *r, uint64_t from_ns, uint64_t to_ns,
 
 /* Per-counter deltas of source src over samples [first, last], summed pair
  * by pair so wraps and resets inside the window are handled; counters that
- * appear only in some samples count over the pairs that have them.
+ * appear only in some samples (or a failed read) are bridged: the delta
+ * runs from the previous sample that had them.
  * cb gets the name, the delta, CNT_WRAPPED|CNT_RESET flags seen, and the
  * last value. Returns the number of counters reported. */
 typedef void (*rec_delta_fn)(const char *name, uint64_t delta, unsigned flags,

@@ -133,15 +133,15 @@ int util_parse_bool(const char *s, int *v, char *err, size_t errlen)
 const char *util_fmt_duration(uint64_t ns, char *buf, size_t len)
 {
 	if (ns >= 1000000000ull && ns % 1000000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "s", ns / 1000000000ull);
+		snprintf(buf, len, "%" PRIu64 "s", (uint64_t)(ns / 1000000000ull));
 	else if (ns >= 1000000000ull)
 		snprintf(buf, len, "%.3fs", ns / 1e9);
 	else if (ns >= 1000000ull && ns % 1000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "ms", ns / 1000000ull);
+		snprintf(buf, len, "%" PRIu64 "ms", (uint64_t)(ns / 1000000ull));
 	else if (ns >= 1000000ull)
 		snprintf(buf, len, "%.3fms", ns / 1e6);
 	else if (ns >= 1000ull)
-		snprintf(buf, len, "%" PRIu64 "us", ns / 1000ull);
+		snprintf(buf, len, "%" PRIu64 "us", (uint64_t)(ns / 1000ull));
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 	return buf;

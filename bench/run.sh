@@ -1,0 +1,2 @@
+#!/bin/bash
+echo "make bench: no benchmarks yet"

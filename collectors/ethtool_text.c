@@ -1,0 +1,278 @@
+/* ethtool_text: parse recorded `ethtool -S` text. Rules in ethtool_text.h. */
+#include "ethtool_text.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static int is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/* Printable excerpt of untrusted bytes for an error message. */
+static const char *excerpt(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	size_t i, max = dstlen - 4;
+
+	for (i = 0; i < n && i < max; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (i < n) {
+		memcpy(dst + i, "...", 3);
+		i += 3;
+	}
+	dst[i] = '\0';
+	return dst;
+}
+
+__attribute__((format(printf, 6, 7)))
+static int fail(struct etxt *out, char *err, size_t errlen, int rc,
+		unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int k = 0;
+
+	out->n = 0;
+	out->err_line = line;
+	if (!err || !errlen)
+		return rc;
+	if (line)
+		k = snprintf(err, errlen, "line %u: ", line);
+	if (k >= 0 && (size_t)k < errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err + k, errlen - (size_t)k, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static uint32_t hash_name(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+/* Size the reusable arrays for up to cap counters and pool bytes. */
+static int reserve(struct etxt *e, unsigned cap, size_t pool, unsigned hcap)
+{
+	if (pool > e->pool_cap) {
+		char *p = realloc(e->pool, pool);
+
+		if (!p)
+			return -ENOMEM;
+		e->pool = p;
+		e->pool_cap = pool;
+	}
+	if (cap > e->cap) {
+		char **nm = realloc(e->names, cap * sizeof(*nm));
+
+		if (!nm)
+			return -ENOMEM;
+		e->names = nm;
+		uint64_t *v = realloc(e->vals, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->vals = v;
+		e->cap = cap;
+	}
+	if (hcap > e->hash_cap) {
+		uint32_t *h = realloc(e->hash, hcap * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		e->hash = h;
+		e->hash_cap = hcap;
+	}
+	return 0;
+}
+
+int etxt_parse(const char *buf, size_t len, struct etxt *out,
+	       char *err, size_t errlen)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned line = 0, cap = 1, hcap = 16, hmask, seen = 0;
+	size_t pool_used = 0;
+	char x1[48], x2[48];
+	int rc;
+
+	if (err && errlen)
+		err[0] = '\0';
+	out->n = 0;
+	out->ndup = 0;
+	out->dup_line = 0;
+	out->err_line = 0;
+	if (!buf && len)
+		return fail(out, err, errlen, -EINVAL, 0, "no input buffer");
+	if (len > ETXT_MAX_BYTES)
+		return fail(out, err, errlen, -E2BIG,
+			    0, "input of %zu bytes exceeds %u bytes", len,
+			    ETXT_MAX_BYTES);
+
+	/* Upper bound on counters: lines, capped one past the limit. */
+	for (const char *q = buf; q && q < end && cap <= ETXT_MAX_COUNTERS;
+	     cap++) {
+		q = memchr(q, '\n', (size_t)(end - q));
+		if (q)
+			q++;
+	}
+	if (cap > ETXT_MAX_COUNTERS)
+		cap = ETXT_MAX_COUNTERS;
+	while (hcap < 2 * cap)
+		hcap <<= 1;
+	hmask = hcap - 1;
+	rc = reserve(out, cap, len + 1, hcap);
+	if (rc)
+		return fail(out, err, errlen, rc, 0, "out of memory for %u counters",
+			    cap);
+	memset(out->hash, 0, hcap * sizeof(*out->hash));
+
+	for (; p < end; ) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *ls = p, *le = nl ? nl : end, *s = p, *e = le;
+		const char *q = NULL, *v, *ne;
+		size_t nlen;
+		uint64_t val = 0;
+
+		p = nl ? nl + 1 : end;
+		line++;
+		while (s < e && is_blank(*s))
+			s++;
+		while (e > s && is_blank(e[-1]))
+			e--;
+		if (s == e || *s == '#')
+			continue;
+		if ((size_t)(le - ls) > ETXT_MAX_LINE)
+			return fail(out, err, errlen, -E2BIG, line,
+				    "line longer than %u bytes", ETXT_MAX_LINE);
+		/* The last ':' followed by a blank or the end of the line. */
+		for (size_t i = (size_t)(e - s); i-- > 0; )
+			if (s[i] == ':' && (s + i + 1 == e || is_blank(s[i + 1]))) {
+				q = s + i;
+				break;
+			}
+		ne = q ? q : e;
+		while (ne > s && is_blank(ne[-1]))
+			ne--;
+		nlen = (size_t)(ne - s);
+		v = q ? q + 1 : e;
+		while (v < e && is_blank(*v))
+			v++;
+		if (!q || nlen == 0 || v == e ||
+		    !(is_digit(*v) || *v == '-' || *v == '+')) {
+			if (!seen)
+				continue;       /* header before the counters */
+			if (!q)
+				return fail(out, err, errlen, -EINVAL, line,
+					    "not a 'name: value' counter line: '%s'",
+					    excerpt(x1, sizeof(x1), s,
+						    (size_t)(e - s)));
+			if (nlen == 0)
+				return fail(out, err, errlen, -EINVAL, line,
+					    "counter without a name");
+			if (v == e)
+				return fail(out, err, errlen, -EINVAL, line,
+					    "counter '%s': missing value",
+					    excerpt(x1, sizeof(x1), s, nlen));
+		}
+		if (nlen > ETXT_MAX_NAME)
+			return fail(out, err, errlen, -E2BIG, line,
+				    "counter name '%s' longer than %u bytes",
+				    excerpt(x1, sizeof(x1), s, nlen),
+				    ETXT_MAX_NAME);
+		for (size_t i = 0; i < nlen; i++) {
+			unsigned char c = (unsigned char)s[i];
+
+			if (c < 0x20 || c == 0x7f)
+				return fail(out, err, errlen, -EINVAL, line,
+					    "counter name '%s' has control byte 0x%02x",
+					    excerpt(x1, sizeof(x1), s, nlen), c);
+		}
+		excerpt(x1, sizeof(x1), s, nlen);
+		if (*v == '-')
+			return fail(out, err, errlen, -EINVAL, line,
+				    "counter '%s': negative value '%s'", x1,
+				    excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
+		if (!is_digit(*v))
+			return fail(out, err, errlen, -EINVAL, line,
+				    "counter '%s': value '%s' is not an unsigned decimal",
+				    x1, excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
+		for (const char *d = v; d < e; d++) {
+			unsigned k;
+
+			if (!is_digit(*d))
+				return fail(out, err, errlen, -EINVAL, line,
+					    "counter '%s': garbage after value in '%s'",
+					    x1, excerpt(x2, sizeof(x2), v,
+							(size_t)(e - v)));
+			k = (unsigned)(*d - '0');
+			if (val > (UINT64_MAX - k) / 10)
+				return fail(out, err, errlen, -EINVAL, line,
+					    "counter '%s': value '%s' exceeds 64 bits",
+					    x1, excerpt(x2, sizeof(x2), v,
+							(size_t)(e - v)));
+			val = val * 10 + k;
+		}
+		seen = 1;
+
+		uint32_t h = hash_name(s, nlen) & hmask;
+		int dup = 0;
+
+		for (uint32_t slot; (slot = out->hash[h]); h = (h + 1) & hmask) {
+			const char *o = out->names[slot - 1];
+
+			if (strlen(o) == nlen && !memcmp(o, s, nlen)) {
+				dup = 1;
+				break;
+			}
+		}
+		if (dup) {
+			if (!out->ndup++)
+				out->dup_line = line;
+			continue;
+		}
+		if (out->n >= ETXT_MAX_COUNTERS)
+			return fail(out, err, errlen, -E2BIG, line,
+				    "more than %u counters", ETXT_MAX_COUNTERS);
+		/* Names fit: the pool holds len + 1 bytes, names come from buf
+		 * and each line adds at most its own length plus the NUL that
+		 * replaces its '\n' or the final extra byte. */
+		char *dst = out->pool + pool_used;
+
+		memcpy(dst, s, nlen);
+		dst[nlen] = '\0';
+		pool_used += nlen + 1;
+		out->names[out->n] = dst;
+		out->vals[out->n] = val;
+		out->hash[h] = ++out->n;
+	}
+	if (!out->n)
+		return fail(out, err, errlen, -EINVAL, 0, "no counters");
+	return 0;
+}
+
+void etxt_free(struct etxt *e)
+{
+	if (!e)
+		return;
+	free(e->pool);
+	free(e->names);
+	free(e->vals);
+	free(e->hash);
+	memset(e, 0, sizeof(*e));
+}

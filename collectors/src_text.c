@@ -1,0 +1,211 @@
+/* src_text: counter source reading a recorded `ethtool -S` file. */
+#include "src_text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ethtool_text.h"
+#include "log.h"
+
+struct text_priv {
+	char *path;
+	char *buf;             /* file bytes, reused across reads */
+	size_t buf_cap;
+	struct etxt tx;        /* parsed names and values, reused */
+	struct clayout *lay;   /* current layout, one reference held */
+};
+
+static int text_open(struct src *s, const struct src_ctx *ctx)
+{
+	struct text_priv *p;
+
+	s->err[0] = '\0';
+	if (!ctx || !ctx->text_file || !ctx->text_file[0]) {
+		snprintf(s->err, sizeof(s->err),
+			 "port %s: text source without a text file",
+			 ctx && ctx->port_name ? ctx->port_name : "?");
+		return -EINVAL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->path = strdup(ctx->text_file))) {
+		free(p);
+		snprintf(s->err, sizeof(s->err), "%s: %s", ctx->text_file,
+			 strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	s->priv = p;
+	return 0;
+}
+
+static int grow(struct text_priv *p, size_t want)
+{
+	char *b;
+
+	if (want <= p->buf_cap)
+		return 0;
+	b = realloc(p->buf, want);
+	if (!b)
+		return -ENOMEM;
+	p->buf = b;
+	p->buf_cap = want;
+	return 0;
+}
+
+/* Read the whole file into p->buf; *len bytes. Fills s->err on failure. */
+static int slurp(struct src *s, struct text_priv *p, size_t *len)
+{
+	const size_t limit = (size_t)ETXT_MAX_BYTES + 1;
+	struct stat st;
+	size_t got = 0, cap;
+	int fd, rc = 0;
+
+	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
+			 strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		snprintf(s->err, sizeof(s->err), "%s: fstat: %s", p->path,
+			 strerror(-rc));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		snprintf(s->err, sizeof(s->err), "%s: not a regular file",
+			 p->path);
+		goto out;
+	}
+	if (st.st_size < 0 || (uint64_t)st.st_size > ETXT_MAX_BYTES) {
+		rc = -E2BIG;
+		snprintf(s->err, sizeof(s->err),
+			 "%s: %lld bytes, more than the %u allowed", p->path,
+			 (long long)st.st_size, ETXT_MAX_BYTES);
+		goto out;
+	}
+	/* One byte more than the size, to see growth since fstat. */
+	cap = (size_t)st.st_size + 1;
+	if (cap < 4096)
+		cap = 4096;
+	for (;;) {
+		ssize_t r;
+
+		if (got == cap)
+			cap = cap * 2 < limit ? cap * 2 : limit;
+		if (grow(p, cap) < 0) {
+			rc = -ENOMEM;
+			snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
+				 strerror(ENOMEM));
+			goto out;
+		}
+		if (got == cap)
+			break;          /* at the limit */
+		r = read(fd, p->buf + got, cap - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			snprintf(s->err, sizeof(s->err), "%s: read: %s",
+				 p->path, strerror(-rc));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	if (got > ETXT_MAX_BYTES) {
+		rc = -E2BIG;
+		snprintf(s->err, sizeof(s->err),
+			 "%s: grew past the %u bytes allowed", p->path,
+			 ETXT_MAX_BYTES);
+		goto out;
+	}
+	*len = got;
+out:
+	close(fd);
+	return rc;
+}
+
+static int same_names(const struct clayout *l, const struct etxt *tx)
+{
+	if (!l || l->n != tx->n)
+		return 0;
+	for (unsigned i = 0; i < tx->n; i++)
+		if (strcmp(l->names[i], tx->names[i]))
+			return 0;
+	return 1;
+}
+
+static int text_read(struct src *s, struct clayout **lay, const uint64_t **vals)
+{
+	struct text_priv *p = s->priv;
+	char msg[192];
+	size_t len = 0;
+	int rc;
+
+	if (!p) {
+		snprintf(s->err, sizeof(s->err), "text source not open");
+		return -EINVAL;
+	}
+	rc = slurp(s, p, &len);
+	if (rc)
+		return rc;
+	rc = etxt_parse(p->buf, len, &p->tx, msg, sizeof(msg));
+	if (rc) {
+		int k = p->tx.err_line ?
+			snprintf(NULL, 0, "line %u: ", p->tx.err_line) : 0;
+
+		if (k > 0 && (size_t)k < strlen(msg))
+			snprintf(s->err, sizeof(s->err), "%s:%u: %s", p->path,
+				 p->tx.err_line, msg + k);
+		else
+			snprintf(s->err, sizeof(s->err), "%s: %s", p->path, msg);
+		return rc;
+	}
+	if (!same_names(p->lay, &p->tx)) {
+		struct clayout *nl = clayout_new(p->tx.n,
+				(const char *const *)p->tx.names, NULL);
+
+		if (!nl) {
+			snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
+				 strerror(ENOMEM));
+			return -ENOMEM;
+		}
+		clayout_unref(p->lay);
+		p->lay = nl;
+		if (p->tx.ndup)
+			log_warnx("%s: %u duplicate counter names ignored, the first at line %u",
+				  p->path, p->tx.ndup, p->tx.dup_line);
+	}
+	*lay = p->lay;
+	*vals = p->tx.vals;
+	return 0;
+}
+
+static void text_close(struct src *s)
+{
+	struct text_priv *p = s->priv;
+
+	if (!p)
+		return;
+	clayout_unref(p->lay);
+	etxt_free(&p->tx);
+	free(p->buf);
+	free(p->path);
+	free(p);
+	s->priv = NULL;
+}
+
+const struct src_ops src_text_ops = {
+	.name = "text",
+	.open = text_open,
+	.read = text_read,
+	.close = text_close,
+};

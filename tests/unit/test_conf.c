@@ -1,0 +1,151 @@
+/* Unit tests: configuration parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "log.h"
+
+struct msgs {
+	char m[16][512];
+	int n;
+};
+
+static void collect(const char *msg, void *arg)
+{
+	struct msgs *ms = arg;
+
+	if (ms->n < 16)
+		snprintf(ms->m[ms->n++], sizeof(ms->m[0]), "%s", msg);
+}
+
+static char path[64];
+
+static int load(const char *text, struct conf **c, struct msgs *ms)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/nicstall-conf-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	memset(ms, 0, sizeof(*ms));
+	int n = conf_load(path, c, collect, ms);
+
+	unlink(path);
+	return n;
+}
+
+static void conf_load__valid_file__ports_and_defaults(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("# comment\n[daemon]\ninterval = 250ms\n"
+			      "state_dir = /tmp/state\n\n"
+			      "[port srv]\ninterface = veth0  # trailing comment\n"
+			      "netns = bench-srv\nprofile = mlx5\nrdma_device = mlx5_0\n"
+			      "rdma_port = 1\n[port cli]\ninterface = eth1\n", &c, &ms), 0);
+	assert_non_null(c);
+	assert_int_equal(c->interval_ns, 250000000ull);
+	assert_int_equal(c->horizon_ns, 120000000000ull);
+	assert_string_equal(c->state_dir, "/tmp/state");
+	assert_int_equal(c->nports, 2);
+	assert_string_equal(c->ports[0].name, "srv");
+	assert_string_equal(c->ports[0].ifname, "veth0");
+	assert_string_equal(c->ports[0].netns, "bench-srv");
+	assert_int_equal(c->ports[0].profile, PROFILE_MLX5);
+	assert_string_equal(c->ports[0].rdma_dev, "mlx5_0");
+	assert_int_equal(c->ports[0].rdma_port, 1);
+	assert_int_equal(c->ports[1].profile, PROFILE_AUTO);
+	assert_int_equal(c->ports[1].line, 12);
+	conf_free(c);
+}
+
+static void conf_load__three_errors__all_reported_with_line(void **state)
+{
+	struct conf *c = (struct conf *)1;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("[daemon]\n"
+			      "interval = 5ms\n"              /* line 2: out of range */
+			      "[port a]\n"
+			      "interface = eth0\n"
+			      "colour = blue\n"               /* line 5: unknown key */
+			      "profile = mellanox\n",         /* line 6: bad value */
+			      &c, &ms), 3);
+	assert_null(c);
+	assert_int_equal(ms.n, 3);
+	char want[128];
+
+	snprintf(want, sizeof(want), "%s:2: interval:", path);
+	assert_non_null(strstr(ms.m[0], want));
+	assert_non_null(strstr(ms.m[0], "out of range"));
+	snprintf(want, sizeof(want), "%s:5: unknown key 'colour'", path);
+	assert_non_null(strstr(ms.m[1], want));
+	snprintf(want, sizeof(want), "%s:6: profile: 'mellanox'", path);
+	assert_non_null(strstr(ms.m[2], want));
+}
+
+static void conf_load__structural_errors__named(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("orphan = 1\n[bogus]\n[port a]\ninterface = x\n"
+			      "[port a]\ninterface = y\n[port b]\nnetns = ../etc\n"
+			      "[port c]\ninterface = eth0\nrdma_port = 900\n"
+			      "[port d]\ninterface = eth0\n", &c, &ms), 7);
+	assert_non_null(strstr(ms.m[0], ":1: key 'orphan' outside"));
+	assert_non_null(strstr(ms.m[1], ":2: unknown section [bogus]"));
+	assert_non_null(strstr(ms.m[2], ":5: port 'a' is already defined at line 3"));
+	assert_non_null(strstr(ms.m[3], ":8: netns: '../etc'"));
+	assert_non_null(strstr(ms.m[4], ":11: rdma_port: 900 is out of range 1..255"));
+	assert_non_null(strstr(ms.m[5], ":7: port 'b' has no interface"));
+	assert_non_null(strstr(ms.m[6], ":12: port 'd' watches eth0, already watched by port 'c'"));
+}
+
+static void conf_load__missing_file__named(void **state)
+{
+	struct conf *c;
+	struct msgs ms = { 0 };
+
+	(void)state;
+	assert_int_equal(conf_load("/nonexistent/nicstalld.conf", &c, collect, &ms), 1);
+	assert_non_null(strstr(ms.m[0], "/nonexistent/nicstalld.conf: cannot open: No such file"));
+}
+
+static void conf_profile_for_driver__names__profiles(void **state)
+{
+	(void)state;
+	assert_int_equal(conf_profile_for_driver("mlx5_core"), PROFILE_MLX5);
+	assert_int_equal(conf_profile_for_driver("sfc"), PROFILE_SFC);
+	assert_int_equal(conf_profile_for_driver("veth"), PROFILE_GENERIC);
+	assert_int_equal(conf_profile_for_driver(""), PROFILE_GENERIC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(conf_load__valid_file__ports_and_defaults),
+		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
+		cmocka_unit_test(conf_load__structural_errors__named),
+		cmocka_unit_test(conf_load__missing_file__named),
+		cmocka_unit_test(conf_profile_for_driver__names__profiles),
+	};
+
+	log_set_level(LOG_EMERG);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
