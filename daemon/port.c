@@ -329,7 +329,8 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 			log_info("port %s: source %s: reading again", p->conf.name,
 				 ps->s.ops->name);
 		ps->failed = 0;
-		ps->why[0] = 0;
+		/* a source may succeed partially (some RDMA files unreadable) */
+		util_strlcpy(ps->why, ps->s.err, sizeof(ps->why));
 		if (ps->lay != l) {
 			clayout_unref(ps->lay);
 			ps->lay = clayout_ref(l);

@@ -1,0 +1,613 @@
+/* ident: driver, firmware and board identity of a port. See ident.h. */
+#include "ident.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+#include <libmnl/libmnl.h>
+#include <linux/devlink.h>
+#include <linux/ethtool.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/sockios.h>
+
+#include "log.h"
+#include "netns.h"
+
+#define LINE_MAX_BYTES 4096
+
+__attribute__((format(printf, 3, 4)))
+static void errf(char *dst, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!dst || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(dst, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Copy at most slen bytes of src (stopping at NUL), blanks trimmed at both
+ * ends, control characters replaced by '?'. Returns -1 when it does not
+ * fit (dst is then ""), else 0. */
+static int put_field(char *dst, size_t dlen, const char *src, size_t slen)
+{
+	size_t a = 0, b = strnlen(src, slen);
+
+	while (a < b && (src[a] == ' ' || src[a] == '\t'))
+		a++;
+	while (b > a && (src[b - 1] == ' ' || src[b - 1] == '\t' ||
+			 src[b - 1] == '\r' || src[b - 1] == '\n'))
+		b--;
+	if (b - a >= dlen) {
+		dst[0] = '\0';
+		return -1;
+	}
+	for (size_t i = a; i < b; i++) {
+		unsigned char c = (unsigned char)src[i];
+
+		dst[i - a] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	dst[b - a] = '\0';
+	return 0;
+}
+
+/* "14.17.1010 (MT_2420110034)" -> fw_version + psid; else all fw_version.
+ * -1 when a part does not fit. */
+static int set_fw(struct ident *id, const char *fw, size_t len)
+{
+	const char *open, *end;
+	size_t n = strnlen(fw, len);
+
+	while (n && (fw[n - 1] == ' ' || fw[n - 1] == '\n' || fw[n - 1] == '\r'))
+		n--;
+	end = fw + n;
+	if (n > 2 && end[-1] == ')') {
+		open = memrchr(fw, '(', n);
+		if (open && open > fw && open[-1] == ' ' && end - open > 2 &&
+		    !memchr(open + 1, ' ', (size_t)(end - 1 - (open + 1)))) {
+			if (put_field(id->psid, sizeof(id->psid), open + 1,
+				      (size_t)(end - 1 - (open + 1))) < 0)
+				return -1;
+			return put_field(id->fw_version, sizeof(id->fw_version), fw,
+					 (size_t)(open - fw));
+		}
+	}
+	return put_field(id->fw_version, sizeof(id->fw_version), fw, n);
+}
+
+static void add_source(struct ident *id, const char *part)
+{
+	size_t l = strlen(id->source);
+
+	snprintf(id->source + l, sizeof(id->source) - l, "%s%s", l ? "+" : "", part);
+}
+
+static const char *ns_desc(int nsfd, char *buf, size_t len)
+{
+	char p[64];
+	ssize_t r;
+
+	if (nsfd < 0)
+		return "own netns";
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", nsfd);
+	r = readlink(p, buf, len - 1);
+	if (r <= 0) {
+		snprintf(buf, len, "netns fd %d", nsfd);
+		return buf;
+	}
+	buf[r] = '\0';
+	return buf;
+}
+
+/* ------------------------------------------------------------- devlink */
+
+/* Match 0000:af:00.0 (domain 4 to 8 hex digits). */
+static int is_pci_addr(const char *s)
+{
+	size_t n = strlen(s), d = 0;
+
+	while (d < n && d < 9 && ((s[d] >= '0' && s[d] <= '9') ||
+				  (s[d] >= 'a' && s[d] <= 'f') ||
+				  (s[d] >= 'A' && s[d] <= 'F')))
+		d++;
+	if (d < 4 || d > 8 || n != d + 8)
+		return 0;
+	s += d;
+	for (int i = 0; i < 8; i++) {
+		char c = s[i];
+		int hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+			  (c >= 'A' && c <= 'F');
+
+		if ((i == 0 || i == 3) ? c != ':' : i == 6 ? c != '.' :
+		    i == 7 ? !(c >= '0' && c <= '7') : !hex)
+			return 0;
+	}
+	return 1;
+}
+
+static int ver_cb(const struct nlattr *a, void *data)
+{
+	const struct nlattr **tb = data;
+	uint16_t t = mnl_attr_get_type(a);
+
+	if (t != DEVLINK_ATTR_INFO_VERSION_NAME && t != DEVLINK_ATTR_INFO_VERSION_VALUE)
+		return MNL_CB_OK;
+	if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+		return MNL_CB_ERROR;
+	tb[t] = a;
+	return MNL_CB_OK;
+}
+
+int ident_parse_devlink_info(const void *buf, size_t len, struct ident *out)
+{
+	const struct nlmsghdr *nlh = buf;
+	const struct nlattr *a;
+	int got_fw_version = 0;
+
+	if (!buf || len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr) ||
+	    !mnl_nlmsg_ok(nlh, (int)len) ||
+	    nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr))
+		return -EINVAL;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		uint16_t t = mnl_attr_get_type(a);
+		const struct nlattr *tb[DEVLINK_ATTR_INFO_VERSION_VALUE + 1] = { 0 };
+		const char *name, *val;
+
+		if (t == DEVLINK_ATTR_INFO_DRIVER_NAME) {
+			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) < 0)
+				return -EINVAL;
+			if (!out->driver[0])
+				put_field(out->driver, sizeof(out->driver),
+					  mnl_attr_get_str(a), SIZE_MAX);
+			continue;
+		}
+		if (t != DEVLINK_ATTR_INFO_VERSION_FIXED &&
+		    t != DEVLINK_ATTR_INFO_VERSION_RUNNING)
+			continue;
+		if (mnl_attr_validate(a, MNL_TYPE_NESTED) < 0 ||
+		    mnl_attr_parse_nested(a, ver_cb, tb) != MNL_CB_OK)
+			return -EINVAL;
+		if (!tb[DEVLINK_ATTR_INFO_VERSION_NAME] ||
+		    !tb[DEVLINK_ATTR_INFO_VERSION_VALUE])
+			continue;
+		name = mnl_attr_get_str(tb[DEVLINK_ATTR_INFO_VERSION_NAME]);
+		val = mnl_attr_get_str(tb[DEVLINK_ATTR_INFO_VERSION_VALUE]);
+		if (t == DEVLINK_ATTR_INFO_VERSION_FIXED && !strcmp(name, "fw.psid")) {
+			put_field(out->psid, sizeof(out->psid), val, SIZE_MAX);
+		} else if (t == DEVLINK_ATTR_INFO_VERSION_RUNNING &&
+			   !strcmp(name, "fw.version")) {
+			put_field(out->fw_running, sizeof(out->fw_running), val, SIZE_MAX);
+			got_fw_version = 1;
+		} else if (t == DEVLINK_ATTR_INFO_VERSION_RUNNING &&
+			   !strcmp(name, "fw") && !got_fw_version) {
+			put_field(out->fw_running, sizeof(out->fw_running), val, SIZE_MAX);
+		}
+	}
+	return 0;
+}
+
+struct dl_req {
+	uint16_t family;
+	struct ident *out;
+	int got;
+};
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dl_req *r = data;
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr))
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
+		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID &&
+		    mnl_attr_validate(a, MNL_TYPE_U16) == 0)
+			r->family = mnl_attr_get_u16(a);
+	return MNL_CB_OK;
+}
+
+static int info_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dl_req *r = data;
+
+	if (ident_parse_devlink_info(nlh, nlh->nlmsg_len, r->out) == 0)
+		r->got = 1;
+	return MNL_CB_OK;
+}
+
+static int dl_talk(struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb,
+		   void *arg)
+{
+	char buf[16384];
+	unsigned portid = mnl_socket_get_portid(nl);
+	ssize_t n;
+	int ret;
+
+	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, (size_t)n, req->nlmsg_seq, portid, cb, arg);
+	} while (ret > 0);
+	return ret < 0 ? -errno : 0;
+}
+
+/* devlink dev info pci/<bus_info>. Quietly does nothing when devlink or the
+ * device is not there. */
+static void query_devlink(int nsfd, const char *ifname, struct ident *out)
+{
+	char req[512];
+	struct timeval tv = { .tv_sec = 1 };
+	struct dl_req r = { .out = out };
+	struct mnl_socket *nl = NULL;
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *g;
+	uint32_t seq = (uint32_t)time(NULL);
+	int fd, rc;
+
+	fd = netns_socket(nsfd, AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
+	if (fd < 0) {
+		log_debug("ident %s: devlink: generic netlink socket: %s", ifname,
+			  strerror(errno));
+		return;
+	}
+	nl = mnl_socket_fdopen(fd);
+	if (!nl) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto out;
+
+	nlh = mnl_nlmsg_put_header(req);
+	nlh->nlmsg_type = GENL_ID_CTRL;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = CTRL_CMD_GETFAMILY;
+	g->version = 1;
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME);
+	rc = dl_talk(nl, nlh, family_cb, &r);
+	if (rc < 0 || !r.family) {
+		log_debug("ident %s: devlink family: %s", ifname,
+			  rc < 0 ? strerror(-rc) : "no id");
+		goto out;
+	}
+
+	nlh = mnl_nlmsg_put_header(req);
+	nlh->nlmsg_type = r.family;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = ++seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = DEVLINK_CMD_INFO_GET;
+	g->version = DEVLINK_GENL_VERSION;
+	mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
+	mnl_attr_put_strz(nlh, DEVLINK_ATTR_DEV_NAME, out->bus_info);
+	rc = dl_talk(nl, nlh, info_cb, &r);
+	if (rc < 0)
+		log_debug("ident %s: devlink dev info pci/%s: %s", ifname,
+			  out->bus_info, strerror(-rc));
+	else if (r.got)
+		add_source(out, "devlink");
+out:
+	mnl_socket_close(nl);
+}
+
+/* --------------------------------------------------------------- sysfs */
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	char tmp[256];
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, tmp, sizeof(tmp) - 1);
+	close(fd);
+	if (r < 0)
+		return -errno;
+	tmp[r] = '\0';
+	tmp[strcspn(tmp, "\n")] = '\0';
+	return put_field(buf, len, tmp, sizeof(tmp)) < 0 ? -E2BIG : 0;
+}
+
+static void query_ib_sysfs(const char *root, const char *dev, struct ident *out)
+{
+	char path[PATH_MAX];
+	int got = 0;
+
+	if (!dev || !*dev || strchr(dev, '/') || !strcmp(dev, ".") ||
+	    !strcmp(dev, ".."))
+		return;
+	if ((size_t)snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/fw_ver",
+			     root, dev) < sizeof(path) &&
+	    read_small(path, out->ib_fw_ver, sizeof(out->ib_fw_ver)) == 0)
+		got = 1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/sys/class/infiniband/%s/board_id",
+			     root, dev) < sizeof(path) &&
+	    read_small(path, out->board_id, sizeof(out->board_id)) == 0)
+		got = 1;
+	if (got)
+		add_source(out, "sysfs");
+}
+
+int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
+		const char *rdma_dev, struct ident *out, char *err,
+		size_t errlen)
+{
+	struct ethtool_drvinfo drv;
+	struct ifreq ifr;
+	char nsb[64];
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!ifname || !*ifname || strlen(ifname) >= IFNAMSIZ || strchr(ifname, '/')) {
+		errf(err, errlen, "ident: bad interface name \"%s\"", ifname ? ifname : "");
+		return -EINVAL;
+	}
+	fd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		fd = netns_socket(nsfd, AF_UNIX, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		rc = -errno;
+		errf(err, errlen, "ident %s (%s): socket: %s", ifname,
+		     ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+		return rc;
+	}
+	memset(&drv, 0, sizeof(drv));
+	memset(&ifr, 0, sizeof(ifr));
+	drv.cmd = ETHTOOL_GDRVINFO;
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	ifr.ifr_data = (void *)&drv;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0) {
+		rc = -errno;
+		close(fd);
+		if (rc == -ENODEV) {
+			errf(err, errlen, "ident %s (%s): no such interface: %s",
+			     ifname, ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+			return rc;
+		}
+		log_debug("ident %s (%s): ETHTOOL_GDRVINFO: %s", ifname,
+			  ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+	} else {
+		close(fd);
+		put_field(out->driver, sizeof(out->driver), drv.driver, sizeof(drv.driver));
+		put_field(out->version, sizeof(out->version), drv.version,
+			  sizeof(drv.version));
+		set_fw(out, drv.fw_version, sizeof(drv.fw_version));
+		put_field(out->bus_info, sizeof(out->bus_info), drv.bus_info,
+			  sizeof(drv.bus_info));
+		add_source(out, "ethtool");
+	}
+	if (is_pci_addr(out->bus_info))
+		query_devlink(nsfd, ifname, out);
+	query_ib_sysfs(sysfs_root ? sysfs_root : "", rdma_dev, out);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- text */
+
+static int is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '-' || c == '_';
+}
+
+/* One line (no newline). 0 ok/skipped, -1 with err filled. */
+static int text_line(struct ident *id, int *have_driver, unsigned lineno,
+		     const char *l, size_t n, char *err, size_t errlen)
+{
+	size_t k = 0, v;
+	char *fld = NULL;
+	size_t fldlen = 0;
+	const char *key;
+
+	while (n && (l[n - 1] == '\r' || l[n - 1] == ' ' || l[n - 1] == '\t'))
+		n--;
+	while (k < n && (l[k] == ' ' || l[k] == '\t'))
+		k++;
+	if (k == n || l[k] == '#')
+		return 0;
+	key = l + k;
+	while (k < n && is_key_char(l[k]))
+		k++;
+	if (k == n || l[k] != ':' || k == (size_t)(key - l) ||
+	    (k + 1 < n && l[k + 1] != ' ' && l[k + 1] != '\t')) {
+		if (memmem(l, n, "$ ", 2) || memmem(l, n, "# ", 2))
+			return 0;     /* shell prompt with a command */
+		errf(err, errlen, "line %u: not \"key: value\": \"%.*s\"", lineno,
+		     (int)(n > 60 ? 60 : n), l);
+		return -1;
+	}
+	v = k + 1;
+	k = (size_t)(l + k - key);
+#define KEY(s) (k == sizeof(s) - 1 && !memcmp(key, s, k))
+	if (KEY("driver")) {
+		memset(id, 0, sizeof(*id));
+		*have_driver = 1;
+		fld = id->driver;
+		fldlen = sizeof(id->driver);
+	} else if (KEY("version")) {
+		fld = id->version;
+		fldlen = sizeof(id->version);
+	} else if (KEY("bus-info")) {
+		fld = id->bus_info;
+		fldlen = sizeof(id->bus_info);
+	} else if (KEY("firmware-version")) {
+		if (set_fw(id, l + v, n - v) < 0) {
+			errf(err, errlen, "line %u: firmware-version too long (%zu bytes)",
+			     lineno, n - v);
+			return -1;
+		}
+		return 0;
+	}
+#undef KEY
+	if (!fld)
+		return 0;             /* other ethtool -i keys */
+	if (put_field(fld, fldlen, l + v, n - v) < 0) {
+		errf(err, errlen, "line %u: value of \"%.*s\" too long (%zu bytes, max %zu)",
+		     lineno, (int)k, key, n - v, fldlen - 1);
+		return -1;
+	}
+	return 0;
+}
+
+int ident_parse_text(const char *buf, size_t len, struct ident *out, char *err,
+		     size_t errlen)
+{
+	struct ident id;
+	unsigned lineno = 0, nerr = 0;
+	char first[200] = "";
+	int have_driver = 0;
+	size_t pos = 0;
+
+	memset(&id, 0, sizeof(id));
+	if (!buf)
+		len = 0;
+	while (pos < len) {
+		const char *l = buf + pos, *nl = memchr(l, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - l) : len - pos;
+		char e[200];
+
+		pos += n + (nl ? 1 : 0);
+		lineno++;
+		if (memchr(l, '\0', n)) {
+			errf(e, sizeof(e), "line %u: NUL byte", lineno);
+		} else if (n > LINE_MAX_BYTES) {
+			errf(e, sizeof(e), "line %u: longer than %d bytes", lineno,
+			     LINE_MAX_BYTES);
+		} else if (text_line(&id, &have_driver, lineno, l, n, e, sizeof(e)) == 0) {
+			continue;
+		}
+		if (!nerr++)
+			snprintf(first, sizeof(first), "%s", e);
+	}
+	if (nerr) {
+		if (nerr > 1)
+			errf(err, errlen, "%s (and %u more bad lines)", first, nerr - 1);
+		else
+			errf(err, errlen, "%s", first);
+		return -EINVAL;
+	}
+	if (!have_driver) {
+		errf(err, errlen, "no \"driver:\" line");
+		return -EINVAL;
+	}
+	snprintf(id.source, sizeof(id.source), "text");
+	*out = id;
+	return 0;
+}
+
+int ident_load_file(const char *path, struct ident *out, char *err,
+		    size_t errlen)
+{
+	char *buf, e[200];
+	size_t len = 0;
+	struct stat st;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		errf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		errf(err, errlen, "%s: fstat: %s", path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errf(err, errlen, "%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	buf = malloc(IDENT_MAX_FILE + 1);
+	if (!buf) {
+		close(fd);
+		errf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + len, IDENT_MAX_FILE + 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			errf(err, errlen, "%s: read: %s", path, strerror(-rc));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+		if (len > IDENT_MAX_FILE) {
+			rc = -EFBIG;
+			errf(err, errlen, "%s: larger than %u bytes", path, IDENT_MAX_FILE);
+			goto out;
+		}
+	}
+	rc = ident_parse_text(buf, len, out, e, sizeof(e));
+	if (rc < 0)
+		errf(err, errlen, "%s: %s", path, e);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+static int to_json(const struct ident *id, struct json_object *obj)
+{
+	const struct {
+		const char *key;
+		const char *val;
+	} f[] = {
+		{ "driver", id->driver }, { "version", id->version },
+		{ "fw_version", id->fw_version }, { "psid", id->psid },
+		{ "bus_info", id->bus_info }, { "board_id", id->board_id },
+		{ "ib_fw_ver", id->ib_fw_ver }, { "fw_running", id->fw_running },
+		{ "source", id->source },
+	};
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		struct json_object *s;
+
+		if (!f[i].val[0])
+			continue;
+		s = json_object_new_string(f[i].val);
+		if (!s)
+			return -ENOMEM;
+		if (json_object_object_add(obj, f[i].key, s) < 0) {
+			json_object_put(s);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int ident_to_json(const struct ident *id, struct json_object *obj)
+{
+	if (!id || !obj || !json_object_is_type(obj, json_type_object))
+		return -EINVAL;
+	return to_json(id, obj);
+}

@@ -1,0 +1,619 @@
+/* flowtrack: loader of the tc eBPF flow tracker (flowtrack.bpf.c).
+ *
+ * open -> rodata (selectors) + map size -> load -> clsact hook + two filters
+ * inside the port's namespace (libbpf's bpf_tc_* talk rtnetlink from the
+ * calling thread's namespace). Our filters carry a fixed handle and priority
+ * so a restarted daemon finds and removes what a killed one left; a marker
+ * file records that we created the clsact qdisc, because only then may we
+ * delete it, and only when no other filter remains on it (counted with an
+ * RTM_GETTFILTER dump over libmnl). */
+#include "flowtrack_api.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <limits.h>
+#include <linux/pkt_sched.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "netns.h"
+#include "flowtrack.h"
+#include "flowtrack.skel.h"
+
+#define FT_MAX_FLOWS_CAP (1u << 22)
+#define FT_PROG_IN "ft_ingress"
+#define FT_PROG_EG "ft_egress"
+
+struct flowtrack {
+	struct flowtrack_bpf *skel;
+	int nsfd;                       /* owned */
+	unsigned long nsino;
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	int created;                    /* we created the clsact qdisc */
+	unsigned max_flows;
+	char marker[PATH_MAX];          /* "" when markers are off */
+};
+
+static char ft_state_dir[1024] = FLOWTRACK_STATE_DIR;
+static int ft_print_set;
+
+void flowtrack_set_state_dir(const char *dir)
+{
+	if (!dir)
+		ft_state_dir[0] = '\0';
+	else
+		snprintf(ft_state_dir, sizeof(ft_state_dir), "%s", dir);
+}
+
+static int ft_libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	int pri = lvl == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
+	char buf[1024];
+	size_t n;
+
+	if (pri > log_get_level())
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '\n')
+		buf[--n] = '\0';
+	/* Netlink refusals we expect (qdisc exists, no such filter) or report
+	 * ourselves with the interface named: keep them at debug. */
+	if (strstr(buf, "Kernel error message:"))
+		pri = LOG_DEBUG;
+	if (pri > log_get_level())
+		return 0;
+	log_msg(pri, "%s%s", strncmp(buf, "libbpf: ", 8) ? "libbpf: " : "", buf);
+	return 0;
+}
+
+static void ft_print_init(void)
+{
+	if (!ft_print_set) {
+		libbpf_set_print(ft_libbpf_print);
+		ft_print_set = 1;
+	}
+}
+
+/* A namespace fd of our own (dup of nsfd, or our current namespace). */
+static int ft_ns_dup(int nsfd, unsigned long *ino)
+{
+	struct stat st;
+	int fd;
+
+	if (nsfd >= 0)
+		fd = fcntl(nsfd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	*ino = fstat(fd, &st) == 0 ? (unsigned long)st.st_ino : 0;
+	return fd;
+}
+
+static int ft_mkdirs(const char *dir)
+{
+	char p[PATH_MAX], *s;
+
+	snprintf(p, sizeof(p), "%s", dir);
+	for (s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void ft_marker_path(unsigned long nsino, int ifindex, char *buf, size_t len)
+{
+	if (!ft_state_dir[0])
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s/%lu-%d", ft_state_dir, nsino, ifindex);
+}
+
+static void ft_marker_write(const char *path, const char *ifname)
+{
+	char tmp[PATH_MAX + 8];
+	FILE *f;
+
+	if (!path[0])
+		return;
+	if (ft_mkdirs(ft_state_dir) < 0) {
+		log_warn("flowtrack: state directory %s", ft_state_dir);
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (!f) {
+		log_warn("flowtrack: marker %s", tmp);
+		return;
+	}
+	fprintf(f, "clsact qdisc on %s created by nicstalld\n", ifname);
+	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+		log_warn("flowtrack: marker %s", path);
+		unlink(tmp);
+	}
+}
+
+/* Filters on one clsact direction (parent) that are not ours: >= 0 or
+ * -errno. Must run inside the port's namespace. */
+static int ft_filter_count_cb(const struct nlmsghdr *nlh, void *data)
+{
+	int *count = data;
+	const struct tcmsg *t;
+	unsigned prio;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+		return MNL_CB_OK;
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*t)))
+		return MNL_CB_ERROR;
+	t = mnl_nlmsg_get_payload(nlh);
+	prio = t->tcm_info >> 16;
+	/* The priority's own header entry has handle 0. */
+	if (prio != FLOWTRACK_TC_PRIO || (t->tcm_handle && t->tcm_handle != FLOWTRACK_TC_HANDLE))
+		(*count)++;
+	return MNL_CB_OK;
+}
+
+static int ft_other_filters(int ifindex, unsigned parent)
+{
+	char buf[32768];
+	struct mnl_socket *nl;
+	struct nlmsghdr *nlh;
+	struct tcmsg *t;
+	unsigned seq = (unsigned)time(NULL), portid;
+	int count = 0, rc, e;
+	ssize_t n;
+
+	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto fail;
+	portid = mnl_socket_get_portid(nl);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = seq;
+	t = mnl_nlmsg_put_extra_header(nlh, sizeof(*t));
+	t->tcm_family = AF_UNSPEC;
+	t->tcm_ifindex = ifindex;
+	t->tcm_parent = parent;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		goto fail;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0)
+			goto fail;
+		rc = mnl_cb_run(buf, (size_t)n, seq, portid, ft_filter_count_cb, &count);
+	} while (rc > MNL_CB_STOP);
+	if (rc < 0)
+		goto fail;
+	mnl_socket_close(nl);
+	return count;
+fail:
+	e = errno ? errno : EPROTO;
+	mnl_socket_close(nl);
+	return -e;
+}
+
+static int ft_others_both(int ifindex)
+{
+	int a = ft_other_filters(ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS));
+	int b;
+
+	if (a < 0)
+		return a;
+	b = ft_other_filters(ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS));
+	if (b < 0)
+		return b;
+	return a + b;
+}
+
+static int ft_tc_detach(int ifindex, enum bpf_tc_attach_point ap)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = ap);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = FLOWTRACK_TC_HANDLE, .priority = FLOWTRACK_TC_PRIO);
+
+	return bpf_tc_detach(&hook, &o);
+}
+
+static int ft_qdisc_delete(int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+
+	return bpf_tc_hook_destroy(&hook);
+}
+
+/* Convert the port's selectors to the BPF form (see struct ft_sel). */
+static void ft_sel_to_bpf(const struct flow_sel *s, struct ft_sel *b)
+{
+	uint8_t mask[16] = { 0 }, net[16];
+	unsigned plen, i;
+
+	memset(b, 0, sizeof(*b));
+	b->proto = s->proto;
+	if (s->port_lo || s->port_hi) {
+		b->port_lo = s->port_lo;
+		b->port_hi = s->port_hi < s->port_lo ? s->port_lo : s->port_hi;
+	}
+	if (!s->family)
+		return;
+	plen = s->prefix > 128 ? 128 : s->prefix;
+	if (s->family == AF_INET && plen < 96)
+		plen = 96;
+	for (i = 0; i < 16; i++) {
+		unsigned bit = i * 8;
+
+		if (bit + 8 <= plen)
+			mask[i] = 0xff;
+		else if (bit < plen)
+			mask[i] = (uint8_t)(0xff00u >> (plen - bit));
+		net[i] = s->addr.s6_addr[i] & mask[i];
+	}
+	if (s->family == AF_INET) {     /* only v4-mapped addresses */
+		memset(mask, 0xff, 12);
+		memset(net, 0, 10);
+		net[10] = net[11] = 0xff;
+	}
+	memcpy(b->mask, mask, 16);
+	memcpy(b->net, net, 16);
+	b->has_addr = 1;
+}
+
+static struct flowtrack_bpf *ft_load(const struct flow_sel *sel, unsigned nsel,
+				     unsigned max_flows, char *err, size_t errlen)
+{
+	struct flowtrack_bpf *skel;
+	unsigned i;
+	int rc;
+
+	ft_print_init();
+	skel = flowtrack_bpf__open();
+	if (!skel) {
+		rc = -errno;
+		snprintf(err, errlen, "flowtrack: open BPF object: %s", strerror(-rc));
+		errno = -rc;
+		return NULL;
+	}
+	skel->rodata->ft_nsel = nsel;
+	for (i = 0; i < nsel; i++)
+		ft_sel_to_bpf(&sel[i], &skel->rodata->ft_sels[i]);
+	rc = bpf_map__set_max_entries(skel->maps.ft_flows, max_flows);
+	if (!rc)
+		rc = flowtrack_bpf__load(skel);
+	if (rc) {
+		snprintf(err, errlen,
+			 "flowtrack: load BPF programs (LRU map of %u flows): %s "
+			 "(needs a kernel with BPF tc programs, CAP_BPF/CAP_NET_ADMIN or root, and "
+			 "locked-memory room)", max_flows, strerror(-rc));
+		flowtrack_bpf__destroy(skel);
+		errno = -rc;
+		return NULL;
+	}
+	return skel;
+}
+
+int flowtrack_supported(char *err, size_t errlen)
+{
+	struct flowtrack_bpf *skel = ft_load(NULL, 0, 1, err, errlen);
+
+	if (!skel)
+		return errno ? -errno : -EINVAL;
+	flowtrack_bpf__destroy(skel);
+	return 0;
+}
+
+/* Inside the namespace: create the hook and attach both programs. */
+static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ft->ifindex, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, oi, .handle = FLOWTRACK_TC_HANDLE,
+		    .priority = FLOWTRACK_TC_PRIO, .flags = BPF_TC_F_REPLACE,
+		    .prog_fd = bpf_program__fd(ft->skel->progs.ft_ingress));
+	LIBBPF_OPTS(bpf_tc_opts, oe, .handle = FLOWTRACK_TC_HANDLE,
+		    .priority = FLOWTRACK_TC_PRIO, .flags = BPF_TC_F_REPLACE,
+		    .prog_fd = bpf_program__fd(ft->skel->progs.ft_egress));
+	int rc;
+
+	rc = bpf_tc_hook_create(&hook);
+	if (rc == 0) {
+		ft->created = 1;
+		ft_marker_write(ft->marker, ft->ifname);
+	} else if (rc == -EEXIST) {
+		/* Pre-existing qdisc: ours only if a killed run of ours made it. */
+		ft->created = ft->marker[0] && access(ft->marker, F_OK) == 0;
+	} else {
+		snprintf(err, errlen, "flowtrack: create clsact qdisc on %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-rc));
+		return rc;
+	}
+	rc = bpf_tc_attach(&hook, &oi);
+	if (rc) {
+		snprintf(err, errlen, "flowtrack: attach ingress filter on %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-rc));
+		goto undo;
+	}
+	hook.attach_point = BPF_TC_EGRESS;
+	rc = bpf_tc_attach(&hook, &oe);
+	if (rc) {
+		snprintf(err, errlen, "flowtrack: attach egress filter on %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-rc));
+		ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
+		goto undo;
+	}
+	return 0;
+undo:
+	if (ft->created && ft_others_both(ft->ifindex) == 0)
+		ft_qdisc_delete(ft->ifindex);
+	if (ft->created && ft->marker[0])
+		unlink(ft->marker);
+	return rc;
+}
+
+struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel *sel,
+				   unsigned nsel, unsigned max_flows, char *err, size_t errlen)
+{
+	struct flowtrack *ft;
+	int saved, rc, e;
+
+	if (ifindex <= 0) {
+		snprintf(err, errlen, "flowtrack: invalid ifindex %d", ifindex);
+		return NULL;
+	}
+	if (nsel > FLOWTRACK_MAX_SEL || (nsel && !sel)) {
+		snprintf(err, errlen, "flowtrack: %u flow selectors, at most %d", nsel,
+			 FLOWTRACK_MAX_SEL);
+		return NULL;
+	}
+	if (max_flows == 0)
+		max_flows = FT_DEFAULT_FLOWS;
+	if (max_flows > FT_MAX_FLOWS_CAP) {
+		snprintf(err, errlen, "flowtrack: %u flows requested, at most %u", max_flows,
+			 FT_MAX_FLOWS_CAP);
+		return NULL;
+	}
+	ft = calloc(1, sizeof(*ft));
+	if (!ft) {
+		snprintf(err, errlen, "flowtrack: out of memory");
+		return NULL;
+	}
+	ft->ifindex = ifindex;
+	ft->max_flows = max_flows;
+	ft->nsfd = ft_ns_dup(nsfd, &ft->nsino);
+	if (ft->nsfd < 0) {
+		snprintf(err, errlen, "flowtrack: namespace fd %d: %s", nsfd, strerror(errno));
+		free(ft);
+		return NULL;
+	}
+	ft_marker_path(ft->nsino, ifindex, ft->marker, sizeof(ft->marker));
+
+	if (netns_enter(ft->nsfd, &saved) < 0) {
+		snprintf(err, errlen, "flowtrack: enter netns inode %lu: %s", ft->nsino,
+			 strerror(errno));
+		goto fail;
+	}
+	e = if_indextoname((unsigned)ifindex, ft->ifname) ? 0 : errno == ENXIO ? ENODEV : errno;
+	if (netns_leave(saved) < 0) {
+		snprintf(err, errlen, "flowtrack: cannot return from netns inode %lu: %s",
+			 ft->nsino, strerror(errno));
+		goto fail;
+	}
+	if (e) {
+		snprintf(err, errlen, "flowtrack: no interface with ifindex %d in netns inode %lu: %s",
+			 ifindex, ft->nsino, strerror(e));
+		goto fail;
+	}
+
+	ft->skel = ft_load(sel, nsel, max_flows, err, errlen);
+	if (!ft->skel)
+		goto fail;
+
+	if (netns_enter(ft->nsfd, &saved) < 0) {
+		snprintf(err, errlen, "flowtrack: enter netns inode %lu: %s", ft->nsino,
+			 strerror(errno));
+		goto fail;
+	}
+	rc = ft_hook_attach(ft, err, errlen);
+	if (netns_leave(saved) < 0) {
+		/* Not back home: we must not go on in the port's namespace. */
+		snprintf(err, errlen, "flowtrack: cannot return from netns inode %lu: %s",
+			 ft->nsino, strerror(errno));
+		goto fail;
+	}
+	if (rc)
+		goto fail;
+	return ft;
+fail:
+	flowtrack_bpf__destroy(ft->skel);
+	close(ft->nsfd);
+	free(ft);
+	return NULL;
+}
+
+int flowtrack_poll(struct flowtrack *ft, flow_emit_fn emit, void *arg)
+{
+	struct ft_key cur, next;
+	struct ft_val v;
+	unsigned guard;
+	int fd, n = 0;
+	void *prev = NULL;
+
+	if (!ft || !emit)
+		return -EINVAL;
+	fd = bpf_map__fd(ft->skel->maps.ft_flows);
+	/* LRU eviction under our feet restarts the walk; bound it. */
+	guard = ft->max_flows * 2 + 64;
+	while (guard-- && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		struct flow_obs o;
+		unsigned i;
+
+		cur = next;
+		prev = &cur;
+		if (bpf_map_lookup_elem(fd, &cur, &v) < 0)
+			continue;       /* evicted meanwhile */
+		if (cur.proto != IPPROTO_TCP && cur.proto != IPPROTO_UDP)
+			continue;
+		memset(&o, 0, sizeof(o));
+		o.src = FLOW_SRC_BPF;
+		memcpy(&o.key.saddr, cur.laddr, 16);
+		memcpy(&o.key.daddr, cur.raddr, 16);
+		o.key.sport = cur.lport;
+		o.key.dport = cur.rport;
+		o.key.proto = cur.proto;
+		o.rx_msgs = v.rx_frames;
+		o.tx_msgs = v.tx_frames;
+		o.rx_bytes = v.rx_bytes;
+		o.tx_bytes = v.tx_bytes;
+		o.last_rx_ns = v.rx_last_ns;
+		o.last_tx_ns = v.tx_last_ns;
+		for (i = 0; i < FT_NFLAGS; i++)
+			if (v.flags[i])
+				o.state |= 1u << i;
+		emit(&o, arg);
+		n++;
+	}
+	return n;
+}
+
+void flowtrack_detach(struct flowtrack *ft)
+{
+	char name[IF_NAMESIZE];
+	int saved;
+
+	if (!ft)
+		return;
+	if (netns_enter(ft->nsfd, &saved) < 0) {
+		log_warn("flowtrack: detach from %s: enter netns inode %lu", ft->ifname, ft->nsino);
+	} else {
+		/* Gone: our filters and the qdisc went with the interface. */
+		if (if_indextoname((unsigned)ft->ifindex, name)) {
+			ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
+			ft_tc_detach(ft->ifindex, BPF_TC_EGRESS);
+			if (ft->created && ft_others_both(ft->ifindex) == 0)
+				ft_qdisc_delete(ft->ifindex);
+		}
+		if (netns_leave(saved) < 0)
+			log_err("flowtrack: detach from %s: cannot return from netns inode %lu",
+				ft->ifname, ft->nsino);
+	}
+	if (ft->created && ft->marker[0])
+		unlink(ft->marker);
+	flowtrack_bpf__destroy(ft->skel);
+	close(ft->nsfd);
+	free(ft);
+}
+
+/* Is the program of our filter on this direction one of ours? 1 yes,
+ * 0 another program, -ENOENT no filter at our handle/priority. */
+static int ft_stale_is_ours(int ifindex, enum bpf_tc_attach_point ap)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = ap);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = FLOWTRACK_TC_HANDLE, .priority = FLOWTRACK_TC_PRIO);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int rc, fd;
+
+	rc = bpf_tc_query(&hook, &o);
+	if (rc)
+		return rc == -ENOENT || rc == -EINVAL ? -ENOENT : rc;
+	fd = bpf_prog_get_fd_by_id(o.prog_id);
+	if (fd < 0)
+		return 1;       /* cannot look: handle and priority are ours */
+	memset(&info, 0, sizeof(info));
+	rc = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (rc)
+		return 1;
+	return !strcmp(info.name, FT_PROG_IN) || !strcmp(info.name, FT_PROG_EG);
+}
+
+int flowtrack_cleanup_stale(int nsfd, int ifindex, char *err, size_t errlen)
+{
+	static const enum bpf_tc_attach_point aps[2] = { BPF_TC_INGRESS, BPF_TC_EGRESS };
+	char marker[PATH_MAX], name[IF_NAMESIZE];
+	unsigned long nsino;
+	int fd, saved, removed = 0, rc = 0, i;
+
+	if (ifindex <= 0) {
+		snprintf(err, errlen, "flowtrack: invalid ifindex %d", ifindex);
+		return -EINVAL;
+	}
+	ft_print_init();
+	fd = ft_ns_dup(nsfd, &nsino);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "flowtrack: namespace fd %d: %s", nsfd, strerror(-rc));
+		return rc;
+	}
+	ft_marker_path(nsino, ifindex, marker, sizeof(marker));
+	if (netns_enter(fd, &saved) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "flowtrack: enter netns inode %lu: %s", nsino, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	if (!if_indextoname((unsigned)ifindex, name)) {
+		rc = errno == ENXIO ? -ENODEV : -errno;
+		if (marker[0])
+			unlink(marker);         /* the qdisc went with the device */
+		snprintf(err, errlen, "flowtrack: no interface with ifindex %d in netns inode %lu: %s",
+			 ifindex, nsino, strerror(-rc));
+		goto out;
+	}
+	for (i = 0; i < 2; i++) {
+		int ours = ft_stale_is_ours(ifindex, aps[i]);
+
+		if (ours == -ENOENT)
+			continue;
+		if (ours < 0) {
+			rc = ours;
+			snprintf(err, errlen, "flowtrack: query %s filter on %s (netns inode %lu): %s",
+				 i ? "egress" : "ingress", name, nsino, strerror(-rc));
+			goto out;
+		}
+		if (!ours) {
+			log_warnx("flowtrack: %s filter handle %#x priority %#x on %s is not ours; left alone",
+				  i ? "egress" : "ingress", FLOWTRACK_TC_HANDLE, FLOWTRACK_TC_PRIO, name);
+			continue;
+		}
+		rc = ft_tc_detach(ifindex, aps[i]);
+		if (rc) {
+			snprintf(err, errlen, "flowtrack: remove stale %s filter on %s (netns inode %lu): %s",
+				 i ? "egress" : "ingress", name, nsino, strerror(-rc));
+			goto out;
+		}
+		removed++;
+	}
+	if (marker[0] && access(marker, F_OK) == 0) {
+		if (ft_others_both(ifindex) == 0)
+			ft_qdisc_delete(ifindex);
+		unlink(marker);
+	}
+out:
+	if (netns_leave(saved) < 0) {
+		rc = -EIO;
+		snprintf(err, errlen, "flowtrack: cannot return from netns inode %lu", nsino);
+	}
+	close(fd);
+	return rc < 0 ? rc : removed;
+}

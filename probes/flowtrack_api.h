@@ -1,0 +1,60 @@
+/* flowtrack: the tc eBPF flow tracker's loader (userspace API).
+ *
+ * Two direct-action programs on a port's clsact hook (ingress and egress)
+ * count frames and bytes of every TCP/UDP flow matching the port's selectors
+ * in a bounded LRU map; poll reads the map as FLOW_SRC_BPF observations.
+ * Nothing here exits: every failure (old kernel, no BTF, no CAP_BPF, missing
+ * interface) comes back as NULL / -errno with a message naming the place. */
+#ifndef NICSTALL_FLOWTRACK_API_H
+#define NICSTALL_FLOWTRACK_API_H
+
+#include <stddef.h>
+
+#include "flows.h"
+
+/* Our tc filters: this handle and priority on both clsact directions.
+ * The priority is deliberately late (a large number): another program on
+ * the hook (e.g. a test emulator dropping frames) runs first, so the tracker
+ * counts what reaches the host. Such a program must return TC_ACT_UNSPEC
+ * (not TC_ACT_OK) for frames it passes, or later filters never run. */
+#define FLOWTRACK_TC_HANDLE 0x4e53u
+#define FLOWTRACK_TC_PRIO 0xff4eu
+#define FLOWTRACK_MAX_SEL 8
+#define FLOWTRACK_STATE_DIR "/run/nicstalld/tc"
+
+struct flowtrack;
+
+/* Directory for "we created this clsact qdisc" markers, one file per
+ * <netns inode>-<ifindex>. Default FLOWTRACK_STATE_DIR; NULL disables markers
+ * (a qdisc left by a killed daemon is then never removed). Created 0700. */
+void flowtrack_set_state_dir(const char *dir);
+
+/* 0 when this kernel loads and verifies the tracker, else -errno + err. */
+int flowtrack_supported(char *err, size_t errlen);
+
+/* Load the tracker and attach it to ifindex in namespace nsfd (-1: ours).
+ * sel[0..nsel) (nsel <= FLOWTRACK_MAX_SEL) picks flows; nsel 0 tracks every
+ * TCP and UDP flow. max_flows bounds the LRU map (0: 16384). Creates the
+ * clsact qdisc when missing (and remembers that, in memory and in the state
+ * marker); replaces a stale filter of ours. NULL + err on any failure. */
+struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel *sel,
+				   unsigned nsel, unsigned max_flows, char *err, size_t errlen);
+
+/* Emit one FLOW_SRC_BPF observation per tracked flow: key local = s*,
+ * remote = d*; rx/tx msgs = frames (GSO segments), bytes = L2 bytes,
+ * last_rx/tx_ns, state = FT_STATE_* bits (flowtrack.h) of TCP flags seen.
+ * Returns the number emitted or -errno. */
+int flowtrack_poll(struct flowtrack *ft, flow_emit_fn emit, void *arg);
+
+/* Remove our two filters; delete the clsact qdisc only if we created it and
+ * no other filter remains on it. Safe when the interface or namespace is
+ * gone. Frees ft. */
+void flowtrack_detach(struct flowtrack *ft);
+
+/* At start-up: remove filters with our handle and priority whose program is
+ * ours (left by a killed daemon), and the clsact qdisc when the marker says
+ * we created it and it has no other filter. Returns the number of filters
+ * removed, or -errno + err. */
+int flowtrack_cleanup_stale(int nsfd, int ifindex, char *err, size_t errlen);
+
+#endif
