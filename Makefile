@@ -49,6 +49,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
+.SECONDARY:
 .PHONY: all deps check unit unit-run unit-asan system demo bench install clean
 all: $(BINS) $(EXTRA_BINS)
 

@@ -7,6 +7,7 @@
 #include "loop.h"
 #include "port.h"
 #include "recorder.h"
+#include "stall.h"
 #include "util.h"
 
 #include <json-c/json.h>
@@ -120,6 +121,10 @@ static struct json_object *cmd_status(struct daemon *d, struct json_object *req)
 	}
 	json_object_object_add(o, "ports", ports);
 	add_u64(o, "recorder_bytes", mem);
+	if (d->stall) {
+		json_object_object_add(o, "incidents", stall_incidents_json(d->stall));
+		json_object_object_add(o, "flow_sources", stall_engines_json(d->stall));
+	}
 	return o;
 }
 
@@ -320,6 +325,26 @@ static struct json_object *cmd_snapshot(struct daemon *d, struct json_object *re
 	return o;
 }
 
+static struct json_object *cmd_flows(struct daemon *d, struct json_object *req)
+{
+	struct json_object *jp, *js, *o;
+	const char *port = NULL;
+	int stalled = 0;
+
+	if (json_object_object_get_ex(req, "port", &jp)) {
+		if (!json_object_is_type(jp, json_type_string))
+			return ctl_error("flows: \"port\" must be a string");
+		port = json_object_get_string(jp);
+		if (!daemon_port(d, port) && strcmp(port, "-"))
+			return no_port(d, port);
+	}
+	if (json_object_object_get_ex(req, "stalled", &js))
+		stalled = json_object_get_boolean(js);
+	o = ok_reply();
+	json_object_object_add(o, "flows", stall_flows_json(d->stall, port, stalled));
+	return o;
+}
+
 static struct json_object *cmd_reload(struct daemon *d, struct json_object *req)
 {
 	char err[512];
@@ -338,6 +363,7 @@ static const struct {
 	{ "status", 0, cmd_status },
 	{ "counters", 0, cmd_counters },
 	{ "snapshot", 0, cmd_snapshot },
+	{ "flows", 0, cmd_flows },
 	{ "reload", 1, cmd_reload },
 };
 

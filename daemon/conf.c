@@ -1,5 +1,6 @@
 /* conf: INI parser for nicstalld.conf. */
 #include "conf.h"
+#include "flow_sockdiag.h"
 #include "log.h"
 #include "util.h"
 
@@ -107,6 +108,31 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		set_path(p, c->run_dir, sizeof(c->run_dir), key, val, 0);
 	} else if (!strcmp(key, "sysfs_root")) {
 		set_path(p, c->sysfs_root, sizeof(c->sysfs_root), key, val, 1);
+	} else if (!strcmp(key, "flow_interval")) {
+		if (util_parse_duration(val, &c->flow_interval_ns, 5000000ull,
+					10000000000ull, e, sizeof(e)) < 0)
+			perr(p, "flow_interval: %s", e);
+	} else if (!strcmp(key, "stall_threshold")) {
+		if (util_parse_duration(val, &c->stall_ns, 10000000ull,
+					600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "stall_threshold: %s", e);
+	} else if (!strcmp(key, "flows_dir")) {
+		set_path(p, c->flows_dir, sizeof(c->flows_dir), key, val, 0);
+	} else if (!strcmp(key, "incident_cooldown")) {
+		if (util_parse_duration(val, &c->cooldown_ns, 0, 86400000000000ull,
+					e, sizeof(e)) < 0)
+			perr(p, "incident_cooldown: %s", e);
+	} else if (!strcmp(key, "incident_timeout")) {
+		if (util_parse_duration(val, &c->incident_max_ns, 1000000000ull,
+					3600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "incident_timeout: %s", e);
+	} else if (!strcmp(key, "incidents_per_hour")) {
+		uint64_t v;
+
+		if (util_parse_u64(val, &v, 1, 3600, e, sizeof(e)) < 0)
+			perr(p, "incidents_per_hour: %s", e);
+		else
+			c->incidents_per_hour = (unsigned)v;
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -163,6 +189,38 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			perr(p, "rdma_port: %s", e);
 		else
 			pc->rdma_port = (unsigned)v;
+	} else if (!strcmp(key, "flows")) {
+		if (pc->nsel >= CONF_MAX_SEL)
+			perr(p, "flows: at most %d selectors per port", CONF_MAX_SEL);
+		else if (flow_sel_parse(val, &pc->sel[pc->nsel], e, sizeof(e)) < 0)
+			perr(p, "flows: %s", e);
+		else
+			pc->nsel++;
+	} else if (!strcmp(key, "track")) {
+		char buf[128], *tok, *save = NULL;
+
+		pc->track = 0;
+		util_strlcpy(buf, val, sizeof(buf));
+		for (tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+			if (!strcmp(tok, "engine"))
+				pc->track |= TRACK_ENGINE;
+			else if (!strcmp(tok, "sock"))
+				pc->track |= TRACK_SOCK;
+			else if (!strcmp(tok, "bpf"))
+				pc->track |= TRACK_BPF;
+			else if (strcmp(tok, "none"))
+				perr(p, "track: '%s' is not one of engine, sock, bpf, none", tok);
+		}
+		pc->track |= 0x80u;     /* explicitly set (may be none) */
+	} else if (!strcmp(key, "stall_threshold")) {
+		if (util_parse_duration(val, &pc->stall_ns, 10000000ull,
+					600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "stall_threshold: %s", e);
+	} else if (!strcmp(key, "peer")) {
+		if (!util_valid_name(val, sizeof(pc->peer) - 1))
+			perr(p, "peer: '%s' is not a port name", val);
+		else
+			util_strlcpy(pc->peer, val, sizeof(pc->peer));
 	} else if (!strcmp(key, "stats_file")) {
 		set_path(p, pc->stats_file, sizeof(pc->stats_file), key, val, 0);
 	} else if (!strcmp(key, "info_file")) {
@@ -236,6 +294,12 @@ static void defaults(struct conf *c, const char *path)
 	util_strlcpy(c->state_dir, "/var/lib/nicstalld", sizeof(c->state_dir));
 	util_strlcpy(c->run_dir, "/run/nicstalld", sizeof(c->run_dir));
 	c->log_level = LOG_INFO;
+	c->flow_interval_ns = 50000000ull;
+	c->stall_ns = 200000000ull;
+	util_strlcpy(c->flows_dir, "/run/nicstalld/flows", sizeof(c->flows_dir));
+	c->cooldown_ns = 10000000000ull;
+	c->incidents_per_hour = 30;
+	c->incident_max_ns = 60000000000ull;
 }
 
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
@@ -331,6 +395,19 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		p.line = pc->line;
 		if (!pc->ifname[0] && !pc->stats_file[0])
 			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
+		if (!(pc->track & 0x80u))
+			pc->track = TRACK_ENGINE | TRACK_SOCK | TRACK_BPF;
+		pc->track &= ~0x80u;
+		if (pc->peer[0]) {
+			unsigned j;
+
+			for (j = 0; j < p.c->nports; j++)
+				if (!strcmp(p.c->ports[j].name, pc->peer))
+					break;
+			if (j == p.c->nports || j == i)
+				perr(&p, "port '%s': peer '%s' is not another configured port",
+				     pc->name, pc->peer);
+		}
 		for (unsigned j = 0; j < i; j++)
 			if (pc->ifname[0] && !strcmp(pc->ifname, p.c->ports[j].ifname) &&
 			    !strcmp(pc->netns, p.c->ports[j].netns))

@@ -6,6 +6,13 @@
 #include <limits.h>
 #include <stdint.h>
 
+#include "flows.h"
+
+#define CONF_MAX_SEL 8
+#define TRACK_ENGINE 1u
+#define TRACK_SOCK 2u
+#define TRACK_BPF 4u
+
 enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
 
 struct port_conf {
@@ -17,6 +24,11 @@ struct port_conf {
 	unsigned rdma_port;          /* 0 = discover (1 when a device is set) */
 	char stats_file[PATH_MAX];   /* recorded `ethtool -S` text */
 	char info_file[PATH_MAX];    /* recorded `ethtool -i` text */
+	struct flow_sel sel[CONF_MAX_SEL]; /* flows = SELECTOR (watched flows) */
+	unsigned nsel;
+	unsigned track;              /* TRACK_* flow sources */
+	uint64_t stall_ns;           /* stall threshold; 0 = daemon default */
+	char peer[32];               /* the other port of a back-to-back pair */
 	unsigned line;               /* where the [port] section starts */
 };
 
@@ -28,6 +40,12 @@ struct conf {
 	char run_dir[PATH_MAX];      /* control socket directory */
 	char sysfs_root[PATH_MAX];   /* "" = the real /sys */
 	int log_level;               /* LOG_ERR .. LOG_DEBUG */
+	uint64_t flow_interval_ns;   /* flow liveness polling */
+	uint64_t stall_ns;           /* default stall threshold */
+	char flows_dir[PATH_MAX];    /* engine flow tables */
+	uint64_t cooldown_ns;        /* between incidents of one port group */
+	unsigned incidents_per_hour;
+	uint64_t incident_max_ns;    /* an unreleased incident ends after this */
 	struct port_conf *ports;
 	unsigned nports;
 };

@@ -10,6 +10,7 @@ struct loop;
 struct loop_timer;
 struct port;
 struct ctl;
+struct stall;
 
 struct daemon {
 	char conf_path[PATH_MAX];
@@ -22,6 +23,7 @@ struct daemon {
 	struct port **ports;
 	unsigned nports;
 	struct ctl *ctl;
+	struct stall *stall;
 	uint64_t start_mono_ns, start_real_ns;
 	unsigned reloads, reload_failures;
 	char last_reload_error[512];

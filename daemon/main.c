@@ -6,6 +6,7 @@
 #include "log.h"
 #include "loop.h"
 #include "port.h"
+#include "stall.h"
 #include "util.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -153,10 +155,12 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	apply_ports(d, c, keep);
 	if (c->interval_ns != d->conf->interval_ns)
 		loop_timer_set(d->sampler, c->interval_ns, c->interval_ns);
+
 	log_set_level(c->log_level > log_get_level() && log_get_level() == LOG_DEBUG ?
 		      LOG_DEBUG : c->log_level);
 	conf_free(d->conf);
 	d->conf = c;
+	stall_configure(d->stall);
 	d->reloads++;
 	d->last_reload_error[0] = 0;
 	sd_notify(0, "READY=1\nSTATUS=running");
@@ -263,6 +267,15 @@ int main(int argc, char **argv)
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));
 	signal(SIGPIPE, SIG_IGN);
+	{
+		/* one fd per engine flow table and per owner pidfd */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	d.loop = loop_new();
 	if (!d.loop) {
 		log_err("event loop");
@@ -296,12 +309,18 @@ int main(int argc, char **argv)
 		log_err("sampling timer");
 		return 1;
 	}
+	d.stall = stall_new(&d, err, sizeof(err));
+	if (!d.stall) {
+		log_errx("flow liveness: %s", err);
+		return 1;
+	}
 	log_info("nicstalld %s: %u port(s), sampling every %.3f s, recorder %u samples, control %s",
 		 NICSTALL_VERSION, d.nports, (double)d.conf->interval_ns / 1e9,
 		 daemon_rec_capacity(d.conf), sock);
 	sd_notify(0, "READY=1\nSTATUS=running");
 	rc = loop_run(d.loop);
 	sd_notify(0, "STOPPING=1");
+	stall_free(d.stall);
 	for (unsigned i = 0; i < d.nports; i++)
 		port_free(d.ports[i]);
 	free(d.ports);

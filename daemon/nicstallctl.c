@@ -28,6 +28,7 @@ static void usage(FILE *f)
 "  counters PORT [--changed] [--window SECONDS]\n"
 "                               current values, or deltas over a window\n"
 "  snapshot [PORT...]           every counter of every source now (JSON)\n"
+"  flows [PORT] [--stalled]     live flow table: source, tuple, state, held bytes\n"
 "  reload                       re-read the configuration (root)\n"
 "options:\n"
 "  -s, --socket PATH            control socket (default " DEFAULT_SOCKET ")\n"
@@ -144,6 +145,48 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
+static void print_incidents(struct json_object *incs)
+{
+	size_t n = incs ? json_object_array_length(incs) : 0;
+
+	if (!n)
+		return;
+	printf("\n%-5s %-10s %-10s %10s %6s %8s  %s\n", "ID", "PORT", "STATE", "DURATION",
+	       "FLOWS", "SIBLINGS", "FIRST FLOW");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *inc = json_object_array_get_idx(incs, i);
+		struct json_object *fl = jget(inc, "flows");
+		struct json_object *f0 = fl && json_object_array_length(fl) ?
+					 json_object_array_get_idx(fl, 0) : NULL;
+
+		printf("%-5s %-10s %-10s %8.0fms %6zu %8s  %s\n", jstr(inc, "id"),
+		       jstr(inc, "port"), jstr(inc, "state"),
+		       json_object_get_double(jget(inc, "duration_ms")),
+		       fl ? json_object_array_length(fl) : 0, jstr(inc, "siblings_progressing"),
+		       f0 ? jstr(f0, "tuple") : "-");
+	}
+}
+
+static void print_flows(struct json_object *o)
+{
+	struct json_object *fl = jget(o, "flows");
+	size_t n = fl ? json_object_array_length(fl) : 0;
+
+	printf("%-10s %-6s %-48s %-8s %10s %10s %10s %8s %8s %8s\n", "PORT", "SOURCE", "TUPLE",
+	       "STATE", "AGE_MS", "TX", "RX", "UNSENT", "UNREAD", "STAGED");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(fl, i);
+		struct json_object *h = jget(f, "held");
+
+		printf("%-10s %-6s %-48s %-8s %10.0f %10s %10s %8s %8s %8s\n", jstr(f, "port"),
+		       jstr(f, "source"), jstr(f, "tuple"), jstr(f, "state"),
+		       json_object_get_double(jget(f, "progress_age_ms")), jstr(f, "tx_msgs"),
+		       jstr(f, "rx_msgs"), jstr(h, "unsent"), jstr(h, "unread"), jstr(h, "staged"));
+	}
+	if (!n)
+		printf("(no flows)\n");
+}
+
 static void print_status(struct json_object *o)
 {
 	struct json_object *ports = jget(o, "ports");
@@ -189,6 +232,7 @@ static void print_status(struct json_object *o)
 			printf("\n");
 		}
 	}
+	print_incidents(jget(o, "incidents"));
 }
 
 static void print_counters(struct json_object *o)
@@ -290,6 +334,20 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		json_object_object_add(req, "port", json_object_new_string(port));
+	} else if (!strcmp(cmd, "flows")) {
+		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "--stalled"))
+				json_object_object_add(req, "stalled", json_object_new_boolean(1));
+			else if (argv[i][0] == '-') {
+				fprintf(stderr, "nicstallctl: flows: unknown option '%s'\n", argv[i]);
+				return 2;
+			} else if (!jget(req, "port"))
+				json_object_object_add(req, "port", json_object_new_string(argv[i]));
+			else {
+				fprintf(stderr, "nicstallctl: flows: one port at a time ('%s')\n", argv[i]);
+				return 2;
+			}
+		}
 	} else if (!strcmp(cmd, "snapshot")) {
 		struct json_object *ports = json_object_new_array();
 
@@ -320,6 +378,8 @@ int main(int argc, char **argv)
 			print_status(reply);
 		else if (!strcmp(cmd, "counters"))
 			print_counters(reply);
+		else if (!strcmp(cmd, "flows"))
+			print_flows(reply);
 		else if (!strcmp(cmd, "reload"))
 			printf("configuration reloaded\n");
 	}

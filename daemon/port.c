@@ -255,7 +255,10 @@ struct port *port_new(const struct port_conf *pc, const char *sysfs_root,
 
 	if (!p)
 		return NULL;
+	static unsigned long serials;
+
 	p->conf = *pc;
+	p->serial = ++serials;
 	p->sysfs_root = sysfs_root ? sysfs_root : "";
 	p->nsfd = -1;
 	p->loop = loop;

@@ -28,6 +28,7 @@ struct ident;
 
 struct port {
 	struct port_conf conf;
+	unsigned long serial;   /* unique per port_new(), never reused */
 	const char *sysfs_root;
 	enum profile profile;   /* resolved from the driver when auto */
 	int nsfd;               /* -1: the daemon's namespace */

@@ -1,0 +1,58 @@
+/* flow_engine: the daemon side of engine flow tables (nicstall/flowtab.h).
+ *
+ * Watches a directory (default /run/nicstalld/flows) with inotify, keeps one
+ * read-only fd per table and, on each poll, copies every table into private
+ * buffers with pread() (never a shared mapping of a file that can be
+ * truncated), checks each record's seqlock and emits one struct flow_obs per
+ * stable open session. Tables are hostile input: every problem (bad header,
+ * truncation, dead owner, limits) is logged once per table and condition and
+ * shown in the listing; a bad table is ignored until its file changes.
+ *
+ * One thread; flow_engine_handle() and flow_engine_poll() never block. */
+#ifndef NICSTALL_FLOW_ENGINE_H
+#define NICSTALL_FLOW_ENGINE_H
+
+#include <stddef.h>
+
+#include "flows.h"
+
+#define FLOW_ENGINE_MAX_TABLES 1024              /* tables read (open fds) */
+#define FLOW_ENGINE_MAX_ENTRIES 16384            /* tables tracked at all */
+#define FLOW_ENGINE_MAX_TABLE_BYTES (64u << 20)  /* per table file */
+#define FLOW_ENGINE_MAX_POLL_BYTES (256u << 20)  /* records read per poll */
+
+struct flow_engine;
+
+/* Watch dir (NULL: NSFT_DEFAULT_DIR; created 0755 if missing) and pick up
+ * the tables already there. NULL with err filled on failure. */
+struct flow_engine *flow_engine_open(const char *dir, char *err, size_t errlen);
+
+/* Non-blocking inotify fd: add it to the daemon's epoll set (EPOLLIN) and
+ * call flow_engine_handle() when it is readable. */
+int flow_engine_fd(const struct flow_engine *fe);
+
+/* Drain inotify events: add new tables, reopen replaced ones, forget
+ * deleted ones. */
+void flow_engine_handle(struct flow_engine *fe);
+
+/* Track a table file outside the directory (checked by stat on each poll;
+ * a missing or bad file is retried when it changes). Returns 0 when tracked
+ * and readable, 1 when tracked but not usable now (err says why), -EINVAL,
+ * -EEXIST (already tracked) or -ENOSPC (limit) when not tracked. */
+int flow_engine_register(struct flow_engine *fe, const char *path,
+			 char *err, size_t errlen);
+
+/* Read every table; call emit once per stable, open record (src
+ * FLOW_SRC_ENGINE). Returns the number of records emitted. */
+int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);
+
+/* For status: one call per tracked table; problem is NULL when the table is
+ * fine. records = records emitted by the last poll. Returns the count. */
+typedef void (*flow_engine_table_fn)(const char *path, const char *engine, int pid,
+				     unsigned records, const char *problem, void *arg);
+size_t flow_engine_tables(const struct flow_engine *fe, flow_engine_table_fn cb,
+			  void *arg);
+
+void flow_engine_close(struct flow_engine *fe);
+
+#endif

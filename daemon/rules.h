@@ -1,0 +1,53 @@
+/* rules: the declarative rule language (nicstall.rules(5)) that turns an
+ * incident's facts (a json-c object, schema 1) into a verdict, with every
+ * term's value and, for every other rule, what ruled it out.
+ *
+ * Loading parses into a fresh struct; the caller swaps it in only when the
+ * return value is 0, so a bad reload keeps the running rules. */
+#ifndef NICSTALL_RULES_H
+#define NICSTALL_RULES_H
+
+#include <stddef.h>
+
+struct json_object;
+struct rules;
+
+#ifndef NICSTALL_DATADIR
+#define NICSTALL_DATADIR "/usr/local/share/nicstalld"
+#endif
+#ifndef NICSTALL_SYSCONFDIR
+#define NICSTALL_SYSCONFDIR "/etc"
+#endif
+#define RULES_SHIPPED_DIR NICSTALL_DATADIR "/rules"
+#define RULES_LOCAL_DIR   NICSTALL_SYSCONFDIR "/nicstalld/rules.d"
+
+/* Same shape as conf_report_fn: one message per error, no newline. */
+typedef void (*rules_report_fn)(const char *msg, void *arg);
+
+/* Load every "*.rules" file of dirs[0..ndirs-1]; a file whose name appears
+ * again in a later dir replaces the earlier one; files are read in name
+ * order. A missing dir is skipped. Every error is reported as
+ * "file:line:col: message" (or "path: message"); returns the number of
+ * errors (0: *out is set, else *out is untouched). */
+int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
+	       rules_report_fn report, void *arg);
+/* Same, from in-memory files (name i holds text i), for tests and tools. */
+int rules_load_texts(const char *const *names, const char *const *texts,
+		     size_t n, struct rules **out,
+		     rules_report_fn report, void *arg);
+void rules_free(struct rules *r);
+/* Number of verdict rules loaded. */
+size_t rules_count(const struct rules *r);
+
+/* Classify facts; returns a new object (caller puts it), never NULL unless
+ * out of memory: {verdict, rule, file, line, explanation, action, terms,
+ * not}. Deterministic. facts may be hostile or incomplete. */
+struct json_object *rules_classify(const struct rules *r, struct json_object *facts);
+
+/* Value of a signal of a profile (falls back to the "generic" definition)
+ * over counters (an object name -> delta). Returns 0 with *out set, or -1
+ * when the signal is unknown (not defined, or none of its counters there). */
+int rules_signal(const struct rules *r, const char *profile, const char *signal,
+		 struct json_object *counters, double *out);
+
+#endif
