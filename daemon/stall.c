@@ -383,6 +383,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	if (inc) {
 		inc_add_flow(inc, f);
 		f->incident = inc->id;
+		inc->siblings = count_siblings(s, group, s->now - threshold(s, f->port));
 		log_info("incident %" PRIu64 ": flow %s (%s) on port %s joins", inc->id, tuple,
 			 src_name(f->obs.src), f->port);
 		if (s->hook)
@@ -533,12 +534,15 @@ static void flow_update(struct stall *s, struct sflow *f, const struct flow_obs 
 		waiting = o->unsent > 0 || o->unread > 0;
 		break;
 	case FLOW_SRC_BPF:
-		/* frames: two or more frames sent since the last one arrived
-		 * (a request and its retransmission); one for UDP */
+		/* frames. For UDP request/response a datagram sent after the
+		 * last one received is outstanding. TCP frames (acks, window
+		 * updates) say nothing about requests: kernel TCP liveness
+		 * comes from sock_diag, bypass TCP from engine tables, and the
+		 * tracker's TCP counts are evidence only. */
 		progress = o->rx_msgs > pv->rx_msgs;
 		if (progress || first)
 			f->tx_at_rx = o->tx_msgs;
-		waiting = o->tx_msgs >= f->tx_at_rx + (o->key.proto == 17 ? 1 : 2);
+		waiting = o->key.proto == 17 && o->tx_msgs > f->tx_at_rx;
 		break;
 	}
 	f->obs = *o;

@@ -57,10 +57,11 @@ netns_pair() {
 start_daemon() {
 	local conf=$1; shift
 	T_SOCK=$T_DIR/ctl.sock
+	rm -f "$T_SOCK"         # a killed daemon leaves its socket behind
 	"$NICSTALLD" -c "$conf" --socket "$T_SOCK" "$@" >> "$T_DIR/daemon.log" 2>&1 &
 	T_DPID=$!
 	T_PIDS+=("$T_DPID")
-	wait_for 10 test -S "$T_SOCK" || { echo "daemon did not start:"; cat "$T_DIR/daemon.log"; return 1; }
+	wait_for 10 "$NICSTALLCTL" -s "$T_SOCK" status || { echo "daemon did not start:"; cat "$T_DIR/daemon.log"; return 1; }
 }
 
 ctl() { "$NICSTALLCTL" -s "$T_SOCK" "$@"; }
@@ -71,3 +72,33 @@ wait_for() {
 	while [ "$n" -gt 0 ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; n=$((n-1)); done
 	return 1
 }
+
+# sockperf_pair A B ADDR PORT N SECONDS: N sockperf TCP ping-pong sessions
+# from A to B, each with its own server (ports PORT..PORT+N-1), so a stuck
+# session cannot hold its siblings' server.
+sockperf_pair() {
+	local a=$1 b=$2 addr=$3 port=$4 n=$5 secs=$6 i
+	for i in $(seq 0 $((n - 1))); do
+		ip netns exec "$b" sockperf server --tcp -i "$addr" -p $((port + i)) \
+			> "$T_DIR/sockperf-srv$i.log" 2>&1 &
+		T_PIDS+=($!)
+	done
+	for i in $(seq 0 $((n - 1))); do
+		wait_for 5 bash -c "ip netns exec $b ss -ltn | grep -q ':$((port + i)) '"
+		ip netns exec "$a" sockperf ping-pong --tcp -i "$addr" -p $((port + i)) -t "$secs" --mps 500 \
+			> "$T_DIR/sockperf-cli$i.log" 2>&1 &
+		T_PIDS+=($!)
+	done
+}
+
+# jflows PORT: the daemon's flow table for PORT as JSON lines
+jflows() { ctl -j flows "$@" | jq -c '.flows[]'; }
+
+# nft_drop NS RULE...: drop frames in NS before the stack sees them
+nft_drop() {
+	local ns=$1; shift
+	ip netns exec "$ns" nft add table inet nstest 2>/dev/null
+	ip netns exec "$ns" nft add chain inet nstest pre '{ type filter hook prerouting priority -300; }' 2>/dev/null
+	ip netns exec "$ns" nft add rule inet nstest pre "$@" drop
+}
+nft_clear() { ip netns exec "$1" nft delete table inet nstest 2>/dev/null; }

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Flow liveness: no false stall over 60 s of healthy ping-pong (sockperf and
+# the example engine), nor for idle connections.
+. "$(dirname "$0")/lib.sh"
+t_init
+A=${T_PREFIX}a B=${T_PREFIX}b
+netns_pair "$A" "$B" vA vB 10.206.0.1 10.206.0.2 || { fail "namespace pair"; exit 1; }
+mkdir -p "$T_DIR/flows"
+cat > "$T_DIR/n.conf" <<CONF
+[daemon]
+flow_interval = 50ms
+flows_dir = $T_DIR/flows
+[port cli]
+netns = $A
+interface = vA
+flows = tcp port 11111-11113
+flows = tcp port 12001
+peer = srv
+[port srv]
+netns = $B
+interface = vB
+flows = tcp port 11111-11113
+flows = tcp port 12001
+peer = cli
+CONF
+start_daemon "$T_DIR/n.conf" || exit 1
+sockperf_pair "$A" "$B" 10.206.0.2 11111 3 62
+ip netns exec "$B" "$BUILD/nsengine" server --listen 10.206.0.2:12001 --table-dir "$T_DIR/flows" > "$T_DIR/srv.log" 2>&1 &
+T_PIDS+=($!)
+wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':12001 '"
+# sessions 0-2 run ping-pong; session 3 goes idle after 100 round trips
+ip netns exec "$A" "$BUILD/nsengine" client --connect 10.206.0.2:12001 --sessions 4 --interval-us 2000 \
+	--duration 62 --stop-after 3:100 --table-dir "$T_DIR/flows" > "$T_DIR/cli.log" 2>&1 &
+T_PIDS+=($!)
+sleep 60
+ctl -j status > "$T_DIR/st.json"
+ctl -j flows > "$T_DIR/flows.json"
+check "flows were watched (sock, engine, bpf)" jq -e '[.flows[].source] | unique == ["bpf","engine","sock"]' "$T_DIR/flows.json"
+check "sessions made progress" jq -e '[.flows[] | select(.source=="engine") | .rx_msgs] | max > 10000' "$T_DIR/flows.json"
+check "the idle session is idle" jq -e '[.flows[] | select(.source=="engine" and .tx_msgs == 100 and .rx_msgs == 100) | .state] | length >= 1 and all(. == "idle")' "$T_DIR/flows.json"
+check "no incident over 60 s" jq -e '.incidents | length == 0' "$T_DIR/st.json"
+check "no flow ever stalled" jq -e '[.flows[].stalls] | add == 0' "$T_DIR/flows.json"
+check "no stall or incident logged" bash -c "! grep -Eq 'stalled|incident' '$T_DIR/daemon.log'"
