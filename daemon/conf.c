@@ -4,6 +4,7 @@
 #include "log.h"
 #include "util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -133,6 +134,40 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "incidents_per_hour: %s", e);
 		else
 			c->incidents_per_hour = (unsigned)v;
+	} else if (!strcmp(key, "observe_window")) {
+		if (util_parse_duration(val, &c->observe_ns, 10000000ull, 10000000000ull, e, sizeof(e)) < 0)
+			perr(p, "observe_window: %s", e);
+	} else if (!strcmp(key, "observe_interval")) {
+		if (util_parse_duration(val, &c->observe_every_ns, 1000000ull, 1000000000ull, e, sizeof(e)) < 0)
+			perr(p, "observe_interval: %s", e);
+	} else if (!strcmp(key, "capture_time")) {
+		if (util_parse_duration(val, &c->capture_ns, 10000000ull, 60000000000ull, e, sizeof(e)) < 0)
+			perr(p, "capture_time: %s", e);
+	} else if (!strcmp(key, "probe_timeout")) {
+		if (util_parse_duration(val, &c->probe_timeout_ns, 100000000ull, 300000000000ull, e, sizeof(e)) < 0)
+			perr(p, "probe_timeout: %s", e);
+	} else if (!strcmp(key, "reprogram_interval")) {
+		if (util_parse_duration(val, &c->reprogram_every_ns, 0, 86400000000000ull, e, sizeof(e)) < 0)
+			perr(p, "reprogram_interval: %s", e);
+	} else if (!strcmp(key, "release_wait")) {
+		if (util_parse_duration(val, &c->release_wait_ns, 10000000ull, 60000000000ull, e, sizeof(e)) < 0)
+			perr(p, "release_wait: %s", e);
+	} else if (!strcmp(key, "ping_count")) {
+		uint64_t v;
+
+		if (util_parse_u64(val, &v, 0, 64, e, sizeof(e)) < 0)
+			perr(p, "ping_count: %s", e);
+		else
+			c->ping_count = (unsigned)v;
+	} else if (!strcmp(key, "capture_snaplen")) {
+		uint64_t v;
+
+		if (util_parse_u64(val, &v, 64, 65535, e, sizeof(e)) < 0)
+			perr(p, "capture_snaplen: %s", e);
+		else
+			c->snaplen = (unsigned)v;
+	} else if (!strcmp(key, "journal_dir")) {
+		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -221,6 +256,31 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			perr(p, "peer: '%s' is not a port name", val);
 		else
 			util_strlcpy(pc->peer, val, sizeof(pc->peer));
+	} else if (!strcmp(key, "peer_address")) {
+		struct in6_addr a;
+
+		if (inet_pton(AF_INET, val, &a) != 1 && inet_pton(AF_INET6, val, &a) != 1)
+			perr(p, "peer_address: '%s' is not an IPv4 or IPv6 address", val);
+		else
+			util_strlcpy(pc->peer_address, val, sizeof(pc->peer_address));
+	} else if (!strcmp(key, "recover")) {
+		if (!strcmp(val, "none"))
+			pc->recover = 0;
+		else if (!strcmp(val, "reprogram"))
+			pc->recover = 1;
+		else
+			perr(p, "recover: '%s' is not one of none, reprogram", val);
+	} else if (!strcmp(key, "promisc_capture")) {
+		if (util_parse_bool(val, &pc->promisc_capture, e, sizeof(e)) < 0)
+			perr(p, "promisc_capture: %s", e);
+		pc->promisc_capture |= 2;       /* explicitly set */
+	} else if (!strcmp(key, "probe")) {
+		if (pc->nprobe >= 4)
+			perr(p, "probe: at most 4 probes per port");
+		else if (!*val)
+			perr(p, "probe: empty command");
+		else if (set_str(p, pc->probe[pc->nprobe], sizeof(pc->probe[0]), key, val) == 0)
+			pc->nprobe++;
 	} else if (!strcmp(key, "stats_file")) {
 		set_path(p, pc->stats_file, sizeof(pc->stats_file), key, val, 0);
 	} else if (!strcmp(key, "info_file")) {
@@ -300,6 +360,14 @@ static void defaults(struct conf *c, const char *path)
 	c->cooldown_ns = 10000000000ull;
 	c->incidents_per_hour = 30;
 	c->incident_max_ns = 60000000000ull;
+	c->observe_ns = 400000000ull;
+	c->observe_every_ns = 10000000ull;
+	c->ping_count = 5;
+	c->capture_ns = 300000000ull;
+	c->snaplen = 128;
+	c->probe_timeout_ns = 5000000000ull;
+	c->reprogram_every_ns = 10000000000ull;
+	c->release_wait_ns = 1000000000ull;
 }
 
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
@@ -395,6 +463,7 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		p.line = pc->line;
 		if (!pc->ifname[0] && !pc->stats_file[0])
 			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
+		pc->promisc_capture = (pc->promisc_capture & 2) ? (pc->promisc_capture & 1) : 1;
 		if (!(pc->track & 0x80u))
 			pc->track = TRACK_ENGINE | TRACK_SOCK | TRACK_BPF;
 		pc->track &= ~0x80u;

@@ -29,6 +29,11 @@ struct port_conf {
 	unsigned track;              /* TRACK_* flow sources */
 	uint64_t stall_ns;           /* stall threshold; 0 = daemon default */
 	char peer[32];               /* the other port of a back-to-back pair */
+	char peer_address[64];       /* pinged from this port's namespace */
+	int recover;                 /* 1: reprogram allowed */
+	int promisc_capture;         /* 1: promiscuous capture allowed */
+	char probe[4][512];          /* external probe command lines */
+	unsigned nprobe;
 	unsigned line;               /* where the [port] section starts */
 };
 
@@ -46,6 +51,15 @@ struct conf {
 	uint64_t cooldown_ns;        /* between incidents of one port group */
 	unsigned incidents_per_hour;
 	uint64_t incident_max_ns;    /* an unreleased incident ends after this */
+	uint64_t observe_ns;         /* fast observation window */
+	uint64_t observe_every_ns;   /* its sampling interval */
+	unsigned ping_count;
+	uint64_t capture_ns;         /* each capture's duration */
+	unsigned snaplen;
+	char journal_dir[PATH_MAX];  /* "" = the system journal */
+	uint64_t probe_timeout_ns;
+	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
+	uint64_t release_wait_ns;    /* how long to watch for a release */
 	struct port_conf *ports;
 	unsigned nports;
 };

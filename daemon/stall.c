@@ -43,6 +43,7 @@ struct sflow {
 
 struct inc_flow {
 	char tuple[160];
+	char norm[160];                 /* endpoints in a fixed order */
 	enum flow_src_kind src;
 	uint64_t session;
 	int pid;
@@ -230,6 +231,8 @@ static void flow_tuple(const struct sflow *f, char *buf, size_t len)
 	flow_key_format(&f->obs.key, buf, len);
 }
 
+static void norm_tuple(const struct sflow *f, char *buf, size_t len);
+
 static void inc_add_flow(struct incident *inc, struct sflow *f)
 {
 	struct inc_flow *x;
@@ -249,6 +252,7 @@ static void inc_add_flow(struct incident *inc, struct sflow *f)
 	x = &inc->flows[inc->nflows++];
 	memset(x, 0, sizeof(*x));
 	util_strlcpy(x->tuple, tuple, sizeof(x->tuple));
+	norm_tuple(f, x->norm, sizeof(x->norm));
 	x->src = f->obs.src;
 	x->session = f->obs.session;
 	x->pid = f->obs.pid;
@@ -1050,6 +1054,66 @@ struct json_object *stall_engines_json(struct stall *s)
 	json_object_object_add(o, "poll_cost_us",
 			       json_object_new_double((double)s->poll_cost_ns / 1000.0));
 	return o;
+}
+
+size_t stall_incident_owners(struct stall *s, const struct incident *inc,
+			     struct stall_owner *out, size_t max)
+{
+	size_t n = 0;
+	char g[72], t[160];
+
+	for (unsigned h = 0; h < NHASH; h++)
+		for (struct sflow *f = s->hash[h]; f; f = f->next) {
+			int match = 0;
+
+			if (!f->obs.pid && !f->obs.inode)
+				continue;
+			group_of(s, f->port, g, sizeof(g));
+			if (strcmp(g, inc->group))
+				continue;
+			norm_tuple(f, t, sizeof(t));
+			for (unsigned i = 0; i < inc->nflows && !match; i++)
+				match = !strcmp(inc->flows[i].norm, t);
+			if (!match)
+				continue;
+			for (size_t j = 0; j < n; j++)
+				if ((f->obs.pid && out[j].pid == f->obs.pid) ||
+				    (f->obs.inode && out[j].inode == f->obs.inode))
+					match = 0;
+			if (!match || n >= max)
+				continue;
+			out[n].pid = f->obs.pid;
+			out[n].inode = f->obs.inode;
+			util_strlcpy(out[n].port, f->port, sizeof(out[n].port));
+			util_strlcpy(out[n].tuple, t, sizeof(out[n].tuple));
+			n++;
+		}
+	return n;
+}
+
+int incident_ended(const struct incident *inc)
+{
+	return inc->ended;
+}
+
+int incident_released(const struct incident *inc)
+{
+	return inc->ended && inc->released;
+}
+
+const char *incident_group(const struct incident *inc)
+{
+	return inc->group;
+}
+
+uint64_t incident_opened_ns(const struct incident *inc)
+{
+	return inc->open_mono_ns;
+}
+
+struct incident *stall_incident(struct stall *s, uint64_t id)
+{
+	return id ? inc_by_id(s, id) : inc_by_id(s, s->ninc);
 }
 
 uint64_t incident_id(const struct incident *inc)

@@ -45,6 +45,21 @@ struct json_object *stall_incidents_json(struct stall *s);
 struct json_object *stall_engines_json(struct stall *s);
 
 /* Incident accessors for the forensic sequence. */
+struct stall_owner {
+	int pid;                /* 0: unknown (resolve inode) */
+	uint64_t inode;         /* socket inode, 0 for engine flows */
+	char port[32];
+	char tuple[160];
+};
+/* Processes (engine pid, or socket inode) of every flow, on either end,
+ * that shares a connection with the incident's stalled flows. */
+size_t stall_incident_owners(struct stall *s, const struct incident *inc,
+			     struct stall_owner *out, size_t max);
+struct incident *stall_incident(struct stall *s, uint64_t id); /* 0: newest */
+int incident_ended(const struct incident *inc);
+int incident_released(const struct incident *inc);
+const char *incident_group(const struct incident *inc);
+uint64_t incident_opened_ns(const struct incident *inc);
 uint64_t incident_id(const struct incident *inc);
 const char *incident_port(const struct incident *inc);
 struct json_object *incident_json(const struct incident *inc);

@@ -1,0 +1,76 @@
+/* probe_exec: run an external probe command (onload_stackdump, ip, ...)
+ * asynchronously in the daemon's loop, without a shell.
+ *
+ * The child gets a fixed environment (PATH=/usr/sbin:/usr/bin:/sbin:/bin,
+ * LANG=C), stdin /dev/null, stdout+stderr into one non-blocking pipe read by
+ * the loop, no other fds, default signal handling, its own process group and
+ * optionally the network namespace nsfd. Exit is watched with a pidfd; at
+ * the timeout the group gets SIGTERM, PROBE_EXEC_GRACE_NS later SIGKILL.
+ * Output beyond max_output is read and discarded (counted in dropped). When
+ * the command exits, leftover members of its process group are killed.
+ *
+ * Children are reaped with waitid(P_PID): nothing else in the daemon may
+ * reap arbitrary children (waitpid(-1)) or set SIGCHLD to SIG_IGN. */
+#ifndef NICSTALL_PROBE_EXEC_H
+#define NICSTALL_PROBE_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct loop;
+struct json_object;
+struct probe_exec;
+
+#define PROBE_EXEC_GRACE_NS 500000000ull        /* SIGTERM -> SIGKILL */
+#define PROBE_EXEC_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct probe_exec_result {
+	int exited;             /* exited normally; status is its exit code */
+	int status;
+	int signaled;           /* killed by signo */
+	int signo;
+	int timed_out;          /* we sent SIGTERM (and maybe SIGKILL) */
+	int not_found;          /* command not found: nothing ran */
+	int truncated;          /* dropped > 0 */
+	size_t out_len;         /* bytes in out (<= max_output) */
+	size_t dropped;         /* output bytes read and discarded */
+	char *out;              /* stdout+stderr, NUL-terminated (not counted) */
+	uint64_t start_ns, end_ns;      /* CLOCK_MONOTONIC */
+	char error[256];        /* why it did not run or how it failed; "" if ok */
+};
+
+typedef void (*probe_exec_done_fn)(struct probe_exec *p, void *arg);
+
+/* Start argv (argv[0] a path, or a name looked up in PROBE_EXEC_PATH).
+ * nsfd: -1 = own namespace, else a network namespace fd the child enters.
+ * timeout_ns 0 = no timeout. done is called exactly once, from the loop
+ * (never from inside probe_exec_start), also for a command not found; it may
+ * call probe_exec_free. Returns NULL with err only when the probe could not
+ * be set up at all (bad arguments, no memory, no pipe, fork failed). */
+struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int nsfd,
+				    uint64_t timeout_ns, size_t max_output,
+				    probe_exec_done_fn done, void *arg,
+				    char *err, size_t errlen);
+
+/* Valid once done has been called (before: the partial state). */
+const struct probe_exec_result *probe_exec_result(const struct probe_exec *p);
+int probe_exec_running(const struct probe_exec *p);
+
+/* Kill (SIGKILL to the group) and reap a still-running child without calling
+ * done, then free everything. NULL is fine. */
+void probe_exec_free(struct probe_exec *p);
+
+/* Fill the JSON object out: argv, exit/signal/timeout/not_found, times,
+ * output (invalid UTF-8 replaced by '?'), truncated/dropped, error.
+ * Returns 0 or -1 (ENOMEM / EINVAL). */
+int probe_exec_to_json(const struct probe_exec *p, struct json_object *out);
+
+/* Split a configured command line into a NULL-terminated argv without a
+ * shell: blanks separate words; '...' is literal; "..." allows \" and \\;
+ * outside quotes a backslash escapes the next character. Returns argc (> 0)
+ * and *argv (free with probe_exec_argv_free), or -1 with err naming the
+ * column (1-based) of an unbalanced quote or trailing backslash. */
+int probe_exec_split(const char *cmdline, char ***argv, char *err, size_t errlen);
+void probe_exec_argv_free(char **argv);
+
+#endif

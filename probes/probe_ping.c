@@ -1,0 +1,642 @@
+/* probe_ping: asynchronous ICMP/ICMPv6 echo probe on the daemon's loop. */
+#include "probe_ping.h"
+#include "loop.h"
+#include "netns.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <json-c/json.h>
+#include <linux/errqueue.h>
+#include <net/if.h>
+#include <netinet/icmp6.h>
+#include <netinet/in.h>
+#include <netinet/ip_icmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef ICMP_FILTER
+#define ICMP_FILTER 1           /* linux/icmp.h, clashes with netinet */
+#endif
+
+#define PING_DATALEN 56         /* payload after the 8-byte ICMP header */
+#define PING_TOKEN_OFF 8        /* token right after the ICMP header */
+#define RECV_BUDGET 64          /* datagrams per readable event */
+
+struct probe_ping {
+	struct loop *l;
+	int fd;
+	int family;
+	int raw;
+	int fd_added;
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in;
+		struct sockaddr_in6 in6;
+	} dst;
+	socklen_t dstlen;
+	char dst_text[INET6_ADDRSTRLEN + IFNAMSIZ + 2];
+	char ifname[IFNAMSIZ];
+	char nsname[128];
+	unsigned count;
+	unsigned next;           /* echoes attempted so far */
+	uint64_t interval_ns, timeout_ns;
+	uint16_t ident;
+	int ident_known;
+	uint64_t token;
+	double rtt_sum_ms;
+	struct loop_timer *tsend, *tdead;
+	probe_ping_done_fn done;
+	void *arg;
+	int finished;
+	struct probe_ping_result res;
+};
+
+static void ns_describe(int nsfd, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	if (nsfd < 0) {
+		snprintf(buf, len, "own netns");
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", nsfd);
+	n = readlink(path, buf, len > 0 ? len - 1 : 0);
+	if (n <= 0) {
+		snprintf(buf, len, "netns fd %d", nsfd);
+		return;
+	}
+	buf[n] = '\0';
+}
+
+static uint16_t inet_csum(const void *data, size_t len)
+{
+	const uint8_t *b = data;
+	uint32_t sum = 0;
+
+	for (; len > 1; len -= 2, b += 2)
+		sum += (uint32_t)b[0] << 8 | b[1];
+	if (len)
+		sum += (uint32_t)b[0] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return htons((uint16_t)~sum);
+}
+
+static void set_error(struct probe_ping *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_error(struct probe_ping *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->res.error[0])
+		return;         /* keep the first failure */
+	va_start(ap, fmt);
+	vsnprintf(p->res.error, sizeof(p->res.error), fmt, ap);
+	va_end(ap);
+}
+
+static void finish(struct probe_ping *p)
+{
+	probe_ping_done_fn done = p->done;
+
+	if (p->finished)
+		return;
+	p->finished = 1;
+	if (p->tsend)
+		loop_timer_set(p->tsend, 0, 0);
+	if (p->tdead)
+		loop_timer_set(p->tdead, 0, 0);
+	if (p->fd_added) {
+		loop_del_fd(p->l, p->fd);
+		p->fd_added = 0;
+	}
+	if (p->fd >= 0) {
+		close(p->fd);
+		p->fd = -1;
+	}
+	if (p->res.received)
+		p->res.rtt_avg_ms = p->rtt_sum_ms / p->res.received;
+	p->done = NULL;
+	if (done)
+		done(p, p->arg);        /* last: done may free p */
+}
+
+static int all_answered(const struct probe_ping *p)
+{
+	return p->next >= p->count && p->res.received >= p->res.sent;
+}
+
+static void send_one(struct probe_ping *p)
+{
+	uint8_t pkt[8 + PING_DATALEN];
+	unsigned i = p->next;
+	uint16_t seq = (uint16_t)i;
+	uint64_t now;
+
+	if (i >= p->count)
+		return;
+	memset(pkt, 0, sizeof(pkt));
+	pkt[0] = p->family == AF_INET ? ICMP_ECHO : ICMP6_ECHO_REQUEST;
+	pkt[1] = 0;
+	pkt[4] = (uint8_t)(p->ident >> 8);
+	pkt[5] = (uint8_t)p->ident;
+	pkt[6] = (uint8_t)(seq >> 8);
+	pkt[7] = (uint8_t)seq;
+	memcpy(pkt + PING_TOKEN_OFF, &p->token, sizeof(p->token));
+	for (size_t k = 16; k < sizeof(pkt); k++)
+		pkt[k] = (uint8_t)k;
+	if (p->family == AF_INET) {
+		uint16_t c = inet_csum(pkt, sizeof(pkt));
+
+		memcpy(pkt + 2, &c, 2);
+	}               /* ICMPv6: the kernel fills the checksum */
+	p->res.echo[i].seq = seq;
+	now = loop_mono_ns();
+	if (sendto(p->fd, pkt, sizeof(pkt), 0, &p->dst.sa, p->dstlen) < 0) {
+		set_error(p, "send echo %u to %s%s%s in %s: %s", (unsigned)seq,
+			  p->dst_text, p->ifname[0] ? " via " : "", p->ifname,
+			  p->nsname, strerror(errno));
+	} else {
+		p->res.echo[i].sent_ns = now;
+		p->res.sent++;
+		if (!p->ident_known && !p->raw) {
+			/* ping sockets use their local port as identifier */
+			union {
+				struct sockaddr sa;
+				struct sockaddr_in in;
+				struct sockaddr_in6 in6;
+			} me;
+			socklen_t ml = sizeof(me);
+
+			if (getsockname(p->fd, &me.sa, &ml) == 0) {
+				p->ident = ntohs(p->family == AF_INET ? me.in.sin_port
+						 : me.in6.sin6_port);
+				p->ident_known = 1;
+			}
+		}
+	}
+	p->next++;
+	if (p->next >= p->count) {
+		loop_timer_set(p->tsend, 0, 0);
+		if (all_answered(p)) {
+			finish(p);
+			return;
+		}
+		loop_timer_set(p->tdead, p->timeout_ns, 0);
+	}
+}
+
+static void on_send_timer(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	send_one(arg);
+}
+
+static void on_deadline(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	finish(arg);
+}
+
+/* Is this datagram (starting at an ICMP header) an echo reply of ours? */
+static void take_reply(struct probe_ping *p, const uint8_t *icmp, size_t len,
+		       uint64_t now)
+{
+	uint16_t id, seq;
+	uint64_t tok;
+	struct probe_ping_result *r = &p->res;
+	double ms;
+
+	if (len < 8 + PING_DATALEN / 4)
+		return;
+	if (icmp[0] != (p->family == AF_INET ? ICMP_ECHOREPLY : ICMP6_ECHO_REPLY) ||
+	    icmp[1] != 0)
+		return;
+	id = (uint16_t)(icmp[4] << 8 | icmp[5]);
+	seq = (uint16_t)(icmp[6] << 8 | icmp[7]);
+	if (p->raw && id != p->ident)
+		return;
+	memcpy(&tok, icmp + PING_TOKEN_OFF, sizeof(tok));
+	if (tok != p->token)
+		return;
+	if (seq >= p->next || seq >= PROBE_PING_MAX || !r->echo[seq].sent_ns ||
+	    r->echo[seq].replied)
+		return;         /* unknown, unsent, or a duplicate */
+	r->echo[seq].replied = 1;
+	r->echo[seq].rtt_ns = now > r->echo[seq].sent_ns ? now - r->echo[seq].sent_ns : 1;
+	ms = (double)r->echo[seq].rtt_ns / 1e6;
+	if (!r->received || ms < r->rtt_min_ms)
+		r->rtt_min_ms = ms;
+	if (!r->received || ms > r->rtt_max_ms)
+		r->rtt_max_ms = ms;
+	p->rtt_sum_ms += ms;
+	r->received++;
+}
+
+static int from_dst(const struct probe_ping *p, const void *from, socklen_t fl)
+{
+	if (p->family == AF_INET) {
+		const struct sockaddr_in *s = from;
+
+		return fl >= sizeof(*s) &&
+		       s->sin_addr.s_addr == p->dst.in.sin_addr.s_addr;
+	} else {
+		const struct sockaddr_in6 *s = from;
+
+		return fl >= sizeof(*s) &&
+		       !memcmp(&s->sin6_addr, &p->dst.in6.sin6_addr, 16);
+	}
+}
+
+/* ICMP errors about our echoes (IP_RECVERR): record the first one. */
+static void drain_errqueue(struct probe_ping *p)
+{
+	for (int n = 0; n < RECV_BUDGET; n++) {
+		uint8_t data[256];
+		union {
+			char buf[512];
+			struct cmsghdr align;
+		} cb;
+		struct iovec iov = { data, sizeof(data) };
+		struct msghdr mh = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = cb.buf, .msg_controllen = sizeof(cb.buf),
+		};
+		ssize_t len = recvmsg(p->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
+		const uint8_t *icmp = data;
+		size_t il;
+
+		if (len < 0)
+			return;
+		il = (size_t)len;
+		/* a raw socket may hand back the IP header first */
+		if (p->family == AF_INET && il >= 20 && (data[0] >> 4) == 4 &&
+		    (size_t)(data[0] & 0xf) * 4 + 16 <= il) {
+			size_t ihl = (size_t)(data[0] & 0xf) * 4;
+			uint64_t t;
+
+			memcpy(&t, data + ihl + PING_TOKEN_OFF, sizeof(t));
+			if (t == p->token) {
+				icmp = data + ihl;
+				il -= ihl;
+			}
+		}
+		if (il >= 16) {
+			uint64_t t;
+
+			memcpy(&t, icmp + PING_TOKEN_OFF, sizeof(t));
+			if (t != p->token)
+				continue;       /* someone else's echo */
+		} else if (p->raw)
+			continue;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			struct sock_extended_err ee;
+			char from[INET6_ADDRSTRLEN] = "?";
+			const struct sockaddr *off;
+
+			if (!((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+			      (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)))
+				continue;
+			if (c->cmsg_len < CMSG_LEN(sizeof(ee)))
+				continue;
+			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
+			if (c->cmsg_len >= CMSG_LEN(sizeof(ee) + sizeof(struct sockaddr_in6))) {
+				off = (const struct sockaddr *)(CMSG_DATA(c) + sizeof(ee));
+				if (off->sa_family == AF_INET)
+					inet_ntop(AF_INET,
+						  &((const struct sockaddr_in *)(const void *)off)->sin_addr,
+						  from, sizeof(from));
+				else if (off->sa_family == AF_INET6)
+					inet_ntop(AF_INET6,
+						  &((const struct sockaddr_in6 *)(const void *)off)->sin6_addr,
+						  from, sizeof(from));
+			}
+			set_error(p, "echo to %s in %s: %s (ICMP type %u code %u from %s)",
+				  p->dst_text, p->nsname,
+				  strerror((int)ee.ee_errno), ee.ee_type, ee.ee_code, from);
+		}
+	}
+}
+
+static void on_readable(int fd, uint32_t events, void *arg)
+{
+	struct probe_ping *p = arg;
+
+	if (events & EPOLLERR)
+		drain_errqueue(p);
+	for (int n = 0; n < RECV_BUDGET; n++) {
+		uint8_t buf[2048];
+		union {
+			struct sockaddr sa;
+			struct sockaddr_in in;
+			struct sockaddr_in6 in6;
+		} from;
+		socklen_t fl = sizeof(from);
+		ssize_t len = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, &from.sa, &fl);
+		uint64_t now = loop_mono_ns();
+		const uint8_t *icmp = buf;
+		size_t il;
+
+		if (len < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				break;
+			if (errno == EHOSTUNREACH || errno == ENETUNREACH ||
+			    errno == ECONNREFUSED) {
+				drain_errqueue(p);
+				continue;
+			}
+			set_error(p, "receive echo replies from %s in %s: %s",
+				  p->dst_text, p->nsname, strerror(errno));
+			break;
+		}
+		il = (size_t)len;
+		if (p->raw && p->family == AF_INET) {
+			size_t ihl;
+
+			if (il < 20 || (buf[0] >> 4) != 4)
+				continue;
+			ihl = (size_t)(buf[0] & 0xf) * 4;
+			if (ihl < 20 || ihl > il)
+				continue;
+			icmp += ihl;
+			il -= ihl;
+		}
+		if (!from_dst(p, &from, fl))
+			continue;
+		take_reply(p, icmp, il, now);
+	}
+	if (all_answered(p))
+		finish(p);
+}
+
+static int parse_dst(struct probe_ping *p, const char *text, char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + IFNAMSIZ + 2], *pct;
+
+	if (!text || !*text || strlen(text) >= sizeof(addr)) {
+		snprintf(err, errlen, "ping: destination address \"%s\" is empty or too long",
+			 text ? text : "(null)");
+		return -1;
+	}
+	snprintf(p->dst_text, sizeof(p->dst_text), "%s", text);
+	snprintf(addr, sizeof(addr), "%s", text);
+	pct = strchr(addr, '%');
+	if (pct)
+		*pct++ = '\0';
+	if (!pct && inet_pton(AF_INET, addr, &p->dst.in.sin_addr) == 1) {
+		p->family = AF_INET;
+		p->dst.in.sin_family = AF_INET;
+		p->dstlen = sizeof(p->dst.in);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, addr, &p->dst.in6.sin6_addr) == 1) {
+		p->family = AF_INET6;
+		p->dst.in6.sin6_family = AF_INET6;
+		p->dstlen = sizeof(p->dst.in6);
+		return 0;
+	}
+	snprintf(err, errlen, "ping: \"%s\" is not an IPv4 or IPv6 address literal", text);
+	return -1;
+}
+
+/* Scope of an IPv6 link-local destination: "%IF" or "%N", else ifname.
+ * Resolved on the socket, so inside its namespace. */
+static int resolve_scope(struct probe_ping *p, char *err, size_t errlen)
+{
+	const char *pct = strchr(p->dst_text, '%');
+	const char *name = pct ? pct + 1 : p->ifname;
+	struct ifreq ifr;
+	char *end;
+	unsigned long v;
+
+	if (p->family != AF_INET6 || !*name)
+		return 0;
+	if (!pct && !IN6_IS_ADDR_LINKLOCAL(&p->dst.in6.sin6_addr) &&
+	    !IN6_IS_ADDR_MC_LINKLOCAL(&p->dst.in6.sin6_addr))
+		return 0;
+	v = strtoul(name, &end, 10);
+	if (*name >= '0' && *name <= '9' && !*end && v > 0 && v < 0x7fffffff) {
+		p->dst.in6.sin6_scope_id = (uint32_t)v;
+		return 0;
+	}
+	if (strlen(name) >= IFNAMSIZ) {
+		snprintf(err, errlen, "ping %s: scope interface name too long", p->dst_text);
+		return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(p->fd, SIOCGIFINDEX, &ifr) < 0) {
+		snprintf(err, errlen, "ping %s: scope interface %s in %s: %s",
+			 p->dst_text, name, p->nsname, strerror(errno));
+		return -1;
+	}
+	p->dst.in6.sin6_scope_id = (uint32_t)ifr.ifr_ifindex;
+	return 0;
+}
+
+static int open_socket(struct probe_ping *p, int nsfd, char *err, size_t errlen)
+{
+	int proto = p->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+	int on = 1;
+
+	p->fd = netns_socket(nsfd, p->family, SOCK_DGRAM | SOCK_NONBLOCK, proto);
+	if (p->fd < 0 && (errno == EACCES || errno == EPERM ||
+			  errno == EPROTONOSUPPORT || errno == EAFNOSUPPORT)) {
+		/* net.ipv4.ping_group_range excludes us: raw socket */
+		p->fd = netns_socket(nsfd, p->family, SOCK_RAW | SOCK_NONBLOCK, proto);
+		p->raw = 1;
+	}
+	if (p->fd < 0) {
+		snprintf(err, errlen, "ping %s: ICMP%s socket in %s: %s", p->dst_text,
+			 p->family == AF_INET6 ? "v6" : "", p->nsname, strerror(errno));
+		return -1;
+	}
+	snprintf(p->res.method, sizeof(p->res.method), "%s", p->raw ? "raw" : "dgram");
+	if (p->ifname[0] &&
+	    setsockopt(p->fd, SOL_SOCKET, SO_BINDTODEVICE, p->ifname,
+		       (socklen_t)strlen(p->ifname) + 1) < 0) {
+		snprintf(err, errlen, "ping %s: bind to interface %s in %s: %s",
+			 p->dst_text, p->ifname, p->nsname, strerror(errno));
+		return -1;
+	}
+	if (p->family == AF_INET) {
+		setsockopt(p->fd, SOL_IP, IP_RECVERR, &on, sizeof(on));
+		if (p->raw) {
+			uint32_t filt = ~(1u << ICMP_ECHOREPLY);
+
+			setsockopt(p->fd, SOL_RAW, ICMP_FILTER, &filt, sizeof(filt));
+		}
+	} else {
+		setsockopt(p->fd, SOL_IPV6, IPV6_RECVERR, &on, sizeof(on));
+		if (p->raw) {
+			struct icmp6_filter f;
+
+			ICMP6_FILTER_SETBLOCKALL(&f);
+			ICMP6_FILTER_SETPASS(ICMP6_ECHO_REPLY, &f);
+			setsockopt(p->fd, IPPROTO_ICMPV6, ICMP6_FILTER, &f, sizeof(f));
+		}
+	}
+	return resolve_scope(p, err, errlen);
+}
+
+struct probe_ping *probe_ping_start(struct loop *l, int nsfd, const char *ifname,
+				    const char *dst_text, unsigned count,
+				    uint64_t interval_ns, uint64_t timeout_ns,
+				    probe_ping_done_fn done, void *arg,
+				    char *err, size_t errlen)
+{
+	struct probe_ping *p;
+	char dummy[1];
+
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = '\0';
+	if (!l || !done) {
+		snprintf(err, errlen, "ping: no loop or completion callback");
+		return NULL;
+	}
+	if (count < 1 || count > PROBE_PING_MAX) {
+		snprintf(err, errlen, "ping %s: count %u out of range 1..%d",
+			 dst_text ? dst_text : "(null)", count, PROBE_PING_MAX);
+		return NULL;
+	}
+	if (ifname && strlen(ifname) >= IFNAMSIZ) {
+		snprintf(err, errlen, "ping: interface name \"%s\" too long", ifname);
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "ping: out of memory");
+		return NULL;
+	}
+	p->l = l;
+	p->fd = -1;
+	p->count = count;
+	p->interval_ns = interval_ns ? interval_ns : PROBE_PING_DEF_INTERVAL_NS;
+	p->timeout_ns = timeout_ns ? timeout_ns : PROBE_PING_DEF_TIMEOUT_NS;
+	p->done = done;
+	p->arg = arg;
+	if (ifname)
+		snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
+	ns_describe(nsfd, p->nsname, sizeof(p->nsname));
+	if (parse_dst(p, dst_text, err, errlen) < 0)
+		goto fail;
+	if (getrandom(&p->token, sizeof(p->token), GRND_NONBLOCK) != sizeof(p->token))
+		p->token = loop_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)p;
+	p->ident = (uint16_t)(p->token >> 48);
+	if (open_socket(p, nsfd, err, errlen) < 0)
+		goto fail;
+	if (p->raw)
+		p->ident_known = 1;
+	if (loop_add_fd(l, p->fd, EPOLLIN, on_readable, p) < 0) {
+		snprintf(err, errlen, "ping %s: add socket to loop: %s", p->dst_text,
+			 strerror(errno));
+		goto fail;
+	}
+	p->fd_added = 1;
+	p->tsend = loop_timer_new(l, on_send_timer, p);
+	p->tdead = loop_timer_new(l, on_deadline, p);
+	/* first echo on the loop's next turn, then every interval */
+	if (!p->tsend || !p->tdead || loop_timer_set(p->tsend, 1, p->interval_ns) < 0) {
+		snprintf(err, errlen, "ping %s: timers: %s", p->dst_text, strerror(errno));
+		goto fail;
+	}
+	return p;
+fail:
+	p->done = NULL;
+	probe_ping_free(p);
+	return NULL;
+}
+
+const struct probe_ping_result *probe_ping_result(const struct probe_ping *p)
+{
+	return p ? &p->res : NULL;
+}
+
+int probe_ping_finished(const struct probe_ping *p)
+{
+	return p && p->finished;
+}
+
+void probe_ping_free(struct probe_ping *p)
+{
+	if (!p)
+		return;
+	p->done = NULL;
+	loop_timer_free(p->tsend);
+	loop_timer_free(p->tdead);
+	if (p->fd_added)
+		loop_del_fd(p->l, p->fd);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+}
+
+static struct json_object *jdouble_or_null(int ok, double v)
+{
+	return ok ? json_object_new_double(v) : NULL;
+}
+
+int probe_ping_to_json(const struct probe_ping *p, struct json_object *obj)
+{
+	const struct probe_ping_result *r;
+	struct json_object *arr;
+
+	if (!p || !obj || !json_object_is_type(obj, json_type_object))
+		return -1;
+	r = &p->res;
+	json_object_object_add(obj, "dst", json_object_new_string(p->dst_text));
+	json_object_object_add(obj, "ifname",
+			       p->ifname[0] ? json_object_new_string(p->ifname) : NULL);
+	json_object_object_add(obj, "netns", json_object_new_string(p->nsname));
+	json_object_object_add(obj, "family",
+			       json_object_new_string(p->family == AF_INET6 ? "ipv6" : "ipv4"));
+	json_object_object_add(obj, "method", json_object_new_string(r->method));
+	if (p->ident_known)
+		json_object_object_add(obj, "ident", json_object_new_int(p->ident));
+	json_object_object_add(obj, "count", json_object_new_int64(p->count));
+	json_object_object_add(obj, "interval_ms",
+			       json_object_new_double((double)p->interval_ns / 1e6));
+	json_object_object_add(obj, "timeout_ms",
+			       json_object_new_double((double)p->timeout_ns / 1e6));
+	json_object_object_add(obj, "finished", json_object_new_boolean(p->finished));
+	json_object_object_add(obj, "sent", json_object_new_int64(r->sent));
+	json_object_object_add(obj, "received", json_object_new_int64(r->received));
+	json_object_object_add(obj, "lost",
+			       json_object_new_int64(r->sent > r->received ?
+						     r->sent - r->received : 0));
+	json_object_object_add(obj, "rtt_min_ms", jdouble_or_null(r->received, r->rtt_min_ms));
+	json_object_object_add(obj, "rtt_avg_ms",
+			       jdouble_or_null(r->received && p->finished, r->rtt_avg_ms));
+	json_object_object_add(obj, "rtt_max_ms", jdouble_or_null(r->received, r->rtt_max_ms));
+	json_object_object_add(obj, "error",
+			       r->error[0] ? json_object_new_string(r->error) : NULL);
+	arr = json_object_new_array();
+	if (!arr)
+		return -1;
+	for (unsigned i = 0; i < p->next && i < PROBE_PING_MAX; i++) {
+		struct json_object *e = json_object_new_object();
+
+		if (!e)
+			return -1;
+		json_object_object_add(e, "seq", json_object_new_int(r->echo[i].seq));
+		json_object_object_add(e, "sent_ns",
+				       json_object_new_int64((int64_t)r->echo[i].sent_ns));
+		json_object_object_add(e, "replied", json_object_new_boolean(r->echo[i].replied));
+		json_object_object_add(e, "rtt_ms",
+				       jdouble_or_null(r->echo[i].replied,
+						       (double)r->echo[i].rtt_ns / 1e6));
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(obj, "echoes", arr);
+	return 0;
+}

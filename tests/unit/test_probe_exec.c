@@ -1,0 +1,565 @@
+/* Unit tests: external probe commands run from the loop. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "loop.h"
+#include "probe_exec.h"
+
+#define MS 1000000ull
+
+struct ctx {
+	struct loop *l;
+	struct loop_timer *guard, *settle, *tick;
+	struct probe_exec *p;
+	int done_calls;
+	int guard_fired;
+	int ticks;
+	uint64_t done_ns;
+};
+
+static void guard_cb(struct loop_timer *t, void *arg)
+{
+	struct ctx *c = arg;
+
+	(void)t;
+	c->guard_fired = 1;
+	loop_stop(c->l);
+}
+
+static void settle_cb(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	loop_stop(((struct ctx *)arg)->l);
+}
+
+static void tick_cb(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	((struct ctx *)arg)->ticks++;
+}
+
+static void done_cb(struct probe_exec *p, void *arg)
+{
+	struct ctx *c = arg;
+
+	c->done_calls++;
+	c->p = p;
+	c->done_ns = loop_mono_ns();
+	/* keep running a little: a second call of done would be counted */
+	loop_timer_set(c->settle, 50 * MS, 0);
+}
+
+static void ctx_init(struct ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->l = loop_new();
+	assert_non_null(c->l);
+	c->guard = loop_timer_new(c->l, guard_cb, c);
+	c->settle = loop_timer_new(c->l, settle_cb, c);
+	c->tick = loop_timer_new(c->l, tick_cb, c);
+	assert_non_null(c->guard);
+	assert_non_null(c->settle);
+	assert_non_null(c->tick);
+}
+
+static void ctx_run(struct ctx *c, uint64_t guard_ns)
+{
+	assert_int_equal(loop_timer_set(c->guard, guard_ns, 0), 0);
+	assert_int_equal(loop_run(c->l), 0);
+	assert_false(c->guard_fired);
+	assert_int_equal(c->done_calls, 1);
+}
+
+static void ctx_fini(struct ctx *c)
+{
+	probe_exec_free(c->p);
+	loop_timer_free(c->guard);
+	loop_timer_free(c->settle);
+	loop_timer_free(c->tick);
+	loop_free(c->l);
+}
+
+static struct probe_exec *start(struct ctx *c, const char *const *argv, int nsfd,
+				uint64_t timeout_ns, size_t max_out)
+{
+	char err[256] = "";
+	struct probe_exec *p = probe_exec_start(c->l, argv, nsfd, timeout_ns, max_out,
+						done_cb, c, err, sizeof(err));
+
+	if (!p)
+		fail_msg("probe_exec_start: %s", err);
+	assert_int_equal(c->done_calls, 0);     /* never from inside start */
+	return p;
+}
+
+static void probe_exec_start__echo__exit0_and_output(void **state)
+{
+	const char *argv[] = { "/bin/echo", "hello", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->exited);
+	assert_int_equal(r->status, 0);
+	assert_false(r->signaled);
+	assert_false(r->timed_out);
+	assert_false(r->not_found);
+	assert_int_equal(r->out_len, 6);
+	assert_string_equal(r->out, "hello\n");
+	assert_int_equal(r->dropped, 0);
+	assert_string_equal(r->error, "");
+	assert_true(r->end_ns >= r->start_ns);
+	assert_false(probe_exec_running(c.p));
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__name_in_path_exit3__status3(void **state)
+{
+	const char *argv[] = { "sh", "-c", "echo out; echo err >&2; exit 3", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->exited);
+	assert_int_equal(r->status, 3);
+	assert_non_null(strstr(r->out, "out\n"));
+	assert_non_null(strstr(r->out, "err\n"));       /* stderr in the same pipe */
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__sleeps_forever__timed_out_loop_not_blocked(void **state)
+{
+	const char *argv[] = { "sleep", "1000", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	assert_int_equal(loop_timer_set(c.tick, 20 * MS, 20 * MS), 0);
+	start(&c, argv, -1, 200 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->timed_out);
+	assert_true(r->signaled);
+	assert_int_equal(r->signo, SIGTERM);
+	assert_false(r->exited);
+	assert_true(r->end_ns - r->start_ns >= 190 * MS);
+	assert_true(r->end_ns - r->start_ns < 1000 * MS);
+	assert_true(c.ticks >= 5);      /* the loop kept running meanwhile */
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__ignores_sigterm__killed_after_grace(void **state)
+{
+	const char *argv[] = { "sh", "-c", "trap '' TERM; while :; do sleep 0.05; done", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 200 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->timed_out);
+	assert_true(r->signaled);
+	assert_int_equal(r->signo, SIGKILL);
+	assert_true(r->end_ns - r->start_ns >= 200 * MS + PROBE_EXEC_GRACE_NS - 20 * MS);
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__flooding_output__capped_and_killed(void **state)
+{
+	const char *argv[] = { "yes", "flood", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	assert_int_equal(loop_timer_set(c.tick, 20 * MS, 20 * MS), 0);
+	start(&c, argv, -1, 300 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_int_equal(r->out_len, 4096);
+	assert_int_equal(strlen(r->out), 4096);
+	assert_memory_equal(r->out, "flood\nflood\n", 12);
+	assert_true(r->dropped > 0);
+	assert_true(r->truncated);
+	assert_true(r->timed_out);
+	assert_true(r->signaled);
+	assert_true(c.ticks >= 8);
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__missing_command__not_found_from_loop(void **state)
+{
+	const char *argv[] = { "onload_stackdump_probe_exec_test", "lots", NULL };
+	const char *argv2[] = { "/nonexistent/onload_stackdump", "lots", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 1000 * MS, 4096);
+	ctx_run(&c, 2000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->not_found);
+	assert_false(r->exited);
+	assert_non_null(strstr(r->error, "command not found: onload_stackdump_probe_exec_test"));
+	assert_int_equal(r->out_len, 0);
+	assert_non_null(r->out);
+	ctx_fini(&c);
+
+	ctx_init(&c);
+	start(&c, argv2, -1, 1000 * MS, 4096);
+	ctx_run(&c, 2000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->not_found);
+	assert_non_null(strstr(r->error, "/nonexistent/onload_stackdump"));
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__parent_env_and_fds__not_inherited(void **state)
+{
+	const char *env_argv[] = { "env", NULL };
+	const char *fd_argv[] = { "ls", "/proc/self/fd", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+	int fd;
+
+	(void)state;
+	assert_int_equal(setenv("SECRET", "hunter2", 1), 0);
+	ctx_init(&c);
+	start(&c, env_argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_int_equal(r->status, 0);
+	assert_null(strstr(r->out, "hunter2"));
+	assert_null(strstr(r->out, "SECRET"));
+	assert_string_equal(r->out, "PATH=/usr/sbin:/usr/bin:/sbin:/bin\nLANG=C\n");
+	ctx_fini(&c);
+	unsetenv("SECRET");
+
+	/* an inheritable fd of ours must not reach the child */
+	fd = open("/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(dup2(fd, 57), 57);
+	ctx_init(&c);
+	start(&c, fd_argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_int_equal(r->status, 0);
+	assert_null(strstr(r->out, "57"));
+	assert_non_null(strstr(r->out, "0\n1\n2\n"));
+	ctx_fini(&c);
+	close(57);
+	close(fd);
+}
+
+static void probe_exec_start__reads_stdin__gets_dev_null(void **state)
+{
+	const char *argv[] = { "cat", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 2000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_false(r->timed_out);
+	assert_true(r->exited);
+	assert_int_equal(r->status, 0);
+	assert_int_equal(r->out_len, 0);
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__background_child_holds_pipe__done_at_exit(void **state)
+{
+	const char *argv[] = { "sh", "-c", "sleep 1000 & echo started", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+	int st = 0, reaped = 0;
+
+	(void)state;
+	/* the orphaned sleep becomes our child, so we can see it die */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ctx_init(&c);
+	start(&c, argv, -1, 3000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->exited);
+	assert_int_equal(r->status, 0);
+	assert_false(r->timed_out);
+	assert_string_equal(r->out, "started\n");
+	assert_true(r->end_ns - r->start_ns < 2000 * MS);
+	ctx_fini(&c);
+	for (int i = 0; i < 100 && !reaped; i++) {
+		if (waitpid(-1, &st, WNOHANG) > 0)
+			reaped = 1;
+		else
+			usleep(10000);
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	assert_true(reaped);    /* the leftover group member was killed */
+	assert_true(WIFSIGNALED(st));
+	assert_int_equal(WTERMSIG(st), SIGKILL);
+}
+
+/* Our own first non-loopback interface, or "" if there is none. */
+static void host_iface(char *name, size_t len)
+{
+	struct if_nameindex *ifs = if_nameindex(), *i;
+
+	name[0] = '\0';
+	for (i = ifs; i && i->if_index; i++)
+		if (strcmp(i->if_name, "lo")) {
+			snprintf(name, len, "%s:", i->if_name);
+			break;
+		}
+	if (ifs)
+		if_freenameindex(ifs);
+}
+
+static void probe_exec_start__nsfd__sees_only_that_namespace(void **state)
+{
+	const char *argv[] = { "/bin/cat", "/proc/net/dev", NULL };
+	const struct probe_exec_result *r;
+	char host[IF_NAMESIZE + 2];
+	struct ctx c;
+	int own, ns;
+
+	(void)state;
+	host_iface(host, sizeof(host));
+	if (!host[0])
+		skip();         /* nothing to tell the namespaces apart by */
+	own = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	assert_true(own >= 0);
+	if (unshare(CLONE_NEWNET) < 0) {
+		close(own);
+		skip();         /* no CAP_SYS_ADMIN */
+	}
+	ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	assert_int_equal(setns(own, CLONE_NEWNET), 0);
+	assert_true(ns >= 0);
+
+	ctx_init(&c);
+	start(&c, argv, ns, 5000 * MS, 65536);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_int_equal(r->status, 0);
+	assert_non_null(strstr(r->out, "lo:"));
+	assert_null(strstr(r->out, host));
+	ctx_fini(&c);
+
+	/* control: in our own namespace the host interface is there */
+	ctx_init(&c);
+	start(&c, argv, -1, 5000 * MS, 65536);
+	ctx_run(&c, 5000 * MS);
+	assert_non_null(strstr(probe_exec_result(c.p)->out, host));
+	ctx_fini(&c);
+	close(ns);
+	close(own);
+}
+
+static void probe_exec_start__nsfd_not_a_netns__setup_error(void **state)
+{
+	const char *argv[] = { "/bin/echo", "never", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(fd >= 0);
+	ctx_init(&c);
+	start(&c, argv, fd, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->exited);
+	assert_int_equal(r->status, 127);
+	assert_false(r->not_found);
+	assert_non_null(strstr(r->error, "entering the network namespace"));
+	assert_null(strstr(r->out, "never"));
+	ctx_fini(&c);
+	close(fd);
+}
+
+static int children_count(void)
+{
+	char path[64], buf[256];
+	int fd, n;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	n = 0;
+	for (char *p = strtok(buf, " \n"); p; p = strtok(NULL, " \n"))
+		n++;
+	return n;
+}
+
+static void probe_exec_free__running_child__killed_and_reaped(void **state)
+{
+	const char *argv[] = { "sleep", "1000", NULL };
+	struct ctx c;
+	struct probe_exec *p;
+
+	(void)state;
+	ctx_init(&c);
+	assert_int_equal(children_count(), 0);
+	p = start(&c, argv, -1, 0, 4096);
+	assert_true(probe_exec_running(p));
+	assert_int_equal(children_count(), 1);
+	probe_exec_free(p);
+	assert_int_equal(children_count(), 0);
+	assert_int_equal(c.done_calls, 0);
+	ctx_fini(&c);
+}
+
+static void probe_exec_to_json__echo__fields(void **state)
+{
+	const char *argv[] = { "/bin/echo", "hello", NULL };
+	struct json_object *o, *v;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	o = json_object_new_object();
+	assert_int_equal(probe_exec_to_json(c.p, o), 0);
+	assert_true(json_object_object_get_ex(o, "exit_code", &v));
+	assert_int_equal(json_object_get_int(v), 0);
+	assert_true(json_object_object_get_ex(o, "output", &v));
+	assert_string_equal(json_object_get_string(v), "hello\n");
+	assert_true(json_object_object_get_ex(o, "argv", &v));
+	assert_int_equal(json_object_array_length(v), 2);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(v, 1)), "hello");
+	assert_true(json_object_object_get_ex(o, "timed_out", &v));
+	assert_false(json_object_get_boolean(v));
+	assert_false(json_object_object_get_ex(o, "error", &v));
+	json_object_put(o);
+	ctx_fini(&c);
+}
+
+static void probe_exec_to_json__binary_output__valid_text(void **state)
+{
+	const char *argv[] = { "printf", "a\\377b\\000c\\303\\251", NULL };
+	struct json_object *o, *v;
+	struct ctx c;
+
+	(void)state;
+	ctx_init(&c);
+	start(&c, argv, -1, 5000 * MS, 4096);
+	ctx_run(&c, 5000 * MS);
+	assert_int_equal(probe_exec_result(c.p)->out_len, 7);
+	o = json_object_new_object();
+	assert_int_equal(probe_exec_to_json(c.p, o), 0);
+	assert_true(json_object_object_get_ex(o, "output", &v));
+	assert_string_equal(json_object_get_string(v), "a?b?c\xc3\xa9");
+	json_object_put(o);
+	ctx_fini(&c);
+}
+
+static void split_ok(const char *line, int n, const char *const *want)
+{
+	char err[128] = "";
+	char **argv = NULL;
+	int r = probe_exec_split(line, &argv, err, sizeof(err));
+
+	if (r != n)
+		fail_msg("split [%s]: %d words (want %d): %s", line, r, n, err);
+	for (int i = 0; i < n; i++)
+		assert_string_equal(argv[i], want[i]);
+	assert_null(argv[n]);
+	probe_exec_argv_free(argv);
+}
+
+static void split_err(const char *line, const char *want)
+{
+	char err[128] = "";
+	char **argv = (char **)1;
+
+	assert_int_equal(probe_exec_split(line, &argv, err, sizeof(err)), -1);
+	assert_null(argv);
+	if (!strstr(err, want))
+		fail_msg("split [%s]: error '%s' lacks '%s'", line, err, want);
+}
+
+static void probe_exec_split__cases__words(void **state)
+{
+	(void)state;
+	split_ok("onload_stackdump lots", 2, (const char *[]){ "onload_stackdump", "lots" });
+	split_ok("  a\t b  ", 2, (const char *[]){ "a", "b" });
+	split_ok("a \"b c\" 'd e' f\\ g", 4, (const char *[]){ "a", "b c", "d e", "f g" });
+	split_ok("\"a\\\"b\\\\c\\n\"", 1, (const char *[]){ "a\"b\\c\\n" });
+	split_ok("'it''s' x", 2, (const char *[]){ "its", "x" });
+	split_ok("'a \"b\" \\c'", 1, (const char *[]){ "a \"b\" \\c" });
+	split_ok("x '' y", 3, (const char *[]){ "x", "", "y" });
+	split_ok("pre\"mid dle\"post", 1, (const char *[]){ "premid dlepost" });
+	split_ok("$HOME;rm *", 2, (const char *[]){ "$HOME;rm", "*" });
+}
+
+static void probe_exec_split__unbalanced__error_names_column(void **state)
+{
+	(void)state;
+	split_err("a \"b", "double quote opened at column 3");
+	split_err("ab 'c d", "single quote opened at column 4");
+	split_err("a\\", "trailing backslash at column 2");
+	split_err("   ", "empty");
+	split_err("", "empty");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(probe_exec_start__echo__exit0_and_output),
+		cmocka_unit_test(probe_exec_start__name_in_path_exit3__status3),
+		cmocka_unit_test(probe_exec_start__sleeps_forever__timed_out_loop_not_blocked),
+		cmocka_unit_test(probe_exec_start__ignores_sigterm__killed_after_grace),
+		cmocka_unit_test(probe_exec_start__flooding_output__capped_and_killed),
+		cmocka_unit_test(probe_exec_start__missing_command__not_found_from_loop),
+		cmocka_unit_test(probe_exec_start__parent_env_and_fds__not_inherited),
+		cmocka_unit_test(probe_exec_start__reads_stdin__gets_dev_null),
+		cmocka_unit_test(probe_exec_start__background_child_holds_pipe__done_at_exit),
+		cmocka_unit_test(probe_exec_start__nsfd__sees_only_that_namespace),
+		cmocka_unit_test(probe_exec_start__nsfd_not_a_netns__setup_error),
+		cmocka_unit_test(probe_exec_free__running_child__killed_and_reaped),
+		cmocka_unit_test(probe_exec_to_json__echo__fields),
+		cmocka_unit_test(probe_exec_to_json__binary_output__valid_text),
+		cmocka_unit_test(probe_exec_split__cases__words),
+		cmocka_unit_test(probe_exec_split__unbalanced__error_names_column),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,461 @@
+/* Unit tests for probes/probe_ping.c against the real kernel: the test
+ * process sits in a private network namespace (unshare), with a veth pair
+ * whose peer end lives in a second namespace held only by an fd, so real
+ * echo replies come back. Needs root. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "loop.h"
+#include "probe_ping.h"
+
+static int nsb = -1;
+
+static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+/* A namespace held only by the returned fd. */
+static int make_netns(void)
+{
+	int p[2], fd;
+	char c, path[64];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[0]);
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(p[0]);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return fd;
+}
+
+#define NSB "nsenter --net=/proc/%d/fd/%d "
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (unshare(CLONE_NEWNET) < 0) {
+		fprintf(stderr, "unshare(CLONE_NEWNET): %s (needs root)\n", strerror(errno));
+		return -1;
+	}
+	nsb = make_netns();
+	if (nsb < 0)
+		return -1;
+	/* no duplicate address detection: link-local usable at once */
+	if (sh("sysctl -qw net.ipv6.conf.default.accept_dad=0 && "
+	       NSB "sysctl -qw net.ipv6.conf.default.accept_dad=0", (int)getpid(), nsb) != 0)
+		return -1;
+	if (sh("ip link set lo up && ip link add pp0 type veth peer name pp1 && "
+	       "ip link set pp1 netns /proc/%d/fd/%d && "
+	       "ip addr add 10.77.0.1/24 dev pp0 && ip addr add fd77::1/64 dev pp0 nodad && "
+	       "ip link set pp0 up", (int)getpid(), nsb) != 0)
+		return -1;
+	if (sh(NSB "sh -c 'ip link set lo up && ip addr add 10.77.0.2/24 dev pp1 && "
+	       "ip addr add fd77::2/64 dev pp1 nodad && ip link set pp1 up'",
+	       (int)getpid(), nsb) != 0)
+		return -1;
+	/* the default in a fresh namespace ("1 0") admits nobody: raw sockets */
+	if (sh("sysctl -qw net.ipv4.ping_group_range='1 0'") != 0)
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	if (nsb >= 0)
+		close(nsb);
+	return 0;
+}
+
+/* ---- a real loop with a guard so no test can hang ---- */
+
+struct run {
+	struct loop *l;
+	int done_calls;
+	int timed_out;
+	int free_in_done;
+	struct probe_ping *p;
+	uint64_t done_ns;
+};
+
+static void on_done(struct probe_ping *p, void *arg)
+{
+	struct run *r = arg;
+
+	r->done_calls++;
+	r->done_ns = loop_mono_ns();
+	assert_ptr_equal(p, r->p);
+	assert_true(probe_ping_finished(p));
+	if (r->free_in_done) {
+		probe_ping_free(p);
+		r->p = NULL;
+	}
+	loop_stop(r->l);
+}
+
+static void on_guard(struct loop_timer *t, void *arg)
+{
+	struct run *r = arg;
+
+	(void)t;
+	r->timed_out = 1;
+	loop_stop(r->l);
+}
+
+static void run_loop(struct run *r, unsigned max_ms)
+{
+	struct loop_timer *g = loop_timer_new(r->l, on_guard, r);
+
+	assert_non_null(g);
+	assert_int_equal(loop_timer_set(g, (uint64_t)max_ms * 1000000ull, 0), 0);
+	assert_int_equal(loop_run(r->l), 0);
+	loop_timer_free(g);
+}
+
+static struct probe_ping *start(struct run *r, int nsfd, const char *ifname,
+				const char *dst, unsigned count, unsigned interval_ms,
+				unsigned timeout_ms, char *err, size_t errlen)
+{
+	memset(r, 0, sizeof(*r));
+	r->l = loop_new();
+	assert_non_null(r->l);
+	r->p = probe_ping_start(r->l, nsfd, ifname, dst, count,
+				(uint64_t)interval_ms * 1000000ull,
+				(uint64_t)timeout_ms * 1000000ull, on_done, r, err, errlen);
+	return r->p;
+}
+
+static void check_all_replied(const struct probe_ping_result *res, unsigned n)
+{
+	assert_int_equal(res->sent, n);
+	assert_int_equal(res->received, n);
+	assert_string_equal(res->error, "");
+	assert_true(res->rtt_min_ms > 0);
+	assert_true(res->rtt_min_ms <= res->rtt_avg_ms);
+	assert_true(res->rtt_avg_ms <= res->rtt_max_ms);
+	assert_true(res->rtt_max_ms < 1000);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(res->echo[i].seq, i);
+		assert_true(res->echo[i].replied);
+		assert_true(res->echo[i].sent_ns > 0);
+		assert_true(res->echo[i].rtt_ns > 0);
+		if (i)
+			assert_true(res->echo[i].sent_ns > res->echo[i - 1].sent_ns);
+	}
+}
+
+/* ---- tests ---- */
+
+static void probe_ping_start__peer_answers__five_of_five_raw(void **state)
+{
+	struct run r;
+	char err[256];
+	uint64_t t0;
+
+	(void)state;
+	t0 = loop_mono_ns();
+	assert_non_null(start(&r, -1, "pp0", "10.77.0.2", 5, 20, 1000, err, sizeof(err)));
+	assert_int_equal(r.done_calls, 0);          /* never from inside start */
+	run_loop(&r, 5000);
+	assert_false(r.timed_out);
+	assert_int_equal(r.done_calls, 1);
+	check_all_replied(probe_ping_result(r.p), 5);
+	/* ping_group_range "1 0": the datagram socket is refused, raw is used */
+	assert_string_equal(probe_ping_result(r.p)->method, "raw");
+	/* ended early, once all replied: 4 intervals, not + the 1 s timeout */
+	assert_true(r.done_ns - t0 < 900000000ull);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__group_admitted__uses_dgram(void **state)
+{
+	struct run r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(sh("sysctl -qw net.ipv4.ping_group_range='0 0'"), 0);
+	assert_non_null(start(&r, -1, NULL, "10.77.0.2", 3, 10, 1000, err, sizeof(err)));
+	run_loop(&r, 5000);
+	assert_int_equal(sh("sysctl -qw net.ipv4.ping_group_range='1 0'"), 0);
+	assert_false(r.timed_out);
+	assert_int_equal(r.done_calls, 1);
+	assert_string_equal(probe_ping_result(r.p)->method, "dgram");
+	check_all_replied(probe_ping_result(r.p), 3);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__from_other_namespace__replies(void **state)
+{
+	struct run r;
+	char err[256];
+
+	(void)state;
+	assert_non_null(start(&r, nsb, "pp1", "10.77.0.1", 3, 10, 1000, err, sizeof(err)));
+	run_loop(&r, 5000);
+	assert_int_equal(r.done_calls, 1);
+	check_all_replied(probe_ping_result(r.p), 3);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__ipv6_peer__replies(void **state)
+{
+	struct run r;
+	char err[256];
+
+	(void)state;
+	assert_non_null(start(&r, -1, "pp0", "fd77::2", 3, 10, 1000, err, sizeof(err)));
+	run_loop(&r, 5000);
+	assert_int_equal(r.done_calls, 1);
+	check_all_replied(probe_ping_result(r.p), 3);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__ipv6_link_local_scoped__replies(void **state)
+{
+	struct run r;
+	char err[256], ll[128];
+	FILE *f;
+
+	(void)state;
+	/* read the peer's link-local address from inside its namespace */
+	snprintf(ll, sizeof(ll), NSB "ip -6 -br addr show dev pp1 scope link "
+		 "| awk '{print $3}' | cut -d/ -f1", (int)getpid(), nsb);
+	f = popen(ll, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(ll, sizeof(ll) - 8, f));
+	pclose(f);
+	ll[strcspn(ll, "\n")] = '\0';
+	assert_true(strncmp(ll, "fe80:", 5) == 0);
+	strcat(ll, "%pp0");
+	assert_non_null(start(&r, -1, NULL, ll, 2, 10, 1000, err, sizeof(err)));
+	run_loop(&r, 5000);
+	assert_int_equal(r.done_calls, 1);
+	check_all_replied(probe_ping_result(r.p), 2);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__silent_address__zero_received_within_timeout(void **state)
+{
+	struct run r;
+	char err[256];
+	uint64_t t0, el;
+	const struct probe_ping_result *res;
+
+	(void)state;
+	t0 = loop_mono_ns();
+	assert_non_null(start(&r, -1, "pp0", "10.77.0.99", 3, 20, 300, err, sizeof(err)));
+	run_loop(&r, 5000);
+	el = loop_mono_ns() - t0;
+	assert_false(r.timed_out);
+	assert_int_equal(r.done_calls, 1);
+	res = probe_ping_result(r.p);
+	assert_int_equal(res->sent, 3);
+	assert_int_equal(res->received, 0);
+	assert_true(res->rtt_max_ms == 0);
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(res->echo[i].replied);
+	/* 2 intervals + the timeout for the last echo, not the guard */
+	assert_true(el >= 340000000ull);
+	assert_true(el < 1000000000ull);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__no_route__send_error_recorded(void **state)
+{
+	struct run r;
+	char err[256];
+	const struct probe_ping_result *res;
+
+	(void)state;
+	assert_non_null(start(&r, -1, NULL, "192.0.2.7", 2, 10, 300, err, sizeof(err)));
+	run_loop(&r, 5000);
+	assert_int_equal(r.done_calls, 1);
+	res = probe_ping_result(r.p);
+	assert_int_equal(res->sent, 0);
+	assert_int_equal(res->received, 0);
+	assert_non_null(strstr(res->error, "192.0.2.7"));
+	assert_non_null(strstr(res->error, "unreachable"));
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+static void on_cancel(struct loop_timer *t, void *arg)
+{
+	struct run *r = arg;
+
+	(void)t;
+	probe_ping_free(r->p);
+	r->p = NULL;
+}
+
+static void probe_ping_free__before_completion__done_never_called(void **state)
+{
+	struct run r;
+	char err[256];
+	struct loop_timer *c;
+
+	(void)state;
+	assert_non_null(start(&r, -1, "pp0", "10.77.0.99", 5, 100, 1000, err, sizeof(err)));
+	c = loop_timer_new(r.l, on_cancel, &r);
+	assert_non_null(c);
+	assert_int_equal(loop_timer_set(c, 150000000ull, 0), 0);
+	run_loop(&r, 1500);             /* the guard ends it */
+	assert_true(r.timed_out);
+	assert_int_equal(r.done_calls, 0);
+	assert_null(r.p);
+	loop_timer_free(c);
+	loop_free(r.l);
+
+	/* freed right after start, before the loop ever ran */
+	assert_non_null(start(&r, -1, NULL, "10.77.0.2", 2, 10, 100, err, sizeof(err)));
+	probe_ping_free(r.p);
+	run_loop(&r, 300);
+	assert_int_equal(r.done_calls, 0);
+	loop_free(r.l);
+}
+
+static void probe_ping_free__inside_done__safe(void **state)
+{
+	struct run r;
+	char err[256];
+
+	(void)state;
+	assert_non_null(start(&r, -1, NULL, "10.77.0.2", 2, 10, 500, err, sizeof(err)));
+	r.free_in_done = 1;
+	run_loop(&r, 3000);
+	assert_int_equal(r.done_calls, 1);
+	assert_null(r.p);
+	loop_free(r.l);
+}
+
+static void probe_ping_start__bad_input__clear_error(void **state)
+{
+	struct run r;
+	char err[256];
+
+	(void)state;
+	assert_null(start(&r, -1, NULL, "10.77.0.300", 3, 10, 100, err, sizeof(err)));
+	assert_non_null(strstr(err, "10.77.0.300"));
+	assert_non_null(strstr(err, "not an IPv4 or IPv6"));
+	loop_free(r.l);
+	assert_null(start(&r, -1, NULL, "", 3, 10, 100, err, sizeof(err)));
+	assert_true(err[0] != '\0');
+	loop_free(r.l);
+	assert_null(start(&r, -1, NULL, "10.77.0.2", 0, 10, 100, err, sizeof(err)));
+	assert_non_null(strstr(err, "count 0"));
+	loop_free(r.l);
+	assert_null(start(&r, -1, NULL, "10.77.0.2", 65, 10, 100, err, sizeof(err)));
+	assert_non_null(strstr(err, "count 65"));
+	loop_free(r.l);
+	assert_null(start(&r, -1, "nosuch5", "10.77.0.2", 1, 10, 100, err, sizeof(err)));
+	assert_non_null(strstr(err, "nosuch5"));
+	assert_non_null(strstr(err, "own netns"));
+	loop_free(r.l);
+	/* the interface exists only in the other namespace */
+	assert_null(start(&r, nsb, "pp0", "10.77.0.1", 1, 10, 100, err, sizeof(err)));
+	assert_non_null(strstr(err, "pp0"));
+	assert_non_null(strstr(err, "net:["));
+	loop_free(r.l);
+}
+
+static void probe_ping_to_json__after_run__counts_and_echoes(void **state)
+{
+	struct run r;
+	char err[256];
+	struct json_object *o, *v, *e;
+
+	(void)state;
+	assert_non_null(start(&r, -1, "pp0", "10.77.0.2", 2, 10, 500, err, sizeof(err)));
+	run_loop(&r, 3000);
+	o = json_object_new_object();
+	assert_int_equal(probe_ping_to_json(r.p, o), 0);
+	assert_true(json_object_object_get_ex(o, "sent", &v));
+	assert_int_equal(json_object_get_int(v), 2);
+	assert_true(json_object_object_get_ex(o, "received", &v));
+	assert_int_equal(json_object_get_int(v), 2);
+	assert_true(json_object_object_get_ex(o, "lost", &v));
+	assert_int_equal(json_object_get_int(v), 0);
+	assert_true(json_object_object_get_ex(o, "method", &v));
+	assert_string_equal(json_object_get_string(v), "raw");
+	assert_true(json_object_object_get_ex(o, "dst", &v));
+	assert_string_equal(json_object_get_string(v), "10.77.0.2");
+	assert_true(json_object_object_get_ex(o, "rtt_avg_ms", &v));
+	assert_true(json_object_get_double(v) > 0);
+	assert_true(json_object_object_get_ex(o, "echoes", &v));
+	assert_int_equal(json_object_array_length(v), 2);
+	e = json_object_array_get_idx(v, 1);
+	assert_true(json_object_object_get_ex(e, "replied", &v));
+	assert_true(json_object_get_boolean(v));
+	json_object_put(o);
+	probe_ping_free(r.p);
+	loop_free(r.l);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(probe_ping_start__peer_answers__five_of_five_raw),
+		cmocka_unit_test(probe_ping_start__group_admitted__uses_dgram),
+		cmocka_unit_test(probe_ping_start__from_other_namespace__replies),
+		cmocka_unit_test(probe_ping_start__ipv6_peer__replies),
+		cmocka_unit_test(probe_ping_start__ipv6_link_local_scoped__replies),
+		cmocka_unit_test(probe_ping_start__silent_address__zero_received_within_timeout),
+		cmocka_unit_test(probe_ping_start__no_route__send_error_recorded),
+		cmocka_unit_test(probe_ping_free__before_completion__done_never_called),
+		cmocka_unit_test(probe_ping_free__inside_done__safe),
+		cmocka_unit_test(probe_ping_start__bad_input__clear_error),
+		cmocka_unit_test(probe_ping_to_json__after_run__counts_and_echoes),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
