@@ -8,8 +8,10 @@
 #include "port.h"
 #include "recorder.h"
 #include "stall.h"
+#include "forensic.h"
 #include "util.h"
 
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
@@ -345,6 +347,81 @@ static struct json_object *cmd_flows(struct daemon *d, struct json_object *req)
 	return o;
 }
 
+static const char *req_port(struct json_object *req)
+{
+	struct json_object *jp;
+
+	if (!json_object_object_get_ex(req, "port", &jp) ||
+	    !json_object_is_type(jp, json_type_string))
+		return NULL;
+	return json_object_get_string(jp);
+}
+
+static struct json_object *cmd_incident(struct daemon *d, struct json_object *req)
+{
+	struct json_object *jid, *o, *r;
+	uint64_t id = 0;
+
+	if (json_object_object_get_ex(req, "id", &jid)) {
+		int64_t x = json_object_get_int64(jid);
+
+		if (!json_object_is_type(jid, json_type_int) || x <= 0)
+			return ctl_error("incident: \"id\" must be a positive integer");
+		id = (uint64_t)x;
+	}
+	o = ok_reply();
+	if (json_object_object_get_ex(req, "list", &jid) && json_object_get_boolean(jid)) {
+		json_object_object_add(o, "investigations", forensic_list(d->forensics));
+		return o;
+	}
+	r = forensic_record(d->forensics, id);
+	if (!r) {
+		json_object_put(o);
+		return id ? ctl_error("no investigation %" PRIu64 " (kept: the last 16)", id) :
+			    ctl_error("no investigation yet");
+	}
+	json_object_object_add(o, "record", r);
+	return o;
+}
+
+static struct json_object *cmd_investigate(struct daemon *d, struct json_object *req)
+{
+	const char *port = req_port(req);
+	char err[256];
+	uint64_t id;
+	struct json_object *o;
+
+	if (!port)
+		return ctl_error("investigate: missing \"port\"");
+	if (!daemon_port(d, port))
+		return no_port(d, port);
+	if (forensic_investigate(d->forensics, port, &id, err, sizeof(err)) < 0)
+		return ctl_error("investigate: %s", err);
+	o = ok_reply();
+	add_u64(o, "id", id);
+	return o;
+}
+
+static struct json_object *cmd_recover(struct daemon *d, struct json_object *req)
+{
+	const char *port = req_port(req);
+	struct json_object *r, *e;
+
+	if (!port)
+		return ctl_error("recover: missing \"port\"");
+	if (!daemon_port(d, port))
+		return no_port(d, port);
+	r = forensic_recover(d->forensics, port);
+	if (json_object_object_get_ex(r, "error", &e)) {
+		struct json_object *x = ctl_error("recover: %s", json_object_get_string(e));
+
+		json_object_put(r);
+		return x;
+	}
+	json_object_object_add(r, "ok", json_object_new_boolean(1));
+	return r;
+}
+
 static struct json_object *cmd_reload(struct daemon *d, struct json_object *req)
 {
 	char err[512];
@@ -364,6 +441,9 @@ static const struct {
 	{ "counters", 0, cmd_counters },
 	{ "snapshot", 0, cmd_snapshot },
 	{ "flows", 0, cmd_flows },
+	{ "incident", 0, cmd_incident },
+	{ "investigate", 1, cmd_investigate },
+	{ "recover", 1, cmd_recover },
 	{ "reload", 1, cmd_reload },
 };
 

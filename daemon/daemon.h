@@ -11,6 +11,7 @@ struct loop_timer;
 struct port;
 struct ctl;
 struct stall;
+struct forensics;
 
 struct daemon {
 	char conf_path[PATH_MAX];
@@ -24,6 +25,7 @@ struct daemon {
 	unsigned nports;
 	struct ctl *ctl;
 	struct stall *stall;
+	struct forensics *forensics;
 	uint64_t start_mono_ns, start_real_ns;
 	unsigned reloads, reload_failures;
 	char last_reload_error[512];

@@ -7,6 +7,7 @@
 #include "loop.h"
 #include "port.h"
 #include "stall.h"
+#include "forensic.h"
 #include "util.h"
 
 #include <errno.h>
@@ -314,6 +315,12 @@ int main(int argc, char **argv)
 		log_errx("flow liveness: %s", err);
 		return 1;
 	}
+	d.forensics = forensic_new(&d);
+	if (!d.forensics) {
+		log_errx("out of memory");
+		return 1;
+	}
+	stall_set_hook(d.stall, forensic_on_incident, d.forensics);
 	log_info("nicstalld %s: %u port(s), sampling every %.3f s, recorder %u samples, control %s",
 		 NICSTALL_VERSION, d.nports, (double)d.conf->interval_ns / 1e9,
 		 daemon_rec_capacity(d.conf), sock);
@@ -321,6 +328,7 @@ int main(int argc, char **argv)
 	rc = loop_run(d.loop);
 	sd_notify(0, "STOPPING=1");
 	stall_free(d.stall);
+	forensic_free(d.forensics);
 	for (unsigned i = 0; i < d.nports; i++)
 		port_free(d.ports[i]);
 	free(d.ports);

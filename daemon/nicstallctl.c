@@ -29,6 +29,10 @@ static void usage(FILE *f)
 "                               current values, or deltas over a window\n"
 "  snapshot [PORT...]           every counter of every source now (JSON)\n"
 "  flows [PORT] [--stalled]     live flow table: source, tuple, state, held bytes\n"
+"  incident show [ID]           an investigation record (default: the newest)\n"
+"  incident list                recent investigations\n"
+"  investigate PORT             run the forensic sequence now (root)\n"
+"  recover PORT                 receive-filter reprogram now (root)\n"
 "  reload                       re-read the configuration (root)\n"
 "options:\n"
 "  -s, --socket PATH            control socket (default " DEFAULT_SOCKET ")\n"
@@ -235,6 +239,29 @@ static void print_status(struct json_object *o)
 	print_incidents(jget(o, "incidents"));
 }
 
+static void print_record(struct json_object *o)
+{
+	struct json_object *r = jget(o, "record"), *steps = jget(r, "steps");
+	struct json_object *rel = jget(r, "release");
+
+	printf("investigation %s (incident %s, trigger %s) on port %s: %s\n", jstr(r, "id"),
+	       jstr(r, "incident_id"), jstr(r, "trigger"), jstr(r, "port"), jstr(r, "state"));
+	printf("%10s %10s  %-16s %-8s %-10s %s\n", "START_MS", "END_MS", "STEP", "PORT",
+	       "OUTCOME", "NOTE");
+	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
+		struct json_object *s = json_object_array_get_idx(steps, i);
+
+		printf("%10.1f %10.1f  %-16s %-8s %-10s %s\n",
+		       json_object_get_double(jget(s, "start_ms")),
+		       json_object_get_double(jget(s, "end_ms")), jstr(s, "step"),
+		       or_dash(jstr(s, "port")), jstr(s, "outcome"), jstr(s, "note"));
+	}
+	if (rel)
+		printf("released: %s, action %s%s%s%s\n", jstr(rel, "released"), jstr(rel, "action"),
+		       jget(rel, "after_ms") ? ", after " : "", jstr(rel, "after_ms"),
+		       jget(rel, "after_ms") ? " ms" : "");
+}
+
 static void print_counters(struct json_object *o)
 {
 	struct json_object *srcs = jget(o, "sources");
@@ -348,6 +375,38 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		}
+	} else if (!strcmp(cmd, "incident")) {
+		if (i < argc && !strcmp(argv[i], "list")) {
+			json_object_object_add(req, "list", json_object_new_boolean(1));
+			json_out = 1;
+			i++;
+		} else if (i < argc && !strcmp(argv[i], "show")) {
+			i++;
+			if (i < argc) {
+				char *end;
+				long long id = strtoll(argv[i], &end, 10);
+
+				if (*end || id <= 0) {
+					fprintf(stderr, "nicstallctl: incident show: '%s' is not an id\n", argv[i]);
+					return 2;
+				}
+				json_object_object_add(req, "id", json_object_new_int64(id));
+				i++;
+			}
+		} else {
+			fprintf(stderr, "nicstallctl: incident: expected 'show [ID]' or 'list'\n");
+			return 2;
+		}
+		if (i < argc) {
+			fprintf(stderr, "nicstallctl: incident: unexpected argument '%s'\n", argv[i]);
+			return 2;
+		}
+	} else if (!strcmp(cmd, "investigate") || !strcmp(cmd, "recover")) {
+		if (i + 1 != argc) {
+			fprintf(stderr, "nicstallctl: %s: expected one PORT\n", cmd);
+			return 2;
+		}
+		json_object_object_add(req, "port", json_object_new_string(argv[i]));
 	} else if (!strcmp(cmd, "snapshot")) {
 		struct json_object *ports = json_object_new_array();
 
@@ -380,6 +439,12 @@ int main(int argc, char **argv)
 			print_counters(reply);
 		else if (!strcmp(cmd, "flows"))
 			print_flows(reply);
+		else if (!strcmp(cmd, "incident"))
+			print_record(reply);
+		else if (!strcmp(cmd, "investigate"))
+			printf("investigation %s started\n", jstr(reply, "id"));
+		else if (!strcmp(cmd, "recover"))
+			printf("port %s: reprogrammed (%s)\n", jstr(reply, "port"), jstr(reply, "sequence"));
 		else if (!strcmp(cmd, "reload"))
 			printf("configuration reloaded\n");
 	}

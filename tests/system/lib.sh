@@ -7,6 +7,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$(cd "$ROOT" && cd "$BUILD" && pwd)
 NICSTALLD=$BUILD/nicstalld
 NICSTALLCTL=$BUILD/nicstallctl
+export PATH="$ROOT/tests/tools:$PATH"
 T_PASS=0
 T_FAIL=0
 T_PIDS=()

@@ -45,6 +45,14 @@ D=$TMP/out
 # counters: published ethtool file / status snapshot / sysfs hw_counters
 cnt() { awk -v n="$2:" '$1 == n { print $2; f = 1 } END { if (!f) print "x" }' "$D/$1.ethtool"; }
 st() { "$E" ctl "$D" status "$1" | awk -v n="$1.$2" '$1 == n { print $2 }'; }
+# one status snapshot: "rx_packets_phy vport_sum wedge_drops"
+snap() {
+	"$E" ctl "$D" status "$1" | awk -v p="$1." '
+		$1 == p "rx_packets_phy" { phy = $2 }
+		$1 ~ "^" p "rx_vport_(unicast|multicast|broadcast)_packets$" { vp += $2 }
+		$1 == p "wedge_drops" { dr = $2 }
+		END { print phy + 0, vp + 0, dr + 0 }'
+}
 hw() { cat "$D/sysfs/sys/class/infiniband/$1/ports/1/hw_counters/$2" 2>/dev/null || echo x; }
 wedges() { "$E" ctl "$D" status "$1" | grep -c '^wedge '; }
 # bytes the server socket of the sockperf flow has received
@@ -122,15 +130,13 @@ cport=$(ip netns exec "$NSC" ss -tnH state established "( dport = :$SPORT )" |
 FLOW="tcp $CLI $cport $SRV $SPORT"
 check "wedge srv $FLOW" ctl wedge srv $FLOW
 sleep 0.5
-b1=$(rcvd) phy1=$(st srv rx_packets_phy) dr1=$(st srv wedge_drops)
-vp1=$(( $(st srv rx_vport_unicast_packets) + $(st srv rx_vport_multicast_packets) +
-	$(st srv rx_vport_broadcast_packets) ))
+b1=$(rcvd)
+read -r phy1 vp1 dr1 < <(snap srv)
 check "wedged: kernel ping cli->srv passes" pingok "$NSC" $SRV
 check "wedged: kernel ping srv->cli passes" pingok "$NSS" $CLI
 sleep 0.6
-b2=$(rcvd) phy2=$(st srv rx_packets_phy) dr2=$(st srv wedge_drops)
-vp2=$(( $(st srv rx_vport_unicast_packets) + $(st srv rx_vport_multicast_packets) +
-	$(st srv rx_vport_broadcast_packets) ))
+b2=$(rcvd)
+read -r phy2 vp2 dr2 < <(snap srv)
 check "wedged: flow stopped (server received $b1 then $b2 bytes)" test "$b1" = "$b2"
 check "wedged: port frames grew ($phy1 -> $phy2)" test "$phy2" -gt "$phy1"
 gap=$(( (phy2 - phy1) - (vp2 - vp1) ))

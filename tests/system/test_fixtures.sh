@@ -33,7 +33,7 @@ for f in "$FIX"/ethtool-S_*.txt; do
 		cmp -s <(sort "$T_DIR/want.$i") "$T_DIR/got.$i"
 done
 check "ConnectX-4 Lx rx_packets_phy exact" \
-	jq -e '.ports.f5.sources.text.rx_packets_phy == 845715962 or ([.ports[] | .sources.text.rx_packets_phy] | index(845715962) != null)' "$T_DIR/snap.json"
+	jqe '.ports.f5.sources.text.rx_packets_phy == 845715962 or ([.ports[] | .sources.text.rx_packets_phy] | index(845715962) != null)' "$T_DIR/snap.json"
 hw=$T_DIR/sysroot/fixtures/sys/class/infiniband/mlx5_0/ports/1
 bad=""; n=0
 for d in hw_counters counters; do
@@ -47,7 +47,7 @@ for d in hw_counters counters; do
 done
 check "sysfs hw_counters: all $n counters exact ($bad)" test -z "$bad" -a "$n" -gt 20
 check "identity of the RDMA device from sysfs (fw_ver)" \
-	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.ports[] | select(.name==\"ib\") | .rdma_device == \"mlx5_0\"'"
+	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[] | select(.name==\"ib\") | .rdma_device == \"mlx5_0\"'"
 
 # a recorded file replaced atomically with garbage, then a good one again
 cp "$FIX/ethtool-S_sfc-ethq_1.txt" "$T_DIR/live.txt"
@@ -61,7 +61,7 @@ printf 'NIC statistics:\n     rx_packets: 12\n     garbage here\n' > "$T_DIR/g.t
 check "garbage file reported with file and line" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -r '.ports[] | select(.name==\"live\") | .sources[0].error' | grep -q 'live.txt:3'"
 check "daemon alive after garbage" kill -0 "$T_DPID"
 printf 'NIC statistics:\n     rx_packets: 99\n' > "$T_DIR/g.txt"; mv "$T_DIR/g.txt" "$T_DIR/live.txt"
-check "good file read again" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j snapshot live | jq -e '.ports.live.sources.text.rx_packets == 99'"
+check "good file read again" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j snapshot live | jqe '.ports.live.sources.text.rx_packets == 99'"
 : > "$T_DIR/live.txt"
 check "empty (truncated) file reported" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -r '.ports[] | select(.name==\"live\") | .sources[0].state' | grep -q error"
 rm -f "$T_DIR/live.txt"

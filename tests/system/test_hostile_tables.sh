@@ -33,7 +33,7 @@ check "daemon alive after malformed tables" kill -0 "$T_DPID"
 for w in badmagic badversion toobig overcount tiny; do
 	check "$w reported with its file name" grep -q "$w.$me.flows" "$T_DIR/daemon.log"
 done
-check "status lists the problems" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.flow_sources.tables[] | select(.problem != null)] | length >= 5'"
+check "status lists the problems" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.tables[] | select(.problem != null)] | length >= 5'"
 n1=$(grep -c "badmagic.$me" "$T_DIR/daemon.log")
 sleep 1
 n2=$(grep -c "badmagic.$me" "$T_DIR/daemon.log")

@@ -24,7 +24,7 @@ sleep 0.5          # traffic settles (no more frames between the reads)
 
 ctl snapshot > "$T_DIR/snap.json"
 check "snapshot is JSON with both ports" \
-	jq -e '.ports.cli and .ports.srv' "$T_DIR/snap.json"
+	jqe '.ports.cli and .ports.srv' "$T_DIR/snap.json"
 
 for pair in "cli $A vA" "srv $B vB"; do
 	set -- $pair
@@ -50,28 +50,28 @@ for pair in "cli $A vA" "srv $B vB"; do
 	done < "$T_DIR/ip.$port"
 	check "$port: netdev stats64 equal ip -s link ($mism)" test -z "$mism"
 	check "$port: rx_packets > 0 after ping" \
-		jq -e ".ports.$port.sources.netdev.rx_packets >= 5" "$T_DIR/snap.json"
+		jqe ".ports.$port.sources.netdev.rx_packets >= 5" "$T_DIR/snap.json"
 	check "$port: identity driver veth" \
-		jq -e ".ports.$port.identity.driver == \"veth\"" "$T_DIR/snap.json"
+		jqe ".ports.$port.identity.driver == \"veth\"" "$T_DIR/snap.json"
 done
 
 # status and counters
 check "status lists two ports up" \
-	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.state == \"up\")] | length == 2'"
+	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | select(.state == \"up\")] | length == 2'"
 ctl status > "$T_DIR/status.txt"
 check "text status names the ports" grep -q "^srv  *vB" "$T_DIR/status.txt"
 ip netns exec "$A" ping -c 3 -i 0.05 -q 10.201.0.2 >/dev/null
 sleep 0.6
 ctl -j counters srv --window 2 > "$T_DIR/d.json"
 check "counters --window shows rx_packets delta of the pings" \
-	jq -e '.sources.netdev.rx_packets.delta >= 3 and .mode == "deltas"' "$T_DIR/d.json"
+	jqe '.sources.netdev.rx_packets.delta >= 3 and .mode == "deltas"' "$T_DIR/d.json"
 ctl -j counters srv --changed --window 30 > "$T_DIR/c.json"
 check "counters --changed omits counters that did not move" \
-	jq -e '(.sources.netdev | has("rx_crc_errors") | not) and (.sources.netdev | has("rx_packets"))' "$T_DIR/c.json"
+	jqe '(.sources.netdev | has("rx_crc_errors") | not) and (.sources.netdev | has("rx_packets"))' "$T_DIR/c.json"
 check "counters for an unknown port names it" \
 	bash -c "'$NICSTALLCTL' -s '$T_SOCK' counters nope 2>&1 | grep -q \"no port 'nope' (configured: cli, srv)\""
 check "recorder depth reported" \
-	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.ports[0].recorder.capacity == 601 and .ports[0].recorder.bytes > 0'"
+	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[0].recorder.capacity == 601 and .ports[0].recorder.bytes > 0'"
 kill -TERM "$T_DPID"
 wait "$T_DPID"
 check "SIGTERM stops the daemon with status 0" test $? -eq 0

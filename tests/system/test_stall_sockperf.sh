@@ -29,7 +29,7 @@ start_daemon "$T_DIR/n.conf" || exit 1
 sockperf_pair "$A" "$B" 10.204.0.2 11111 3 25
 nsock() { jflows cli | jq -r 'select(.source=="sock") | .tuple' | sort -u | wc -l; }
 check "three sessions visible through sock_diag" wait_for 10 bash -c "[ \$($(declare -f ctl jflows nsock); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' nsock) -ge 3 ]"
-check "the tc tracker sees the sessions too" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jq -e '[.flows[] | select(.source==\"bpf\")] | length >= 3'"
+check "the tc tracker sees the sessions too" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jqe '[.flows[] | select(.source==\"bpf\")] | length >= 3'"
 sleep 1
 check "no stall while healthy" test "$(ctl -j flows --stalled | jq '.flows | length')" = 0
 victim=$(jflows cli | jq -r 'select(.source=="sock") | .tuple' | grep ':11112$' | head -1)
@@ -37,17 +37,17 @@ vport=$(echo "$victim" | sed -E 's/^tcp [0-9.]+:([0-9]+) .*/\1/')
 echo "victim: $victim (client port $vport)"
 nft_drop "$B" tcp sport "$vport"
 T_CLEANUP+=("nft_clear $B")
-check "an incident opens" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents | length == 1'"
+check "an incident opens" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | length == 1'"
 sleep 1
 ctl -j status > "$T_DIR/st.json"
 ctl -j flows --stalled > "$T_DIR/stalled.json"
 jq . "$T_DIR/st.json" | sed -n '/incidents/,$p' | head -60
 check "only the victim's connection is stalled" \
-	jq -e --arg p ":$vport " '[.flows[].tuple + " "] | all(contains($p))' "$T_DIR/stalled.json"
-check "and it is stalled" jq -e '.flows | length >= 1' "$T_DIR/stalled.json"
+	jqe --arg p ":$vport " '[.flows[].tuple + " "] | all(contains($p))' "$T_DIR/stalled.json"
+check "and it is stalled" jqe '.flows | length >= 1' "$T_DIR/stalled.json"
 check "the incident lists only the victim's connection" \
-	jq -e --arg p ":$vport" '.incidents[0].flows | all(.tuple | contains($p))' "$T_DIR/st.json"
-check "siblings kept progressing (2)" jq -e '.incidents[0].siblings_progressing == 2' "$T_DIR/st.json"
+	jqe --arg p ":$vport" '.incidents[0].flows | all(.tuple | contains($p))' "$T_DIR/st.json"
+check "siblings kept progressing (2)" jqe '.incidents[0].siblings_progressing == 2' "$T_DIR/st.json"
 lat=$(jq '.incidents[0] as $i | ([$i.flows[].stalled_at_mono_ns] | min) as $s | ($i.opened_mono_ns - $s) / 1000000' "$T_DIR/st.json")
 echo "stall declared ${lat} ms after the wait began (threshold 200 ms, poll 50 ms)"
 check "declared within threshold + one poll (+20 ms scheduling slack): ${lat} ms" \
@@ -55,11 +55,11 @@ check "declared within threshold + one poll (+20 ms scheduling slack): ${lat} ms
 sleep 1.5       # several retransmissions meanwhile
 check "still one incident despite retransmissions" test "$(ctl -j status | jq '.incidents | length')" = 1
 nft_clear "$B"
-check "the flow is released when the drop is lifted" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents[0].state == \"released\"'"
+check "the flow is released when the drop is lifted" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents[0].state == \"released\"'"
 ctl -j status > "$T_DIR/st2.json"
 dur=$(jq '[.incidents[0].flows[].stall_ms] | max' "$T_DIR/st2.json")
 echo "measured stall: ${dur} ms"
 check "released flow carries its stall duration (>= 2.5 s)" awk -v d="$dur" 'BEGIN { exit !(d >= 2500) }'
 check "the daemon logged the release" grep -q "released after" "$T_DIR/daemon.log"
-check "flows report the last stall" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jq -e '[.flows[] | select(.last_stall_ms != null)] | length >= 1'"
+check "flows report the last stall" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jqe '[.flows[] | select(.last_stall_ms != null)] | length >= 1'"
 check "text flows view" bash -c "'$NICSTALLCTL' -s '$T_SOCK' flows srv | grep -q '^srv  *sock  *tcp 10.204.0.2:1111[123]'"

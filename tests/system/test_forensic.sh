@@ -1,0 +1,137 @@
+#!/bin/bash
+# Forensic sequence on the namespace pair with sockperf: a drop on the
+# server's ingress yields a record with the pre-snapshot, the observation
+# window, pings (passing), both captures (valid for tshark), thread
+# snapshots of server and client, and the timeline; a drop lifted by the
+# reprogram itself names the reprogram as the releasing action; a port
+# already promiscuous shows no transition from the promiscuous capture and
+# the reprogram still makes one; a SIGSTOPped server shows stopped threads
+# and its socket queue holding the request. Interface flags are unchanged.
+. "$(dirname "$0")/lib.sh"
+t_init
+A=${T_PREFIX}a B=${T_PREFIX}b
+netns_pair "$A" "$B" vA vB 10.209.0.1 10.209.0.2 || { fail "namespace pair"; exit 1; }
+cat > "$T_DIR/n.conf" <<CONF
+[daemon]
+interval = 250ms
+flows_dir = $T_DIR/flows
+state_dir = $T_DIR/state
+journal_dir = $T_DIR/journal
+incident_cooldown = 0s
+reprogram_interval = 0s
+capture_time = 250ms
+[port cli]
+netns = $A
+interface = vA
+flows = tcp port 11111-11113
+peer = srv
+peer_address = 10.209.0.2
+[port srv]
+netns = $B
+interface = vB
+flows = tcp port 11111-11113
+peer = cli
+peer_address = 10.209.0.1
+recover = reprogram
+probe = ip -s link show vB
+CONF
+flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; ip -n "$B" -o link show vB | sed 's/.*<\([^>]*\)>.*/\1/'; }
+flags > "$T_DIR/flags.before"
+start_daemon "$T_DIR/n.conf" || exit 1
+rec() { ctl -j incident show "$@" > "$T_DIR/rec.json"; }
+wait_complete() { wait_for 15 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show $1 2>/dev/null | jqe '.record.state == \"complete\"'"; }
+
+# --- 1: drop on the server's ingress, not released by anything ----------
+sockperf_pair "$A" "$B" 10.209.0.2 11111 1 30
+sleep 1.5
+nft_drop "$B" tcp dport 11111
+T_CLEANUP+=("nft_clear $B")
+check "1: investigation completes" wait_complete 1
+rec 1
+check "1: snapshot before anything touched a port (< 1 ms after open)" jqe '.record.snapshot.started_after_open_us < 1000' "$T_DIR/rec.json"
+check "1: snapshot holds both ports' counters and neighbours" jqe '.record.snapshot.srv.counters.netdev.rx_packets > 0 and .record.snapshot.cli.counters.ethtool != null and (.record.snapshot.srv.neighbours | type == "array")' "$T_DIR/rec.json"
+check "1: observation window sampled (>= 20 samples over ~0.4 s)" jqe '.record.window.samples >= 20 and .record.window.span_s >= 0.39' "$T_DIR/rec.json"
+check "1: window shows the pings arriving at the server port" jqe '.record.window.srv.deltas.netdev.rx_packets > 0' "$T_DIR/rec.json"
+check "1: kernel pings passed both ways" jqe '[.record.pings[] | .received > 0] | length == 2 and all' "$T_DIR/rec.json"
+check "1: two plain and two promiscuous captures" jqe '[.record.captures[] | .promisc_requested] | sort == [false,false,true,true]' "$T_DIR/rec.json"
+caps=$(jq -r '.record.captures[].path' "$T_DIR/rec.json")
+echo "captures: $caps"
+check "1: four capture files" test "$(echo "$caps" | grep -c pcap)" = 4
+for f in $caps; do
+	check "1: $(basename "$f") is valid for tshark -r" bash -c "tshark -r '$f' >/dev/null 2>&1"
+done
+check "1: the server capture saw the dropped request (the tap sees frames before nft)" \
+	jqe '[.record.captures[] | select(.port=="srv" and (.promisc_requested|not)) | .packets] | add > 0' "$T_DIR/rec.json"
+check "1: threads of the client and the server process" \
+	jqe '[.record.threads[].cmdline] | (map(test("sockperf ping-pong")) | any) and (map(test("sockperf server")) | any)' "$T_DIR/rec.json"
+check "1: threads read twice with switch rates" jqe '[.record.threads[].threads[] | has("voluntary_switches_per_s")] | all' "$T_DIR/rec.json"
+check "1: no process environment in the record" bash -c "! grep -q 'PATH=' '$T_DIR/rec.json'"
+check "1: external probe ran in the port's namespace" jqe '.record.probes[0].exit_code == 0 and (.record.probes[0].output | test("vB"))' "$T_DIR/rec.json"
+check "1: journal step says it is unavailable" jqe '[.record.steps[] | select(.step=="journal") | .outcome] == ["unavailable"]' "$T_DIR/rec.json"
+check "1: timeline in order: snapshot, observe, capture, promisc capture, reprogram" \
+	jqe '[.record.steps[] | .step] as $s | ($s | index("snapshot")) < ($s | index("capture")) and ($s | index("capture")) < ($s | index("capture-promisc")) and ($s | index("capture-promisc")) < ($s | index("reprogram"))' "$T_DIR/rec.json"
+check "1: not released, no releasing action" jqe '.record.release.released == false and .record.release.action == "none"' "$T_DIR/rec.json"
+ctl incident show 1 | head -20
+nft_clear "$B"
+flags > "$T_DIR/flags.after1"
+check "1: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after1"
+sleep 2
+
+# --- 2: the drop is lifted by the reprogram itself (as the card did) -----
+ip netns exec "$B" ip monitor link > "$T_DIR/mon.txt" 2>&1 &
+T_PIDS+=($!)
+( while sleep 0.01; do grep -q PROMISC "$T_DIR/mon.txt" 2>/dev/null && { nft_clear "$B"; break; }; done ) &
+T_PIDS+=($!)
+sockperf_pair "$A" "$B" 10.209.0.2 11112 1 30
+sleep 1.5
+nft_drop "$B" tcp dport 11112
+check "2: investigation completes" wait_complete 2
+rec 2
+check "2: released by the reprogram" jqe '.record.release.released == true and .record.release.action == "reprogram"' "$T_DIR/rec.json"
+echo "2: released $(jq -r .record.release.after_ms "$T_DIR/rec.json") ms after the reprogram"
+check "2: time to release recorded" jqe '.record.release.after_ms >= 0 and .record.release.after_ms < 2000' "$T_DIR/rec.json"
+check "2: the reprogram was a real transition (on then off) and restored the flags" \
+	jqe '.record.reprograms[0].sequence == "promisc on then off" and .record.reprograms[0].restored == true' "$T_DIR/rec.json"
+flags > "$T_DIR/flags.after2"
+check "2: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after2"
+sleep 2
+
+# --- 3: the port is already promiscuous ----------------------------------
+ip -n "$B" link set vB promisc on
+sockperf_pair "$A" "$B" 10.209.0.2 11113 1 30
+sleep 1.5
+nft_drop "$B" tcp dport 11113
+check "3: investigation completes" wait_complete 3
+rec 3
+check "3: promiscuous capture on the server port made no transition" \
+	jqe '[.record.captures[] | select(.port=="srv" and .promisc_requested) | .transition] == [false]' "$T_DIR/rec.json"
+check "3: the reprogram still made one (off then on) and restored promiscuous" \
+	jqe '.record.reprograms[0].sequence == "promisc off then on" and .record.reprograms[0].was_promisc == true and .record.reprograms[0].restored == true' "$T_DIR/rec.json"
+check "3: port still promiscuous afterwards" bash -c "ip -n $B link show vB | grep -q PROMISC"
+ip -n "$B" link set vB promisc off
+nft_clear "$B"
+sleep 2
+
+# --- 4: the server process stopped (SIGSTOP) ------------------------------
+ip netns exec "$B" sockperf server --tcp -i 10.209.0.2 -p 11114 > /dev/null 2>&1 &
+spid=$!; T_PIDS+=($spid)
+sed -i 's/11111-11113/11111-11114/' "$T_DIR/n.conf"; kill -HUP "$T_DPID"; sleep 0.5
+wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':11114 '"
+ip netns exec "$A" sockperf ping-pong --tcp -i 10.209.0.2 -p 11114 -t 30 --mps 500 > /dev/null 2>&1 &
+T_PIDS+=($!)
+sleep 1.5
+kill -STOP "$spid"
+T_CLEANUP+=("kill -CONT $spid")
+check "4: investigation completes" wait_complete 4
+rec 4
+check "4: the server's threads are stopped (state T)" \
+	jqe --argjson p "$spid" '[.record.threads[] | select(.pid == $p) | .threads[].first.state] | length > 0 and all(. == "T" or . == "t")' "$T_DIR/rec.json"
+check "4: its socket queue holds the request" \
+	jqe '[.record.incident.flows[] | select(.source=="sock") | .unread] | max > 0' "$T_DIR/rec.json"
+kill -CONT "$spid"
+flags > "$T_DIR/flags.after4"
+check "4: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after4"
+check "manual recover refused on a port without policy" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover cli 2>&1 | grep -q 'recover = reprogram is not set'"
+check "manual recover on the allowed port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover srv | grep -q 'reprogrammed (promisc on then off)'"
+check "manual investigate runs the sequence" bash -c "'$NICSTALLCTL' -s '$T_SOCK' investigate cli | grep -Eq 'investigation [0-9]+ started'"
+check "daemon alive" kill -0 "$T_DPID"

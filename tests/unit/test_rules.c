@@ -1,0 +1,831 @@
+/* Unit tests for daemon/rules.c: the shipped rules on crafted incident facts
+ * (tests/fixtures/facts/), on the real `ethtool -S` dumps, syntax errors,
+ * overrides, missing and hostile facts. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "ethtool_text.h"
+#include "rules.h"
+
+#define RULEDIR  "rules"
+#define FACTDIR  "tests/fixtures/facts"
+#define REALDIR  "tests/fixtures/real"
+
+/* ---- helpers ---- */
+
+struct msgs { char m[32][512]; int n; };
+
+static void collect_msg(const char *msg, void *arg)
+{
+	struct msgs *ms = arg;
+
+	if (ms && ms->n < 32)
+		snprintf(ms->m[ms->n++], sizeof(ms->m[0]), "%s", msg);
+}
+
+static void print_msg(const char *msg, void *arg)
+{
+	(void)arg;
+	print_message("rules: %s\n", msg);
+}
+
+static struct rules *shipped(void)
+{
+	const char *dirs[] = { RULEDIR };
+	struct rules *r = NULL;
+
+	assert_int_equal(rules_load(dirs, 1, &r, print_msg, NULL), 0);
+	assert_non_null(r);
+	return r;
+}
+
+static struct json_object *load_facts(const char *name)
+{
+	char path[512];
+	struct json_object *f;
+
+	snprintf(path, sizeof(path), "%s/%s.json", FACTDIR, name);
+	f = json_object_from_file(path);
+	if (!f)
+		fail_msg("%s: %s", path, json_util_get_last_err());
+	return f;
+}
+
+static const char *sget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static struct json_object *oget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+/* The "not" entry of a rule. */
+static struct json_object *not_entry(struct json_object *res, const char *rule)
+{
+	struct json_object *nots = oget(res, "not");
+
+	assert_non_null(nots);
+	for (size_t i = 0; i < json_object_array_length(nots); i++) {
+		struct json_object *e = json_object_array_get_idx(nots, i);
+
+		if (sget(e, "rule") && !strcmp(sget(e, "rule"), rule))
+			return e;
+	}
+	fail_msg("no 'not' entry for rule %s", rule);
+	return NULL;
+}
+
+static double num_of(struct json_object *o, const char *k)
+{
+	struct json_object *v = oget(o, k);
+
+	if (!v || !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
+		fail_msg("'%s' is not a number in %s", k, json_object_to_json_string(o));
+	return json_object_get_double(v);
+}
+
+static struct json_object *classify_fixture(struct rules *r, const char *name)
+{
+	struct json_object *f = load_facts(name);
+	struct json_object *res = rules_classify(r, f);
+
+	assert_non_null(res);
+	json_object_put(f);
+	return res;
+}
+
+static void expect_verdict(const char *fixture, const char *verdict)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, fixture);
+	struct json_object *nots = oget(res, "not");
+
+	if (!sget(res, "verdict") || strcmp(sget(res, "verdict"), verdict))
+		fail_msg("%s: verdict %s, want %s\n%s", fixture, sget(res, "verdict"), verdict,
+			 json_object_to_json_string_ext(res, JSON_C_TO_STRING_PRETTY));
+	/* one "not" entry for every other rule */
+	assert_int_equal(json_object_array_length(nots),
+			 rules_count(r) - (strcmp(verdict, "unknown") ? 1 : 0));
+	json_object_put(res);
+	rules_free(r);
+}
+
+/* ---- shipped verdicts ---- */
+
+static void test_rules_load__shipped__every_verdict(void **state)
+{
+	static const char *const want[] = {
+		"fabric-fault", "kernel-path-down", "engine-blocked", "engine-hold",
+		"steering-miss", "buffer-drop", "port-drop", "producer-stall",
+	};
+	struct rules *r = shipped();
+
+	(void)state;
+	assert_int_equal(rules_count(r), sizeof(want) / sizeof(want[0]));
+	rules_free(r);
+}
+
+static void test_rules_classify__seed000_port_drop__port_drop(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "port-drop"), *e, *terms;
+	const char *ex;
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	assert_string_equal(sget(res, "rule"), "port-drop");
+	assert_string_equal(sget(res, "file"), "50-verdicts.rules");
+	ex = sget(res, "explanation");
+	assert_non_null(strstr(ex, "srv: 22 frames counted at the port and not at the vport in 1.2s"));
+	assert_non_null(strstr(ex, "(port 22, vport 0)"));
+	assert_non_null(strstr(ex, "held 0 bytes"));
+	assert_non_null(strstr(sget(res, "action"), "firmware 14.17.1010 (PSID MT_2420110034)"));
+	/* every term, true, with its values */
+	terms = oget(res, "terms");
+	assert_int_equal(json_object_array_length(terms), 3);
+	e = json_object_array_get_idx(terms, 0);
+	assert_string_equal(sget(e, "expr"), "gap >= 2");
+	assert_true(json_object_get_boolean(oget(e, "value")));
+	assert_true(num_of(oget(e, "values"), "gap") == 22);
+	e = json_object_array_get_idx(terms, 2);
+	assert_string_equal(sget(e, "expr"), "ping.ok");
+	/* what it is not, with the numbers */
+	e = not_entry(res, "buffer-drop");
+	assert_string_equal(sget(e, "failed"), "drops > 0");
+	assert_false(json_object_get_boolean(oget(e, "value")));
+	assert_true(num_of(oget(e, "values"), "drops") == 0);
+	e = not_entry(res, "steering-miss");
+	assert_true(num_of(oget(e, "values"), "misses") == 0);
+	e = not_entry(res, "engine-hold");
+	assert_string_equal(sget(e, "failed"), "held > 0");
+	assert_true(num_of(oget(e, "values"), "held") == 0);
+	e = not_entry(res, "kernel-path-down");
+	assert_string_equal(sget(e, "failed"), "not ping.ok");
+	assert_true(json_object_get_boolean(oget(oget(e, "values"), "ping.ok")));
+	e = not_entry(res, "producer-stall");
+	assert_string_equal(sget(e, "failed"), "rate(stall.port_frames) < 1");
+	json_object_put(res);
+	rules_free(r);
+}
+
+static void test_rules_classify__seed001_eplock_sleeper__engine_blocked(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "engine-blocked");
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) sleeps in oo_eplock_lock"));
+	assert_non_null(strstr(ex, "45000 voluntary switches/s"));
+	/* the sfc port's gap is measured and clean */
+	assert_true(num_of(oget(not_entry(res, "port-drop"), "values"), "gap") == 0);
+	json_object_put(res);
+	rules_free(r);
+}
+
+static void test_rules_classify__seed004_frozen_writes__producer_stall(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "producer-stall"), *e;
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_non_null(strstr(sget(res, "explanation"), "rank2: 2 frames reached the port in 8s"));
+	/* not a fabric fault: hard errors 0, flat retries under the baseline */
+	e = not_entry(res, "fabric-fault");
+	assert_false(json_object_get_boolean(oget(e, "value")));
+	assert_true(num_of(oget(e, "values"), "stall.fabric_errors") == 0);
+	assert_true(num_of(oget(e, "values"), "retry_excess") < 10);
+	json_object_put(res);
+	rules_free(r);
+}
+
+static void test_rules_classify__retries_exceeded__fabric_fault(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "fabric-fault");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "fabric-fault");
+	assert_non_null(strstr(sget(res, "explanation"), "rank2: 1 fabric errors"));
+	/* producer-stall is ruled out by the same numbers */
+	assert_non_null(not_entry(res, "producer-stall"));
+	json_object_put(res);
+	rules_free(r);
+}
+
+static void test_rules_classify__steer_missed__steering_miss(void **state)
+{
+	(void)state;
+	expect_verdict("steering-miss", "steering-miss");
+}
+
+static void test_rules_classify__out_of_buffer__buffer_drop(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "buffer-drop");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "buffer-drop");
+	/* 120 out_of_buffer + 3 prio0 discards, via sum(rx_prio*_discards) */
+	assert_non_null(strstr(sget(res, "explanation"), "srv: 123 frames dropped"));
+	json_object_put(res);
+	rules_free(r);
+	expect_verdict("buffer-drop", "buffer-drop");
+}
+
+static void test_rules_classify__held_bytes__engine_hold(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "engine-hold");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "engine-hold");
+	assert_non_null(strstr(sget(res, "explanation"), "holds 4308 bytes"));
+	assert_non_null(strstr(sget(res, "explanation"), "unsent 4096, unread 0, staged 212"));
+	json_object_put(res);
+	rules_free(r);
+}
+
+static void test_rules_classify__ping_lost__kernel_path_down(void **state)
+{
+	(void)state;
+	expect_verdict("kernel-path-down", "kernel-path-down");
+}
+
+static void test_rules_classify__healthy_traffic__unknown(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "unknown");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "unknown");
+	assert_null(oget(res, "rule"));
+	assert_int_equal(json_object_array_length(oget(res, "not")), rules_count(r));
+	assert_true(num_of(oget(not_entry(res, "port-drop"), "values"), "gap") == 0);
+	json_object_put(res);
+	rules_free(r);
+	expect_verdict("unknown", "unknown");
+}
+
+static void test_rules_classify__same_input__same_bytes(void **state)
+{
+	static const char *const fx[] = { "port-drop", "engine-blocked", "producer-stall", "unknown" };
+	struct rules *r = shipped();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		struct json_object *a = classify_fixture(r, fx[i]), *b = classify_fixture(r, fx[i]);
+
+		assert_string_equal(json_object_to_json_string(a), json_object_to_json_string(b));
+		json_object_put(a);
+		json_object_put(b);
+	}
+	rules_free(r);
+}
+
+/* ---- the real dumps ---- */
+
+static struct json_object *counters_of(const char *file)
+{
+	char path[512], err[256];
+	struct etxt e = { 0 };
+	struct json_object *c = json_object_new_object();
+	FILE *f;
+	char *buf;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", REALDIR, file);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	if (etxt_parse(buf, (size_t)n, &e, err, sizeof(err)))
+		fail_msg("%s: %s", path, err);
+	for (unsigned i = 0; i < e.n; i++)
+		json_object_object_add(c, e.names[i], json_object_new_uint64(e.vals[i]));
+	etxt_free(&e);
+	free(buf);
+	return c;
+}
+
+static const char *profile_of(const char *file)
+{
+	if (strstr(file, "mlx5"))
+		return "mlx5";
+	if (strstr(file, "sfc"))
+		return "sfc";
+	return "generic";
+}
+
+/* Facts whose stall deltas are a dump's absolute counters; nothing held,
+ * pings pass: the conditions under which port-drop would fire. */
+static struct json_object *dump_facts(const char *file)
+{
+	char txt[1024];
+	struct json_object *f, *p;
+
+	snprintf(txt, sizeof(txt),
+		 "{\"schema\":1,\"port\":\"p\",\"ports\":{\"p\":{\"profile\":\"%s\",\"link_up\":true,"
+		 "\"stall\":{\"span_s\":1.0},\"window\":{\"span_s\":0.4,\"counters\":{}}}},"
+		 "\"flows\":{\"stalled\":1,\"progressing\":0,\"held\":{\"unsent\":0,\"unread\":0,\"staged\":0},\"list\":[]},"
+		 "\"threads\":[],\"pings\":[{\"from\":\"a\",\"to\":\"p\",\"sent\":5,\"received\":5}],"
+		 "\"captures\":[],\"release\":{\"released\":false,\"action\":\"none\",\"after_ms\":0}}",
+		 profile_of(file));
+	f = json_tokener_parse(txt);
+	assert_non_null(f);
+	p = oget(oget(oget(f, "ports"), "p"), "stall");
+	json_object_object_add(p, "counters", counters_of(file));
+	return f;
+}
+
+static void test_rules_classify__real_dumps__no_port_drop(void **state)
+{
+	struct rules *r = shipped();
+	glob_t g;
+
+	(void)state;
+	assert_int_equal(glob(REALDIR "/ethtool-S_*.txt", 0, NULL, &g), 0);
+	assert_true(g.gl_pathc >= 9);
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		const char *file = strrchr(g.gl_pathv[i], '/') + 1;
+		struct json_object *f = dump_facts(file);
+		struct json_object *res = rules_classify(r, f);
+
+		assert_non_null(res);
+		print_message("%s: %s\n", file, sget(res, "verdict"));
+		if (!strcmp(sget(res, "verdict"), "port-drop"))
+			fail_msg("%s: a healthy port classified port-drop: %s", file,
+				 json_object_to_json_string(res));
+		json_object_put(res);
+		json_object_put(f);
+	}
+	globfree(&g);
+	rules_free(r);
+}
+
+static void test_rules_signal__cx4lx_dump__gap_exactly_zero(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *c = counters_of("ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt");
+	struct json_object *f, *res;
+	double v = -1;
+
+	(void)state;
+	assert_int_equal(rules_signal(r, "mlx5", "port_frames", c, &v), 0);
+	assert_true(v == 845715962.0);
+	assert_int_equal(rules_signal(r, "mlx5", "vport_frames", c, &v), 0);
+	assert_true(v == 845715962.0);
+	assert_int_equal(rules_signal(r, "mlx5", "gap", c, &v), 0);
+	assert_true(v == 0.0);
+	assert_int_equal(rules_signal(r, "mlx5", "buffer_drops", c, &v), 0);
+	assert_true(v == 0.0);
+	json_object_put(c);
+	/* and the classification records the 0 */
+	f = dump_facts("ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt");
+	res = rules_classify(r, f);
+	assert_true(num_of(oget(not_entry(res, "port-drop"), "values"), "gap") == 0);
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+static void test_rules_signal__old_mlx5_names__unknown(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *c = counters_of("ethtool-S_mlx5-cx4lx-k4.4-oldnames-ethq_2.txt");
+	struct json_object *f, *res, *e;
+	double v = 7;
+
+	(void)state;
+	assert_int_equal(rules_signal(r, "mlx5", "port_frames", c, &v), -1);
+	assert_int_equal(rules_signal(r, "mlx5", "gap", c, &v), -1);
+	assert_true(v == 7);
+	assert_int_equal(rules_signal(r, "mlx5", "no_such_signal", c, &v), -1);
+	json_object_put(c);
+	f = dump_facts("ethtool-S_mlx5-cx4lx-k4.4-oldnames-ethq_2.txt");
+	res = rules_classify(r, f);
+	e = not_entry(res, "port-drop");
+	assert_null(oget(e, "value"));      /* unknown, not false */
+	assert_non_null(strstr(json_object_to_json_string(oget(e, "unknown")), "none of the counters"));
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+static void test_rules_signal__sfc_dump__unicast_gap(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *c = counters_of("ethtool-S_sfc-ethq_1.txt");
+	double v = -1;
+
+	(void)state;
+	assert_int_equal(rules_signal(r, "sfc", "gap", c, &v), 0);
+	assert_true(v == 1.0);       /* 1147 at the MAC, 1146 at the vadaptor */
+	assert_int_equal(rules_signal(r, "sfc", "buffer_drops", c, &v), 0);
+	assert_true(v == 0.0);
+	json_object_put(c);
+	rules_free(r);
+}
+
+/* ---- the language ---- */
+
+static void test_rules_load__several_errors__each_with_position(void **state)
+{
+	const char *names[] = { "/x/bad.rules" };
+	const char *texts[] = {
+		"signal a mlx5 = rx_packets_phy\n"                 /* 1 ok */
+		"rule r1 {\n"                                      /* 2 */
+		"    verdict v1\n"                                 /* 3 */
+		"    require window.a > 0 and\n"                   /* 4: missing operand */
+		"    require nosuch > 1\n"                         /* 5: unknown name */
+		"    require window.a >< 2\n"                      /* 6: bad operator use */
+		"    explain \"{window.a\"\n"                      /* 7: unclosed brace */
+		"    bogus 1\n"                                    /* 8: unknown statement */
+		"}\n"
+		"rule r2 {\n"                                      /* 10: no verdict */
+		"    require window.zzz > 0\n"                     /* 11: unknown signal */
+		"}\n"
+	};
+	struct msgs ms = { 0 };
+	struct rules *r = (struct rules *)0x1;   /* untouched on error */
+	int n;
+
+	(void)state;
+	n = rules_load_texts(names, texts, 1, &r, collect_msg, &ms);
+	assert_true(n >= 6);
+	assert_int_equal(ms.n, n);
+	assert_ptr_equal(r, (struct rules *)0x1);
+	for (int i = 0; i < ms.n; i++)
+		print_message("%s\n", ms.m[i]);
+	assert_non_null(strstr(ms.m[0], "/x/bad.rules:4:29: expected a value, got end of line"));
+	{
+		int seen5 = 0, seen6 = 0, seen7 = 0, seen8 = 0, seen10 = 0, seen11 = 0;
+
+		for (int i = 0; i < ms.n; i++) {
+			seen5 |= !!strstr(ms.m[i], "bad.rules:5:13: unknown name 'nosuch'");
+			seen6 |= !!strstr(ms.m[i], "bad.rules:6:");
+			seen7 |= !!strstr(ms.m[i], "bad.rules:7:") && !!strstr(ms.m[i], "without '}'");
+			seen8 |= !!strstr(ms.m[i], "bad.rules:8:5: unknown statement 'bogus'");
+			seen10 |= !!strstr(ms.m[i], "bad.rules:10:1: rule r2 has no verdict");
+			seen11 |= !!strstr(ms.m[i], "bad.rules:11:13: unknown signal 'zzz'");
+		}
+		assert_true(seen5 && seen6 && seen7 && seen8 && seen10 && seen11);
+	}
+}
+
+static void test_rules_load__bad_reload__keeps_running_rules(void **state)
+{
+	const char *names[] = { "t.rules" };
+	const char *good[] = { "rule a {\n verdict x\n require 1 > 0\n}\n" };
+	const char *bad[] = { "rule a {\n verdict x\n require 1 >\n}\n" };
+	struct rules *r = NULL, *keep;
+
+	(void)state;
+	assert_int_equal(rules_load_texts(names, good, 1, &r, print_msg, NULL), 0);
+	keep = r;
+	assert_int_equal(rules_load_texts(names, bad, 1, &r, NULL, NULL), 1);
+	assert_ptr_equal(r, keep);
+	assert_int_equal(rules_count(r), 1);
+	rules_free(r);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_rules_load__later_dir__replaces_same_name(void **state)
+{
+	char d1[] = "/tmp/rules-test-XXXXXX", d2[] = "/tmp/rules-test-XXXXXX", p[300];
+	const char *dirs[3];
+	struct rules *r = NULL;
+	struct json_object *f, *res;
+
+	(void)state;
+	assert_non_null(mkdtemp(d1));
+	assert_non_null(mkdtemp(d2));
+	snprintf(p, sizeof(p), "%s/10-a.rules", d1);
+	write_file(p, "rule first {\n verdict from-d1\n require 1 == 2\n}\n");
+	snprintf(p, sizeof(p), "%s/20-b.rules", d1);
+	write_file(p, "rule second {\n verdict kept\n require 1 == 1\n}\n");
+	snprintf(p, sizeof(p), "%s/10-a.rules", d2);
+	write_file(p, "rule first {\n verdict from-d2\n require true\n"
+		   " explain \"override {1 + 1}\"\n}\n");
+	snprintf(p, sizeof(p), "%s/notarule.txt", d2);
+	write_file(p, "garbage {{{\n");
+	dirs[0] = d1;
+	dirs[1] = d2;
+	dirs[2] = "/nonexistent/rules.d";    /* a missing dir is skipped */
+	assert_int_equal(rules_load(dirs, 3, &r, print_msg, NULL), 0);
+	assert_int_equal(rules_count(r), 2);
+	f = json_object_new_object();
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "from-d2");
+	assert_string_equal(sget(res, "explanation"), "override 2");
+	assert_true(json_object_get_boolean(oget(not_entry(res, "second"), "matched")));
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+	snprintf(p, sizeof(p), "%s/10-a.rules", d1); unlink(p);
+	snprintf(p, sizeof(p), "%s/20-b.rules", d1); unlink(p);
+	snprintf(p, sizeof(p), "%s/10-a.rules", d2); unlink(p);
+	snprintf(p, sizeof(p), "%s/notarule.txt", d2); unlink(p);
+	rmdir(d1);
+	rmdir(d2);
+}
+
+static const char *one_rule(const char *require)
+{
+	static char buf[2048];
+
+	snprintf(buf, sizeof(buf),
+		 "signal s mlx5 = a + b\n"
+		 "signal s generic = netdev/x\n"
+		 "signal t mlx5 = sum(q*_drops)\n"
+		 "rule r {\n verdict yes\n require %s\n}\n", require);
+	return buf;
+}
+
+/* Value of the only rule's first term: 1 true, 0 false, -1 unknown. */
+static int term_value(const char *require, const char *facts_txt)
+{
+	const char *names[] = { "t.rules" };
+	const char *texts[] = { one_rule(require) };
+	struct rules *r = NULL;
+	struct json_object *f, *res, *v;
+	int out;
+
+	if (rules_load_texts(names, texts, 1, &r, print_msg, NULL))
+		fail_msg("rule '%s' did not load", require);
+	f = json_tokener_parse(facts_txt);
+	res = rules_classify(r, f);
+	if (!strcmp(sget(res, "verdict"), "yes")) {
+		out = 1;
+	} else {
+		v = oget(not_entry(res, "r"), "value");
+		out = v ? json_object_get_boolean(v) : -1;
+	}
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+	return out;
+}
+
+static const char *F1 =
+	"{\"port\":\"p\",\"ports\":{\"p\":{\"profile\":\"mlx5\",\"link_up\":true,"
+	"\"stall\":{\"span_s\":2,\"counters\":{\"a\":10,\"q0_drops\":1,\"q7_drops\":2}},"
+	"\"baseline\":{\"span_s\":10,\"counters\":{\"a\":5,\"b\":5}}},"
+	"\"q\":{\"profile\":\"sfc\"}},"
+	"\"threads\":[{\"state\":\"S\",\"wchan\":\"futex_wait_queue\",\"vcsw_rate\":10},"
+	"{\"state\":\"R\"}],\"pings\":[]}";
+
+static void test_rules_eval__three_valued_logic__as_documented(void **state)
+{
+	(void)state;
+	assert_int_equal(term_value("stall.s == 10", F1), 1);          /* b missing counts 0 */
+	assert_int_equal(term_value("stall.t == 3", F1), 1);           /* sum(glob) */
+	assert_int_equal(term_value("window.s > 0", F1), -1);          /* no window */
+	assert_int_equal(term_value("window.s > 0 or link_up", F1), 1);
+	assert_int_equal(term_value("window.s > 0 and not link_up", F1), 0);
+	assert_int_equal(term_value("not (window.s > 0)", F1), -1);
+	assert_int_equal(term_value("rate(stall.s) == 5", F1), 1);
+	assert_int_equal(term_value("baseline_rate(s) == 1", F1), 1);
+	assert_int_equal(term_value("baseline_rate(s - s) == 0", F1), 1);
+	assert_int_equal(term_value("ping.ok", F1), -1);               /* no pings recorded */
+	assert_int_equal(term_value("known(ping.ok) == false", F1), 1);
+	assert_int_equal(term_value("default(held, 7) == 7", F1), 1);
+	assert_int_equal(term_value("any(thread.wchan ~ \"futex\")", F1), 1);
+	assert_int_equal(term_value("all(thread.wchan ~ \"futex\")", F1), -1); /* second has none */
+	assert_int_equal(term_value("count(thread.state ~ \"[SD]\") == 1", F1), 1);
+	assert_int_equal(term_value("first(thread.vcsw_rate, thread.state == \"S\") == 10", F1), 1);
+	assert_int_equal(term_value("any(port.profile == \"sfc\")", F1), 1);
+	assert_int_equal(term_value("any(port.stall.s > 5)", F1), 1);
+	assert_int_equal(term_value("stall.s / 0 > 1", F1), -1);       /* division by zero */
+	assert_int_equal(term_value("port == \"p\" and profile == \"mlx5\"", F1), 1);
+	assert_int_equal(term_value("\"oo_eplock_lock\" ~ \"lock\"", F1), 1);
+	assert_int_equal(term_value("\"R\" !~ \"[SD]\"", F1), 1);
+	assert_int_equal(term_value("1 + 2 * 3 == 7 and -2 < 0", F1), 1);
+}
+
+static void test_rules_classify__missing_pings__unknown_term(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *f = load_facts("port-drop"), *res, *e;
+
+	(void)state;
+	json_object_object_del(f, "pings");
+	res = rules_classify(r, f);
+	/* without the ping port-drop cannot be decided: no verdict, and why */
+	assert_string_equal(sget(res, "verdict"), "unknown");
+	e = not_entry(res, "port-drop");
+	assert_string_equal(sget(e, "failed"), "ping.ok");
+	assert_null(oget(e, "value"));
+	assert_string_equal(sget(oget(e, "unknown"), "ping.ok"), "pings missing");
+	e = not_entry(res, "kernel-path-down");
+	assert_null(oget(e, "value"));
+	json_object_put(res);
+	/* no port at all: every term unknown, no crash */
+	json_object_object_del(f, "ports");
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "unknown");
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+/* Replace every leaf of o, one at a time, by each hostile value, and
+ * classify: must never crash (ASan/UBSan watch). */
+static struct json_object *hostile(int k)
+{
+	switch (k) {
+	case 0: return json_object_new_string("NaN");
+	case 1: return json_object_new_double(1e308);
+	case 2: return json_object_new_double(-1e308);
+	case 3: return json_object_new_int64(INT64_MIN);
+	case 4: return json_object_new_uint64(UINT64_MAX);
+	case 5: return json_object_new_array();
+	case 6: return json_object_new_object();
+	case 7: return json_object_new_boolean(1);
+	case 8: return NULL;
+	default: return json_object_new_string("");
+	}
+}
+#define NHOSTILE 10
+
+static unsigned fuzz_walk(struct rules *r, struct json_object *root, struct json_object *o)
+{
+	unsigned n = 0;
+
+	if (json_object_is_type(o, json_type_object)) {
+		struct json_object *keys = json_object_new_array();
+
+		json_object_object_foreach(o, k, v) {
+			(void)v;
+			json_object_array_add(keys, json_object_new_string(k));
+		}
+		for (size_t i = 0; i < json_object_array_length(keys); i++) {
+			const char *k = json_object_get_string(json_object_array_get_idx(keys, i));
+			struct json_object *orig = json_object_get(oget(o, k));
+
+			n += fuzz_walk(r, root, orig);
+			for (int h = 0; h < NHOSTILE; h++) {
+				json_object_object_add(o, k, hostile(h));
+				json_object_put(rules_classify(r, root));
+				n++;
+			}
+			json_object_object_add(o, k, orig);
+		}
+		json_object_put(keys);
+	} else if (json_object_is_type(o, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(o); i++) {
+			struct json_object *orig = json_object_get(json_object_array_get_idx(o, i));
+
+			n += fuzz_walk(r, root, orig);
+			for (int h = 0; h < NHOSTILE; h++) {
+				json_object_array_put_idx(o, i, hostile(h));
+				json_object_put(rules_classify(r, root));
+				n++;
+			}
+			json_object_array_put_idx(o, i, orig);
+		}
+	}
+	return n;
+}
+
+static void test_rules_classify__hostile_facts__no_crash(void **state)
+{
+	static const char *const fx[] = { "port-drop", "engine-blocked", "producer-stall" };
+	static const char *const whole[] = {
+		"null", "[]", "1e999", "\"x\"", "{\"port\":5}", "{\"port\":\"p\",\"ports\":[]}",
+		"{\"port\":\"p\",\"ports\":{\"p\":7}}",
+		"{\"port\":\"p\",\"ports\":{\"p\":{\"stall\":{\"span_s\":\"NaN\",\"counters\":[1]}}}}",
+		"{\"threads\":{\"a\":1},\"pings\":\"x\",\"flows\":{\"held\":[],\"list\":7}}",
+		"{\"port\":\"p\",\"ports\":{\"p\":{\"profile\":\"mlx5\",\"stall\":{\"span_s\":1e308,"
+		"\"counters\":{\"rx_packets_phy\":1e308,\"rx_vport_unicast_packets\":-1e308}}}},"
+		"\"flows\":{\"held\":{\"unsent\":1e308,\"unread\":1e308}},"
+		"\"pings\":[{\"sent\":1,\"received\":1}]}",
+	};
+	struct rules *r = shipped();
+
+	(void)state;
+	{
+		struct json_object *res = rules_classify(r, NULL);
+
+		assert_string_equal(sget(res, "verdict"), "unknown");
+		json_object_put(res);
+	}
+	for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+		struct json_object *f = json_tokener_parse(whole[i]);
+		struct json_object *res = rules_classify(r, f);
+
+		assert_non_null(res);
+		assert_non_null(sget(res, "verdict"));
+		json_object_put(res);
+		json_object_put(f);
+	}
+	for (size_t i = 0; i < sizeof(fx) / sizeof(fx[0]); i++) {
+		struct json_object *f = load_facts(fx[i]);
+
+		assert_true(fuzz_walk(r, f, f) > 100);
+		json_object_put(f);
+	}
+	rules_free(r);
+}
+
+static void test_rules_load__hostile_text__no_crash(void **state)
+{
+	static const char *const texts[] = {
+		"", "rule", "rule {", "rule a {", "}", "rule a {\n verdict\n}",
+		"signal", "signal x", "signal x mlx5 =", "signal x mlx5 = sum(",
+		"signal x mlx5 = sum(a*\n", "rule a {\n verdict v\n require ((((((((((((((((((((((((((((((("
+		"(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1\n}",
+		"rule a {\n verdict v\n explain \"{\"\n}", "rule a {\n verdict v\n explain \"}{}{\"\n}",
+		"rule a {\n verdict v\n require \"unterminated\n}", "\x01\x02\xff",
+		"rule a {\n verdict v\n require 1e99999 > 0\n}",
+		"rule a {\n verdict v\n require any(1)\n}",
+		"rule a {\n verdict v\n require thread.wchan ~ \"x\"\n}",
+		"rule a {\n verdict v\n require any(thread.pid == 1 and flow.src == \"x\")\n}",
+		"rule a {\n verdict v\n require rate(1)\n}",
+		"rule a {\n verdict v\n let x = 1\n let x = 2\n}",
+		"rule a {\n verdict v\n}\nrule a {\n verdict w\n}",
+		"signal x mlx5 = a\nsignal x mlx5 = b\nrule a {\n verdict v\n}",
+		"signal x mlx5 = a > b\nrule a {\n verdict v\n}",
+	};
+	const char *names[] = { "h.rules" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		struct rules *r = NULL;
+		struct msgs ms = { 0 };
+		const char *t[] = { texts[i] };
+
+		assert_true(rules_load_texts(names, t, 1, &r, collect_msg, &ms) > 0);
+		assert_null(r);
+		assert_true(ms.n > 0);
+		/* a file without rules is an error of the whole set, not of a line */
+		if (!strstr(ms.m[0], texts[i][0] ? "h.rules:" : "no rules loaded"))
+			fail_msg("text %zu: %s", i, ms.m[0]);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rules_load__shipped__every_verdict),
+		cmocka_unit_test(test_rules_classify__seed000_port_drop__port_drop),
+		cmocka_unit_test(test_rules_classify__seed001_eplock_sleeper__engine_blocked),
+		cmocka_unit_test(test_rules_classify__seed004_frozen_writes__producer_stall),
+		cmocka_unit_test(test_rules_classify__retries_exceeded__fabric_fault),
+		cmocka_unit_test(test_rules_classify__steer_missed__steering_miss),
+		cmocka_unit_test(test_rules_classify__out_of_buffer__buffer_drop),
+		cmocka_unit_test(test_rules_classify__held_bytes__engine_hold),
+		cmocka_unit_test(test_rules_classify__ping_lost__kernel_path_down),
+		cmocka_unit_test(test_rules_classify__healthy_traffic__unknown),
+		cmocka_unit_test(test_rules_classify__same_input__same_bytes),
+		cmocka_unit_test(test_rules_classify__real_dumps__no_port_drop),
+		cmocka_unit_test(test_rules_signal__cx4lx_dump__gap_exactly_zero),
+		cmocka_unit_test(test_rules_signal__old_mlx5_names__unknown),
+		cmocka_unit_test(test_rules_signal__sfc_dump__unicast_gap),
+		cmocka_unit_test(test_rules_load__several_errors__each_with_position),
+		cmocka_unit_test(test_rules_load__bad_reload__keeps_running_rules),
+		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
+		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
+		cmocka_unit_test(test_rules_classify__missing_pings__unknown_term),
+		cmocka_unit_test(test_rules_classify__hostile_facts__no_crash),
+		cmocka_unit_test(test_rules_load__hostile_text__no_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
