@@ -238,6 +238,12 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 	}
 	if (TI_HAS(tilen, tcpi_total_retrans))
 		o.retrans = ti.tcpi_total_retrans;
+	/* The write queue is bytes not yet sent (held by the socket) plus
+	 * bytes sent and not acknowledged (in flight, not held). */
+	if (TI_HAS(tilen, tcpi_notsent_bytes) && ti.tcpi_notsent_bytes <= o.unsent) {
+		o.inflight = o.unsent - ti.tcpi_notsent_bytes;
+		o.unsent = ti.tcpi_notsent_bytes;
+	}
 	if (TI_HAS(tilen, tcpi_bytes_acked)) {
 		/* Acked sequence space: the SYN counts one, and so does our
 		 * FIN once acked (FIN_WAIT2); report data bytes only. */

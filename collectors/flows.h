@@ -32,6 +32,7 @@ struct flow_obs {
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t last_tx_ns, last_rx_ns;
 	uint64_t unsent, unread, staged; /* bytes held (engine) / queues (sock) */
+	uint64_t inflight;      /* sock: sent, not yet acknowledged (not held) */
 	uint32_t retrans;       /* sock_diag: total retransmits */
 	uint32_t state;         /* engine state word or TCP state */
 	int32_t pid;            /* owner pid, 0 when unknown */

@@ -166,6 +166,10 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "capture_snaplen: %s", e);
 		else
 			c->snaplen = (unsigned)v;
+	} else if (!strcmp(key, "rules_dir")) {
+		set_path(p, c->rules_dir, sizeof(c->rules_dir), key, val, 0);
+	} else if (!strcmp(key, "rules_local_dir")) {
+		set_path(p, c->rules_local_dir, sizeof(c->rules_local_dir), key, val, 0);
 	} else if (!strcmp(key, "journal_dir")) {
 		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
 	} else if (!strcmp(key, "log_level")) {
@@ -368,6 +372,9 @@ static void defaults(struct conf *c, const char *path)
 	c->probe_timeout_ns = 5000000000ull;
 	c->reprogram_every_ns = 10000000000ull;
 	c->release_wait_ns = 1000000000ull;
+	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
+	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
+		     sizeof(c->rules_local_dir));
 }
 
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)

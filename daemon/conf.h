@@ -57,6 +57,8 @@ struct conf {
 	uint64_t capture_ns;         /* each capture's duration */
 	unsigned snaplen;
 	char journal_dir[PATH_MAX];  /* "" = the system journal */
+	char rules_dir[PATH_MAX];    /* shipped rules */
+	char rules_local_dir[PATH_MAX]; /* local overrides and additions */
 	uint64_t probe_timeout_ns;
 	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
 	uint64_t release_wait_ns;    /* how long to watch for a release */

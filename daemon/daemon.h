@@ -12,6 +12,7 @@ struct port;
 struct ctl;
 struct stall;
 struct forensics;
+struct rules;
 
 struct daemon {
 	char conf_path[PATH_MAX];
@@ -26,6 +27,7 @@ struct daemon {
 	struct ctl *ctl;
 	struct stall *stall;
 	struct forensics *forensics;
+	struct rules *rules;
 	uint64_t start_mono_ns, start_real_ns;
 	unsigned reloads, reload_failures;
 	char last_reload_error[512];
@@ -36,6 +38,9 @@ struct daemon {
 int daemon_reload(struct daemon *d, char *err, size_t errlen);
 /* Recorder capacity (samples) for the configuration. */
 unsigned daemon_rec_capacity(const struct conf *c);
+/* Load the rule files named by c; errors go to report. */
+int daemon_load_rules(const struct conf *c, struct rules **out,
+		      void (*report)(const char *msg, void *arg), void *arg);
 struct port *daemon_port(const struct daemon *d, const char *name);
 
 #endif

@@ -1,6 +1,8 @@
 /* forensic: the asynchronous investigation of an incident. */
 #include "forensic.h"
 #include "conf.h"
+#include "facts.h"
+#include "rules.h"
 #include "daemon.h"
 #include "flow_sockdiag.h"
 #include "ident.h"
@@ -604,6 +606,26 @@ static void watch_cb(struct loop_timer *t, void *arg)
 	advance(arg);
 }
 
+/* Facts from the record, then the verdict from the rules. */
+static void classify(struct inv *v)
+{
+	struct json_object *facts = facts_build(v->F->d, v->rec), *verdict, *x;
+
+	if (v->F->d->rules)
+		verdict = rules_classify(v->F->d->rules, facts);
+	else {
+		verdict = json_object_new_object();
+		json_object_object_add(verdict, "verdict", json_object_new_string("unknown"));
+		json_object_object_add(verdict, "explanation",
+				       json_object_new_string("no rules are loaded"));
+	}
+	json_object_object_add(v->rec, "facts", facts);
+	json_object_object_add(v->rec, "verdict", verdict);
+	log_warnx("investigation %" PRIu64 " (port %s): verdict %s: %s", v->id, v->ports[0],
+		  json_object_object_get_ex(verdict, "verdict", &x) ? json_object_get_string(x) : "?",
+		  json_object_object_get_ex(verdict, "explanation", &x) ? json_object_get_string(x) : "");
+}
+
 static void finalize(struct inv *v)
 {
 	const struct conf *c = v->F->d->conf;
@@ -649,6 +671,7 @@ static void finalize(struct inv *v)
 	json_object_object_add(v->rec, "release", rel);
 	if (inc)
 		json_object_object_add(v->rec, "incident", incident_json(inc));
+	classify(v);
 	v->phase = PH_DONE;
 	v->done = 1;
 	json_object_object_add(v->rec, "state", json_object_new_string("complete"));

@@ -8,6 +8,7 @@
 #include "port.h"
 #include "stall.h"
 #include "forensic.h"
+#include "rules.h"
 #include "util.h"
 
 #include <errno.h>
@@ -60,6 +61,20 @@ unsigned daemon_rec_capacity(const struct conf *c)
 	uint64_t n = c->horizon_ns / c->interval_ns + 1;
 
 	return n > 1000000 ? 1000000 : (unsigned)n;
+}
+
+int daemon_load_rules(const struct conf *c, struct rules **out,
+		      void (*report)(const char *msg, void *arg), void *arg)
+{
+	const char *dirs[2] = { c->rules_dir, c->rules_local_dir };
+	int n = rules_load(dirs, 2, out, report, arg);
+
+	/* No rules at all is not an error in a file: classification then
+	 * says "unknown" and the bundle still holds every piece of evidence. */
+	if (!n && !rules_count(*out))
+		log_warnx("no rules in %s or %s: every verdict will be unknown",
+			  c->rules_dir, c->rules_local_dir);
+	return n;
 }
 
 struct port *daemon_port(const struct daemon *d, const char *name)
@@ -137,6 +152,7 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 
 	sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
 	log_info("reloading %s", d->conf_path);
+	d->last_reload_error[0] = 0;
 	if (conf_load(d->conf_path, &c, report_log, &eb)) {
 		d->reload_failures++;
 		snprintf(d->last_reload_error, sizeof(d->last_reload_error),
@@ -154,6 +170,19 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (!d->sysfs_override)
 		util_strlcpy(d->sysfs_root, c->sysfs_root, sizeof(d->sysfs_root));
 	apply_ports(d, c, keep);
+	{
+		struct rules *nr = NULL;
+		struct errbuf reb = { err, errlen, 0 };
+
+		if (daemon_load_rules(c, &nr, report_log, &reb) == 0) {
+			rules_free(d->rules);
+			d->rules = nr;
+		} else {
+			snprintf(d->last_reload_error, sizeof(d->last_reload_error),
+				 "rules: %u error(s), first: %s; keeping the running rules", reb.n, err);
+			log_errx("reload: rules: keeping the running rules");
+		}
+	}
 	if (c->interval_ns != d->conf->interval_ns)
 		loop_timer_set(d->sampler, c->interval_ns, c->interval_ns);
 
@@ -163,7 +192,6 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	d->conf = c;
 	stall_configure(d->stall);
 	d->reloads++;
-	d->last_reload_error[0] = 0;
 	sd_notify(0, "READY=1\nSTATUS=running");
 	log_info("reloaded %s: %u port(s)", d->conf_path, c->nports);
 	return 0;
@@ -254,6 +282,17 @@ int main(int argc, char **argv)
 			fprintf(stderr, "%s: %d error%s\n", d.conf_path, n, n == 1 ? "" : "s");
 			return 1;
 		}
+		{
+			struct rules *r = NULL;
+
+			n = daemon_load_rules(c, &r, report_stderr, NULL);
+			rules_free(r);
+			if (n) {
+				fprintf(stderr, "rules: %d error%s\n", n, n == 1 ? "" : "s");
+				conf_free(c);
+				return 1;
+			}
+		}
 		conf_free(c);
 		printf("configuration OK\n");
 		return 0;
@@ -265,6 +304,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_set_level(debug ? LOG_DEBUG : d.conf->log_level);
+	if (daemon_load_rules(d.conf, &d.rules, report_log, NULL)) {
+		log_errx("invalid rules, not starting");
+		return 1;
+	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));
 	signal(SIGPIPE, SIG_IGN);
@@ -335,6 +378,7 @@ int main(int argc, char **argv)
 	loop_timer_free(d.sampler);
 	ctl_close(d.ctl);
 	conf_free(d.conf);
+	rules_free(d.rules);
 	loop_free(d.loop);
 	log_info("stopped");
 	return rc < 0 ? 1 : 0;

@@ -49,7 +49,7 @@ struct inc_flow {
 	int pid;
 	char engine[32];
 	uint64_t wait_since_ns, stalled_at_ns, released_at_ns;
-	uint64_t unsent, unread, staged;
+	uint64_t unsent, unread, staged, inflight;
 	int released, gone;
 };
 
@@ -262,6 +262,7 @@ static void inc_add_flow(struct incident *inc, struct sflow *f)
 	x->unsent = f->obs.unsent;
 	x->unread = f->obs.unread;
 	x->staged = f->obs.staged;
+	x->inflight = f->obs.inflight;
 }
 
 /* A tuple with its endpoints in a fixed order, so both ends of one
@@ -506,7 +507,7 @@ static uint64_t wait_start(struct stall *s, const struct sflow *f, const struct 
 			t = o->last_tx_ns;
 		break;
 	case FLOW_SRC_SOCK:
-		t = o->unsent ? o->last_tx_ns : o->last_rx_ns;
+		t = o->unsent || o->inflight ? o->last_tx_ns : o->last_rx_ns;
 		break;
 	case FLOW_SRC_BPF:
 		t = o->last_rx_ns;
@@ -535,7 +536,7 @@ static void flow_update(struct stall *s, struct sflow *f, const struct flow_obs 
 		/* kernel TCP: bytes unacknowledged, or received and not read */
 		progress = o->tx_bytes > pv->tx_bytes || o->rx_bytes > pv->rx_bytes ||
 			   (o->unread < pv->unread);
-		waiting = o->unsent > 0 || o->unread > 0;
+		waiting = o->unsent > 0 || o->inflight > 0 || o->unread > 0;
 		break;
 	case FLOW_SRC_BPF:
 		/* frames. For UDP request/response a datagram sent after the
@@ -952,6 +953,8 @@ struct json_object *stall_flows_json(struct stall *s, const char *port, int stal
 			add_u64(held, "staged", f->obs.staged);
 			json_object_object_add(o, "held", held);
 			if (f->obs.src == FLOW_SRC_SOCK)
+				add_u64(o, "inflight", f->obs.inflight);
+			if (f->obs.src == FLOW_SRC_SOCK)
 				add_u64(o, "retrans", f->obs.retrans);
 			if (f->obs.pid)
 				json_object_object_add(o, "pid", json_object_new_int(f->obs.pid));
@@ -1002,6 +1005,7 @@ struct json_object *incident_json(const struct incident *inc)
 		add_u64(f, "unsent", x->unsent);
 		add_u64(f, "unread", x->unread);
 		add_u64(f, "staged", x->staged);
+		add_u64(f, "inflight", x->inflight);
 		json_object_object_add(f, "state", json_object_new_string(
 			x->released ? "released" : x->gone ? "closed" : "stalled"));
 		if (x->released || x->gone)

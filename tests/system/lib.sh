@@ -31,6 +31,10 @@ t_cleanup() {
 		kill -KILL "$p" 2>/dev/null
 	done
 	for ns in "${T_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	if [ "$T_FAIL" -ne 0 ] && [ -f "$T_DIR/daemon.log" ]; then
+		echo "---- daemon log (last 30 lines) ----"
+		tail -30 "$T_DIR/daemon.log"
+	fi
 	rm -rf "$T_DIR"
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ "$T_FAIL" -eq 0 ]

@@ -90,6 +90,8 @@ ip netns exec "$NSS" sockperf server --tcp -i $SRV -p $SPORT >"$TMP/sps.log" 2>&
 pids+=($!)
 sleep 0.3
 tx0=$(cnt cli tx_packets_phy) rx0=$(cnt srv rx_packets_phy)
+WR=$D/sysfs/sys/class/infiniband/mlx5_1/ports/1/hw_counters/rx_write_requests
+ino0=$(stat -c %i "$WR") wr0=$(cat "$WR")
 ip netns exec "$NSC" ping -c 20 -i 0.05 -q $SRV >"$TMP/ping1.log" 2>&1
 check "healthy: 20 pings cli->srv" grep -q ' 0% packet loss' "$TMP/ping1.log"
 ip netns exec "$NSC" sockperf ping-pong --tcp -i $SRV -p $SPORT -t 2 --mps=200 \
@@ -114,6 +116,8 @@ done
 check "healthy srv: rx_write_requests ($(hw mlx5_1 rx_write_requests)) == data frames > 0" \
 	test "$(hw mlx5_1 rx_write_requests)" = "$(st srv rx_data_packets)" -a \
 	"$(hw mlx5_1 rx_write_requests)" -gt 0
+check "rx_write_requests moved ($wr0 -> $(cat "$WR")) in place (same inode, sysfs-like)" \
+	test "$(stat -c %i "$WR")" = "$ino0" -a "$(cat "$WR")" -gt "$wr0"
 check "healthy srv: RDMA error counters at 0" test "$(hw mlx5_1 local_ack_timeout_err)$(hw \
 	mlx5_1 out_of_buffer)$(hw mlx5_1 req_cqe_error)" = 000
 tx1=$(( $(cnt cli tx_packets_phy) - tx0 )) rx1=$(( $(cnt srv rx_packets_phy) - rx0 ))

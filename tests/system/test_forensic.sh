@@ -17,6 +17,7 @@ interval = 250ms
 flows_dir = $T_DIR/flows
 state_dir = $T_DIR/state
 journal_dir = $T_DIR/journal
+rules_dir = $ROOT/rules
 incident_cooldown = 0s
 reprogram_interval = 0s
 capture_time = 250ms
@@ -38,16 +39,28 @@ CONF
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; ip -n "$B" -o link show vB | sed 's/.*<\([^>]*\)>.*/\1/'; }
 flags > "$T_DIR/flags.before"
 start_daemon "$T_DIR/n.conf" || exit 1
-rec() { ctl -j incident show "$@" > "$T_DIR/rec.json"; }
-wait_complete() { wait_for 15 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show $1 2>/dev/null | jqe '.record.state == \"complete\"'"; }
+# find_inv PORT: id of the complete investigation whose incident holds a
+# flow to or from PORT (an earlier session may stall briefly on its own
+# while TCP recovers from a lifted drop, so ids are not fixed)
+find_inv() {
+	local id
+	for id in $("$NICSTALLCTL" -s "$T_SOCK" -j incident list | jq -r '.investigations[].id'); do
+		"$NICSTALLCTL" -s "$T_SOCK" -j incident show "$id" | jq -e --arg p ":$1" \
+			'.record.state == "complete" and (.record.incident.flows | any(.tuple | contains($p)))' \
+			>/dev/null 2>&1 && { echo "$id"; return 0; }
+	done
+	return 1
+}
+rec() { ctl -j incident show "$(find_inv "$1")" > "$T_DIR/rec.json"; }
+wait_complete() { wait_for 15 bash -c "$(declare -f find_inv); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' find_inv $1"; }
 
 # --- 1: drop on the server's ingress, not released by anything ----------
 sockperf_pair "$A" "$B" 10.209.0.2 11111 1 30
 sleep 1.5
 nft_drop "$B" tcp dport 11111
 T_CLEANUP+=("nft_clear $B")
-check "1: investigation completes" wait_complete 1
-rec 1
+check "1: investigation completes" wait_complete 11111
+rec 11111
 check "1: snapshot before anything touched a port (< 1 ms after open)" jqe '.record.snapshot.started_after_open_us < 1000' "$T_DIR/rec.json"
 check "1: snapshot holds both ports' counters and neighbours" jqe '.record.snapshot.srv.counters.netdev.rx_packets > 0 and .record.snapshot.cli.counters.ethtool != null and (.record.snapshot.srv.neighbours | type == "array")' "$T_DIR/rec.json"
 check "1: observation window sampled (>= 20 samples over ~0.4 s)" jqe '.record.window.samples >= 20 and .record.window.span_s >= 0.39' "$T_DIR/rec.json"
@@ -71,7 +84,7 @@ check "1: journal step says it is unavailable" jqe '[.record.steps[] | select(.s
 check "1: timeline in order: snapshot, observe, capture, promisc capture, reprogram" \
 	jqe '[.record.steps[] | .step] as $s | ($s | index("snapshot")) < ($s | index("capture")) and ($s | index("capture")) < ($s | index("capture-promisc")) and ($s | index("capture-promisc")) < ($s | index("reprogram"))' "$T_DIR/rec.json"
 check "1: not released, no releasing action" jqe '.record.release.released == false and .record.release.action == "none"' "$T_DIR/rec.json"
-ctl incident show 1 | head -20
+ctl incident show "$(find_inv 11111)" | head -20
 nft_clear "$B"
 flags > "$T_DIR/flags.after1"
 check "1: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after1"
@@ -85,8 +98,8 @@ T_PIDS+=($!)
 sockperf_pair "$A" "$B" 10.209.0.2 11112 1 30
 sleep 1.5
 nft_drop "$B" tcp dport 11112
-check "2: investigation completes" wait_complete 2
-rec 2
+check "2: investigation completes" wait_complete 11112
+rec 11112
 check "2: released by the reprogram" jqe '.record.release.released == true and .record.release.action == "reprogram"' "$T_DIR/rec.json"
 echo "2: released $(jq -r .record.release.after_ms "$T_DIR/rec.json") ms after the reprogram"
 check "2: time to release recorded" jqe '.record.release.after_ms >= 0 and .record.release.after_ms < 2000' "$T_DIR/rec.json"
@@ -101,8 +114,8 @@ ip -n "$B" link set vB promisc on
 sockperf_pair "$A" "$B" 10.209.0.2 11113 1 30
 sleep 1.5
 nft_drop "$B" tcp dport 11113
-check "3: investigation completes" wait_complete 3
-rec 3
+check "3: investigation completes" wait_complete 11113
+rec 11113
 check "3: promiscuous capture on the server port made no transition" \
 	jqe '[.record.captures[] | select(.port=="srv" and .promisc_requested) | .transition] == [false]' "$T_DIR/rec.json"
 check "3: the reprogram still made one (off then on) and restored promiscuous" \
@@ -122,10 +135,11 @@ T_PIDS+=($!)
 sleep 1.5
 kill -STOP "$spid"
 T_CLEANUP+=("kill -CONT $spid")
-check "4: investigation completes" wait_complete 4
-rec 4
+check "4: investigation completes" wait_complete 11114
+rec 11114
 check "4: the server's threads are stopped (state T)" \
 	jqe --argjson p "$spid" '[.record.threads[] | select(.pid == $p) | .threads[].first.state] | length > 0 and all(. == "T" or . == "t")' "$T_DIR/rec.json"
+check "4: verdict engine-hold (the socket queue holds the request)" jqe '.record.verdict.verdict == "engine-hold"' "$T_DIR/rec.json"
 check "4: its socket queue holds the request" \
 	jqe '[.record.incident.flows[] | select(.source=="sock") | .unread] | max > 0' "$T_DIR/rec.json"
 kill -CONT "$spid"

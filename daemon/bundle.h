@@ -1,0 +1,69 @@
+/* bundle: the evidence bundle, one directory per incident under
+ * "<state_dir>/bundles/" (nicstall-bundle(5)): written under ".tmp-<name>",
+ * fsynced, checksummed (SHA256SUMS, sha256sum(1) format) and renamed into
+ * place, so a reader never sees half a bundle; verified, listed, pruned and
+ * summarised for humans. */
+#ifndef NICSTALL_BUNDLE_H
+#define NICSTALL_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+#define BUNDLE_SCHEMA 1
+#define BUNDLE_NAME_MAX 200     /* a bundle directory name */
+#define BUNDLE_PATH_MAX 255     /* a file's relative path inside a bundle */
+
+struct bundle_file {
+	const char *name;       /* relative path, e.g. "captures/a.pcap": components of
+				 * [A-Za-z0-9._-], none "." / ".." / ".tmp-*", no leading '/' */
+	const void *data;       /* contents, or NULL to copy from src_path */
+	size_t len;
+	const char *src_path;   /* regular file copied (at most max_copy bytes) when data == NULL */
+};
+
+/* Write a bundle atomically (see above). Adds "schema" and "files":
+ * [{name, bytes, sha256[, truncated, source_bytes]}] to manifest (modified in
+ * place) and writes it as manifest.json. "manifest.json" and "SHA256SUMS" are
+ * reserved names. When "<name>" exists, "<name>-2", "<name>-3"... is used.
+ * max_copy bounds every copied file (0: no bound); a longer source is cut to
+ * its first max_copy bytes and its entry says "truncated": true.
+ * Returns 0 with the final path in path_out, or -errno with err naming the
+ * file and the reason; then nothing of the bundle remains. */
+int bundle_write(const char *state_dir, const char *name, struct json_object *manifest,
+		 const struct bundle_file *files, size_t nfiles, size_t max_copy,
+		 char *path_out, size_t path_len, char *err, size_t errlen);
+/* "<yyyymmddTHHMMSSZ>-<host>-<port>-<verdict>", parts sanitised to
+ * [A-Za-z0-9._-] (others become '_', empty parts "unknown", long parts cut). */
+void bundle_name(char *buf, size_t len, uint64_t real_ns, const char *host,
+		 const char *port, const char *verdict);
+/* Remove "<state_dir>/bundles/.tmp-*" leftovers of a crash. Returns how many
+ * were removed, or -1 with err. */
+int bundle_cleanup(const char *state_dir, char *err, size_t errlen);
+/* Keep at most max_count bundles and max_bytes in all (0: no bound); removes
+ * the oldest first (name order), never the newest. Returns how many were
+ * removed (each is logged), or -1 when the directory cannot be read. */
+int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_bytes);
+/* Call cb for every bundle, oldest first (newest last); manifest is NULL when
+ * unreadable and belongs to bundle_list (take a ref to keep it). Returns the
+ * number of bundles, 0 when there is no bundle directory, -1 on error. */
+int bundle_list(const char *state_dir,
+		void (*cb)(const char *path, struct json_object *manifest, uint64_t bytes, void *arg),
+		void *arg);
+/* Verify a bundle: every file in SHA256SUMS present and matching, no file
+ * missing or extra, manifest.json readable (schema as below) and its "files"
+ * agreeing with SHA256SUMS. Returns 0 (err holds a note, or ""), or -1 with err
+ * naming the first offending file ("summary.txt: missing"). *manifest_out gets
+ * a new reference when non-NULL and the manifest could be read. */
+int bundle_verify(const char *path, struct json_object **manifest_out, char *err, size_t errlen);
+/* Read "<path>/manifest.json": schema BUNDLE_SCHEMA is read; an older one is
+ * read with a note in err (return 0); a newer, missing or malformed one is
+ * refused (-1, err names both versions). */
+int bundle_load_manifest(const char *path, struct json_object **out, char *err, size_t errlen);
+/* One-page human summary of a manifest (title, What it is, What it is not,
+ * Evidence, Timeline, Recommended action); missing parts are said to be
+ * missing. Returns a malloc'd string, NULL only when out of memory. */
+char *bundle_summary(struct json_object *manifest);
+
+#endif
