@@ -505,6 +505,8 @@ static uint64_t wait_start(struct stall *s, const struct sflow *f, const struct 
 	case FLOW_SRC_ENGINE:
 		if (o->last_tx_ns > o->last_rx_ns)
 			t = o->last_tx_ns;
+		else if (o->state & 0x4u)
+			t = o->last_rx_ns;      /* awaiting: since the last data */
 		break;
 	case FLOW_SRC_SOCK:
 		t = o->unsent || o->inflight ? o->last_tx_ns : o->last_rx_ns;
@@ -530,7 +532,8 @@ static void flow_update(struct stall *s, struct sflow *f, const struct flow_obs 
 		/* a request/response engine: requests sent beyond replies
 		 * received are outstanding */
 		progress = o->rx_msgs > pv->rx_msgs || o->rx_bytes > pv->rx_bytes;
-		waiting = o->tx_msgs > o->rx_msgs || o->unsent > 0;
+		waiting = o->tx_msgs > o->rx_msgs || o->unsent > 0 ||
+			  (o->state & 0x4u);    /* NSFT_ST_AWAITING: a consumer */
 		break;
 	case FLOW_SRC_SOCK:
 		/* kernel TCP: bytes unacknowledged, or received and not read */

@@ -89,7 +89,8 @@ extern "C" {
 #define NSFT_ST_FREE        0u
 #define NSFT_ST_OPEN        0x1u  /* session established, being published */
 #define NSFT_ST_CLOSED      0x2u  /* session ended (slot reusable) */
-#define NSFT_ST_AWAITING    0x4u  /* optional hint: a request is outstanding */
+#define NSFT_ST_AWAITING    0x4u  /* the engine expects data here (a consumer):
+                                   * silence beyond the threshold is a stall */
 
 /* ---- layout ------------------------------------------------------------- */
 

@@ -68,6 +68,7 @@ struct sess {
 
 struct ctx {
 	int server, udp, ep, sfd, tfd;
+	int await;                  /* server: declare every session awaiting a stream */
 	enum kind listen_kind;      /* K_LISTEN, for the listening socket */
 	int lfd;
 	struct sockaddr_storage addr;
@@ -190,6 +191,10 @@ static void sess_publish(struct ctx *c, struct sess *s)
 			  (struct sockaddr *)&s->local, (struct sockaddr *)&s->peer);
 	if (!s->rec)
 		fprintf(stderr, "nsengine: session %u not published: %s\n", s->idx, strerror(errno));
+	else if (c->await)
+		/* a consumer of a steady stream: silence from the peer is a
+		 * stall of the producer, and the daemon should say so */
+		nsft_set_state(s->rec, NSFT_ST_OPEN | NSFT_ST_AWAITING);
 }
 
 static void sess_close(struct ctx *c, struct sess *s)
@@ -529,7 +534,7 @@ static int rule(const char *arg, unsigned *sess, uint64_t *n)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: nsengine server --listen ADDR:PORT [--proto tcp|udp] [--table-dir DIR]\n"
+		"usage: nsengine server --listen ADDR:PORT [--proto tcp|udp] [--table-dir DIR] [--await]\n"
 		"                       [--name NAME] [--capacity N]\n"
 		"       nsengine client --connect ADDR:PORT --sessions N [--proto tcp|udp]\n"
 		"                       [--size BYTES] [--interval-us N] [--count N] [--duration S]\n"
@@ -545,7 +550,7 @@ int main(int argc, char **argv)
 		{ "table-dir", 1, 0, 'd' }, { "name", 1, 0, 'n' }, { "sessions", 1, 0, 's' },
 		{ "size", 1, 0, 'z' }, { "interval-us", 1, 0, 'i' }, { "count", 1, 0, 'k' },
 		{ "duration", 1, 0, 't' }, { "stop-after", 1, 0, 'S' }, { "mute-after", 1, 0, 'M' },
-		{ "capacity", 1, 0, 'C' }, { 0, 0, 0, 0 },
+		{ "capacity", 1, 0, 'C' }, { "await", 0, 0, 'A' }, { 0, 0, 0, 0 },
 	};
 	struct { unsigned sess; uint64_t n; int mute; } rules[MAX_RULES];
 	const char *addr = NULL, *dir = NULL, *name = "nsengine";
@@ -582,6 +587,7 @@ int main(int argc, char **argv)
 		case 'k': c.count = strtoull(optarg, NULL, 10); break;
 		case 't': duration = strtod(optarg, NULL); break;
 		case 'C': capacity = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'A': c.await = 1; break;
 		case 'S': case 'M':
 			if (nrules == MAX_RULES || rule(optarg, &rules[nrules].sess, &rules[nrules].n) < 0)
 				usage();
