@@ -15,7 +15,7 @@ DATADIR    ?= $(PREFIX)/share/nicstalld
 MANDIR     ?= $(PREFIX)/share/man
 UNITDIR    ?= /lib/systemd/system
 
-PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs
+PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -249,7 +249,12 @@ static int fsync_dirs(int fd, int depth)
 	while ((e = readdir(d)) && !rc) {
 		int sub;
 
-		if (e->d_type != DT_DIR || !strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type != DT_DIR && (e->d_type != DT_UNKNOWN ||
+		    fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)))
 			continue;
 		sub = openat(fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
@@ -855,8 +860,8 @@ int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_byt
 				  strerror(-r));
 			continue;
 		}
-		log_info("bundle retention: removed %s/bundles/%s (%" PRIu64 " bytes; %d bundles, "
-			 "%" PRIu64 " bytes were kept, limits %u bundles, %" PRIu64 " bytes)",
+		log_info("bundle retention: removed %s/bundles/%s (%" PRIu64 " bytes; there were %d "
+			 "bundles, %" PRIu64 " bytes; limits: %u bundles, %" PRIu64 " bytes, 0 = none)",
 			 state_dir, names[i], sizes[i], count, total, max_count, max_bytes);
 		count--;
 		total -= sizes[i];
@@ -1835,7 +1840,7 @@ static void sum_evidence(FILE *f, struct json_object *m, struct json_object *fac
 		fputs("- Released by ", f);
 		put_val(f, jget(rel, "action"));
 		if (jnum(jget(rel, "after_ms"), &x))
-			fprintf(f, ", %.1f ms after it", x);
+			fprintf(f, ", %.1f ms after the action", x);
 		else
 			fputs(", time not recorded", f);
 		fputs(".\n", f);

@@ -306,6 +306,24 @@ static struct json_object *cmd_snapshot(struct daemon *d, struct json_object *re
 		}
 	} else
 		jp = NULL;
+	{
+		struct json_object *jb;
+
+		if (json_object_object_get_ex(req, "bundle", &jb) && json_object_get_boolean(jb)) {
+			const char *names[64];
+			size_t n = 0;
+			char path[4096], err[512];
+
+			for (size_t i = 0; jp && i < json_object_array_length(jp) && n < 64; i++)
+				names[n++] = json_object_get_string(json_object_array_get_idx(jp, i));
+			if (forensic_manual_bundle(d->forensics, names, n, path, sizeof(path),
+						   err, sizeof(err)) < 0)
+				return ctl_error("snapshot --bundle: %s", err);
+			o = ok_reply();
+			add_str(o, "bundle", path);
+			return o;
+		}
+	}
 	o = ok_reply();
 	gethostname(host, sizeof(host) - 1);
 	add_str(o, "host", host);
@@ -439,7 +457,7 @@ static const struct {
 } cmds[] = {
 	{ "status", 0, cmd_status },
 	{ "counters", 0, cmd_counters },
-	{ "snapshot", 0, cmd_snapshot },
+	{ "snapshot", 0, cmd_snapshot },        /* "bundle": root only, below */
 	{ "flows", 0, cmd_flows },
 	{ "incident", 0, cmd_incident },
 	{ "investigate", 1, cmd_investigate },
@@ -462,6 +480,9 @@ struct json_object *cmd_dispatch(struct json_object *req, enum ctl_access access
 			continue;
 		if (cmds[i].root_only && access != CTL_ROOT)
 			return ctl_error("%s: permission denied (root only)", name);
+		if (cmds[i].fn == cmd_snapshot && access != CTL_ROOT &&
+		    json_object_object_get_ex(req, "bundle", &jc) && json_object_get_boolean(jc))
+			return ctl_error("snapshot --bundle: permission denied (root only)");
 		return cmds[i].fn(arg, req);
 	}
 	return ctl_error("unknown command '%.64s'", name);

@@ -166,6 +166,21 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "capture_snaplen: %s", e);
 		else
 			c->snaplen = (unsigned)v;
+	} else if (!strcmp(key, "bundle_max_count")) {
+		uint64_t v;
+
+		if (util_parse_u64(val, &v, 1, 100000, e, sizeof(e)) < 0)
+			perr(p, "bundle_max_count: %s", e);
+		else
+			c->bundle_max_count = (unsigned)v;
+	} else if (!strcmp(key, "bundle_max_bytes")) {
+		if (util_parse_size(val, &c->bundle_max_bytes, 1u << 20, 1ull << 40, e, sizeof(e)) < 0)
+			perr(p, "bundle_max_bytes: %s", e);
+	} else if (!strcmp(key, "bundle_hook")) {
+		set_str(p, c->bundle_hook, sizeof(c->bundle_hook), key, val);
+	} else if (!strcmp(key, "hook_timeout")) {
+		if (util_parse_duration(val, &c->hook_timeout_ns, 100000000ull, 3600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "hook_timeout: %s", e);
 	} else if (!strcmp(key, "rules_dir")) {
 		set_path(p, c->rules_dir, sizeof(c->rules_dir), key, val, 0);
 	} else if (!strcmp(key, "rules_local_dir")) {
@@ -372,6 +387,9 @@ static void defaults(struct conf *c, const char *path)
 	c->probe_timeout_ns = 5000000000ull;
 	c->reprogram_every_ns = 10000000000ull;
 	c->release_wait_ns = 1000000000ull;
+	c->bundle_max_count = 50;
+	c->bundle_max_bytes = 1ull << 30;
+	c->hook_timeout_ns = 30000000000ull;
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));

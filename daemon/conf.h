@@ -57,6 +57,10 @@ struct conf {
 	uint64_t capture_ns;         /* each capture's duration */
 	unsigned snaplen;
 	char journal_dir[PATH_MAX];  /* "" = the system journal */
+	unsigned bundle_max_count;   /* retention: bundles kept */
+	uint64_t bundle_max_bytes;   /* retention: bytes kept */
+	char bundle_hook[1024];      /* run with the bundle path when complete */
+	uint64_t hook_timeout_ns;
 	char rules_dir[PATH_MAX];    /* shipped rules */
 	char rules_local_dir[PATH_MAX]; /* local overrides and additions */
 	uint64_t probe_timeout_ns;

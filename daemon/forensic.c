@@ -1,5 +1,6 @@
 /* forensic: the asynchronous investigation of an incident. */
 #include "forensic.h"
+#include "bundle.h"
 #include "conf.h"
 #include "facts.h"
 #include "rules.h"
@@ -27,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #define KEEP 16
 #define MAXP 2                  /* ports per investigation: a pair */
@@ -76,6 +79,9 @@ struct inv {
 	uint64_t action_ns[3];          /* capture, promisc, reprogram starts */
 	uint64_t release_ns;
 	int done;
+	char bundle[PATH_MAX];          /* written bundle, "" none */
+	char pcap[MAXP * 2][PATH_MAX];  /* capture files to move into it */
+	unsigned npcap;
 };
 
 struct forensics {
@@ -83,6 +89,7 @@ struct forensics {
 	struct inv *inv[KEEP];
 	uint64_t ninv;
 	int reprogramming;
+	struct probe_exec *hook;
 	struct { char port[32]; uint64_t at; } last_rp[32];
 	unsigned nlast;
 };
@@ -545,6 +552,8 @@ static void cap_done(struct probe_cap *pc, void *arg)
 
 			json_object_object_add(o, "port", json_object_new_string(v->ports[i]));
 			probe_cap_to_json(pc, o);
+			if (v->npcap < MAXP * 2 && r->path[0])
+				util_strlcpy(v->pcap[v->npcap++], r->path, sizeof(v->pcap[0]));
 			json_object_array_add(rec_array(v, "captures"), o);
 			snprintf(note, sizeof(note), "%u frames, %s%s", r->packets,
 				 r->stop_reason, r->promisc_requested ? (r->transition ?
@@ -604,6 +613,273 @@ static void watch_cb(struct loop_timer *t, void *arg)
 {
 	(void)t;
 	advance(arg);
+}
+
+/* ---- the evidence bundle ---- */
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *x = NULL;
+
+	if (o)
+		json_object_object_get_ex(o, k, &x);
+	return x;
+}
+
+static void hook_done(struct probe_exec *pe, void *arg)
+{
+	struct forensics *F = arg;
+	const struct probe_exec_result *r = probe_exec_result(pe);
+
+	if (r->not_found)
+		log_warnx("bundle_hook: command not found: %s", F->d->conf->bundle_hook);
+	else if (r->timed_out)
+		log_warnx("bundle_hook: timed out and was killed");
+	else if (r->exited && r->status == 0)
+		log_info("bundle_hook: done (exit 0)");
+	else
+		log_warnx("bundle_hook: failed (%s %d)%s%.*s", r->signaled ? "signal" : "exit",
+			  r->signaled ? r->signo : r->status, r->out_len ? ": " : "",
+			  (int)(r->out_len > 200 ? 200 : r->out_len), r->out ? r->out : "");
+	probe_exec_free(pe);
+	F->hook = NULL;
+}
+
+static void run_hook(struct forensics *F, const char *path)
+{
+	char **argv = NULL, **full;
+	char err[256];
+	int argc;
+
+	if (!F->d->conf->bundle_hook[0])
+		return;
+	if (F->hook) {
+		log_warnx("bundle_hook: previous run still going; not run for %s", path);
+		return;
+	}
+	argc = probe_exec_split(F->d->conf->bundle_hook, &argv, err, sizeof(err));
+	if (argc < 0) {
+		log_warnx("bundle_hook: %s", err);
+		return;
+	}
+	full = calloc((size_t)argc + 2, sizeof(char *));
+	if (!full) {
+		probe_exec_argv_free(argv);
+		return;
+	}
+	for (int i = 0; i < argc; i++)
+		full[i] = argv[i];
+	full[argc] = (char *)path;
+	F->hook = probe_exec_start(F->d->loop, (const char *const *)full, -1,
+				   F->d->conf->hook_timeout_ns, 16 * 1024, hook_done, F,
+				   err, sizeof(err));
+	if (!F->hook)
+		log_warnx("bundle_hook: %s", err);
+	free(full);
+	probe_exec_argv_free(argv);
+}
+
+struct filelist {
+	struct bundle_file f[64];
+	char *owned[64];
+	size_t n;
+};
+
+static void add_json(struct filelist *fl, const char *name, struct json_object *o)
+{
+	const char *s;
+
+	if (!o || fl->n >= 64)
+		return;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+	fl->owned[fl->n] = strdup(s);
+	if (!fl->owned[fl->n])
+		return;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].data = fl->owned[fl->n];
+	fl->f[fl->n].len = strlen(fl->owned[fl->n]);
+	fl->n++;
+}
+
+static void add_text(struct filelist *fl, const char *name, char *text /* owned */)
+{
+	if (!text || fl->n >= 64) {
+		free(text);
+		return;
+	}
+	fl->owned[fl->n] = text;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].data = text;
+	fl->f[fl->n].len = strlen(text);
+	fl->n++;
+}
+
+/* The recorder window of port p from `from` to now: the first sample's
+ * values, then per sample only the counters that moved. */
+static struct json_object *recorder_json(struct port *p, uint64_t from)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	unsigned f, l, n = rec_window(p->rec, from, loop_mono_ns(), &f, &l);
+	const struct rec_sample *prev = NULL;
+
+	json_object_object_add(o, "port", json_object_new_string(p->conf.name));
+	for (unsigned i = 0; n && i <= l - f; i++) {
+		const struct rec_sample *s = rec_get(p->rec, f + i);
+		struct json_object *e = json_object_new_object(), *src = json_object_new_object();
+
+		json_object_object_add(e, "mono_ns", json_object_new_uint64(s->mono_ns));
+		json_object_object_add(e, "real_ns", json_object_new_uint64(s->real_ns));
+		for (unsigned k = 0; k < p->nsrc; k++) {
+			const struct rec_part *pt = &s->part[k];
+			const struct rec_part *pp = prev ? &prev->part[k] : NULL;
+			struct json_object *c;
+
+			if (!pt->lay || !p->src[k].s.ops)
+				continue;
+			c = json_object_new_object();
+			for (unsigned j = 0; j < pt->lay->n; j++) {
+				int pj = pp && pp->lay ? (pp->lay == pt->lay ? (int)j :
+					 clayout_find(pp->lay, pt->lay->names[j])) : -1;
+
+				if (pj >= 0 && pp->vals[pj] == pt->vals[j])
+					continue;
+				json_object_object_add(c, pt->lay->names[j],
+						       json_object_new_uint64(pt->vals[j]));
+			}
+			json_object_object_add(src, p->src[k].s.ops->name, c);
+		}
+		json_object_object_add(e, prev ? "changed" : "values", src);
+		json_object_array_add(arr, e);
+		prev = s;
+	}
+	json_object_object_add(o, "samples", arr);
+	return o;
+}
+
+static struct json_object *ports_json(struct inv *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = port_of(v, i);
+		struct json_object *po = json_object_new_object();
+
+		if (!p)
+			continue;
+		json_object_object_add(po, "interface", json_object_new_string(p->conf.ifname));
+		json_object_object_add(po, "netns", json_object_new_string(p->conf.netns));
+		json_object_object_add(po, "profile", json_object_new_string(conf_profile_name(p->profile)));
+		ident_to_json(p->ident, po);
+		json_object_object_add(po, "rdma_device", json_object_new_string(p->rdma_dev));
+		json_object_object_add(o, v->ports[i], po);
+	}
+	return o;
+}
+
+static void write_bundle(struct inv *v)
+{
+	const struct conf *c = v->F->d->conf;
+	struct json_object *man = json_object_new_object(), *verdict = get(v->rec, "verdict");
+	struct json_object *links = json_object_new_object(), *flows = json_object_new_object();
+	struct filelist fl = { 0 };
+	struct utsname u;
+	char host[256] = "", name[256], path[PATH_MAX], err[512], kernel[400];
+	const char *vname = verdict && get(verdict, "verdict") ?
+			    json_object_get_string(get(verdict, "verdict")) : "unknown";
+	uint64_t from;
+	int rc;
+
+	gethostname(host, sizeof(host) - 1);
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
+	json_object_object_add(man, "trigger", json_object_get(get(v->rec, "trigger")));
+	json_object_object_add(man, "host", json_object_new_string(host));
+	json_object_object_add(man, "kernel", json_object_new_string(kernel));
+	json_object_object_add(man, "nicstalld_version", json_object_new_string(NICSTALL_VERSION));
+	json_object_object_add(man, "incident_id", json_object_new_uint64(v->incident_id));
+	json_object_object_add(man, "investigation_id", json_object_new_uint64(v->id));
+	json_object_object_add(man, "port", json_object_new_string(v->ports[0]));
+	json_object_object_add(man, "opened_real_ns", json_object_new_uint64(v->open_real_ns));
+	json_object_object_add(man, "ports", ports_json(v));
+	json_object_object_add(man, "verdict", json_object_get(verdict));
+	json_object_object_add(man, "facts", json_object_get(get(v->rec, "facts")));
+	json_object_object_add(man, "release", json_object_get(get(v->rec, "release")));
+	json_object_object_add(man, "steps", json_object_get(v->steps));
+
+	add_json(&fl, "record.json", v->rec);
+	add_json(&fl, "facts.json", get(v->rec, "facts"));
+	add_json(&fl, "window.json", get(v->rec, "window"));
+	add_json(&fl, "threads.json", get(v->rec, "threads"));
+	add_json(&fl, "pings.json", get(v->rec, "pings"));
+	add_json(&fl, "journal.json", get(v->rec, "journal"));
+	json_object_object_add(flows, "at_open", json_object_get(get(get(v->rec, "snapshot"), "flows")));
+	json_object_object_add(flows, "incident", json_object_get(get(get(v->rec, "incident"), "flows")));
+	add_json(&fl, "flows.json", flows);
+	json_object_put(flows);
+	from = v->open_ns > 30000000000ull ? v->open_ns - 30000000000ull : 0;
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = port_of(v, i);
+		struct json_object *pj = get(get(v->rec, "snapshot"), v->ports[i]), *r;
+		char fn[96];
+
+		if (pj) {
+			struct json_object *l = json_object_new_object();
+
+			json_object_object_add(l, "link", json_object_get(get(pj, "link")));
+			json_object_object_add(l, "neighbours", json_object_get(get(pj, "neighbours")));
+			json_object_object_add(links, v->ports[i], l);
+		}
+		if (!p)
+			continue;
+		r = recorder_json(p, from);
+		snprintf(fn, sizeof(fn), "recorder/%s.json", v->ports[i]);
+		add_json(&fl, fn, r);
+		json_object_put(r);
+	}
+	add_json(&fl, "links.json", links);
+	json_object_put(links);
+	for (size_t i = 0; get(v->rec, "probes") && i < json_object_array_length(get(v->rec, "probes")); i++) {
+		struct json_object *pr = json_object_array_get_idx(get(v->rec, "probes"), i);
+		char fn[64];
+		char *txt;
+
+		snprintf(fn, sizeof(fn), "probes/%zu.txt", i + 1);
+		if (asprintf(&txt, "$ %s\n%s", json_object_get_string(get(pr, "argv")),
+			     get(pr, "output") ? json_object_get_string(get(pr, "output")) : "") > 0)
+			add_text(&fl, fn, txt);
+	}
+	for (unsigned i = 0; i < v->npcap && fl.n < 64; i++) {
+		char fn[PATH_MAX];
+		const char *base = strrchr(v->pcap[i], '/');
+
+		snprintf(fn, sizeof(fn), "captures/%s", base ? base + 1 : v->pcap[i]);
+		fl.f[fl.n].name = strdup(fn);
+		fl.f[fl.n].src_path = v->pcap[i];
+		fl.n++;
+	}
+	add_text(&fl, "summary.txt", bundle_summary(man));
+
+	bundle_name(name, sizeof(name), v->open_real_ns, host, v->ports[0], vname);
+	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, sizeof(path),
+			  err, sizeof(err));
+	if (rc < 0) {
+		log_errx("incident %" PRIu64 ": bundle not written: %s (the record stays in memory: "
+			 "nicstallctl incident show %" PRIu64 ")", v->incident_id, err, v->id);
+		json_object_object_add(v->rec, "bundle_error", json_object_new_string(err));
+	} else {
+		util_strlcpy(v->bundle, path, sizeof(v->bundle));
+		json_object_object_add(v->rec, "bundle", json_object_new_string(path));
+		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", v->incident_id, path, vname);
+		for (unsigned i = 0; i < v->npcap; i++)
+			unlink(v->pcap[i]);
+		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);
+		run_hook(v->F, path);
+	}
+	for (size_t i = 0; i < fl.n; i++) {
+		free((char *)fl.f[i].name);
+		free(fl.owned[i]);
+	}
+	json_object_put(man);
 }
 
 /* Facts from the record, then the verdict from the rules. */
@@ -675,6 +951,7 @@ static void finalize(struct inv *v)
 	v->phase = PH_DONE;
 	v->done = 1;
 	json_object_object_add(v->rec, "state", json_object_new_string("complete"));
+	write_bundle(v);
 	log_info("investigation %" PRIu64 " (incident %" PRIu64 ", port %s): complete, %s",
 		 v->id, v->incident_id, v->ports[0],
 		 json_object_get_string(json_object_object_get(rel, "action")));
@@ -901,6 +1178,50 @@ int forensic_investigate(struct forensics *F, const char *port, uint64_t *id,
 	return 0;
 }
 
+int forensic_manual_bundle(struct forensics *F, const char *const *ports, size_t nports,
+			   char *path, size_t pathlen, char *err, size_t errlen)
+{
+	struct inv *v = calloc(1, sizeof(*v));
+	struct json_object *verdict;
+
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	v->F = F;
+	v->open_ns = loop_mono_ns();
+	v->open_real_ns = loop_real_ns();
+	for (size_t i = 0; i < nports && v->nports < MAXP; i++)
+		util_strlcpy(v->ports[v->nports++], ports[i], sizeof(v->ports[0]));
+	for (unsigned i = 0; !nports && i < F->d->nports && v->nports < MAXP; i++)
+		util_strlcpy(v->ports[v->nports++], F->d->ports[i]->conf.name, sizeof(v->ports[0]));
+	v->rec = json_object_new_object();
+	v->steps = json_object_new_array();
+	json_object_object_add(v->rec, "trigger", json_object_new_string("manual"));
+	json_object_object_add(v->rec, "port", json_object_new_string(v->ports[0]));
+	json_object_object_add(v->rec, "opened_mono_ns", json_object_new_uint64(v->open_ns));
+	json_object_object_add(v->rec, "steps", v->steps);
+	snapshot_all(v, "snapshot");
+	verdict = json_object_new_object();
+	json_object_object_add(verdict, "verdict", json_object_new_string("manual"));
+	json_object_object_add(verdict, "explanation", json_object_new_string(
+		"a snapshot taken on request (nicstallctl snapshot --bundle), not a stall"));
+	json_object_object_add(v->rec, "verdict", verdict);
+	json_object_object_add(v->rec, "facts", facts_build(F->d, v->rec));
+	json_object_object_add(v->rec, "state", json_object_new_string("complete"));
+	write_bundle(v);
+	if (!v->bundle[0]) {
+		struct json_object *e = get(v->rec, "bundle_error");
+
+		snprintf(err, errlen, "%s", e ? json_object_get_string(e) : "bundle not written");
+		inv_free(v);
+		return -1;
+	}
+	util_strlcpy(path, v->bundle, pathlen);
+	inv_free(v);
+	return 0;
+}
+
 struct json_object *forensic_recover(struct forensics *F, const char *port)
 {
 	struct port *p = daemon_port(F->d, port);
@@ -967,6 +1288,7 @@ void forensic_free(struct forensics *F)
 {
 	if (!F)
 		return;
+	probe_exec_free(F->hook);
 	for (unsigned i = 0; i < KEEP; i++)
 		inv_free(F->inv[i]);
 	free(F);

@@ -29,6 +29,10 @@ int forensic_investigate(struct forensics *f, const char *port, uint64_t *id,
 			 char *err, size_t errlen);
 /* nicstallctl recover PORT: one reprogram now. Returns a JSON record. */
 struct json_object *forensic_recover(struct forensics *f, const char *port);
+/* nicstallctl snapshot --bundle: every counter of the ports now, written
+ * as a bundle with verdict "manual". 0 and the path, or -1 with err. */
+int forensic_manual_bundle(struct forensics *f, const char *const *ports, size_t nports,
+			   char *path, size_t pathlen, char *err, size_t errlen);
 /* nicstallctl incident show [ID]: the record (NULL when unknown). */
 struct json_object *forensic_record(struct forensics *f, uint64_t id);
 struct json_object *forensic_list(struct forensics *f);

@@ -9,6 +9,7 @@
 #include "stall.h"
 #include "forensic.h"
 #include "rules.h"
+#include "bundle.h"
 #include "util.h"
 
 #include <errno.h>
@@ -307,6 +308,15 @@ int main(int argc, char **argv)
 	if (daemon_load_rules(d.conf, &d.rules, report_log, NULL)) {
 		log_errx("invalid rules, not starting");
 		return 1;
+	}
+	{
+		int n = bundle_cleanup(d.conf->state_dir, err, sizeof(err));
+
+		if (n > 0)
+			log_warnx("%s: removed %d unfinished bundle(s) left by a crash",
+				  d.conf->state_dir, n);
+		else if (n < 0)
+			log_warnx("%s: %s", d.conf->state_dir, err);
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));

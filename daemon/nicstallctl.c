@@ -1,5 +1,7 @@
 /* nicstallctl: talk to nicstalld over its control socket. */
+#include "bundle.h"
 #include "ctl.h"
+#include "rules.h"
 #include "util.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #define MAX_REPLY (256u << 20)
 
 static const char *sock_path = DEFAULT_SOCKET;
+static const char *state_dir;
 static int json_out;
 
 static void usage(FILE *f)
@@ -34,9 +37,16 @@ static void usage(FILE *f)
 "  investigate PORT             run the forensic sequence now (root)\n"
 "  recover PORT                 receive-filter reprogram now (root)\n"
 "  reload                       re-read the configuration (root)\n"
+"  snapshot --bundle [PORT...]  write a manual bundle of every counter now (root)\n"
+"  bundles                      list the bundles with verdict and size\n"
+"  show BUNDLE                  print a bundle's summary\n"
+"  verify BUNDLE                check a bundle's checksums and manifest\n"
+"  classify BUNDLE [--rules DIR]  re-run the rules on a recorded bundle\n"
 "options:\n"
 "  -s, --socket PATH            control socket (default " DEFAULT_SOCKET ")\n"
-"  -j, --json                   JSON output\n");
+"  -j, --json                   JSON output\n"
+"  -S, --state-dir DIR          where bundles are (default: the daemon's, else\n"
+"                               /var/lib/nicstalld)\n");
 }
 
 static struct json_object *request(struct json_object *req)
@@ -297,6 +307,199 @@ static void print_counters(struct json_object *o)
 	}
 }
 
+/* ---- offline bundle tools: they read files, the daemon need not run ---- */
+
+static void state_dir_resolve(char *buf, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (state_dir) {
+		util_strlcpy(buf, state_dir, len);
+		return;
+	}
+	util_strlcpy(buf, "/var/lib/nicstalld", len);
+	/* ask a running daemon for its state_dir */
+	util_strlcpy(sa.sun_path, sock_path, sizeof(sa.sun_path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		struct json_object *req = json_object_new_object(), *rep;
+
+		close(fd);
+		json_object_object_add(req, "cmd", json_object_new_string("status"));
+		rep = request(req);
+		json_object_put(req);
+		if (jstr(rep, "state_dir")[0])
+			util_strlcpy(buf, jstr(rep, "state_dir"), len);
+		json_object_put(rep);
+	} else if (fd >= 0)
+		close(fd);
+}
+
+/* A bundle argument: a path, or a name under STATE_DIR/bundles. */
+static void bundle_path(const char *arg, char *buf, size_t len)
+{
+	char sd[2048];
+
+	if (strchr(arg, '/') || !access(arg, F_OK)) {
+		util_strlcpy(buf, arg, len);
+		return;
+	}
+	state_dir_resolve(sd, sizeof(sd));
+	snprintf(buf, len, "%s/bundles/%s", sd, arg);
+}
+
+static void list_cb(const char *path, struct json_object *man, uint64_t bytes, void *arg)
+{
+	struct json_object *arr = arg, *o = json_object_new_object(), *v;
+	const char *name = strrchr(path, '/');
+
+	json_object_object_add(o, "name", json_object_new_string(name ? name + 1 : path));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	json_object_object_add(o, "bytes", json_object_new_uint64(bytes));
+	v = man ? jget(jget(man, "verdict"), "verdict") : NULL;
+	json_object_object_add(o, "verdict", json_object_new_string(v ? json_object_get_string(v) :
+								      "(unreadable manifest)"));
+	json_object_array_add(arr, o);
+}
+
+static int cmd_bundles(void)
+{
+	struct json_object *arr = json_object_new_array();
+	char sd[4096];
+	int rc;
+
+	state_dir_resolve(sd, sizeof(sd));
+	rc = bundle_list(sd, list_cb, arr);
+	if (rc < 0) {
+		fprintf(stderr, "nicstallctl: bundles in %s/bundles: %s\n", sd, strerror(-rc));
+		json_object_put(arr);
+		return 1;
+	}
+	if (json_out)
+		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY));
+	else {
+		printf("%-64s %-16s %10s\n", "BUNDLE", "VERDICT", "SIZE");
+		for (size_t i = 0; i < json_object_array_length(arr); i++) {
+			struct json_object *b = json_object_array_get_idx(arr, i);
+
+			printf("%-64s %-16s %9.1fK\n", jstr(b, "name"), jstr(b, "verdict"),
+			       (double)json_object_get_uint64(jget(b, "bytes")) / 1024.0);
+		}
+		if (!json_object_array_length(arr))
+			printf("(no bundles in %s/bundles)\n", sd);
+	}
+	json_object_put(arr);
+	return 0;
+}
+
+static int cmd_show(const char *arg)
+{
+	char path[4096], file[4200], err[512];
+
+	file[0] = 0;
+	struct json_object *man;
+	char *txt;
+	size_t n;
+
+	bundle_path(arg, path, sizeof(path));
+	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nicstallctl: %s\n", err);
+		return 1;
+	}
+	if (json_out) {
+		printf("%s\n", json_object_to_json_string_ext(man, JSON_C_TO_STRING_PRETTY));
+		json_object_put(man);
+		return 0;
+	}
+	json_object_put(man);
+	snprintf(file, sizeof(file), "%s/summary.txt", path);
+	txt = util_read_file(file, 1u << 20, &n);
+	if (!txt) {
+		fprintf(stderr, "nicstallctl: %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	fwrite(txt, 1, n, stdout);
+	free(txt);
+	printf("\nbundle: %s\n", path);
+	return 0;
+}
+
+static int cmd_verify(const char *arg)
+{
+	char path[4096], err[512];
+	struct json_object *man = NULL;
+
+	bundle_path(arg, path, sizeof(path));
+	if (bundle_verify(path, &man, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nicstallctl: verify %s: %s\n", path, err);
+		return 1;
+	}
+	printf("%s: OK (%zu files, schema %s)%s%s\n", path,
+	       jget(man, "files") ? json_object_array_length(jget(man, "files")) : 0,
+	       jstr(man, "schema"), err[0] ? ": " : "", err);
+	json_object_put(man);
+	return 0;
+}
+
+static void report_rules(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", msg);
+}
+
+static int cmd_classify(const char *arg, const char *rules_dir)
+{
+	char path[4096], err[512];
+	struct json_object *man, *res, *rec;
+	struct rules *r = NULL;
+	const char *dirs[2] = { RULES_SHIPPED_DIR, RULES_LOCAL_DIR };
+	int same;
+
+	bundle_path(arg, path, sizeof(path));
+	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nicstallctl: %s\n", err);
+		return 1;
+	}
+	if (!jget(man, "facts")) {
+		fprintf(stderr, "nicstallctl: %s: the manifest holds no facts to classify\n", path);
+		json_object_put(man);
+		return 1;
+	}
+	if (rules_dir)
+		dirs[0] = rules_dir;
+	if (rules_load(dirs, rules_dir ? 1 : 2, &r, report_rules, NULL)) {
+		fprintf(stderr, "nicstallctl: classify: invalid rules\n");
+		json_object_put(man);
+		return 1;
+	}
+	res = rules_classify(r, jget(man, "facts"));
+	rec = jget(man, "verdict");
+	same = rec && !strcmp(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN),
+			      json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
+	if (json_out) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "classification", json_object_get(res));
+		json_object_object_add(o, "recorded", json_object_get(rec));
+		json_object_object_add(o, "identical", json_object_new_boolean(same));
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+		json_object_put(o);
+	} else {
+		printf("verdict: %s (rule %s)\n%s\n", jstr(res, "verdict"), or_dash(jstr(res, "rule")),
+		       jstr(res, "explanation"));
+		if (same)
+			printf("identical to the recorded classification\n");
+		else
+			printf("differs from the recorded classification (recorded verdict: %s)\n",
+			       rec ? jstr(rec, "verdict") : "none");
+	}
+	json_object_put(res);
+	json_object_put(man);
+	rules_free(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct json_object *req = json_object_new_object(), *reply;
@@ -310,6 +513,8 @@ int main(int argc, char **argv)
 			json_out = 1;
 		else if ((!strcmp(argv[i], "-s") || !strcmp(argv[i], "--socket")) && i + 1 < argc)
 			sock_path = argv[++i];
+		else if ((!strcmp(argv[i], "-S") || !strcmp(argv[i], "--state-dir")) && i + 1 < argc)
+			state_dir = argv[++i];
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -324,6 +529,41 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[i++];
+	if (!strcmp(cmd, "bundles")) {
+		json_object_put(req);
+		if (i < argc) {
+			fprintf(stderr, "nicstallctl: bundles: unexpected argument '%s'\n", argv[i]);
+			return 2;
+		}
+		return cmd_bundles();
+	}
+	if (!strcmp(cmd, "show") || !strcmp(cmd, "verify")) {
+		json_object_put(req);
+		if (i + 1 != argc) {
+			fprintf(stderr, "nicstallctl: %s: expected one BUNDLE\n", cmd);
+			return 2;
+		}
+		return !strcmp(cmd, "show") ? cmd_show(argv[i]) : cmd_verify(argv[i]);
+	}
+	if (!strcmp(cmd, "classify")) {
+		const char *b = NULL, *rd = NULL;
+
+		json_object_put(req);
+		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "--rules") && i + 1 < argc)
+				rd = argv[++i];
+			else if (argv[i][0] == '-' || b) {
+				fprintf(stderr, "nicstallctl: classify: unexpected argument '%s'\n", argv[i]);
+				return 2;
+			} else
+				b = argv[i];
+		}
+		if (!b) {
+			fprintf(stderr, "nicstallctl: classify: missing BUNDLE\n");
+			return 2;
+		}
+		return cmd_classify(b, rd);
+	}
 	json_object_object_add(req, "cmd", json_object_new_string(cmd));
 	if (!strcmp(cmd, "status") || !strcmp(cmd, "reload")) {
 		if (i < argc) {
@@ -411,6 +651,10 @@ int main(int argc, char **argv)
 		struct json_object *ports = json_object_new_array();
 
 		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "--bundle")) {
+				json_object_object_add(req, "bundle", json_object_new_boolean(1));
+				continue;
+			}
 			if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: snapshot: unknown option '%s'\n", argv[i]);
 				return 2;
@@ -421,7 +665,8 @@ int main(int argc, char **argv)
 			json_object_object_add(req, "ports", ports);
 		else
 			json_object_put(ports);
-		json_out = 1;
+		if (!jget(req, "bundle"))
+			json_out = 1;
 	} else {
 		fprintf(stderr, "nicstallctl: unknown command '%s'\n", cmd);
 		usage(stderr);
@@ -447,6 +692,8 @@ int main(int argc, char **argv)
 			printf("port %s: reprogrammed (%s)\n", jstr(reply, "port"), jstr(reply, "sequence"));
 		else if (!strcmp(cmd, "reload"))
 			printf("configuration reloaded\n");
+		else if (!strcmp(cmd, "snapshot"))
+			printf("bundle %s\n", jstr(reply, "bundle"));
 	}
 	json_object_put(reply);
 	return rc;

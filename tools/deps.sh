@@ -4,7 +4,7 @@
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
-libcmocka-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
+libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote"
 missing=""
 for p in $PKGS; do

@@ -67,12 +67,14 @@ check "1: observation window sampled (>= 20 samples over ~0.4 s)" jqe '.record.w
 check "1: window shows the pings arriving at the server port" jqe '.record.window.srv.deltas.netdev.rx_packets > 0' "$T_DIR/rec.json"
 check "1: kernel pings passed both ways" jqe '[.record.pings[] | .received > 0] | length == 2 and all' "$T_DIR/rec.json"
 check "1: two plain and two promiscuous captures" jqe '[.record.captures[] | .promisc_requested] | sort == [false,false,true,true]' "$T_DIR/rec.json"
-caps=$(jq -r '.record.captures[].path' "$T_DIR/rec.json")
+b1=$(jq -r '.record.bundle // empty' "$T_DIR/rec.json")
+caps=$(ls "$b1"/captures/*.pcap 2>/dev/null)
 echo "captures: $caps"
-check "1: four capture files" test "$(echo "$caps" | grep -c pcap)" = 4
+check "1: four capture files in the bundle" test "$(echo "$caps" | grep -c pcap)" = 4
 for f in $caps; do
 	check "1: $(basename "$f") is valid for tshark -r" bash -c "tshark -r '$f' >/dev/null 2>&1"
 done
+check "1: capture work files moved into the bundle" bash -c "! ls '$T_DIR'/state/work/*.pcap 2>/dev/null"
 check "1: the server capture saw the dropped request (the tap sees frames before nft)" \
 	jqe '[.record.captures[] | select(.port=="srv" and (.promisc_requested|not)) | .packets] | add > 0' "$T_DIR/rec.json"
 check "1: threads of the client and the server process" \
@@ -149,3 +151,20 @@ check "manual recover refused on a port without policy" bash -c "'$NICSTALLCTL' 
 check "manual recover on the allowed port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover srv | grep -q 'reprogrammed (promisc on then off)'"
 check "manual investigate runs the sequence" bash -c "'$NICSTALLCTL' -s '$T_SOCK' investigate cli | grep -Eq 'investigation [0-9]+ started'"
 check "daemon alive" kill -0 "$T_DPID"
+
+# --- bundles -----------------------------------------------------------
+ctl -j incident show "$(find_inv 11114)" > "$T_DIR/rec4.json"
+b=$(jq -r '.record.bundle // empty' "$T_DIR/rec4.json")
+echo "bundle: $b"
+check "4: a bundle was written" test -n "$b" -a -d "$b"
+check "4: nicstallctl verify passes" "$NICSTALLCTL" -s "$T_SOCK" verify "$b"
+check "4: sha256sum -c agrees" bash -c "cd '$b' && sha256sum -c --quiet SHA256SUMS"
+check "4: classify reproduces the verdict" bash -c "'$NICSTALLCTL' -s '$T_SOCK' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded classification'"
+check "4: show prints the summary with the verdict" bash -c "'$NICSTALLCTL' -s '$T_SOCK' show '$b' | grep -qi 'engine-hold'"
+check "4: the bundle holds the captures, recorder and summary" bash -c "ls '$b'/captures/*.pcap '$b'/recorder/srv.json '$b'/summary.txt '$b'/manifest.json >/dev/null"
+check "bundles lists every bundle with its verdict" bash -c "'$NICSTALLCTL' -s '$T_SOCK' bundles | grep -q engine-hold"
+check "no process environment in any bundle" bash -c "! grep -rq 'PATH=/' '$T_DIR/state/bundles'"
+m=$("$NICSTALLCTL" -s "$T_SOCK" snapshot --bundle srv | sed -n 's/^bundle //p')
+check "snapshot --bundle writes a manual bundle" bash -c "[ -d '$m' ] && jq -e '.verdict.verdict == \"manual\"' '$m/manifest.json' >/dev/null && '$NICSTALLCTL' verify '$m'"
+echo tampered >> "$b/summary.txt"
+check "a tampered bundle fails verify naming the file" bash -c "'$NICSTALLCTL' verify '$b' 2>&1 | grep -q 'summary.txt'"

@@ -1,0 +1,569 @@
+/* Unit tests: evidence bundles (write, verify, cleanup, retention, summary). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "bundle.h"
+
+struct fx {
+	char dir[64];           /* state dir (mkdtemp) */
+	char src[128];          /* a source file to copy */
+	int mounted;
+};
+
+static void run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	FILE *fp;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/test_bundle.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->src, sizeof(f->src), "/tmp/test_bundle_src.%d", (int)getpid());
+	fp = fopen(f->src, "w");
+	assert_non_null(fp);
+	for (int i = 0; i < 3000; i++)
+		fputc('A' + i % 26, fp);
+	fclose(fp);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[256];
+
+	if (f->mounted)
+		umount2(f->dir, MNT_DETACH);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "teardown: %s failed\n", cmd);
+	unlink(f->src);
+	free(f);
+	return 0;
+}
+
+static int mount_tmpfs(struct fx *f, const char *size)
+{
+	char opt[32];
+
+	snprintf(opt, sizeof(opt), "size=%s", size);
+	if (mount("tmpfs", f->dir, "tmpfs", 0, opt) < 0) {
+		fprintf(stderr, "# skip: cannot mount a tmpfs on %s: %s\n", f->dir, strerror(errno));
+		return -1;
+	}
+	f->mounted = 1;
+	return 0;
+}
+
+static int write_std(struct fx *f, const char *name, char *path, size_t plen, char *err, size_t elen)
+{
+	struct json_object *m = json_object_new_object();
+	static const char big[] = "{\"flows\": []}\n";
+	struct bundle_file files[] = {
+		{ .name = "summary.txt", .data = "port-drop on srv\n", .len = 17 },
+		{ .name = "record.json", .data = big, .len = sizeof(big) - 1 },
+		{ .name = "captures/srv.pcap", .src_path = f->src },
+		{ .name = "probes/1.txt", .data = "", .len = 0 },
+	};
+	int rc;
+
+	json_object_object_add(m, "host", json_object_new_string("scan"));
+	json_object_object_add(m, "verdict", json_object_new_string("port-drop"));
+	rc = bundle_write(f->dir, name, m, files, 4, 0, path, plen, err, elen);
+	json_object_put(m);
+	return rc;
+}
+
+static int count_entries(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    !strncmp(e->d_name, prefix, strlen(prefix)))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void put_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	assert_non_null(fp);
+	fputs(text, fp);
+	fclose(fp);
+}
+
+static void bundle_write__several_files__sha256sum_passes(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], bdir[256];
+	struct json_object *m = NULL, *files, *schema;
+
+	assert_int_equal(write_std(f, "20261002T115003Z-scan-srv-port-drop", path, sizeof(path),
+				   err, sizeof(err)), 0);
+	snprintf(bdir, sizeof(bdir), "%s/bundles", f->dir);
+	assert_int_equal(count_entries(bdir, ".tmp-"), 0);
+	assert_int_equal(count_entries(bdir, "2026"), 1);
+	assert_non_null(strstr(path, "/bundles/20261002T115003Z-scan-srv-port-drop"));
+	run("cd '%s' && sha256sum --quiet -c SHA256SUMS", path);
+	/* sorted, every file but SHA256SUMS itself */
+	run("cd '%s' && test \"$(cut -c67- SHA256SUMS | tr '\\n' ' ')\" = "
+	    "'captures/srv.pcap manifest.json probes/1.txt record.json summary.txt '", path);
+	run("cmp -s '%s' '%s/captures/srv.pcap'", f->src, path);
+	assert_int_equal(bundle_load_manifest(path, &m, err, sizeof(err)), 0);
+	assert_true(json_object_object_get_ex(m, "schema", &schema));
+	assert_int_equal(json_object_get_int(schema), BUNDLE_SCHEMA);
+	assert_true(json_object_object_get_ex(m, "files", &files));
+	assert_int_equal(json_object_array_length(files), 4);
+	assert_string_equal(json_object_get_string(json_object_object_get(m, "host")), "scan");
+	assert_int_equal(json_object_get_int(json_object_object_get(
+		json_object_array_get_idx(files, 2), "bytes")), 3000);
+	json_object_put(m);
+}
+
+static void bundle_write__existing_name__unique_suffix(void **state)
+{
+	struct fx *f = *state;
+	char p1[512], p2[512], p3[512], err[256];
+
+	assert_int_equal(write_std(f, "x-h-p-v", p1, sizeof(p1), err, sizeof(err)), 0);
+	assert_int_equal(write_std(f, "x-h-p-v", p2, sizeof(p2), err, sizeof(err)), 0);
+	assert_int_equal(write_std(f, "x-h-p-v", p3, sizeof(p3), err, sizeof(err)), 0);
+	assert_non_null(strstr(p1, "/x-h-p-v"));
+	assert_non_null(strstr(p2, "/x-h-p-v-2"));
+	assert_non_null(strstr(p3, "/x-h-p-v-3"));
+}
+
+static void bundle_write__traversal_names__refused(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], bdir[256];
+	struct bundle_file bad[] = { { .name = "../escape.txt", .data = "x", .len = 1 } };
+	struct bundle_file abs[] = { { .name = "/etc/x", .data = "x", .len = 1 } };
+	struct bundle_file res[] = { { .name = "SHA256SUMS", .data = "x", .len = 1 } };
+
+	assert_int_equal(write_std(f, "../evil", path, sizeof(path), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "../evil"));
+	assert_int_equal(write_std(f, ".tmp-x", path, sizeof(path), err, sizeof(err)), -EINVAL);
+	assert_int_equal(bundle_write(f->dir, "ok", NULL, bad, 1, 0, path, sizeof(path),
+				      err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "../escape.txt"));
+	assert_int_equal(bundle_write(f->dir, "ok", NULL, abs, 1, 0, path, sizeof(path),
+				      err, sizeof(err)), -EINVAL);
+	assert_int_equal(bundle_write(f->dir, "ok", NULL, res, 1, 0, path, sizeof(path),
+				      err, sizeof(err)), -EINVAL);
+	snprintf(bdir, sizeof(bdir), "%s/bundles", f->dir);
+	assert_int_equal(count_entries(bdir, ""), 0);
+	assert_int_equal(access("/tmp/escape.txt", F_OK), -1);
+}
+
+static void bundle_write__source_over_max_copy__truncated(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], cap[600];
+	struct bundle_file files[] = { { .name = "captures/big.pcap", .src_path = f->src } };
+	struct json_object *m = NULL, *e;
+	struct stat st;
+
+	assert_int_equal(bundle_write(f->dir, "t", NULL, files, 1, 1000, path, sizeof(path),
+				      err, sizeof(err)), 0);
+	snprintf(cap, sizeof(cap), "%s/captures/big.pcap", path);
+	assert_int_equal(stat(cap, &st), 0);
+	assert_int_equal(st.st_size, 1000);
+	assert_int_equal(bundle_verify(path, &m, err, sizeof(err)), 0);
+	e = json_object_array_get_idx(json_object_object_get(m, "files"), 0);
+	assert_true(json_object_get_boolean(json_object_object_get(e, "truncated")));
+	assert_int_equal(json_object_get_int(json_object_object_get(e, "source_bytes")), 3000);
+	json_object_put(m);
+}
+
+static void bundle_verify__intact__passes(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256];
+	struct json_object *m = NULL;
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(bundle_verify(path, &m, err, sizeof(err)), 0);
+	assert_string_equal(err, "");
+	assert_non_null(m);
+	json_object_put(m);
+}
+
+static void bundle_verify__byte_changed__names_file(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], fp[600];
+	int fd;
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	snprintf(fp, sizeof(fp), "%s/captures/srv.pcap", path);
+	fd = open(fp, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "z", 1, 1500), 1);
+	close(fd);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "captures/srv.pcap: checksum mismatch");
+}
+
+static void bundle_verify__file_deleted__missing(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], fp[600];
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	snprintf(fp, sizeof(fp), "%s/summary.txt", path);
+	assert_int_equal(unlink(fp), 0);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "summary.txt: missing");
+}
+
+static void bundle_verify__file_added__not_in_sums(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], fp[600];
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	snprintf(fp, sizeof(fp), "%s/probes/extra.txt", path);
+	put_file(fp, "sneaked in\n");
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "probes/extra.txt: not in SHA256SUMS");
+}
+
+static void bundle_verify__symlink_and_fifo__refused_without_hanging(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], fp[600], cmd[1400];
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	/* summary.txt replaced by a symlink to a FIFO: must neither follow nor block */
+	snprintf(fp, sizeof(fp), "%s/fifo", f->dir);
+	assert_int_equal(mkfifo(fp, 0600), 0);
+	snprintf(cmd, sizeof(cmd), "%s/summary.txt", path);
+	assert_int_equal(unlink(cmd), 0);
+	assert_int_equal(symlink(fp, cmd), 0);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "summary.txt: "));
+	/* a FIFO listed in place of a file */
+	assert_int_equal(unlink(cmd), 0);
+	assert_int_equal(mkfifo(cmd, 0600), 0);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_string_equal(err, "summary.txt: not a regular file");
+	/* a hostile SHA256SUMS pointing outside */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && printf '%%064d  ../../etc/passwd\\n' 0 > SHA256SUMS", path);
+	run("%s", cmd);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "SHA256SUMS:1: unsafe"));
+}
+
+static void set_schema(const char *path, int schema)
+{
+	struct json_object *m;
+	char fp[600];
+
+	snprintf(fp, sizeof(fp), "%s/manifest.json", path);
+	m = json_object_from_file(fp);
+	assert_non_null(m);
+	if (schema < 0)
+		json_object_object_del(m, "schema");
+	else
+		json_object_object_add(m, "schema", json_object_new_int(schema));
+	assert_int_equal(json_object_to_file(fp, m), 0);
+	json_object_put(m);
+	/* keep the checksums right so the schema is what is judged */
+	run("cd '%s' && sha256sum captures/srv.pcap manifest.json probes/1.txt record.json "
+	    "summary.txt > SHA256SUMS", path);
+}
+
+static void bundle_verify__newer_schema__refused_naming_versions(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256];
+	struct json_object *m = NULL;
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	set_schema(path, 2);
+	assert_int_equal(bundle_verify(path, &m, err, sizeof(err)), -1);
+	assert_null(m);
+	assert_non_null(strstr(err, "schema 2 is newer"));
+	assert_non_null(strstr(err, "(schema 1)"));
+	assert_int_equal(bundle_load_manifest(path, &m, err, sizeof(err)), -1);
+}
+
+static void bundle_verify__missing_or_older_schema__clear_message(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256];
+	struct json_object *m = NULL;
+
+	assert_int_equal(write_std(f, "v", path, sizeof(path), err, sizeof(err)), 0);
+	set_schema(path, -1);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "manifest.json: no \"schema\" field"));
+	set_schema(path, 0);
+	assert_int_equal(bundle_verify(path, &m, err, sizeof(err)), 0);
+	assert_non_null(m);
+	assert_non_null(strstr(err, "schema 0 is older"));
+	json_object_put(m);
+}
+
+static void bundle_write__tmpfs_full__enospc_and_nothing_left(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[512], bdir[256];
+	size_t len = 512 * 1024;
+	char *big = malloc(len);
+	struct bundle_file files[] = {
+		{ .name = "summary.txt", .data = "hello\n", .len = 6 },
+		{ .name = "captures/huge.pcap", .data = big, .len = len },
+	};
+
+	assert_non_null(big);
+	memset(big, 0x5a, len);
+	if (mount_tmpfs(f, "256k") < 0) {
+		free(big);
+		skip();
+	}
+	assert_int_equal(bundle_write(f->dir, "full", NULL, files, 2, 0, path, sizeof(path),
+				      err, sizeof(err)), -ENOSPC);
+	assert_non_null(strstr(err, "captures/huge.pcap"));
+	assert_non_null(strstr(err, "No space left"));
+	snprintf(bdir, sizeof(bdir), "%s/bundles", f->dir);
+	assert_int_equal(count_entries(bdir, ""), 0);
+	/* room again: a bundle that fits is written */
+	files[1].len = 64 * 1024;
+	assert_int_equal(bundle_write(f->dir, "full", NULL, files, 2, 0, path, sizeof(path),
+				      err, sizeof(err)), 0);
+	assert_int_equal(bundle_verify(path, NULL, err, sizeof(err)), 0);
+	assert_int_equal(count_entries(bdir, ".tmp-"), 0);
+	free(big);
+}
+
+static void bundle_write__read_only_state_dir__erofs_and_nothing_left(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[512], bdir[256];
+	struct bundle_file files[] = { { .name = "summary.txt", .data = "x\n", .len = 2 } };
+
+	if (mount_tmpfs(f, "1m") < 0)
+		skip();
+	snprintf(bdir, sizeof(bdir), "%s/bundles", f->dir);
+	assert_int_equal(mkdir(bdir, 0750), 0);
+	assert_int_equal(mount(NULL, f->dir, NULL, MS_REMOUNT | MS_RDONLY, NULL), 0);
+	assert_int_equal(bundle_write(f->dir, "ro", NULL, files, 1, 0, path, sizeof(path),
+				      err, sizeof(err)), -EROFS);
+	assert_non_null(strstr(err, ".tmp-ro"));
+	assert_non_null(strstr(err, "Read-only"));
+	assert_int_equal(count_entries(bdir, ""), 0);
+	assert_int_equal(mount(NULL, f->dir, NULL, MS_REMOUNT, NULL), 0);
+}
+
+static void bundle_cleanup__tmp_leftover__removed(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], bdir[256];
+
+	assert_int_equal(write_std(f, "keep", path, sizeof(path), err, sizeof(err)), 0);
+	snprintf(bdir, sizeof(bdir), "%s/bundles", f->dir);
+	run("mkdir -p '%s/.tmp-crashed/captures' && echo x > '%s/.tmp-crashed/captures/a.pcap' "
+	    "&& echo y > '%s/.tmp-crashed/summary.txt' && mkdir '%s/.tmp-other'", bdir, bdir, bdir, bdir);
+	assert_int_equal(count_entries(bdir, ".tmp-"), 2);
+	assert_int_equal(bundle_cleanup(f->dir, err, sizeof(err)), 2);
+	assert_int_equal(count_entries(bdir, ".tmp-"), 0);
+	assert_int_equal(count_entries(bdir, "keep"), 1);
+	assert_int_equal(bundle_cleanup(f->dir, err, sizeof(err)), 0);
+}
+
+static void list_cb(const char *path, struct json_object *m, uint64_t bytes, void *arg)
+{
+	char *seen = arg;
+	const char *base = strrchr(path, '/');
+
+	assert_non_null(m);
+	assert_true(bytes > 3000);
+	strcat(seen, base ? base + 1 : path);
+	strcat(seen, " ");
+}
+
+static void bundle_retention__five_bundles_max_three__oldest_two_removed(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], seen[512] = "";
+	static const char *names[] = { "20260101T000005Z-h-p-v", "20260101T000001Z-h-p-v",
+				       "20260101T000003Z-h-p-v", "20260101T000002Z-h-p-v",
+				       "20260101T000004Z-h-p-v" };
+
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(write_std(f, names[i], path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(bundle_list(f->dir, list_cb, seen), 5);
+	assert_string_equal(seen, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
+			    "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v 20260101T000005Z-h-p-v ");
+	assert_int_equal(bundle_retention(f->dir, 3, 0), 2);
+	seen[0] = '\0';
+	assert_int_equal(bundle_list(f->dir, list_cb, seen), 3);
+	assert_string_equal(seen, "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v "
+			    "20260101T000005Z-h-p-v ");
+	/* a byte budget smaller than the newest alone: only the newest stays */
+	assert_int_equal(bundle_retention(f->dir, 0, 100), 2);
+	seen[0] = '\0';
+	assert_int_equal(bundle_list(f->dir, list_cb, seen), 1);
+	assert_string_equal(seen, "20260101T000005Z-h-p-v ");
+	assert_int_equal(bundle_retention(f->dir, 1, 1), 0);
+}
+
+static void bundle_name__hostile_parts__sanitised(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	/* 2026-10-02 11:50:03 UTC */
+	bundle_name(buf, sizeof(buf), 1790941803ull * 1000000000ull + 5, "scan.lab", "srv", "port-drop");
+	assert_string_equal(buf, "20261002T115003Z-scan.lab-srv-port-drop");
+	bundle_name(buf, sizeof(buf), 0, "../../etc", "a/b c", "");
+	assert_string_equal(buf, "19700101T000000Z-_._.._etc-a_b_c-unknown");
+	assert_null(strchr(buf, '/'));
+	bundle_name(buf, 20, 0, "h", "p", "v");
+	assert_int_equal(strlen(buf), 19);
+}
+
+static struct json_object *crafted_manifest(void)
+{
+	static const char txt[] =
+	"{ \"host\": \"scan\", \"kernel\": \"5.14.0-687.44.1.el9_8\", \"trigger\": \"stall\","
+	"  \"incident_id\": 3, \"port\": \"srv\", \"opened_real_ns\": 1790941803000000000,"
+	"  \"ports\": { \"srv\": { \"interface\": \"mlxB\", \"netns\": \"bench-srv\","
+	"     \"driver\": \"mlx5_core\", \"firmware\": \"14.17.1010\", \"psid\": \"MT_2420110034\" } },"
+	"  \"verdict\": { \"verdict\": \"port-drop\", \"rule\": \"port-drop\","
+	"     \"explanation\": \"srv: 22 frames counted at the port and not at the vport in 0.4s\","
+	"     \"action\": \"receive-filter reprogram (promiscuous toggle) releases it; check firmware 14.17.1010\","
+	"     \"terms\": [ { \"expr\": \"gap >= 2 and held == 0 and ping.ok\", \"value\": true,"
+	"                    \"values\": { \"gap\": 22, \"held\": 0, \"ping.ok\": true } } ],"
+	"     \"not\": [ { \"verdict\": \"buffer-drop\", \"rule\": \"buffer-drop\", \"failed\": \"drops > 0\","
+	"                  \"value\": false, \"values\": { \"drops\": 0 } },"
+	"                { \"verdict\": \"engine-blocked\", \"failed\": \"any(starved)\", \"value\": null,"
+	"                  \"values\": {}, \"unknown\": { \"thread.state\": \"no thread facts\" } } ] },"
+	"  \"facts\": { \"schema\": 1, \"port\": \"srv\","
+	"     \"ports\": { \"srv\": { \"profile\": \"mlx5\", \"link_up\": true, \"stall\": { \"span_s\": 0.4,"
+	"        \"counters\": { \"rx_packets_phy\": 22, \"rx_vport_unicast_packets\": 0, \"rx_out_of_buffer\": 0 } } } },"
+	"     \"flows\": { \"stalled\": 4, \"progressing\": 28, \"held\": { \"unsent\": 0, \"unread\": 0, \"staged\": 0 },"
+	"        \"list\": [ { \"tuple\": \"10.0.0.1:5000->10.0.0.2:6000\", \"src\": \"engine\", \"waited_ms\": 812,"
+	"                      \"unsent\": 0, \"unread\": 0, \"staged\": 0 } ] },"
+	"     \"pings\": [ { \"from\": \"cli\", \"to\": \"srv\", \"sent\": 3, \"received\": 3 } ],"
+	"     \"captures\": [ { \"port\": \"srv\", \"promisc\": true, \"frames\": 0, \"transition\": true } ] },"
+	"  \"release\": { \"released\": true, \"action\": \"promisc-capture\", \"after_ms\": 12.5 },"
+	"  \"steps\": [ { \"step\": \"snapshot\", \"port\": \"srv\", \"start_ms\": 0, \"end_ms\": 3.2, \"outcome\": \"ok\" },"
+	"               { \"step\": \"capture\", \"port\": \"srv\", \"start_ms\": 410, \"end_ms\": 900,"
+	"                 \"outcome\": \"ok\", \"note\": \"promiscuous on\" } ] }";
+
+	return json_tokener_parse(txt);
+}
+
+static void bundle_summary__port_drop__verdict_not_and_missing_parts(void **state)
+{
+	struct json_object *m = crafted_manifest();
+	char *s;
+
+	(void)state;
+	assert_non_null(m);
+	s = bundle_summary(m);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "# nicstalld: port-drop on port srv, 2026-10-02 11:50:03 UTC"));
+	assert_non_null(strstr(s, "## What it is\n"));
+	assert_non_null(strstr(s, "gap = 22, held = 0, ping.ok = true"));
+	assert_non_null(strstr(s, "## What it is not\n"));
+	assert_non_null(strstr(s, "**Not buffer-drop.** `drops > 0` is false: drops = 0."));
+	assert_non_null(strstr(s, "**Not decided: engine-blocked.**"));
+	assert_non_null(strstr(s, "thread.state: no thread facts"));
+	assert_non_null(strstr(s, "driver mlx5_core, firmware 14.17.1010, PSID MT_2420110034"));
+	assert_non_null(strstr(s, "rx_packets_phy +22"));
+	assert_non_null(strstr(s, "4 stalled, 28 progressing"));
+	assert_non_null(strstr(s, "cli -> srv: 3 of 3 echo requests answered"));
+	assert_non_null(strstr(s, "0 frames, promiscuous, with a promiscuous transition"));
+	assert_non_null(strstr(s, "Released by promisc-capture, 12.5 ms after the action."));
+	assert_non_null(strstr(s, "promiscuous on"));
+	/* what is missing is said to be missing */
+	assert_non_null(strstr(s, "Journal: no journal excerpt in this bundle."));
+	assert_non_null(strstr(s, "Engine threads: not recorded."));
+	assert_non_null(strstr(s, "## Recommended action\n\nreceive-filter reprogram"));
+	free(s);
+	json_object_put(m);
+}
+
+static void bundle_summary__empty_manifest__says_missing(void **state)
+{
+	struct json_object *m = json_object_new_object();
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(strstr(s, "no verdict"));
+	assert_non_null(strstr(s, "the verdict is missing"));
+	assert_non_null(strstr(s, "Flows: not recorded."));
+	assert_non_null(strstr(s, "Release: not recorded."));
+	assert_non_null(strstr(s, "No step timeline recorded."));
+	assert_null(strstr(s, "Released by"));
+	free(s);
+	s = bundle_summary(NULL);
+	assert_non_null(s);
+	free(s);
+	json_object_put(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(bundle_write__several_files__sha256sum_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_write__existing_name__unique_suffix, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_write__traversal_names__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_write__source_over_max_copy__truncated, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__intact__passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__byte_changed__names_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__file_deleted__missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__file_added__not_in_sums, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__symlink_and_fifo__refused_without_hanging, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__newer_schema__refused_naming_versions, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_verify__missing_or_older_schema__clear_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_write__tmpfs_full__enospc_and_nothing_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_write__read_only_state_dir__erofs_and_nothing_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_cleanup__tmp_leftover__removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_retention__five_bundles_max_three__oldest_two_removed, setup, teardown),
+		cmocka_unit_test(bundle_name__hostile_parts__sanitised),
+		cmocka_unit_test(bundle_summary__port_drop__verdict_not_and_missing_parts),
+		cmocka_unit_test(bundle_summary__empty_manifest__says_missing),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
