@@ -49,6 +49,9 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 
 BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
+# Subsystems (emulator, example engine, benchmarks) add their own fragments.
+-include $(sort $(wildcard tests/*/*.mk bench/*.mk include/*.mk))
+
 .SECONDARY:
 .PHONY: all deps check unit unit-run unit-asan system demo bench install clean
 all: $(BINS) $(EXTRA_BINS)
@@ -80,8 +83,6 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 
-# Subsystems (emulator, example engine, benchmarks) add their own fragments.
--include $(sort $(wildcard tests/*/*.mk bench/*.mk include/*.mk))
 
 deps:
 	@tools/deps.sh

@@ -369,8 +369,9 @@ static void inc_end(struct stall *s, struct incident *inc, int released)
 		log_info("incident %" PRIu64 " on port %s: every stalled flow released, %s after it opened",
 			 inc->id, inc->port, d);
 	else
-		log_warnx("incident %" PRIu64 " on port %s: ended unreleased after %s",
-			  inc->id, inc->port, d);
+		log_warnx("incident %" PRIu64 " on port %s: ended unreleased after %s%s",
+			  inc->id, inc->port, d, s->now - inc->open_mono_ns <
+			  s->d->conf->incident_max_ns ? " (its flows closed)" : "");
 	if (s->hook)
 		s->hook(inc, INCIDENT_END, s->hook_arg);
 }
@@ -482,10 +483,15 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 			x->released_at_ns = s->now;
 		}
 	}
-	for (unsigned i = 0; i < inc->nflows; i++)
+	int any_released = 0;
+
+	for (unsigned i = 0; i < inc->nflows; i++) {
 		if (!inc->flows[i].released && !inc->flows[i].gone)
 			return;
-	inc_end(s, inc, 1);
+		any_released |= inc->flows[i].released;
+	}
+	/* released when a flow moved again; flows that only closed did not */
+	inc_end(s, inc, any_released);
 }
 
 /* ------------------------------------------------------------------ */

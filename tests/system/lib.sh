@@ -36,6 +36,8 @@ t_cleanup() {
 		tail -30 "$T_DIR/daemon.log"
 	fi
 	rm -rf "$T_DIR"
+	# a test that checked nothing has failed
+	[ "$T_PASS" -eq 0 ] && [ "$T_FAIL" -eq 0 ] && T_FAIL=1 && echo "FAIL - no check ran"
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ "$T_FAIL" -eq 0 ]
 	exit $?
@@ -47,7 +49,7 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi;
 
 # netns_pair A B IFA IFB ADDRA ADDRB: two namespaces joined by a veth pair.
 netns_pair() {
-	ip netns add "$1" && T_NETNS+=("$1")
+	ip netns add "$1" && T_NETNS+=("$1") || fail "ip netns add $1"
 	ip netns add "$2" && T_NETNS+=("$2")
 	ip link add "$3" netns "$1" type veth peer name "$4" netns "$2"
 	ip -n "$1" addr add "$5/24" dev "$3"
@@ -66,7 +68,11 @@ start_daemon() {
 	"$NICSTALLD" -c "$conf" --socket "$T_SOCK" "$@" >> "$T_DIR/daemon.log" 2>&1 &
 	T_DPID=$!
 	T_PIDS+=("$T_DPID")
-	wait_for 10 "$NICSTALLCTL" -s "$T_SOCK" status || { echo "daemon did not start:"; cat "$T_DIR/daemon.log"; return 1; }
+	wait_for 10 "$NICSTALLCTL" -s "$T_SOCK" status || {
+		fail "the daemon starts with $conf"
+		cat "$T_DIR/daemon.log"
+		return 1
+	}
 }
 
 ctl() { "$NICSTALLCTL" -s "$T_SOCK" "$@"; }

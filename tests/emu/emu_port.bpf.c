@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/* emu_port: the receive path of an emulated ConnectX-4 Lx port, as a tc
+ * (clsact, direct-action) program on a veth.  Every frame counts at the
+ * physical port; frames that pass count at the vport and in rx_packets;
+ * frames of wedged flows, steering misses, buffer drops and firmware-consumed
+ * LLDP frames are dropped in between.  One object is loaded per port.
+ * Frames that pass return TC_ACT_UNSPEC, so filters after this one on the same
+ * hook (a flow tracker at a higher priority number) still see them, the way
+ * the kernel sees only what the NIC delivered. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "emu.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct emu_counters);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, EMU_MAX_WEDGES);
+	__type(key, struct emu_flow);
+	__type(value, struct emu_wedge);
+} wedges SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct emu_cfg);
+} cfg SEC(".maps");
+
+enum cast { UC, MC, BC };
+
+struct parsed {
+	enum cast cast;
+	int is_lldp;
+	int has_flow;
+	int is_data;
+	struct emu_flow flow;
+};
+
+static __always_inline void parse(struct __sk_buff *skb, struct parsed *p)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip;
+	__u32 ihl, tot;
+
+	p->cast = UC;
+	if ((void *)(eth + 1) > end)
+		return;
+	if (eth->h_dest[0] & 1) {
+		p->cast = MC;
+		if ((eth->h_dest[0] & eth->h_dest[1] & eth->h_dest[2] &
+		     eth->h_dest[3] & eth->h_dest[4] & eth->h_dest[5]) == 0xff)
+			p->cast = BC;
+	}
+	if (eth->h_proto == bpf_htons(EMU_ETH_P_LLDP)) {
+		p->is_lldp = 1;
+		return;
+	}
+	if (eth->h_proto != bpf_htons(ETH_P_IP))
+		return;
+	ip = (void *)(eth + 1);
+	if ((void *)(ip + 1) > end)
+		return;
+	ihl = ip->ihl * 4;
+	tot = bpf_ntohs(ip->tot_len);
+	if (ihl < sizeof(*ip) || tot < ihl)
+		return;
+	if (ip->frag_off & bpf_htons(0x1fff))	/* non-first fragment */
+		return;
+	p->flow.saddr = ip->saddr;
+	p->flow.daddr = ip->daddr;
+	p->flow.proto = ip->protocol;
+	if (ip->protocol == IPPROTO_TCP) {
+		struct tcphdr *th = (void *)ip + ihl;
+
+		if ((void *)(th + 1) > end)
+			return;
+		p->flow.sport = th->source;
+		p->flow.dport = th->dest;
+		p->has_flow = 1;
+		p->is_data = tot > ihl + th->doff * 4;
+	} else if (ip->protocol == IPPROTO_UDP) {
+		struct udphdr *uh = (void *)ip + ihl;
+
+		if ((void *)(uh + 1) > end)
+			return;
+		p->flow.sport = uh->source;
+		p->flow.dport = uh->dest;
+		p->has_flow = 1;
+		p->is_data = 1;
+	}
+}
+
+static __always_inline int flow_eq(const struct emu_flow *a, const struct emu_flow *b)
+{
+	return a->saddr == b->saddr && a->daddr == b->daddr &&
+	       a->sport == b->sport && a->dport == b->dport && a->proto == b->proto;
+}
+
+SEC("tc")
+int emu_rx(struct __sk_buff *skb)
+{
+	struct parsed p = {};
+	struct emu_counters *c;
+	struct emu_wedge *w;
+	struct emu_cfg *k;
+	__u32 zero = 0;
+	__u64 len = skb->len;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	k = bpf_map_lookup_elem(&cfg, &zero);
+	if (!c || !k)
+		return TC_ACT_UNSPEC;
+	parse(skb, &p);
+
+	/* the physical port sees everything */
+	c->v[EC_RX_PHY_PKTS]++;
+	c->v[EC_RX_PHY_BYTES] += len + EMU_FCS_LEN;
+	if (p.cast == MC)
+		c->v[EC_RX_PHY_MCAST]++;
+	else if (p.cast == BC)
+		c->v[EC_RX_PHY_BCAST]++;
+
+	/* between port and vport: no counter but the reason's own */
+	if (p.is_lldp) {
+		c->v[EC_RX_FW_CONSUMED]++;
+		return TC_ACT_SHOT;
+	}
+	if (p.has_flow) {
+		w = bpf_map_lookup_elem(&wedges, &p.flow);
+		if (w) {
+			if (w->passed < w->after) {
+				__sync_fetch_and_add(&w->passed, 1);
+			} else {
+				__sync_fetch_and_add(&w->dropped, 1);
+				c->v[EC_RX_WEDGE_DROPS]++;
+				return TC_ACT_SHOT;
+			}
+		}
+	}
+	if (p.is_data && k->mode == EMU_STEER_MISS &&
+	    (k->steer_all || flow_eq(&p.flow, &k->steer))) {
+		c->v[EC_RX_STEER_MISSED]++;
+		return TC_ACT_SHOT;
+	}
+	if (p.is_data && k->mode == EMU_BUFFER_DROP && k->every > 0) {
+		__u64 seq = ++c->v[EC_BUF_SEQ];
+
+		if (seq % k->every == 0) {
+			c->v[EC_RX_OUT_OF_BUFFER]++;
+			c->v[EC_RX_DISCARDS_PHY]++;
+			return TC_ACT_SHOT;
+		}
+	}
+
+	/* steered to the vport and delivered */
+	if (p.cast == UC) {
+		c->v[EC_RX_VP_UC_PKTS]++;
+		c->v[EC_RX_VP_UC_BYTES] += len;
+	} else if (p.cast == MC) {
+		c->v[EC_RX_VP_MC_PKTS]++;
+		c->v[EC_RX_VP_MC_BYTES] += len;
+	} else {
+		c->v[EC_RX_VP_BC_PKTS]++;
+		c->v[EC_RX_VP_BC_BYTES] += len;
+	}
+	c->v[EC_RX_PKTS]++;
+	c->v[EC_RX_BYTES] += len;
+	if (p.is_data) {
+		c->v[EC_RX_DATA_PKTS]++;
+		c->v[EC_RX_DATA_BYTES] += len;
+	}
+	return TC_ACT_UNSPEC;
+}
+
+SEC("tc")
+int emu_tx(struct __sk_buff *skb)
+{
+	struct parsed p = {};
+	struct emu_counters *c;
+	__u32 zero = 0;
+	__u64 len = skb->len;
+
+	c = bpf_map_lookup_elem(&counters, &zero);
+	if (!c)
+		return TC_ACT_UNSPEC;
+	parse(skb, &p);
+	c->v[EC_TX_PHY_PKTS]++;
+	c->v[EC_TX_PHY_BYTES] += len + EMU_FCS_LEN;
+	if (p.cast == UC) {
+		c->v[EC_TX_VP_UC_PKTS]++;
+		c->v[EC_TX_VP_UC_BYTES] += len;
+	} else if (p.cast == MC) {
+		c->v[EC_TX_PHY_MCAST]++;
+		c->v[EC_TX_VP_MC_PKTS]++;
+		c->v[EC_TX_VP_MC_BYTES] += len;
+	} else {
+		c->v[EC_TX_PHY_BCAST]++;
+		c->v[EC_TX_VP_BC_PKTS]++;
+		c->v[EC_TX_VP_BC_BYTES] += len;
+	}
+	if (p.is_data) {
+		c->v[EC_TX_DATA_PKTS]++;
+		c->v[EC_TX_DATA_BYTES] += len;
+	}
+	return TC_ACT_UNSPEC;
+}
+
+char LICENSE[] SEC("license") = "GPL";
