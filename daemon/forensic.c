@@ -344,7 +344,7 @@ static void tick_cb(struct loop_timer *t, void *arg)
 
 			if (!p)
 				continue;
-			json_object_object_add(po, "deltas", deltas_json(p, &v->first[i], &v->prev[i], 0));
+			json_object_object_add(po, "deltas", deltas_json(p, &v->first[i], &v->prev[i], 1));
 			json_object_object_add(po, "series", json_object_get(v->series[i]));
 			json_object_object_add(w, v->ports[i], po);
 		}
@@ -990,7 +990,8 @@ static void advance(struct inv *v)
 			step_end(v, st, rc == 0 ? "ok" : "refused",
 				 json_object_get_string(json_object_object_get(o, rc ? "error" : "sequence")));
 			json_object_array_add(rec_array(v, "reprograms"), o);
-			break;  /* one reprogram per investigation */
+			/* each allowed port of the pair in turn, never two at
+			 * once: the drop may sit at either end */
 		}
 		v->phase = PH_WATCH;
 		loop_timer_set(v->timer, still_stalled(v) ? v->F->d->conf->release_wait_ns : 1000000, 0);

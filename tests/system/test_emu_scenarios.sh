@@ -1,0 +1,142 @@
+#!/bin/bash
+# The real daemon against the emulated ConnectX pair: each scenario ends in
+# a bundle whose verdict, releasing action and evidence are checked, that
+# verifies, and that `classify` reproduces.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/emu_lib.sh"
+t_init
+EMU_SRV_EXTRA="promisc_capture = no" emu_up 10.211.0 --fw-frames || { fail "emulated pair"; exit 1; }
+start_daemon "$T_DIR/emu.conf" || exit 1
+check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
+
+# 0. a healthy run with firmware-consumed (LLDP) frames: no incident at all,
+#    although the port always counts a few frames more than the vport
+pingpong 11100 16
+ip netns exec "$CLI_NS" "$BUILD/nsengine" server --listen "$CLI_ADDR:11199" --table-dir "$T_DIR/flows" > /dev/null 2>&1 &
+T_PIDS+=($!)
+wait_for 5 bash -c "ip netns exec $CLI_NS ss -ltn | grep -q ':11199 '"
+ip netns exec "$SRV_NS" "$BUILD/nsengine" client --connect "$CLI_ADDR:11199" --sessions 3 --interval-us 1000 --duration 15 --table-dir "$T_DIR/flows" > /dev/null 2>&1 &
+T_PIDS+=($!)
+sleep 15
+ctl -j counters srv --window 14 > "$T_DIR/healthy.json"
+gap=$(jq '.sources.text | .rx_packets_phy.delta - .rx_vport_unicast_packets.delta - .rx_vport_multicast_packets.delta - .rx_vport_broadcast_packets.delta' "$T_DIR/healthy.json")
+echo "healthy: port - vport = $gap frames over 14 s (LLDP consumed by the firmware)"
+check "healthy: the port shows its steady firmware-consumed gap" test "$gap" -ge 10
+check "healthy: engine and kernel flows were watched" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows | jq -e '[.flows[].source] | (index(\"engine\") != null) and (index(\"sock\") != null)' >/dev/null"
+check "healthy: no incident over the run" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents | length == 0' >/dev/null"
+
+# scenario NAME PORT: wait for the bundle of the session to PORT, check it
+scenario_bundle() {
+	local b
+	wait_for 25 bash -c "$(declare -f bundle_for); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' bundle_for $2 >/dev/null" || { fail "$1: a bundle is written"; return 1; }
+	b=$(bundle_for "$2")
+	ok "$1: bundle $(basename "$b")"
+	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
+	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
+	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
+	B=$b
+}
+verdict_is() { jq -e --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }
+released_by() { jq -e --arg a "$1" '.release.released == true and .release.action == $a' "$B/manifest.json" > /dev/null; }
+
+# 1. port-drop on the server port, released by the reprogram (the server's
+#    promiscuous capture is off by policy, so only the reprogram can)
+pingpong 11101; p=$(cport 11101)
+sleep 1
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11101
+if scenario_bundle "port-drop" 11101; then
+	check "port-drop: verdict port-drop" verdict_is port-drop
+	check "port-drop: released by the reprogram" released_by reprogram
+	check "port-drop: frames counted at the port, not at the vport" jqe '.facts.ports.srv.stall.counters.rx_packets_phy > (.facts.ports.srv.stall.counters.rx_vport_unicast_packets // 0)' "$B/manifest.json"
+	check "port-drop: summary says what it is not" grep -q "Not buffer-drop" "$B/summary.txt"
+fi
+
+# 2. the server port already promiscuous: the promiscuous capture changes
+#    nothing, the reprogram (off, then on again) releases
+ip -n "$SRV_NS" link set "$SRV_IF" promisc on
+pingpong 11102; p=$(cport 11102)
+sleep 1
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11102
+if scenario_bundle "already-promiscuous" 11102; then
+	check "already-promiscuous: verdict port-drop" verdict_is port-drop
+	check "already-promiscuous: released by the reprogram" released_by reprogram
+	check "already-promiscuous: reprogram went off then on" jqe '[.steps[] | select(.step == "reprogram" and .port == "srv") | .note] == ["promisc off then on"]' "$B/manifest.json"
+fi
+ip -n "$SRV_NS" link set "$SRV_IF" promisc off
+
+# 3. a wedge after thousands of round trips (seed 000: after up to 18,000)
+pingpong 11103; p=$(cport 11103)
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11103 after 3000
+if scenario_bundle "wedge-after-3000" 11103; then
+	check "wedge-after-3000: verdict port-drop" verdict_is port-drop
+	check "wedge-after-3000: the flow had made thousands of round trips" jqe '[.facts.flows.list[]] | length >= 1' "$B/manifest.json"
+fi
+
+# 4. egress direction: the server's replies dropped at the client's port;
+#    the client's promiscuous capture may release it (seed 000's tcpdump)
+pingpong 11104; p=$(cport 11104)
+sleep 1
+emu wedge cli tcp "$SRV_ADDR" 11104 "$CLI_ADDR" "$p"
+if scenario_bundle "egress" 11104; then
+	check "egress: verdict port-drop" verdict_is port-drop
+	check "egress: the gap is on the client's port" jqe '.facts.ports.cli.stall.counters.rx_packets_phy > .facts.ports.cli.stall.counters.rx_vport_unicast_packets' "$B/manifest.json"
+	check "egress: released by the promiscuous capture or the reprogram" bash -c "jq -e '.release.released and (.release.action == \"promisc-capture\" or .release.action == \"reprogram\")' '$B/manifest.json' >/dev/null"
+fi
+
+# 5. buffer drops
+pingpong 11105
+sleep 1
+emu mode srv buffer-drop 1
+if scenario_bundle "buffer-drop" 11105; then
+	check "buffer-drop: verdict buffer-drop" verdict_is buffer-drop
+	check "buffer-drop: rx_out_of_buffer moved" jqe '.facts.ports.srv.stall.counters.rx_out_of_buffer > 0' "$B/manifest.json"
+fi
+emu mode srv healthy
+
+# 6. steering miss
+pingpong 11106; p=$(cport 11106)
+sleep 1
+emu mode srv steer-miss "tcp $CLI_ADDR $p $SRV_ADDR 11106"
+if scenario_bundle "steering-miss" 11106; then
+	check "steering-miss: verdict steering-miss" verdict_is steering-miss
+fi
+emu mode srv healthy
+
+# 7. engine hold: the server stopped
+pingpong 11107
+sleep 1
+kill -STOP "$PP_SRV"; T_CLEANUP+=("kill -CONT $PP_SRV")
+if scenario_bundle "engine-hold" 11107; then
+	check "engine-hold: verdict engine-hold" verdict_is engine-hold
+	check "engine-hold: threads of the stopped server recorded" jqe '[.facts.threads[] | select(.state == "T")] | length >= 1' "$B/manifest.json"
+fi
+kill -CONT "$PP_SRV"
+
+# 8. fabric fault: RDMA error counters moving while a flow stalls
+pingpong 11108; p=$(cport 11108)
+sleep 1
+emu mode srv fabric-fault always
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11108
+if scenario_bundle "fabric-fault" 11108; then
+	check "fabric-fault: verdict fabric-fault" verdict_is fabric-fault
+	check "fabric-fault: RDMA error counters moved" jqe '.facts.ports.srv.stall.counters["hw_counters/req_transport_retries_exceeded"] > 0' "$B/manifest.json"
+fi
+emu mode srv healthy
+
+# 9. producer stall: a consumer engine awaiting a stream, the producer stopped
+#    (the earlier sessions end first: nothing else may move on the pair)
+for pid in $(ip netns pids "$CLI_NS") $(ip netns pids "$SRV_NS"); do kill -CONT "$pid"; kill "$pid"; done 2>/dev/null
+sleep 3
+ip netns exec "$SRV_NS" "$BUILD/nsengine" server --await --listen "$SRV_ADDR:11109" --table-dir "$T_DIR/flows" > /dev/null 2>&1 &
+T_PIDS+=($!)
+wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':11109 '"
+# the producer stops sending after 1000 messages (it has read every reply:
+# nothing is held anywhere), like a rank starved on its disk
+ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11109" --sessions 1 --interval-us 2000 \
+	--duration 30 --stop-after 0:1000 --table-dir "$T_DIR/flows" > /dev/null 2>&1 &
+T_PIDS+=($!)
+if scenario_bundle "producer-stall" 11109; then
+	check "producer-stall: verdict producer-stall" verdict_is producer-stall
+	check "producer-stall: RDMA work counters frozen" jqe '.facts.ports.srv.window.counters["hw_counters/rx_write_requests"] == 0 and .facts.ports.cli.window.counters["hw_counters/rx_write_requests"] == 0' "$B/manifest.json"
+fi
+check "daemon alive after every scenario" kill -0 "$T_DPID"
