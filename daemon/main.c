@@ -12,6 +12,7 @@
 #include "bundle.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -64,18 +65,39 @@ unsigned daemon_rec_capacity(const struct conf *c)
 	return n > 1000000 ? 1000000 : (unsigned)n;
 }
 
+/* Does dir hold at least one *.rules file? */
+static int has_rules(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = n > 6 && !strcmp(e->d_name + n - 6, ".rules");
+	}
+	closedir(d);
+	return found;
+}
+
 int daemon_load_rules(const struct conf *c, struct rules **out,
 		      void (*report)(const char *msg, void *arg), void *arg)
 {
 	const char *dirs[2] = { c->rules_dir, c->rules_local_dir };
-	int n = rules_load(dirs, 2, out, report, arg);
 
-	/* No rules at all is not an error in a file: classification then
-	 * says "unknown" and the bundle still holds every piece of evidence. */
-	if (!n && !rules_count(*out))
-		log_warnx("no rules in %s or %s: every verdict will be unknown",
+	/* No rule file at all (not installed) is not an error in a file:
+	 * classification then says "unknown" and the bundles still hold
+	 * every piece of evidence. */
+	if (!has_rules(c->rules_dir) && !has_rules(c->rules_local_dir)) {
+		log_warnx("no rule files in %s or %s: every verdict will be unknown",
 			  c->rules_dir, c->rules_local_dir);
-	return n;
+		*out = NULL;
+		return 0;
+	}
+	return rules_load(dirs, 2, out, report, arg);
 }
 
 struct port *daemon_port(const struct daemon *d, const char *name)

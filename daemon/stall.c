@@ -515,7 +515,10 @@ static uint64_t wait_start(struct stall *s, const struct sflow *f, const struct 
 			t = o->last_rx_ns;      /* awaiting: since the last data */
 		break;
 	case FLOW_SRC_SOCK:
-		t = o->unsent || o->inflight ? o->last_tx_ns : o->last_rx_ns;
+		if (o->unsent || o->inflight || o->tx_msgs > o->rx_msgs)
+			t = o->last_tx_ns;
+		else
+			t = o->last_rx_ns;
 		break;
 	case FLOW_SRC_BPF:
 		t = o->last_rx_ns;
@@ -543,9 +546,16 @@ static void flow_update(struct stall *s, struct sflow *f, const struct flow_obs 
 		break;
 	case FLOW_SRC_SOCK:
 		/* kernel TCP: bytes unacknowledged, or received and not read */
+		/* kernel TCP: bytes unacknowledged, or received and not read;
+		 * and for request/response traffic (data segments each way
+		 * have matched so far) one side owing the other a message:
+		 * the reply never came, or the request was read and never
+		 * answered, with every byte acknowledged */
 		progress = o->tx_bytes > pv->tx_bytes || o->rx_bytes > pv->rx_bytes ||
 			   (o->unread < pv->unread);
-		waiting = o->unsent > 0 || o->inflight > 0 || o->unread > 0;
+		waiting = o->unsent > 0 || o->inflight > 0 || o->unread > 0 ||
+			  (o->tx_msgs > 1 && o->rx_msgs > 1 &&
+			   (o->tx_msgs == o->rx_msgs + 1 || o->rx_msgs == o->tx_msgs + 1));
 		break;
 	case FLOW_SRC_BPF:
 		/* frames. For UDP request/response a datagram sent after the
