@@ -220,3 +220,47 @@ int util_valid_name(const char *s, size_t max)
 			return 0;
 	return 1;
 }
+
+/* A NUL-terminated copy of s[0..len) with every invalid UTF-8 sequence and
+ * control character (but tab and newline) replaced by '?'. */
+char *util_utf8_clean(const char *s, size_t len)
+{
+	char *o = malloc(len + 1);
+	size_t i = 0, j = 0;
+
+	if (!o)
+		return NULL;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			   (c & 0xf8) == 0xf0 ? 4 : 0;
+		int ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2) &&
+			 !(n == 4 && c > 0xf4);
+
+		for (size_t k = 1; ok && k < n; k++)
+			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
+				ok = 0;
+		if (ok && n == 3) {
+			unsigned char d = (unsigned char)s[i + 1];
+
+			if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0))
+				ok = 0;
+		}
+		if (ok && n == 4) {
+			unsigned char d = (unsigned char)s[i + 1];
+
+			if ((c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
+				ok = 0;
+		}
+		if (!ok) {
+			o[j++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(o + j, s + i, n);
+		i += n;
+		j += n;
+	}
+	o[j] = '\0';
+	return o;
+}

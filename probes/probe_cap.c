@@ -1,6 +1,7 @@
 /* probe_cap: asynchronous flow-filtered libpcap capture on the daemon's loop. */
 #include "probe_cap.h"
 #include "loop.h"
+#include "nl.h"
 #include "netns.h"
 
 #include <errno.h>
@@ -45,23 +46,6 @@ struct probe_cap {
 	struct probe_cap_result res;
 };
 
-static void ns_describe(int nsfd, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-
-	if (nsfd < 0) {
-		snprintf(buf, len, "own netns");
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", nsfd);
-	n = readlink(path, buf, len > 0 ? len - 1 : 0);
-	if (n <= 0) {
-		snprintf(buf, len, "netns fd %d", nsfd);
-		return;
-	}
-	buf[n] = '\0';
-}
 
 /* ---- rtnetlink: ifi_flags and IFLA_PROMISCUITY of one link ---- */
 
@@ -341,7 +325,7 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 	snprintf(c->ifname, sizeof(c->ifname), "%s", ifname);
 	snprintf(c->filter, sizeof(c->filter), "%s", bpf_filter ? bpf_filter : "");
 	snprintf(c->res.path, sizeof(c->res.path), "%s", pcap_path);
-	ns_describe(nsfd, c->nsname, sizeof(c->nsname));
+	nl_ns_desc(nsfd, c->nsname, sizeof(c->nsname));
 	c->res.promisc_requested = !!promisc;
 	c->res.was_promisc_before = c->res.promisc_after_open = -1;
 	c->res.promisc_after_close = -1;

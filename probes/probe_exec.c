@@ -2,6 +2,7 @@
 #include "probe_exec.h"
 #include "log.h"
 #include "loop.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -614,47 +615,6 @@ void probe_exec_free(struct probe_exec *p)
 /* ---- JSON ---- */
 
 /* Copy s (len bytes) replacing invalid UTF-8 by '?'. */
-static char *utf8_clean(const char *s, size_t len)
-{
-	char *o = malloc(len + 1);
-	size_t i = 0, j = 0;
-
-	if (!o)
-		return NULL;
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			   (c & 0xf8) == 0xf0 ? 4 : 0;
-		int ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2) &&
-			 !(n == 4 && c > 0xf4);
-
-		for (size_t k = 1; ok && k < n; k++)
-			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
-				ok = 0;
-		if (ok && n == 3) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0))
-				ok = 0;
-		}
-		if (ok && n == 4) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
-				ok = 0;
-		}
-		if (!ok) {
-			o[j++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(o + j, s + i, n);
-		i += n;
-		j += n;
-	}
-	o[j] = '\0';
-	return o;
-}
 
 static void jadd(int *fail, struct json_object *o, const char *k, struct json_object *v)
 {
@@ -678,7 +638,7 @@ int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
 	r = &p->r;
 	a = json_object_new_array();
 	for (char **v = p->argv; a && *v; v++) {
-		char *c = utf8_clean(*v, strlen(*v));
+		char *c = util_utf8_clean(*v, strlen(*v));
 		struct json_object *s = c ? json_object_new_string(c) : NULL;
 
 		free(c);
@@ -689,7 +649,7 @@ int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
 	}
 	jadd(&fail, out, "argv", a);
 	if (!r->not_found && p->path[0]) {
-		txt = utf8_clean(p->path, strlen(p->path));
+		txt = util_utf8_clean(p->path, strlen(p->path));
 		jadd(&fail, out, "path", txt ? json_object_new_string(txt) : NULL);
 		free(txt);
 	}
@@ -710,14 +670,14 @@ int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
 	jadd(&fail, out, "end_ns", json_object_new_int64((int64_t)r->end_ns));
 	jadd(&fail, out, "duration_ns",
 	     json_object_new_int64(r->end_ns >= r->start_ns ? (int64_t)(r->end_ns - r->start_ns) : 0));
-	txt = utf8_clean(r->out ? r->out : "", r->out ? r->out_len : 0);
+	txt = util_utf8_clean(r->out ? r->out : "", r->out ? r->out_len : 0);
 	jadd(&fail, out, "output", txt ? json_object_new_string(txt) : NULL);
 	free(txt);
 	jadd(&fail, out, "output_bytes", json_object_new_int64((int64_t)r->out_len));
 	jadd(&fail, out, "dropped_bytes", json_object_new_int64((int64_t)r->dropped));
 	jadd(&fail, out, "truncated", json_object_new_boolean(r->truncated));
 	if (r->error[0]) {
-		txt = utf8_clean(r->error, strlen(r->error));
+		txt = util_utf8_clean(r->error, strlen(r->error));
 		jadd(&fail, out, "error", txt ? json_object_new_string(txt) : NULL);
 		free(txt);
 	}

@@ -1,6 +1,7 @@
 /* probe_journal: journal excerpt around a stall, via sd-journal. */
 #include "probe_journal.h"
 
+#include "util.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,47 +17,6 @@
 #define ENTRY_OVERHEAD 96       /* JSON keys and numbers of one entry */
 
 /* Copy s (len bytes) replacing invalid UTF-8 and NULs by '?'. */
-static char *utf8_clean(const char *s, size_t len)
-{
-	char *o = malloc(len + 1);
-	size_t i = 0, j = 0;
-
-	if (!o)
-		return NULL;
-	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			   (c & 0xf8) == 0xf0 ? 4 : 0;
-		int ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2) &&
-			 !(n == 4 && c > 0xf4);
-
-		for (size_t k = 1; ok && k < n; k++)
-			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
-				ok = 0;
-		if (ok && n == 3) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0))
-				ok = 0;
-		}
-		if (ok && n == 4) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
-				ok = 0;
-		}
-		if (!ok) {
-			o[j++] = '?';
-			i++;
-			continue;
-		}
-		memcpy(o + j, s + i, n);
-		i += n;
-		j += n;
-	}
-	o[j] = '\0';
-	return o;
-}
 
 static void jadd(int *fail, struct json_object *o, const char *k, struct json_object *v)
 {
@@ -92,7 +52,7 @@ static char *get_field(sd_journal *j, const char *name, size_t max, int *cut)
 		if (cut)
 			*cut = 1;
 	}
-	return utf8_clean((const char *)data + nl + 1, len);
+	return util_utf8_clean((const char *)data + nl + 1, len);
 }
 
 static int valid_ident(const char *s)

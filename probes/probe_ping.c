@@ -1,6 +1,7 @@
 /* probe_ping: asynchronous ICMP/ICMPv6 echo probe on the daemon's loop. */
 #include "probe_ping.h"
 #include "loop.h"
+#include "nl.h"
 #include "netns.h"
 
 #include <arpa/inet.h>
@@ -57,23 +58,6 @@ struct probe_ping {
 	struct probe_ping_result res;
 };
 
-static void ns_describe(int nsfd, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-
-	if (nsfd < 0) {
-		snprintf(buf, len, "own netns");
-		return;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", nsfd);
-	n = readlink(path, buf, len > 0 ? len - 1 : 0);
-	if (n <= 0) {
-		snprintf(buf, len, "netns fd %d", nsfd);
-		return;
-	}
-	buf[n] = '\0';
-}
 
 static uint16_t inet_csum(const void *data, size_t len)
 {
@@ -527,7 +511,7 @@ struct probe_ping *probe_ping_start(struct loop *l, int nsfd, const char *ifname
 	p->arg = arg;
 	if (ifname)
 		snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
-	ns_describe(nsfd, p->nsname, sizeof(p->nsname));
+	nl_ns_desc(nsfd, p->nsname, sizeof(p->nsname));
 	if (parse_dst(p, dst_text, err, errlen) < 0)
 		goto fail;
 	if (getrandom(&p->token, sizeof(p->token), GRND_NONBLOCK) != sizeof(p->token))
