@@ -1,2 +1,7 @@
 #!/bin/bash
-echo "make bench: no benchmarks yet"
+# make bench: measured side by side in one run; quote ratios, not absolutes.
+set -e
+build=${1:-build}
+make --no-print-directory -s "$build/bench_sample"
+echo "== one sample, per counter source =="
+"$build/bench_sample"
