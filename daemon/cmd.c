@@ -9,6 +9,7 @@
 #include "recorder.h"
 #include "stall.h"
 #include "forensic.h"
+#include "rules.h"
 #include "util.h"
 
 #include <inttypes.h>
@@ -115,6 +116,7 @@ static struct json_object *cmd_status(struct daemon *d, struct json_object *req)
 	add_str(o, "state_dir", d->conf->state_dir);
 	add_str(o, "sysfs_root", d->sysfs_root);
 	add_u64(o, "reloads", d->reloads);
+	add_u64(o, "rules", d->rules ? rules_count(d->rules) : 0);
 	if (d->last_reload_error[0])
 		add_str(o, "last_reload_error", d->last_reload_error);
 	for (unsigned i = 0; i < d->nports; i++) {

@@ -37,3 +37,22 @@ check "unknown option exits 2" test $? -eq 2
 "$NICSTALLD" -c "$T_DIR/bad.conf" --socket "$T_DIR/s.sock" 2> "$T_DIR/err3"
 check "daemon refuses to start on a bad file" test $? -ne 0
 check "and says why" grep -q "invalid configuration, not starting" "$T_DIR/err3"
+# rule files: errors at --check-config and at start name file:line:col
+mkdir -p "$T_DIR/rules.d"
+printf 'rule broken {\n    verdict\n    require held >\n}\n' > "$T_DIR/rules.d/90-local.rules"
+cat > "$T_DIR/rules.conf" <<CONF
+[daemon]
+rules_dir = $ROOT/rules
+rules_local_dir = $T_DIR/rules.d
+[port a]
+interface = eth0
+CONF
+"$NICSTALLD" --check-config -c "$T_DIR/rules.conf" 2> "$T_DIR/rerr"
+check "a rule error fails --check-config" test $? -ne 0
+cat "$T_DIR/rerr"
+check "and names file:line:col" grep -q "^$T_DIR/rules.d/90-local.rules:2:[0-9]*: " "$T_DIR/rerr"
+"$NICSTALLD" -c "$T_DIR/rules.conf" --socket "$T_DIR/r.sock" 2> "$T_DIR/rerr2"
+check "the daemon refuses to start on bad rules" grep -q "invalid rules, not starting" "$T_DIR/rerr2"
+printf 'rule local-extra {\n    verdict port-drop\n    require held == 0 and held > 0\n    explain "never"\n    action "none"\n}\n' > "$T_DIR/rules.d/90-local.rules"
+out=$("$NICSTALLD" --check-config -c "$T_DIR/rules.conf")
+check "a valid local rule file passes" test "$out" = "configuration OK"

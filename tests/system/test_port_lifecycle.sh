@@ -10,6 +10,8 @@ netns_pair "$A" "$B" vA vB 10.202.0.1 10.202.0.2 || { fail "namespace pair"; exi
 cat > "$T_DIR/n.conf" <<CONF
 [daemon]
 interval = 100ms
+rules_dir = $ROOT/rules
+rules_local_dir = $T_DIR/rules.d
 [port cli]
 netns = $A
 interface = vA
@@ -68,3 +70,13 @@ after=$(st cli samples)
 check "unchanged port keeps its history across reload ($before -> $after)" test "$after" -ge "$before"
 check "reload via nicstallctl" bash -c "'$NICSTALLCTL' -s '$T_SOCK' reload | grep -q reloaded"
 check "daemon still running" kill -0 "$T_DPID"
+
+# a bad rule file on reload keeps the running rules
+n0=$(ctl -j status | jq .rules)
+mkdir -p "$T_DIR/rules.d"
+printf 'rule broken {\n    verdict\n}\n' > "$T_DIR/rules.d/90-bad.rules"
+kill -HUP "$T_DPID"
+sleep 0.5
+check "bad rules on reload: the running rules stay ($n0)" test "$(ctl -j status | jq .rules)" = "$n0" -a "$n0" -gt 5
+check "bad rules on reload: the error names file:line:col" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -r .last_reload_error | grep -q '90-bad.rules:2:'"
+rm -f "$T_DIR/rules.d/90-bad.rules"
