@@ -53,10 +53,19 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 -include $(sort $(wildcard tests/*/*.mk bench/*.mk include/*.mk))
 
 .SECONDARY:
-.PHONY: all deps check unit unit-run unit-asan system demo bench install clean
+.PHONY: FORCE all deps check unit unit-run unit-asan system demo bench install clean
 all: $(BINS) $(EXTRA_BINS)
 
-$(BUILD)/%.o: %.c | $(SKELS)
+# Rebuild when the installation paths or sanitizers change: they are
+# compiled in (the rules directory, the configuration path).
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW := $(SYSCONFDIR) $(DATADIR) $(SAN) $(CFLAGS)
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
+FORCE:
+
+$(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(SKELS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -130,7 +139,8 @@ install: all
 	[ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ] || \
 	  install -m 0644 systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf
 	install -d $(DESTDIR)$(UNITDIR)
-	install -m 0644 systemd/nicstalld.service $(DESTDIR)$(UNITDIR)/nicstalld.service
+	sed 's|/usr/local/sbin/nicstalld|$(PREFIX)/sbin/nicstalld|' systemd/nicstalld.service > $(DESTDIR)$(UNITDIR)/nicstalld.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/nicstalld.service
 
 clean:
 	rm -rf build build-asan
