@@ -123,6 +123,9 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		if (util_parse_duration(val, &c->cooldown_ns, 0, 86400000000000ull,
 					e, sizeof(e)) < 0)
 			perr(p, "incident_cooldown: %s", e);
+	} else if (!strcmp(key, "incident_window")) {
+		if (util_parse_duration(val, &c->group_ns, 0, 600000000000ull, e, sizeof(e)) < 0)
+			perr(p, "incident_window: %s", e);
 	} else if (!strcmp(key, "incident_timeout")) {
 		if (util_parse_duration(val, &c->incident_max_ns, 1000000000ull,
 					3600000000000ull, e, sizeof(e)) < 0)
@@ -377,6 +380,7 @@ static void defaults(struct conf *c, const char *path)
 	c->stall_ns = 200000000ull;
 	util_strlcpy(c->flows_dir, "/run/nicstalld/flows", sizeof(c->flows_dir));
 	c->cooldown_ns = 10000000000ull;
+	c->group_ns = 5000000000ull;
 	c->incidents_per_hour = 30;
 	c->incident_max_ns = 60000000000ull;
 	c->observe_ns = 400000000ull;

@@ -49,6 +49,7 @@ struct conf {
 	uint64_t stall_ns;           /* default stall threshold */
 	char flows_dir[PATH_MAX];    /* engine flow tables */
 	uint64_t cooldown_ns;        /* between incidents of one port group */
+	uint64_t group_ns;           /* stalls this soon after an incident join it */
 	unsigned incidents_per_hour;
 	uint64_t incident_max_ns;    /* an unreleased incident ends after this */
 	uint64_t observe_ns;         /* fast observation window */

@@ -386,7 +386,9 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	group_of(s, f->port, group, sizeof(group));
 	flow_tuple(f, tuple, sizeof(tuple));
 	inc = inc_open_for(s, group);
-	if (inc) {
+	/* within the grouping window a stall joins the open incident (and
+	 * its running investigation); later ones are incidents of their own */
+	if (inc && s->now - inc->open_mono_ns <= s->d->conf->group_ns) {
 		inc_add_flow(inc, f);
 		f->incident = inc->id;
 		inc->siblings = count_siblings(s, group, s->now - threshold(s, f->port));
