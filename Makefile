@@ -28,7 +28,7 @@ OPT       := -O2 -g
 endif
 
 CFLAGS   ?= $(OPT)
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Idaemon -Icollectors -Iprobes -I$(BUILD) \
+CPPFLAGS += -D_GNU_SOURCE -Iinclude -Idaemon -Icollectors -Iprobes -Itests/unit -I$(BUILD) \
 	    -DNICSTALL_VERSION=\"$(VERSION)\" -DNICSTALL_SYSCONFDIR=\"$(SYSCONFDIR)\" \
 	    -DNICSTALL_DATADIR=\"$(DATADIR)\" $(PKG_CFLAGS)
 CFLAGS   += -std=gnu17 -Wall -Wextra -Werror -MMD -MP $(SAN_FLAGS)
@@ -46,6 +46,8 @@ BPF_OBJS  := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.bpf.o)
 SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.skel.h)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+# helpers shared by unit tests: every tests/unit/*.c that is not a test
+TEST_SUPPORT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c)))
 
 BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
@@ -88,7 +90,7 @@ $(BUILD)/nicstalld: $(BUILD)/daemon/main.o $(BUILD)/libnicstall.a
 $(BUILD)/nicstallctl: $(BUILD)/daemon/nicstallctl.o $(BUILD)/libnicstall.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libnicstall.a
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
 

@@ -23,56 +23,12 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
+#include "nstest.h"
 #include "nl.h"
 
 static int nsb = -1;
 
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static int make_netns(void)
-{
-	int p[2], fd;
-	char c, path[64];
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(p[0]);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(p[0]);
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return fd;
-}
 
 #define NSB "nsenter --net=/proc/%d/fd/%d "
 
@@ -84,13 +40,13 @@ static int group_setup(void **state)
 			strerror(errno));
 		return -1;
 	}
-	if (sh("ip link set lo up && ip link add t0 type veth peer name t1 && "
+	if (nstest_sh("ip link set lo up && ip link add t0 type veth peer name t1 && "
 	       "ip link set t0 mtu 1400 && ip link set t0 up && ip link set t1 up") != 0)
 		return -1;
-	nsb = make_netns();
+	nsb = nstest_make_netns();
 	if (nsb < 0)
 		return -1;
-	if (sh(NSB "ip link add x0 type veth peer name x1", (int)getpid(), nsb) != 0)
+	if (nstest_sh(NSB "ip link add x0 type veth peer name x1", (int)getpid(), nsb) != 0)
 		return -1;
 	return 0;
 }
@@ -141,11 +97,11 @@ static void nl_link_get__down_link__no_iff_up(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(sh("ip link add d0 type veth peer name d1"), 0);
+	assert_int_equal(nstest_sh("ip link add d0 type veth peer name d1"), 0);
 	assert_int_equal(nl_link_get(-1, "d0", 0, &l, err, sizeof(err)), 0);
 	assert_false(l.flags & IFF_UP);
 	assert_int_equal(l.mtu, 1500);
-	assert_int_equal(sh("ip link del d0"), 0);
+	assert_int_equal(nstest_sh("ip link del d0"), 0);
 }
 
 static void nl_link_get__absent__enodev_names_link(void **state)
@@ -190,14 +146,14 @@ static void nl_link_set_flags__promisc__toggled_and_restored(void **state)
 	assert_int_equal(nl_link_get(-1, NULL, idx, &l, err, sizeof(err)), 0);
 	assert_true(l.flags & IFF_PROMISC);
 	assert_true(l.flags & IFF_UP);              /* other bits untouched */
-	assert_int_equal(sh("ip link show t0 | grep -q PROMISC"), 0);
+	assert_int_equal(nstest_sh("ip link show t0 | grep -q PROMISC"), 0);
 
 	assert_int_equal(nl_link_set_flags(-1, idx, 0, IFF_PROMISC, err,
 					   sizeof(err)), 0);
 	assert_int_equal(nl_link_get(-1, NULL, idx, &l, err, sizeof(err)), 0);
 	assert_false(l.flags & IFF_PROMISC);
 	assert_true(l.flags & IFF_UP);
-	assert_int_equal(sh("ip link show t0 | grep -q PROMISC"), 1);
+	assert_int_equal(nstest_sh("ip link show t0 | grep -q PROMISC"), 1);
 }
 
 static void nl_link_set_flags__absent__enodev_in_err(void **state)
@@ -273,7 +229,7 @@ static void nl_sock_request__aborted_dump__next_request_clean(void **state)
 
 	(void)state;
 	/* enough links that the dump needs several reads */
-	assert_int_equal(sh("for i in $(seq 1 30); do echo \"link add a$i type veth "
+	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link add a$i type veth "
 			    "peer name b$i\"; done | ip -batch -"), 0);
 	ns = nl_sock_open(-1, 0, err, sizeof(err));
 	assert_non_null(ns);
@@ -289,7 +245,7 @@ static void nl_sock_request__aborted_dump__next_request_clean(void **state)
 		assert_int_equal(all, 60 + 3);       /* a*, b*, lo, t0, t1 */
 	}
 	nl_sock_close(ns);
-	assert_int_equal(sh("for i in $(seq 1 30); do echo \"link del a$i\"; done "
+	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link del a$i\"; done "
 			    "| ip -batch -"), 0);
 }
 
@@ -344,7 +300,7 @@ static void nl_mon_dispatch__link_added_renamed_deleted__events(void **state)
 	assert_true(fcntl(nl_mon_fd(m), F_GETFL) & O_NONBLOCK);
 	assert_int_equal(nl_mon_dispatch(m, ev_cb, &g), 0);    /* nothing, no wait */
 
-	assert_int_equal(sh("ip link add m0 type veth peer name m1"), 0);
+	assert_int_equal(nstest_sh("ip link add m0 type veth peer name m1"), 0);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 2);
 	i = ev_find(&g, 0, NL_LINK_NEW, "m0");
 	assert_true(i >= 0);
@@ -353,21 +309,21 @@ static void nl_mon_dispatch__link_added_renamed_deleted__events(void **state)
 	assert_true(ev_find(&g, 0, NL_LINK_NEW, "m1") >= 0);
 
 	g.n = 0;
-	assert_int_equal(sh("ip link set m0 name m2"), 0);
+	assert_int_equal(nstest_sh("ip link set m0 name m2"), 0);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
 	i = ev_find(&g, 0, NL_LINK_NEW, "m2");
 	assert_true(i >= 0);
 	assert_int_equal(g.e[i].ifindex, idx);
 
 	g.n = 0;
-	assert_int_equal(sh("ip link set m2 up"), 0);
+	assert_int_equal(nstest_sh("ip link set m2 up"), 0);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
 	i = ev_find(&g, 0, NL_LINK_NEW, "m2");
 	assert_true(i >= 0);
 	assert_true(g.e[i].flags & IFF_UP);
 
 	g.n = 0;
-	assert_int_equal(sh("ip link del m2"), 0);
+	assert_int_equal(nstest_sh("ip link del m2"), 0);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 2);
 	i = ev_find(&g, 0, NL_LINK_DEL, "m2");
 	assert_true(i >= 0);
@@ -388,14 +344,14 @@ static void nl_mon_dispatch__other_namespace__only_its_events(void **state)
 	g.resync_at = -1;
 	m = nl_mon_open(nsb, err, sizeof(err));
 	assert_non_null(m);
-	assert_int_equal(sh("ip link add h0 type veth peer name h1"), 0);
-	assert_int_equal(sh(NSB "ip link add y0 type veth peer name y1",
+	assert_int_equal(nstest_sh("ip link add h0 type veth peer name h1"), 0);
+	assert_int_equal(nstest_sh(NSB "ip link add y0 type veth peer name y1",
 			    (int)getpid(), nsb), 0);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 2);
 	assert_true(ev_find(&g, 0, NL_LINK_NEW, "y0") >= 0);
 	assert_int_equal(ev_find(&g, 0, NL_LINK_NEW, "h0"), -1);
 	nl_mon_close(m);
-	assert_int_equal(sh("ip link del h0"), 0);
+	assert_int_equal(nstest_sh("ip link del h0"), 0);
 }
 
 static void nl_mon_dispatch__overrun__resync_then_every_link(void **state)
@@ -413,7 +369,7 @@ static void nl_mon_dispatch__overrun__resync_then_every_link(void **state)
 	/* the smallest buffer the kernel allows: 30 new pairs overrun it */
 	assert_int_equal(setsockopt(nl_mon_fd(m), SOL_SOCKET, SO_RCVBUF, &small,
 				    sizeof(small)), 0);
-	assert_int_equal(sh("for i in $(seq 1 30); do echo \"link add r$i type veth "
+	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link add r$i type veth "
 			    "peer name s$i\"; done | ip -batch -"), 0);
 	rc = nl_mon_dispatch(m, ev_cb, &g);
 	assert_true(rc > 0);
@@ -424,7 +380,7 @@ static void nl_mon_dispatch__overrun__resync_then_every_link(void **state)
 	assert_true(ev_find(&g, g.resync_at, NL_LINK_NEW, "r30") >= 0);
 	assert_true(ev_find(&g, g.resync_at, NL_LINK_NEW, "s1") >= 0);
 	nl_mon_close(m);
-	assert_int_equal(sh("for i in $(seq 1 30); do echo \"link del r$i\"; done "
+	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link del r$i\"; done "
 			    "| ip -batch -"), 0);
 }
 
@@ -457,7 +413,7 @@ static void nl_neigh_dump__permanent_entry__reported(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(sh("ip addr add 192.0.2.1/24 dev t0 && "
+	assert_int_equal(nstest_sh("ip addr add 192.0.2.1/24 dev t0 && "
 			    "ip neigh add 192.0.2.9 lladdr 02:00:00:00:00:09 "
 			    "dev t0 nud permanent"), 0);
 	assert_int_equal(nl_neigh_dump(-1, idx, neigh_cb, &f, err, sizeof(err)), 0);
@@ -474,7 +430,7 @@ static void nl_neigh_dump__permanent_entry__reported(void **state)
 				       err, sizeof(err)), 0);
 	assert_int_equal(f.found, 0);
 
-	if (sh("ip -6 neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev t0 "
+	if (nstest_sh("ip -6 neigh add 2001:db8::9 lladdr 02:00:00:00:00:0a dev t0 "
 	       "nud permanent 2>/dev/null") == 0) {
 		assert_int_equal(nl_neigh_dump(-1, 0, neigh_cb, &f6, err,
 					       sizeof(err)), 0);
@@ -519,7 +475,7 @@ static void nl_addr_dump__address_added__reported_with_prefix(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(sh("ip addr add 198.51.100.7/26 dev t1"), 0);
+	assert_int_equal(nstest_sh("ip addr add 198.51.100.7/26 dev t1"), 0);
 	assert_int_equal(nl_addr_dump(-1, (int)if_nametoindex("t1"), addr_cb, &a,
 				      err, sizeof(err)), 0);
 	assert_int_equal(a.v4, 1);

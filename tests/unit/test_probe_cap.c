@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nstest.h"
 #include "loop.h"
 #include "probe_cap.h"
 #include "probe_ping.h"
@@ -34,52 +35,7 @@
 static int nsb = -1;
 static char dir[64];
 
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
 
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
-
-static int make_netns(void)
-{
-	int p[2], fd;
-	char c, path[64];
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(p[0]);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(p[0]);
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return fd;
-}
 
 #define NSB "nsenter --net=/proc/%d/fd/%d "
 
@@ -93,19 +49,19 @@ static int group_setup(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/test_probe_cap.XXXXXX");
 	if (!mkdtemp(dir))
 		return -1;
-	nsb = make_netns();
+	nsb = nstest_make_netns();
 	if (nsb < 0)
 		return -1;
-	if (sh("ip link set lo up && ip link add pc0 type veth peer name pc1 && "
+	if (nstest_sh("ip link set lo up && ip link add pc0 type veth peer name pc1 && "
 	       "ip link set pc1 netns /proc/%d/fd/%d && "
 	       "ip addr add 10.78.0.1/24 dev pc0 && ip link set pc0 up",
 	       (int)getpid(), nsb) != 0)
 		return -1;
-	if (sh(NSB "sh -c 'ip link set lo up && ip addr add 10.78.0.2/24 dev pc1 && "
+	if (nstest_sh(NSB "sh -c 'ip link set lo up && ip addr add 10.78.0.2/24 dev pc1 && "
 	       "ip link set pc1 up'", (int)getpid(), nsb) != 0)
 		return -1;
 	/* resolve the neighbour once so test traffic is not held by ARP */
-	if (sh("ping -c1 -W2 -q 10.78.0.2 >/dev/null") != 0)
+	if (nstest_sh("ping -c1 -W2 -q 10.78.0.2 >/dev/null") != 0)
 		return -1;
 	return 0;
 }
@@ -116,7 +72,7 @@ static int group_teardown(void **state)
 	if (nsb >= 0)
 		close(nsb);
 	if (dir[0])
-		sh("rm -rf %s", dir);
+		nstest_sh("rm -rf %s", dir);
 	return 0;
 }
 
@@ -524,7 +480,7 @@ static void probe_cap_start__promisc_on_promisc_port__no_transition(void **state
 	const struct probe_cap_result *res;
 
 	(void)state;
-	assert_int_equal(sh("ip link set pc0 promisc on"), 0);
+	assert_int_equal(nstest_sh("ip link set pc0 promisc on"), 0);
 	init(&r);
 	path_of(path, sizeof(path), "prom2");
 	r.c = probe_cap_start(r.l, -1, "pc0", NULL, 1, 0, 100000000ull, 0, 0,
@@ -539,7 +495,7 @@ static void probe_cap_start__promisc_on_promisc_port__no_transition(void **state
 	fini(&r);
 	assert_true(siocgifflags("pc0") & IFF_PROMISC);  /* the user's setting stays */
 	assert_int_equal(promiscuity("pc0"), 1);
-	assert_int_equal(sh("ip link set pc0 promisc off"), 0);
+	assert_int_equal(nstest_sh("ip link set pc0 promisc off"), 0);
 	assert_int_equal(promiscuity("pc0"), 0);
 }
 

@@ -19,58 +19,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "nstest.h"
 #include "loop.h"
 #include "probe_ping.h"
 
 static int nsb = -1;
 
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
 
 /* A namespace held only by the returned fd. */
-static int make_netns(void)
-{
-	int p[2], fd;
-	char c, path[64];
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(p[0]);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(p[0]);
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return fd;
-}
 
 #define NSB "nsenter --net=/proc/%d/fd/%d "
 
@@ -81,24 +37,24 @@ static int group_setup(void **state)
 		fprintf(stderr, "unshare(CLONE_NEWNET): %s (needs root)\n", strerror(errno));
 		return -1;
 	}
-	nsb = make_netns();
+	nsb = nstest_make_netns();
 	if (nsb < 0)
 		return -1;
 	/* no duplicate address detection: link-local usable at once */
-	if (sh("sysctl -qw net.ipv6.conf.default.accept_dad=0 && "
+	if (nstest_sh("sysctl -qw net.ipv6.conf.default.accept_dad=0 && "
 	       NSB "sysctl -qw net.ipv6.conf.default.accept_dad=0", (int)getpid(), nsb) != 0)
 		return -1;
-	if (sh("ip link set lo up && ip link add pp0 type veth peer name pp1 && "
+	if (nstest_sh("ip link set lo up && ip link add pp0 type veth peer name pp1 && "
 	       "ip link set pp1 netns /proc/%d/fd/%d && "
 	       "ip addr add 10.77.0.1/24 dev pp0 && ip addr add fd77::1/64 dev pp0 nodad && "
 	       "ip link set pp0 up", (int)getpid(), nsb) != 0)
 		return -1;
-	if (sh(NSB "sh -c 'ip link set lo up && ip addr add 10.77.0.2/24 dev pp1 && "
+	if (nstest_sh(NSB "sh -c 'ip link set lo up && ip addr add 10.77.0.2/24 dev pp1 && "
 	       "ip addr add fd77::2/64 dev pp1 nodad && ip link set pp1 up'",
 	       (int)getpid(), nsb) != 0)
 		return -1;
 	/* the default in a fresh namespace ("1 0") admits nobody: raw sockets */
-	if (sh("sysctl -qw net.ipv4.ping_group_range='1 0'") != 0)
+	if (nstest_sh("sysctl -qw net.ipv4.ping_group_range='1 0'") != 0)
 		return -1;
 	return 0;
 }
@@ -218,10 +174,10 @@ static void probe_ping_start__group_admitted__uses_dgram(void **state)
 	char err[256];
 
 	(void)state;
-	assert_int_equal(sh("sysctl -qw net.ipv4.ping_group_range='0 0'"), 0);
+	assert_int_equal(nstest_sh("sysctl -qw net.ipv4.ping_group_range='0 0'"), 0);
 	assert_non_null(start(&r, -1, NULL, "10.77.0.2", 3, 10, 1000, err, sizeof(err)));
 	run_loop(&r, 5000);
-	assert_int_equal(sh("sysctl -qw net.ipv4.ping_group_range='1 0'"), 0);
+	assert_int_equal(nstest_sh("sysctl -qw net.ipv4.ping_group_range='1 0'"), 0);
 	assert_false(r.timed_out);
 	assert_int_equal(r.done_calls, 1);
 	assert_string_equal(probe_ping_result(r.p)->method, "dgram");

@@ -27,6 +27,7 @@
 
 #include <json-c/json.h>
 
+#include "nstest.h"
 #include "counters.h"
 #include "netns.h"
 #include "src_ethtool.h"
@@ -36,53 +37,8 @@ static int nsb = -1;            /* second namespace, held by this fd */
 
 /* ---- helpers ---- */
 
-static int __attribute__((format(printf, 1, 2))) sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	rc = system(cmd);
-	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
-}
 
 /* A fresh namespace that outlives its only process through the fd. */
-static int make_netns(void)
-{
-	int p[2], fd;
-	char c, path[64];
-	pid_t pid;
-
-	if (pipe(p) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		close(p[0]);
-		if (unshare(CLONE_NEWNET) < 0)
-			_exit(1);
-		if (write(p[1], "x", 1) != 1)
-			_exit(1);
-		pause();
-		_exit(0);
-	}
-	close(p[1]);
-	if (read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	close(p[0]);
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	return fd;
-}
 
 /* Run a shell command inside namespace fd (via /proc/PID/fd/N). */
 #define NSB "nsenter --net=/proc/%d/fd/%d "
@@ -207,15 +163,15 @@ static int group_setup(void **state)
 		return -1;
 	}
 	/* No IPv6 autoconf/MLD chatter: counters move only when we send. */
-	sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+	nstest_sh("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
 	   "net.ipv6.conf.default.disable_ipv6=1 2>/dev/null");
-	if (sh("ip link set lo up && ip link add t0 type veth peer name t1 && "
+	if (nstest_sh("ip link set lo up && ip link add t0 type veth peer name t1 && "
 	       "ip link set t0 up && ip link set t1 up") != 0)
 		return -1;
-	nsb = make_netns();
+	nsb = nstest_make_netns();
 	if (nsb < 0)
 		return -1;
-	if (sh(NSB "sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
+	if (nstest_sh(NSB "sh -c 'sysctl -qw net.ipv6.conf.all.disable_ipv6=1 "
 	       "net.ipv6.conf.default.disable_ipv6=1 2>/dev/null; "
 	       "ip link add x0 type veth peer name x1 && ip link set x0 up && "
 	       "ip link set x1 up'", (int)getpid(), nsb) != 0)
@@ -278,17 +234,17 @@ static void src_ethtool_read__channels_changed__new_layout(void **state)
 
 	(void)state;
 	/* veth counters are per queue: more queues, more names. */
-	assert_int_equal(sh("ip link add q0 numrxqueues 4 numtxqueues 4 type veth "
+	assert_int_equal(nstest_sh("ip link add q0 numrxqueues 4 numtxqueues 4 type veth "
 			    "peer name q1 numrxqueues 4 numtxqueues 4 && "
 			    "ip link set q0 up && ip link set q1 up"), 0);
 	s = src_open_ok(&src_ethtool_ops, "q0", 0, -1);
 	assert_int_equal(s->ops->read(s, &a, &v), 0);
 	n1 = a->n;
 	clayout_ref(a);
-	if (sh("ethtool -L q0 rx 2 2>/dev/null") != 0) {
+	if (nstest_sh("ethtool -L q0 rx 2 2>/dev/null") != 0) {
 		clayout_unref(a);
 		src_free(s);
-		sh("ip link del q0");
+		nstest_sh("ip link del q0");
 		skip();
 	}
 	assert_int_equal(s->ops->read(s, &b, &v), 0);
@@ -298,7 +254,7 @@ static void src_ethtool_read__channels_changed__new_layout(void **state)
 	clayout_unref(a);
 	check_ethtool_matches(s, "ethtool -S q0");
 	src_free(s);
-	assert_int_equal(sh("ip link del q0"), 0);
+	assert_int_equal(nstest_sh("ip link del q0"), 0);
 }
 
 static void src_ethtool_read__link_deleted__enodev_names_interface(void **state)
@@ -308,10 +264,10 @@ static void src_ethtool_read__link_deleted__enodev_names_interface(void **state)
 	const uint64_t *v;
 
 	(void)state;
-	assert_int_equal(sh("ip link add e0 type veth peer name e1"), 0);
+	assert_int_equal(nstest_sh("ip link add e0 type veth peer name e1"), 0);
 	s = src_open_ok(&src_ethtool_ops, "e0", 0, -1);
 	assert_int_equal(s->ops->read(s, &lay, &v), 0);
-	assert_int_equal(sh("ip link del e0"), 0);
+	assert_int_equal(nstest_sh("ip link del e0"), 0);
 	assert_int_equal(s->ops->read(s, &lay, &v), -ENODEV);
 	assert_non_null(strstr(s->err, "e0"));
 	assert_non_null(strstr(s->err, "own netns"));
@@ -505,10 +461,10 @@ static void src_netdev_read__link_deleted__enodev_names_interface(void **state)
 	const uint64_t *v;
 
 	(void)state;
-	assert_int_equal(sh("ip link add f0 type veth peer name f1"), 0);
+	assert_int_equal(nstest_sh("ip link add f0 type veth peer name f1"), 0);
 	s = src_open_ok(&src_netdev_ops, "f0", 0, -1);
 	assert_int_equal(s->ops->read(s, &lay, &v), 0);
-	assert_int_equal(sh("ip link del f0"), 0);
+	assert_int_equal(nstest_sh("ip link del f0"), 0);
 	assert_int_equal(s->ops->read(s, &lay, &v), -ENODEV);
 	assert_non_null(strstr(s->err, "f0"));
 	assert_non_null(strstr(s->err, strerror(ENODEV)));

@@ -1,0 +1,62 @@
+/* nstest: helpers shared by the unit tests that need the kernel's
+ * networking (they run as root in a private network namespace). */
+#include "nstest.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Run a shell command line (tests only); its exit status, -1 or 128. */
+int nstest_sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+/* A second network namespace, held only by the returned fd (it vanishes
+ * with the fd): a child unshares, the parent opens its namespace. */
+int nstest_make_netns(void)
+{
+	int p[2], fd;
+	char c, path[64];
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[0]);
+		if (unshare(CLONE_NEWNET) < 0)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1) {
+		close(p[0]);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	close(p[0]);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return fd;
+}
