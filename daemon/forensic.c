@@ -843,8 +843,16 @@ static void write_bundle(struct inv *v)
 		char fn[64];
 		char *txt;
 
+		char cmdline[1024] = "";
+		size_t off = 0;
+		struct json_object *av = get(pr, "argv");
+
+		for (size_t k = 0; av && json_object_is_type(av, json_type_array) &&
+		     k < json_object_array_length(av) && off < sizeof(cmdline) - 1; k++)
+			off += (size_t)snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s",
+				k ? " " : "", json_object_get_string(json_object_array_get_idx(av, k)));
 		snprintf(fn, sizeof(fn), "probes/%zu.txt", i + 1);
-		if (asprintf(&txt, "$ %s\n%s", json_object_get_string(get(pr, "argv")),
+		if (asprintf(&txt, "$ %s\n%s", cmdline,
 			     get(pr, "output") ? json_object_get_string(get(pr, "output")) : "") > 0)
 			add_text(&fl, fn, txt);
 	}
@@ -997,6 +1005,12 @@ static void advance(struct inv *v)
 		loop_timer_set(v->timer, still_stalled(v) ? v->F->d->conf->release_wait_ns : 1000000, 0);
 		return;
 	case PH_WATCH:
+		if (v->exec_left) {
+			/* external probes still running (each has a timeout):
+			 * their output belongs in the bundle */
+			loop_timer_set(v->timer, 100000000ull, 0);
+			return;
+		}
 		finalize(v);
 		return;
 	default:

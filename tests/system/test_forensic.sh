@@ -36,6 +36,7 @@ peer = cli
 peer_address = 10.209.0.1
 recover = reprogram
 probe = ip -s link show vB
+probe = sleep 3
 CONF
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; ip -n "$B" -o link show vB | sed 's/.*<\([^>]*\)>.*/\1/'; }
 flags > "$T_DIR/flags.before"
@@ -83,6 +84,7 @@ check "1: threads of the client and the server process" \
 check "1: threads read twice with switch rates" jqe '[.record.threads[].threads[] | has("voluntary_switches_per_s")] | all' "$T_DIR/rec.json"
 check "1: no process environment in the record" bash -c "! grep -q 'PATH=' '$T_DIR/rec.json'"
 check "1: external probe ran in the port's namespace" jqe '.record.probes[0].exit_code == 0 and (.record.probes[0].output | test("vB"))' "$T_DIR/rec.json"
+check "1: the record waited for every external probe (no step left running)" jqe '([.record.steps[] | select(.outcome == "running")] | length == 0) and ([.record.probes[] | select(.argv | join(" ") | test("sleep"))] | length == 1)' "$T_DIR/rec.json"
 check "1: journal step says it is unavailable" jqe '[.record.steps[] | select(.step=="journal") | .outcome] == ["unavailable"]' "$T_DIR/rec.json"
 check "1: timeline in order: snapshot, observe, capture, promisc capture, reprogram" \
 	jqe '[.record.steps[] | .step] as $s | ($s | index("snapshot")) < ($s | index("capture")) and ($s | index("capture")) < ($s | index("capture-promisc")) and ($s | index("capture-promisc")) < ($s | index("reprogram"))' "$T_DIR/rec.json"
