@@ -199,14 +199,20 @@ struct json_object *facts_build(struct daemon *d, struct json_object *rec)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *x = json_object_array_get_idx(fl, i), *e = json_object_new_object();
 
-		hu += u64(x, "unsent");
+		/* kernel TCP bytes not yet sent behind unacknowledged ones wait
+		 * for the network, not for the engine: not held */
+		uint64_t unsent = u64(x, "inflight") ? 0 : u64(x, "unsent");
+
+		hu += unsent;
 		hr += u64(x, "unread");
 		hs += u64(x, "staged");
 		json_object_object_add(e, "tuple", json_object_get(get(x, "tuple")));
 		json_object_object_add(e, "src", json_object_get(get(x, "source")));
 		json_object_object_add(e, "waited_ms", json_object_new_double(
 			(double)(u64(rec, "opened_mono_ns") - u64(x, "stalled_at_mono_ns")) / 1e6));
-		json_object_object_add(e, "unsent", json_object_new_uint64(u64(x, "unsent")));
+		json_object_object_add(e, "unsent", json_object_new_uint64(unsent));
+		if (u64(x, "inflight"))
+			json_object_object_add(e, "inflight", json_object_new_uint64(u64(x, "inflight")));
 		json_object_object_add(e, "unread", json_object_new_uint64(u64(x, "unread")));
 		json_object_object_add(e, "staged", json_object_new_uint64(u64(x, "staged")));
 		json_object_array_add(list, e);

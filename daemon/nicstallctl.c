@@ -517,31 +517,34 @@ int main(int argc, char **argv)
 			state_dir = argv[++i];
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
+			json_object_put(req);
 			return 0;
 		} else {
 			fprintf(stderr, "nicstallctl: unknown option '%s'\n", argv[i]);
 			usage(stderr);
-			return 2;
+			goto usage;
 		}
 	}
 	if (i >= argc) {
 		usage(stderr);
-		return 2;
+		goto usage;
 	}
 	cmd = argv[i++];
 	if (!strcmp(cmd, "bundles")) {
 		json_object_put(req);
+		req = NULL;
 		if (i < argc) {
 			fprintf(stderr, "nicstallctl: bundles: unexpected argument '%s'\n", argv[i]);
-			return 2;
+			goto usage;
 		}
 		return cmd_bundles();
 	}
 	if (!strcmp(cmd, "show") || !strcmp(cmd, "verify")) {
 		json_object_put(req);
+		req = NULL;
 		if (i + 1 != argc) {
 			fprintf(stderr, "nicstallctl: %s: expected one BUNDLE\n", cmd);
-			return 2;
+			goto usage;
 		}
 		return !strcmp(cmd, "show") ? cmd_show(argv[i]) : cmd_verify(argv[i]);
 	}
@@ -549,18 +552,19 @@ int main(int argc, char **argv)
 		const char *b = NULL, *rd = NULL;
 
 		json_object_put(req);
+		req = NULL;
 		for (; i < argc; i++) {
 			if (!strcmp(argv[i], "--rules") && i + 1 < argc)
 				rd = argv[++i];
 			else if (argv[i][0] == '-' || b) {
 				fprintf(stderr, "nicstallctl: classify: unexpected argument '%s'\n", argv[i]);
-				return 2;
+				goto usage;
 			} else
 				b = argv[i];
 		}
 		if (!b) {
 			fprintf(stderr, "nicstallctl: classify: missing BUNDLE\n");
-			return 2;
+			goto usage;
 		}
 		return cmd_classify(b, rd);
 	}
@@ -568,7 +572,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "status") || !strcmp(cmd, "reload")) {
 		if (i < argc) {
 			fprintf(stderr, "nicstallctl: %s: unexpected argument '%s'\n", cmd, argv[i]);
-			return 2;
+			goto usage;
 		}
 	} else if (!strcmp(cmd, "counters")) {
 		const char *port = NULL;
@@ -583,22 +587,22 @@ int main(int argc, char **argv)
 				if (*end || end == argv[i] || !(w > 0) || w > 86400) {
 					fprintf(stderr, "nicstallctl: --window: '%s' is not a number of seconds in (0, 86400]\n",
 						argv[i]);
-					return 2;
+					goto usage;
 				}
 				json_object_object_add(req, "window", json_object_new_double(w));
 			} else if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: counters: unknown option '%s'\n", argv[i]);
-				return 2;
+				goto usage;
 			} else if (!port)
 				port = argv[i];
 			else {
 				fprintf(stderr, "nicstallctl: counters: one port at a time ('%s')\n", argv[i]);
-				return 2;
+				goto usage;
 			}
 		}
 		if (!port) {
 			fprintf(stderr, "nicstallctl: counters: missing PORT\n");
-			return 2;
+			goto usage;
 		}
 		json_object_object_add(req, "port", json_object_new_string(port));
 	} else if (!strcmp(cmd, "flows")) {
@@ -607,12 +611,12 @@ int main(int argc, char **argv)
 				json_object_object_add(req, "stalled", json_object_new_boolean(1));
 			else if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: flows: unknown option '%s'\n", argv[i]);
-				return 2;
+				goto usage;
 			} else if (!jget(req, "port"))
 				json_object_object_add(req, "port", json_object_new_string(argv[i]));
 			else {
 				fprintf(stderr, "nicstallctl: flows: one port at a time ('%s')\n", argv[i]);
-				return 2;
+				goto usage;
 			}
 		}
 	} else if (!strcmp(cmd, "incident")) {
@@ -628,23 +632,23 @@ int main(int argc, char **argv)
 
 				if (*end || id <= 0) {
 					fprintf(stderr, "nicstallctl: incident show: '%s' is not an id\n", argv[i]);
-					return 2;
+					goto usage;
 				}
 				json_object_object_add(req, "id", json_object_new_int64(id));
 				i++;
 			}
 		} else {
 			fprintf(stderr, "nicstallctl: incident: expected 'show [ID]' or 'list'\n");
-			return 2;
+			goto usage;
 		}
 		if (i < argc) {
 			fprintf(stderr, "nicstallctl: incident: unexpected argument '%s'\n", argv[i]);
-			return 2;
+			goto usage;
 		}
 	} else if (!strcmp(cmd, "investigate") || !strcmp(cmd, "recover")) {
 		if (i + 1 != argc) {
 			fprintf(stderr, "nicstallctl: %s: expected one PORT\n", cmd);
-			return 2;
+			goto usage;
 		}
 		json_object_object_add(req, "port", json_object_new_string(argv[i]));
 	} else if (!strcmp(cmd, "snapshot")) {
@@ -657,7 +661,7 @@ int main(int argc, char **argv)
 			}
 			if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: snapshot: unknown option '%s'\n", argv[i]);
-				return 2;
+				goto usage;
 			}
 			json_object_array_add(ports, json_object_new_string(argv[i]));
 		}
@@ -670,7 +674,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "nicstallctl: unknown command '%s'\n", cmd);
 		usage(stderr);
-		return 2;
+		goto usage;
 	}
 	reply = request(req);
 	json_object_put(req);
@@ -697,4 +701,7 @@ int main(int argc, char **argv)
 	}
 	json_object_put(reply);
 	return rc;
+usage:
+	json_object_put(req);
+	return 2;
 }

@@ -30,6 +30,12 @@ t_cleanup() {
 		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
 		kill -KILL "$p" 2>/dev/null
 	done
+	# a sanitizer build of the daemon reports here (also leaks, at exit)
+	if [ -f "$T_DIR/daemon.log" ] &&
+	   grep -qE "runtime error|AddressSanitizer|LeakSanitizer" "$T_DIR/daemon.log"; then
+		fail "sanitizer report in the daemon's log"
+		grep -E -A12 "runtime error|AddressSanitizer|LeakSanitizer" "$T_DIR/daemon.log" | head -40
+	fi
 	for ns in "${T_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	if [ "$T_FAIL" -ne 0 ] && [ -f "$T_DIR/daemon.log" ]; then
 		echo "---- daemon log (last 30 lines) ----"
