@@ -128,10 +128,14 @@ check: deps
 	 $(MAKE) --no-print-directory system-asan; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
 
-demo: deps all
+# deps first, then a fresh make: pkg-config flags are read when make starts,
+# so on a new machine they exist only after deps installed the libraries.
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@tests/demo/demo.sh $(BUILD) $(SCENARIO)
 
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(BUILD)
 
 install: all
