@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Run a shell command line (tests only); its exit status, -1 or 128. */
@@ -59,4 +60,19 @@ int nstest_make_netns(void)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return fd;
+}
+
+void nstest_collect(const struct flow_obs *o, void *arg)
+{
+	struct nstest_obs *l = arg;
+
+	if (l->n < sizeof(l->o) / sizeof(l->o[0]))
+		l->o[l->n++] = *o;
+}
+
+void nstest_msleep(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
 }

@@ -2,6 +2,16 @@
 #ifndef NICSTALL_NSTEST_H
 #define NICSTALL_NSTEST_H
 
+#include "flows.h"
+
+/* Observations collected by a flow_emit_fn. */
+struct nstest_obs {
+	struct flow_obs o[512];
+	unsigned n;
+};
+void nstest_collect(const struct flow_obs *o, void *arg);  /* arg: struct nstest_obs */
+void nstest_msleep(unsigned ms);
+
 int nstest_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int nstest_make_netns(void);
 

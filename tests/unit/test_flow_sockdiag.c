@@ -18,37 +18,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
+#include "nstest.h"
 #include "flow_sockdiag.h"
 
 static int host_ns = -1;
 
-struct obs_list {
-	struct flow_obs o[512];
-	unsigned n;
-};
 
-static void collect(const struct flow_obs *o, void *arg)
-{
-	struct obs_list *l = arg;
 
-	if (l->n < sizeof(l->o) / sizeof(l->o[0]))
-		l->o[l->n++] = *o;
-}
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void msleep(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 static int group_setup(void **state)
 {
@@ -125,7 +103,7 @@ static void conn_close(struct conn *k)
 	close(k->l);
 }
 
-static const struct flow_obs *find(const struct obs_list *l, uint16_t lport, uint16_t rport)
+static const struct flow_obs *find(const struct nstest_obs *l, uint16_t lport, uint16_t rport)
 {
 	unsigned i;
 
@@ -136,13 +114,13 @@ static const struct flow_obs *find(const struct obs_list *l, uint16_t lport, uin
 }
 
 static int poll_into(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
-		     struct obs_list *l)
+		     struct nstest_obs *l)
 {
 	char err[256] = "";
 	int n;
 
 	l->n = 0;
-	n = sockdiag_poll(sd, sel, nsel, collect, l, err, sizeof(err));
+	n = sockdiag_poll(sd, sel, nsel, nstest_collect, l, err, sizeof(err));
 	if (n < 0)
 		fprintf(stderr, "sockdiag_poll: %s\n", err);
 	return n;
@@ -150,7 +128,7 @@ static int poll_into(struct sockdiag *sd, const struct flow_sel *sel, unsigned n
 
 static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	const struct flow_obs *srv = NULL, *cli = NULL;
 	char err[256] = "", data[1000];
 	struct sockdiag *sd;
@@ -164,7 +142,7 @@ static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 	sd = sockdiag_open(-1, err, sizeof(err));
 	assert_non_null(sd);
 	memset(data, 'x', sizeof(data));
-	t0 = now_ns();
+	t0 = loop_mono_ns();
 	assert_int_equal(write(k.c, data, sizeof(data)), (ssize_t)sizeof(data));
 	for (i = 0; i < 200; i++) {
 		assert_true(poll_into(sd, NULL, 0, &l) >= 2);
@@ -173,7 +151,7 @@ static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 		if (srv && cli && srv->unread == sizeof(data) && cli->unsent == 0 &&
 		    cli->tx_bytes == sizeof(data))
 			break;
-		msleep(10);
+		nstest_msleep(10);
 	}
 	assert_non_null(srv);
 	assert_non_null(cli);
@@ -184,7 +162,7 @@ static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 	assert_int_equal(srv->key.proto, IPPROTO_TCP);
 	assert_true(IN6_IS_ADDR_V4MAPPED(&srv->key.saddr));
 	assert_int_equal(srv->key.saddr.s6_addr[12], 127);
-	assert_true(srv->last_rx_ns >= t0 - 20000000ull && srv->last_rx_ns <= now_ns());
+	assert_true(srv->last_rx_ns >= t0 - 20000000ull && srv->last_rx_ns <= loop_mono_ns());
 	assert_true(srv->rx_msgs >= 1);
 	assert_int_equal(fstat(k.s, &st), 0);
 	assert_int_equal(srv->inode, st.st_ino);
@@ -199,7 +177,7 @@ static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 		cli = find(&l, k.cport, k.lport);
 		if (cli && cli->state == 5)
 			break;
-		msleep(10);
+		nstest_msleep(10);
 	}
 	assert_non_null(cli);
 	assert_int_equal(cli->state, 5);        /* FIN_WAIT2 */
@@ -210,7 +188,7 @@ static void sockdiag_poll__unread_data__reports_exact_bytes(void **state)
 
 static void sockdiag_poll__selector_other_port__not_emitted(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	char err[256] = "", text[64];
 	struct flow_sel sel;
 	struct sockdiag *sd;
@@ -241,7 +219,7 @@ static void sockdiag_poll__selector_other_port__not_emitted(void **state)
 
 static void sockdiag_poll__ipv6_flow__native_key(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	const struct flow_obs *o;
 	char err[256] = "", buf[128], want[128];
 	struct sockdiag *sd;
@@ -265,7 +243,7 @@ static void sockdiag_poll__ipv6_flow__native_key(void **state)
 
 static void sockdiag_open__other_namespace__does_not_see_flow(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	char err[256] = "", text[64];
 	struct flow_sel sel;
 	struct sockdiag *sd;

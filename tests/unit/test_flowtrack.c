@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
+#include "nstest.h"
 #include "flowtrack.h"
 #include "flowtrack_api.h"
 #include "flows.h"
@@ -36,33 +38,9 @@ static char netns_name[64];
 static int bpf_ok;
 static char bpf_why[256];
 
-struct obs_list {
-	struct flow_obs o[256];
-	unsigned n;
-};
 
-static void collect(const struct flow_obs *o, void *arg)
-{
-	struct obs_list *l = arg;
 
-	if (l->n < sizeof(l->o) / sizeof(l->o[0]))
-		l->o[l->n++] = *o;
-}
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void msleep(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
 
 /* Output of a shell command (in our namespace). */
 static const char *sh(const char *fmt, ...)
@@ -168,7 +146,7 @@ static void udp_xfer(int a, int b, unsigned n, size_t len)
 		assert_int_equal(recv(b, buf, sizeof(buf), 0), (ssize_t)len);
 }
 
-static const struct flow_obs *find(const struct obs_list *l, uint8_t proto, uint16_t lport,
+static const struct flow_obs *find(const struct nstest_obs *l, uint8_t proto, uint16_t lport,
 				   uint16_t rport)
 {
 	unsigned i;
@@ -192,7 +170,7 @@ static struct flowtrack *attach_lo(const struct flow_sel *sel, unsigned nsel)
 
 static void flowtrack_poll__udp_v4_datagrams__exact_frames_each_way(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	const struct flow_obs *c, *s;
 	struct flowtrack *ft;
 	uint64_t t0, t1;
@@ -207,11 +185,11 @@ static void flowtrack_poll__udp_v4_datagrams__exact_frames_each_way(void **state
 	cp = local_port(cfd);
 	sp = local_port(sfd);
 	ft = attach_lo(NULL, 0);
-	t0 = now_ns();
+	t0 = loop_mono_ns();
 	udp_xfer(cfd, sfd, 7, 100);
 	udp_xfer(sfd, cfd, 3, 50);
-	t1 = now_ns();
-	assert_true(flowtrack_poll(ft, collect, &l) >= 2);
+	t1 = loop_mono_ns();
+	assert_true(flowtrack_poll(ft, nstest_collect, &l) >= 2);
 	c = find(&l, IPPROTO_UDP, cp, sp);
 	s = find(&l, IPPROTO_UDP, sp, cp);
 	assert_non_null(c);
@@ -238,7 +216,7 @@ static void flowtrack_poll__udp_v4_datagrams__exact_frames_each_way(void **state
 
 static void flowtrack_poll__udp_v6_datagrams__native_key(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	const struct flow_obs *c;
 	struct flowtrack *ft;
 	int cfd, sfd;
@@ -250,7 +228,7 @@ static void flowtrack_poll__udp_v6_datagrams__native_key(void **state)
 	sfd = udp_sock(AF_INET6, "::1");
 	ft = attach_lo(NULL, 0);
 	udp_xfer(cfd, sfd, 4, 10);
-	assert_true(flowtrack_poll(ft, collect, &l) >= 2);
+	assert_true(flowtrack_poll(ft, nstest_collect, &l) >= 2);
 	c = find(&l, IPPROTO_UDP, local_port(cfd), local_port(sfd));
 	assert_non_null(c);
 	assert_memory_equal(&c->key.saddr, &in6addr_loopback, 16);
@@ -265,7 +243,7 @@ static void flowtrack_poll__udp_v6_datagrams__native_key(void **state)
 
 static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	const struct flow_obs *c = NULL, *s = NULL;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t sl = sizeof(a);
@@ -300,13 +278,13 @@ static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **stat
 	close(sfd);
 	for (i = 0; i < 100; i++) {
 		l.n = 0;
-		assert_true(flowtrack_poll(ft, collect, &l) >= 2);
+		assert_true(flowtrack_poll(ft, nstest_collect, &l) >= 2);
 		c = find(&l, IPPROTO_TCP, cp, sp);
 		s = find(&l, IPPROTO_TCP, sp, cp);
 		if (c && s && c->tx_msgs == s->rx_msgs && s->tx_msgs == c->rx_msgs &&
 		    (c->state & FT_STATE_FIN_RX) && (s->state & FT_STATE_FIN_RX))
 			break;
-		msleep(10);
+		nstest_msleep(10);
 	}
 	assert_non_null(c);
 	assert_non_null(s);
@@ -330,7 +308,7 @@ static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **stat
 
 static void flowtrack_attach__port_and_addr_selectors__others_not_tracked(void **state)
 {
-	static struct obs_list l;
+	static struct nstest_obs l;
 	struct flow_sel sel[2];
 	struct flowtrack *ft;
 	int c, s1, s2, s3;
@@ -359,7 +337,7 @@ static void flowtrack_attach__port_and_addr_selectors__others_not_tracked(void *
 	udp_xfer(c, s1, 2, 10);
 	udp_xfer(c, s2, 3, 10);
 	udp_xfer(c, s3, 4, 10);
-	assert_int_equal(flowtrack_poll(ft, collect, &l), 4);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 4);
 	assert_non_null(find(&l, IPPROTO_UDP, cp, p1));
 	assert_non_null(find(&l, IPPROTO_UDP, p1, cp));
 	assert_int_equal(find(&l, IPPROTO_UDP, cp, p3)->tx_msgs, 4);
@@ -382,7 +360,7 @@ static void flowtrack_attach__eight_selectors_v6_prefix__only_matching_tracked(v
 		{ "udp", "::1/128" },   /* right address, wrong port below */
 		{ "tcp", "::1/127" }, { "udp", "fe80::/10" }, { "udp", "127.0.0.2/32" },
 	};
-	static struct obs_list l;
+	static struct nstest_obs l;
 	struct flow_sel sel[FLOWTRACK_MAX_SEL];
 	struct flowtrack *ft;
 	int c4, s4, c6, s6;
@@ -419,7 +397,7 @@ static void flowtrack_attach__eight_selectors_v6_prefix__only_matching_tracked(v
 	ft = attach_lo(sel, 8);
 	udp_xfer(c4, s4, 2, 10);
 	udp_xfer(c6, s6, 3, 10);
-	assert_int_equal(flowtrack_poll(ft, collect, &l), 2);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 2);
 	assert_int_equal(find(&l, IPPROTO_UDP, local_port(c6), local_port(s6))->tx_msgs, 3);
 	assert_int_equal(find(&l, IPPROTO_UDP, local_port(s6), local_port(c6))->rx_msgs, 3);
 	flowtrack_detach(ft);
