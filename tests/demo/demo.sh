@@ -49,36 +49,12 @@ EMU_NET=$NET EMU_ARGS=--fw-frames EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pa
 mkdir -p "$STATE" "$WORK/flows"
 srv_extra="promisc_capture = no"
 [ "$SCENARIO" = egress ] && srv_extra=""
-cat > "$WORK/demo.conf" <<CONF
-[daemon]
-interval = 100ms
-flows_dir = $WORK/flows
+EMU_DAEMON_EXTRA="flows_dir = $WORK/flows
 state_dir = $STATE
 run_dir = $WORK
-sysfs_root = $WORK/emu/sysfs
-rules_dir = $ROOT/rules
-rules_local_dir = $WORK/rules.d
-release_wait = 1500ms
-[port client]
-netns = $CLI_NS
-interface = $CLI_IF
-stats_file = $WORK/emu/cli.ethtool
-info_file = $WORK/emu/cli.info
-flows = tcp port 11111-11114
-peer = server
-peer_address = $SRV_ADDR
-recover = reprogram
-[port server]
-netns = $SRV_NS
-interface = $SRV_IF
-stats_file = $WORK/emu/srv.ethtool
-info_file = $WORK/emu/srv.info
-flows = tcp port 11111-11114
-peer = client
-peer_address = $CLI_ADDR
-recover = reprogram
-$srv_extra
-CONF
+rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA=$srv_extra \
+	"$ROOT/tests/emu/emu-conf.sh" "$PREFIX" "$WORK/emu" "$NET" "tcp port 11111-11114" client server \
+	> "$WORK/demo.conf"
 step "starting nicstalld on both ports (config: $WORK/demo.conf)"
 "$BUILD/nicstalld" -c "$WORK/demo.conf" --socket "$WORK/ctl.sock" > "$WORK/nicstalld.log" 2>&1 &
 PIDS+=($!)

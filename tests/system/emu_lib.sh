@@ -10,39 +10,14 @@ emu_up() {
 	CLI_NS=$T_PREFIX-cli SRV_NS=$T_PREFIX-srv CLI_IF=${T_PREFIX}c SRV_IF=${T_PREFIX}s
 	CLI_ADDR=$1.1 SRV_ADDR=$1.2
 	mkdir -p "$T_DIR/flows" "$T_DIR/state"
-	cat > "$T_DIR/emu.conf" <<CONF
-[daemon]
-interval = 100ms
-flows_dir = $T_DIR/flows
+	EMU_DAEMON_EXTRA="flows_dir = $T_DIR/flows
 state_dir = $T_DIR/state
-sysfs_root = $T_DIR/emu/sysfs
-rules_dir = $ROOT/rules
 rules_local_dir = $T_DIR/rules.d
 journal_dir = $T_DIR/journal
 incident_cooldown = 0s
-reprogram_interval = 0s
-release_wait = 1500ms
-[port cli]
-netns = $CLI_NS
-interface = $CLI_IF
-stats_file = $T_DIR/emu/cli.ethtool
-info_file = $T_DIR/emu/cli.info
-flows = tcp port 11100-11199
-peer = srv
-peer_address = $SRV_ADDR
-recover = reprogram
-${EMU_CLI_EXTRA:-}
-[port srv]
-netns = $SRV_NS
-interface = $SRV_IF
-stats_file = $T_DIR/emu/srv.ethtool
-info_file = $T_DIR/emu/srv.info
-flows = tcp port 11100-11199
-peer = cli
-peer_address = $CLI_ADDR
-recover = reprogram
-${EMU_SRV_EXTRA:-}
-CONF
+reprogram_interval = 0s" \
+	"$ROOT/tests/emu/emu-conf.sh" "$T_PREFIX" "$T_DIR/emu" "$1" "tcp port 11100-11199" cli srv \
+		> "$T_DIR/emu.conf"
 }
 
 emu() { "$BUILD/emuport" ctl "$T_DIR/emu" "$@"; }
