@@ -425,6 +425,21 @@ static void link_what(char *what, size_t len, const char *verb, int nsfd,
 			 nsd);
 }
 
+/* One request on a short-lived socket in the namespace (rare calls, not
+ * the sampling path). */
+static int nl_oneshot(int nsfd, struct nlmsghdr *nlh, mnl_cb_t cb, void *arg,
+		      const char *what, char *err, size_t errlen)
+{
+	struct nl_sock *ns = nl_sock_open(nsfd, 0, err, errlen);
+	int rc;
+
+	if (!ns)
+		return -(errno ? errno : EIO);
+	rc = nl_sock_request(ns, nlh, cb, arg, what, err, errlen);
+	nl_sock_close(ns);
+	return rc;
+}
+
 int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
 		char *err, size_t errlen)
 {
@@ -432,7 +447,6 @@ int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
 	struct link_get_ctx c = { .out = out, .ifindex = ifindex };
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
-	struct nl_sock *ns;
 	char what[256];
 	int rc;
 
@@ -442,9 +456,6 @@ int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
 		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	ns = nl_sock_open(nsfd, 0, err, errlen);
-	if (!ns)
-		return -(errno ? errno : EIO);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
@@ -454,8 +465,7 @@ int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
 	if (!ifindex)
 		mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	rc = nl_sock_request(ns, nlh, link_get_cb, &c, what, err, errlen);
-	nl_sock_close(ns);
+	rc = nl_oneshot(nsfd, nlh, link_get_cb, &c, what, err, errlen);
 	if (rc < 0)
 		return rc;
 	if (!c.found) {
@@ -471,7 +481,6 @@ int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
 	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
-	struct nl_sock *ns;
 	char what[256];
 	int rc;
 
@@ -480,9 +489,6 @@ int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
 		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	ns = nl_sock_open(nsfd, 0, err, errlen);
-	if (!ns)
-		return -(errno ? errno : EIO);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_NEWLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
@@ -491,8 +497,7 @@ int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
 	ifi->ifi_index = ifindex;
 	ifi->ifi_flags = flags & change;
 	ifi->ifi_change = change;
-	rc = nl_sock_request(ns, nlh, NULL, NULL, what, err, errlen);
-	nl_sock_close(ns);
+	rc = nl_oneshot(nsfd, nlh, NULL, NULL, what, err, errlen);
 	return rc;
 }
 
@@ -733,7 +738,6 @@ int nl_neigh_dump(int nsfd, int ifindex,
 	char what[200], nsd[128];
 	struct nlmsghdr *nlh;
 	struct ndmsg *nd;
-	struct nl_sock *ns;
 	int rc;
 
 	snprintf(what, sizeof(what), "neighbour dump (ifindex %d) in %s", ifindex,
@@ -742,9 +746,6 @@ int nl_neigh_dump(int nsfd, int ifindex,
 		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	ns = nl_sock_open(nsfd, 0, err, errlen);
-	if (!ns)
-		return -(errno ? errno : EIO);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETNEIGH;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
@@ -752,8 +753,7 @@ int nl_neigh_dump(int nsfd, int ifindex,
 	nd->ndm_family = AF_UNSPEC;
 	if (ifindex)
 		mnl_attr_put_u32(nlh, NDA_IFINDEX, (uint32_t)ifindex);
-	rc = nl_sock_request(ns, nlh, neigh_cb, &c, what, err, errlen);
-	nl_sock_close(ns);
+	rc = nl_oneshot(nsfd, nlh, neigh_cb, &c, what, err, errlen);
 	return rc;
 }
 
@@ -847,7 +847,6 @@ int nl_addr_dump(int nsfd, int ifindex,
 	char what[200], nsd[128];
 	struct nlmsghdr *nlh;
 	struct ifaddrmsg *ifa;
-	struct nl_sock *ns;
 	int rc;
 
 	snprintf(what, sizeof(what), "address dump (ifindex %d) in %s", ifindex,
@@ -856,15 +855,11 @@ int nl_addr_dump(int nsfd, int ifindex,
 		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	ns = nl_sock_open(nsfd, 0, err, errlen);
-	if (!ns)
-		return -(errno ? errno : EIO);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETADDR;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_UNSPEC;
-	rc = nl_sock_request(ns, nlh, addr_cb, &c, what, err, errlen);
-	nl_sock_close(ns);
+	rc = nl_oneshot(nsfd, nlh, addr_cb, &c, what, err, errlen);
 	return rc;
 }
