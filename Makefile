@@ -27,23 +27,28 @@ SAN_FLAGS :=
 OPT       := -O2 -g
 endif
 
+# Flags the build needs are kept apart from CFLAGS/CPPFLAGS/LDFLAGS, so a
+# user's `make CFLAGS=-O0` adds to them instead of replacing them.
 CFLAGS   ?= $(OPT)
-CPPFLAGS += -D_GNU_SOURCE -Iinclude -Idaemon -Icollectors -Iprobes -Itests/unit -I$(BUILD) \
+NS_CPPFLAGS := -D_GNU_SOURCE -I. -Iinclude -I$(BUILD) \
 	    -DNICSTALL_VERSION=\"$(VERSION)\" -DNICSTALL_SYSCONFDIR=\"$(SYSCONFDIR)\" \
 	    -DNICSTALL_DATADIR=\"$(DATADIR)\" $(PKG_CFLAGS)
-CFLAGS   += -std=gnu17 -Wall -Wextra -Werror -MMD -MP $(SAN_FLAGS)
-LDFLAGS  += $(SAN_FLAGS)
-LDLIBS   += $(PKG_LIBS) -lelf -lz -lm
+NS_CFLAGS   := -std=gnu17 -Wall -Wextra -Werror -MMD -MP $(SAN_FLAGS)
+NS_LDFLAGS  := $(SAN_FLAGS)
+NS_LDLIBS   := $(PKG_LIBS) -lelf -lz -lm
+COMPILE     = $(CC) $(NS_CPPFLAGS) $(CPPFLAGS) $(NS_CFLAGS) $(CFLAGS)
+LINK        = $(CC) $(NS_LDFLAGS) $(LDFLAGS)
 
-# Every .c under daemon/, collectors/ and probes/ (but the two mains and the
-# BPF programs) goes into one static library; binaries and tests link against
-# it, so a unit test pulls in only the modules it uses.
-MAINS     := daemon/main.c daemon/nicstallctl.c
-LIB_SRCS  := $(filter-out $(MAINS) %.bpf.c,$(wildcard daemon/*.c collectors/*.c probes/*.c))
+# The layers, lowest first (see README "Layout"); every .c in them but the
+# mains and the BPF programs goes into one static library that binaries and
+# tests link against, so a unit test pulls in only the modules it uses.
+LAYERS    := lib collectors probes rules bundle daemon client
+MAINS     := daemon/main.c client/nicstallctl.c
+LIB_SRCS  := $(filter-out $(MAINS) %.bpf.c,$(foreach d,$(LAYERS),$(wildcard $(d)/*.c)))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-BPF_SRCS  := $(wildcard probes/*.bpf.c)
-BPF_OBJS  := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.bpf.o)
-SKELS     := $(BPF_SRCS:probes/%.bpf.c=$(BUILD)/%.skel.h)
+BPF_SRCS  := $(wildcard collectors/*.bpf.c)
+BPF_OBJS  := $(BPF_SRCS:collectors/%.bpf.c=$(BUILD)/%.bpf.o)
+SKELS     := $(BPF_SRCS:collectors/%.bpf.c=$(BUILD)/%.skel.h)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # helpers shared by unit tests: every tests/unit/*.c that is not a test
@@ -51,49 +56,56 @@ TEST_SUPPORT_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(filter-out $(UNIT_SRCS),$(wil
 
 BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
-# Subsystems (emulator, example engine, benchmarks) add their own fragments.
--include $(sort $(wildcard tests/*/*.mk bench/*.mk include/*.mk))
-
+.DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps check unit unit-run unit-asan system system-asan demo bench install clean
-all: $(BINS) $(EXTRA_BINS)
+.PHONY: FORCE all deps check unit unit-run unit-asan system system-asan demo bench install clean layering
+all: $(BINS)
+
+# Subsystems (emulator, example engine, benchmarks) add their own fragments;
+# they add their binaries to `all` themselves.
+-include $(sort $(wildcard tests/*/*.mk bench/*.mk examples/*.mk))
 
 # Rebuild when the installation paths or sanitizers change: they are
 # compiled in (the rules directory, the configuration path).
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(SYSCONFDIR) $(DATADIR) $(SAN) $(CFLAGS)
+FLAGS_NOW := $(SYSCONFDIR) $(DATADIR) $(SAN) $(CFLAGS) $(CPPFLAGS)
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(BUILD)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
 FORCE:
 
-$(BUILD)/%.o: %.c $(FLAGS_STAMP) | $(SKELS)
+$(BUILD)/%.o: %.c $(FLAGS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(COMPILE) -c -o $@ $<
 
-# BPF: probes/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h (never committed).
+# BPF: collectors/NAME.bpf.c -> NAME.bpf.o -> NAME.skel.h (never committed).
+# Only the loader that includes a skeleton waits for it.
 BPF_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -I/usr/include/$(shell uname -m)-linux-gnu -Iprobes -Iinclude
-$(BUILD)/%.bpf.o: probes/%.bpf.c
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror -MMD -MP \
+	      -I/usr/include/$(shell uname -m)-linux-gnu -I. -Iinclude
+$(BUILD)/%.bpf.o: collectors/%.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+$(BUILD)/collectors/flowtrack.o: $(BUILD)/flowtrack.skel.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/nicstalld: $(BUILD)/daemon/main.o $(BUILD)/libnicstall.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-$(BUILD)/nicstallctl: $(BUILD)/daemon/nicstallctl.o $(BUILD)/libnicstall.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)
+$(BUILD)/nicstallctl: $(BUILD)/client/nicstallctl.o $(BUILD)/libnicstall.a
+	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ -lcmocka $(LDLIBS)
+	$(LINK) -o $@ $^ -lcmocka $(NS_LDLIBS) $(LDLIBS)
 
+# Includes may only point down the layers (tools/layering.sh).
+layering:
+	@tools/layering.sh
 
 deps:
 	@tools/deps.sh
@@ -122,6 +134,8 @@ system-asan:
 check: deps
 	@rm -f $(BUILD)/results build-asan/results
 	@$(MAKE) --no-print-directory all
+	@tools/layering.sh > $(BUILD)/layering.log 2>&1; rc=$$?; cat $(BUILD)/layering.log; \
+	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
 	@$(MAKE) --no-print-directory unit-run; \
 	 $(MAKE) --no-print-directory unit-asan; \
 	 $(MAKE) --no-print-directory system; \

@@ -6,9 +6,9 @@
  *   netdev stats64 RTM_GETLINK over a kept rtnetlink socket
  *   recorder push  one 751-counter sample into a 1201-sample ring
  */
-#include "counters.h"
-#include "log.h"
-#include "recorder.h"
+#include "collectors/counters.h"
+#include "lib/log.h"
+#include "daemon/recorder.h"
 
 #include <sched.h>
 #include <stdio.h>

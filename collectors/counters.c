@@ -1,5 +1,5 @@
 /* counters: layouts and wrap/reset-safe deltas. */
-#include "counters.h"
+#include "collectors/counters.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* ethtool_text: parse recorded `ethtool -S` text. Rules in ethtool_text.h. */
-#include "ethtool_text.h"
+#include "collectors/ethtool_text.h"
 
 #include <errno.h>
 #include <stdarg.h>

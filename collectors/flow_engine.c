@@ -20,7 +20,7 @@
  *   WAIT     over FLOW_ENGINE_MAX_TABLES: no fd, promoted when room frees.
  * Owner liveness: one pidfd per owner pid, all polled with one poll() call
  * per flow_engine_poll(); kill(pid, 0) where pidfds are not available. */
-#include "flow_engine.h"
+#include "collectors/flow_engine.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -41,7 +41,7 @@
 
 #include <nicstall/flowtab.h>
 
-#include "log.h"
+#include "lib/log.h"
 
 #define FE_HDR 128u                 /* bytes of the v1 header we read */
 #define FE_CHUNK (64u << 10)        /* bytes per read pass */

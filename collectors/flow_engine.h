@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 #define FLOW_ENGINE_MAX_TABLES 1024              /* tables read (open fds) */
 #define FLOW_ENGINE_MAX_ENTRIES 16384            /* tables tracked at all */

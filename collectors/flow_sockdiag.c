@@ -6,7 +6,7 @@
  * the port's selectors in userspace. Every reply is hostile input: message
  * and attribute lengths are checked, tcp_info fields are read only when the
  * kernel's struct is long enough to hold them. */
-#include "flow_sockdiag.h"
+#include "collectors/flow_sockdiag.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "netns.h"
+#include "lib/netns.h"
 
 /* TCP states as the kernel numbers them (include/net/tcp_states.h). */
 enum {

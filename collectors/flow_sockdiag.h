@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 struct sockdiag;
 

@@ -1,5 +1,5 @@
 /* ident: driver, firmware and board identity of a port. See ident.h. */
-#include "ident.h"
+#include "collectors/ident.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +24,8 @@
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 
-#include "log.h"
-#include "netns.h"
+#include "lib/log.h"
+#include "lib/netns.h"
 
 #define LINE_MAX_BYTES 4096
 

@@ -1,6 +1,6 @@
 /* rdma_disc: RDMA devices and ports from sysfs, refined by libibverbs on the
  * real root. See rdma_disc.h. */
-#include "rdma_disc.h"
+#include "collectors/rdma_disc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,9 +8,9 @@
  * overrun a heap buffer. The ioctl buffers are therefore mappings whose data
  * ends at a PROT_NONE guard page: an overrun makes the ioctl fail with
  * EFAULT (and we re-read the count) instead of corrupting memory. */
-#include "src_ethtool.h"
-#include "nl.h"
-#include "netns.h"
+#include "collectors/src_ethtool.h"
+#include "lib/nl.h"
+#include "lib/netns.h"
 
 #include <errno.h>
 #include <net/if.h>

@@ -6,7 +6,7 @@
 #ifndef NICSTALL_SRC_ETHTOOL_H
 #define NICSTALL_SRC_ETHTOOL_H
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 /* Upper bound on the number of driver counters accepted. */
 #define SRC_ETHTOOL_MAX_STATS 65536u

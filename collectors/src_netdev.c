@@ -1,7 +1,7 @@
 /* src_netdev: IFLA_STATS64 of one link over a long-lived rtnetlink socket
  * made inside the port's namespace. */
-#include "src_netdev.h"
-#include "nl.h"
+#include "collectors/src_netdev.h"
+#include "lib/nl.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -7,6 +7,6 @@
 #ifndef NICSTALL_SRC_NETDEV_H
 #define NICSTALL_SRC_NETDEV_H
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 #endif

@@ -1,6 +1,6 @@
 /* src_rdma: RDMA port counters from sysfs (kept-open fds, pread at 0) and
  * from RDMA netlink (RDMA_NLDEV_CMD_STAT_GET). See src_rdma.h. */
-#include "src_rdma.h"
+#include "collectors/src_rdma.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "log.h"
-#include "netns.h"
+#include "lib/log.h"
+#include "lib/netns.h"
 
 #define VAL_MAX_BYTES 32     /* "18446744073709551615\n" is 21 */
 #define NAME_MAX_BYTES 128   /* a counter file name longer than this is skipped */

@@ -36,7 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 extern const struct src_ops src_rdma_nl_ops;
 

@@ -1,5 +1,5 @@
 /* src_text: counter source reading a recorded `ethtool -S` file. */
-#include "src_text.h"
+#include "collectors/src_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ethtool_text.h"
-#include "log.h"
+#include "collectors/ethtool_text.h"
+#include "lib/log.h"
 
 struct text_priv {
 	char *path;

@@ -14,7 +14,7 @@
 #ifndef NICSTALL_SRC_TEXT_H
 #define NICSTALL_SRC_TEXT_H
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 extern const struct src_ops src_text_ops;
 

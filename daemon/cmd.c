@@ -1,16 +1,16 @@
 /* cmd: control commands over the daemon context. */
-#include "cmd.h"
-#include "conf.h"
-#include "daemon.h"
-#include "ident.h"
-#include "log.h"
-#include "loop.h"
-#include "port.h"
-#include "recorder.h"
-#include "stall.h"
-#include "forensic.h"
-#include "rules.h"
-#include "util.h"
+#include "daemon/cmd.h"
+#include "daemon/conf.h"
+#include "daemon/daemon.h"
+#include "collectors/ident.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "daemon/port.h"
+#include "daemon/recorder.h"
+#include "daemon/stall.h"
+#include "daemon/forensic.h"
+#include "rules/rules.h"
+#include "lib/util.h"
 
 #include <inttypes.h>
 #include <json-c/json.h>

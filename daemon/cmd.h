@@ -2,7 +2,7 @@
 #ifndef NICSTALL_CMD_H
 #define NICSTALL_CMD_H
 
-#include "ctl.h"
+#include "daemon/ctl.h"
 
 struct json_object;
 

@@ -1,8 +1,8 @@
 /* conf: INI parser for nicstalld.conf. */
-#include "conf.h"
-#include "flow_sockdiag.h"
-#include "log.h"
-#include "util.h"
+#include "daemon/conf.h"
+#include "collectors/flow_sockdiag.h"
+#include "lib/log.h"
+#include "lib/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 #define CONF_MAX_SEL 8
 #define TRACK_ENGINE 1u

@@ -1,8 +1,8 @@
 /* ctl: control socket server. */
-#include "ctl.h"
-#include "log.h"
-#include "loop.h"
-#include "util.h"
+#include "daemon/ctl.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

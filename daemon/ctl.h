@@ -7,13 +7,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "lib/ctlproto.h"
+
 struct loop;
 struct ctl;
 struct json_object;
 
-#define CTL_SOCKET_NAME "nicstalld.sock"
-#define CTL_GROUP "nicstall"
-#define CTL_MAX_REQUEST 65536
 
 enum ctl_access { CTL_DENIED = 0, CTL_READ = 1, CTL_ROOT = 2 };
 

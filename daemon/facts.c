@@ -1,11 +1,11 @@
 /* facts: investigation record -> rule facts. */
-#include "facts.h"
-#include "conf.h"
-#include "daemon.h"
-#include "ident.h"
-#include "port.h"
-#include "recorder.h"
-#include "util.h"
+#include "daemon/facts.h"
+#include "daemon/conf.h"
+#include "daemon/daemon.h"
+#include "collectors/ident.h"
+#include "daemon/port.h"
+#include "daemon/recorder.h"
+#include "lib/util.h"
 
 #include <json-c/json.h>
 #include <stdio.h>

@@ -22,7 +22,7 @@ struct forensics;
 struct forensics *forensic_new(struct daemon *d);
 void forensic_free(struct forensics *f);
 /* Incident hook (stall_set_hook). */
-#include "stall.h"
+#include "daemon/stall.h"
 void forensic_on_incident(struct incident *inc, enum incident_event event, void *arg);
 /* nicstallctl investigate PORT: run the sequence now. 0 or -1 with err. */
 int forensic_investigate(struct forensics *f, const char *port, uint64_t *id,

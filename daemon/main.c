@@ -1,16 +1,16 @@
 /* nicstalld: catch NIC receive-path stalls in the act. */
-#include "cmd.h"
-#include "conf.h"
-#include "ctl.h"
-#include "daemon.h"
-#include "log.h"
-#include "loop.h"
-#include "port.h"
-#include "stall.h"
-#include "forensic.h"
-#include "rules.h"
-#include "bundle.h"
-#include "util.h"
+#include "daemon/cmd.h"
+#include "daemon/conf.h"
+#include "daemon/ctl.h"
+#include "daemon/daemon.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "daemon/port.h"
+#include "daemon/stall.h"
+#include "daemon/forensic.h"
+#include "rules/rules.h"
+#include "bundle/bundle.h"
+#include "lib/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,12 +1,12 @@
 /* port: interface lifecycle, sources and sampling. */
-#include "port.h"
-#include "ident.h"
-#include "log.h"
-#include "loop.h"
-#include "netns.h"
-#include "nl.h"
-#include "rdma_disc.h"
-#include "util.h"
+#include "daemon/port.h"
+#include "collectors/ident.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/netns.h"
+#include "lib/nl.h"
+#include "collectors/rdma_disc.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <net/if.h>

@@ -5,9 +5,9 @@
 
 #include <stdint.h>
 
-#include "conf.h"
-#include "counters.h"
-#include "recorder.h"
+#include "daemon/conf.h"
+#include "collectors/counters.h"
+#include "daemon/recorder.h"
 
 struct loop;
 struct nl_mon;

@@ -1,5 +1,5 @@
 /* recorder: bounded ring of counter samples. */
-#include "recorder.h"
+#include "daemon/recorder.h"
 
 #include <stdlib.h>
 #include <string.h>

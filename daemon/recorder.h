@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 #define REC_MAX_SRC 4
 

@@ -1,15 +1,15 @@
 /* stall: flow table, per-flow state machine, incidents. */
-#include "stall.h"
-#include "conf.h"
-#include "daemon.h"
-#include "flow_engine.h"
-#include "flow_sockdiag.h"
-#include "flowtrack_api.h"
-#include "log.h"
-#include "loop.h"
-#include "nl.h"
-#include "port.h"
-#include "util.h"
+#include "daemon/stall.h"
+#include "daemon/conf.h"
+#include "daemon/daemon.h"
+#include "collectors/flow_engine.h"
+#include "collectors/flow_sockdiag.h"
+#include "collectors/flowtrack_api.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/nl.h"
+#include "daemon/port.h"
+#include "lib/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

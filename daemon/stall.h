@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 struct daemon;
 struct json_object;

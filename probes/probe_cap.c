@@ -1,8 +1,8 @@
 /* probe_cap: asynchronous flow-filtered libpcap capture on the daemon's loop. */
-#include "probe_cap.h"
-#include "loop.h"
-#include "nl.h"
-#include "netns.h"
+#include "probes/probe_cap.h"
+#include "lib/loop.h"
+#include "lib/nl.h"
+#include "lib/netns.h"
 
 #include <errno.h>
 #include <json-c/json.h>

@@ -1,8 +1,8 @@
 /* probe_exec: asynchronous external probe commands, no shell. */
-#include "probe_exec.h"
-#include "log.h"
-#include "loop.h"
-#include "util.h"
+#include "probes/probe_exec.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* probe_journal: journal excerpt around a stall, via sd-journal. */
-#include "probe_journal.h"
+#include "probes/probe_journal.h"
 
-#include "util.h"
+#include "lib/util.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* probe_ping: asynchronous ICMP/ICMPv6 echo probe on the daemon's loop. */
-#include "probe_ping.h"
-#include "loop.h"
-#include "nl.h"
-#include "netns.h"
+#include "probes/probe_ping.h"
+#include "lib/loop.h"
+#include "lib/nl.h"
+#include "lib/netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

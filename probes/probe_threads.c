@@ -1,5 +1,5 @@
 /* probe_threads: /proc thread snapshots of an engine process. */
-#include "probe_threads.h"
+#include "probes/probe_threads.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,8 +12,6 @@ $(EMU_DIR)/emu_port.skel.h: $(EMU_DIR)/emu_port.bpf.o
 
 $(BUILD)/emuport: tests/emu/emuport.c tests/emu/emu.h $(EMU_DIR)/emu_port.skel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -I$(EMU_DIR) -Itests/emu $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(COMPILE) -I$(EMU_DIR) -Itests/emu $(NS_LDFLAGS) $(LDFLAGS) -o $@ $< $(NS_LDLIBS) $(LDLIBS)
 
-# `all` and `system` are defined before this fragment is read, so their
-# $(EXTRA_BINS) prerequisites were expanded empty: add ours explicitly.
 all system: $(BUILD)/emuport

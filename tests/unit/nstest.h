@@ -2,7 +2,7 @@
 #ifndef NICSTALL_NSTEST_H
 #define NICSTALL_NSTEST_H
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 /* Observations collected by a flow_emit_fn. */
 struct nstest_obs {

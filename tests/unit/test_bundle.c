@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "bundle.h"
+#include "bundle/bundle.h"
 
 struct fx {
 	char dir[64];           /* state dir (mkdtemp) */

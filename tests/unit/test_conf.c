@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "log.h"
+#include "daemon/conf.h"
+#include "lib/log.h"
 
 struct msgs {
 	char m[16][512];

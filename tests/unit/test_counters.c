@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
+#include "collectors/counters.h"
 
 static const char *const names3[] = { "rx_packets", "rx_out_of_buffer",
 				      "rx_discards_phy" };

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ethtool_text.h"
+#include "collectors/ethtool_text.h"
 
 #define FIXDIR "tests/fixtures/real"
 

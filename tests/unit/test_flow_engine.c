@@ -23,8 +23,8 @@
 
 #include <nicstall/flowtab.h>
 
-#include "flow_engine.h"
-#include "log.h"
+#include "collectors/flow_engine.h"
+#include "lib/log.h"
 
 struct fx {
 	char dir[64];

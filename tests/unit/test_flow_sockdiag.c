@@ -18,9 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "lib/loop.h"
 #include "nstest.h"
-#include "flow_sockdiag.h"
+#include "collectors/flow_sockdiag.h"
 
 static int host_ns = -1;
 

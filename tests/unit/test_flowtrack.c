@@ -27,11 +27,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "loop.h"
+#include "lib/loop.h"
 #include "nstest.h"
-#include "flowtrack.h"
-#include "flowtrack_api.h"
-#include "flows.h"
+#include "collectors/flowtrack.h"
+#include "collectors/flowtrack_api.h"
+#include "collectors/flows.h"
 
 static char state_dir[64];
 static char netns_name[64];

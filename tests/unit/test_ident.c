@@ -22,8 +22,8 @@
 #include <linux/devlink.h>
 #include <linux/genetlink.h>
 
-#include "ident.h"
-#include "log.h"
+#include "collectors/ident.h"
+#include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 

@@ -24,7 +24,7 @@
 #include <linux/rtnetlink.h>
 
 #include "nstest.h"
-#include "nl.h"
+#include "lib/nl.h"
 
 static int nsb = -1;
 

@@ -28,9 +28,9 @@
 #include <unistd.h>
 
 #include "nstest.h"
-#include "loop.h"
-#include "probe_cap.h"
-#include "probe_ping.h"
+#include "lib/loop.h"
+#include "probes/probe_cap.h"
+#include "probes/probe_ping.h"
 
 static int nsb = -1;
 static char dir[64];

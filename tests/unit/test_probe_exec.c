@@ -18,8 +18,8 @@
 
 #include <json-c/json.h>
 
-#include "loop.h"
-#include "probe_exec.h"
+#include "lib/loop.h"
+#include "probes/probe_exec.h"
 
 #define MS 1000000ull
 

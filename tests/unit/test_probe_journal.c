@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "probe_journal.h"
+#include "probes/probe_journal.h"
 
 #define JREMOTE "/lib/systemd/systemd-journal-remote"
 #define T0 1758200000000000ull          /* realtime us of the stall */

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "nstest.h"
-#include "loop.h"
-#include "probe_ping.h"
+#include "lib/loop.h"
+#include "probes/probe_ping.h"
 
 static int nsb = -1;
 

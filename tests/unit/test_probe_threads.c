@@ -19,7 +19,7 @@
 
 #include <json-c/json.h>
 
-#include "probe_threads.h"
+#include "probes/probe_threads.h"
 
 /* ---- helper threads ---- */
 

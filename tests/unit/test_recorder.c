@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counters.h"
-#include "recorder.h"
+#include "collectors/counters.h"
+#include "daemon/recorder.h"
 
 static const char *names2[] = { "rx", "tx" };
 static const uint8_t w32[] = { CNT_W32, CNT_W64 };

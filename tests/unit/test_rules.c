@@ -17,8 +17,8 @@
 
 #include <json-c/json.h>
 
-#include "ethtool_text.h"
-#include "rules.h"
+#include "collectors/ethtool_text.h"
+#include "rules/rules.h"
 
 #define RULEDIR  "rules"
 #define FACTDIR  "tests/fixtures/facts"

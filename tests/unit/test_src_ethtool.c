@@ -28,10 +28,10 @@
 #include <json-c/json.h>
 
 #include "nstest.h"
-#include "counters.h"
-#include "netns.h"
-#include "src_ethtool.h"
-#include "src_netdev.h"
+#include "collectors/counters.h"
+#include "lib/netns.h"
+#include "collectors/src_ethtool.h"
+#include "collectors/src_netdev.h"
 
 static int nsb = -1;            /* second namespace, held by this fd */
 

@@ -21,10 +21,10 @@
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
-#include "counters.h"
-#include "log.h"
-#include "rdma_disc.h"
-#include "src_rdma.h"
+#include "collectors/counters.h"
+#include "lib/log.h"
+#include "collectors/rdma_disc.h"
+#include "collectors/src_rdma.h"
 
 /* Paths here are short temp names; a truncated one fails the test anyway. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"

@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "counters.h"
-#include "ethtool_text.h"
-#include "src_text.h"
+#include "collectors/counters.h"
+#include "collectors/ethtool_text.h"
+#include "collectors/src_text.h"
 
 struct fx {
 	char dir[64];

@@ -1,5 +1,5 @@
 /* netns: sockets inside a port's network namespace. */
-#include "netns.h"
+#include "lib/netns.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /* util: parsers and helpers. */
-#include "util.h"
+#include "lib/util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* log: stderr with "<N>" priority prefixes (sd-daemon(3) convention). */
-#include "log.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -22,7 +22,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#include "flowtrack.h"
+#include "collectors/flowtrack.h"
 
 char LICENSE[] SEC("license") = "GPL";
 

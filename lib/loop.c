@@ -1,6 +1,6 @@
 /* loop: epoll + timerfd + signalfd, one thread. */
-#include "loop.h"
-#include "log.h"
+#include "lib/loop.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -1,8 +1,8 @@
 /* nicstallctl: talk to nicstalld over its control socket. */
-#include "bundle.h"
-#include "ctl.h"
-#include "rules.h"
-#include "util.h"
+#include "bundle/bundle.h"
+#include "lib/ctlproto.h"
+#include "rules/rules.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define DEFAULT_SOCKET "/run/nicstalld/" CTL_SOCKET_NAME
+#define DEFAULT_SOCKET CTL_DEFAULT_RUN_DIR "/" CTL_SOCKET_NAME
 #define MAX_REPLY (256u << 20)
 
 static const char *sock_path = DEFAULT_SOCKET;

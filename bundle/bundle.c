@@ -5,8 +5,8 @@
  * a caller's file name nor a hostile bundle on disk can lead outside it.
  * Reads of a bundle are bounded (file sizes, entry counts, depth) and only
  * regular files are ever read. */
-#include "bundle.h"
-#include "log.h"
+#include "bundle/bundle.h"
+#include "lib/log.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
  * namespace it talks to (netns_socket), so one daemon serves ports in many
  * namespaces. Replies are hostile input: every attribute goes through
  * nl_attr_cb with a policy table, unknown attributes are skipped. */
-#include "nl.h"
-#include "netns.h"
+#include "lib/nl.h"
+#include "lib/netns.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

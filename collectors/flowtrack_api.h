@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "flows.h"
+#include "collectors/flows.h"
 
 /* Our tc filters: this handle and priority on both clsact directions.
  * The priority is deliberately late (a large number): another program on

@@ -7,7 +7,7 @@
  * file records that we created the clsact qdisc, because only then may we
  * delete it, and only when no other filter remains on it (counted with an
  * RTM_GETTFILTER dump over libmnl). */
-#include "flowtrack_api.h"
+#include "collectors/flowtrack_api.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "netns.h"
-#include "flowtrack.h"
+#include "lib/log.h"
+#include "lib/netns.h"
+#include "collectors/flowtrack.h"
 #include "flowtrack.skel.h"
 
 #define FT_MAX_FLOWS_CAP (1u << 22)

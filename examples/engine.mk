@@ -1,12 +1,11 @@
-# Example engine (tests/engine/nsengine.c): a ping-pong load that publishes its
+# Example engine (examples/nsengine.c): a ping-pong load that publishes its
 # sessions in a flow table. Needs only include/nicstall/flowtab.h and libc.
 EXTRA_BINS += $(BUILD)/nsengine
-# `all` was parsed before this fragment: add the engine to it here.
 all: $(BUILD)/nsengine
 
-$(BUILD)/nsengine: tests/engine/nsengine.c include/nicstall/flowtab.h
+$(BUILD)/nsengine: examples/nsengine.c include/nicstall/flowtab.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ tests/engine/nsengine.c
+	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -o $@ examples/nsengine.c
 
 # `make build/flowtab-check`: the public header compiles as strict C17 and
 # C++17 (not part of `all`: needs $(CXX)).

@@ -6,7 +6,7 @@
  * the facts (json-c); and the classifier that tries every rule in order and
  * writes the verdict, the winner's terms and, for each other rule, the term
  * that ruled it out. */
-#include "rules.h"
+#include "rules/rules.h"
 
 #include <ctype.h>
 #include <dirent.h>

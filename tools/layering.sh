@@ -1,0 +1,61 @@
+#!/bin/sh
+# Includes may only point down the layers (README "Layout"):
+#   lib        -> lib
+#   collectors -> lib, collectors          probes -> lib, probes
+#   rules      -> lib, rules               bundle -> lib, bundle
+#   daemon     -> everything above but client
+#   client     -> lib, rules, bundle, client
+#   examples   -> the public header <nicstall/...> only
+# A project header is included with its folder ("lib/loop.h"); a bare name
+# must be a file of the including file's own folder (or a generated BPF
+# skeleton); "../" is never allowed. Prints each offence as file:line and
+# exits 1 when there is any.
+cd "$(dirname "$0")/.." || exit 2
+allowed() {
+	case $1 in
+	lib) echo "lib" ;;
+	collectors) echo "lib collectors" ;;
+	probes) echo "lib probes" ;;
+	rules) echo "lib rules" ;;
+	bundle) echo "lib bundle" ;;
+	daemon) echo "lib collectors probes rules bundle daemon" ;;
+	client) echo "lib rules bundle client" ;;
+	examples) echo "" ;;
+	esac
+}
+bad=0
+
+for layer in lib collectors probes rules bundle daemon client examples; do
+	ok=$(allowed "$layer")
+	for f in "$layer"/*.c "$layer"/*.h; do
+		[ -f "$f" ] || continue
+
+		grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+		while IFS= read -r line; do
+			n=${line%%:*}
+			inc=$(printf '%s' "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
+			case $inc in
+			../*|*/../*) echo "$f:$n: \"$inc\": relative include"; continue ;;
+			*.skel.h) continue ;;
+			*/*)
+				dir=${inc%%/*}
+				case " $ok " in
+				*" $dir "*) [ -f "$inc" ] || echo "$f:$n: \"$inc\": no such file" ;;
+				*) echo "$f:$n: \"$inc\": $layer may not include $dir (it is not below it)" ;;
+				esac ;;
+			*)
+				[ -f "$layer/$inc" ] || echo "$f:$n: \"$inc\": not in $layer/; include it with its folder" ;;
+			esac
+		done
+	done
+done > /tmp/layering.$$
+if [ -s /tmp/layering.$$ ]; then
+	cat /tmp/layering.$$
+	bad=$(wc -l < /tmp/layering.$$)
+fi
+rm -f /tmp/layering.$$
+if [ "$bad" -ne 0 ]; then
+	echo "layering: $bad include(s) point up or sideways"
+	exit 1
+fi
+echo "layering: every include points down"
