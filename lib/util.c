@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,17 @@ const char *util_fmt_duration(uint64_t ns, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", ns);
 	return buf;
+}
+
+void util_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }
 
 char *util_strip(char *s)

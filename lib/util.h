@@ -18,6 +18,11 @@ int util_parse_bool(const char *s, int *v, char *err, size_t errlen);
 
 /* "1.500s", "250ms", "12us" for a duration in ns. */
 const char *util_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* printf into err[errlen] (nothing when err is NULL or errlen 0); a long
+ * message is cut. The one error-message helper: modules fill caller
+ * buffers with it instead of snprintf, which -Wformat-truncation flags. */
+void util_errf(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Strip leading and trailing blanks in place; returns s. */
 char *util_strip(char *s);
 /* snprintf that never overflows and returns the string. */

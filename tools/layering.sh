@@ -2,7 +2,7 @@
 # Includes may only point down the layers (README "Layout"):
 #   lib        -> lib
 #   collectors -> lib, collectors          probes -> lib, probes
-#   rules      -> lib, rules               bundle -> lib, bundle
+#   rules      -> lib, rules               bundle -> lib, rules, bundle
 #   daemon     -> everything above but client
 #   client     -> lib, rules, bundle, client
 #   examples   -> the public header <nicstall/...> only
@@ -17,7 +17,7 @@ allowed() {
 	collectors) echo "lib collectors" ;;
 	probes) echo "lib probes" ;;
 	rules) echo "lib rules" ;;
-	bundle) echo "lib bundle" ;;
+	bundle) echo "lib rules bundle" ;;
 	daemon) echo "lib collectors probes rules bundle daemon" ;;
 	client) echo "lib rules bundle client" ;;
 	examples) echo "" ;;
