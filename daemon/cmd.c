@@ -1,19 +1,16 @@
-/* cmd: control commands over the daemon context. */
+/* cmd: control commands over the daemon's handles. */
 #include "daemon/cmd.h"
-#include "daemon/conf.h"
-#include "daemon/daemon.h"
 #include "collectors/ident.h"
-#include "lib/log.h"
-#include "lib/loop.h"
+#include "daemon/forensic.h"
 #include "daemon/port.h"
+#include "daemon/ports.h"
 #include "daemon/recorder.h"
 #include "daemon/stall.h"
-#include "daemon/forensic.h"
-#include "rules/rules.h"
+#include "lib/json.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,125 +20,35 @@ static struct json_object *ok_reply(void)
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	jx_add_bool(o, "ok", 1);
 	return o;
 }
 
-static void add_str(struct json_object *o, const char *k, const char *v)
-{
-	json_object_object_add(o, k, json_object_new_string(v ? v : ""));
-}
-
-static void add_u64(struct json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
-static const char *src_name(const struct port_src *ps)
-{
-	return ps->s.ops ? ps->s.ops->name : NULL;
-}
-
-static struct json_object *port_status(const struct daemon *d, struct port *p,
-				       uint64_t now)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *srcs = json_object_new_array();
-	struct json_object *rec = json_object_new_object();
-	unsigned n = rec_count(p->rec);
-
-	add_str(o, "name", p->conf.name);
-	add_str(o, "interface", p->conf.ifname);
-	add_str(o, "netns", p->conf.netns);
-	add_str(o, "state", port_state_name(p->state));
-	if (p->state == PORT_DOWN)
-		add_str(o, "reason", p->reason);
-	json_object_object_add(o, "since_s",
-		json_object_new_double((double)(now - p->since_ns) / 1e9));
-	json_object_object_add(o, "ifindex", json_object_new_int(p->ifindex));
-	add_str(o, "profile", conf_profile_name(p->profile));
-	add_str(o, "driver", p->ident->driver);
-	add_str(o, "firmware", p->ident->fw_version);
-	add_str(o, "psid", p->ident->psid);
-	add_str(o, "bus_info", p->ident->bus_info);
-	add_str(o, "rdma_device", p->rdma_dev);
-	if (p->rdma_dev[0])
-		json_object_object_add(o, "rdma_port", json_object_new_int((int)p->rdma_port));
-	for (unsigned i = 0; i < p->nsrc; i++) {
-		const struct port_src *ps = &p->src[i];
-		struct json_object *s;
-
-		if (!src_name(ps))
-			continue;
-		s = json_object_new_object();
-		add_str(s, "name", src_name(ps));
-		add_str(s, "state", !ps->open ? "unavailable" : ps->failed ? "error" : "ok");
-		add_u64(s, "counters", ps->lay ? ps->lay->n : 0);
-		add_u64(s, "reads", ps->reads);
-		add_u64(s, "errors", ps->errors);
-		if (ps->why[0])
-			add_str(s, "error", ps->why);
-		json_object_array_add(srcs, s);
-	}
-	json_object_object_add(o, "sources", srcs);
-	add_u64(o, "samples", p->samples);
-	add_u64(rec, "samples", n);
-	add_u64(rec, "capacity", rec_capacity(p->rec));
-	add_u64(rec, "bytes", rec_bytes(p->rec));
-	json_object_object_add(rec, "span_s", json_object_new_double(n > 1 ?
-		(double)(rec_latest(p->rec)->mono_ns - rec_get(p->rec, 0)->mono_ns) / 1e9 : 0));
-	json_object_object_add(o, "recorder", rec);
-	(void)d;
-	return o;
-}
-
-static struct json_object *cmd_status(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_status(struct cmd_env *env, struct json_object *req)
 {
 	struct json_object *o = ok_reply(), *ports = json_object_new_array();
-	uint64_t now = loop_mono_ns(), mem = 0;
-	char host[256] = "";
+	uint64_t now = loop_mono_ns();
 
 	(void)req;
-	gethostname(host, sizeof(host) - 1);
-	add_str(o, "version", NICSTALL_VERSION);
-	add_str(o, "host", host);
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(o, "uptime_s",
-			       json_object_new_double((double)(now - d->start_mono_ns) / 1e9));
-	add_str(o, "config", d->conf_path);
-	json_object_object_add(o, "interval_ms",
-			       json_object_new_double((double)d->conf->interval_ns / 1e6));
-	json_object_object_add(o, "horizon_s",
-			       json_object_new_double((double)d->conf->horizon_ns / 1e9));
-	add_str(o, "state_dir", d->conf->state_dir);
-	add_str(o, "sysfs_root", d->sysfs_root);
-	add_u64(o, "reloads", d->reloads);
-	add_u64(o, "rules", d->rules ? rules_count(d->rules) : 0);
-	if (d->last_reload_error[0])
-		add_str(o, "last_reload_error", d->last_reload_error);
-	for (unsigned i = 0; i < d->nports; i++) {
-		json_object_array_add(ports, port_status(d, d->ports[i], now));
-		mem += rec_bytes(d->ports[i]->rec);
-	}
+	if (env->status)
+		env->status(o, env->arg);
+	for (unsigned i = 0; i < ports_count(env->ports); i++)
+		json_object_array_add(ports, port_status_json(ports_at(env->ports, i), now));
 	json_object_object_add(o, "ports", ports);
-	add_u64(o, "recorder_bytes", mem);
-	if (d->stall) {
-		json_object_object_add(o, "incidents", stall_incidents_json(d->stall));
-		json_object_object_add(o, "flow_sources", stall_engines_json(d->stall));
+	jx_add_u64(o, "recorder_bytes", ports_rec_bytes(env->ports));
+	if (env->stall) {
+		json_object_object_add(o, "incidents", stall_incidents_json(env->stall));
+		json_object_object_add(o, "flow_sources", stall_engines_json(env->stall));
 	}
 	return o;
 }
 
-static struct json_object *no_port(const struct daemon *d, const char *name)
+static struct json_object *no_port(const struct cmd_env *env, const char *name)
 {
-	char list[512] = "";
-	size_t off = 0;
+	char list[512];
 
-	for (unsigned i = 0; i < d->nports && off < sizeof(list); i++)
-		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
-					i ? ", " : "", d->ports[i]->conf.name);
 	return ctl_error("no port '%s' (configured: %s)", name,
-			 d->nports ? list : "none");
+			 ports_names(env->ports, list, sizeof(list)));
 }
 
 struct delta_ctx {
@@ -158,19 +65,20 @@ static void delta_cb(const char *name, uint64_t delta, unsigned flags,
 	if (dc->changed_only && !delta)
 		return;
 	c = json_object_new_object();
-	add_u64(c, "delta", delta);
-	add_u64(c, "value", last);
+	jx_add_u64(c, "delta", delta);
+	jx_add_u64(c, "value", last);
 	if (flags & CNT_WRAPPED)
-		json_object_object_add(c, "wrapped", json_object_new_boolean(1));
+		jx_add_bool(c, "wrapped", 1);
 	if (flags & CNT_RESET)
-		json_object_object_add(c, "reset", json_object_new_boolean(1));
+		jx_add_bool(c, "reset", 1);
 	json_object_object_add(dc->obj, name, c);
 }
 
-static struct json_object *cmd_counters(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_counters(struct cmd_env *env, struct json_object *req)
 {
 	struct json_object *jp, *jw, *jc, *o, *srcs;
 	const struct rec_sample *last;
+	struct recorder *rec;
 	const char *name;
 	double window = 0;
 	int changed = 0;
@@ -180,9 +88,9 @@ static struct json_object *cmd_counters(struct daemon *d, struct json_object *re
 	    !json_object_is_type(jp, json_type_string))
 		return ctl_error("counters: missing \"port\"");
 	name = json_object_get_string(jp);
-	p = daemon_port(d, name);
+	p = ports_find(env->ports, name);
 	if (!p)
-		return no_port(d, name);
+		return no_port(env, name);
 	if (json_object_object_get_ex(req, "window", &jw)) {
 		window = json_object_get_double(jw);
 		if (!(window >= 0) || window > 86400)
@@ -190,16 +98,17 @@ static struct json_object *cmd_counters(struct daemon *d, struct json_object *re
 	}
 	if (json_object_object_get_ex(req, "changed", &jc))
 		changed = json_object_get_boolean(jc);
-	last = rec_latest(p->rec);
+	rec = port_recorder(p);
+	last = rec_latest(rec);
 	if (!last)
 		return ctl_error("port %s has no samples yet (%s)", name,
-				 p->state == PORT_DOWN ? p->reason : "starting");
+				 port_state(p) == PORT_DOWN ? port_reason(p) : "starting");
 	o = ok_reply();
 	srcs = json_object_new_object();
-	add_str(o, "port", name);
-	add_str(o, "state", port_state_name(p->state));
-	add_u64(o, "mono_ns", last->mono_ns);
-	add_u64(o, "real_ns", last->real_ns);
+	jx_add_str(o, "port", name);
+	jx_add_str(o, "state", port_state_name(port_state(p)));
+	jx_add_u64(o, "mono_ns", last->mono_ns);
+	jx_add_u64(o, "real_ns", last->real_ns);
 	if (window > 0 || changed) {
 		unsigned first, lastidx, n;
 		uint64_t from;
@@ -208,10 +117,10 @@ static struct json_object *cmd_counters(struct daemon *d, struct json_object *re
 			uint64_t w = (uint64_t)llround(window * 1e9);
 
 			from = last->mono_ns > w ? last->mono_ns - w : 0;
-			n = rec_window(p->rec, from, last->mono_ns, &first, &lastidx);
+			n = rec_window(rec, from, last->mono_ns, &first, &lastidx);
 		} else {
-			n = rec_count(p->rec) >= 2 ? 2 : 1;
-			lastidx = rec_count(p->rec) - 1;
+			n = rec_count(rec) >= 2 ? 2 : 1;
+			lastidx = rec_count(rec) - 1;
 			first = lastidx + 1 - n;
 		}
 		if (n < 2) {
@@ -219,34 +128,32 @@ static struct json_object *cmd_counters(struct daemon *d, struct json_object *re
 			json_object_put(srcs);
 			return ctl_error("port %s: fewer than two samples in the window", name);
 		}
-		json_object_object_add(o, "from_mono_ns",
-				       json_object_new_uint64(rec_get(p->rec, first)->mono_ns));
-		json_object_object_add(o, "span_s", json_object_new_double(
-			(double)(last->mono_ns - rec_get(p->rec, first)->mono_ns) / 1e9));
-		for (unsigned s = 0; s < p->nsrc; s++) {
-			struct delta_ctx dc = { json_object_new_object(), changed };
+		jx_add_u64(o, "from_mono_ns", rec_get(rec, first)->mono_ns);
+		jx_add_double(o, "span_s",
+			      (double)(last->mono_ns - rec_get(rec, first)->mono_ns) / 1e9);
+		for (unsigned s = 0; s < port_nsrc(p); s++) {
+			struct delta_ctx dc = { NULL, changed };
 
-			if (!src_name(&p->src[s]) || !last->part[s].lay) {
-				json_object_put(dc.obj);
+			if (!port_src_name(p, s) || !last->part[s].lay)
 				continue;
-			}
-			rec_deltas(p->rec, s, first, lastidx, delta_cb, &dc);
-			json_object_object_add(srcs, src_name(&p->src[s]), dc.obj);
+			dc.obj = json_object_new_object();
+			rec_deltas(rec, s, first, lastidx, delta_cb, &dc);
+			json_object_object_add(srcs, port_src_name(p, s), dc.obj);
 		}
-		add_str(o, "mode", "deltas");
+		jx_add_str(o, "mode", "deltas");
 	} else {
-		for (unsigned s = 0; s < p->nsrc; s++) {
+		for (unsigned s = 0; s < port_nsrc(p); s++) {
 			const struct rec_part *pt = &last->part[s];
 			struct json_object *vals;
 
-			if (!src_name(&p->src[s]) || !pt->lay)
+			if (!port_src_name(p, s) || !pt->lay)
 				continue;
 			vals = json_object_new_object();
 			for (unsigned i = 0; i < pt->lay->n; i++)
-				add_u64(vals, pt->lay->names[i], pt->vals[i]);
-			json_object_object_add(srcs, src_name(&p->src[s]), vals);
+				jx_add_u64(vals, pt->lay->names[i], pt->vals[i]);
+			json_object_object_add(srcs, port_src_name(p, s), vals);
 		}
-		add_str(o, "mode", "values");
+		jx_add_str(o, "mode", "values");
 	}
 	json_object_object_add(o, "sources", srcs);
 	return o;
@@ -254,42 +161,23 @@ static struct json_object *cmd_counters(struct daemon *d, struct json_object *re
 
 static struct json_object *snapshot_port(struct port *p, uint64_t mono, uint64_t real)
 {
-	struct json_object *o = json_object_new_object(), *srcs, *id;
+	struct json_object *o = json_object_new_object(), *id;
 
 	port_sample(p, mono, real, 0);
-	add_str(o, "interface", p->conf.ifname);
-	add_str(o, "netns", p->conf.netns);
-	add_str(o, "state", port_state_name(p->state));
-	if (p->state == PORT_DOWN)
-		add_str(o, "reason", p->reason);
-	add_str(o, "profile", conf_profile_name(p->profile));
+	jx_add_str(o, "interface", port_conf(p)->ifname);
+	jx_add_str(o, "netns", port_conf(p)->netns);
+	jx_add_str(o, "state", port_state_name(port_state(p)));
+	if (port_state(p) == PORT_DOWN)
+		jx_add_str(o, "reason", port_reason(p));
+	jx_add_str(o, "profile", conf_profile_name(port_profile(p)));
 	id = json_object_new_object();
-	ident_to_json(p->ident, id);
+	ident_to_json(port_ident(p), id);
 	json_object_object_add(o, "identity", id);
-	srcs = json_object_new_object();
-	for (unsigned s = 0; p->state == PORT_UP && s < p->nsrc; s++) {
-		const struct port_src *ps = &p->src[s];
-		struct json_object *vals;
-
-		if (!ps->open)
-			continue;
-		if (ps->failed || !ps->lay || !ps->vals) {
-			struct json_object *e = json_object_new_object();
-
-			add_str(e, "error", ps->why);
-			json_object_object_add(srcs, src_name(ps), e);
-			continue;
-		}
-		vals = json_object_new_object();
-		for (unsigned i = 0; i < ps->lay->n; i++)
-			add_u64(vals, ps->lay->names[i], ps->vals[i]);
-		json_object_object_add(srcs, src_name(ps), vals);
-	}
-	json_object_object_add(o, "sources", srcs);
+	json_object_object_add(o, "sources", port_counters_json(p, 1));
 	return o;
 }
 
-static struct json_object *cmd_snapshot(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_snapshot(struct cmd_env *env, struct json_object *req)
 {
 	struct json_object *jp, *o, *ports;
 	uint64_t mono = loop_mono_ns(), real = loop_real_ns();
@@ -303,8 +191,8 @@ static struct json_object *cmd_snapshot(struct daemon *d, struct json_object *re
 
 			if (!json_object_is_type(e, json_type_string))
 				return ctl_error("snapshot: port names must be strings");
-			if (!daemon_port(d, json_object_get_string(e)))
-				return no_port(d, json_object_get_string(e));
+			if (!ports_find(env->ports, json_object_get_string(e)))
+				return no_port(env, json_object_get_string(e));
 		}
 	} else
 		jp = NULL;
@@ -318,36 +206,36 @@ static struct json_object *cmd_snapshot(struct daemon *d, struct json_object *re
 
 			for (size_t i = 0; jp && i < json_object_array_length(jp) && n < 64; i++)
 				names[n++] = json_object_get_string(json_object_array_get_idx(jp, i));
-			if (forensic_manual_bundle(d->forensics, names, n, path, sizeof(path),
+			if (forensic_manual_bundle(env->forensics, names, n, path, sizeof(path),
 						   err, sizeof(err)) < 0)
 				return ctl_error("snapshot --bundle: %s", err);
 			o = ok_reply();
-			add_str(o, "bundle", path);
+			jx_add_str(o, "bundle", path);
 			return o;
 		}
 	}
 	o = ok_reply();
 	gethostname(host, sizeof(host) - 1);
-	add_str(o, "host", host);
-	add_u64(o, "mono_ns", mono);
-	add_u64(o, "real_ns", real);
+	jx_add_str(o, "host", host);
+	jx_add_u64(o, "mono_ns", mono);
+	jx_add_u64(o, "real_ns", real);
 	ports = json_object_new_object();
-	for (unsigned i = 0; i < d->nports; i++) {
-		struct port *p = d->ports[i];
+	for (unsigned i = 0; i < ports_count(env->ports); i++) {
+		struct port *p = ports_at(env->ports, i);
 		int want = !jp;
 
 		for (size_t j = 0; jp && j < json_object_array_length(jp); j++)
 			if (!strcmp(json_object_get_string(json_object_array_get_idx(jp, j)),
-				    p->conf.name))
+				    port_name(p)))
 				want = 1;
 		if (want)
-			json_object_object_add(ports, p->conf.name, snapshot_port(p, mono, real));
+			json_object_object_add(ports, port_name(p), snapshot_port(p, mono, real));
 	}
 	json_object_object_add(o, "ports", ports);
 	return o;
 }
 
-static struct json_object *cmd_flows(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_flows(struct cmd_env *env, struct json_object *req)
 {
 	struct json_object *jp, *js, *o;
 	const char *port = NULL;
@@ -357,13 +245,13 @@ static struct json_object *cmd_flows(struct daemon *d, struct json_object *req)
 		if (!json_object_is_type(jp, json_type_string))
 			return ctl_error("flows: \"port\" must be a string");
 		port = json_object_get_string(jp);
-		if (!daemon_port(d, port) && strcmp(port, "-"))
-			return no_port(d, port);
+		if (!ports_find(env->ports, port) && strcmp(port, "-"))
+			return no_port(env, port);
 	}
 	if (json_object_object_get_ex(req, "stalled", &js))
 		stalled = json_object_get_boolean(js);
 	o = ok_reply();
-	json_object_object_add(o, "flows", stall_flows_json(d->stall, port, stalled));
+	json_object_object_add(o, "flows", stall_flows_json(env->stall, port, stalled));
 	return o;
 }
 
@@ -377,7 +265,7 @@ static const char *req_port(struct json_object *req)
 	return json_object_get_string(jp);
 }
 
-static struct json_object *cmd_incident(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_incident(struct cmd_env *env, struct json_object *req)
 {
 	struct json_object *jid, *o, *r;
 	uint64_t id = 0;
@@ -391,10 +279,10 @@ static struct json_object *cmd_incident(struct daemon *d, struct json_object *re
 	}
 	o = ok_reply();
 	if (json_object_object_get_ex(req, "list", &jid) && json_object_get_boolean(jid)) {
-		json_object_object_add(o, "investigations", forensic_list(d->forensics));
+		json_object_object_add(o, "investigations", forensic_list(env->forensics));
 		return o;
 	}
-	r = forensic_record(d->forensics, id);
+	r = forensic_record(env->forensics, id);
 	if (!r) {
 		json_object_put(o);
 		return id ? ctl_error("no investigation %" PRIu64 " (kept: the last 16)", id) :
@@ -404,7 +292,7 @@ static struct json_object *cmd_incident(struct daemon *d, struct json_object *re
 	return o;
 }
 
-static struct json_object *cmd_investigate(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_investigate(struct cmd_env *env, struct json_object *req)
 {
 	const char *port = req_port(req);
 	char err[256];
@@ -413,25 +301,25 @@ static struct json_object *cmd_investigate(struct daemon *d, struct json_object 
 
 	if (!port)
 		return ctl_error("investigate: missing \"port\"");
-	if (!daemon_port(d, port))
-		return no_port(d, port);
-	if (forensic_investigate(d->forensics, port, &id, err, sizeof(err)) < 0)
+	if (!ports_find(env->ports, port))
+		return no_port(env, port);
+	if (forensic_investigate(env->forensics, port, &id, err, sizeof(err)) < 0)
 		return ctl_error("investigate: %s", err);
 	o = ok_reply();
-	add_u64(o, "id", id);
+	jx_add_u64(o, "id", id);
 	return o;
 }
 
-static struct json_object *cmd_recover(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_recover(struct cmd_env *env, struct json_object *req)
 {
 	const char *port = req_port(req);
 	struct json_object *r, *e;
 
 	if (!port)
 		return ctl_error("recover: missing \"port\"");
-	if (!daemon_port(d, port))
-		return no_port(d, port);
-	r = forensic_recover(d->forensics, port);
+	if (!ports_find(env->ports, port))
+		return no_port(env, port);
+	r = forensic_recover(env->forensics, port);
 	if (json_object_object_get_ex(r, "error", &e)) {
 		struct json_object *x = ctl_error("recover: %s", json_object_get_string(e));
 
@@ -442,12 +330,12 @@ static struct json_object *cmd_recover(struct daemon *d, struct json_object *req
 	return r;
 }
 
-static struct json_object *cmd_reload(struct daemon *d, struct json_object *req)
+static struct json_object *cmd_reload(struct cmd_env *env, struct json_object *req)
 {
 	char err[512];
 
 	(void)req;
-	if (daemon_reload(d, err, sizeof(err)) < 0)
+	if (!env->reload || env->reload(env->arg, err, sizeof(err)) < 0)
 		return ctl_error("%s", err);
 	return ok_reply();
 }
@@ -455,7 +343,7 @@ static struct json_object *cmd_reload(struct daemon *d, struct json_object *req)
 static const struct {
 	const char *name;
 	int root_only;
-	struct json_object *(*fn)(struct daemon *, struct json_object *);
+	struct json_object *(*fn)(struct cmd_env *, struct json_object *);
 } cmds[] = {
 	{ "status", 0, cmd_status },
 	{ "counters", 0, cmd_counters },

@@ -1,21 +1,22 @@
-/* facts: turn an investigation record into the incident facts the rules
- * classify (schema in nicstall.rules(5)): per port the counter deltas
- * across the stall, over the observation window and over a healthy
- * baseline before the stall (from the flight recorder), and the flow,
- * thread, ping, capture and release facts. */
+/* facts: turn an investigation record (record.h) into the incident facts
+ * the rules classify (rules/facts.h, nicstall.rules(5)): per port the
+ * counter deltas across the stall, over the observation window and over a
+ * healthy baseline before the stall (from the flight recorder), and the
+ * flow, thread, ping, capture and release facts. */
 #ifndef NICSTALL_FACTS_H
 #define NICSTALL_FACTS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct daemon;
+struct ports;
 struct json_object;
 
 #define FACTS_BASELINE_NS (60ull * 1000000000ull)
 
-/* A new facts object (never NULL on success). */
-struct json_object *facts_build(struct daemon *d, struct json_object *record);
+/* A new facts object (never NULL on success). Ports named in the record
+ * but no longer watched are left out. */
+struct json_object *facts_build(const struct ports *ps, struct json_object *record);
 /* The name a counter has in facts: "netdev/" for stats64, as is otherwise. */
 const char *facts_counter_name(const char *source, const char *name, char *buf, size_t len);
 

@@ -6,23 +6,89 @@
  *      (twice), external probes
  *   3. capture without a mode change, then a promiscuous capture
  *   4. receive-filter reprogram when policy allows and flows still stall
- *   5. watch for the release; journal excerpt
- * Every step's start, end, outcome and output is recorded. */
+ *   5. watch for the release; journal excerpt; classification; bundle
+ * Every step's start, end, outcome and output is recorded (record.h).
+ * The probes are reached through a table, so the phase machine is tested
+ * with fake ones. */
 #ifndef NICSTALL_FORENSIC_H
 #define NICSTALL_FORENSIC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-struct daemon;
+#include "daemon/stall.h"
+
+struct conf;
+struct loop;
+struct ports;
+struct rules;
 struct incident;
 struct json_object;
 struct forensics;
+struct probe_ping;
+struct probe_ping_result;
+struct probe_cap;
+struct probe_cap_result;
+struct probe_exec;
+struct probe_exec_result;
+struct probe_threads_snap;
 
-struct forensics *forensic_new(struct daemon *d);
+/* The probes an investigation runs (forensic_real_probes: probes/). */
+struct forensic_probes {
+	struct probe_ping *(*ping_start)(struct loop *l, int nsfd, const char *ifname,
+					 const char *dst, unsigned count, uint64_t interval_ns,
+					 uint64_t timeout_ns, void (*done)(struct probe_ping *, void *),
+					 void *arg, char *err, size_t errlen);
+	const struct probe_ping_result *(*ping_result)(const struct probe_ping *p);
+	int (*ping_to_json)(const struct probe_ping *p, struct json_object *o);
+	void (*ping_free)(struct probe_ping *p);
+
+	struct probe_cap *(*cap_start)(struct loop *l, int nsfd, const char *ifname,
+				       const char *filter, int promisc, unsigned snaplen,
+				       uint64_t duration_ns, unsigned max_packets, uint64_t max_bytes,
+				       const char *path, void (*done)(struct probe_cap *, void *),
+				       void *arg, char *err, size_t errlen);
+	const struct probe_cap_result *(*cap_result)(const struct probe_cap *c);
+	int (*cap_to_json)(const struct probe_cap *c, struct json_object *o);
+	void (*cap_free)(struct probe_cap *c);
+
+	struct probe_exec *(*exec_start)(struct loop *l, const char *const *argv, int nsfd,
+					 uint64_t timeout_ns, size_t max_output,
+					 void (*done)(struct probe_exec *, void *), void *arg,
+					 char *err, size_t errlen);
+	const struct probe_exec_result *(*exec_result)(const struct probe_exec *p);
+	int (*exec_to_json)(const struct probe_exec *p, struct json_object *o);
+	void (*exec_free)(struct probe_exec *p);
+
+	int (*threads_snapshot)(pid_t pid, struct probe_threads_snap *out, char *err,
+				size_t errlen);
+	int (*threads_to_json)(const struct probe_threads_snap *first,
+			       const struct probe_threads_snap *second, struct json_object *o);
+	void (*threads_free)(struct probe_threads_snap *s);
+	/* The process holding a socket inode: 0 with *pid, or -errno. */
+	int (*inode_owner)(uint64_t inode, int *pid, char *comm, size_t commlen);
+
+	int (*journal)(const char *journal_dir, uint64_t from_us, uint64_t to_us,
+		       const char *const *match, size_t max_entries, size_t max_bytes,
+		       struct json_object **out, char *err, size_t errlen);
+	/* The receive-filter reprogram of one interface (probes/reprogram.h). */
+	int (*reprogram)(int nsfd, const char *ifname, struct json_object *o, char *err,
+			 size_t errlen);
+};
+extern const struct forensic_probes forensic_real_probes;
+
+/* c is borrowed until the next forensic_configure(); probes NULL: the real
+ * ones. */
+struct forensics *forensic_new(struct loop *l, struct ports *ps, struct stall *st,
+			       const struct conf *c, const struct forensic_probes *probes);
 void forensic_free(struct forensics *f);
+void forensic_configure(struct forensics *f, const struct conf *c);
+/* The rules investigations are classified with (NULL: every verdict is
+ * unknown); borrowed until the next call. */
+void forensic_set_rules(struct forensics *f, const struct rules *r);
+
 /* Incident hook (stall_set_hook). */
-#include "daemon/stall.h"
 void forensic_on_incident(struct incident *inc, enum incident_event event, void *arg);
 /* nicstallctl investigate PORT: run the sequence now. 0 or -1 with err. */
 int forensic_investigate(struct forensics *f, const char *port, uint64_t *id,

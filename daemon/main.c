@@ -1,20 +1,26 @@
-/* nicstalld: catch NIC receive-path stalls in the act. */
+/* nicstalld: catch NIC receive-path stalls in the act.
+ *
+ * main: the daemon's one context (the configuration, the loop and every
+ * module's handle), brought up in dependency order and taken down in
+ * reverse; reload; signals. */
+#include "bundle/bundle.h"
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
-#include "daemon/daemon.h"
+#include "daemon/forensic.h"
+#include "daemon/ports.h"
+#include "daemon/sampler.h"
+#include "daemon/stall.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "daemon/port.h"
-#include "daemon/stall.h"
-#include "daemon/forensic.h"
-#include "rules/rules.h"
-#include "bundle/bundle.h"
 #include "lib/util.h"
+#include "rules/rules.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +29,25 @@
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
+
+struct daemon {
+	char conf_path[PATH_MAX];
+	char sysfs_root[PATH_MAX];      /* effective: --sysfs-root or config */
+	int sysfs_override;             /* --sysfs-root given */
+	char socket_override[PATH_MAX]; /* --socket given */
+	struct conf *conf;
+	struct rules *rules;
+	struct loop *loop;
+	struct ports *ports;
+	struct sampler *sampler;
+	struct stall *stall;
+	struct forensics *forensics;
+	struct ctl *ctl;
+	struct cmd_env cmd;
+	uint64_t start_mono_ns, start_real_ns;
+	unsigned reloads, reload_failures;
+	char last_reload_error[512];
+};
 
 static void usage(FILE *f)
 {
@@ -58,13 +83,6 @@ static void report_log(const char *msg, void *arg)
 		util_strlcpy(eb->buf, msg, eb->len);
 }
 
-unsigned daemon_rec_capacity(const struct conf *c)
-{
-	uint64_t n = c->horizon_ns / c->interval_ns + 1;
-
-	return n > 1000000 ? 1000000 : (unsigned)n;
-}
-
 /* Does dir hold at least one *.rules file? */
 static int has_rules(const char *dir)
 {
@@ -83,7 +101,7 @@ static int has_rules(const char *dir)
 	return found;
 }
 
-int daemon_load_rules(const struct conf *c, struct rules **out,
+static int load_rules(const struct conf *c, struct rules **out,
 		      void (*report)(const char *msg, void *arg), void *arg)
 {
 	const char *dirs[2] = { c->rules_dir, c->rules_local_dir };
@@ -100,74 +118,7 @@ int daemon_load_rules(const struct conf *c, struct rules **out,
 	return rules_load(dirs, 2, out, report, arg);
 }
 
-struct port *daemon_port(const struct daemon *d, const char *name)
-{
-	for (unsigned i = 0; i < d->nports; i++)
-		if (!strcmp(d->ports[i]->conf.name, name))
-			return d->ports[i];
-	return NULL;
-}
-
-static void sample_cb(struct loop_timer *t, void *arg)
-{
-	struct daemon *d = arg;
-	uint64_t mono = loop_mono_ns(), real = loop_real_ns();
-
-	(void)t;
-	for (unsigned i = 0; i < d->nports; i++) {
-		struct port *p = d->ports[i];
-		uint64_t t0 = loop_mono_ns();
-
-		port_sample(p, mono, real, 1);
-		p->sample_cost_ns = loop_mono_ns() - t0;
-	}
-}
-
-static int same_port_conf(const struct port_conf *a, const struct port_conf *b)
-{
-	struct port_conf x = *a, y = *b;
-
-	x.line = y.line = 0;
-	return !memcmp(&x, &y, sizeof(x));
-}
-
-/* Make d's ports match c: keep unchanged ones (and their history). A port
- * that cannot be created (out of memory) is left out with an error. */
-static void apply_ports(struct daemon *d, const struct conf *c, int keep_history)
-{
-	struct port **np = calloc(c->nports ? c->nports : 1, sizeof(*np));
-	unsigned cap = daemon_rec_capacity(c), n = 0;
-
-	if (!np) {
-		log_errx("out of memory applying the port list: keeping the old one");
-		return;
-	}
-	for (unsigned i = 0; i < c->nports; i++) {
-		struct port *p = NULL;
-
-		for (unsigned j = 0; keep_history && !p && j < d->nports; j++)
-			if (d->ports[j] && same_port_conf(&d->ports[j]->conf, &c->ports[i])) {
-				p = d->ports[j];
-				d->ports[j] = NULL;
-			}
-		if (!p)
-			p = port_new(&c->ports[i], d->sysfs_root, cap, d->loop);
-		if (!p)
-			log_errx("port %s: out of memory, not watched", c->ports[i].name);
-		else
-			np[n++] = p;
-	}
-	for (unsigned j = 0; j < d->nports; j++)
-		if (d->ports[j]) {
-			log_info("port %s: removed by reload", d->ports[j]->conf.name);
-			port_free(d->ports[j]);
-		}
-	free(d->ports);
-	d->ports = np;
-	d->nports = n;
-}
-
-int daemon_reload(struct daemon *d, char *err, size_t errlen)
+static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct errbuf eb = { err, errlen, 0 };
 	struct conf *c;
@@ -187,17 +138,18 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	}
 	if (strcmp(c->run_dir, d->conf->run_dir))
 		log_warnx("reload: run_dir change to %s takes effect at restart", c->run_dir);
-	keep = daemon_rec_capacity(c) == daemon_rec_capacity(d->conf);
+	keep = ports_rec_capacity(c) == ports_rec_capacity(d->conf);
 	if (!keep)
 		log_info("reload: recorder size changed: recorders start afresh");
 	if (!d->sysfs_override)
 		util_strlcpy(d->sysfs_root, c->sysfs_root, sizeof(d->sysfs_root));
-	apply_ports(d, c, keep);
+	ports_apply(d->ports, c, keep);
 	{
 		struct rules *nr = NULL;
 		struct errbuf reb = { err, errlen, 0 };
 
-		if (daemon_load_rules(c, &nr, report_log, &reb) == 0) {
+		if (load_rules(c, &nr, report_log, &reb) == 0) {
+			forensic_set_rules(d->forensics, nr);
 			rules_free(d->rules);
 			d->rules = nr;
 		} else {
@@ -206,18 +158,45 @@ int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			log_errx("reload: rules: keeping the running rules");
 		}
 	}
-	if (c->interval_ns != d->conf->interval_ns)
-		loop_timer_set(d->sampler, c->interval_ns, c->interval_ns);
+	sampler_set_interval(d->sampler, c->interval_ns);
 
 	log_set_level(c->log_level > log_get_level() && log_get_level() == LOG_DEBUG ?
 		      LOG_DEBUG : c->log_level);
+	stall_configure(d->stall, c);
+	forensic_configure(d->forensics, c);
 	conf_free(d->conf);
 	d->conf = c;
-	stall_configure(d->stall);
 	d->reloads++;
 	sd_notify(0, "READY=1\nSTATUS=running");
 	log_info("reloaded %s: %u port(s)", d->conf_path, c->nports);
 	return 0;
+}
+
+static int reload_cb(void *arg, char *err, size_t errlen)
+{
+	return daemon_reload(arg, err, errlen);
+}
+
+/* The daemon-wide part of `nicstallctl status`. */
+static void status_cb(struct json_object *o, void *arg)
+{
+	struct daemon *d = arg;
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	jx_add_str(o, "version", NICSTALL_VERSION);
+	jx_add_str(o, "host", host);
+	jx_add_int(o, "pid", getpid());
+	jx_add_double(o, "uptime_s", (double)(loop_mono_ns() - d->start_mono_ns) / 1e9);
+	jx_add_str(o, "config", d->conf_path);
+	jx_add_double(o, "interval_ms", (double)d->conf->interval_ns / 1e6);
+	jx_add_double(o, "horizon_s", (double)d->conf->horizon_ns / 1e9);
+	jx_add_str(o, "state_dir", d->conf->state_dir);
+	jx_add_str(o, "sysfs_root", d->sysfs_root);
+	jx_add_u64(o, "reloads", d->reloads);
+	jx_add_u64(o, "rules", d->rules ? rules_count(d->rules) : 0);
+	if (d->last_reload_error[0])
+		jx_add_str(o, "last_reload_error", d->last_reload_error);
 }
 
 static void on_stop(int signo, void *arg)
@@ -308,7 +287,7 @@ int main(int argc, char **argv)
 		{
 			struct rules *r = NULL;
 
-			n = daemon_load_rules(c, &r, report_stderr, NULL);
+			n = load_rules(c, &r, report_stderr, NULL);
 			rules_free(r);
 			if (n) {
 				fprintf(stderr, "rules: %d error%s\n", n, n == 1 ? "" : "s");
@@ -327,7 +306,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_set_level(debug ? LOG_DEBUG : d.conf->log_level);
-	if (daemon_load_rules(d.conf, &d.rules, report_log, NULL)) {
+	if (load_rules(d.conf, &d.rules, report_log, NULL)) {
 		log_errx("invalid rules, not starting");
 		return 1;
 	}
@@ -374,43 +353,51 @@ int main(int argc, char **argv)
 		}
 		snprintf(sock, sizeof(sock), "%s/%s", d.conf->run_dir, CTL_SOCKET_NAME);
 	}
-	d.ctl = ctl_open(d.loop, sock, cmd_dispatch, &d, err, sizeof(err));
-	if (!d.ctl) {
-		log_errx("%s", err);
+	/* up in dependency order: ports, sampler, detector, investigations,
+	 * then the control socket that reaches them all */
+	d.ports = ports_new(d.loop, d.sysfs_root);
+	if (!d.ports) {
+		log_errx("out of memory");
 		return 1;
 	}
-	apply_ports(&d, d.conf, 0);
-	d.sampler = loop_timer_new(d.loop, sample_cb, &d);
-	if (!d.sampler || loop_timer_set(d.sampler, 1000000, d.conf->interval_ns) < 0) {
+	ports_apply(d.ports, d.conf, 0);
+	d.sampler = sampler_new(d.loop, d.ports, d.conf->interval_ns);
+	if (!d.sampler) {
 		log_err("sampling timer");
 		return 1;
 	}
-	d.stall = stall_new(&d, err, sizeof(err));
+	d.stall = stall_new(d.loop, d.ports, d.conf, err, sizeof(err));
 	if (!d.stall) {
 		log_errx("flow liveness: %s", err);
 		return 1;
 	}
-	d.forensics = forensic_new(&d);
+	d.forensics = forensic_new(d.loop, d.ports, d.stall, d.conf, NULL);
 	if (!d.forensics) {
 		log_errx("out of memory");
 		return 1;
 	}
+	forensic_set_rules(d.forensics, d.rules);
 	stall_set_hook(d.stall, forensic_on_incident, d.forensics);
+	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d };
+	d.ctl = ctl_open(d.loop, sock, cmd_dispatch, &d.cmd, err, sizeof(err));
+	if (!d.ctl) {
+		log_errx("%s", err);
+		return 1;
+	}
 	log_info("nicstalld %s: %u port(s), sampling every %.3f s, recorder %u samples, control %s",
-		 NICSTALL_VERSION, d.nports, (double)d.conf->interval_ns / 1e9,
-		 daemon_rec_capacity(d.conf), sock);
+		 NICSTALL_VERSION, ports_count(d.ports), (double)d.conf->interval_ns / 1e9,
+		 ports_rec_capacity(d.conf), sock);
 	sd_notify(0, "READY=1\nSTATUS=running");
 	rc = loop_run(d.loop);
 	sd_notify(0, "STOPPING=1");
-	stall_free(d.stall);
-	forensic_free(d.forensics);
-	for (unsigned i = 0; i < d.nports; i++)
-		port_free(d.ports[i]);
-	free(d.ports);
-	loop_timer_free(d.sampler);
+	/* down in reverse */
 	ctl_close(d.ctl);
-	conf_free(d.conf);
+	forensic_free(d.forensics);
+	stall_free(d.stall);
+	sampler_free(d.sampler);
+	ports_free(d.ports);
 	rules_free(d.rules);
+	conf_free(d.conf);
 	loop_free(d.loop);
 	log_info("stopped");
 	return rc < 0 ? 1 : 0;

@@ -1,11 +1,13 @@
 /* port: interface lifecycle, sources and sampling. */
 #include "daemon/port.h"
 #include "collectors/ident.h"
+#include "collectors/rdma_disc.h"
+#include "daemon/recorder.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/netns.h"
 #include "lib/nl.h"
-#include "collectors/rdma_disc.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -17,6 +19,42 @@
 #include <unistd.h>
 
 enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, NSLOTS = 3 };
+
+struct port_src {
+	struct src s;
+	int open;               /* open() succeeded */
+	int failed;             /* last read failed (logged once) */
+	char why[256];          /* why it is not open / last error */
+	struct clayout *lay;    /* layout of the last good read (ref) */
+	const uint64_t *vals;   /* values of the last good read (borrowed) */
+	uint64_t reads, errors;
+};
+
+struct nl_mon;
+
+struct port {
+	struct port_conf conf;
+	unsigned long serial;   /* unique per port_new(), never reused */
+	const char *sysfs_root;
+	enum profile profile;   /* resolved from the driver when auto */
+	int nsfd;               /* -1: the daemon's namespace */
+	int ifindex;
+	unsigned ifflags;
+	enum port_state state;
+	char reason[256];       /* why the port is down */
+	int reason_sticky;      /* reason from a link event, kept on retries */
+	uint64_t since_ns;      /* state change time (mono) */
+	char rdma_dev[64];      /* configured or discovered, "" none */
+	unsigned rdma_port;
+	struct ident *ident;
+	struct port_src src[REC_MAX_SRC];
+	unsigned nsrc;
+	struct recorder *rec;
+	struct nl_mon *mon;
+	struct loop *loop;
+	uint64_t samples, sample_errors;
+	uint64_t last_sample_ns, sample_cost_ns;
+};
 
 const char *port_state_name(enum port_state s)
 {
@@ -298,6 +336,7 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 {
 	struct clayout *lays[REC_MAX_SRC] = { 0 };
 	const uint64_t *vals[REC_MAX_SRC] = { 0 };
+	uint64_t t0 = loop_mono_ns();
 	int gone = 0;
 
 	if (p->state == PORT_DOWN) {
@@ -351,4 +390,124 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 	p->last_sample_ns = mono_ns;
 	if (record && rec_push(p->rec, mono_ns, real_ns, lays, vals) < 0)
 		p->sample_errors++;
+	p->sample_cost_ns = loop_mono_ns() - t0;
+}
+
+/* ---- accessors ---- */
+
+const struct port_conf *port_conf(const struct port *p) { return &p->conf; }
+const char *port_name(const struct port *p) { return p->conf.name; }
+enum port_state port_state(const struct port *p) { return p->state; }
+const char *port_reason(const struct port *p) { return p->state == PORT_DOWN ? p->reason : ""; }
+int port_nsfd(const struct port *p) { return p->nsfd; }
+int port_ifindex(const struct port *p) { return p->ifindex; }
+enum profile port_profile(const struct port *p) { return p->profile; }
+const struct ident *port_ident(const struct port *p) { return p->ident; }
+struct recorder *port_recorder(const struct port *p) { return p->rec; }
+unsigned long port_serial(const struct port *p) { return p->serial; }
+uint64_t port_samples(const struct port *p) { return p->samples; }
+uint64_t port_sample_cost_ns(const struct port *p) { return p->sample_cost_ns; }
+unsigned port_nsrc(const struct port *p) { return p->nsrc; }
+
+const char *port_rdma_dev(const struct port *p, unsigned *rdma_port)
+{
+	if (rdma_port)
+		*rdma_port = p->rdma_port;
+	return p->rdma_dev;
+}
+
+const char *port_src_name(const struct port *p, unsigned i)
+{
+	return i < p->nsrc && p->src[i].s.ops ? p->src[i].s.ops->name : NULL;
+}
+
+int port_src_values(const struct port *p, unsigned i, const struct clayout **lay,
+		    const uint64_t **vals, const char **why)
+{
+	const struct port_src *ps = i < p->nsrc ? &p->src[i] : NULL;
+
+	if (why)
+		*why = ps ? ps->why : "no such source";
+	if (!ps || !ps->open || ps->failed || !ps->lay || !ps->vals)
+		return -1;
+	*lay = ps->lay;
+	*vals = ps->vals;
+	return 0;
+}
+
+struct json_object *port_counters_json(const struct port *p, int with_errors)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (unsigned i = 0; p->state == PORT_UP && i < p->nsrc; i++) {
+		const struct port_src *ps = &p->src[i];
+		struct json_object *c = json_object_new_object();
+
+		if (!ps->open) {
+			json_object_put(c);
+			continue;
+		}
+		if (ps->failed || !ps->lay || !ps->vals) {
+			if (!with_errors) {
+				json_object_put(c);
+				continue;
+			}
+			jx_add_str(c, "error", ps->why);
+		} else {
+			for (unsigned k = 0; k < ps->lay->n; k++)
+				jx_add_u64(c, ps->lay->names[k], ps->vals[k]);
+		}
+		json_object_object_add(o, ps->s.ops->name, c);
+	}
+	return o;
+}
+
+struct json_object *port_status_json(const struct port *p, uint64_t now)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *srcs = json_object_new_array();
+	struct json_object *rec = json_object_new_object();
+	unsigned n = rec_count(p->rec);
+
+	jx_add_str(o, "name", p->conf.name);
+	jx_add_str(o, "interface", p->conf.ifname);
+	jx_add_str(o, "netns", p->conf.netns);
+	jx_add_str(o, "state", port_state_name(p->state));
+	if (p->state == PORT_DOWN)
+		jx_add_str(o, "reason", p->reason);
+	jx_add_double(o, "since_s", (double)(now - p->since_ns) / 1e9);
+	jx_add_int(o, "ifindex", p->ifindex);
+	jx_add_str(o, "profile", conf_profile_name(p->profile));
+	jx_add_str(o, "driver", p->ident->driver);
+	jx_add_str(o, "firmware", p->ident->fw_version);
+	jx_add_str(o, "psid", p->ident->psid);
+	jx_add_str(o, "bus_info", p->ident->bus_info);
+	jx_add_str(o, "rdma_device", p->rdma_dev);
+	if (p->rdma_dev[0])
+		jx_add_int(o, "rdma_port", p->rdma_port);
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		const struct port_src *ps = &p->src[i];
+		struct json_object *s;
+
+		if (!ps->s.ops)
+			continue;
+		s = json_object_new_object();
+		jx_add_str(s, "name", ps->s.ops->name);
+		jx_add_str(s, "state", !ps->open ? "unavailable" : ps->failed ? "error" : "ok");
+		jx_add_u64(s, "counters", ps->lay ? ps->lay->n : 0);
+		jx_add_u64(s, "reads", ps->reads);
+		jx_add_u64(s, "errors", ps->errors);
+		if (ps->why[0])
+			jx_add_str(s, "error", ps->why);
+		json_object_array_add(srcs, s);
+	}
+	json_object_object_add(o, "sources", srcs);
+	jx_add_u64(o, "samples", p->samples);
+	jx_add_u64(rec, "samples", n);
+	jx_add_u64(rec, "capacity", rec_capacity(p->rec));
+	jx_add_u64(rec, "bytes", rec_bytes(p->rec));
+	jx_add_double(rec, "span_s", n > 1 ?
+		(double)(rec_latest(p->rec)->mono_ns - rec_get(p->rec, 0)->mono_ns) / 1e9 : 0);
+	json_object_object_add(o, "recorder", rec);
+	return o;
 }

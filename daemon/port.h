@@ -1,54 +1,21 @@
 /* port: one watched interface (possibly in a network namespace), its
- * counter sources, identity, link state and flight recorder. */
+ * counter sources, identity, link state and flight recorder. Opaque: other
+ * modules ask through the calls below. */
 #ifndef NICSTALL_PORT_H
 #define NICSTALL_PORT_H
 
 #include <stdint.h>
 
-#include "daemon/conf.h"
 #include "collectors/counters.h"
-#include "daemon/recorder.h"
+#include "daemon/conf.h"
 
 struct loop;
-struct nl_mon;
+struct port;
+struct recorder;
+struct ident;
+struct json_object;
 
 enum port_state { PORT_DOWN = 0, PORT_UP = 1 };
-
-struct port_src {
-	struct src s;
-	int open;               /* open() succeeded */
-	int failed;             /* last read failed (logged once) */
-	char why[256];          /* why it is not open / last error */
-	struct clayout *lay;    /* layout of the last good read (ref) */
-	const uint64_t *vals;   /* values of the last good read (borrowed) */
-	uint64_t reads, errors;
-};
-
-struct ident;
-
-struct port {
-	struct port_conf conf;
-	unsigned long serial;   /* unique per port_new(), never reused */
-	const char *sysfs_root;
-	enum profile profile;   /* resolved from the driver when auto */
-	int nsfd;               /* -1: the daemon's namespace */
-	int ifindex;
-	unsigned ifflags;
-	enum port_state state;
-	char reason[256];       /* why the port is down */
-	int reason_sticky;      /* reason from a link event, kept on retries */
-	uint64_t since_ns;      /* state change time (mono) */
-	char rdma_dev[64];      /* configured or discovered, "" none */
-	unsigned rdma_port;
-	struct ident *ident;
-	struct port_src src[REC_MAX_SRC];
-	unsigned nsrc;
-	struct recorder *rec;
-	struct nl_mon *mon;
-	struct loop *loop;
-	uint64_t samples, sample_errors;
-	uint64_t last_sample_ns, sample_cost_ns;
-};
 
 /* Create the runtime port for pc (copied). cap: recorder samples. Never
  * fails for an absent interface or namespace: the port starts down and is
@@ -59,8 +26,41 @@ void port_free(struct port *p);
 
 /* Try to bring a down port up (namespace, interface, sources). */
 void port_try_up(struct port *p);
-/* Read every source now and append to the recorder (when record != 0). */
+/* Read every source now and append to the recorder (when record != 0);
+ * the cost of the read is kept (port_sample_cost_ns). */
 void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record);
 const char *port_state_name(enum port_state s);
+
+const struct port_conf *port_conf(const struct port *p);
+const char *port_name(const struct port *p);
+enum port_state port_state(const struct port *p);
+const char *port_reason(const struct port *p);     /* why it is down, "" up */
+int port_nsfd(const struct port *p);               /* -1: the daemon's namespace */
+int port_ifindex(const struct port *p);
+enum profile port_profile(const struct port *p);   /* resolved from the driver */
+const struct ident *port_ident(const struct port *p);
+const char *port_rdma_dev(const struct port *p, unsigned *rdma_port); /* "" none */
+struct recorder *port_recorder(const struct port *p);
+/* Unique per port_new(), never reused: tells a re-created port apart. */
+unsigned long port_serial(const struct port *p);
+uint64_t port_samples(const struct port *p);
+uint64_t port_sample_cost_ns(const struct port *p);
+
+/* Counter sources (slot i < port_nsrc(), the recorder's part i). */
+unsigned port_nsrc(const struct port *p);
+/* Name of the source in slot i ("ethtool", "text", "netdev", "rdma"), NULL
+ * when the slot has none. */
+const char *port_src_name(const struct port *p, unsigned i);
+/* The last good read of slot i: 0 with *lay (borrowed) and *vals, or -1
+ * when the source is not open or its last read failed (*why says why). */
+int port_src_values(const struct port *p, unsigned i, const struct clayout **lay,
+		    const uint64_t **vals, const char **why);
+
+/* Every counter of every open source as {source: {name: value}}; a source
+ * that failed is {source: {"error": why}} when with_errors, else left out.
+ * The one counters-to-JSON of the daemon (snapshot, counters, evidence). */
+struct json_object *port_counters_json(const struct port *p, int with_errors);
+/* What `nicstallctl status` shows of the port. */
+struct json_object *port_status_json(const struct port *p, uint64_t now_ns);
 
 #endif

@@ -1,0 +1,274 @@
+/* bundler: an investigation's record -> an evidence bundle. */
+#include "daemon/bundler.h"
+#include "bundle/bundle.h"
+#include "daemon/conf.h"
+#include "daemon/evidence.h"
+#include "daemon/port.h"
+#include "daemon/record.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "probes/probe_exec.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#define MAX_FILES 64
+
+struct bundler {
+	struct loop *loop;
+	const struct conf *c;
+	struct probe_exec *hook;
+};
+
+struct bundler *bundler_new(struct loop *l, const struct conf *c)
+{
+	struct bundler *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->loop = l;
+		b->c = c;
+	}
+	return b;
+}
+
+void bundler_free(struct bundler *b)
+{
+	if (!b)
+		return;
+	probe_exec_free(b->hook);
+	free(b);
+}
+
+void bundler_configure(struct bundler *b, const struct conf *c)
+{
+	b->c = c;
+}
+
+/* ---- the completion hook ---- */
+
+static void hook_done(struct probe_exec *pe, void *arg)
+{
+	struct bundler *b = arg;
+	const struct probe_exec_result *r = probe_exec_result(pe);
+
+	if (r->not_found)
+		log_warnx("bundle_hook: command not found: %s", b->c->bundle_hook);
+	else if (r->timed_out)
+		log_warnx("bundle_hook: timed out and was killed");
+	else if (r->exited && r->status == 0)
+		log_info("bundle_hook: done (exit 0)");
+	else
+		log_warnx("bundle_hook: failed (%s %d)%s%.*s", r->signaled ? "signal" : "exit",
+			  r->signaled ? r->signo : r->status, r->out_len ? ": " : "",
+			  (int)(r->out_len > 200 ? 200 : r->out_len), r->out ? r->out : "");
+	probe_exec_free(pe);
+	b->hook = NULL;
+}
+
+static void run_hook(struct bundler *b, const char *path)
+{
+	char **argv = NULL, **full;
+	char err[256];
+	int argc;
+
+	if (!b->c->bundle_hook[0])
+		return;
+	if (b->hook) {
+		log_warnx("bundle_hook: previous run still going; not run for %s", path);
+		return;
+	}
+	argc = probe_exec_split(b->c->bundle_hook, &argv, err, sizeof(err));
+	if (argc < 0) {
+		log_warnx("bundle_hook: %s", err);
+		return;
+	}
+	full = calloc((size_t)argc + 2, sizeof(char *));
+	if (!full) {
+		probe_exec_argv_free(argv);
+		return;
+	}
+	for (int i = 0; i < argc; i++)
+		full[i] = argv[i];
+	full[argc] = (char *)path;
+	b->hook = probe_exec_start(b->loop, (const char *const *)full, -1,
+				   b->c->hook_timeout_ns, 16 * 1024, hook_done, b,
+				   err, sizeof(err));
+	if (!b->hook)
+		log_warnx("bundle_hook: %s", err);
+	free(full);
+	probe_exec_argv_free(argv);
+}
+
+/* ---- the files ---- */
+
+struct filelist {
+	struct bundle_file f[MAX_FILES];
+	char *owned[MAX_FILES];
+	size_t n;
+};
+
+static void add_json(struct filelist *fl, const char *name, struct json_object *o)
+{
+	const char *s;
+
+	if (!o || fl->n >= MAX_FILES)
+		return;
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+	fl->owned[fl->n] = strdup(s);
+	if (!fl->owned[fl->n])
+		return;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].data = fl->owned[fl->n];
+	fl->f[fl->n].len = strlen(fl->owned[fl->n]);
+	fl->n++;
+}
+
+static void add_text(struct filelist *fl, const char *name, char *text /* owned */)
+{
+	if (!text || fl->n >= MAX_FILES) {
+		free(text);
+		return;
+	}
+	fl->owned[fl->n] = text;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].data = text;
+	fl->f[fl->n].len = strlen(text);
+	fl->n++;
+}
+
+static void add_probes(struct filelist *fl, struct json_object *probes)
+{
+	for (size_t i = 0; i < jx_len(probes); i++) {
+		struct json_object *pr = json_object_array_get_idx(probes, i);
+		struct json_object *av = jx_arr(pr, "argv");
+		char fn[64], cmdline[1024] = "", *txt;
+		size_t off = 0;
+
+		for (size_t k = 0; k < jx_len(av) && off < sizeof(cmdline) - 1; k++)
+			off += (size_t)snprintf(cmdline + off, sizeof(cmdline) - off, "%s%s",
+				k ? " " : "", json_object_get_string(json_object_array_get_idx(av, k)));
+		snprintf(fn, sizeof(fn), "probes/%zu.txt", i + 1);
+		if (asprintf(&txt, "$ %s\n%s", cmdline, jx_text(pr, "output")) > 0)
+			add_text(fl, fn, txt);
+	}
+}
+
+static struct json_object *manifest(const struct bundler_inv *in)
+{
+	struct json_object *man = json_object_new_object(), *ports = json_object_new_object();
+	struct json_object *rec = in->rec;
+	struct utsname u;
+	char host[256] = "", kernel[400];
+
+	gethostname(host, sizeof(host) - 1);
+	uname(&u);
+	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
+	jx_copy(man, "trigger", rec, IR_TRIGGER);
+	jx_add_str(man, "host", host);
+	jx_add_str(man, "kernel", kernel);
+	jx_add_str(man, "nicstalld_version", NICSTALL_VERSION);
+	jx_add_u64(man, "incident_id", in->incident_id);
+	jx_add_u64(man, "investigation_id", in->id);
+	jx_add_str(man, "port", in->port_names[0]);
+	jx_add_u64(man, "opened_real_ns", in->open_real_ns);
+	for (unsigned i = 0; i < in->nports; i++)
+		if (in->ports[i])
+			json_object_object_add(ports, in->port_names[i], evid_identity_json(in->ports[i]));
+	json_object_object_add(man, "ports", ports);
+	json_object_object_add(man, "verdict", json_object_get(jx_get(rec, IR_VERDICT)));
+	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
+	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
+	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
+	return man;
+}
+
+int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, size_t pathlen,
+		  char *err, size_t errlen)
+{
+	const struct conf *c = b->c;
+	struct json_object *rec = in->rec, *man = manifest(in);
+	struct json_object *links = json_object_new_object(), *flows = json_object_new_object();
+	const char *vname = jx_str(jx_get(rec, IR_VERDICT), "verdict");
+	struct filelist fl = { 0 };
+	char host[256] = "", name[256], e[512];
+	uint64_t from;
+	int rc;
+
+	if (!vname)
+		vname = "unknown";
+	gethostname(host, sizeof(host) - 1);
+	add_json(&fl, "record.json", rec);
+	add_json(&fl, "facts.json", jx_get(rec, IR_FACTS));
+	add_json(&fl, "window.json", jx_get(rec, IR_WINDOW));
+	add_json(&fl, "threads.json", jx_get(rec, IR_THREADS));
+	add_json(&fl, "pings.json", jx_get(rec, IR_PINGS));
+	add_json(&fl, "journal.json", jx_get(rec, IR_JOURNAL));
+	json_object_object_add(flows, "at_open",
+			       json_object_get(jx_get(jx_get(rec, IR_SNAPSHOT), IR_S_FLOWS)));
+	json_object_object_add(flows, "incident",
+			       json_object_get(jx_get(jx_get(rec, IR_INCIDENT), "flows")));
+	add_json(&fl, "flows.json", flows);
+	json_object_put(flows);
+	from = in->open_ns > 30000000000ull ? in->open_ns - 30000000000ull : 0;
+	for (unsigned i = 0; i < in->nports; i++) {
+		struct json_object *pj = jx_get(jx_get(rec, IR_SNAPSHOT), in->port_names[i]), *r;
+		char fn[96];
+
+		if (pj) {
+			struct json_object *l = json_object_new_object();
+
+			json_object_object_add(l, "link", json_object_get(jx_get(pj, IR_S_LINK)));
+			json_object_object_add(l, "neighbours",
+					       json_object_get(jx_get(pj, IR_S_NEIGHBOURS)));
+			json_object_object_add(links, in->port_names[i], l);
+		}
+		if (!in->ports[i])
+			continue;
+		r = evid_recorder_json(in->ports[i], from);
+		snprintf(fn, sizeof(fn), "recorder/%s.json", in->port_names[i]);
+		add_json(&fl, fn, r);
+		json_object_put(r);
+	}
+	add_json(&fl, "links.json", links);
+	json_object_put(links);
+	add_probes(&fl, jx_get(rec, IR_PROBES));
+	for (unsigned i = 0; i < in->npcap && fl.n < MAX_FILES; i++) {
+		char fn[PATH_MAX];
+		const char *base = strrchr(in->pcaps[i], '/');
+
+		snprintf(fn, sizeof(fn), "captures/%s", base ? base + 1 : in->pcaps[i]);
+		fl.f[fl.n].name = strdup(fn);
+		fl.f[fl.n].src_path = in->pcaps[i];
+		fl.n++;
+	}
+	add_text(&fl, "summary.txt", bundle_summary(man));
+
+	bundle_name(name, sizeof(name), in->open_real_ns, host, in->port_names[0], vname);
+	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, pathlen,
+			  e, sizeof(e));
+	if (rc < 0) {
+		log_errx("incident %" PRIu64 ": bundle not written: %s (the record stays in memory: "
+			 "nicstallctl incident show %" PRIu64 ")", in->incident_id, e, in->id);
+		jx_add_str(rec, IR_BUNDLE_ERROR, e);
+		util_errf(err, errlen, "%s", e);
+	} else {
+		jx_add_str(rec, IR_BUNDLE, path);
+		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
+		for (unsigned i = 0; i < in->npcap; i++)
+			unlink(in->pcaps[i]);
+		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);
+		run_hook(b, path);
+	}
+	for (size_t i = 0; i < fl.n; i++) {
+		free((char *)fl.f[i].name);
+		free(fl.owned[i]);
+	}
+	json_object_put(man);
+	return rc < 0 ? -1 : 0;
+}

@@ -1,0 +1,336 @@
+/* observe: the observation window of an investigation (fast sampling,
+ * kernel pings each way, engine threads twice, external probes) and its
+ * captures (plain, then promiscuous). */
+#include "collectors/flow_sockdiag.h"
+#include "daemon/conf.h"
+#include "daemon/forensic_int.h"
+#include "daemon/incident.h"
+#include "daemon/port.h"
+#include "daemon/record.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "probes/probe_cap.h"
+#include "probes/probe_exec.h"
+#include "probes/probe_ping.h"
+#include "probes/probe_threads.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void inv_tick(struct loop_timer *t, void *arg)
+{
+	struct inv *v = arg;
+	uint64_t now = loop_mono_ns();
+
+	(void)t;
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = inv_port(v, i);
+		struct evid_counters cur = { 0 };
+
+		if (!p || port_state(p) != PORT_UP)
+			continue;
+		port_sample(p, now, loop_real_ns(), 0);
+		evid_counters_take(&cur, p);
+		if (evid_counters_any(&v->prev[i])) {
+			if (json_object_array_length(v->series[i]) < MAX_SERIES) {
+				struct json_object *e = json_object_new_object();
+
+				jx_add_double(e, "t_ms", inv_rel_ms(v, now));
+				json_object_object_add(e, "moved",
+						       evid_deltas_json(p, &v->prev[i], &cur, 0));
+				json_object_array_add(v->series[i], e);
+			}
+			evid_counters_free(&v->prev[i]);
+		}
+		v->prev[i] = cur;
+	}
+	v->nsamples++;
+	if (now >= v->win_end) {
+		struct json_object *w = json_object_new_object();
+
+		loop_timer_set(v->tick, 0, 0);
+		jx_add_double(w, "span_s", (double)(now - v->win_start) / 1e9);
+		jx_add_int(w, "samples", v->nsamples);
+		for (unsigned i = 0; i < v->nports; i++) {
+			struct port *p = inv_port(v, i);
+			struct json_object *po = json_object_new_object();
+
+			if (!p) {
+				json_object_put(po);
+				continue;
+			}
+			json_object_object_add(po, "deltas",
+					       evid_deltas_json(p, &v->first[i], &v->prev[i], 1));
+			json_object_object_add(po, "series", json_object_get(v->series[i]));
+			json_object_object_add(w, v->ports[i], po);
+		}
+		json_object_object_add(v->rec, IR_WINDOW, w);
+		inv_step_end(v, v->win_step, "ok", NULL);
+		inv_finish_one(v);
+	}
+}
+
+static void ping_done(struct probe_ping *pp, void *arg)
+{
+	struct inv *v = arg;
+	const struct forensic_probes *pr = v->F->pr;
+
+	for (unsigned i = 0; i < v->nports; i++)
+		if (v->ping[i] == pp) {
+			const struct probe_ping_result *r = pr->ping_result(pp);
+			struct json_object *o = json_object_new_object();
+			struct port *p = inv_port(v, i);
+			char note[96];
+
+			jx_add_str(o, "from", v->ports[i]);
+			jx_add_str(o, "to", p ? port_conf(p)->peer : "");
+			jx_add_str(o, "address", p ? port_conf(p)->peer_address : "");
+			pr->ping_to_json(pp, o);
+			json_object_array_add(jx_array_at(v->rec, IR_PINGS), o);
+			snprintf(note, sizeof(note), "%u/%u replies", r->received, r->sent);
+			inv_step_end(v, v->ping_step[i], r->received ? "ok" : "no-reply", note);
+		}
+	inv_finish_one(v);
+}
+
+void inv_threads_second(struct loop_timer *t, void *arg)
+{
+	struct inv *v = arg;
+	const struct forensic_probes *pr = v->F->pr;
+	struct json_object *arr = jx_array_at(v->rec, IR_THREADS);
+
+	(void)t;
+	loop_timer_set(v->timer, 0, 0);
+	for (unsigned i = 0; i < v->npids; i++) {
+		struct probe_threads_snap second;
+		struct json_object *o = json_object_new_object();
+		char err[256];
+		int ok = pr->threads_snapshot(v->pids[i], &second, err, sizeof(err)) == 0;
+
+		pr->threads_to_json(&v->th1[i], ok ? &second : NULL, o);
+		if (!ok)
+			jx_add_str(o, "second_error", err);
+		json_object_array_add(arr, o);
+		if (ok)
+			pr->threads_free(&second);
+		pr->threads_free(&v->th1[i]);
+	}
+	inv_step_end(v, v->th_step, v->npids ? "ok" : "none", v->npids ? NULL :
+		 "no process found for the stalled flows");
+	inv_finish_one(v);
+}
+
+static void exec_done(struct probe_exec *pe, void *arg)
+{
+	struct inv *v = arg;
+	const struct forensic_probes *pr = v->F->pr;
+
+	for (unsigned i = 0; i < v->nexec; i++)
+		if (v->exec[i] == pe) {
+			const struct probe_exec_result *r = pr->exec_result(pe);
+			struct json_object *o = json_object_new_object();
+
+			pr->exec_to_json(pe, o);
+			json_object_array_add(jx_array_at(v->rec, IR_PROBES), o);
+			inv_step_end(v, v->exec_step[i], r->not_found ? "skipped" : r->timed_out ?
+				 "timeout" : r->exited && r->status == 0 ? "ok" : "failed",
+				 r->not_found ? "command not found" : NULL);
+			pr->exec_free(pe);
+			v->exec[i] = NULL;
+		}
+	if (v->exec_left)
+		v->exec_left--;
+}
+
+static void start_threads(struct inv *v)
+{
+	const struct forensic_probes *pr = v->F->pr;
+	struct stall_owner own[MAXOWN];
+	struct incident *inc = stall_incident(v->F->stall, v->incident_id);
+	size_t n = inc && v->incident_id ? stall_incident_owners(v->F->stall, inc, own, MAXOWN) : 0;
+	char err[256];
+
+	/* engine threads: owners of the stalled connections, both ends */
+	v->th_step = inv_step_begin(v, "threads", NULL);
+	for (size_t i = 0; i < n && v->npids < MAXOWN; i++) {
+		int pid = own[i].pid, dup = 0;
+		char comm[64];
+
+		if (!pid && own[i].inode &&
+		    pr->inode_owner(own[i].inode, &pid, comm, sizeof(comm)) < 0)
+			continue;
+		for (unsigned j = 0; j < v->npids; j++)
+			dup |= v->pids[j] == pid;
+		if (!pid || dup)
+			continue;
+		if (pr->threads_snapshot(pid, &v->th1[v->npids], err, sizeof(err)) == 0)
+			v->pids[v->npids++] = pid;
+		else
+			log_debug("investigation %" PRIu64 ": threads of %d: %s", v->id, pid, err);
+	}
+	v->pending++;
+	loop_timer_set(v->timer, THREAD_GAP_NS, 0);
+}
+
+/* External probes, in their port's namespace; not waited for. */
+static void start_exec(struct inv *v)
+{
+	const struct conf *c = v->F->c;
+	char err[256];
+
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = inv_port(v, i);
+		const struct port_conf *pc = p ? port_conf(p) : NULL;
+
+		for (unsigned k = 0; pc && k < pc->nprobe && v->nexec < MAXEXEC; k++) {
+			char **argv = NULL;
+			int idx = (int)v->nexec;
+
+			v->exec_step[idx] = inv_step_begin(v, "probe", v->ports[i]);
+			if (probe_exec_split(pc->probe[k], &argv, err, sizeof(err)) < 0) {
+				inv_step_end(v, v->exec_step[idx], "failed", err);
+				continue;
+			}
+			v->exec[idx] = v->F->pr->exec_start(v->F->loop, (const char *const *)argv,
+							    port_nsfd(p), c->probe_timeout_ns,
+							    64 * 1024, exec_done, v, err, sizeof(err));
+			probe_exec_argv_free(argv);
+			if (!v->exec[idx]) {
+				inv_step_end(v, v->exec_step[idx], "failed", err);
+				continue;
+			}
+			v->nexec++;
+			v->exec_left++;
+		}
+	}
+}
+
+void inv_start_observe(struct inv *v)
+{
+	const struct conf *c = v->F->c;
+	char err[256];
+
+	/* fast observation window */
+	v->pending = 1;
+	v->win_start = loop_mono_ns();
+	v->win_end = v->win_start + c->observe_ns;
+	v->win_step = inv_step_begin(v, "observe", NULL);
+	for (unsigned i = 0; i < v->nports; i++)
+		v->series[i] = json_object_new_array();
+	loop_timer_set(v->tick, c->observe_every_ns, c->observe_every_ns);
+
+	/* kernel pings each way */
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = inv_port(v, i);
+
+		if (!p || !port_conf(p)->peer_address[0] || !c->ping_count)
+			continue;
+		v->ping_step[i] = inv_step_begin(v, "ping", v->ports[i]);
+		v->ping[i] = v->F->pr->ping_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
+						  port_conf(p)->peer_address, c->ping_count,
+						  c->observe_ns / (c->ping_count + 1),
+						  c->observe_ns, ping_done, v, err, sizeof(err));
+		if (v->ping[i])
+			v->pending++;
+		else
+			inv_step_end(v, v->ping_step[i], "failed", err);
+	}
+	start_threads(v);
+	start_exec(v);
+}
+
+/* "(tcp and host A and port P and host B and port Q) or ... or icmp" */
+static void capture_filter(struct inv *v, char *buf, size_t len)
+{
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+	struct json_object *ij = inc ? incident_json(inc, loop_mono_ns()) : NULL;
+	struct json_object *fl = jx_arr(ij, "flows");
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < jx_len(fl) && off < len - 200; i++) {
+		const char *t = jx_str(json_object_array_get_idx(fl, i), "tuple");
+		char proto[8], a[80], b[80], *pa, *pb;
+
+		if (!t || sscanf(t, "%7s %79s -> %79s", proto, a, b) != 3)
+			continue;
+		pa = strrchr(a, ':');
+		pb = strrchr(b, ':');
+		if (!pa || !pb || (strcmp(proto, "tcp") && strcmp(proto, "udp")))
+			continue;
+		*pa++ = 0;
+		*pb++ = 0;
+		off += (size_t)snprintf(buf + off, len - off,
+			"(%s and host %s and port %s and host %s and port %s) or ", proto,
+			a[0] == '[' ? a + 1 : a, pa, b[0] == '[' ? b + 1 : b, pb);
+	}
+	json_object_put(ij);
+	for (char *q = buf; (q = strchr(q, ']')); )
+		memmove(q, q + 1, strlen(q));
+	snprintf(buf + off, len - off, "icmp or icmp6");
+}
+
+static void cap_done(struct probe_cap *pc, void *arg)
+{
+	struct inv *v = arg;
+	const struct forensic_probes *pr = v->F->pr;
+
+	for (unsigned i = 0; i < v->nports; i++)
+		if (v->cap[i] == pc) {
+			const struct probe_cap_result *r = pr->cap_result(pc);
+			struct json_object *o = json_object_new_object();
+			char note[128];
+
+			jx_add_str(o, "port", v->ports[i]);
+			pr->cap_to_json(pc, o);
+			if (v->npcap < MAXP * 2 && r->path[0])
+				util_strlcpy(v->pcap[v->npcap++], r->path, sizeof(v->pcap[0]));
+			json_object_array_add(jx_array_at(v->rec, IR_CAPTURES), o);
+			snprintf(note, sizeof(note), "%u frames, %s%s", r->packets,
+				 r->stop_reason, r->promisc_requested ? (r->transition ?
+				 ", promiscuous transition" : ", no promiscuous transition") : "");
+			inv_step_end(v, v->cap_step[i], r->error[0] ? "failed" : "ok",
+				 r->error[0] ? r->error : note);
+			pr->cap_free(pc);
+			v->cap[i] = NULL;
+		}
+	inv_finish_one(v);
+}
+
+void inv_start_captures(struct inv *v, int promisc)
+{
+	const struct conf *c = v->F->c;
+	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256];
+
+	capture_filter(v, filter, sizeof(filter));
+	snprintf(dir, sizeof(dir), "%s/work", c->state_dir);
+	mkdir(c->state_dir, 0750);
+	mkdir(dir, 0750);
+	v->action_ns[promisc ? 1 : 0] = loop_mono_ns();
+	v->pending = 1;         /* released below, after every start */
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct port *p = inv_port(v, i);
+
+		if (!p || port_state(p) != PORT_UP || !port_conf(p)->ifname[0])
+			continue;
+		if (promisc && !port_conf(p)->promisc_capture)
+			continue;
+		v->cap_step[i] = inv_step_begin(v, promisc ? "capture-promisc" : "capture", v->ports[i]);
+		snprintf(path, sizeof(path), "%s/inv%" PRIu64 "-%s-%s.pcap", dir, v->id,
+			 v->ports[i], promisc ? "promisc" : "plain");
+		v->cap[i] = v->F->pr->cap_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
+						filter, promisc, c->snaplen, c->capture_ns, 10000,
+						8u << 20, path, cap_done, v, err, sizeof(err));
+		if (v->cap[i])
+			v->pending++;
+		else
+			inv_step_end(v, v->cap_step[i], "failed", err);
+	}
+	inv_finish_one(v);
+}
+

@@ -1,0 +1,39 @@
+/* record: the keys of an investigation record (`nicstallctl -j incident
+ * show`, record.json in a bundle; nicstall-bundle(5)), written by the
+ * forensic sequence and read by the facts builder and the bundle writer. */
+#ifndef NICSTALL_RECORD_H
+#define NICSTALL_RECORD_H
+
+#define IR_ID             "id"
+#define IR_INCIDENT       "incident"       /* the incident's JSON at the end */
+#define IR_INCIDENT_ID    "incident_id"
+#define IR_TRIGGER        "trigger"        /* "stall" | "manual" */
+#define IR_PORT           "port"
+#define IR_OPENED_MONO    "opened_mono_ns"
+#define IR_OPENED_REAL    "opened_real_ns"
+#define IR_STATE          "state"          /* "running" | "complete" */
+#define IR_PHASE          "phase"
+#define IR_STEPS          "steps"
+#define IR_SNAPSHOT       "snapshot"       /* {PORT: {state, counters, link, neighbours}, flows} */
+#define IR_SNAPSHOT_AFTER "snapshot_after"
+#define IR_WINDOW         "window"         /* {span_s, samples, PORT: {deltas, series}} */
+#define IR_PINGS          "pings"
+#define IR_THREADS        "threads"
+#define IR_PROBES         "probes"
+#define IR_CAPTURES       "captures"
+#define IR_REPROGRAMS     "reprograms"
+#define IR_JOURNAL        "journal"
+#define IR_RELEASE        "release"        /* {released, action, after_ms} */
+#define IR_FACTS          "facts"
+#define IR_VERDICT        "verdict"
+#define IR_BUNDLE         "bundle"
+#define IR_BUNDLE_ERROR   "bundle_error"
+
+/* snapshot.PORT */
+#define IR_S_STATE        "state"
+#define IR_S_COUNTERS     "counters"
+#define IR_S_LINK         "link"
+#define IR_S_NEIGHBOURS   "neighbours"
+#define IR_S_FLOWS        "flows"
+
+#endif
