@@ -1,0 +1,235 @@
+/* Unit tests: investigation record -> facts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coretest.h"
+#include "daemon/conf.h"
+#include "daemon/facts.h"
+#include "daemon/port.h"
+#include "daemon/ports.h"
+#include "daemon/record.h"
+#include "lib/json.h"
+#include "lib/loop.h"
+#include "rules/facts.h"
+
+struct fix {
+	char *dir;
+	struct loop *l;
+	struct ports *ps;
+	struct conf *c;
+};
+
+static void counters(struct fix *x, uint64_t phy, uint64_t vport)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets_phy: %llu\n"
+		 "     rx_vport_unicast_packets: %llu\n", (unsigned long long)phy,
+		 (unsigned long long)vport);
+	coretest_write(x->dir, "a.txt", text);
+}
+
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	char text[512];
+
+	x->dir = coretest_tmpdir();
+	x->l = loop_new();
+	x->ps = ports_new(x->l, "");
+	snprintf(text, sizeof(text), "[daemon]\nhorizon = 120s\n[port a]\nstats_file = %s/a.txt\n"
+		 "profile = mlx5\n", x->dir);
+	x->c = coretest_conf(text);
+	ports_apply(x->ps, x->c, 0);
+	/* 10 healthy seconds: 100 frames/s at the port and the vport, then
+	 * from 9 s the port counts 20 frames the vport never sees */
+	for (uint64_t s = 1; s <= 10; s++) {
+		counters(x, s * 100 + (s > 8 ? (s - 8) * 20 : 0), s * 100);
+		ports_sample(x->ps, s * SEC, s * SEC);
+	}
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	ports_free(x->ps);
+	conf_free(x->c);
+	loop_free(x->l);
+	coretest_rmdir(x->dir);
+	free(x);
+	return 0;
+}
+
+static struct json_object *record(struct fix *x)
+{
+	struct json_object *r = json_object_new_object(), *snap = json_object_new_object();
+	struct json_object *pa = json_object_new_object(), *inc = json_object_new_object();
+	struct json_object *fl = json_object_new_array(), *f1 = json_object_new_object();
+	struct json_object *f2 = json_object_new_object(), *win = json_object_new_object();
+	struct json_object *wa = json_object_new_object(), *wd = json_object_new_object();
+	struct json_object *wt = json_object_new_object();
+
+	counters(x, 1100, 1000);        /* at the snapshot, 10.5 s */
+	port_sample(ports_find(x->ps, "a"), 10 * SEC + 500 * MS, 0, 0);
+	jx_add_str(r, IR_PORT, "a");
+	jx_add_u64(r, IR_OPENED_MONO, 10 * SEC + 500 * MS);
+	json_object_object_add(pa, IR_S_COUNTERS, port_counters_json(ports_find(x->ps, "a"), 1));
+	json_object_object_add(snap, "a", pa);
+	json_object_object_add(r, IR_SNAPSHOT, snap);
+	/* a kernel TCP flow with unsent bytes behind unacknowledged ones, and
+	 * an engine flow holding unread bytes */
+	jx_add_str(f1, "tuple", "tcp 10.0.0.1:1 -> 10.0.0.2:2");
+	jx_add_str(f1, "source", "sock");
+	jx_add_u64(f1, "stalled_at_mono_ns", 8 * SEC + 500 * MS);
+	jx_add_u64(f1, "unsent", 300);
+	jx_add_u64(f1, "inflight", 100);
+	jx_add_str(f2, "tuple", "tcp 10.0.0.1:3 -> 10.0.0.2:4");
+	jx_add_str(f2, "source", "engine");
+	jx_add_u64(f2, "stalled_at_mono_ns", 9 * SEC);
+	jx_add_u64(f2, "unread", 64);
+	json_object_array_add(fl, f1);
+	json_object_array_add(fl, f2);
+	json_object_object_add(inc, "flows", fl);
+	jx_add_int(inc, "siblings_progressing", 30);
+	json_object_object_add(r, IR_INCIDENT, inc);
+	jx_add_u64(wt, "rx_packets_phy", 8);
+	jx_add_u64(wt, "rx_vport_unicast_packets", 0);
+	json_object_object_add(wd, "text", wt);
+	json_object_object_add(wa, "deltas", wd);
+	json_object_object_add(win, "a", wa);
+	jx_add_double(win, "span_s", 0.4);
+	json_object_object_add(r, IR_WINDOW, win);
+	return r;
+}
+
+static void facts_build__recorded_port__stall_baseline_and_window(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = record(x), *f = facts_build(x->ps, r);
+	struct json_object *pa = jx_get(jx_get(f, FK_PORTS), "a");
+	struct json_object *st = jx_get(jx_get(pa, FK_PER_STALL), FK_COUNTERS);
+	struct json_object *bl = jx_get(jx_get(pa, FK_PER_BASELINE), FK_COUNTERS);
+	struct json_object *wn = jx_get(jx_get(pa, FK_PER_WINDOW), FK_COUNTERS);
+
+	assert_int_equal(jx_u64(f, FK_SCHEMA), FACTS_SCHEMA);
+	assert_string_equal(jx_str(f, FK_PORT), "a");
+	assert_string_equal(jx_str(pa, FK_P_PROFILE), "mlx5");
+	/* the stall began at 8.5 s (the first flow's wait): from the 8 s
+	 * sample to the snapshot */
+	assert_int_equal(jx_u64(st, "rx_packets_phy"), 1100 - 800);
+	assert_int_equal(jx_u64(st, "rx_vport_unicast_packets"), 1000 - 800);
+	assert_true(jx_double(jx_get(pa, FK_PER_STALL), FK_SPAN_S, 0) == 2.5);
+	/* the healthy minute before it: 1 s .. 8 s, no gap */
+	assert_int_equal(jx_u64(bl, "rx_packets_phy"), 700);
+	assert_int_equal(jx_u64(bl, "rx_vport_unicast_packets"), 700);
+	assert_true(jx_double(jx_get(pa, FK_PER_BASELINE), FK_SPAN_S, 0) == 7.0);
+	assert_int_equal(jx_u64(wn, "rx_packets_phy"), 8);
+	json_object_put(f);
+	json_object_put(r);
+}
+
+static void facts_build__flows__held_bytes_without_kernel_inflight(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = record(x), *f = facts_build(x->ps, r);
+	struct json_object *fl = jx_get(f, FK_FLOWS), *h = jx_get(fl, FK_F_HELD);
+
+	assert_int_equal(jx_u64(fl, FK_F_STALLED), 2);
+	assert_int_equal(jx_u64(fl, FK_F_PROGRESSING), 30);
+	/* unsent bytes waiting behind unacknowledged ones wait for the
+	 * network, not for the engine */
+	assert_int_equal(jx_u64(h, FK_H_UNSENT), 0);
+	assert_int_equal(jx_u64(h, FK_H_UNREAD), 64);
+	assert_int_equal(jx_len(jx_arr(fl, FK_F_LIST)), 2);
+	assert_true(jx_double(json_object_array_get_idx(jx_arr(fl, FK_F_LIST), 0),
+			      FK_FL_WAITED_MS, 0) == 2000.0);
+	json_object_put(f);
+	json_object_put(r);
+}
+
+static void facts_build__threads_pings_captures__second_reading_used(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = record(x), *th = json_object_new_array(), *pr = json_object_new_object();
+	struct json_object *ts = json_object_new_array(), *t = json_object_new_object();
+	struct json_object *first = json_object_new_object(), *second = json_object_new_object();
+	struct json_object *stack = json_object_new_array(), *pings = json_object_new_array();
+	struct json_object *pg = json_object_new_object(), *caps = json_object_new_array();
+	struct json_object *cp = json_object_new_object(), *f, *e;
+
+	jx_add_str(first, "state", "R");
+	jx_add_str(second, "state", "S");
+	jx_add_str(second, "wchan", "futex_wait_queue");
+	json_object_array_add(stack, json_object_new_string("futex_wait+0x1"));
+	json_object_array_add(stack, json_object_new_string("do_futex+0x2"));
+	json_object_object_add(second, "stack", stack);
+	json_object_object_add(t, "first", first);
+	json_object_object_add(t, "second", second);
+	jx_add_int(t, "tid", 43);
+	jx_add_double(t, "voluntary_switches_per_s", 900);
+	json_object_array_add(ts, t);
+	json_object_object_add(pr, "threads", ts);
+	jx_add_int(pr, "pid", 42);
+	json_object_array_add(th, pr);
+	json_object_object_add(r, IR_THREADS, th);
+	jx_add_str(pg, "from", "a");
+	jx_add_int(pg, "sent", 5);
+	jx_add_int(pg, "received", 5);
+	json_object_array_add(pings, pg);
+	json_object_object_add(r, IR_PINGS, pings);
+	jx_add_str(cp, "port", "a");
+	jx_add_bool(cp, "promisc_requested", 1);
+	jx_add_int(cp, "packets", 0);
+	jx_add_bool(cp, "transition", 1);
+	json_object_array_add(caps, cp);
+	json_object_object_add(r, IR_CAPTURES, caps);
+	f = facts_build(x->ps, r);
+	e = json_object_array_get_idx(jx_arr(f, FK_THREADS), 0);
+	assert_string_equal(jx_str(e, FK_T_STATE), "S");
+	assert_string_equal(jx_str(e, FK_T_STACK), "futex_wait+0x1\ndo_futex+0x2\n");
+	assert_int_equal(jx_u64(e, FK_T_PID), 42);
+	assert_true(jx_double(e, FK_T_VCSW_RATE, 0) == 900);
+	assert_int_equal(jx_u64(json_object_array_get_idx(jx_arr(f, FK_PINGS), 0), FK_PG_RECEIVED), 5);
+	e = json_object_array_get_idx(jx_arr(f, FK_CAPTURES), 0);
+	assert_true(jx_bool(e, FK_C_PROMISC));
+	assert_true(jx_bool(e, FK_C_TRANSITION));
+	json_object_put(f);
+	json_object_put(r);
+}
+
+static void facts_build__hostile_record__no_crash_and_no_port(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = json_tokener_parse(
+		"{\"port\": 7, \"snapshot\": [1, 2], \"incident\": {\"flows\": \"x\"},"
+		" \"threads\": {\"a\": 1}, \"pings\": 3, \"captures\": [null, 5],"
+		" \"window\": {\"a\": {\"deltas\": [1]}}}");
+	struct json_object *f = facts_build(x->ps, r);
+
+	assert_non_null(f);
+	assert_string_equal(jx_str(f, FK_PORT), "");
+	assert_int_equal(json_object_object_length(jx_get(f, FK_PORTS)), 0);
+	json_object_put(f);
+	json_object_put(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(facts_build__recorded_port__stall_baseline_and_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__flows__held_bytes_without_kernel_inflight, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__threads_pings_captures__second_reading_used, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__hostile_record__no_crash_and_no_port, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

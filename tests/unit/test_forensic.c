@@ -1,0 +1,466 @@
+/* Unit tests: the forensic phase machine, with fake probes. The real
+ * detector, ports (recorded text), facts, rules and bundle writer run; the
+ * probes (ping, capture, threads, journal, reprogram) are fakes that finish
+ * from the loop after a few ms and can release the stalled flow, so each
+ * test decides which action releases it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle/bundle.h"
+#include "coretest.h"
+#include "nstest.h"
+#include "daemon/conf.h"
+#include "daemon/forensic.h"
+#include "daemon/incident.h"
+#include "daemon/ports.h"
+#include "daemon/stall.h"
+#include "lib/json.h"
+#include "lib/loop.h"
+#include "probes/probe_cap.h"
+#include "probes/probe_exec.h"
+#include "probes/probe_ping.h"
+#include "probes/probe_threads.h"
+#include "rules/rules.h"
+
+enum { REL_NONE, REL_CAPTURE, REL_PROMISC, REL_REPROGRAM };
+
+struct fix {
+	char *dir;
+	int nsfd;               /* the ports' namespace: a veth pair eth-a/eth-b */
+	struct loop *l;
+	struct ports *ps;
+	struct conf *c;
+	struct stall *st;
+	struct forensics *F;
+	struct rules *rules;
+	int release_by;         /* which action frees the stalled flow */
+	unsigned reprograms;    /* calls of the fake reprogram, per port ifname */
+	char reprogrammed[4][16];
+	uint64_t tx;            /* the stalled session's counters */
+};
+static struct fix *X;
+
+/* ---- the stalled flow: session 1 of port a ---- */
+
+static void observe_flow(uint64_t rx)
+{
+	struct flow_obs o = coretest_engine_obs(40001, 1, X->tx, rx, 4242);
+
+	stall_observe(X->st, &o, "a", loop_mono_ns());
+}
+
+static void release(void)
+{
+	observe_flow(X->tx);    /* the reply came */
+}
+
+/* ---- fakes: each completes from a timer ---- */
+
+struct probe_ping {
+	struct loop_timer *t;
+	void (*done)(struct probe_ping *, void *);
+	void *arg;
+	struct probe_ping_result r;
+};
+
+static void ping_fire(struct loop_timer *t, void *arg)
+{
+	struct probe_ping *p = arg;
+
+	loop_timer_set(t, 0, 0);
+	p->r.sent = p->r.received = 2;
+	p->done(p, p->arg);
+}
+
+static struct probe_ping *f_ping_start(struct loop *l, int nsfd, const char *ifname,
+				       const char *dst, unsigned count, uint64_t interval_ns,
+				       uint64_t timeout_ns, void (*done)(struct probe_ping *, void *),
+				       void *arg, char *err, size_t errlen)
+{
+	struct probe_ping *p = calloc(1, sizeof(*p));
+
+	(void)nsfd; (void)ifname; (void)dst; (void)count; (void)interval_ns;
+	(void)timeout_ns; (void)err; (void)errlen;
+	p->done = done;
+	p->arg = arg;
+	p->t = loop_timer_new(l, ping_fire, p);
+	loop_timer_set(p->t, 20 * MS, 0);
+	return p;
+}
+static const struct probe_ping_result *f_ping_result(const struct probe_ping *p) { return &p->r; }
+static int f_ping_to_json(const struct probe_ping *p, struct json_object *o)
+{
+	jx_add_int(o, "sent", p->r.sent);
+	jx_add_int(o, "received", p->r.received);
+	return 0;
+}
+static void f_ping_free(struct probe_ping *p)
+{
+	if (p) {
+		loop_timer_free(p->t);
+		free(p);
+	}
+}
+
+struct probe_cap {
+	struct loop_timer *t;
+	void (*done)(struct probe_cap *, void *);
+	void *arg;
+	struct probe_cap_result r;
+};
+
+static void cap_fire(struct loop_timer *t, void *arg)
+{
+	struct probe_cap *c = arg;
+
+	loop_timer_set(t, 0, 0);
+	c->r.end_ns = loop_mono_ns();
+	snprintf(c->r.stop_reason, sizeof(c->r.stop_reason), "duration");
+	if ((X->release_by == REL_CAPTURE && !c->r.promisc_requested) ||
+	    (X->release_by == REL_PROMISC && c->r.promisc_requested))
+		release();
+	c->done(c, c->arg);
+}
+
+static struct probe_cap *f_cap_start(struct loop *l, int nsfd, const char *ifname,
+				     const char *filter, int promisc, unsigned snaplen,
+				     uint64_t duration_ns, unsigned max_packets, uint64_t max_bytes,
+				     const char *path, void (*done)(struct probe_cap *, void *),
+				     void *arg, char *err, size_t errlen)
+{
+	struct probe_cap *c = calloc(1, sizeof(*c));
+	FILE *f = fopen(path, "w");
+
+	(void)nsfd; (void)ifname; (void)snaplen; (void)duration_ns; (void)max_packets;
+	(void)max_bytes; (void)err; (void)errlen;
+	assert_non_null(strstr(filter, "port 40001"));
+	assert_non_null(f);
+	fputs("pcap", f);
+	fclose(f);
+	c->done = done;
+	c->arg = arg;
+	c->r.promisc_requested = promisc;
+	c->r.transition = promisc;
+	c->r.start_ns = loop_mono_ns();
+	snprintf(c->r.path, sizeof(c->r.path), "%s", path);
+	c->t = loop_timer_new(l, cap_fire, c);
+	loop_timer_set(c->t, 10 * MS, 0);
+	return c;
+}
+static const struct probe_cap_result *f_cap_result(const struct probe_cap *c) { return &c->r; }
+static int f_cap_to_json(const struct probe_cap *c, struct json_object *o)
+{
+	jx_add_bool(o, "promisc_requested", c->r.promisc_requested);
+	jx_add_bool(o, "transition", c->r.transition);
+	jx_add_int(o, "packets", 0);
+	return 0;
+}
+static void f_cap_free(struct probe_cap *c)
+{
+	if (c) {
+		loop_timer_free(c->t);
+		free(c);
+	}
+}
+
+static struct probe_exec *f_exec_start(struct loop *l, const char *const *argv, int nsfd,
+				       uint64_t timeout_ns, size_t max_output,
+				       void (*done)(struct probe_exec *, void *), void *arg,
+				       char *err, size_t errlen)
+{
+	(void)l; (void)argv; (void)nsfd; (void)timeout_ns; (void)max_output; (void)done;
+	(void)arg;
+	snprintf(err, errlen, "not in this test");
+	return NULL;
+}
+static const struct probe_exec_result *f_exec_result(const struct probe_exec *p) { (void)p; return NULL; }
+static int f_exec_to_json(const struct probe_exec *p, struct json_object *o) { (void)p; (void)o; return 0; }
+static void f_exec_free(struct probe_exec *p) { (void)p; }
+
+static int f_threads_snapshot(pid_t pid, struct probe_threads_snap *out, char *err, size_t errlen)
+{
+	(void)err; (void)errlen;
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	return 0;
+}
+static int f_threads_to_json(const struct probe_threads_snap *a, const struct probe_threads_snap *b,
+			     struct json_object *o)
+{
+	jx_add_int(o, "pid", a->pid);
+	jx_add_bool(o, "second", b != NULL);
+	return 0;
+}
+static void f_threads_free(struct probe_threads_snap *s) { (void)s; }
+static int f_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen)
+{
+	(void)inode; (void)pid; (void)comm; (void)commlen;
+	return -2;
+}
+static int f_journal(const char *dir, uint64_t from, uint64_t to, const char *const *m, size_t me,
+		     size_t mb, struct json_object **out, char *err, size_t errlen)
+{
+	(void)dir; (void)from; (void)to; (void)m; (void)me; (void)mb; (void)err; (void)errlen;
+	*out = json_object_new_object();
+	jx_add_bool(*out, "available", 0);
+	return 0;
+}
+static int f_reprogram(int nsfd, const char *ifname, struct json_object *o, char *err, size_t errlen)
+{
+	(void)nsfd; (void)err; (void)errlen;
+	if (X->reprograms < 4)
+		snprintf(X->reprogrammed[X->reprograms], 16, "%s", ifname);
+	X->reprograms++;
+	jx_add_str(o, "sequence", "promisc on then off");
+	if (X->release_by == REL_REPROGRAM)
+		release();
+	return 0;
+}
+
+static const struct forensic_probes fakes = {
+	f_ping_start, f_ping_result, f_ping_to_json, f_ping_free,
+	f_cap_start, f_cap_result, f_cap_to_json, f_cap_free,
+	f_exec_start, f_exec_result, f_exec_to_json, f_exec_free,
+	f_threads_snapshot, f_threads_to_json, f_threads_free, f_inode_owner,
+	f_journal, f_reprogram,
+};
+
+/* ---- fixture ---- */
+
+static const char *rule_text =
+	"rule stuck {\n"
+	"    verdict stuck\n"
+	"    require flows.stalled >= 1\n"
+	"    explain \"{flows.stalled} flow(s) stalled\"\n"
+	"}\n";
+
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	const char *names[] = { "90-test.rules" }, *texts[] = { rule_text };
+	char text[2048], err[256];
+
+	X = x;
+	x->dir = coretest_tmpdir();
+	x->nsfd = nstest_make_netns();
+	assert_true(x->nsfd >= 0);
+	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
+				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
+				   (int)getpid(), x->nsfd), 0);
+	x->l = loop_new();
+	x->ps = ports_new(x->l, "");
+	coretest_write(x->dir, "a.txt", "NIC statistics:\n     rx_packets: 1\n");
+	coretest_write(x->dir, "b.txt", "NIC statistics:\n     rx_packets: 2\n");
+	snprintf(text, sizeof(text),
+		 "[daemon]\nstate_dir = %s/state\nobserve_window = 50ms\nobserve_interval = 10ms\n"
+		 "capture_time = 10ms\nrelease_wait = 100ms\nping_count = 2\n"
+		 "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\nnetns = /proc/%d/fd/%d\n"
+		 "peer = b\npeer_address = 10.0.0.2\nrecover = reprogram\ntrack = none\n"
+		 "[port b]\nstats_file = %s/b.txt\ninterface = eth-b\nnetns = /proc/%d/fd/%d\n"
+		 "peer = a\ntrack = none\n",
+		 x->dir, x->dir, (int)getpid(), x->nsfd, x->dir, (int)getpid(), x->nsfd);
+	x->c = coretest_conf(text);
+	assert_int_equal(mkdir(x->c->state_dir, 0750), 0);
+	ports_apply(x->ps, x->c, 0);
+	x->st = stall_new(x->l, x->ps, x->c, err, sizeof(err));
+	x->F = forensic_new(x->l, x->ps, x->st, x->c, &fakes);
+	assert_int_equal(rules_load_texts(names, texts, 1, &x->rules, NULL, NULL), 0);
+	forensic_set_rules(x->F, x->rules);
+	stall_set_hook(x->st, forensic_on_incident, x->F);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	forensic_free(x->F);
+	stall_free(x->st);
+	ports_free(x->ps);
+	rules_free(x->rules);
+	conf_free(x->c);
+	loop_free(x->l);
+	coretest_rmdir(x->dir);
+	close(x->nsfd);
+	free(x);
+	X = NULL;
+	return 0;
+}
+
+/* Open an incident on port a (the interfaces are recorded text: the ports
+ * are up without a live link, which is all the phases need). */
+static void stall_now(struct fix *x)
+{
+	x->tx = 5;
+	observe_flow(5);
+	x->tx = 6;
+	for (int i = 0; i < 6; i++) {
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+		nanosleep(&ts, NULL);
+		observe_flow(5);
+	}
+	assert_non_null(stall_incident(x->st, 0));
+}
+
+static void watch(struct loop_timer *t, void *arg)
+{
+	struct json_object *r = forensic_record(X->F, 0);
+
+	(void)t;
+	(void)arg;
+	if (r && !strcmp(jx_text(r, "state"), "complete"))
+		loop_stop(X->l);
+	else if (X->release_by != REL_NONE && X->tx)
+		observe_flow(X->tx - 1);        /* still waiting: keep it seen */
+	json_object_put(r);
+}
+
+static struct json_object *run(struct fix *x)
+{
+	struct loop_timer *t = loop_timer_new(x->l, watch, NULL);
+	struct json_object *r;
+
+	loop_timer_set(t, 5 * MS, 5 * MS);
+	stall_now(x);
+	loop_run(x->l);
+	loop_timer_free(t);
+	r = forensic_record(x->F, 0);
+	assert_non_null(r);
+	assert_string_equal(jx_text(r, "state"), "complete");
+	return r;
+}
+
+/* "name@port" of every step, in order. */
+static void steps(struct json_object *r, char *buf, size_t len)
+{
+	struct json_object *s = jx_arr(r, "steps");
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < jx_len(s) && off < len; i++) {
+		struct json_object *e = json_object_array_get_idx(s, i);
+
+		off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s", i ? " " : "",
+					jx_text(e, "step"), jx_str(e, "port") ? "@" : "",
+					jx_text(e, "port"));
+	}
+}
+
+static void forensic__released_by_reprogram__every_step_then_reprogram_named(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *m = NULL;
+	char buf[1024], err[256];
+	const char *bundle;
+
+	x->release_by = REL_REPROGRAM;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_string_equal(buf, "snapshot observe ping@a threads capture@a capture@b "
+			    "capture-promisc@a capture-promisc@b reprogram@a snapshot-after journal");
+	/* only the port whose policy allows it */
+	assert_int_equal(x->reprograms, 1);
+	assert_string_equal(x->reprogrammed[0], "eth-a");
+	assert_true(jx_bool(jx_get(r, "release"), "released"));
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "reprogram");
+	assert_string_equal(jx_str(jx_get(r, "verdict"), "verdict"), "stuck");
+	/* the engine's process was read twice */
+	assert_int_equal(jx_u64(json_object_array_get_idx(jx_arr(r, "threads"), 0), "pid"), 4242);
+	bundle = jx_str(r, "bundle");
+	assert_non_null(bundle);
+	assert_int_equal(bundle_verify(bundle, &m, err, sizeof(err)), 0);
+	assert_string_equal(jx_str(jx_get(m, "verdict"), "verdict"), "stuck");
+	json_object_put(m);
+	json_object_put(r);
+}
+
+static void forensic__released_by_promiscuous_capture__no_reprogram(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r;
+	char buf[1024];
+
+	x->release_by = REL_PROMISC;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_null(strstr(buf, "reprogram"));
+	assert_int_equal(x->reprograms, 0);
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "promisc-capture");
+	json_object_put(r);
+}
+
+static void forensic__released_by_plain_capture__no_promiscuous_step(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r;
+	char buf[1024];
+
+	x->release_by = REL_CAPTURE;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_null(strstr(buf, "capture-promisc"));
+	assert_null(strstr(buf, "reprogram"));
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "capture");
+	json_object_put(r);
+}
+
+static void forensic__never_released__reprogrammed_and_reported_not_released(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r;
+
+	x->release_by = REL_NONE;
+	r = run(x);
+	assert_int_equal(x->reprograms, 1);
+	assert_false(jx_bool(jx_get(r, "release"), "released"));
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "none");
+	/* a second reprogram within reprogram_interval is refused, whoever asks */
+	struct json_object *o = forensic_recover(x->F, "a");
+
+	assert_non_null(strstr(jx_text(o, "error"), "rate limit"));
+	json_object_put(o);
+	o = forensic_recover(x->F, "b");
+	assert_non_null(strstr(jx_text(o, "error"), "recover = reprogram is not set"));
+	json_object_put(o);
+	assert_int_equal(x->reprograms, 1);
+	json_object_put(r);
+}
+
+static void forensic_manual_bundle__no_incident__verdict_manual(void **state)
+{
+	struct fix *x = *state;
+	const char *ports[] = { "b" };
+	char path[4096], err[256];
+	struct json_object *m = NULL;
+
+	assert_int_equal(forensic_manual_bundle(x->F, ports, 1, path, sizeof(path), err,
+						sizeof(err)), 0);
+	assert_int_equal(bundle_verify(path, &m, err, sizeof(err)), 0);
+	assert_string_equal(jx_str(jx_get(m, "verdict"), "verdict"), "manual");
+	assert_string_equal(jx_str(m, "port"), "b");
+	json_object_put(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(forensic__released_by_reprogram__every_step_then_reprogram_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__released_by_promiscuous_capture__no_reprogram, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__released_by_plain_capture__no_promiscuous_step, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__never_released__reprogrammed_and_reported_not_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/* Unit tests: the stall detector (grouping, limits, release, owners). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coretest.h"
+#include "daemon/conf.h"
+#include "daemon/incident.h"
+#include "daemon/ports.h"
+#include "daemon/stall.h"
+#include "lib/json.h"
+#include "lib/loop.h"
+
+static const char *conf_text =
+	"[daemon]\n"
+	"stall_threshold = 200ms\n"
+	"incident_window = 5s\n"
+	"incident_cooldown = 10s\n"
+	"incident_timeout = 30s\n"
+	"[port a]\n"
+	"stats_file = /nonexistent/a\n"
+	"peer = b\n"
+	"track = none\n"
+	"stall_threshold = 100ms\n"
+	"[port b]\n"
+	"stats_file = /nonexistent/b\n"
+	"peer = a\n"
+	"track = none\n"
+	"[port c]\n"
+	"stats_file = /nonexistent/c\n"
+	"track = none\n";
+
+struct fix {
+	struct loop *l;
+	struct ports *ps;
+	struct conf *c;
+	struct stall *s;
+	struct { enum incident_event ev; uint64_t id; } ev[16];
+	unsigned nev;
+};
+
+static void hook(struct incident *inc, enum incident_event ev, void *arg)
+{
+	struct fix *x = arg;
+
+	if (x->nev < 16) {
+		x->ev[x->nev].ev = ev;
+		x->ev[x->nev].id = incident_id(inc);
+		x->nev++;
+	}
+}
+
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	char err[256];
+
+	x->l = loop_new();
+	x->ps = ports_new(x->l, "");
+	x->c = coretest_conf(conf_text);
+	x->s = stall_new(x->l, x->ps, x->c, err, sizeof(err));
+	assert_non_null(x->s);
+	stall_set_hook(x->s, hook, x);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	stall_free(x->s);
+	ports_free(x->ps);
+	conf_free(x->c);
+	loop_free(x->l);
+	free(x);
+	return 0;
+}
+
+/* Session sess on port: answered up to t0, then one request unanswered. */
+static void stall_flow(struct fix *x, const char *port, uint16_t sport, uint64_t sess,
+		       uint64_t t0, uint64_t t1, int pid)
+{
+	struct flow_obs o = coretest_engine_obs(sport, sess, 5, 5, pid);
+
+	stall_observe(x->s, &o, port, t0);
+	o.tx_msgs = 6;
+	for (uint64_t t = t0 + 50 * MS; t <= t1; t += 50 * MS)
+		stall_observe(x->s, &o, port, t);
+}
+
+static void stall_observe__both_ends_of_a_pair__one_incident(void **state)
+{
+	struct fix *x = *state;
+	struct incident *inc;
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	assert_int_equal(x->nev, 1);
+	assert_int_equal(x->ev[0].ev, INCIDENT_OPEN);
+	stall_flow(x, "b", 40002, 2, 2 * SEC, 2 * SEC + 300 * MS, 0);
+	assert_int_equal(x->nev, 2);
+	assert_int_equal(x->ev[1].ev, INCIDENT_JOIN);
+	assert_int_equal(x->ev[1].id, x->ev[0].id);
+	inc = stall_incident(x->s, 0);
+	assert_string_equal(incident_group(inc), "a+b");
+	assert_int_equal(incident_nflows(inc), 2);
+	/* a port outside the pair opens its own */
+	stall_flow(x, "c", 40003, 3, 2 * SEC, 2 * SEC + 400 * MS, 0);
+	assert_int_equal(x->nev, 3);
+	assert_int_equal(x->ev[2].ev, INCIDENT_OPEN);
+	assert_int_not_equal(x->ev[2].id, x->ev[0].id);
+}
+
+static void stall_observe__port_threshold__overrides_default(void **state)
+{
+	struct fix *x = *state;
+
+	/* port a: 100 ms; port c: the default 200 ms */
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 200 * MS, 0);
+	assert_int_equal(x->nev, 1);
+	stall_flow(x, "c", 40003, 3, 1 * SEC, 1 * SEC + 200 * MS, 0);
+	assert_int_equal(x->nev, 1);
+}
+
+static void stall_observe__after_window_within_cooldown__suppressed(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *j;
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	stall_flow(x, "a", 40002, 2, 7 * SEC, 7 * SEC + 300 * MS, 0);
+	assert_int_equal(x->nev, 1);            /* not joined, not opened */
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+	stall_flow(x, "a", 40003, 3, 12 * SEC, 12 * SEC + 300 * MS, 0);
+	assert_int_equal(x->nev, 2);
+	j = incident_json(stall_incident(x->s, 0), 13 * SEC);
+	assert_int_equal(jx_u64(j, "suppressed_before"), 1);
+	json_object_put(j);
+}
+
+static void stall_observe__reply_comes__incident_ends_released(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 6, 6, 0);
+	struct json_object *fl;
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	fl = stall_flows_json(x->s, "a", 1);
+	assert_int_equal(jx_len(fl), 1);
+	json_object_put(fl);
+	stall_observe(x->s, &o, "a", 2 * SEC);
+	assert_int_equal(x->nev, 2);
+	assert_int_equal(x->ev[1].ev, INCIDENT_END);
+	assert_true(incident_released(stall_incident(x->s, 0)));
+	fl = stall_flows_json(x->s, "a", 1);
+	assert_int_equal(jx_len(fl), 0);
+	json_object_put(fl);
+}
+
+static void stall_poll_end__flow_gone_or_timeout__ends_unreleased(void **state)
+{
+	struct fix *x = *state;
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	stall_poll_end(x->s, 2 * SEC);
+	assert_int_equal(x->nev, 1);
+	stall_poll_end(x->s, 4 * SEC);          /* unseen for > 2 s: closed */
+	assert_int_equal(x->nev, 2);
+	assert_int_equal(x->ev[1].ev, INCIDENT_END);
+	assert_true(incident_ended(stall_incident(x->s, 0)));
+	assert_false(incident_released(stall_incident(x->s, 0)));
+
+	stall_flow(x, "c", 40003, 3, 10 * SEC, 10 * SEC + 300 * MS, 0);
+	for (uint64_t t = 11 * SEC; t < 42 * SEC; t += 1 * SEC) {
+		struct flow_obs o = coretest_engine_obs(40003, 3, 6, 5, 0);
+
+		stall_observe(x->s, &o, "c", t);
+		stall_poll_end(x->s, t);
+	}
+	assert_int_equal(x->ev[x->nev - 1].ev, INCIDENT_END);    /* the 30 s timeout */
+	assert_false(incident_released(stall_incident(x->s, 0)));
+}
+
+static void stall_incident_owners__both_ends__both_pids(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 5, 5, 111), r;
+	struct stall_owner own[8];
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 111);
+	/* the server's end of the same connection, seen on port b */
+	r = o;
+	r.key.saddr = o.key.daddr;
+	r.key.daddr = o.key.saddr;
+	r.key.sport = o.key.dport;
+	r.key.dport = o.key.sport;
+	r.pid = 222;
+	stall_observe(x->s, &r, "b", 1 * SEC + 350 * MS);
+	assert_int_equal(stall_incident_owners(x->s, stall_incident(x->s, 0), own, 8), 2);
+	assert_true((own[0].pid == 111 && own[1].pid == 222) ||
+		    (own[0].pid == 222 && own[1].pid == 111));
+}
+
+static void stall_observe__progressing_flow__counted_as_sibling(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *j;
+
+	for (uint64_t t = 1 * SEC, n = 1; t <= 1 * SEC + 300 * MS; t += 50 * MS, n++) {
+		struct flow_obs o = coretest_engine_obs(40009, 9, n, n, 0);
+
+		stall_observe(x->s, &o, "b", t);
+	}
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	j = incident_json(stall_incident(x->s, 0), 2 * SEC);
+	assert_int_equal(jx_u64(j, "siblings_progressing"), 1);
+	json_object_put(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(stall_observe__both_ends_of_a_pair__one_incident, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__port_threshold__overrides_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__after_window_within_cooldown__suppressed, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__reply_comes__incident_ends_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
