@@ -1,0 +1,535 @@
+/* bundle summary: the one-page human summary of a manifest (summary.txt;
+ * nicstall-bundle(5) "FILES"). It reads a manifest that may be hostile or
+ * incomplete: every part that is missing is said to be missing, strings are
+ * cut, lists are bounded.
+ *
+ * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
+ * The verdict object's keys ("verdict", "rule", "explanation", "action",
+ * "terms", "expr", "values", "not", "matched", "failed", "value",
+ * "unknown") are literals until rules/ names them (RK_*, the rules split). */
+#include "bundle/bundle.h"
+#include "lib/json.h"
+#include "rules/facts.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+/* A value for humans: numbers plainly, strings bounded, null as unknown. */
+static void put_val(FILE *f, struct json_object *v)
+{
+	const char *s;
+
+	if (!v) {
+		fputs("unknown", f);
+		return;
+	}
+	switch (json_object_get_type(v)) {
+	case json_type_null:
+		fputs("unknown", f);
+		return;
+	case json_type_boolean:
+		fputs(json_object_get_boolean(v) ? "true" : "false", f);
+		return;
+	case json_type_int:
+		if (json_object_get_int64(v) == INT64_MAX)
+			fprintf(f, "%" PRIu64, json_object_get_uint64(v));
+		else
+			fprintf(f, "%" PRId64, json_object_get_int64(v));
+		return;
+	case json_type_double:
+		fprintf(f, "%.6g", json_object_get_double(v));
+		return;
+	case json_type_string:
+		s = json_object_get_string(v);
+		fprintf(f, "%.200s%s", s, strlen(s) > 200 ? "..." : "");
+		return;
+	default:
+		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		fprintf(f, "%.200s%s", s ? s : "?", s && strlen(s) > 200 ? "..." : "");
+		return;
+	}
+}
+
+/* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
+ * then o[key] for people. */
+static void put_line(FILE *f, struct json_object *o, const char *const *lk)
+{
+	for (; lk[0]; lk += 2) {
+		fputs(lk[0], f);
+		if (!lk[1])
+			break;
+		put_val(f, jx_get(o, lk[1]));
+	}
+}
+
+static int recorded(struct json_object *v)
+{
+	return v && !json_object_is_type(v, json_type_null);
+}
+
+/* "label value": a[akey] (the manifest), else b[bkey] (the facts). */
+static void put_field(FILE *f, const char *label, struct json_object *a, const char *akey,
+		      struct json_object *b, const char *bkey)
+{
+	struct json_object *v = akey ? jx_get(a, akey) : NULL;
+
+	if (!recorded(v) && bkey)
+		v = jx_get(b, bkey);
+	fprintf(f, "%s ", label);
+	if (!recorded(v))
+		fputs("not recorded", f);
+	else
+		put_val(f, v);
+}
+
+static void put_values(FILE *f, struct json_object *vals, int max)
+{
+	int n = 0;
+
+	if (!vals || !json_object_is_type(vals, json_type_object) || !json_object_object_length(vals))
+		return;
+	fputs(": ", f);
+	json_object_object_foreach(vals, k, v) {
+		if (n == max) {
+			fputs(", ...", f);
+			break;
+		}
+		fprintf(f, "%s%.80s = ", n++ ? ", " : "", k);
+		put_val(f, v);
+	}
+}
+
+static int time_of(struct json_object *m, char *buf, size_t len)
+{
+	static const char *keys[] = { MK_OPENED_REAL_NS, MK_REAL_NS, MK_TIME_NS };
+	struct json_object *t = jx_get(m, MK_TRIGGER);
+	const char *s;
+
+	for (int pass = 0; pass < 2; pass++) {
+		struct json_object *o = pass ? t : m;
+
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			struct json_object *v = jx_get(o, keys[i]);
+			time_t sec;
+			struct tm tm;
+
+			if (!v || !json_object_is_type(v, json_type_int))
+				continue;
+			sec = (time_t)(json_object_get_uint64(v) / 1000000000ull);
+			if (gmtime_r(&sec, &tm) && strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+				return 1;
+		}
+		if ((s = jx_str(o, MK_TIME))) {
+			snprintf(buf, len, "%.60s", s);
+			return 1;
+		}
+	}
+	snprintf(buf, len, "time not recorded");
+	return 0;
+}
+
+static void sum_title(FILE *f, struct json_object *m, struct json_object *cls,
+		      struct json_object *facts)
+{
+	const char *verdict = jx_str(cls, "verdict"), *port = jx_str(m, MK_PORT);
+	const char *host = jx_str(m, MK_HOST), *kernel = jx_str(m, MK_KERNEL);
+	struct json_object *trig = jx_get(m, MK_TRIGGER), *inc = jx_get(m, MK_INCIDENT_ID);
+	char when[64];
+
+	if (!verdict)
+		verdict = jx_str(m, MK_VERDICT);
+	if (!port)
+		port = jx_str(facts, FK_PORT);
+	time_of(m, when, sizeof(when));
+	fprintf(f, "# nicstalld: %s on port %s, %s\n\n", verdict ? verdict : "no verdict",
+		port ? port : "(port not recorded)", when);
+	fprintf(f, "Host %s, kernel %s. Trigger: ", host ? host : "not recorded",
+		kernel ? kernel : "not recorded");
+	if (!trig)
+		fputs("not recorded", f);
+	else if (jx_str(trig, MK_T_KIND))
+		fputs(jx_str(trig, MK_T_KIND), f);
+	else
+		put_val(f, trig);
+	if (inc && json_object_is_type(inc, json_type_int) && json_object_get_int64(inc) > 0)
+		fprintf(f, " (incident %" PRIu64 ")", jx_u64(m, MK_INCIDENT_ID));
+	fputs(".\n", f);
+}
+
+static void sum_is(FILE *f, struct json_object *cls)
+{
+	struct json_object *terms = jx_arr(cls, "terms");
+	const char *ex = jx_str(cls, "explanation"), *rule = jx_str(cls, "rule");
+	size_t n = jx_len(terms);
+
+	fputs("\n## What it is\n\n", f);
+	if (!cls) {
+		fputs("No classification in this bundle: the verdict is missing.\n", f);
+		return;
+	}
+	fprintf(f, "%s\n", ex ? ex : "(the rule gave no explanation)");
+	if (!n) {
+		fprintf(f, "\n%s\n", rule ? "The rule's terms were not recorded." :
+			"No rule matched.");
+		return;
+	}
+	fprintf(f, "\nRule %s holds:\n", rule ? rule : "(unnamed)");
+	for (size_t i = 0; i < n && i < 32; i++) {
+		struct json_object *t = json_object_array_get_idx(terms, i);
+		const char *expr = jx_str(t, "expr");
+
+		fprintf(f, "- `%.300s`", expr ? expr : "?");
+		put_values(f, jx_get(t, "values"), 12);
+		fputc('\n', f);
+	}
+}
+
+static void sum_not(FILE *f, struct json_object *cls)
+{
+	struct json_object *nots = jx_arr(cls, "not");
+	size_t n = jx_len(nots);
+
+	fputs("\n## What it is not\n\n", f);
+	if (!n) {
+		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
+		return;
+	}
+	for (size_t i = 0; i < n && i < 64; i++) {
+		struct json_object *o = json_object_array_get_idx(nots, i);
+		struct json_object *unknown = jx_obj(o, "unknown");
+		const char *v = jx_str(o, "verdict"), *failed = jx_str(o, "failed");
+
+		if (!v)
+			v = "(unnamed verdict)";
+		if (jx_get(o, "matched") && json_object_get_boolean(jx_get(o, "matched"))) {
+			fprintf(f, "- **Also held: %s.** Every term of it was true, but an earlier "
+				"rule won.\n", v);
+		} else if (!failed) {
+			fprintf(f, "- **Not %s.** Why it was ruled out was not recorded.\n", v);
+		} else if (unknown && json_object_object_length(unknown)) {
+			int k = 0;
+
+			fprintf(f, "- **Not decided: %s.** `%.300s` could not be evaluated", v, failed);
+			json_object_object_foreach(unknown, key, why) {
+				if (k == 6)
+					break;
+				fprintf(f, "%s%.80s: ", k++ ? "; " : ": ", key);
+				put_val(f, why);
+			}
+			fputs(".\n", f);
+		} else {
+			fprintf(f, "- **Not %s.** `%.300s` is ", v, failed);
+			put_val(f, jx_get(o, "value"));
+			put_values(f, jx_get(o, "values"), 12);
+			fputs(".\n", f);
+		}
+	}
+}
+
+static void sum_port(FILE *f, const char *name, struct json_object *mp,
+		     struct json_object *fp)
+{
+	struct json_object *stall = jx_get(fp, FK_PER_STALL), *cnt = jx_get(stall, FK_COUNTERS);
+	int moved = 0, flat = 0;
+	double span;
+
+	fprintf(f, "- Port %.64s:", name);
+	put_field(f, " interface", mp, MK_P_INTERFACE, fp, NULL);
+	put_field(f, ", netns", mp, MK_P_NETNS, fp, NULL);
+	put_field(f, ", driver", mp, MK_P_DRIVER, fp, FK_P_DRIVER);
+	put_field(f, ", firmware", mp, MK_P_FIRMWARE, fp, FK_P_FIRMWARE);
+	put_field(f, ", PSID", mp, MK_P_PSID, fp, FK_P_PSID);
+	put_field(f, ", link up", NULL, NULL, fp, FK_P_LINK_UP);
+	fputs(".\n", f);
+	if (!stall) {
+		fputs("  Counters at the stall: not recorded.\n", f);
+		return;
+	}
+	fputs("  Counters at the stall", f);
+	if (jx_num(jx_get(stall, FK_SPAN_S), &span))
+		fprintf(f, " (over %.3g s)", span);
+	if (!cnt || !json_object_is_type(cnt, json_type_object)) {
+		fputs(": not recorded.\n", f);
+		return;
+	}
+	json_object_object_foreach(cnt, k, v) {
+		double d;
+
+		if (!jx_num(v, &d))
+			continue;
+		if (d == 0) {
+			flat++;
+			continue;
+		}
+		if (moved < 16) {
+			fprintf(f, "%s%.64s +", moved ? ", " : ": ", k);
+			put_val(f, v);
+		}
+		moved++;
+	}
+	if (moved > 16)
+		fprintf(f, ", and %d more", moved - 16);
+	fprintf(f, "%s%d counters did not move.\n", moved ? "; " : ": ", flat);
+}
+
+static void sum_ports(FILE *f, struct json_object *m,
+		      struct json_object *facts)
+{
+	struct json_object *mports = jx_obj(m, MK_PORTS), *fports = jx_obj(facts, FK_PORTS);
+	int nports = 0;
+
+	if (mports) {
+		json_object_object_foreach(mports, k, v) {
+			if (nports++ < 16)
+				sum_port(f, k, v, jx_get(fports, k));
+		}
+	}
+	if (fports) {
+		json_object_object_foreach(fports, k, v) {
+			if (jx_get(mports, k))
+				continue;
+			if (nports++ < 16)
+				sum_port(f, k, NULL, v);
+		}
+	}
+	if (!nports)
+		fputs("- Ports: not recorded.\n", f);
+}
+
+static const char *const held_line[] = {
+	"unsent ", FK_H_UNSENT, ", unread ", FK_H_UNREAD, ", staged ", FK_H_STAGED, NULL
+};
+
+static void sum_flows(FILE *f, struct json_object *facts)
+{
+	struct json_object *flows = jx_obj(facts, FK_FLOWS), *held, *list;
+	size_t n;
+
+	if (!flows) {
+		fputs("- Flows: not recorded.\n", f);
+		return;
+	}
+	held = jx_obj(flows, FK_F_HELD);
+	list = jx_arr(flows, FK_F_LIST);
+	n = jx_len(list);
+	put_line(f, flows, (const char *const[]){ "- Flows: ", FK_F_STALLED, " stalled, ",
+		 FK_F_PROGRESSING, " progressing. ", NULL });
+	if (held) {
+		fputs("Held by the engine: ", f);
+		put_line(f, held, held_line);
+		fputs(" bytes.\n", f);
+	} else {
+		fputs("What the engine held: not recorded.\n", f);
+	}
+	for (size_t i = 0; i < n && i < 8; i++) {
+		struct json_object *o = json_object_array_get_idx(list, i);
+
+		put_line(f, o, (const char *const[]){ "  - ", FK_FL_TUPLE, " (", FK_FL_SRC,
+			 "): waited ", FK_FL_WAITED_MS, " ms, ", NULL });
+		put_line(f, o, held_line);
+		fputs("\n", f);
+	}
+	if (n > 8)
+		fprintf(f, "  - and %zu more (flows.json)\n", n - 8);
+}
+
+static void sum_threads(FILE *f, struct json_object *facts)
+{
+	struct json_object *threads = jx_arr(facts, FK_THREADS);
+	size_t n = jx_len(threads);
+
+	if (!threads) {
+		fputs("- Engine threads: not recorded.\n", f);
+		return;
+	}
+	fprintf(f, "- Engine threads: %zu recorded.\n", n);
+	for (size_t i = 0; i < n && i < 6; i++) {
+		struct json_object *o = json_object_array_get_idx(threads, i);
+
+		put_line(f, o, (const char *const[]){ "  - tid ", FK_T_TID, " (", FK_T_COMM,
+			 "): state ", FK_T_STATE, ", wchan ", FK_T_WCHAN,
+			 ", voluntary switches/s ", FK_T_VCSW_RATE, "\n", NULL });
+	}
+}
+
+static void sum_pings(FILE *f, struct json_object *facts)
+{
+	struct json_object *pings = jx_arr(facts, FK_PINGS);
+	size_t n = jx_len(pings);
+
+	if (!n) {
+		fputs("- Kernel pings: none recorded.\n", f);
+		return;
+	}
+	for (size_t i = 0; i < n && i < 8; i++) {
+		struct json_object *o = json_object_array_get_idx(pings, i);
+
+		put_line(f, o, (const char *const[]){ "- Kernel ping ", FK_PG_FROM, " -> ",
+			 FK_PG_TO, ": ", FK_PG_RECEIVED, " of ", FK_PG_SENT,
+			 " echo requests answered.\n", NULL });
+	}
+}
+
+static void sum_captures(FILE *f, struct json_object *facts)
+{
+	struct json_object *caps = jx_arr(facts, FK_CAPTURES);
+	size_t n = jx_len(caps);
+
+	if (!n) {
+		fputs("- Captures: none recorded.\n", f);
+		return;
+	}
+	for (size_t i = 0; i < n && i < 8; i++) {
+		struct json_object *o = json_object_array_get_idx(caps, i);
+		struct json_object *pr = jx_get(o, FK_C_PROMISC), *tr = jx_get(o, FK_C_TRANSITION);
+
+		put_line(f, o, (const char *const[]){ "- Capture on ", FK_C_PORT, ": ",
+			 FK_C_FRAMES, " frames, ", NULL });
+		if (!recorded(pr))
+			fputs("promiscuous mode not recorded", f);
+		else
+			fputs(json_object_get_boolean(pr) ? "promiscuous" : "not promiscuous", f);
+		if (!recorded(tr))
+			fputs(", mode change not recorded", f);
+		else if (json_object_is_type(tr, json_type_boolean))
+			fputs(json_object_get_boolean(tr) ? ", with a promiscuous transition "
+			      "(the driver reprogrammed the receive filters)" :
+			      ", without a mode change", f);
+		else {
+			fputs(", transition ", f);
+			put_val(f, tr);
+		}
+		fputs(".\n", f);
+	}
+}
+
+/* The manifest's release (the record's), else the facts': same shape. */
+static void sum_release(FILE *f, struct json_object *m, struct json_object *facts)
+{
+	struct json_object *rel = jx_get(m, MK_RELEASE);
+	double x;
+
+	if (!rel)
+		rel = jx_get(facts, FK_RELEASE);
+	if (!rel || !json_object_is_type(rel, json_type_object)) {
+		fputs("- Release: not recorded.\n", f);
+	} else if (json_object_get_boolean(jx_get(rel, FK_R_RELEASED))) {
+		fputs("- Released by ", f);
+		put_val(f, jx_get(rel, FK_R_ACTION));
+		if (jx_num(jx_get(rel, FK_R_AFTER_MS), &x))
+			fprintf(f, ", %.1f ms after the action", x);
+		else
+			fputs(", time not recorded", f);
+		fputs(".\n", f);
+	} else {
+		fputs("- Not released (action: ", f);
+		put_val(f, jx_get(rel, FK_R_ACTION));
+		fputs(").\n", f);
+	}
+}
+
+static void sum_journal(FILE *f, struct json_object *m)
+{
+	struct json_object *journal = jx_get(m, MK_JOURNAL), *lines, *avail;
+
+	if (!recorded(journal)) {
+		fputs("- Journal: no journal excerpt in this bundle.\n", f);
+		return;
+	}
+	avail = jx_get(journal, MK_J_AVAILABLE);
+	if (avail && !json_object_get_boolean(avail)) {
+		fputs("- Journal: unavailable on this host.\n", f);
+		return;
+	}
+	lines = jx_arr(journal, MK_J_ENTRIES);
+	if (!lines)
+		lines = jx_arr(journal, MK_J_LINES);
+	if (!lines && json_object_is_type(journal, json_type_array))
+		lines = journal;
+	if (lines)
+		fprintf(f, "- Journal: %zu lines around the stall (journal.json).\n", jx_len(lines));
+	else
+		fputs("- Journal: excerpt present (journal.json).\n", f);
+}
+
+static void sum_evidence(FILE *f, struct json_object *m,
+			 struct json_object *facts)
+{
+	fputs("\n## Evidence\n\n", f);
+	if (!facts)
+		fputs("- Facts: not recorded (the bundle holds no classified facts).\n", f);
+	sum_ports(f, m, facts);
+	sum_flows(f, facts);
+	sum_threads(f, facts);
+	sum_pings(f, facts);
+	sum_captures(f, facts);
+	sum_release(f, m, facts);
+	sum_journal(f, m);
+}
+
+static void sum_timeline(FILE *f, struct json_object *m)
+{
+	struct json_object *steps = jx_arr(m, MK_STEPS);
+	size_t n = jx_len(steps);
+
+	fputs("\n## Timeline\n\n", f);
+	if (!n) {
+		fputs("No step timeline recorded.\n", f);
+		return;
+	}
+	for (size_t i = 0; i < n && i < 64; i++) {
+		struct json_object *s = json_object_array_get_idx(steps, i);
+		const char *note = jx_str(s, MK_S_NOTE), *port = jx_str(s, MK_S_PORT);
+		double a, b;
+
+		if (jx_num(jx_get(s, MK_S_START_MS), &a))
+			fprintf(f, "- %+9.1f ms", a);
+		else
+			fputs("-         ? ms", f);
+		if (jx_num(jx_get(s, MK_S_END_MS), &b))
+			fprintf(f, " .. %+9.1f ms", b);
+		else
+			fputs(" ..         ? ms", f);
+		fputs("  ", f);
+		put_val(f, jx_get(s, MK_S_STEP));
+		if (port)
+			fprintf(f, " (%.64s)", port);
+		fputs(": ", f);
+		put_val(f, jx_get(s, MK_S_OUTCOME));
+		if (note)
+			fprintf(f, " (%.200s)", note);
+		fputc('\n', f);
+	}
+	if (n > 64)
+		fprintf(f, "- and %zu more steps (manifest.json)\n", n - 64);
+}
+
+char *bundle_summary(struct json_object *manifest)
+{
+	struct json_object *cls = jx_obj(manifest, MK_VERDICT), *facts = jx_obj(manifest, MK_FACTS);
+	const char *action;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	sum_title(f, manifest, cls, facts);
+	sum_is(f, cls);
+	sum_not(f, cls);
+	sum_evidence(f, manifest, facts);
+	sum_timeline(f, manifest);
+	fputs("\n## Recommended action\n\n", f);
+	action = jx_str(cls, "action");
+	fprintf(f, "%s\n", action ? action : "None recorded: the rule gave no action.");
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
