@@ -1,7 +1,7 @@
 /* bundle manifest: reading a bundle: manifest.json and its schema
- * (nicstall-bundle(5) "MANIFEST"), read through fsu_read_at: beneath the
- * bundle's directory fd, O_NOFOLLOW, regular files only, bounded, never
- * blocking. */
+ * (nicstall-bundle(5) "MANIFEST"), and any other file of it for a reader
+ * (nicstallctl show). Both go through fsu_read_at: beneath the bundle's
+ * directory fd, O_NOFOLLOW, regular files only, bounded, never blocking. */
 #include "bundle/bundle.h"
 #include "bundle/bundle_int.h"
 #include "lib/fsutil.h"
@@ -132,4 +132,34 @@ int bundle_load_manifest(const char *path, struct json_object **out, char *err, 
 	rc = bi_load_manifest_at(dfd, out, err, errlen);
 	close(dfd);
 	return rc;
+}
+
+char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, size_t *len,
+		       char *err, size_t errlen)
+{
+	char *txt;
+	int dfd, e;
+
+	if (!bi_valid_relpath(rel)) {
+		util_errf(err, errlen, "bundle %s: '%s': not a file name inside a bundle",
+			  bundle_path, rel ? rel : "(null)");
+		errno = EINVAL;
+		return NULL;
+	}
+	dfd = open(bundle_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		e = errno;
+		util_errf(err, errlen, "bundle %s: %s", bundle_path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	txt = fsu_read_at(dfd, rel, max, len, &e);
+	close(dfd);
+	if (!txt) {
+		util_errf(err, errlen, "%s/%s: %s%s", bundle_path, rel, fsu_strerror(e),
+			  e == ELOOP || e == EINVAL ? " (refused: only regular files of a bundle "
+			  "are read)" : "");
+		errno = e;
+	}
+	return txt;
 }
