@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct json_object;
+struct rules;
 
 #define BUNDLE_SCHEMA 1
 #define BUNDLE_NAME_MAX 200     /* a bundle directory name */
@@ -123,7 +124,13 @@ char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, siz
 		       char *err, size_t errlen);
 /* One-page human summary of a manifest (title, What it is, What it is not,
  * Evidence, Timeline, Recommended action); missing parts are said to be
- * missing. Returns a malloc'd string, NULL only when out of memory. */
+ * missing. Counts print as integers, durations with a fixed precision
+ * (0.1 ms, 1 ms for seconds). Returns a malloc'd string, NULL only when out
+ * of memory. */
 char *bundle_summary(struct json_object *manifest);
+/* The same; with rules (non-NULL), each port's Evidence also gives the
+ * port/vport gap its profile defines: "Gap: 6 frames counted at the port and
+ * not at the vport in 1.600 s; the healthy rate explains 1.6." */
+char *bundle_summary_rules(struct json_object *manifest, const struct rules *rules);
 
 #endif

@@ -3,6 +3,11 @@
  * incomplete: every part that is missing is said to be missing, strings are
  * cut, lists are bounded.
  *
+ * Figures: counts print as integers (a double that holds an integer too),
+ * durations with a fixed precision (milliseconds to 0.1 ms, seconds to
+ * 1 ms), other numbers with at most three decimals; a value that is not a
+ * finite number (NaN, infinity) is never printed as a figure.
+ *
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
  * The verdict object's keys ("verdict", "rule", "explanation", "action",
  * "terms", "expr", "values", "not", "matched", "failed", "value",
@@ -10,14 +15,50 @@
 #include "bundle/bundle.h"
 #include "lib/json.h"
 #include "rules/facts.h"
+#include "rules/rules.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <json-c/json.h>
+
+/* The signal of the port/vport gap (rules/00-signals.rules). */
+#define GAP_SIGNAL "gap"
+
+/* A number for people: an integer as an integer, else at most 3 decimals
+ * (trailing zeros dropped), never an exponent for a plain figure. */
+static void put_num(FILE *f, double d)
+{
+	char buf[64];
+	size_t n;
+
+	if (isnan(d)) {
+		fputs("not a number", f);
+		return;
+	}
+	if (isinf(d)) {
+		fputs(d > 0 ? "infinite" : "-infinite", f);
+		return;
+	}
+	if (d == floor(d) && fabs(d) < 1e18) {
+		fprintf(f, "%.0f", d);
+		return;
+	}
+	if (fabs(d) >= 1e18 || fabs(d) < 0.0005) {
+		fprintf(f, "%.3g", d);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%.3f", d);
+	for (n = strlen(buf); n > 1 && buf[n - 1] == '0'; n--)
+		buf[n - 1] = '\0';
+	if (n > 1 && buf[n - 1] == '.')
+		buf[n - 1] = '\0';
+	fputs(buf, f);
+}
 
 /* A value for humans: numbers plainly, strings bounded, null as unknown. */
 static void put_val(FILE *f, struct json_object *v)
@@ -42,7 +83,7 @@ static void put_val(FILE *f, struct json_object *v)
 			fprintf(f, "%" PRId64, json_object_get_int64(v));
 		return;
 	case json_type_double:
-		fprintf(f, "%.6g", json_object_get_double(v));
+		put_num(f, json_object_get_double(v));
 		return;
 	case json_type_string:
 		s = json_object_get_string(v);
@@ -53,6 +94,20 @@ static void put_val(FILE *f, struct json_object *v)
 		fprintf(f, "%.200s%s", s ? s : "?", s && strlen(s) > 200 ? "..." : "");
 		return;
 	}
+}
+
+/* A duration in milliseconds, fixed precision; "unknown" when it is not a
+ * finite number (a string is shown as it is). */
+static void put_ms(FILE *f, struct json_object *v)
+{
+	double d;
+
+	if (jx_num(v, &d))
+		fprintf(f, "%.1f ms", d);
+	else if (json_object_is_type(v, json_type_string))
+		put_val(f, v);
+	else
+		fputs("unknown", f);
 }
 
 /* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
@@ -231,13 +286,51 @@ static void sum_not(FILE *f, struct json_object *cls)
 	}
 }
 
-static void sum_port(FILE *f, const char *name, struct json_object *mp,
+/* The gap signal over one period's counters (0 when the period is there
+ * but the signal is unknown in it: a counter missing counts 0). */
+static int period_gap(const struct rules *r, const char *profile, struct json_object *period,
+		      double *out)
+{
+	return rules_signal(r, profile, GAP_SIGNAL, jx_obj(period, FK_COUNTERS), out) == 0;
+}
+
+/* "Gap: 6 frames counted at the port and not at the vport in 1.600 s; the
+ * healthy rate explains 1.6." The frames are counted over the stall and the
+ * observation window; the healthy share is the baseline's gap rate over the
+ * same span, as the port-drop rule reckons it (rules/50-verdicts.rules). */
+static void sum_gap(FILE *f, const struct rules *r, const char *profile, struct json_object *fp)
+{
+	struct json_object *stall = jx_obj(fp, FK_PER_STALL), *win = jx_obj(fp, FK_PER_WINDOW);
+	struct json_object *base = jx_obj(fp, FK_PER_BASELINE);
+	double gap, wgap = 0, bgap, span, bspan;
+
+	if (!r || !period_gap(r, profile, stall, &gap))
+		return;
+	if (win && period_gap(r, profile, win, &wgap))
+		gap += wgap;
+	span = jx_double(stall, FK_SPAN_S, 0) + (win ? jx_double(win, FK_SPAN_S, 0) : 0);
+	fputs("  Gap: ", f);
+	put_num(f, gap);
+	fprintf(f, " frame%s counted at the port and not at the vport", gap == 1 ? "" : "s");
+	if (span > 0)
+		fprintf(f, " in %.3f s", span);
+	bspan = jx_double(base, FK_SPAN_S, 0);
+	if (base && bspan > 0 && span > 0 && period_gap(r, profile, base, &bgap))
+		fprintf(f, "; the healthy rate explains %.1f.\n", bgap / bspan * span);
+	else
+		fputs("; no healthy rate was learned.\n", f);
+}
+
+static void sum_port(FILE *f, const struct rules *r, const char *name, struct json_object *mp,
 		     struct json_object *fp)
 {
 	struct json_object *stall = jx_get(fp, FK_PER_STALL), *cnt = jx_get(stall, FK_COUNTERS);
+	const char *profile = jx_str(fp, FK_P_PROFILE);
 	int moved = 0, flat = 0;
 	double span;
 
+	if (!profile)
+		profile = jx_str(mp, MK_P_PROFILE);
 	fprintf(f, "- Port %.64s:", name);
 	put_field(f, " interface", mp, MK_P_INTERFACE, fp, NULL);
 	put_field(f, ", netns", mp, MK_P_NETNS, fp, NULL);
@@ -252,7 +345,7 @@ static void sum_port(FILE *f, const char *name, struct json_object *mp,
 	}
 	fputs("  Counters at the stall", f);
 	if (jx_num(jx_get(stall, FK_SPAN_S), &span))
-		fprintf(f, " (over %.3g s)", span);
+		fprintf(f, " (over %.3f s)", span);
 	if (!cnt || !json_object_is_type(cnt, json_type_object)) {
 		fputs(": not recorded.\n", f);
 		return;
@@ -267,7 +360,7 @@ static void sum_port(FILE *f, const char *name, struct json_object *mp,
 			continue;
 		}
 		if (moved < 16) {
-			fprintf(f, "%s%.64s +", moved ? ", " : ": ", k);
+			fprintf(f, "%s%.64s %s", moved ? ", " : ": ", k, d > 0 ? "+" : "");
 			put_val(f, v);
 		}
 		moved++;
@@ -275,9 +368,10 @@ static void sum_port(FILE *f, const char *name, struct json_object *mp,
 	if (moved > 16)
 		fprintf(f, ", and %d more", moved - 16);
 	fprintf(f, "%s%d counters did not move.\n", moved ? "; " : ": ", flat);
+	sum_gap(f, r, profile ? profile : "generic", fp);
 }
 
-static void sum_ports(FILE *f, struct json_object *m,
+static void sum_ports(FILE *f, const struct rules *r, struct json_object *m,
 		      struct json_object *facts)
 {
 	struct json_object *mports = jx_obj(m, MK_PORTS), *fports = jx_obj(facts, FK_PORTS);
@@ -286,7 +380,7 @@ static void sum_ports(FILE *f, struct json_object *m,
 	if (mports) {
 		json_object_object_foreach(mports, k, v) {
 			if (nports++ < 16)
-				sum_port(f, k, v, jx_get(fports, k));
+				sum_port(f, r, k, v, jx_get(fports, k));
 		}
 	}
 	if (fports) {
@@ -294,7 +388,7 @@ static void sum_ports(FILE *f, struct json_object *m,
 			if (jx_get(mports, k))
 				continue;
 			if (nports++ < 16)
-				sum_port(f, k, NULL, v);
+				sum_port(f, r, k, NULL, v);
 		}
 	}
 	if (!nports)
@@ -330,7 +424,9 @@ static void sum_flows(FILE *f, struct json_object *facts)
 		struct json_object *o = json_object_array_get_idx(list, i);
 
 		put_line(f, o, (const char *const[]){ "  - ", FK_FL_TUPLE, " (", FK_FL_SRC,
-			 "): waited ", FK_FL_WAITED_MS, " ms, ", NULL });
+			 "): waited ", NULL });
+		put_ms(f, jx_get(o, FK_FL_WAITED_MS));
+		fputs(", ", f);
 		put_line(f, o, held_line);
 		fputs("\n", f);
 	}
@@ -457,13 +553,13 @@ static void sum_journal(FILE *f, struct json_object *m)
 		fputs("- Journal: excerpt present (journal.json).\n", f);
 }
 
-static void sum_evidence(FILE *f, struct json_object *m,
+static void sum_evidence(FILE *f, const struct rules *r, struct json_object *m,
 			 struct json_object *facts)
 {
 	fputs("\n## Evidence\n\n", f);
 	if (!facts)
 		fputs("- Facts: not recorded (the bundle holds no classified facts).\n", f);
-	sum_ports(f, m, facts);
+	sum_ports(f, r, m, facts);
 	sum_flows(f, facts);
 	sum_threads(f, facts);
 	sum_pings(f, facts);
@@ -509,7 +605,7 @@ static void sum_timeline(FILE *f, struct json_object *m)
 		fprintf(f, "- and %zu more steps (manifest.json)\n", n - 64);
 }
 
-char *bundle_summary(struct json_object *manifest)
+char *bundle_summary_rules(struct json_object *manifest, const struct rules *rules)
 {
 	struct json_object *cls = jx_obj(manifest, MK_VERDICT), *facts = jx_obj(manifest, MK_FACTS);
 	const char *action;
@@ -522,7 +618,7 @@ char *bundle_summary(struct json_object *manifest)
 	sum_title(f, manifest, cls, facts);
 	sum_is(f, cls);
 	sum_not(f, cls);
-	sum_evidence(f, manifest, facts);
+	sum_evidence(f, rules, manifest, facts);
 	sum_timeline(f, manifest);
 	fputs("\n## Recommended action\n\n", f);
 	action = jx_str(cls, "action");
@@ -532,4 +628,9 @@ char *bundle_summary(struct json_object *manifest)
 		return NULL;
 	}
 	return buf;
+}
+
+char *bundle_summary(struct json_object *manifest)
+{
+	return bundle_summary_rules(manifest, NULL);
 }
