@@ -10,10 +10,63 @@
 #include <stdint.h>
 
 struct json_object;
+struct rules;
 
 #define BUNDLE_SCHEMA 1
 #define BUNDLE_NAME_MAX 200     /* a bundle directory name */
 #define BUNDLE_PATH_MAX 255     /* a file's relative path inside a bundle */
+
+/* Manifest keys (nicstall-bundle(5) "MANIFEST"): the daemon writes them, the
+ * summary and nicstallctl read them. The facts object (MK_FACTS) has its own
+ * keys, FK_* in rules/facts.h; MK_RELEASE has the shape of the facts'
+ * release (FK_R_*). */
+#define MK_SCHEMA           "schema"
+#define MK_FILES            "files"
+#define MK_TRIGGER          "trigger"
+#define MK_HOST             "host"
+#define MK_KERNEL           "kernel"
+#define MK_VERSION          "nicstalld_version"
+#define MK_INCIDENT_ID      "incident_id"
+#define MK_INVESTIGATION_ID "investigation_id"
+#define MK_PORT             "port"
+#define MK_OPENED_REAL_NS   "opened_real_ns"
+#define MK_PORTS            "ports"
+#define MK_VERDICT          "verdict"
+#define MK_FACTS            "facts"
+#define MK_RELEASE          "release"
+#define MK_STEPS            "steps"
+#define MK_JOURNAL          "journal"
+/* files[] */
+#define MK_F_NAME           "name"
+#define MK_F_BYTES          "bytes"
+#define MK_F_SHA256         "sha256"
+#define MK_F_TRUNCATED      "truncated"
+#define MK_F_SOURCE_BYTES   "source_bytes"
+/* ports.NAME (and the identity fields: driver, firmware, psid) */
+#define MK_P_INTERFACE      "interface"
+#define MK_P_NETNS          "netns"
+#define MK_P_PROFILE        "profile"
+#define MK_P_RDMA_DEVICE    "rdma_device"
+#define MK_P_DRIVER         "driver"
+#define MK_P_FIRMWARE       "firmware"
+#define MK_P_PSID           "psid"
+/* trigger, when it is an object rather than a word ("stall", "manual") */
+#define MK_T_KIND           "kind"
+/* times the summary also reads, in the manifest or its trigger object */
+#define MK_REAL_NS          "real_ns"
+#define MK_TIME_NS          "time_ns"
+#define MK_TIME             "time"
+/* steps[] */
+#define MK_S_STEP           "step"
+#define MK_S_PORT           "port"
+#define MK_S_START_MS       "start_ms"
+#define MK_S_END_MS         "end_ms"
+#define MK_S_OUTCOME        "outcome"
+#define MK_S_NOTE           "note"
+/* journal */
+#define MK_J_AVAILABLE      "available"
+#define MK_J_ENTRIES        "entries"
+#define MK_J_LINES          "lines"
 
 struct bundle_file {
 	const char *name;       /* relative path, e.g. "captures/a.pcap": components of
@@ -61,9 +114,23 @@ int bundle_verify(const char *path, struct json_object **manifest_out, char *err
  * read with a note in err (return 0); a newer, missing or malformed one is
  * refused (-1, err names both versions). */
 int bundle_load_manifest(const char *path, struct json_object **out, char *err, size_t errlen);
+/* Read the file rel (a bundle file name as above) of the bundle at
+ * bundle_path through the path bundle_verify uses: beneath the bundle's
+ * directory, never through a symbolic link, regular files only (a FIFO or a
+ * device is refused at once, without blocking), at most max bytes. Returns a
+ * malloc'd NUL-terminated copy (*len without the NUL), or NULL with errno and
+ * err ("BUNDLE/summary.txt: a symbolic link (refused: ...)"). */
+char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, size_t *len,
+		       char *err, size_t errlen);
 /* One-page human summary of a manifest (title, What it is, What it is not,
  * Evidence, Timeline, Recommended action); missing parts are said to be
- * missing. Returns a malloc'd string, NULL only when out of memory. */
+ * missing. Counts print as integers, durations with a fixed precision
+ * (0.1 ms, 1 ms for seconds). Returns a malloc'd string, NULL only when out
+ * of memory. */
 char *bundle_summary(struct json_object *manifest);
+/* The same; with rules (non-NULL), each port's Evidence also gives the
+ * port/vport gap its profile defines: "Gap: 6 frames counted at the port and
+ * not at the vport in 1.600 s; the healthy rate explains 1.6." */
+char *bundle_summary_rules(struct json_object *manifest, const struct rules *rules);
 
 #endif

@@ -395,9 +395,7 @@ static int cmd_bundles(void)
 
 static int cmd_show(const char *arg)
 {
-	char path[4096], file[4200], err[512];
-
-	file[0] = 0;
+	char path[4096], err[512];
 	struct json_object *man;
 	char *txt;
 	size_t n;
@@ -413,10 +411,10 @@ static int cmd_show(const char *arg)
 		return 0;
 	}
 	json_object_put(man);
-	snprintf(file, sizeof(file), "%s/summary.txt", path);
-	txt = util_read_file(file, 1u << 20, &n);
+	/* a bundle may be hostile: no symbolic link, no FIFO, bounded */
+	txt = bundle_read_file(path, "summary.txt", 1u << 20, &n, err, sizeof(err));
 	if (!txt) {
-		fprintf(stderr, "nicstallctl: %s: %s\n", file, strerror(errno));
+		fprintf(stderr, "nicstallctl: %s\n", err);
 		return 1;
 	}
 	fwrite(txt, 1, n, stdout);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -289,6 +290,48 @@ static void bundle_verify__symlink_and_fifo__refused_without_hanging(void **stat
 	assert_non_null(strstr(err, "SHA256SUMS:1: unsafe"));
 }
 
+static void bundle_read_file__symlink_and_fifo__refused_without_hanging(void **state)
+{
+	/* issue #12 item 6: nicstallctl show printed /etc/shadow through a
+	 * symlinked summary.txt and hung on a FIFO */
+	struct fx *f = *state;
+	const char *root_file = access("/etc/shadow", F_OK) == 0 ? "/etc/shadow" : "/etc/passwd";
+	char path[512], err[512], fp[600];
+	struct timespec t0, t1;
+	size_t len = 0;
+	char *s;
+
+	assert_int_equal(write_std(f, "r", path, sizeof(path), err, sizeof(err)), 0);
+	s = bundle_read_file(path, "summary.txt", 1 << 20, &len, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(len, 17);
+	assert_string_equal(s, "port-drop on srv\n");
+	free(s);
+	/* summary.txt -> a root file: refused, with a clear error */
+	snprintf(fp, sizeof(fp), "%s/summary.txt", path);
+	assert_int_equal(unlink(fp), 0);
+	assert_int_equal(symlink(root_file, fp), 0);
+	assert_null(bundle_read_file(path, "summary.txt", 1 << 20, &len, err, sizeof(err)));
+	assert_int_equal(errno, ELOOP);
+	assert_non_null(strstr(err, "/summary.txt: a symbolic link"));
+	/* a FIFO: refused at once (an alarm fails the test instead of a hang) */
+	assert_int_equal(unlink(fp), 0);
+	assert_int_equal(mkfifo(fp, 0600), 0);
+	alarm(5);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_null(bundle_read_file(path, "summary.txt", 1 << 20, &len, err, sizeof(err)));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	alarm(0);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(err, "/summary.txt: not a regular file"));
+	/* names that lead outside, and a bound */
+	assert_null(bundle_read_file(path, "../r/record.json", 1 << 20, &len, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_null(bundle_read_file(path, "record.json", 4, &len, err, sizeof(err)));
+	assert_non_null(strstr(err, "record.json: too large"));
+}
+
 static void set_schema(const char *path, int schema)
 {
 	struct json_object *m;
@@ -554,6 +597,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bundle_verify__file_deleted__missing, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__file_added__not_in_sums, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__symlink_and_fifo__refused_without_hanging, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_read_file__symlink_and_fifo__refused_without_hanging, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__newer_schema__refused_naming_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__missing_or_older_schema__clear_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_write__tmpfs_full__enospc_and_nothing_left, setup, teardown),

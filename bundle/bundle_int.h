@@ -1,0 +1,52 @@
+/* bundle_int: what the bundle modules share; private to bundle/ (the
+ * public header is bundle.h).
+ *
+ *   write.c     names and their checks, bundle_write, bundle_cleanup
+ *   list.c      the bundles directory: open, scan, bundle_list, bundle_retention
+ *   verify.c    SHA-256, SHA256SUMS, bundle_verify
+ *   manifest.c  bundle_load_manifest (schema), bundle_read_file
+ *   summary.c   bundle_summary
+ *
+ * Every file of a bundle is opened beneath the bundle's directory fd through
+ * lib/fsutil.h (O_NOFOLLOW at every component, regular files only, bounded). */
+#ifndef NICSTALL_BUNDLE_INT_H
+#define NICSTALL_BUNDLE_INT_H
+
+#include <stddef.h>
+
+#include <openssl/evp.h>
+
+struct json_object;
+
+#define SUMS_NAME      "SHA256SUMS"
+#define MANIFEST_NAME  "manifest.json"
+#define TMP_PREFIX     ".tmp-"
+#define MAX_DEPTH      16                /* directories inside a bundle */
+#define MAX_ENTRIES    100000            /* files of a bundle, bundles of a directory */
+#define SUMS_MAX       (8u << 20)
+#define MANIFEST_MAX   (32u << 20)
+#define HASH_MAX       (64ull << 30)
+#define COPY_CHUNK     (64u << 10)
+
+/* write.c: a relative path of components [A-Za-z0-9._-], none starting with
+ * '.', at most BUNDLE_PATH_MAX; a bundle name: one such component of at most
+ * BUNDLE_NAME_MAX. */
+int bi_valid_relpath(const char *p);
+int bi_valid_name(const char *s);
+
+/* list.c: "<state_dir>/bundles" (created when create is set); the fd, or
+ * -errno with err. */
+int bi_open_bundles(const char *state_dir, int create, char *err, size_t errlen);
+/* list.c: the bundle directory names beneath bfd, sorted (oldest first):
+ * the count (*out malloc'd) or -1. */
+int bi_scan(int bfd, char ***out);
+void bi_free_names(char **v, int n);
+
+/* verify.c: finish ctx into 64 hex digits; 0 or -1. */
+int bi_sha256_final(EVP_MD_CTX *ctx, char hex[65]);
+
+/* manifest.c: load and check "manifest.json" beneath dfd (see
+ * bundle_load_manifest). */
+int bi_load_manifest_at(int dfd, struct json_object **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,365 @@
+/* fsutil: file system helpers (see fsutil.h). */
+#include "lib/fsutil.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RM_DEPTH_MAX 32
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+static int is_dot_or_dotdot(const char *s, size_t n)
+{
+	return (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* Close fd unless it is keep, leaving errno as it was. */
+static void close_keep_errno(int fd, int keep)
+{
+	int e = errno;
+
+	if (fd >= 0 && fd != keep)
+		close(fd);
+	errno = e;
+}
+
+int fsu_open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
+{
+	char comp[256];
+	const char *c = rel, *slash;
+	int cur = dirfd, fd;
+
+	if (!rel || !*rel || *rel == '/') {
+		errno = rel && *rel ? EXDEV : ENOENT;
+		return -1;
+	}
+	for (;;) {
+		size_t n;
+
+		slash = strchr(c, '/');
+		n = slash ? (size_t)(slash - c) : strlen(c);
+		if (!n || is_dot_or_dotdot(c, n)) {
+			errno = EXDEV;
+			goto fail;
+		}
+		if (!slash)
+			break;
+		if (n >= sizeof(comp)) {
+			errno = ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(comp, c, n);
+		comp[n] = '\0';
+		fd = openat(cur, comp, DIR_FLAGS);
+		if (fd < 0)
+			goto fail;
+		close_keep_errno(cur, dirfd);
+		cur = fd;
+		c = slash + 1;
+	}
+	fd = openat(cur, c, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	close_keep_errno(cur, dirfd);
+	return fd;
+fail:
+	close_keep_errno(cur, dirfd);
+	return -1;
+}
+
+int fsu_open_dir_at(int dirfd, const char *name)
+{
+	return openat(dirfd, name, DIR_FLAGS);
+}
+
+/* A stream over fd (closed with it, or here when fdopendir fails). */
+static DIR *dir_stream(int fd)
+{
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close_keep_errno(fd, -1);
+	return d;
+}
+
+DIR *fsu_opendir_at(int dirfd, const char *name)
+{
+	return dir_stream(openat(dirfd, name, DIR_FLAGS));
+}
+
+DIR *fsu_opendir_fd(int fd)
+{
+	DIR *d = dir_stream(dup(fd));
+
+	if (d)
+		rewinddir(d);
+	return d;
+}
+
+int fsu_create_excl_at(int dirfd, const char *rel, mode_t mode)
+{
+	return fsu_open_beneath(dirfd, rel, O_WRONLY | O_CREAT | O_EXCL, mode);
+}
+
+int fsu_mkparents_at(int dirfd, const char *rel, mode_t mode)
+{
+	char buf[4096];
+	size_t n = strlen(rel);
+	char *s;
+
+	if (n >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(buf, rel, n + 1);
+	for (s = strchr(buf, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdirat(dirfd, buf, mode) < 0 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return 0;
+}
+
+char *fsu_read_at(int dirfd, const char *rel, size_t max, size_t *lenp, int *errp)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = fsu_open_beneath(dirfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0), e = 0;
+
+	if (fd < 0) {
+		e = errno;
+		goto out;
+	}
+	if (fstat(fd, &st) < 0) {
+		e = errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		e = EINVAL;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		e = EFBIG;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		e = ENOMEM;
+		goto out;
+	}
+	/* what the file held when opened: a growing file cannot keep us */
+	while (len < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			goto out;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		free(buf);
+		buf = NULL;
+		errno = e;
+	}
+	if (errp)
+		*errp = e;
+	return buf;
+}
+
+char *fsu_read_file(const char *path, size_t max, size_t *len, int *err)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+	char *dir, *buf;
+	int dfd, e;
+
+	if (!path || !*path) {
+		if (err)
+			*err = ENOENT;
+		errno = ENOENT;
+		return NULL;
+	}
+	if (!slash)
+		return fsu_read_at(AT_FDCWD, path, max, len, err);
+	if (!slash[1]) {
+		e = EISDIR;     /* "dir/": no last component to read */
+		goto fail;
+	}
+	dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+	if (!dir) {
+		e = ENOMEM;
+		goto fail;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	e = errno;
+	free(dir);
+	if (dfd < 0)
+		goto fail;
+	buf = fsu_read_at(dfd, slash + 1, max, len, err);
+	close_keep_errno(dfd, -1);
+	return buf;
+fail:
+	if (err)
+		*err = e;
+	errno = e;
+	return NULL;
+}
+
+const char *fsu_strerror(int e)
+{
+	switch (e) {
+	case EINVAL: return "not a regular file";
+	case ELOOP: return "a symbolic link";
+	case EFBIG: return "too large";
+	case ENOENT: return "missing";
+	case EXDEV: return "a path leading outside its directory";
+	default: return strerror(e);
+	}
+}
+
+int fsu_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+static int rm_tree(int at, const char *name, int depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (unlinkat(at, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -errno;
+	if (depth > RM_DEPTH_MAX)
+		return -ELOOP;
+	d = fsu_opendir_at(at, name);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int r;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		r = rm_tree(dirfd(d), e->d_name, depth + 1);
+		if (r < 0 && !rc)
+			rc = r;
+	}
+	closedir(d);
+	if (unlinkat(at, name, AT_REMOVEDIR) < 0 && !rc)
+		rc = -errno;
+	return rc;
+}
+
+int fsu_rm_tree_at(int dirfd, const char *name)
+{
+	return rm_tree(dirfd, name, 0);
+}
+
+/* Is name beneath fd a directory (not a symbolic link to one)? */
+static int is_dir_entry(int fd, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type == DT_DIR;
+	return fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int fsync_tree(int fd, int depth, int max_depth)
+{
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	if (depth > max_depth)
+		return -ELOOP;
+	d = fsu_opendir_fd(fd);
+	if (!d)
+		return -errno;
+	while (!rc && (e = readdir(d))) {
+		int sub;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || !is_dir_entry(fd, e))
+			continue;
+		sub = openat(fd, e->d_name, DIR_FLAGS);
+		if (sub < 0) {
+			rc = -errno;
+			break;
+		}
+		rc = fsync_tree(sub, depth + 1, max_depth);
+		close(sub);
+	}
+	closedir(d);
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	return rc;
+}
+
+int fsu_fsync_tree(int fd, int max_depth)
+{
+	return fsync_tree(fd, 0, max_depth);
+}
+
+static uint64_t du(int at, const char *name, int depth, int max_depth, unsigned *budget)
+{
+	struct stat st;
+	uint64_t sum = 0;
+	DIR *d;
+	struct dirent *e;
+
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;
+	if (!S_ISDIR(st.st_mode) || depth > max_depth || !(d = fsu_opendir_at(at, name)))
+		return 0;
+	while (*budget && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		(*budget)--;
+		sum += du(dirfd(d), e->d_name, depth + 1, max_depth, budget);
+	}
+	closedir(d);
+	return sum;
+}
+
+uint64_t fsu_du_at(int dirfd, const char *name, int max_depth, unsigned *budget)
+{
+	return du(dirfd, name, 0, max_depth, budget);
+}

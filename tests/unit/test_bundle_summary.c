@@ -1,0 +1,150 @@
+/* Unit tests: figures of the bundle summary (issue #10 item 6): counts as
+ * integers, durations with a fixed precision, values that are not numbers
+ * never printed as figures, and the port/vport gap with its healthy share. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "bundle/bundle.h"
+#include "rules/rules.h"
+
+#define FACTDIR "tests/fixtures/facts"
+
+static void print_msg(const char *msg, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", msg);
+}
+
+static struct json_object *parse(const char *txt)
+{
+	struct json_object *m = json_tokener_parse(txt);
+
+	assert_non_null(m);
+	return m;
+}
+
+static void bundle_summary__figures__counts_integral_durations_fixed(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"verdict\": { \"verdict\": \"port-drop\", \"rule\": \"port-drop\","
+		"    \"terms\": [ { \"expr\": \"maxof(gap) >= 2\", \"value\": true,"
+		"                   \"values\": { \"maxof(gap)\": 4.35303098 } } ] },"
+		"  \"facts\": { \"ports\": { \"srv\": { \"stall\": { \"span_s\": 0.40512,"
+		"        \"counters\": { \"rx_packets_phy\": 1234567.0, \"rx_vport_unicast_packets\": -3 } } } },"
+		"     \"flows\": { \"stalled\": 1.0, \"progressing\": 0, \"list\": [ { \"tuple\": \"t\","
+		"        \"waited_ms\": 332.89222799999999 } ] },"
+		"     \"threads\": [ { \"tid\": 5, \"comm\": \"x\", \"vcsw_rate\": 12.3456789 } ] },"
+		"  \"release\": { \"released\": true, \"action\": \"reprogram\", \"after_ms\": 349.00000000000006 } }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(strstr(s, "waited 332.9 ms"));
+	assert_non_null(strstr(s, "349.0 ms after the action"));
+	assert_non_null(strstr(s, "(over 0.405 s)"));
+	assert_non_null(strstr(s, "rx_packets_phy +1234567"));
+	assert_non_null(strstr(s, "rx_vport_unicast_packets -3"));
+	assert_non_null(strstr(s, "Flows: 1 stalled, 0 progressing."));
+	assert_non_null(strstr(s, "maxof(gap) = 4.353"));
+	assert_non_null(strstr(s, "voluntary switches/s 12.346"));
+	assert_null(strstr(s, "332.89222"));
+	assert_null(strstr(s, "e+06"));
+	assert_null(strstr(s, "+-"));
+	free(s);
+	json_object_put(m);
+}
+
+static void bundle_summary__nan_and_infinity__never_figures(void **state)
+{
+	/* json-c reads NaN and Infinity: a hostile manifest can hold them */
+	struct json_object *m = parse(
+		"{ \"facts\": { \"ports\": { \"srv\": { \"stall\": { \"span_s\": Infinity,"
+		"        \"counters\": { \"a\": NaN, \"b\": 0, \"c\": 2 } } } },"
+		"     \"flows\": { \"stalled\": 1, \"progressing\": 0, \"list\": [ { \"waited_ms\": NaN } ] } },"
+		"  \"release\": { \"released\": true, \"action\": \"reprogram\", \"after_ms\": NaN },"
+		"  \"steps\": [ { \"step\": \"snapshot\", \"start_ms\": NaN, \"end_ms\": -Infinity,"
+		"               \"outcome\": \"ok\" } ] }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(s);
+	assert_null(strstr(s, "nan"));
+	assert_null(strstr(s, "inf"));
+	assert_non_null(strstr(s, "Counters at the stall: c +2; 1 counters did not move."));
+	assert_non_null(strstr(s, "waited unknown"));
+	assert_non_null(strstr(s, "Released by reprogram, time not recorded."));
+	assert_non_null(strstr(s, "-         ? ms ..         ? ms  snapshot: ok"));
+	free(s);
+	json_object_put(m);
+}
+
+/* The port-drop fixture with a stall of 5 + 1 frames lost before the vport
+ * over 1.6 s and a baseline that loses 1 frame a second. */
+static struct json_object *gap_manifest(void)
+{
+	struct json_object *facts = json_object_from_file(FACTDIR "/port-drop.json"), *m;
+	struct json_object *srv, *c;
+
+	assert_non_null(facts);
+	srv = json_object_object_get(json_object_object_get(facts, "ports"), "srv");
+	c = json_object_object_get(json_object_object_get(srv, "stall"), "counters");
+	json_object_object_add(c, "rx_packets_phy", json_object_new_int(5));
+	c = json_object_object_get(json_object_object_get(srv, "window"), "counters");
+	json_object_object_add(c, "rx_packets_phy", json_object_new_int(7));
+	c = json_object_object_get(json_object_object_get(srv, "baseline"), "counters");
+	json_object_object_add(c, "rx_vport_multicast_packets", json_object_new_int(58));
+	m = json_object_new_object();
+	json_object_object_add(m, "facts", facts);
+	return m;
+}
+
+static void bundle_summary_rules__port_drop__gap_counted_and_healthy_share(void **state)
+{
+	const char *dirs[] = { "rules" };
+	struct json_object *m = gap_manifest();
+	struct rules *r = NULL;
+	char *s;
+
+	(void)state;
+	assert_int_equal(rules_load(dirs, 1, &r, print_msg, NULL), 0);
+	s = bundle_summary_rules(m, r);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "  Gap: 6 frames counted at the port and not at the vport in "
+			       "1.600 s; the healthy rate explains 1.6.\n"));
+	/* the client port lost nothing and learned a healthy rate of 0 */
+	assert_non_null(strstr(s, "  Gap: 0 frames counted at the port and not at the vport in "
+			       "1.600 s; the healthy rate explains 0.0.\n"));
+	free(s);
+	/* no baseline: said so */
+	json_object_object_del(json_object_object_get(json_object_object_get(
+		json_object_object_get(m, "facts"), "ports"), "srv"), "baseline");
+	s = bundle_summary_rules(m, r);
+	assert_non_null(strstr(s, "Gap: 6 frames counted at the port and not at the vport in "
+			       "1.600 s; no healthy rate was learned."));
+	free(s);
+	/* without rules, no gap line (the profile's signals are unknown) */
+	s = bundle_summary(m);
+	assert_null(strstr(s, "Gap:"));
+	free(s);
+	rules_free(r);
+	json_object_put(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bundle_summary__figures__counts_integral_durations_fixed),
+		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
+		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
