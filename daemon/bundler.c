@@ -247,7 +247,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		fl.f[fl.n].src_path = in->pcaps[i];
 		fl.n++;
 	}
-	add_text(&fl, "summary.txt", bundle_summary(man));
+	add_text(&fl, "summary.txt", bundle_summary_rules(man, in->rules));
 
 	bundle_name(name, sizeof(name), in->open_real_ns, host, in->port_names[0], vname);
 	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, pathlen,

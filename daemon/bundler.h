@@ -15,6 +15,7 @@ struct loop;
 struct port;
 struct bundler;
 struct json_object;
+struct rules;
 
 #define BUNDLER_MAX_PORTS 2
 #define BUNDLER_MAX_PCAPS 4
@@ -28,6 +29,7 @@ struct bundler_inv {
 	unsigned nports;
 	const char *pcaps[BUNDLER_MAX_PCAPS];   /* capture files moved in */
 	unsigned npcap;
+	const struct rules *rules;      /* for the summary's gap line (or NULL) */
 };
 
 struct bundler *bundler_new(struct loop *l, const struct conf *c);

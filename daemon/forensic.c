@@ -147,6 +147,7 @@ static void write_bundle(struct inv *v)
 		in.ports[i] = inv_port(v, i);
 	}
 	in.nports = v->nports;
+	in.rules = v->F->rules;
 	for (unsigned i = 0; i < v->npcap && i < BUNDLER_MAX_PCAPS; i++)
 		in.pcaps[in.npcap++] = v->pcap[i];
 	if (bundler_write(v->F->bundler, &in, v->bundle, sizeof(v->bundle), err, sizeof(err)) < 0)
