@@ -14,7 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collectors/flow_vma.h"
@@ -611,6 +616,117 @@ static void flow_vma_obs__32bit_counters_wrap__unwrapped(void **state)
 	assert_int_equal(o.rx_bytes, 0x180);
 }
 
+/* ---- the emulated engine (tests/engine/vmaengine.c) ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+{
+	struct fx *f = *state;
+	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
+	char *sargv[16], *cargv[16];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	ssize_t n;
+	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
+	uint64_t t0;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(eng, sizeof(eng), "%s/../vmaengine", dirname(exe));
+	if (access(eng, X_OK) != 0) {
+		print_message("skipped: %s not built (make)\n", eng);
+		skip();
+	}
+	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
+	i = 0;
+	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
+	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = f->dir; sargv[i++] = "--stall-after";
+	sargv[i++] = "200"; sargv[i++] = "--duration"; sargv[i++] = "20"; sargv[i] = NULL;
+	sp = spawn(sargv);
+	usleep(100000);
+	i = 0;
+	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
+	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
+	cargv[i++] = f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
+	cargv[i++] = "--duration"; cargv[i++] = "20"; cargv[i] = NULL;
+	cp = spawn(cargv);
+	snprintf(cli_path, sizeof(cli_path), "%s/vmastat.%d", f->dir, (int)cp);
+	for (i = 0; i < 100 && !vf; i++) {
+		usleep(20000);
+		vf = flow_vma_file_open(cli_path, 1, err, sizeof(err));
+	}
+	assert_non_null(vf);
+	/* nobody bumped: the socket block is there, its counters unpublished */
+	usleep(300000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.s[0].tx_packets, 0);
+	/* a bump: copied within the 10 ms publisher period */
+	assert_int_equal(flow_vma_file_bump(vf, mono_ns(), 100000000ull, err, sizeof(err)), 1);
+	usleep(50000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_true(snap.s[0].tx_packets > 0);
+	assert_int_equal(ntohs(snap.s[0].rport), port);
+	/* poll as the daemon would: bump, read, judge; the server stops
+	 * answering after 200 requests and the client waits */
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 5000000000ull && !stalled) {
+		uint64_t now = mono_ns();
+
+		flow_vma_file_bump(vf, now, 100000000ull, err, sizeof(err));
+		usleep(100000);
+		if (flow_vma_file_read(vf, &snap, err, sizeof(err)) == 0 && snap.n == 1) {
+			flow_vma_obs(&snap.s[0], "vma", (int)cp, &t, mono_ns(), &o);
+			stalled = flow_live_stalled(&t.live, mono_ns(), 200000000ull);
+		}
+	}
+	assert_true(stalled);
+	assert_int_equal(t.live.verdict, FLOW_LIVE_WAITING);
+	assert_int_equal(snap.s[0].rx_packets, 200);    /* every answer the server gave */
+	assert_int_equal(snap.s[0].tx_packets, 201);
+	flow_vma_file_close(vf);
+	stop_child(cp);
+	stop_child(sp);
+	/* the engine removes its file when it ends */
+	assert_int_equal(access(cli_path, F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -635,6 +751,7 @@ int main(void)
 		cmocka_unit_test(flow_vma_obs__healthy_ping_pong__never_stalled),
 		cmocka_unit_test(flow_vma_obs__data_ready_not_consumed__held),
 		cmocka_unit_test(flow_vma_obs__32bit_counters_wrap__unwrapped),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
