@@ -6,4 +6,4 @@ all: $(BUILD)/vmaengine
 
 $(BUILD)/vmaengine: $(BUILD)/tests/engine/vmaengine.o $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)
