@@ -512,17 +512,31 @@ static int rdma_attr_cb(const struct nlattr *a, void *data)
 
 #define RDMA_TB_SIZE (RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE + 1)
 
-static const struct nlmsghdr *msg_check(const void *buf, size_t len, char *err,
-					size_t errlen)
+/* Check a netlink message before any libmnl call looks at it: nlmsg_len
+ * compared as unsigned with the buffer. mnl_nlmsg_ok() takes an int and
+ * casts nlmsg_len to int, so lengths of 0x80000001 and up would pass it. */
+const struct nlmsghdr *src_rdma_nl_msg_check(const void *buf, size_t len, char *err,
+					     size_t errlen)
 {
 	const struct nlmsghdr *nlh = buf;
 
-	if (!buf || len < sizeof(*nlh) || !mnl_nlmsg_ok(nlh, (int)len)) {
+	if (!buf || len < sizeof(*nlh) || len > SRC_RDMA_NL_MAX_MSG) {
+		errf(err, errlen, "rdma netlink: truncated or oversized message (%zu bytes)", len);
+		return NULL;
+	}
+	if (nlh->nlmsg_len < sizeof(*nlh) || (size_t)nlh->nlmsg_len > len) {
+		errf(err, errlen, "rdma netlink: truncated message: nlmsg_len %u outside [%zu, %zu]",
+		     nlh->nlmsg_len, sizeof(*nlh), len);
+		return NULL;
+	}
+	if (!mnl_nlmsg_ok(nlh, (int)len)) {
 		errf(err, errlen, "rdma netlink: truncated message (%zu bytes)", len);
 		return NULL;
 	}
 	return nlh;
 }
+
+#define msg_check src_rdma_nl_msg_check
 
 size_t src_rdma_nl_build_stat_get(void *buf, size_t len, uint32_t seq,
 				  uint32_t dev_index, uint32_t port)

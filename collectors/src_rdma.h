@@ -43,6 +43,16 @@ extern const struct src_ops src_rdma_nl_ops;
 #define SRC_RDMA_MAXC    1024u   /* counters per directory / per reply */
 #define SRC_RDMA_NAMELEN 64u     /* netlink counter name, with the NUL */
 
+/* The largest netlink message the parsers accept (a dump buffer). */
+#define SRC_RDMA_NL_MAX_MSG (1u << 20)
+
+struct nlmsghdr;
+/* The one length check of RDMA netlink replies, before any libmnl call:
+ * buf holds len bytes (at most SRC_RDMA_NL_MAX_MSG), nlmsg_len fits in
+ * them, compared unsigned. The header, or NULL with err filled. */
+const struct nlmsghdr *src_rdma_nl_msg_check(const void *buf, size_t len, char *err,
+					     size_t errlen);
+
 /* Build RDMA_NLDEV_CMD_STAT_GET for (dev_index, port) into buf.
  * Returns the message length, or 0 when buf is too small. */
 size_t src_rdma_nl_build_stat_get(void *buf, size_t len, uint32_t seq,

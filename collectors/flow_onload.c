@@ -1,0 +1,819 @@
+/* flow_onload: parsers for orm_json and onload_stackdump output, and the
+ * Onload socket liveness verdicts. See flow_onload.h for the formats and
+ * the Onload source files they follow. */
+#include "collectors/flow_onload.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "lib/json.h"
+#include "lib/util.h"
+
+#define JSON_DEPTH 48           /* orm_json nests about 10 deep */
+
+int flow_onload_dump_init(struct flow_onload_dump *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->stacks = calloc(FLOW_ONLOAD_MAX_STACKS, sizeof(*d->stacks));
+	d->socks = calloc(FLOW_ONLOAD_MAX_SOCKS, sizeof(*d->socks));
+	if (!d->stacks || !d->socks) {
+		flow_onload_dump_free(d);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void flow_onload_dump_reset(struct flow_onload_dump *d)
+{
+	d->nstacks = d->nsocks = d->dropped = 0;
+	d->version[0] = '\0';
+}
+
+void flow_onload_dump_free(struct flow_onload_dump *d)
+{
+	free(d->stacks);
+	free(d->socks);
+	d->stacks = NULL;
+	d->socks = NULL;
+	d->nstacks = d->nsocks = 0;
+}
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static void clean_copy(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src && i + 1 < len && src[i]; i++)
+		dst[i] = (src[i] > 0x20 && src[i] < 0x7f) ? src[i] : '?';
+	dst[i] = '\0';
+}
+
+/* A number JSON-printed by orm_json: an int, or a decimal string (its
+ * 64-bit format). 1 found, 0 not. */
+static int jnum(struct json_object *o, const char *key, uint64_t *v)
+{
+	struct json_object *x = jx_get(o, key);
+	const char *s;
+	char *end;
+
+	if (!x)
+		return 0;
+	if (json_object_is_type(x, json_type_int)) {
+		int64_t i = json_object_get_int64(x);
+
+		*v = i < 0 ? (uint64_t)(uint32_t)i : (uint64_t)i;
+		if (i >= 0 && (uint64_t)i == (uint64_t)INT64_MAX)
+			*v = json_object_get_uint64(x);
+		return 1;
+	}
+	if (json_object_is_type(x, json_type_string)) {
+		s = json_object_get_string(x);
+		if (!s || !isdigit((unsigned char)*s))
+			return 0;
+		errno = 0;
+		*v = strtoull(s, &end, 10);
+		return !errno && !*end;
+	}
+	return 0;
+}
+
+static uint32_t jnum32(struct json_object *o, const char *key, int *ok)
+{
+	uint64_t v = 0;
+
+	if (!jnum(o, key, &v)) {
+		if (ok)
+			*ok = 0;
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
+static int parse_addr(const char *s, struct in6_addr *a)
+{
+	struct in_addr a4;
+	char buf[64];
+	size_t n;
+
+	if (!s)
+		return -1;
+	n = strlen(s);
+	if (n >= sizeof(buf))
+		return -1;
+	memcpy(buf, s, n + 1);
+	if (buf[0] == '[' && n > 2 && buf[n - 1] == ']') {
+		memmove(buf, buf + 1, n - 2);
+		buf[n - 2] = '\0';
+	}
+	if (inet_pton(AF_INET, buf, &a4) == 1) {
+		memset(a, 0, sizeof(*a));
+		a->s6_addr[10] = 0xff;
+		a->s6_addr[11] = 0xff;
+		memcpy(a->s6_addr + 12, &a4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, buf, a) == 1 ? 0 : -1;
+}
+
+/* Onload state number (ip.h) to Linux TCP state number. */
+static int lstate_of_num(unsigned num)
+{
+	static const int m[] = { 7, 10, 2, 1, 8, 9, 4, 5, 11, 6 };
+
+	return num < sizeof(m) / sizeof(m[0]) ? m[num] : 0;
+}
+
+/* tcp_misc.c ci_tcp_state_num_str() names. */
+static int lstate_of_name(const char *s, uint8_t *proto)
+{
+	static const char *const n[] = { "CLOSED", "LISTEN", "SYN-SENT", "ESTABLISHED",
+					 "CLOSE-WAIT", "LAST-ACK", "FIN-WAIT1", "FIN-WAIT2",
+					 "CLOSING", "TIME-WAIT" };
+
+	for (unsigned i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		if (!strcmp(s, n[i]))
+			return lstate_of_num(i);
+	if (!strcmp(s, "UDP"))
+		*proto = IPPROTO_UDP;
+	return 0;
+}
+
+static struct flow_onload_stack *stack_get(struct flow_onload_dump *d, int id, int create)
+{
+	struct flow_onload_stack *s;
+
+	for (unsigned i = 0; i < d->nstacks; i++)
+		if (d->stacks[i].id == id)
+			return &d->stacks[i];
+	if (!create)
+		return NULL;
+	if (d->nstacks >= FLOW_ONLOAD_MAX_STACKS) {
+		d->dropped++;
+		return NULL;
+	}
+	s = &d->stacks[d->nstacks++];
+	memset(s, 0, sizeof(*s));
+	s->id = id;
+	return s;
+}
+
+static void counter_set(struct flow_onload_stack *s, const char *name, uint64_t v,
+			struct flow_onload_dump *d)
+{
+	size_t n = strlen(name);
+
+	if (!n || n >= FLOW_ONLOAD_NAME)
+		return;
+	for (unsigned i = 0; i < s->ncounters; i++)
+		if (!strcmp(s->counters[i].name, name)) {
+			s->counters[i].value = v;
+			return;
+		}
+	if (s->ncounters >= FLOW_ONLOAD_MAX_COUNTERS) {
+		d->dropped++;
+		return;
+	}
+	memcpy(s->counters[s->ncounters].name, name, n + 1);
+	s->counters[s->ncounters].value = v;
+	s->ncounters++;
+}
+
+static struct flow_onload_sock *sock_new(struct flow_onload_dump *d, int stack_id, int sock_id)
+{
+	struct flow_onload_sock *k;
+
+	if (d->nsocks >= FLOW_ONLOAD_MAX_SOCKS) {
+		d->dropped++;
+		return NULL;
+	}
+	k = &d->socks[d->nsocks++];
+	memset(k, 0, sizeof(*k));
+	k->stack_id = stack_id;
+	k->sock_id = sock_id;
+	return k;
+}
+
+const struct flow_onload_stack *flow_onload_stack(const struct flow_onload_dump *d, int id)
+{
+	for (unsigned i = 0; i < d->nstacks; i++)
+		if (d->stacks[i].id == id)
+			return &d->stacks[i];
+	return NULL;
+}
+
+int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uint64_t *value)
+{
+	for (unsigned i = 0; s && i < s->ncounters; i++)
+		if (!strcmp(s->counters[i].name, name)) {
+			*value = s->counters[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+/* ---- orm_json -------------------------------------------------------------- */
+
+/* ci_sock_cmn (STRUCT_SOCK): addresses, ports, pid, so_error, state. */
+static void json_sock_cmn(struct json_object *s, struct flow_onload_sock *k)
+{
+	struct json_object *pkt = jx_obj(s, "pkt");
+	const char *ra = jx_str(jx_obj(jx_obj(pkt, "ipx"), "ip4"), "ip_daddr");
+	uint64_t v;
+
+	if (jnum(jx_obj(s, "b"), "state", &v))
+		k->ostate = (uint32_t)v;
+	if (parse_addr(jx_str(s, "laddr"), &k->laddr) < 0)
+		parse_addr(jx_str(jx_obj(s, "cp"), "laddr"), &k->laddr);
+	if (ra)
+		parse_addr(ra, &k->raddr);
+	if (jnum(jx_obj(s, "cp"), "lport", &v))
+		k->lport = htons((uint16_t)v);
+	if (jnum(pkt, "dport", &v))
+		k->rport = htons((uint16_t)v);
+	if (jnum(s, "pid", &v))
+		k->pid = (int)v;
+	if (jnum(s, "so_error", &v))
+		k->so_error = (int)(int32_t)v;
+}
+
+static void json_tcp(struct flow_onload_dump *d, int stack_id, const char *sid,
+		     struct json_object *ts)
+{
+	struct flow_onload_sock *k;
+	int ok = 1;
+
+	if (!ts)
+		return;
+	k = sock_new(d, stack_id, atoi(sid));
+	if (!k)
+		return;
+	k->proto = IPPROTO_TCP;
+	json_sock_cmn(jx_obj(ts, "s"), k);
+	k->lstate = lstate_of_num(FLOW_ONLOAD_STATE_NUM(k->ostate));
+	k->snd_nxt = jnum32(ts, "snd_nxt", &ok);
+	k->snd_una = jnum32(ts, "snd_una", &ok);
+	k->snd_max = jnum32(ts, "snd_max", NULL);
+	if (ok)
+		k->have |= FLOW_ONLOAD_HAVE_SEQ;
+	ok = 1;
+	k->rcv_added = jnum32(ts, "rcv_added", &ok);
+	k->rcv_delivered = jnum32(ts, "rcv_delivered", &ok);
+	if (ok)
+		k->have |= FLOW_ONLOAD_HAVE_RCV;
+	k->send_in = jnum32(ts, "send_in", NULL);
+	k->send_out = jnum32(ts, "send_out", NULL);
+	k->sendq_pkts = jnum32(jx_obj(ts, "send"), "num", NULL);
+	k->retrans_pkts = jnum32(jx_obj(ts, "retrans"), "num", NULL);
+	k->recvq_pkts = jnum32(jx_obj(ts, "recv1"), "num", NULL) +
+			jnum32(jx_obj(ts, "recv2"), "num", NULL);
+	k->have |= FLOW_ONLOAD_HAVE_QPKTS;
+	ok = 1;
+	k->t_last_sent = jnum32(ts, "t_last_sent", &ok);
+	k->t_last_recv_ack = jnum32(ts, "t_last_recv_ack", &ok);
+	k->t_last_recv_payload = jnum32(ts, "t_last_recv_payload", NULL);
+	if (ok)
+		k->have |= FLOW_ONLOAD_HAVE_TIMES;
+	k->total_retrans = jnum32(jx_obj(ts, "stats"), "total_retrans", NULL);
+}
+
+static void json_udp(struct flow_onload_dump *d, int stack_id, const char *sid,
+		     struct json_object *us)
+{
+	struct flow_onload_sock *k;
+	struct json_object *q;
+
+	if (!us)
+		return;
+	k = sock_new(d, stack_id, atoi(sid));
+	if (!k)
+		return;
+	k->proto = IPPROTO_UDP;
+	json_sock_cmn(jx_obj(us, "s"), k);
+	q = jx_obj(us, "recv_q");
+	k->udp_added = jnum32(q, "pkts_added", NULL);
+	k->udp_delivered = jnum32(q, "pkts_delivered", NULL);
+	k->recvq_pkts = k->udp_added - k->udp_delivered;
+	k->sendq_pkts = jnum32(us, "tx_count", NULL);
+	k->have |= FLOW_ONLOAD_HAVE_QPKTS;
+}
+
+static void json_counters(struct flow_onload_dump *d, struct flow_onload_stack *st,
+			  struct json_object *o)
+{
+	if (!o || !json_object_is_type(o, json_type_object))
+		return;
+	json_object_object_foreach(o, key, val) {
+		uint64_t v;
+
+		(void)val;
+		if (jnum(o, key, &v))
+			counter_set(st, key, v, d);
+	}
+}
+
+/* One stack object: {"stack":{...},"stats":{...},...}; id from the key or
+ * the flat "id", name from stack_state or the flat "name". */
+static void json_stack(struct flow_onload_dump *d, int id, const char *name,
+		       struct json_object *so)
+{
+	struct json_object *stack = jx_obj(so, "stack"), *ss = jx_obj(stack, "stack_state");
+	struct json_object *tm = jx_obj(ss, "iptimer_state");
+	struct flow_onload_stack *st;
+	uint64_t v;
+
+	if (id < 0 && jnum(ss, "stack_id", &v))
+		id = (int)v;
+	st = stack_get(d, id, 1);
+	if (!st)
+		return;
+	if (name)
+		clean_copy(st->name, sizeof(st->name), name);
+	if (jx_str(ss, "name"))
+		clean_copy(st->name, sizeof(st->name), jx_str(ss, "name"));
+	if (jnum(ss, "pid", &v))
+		st->pid = (int)v;
+	if (tm) {
+		int ok = 1;
+
+		st->now_ticks = jnum32(tm, "ci_ip_time_real_ticks", &ok);
+		st->khz = jnum32(tm, "khz", &ok);
+		st->frc2tick = jnum32(tm, "ci_ip_time_frc2tick", &ok);
+		st->have_time = ok && st->khz && st->frc2tick < 40;
+	}
+	json_counters(d, st, jx_obj(so, "stats"));
+	json_counters(d, st, jx_obj(so, "more_stats"));
+	{
+		struct json_object *tcp = jx_obj(stack, "tcp"), *udp = jx_obj(stack, "udp");
+
+		if (tcp) {
+			json_object_object_foreach(tcp, sid, sv)
+				json_tcp(d, id, sid, jx_obj(sv, "tcp_state"));
+		}
+		if (udp) {
+			json_object_object_foreach(udp, sid2, sv2)
+				json_udp(d, id, sid2, jx_obj(sv2, "udp_state"));
+		}
+	}
+}
+
+int flow_onload_parse_json(const char *text, size_t len, struct flow_onload_dump *d,
+			   char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *root, *arr;
+	enum json_tokener_error je;
+
+	flow_onload_dump_reset(d);
+	if (len > FLOW_ONLOAD_MAX_TEXT || len > INT32_MAX) {
+		util_errf(err, errlen, "orm_json output of %zu bytes is over the %u-byte limit", len,
+			  FLOW_ONLOAD_MAX_TEXT);
+		return -E2BIG;
+	}
+	tok = json_tokener_new_ex(JSON_DEPTH);
+	if (!tok)
+		return util_errf(err, errlen, "out of memory"), -ENOMEM;
+	root = json_tokener_parse_ex(tok, text, (int)len);
+	je = json_tokener_get_error(tok);
+	json_tokener_free(tok);
+	if (!root || je != json_tokener_success) {
+		util_errf(err, errlen, "orm_json output is not JSON: %s",
+			  json_tokener_error_desc(je));
+		json_object_put(root);
+		return -EINVAL;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		json_object_put(root);
+		util_errf(err, errlen, "orm_json output is not a JSON object");
+		return -EINVAL;
+	}
+	clean_copy(d->version, sizeof(d->version), jx_str(root, "onload_version"));
+	if ((arr = jx_arr(root, "stacks"))) {          /* --flat */
+		for (size_t i = 0; i < jx_len(arr); i++) {
+			struct json_object *so = json_object_array_get_idx(arr, i);
+			uint64_t id;
+
+			if (!jnum(so, "id", &id))
+				continue;
+			json_stack(d, (int)id, jx_str(so, "name"), so);
+		}
+	} else if ((arr = jx_arr(root, "json"))) {
+		for (size_t i = 0; i < jx_len(arr); i++) {
+			struct json_object *el = json_object_array_get_idx(arr, i);
+
+			if (!json_object_is_type(el, json_type_object))
+				continue;
+			json_object_object_foreach(el, key, so) {
+				char *end;
+				long id;
+
+				if (!strcmp(key, "all"))        /* --sum-all */
+					continue;
+				id = strtol(key, &end, 10);
+				if (*key && !*end && id >= 0 && id < 1000000)
+					json_stack(d, (int)id, NULL, so);
+				else            /* --name: keyed by the stack name */
+					json_stack(d, -1, key, so);
+			}
+		}
+	} else {
+		json_object_put(root);
+		util_errf(err, errlen, "orm_json output has neither \"json\" nor \"stacks\"");
+		return -EINVAL;
+	}
+	json_object_put(root);
+	return 0;
+}
+
+/* ---- stackdump text -------------------------------------------------------- */
+
+/* Next line of text[*off..len) into line (cut at cap-1); 0 at the end. */
+static int next_line(const char *text, size_t len, size_t *off, char *line, size_t cap)
+{
+	size_t s = *off, e, n;
+
+	if (s >= len)
+		return 0;
+	for (e = s; e < len && text[e] != '\n'; e++)
+		;
+	n = e - s < cap - 1 ? e - s : cap - 1;
+	memcpy(line, text + s, n);
+	line[n] = '\0';
+	if (n && line[n - 1] == '\r')
+		line[n - 1] = '\0';
+	*off = e < len ? e + 1 : len;
+	return 1;
+}
+
+/* "10.0.0.1:80" / "[fd00::1]:80" into address and port (network order). */
+static int parse_ipport(const char *s, struct in6_addr *a, uint16_t *port)
+{
+	char buf[80];
+	const char *colon = strrchr(s, ':');
+	size_t n;
+	long p;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(buf))
+		return -1;
+	n = (size_t)(colon - s);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	p = strtol(colon + 1, &end, 10);
+	if (*end || p < 0 || p > 65535 || parse_addr(buf, a) < 0)
+		return -1;
+	*port = htons((uint16_t)p);
+	return 0;
+}
+
+int flow_onload_parse_netstat(const char *text, size_t len, int stack_id,
+			      struct flow_onload_dump *d, char *err, size_t errlen)
+{
+	char line[512];
+	size_t off = 0;
+	unsigned bad = 0;
+
+	flow_onload_dump_reset(d);
+	if (len > FLOW_ONLOAD_MAX_TEXT)
+		return util_errf(err, errlen, "netstat output too large"), -E2BIG;
+	stack_get(d, stack_id, 1);
+	while (next_line(text, len, &off, line, sizeof(line))) {
+		char type[8], l[80], r[80], st[24];
+		unsigned rq, tq;
+		struct flow_onload_sock *k;
+		uint8_t proto = IPPROTO_TCP;
+
+		if (sscanf(line, "%7s %u %u %79s %79s %23s", type, &rq, &tq, l, r, st) != 6)
+			continue;
+		if (strcmp(type, "TCP") && strcmp(type, "UDP"))
+			continue;
+		k = sock_new(d, stack_id, -1);
+		if (!k)
+			break;
+		if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
+		    parse_ipport(r, &k->raddr, &k->rport) < 0) {
+			d->nsocks--;
+			bad++;
+			continue;
+		}
+		k->lstate = lstate_of_name(st, &proto);
+		k->proto = strcmp(type, "UDP") ? proto : IPPROTO_UDP;
+		k->recvq_pkts = rq;
+		k->sendq_pkts = tq;
+		k->have = FLOW_ONLOAD_HAVE_QPKTS;
+	}
+	if (bad && !d->nsocks) {
+		util_errf(err, errlen, "netstat output: %u socket lines with bad addresses", bad);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "k=v k=v" pairs of a line into counters prefix_k (decimal values). */
+static void kv_counters(struct flow_onload_dump *d, struct flow_onload_stack *st,
+			const char *prefix, const char *p)
+{
+	while (*p) {
+		char key[32], name[FLOW_ONLOAD_NAME];
+		unsigned long long v;
+		int n = 0;
+
+		while (*p == ' ')
+			p++;
+		if (sscanf(p, "%31[a-z_]=%llu%n", key, &v, &n) == 2 && n > 0) {
+			snprintf(name, sizeof(name), "%s%s", prefix, key);
+			counter_set(st, name, v, d);
+			p += n;
+		} else {
+			while (*p && *p != ' ')
+				p++;
+		}
+	}
+}
+
+int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump *d,
+			   char *err, size_t errlen)
+{
+	struct flow_onload_stack *st = NULL;
+	struct flow_onload_sock *k = NULL;
+	char line[1024];
+	size_t off = 0;
+	int counters_on = 0, in_env = 0;
+
+	flow_onload_dump_reset(d);
+	if (len > FLOW_ONLOAD_MAX_TEXT)
+		return util_errf(err, errlen, "stackdump output too large"), -E2BIG;
+	while (next_line(text, len, &off, line, sizeof(line))) {
+		char name[FLOW_ONLOAD_NAME], word[64], l[80], r[80], state[24];
+		unsigned long long v;
+		int id, sid, n = 0;
+		const char *p;
+
+		/* a stack: "ci_netif_dump_to_logger: stack=2 name=srv" */
+		if ((p = strstr(line, ": stack=")) && line[0] != ' ' &&
+		    sscanf(p, ": stack=%d%n", &id, &n) == 1) {
+			st = stack_get(d, id, 1);
+			k = NULL;
+			counters_on = in_env = 0;
+			p += n;
+			if (st && !strncmp(p, " name=", 6))
+				clean_copy(st->name, sizeof(st->name), p + 6);
+			continue;
+		}
+		if (!st)
+			continue;
+		if (in_env && strncmp(line, "====", 4))
+			continue;       /* the environments: never read, never kept */
+		if (!strncmp(line, "----", 4)) {
+			k = NULL;
+			in_env = strstr(line, "process env") != NULL;
+			counters_on = !in_env && strstr(line, "stats") != NULL &&
+				      !strstr(line, "vi stats");
+			continue;
+		}
+		if (!strncmp(line, "====", 4)) {
+			k = NULL;
+			counters_on = in_env = 0;
+			continue;
+		}
+		/* a socket: "TCP 2:3 lcl=10.9.0.2:11111 rmt=10.9.0.1:40000 ESTABLISHED" */
+		if ((!strncmp(line, "TCP ", 4) || !strncmp(line, "UDP ", 4)) &&
+		    sscanf(line + 4, "%d:%d lcl=%79s rmt=%79s %23s", &id, &sid, l, r, state) == 5) {
+			uint8_t proto = line[0] == 'U' ? IPPROTO_UDP : IPPROTO_TCP;
+
+			k = sock_new(d, id, sid);
+			counters_on = 0;
+			if (!k)
+				continue;
+			k->proto = proto;
+			if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
+			    parse_ipport(r, &k->raddr, &k->rport) < 0) {
+				d->nsocks--;
+				k = NULL;
+				continue;
+			}
+			k->lstate = proto == IPPROTO_TCP ? lstate_of_name(state, &proto) : 0;
+			continue;
+		}
+		if (k && line[0] == ' ') {
+			unsigned a, b, c, e, q1, q2, usr, byt, sb, sp, inf, cur, tot;
+			unsigned long long tp;
+			int x, y, z;
+
+			if (sscanf(line, "  snd: up=%x una-nxt-max=%x-%x-%x enq=%x", &a, &b, &c, &e,
+				   &q1) == 5) {
+				k->snd_una = b;
+				k->snd_nxt = c;
+				k->snd_max = e;
+				k->have |= FLOW_ONLOAD_HAVE_SEQ;
+			} else if (sscanf(line, "  snd: send=%u(%u) send+pre=%u inflight=%u(%u)", &sb,
+					  &sp, &q1, &inf, &q2) == 5) {
+				k->sendq_bytes = sb;
+				k->sendq_pkts = sp;
+				k->retrans_pkts = q2;
+				k->have |= FLOW_ONLOAD_HAVE_SENDQ_B | FLOW_ONLOAD_HAVE_QPKTS;
+			} else if (sscanf(line, "  rcv: bytes=%u tot_pkts=%llx rob_pkts=%u q_pkts=%u+%u usr=%u",
+					  &byt, &tp, &a, &q1, &q2, &usr) == 6) {
+				/* bytes = rcv_added - isn; usr = added - delivered */
+				k->rcv_added = byt;
+				k->rcv_delivered = byt - usr;
+				k->recvq_pkts = q1 + q2;
+				k->have |= FLOW_ONLOAD_HAVE_RCV;
+			} else if (sscanf(line, "  curr_retrans=%u total_retrans=%u", &cur, &tot) == 2) {
+				k->total_retrans = tot;
+			} else if (sscanf(line, "  rx_errno=%x tx_errno=%x so_error=%d", &x, &y, &z) == 3) {
+				k->so_error = z;
+			} else if (sscanf(line, "  uid=%d pid=%d", &x, &y) == 2) {
+				k->pid = y;
+			}
+			continue;
+		}
+		if (line[0] == ' ') {
+			/* stack-level lines of ci_netif_dump / dump_extra */
+			if ((p = strstr(line, " pid=")) && !st->pid && strstr(line, " uid=") &&
+			    sscanf(p, " pid=%d", &id) == 1)
+				st->pid = id;
+			else if (!strncmp(line, "  pkt_bufs: ", 12))
+				kv_counters(d, st, "pkt_bufs_", line + 12);
+			else if (!strncmp(line, "  tx_may_alloc=", 15))
+				kv_counters(d, st, "", line + 2);
+			else if (!strncmp(line, "  time: ", 8) && strstr(line, "STUCK"))
+				counter_set(st, "time_stuck", 1, d);
+			continue;
+		}
+		/* "name: value" counters of the stats sections */
+		if (counters_on && sscanf(line, "%47[a-z0-9_]: %llu%n", name, &v, &n) == 2 &&
+		    line[n] == '\0')
+			counter_set(st, name, v, d);
+		else if (sscanf(line, "%63s", word) == 1 && !strcmp(word, "ci_netif_config_opts_dump:"))
+			counters_on = 0;
+	}
+	if (!d->nstacks) {
+		util_errf(err, errlen, "no stack found in onload_stackdump output");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+char *flow_onload_scrub(const char *text, size_t len, size_t *outlen)
+{
+	char *out = malloc(len + 1);
+	size_t off = 0, o = 0;
+	int in_env = 0;
+
+	if (!out)
+		return NULL;
+	while (off < len) {
+		size_t s = off, e;
+
+		for (e = s; e < len && text[e] != '\n'; e++)
+			;
+		off = e < len ? e + 1 : len;
+		if (!in_env && e - s >= 4 && !strncmp(text + s, "----", 4)) {
+			in_env = memmem(text + s, e - s, "process env", 11) != NULL;
+			if (in_env) {
+				static const char note[] = "--------------------- process env (removed by nicstalld) ---\n";
+
+				if (o + sizeof(note) - 1 <= len) {
+					memcpy(out + o, note, sizeof(note) - 1);
+					o += sizeof(note) - 1;
+				}
+				continue;
+			}
+		} else if (e - s >= 4 && !strncmp(text + s, "====", 4)) {
+			in_env = 0;
+		} else if (e - s > 8 && memmem(text + s, e - s, ": stack=", 8) && text[s] != ' ') {
+			in_env = 0;
+		}
+		if (in_env)
+			continue;
+		for (size_t i = s; i < off && o < len; i++) {
+			unsigned char c = (unsigned char)text[i];
+
+			out[o++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+		}
+	}
+	out[o] = '\0';
+	if (outlen)
+		*outlen = o;
+	return out;
+}
+
+/* ---- liveness ---------------------------------------------------------------- */
+
+enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
+			       const struct flow_onload_stack *stack,
+			       struct flow_onload_track *t, uint64_t now_ns, struct flow_obs *o)
+{
+	int first = !t->live.init, moved;
+	uint64_t una_before = t->una_acc, del_before = t->del_acc, nxt_before = t->tx_acc;
+	uint64_t rx_before = t->rx_acc;
+	uint32_t inflight = 0, unread = 0;
+	enum flow_live v;
+
+	if (first) {
+		t->nxt_raw = s->snd_nxt;
+		t->una_raw = s->snd_una;
+		t->rcv_raw = s->rcv_added;
+		t->del_raw = s->rcv_delivered;
+	}
+	if (s->have & FLOW_ONLOAD_HAVE_SEQ) {
+		uint64_t r = t->nxt_raw;
+
+		flow_live_unwrap(&t->tx_acc, &r, s->snd_nxt, 32);
+		t->nxt_raw = (uint32_t)r;
+		r = t->una_raw;
+		flow_live_unwrap(&t->una_acc, &r, s->snd_una, 32);
+		t->una_raw = (uint32_t)r;
+		/* SEQ_SUB, never negative (ip.h ci_tcp_inflight) */
+		if ((int32_t)(s->snd_nxt - s->snd_una) > 0)
+			inflight = s->snd_nxt - s->snd_una;
+	}
+	if (s->have & FLOW_ONLOAD_HAVE_RCV) {
+		uint64_t r = t->rcv_raw;
+
+		flow_live_unwrap(&t->rx_acc, &r, s->rcv_added, 32);
+		t->rcv_raw = (uint32_t)r;
+		r = t->del_raw;
+		flow_live_unwrap(&t->del_acc, &r, s->rcv_delivered, 32);
+		t->del_raw = (uint32_t)r;
+		if ((int32_t)(s->rcv_added - s->rcv_delivered) > 0)
+			unread = s->rcv_added - s->rcv_delivered;
+	}
+	if (s->proto == IPPROTO_UDP) {
+		uint64_t r = t->rcv_raw;
+
+		if (first)
+			t->rcv_raw = s->udp_delivered;
+		r = t->rcv_raw;
+		flow_live_unwrap(&t->del_acc, &r, s->udp_delivered, 32);
+		t->rcv_raw = (uint32_t)r;
+	}
+	/* balance of bytes sent and received: a request/response flow's
+	 * outstanding request shows as the balance above its low mark */
+	moved = flow_live_update(&t->live, t->tx_acc, t->rx_acc, now_ns);
+	if (t->una_acc != una_before || t->del_acc != del_before)
+		moved = 1;
+
+	memset(o, 0, sizeof(*o));
+	o->src = (enum flow_src_kind)FLOW_SRC_ONLOAD;
+	o->key.saddr = s->laddr;
+	o->key.daddr = s->raddr;
+	o->key.sport = s->lport;
+	o->key.dport = s->rport;
+	o->key.proto = s->proto;
+	o->session = ((uint64_t)(uint32_t)s->stack_id << 32) | (uint32_t)s->sock_id;
+	o->tx_bytes = t->una_acc;               /* acknowledged, as sock_diag */
+	o->rx_bytes = t->rx_acc;
+	o->inflight = inflight;
+	o->unread = unread;
+	o->unsent = (s->have & FLOW_ONLOAD_HAVE_SENDQ_B) ? s->sendq_bytes : s->sendq_pkts;
+	o->retrans = s->total_retrans;
+	o->state = (uint32_t)s->lstate;
+	o->pid = s->pid ? s->pid : (stack ? stack->pid : 0);
+	snprintf(o->engine, sizeof(o->engine), "onload:%.24s",
+		 stack && stack->name[0] ? stack->name : "?");
+	if (t->tx_acc != nxt_before)
+		o->last_tx_ns = now_ns;
+	if (t->rx_acc != rx_before)
+		o->last_rx_ns = now_ns;
+	if (stack && stack->have_time && (s->have & FLOW_ONLOAD_HAVE_TIMES)) {
+		/* ticks are frc >> frc2tick at khz kHz: ns = ticks << shift * 1e6 / khz */
+		uint32_t age_tx = stack->now_ticks - s->t_last_sent;
+		uint32_t age_rx = stack->now_ticks - s->t_last_recv_payload;
+		uint64_t tick_ps = ((1000000000ull << stack->frc2tick) / stack->khz);
+		uint64_t ns_tx = (uint64_t)age_tx * tick_ps / 1000, ns_rx = (uint64_t)age_rx * tick_ps / 1000;
+
+		if ((int32_t)age_tx >= 0 && ns_tx < now_ns && s->t_last_sent)
+			o->last_tx_ns = now_ns - ns_tx;
+		if ((int32_t)age_rx >= 0 && ns_rx < now_ns && s->t_last_recv_payload)
+			o->last_rx_ns = now_ns - ns_rx;
+	}
+
+	if (s->proto == IPPROTO_UDP) {
+		v = !first && s->recvq_pkts > 0 && t->del_acc == del_before ? FLOW_LIVE_HELD :
+		    (moved ? FLOW_LIVE_PROGRESS : FLOW_LIVE_IDLE);
+	} else if (s->so_error && (s->lstate == 7 || s->lstate == 0 || s->lstate == 2)) {
+		v = FLOW_LIVE_FAILED;           /* reset, refused, timed out */
+	} else if (!first && unread > 0 && t->del_acc == del_before) {
+		v = FLOW_LIVE_HELD;             /* data ready, application reads nothing */
+	} else if (!first && o->unsent > 0 && t->tx_acc == nxt_before && !inflight) {
+		v = FLOW_LIVE_HELD;             /* queued, the engine sends nothing */
+	} else if (!first && inflight > 0 && t->una_acc == una_before) {
+		v = FLOW_LIVE_WAITING;          /* sent, unacknowledged, no ack moved */
+	} else if (moved) {
+		v = FLOW_LIVE_PROGRESS;
+	} else if (flow_live_outstanding(&t->live)) {
+		v = FLOW_LIVE_WAITING;          /* request acked, reply never came */
+	} else {
+		v = FLOW_LIVE_IDLE;
+	}
+	flow_live_set(&t->live, v, v == FLOW_LIVE_WAITING ? t->live.moved_ns : 0, now_ns);
+	return v;
+}

@@ -1,0 +1,9 @@
+# Emulated libvma process (tests/engine/vmaengine.c): a UDP ping-pong that
+# publishes a vmastat.<pid> file the way libvma 9.8.84 does. Links the
+# project library for the layout table only.
+EXTRA_BINS += $(BUILD)/vmaengine
+all: $(BUILD)/vmaengine
+
+$(BUILD)/vmaengine: $(BUILD)/tests/engine/vmaengine.o $(BUILD)/libnicstall.a
+	@mkdir -p $(dir $@)
+	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)

@@ -1,0 +1,371 @@
+/* Unit tests for collectors/flow_onload.c on the fixtures in
+ * tests/fixtures/onload/ (Onload 9.0.2 formats, see the README there). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collectors/flow_onload.h"
+#include "lib/util.h"
+
+#define FX "tests/fixtures/onload/"
+#define MS 1000000ull
+
+static void to_repo_root(void)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (access(FX "README.md", R_OK) == 0)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(chdir(dirname(exe)), 0);
+	assert_int_equal(chdir("../.."), 0);
+	assert_int_equal(access(FX "README.md", R_OK), 0);
+}
+
+static char *slurp(const char *name, size_t *len)
+{
+	char *t = util_read_file(name, FLOW_ONLOAD_MAX_TEXT, len);
+
+	if (!t)
+		print_error("cannot read %s\n", name);
+	assert_non_null(t);
+	return t;
+}
+
+static struct flow_onload_dump d0, d1;
+
+static int setup(void **state)
+{
+	(void)state;
+	to_repo_root();
+	assert_int_equal(flow_onload_dump_init(&d0), 0);
+	assert_int_equal(flow_onload_dump_init(&d1), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	flow_onload_dump_free(&d0);
+	flow_onload_dump_free(&d1);
+	return 0;
+}
+
+static void load_json(const char *name, struct flow_onload_dump *d)
+{
+	char err[256] = "";
+	size_t len;
+	char *t = slurp(name, &len);
+
+	if (flow_onload_parse_json(t, len, d, err, sizeof(err)) != 0)
+		print_error("%s: %s\n", name, err);
+	free(t);
+}
+
+static void load_lots(const char *name, struct flow_onload_dump *d)
+{
+	char err[256] = "";
+	size_t len;
+	char *t = slurp(name, &len);
+
+	assert_int_equal(flow_onload_parse_lots(t, len, d, err, sizeof(err)), 0);
+	free(t);
+}
+
+static const struct flow_onload_sock *sock(const struct flow_onload_dump *d, int stack, int id)
+{
+	for (unsigned i = 0; i < d->nsocks; i++)
+		if (d->socks[i].stack_id == stack && d->socks[i].sock_id == id)
+			return &d->socks[i];
+	print_error("no socket %d:%d\n", stack, id);
+	fail();
+	return NULL;
+}
+
+/* ---- orm_json ---- */
+
+static void flow_onload_parse_json__sockets_fixture__fields_decoded(void **state)
+{
+	const struct flow_onload_sock *s;
+
+	(void)state;
+	load_json(FX "orm_json-sockets-t0.json", &d0);
+	assert_string_equal(d0.version, "9.0.2");
+	assert_int_equal(d0.nstacks, 2);
+	assert_int_equal(d0.nsocks, 4);
+	s = sock(&d0, 2, 5);
+	assert_int_equal(s->proto, IPPROTO_TCP);
+	assert_int_equal(s->ostate, 0x3331);
+	assert_int_equal(s->lstate, 1);                 /* ESTABLISHED */
+	assert_int_equal(ntohs(s->lport), 11111);
+	assert_int_equal(ntohs(s->rport), 40002);
+	assert_int_equal(s->laddr.s6_addr[15], 2);
+	assert_int_equal(s->raddr.s6_addr[15], 1);
+	assert_int_equal(s->snd_nxt, 0xfffffff0u);
+	assert_int_equal(s->snd_una, 0xffffffb0u);
+	assert_int_equal(s->pid, 3933257);
+	assert_int_equal(s->total_retrans, 2);
+	assert_int_equal(s->retrans_pkts, 1);
+	assert_true(s->have & FLOW_ONLOAD_HAVE_SEQ);
+	assert_true(s->have & FLOW_ONLOAD_HAVE_TIMES);
+	s = sock(&d0, 2, 6);
+	assert_int_equal(s->rcv_added - s->rcv_delivered, 64);
+	assert_int_equal(s->recvq_pkts, 1);
+	s = sock(&d0, 3, 4);
+	assert_int_equal(s->proto, IPPROTO_UDP);
+	assert_int_equal(ntohs(s->lport), 5000);
+}
+
+static void flow_onload_parse_json__stack_state__name_pid_and_clock(void **state)
+{
+	const struct flow_onload_stack *st;
+
+	(void)state;
+	load_json(FX "orm_json-stack.json", &d0);
+	st = flow_onload_stack(&d0, 2);
+	assert_non_null(st);
+	assert_string_equal(st->name, "srv");
+	assert_int_equal(st->pid, 3933257);
+	assert_true(st->have_time);
+	assert_int_equal(st->khz, 3000000);
+	assert_int_equal(st->frc2tick, 21);
+}
+
+static void flow_onload_parse_json__flat_and_hostile__handled(void **state)
+{
+	static const char flat[] =
+		"{\"onload_version\":\"9.0.2\",\"stacks\":[{\"id\":7,\"index\":\"fe\",\"name\":\"fe\","
+		"\"pretty_name\":\"fe\",\"stack\":{\"tcp_listen\":{},\"tcp\":{\"1\":{\"tcp_state\":"
+		"{\"s\":{\"b\":{\"state\":13105},\"laddr\":\"fd00::2\",\"cp\":{\"lport\":80},"
+		"\"pkt\":{\"dport\":5555}},\"snd_nxt\":10,\"snd_una\":10,\"rcv_added\":3,"
+		"\"rcv_delivered\":3}}},\"udp\":{},\"pipe\":{}},\"stats\":{\"lock_wakes\":5,"
+		"\"k_polls\":\"18446744073709551615\"}}]}";
+	const char *bad[] = { "", "[1,2]", "{\"json\":", "{\"other\":1}", "nul\x01l" };
+	char err[256];
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_json(flat, sizeof(flat) - 1, &d0, err, sizeof(err)), 0);
+	assert_int_equal(d0.nsocks, 1);
+	assert_string_equal(d0.stacks[0].name, "fe");
+	assert_int_equal(d0.socks[0].laddr.s6_addr[0], 0xfd);
+	assert_true(flow_onload_counter(&d0.stacks[0], "lock_wakes", &v));
+	assert_int_equal(v, 5);
+	assert_true(flow_onload_counter(&d0.stacks[0], "k_polls", &v));
+	assert_true(v == UINT64_MAX);
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(flow_onload_parse_json(bad[i], strlen(bad[i]), &d0, err, sizeof(err)),
+				 -EINVAL);
+	/* nesting deeper than the tokener allows */
+	{
+		char deep[400];
+
+		memset(deep, '[', sizeof(deep));
+		assert_int_equal(flow_onload_parse_json(deep, sizeof(deep), &d0, err, sizeof(err)),
+				 -EINVAL);
+	}
+}
+
+static void flow_onload_obs__json_two_runs__stalled_waiting_held_healthy(void **state)
+{
+	struct flow_onload_track t[4];
+	struct flow_obs o;
+	enum flow_live v[4];
+	static const int ids[4] = { 3, 5, 6, 4 };
+
+	(void)state;
+	memset(t, 0, sizeof(t));
+	load_json(FX "orm_json-sockets-t0.json", &d0);
+	load_json(FX "orm_json-sockets-t1.json", &d1);
+	for (int i = 0; i < 4; i++)
+		flow_onload_obs(sock(&d0, i < 3 ? 2 : 3, ids[i]), NULL, &t[i], 0, &o);
+	for (int i = 0; i < 4; i++) {
+		v[i] = flow_onload_obs(sock(&d1, i < 3 ? 2 : 3, ids[i]), NULL, &t[i], 300 * MS, &o);
+		if (i == 1) {
+			assert_int_equal(o.inflight, 64);
+			assert_int_equal(o.retrans, 3);
+			assert_int_equal(o.src, FLOW_SRC_ONLOAD);
+			assert_int_equal(o.pid, 3933257);
+			assert_int_equal(o.session, (2ull << 32) | 5);
+		}
+		if (i == 2)
+			assert_int_equal(o.unread, 64);
+		if (i == 0)
+			assert_int_equal(o.tx_bytes, 3392);
+	}
+	assert_int_equal(v[0], FLOW_LIVE_PROGRESS);     /* healthy */
+	assert_int_equal(v[1], FLOW_LIVE_WAITING);      /* snd_nxt past snd_una, still */
+	assert_int_equal(v[2], FLOW_LIVE_HELD);         /* 64 bytes ready, not read */
+	assert_int_equal(v[3], FLOW_LIVE_PROGRESS);     /* UDP: delivered moved */
+	/* the same again 300 ms later: stalled past a 200 ms threshold */
+	flow_onload_obs(sock(&d1, 2, 5), NULL, &t[1], 600 * MS, &o);
+	assert_true(flow_live_stalled(&t[1].live, 600 * MS, 200 * MS));
+	flow_onload_obs(sock(&d1, 2, 6), NULL, &t[2], 600 * MS, &o);
+	assert_true(flow_live_stalled(&t[2].live, 600 * MS, 200 * MS));
+	assert_false(flow_live_stalled(&t[0].live, 600 * MS, 200 * MS));
+}
+
+static void flow_onload_obs__stack_clock__last_send_time_from_ticks(void **state)
+{
+	const struct flow_onload_stack *st;
+	struct flow_onload_track t = { 0 };
+	struct flow_obs o;
+
+	(void)state;
+	load_json(FX "orm_json-stack.json", &d0);
+	st = flow_onload_stack(&d0, 2);
+	/* t_last_sent 990, now 1030 ticks; a tick is 2^21 cycles at 3 GHz:
+	 * 40 ticks = 27.96 ms */
+	flow_onload_obs(sock(&d0, 2, 5), st, &t, 10000 * MS, &o);
+	assert_true(o.last_tx_ns < 10000 * MS - 27 * MS && o.last_tx_ns > 10000 * MS - 29 * MS);
+	assert_string_equal(o.engine, "onload:srv");
+}
+
+/* ---- stackdump ---- */
+
+static void flow_onload_parse_netstat__fixture__sockets_and_queues(void **state)
+{
+	char err[256] = "";
+	size_t len;
+	char *t = slurp(FX "stackdump-netstat.txt", &len);
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_netstat(t, len, 2, &d0, err, sizeof(err)), 0);
+	assert_int_equal(d0.nsocks, 6);
+	assert_int_equal(d0.socks[0].lstate, 10);       /* LISTEN */
+	assert_int_equal(d0.socks[2].sendq_pkts, 1);
+	assert_int_equal(d0.socks[3].recvq_pkts, 1);
+	assert_int_equal(d0.socks[4].proto, IPPROTO_UDP);
+	assert_int_equal(ntohs(d0.socks[5].lport), 7000);
+	assert_int_equal(d0.socks[5].raddr.s6_addr[15], 1);
+	assert_int_equal(d0.socks[5].raddr.s6_addr[0], 0xfd);
+	free(t);
+}
+
+static void flow_onload_parse_lots__seed001__stack_counters(void **state)
+{
+	const struct flow_onload_stack *b, *du;
+	uint64_t v0, v1;
+
+	(void)state;
+	load_lots(FX "stackdump-lots-0042-before.txt", &d0);
+	load_lots(FX "stackdump-lots-0044-during.txt", &d1);
+	b = flow_onload_stack(&d0, 2);
+	du = flow_onload_stack(&d1, 2);
+	assert_non_null(b);
+	assert_non_null(du);
+	assert_string_equal(du->name, "srv");
+	assert_int_equal(du->pid, 3933257);
+	assert_true(flow_onload_counter(b, "tcp_send_nonb_pool_empty", &v0));
+	assert_true(flow_onload_counter(du, "tcp_send_nonb_pool_empty", &v1));
+	assert_int_equal(v0, 27);
+	assert_int_equal(v1, 39);
+	assert_true(flow_onload_counter(du, "tcp_send_ni_lock_contends", &v1));
+	assert_int_equal(v1, 38);
+	assert_true(flow_onload_counter(b, "lock_wakes", &v0));
+	assert_true(flow_onload_counter(du, "lock_wakes", &v1));
+	assert_int_equal(v1 - v0, 12438);
+	assert_true(flow_onload_counter(du, "pkt_bufs_free", &v1));
+	assert_int_equal(v1, 392);
+	assert_true(flow_onload_counter(du, "nonb_pool", &v1));
+	assert_int_equal(v1, 1);
+	/* config options and environments are not counters */
+	assert_false(flow_onload_counter(du, "ci_netif_config_opts_dump", &v1));
+	assert_false(flow_onload_counter(du, "EF_POLL_USEC", &v1));
+	assert_int_equal(d1.nsocks, 3);
+}
+
+static void flow_onload_obs__lots_before_during__waiting_and_held(void **state)
+{
+	struct flow_onload_track t[3];
+	struct flow_obs o;
+	enum flow_live v;
+
+	(void)state;
+	memset(t, 0, sizeof(t));
+	load_lots(FX "stackdump-lots-0042-before.txt", &d0);
+	load_lots(FX "stackdump-lots-0044-during.txt", &d1);
+	for (int i = 0; i < 3; i++)
+		flow_onload_obs(&d0.socks[i], flow_onload_stack(&d0, 2), &t[i], 0, &o);
+	/* socket 5: a send left (snd_nxt +64), no ack: waiting from now */
+	v = flow_onload_obs(sock(&d1, 2, 5), flow_onload_stack(&d1, 2), &t[1], 200 * MS, &o);
+	assert_int_equal(v, FLOW_LIVE_WAITING);
+	assert_int_equal(o.inflight, 64);
+	v = flow_onload_obs(sock(&d1, 2, 5), flow_onload_stack(&d1, 2), &t[1], 400 * MS, &o);
+	assert_int_equal(v, FLOW_LIVE_WAITING);
+	assert_int_equal(t[1].live.bad_since_ns, 200 * MS);     /* since the send */
+	assert_false(flow_live_stalled(&t[1].live, 399 * MS, 200 * MS));
+	assert_true(flow_live_stalled(&t[1].live, 400 * MS, 200 * MS));
+	/* socket 6: 64 bytes the application never reads */
+	v = flow_onload_obs(sock(&d1, 2, 6), NULL, &t[2], 200 * MS, &o);
+	assert_int_equal(v, FLOW_LIVE_HELD);
+	assert_int_equal(o.unread, 64);
+	assert_string_equal(o.engine, "onload:?");
+	/* socket 3 keeps an even balance: idle, not waiting */
+	v = flow_onload_obs(sock(&d1, 2, 3), NULL, &t[0], 200 * MS, &o);
+	assert_true(v == FLOW_LIVE_IDLE || v == FLOW_LIVE_PROGRESS);
+}
+
+static void flow_onload_scrub__process_env__removed(void **state)
+{
+	size_t len, olen;
+	char *t = slurp(FX "stackdump-lots-0044-during.txt", &len), *s;
+
+	(void)state;
+	assert_non_null(strstr(t, "SECRET_TOKEN"));
+	s = flow_onload_scrub(t, len, &olen);
+	assert_non_null(s);
+	assert_null(strstr(s, "SECRET_TOKEN"));
+	assert_null(strstr(s, "cmdline:"));
+	assert_non_null(strstr(s, "process env (removed by nicstalld)"));
+	assert_non_null(strstr(s, "lock_wakes: 12438"));
+	assert_int_equal(strlen(s), olen);
+	free(s);
+	/* control bytes never reach a bundle */
+	s = flow_onload_scrub("a\x1b[2Jb\n", 7, &olen);
+	assert_string_equal(s, "a?[2Jb\n");
+	free(s);
+	free(t);
+}
+
+static void flow_onload_parse_lots__garbage__no_stack(void **state)
+{
+	char err[256] = "";
+	static const char junk[] = "TCP 2:3 lcl=x rmt=y ESTABLISHED\nlock_wakes: 5\n";
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_lots(junk, sizeof(junk) - 1, &d0, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "no stack"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(flow_onload_parse_json__sockets_fixture__fields_decoded),
+		cmocka_unit_test(flow_onload_parse_json__stack_state__name_pid_and_clock),
+		cmocka_unit_test(flow_onload_parse_json__flat_and_hostile__handled),
+		cmocka_unit_test(flow_onload_obs__json_two_runs__stalled_waiting_held_healthy),
+		cmocka_unit_test(flow_onload_obs__stack_clock__last_send_time_from_ticks),
+		cmocka_unit_test(flow_onload_parse_netstat__fixture__sockets_and_queues),
+		cmocka_unit_test(flow_onload_parse_lots__seed001__stack_counters),
+		cmocka_unit_test(flow_onload_obs__lots_before_during__waiting_and_held),
+		cmocka_unit_test(flow_onload_scrub__process_env__removed),
+		cmocka_unit_test(flow_onload_parse_lots__garbage__no_stack),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,758 @@
+/* Unit tests for collectors/flow_vma.c: libvma / libxlio statistics files
+ * built byte for byte to the layouts of libvma 9.8.84 and libxlio 3.70.2
+ * (offsets written out here as literals, from the field order of the
+ * released headers, so the shipped table is checked, not trusted). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/flow_vma.h"
+
+#define VMA_MD5  "25ca1bbb55c2c5536b0b4bded2689e9a"
+#define XLIO_MD5 "8acf4c5e11413c1da2c7f27b2ec26476"
+
+/* libvma 9.8.84, x86_64 */
+#define V_SHMEM      12416u   /* sizeof(sh_mem_t), one block included */
+#define V_BLOCKS     12072u   /* offsetof(sh_mem_t, skt_inst_arr) */
+#define V_BLOCK      344u
+#define V_MAXSKT     12064u
+#define V_PROTO      8u
+#define V_SKT        8u       /* socket_stats_t within the block */
+#define V_CNT        (V_SKT + 72u)
+
+static void p8(unsigned char *b, size_t o, uint8_t v) { b[o] = v; }
+static void p16(unsigned char *b, size_t o, uint16_t v) { memcpy(b + o, &v, 2); }
+static void p32(unsigned char *b, size_t o, uint32_t v) { memcpy(b + o, &v, 4); }
+static void p64(unsigned char *b, size_t o, uint64_t v) { memcpy(b + o, &v, 8); }
+
+static unsigned char *vma_image(unsigned nsock, size_t *len)
+{
+	unsigned char *b;
+
+	*len = V_SHMEM + (size_t)nsock * V_BLOCK;
+	b = calloc(1, *len);
+	assert_non_null(b);
+	p8(b, 4, 9); p8(b, 5, 8); p8(b, 6, 84); p8(b, 7, 0);    /* ver_info */
+	memcpy(b + V_PROTO, VMA_MD5, 32);                        /* no NUL */
+	p64(b, V_MAXSKT, nsock);
+	return b;
+}
+
+struct vsock {
+	int fd;
+	uint8_t type;
+	uint32_t state;
+	const char *laddr, *raddr;
+	uint16_t lport, rport;
+	uint32_t rx_ready_pkt;
+	uint64_t rx_ready_byte, tx_ready_byte;
+	uint32_t rx_pkts, rx_bytes, tx_pkts, tx_bytes, retrans, rx_errors;
+};
+
+static void vma_put(unsigned char *img, unsigned slot, const struct vsock *s)
+{
+	size_t b = V_BLOCKS + (size_t)slot * V_BLOCK, k = b + V_SKT, c = b + V_CNT;
+	struct in_addr a;
+
+	p8(img, b, 1);                          /* b_enabled */
+	p32(img, k + 0, (uint32_t)s->fd);
+	p32(img, k + 4, 1000u + slot);          /* inode */
+	p32(img, k + 8, s->state);
+	p8(img, k + 12, s->type);
+	p8(img, k + 16, 1);                     /* b_is_offloaded */
+	assert_int_equal(inet_pton(AF_INET, s->laddr, &a), 1);
+	memcpy(img + k + 20, &a, 4);            /* bound_if */
+	assert_int_equal(inet_pton(AF_INET, s->raddr, &a), 1);
+	memcpy(img + k + 24, &a, 4);            /* connected_ip */
+	p16(img, k + 32, htons(s->lport));
+	p16(img, k + 34, htons(s->rport));
+	p32(img, k + 44, s->rx_ready_pkt);
+	p64(img, k + 48, s->rx_ready_byte);
+	p64(img, k + 64, s->tx_ready_byte);
+	p32(img, c + 0, s->rx_pkts);
+	p32(img, c + 4, s->rx_bytes);
+	p32(img, c + 32, s->rx_errors);
+	p32(img, c + 64, s->tx_pkts);
+	p32(img, c + 68, s->tx_bytes);
+	p32(img, c + 80, s->retrans);
+}
+
+static const struct vsock client = {
+	.fd = 7, .type = SOCK_STREAM, .state = 4, .laddr = "10.77.0.1", .raddr = "10.77.0.2",
+	.lport = 40000, .rport = 11111, .rx_pkts = 100, .rx_bytes = 6400, .tx_pkts = 101,
+	.tx_bytes = 6464, .retrans = 2,
+};
+
+static struct flow_vma_snap snap;
+
+/* ---- layouts ---- */
+
+static void flow_vma_layouts__vma_table__matches_literal_offsets(void **state)
+{
+	const struct flow_vma_layout *l = flow_vma_layout_find(FLOW_VMA_VMA, VMA_MD5, V_SHMEM, 0);
+
+	(void)state;
+	assert_non_null(l);
+	assert_string_equal(l->release, "libvma 9.8.84");
+	assert_int_equal(l->skt_inst_arr, V_BLOCKS);
+	assert_int_equal(l->block_size, V_BLOCK);
+	assert_int_equal(l->max_skt_inst_num, V_MAXSKT);
+	assert_int_equal(l->protocol_ver, V_PROTO);
+	assert_int_equal(l->reader_counter, 0);
+	assert_int_equal(l->skt_stats + l->counters, V_CNT);
+}
+
+static void flow_vma_layouts__one_engine__header_offsets_agree(void **state)
+{
+	(void)state;
+	for (unsigned i = 0; i < flow_vma_nlayouts; i++)
+		for (unsigned j = 0; j < flow_vma_nlayouts; j++) {
+			const struct flow_vma_layout *a = &flow_vma_layouts[i], *b = &flow_vma_layouts[j];
+
+			if (a->engine != b->engine)
+				continue;
+			assert_int_equal(a->protocol_ver, b->protocol_ver);
+			assert_int_equal(a->max_skt_inst_num, b->max_skt_inst_num);
+			assert_int_equal(a->reader_counter, b->reader_counter);
+			assert_int_equal(a->sizeof_sh_mem - a->block_size, a->skt_inst_arr);
+		}
+}
+
+/* ---- parsing ---- */
+
+static void flow_vma_parse__vma_image__socket_decoded(void **state)
+{
+	size_t len;
+	unsigned char *img = vma_image(100, &len);
+	char err[256] = "";
+	const struct flow_vma_sock *s;
+
+	(void)state;
+	vma_put(img, 3, &client);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.nslots, 100);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.torn, 0);
+	assert_int_equal(snap.ver[2], 84);
+	s = &snap.s[0];
+	assert_int_equal(s->slot, 3);
+	assert_int_equal(s->fd, 7);
+	assert_int_equal(s->tcp_state, 4);
+	assert_int_equal(s->family, AF_INET);
+	assert_int_equal(ntohs(s->lport), 40000);
+	assert_int_equal(ntohs(s->rport), 11111);
+	assert_int_equal(s->laddr.s6_addr[10], 0xff);
+	assert_int_equal(s->laddr.s6_addr[12], 10);
+	assert_int_equal(s->raddr.s6_addr[15], 2);
+	assert_int_equal(s->rx_packets, 100);
+	assert_int_equal(s->tx_bytes, 6464);
+	assert_int_equal(s->tx_retransmits, 2);
+	free(img);
+}
+
+static void flow_vma_parse__two_reads_disagree__block_skipped_as_torn(void **state)
+{
+	size_t len;
+	unsigned char *a = vma_image(4, &len), *b;
+	struct vsock moved = client;
+	char err[256] = "";
+
+	(void)state;
+	vma_put(a, 0, &client);
+	moved.fd = 9;
+	moved.lport = 40001;
+	vma_put(a, 1, &moved);
+	b = malloc(len);
+	assert_non_null(b);
+	memcpy(b, a, len);
+	/* the engine's memcpy ran between our two reads: slot 1's counters
+	 * half old, half new */
+	p32(b, V_BLOCKS + V_BLOCK + V_CNT + 64, 102);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, a, b, len, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.torn, 1);
+	assert_int_equal(snap.s[0].slot, 0);
+	free(a);
+	free(b);
+}
+
+static void flow_vma_parse__header_disagrees__eagain(void **state)
+{
+	size_t len;
+	unsigned char *a = vma_image(4, &len), *b = malloc(len);
+	char err[256] = "";
+
+	(void)state;
+	assert_non_null(b);
+	memcpy(b, a, len);
+	p64(b, V_MAXSKT, 5);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, a, b, len, &snap, err, sizeof(err)), -EAGAIN);
+	free(a);
+	free(b);
+}
+
+static void flow_vma_parse__unknown_version__refused_naming_it(void **state)
+{
+	size_t len;
+	unsigned char *img = vma_image(100, &len);
+	char err[512] = "";
+
+	(void)state;
+	memcpy(img + V_PROTO, "0123456789abcdef0123456789abcdef", 32);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len, &snap, err, sizeof(err)),
+			 -ENOMSG);
+	assert_non_null(strstr(err, "unknown stats_protocol_ver 0123456789abcdef0123456789abcdef"));
+	assert_non_null(strstr(err, VMA_MD5));          /* what it knows */
+	assert_null(snap.lay);
+	free(img);
+}
+
+static void flow_vma_parse__not_hex__refused(void **state)
+{
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+	char err[256] = "";
+
+	(void)state;
+	memset(img + V_PROTO, 0, 32);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len, &snap, err, sizeof(err)),
+			 -EINVAL);
+	free(img);
+}
+
+static void flow_vma_parse__truncated_image__refused(void **state)
+{
+	size_t len;
+	unsigned char *img = vma_image(100, &len);
+	char err[256] = "";
+
+	(void)state;
+	/* max_skt_inst_num says 100 blocks, the file holds 99 */
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len - V_BLOCK, &snap, err,
+					sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "do not fit"));
+	/* shorter than the header */
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, 100, &snap, err, sizeof(err)),
+			 -EINVAL);
+	free(img);
+}
+
+static void flow_vma_parse__impossible_values__block_counted_bad(void **state)
+{
+	size_t len;
+	unsigned char *img = vma_image(3, &len);
+	struct vsock s = client;
+	char err[256] = "";
+
+	(void)state;
+	vma_put(img, 0, &s);
+	s.state = 77;                           /* no such tcp_state */
+	vma_put(img, 1, &s);
+	s = client;
+	s.rx_ready_byte = 1ull << 40;           /* more than any socket buffer */
+	vma_put(img, 2, &s);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.bad, 2);
+	free(img);
+}
+
+/* XLIO 3.70.2: IPv6 addresses, 64-bit bytes, the UTLS variant by size. */
+#define X_BLOCKS 41256u
+
+static void flow_vma_parse__xlio_ipv6__decoded(void **state)
+{
+	size_t len = 41720u + 2 * 464u, k = X_BLOCKS + 8, c = k + 24;
+	unsigned char *img = calloc(1, len);
+	struct in6_addr a6;
+	char err[256] = "";
+
+	(void)state;
+	assert_non_null(img);
+	memcpy(img + 41224, XLIO_MD5, 32);
+	p64(img, 41216, 2);
+	p8(img, X_BLOCKS, 1);
+	p64(img, k + 0, 0);                     /* n_tx_ready_byte_count */
+	p64(img, k + 8, 512);                   /* n_rx_ready_byte_count */
+	p32(img, k + 16, 2);
+	p32(img, k + 20, 4);                    /* ESTABLISHED */
+	p64(img, c + 64, 5ull << 32);           /* n_rx_bytes above 32 bits */
+	assert_int_equal(inet_pton(AF_INET6, "fd00::1", &a6), 1);
+	memcpy(img + k + 352, &a6, 16);
+	assert_int_equal(inet_pton(AF_INET6, "fd00::2", &a6), 1);
+	memcpy(img + k + 368, &a6, 16);
+	p32(img, k + 400, 12);                  /* fd */
+	p16(img, k + 432, AF_INET6);
+	p16(img, k + 434, htons(7000));
+	p16(img, k + 436, htons(7001));
+	p8(img, k + 438, SOCK_STREAM);
+	p8(img, k + 439, 1);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_XLIO, img, img, len, &snap, err, sizeof(err)), 0);
+	assert_string_equal(snap.lay->variant, "");
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.s[0].family, AF_INET6);
+	assert_memory_equal(&snap.s[0].raddr, &a6, 16);
+	assert_int_equal(snap.s[0].rx_bytes, 5ull << 32);
+	assert_int_equal(snap.s[0].rx_ready_byte, 512);
+	assert_int_equal(ntohs(snap.s[0].rport), 7001);
+	free(img);
+	/* the same header with DEFINED_UTLS blocks of 528 bytes */
+	len = 41784u + 2 * 528u;
+	img = calloc(1, len);
+	assert_non_null(img);
+	memcpy(img + 41224, XLIO_MD5, 32);
+	p64(img, 41216, 2);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_XLIO, img, img, len, &snap, err, sizeof(err)), 0);
+	assert_string_equal(snap.lay->variant, "DEFINED_UTLS");
+	free(img);
+}
+
+/* ---- files ---- */
+
+struct fx {
+	char dir[64];
+	char path[128];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/test_flow_vma.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/vmastat.%d", f->dir, (int)getpid());
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void write_file(const char *path, const unsigned char *b, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, len), (ssize_t)len);
+	close(fd);
+}
+
+static void flow_vma_file__image_on_disk__read_and_bumped_once(void **state)
+{
+	struct fx *f = *state;
+	size_t len;
+	unsigned char *img = vma_image(100, &len), *back;
+	struct flow_vma_file *vf;
+	char err[256] = "";
+	uint32_t rc_now;
+
+	vma_put(img, 0, &client);
+	p32(img, 0, 41);                        /* reader_counter */
+	write_file(f->path, img, len);
+	vf = flow_vma_file_open(f->path, 1, err, sizeof(err));
+	if (!vf)
+		print_error("%s\n", err);
+	assert_non_null(vf);
+	assert_int_equal(flow_vma_file_pid(vf), getpid());
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.reader_counter, 41);
+	assert_int_equal(flow_vma_file_bump(vf, 1000000000ull, 100000000ull, err, sizeof(err)), 1);
+	/* rate-limited: 50 ms later no write */
+	assert_int_equal(flow_vma_file_bump(vf, 1050000000ull, 100000000ull, err, sizeof(err)), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1100000000ull, 100000000ull, err, sizeof(err)), 1);
+	flow_vma_file_close(vf);
+	/* the counter moved by exactly two, nothing else changed */
+	back = malloc(len);
+	assert_non_null(back);
+	{
+		int fd = open(f->path, O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, back, len), (ssize_t)len);
+		close(fd);
+	}
+	memcpy(&rc_now, back, 4);
+	assert_int_equal(rc_now, 43);
+	assert_memory_equal(back + 4, img + 4, len - 4);
+	free(back);
+	free(img);
+}
+
+static void flow_vma_file_open__fifo__refused(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "";
+
+	assert_int_equal(mkfifo(f->path, 0644), 0);
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a regular file"));
+}
+
+static void flow_vma_file_open__symlink__refused(void **state)
+{
+	struct fx *f = *state;
+	char real[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+
+	snprintf(real, sizeof(real), "%s/real", f->dir);
+	write_file(real, img, len);
+	assert_int_equal(symlink(real, f->path), 0);
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "symbolic links are refused"));
+	free(img);
+}
+
+static void flow_vma_file_open__truncated_file__refused(void **state)
+{
+	struct fx *f = *state;
+	unsigned char small[100] = { 0 };
+	char err[256] = "";
+
+	write_file(f->path, small, sizeof(small));
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "100 bytes"));
+}
+
+static void flow_vma_file_read__truncated_after_open__error(void **state)
+{
+	struct fx *f = *state;
+	size_t len;
+	unsigned char *img = vma_image(10, &len);
+	struct flow_vma_file *vf;
+	char err[256] = "";
+
+	write_file(f->path, img, len);
+	vf = flow_vma_file_open(f->path, 0, err, sizeof(err));
+	assert_non_null(vf);
+	assert_int_equal(truncate(f->path, (off_t)len - V_BLOCK), 0);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), -EINVAL);
+	assert_int_equal(truncate(f->path, 10), 0);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), -EFBIG);
+	flow_vma_file_close(vf);
+	free(img);
+}
+
+static void flow_vma_file_open__owner_not_the_pid_user__refused(void **state)
+{
+	struct fx *f = *state;
+	char path[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+
+	if (getuid() != 0)
+		skip();
+	/* pid 1 runs as root; a file claiming pid 1 owned by nobody is a lie */
+	snprintf(path, sizeof(path), "%s/vmastat.1", f->dir);
+	write_file(path, img, len);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_null(flow_vma_file_open(path, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	free(img);
+}
+
+static void flow_vma_name__names__engine_and_pid(void **state)
+{
+	enum flow_vma_engine e;
+	int pid;
+
+	(void)state;
+	assert_int_equal(flow_vma_name("vmastat.1234", &e, &pid), 0);
+	assert_int_equal(e, FLOW_VMA_VMA);
+	assert_int_equal(pid, 1234);
+	assert_int_equal(flow_vma_name("xliostat.7", &e, &pid), 0);
+	assert_int_equal(e, FLOW_VMA_XLIO);
+	assert_int_equal(flow_vma_name("vmastat.", &e, &pid), -EINVAL);
+	assert_int_equal(flow_vma_name("vmastat.12x", &e, &pid), -EINVAL);
+	assert_int_equal(flow_vma_name("vmastat.0", &e, &pid), -EINVAL);
+	assert_int_equal(flow_vma_name("vmastat.99999999999", &e, &pid), -EINVAL);
+}
+
+/* ---- liveness ---- */
+
+#define MS 1000000ull
+
+static struct flow_vma_sock sock_of(const struct vsock *v)
+{
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+	char err[256];
+	struct flow_vma_sock s;
+
+	vma_put(img, 0, v);
+	assert_int_equal(flow_vma_parse(FLOW_VMA_VMA, img, img, len, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	s = snap.s[0];
+	free(img);
+	return s;
+}
+
+static void flow_vma_obs__request_without_reply__waiting_then_stalled(void **state)
+{
+	struct flow_vma_track t = { 0 };
+	struct vsock v = client;
+	struct flow_vma_sock s;
+	struct flow_obs o;
+
+	(void)state;
+	v.tx_pkts = 100;                        /* every request answered */
+	s = sock_of(&v);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 0, &o), FLOW_LIVE_IDLE);
+	assert_int_equal(o.src, FLOW_SRC_VMA);
+	assert_int_equal(o.key.proto, IPPROTO_TCP);
+	assert_int_equal(ntohs(o.key.dport), 11111);
+	assert_int_equal(o.pid, 42);
+	v.tx_pkts = 101;                        /* a request left */
+	v.tx_bytes += 64;
+	s = sock_of(&v);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 100 * MS, &o), FLOW_LIVE_PROGRESS);
+	assert_int_equal(o.last_tx_ns, 100 * MS);
+	/* nothing comes back */
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 200 * MS, &o), FLOW_LIVE_WAITING);
+	assert_false(flow_live_stalled(&t.live, 200 * MS, 200 * MS));
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 300 * MS, &o), FLOW_LIVE_WAITING);
+	assert_true(flow_live_stalled(&t.live, 300 * MS, 200 * MS));
+	assert_int_equal(t.live.bad_since_ns, 100 * MS);   /* since the request left */
+}
+
+static void flow_vma_obs__healthy_ping_pong__never_stalled(void **state)
+{
+	struct flow_vma_track t = { 0 };
+	struct vsock v = client;
+	struct flow_vma_sock s;
+	struct flow_obs o;
+	enum flow_live lv;
+
+	(void)state;
+	for (unsigned i = 0; i < 50; i++) {
+		/* each poll catches the flow at a random point of its cycle */
+		v.tx_pkts += 37 + (i & 1);
+		v.rx_pkts = v.tx_pkts - (i & 1);
+		v.tx_bytes = v.tx_pkts * 64u;
+		v.rx_bytes = v.rx_pkts * 64u;
+		s = sock_of(&v);
+		lv = flow_vma_obs(&s, "vma", 42, &t, i * 100 * MS, &o);
+		assert_true(lv == FLOW_LIVE_PROGRESS || lv == FLOW_LIVE_IDLE);
+		assert_false(flow_live_stalled(&t.live, i * 100 * MS, 200 * MS));
+	}
+	/* and after it ends with every request answered: idle, not waiting */
+	v.rx_pkts = v.tx_pkts;
+	s = sock_of(&v);
+	flow_vma_obs(&s, "vma", 42, &t, 5100 * MS, &o);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 5200 * MS, &o), FLOW_LIVE_IDLE);
+}
+
+static void flow_vma_obs__data_ready_not_consumed__held(void **state)
+{
+	struct flow_vma_track t = { 0 };
+	struct vsock v = client;
+	struct flow_vma_sock s;
+	struct flow_obs o;
+
+	(void)state;
+	s = sock_of(&v);
+	flow_vma_obs(&s, "vma", 42, &t, 0, &o);
+	v.rx_ready_pkt = 1;
+	v.rx_ready_byte = 64;                   /* arrived, application reads nothing */
+	s = sock_of(&v);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 100 * MS, &o), FLOW_LIVE_HELD);
+	assert_int_equal(o.unread, 64);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 400 * MS, &o), FLOW_LIVE_HELD);
+	assert_true(flow_live_stalled(&t.live, 400 * MS, 200 * MS));
+	/* the application reads: progress, the hold is over */
+	v.rx_ready_byte = 0;
+	v.rx_pkts++;
+	v.rx_bytes += 64;
+	s = sock_of(&v);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 500 * MS, &o), FLOW_LIVE_PROGRESS);
+	assert_false(flow_live_stalled(&t.live, 500 * MS, 200 * MS));
+}
+
+static void flow_vma_obs__32bit_counters_wrap__unwrapped(void **state)
+{
+	struct flow_vma_track t = { 0 };
+	struct vsock v = client;
+	struct flow_vma_sock s;
+	struct flow_obs o;
+
+	(void)state;
+	v.tx_bytes = 0xffffff00u;
+	v.rx_bytes = 0xffffff00u;
+	s = sock_of(&v);
+	flow_vma_obs(&s, "vma", 42, &t, 0, &o);
+	v.tx_bytes = 0x100;                     /* 0x200 bytes later */
+	v.rx_bytes = 0x80;
+	v.tx_pkts += 2;
+	v.rx_pkts += 2;
+	s = sock_of(&v);
+	assert_int_equal(flow_vma_obs(&s, "vma", 42, &t, 100 * MS, &o), FLOW_LIVE_PROGRESS);
+	assert_int_equal(o.tx_bytes, 0x200);
+	assert_int_equal(o.rx_bytes, 0x180);
+}
+
+/* ---- the emulated engine (tests/engine/vmaengine.c) ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+{
+	struct fx *f = *state;
+	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
+	char *sargv[16], *cargv[16];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	ssize_t n;
+	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
+	uint64_t t0;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(eng, sizeof(eng), "%s/../vmaengine", dirname(exe));
+	if (access(eng, X_OK) != 0) {
+		print_message("skipped: %s not built (make)\n", eng);
+		skip();
+	}
+	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
+	i = 0;
+	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
+	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = f->dir; sargv[i++] = "--stall-after";
+	sargv[i++] = "200"; sargv[i++] = "--duration"; sargv[i++] = "20"; sargv[i] = NULL;
+	sp = spawn(sargv);
+	usleep(100000);
+	i = 0;
+	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
+	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
+	cargv[i++] = f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
+	cargv[i++] = "--duration"; cargv[i++] = "20"; cargv[i] = NULL;
+	cp = spawn(cargv);
+	snprintf(cli_path, sizeof(cli_path), "%s/vmastat.%d", f->dir, (int)cp);
+	for (i = 0; i < 100 && !vf; i++) {
+		usleep(20000);
+		vf = flow_vma_file_open(cli_path, 1, err, sizeof(err));
+	}
+	assert_non_null(vf);
+	/* nobody bumped: the socket block is there, its counters unpublished */
+	usleep(300000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.s[0].tx_packets, 0);
+	/* a bump: copied within the 10 ms publisher period */
+	assert_int_equal(flow_vma_file_bump(vf, mono_ns(), 100000000ull, err, sizeof(err)), 1);
+	usleep(50000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_true(snap.s[0].tx_packets > 0);
+	assert_int_equal(ntohs(snap.s[0].rport), port);
+	/* poll as the daemon would: bump, read, judge; the server stops
+	 * answering after 200 requests and the client waits */
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 5000000000ull && !stalled) {
+		uint64_t now = mono_ns();
+
+		flow_vma_file_bump(vf, now, 100000000ull, err, sizeof(err));
+		usleep(100000);
+		if (flow_vma_file_read(vf, &snap, err, sizeof(err)) == 0 && snap.n == 1) {
+			flow_vma_obs(&snap.s[0], "vma", (int)cp, &t, mono_ns(), &o);
+			stalled = flow_live_stalled(&t.live, mono_ns(), 200000000ull);
+		}
+	}
+	assert_true(stalled);
+	assert_int_equal(t.live.verdict, FLOW_LIVE_WAITING);
+	assert_int_equal(snap.s[0].rx_packets, 200);    /* every answer the server gave */
+	assert_int_equal(snap.s[0].tx_packets, 201);
+	flow_vma_file_close(vf);
+	stop_child(cp);
+	stop_child(sp);
+	/* the engine removes its file when it ends */
+	assert_int_equal(access(cli_path, F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(flow_vma_layouts__vma_table__matches_literal_offsets),
+		cmocka_unit_test(flow_vma_layouts__one_engine__header_offsets_agree),
+		cmocka_unit_test(flow_vma_parse__vma_image__socket_decoded),
+		cmocka_unit_test(flow_vma_parse__two_reads_disagree__block_skipped_as_torn),
+		cmocka_unit_test(flow_vma_parse__header_disagrees__eagain),
+		cmocka_unit_test(flow_vma_parse__unknown_version__refused_naming_it),
+		cmocka_unit_test(flow_vma_parse__not_hex__refused),
+		cmocka_unit_test(flow_vma_parse__truncated_image__refused),
+		cmocka_unit_test(flow_vma_parse__impossible_values__block_counted_bad),
+		cmocka_unit_test(flow_vma_parse__xlio_ipv6__decoded),
+		cmocka_unit_test_setup_teardown(flow_vma_file__image_on_disk__read_and_bumped_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__fifo__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__symlink__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__truncated_file__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_read__truncated_after_open__error, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__owner_not_the_pid_user__refused, setup, teardown),
+		cmocka_unit_test(flow_vma_name__names__engine_and_pid),
+		cmocka_unit_test(flow_vma_obs__request_without_reply__waiting_then_stalled),
+		cmocka_unit_test(flow_vma_obs__healthy_ping_pong__never_stalled),
+		cmocka_unit_test(flow_vma_obs__data_ready_not_consumed__held),
+		cmocka_unit_test(flow_vma_obs__32bit_counters_wrap__unwrapped),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
