@@ -1,6 +1,7 @@
 /* nicstallctl: talk to nicstalld over its control socket. */
 #include "bundle/bundle.h"
 #include "lib/ctlproto.h"
+#include "lib/json.h"
 #include "rules/rules.h"
 #include "lib/util.h"
 
@@ -118,30 +119,13 @@ static struct json_object *request(struct json_object *req)
 	return reply;
 }
 
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v) || json_object_is_type(v, json_type_null))
-		return "";
-	return json_object_get_string(v);
-}
-
-static struct json_object *jget(struct json_object *o, const char *k)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, k, &v);
-	return v;
-}
-
 static int check_reply(struct json_object *reply)
 {
-	struct json_object *ok = jget(reply, "ok");
+	struct json_object *ok = jx_get(reply, "ok");
 
 	if (!ok || !json_object_get_boolean(ok)) {
-		fprintf(stderr, "nicstallctl: %s\n", jstr(reply, "error")[0] ?
-			jstr(reply, "error") : "request failed");
+		fprintf(stderr, "nicstallctl: %s\n", jx_text(reply, "error")[0] ?
+			jx_text(reply, "error") : "request failed");
 		return 1;
 	}
 	return 0;
@@ -169,33 +153,33 @@ static void print_incidents(struct json_object *incs)
 	       "FLOWS", "SIBLINGS", "FIRST FLOW");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *inc = json_object_array_get_idx(incs, i);
-		struct json_object *fl = jget(inc, "flows");
+		struct json_object *fl = jx_get(inc, "flows");
 		struct json_object *f0 = fl && json_object_array_length(fl) ?
 					 json_object_array_get_idx(fl, 0) : NULL;
 
-		printf("%-5s %-10s %-10s %8.0fms %6zu %8s  %s\n", jstr(inc, "id"),
-		       jstr(inc, "port"), jstr(inc, "state"),
-		       json_object_get_double(jget(inc, "duration_ms")),
-		       fl ? json_object_array_length(fl) : 0, jstr(inc, "siblings_progressing"),
-		       f0 ? jstr(f0, "tuple") : "-");
+		printf("%-5s %-10s %-10s %8.0fms %6zu %8s  %s\n", jx_text(inc, "id"),
+		       jx_text(inc, "port"), jx_text(inc, "state"),
+		       json_object_get_double(jx_get(inc, "duration_ms")),
+		       fl ? json_object_array_length(fl) : 0, jx_text(inc, "siblings_progressing"),
+		       f0 ? jx_text(f0, "tuple") : "-");
 	}
 }
 
 static void print_flows(struct json_object *o)
 {
-	struct json_object *fl = jget(o, "flows");
+	struct json_object *fl = jx_get(o, "flows");
 	size_t n = fl ? json_object_array_length(fl) : 0;
 
 	printf("%-10s %-6s %-48s %-8s %10s %10s %10s %8s %8s %8s\n", "PORT", "SOURCE", "TUPLE",
 	       "STATE", "AGE_MS", "TX", "RX", "UNSENT", "UNREAD", "STAGED");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *f = json_object_array_get_idx(fl, i);
-		struct json_object *h = jget(f, "held");
+		struct json_object *h = jx_get(f, "held");
 
-		printf("%-10s %-6s %-48s %-8s %10.0f %10s %10s %8s %8s %8s\n", jstr(f, "port"),
-		       jstr(f, "source"), jstr(f, "tuple"), jstr(f, "state"),
-		       json_object_get_double(jget(f, "progress_age_ms")), jstr(f, "tx_msgs"),
-		       jstr(f, "rx_msgs"), jstr(h, "unsent"), jstr(h, "unread"), jstr(h, "staged"));
+		printf("%-10s %-6s %-48s %-8s %10.0f %10s %10s %8s %8s %8s\n", jx_text(f, "port"),
+		       jx_text(f, "source"), jx_text(f, "tuple"), jx_text(f, "state"),
+		       json_object_get_double(jx_get(f, "progress_age_ms")), jx_text(f, "tx_msgs"),
+		       jx_text(f, "rx_msgs"), jx_text(h, "unsent"), jx_text(h, "unread"), jx_text(h, "staged"));
 	}
 	if (!n)
 		printf("(no flows)\n");
@@ -203,79 +187,79 @@ static void print_flows(struct json_object *o)
 
 static void print_status(struct json_object *o)
 {
-	struct json_object *ports = jget(o, "ports");
+	struct json_object *ports = jx_get(o, "ports");
 	size_t n = ports ? json_object_array_length(ports) : 0;
 
-	printf("nicstalld %s on %s, pid %s, up %.1f s\n", jstr(o, "version"),
-	       jstr(o, "host"), jstr(o, "pid"),
-	       json_object_get_double(jget(o, "uptime_s")));
+	printf("nicstalld %s on %s, pid %s, up %.1f s\n", jx_text(o, "version"),
+	       jx_text(o, "host"), jx_text(o, "pid"),
+	       json_object_get_double(jx_get(o, "uptime_s")));
 	printf("config %s, sampling every %.0f ms, horizon %.0f s, recorders %" PRIu64 " KiB\n",
-	       jstr(o, "config"), json_object_get_double(jget(o, "interval_ms")),
-	       json_object_get_double(jget(o, "horizon_s")),
-	       json_object_get_uint64(jget(o, "recorder_bytes")) / 1024);
-	if (jstr(o, "last_reload_error")[0])
-		printf("last reload failed: %s\n", jstr(o, "last_reload_error"));
+	       jx_text(o, "config"), json_object_get_double(jx_get(o, "interval_ms")),
+	       json_object_get_double(jx_get(o, "horizon_s")),
+	       json_object_get_uint64(jx_get(o, "recorder_bytes")) / 1024);
+	if (jx_text(o, "last_reload_error")[0])
+		printf("last reload failed: %s\n", jx_text(o, "last_reload_error"));
 	printf("\n%-12s %-12s %-12s %-5s %-8s %-10s %-14s %8s %s\n", "PORT", "INTERFACE",
 	       "NETNS", "STATE", "PROFILE", "DRIVER", "FIRMWARE", "SAMPLES", "RECORDER");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *p = json_object_array_get_idx(ports, i);
-		struct json_object *rec = jget(p, "recorder"), *srcs = jget(p, "sources");
+		struct json_object *rec = jx_get(p, "recorder"), *srcs = jx_get(p, "sources");
 		char recs[96];
 
 		snprintf(recs, sizeof(recs), "%s/%s samples, %.1f s, %" PRIu64 " KiB",
-			 jstr(rec, "samples"), jstr(rec, "capacity"),
-			 json_object_get_double(jget(rec, "span_s")),
-			 json_object_get_uint64(jget(rec, "bytes")) / 1024);
-		printf("%-12s %-12s %-12s %-5s %-8s %-10s %-14s %8s %s\n", jstr(p, "name"),
-		       or_dash(jstr(p, "interface")), or_dash(jstr(p, "netns")),
-		       jstr(p, "state"), jstr(p, "profile"), or_dash(jstr(p, "driver")),
-		       or_dash(jstr(p, "firmware")), jstr(p, "samples"), recs);
-		if (jstr(p, "reason")[0])
-			printf("  down: %s\n", jstr(p, "reason"));
-		if (jstr(p, "psid")[0] || jstr(p, "rdma_device")[0])
-			printf("  psid %s, rdma %s%s%s\n", or_dash(jstr(p, "psid")),
-			       or_dash(jstr(p, "rdma_device")),
-			       jstr(p, "rdma_port")[0] ? " port " : "", jstr(p, "rdma_port"));
+			 jx_text(rec, "samples"), jx_text(rec, "capacity"),
+			 json_object_get_double(jx_get(rec, "span_s")),
+			 json_object_get_uint64(jx_get(rec, "bytes")) / 1024);
+		printf("%-12s %-12s %-12s %-5s %-8s %-10s %-14s %8s %s\n", jx_text(p, "name"),
+		       or_dash(jx_text(p, "interface")), or_dash(jx_text(p, "netns")),
+		       jx_text(p, "state"), jx_text(p, "profile"), or_dash(jx_text(p, "driver")),
+		       or_dash(jx_text(p, "firmware")), jx_text(p, "samples"), recs);
+		if (jx_text(p, "reason")[0])
+			printf("  down: %s\n", jx_text(p, "reason"));
+		if (jx_text(p, "psid")[0] || jx_text(p, "rdma_device")[0])
+			printf("  psid %s, rdma %s%s%s\n", or_dash(jx_text(p, "psid")),
+			       or_dash(jx_text(p, "rdma_device")),
+			       jx_text(p, "rdma_port")[0] ? " port " : "", jx_text(p, "rdma_port"));
 		for (size_t j = 0; srcs && j < json_object_array_length(srcs); j++) {
 			struct json_object *s = json_object_array_get_idx(srcs, j);
 
-			printf("  source %-8s %-11s %5s counters", jstr(s, "name"),
-			       jstr(s, "state"), jstr(s, "counters"));
-			if (jstr(s, "error")[0])
-				printf("  (%s)", jstr(s, "error"));
+			printf("  source %-8s %-11s %5s counters", jx_text(s, "name"),
+			       jx_text(s, "state"), jx_text(s, "counters"));
+			if (jx_text(s, "error")[0])
+				printf("  (%s)", jx_text(s, "error"));
 			printf("\n");
 		}
 	}
-	print_incidents(jget(o, "incidents"));
+	print_incidents(jx_get(o, "incidents"));
 }
 
 static void print_record(struct json_object *o)
 {
-	struct json_object *r = jget(o, "record"), *steps = jget(r, "steps");
-	struct json_object *rel = jget(r, "release");
+	struct json_object *r = jx_get(o, "record"), *steps = jx_get(r, "steps");
+	struct json_object *rel = jx_get(r, "release");
 
-	printf("investigation %s (incident %s, trigger %s) on port %s: %s\n", jstr(r, "id"),
-	       jstr(r, "incident_id"), jstr(r, "trigger"), jstr(r, "port"), jstr(r, "state"));
+	printf("investigation %s (incident %s, trigger %s) on port %s: %s\n", jx_text(r, "id"),
+	       jx_text(r, "incident_id"), jx_text(r, "trigger"), jx_text(r, "port"), jx_text(r, "state"));
 	printf("%10s %10s  %-16s %-8s %-10s %s\n", "START_MS", "END_MS", "STEP", "PORT",
 	       "OUTCOME", "NOTE");
 	for (size_t i = 0; steps && i < json_object_array_length(steps); i++) {
 		struct json_object *s = json_object_array_get_idx(steps, i);
 
 		printf("%10.1f %10.1f  %-16s %-8s %-10s %s\n",
-		       json_object_get_double(jget(s, "start_ms")),
-		       json_object_get_double(jget(s, "end_ms")), jstr(s, "step"),
-		       or_dash(jstr(s, "port")), jstr(s, "outcome"), jstr(s, "note"));
+		       json_object_get_double(jx_get(s, "start_ms")),
+		       json_object_get_double(jx_get(s, "end_ms")), jx_text(s, "step"),
+		       or_dash(jx_text(s, "port")), jx_text(s, "outcome"), jx_text(s, "note"));
 	}
 	if (rel)
-		printf("released: %s, action %s%s%s%s\n", jstr(rel, "released"), jstr(rel, "action"),
-		       jget(rel, "after_ms") ? ", after " : "", jstr(rel, "after_ms"),
-		       jget(rel, "after_ms") ? " ms" : "");
+		printf("released: %s, action %s%s%s%s\n", jx_text(rel, "released"), jx_text(rel, "action"),
+		       jx_get(rel, "after_ms") ? ", after " : "", jx_text(rel, "after_ms"),
+		       jx_get(rel, "after_ms") ? " ms" : "");
 }
 
 static void print_counters(struct json_object *o)
 {
-	struct json_object *srcs = jget(o, "sources");
-	int deltas = !strcmp(jstr(o, "mode"), "deltas");
+	struct json_object *srcs = jx_get(o, "sources");
+	int deltas = !strcmp(jx_text(o, "mode"), "deltas");
 	size_t w = 8;
 
 	json_object_object_foreach(srcs, sn, sv) {
@@ -287,19 +271,19 @@ static void print_counters(struct json_object *o)
 		}
 	}
 	if (deltas)
-		printf("port %s: deltas over %.3f s\n", jstr(o, "port"),
-		       json_object_get_double(jget(o, "span_s")));
+		printf("port %s: deltas over %.3f s\n", jx_text(o, "port"),
+		       json_object_get_double(jx_get(o, "span_s")));
 	else
-		printf("port %s: values\n", jstr(o, "port"));
+		printf("port %s: values\n", jx_text(o, "port"));
 	json_object_object_foreach(srcs, sname, sval) {
 		printf("[%s]\n", sname);
 		json_object_object_foreach(sval, cname, cval) {
 			if (deltas) {
 				printf("  %-*s +%-19" PRIu64 " %20" PRIu64 "%s%s\n", (int)w, cname,
-				       json_object_get_uint64(jget(cval, "delta")),
-				       json_object_get_uint64(jget(cval, "value")),
-				       jget(cval, "wrapped") ? "  (wrapped)" : "",
-				       jget(cval, "reset") ? "  (reset)" : "");
+				       json_object_get_uint64(jx_get(cval, "delta")),
+				       json_object_get_uint64(jx_get(cval, "value")),
+				       jx_get(cval, "wrapped") ? "  (wrapped)" : "",
+				       jx_get(cval, "reset") ? "  (reset)" : "");
 			} else
 				printf("  %-*s %20" PRIu64 "\n", (int)w, cname,
 				       json_object_get_uint64(cval));
@@ -329,8 +313,8 @@ static void state_dir_resolve(char *buf, size_t len)
 		json_object_object_add(req, "cmd", json_object_new_string("status"));
 		rep = request(req);
 		json_object_put(req);
-		if (jstr(rep, "state_dir")[0])
-			util_strlcpy(buf, jstr(rep, "state_dir"), len);
+		if (jx_text(rep, "state_dir")[0])
+			util_strlcpy(buf, jx_text(rep, "state_dir"), len);
 		json_object_put(rep);
 	} else if (fd >= 0)
 		close(fd);
@@ -357,7 +341,7 @@ static void list_cb(const char *path, struct json_object *man, uint64_t bytes, v
 	json_object_object_add(o, "name", json_object_new_string(name ? name + 1 : path));
 	json_object_object_add(o, "path", json_object_new_string(path));
 	json_object_object_add(o, "bytes", json_object_new_uint64(bytes));
-	v = man ? jget(jget(man, "verdict"), "verdict") : NULL;
+	v = man ? jx_get(jx_get(man, "verdict"), "verdict") : NULL;
 	json_object_object_add(o, "verdict", json_object_new_string(v ? json_object_get_string(v) :
 								      "(unreadable manifest)"));
 	json_object_array_add(arr, o);
@@ -383,8 +367,8 @@ static int cmd_bundles(void)
 		for (size_t i = 0; i < json_object_array_length(arr); i++) {
 			struct json_object *b = json_object_array_get_idx(arr, i);
 
-			printf("%-64s %-16s %9.1fK\n", jstr(b, "name"), jstr(b, "verdict"),
-			       (double)json_object_get_uint64(jget(b, "bytes")) / 1024.0);
+			printf("%-64s %-16s %9.1fK\n", jx_text(b, "name"), jx_text(b, "verdict"),
+			       (double)json_object_get_uint64(jx_get(b, "bytes")) / 1024.0);
 		}
 		if (!json_object_array_length(arr))
 			printf("(no bundles in %s/bundles)\n", sd);
@@ -434,8 +418,8 @@ static int cmd_verify(const char *arg)
 		return 1;
 	}
 	printf("%s: OK (%zu files, schema %s)%s%s\n", path,
-	       jget(man, "files") ? json_object_array_length(jget(man, "files")) : 0,
-	       jstr(man, "schema"), err[0] ? ": " : "", err);
+	       jx_get(man, "files") ? json_object_array_length(jx_get(man, "files")) : 0,
+	       jx_text(man, "schema"), err[0] ? ": " : "", err);
 	json_object_put(man);
 	return 0;
 }
@@ -459,7 +443,7 @@ static int cmd_classify(const char *arg, const char *rules_dir)
 		fprintf(stderr, "nicstallctl: %s\n", err);
 		return 1;
 	}
-	if (!jget(man, "facts")) {
+	if (!jx_get(man, "facts")) {
 		fprintf(stderr, "nicstallctl: %s: the manifest holds no facts to classify\n", path);
 		json_object_put(man);
 		return 1;
@@ -471,8 +455,8 @@ static int cmd_classify(const char *arg, const char *rules_dir)
 		json_object_put(man);
 		return 1;
 	}
-	res = rules_classify(r, jget(man, "facts"));
-	rec = jget(man, "verdict");
+	res = rules_classify(r, jx_get(man, "facts"));
+	rec = jx_get(man, "verdict");
 	same = rec && !strcmp(json_object_to_json_string_ext(res, JSON_C_TO_STRING_PLAIN),
 			      json_object_to_json_string_ext(rec, JSON_C_TO_STRING_PLAIN));
 	if (json_out) {
@@ -484,13 +468,13 @@ static int cmd_classify(const char *arg, const char *rules_dir)
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
 		json_object_put(o);
 	} else {
-		printf("verdict: %s (rule %s)\n%s\n", jstr(res, "verdict"), or_dash(jstr(res, "rule")),
-		       jstr(res, "explanation"));
+		printf("verdict: %s (rule %s)\n%s\n", jx_text(res, "verdict"), or_dash(jx_text(res, "rule")),
+		       jx_text(res, "explanation"));
 		if (same)
 			printf("identical to the recorded classification\n");
 		else
 			printf("differs from the recorded classification (recorded verdict: %s)\n",
-			       rec ? jstr(rec, "verdict") : "none");
+			       rec ? jx_text(rec, "verdict") : "none");
 	}
 	json_object_put(res);
 	json_object_put(man);
@@ -610,7 +594,7 @@ int main(int argc, char **argv)
 			else if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: flows: unknown option '%s'\n", argv[i]);
 				goto usage;
-			} else if (!jget(req, "port"))
+			} else if (!jx_get(req, "port"))
 				json_object_object_add(req, "port", json_object_new_string(argv[i]));
 			else {
 				fprintf(stderr, "nicstallctl: flows: one port at a time ('%s')\n", argv[i]);
@@ -667,7 +651,7 @@ int main(int argc, char **argv)
 			json_object_object_add(req, "ports", ports);
 		else
 			json_object_put(ports);
-		if (!jget(req, "bundle"))
+		if (!jx_get(req, "bundle"))
 			json_out = 1;
 	} else {
 		fprintf(stderr, "nicstallctl: unknown command '%s'\n", cmd);
@@ -689,13 +673,13 @@ int main(int argc, char **argv)
 		else if (!strcmp(cmd, "incident"))
 			print_record(reply);
 		else if (!strcmp(cmd, "investigate"))
-			printf("investigation %s started\n", jstr(reply, "id"));
+			printf("investigation %s started\n", jx_text(reply, "id"));
 		else if (!strcmp(cmd, "recover"))
-			printf("port %s: reprogrammed (%s)\n", jstr(reply, "port"), jstr(reply, "sequence"));
+			printf("port %s: reprogrammed (%s)\n", jx_text(reply, "port"), jx_text(reply, "sequence"));
 		else if (!strcmp(cmd, "reload"))
 			printf("configuration reloaded\n");
 		else if (!strcmp(cmd, "snapshot"))
-			printf("bundle %s\n", jstr(reply, "bundle"));
+			printf("bundle %s\n", jx_text(reply, "bundle"));
 	}
 	json_object_put(reply);
 	return rc;
