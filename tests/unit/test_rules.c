@@ -1,6 +1,6 @@
-/* Unit tests for daemon/rules.c: the shipped rules on crafted incident facts
- * (tests/fixtures/facts/), on the real `ethtool -S` dumps, syntax errors,
- * overrides, missing and hostile facts. */
+/* Unit tests for the rules engine (rules/): the shipped rules on crafted
+ * incident facts (tests/fixtures/facts/), on the real `ethtool -S` dumps,
+ * syntax errors, overrides, missing and hostile facts. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
