@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/json.h"
+#include "rules/facts.h"
 
 static struct json_object *val_json(struct val v)
 {
@@ -32,8 +33,6 @@ static void val_text(struct val v, char *buf, size_t len)
 	case V_NUM:
 		if (v.n == floor(v.n) && fabs(v.n) < 1e15)
 			snprintf(buf, len, "%.0f", v.n);
-		else if (fabs(v.n) < 1e6)
-			snprintf(buf, len, "%.6g", v.n);
 		else
 			snprintf(buf, len, "%.6g", v.n);
 		break;
@@ -81,6 +80,11 @@ static char *render(struct ectx *c, const struct tmpl *tm)
 	return out;
 }
 
+static const char *why_of(struct val v)
+{
+	return v.why ? v.why : "unknown";
+}
+
 /* Record every leaf value a term reads: lets, facts, periods, calls. */
 static void collect(struct ectx *c, const struct node *n, struct json_object *values,
 		    struct json_object *unknown)
@@ -106,55 +110,26 @@ static void collect(struct ectx *c, const struct node *n, struct json_object *va
 	v = rl_eval(c, n);
 	json_object_object_add(values, key, val_json(v));
 	if (v.t == V_UNK && unknown && !jx_get(unknown, key))
-		json_object_object_add(unknown, key, json_object_new_string(v.why ? v.why : "unknown"));
+		jx_add_str(unknown, key, why_of(v));
 }
 
-static struct json_object *jstr_or_null(const char *s)
+/* Every term of every rule, in order, into vals; first_bad[i]: rule i's
+ * first false term, else its first unknown one, else -1. Returns the
+ * winner, the first rule whose terms all hold, or -1. */
+static size_t eval_rules(struct ectx *c, const struct rules *r, struct val *vals,
+			 size_t *first_bad)
 {
-	return s ? json_object_new_string(s) : NULL;
-}
+	size_t win = (size_t)-1, vbase = 0;
 
-struct json_object *rules_classify(const struct rules *r, struct json_object *facts)
-{
-	struct arena ar = { 0 };
-	struct ectx c = { .r = r, .facts = facts, .ar = &ar };
-	struct json_object *out = json_object_new_object(), *terms, *nots;
-	struct json_object *pn;
-	struct val *vals = NULL;
-	size_t *first_bad = NULL, win = (size_t)-1, nrules = r ? r->nrules : 0;
-	size_t vbase = 0, nvals = 0;
-
-	if (!out)
-		return NULL;
-	pn = jx_get(facts, "port");
-	if (pn && json_object_is_type(pn, json_type_string)) {
-		c.portname = json_object_get_string(pn);
-		c.port = jx_get(jx_get(facts, "ports"), c.portname);
-		if (c.port && !json_object_is_type(c.port, json_type_object))
-			c.port = NULL;
-	}
-	c.profile = rl_port_profile(c.port);
-
-	for (size_t i = 0; i < nrules; i++)
-		nvals += r->rules[i]->nterm;
-	vals = calloc(nvals ? nvals : 1, sizeof(*vals));
-	first_bad = calloc(nrules ? nrules : 1, sizeof(*first_bad));
-	if (!vals || !first_bad) {
-		free(vals);
-		free(first_bad);
-		json_object_put(out);
-		return NULL;
-	}
-	/* every rule, every term: the winner is the first rule all true */
-	for (size_t i = 0; i < nrules; i++) {
+	for (size_t i = 0; i < r->nrules; i++) {
 		const struct rule *ru = r->rules[i];
 		size_t fb = (size_t)-1, fu = (size_t)-1;
 
 		for (unsigned t = 0; t < ru->nterm; t++) {
-			struct val v = rl_eval(&c, ru->terms[t]);
+			struct val v = rl_eval(c, ru->terms[t]);
 
 			if (v.t != V_UNK && v.t != V_BOOL)
-				v = v_unk(rl_afmt(&ar, "'%s' is not true or false", ru->terms[t]->text));
+				v = v_unk(rl_afmt(c->ar, "'%s' is not true or false", ru->terms[t]->text));
 			vals[vbase + t] = v;
 			if (v.t == V_BOOL && !v.n && fb == (size_t)-1)
 				fb = t;
@@ -166,86 +141,137 @@ struct json_object *rules_classify(const struct rules *r, struct json_object *fa
 			win = i;
 		vbase += ru->nterm;
 	}
+	return win;
+}
+
+static void add_rule_head(struct json_object *o, const struct rule *ru)
+{
+	jx_add_str(o, RK_VERDICT, ru->verdict);
+	jx_add_str(o, RK_RULE, ru->name);
+	jx_add_str(o, RK_FILE, ru->file);
+	json_object_object_add(o, RK_LINE, json_object_new_int((int)ru->line));
+}
+
+/* The winner: its head, explanation, action, and every term's values. */
+static void add_winner(struct ectx *c, struct json_object *out, struct json_object *terms,
+		       const struct rule *ru)
+{
+	char *ex = ru->explain.n ? render(c, &ru->explain) : NULL;
+	char *ac = ru->action.n ? render(c, &ru->action) : NULL;
+
+	add_rule_head(out, ru);
+	jx_add_str(out, RK_EXPLANATION, ex ? ex : ru->verdict);
+	json_object_object_add(out, RK_ACTION, ac ? json_object_new_string(ac) : NULL);
+	free(ex);
+	free(ac);
+	for (unsigned t = 0; t < ru->nterm; t++) {
+		struct json_object *o = json_object_new_object();
+		struct json_object *vs = json_object_new_object();
+
+		jx_add_str(o, RK_EXPR, ru->terms[t]->text);
+		jx_add_bool(o, RK_VALUE, 1);
+		collect(c, ru->terms[t], vs, NULL);
+		json_object_object_add(o, RK_VALUES, vs);
+		json_object_array_add(terms, o);
+	}
+}
+
+static void add_no_winner(struct json_object *out)
+{
+	jx_add_str(out, RK_VERDICT, RULES_VERDICT_UNKNOWN);
+	json_object_object_add(out, RK_RULE, NULL);
+	json_object_object_add(out, RK_FILE, NULL);
+	json_object_object_add(out, RK_LINE, json_object_new_int(0));
+	jx_add_str(out, RK_EXPLANATION,
+		   "no rule matched: every rule below was ruled out or could not be decided; "
+		   "the bundle holds every piece of evidence");
+	jx_add_str(out, RK_ACTION,
+		   "read the bundle (counters, flows, threads, pings, captures) and the terms "
+		   "that could not be decided");
+}
+
+/* A rule that did not win: the term that ruled it out (bad: its index, -1
+ * when it holds too) with its value (vals: the rule's term values) and
+ * the values it read. */
+static struct json_object *not_entry(struct ectx *c, const struct rule *ru, size_t bad,
+				     const struct val *vals)
+{
+	struct json_object *o = json_object_new_object();
+	const struct node *tn;
+	struct json_object *vs, *un;
+	struct val v;
+
+	add_rule_head(o, ru);
+	if (bad == (size_t)-1) {
+		/* it holds too, but an earlier rule won */
+		jx_add_bool(o, RK_MATCHED, 1);
+		json_object_object_add(o, RK_FAILED, NULL);
+		return o;
+	}
+	tn = ru->terms[bad];
+	v = vals[bad];
+	vs = json_object_new_object();
+	un = json_object_new_object();
+	jx_add_str(o, RK_FAILED, tn->text);
+	json_object_object_add(o, RK_VALUE, val_json(v));
+	collect(c, tn, vs, un);
+	json_object_object_add(o, RK_VALUES, vs);
+	if (v.t == V_UNK && !json_object_object_length(un))
+		jx_add_str(un, tn->text, why_of(v));
+	if (json_object_object_length(un))
+		json_object_object_add(o, RK_UNKNOWN, un);
+	else
+		json_object_put(un);
+	return o;
+}
+
+struct json_object *rules_classify(const struct rules *r, struct json_object *facts)
+{
+	static const struct rules none;
+	struct arena ar = { 0 };
+	struct ectx c = { .r = r, .facts = facts, .ar = &ar };
+	struct json_object *out = json_object_new_object(), *terms, *nots;
+	const char *pn = jx_str(facts, FK_PORT);
+	struct val *vals = NULL;
+	size_t *first_bad = NULL, win, vbase = 0, nvals = 0;
+
+	if (!out)
+		return NULL;
+	if (!r)
+		r = c.r = &none;
+	if (pn) {
+		c.portname = pn;
+		c.port = jx_obj(jx_get(facts, FK_PORTS), pn);
+	}
+	c.profile = rl_port_profile(c.port);
+
+	for (size_t i = 0; i < r->nrules; i++)
+		nvals += r->rules[i]->nterm;
+	vals = calloc(nvals ? nvals : 1, sizeof(*vals));
+	first_bad = calloc(r->nrules ? r->nrules : 1, sizeof(*first_bad));
+	if (!vals || !first_bad) {
+		free(vals);
+		free(first_bad);
+		json_object_put(out);
+		return NULL;
+	}
+	win = eval_rules(&c, r, vals, first_bad);
 
 	terms = json_object_new_array();
 	nots = json_object_new_array();
-	if (win != (size_t)-1) {
-		const struct rule *ru = r->rules[win];
-		char *ex = ru->explain.n ? render(&c, &ru->explain) : NULL;
-		char *ac = ru->action.n ? render(&c, &ru->action) : NULL;
-
-		json_object_object_add(out, "verdict", json_object_new_string(ru->verdict));
-		json_object_object_add(out, "rule", json_object_new_string(ru->name));
-		json_object_object_add(out, "file", json_object_new_string(ru->file));
-		json_object_object_add(out, "line", json_object_new_int((int)ru->line));
-		json_object_object_add(out, "explanation", json_object_new_string(ex ? ex : ru->verdict));
-		json_object_object_add(out, "action", jstr_or_null(ac));
-		free(ex);
-		free(ac);
-		for (unsigned t = 0; t < ru->nterm; t++) {
-			struct json_object *o = json_object_new_object();
-			struct json_object *vs = json_object_new_object();
-
-			json_object_object_add(o, "expr", json_object_new_string(ru->terms[t]->text));
-			json_object_object_add(o, "value", json_object_new_boolean(1));
-			collect(&c, ru->terms[t], vs, NULL);
-			json_object_object_add(o, "values", vs);
-			json_object_array_add(terms, o);
-		}
-	} else {
-		json_object_object_add(out, "verdict", json_object_new_string("unknown"));
-		json_object_object_add(out, "rule", NULL);
-		json_object_object_add(out, "file", NULL);
-		json_object_object_add(out, "line", json_object_new_int(0));
-		json_object_object_add(out, "explanation", json_object_new_string(
-			"no rule matched: every rule below was ruled out or could not be decided; "
-			"the bundle holds every piece of evidence"));
-		json_object_object_add(out, "action", json_object_new_string(
-			"read the bundle (counters, flows, threads, pings, captures) and the terms "
-			"that could not be decided"));
-	}
-	json_object_object_add(out, "terms", terms);
-
-	vbase = 0;
-	for (size_t i = 0; i < nrules; i++) {
+	if (win != (size_t)-1)
+		add_winner(&c, out, terms, r->rules[win]);
+	else
+		add_no_winner(out);
+	json_object_object_add(out, RK_TERMS, terms);
+	for (size_t i = 0; i < r->nrules; i++) {
 		const struct rule *ru = r->rules[i];
-		struct json_object *o;
 
-		if (i == win) {
-			vbase += ru->nterm;
-			continue;
-		}
-		o = json_object_new_object();
-		json_object_object_add(o, "verdict", json_object_new_string(ru->verdict));
-		json_object_object_add(o, "rule", json_object_new_string(ru->name));
-		json_object_object_add(o, "file", json_object_new_string(ru->file));
-		json_object_object_add(o, "line", json_object_new_int((int)ru->line));
-		if (first_bad[i] == (size_t)-1) {
-			/* it holds too, but an earlier rule won */
-			json_object_object_add(o, "matched", json_object_new_boolean(1));
-			json_object_object_add(o, "failed", NULL);
-		} else {
-			const struct node *tn = ru->terms[first_bad[i]];
-			struct val v = vals[vbase + first_bad[i]];
-			struct json_object *vs = json_object_new_object();
-			struct json_object *un = json_object_new_object();
-
-			json_object_object_add(o, "failed", json_object_new_string(tn->text));
-			json_object_object_add(o, "value", val_json(v));
-			collect(&c, tn, vs, un);
-			json_object_object_add(o, "values", vs);
-			if (v.t == V_UNK && !json_object_object_length(un))
-				json_object_object_add(un, tn->text,
-						       json_object_new_string(v.why ? v.why : "unknown"));
-			if (json_object_object_length(un))
-				json_object_object_add(o, "unknown", un);
-			else
-				json_object_put(un);
-		}
-		json_object_array_add(nots, o);
+		if (i != win)
+			json_object_array_add(nots, not_entry(&c, ru, first_bad[i], vals + vbase));
 		vbase += ru->nterm;
 	}
-	json_object_object_add(out, "not", nots);
+	json_object_object_add(out, RK_NOT, nots);
 	free(vals);
 	free(first_bad);
 	rl_arena_free(&ar);

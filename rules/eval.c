@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/json.h"
+#include "rules/facts.h"
 
 void rl_arena_free(struct arena *a)
 {
@@ -40,7 +40,7 @@ const char *rl_afmt(struct arena *a, const char *fmt, ...)
 	return s;
 }
 
-struct val rl_arith(enum op op, struct val a, struct val b, struct arena *ar)
+struct val rl_arith(enum op op, struct val a, struct val b)
 {
 	if (a.t == V_UNK)
 		return a;
@@ -57,7 +57,6 @@ struct val rl_arith(enum op op, struct val a, struct val b, struct arena *ar)
 			return v_unk("division by zero");
 		return v_num(a.n / b.n);
 	default:
-		(void)ar;
 		return v_unk("bad operator");
 	}
 }
@@ -110,7 +109,7 @@ static struct val eval_bin(struct ectx *c, const struct node *n)
 		return b;
 	switch (n->op) {
 	case O_ADD: case O_SUB: case O_MUL: case O_DIV:
-		return rl_arith(n->op, a, b, c->ar);
+		return rl_arith(n->op, a, b);
 	case O_EQ:
 	case O_NE:
 		if (a.t != b.t)
@@ -152,18 +151,17 @@ static struct val eval_call(struct ectx *c, const struct node *n)
 		if (rl_period_span(c, c->port, c->portname, p->per, &span, &why) < 0)
 			return v_unk(why);
 		if (span <= 0)
-			return v_unk(rl_afmt(c->ar, "ports.%s.%s.span_s is 0", c->portname, rl_per_name[p->per]));
+			return v_unk(rl_afmt(c->ar, FK_PORTS ".%s.%s." FK_SPAN_S " is 0", c->portname,
+					     rl_per_name[p->per]));
 		return v_num(a.n / span);
 	}
 	case FN_BRATE: {
 		double span;
 		const char *why;
-		struct json_object *bj = jx_get(c->port, "baseline");
 
 		if (!c->port)
-			return v_unk(rl_afmt(c->ar, "port %s missing", c->portname ? c->portname : "?"));
-		if (!bj || rl_period_span(c, c->port, c->portname, P_BASELINE, &span, &why) < 0 ||
-		    span <= 0)
+			return v_unk(rl_port_missing(c, c->portname));
+		if (rl_period_span(c, c->port, c->portname, P_BASELINE, &span, &why) < 0 || span <= 0)
 			return v_num(0);       /* no healthy baseline learned */
 		c->bare_baseline++;
 		a = rl_eval(c, n->args[0]);

@@ -41,8 +41,34 @@ size_t rules_count(const struct rules *r);
 
 /* Classify facts; returns a new object (caller puts it), never NULL unless
  * out of memory: {verdict, rule, file, line, explanation, action, terms,
- * not}. Deterministic. facts may be hostile or incomplete. */
+ * not}. Deterministic. facts may be hostile or incomplete. r may be NULL
+ * (no rules: the verdict is unknown). */
 struct json_object *rules_classify(const struct rules *r, struct json_object *facts);
+
+/* The keys of the object rules_classify returns, for everyone who reads it
+ * (bundle summary, report, client):
+ *   { verdict, rule, file, line, explanation, action,
+ *     terms: [ { expr, value: true, values: { TEXT: value } } ],
+ *     not: [ { verdict, rule, file, line,
+ *              matched: true, failed: null      (it holds, an earlier rule won)
+ *            | failed: TERM, value, values, unknown: { TEXT: why } } ] }
+ * With no rule matched: verdict RULES_VERDICT_UNKNOWN, rule and file null,
+ * line 0. */
+#define RK_VERDICT     "verdict"
+#define RK_RULE        "rule"
+#define RK_FILE        "file"
+#define RK_LINE        "line"
+#define RK_EXPLANATION "explanation"
+#define RK_ACTION      "action"
+#define RK_TERMS       "terms"
+#define RK_NOT         "not"
+#define RK_EXPR        "expr"
+#define RK_VALUE       "value"
+#define RK_VALUES      "values"
+#define RK_MATCHED     "matched"
+#define RK_FAILED      "failed"
+#define RK_UNKNOWN     "unknown"
+#define RULES_VERDICT_UNKNOWN "unknown"
 
 /* Value of a signal of a profile (falls back to the "generic" definition)
  * over counters (an object name -> delta). Returns 0 with *out set, or -1

@@ -256,7 +256,7 @@ const char *rl_afmt(struct arena *a, const char *fmt, ...)
 /* Value of n in c (eval.c). */
 struct val rl_eval(struct ectx *c, const struct node *n);
 /* a OP b for + - * / (unknown propagates). */
-struct val rl_arith(enum op op, struct val a, struct val b, struct arena *ar);
+struct val rl_arith(enum op op, struct val a, struct val b);
 
 /* signal.c: value of a signal of a profile (or "generic") over counters. */
 struct val rl_sig_value(const struct rules *r, const char *profile, const char *name,
@@ -265,6 +265,8 @@ struct val rl_sig_value(const struct rules *r, const char *profile, const char *
 /* eval_facts.c */
 /* The profile of a port object, "generic" when it has none. */
 const char *rl_port_profile(struct json_object *port);
+/* "port NAME missing". */
+const char *rl_port_missing(struct ectx *c, const char *pname);
 /* Span of a period of a port: 0, or -1 and why. */
 int rl_period_span(struct ectx *c, struct json_object *port, const char *pname,
 		   enum per per, double *span, const char **why);

@@ -75,14 +75,14 @@ static struct val sx_eval(struct sx *s, const struct node *n)
 		}
 		return v_unk("bad operator in a signal");
 	case N_BIN:
-		return rl_arith(n->op, sx_eval(s, n->a), sx_eval(s, n->b), s->ar);
+		return rl_arith(n->op, sx_eval(s, n->a), sx_eval(s, n->b));
 	default:
 		return v_unk("bad node in a signal");
 	}
 }
 
 struct val rl_sig_value(const struct rules *r, const char *profile, const char *name,
-			    struct json_object *counters, int depth, struct arena *ar)
+			struct json_object *counters, int depth, struct arena *ar)
 {
 	const struct signal *sg = sig_find(r, profile, name);
 	struct sx s = { .r = r, .profile = profile, .counters = counters, .depth = depth, .ar = ar };
