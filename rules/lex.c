@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util.h"
+
 void rl_perr(struct pstate *ps, unsigned line, unsigned col, const char *fmt, ...)
 {
 	char msg[512], full[1024];
@@ -23,8 +25,8 @@ void rl_perr(struct pstate *ps, unsigned line, unsigned col, const char *fmt, ..
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (ps->nerr == MAX_ERRORS)
-		snprintf(msg, sizeof(msg), "too many errors, stopping reports for this file");
-	snprintf(full, sizeof(full), "%s:%u:%u: %s", ps->path, line, col, msg);
+		util_errf(msg, sizeof(msg), "too many errors, stopping reports for this file");
+	util_errf(full, sizeof(full), "%s:%u:%u: %s", ps->path, line, col, msg);
 	if (ps->report)
 		ps->report(full, ps->arg);
 }
@@ -279,8 +281,8 @@ const char *rl_tok_desc(const struct tok *t, char *buf, size_t len)
 	switch (t->t) {
 	case T_EOF: return "end of file";
 	case T_NL: return "end of line";
-	case T_ID: snprintf(buf, len, "'%.60s'", t->str ? t->str : ""); return buf;
-	case T_STR: snprintf(buf, len, "string \"%.60s\"", t->str ? t->str : ""); return buf;
+	case T_ID: util_errf(buf, len, "'%.60s'", t->str ? t->str : ""); return buf;
+	case T_STR: util_errf(buf, len, "string \"%.60s\"", t->str ? t->str : ""); return buf;
 	case T_NUM: return "a number";
 	case T_LB: return "'{'";
 	case T_RB: return "'}'";

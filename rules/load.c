@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util.h"
+
 static void report_path(rules_report_fn report, void *arg, struct rules *r,
 			const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void report_path(rules_report_fn report, void *arg, struct rules *r,
@@ -104,38 +106,12 @@ static int rfile_cmp(const void *a, const void *b)
 	return strcmp(((const struct rfile *)a)->base, ((const struct rfile *)b)->base);
 }
 
-static char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+/* Is name a rules file's name ("NAME.rules")? */
+static int rules_name(const char *name)
 {
-	FILE *f = fopen(path, "re");
-	char *buf;
-	size_t n;
+	size_t l = strlen(name);
 
-	if (!f) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		return NULL;
-	}
-	buf = malloc(MAX_FILE_BYTES + 1);
-	if (!buf) {
-		fclose(f);
-		snprintf(err, errlen, "%s", strerror(ENOMEM));
-		return NULL;
-	}
-	n = fread(buf, 1, MAX_FILE_BYTES + 1, f);
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s", strerror(errno ? errno : EIO));
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	fclose(f);
-	if (n > MAX_FILE_BYTES) {
-		snprintf(err, errlen, "larger than %u bytes", MAX_FILE_BYTES);
-		free(buf);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
+	return l > 6 && !strcmp(name + l - 6, ".rules");
 }
 
 int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
@@ -160,10 +136,10 @@ int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 			continue;
 		}
 		while ((de = readdir(dir))) {
-			size_t l = strlen(de->d_name), k;
+			size_t k;
 			char *path;
 
-			if (l <= 6 || strcmp(de->d_name + l - 6, ".rules") || de->d_name[0] == '.')
+			if (!rules_name(de->d_name) || de->d_name[0] == '.')
 				continue;
 			if (asprintf(&path, "%s/%s", dirs[d], de->d_name) < 0) {
 				report_path(report, arg, r, "%s: out of memory", dirs[d]);
@@ -190,12 +166,14 @@ int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 	if (nf)
 		qsort(fl, nf, sizeof(*fl), rfile_cmp);
 	for (size_t i = 0; i < nf; i++) {
-		char err[256];
 		size_t len = 0;
-		char *text = slurp(fl[i].path, &len, err, sizeof(err));
+		char *text = util_read_file(fl[i].path, MAX_FILE_BYTES + 1, &len);
 
 		if (!text)
-			report_path(report, arg, r, "%s: %s", fl[i].path, err);
+			report_path(report, arg, r, "%s: %s", fl[i].path, strerror(errno ? errno : EIO));
+		else if (len > MAX_FILE_BYTES)
+			report_path(report, arg, r, "%s: larger than %u bytes", fl[i].path,
+				    MAX_FILE_BYTES);
 		else
 			parse_text(r, fl[i].path, fl[i].base, text, len, report, arg);
 		free(text);
