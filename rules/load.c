@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
 #include "lib/util.h"
 
 static void report_path(rules_report_fn report, void *arg, struct rules *r,
@@ -182,4 +183,36 @@ int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 	}
 	free(fl);
 	return finish_load(r, out, report, arg);
+}
+
+/* Does dir hold at least one rules file? */
+static int has_rules(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)))
+		found = rules_name(e->d_name);
+	closedir(d);
+	return found;
+}
+
+int rules_load_dirs(const char *shipped, const char *local, struct rules **out,
+		    rules_report_fn report, void *arg)
+{
+	const char *dirs[2] = { shipped, local };
+
+	/* No rule file at all (not installed) is not an error in a file:
+	 * classification then says "unknown" and the bundles still hold
+	 * every piece of evidence. */
+	if (!has_rules(shipped) && !has_rules(local)) {
+		log_warnx("no rule files in %s or %s: every verdict will be unknown",
+			  shipped, local);
+		*out = NULL;
+		return 0;
+	}
+	return rules_load(dirs, 2, out, report, arg);
 }

@@ -31,7 +31,15 @@ typedef void (*rules_report_fn)(const char *msg, void *arg);
  * errors (0: *out is set, else *out is untouched). */
 int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 	       rules_report_fn report, void *arg);
-/* Same, from in-memory files (name i holds text i), for tests and tools. */
+/* The daemon's rules: rules_load of the shipped dir, then the local dir
+ * (RULES_SHIPPED_DIR, RULES_LOCAL_DIR unless configured). When neither
+ * holds a "*.rules" file (not installed) that is not an error: a warning
+ * is logged, *out is set to NULL (rules_classify then says unknown, the
+ * bundles still hold every piece of evidence) and 0 is returned. */
+int rules_load_dirs(const char *shipped, const char *local, struct rules **out,
+		    rules_report_fn report, void *arg);
+/* Same as rules_load, from in-memory files (name i holds text i), for
+ * tests and tools. */
 int rules_load_texts(const char *const *names, const char *const *texts,
 		     size_t n, struct rules **out,
 		     rules_report_fn report, void *arg);

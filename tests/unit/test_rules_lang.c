@@ -1,11 +1,12 @@
 /* Unit tests for the rules language (rules/): syntax errors with their
- * positions, reloads, overrides by later files and dirs, the three-valued
- * evaluation, hostile rule text. */
+ * positions, reloads, overrides by later files and dirs, the daemon's
+ * loader, the three-valued evaluation, hostile rule text. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,120 @@ static void test_rules_load__hostile_text__no_crash(void **state)
 	}
 }
 
+/* ---- the daemon's loader: shipped dir, then local dir ---- */
+
+/* Remove a flat directory made by a test. */
+static void rm_dir(const char *dir)
+{
+	char p[600];
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+	closedir(d);
+	rmdir(dir);
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	write_file(p, text);
+}
+
+static void test_rules_load_dirs__no_rule_file__no_rules_no_error(void **state)
+{
+	char d1[] = "/tmp/rules-test-XXXXXX";
+	struct rules *r = (struct rules *)0x1;
+	struct msgs ms = { 0 };
+
+	(void)state;
+	assert_non_null(mkdtemp(d1));
+	put(d1, "notarule.txt", "garbage {{{\n");
+	/* not installed: a warning, no rules, every verdict unknown */
+	assert_int_equal(rules_load_dirs(d1, "/nonexistent/rules.d", &r, collect_msg, &ms), 0);
+	assert_null(r);
+	assert_int_equal(ms.n, 0);
+	assert_int_equal(rules_count(r), 0);
+	{
+		struct json_object *f = json_object_new_object(), *res = rules_classify(r, f);
+
+		assert_string_equal(sget(res, RK_VERDICT), RULES_VERDICT_UNKNOWN);
+		json_object_put(res);
+		json_object_put(f);
+	}
+	rm_dir(d1);
+}
+
+static void test_rules_load_dirs__local_file__replaces_shipped(void **state)
+{
+	char sd[] = "/tmp/rules-test-XXXXXX", ld[] = "/tmp/rules-test-XXXXXX";
+	struct rules *r = NULL;
+	struct json_object *f, *res;
+
+	(void)state;
+	assert_non_null(mkdtemp(sd));
+	assert_non_null(mkdtemp(ld));
+	put(sd, "10-a.rules", "rule first {\n verdict shipped\n require true\n}\n");
+	put(sd, "20-b.rules", "rule second {\n verdict kept\n require 1 == 1\n}\n");
+	put(ld, "10-a.rules", "rule first {\n verdict local\n require true\n}\n");
+	assert_int_equal(rules_load_dirs(sd, ld, &r, print_msg, NULL), 0);
+	assert_non_null(r);
+	assert_int_equal(rules_count(r), 2);
+	f = json_object_new_object();
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, RK_VERDICT), "local");
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+	/* only the local dir holds rules: they are loaded */
+	r = NULL;
+	assert_int_equal(rules_load_dirs("/nonexistent/rules", ld, &r, print_msg, NULL), 0);
+	assert_int_equal(rules_count(r), 1);
+	rules_free(r);
+	rm_dir(sd);
+	rm_dir(ld);
+}
+
+static void test_rules_load_dirs__bad_file__errors_rules_untouched(void **state)
+{
+	char sd[] = "/tmp/rules-test-XXXXXX";
+	struct rules *r = (struct rules *)0x1;
+	struct msgs ms = { 0 };
+	char want[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(sd));
+	put(sd, "10-a.rules", "rule first {\n verdict v\n require 1 >\n}\n");
+	assert_int_equal(rules_load_dirs(sd, "/nonexistent/rules.d", &r, collect_msg, &ms), 1);
+	assert_ptr_equal(r, (struct rules *)0x1);
+	assert_int_equal(ms.n, 1);
+	snprintf(want, sizeof(want), "%s/10-a.rules:3:", sd);
+	assert_non_null(strstr(ms.m[0], want));
+	rm_dir(sd);
+}
+
+static void test_rules_load_dirs__shipped_dir__same_as_rules_load(void **state)
+{
+	const char *dirs[] = { RULEDIR };
+	struct rules *a = NULL, *b = NULL;
+
+	(void)state;
+	assert_int_equal(rules_load(dirs, 1, &a, print_msg, NULL), 0);
+	assert_int_equal(rules_load_dirs(RULEDIR, "/nonexistent/rules.d", &b, print_msg, NULL), 0);
+	assert_true(rules_count(a) > 0);
+	assert_int_equal(rules_count(a), rules_count(b));
+	rules_free(a);
+	rules_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -245,6 +360,10 @@ int main(void)
 		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
 		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
 		cmocka_unit_test(test_rules_load__hostile_text__no_crash),
+		cmocka_unit_test(test_rules_load_dirs__no_rule_file__no_rules_no_error),
+		cmocka_unit_test(test_rules_load_dirs__local_file__replaces_shipped),
+		cmocka_unit_test(test_rules_load_dirs__bad_file__errors_rules_untouched),
+		cmocka_unit_test(test_rules_load_dirs__shipped_dir__same_as_rules_load),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
