@@ -40,14 +40,25 @@ const char *rl_afmt(struct arena *a, const char *fmt, ...)
 	return s;
 }
 
+/* Are a and b both numbers? Else 0 with *out: the first unknown of them,
+ * or unknown why when one is known but not a number. */
+static int numbers(struct val a, struct val b, const char *why, struct val *out)
+{
+	if (a.t == V_UNK || b.t == V_UNK)
+		*out = a.t == V_UNK ? a : b;
+	else if (a.t != V_NUM || b.t != V_NUM)
+		*out = v_unk(why);
+	else
+		return 1;
+	return 0;
+}
+
 struct val rl_arith(enum op op, struct val a, struct val b)
 {
-	if (a.t == V_UNK)
-		return a;
-	if (b.t == V_UNK)
-		return b;
-	if (a.t != V_NUM || b.t != V_NUM)
-		return v_unk("arithmetic on a value that is not a number");
+	struct val u;
+
+	if (!numbers(a, b, "arithmetic on a value that is not a number", &u))
+		return u;
 	switch (op) {
 	case O_ADD: return v_num(a.n + b.n);
 	case O_SUB: return v_num(a.n - b.n);
@@ -135,7 +146,7 @@ static struct val eval_bin(struct ectx *c, const struct node *n)
 
 static struct val eval_call(struct ectx *c, const struct node *n)
 {
-	struct val a, b;
+	struct val a, b, u;
 
 	if (rl_fns_tab[n->fn].quant)
 		return rl_quant(c, n);
@@ -185,12 +196,8 @@ static struct val eval_call(struct ectx *c, const struct node *n)
 	case FN_MAX:
 		a = rl_eval(c, n->args[0]);
 		b = rl_eval(c, n->args[1]);
-		if (a.t == V_UNK)
-			return a;
-		if (b.t == V_UNK)
-			return b;
-		if (a.t != V_NUM || b.t != V_NUM)
-			return v_unk("min()/max() of a value that is not a number");
+		if (!numbers(a, b, "min()/max() of a value that is not a number", &u))
+			return u;
 		return v_num(n->fn == FN_MIN ? fmin(a.n, b.n) : fmax(a.n, b.n));
 	default:
 		return v_unk("bad function");

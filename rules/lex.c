@@ -276,6 +276,22 @@ const struct tok *rl_next(struct pstate *ps)
 	return t;
 }
 
+int rl_accept(struct pstate *ps, enum tk t)
+{
+	if (rl_peek(ps)->t != t)
+		return 0;
+	rl_next(ps);
+	return 1;
+}
+
+int rl_expect(struct pstate *ps, enum tk t, const char *what)
+{
+	if (rl_accept(ps, t))
+		return 0;
+	rl_perr_tok(ps, rl_peek(ps), what);
+	return -1;
+}
+
 const char *rl_tok_desc(const struct tok *t, char *buf, size_t len)
 {
 	switch (t->t) {

@@ -81,16 +81,23 @@ static int finish_load(struct rules *r, struct rules **out, rules_report_fn repo
 	return 0;
 }
 
-int rules_load_texts(const char *const *names, const char *const *texts, size_t n,
-		     struct rules **out, rules_report_fn report, void *arg)
+/* A fresh, empty set, or NULL (reported). */
+static struct rules *new_rules(rules_report_fn report, void *arg)
 {
 	struct rules *r = calloc(1, sizeof(*r));
 
-	if (!r) {
-		if (report)
-			report("rules: out of memory", arg);
+	if (!r && report)
+		report("rules: out of memory", arg);
+	return r;
+}
+
+int rules_load_texts(const char *const *names, const char *const *texts, size_t n,
+		     struct rules **out, rules_report_fn report, void *arg)
+{
+	struct rules *r = new_rules(report, arg);
+
+	if (!r)
 		return 1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		const char *b = strrchr(names[i], '/');
 
@@ -118,15 +125,12 @@ static int rules_name(const char *name)
 int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 	       rules_report_fn report, void *arg)
 {
-	struct rules *r = calloc(1, sizeof(*r));
+	struct rules *r = new_rules(report, arg);
 	struct rfile *fl = NULL;
 	size_t nf = 0, cap = 0;
 
-	if (!r) {
-		if (report)
-			report("rules: out of memory", arg);
+	if (!r)
 		return 1;
-	}
 	for (size_t d = 0; d < ndirs; d++) {
 		DIR *dir = opendir(dirs[d]);
 		struct dirent *de;

@@ -144,6 +144,19 @@ static int parse_period(const char *s, enum per *per, const char **rest)
 	return 0;
 }
 
+/* n names the signal name (at t), checked once every file is loaded. */
+static struct node *name_signal(struct pstate *ps, struct node *n, const char *name,
+				const struct tok *t)
+{
+	n->str = strdup(name);
+	if (!n->str || add_use(ps, name, t) < 0) {
+		ps->oom = 1;
+		rl_node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
 static struct node *resolve_path(struct pstate *ps, const struct tok *t)
 {
 	const char *s = t->str, *rest;
@@ -181,15 +194,9 @@ static struct node *resolve_path(struct pstate *ps, const struct tok *t)
 			n->dom = port ? D_PORT : D_NONE;
 			if (!strcmp(rest, "span_s")) {
 				n->span = 1;
-			} else {
-				n->str = strdup(rest);
-				if (!n->str || add_use(ps, rest, t) < 0) {
-					ps->oom = 1;
-					rl_node_free(n);
-					return NULL;
-				}
+				return n;
 			}
-			return n;
+			return name_signal(ps, n, rest, t);
 		}
 	}
 	for (size_t i = 0; i < rl_nfields; i++) {
@@ -208,13 +215,7 @@ static struct node *resolve_path(struct pstate *ps, const struct tok *t)
 	if (ps->in_brate && !strchr(s, '.') && !strchr(s, '/')) {
 		if (!(n = mk(ps, N_SIGREF, t)))
 			return NULL;
-		n->str = strdup(s);
-		if (!n->str || add_use(ps, s, t) < 0) {
-			ps->oom = 1;
-			rl_node_free(n);
-			return NULL;
-		}
-		return n;
+		return name_signal(ps, n, s, t);
 	}
 	if (strchr(s, '/'))
 		rl_perr(ps, t->line, t->col, "unknown name '%s' (write division with blanks: a / b)", s);
@@ -243,11 +244,8 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 			rl_perr(ps, t->line, t->col, "sum() needs a counter name pattern");
 			return NULL;
 		}
-		if (rl_peek(ps)->t != T_RP) {
-			rl_perr_tok(ps, rl_peek(ps), "')'");
+		if (rl_expect(ps, T_RP, "')'") < 0)
 			return NULL;
-		}
-		rl_next(ps);
 		if (!(n = mk(ps, N_SUMGLOB, t)))
 			return NULL;
 		n->str = strdup(c->str);
@@ -281,18 +279,12 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 			}
 			n->args = v;
 			n->args[n->nargs++] = a;
-			if (rl_peek(ps)->t == T_COMMA) {
-				rl_next(ps);
-				continue;
-			}
-			break;
+			if (!rl_accept(ps, T_COMMA))
+				break;
 		}
 	}
-	if (rl_peek(ps)->t != T_RP) {
-		rl_perr_tok(ps, rl_peek(ps), "',' or ')'");
+	if (rl_expect(ps, T_RP, "',' or ')'") < 0)
 		goto fail;
-	}
-	rl_next(ps);
 	ps->paren--;
 	if (n->fn == FN_BRATE)
 		ps->in_brate--;
@@ -335,6 +327,16 @@ fail:
 	return NULL;
 }
 
+/* One level deeper (t: where), or -1 (reported) past MAX_PDEPTH. */
+static int deeper(struct pstate *ps, const struct tok *t)
+{
+	if (++ps->depth <= MAX_PDEPTH)
+		return 0;
+	rl_perr(ps, t->line, t->col, "expression nested too deeply");
+	ps->depth--;
+	return -1;
+}
+
 static struct node *parse_primary(struct pstate *ps)
 {
 	size_t first;
@@ -342,12 +344,8 @@ static struct node *parse_primary(struct pstate *ps)
 	struct node *n = NULL;
 	char b[96];
 
-	if (++ps->depth > MAX_PDEPTH) {
-		t = rl_peek(ps);
-		rl_perr(ps, t->line, t->col, "expression nested too deeply");
-		ps->depth--;
+	if (deeper(ps, rl_peek(ps)) < 0)
 		return NULL;
-	}
 	t = rl_peek(ps);
 	first = ps->pos;
 	switch (t->t) {
@@ -367,12 +365,9 @@ static struct node *parse_primary(struct pstate *ps)
 		rl_next(ps);
 		ps->paren++;
 		n = rl_parse_expr(ps);
-		if (n && rl_peek(ps)->t != T_RP) {
-			rl_perr_tok(ps, rl_peek(ps), "')'");
+		if (n && rl_expect(ps, T_RP, "')'") < 0) {
 			rl_node_free(n);
 			n = NULL;
-		} else if (n) {
-			rl_next(ps);
 		}
 		ps->paren--;
 		n = finish(ps, n, first);
@@ -424,51 +419,54 @@ static struct node *mkop(struct pstate *ps, enum nk k, enum op op, const struct 
 	return finish(ps, n, first);
 }
 
+/* The prefix operator t (the current token) applied to what self parses
+ * after it. */
+static struct node *parse_prefix(struct pstate *ps, const struct tok *t, enum op op,
+				 struct node *(*self)(struct pstate *ps))
+{
+	size_t first = ps->pos;
+	struct node *a;
+
+	rl_next(ps);
+	if (deeper(ps, t) < 0)
+		return NULL;
+	a = self(ps);
+	ps->depth--;
+	return mkop(ps, N_UN, op, t, a, NULL, first);
+}
+
 static struct node *parse_unary(struct pstate *ps)
 {
 	const struct tok *t = rl_peek(ps);
-	size_t first = ps->pos;
 
-	if (t->t == T_OP && t->op == O_SUB) {
-		struct node *a;
-
-		rl_next(ps);
-		if (++ps->depth > MAX_PDEPTH) {
-			rl_perr(ps, t->line, t->col, "expression nested too deeply");
-			ps->depth--;
-			return NULL;
-		}
-		a = parse_unary(ps);
-		ps->depth--;
-		return mkop(ps, N_UN, O_NEG, t, a, NULL, first);
-	}
+	if (t->t == T_OP && t->op == O_SUB)
+		return parse_prefix(ps, t, O_NEG, parse_unary);
 	return parse_primary(ps);
+}
+
+/* sub (op1|op2 sub)*, left-associative. */
+static struct node *parse_left(struct pstate *ps, struct node *(*sub)(struct pstate *ps),
+			       enum op op1, enum op op2)
+{
+	size_t first = ps->pos;
+	struct node *a = sub(ps);
+	const struct tok *t;
+
+	while (a && (t = rl_peek(ps))->t == T_OP && (t->op == op1 || t->op == op2)) {
+		rl_next(ps);
+		a = mkop(ps, N_BIN, t->op, t, a, sub(ps), first);
+	}
+	return a;
 }
 
 static struct node *parse_mul(struct pstate *ps)
 {
-	size_t first = ps->pos;
-	struct node *a = parse_unary(ps);
-	const struct tok *t;
-
-	while (a && (t = rl_peek(ps))->t == T_OP && (t->op == O_MUL || t->op == O_DIV)) {
-		rl_next(ps);
-		a = mkop(ps, N_BIN, t->op, t, a, parse_unary(ps), first);
-	}
-	return a;
+	return parse_left(ps, parse_unary, O_MUL, O_DIV);
 }
 
 static struct node *parse_add(struct pstate *ps)
 {
-	size_t first = ps->pos;
-	struct node *a = parse_mul(ps);
-	const struct tok *t;
-
-	while (a && (t = rl_peek(ps))->t == T_OP && (t->op == O_ADD || t->op == O_SUB)) {
-		rl_next(ps);
-		a = mkop(ps, N_BIN, t->op, t, a, parse_mul(ps), first);
-	}
-	return a;
+	return parse_left(ps, parse_mul, O_ADD, O_SUB);
 }
 
 static struct node *parse_cmp(struct pstate *ps)
@@ -503,21 +501,9 @@ static int is_kw(const struct tok *t, const char *kw)
 static struct node *parse_not(struct pstate *ps)
 {
 	const struct tok *t = rl_peek(ps);
-	size_t first = ps->pos;
 
-	if (is_kw(t, "not") && !ps->sigctx) {
-		struct node *a;
-
-		rl_next(ps);
-		if (++ps->depth > MAX_PDEPTH) {
-			rl_perr(ps, t->line, t->col, "expression nested too deeply");
-			ps->depth--;
-			return NULL;
-		}
-		a = parse_not(ps);
-		ps->depth--;
-		return mkop(ps, N_UN, O_NOT, t, a, NULL, first);
-	}
+	if (is_kw(t, "not") && !ps->sigctx)
+		return parse_prefix(ps, t, O_NOT, parse_not);
 	return parse_cmp(ps);
 }
 
@@ -540,12 +526,8 @@ struct node *rl_parse_expr(struct pstate *ps)
 	struct node *a;
 	const struct tok *t;
 
-	if (++ps->depth > MAX_PDEPTH) {
-		t = rl_peek(ps);
-		rl_perr(ps, t->line, t->col, "expression nested too deeply");
-		ps->depth--;
+	if (deeper(ps, rl_peek(ps)) < 0)
 		return NULL;
-	}
 	a = parse_and(ps);
 	while (a && !ps->sigctx && is_kw((t = rl_peek(ps)), "or")) {
 		rl_next(ps);

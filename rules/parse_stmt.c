@@ -188,17 +188,11 @@ static int parse_signal(struct pstate *ps, const struct tok *kw)
 		}
 		profiles[np++] = t->str;
 		rl_next(ps);
-		if (rl_peek(ps)->t == T_COMMA) {
-			rl_next(ps);
-			continue;
-		}
-		break;
+		if (!rl_accept(ps, T_COMMA))
+			break;
 	}
-	if (rl_peek(ps)->t != T_ASSIGN) {
-		rl_perr_tok(ps, rl_peek(ps), "'='");
+	if (rl_expect(ps, T_ASSIGN, "'='") < 0)
 		goto out;
-	}
-	rl_next(ps);
 	estart = ps->pos;
 	for (unsigned p = 0; p < np; p++) {
 		struct signal *sg;
@@ -330,11 +324,8 @@ static int parse_rule_stmt(struct pstate *ps, const struct tok *kw)
 				return -1;
 			}
 		rl_next(ps);
-		if (rl_peek(ps)->t != T_ASSIGN) {
-			rl_perr_tok(ps, rl_peek(ps), "'='");
+		if (rl_expect(ps, T_ASSIGN, "'='") < 0)
 			return -1;
-		}
-		rl_next(ps);
 		first = ps->pos;
 		(void)first;
 		if (!(e = rl_parse_expr(ps)))
@@ -390,12 +381,10 @@ static int parse_rule_head(struct pstate *ps, const struct tok *kw)
 
 	if (!(name = read_name(ps, "a rule name")))
 		return -1;
-	if (rl_peek(ps)->t != T_LB) {
-		rl_perr_tok(ps, rl_peek(ps), "'{'");
+	if (rl_expect(ps, T_LB, "'{'") < 0) {
 		free(name);
 		return -1;
 	}
-	rl_next(ps);
 	ru = calloc(1, sizeof(*ru));
 	if (!ru) {
 		free(name);

@@ -193,6 +193,10 @@ void rl_toks_free(struct tok *t, size_t n);
 /* The current token (newlines skipped inside parentheses) / take it. */
 const struct tok *rl_peek(struct pstate *ps);
 const struct tok *rl_next(struct pstate *ps);
+/* Take the current token when it is a t: 1, else 0. */
+int rl_accept(struct pstate *ps, enum tk t);
+/* Take a t, or -1 with "expected WHAT, got ..." reported. */
+int rl_expect(struct pstate *ps, enum tk t, const char *what);
 /* Source text of tokens [first, ps->pos), blanks collapsed (malloc'd). */
 char *rl_span_text(struct pstate *ps, size_t first);
 
