@@ -40,6 +40,12 @@ static char *read_name(struct pstate *ps, const char *what)
 	return name;
 }
 
+/* An identifier without '.' or '/' (a signal, profile or let name). */
+static int plain_id(const struct tok *t)
+{
+	return t->t == T_ID && !strchr(t->str, '.') && !strchr(t->str, '/');
+}
+
 static int tmpl_add(struct pstate *ps, struct tmpl *tm, char *lit, struct node *e)
 {
 	struct tpart *p = realloc(tm->p, (tm->n + 1) * sizeof(*p));
@@ -169,8 +175,7 @@ static int parse_signal(struct pstate *ps, const struct tok *kw)
 	size_t estart;
 	int rc = -1;
 
-	(void)kw;
-	if (t->t != T_ID || strchr(t->str, '.') || strchr(t->str, '/')) {
+	if (!plain_id(t)) {
 		rl_perr_tok(ps, t, "a signal name");
 		return -1;
 	}
@@ -178,7 +183,7 @@ static int parse_signal(struct pstate *ps, const struct tok *kw)
 	rl_next(ps);
 	while (1) {
 		t = rl_peek(ps);
-		if (t->t != T_ID || strchr(t->str, '.') || strchr(t->str, '/')) {
+		if (!plain_id(t)) {
 			rl_perr_tok(ps, t, "a profile name (mlx5, sfc, generic...)");
 			goto out;
 		}
@@ -306,10 +311,9 @@ static int parse_rule_stmt(struct pstate *ps, const struct tok *kw)
 	if (!strcmp(kw->str, "let")) {
 		char **vn;
 		struct node **ve;
-		size_t first;
 
 		t = rl_peek(ps);
-		if (t->t != T_ID || strchr(t->str, '.') || strchr(t->str, '/')) {
+		if (!plain_id(t)) {
 			rl_perr_tok(ps, t, "a name");
 			return -1;
 		}
@@ -326,8 +330,6 @@ static int parse_rule_stmt(struct pstate *ps, const struct tok *kw)
 		rl_next(ps);
 		if (rl_expect(ps, T_ASSIGN, "'='") < 0)
 			return -1;
-		first = ps->pos;
-		(void)first;
 		if (!(e = rl_parse_expr(ps)))
 			return -1;
 		vn = realloc(ru->letname, (ru->nlet + 1) * sizeof(*vn));
