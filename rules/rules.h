@@ -31,7 +31,15 @@ typedef void (*rules_report_fn)(const char *msg, void *arg);
  * errors (0: *out is set, else *out is untouched). */
 int rules_load(const char *const *dirs, size_t ndirs, struct rules **out,
 	       rules_report_fn report, void *arg);
-/* Same, from in-memory files (name i holds text i), for tests and tools. */
+/* The daemon's rules: rules_load of the shipped dir, then the local dir
+ * (RULES_SHIPPED_DIR, RULES_LOCAL_DIR unless configured). When neither
+ * holds a "*.rules" file (not installed) that is not an error: a warning
+ * is logged, *out is set to NULL (rules_classify then says unknown, the
+ * bundles still hold every piece of evidence) and 0 is returned. */
+int rules_load_dirs(const char *shipped, const char *local, struct rules **out,
+		    rules_report_fn report, void *arg);
+/* Same as rules_load, from in-memory files (name i holds text i), for
+ * tests and tools. */
 int rules_load_texts(const char *const *names, const char *const *texts,
 		     size_t n, struct rules **out,
 		     rules_report_fn report, void *arg);
@@ -41,8 +49,34 @@ size_t rules_count(const struct rules *r);
 
 /* Classify facts; returns a new object (caller puts it), never NULL unless
  * out of memory: {verdict, rule, file, line, explanation, action, terms,
- * not}. Deterministic. facts may be hostile or incomplete. */
+ * not}. Deterministic. facts may be hostile or incomplete. r may be NULL
+ * (no rules: the verdict is unknown). */
 struct json_object *rules_classify(const struct rules *r, struct json_object *facts);
+
+/* The keys of the object rules_classify returns, for everyone who reads it
+ * (bundle summary, report, client):
+ *   { verdict, rule, file, line, explanation, action,
+ *     terms: [ { expr, value: true, values: { TEXT: value } } ],
+ *     not: [ { verdict, rule, file, line,
+ *              matched: true, failed: null      (it holds, an earlier rule won)
+ *            | failed: TERM, value, values, unknown: { TEXT: why } } ] }
+ * With no rule matched: verdict RULES_VERDICT_UNKNOWN, rule and file null,
+ * line 0. */
+#define RK_VERDICT     "verdict"
+#define RK_RULE        "rule"
+#define RK_FILE        "file"
+#define RK_LINE        "line"
+#define RK_EXPLANATION "explanation"
+#define RK_ACTION      "action"
+#define RK_TERMS       "terms"
+#define RK_NOT         "not"
+#define RK_EXPR        "expr"
+#define RK_VALUE       "value"
+#define RK_VALUES      "values"
+#define RK_MATCHED     "matched"
+#define RK_FAILED      "failed"
+#define RK_UNKNOWN     "unknown"
+#define RULES_VERDICT_UNKNOWN "unknown"
 
 /* Value of a signal of a profile (falls back to the "generic" definition)
  * over counters (an object name -> delta). Returns 0 with *out set, or -1

@@ -1,6 +1,6 @@
-/* Unit tests for daemon/rules.c: the shipped rules on crafted incident facts
- * (tests/fixtures/facts/), on the real `ethtool -S` dumps, syntax errors,
- * overrides, missing and hostile facts. */
+/* Unit tests for the rules engine (rules/): the shipped rules on crafted
+ * incident facts (tests/fixtures/facts/), on the real `ethtool -S` dumps,
+ * missing and hostile facts. The language itself: test_rules_lang.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,28 +19,12 @@
 
 #include "collectors/ethtool_text.h"
 #include "rules/rules.h"
+#include "rules_helpers.h"
 
-#define RULEDIR  "rules"
 #define FACTDIR  "tests/fixtures/facts"
 #define REALDIR  "tests/fixtures/real"
 
 /* ---- helpers ---- */
-
-struct msgs { char m[32][512]; int n; };
-
-static void collect_msg(const char *msg, void *arg)
-{
-	struct msgs *ms = arg;
-
-	if (ms && ms->n < 32)
-		snprintf(ms->m[ms->n++], sizeof(ms->m[0]), "%s", msg);
-}
-
-static void print_msg(const char *msg, void *arg)
-{
-	(void)arg;
-	print_message("rules: %s\n", msg);
-}
 
 static struct rules *shipped(void)
 {
@@ -62,38 +46,6 @@ static struct json_object *load_facts(const char *name)
 	if (!f)
 		fail_msg("%s: %s", path, json_util_get_last_err());
 	return f;
-}
-
-static const char *sget(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(o, k, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static struct json_object *oget(struct json_object *o, const char *k)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-/* The "not" entry of a rule. */
-static struct json_object *not_entry(struct json_object *res, const char *rule)
-{
-	struct json_object *nots = oget(res, "not");
-
-	assert_non_null(nots);
-	for (size_t i = 0; i < json_object_array_length(nots); i++) {
-		struct json_object *e = json_object_array_get_idx(nots, i);
-
-		if (sget(e, "rule") && !strcmp(sget(e, "rule"), rule))
-			return e;
-	}
-	fail_msg("no 'not' entry for rule %s", rule);
-	return NULL;
 }
 
 static double num_of(struct json_object *o, const char *k)
@@ -455,190 +407,6 @@ static void test_rules_signal__sfc_dump__unicast_gap(void **state)
 	rules_free(r);
 }
 
-/* ---- the language ---- */
-
-static void test_rules_load__several_errors__each_with_position(void **state)
-{
-	const char *names[] = { "/x/bad.rules" };
-	const char *texts[] = {
-		"signal a mlx5 = rx_packets_phy\n"                 /* 1 ok */
-		"rule r1 {\n"                                      /* 2 */
-		"    verdict v1\n"                                 /* 3 */
-		"    require window.a > 0 and\n"                   /* 4: missing operand */
-		"    require nosuch > 1\n"                         /* 5: unknown name */
-		"    require window.a >< 2\n"                      /* 6: bad operator use */
-		"    explain \"{window.a\"\n"                      /* 7: unclosed brace */
-		"    bogus 1\n"                                    /* 8: unknown statement */
-		"}\n"
-		"rule r2 {\n"                                      /* 10: no verdict */
-		"    require window.zzz > 0\n"                     /* 11: unknown signal */
-		"}\n"
-	};
-	struct msgs ms = { 0 };
-	struct rules *r = (struct rules *)0x1;   /* untouched on error */
-	int n;
-
-	(void)state;
-	n = rules_load_texts(names, texts, 1, &r, collect_msg, &ms);
-	assert_true(n >= 6);
-	assert_int_equal(ms.n, n);
-	assert_ptr_equal(r, (struct rules *)0x1);
-	for (int i = 0; i < ms.n; i++)
-		print_message("%s\n", ms.m[i]);
-	assert_non_null(strstr(ms.m[0], "/x/bad.rules:4:29: expected a value, got end of line"));
-	{
-		int seen5 = 0, seen6 = 0, seen7 = 0, seen8 = 0, seen10 = 0, seen11 = 0;
-
-		for (int i = 0; i < ms.n; i++) {
-			seen5 |= !!strstr(ms.m[i], "bad.rules:5:13: unknown name 'nosuch'");
-			seen6 |= !!strstr(ms.m[i], "bad.rules:6:");
-			seen7 |= !!strstr(ms.m[i], "bad.rules:7:") && !!strstr(ms.m[i], "without '}'");
-			seen8 |= !!strstr(ms.m[i], "bad.rules:8:5: unknown statement 'bogus'");
-			seen10 |= !!strstr(ms.m[i], "bad.rules:10:1: rule r2 has no verdict");
-			seen11 |= !!strstr(ms.m[i], "bad.rules:11:13: unknown signal 'zzz'");
-		}
-		assert_true(seen5 && seen6 && seen7 && seen8 && seen10 && seen11);
-	}
-}
-
-static void test_rules_load__bad_reload__keeps_running_rules(void **state)
-{
-	const char *names[] = { "t.rules" };
-	const char *good[] = { "rule a {\n verdict x\n require 1 > 0\n}\n" };
-	const char *bad[] = { "rule a {\n verdict x\n require 1 >\n}\n" };
-	struct rules *r = NULL, *keep;
-
-	(void)state;
-	assert_int_equal(rules_load_texts(names, good, 1, &r, print_msg, NULL), 0);
-	keep = r;
-	assert_int_equal(rules_load_texts(names, bad, 1, &r, NULL, NULL), 1);
-	assert_ptr_equal(r, keep);
-	assert_int_equal(rules_count(r), 1);
-	rules_free(r);
-}
-
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void test_rules_load__later_dir__replaces_same_name(void **state)
-{
-	char d1[] = "/tmp/rules-test-XXXXXX", d2[] = "/tmp/rules-test-XXXXXX", p[300];
-	const char *dirs[3];
-	struct rules *r = NULL;
-	struct json_object *f, *res;
-
-	(void)state;
-	assert_non_null(mkdtemp(d1));
-	assert_non_null(mkdtemp(d2));
-	snprintf(p, sizeof(p), "%s/10-a.rules", d1);
-	write_file(p, "rule first {\n verdict from-d1\n require 1 == 2\n}\n");
-	snprintf(p, sizeof(p), "%s/20-b.rules", d1);
-	write_file(p, "rule second {\n verdict kept\n require 1 == 1\n}\n");
-	snprintf(p, sizeof(p), "%s/10-a.rules", d2);
-	write_file(p, "rule first {\n verdict from-d2\n require true\n"
-		   " explain \"override {1 + 1}\"\n}\n");
-	snprintf(p, sizeof(p), "%s/notarule.txt", d2);
-	write_file(p, "garbage {{{\n");
-	dirs[0] = d1;
-	dirs[1] = d2;
-	dirs[2] = "/nonexistent/rules.d";    /* a missing dir is skipped */
-	assert_int_equal(rules_load(dirs, 3, &r, print_msg, NULL), 0);
-	assert_int_equal(rules_count(r), 2);
-	f = json_object_new_object();
-	res = rules_classify(r, f);
-	assert_string_equal(sget(res, "verdict"), "from-d2");
-	assert_string_equal(sget(res, "explanation"), "override 2");
-	assert_true(json_object_get_boolean(oget(not_entry(res, "second"), "matched")));
-	json_object_put(res);
-	json_object_put(f);
-	rules_free(r);
-	snprintf(p, sizeof(p), "%s/10-a.rules", d1); unlink(p);
-	snprintf(p, sizeof(p), "%s/20-b.rules", d1); unlink(p);
-	snprintf(p, sizeof(p), "%s/10-a.rules", d2); unlink(p);
-	snprintf(p, sizeof(p), "%s/notarule.txt", d2); unlink(p);
-	rmdir(d1);
-	rmdir(d2);
-}
-
-static const char *one_rule(const char *require)
-{
-	static char buf[2048];
-
-	snprintf(buf, sizeof(buf),
-		 "signal s mlx5 = a + b\n"
-		 "signal s generic = netdev/x\n"
-		 "signal t mlx5 = sum(q*_drops)\n"
-		 "rule r {\n verdict yes\n require %s\n}\n", require);
-	return buf;
-}
-
-/* Value of the only rule's first term: 1 true, 0 false, -1 unknown. */
-static int term_value(const char *require, const char *facts_txt)
-{
-	const char *names[] = { "t.rules" };
-	const char *texts[] = { one_rule(require) };
-	struct rules *r = NULL;
-	struct json_object *f, *res, *v;
-	int out;
-
-	if (rules_load_texts(names, texts, 1, &r, print_msg, NULL))
-		fail_msg("rule '%s' did not load", require);
-	f = json_tokener_parse(facts_txt);
-	res = rules_classify(r, f);
-	if (!strcmp(sget(res, "verdict"), "yes")) {
-		out = 1;
-	} else {
-		v = oget(not_entry(res, "r"), "value");
-		out = v ? json_object_get_boolean(v) : -1;
-	}
-	json_object_put(res);
-	json_object_put(f);
-	rules_free(r);
-	return out;
-}
-
-static const char *F1 =
-	"{\"port\":\"p\",\"ports\":{\"p\":{\"profile\":\"mlx5\",\"link_up\":true,"
-	"\"stall\":{\"span_s\":2,\"counters\":{\"a\":10,\"q0_drops\":1,\"q7_drops\":2}},"
-	"\"baseline\":{\"span_s\":10,\"counters\":{\"a\":5,\"b\":5}}},"
-	"\"q\":{\"profile\":\"sfc\"}},"
-	"\"threads\":[{\"state\":\"S\",\"wchan\":\"futex_wait_queue\",\"vcsw_rate\":10},"
-	"{\"state\":\"R\"}],\"pings\":[]}";
-
-static void test_rules_eval__three_valued_logic__as_documented(void **state)
-{
-	(void)state;
-	assert_int_equal(term_value("stall.s == 10", F1), 1);          /* b missing counts 0 */
-	assert_int_equal(term_value("stall.t == 3", F1), 1);           /* sum(glob) */
-	assert_int_equal(term_value("window.s > 0", F1), -1);          /* no window */
-	assert_int_equal(term_value("window.s > 0 or link_up", F1), 1);
-	assert_int_equal(term_value("window.s > 0 and not link_up", F1), 0);
-	assert_int_equal(term_value("not (window.s > 0)", F1), -1);
-	assert_int_equal(term_value("rate(stall.s) == 5", F1), 1);
-	assert_int_equal(term_value("baseline_rate(s) == 1", F1), 1);
-	assert_int_equal(term_value("baseline_rate(s - s) == 0", F1), 1);
-	assert_int_equal(term_value("ping.ok", F1), -1);               /* no pings recorded */
-	assert_int_equal(term_value("known(ping.ok) == false", F1), 1);
-	assert_int_equal(term_value("default(held, 7) == 7", F1), 1);
-	assert_int_equal(term_value("any(thread.wchan ~ \"futex\")", F1), 1);
-	assert_int_equal(term_value("all(thread.wchan ~ \"futex\")", F1), -1); /* second has none */
-	assert_int_equal(term_value("count(thread.state ~ \"[SD]\") == 1", F1), 1);
-	assert_int_equal(term_value("first(thread.vcsw_rate, thread.state == \"S\") == 10", F1), 1);
-	assert_int_equal(term_value("any(port.profile == \"sfc\")", F1), 1);
-	assert_int_equal(term_value("any(port.stall.s > 5)", F1), 1);
-	assert_int_equal(term_value("stall.s / 0 > 1", F1), -1);       /* division by zero */
-	assert_int_equal(term_value("port == \"p\" and profile == \"mlx5\"", F1), 1);
-	assert_int_equal(term_value("\"oo_eplock_lock\" ~ \"lock\"", F1), 1);
-	assert_int_equal(term_value("\"R\" !~ \"[SD]\"", F1), 1);
-	assert_int_equal(term_value("1 + 2 * 3 == 7 and -2 < 0", F1), 1);
-}
-
 static void test_rules_classify__missing_pings__unknown_term(void **state)
 {
 	struct rules *r = shipped();
@@ -764,42 +532,6 @@ static void test_rules_classify__hostile_facts__no_crash(void **state)
 	rules_free(r);
 }
 
-static void test_rules_load__hostile_text__no_crash(void **state)
-{
-	static const char *const texts[] = {
-		"", "rule", "rule {", "rule a {", "}", "rule a {\n verdict\n}",
-		"signal", "signal x", "signal x mlx5 =", "signal x mlx5 = sum(",
-		"signal x mlx5 = sum(a*\n", "rule a {\n verdict v\n require ((((((((((((((((((((((((((((((("
-		"(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1\n}",
-		"rule a {\n verdict v\n explain \"{\"\n}", "rule a {\n verdict v\n explain \"}{}{\"\n}",
-		"rule a {\n verdict v\n require \"unterminated\n}", "\x01\x02\xff",
-		"rule a {\n verdict v\n require 1e99999 > 0\n}",
-		"rule a {\n verdict v\n require any(1)\n}",
-		"rule a {\n verdict v\n require thread.wchan ~ \"x\"\n}",
-		"rule a {\n verdict v\n require any(thread.pid == 1 and flow.src == \"x\")\n}",
-		"rule a {\n verdict v\n require rate(1)\n}",
-		"rule a {\n verdict v\n let x = 1\n let x = 2\n}",
-		"rule a {\n verdict v\n}\nrule a {\n verdict w\n}",
-		"signal x mlx5 = a\nsignal x mlx5 = b\nrule a {\n verdict v\n}",
-		"signal x mlx5 = a > b\nrule a {\n verdict v\n}",
-	};
-	const char *names[] = { "h.rules" };
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
-		struct rules *r = NULL;
-		struct msgs ms = { 0 };
-		const char *t[] = { texts[i] };
-
-		assert_true(rules_load_texts(names, t, 1, &r, collect_msg, &ms) > 0);
-		assert_null(r);
-		assert_true(ms.n > 0);
-		/* a file without rules is an error of the whole set, not of a line */
-		if (!strstr(ms.m[0], texts[i][0] ? "h.rules:" : "no rules loaded"))
-			fail_msg("text %zu: %s", i, ms.m[0]);
-	}
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -818,13 +550,8 @@ int main(void)
 		cmocka_unit_test(test_rules_signal__cx4lx_dump__gap_exactly_zero),
 		cmocka_unit_test(test_rules_signal__old_mlx5_names__unknown),
 		cmocka_unit_test(test_rules_signal__sfc_dump__unicast_gap),
-		cmocka_unit_test(test_rules_load__several_errors__each_with_position),
-		cmocka_unit_test(test_rules_load__bad_reload__keeps_running_rules),
-		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
-		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
 		cmocka_unit_test(test_rules_classify__missing_pings__unknown_term),
 		cmocka_unit_test(test_rules_classify__hostile_facts__no_crash),
-		cmocka_unit_test(test_rules_load__hostile_text__no_crash),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

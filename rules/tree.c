@@ -1,0 +1,175 @@
+/* tree: the parsed form of the rules (rules_int.h), the tables of the
+ * language's names, and freeing. */
+#include "rules/rules_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rules/facts.h"
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE };
+const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "" };
+
+const struct rl_fact_name rl_facts_tab[] = {
+	{ "port", F_PORT }, { "profile", F_PROFILE }, { "driver", F_DRIVER },
+	{ "firmware", F_FIRMWARE }, { "psid", F_PSID }, { "link_up", F_LINK_UP },
+	{ "held", F_HELD }, { "held.unsent", F_HELD_UNSENT },
+	{ "held.unread", F_HELD_UNREAD }, { "held.staged", F_HELD_STAGED },
+	{ "flows.stalled", F_FLOWS_STALLED }, { "flows.progressing", F_FLOWS_PROGRESSING },
+	{ "ping.ok", F_PING_OK }, { "ping.count", F_PING_COUNT },
+	{ "capture.count", F_CAPTURE_COUNT },
+	{ "release.released", F_RELEASED }, { "release.action", F_RELEASE_ACTION },
+	{ "release.after_ms", F_RELEASE_AFTER_MS },
+};
+const size_t rl_nfacts = N_OF(rl_facts_tab);
+
+const struct rl_field_name rl_fields_tab[] = {
+	{ D_THREAD, FK_T_PID, 0 }, { D_THREAD, FK_T_TID, 0 }, { D_THREAD, FK_T_COMM, 0 },
+	{ D_THREAD, FK_T_STATE, 0 }, { D_THREAD, FK_T_WCHAN, 0 }, { D_THREAD, FK_T_STACK, 0 },
+	{ D_THREAD, FK_T_SYSCALL, 0 }, { D_THREAD, FK_T_VCSW_RATE, 0 },
+	{ D_THREAD, FK_T_NVCSW_RATE, 0 }, { D_THREAD, FK_T_ROLE, 0 },
+	{ D_FLOW, FK_FL_TUPLE, 0 }, { D_FLOW, FK_FL_SRC, 0 }, { D_FLOW, FK_FL_WAITED_MS, 0 },
+	{ D_FLOW, FK_H_UNSENT, 0 }, { D_FLOW, FK_H_UNREAD, 0 }, { D_FLOW, FK_H_STAGED, 0 },
+	{ D_PING, FK_PG_FROM, 0 }, { D_PING, FK_PG_TO, 0 }, { D_PING, FK_PG_SENT, 1 },
+	{ D_PING, FK_PG_RECEIVED, 1 },
+	{ D_CAPTURE, FK_C_PORT, 0 }, { D_CAPTURE, FK_C_PROMISC, 0 },
+	{ D_CAPTURE, FK_C_FRAMES, 1 }, { D_CAPTURE, FK_C_TRANSITION, 0 },
+	{ D_PORT, "name", 0 }, { D_PORT, FK_P_PROFILE, 0 }, { D_PORT, FK_P_DRIVER, 0 },
+	{ D_PORT, FK_P_FIRMWARE, 0 }, { D_PORT, FK_P_PSID, 0 }, { D_PORT, FK_P_LINK_UP, 0 },
+};
+const size_t rl_nfields = N_OF(rl_fields_tab);
+
+const struct rl_fn_name rl_fns_tab[] = {
+	{ "any", FN_ANY, 1, 1, 1 }, { "all", FN_ALL, 1, 1, 1 },
+	{ "count", FN_COUNT, 1, 1, 1 }, { "first", FN_FIRST, 2, 2, 1 },
+	{ "sumof", FN_SUMOF, 1, 1, 1 }, { "maxof", FN_MAXOF, 1, 1, 1 },
+	{ "minof", FN_MINOF, 1, 1, 1 },
+	{ "rate", FN_RATE, 1, 1, 0 }, { "baseline_rate", FN_BRATE, 1, 1, 0 },
+	{ "known", FN_KNOWN, 1, 1, 0 }, { "default", FN_DEFAULT, 2, 2, 0 },
+	{ "abs", FN_ABS, 1, 1, 0 }, { "min", FN_MIN, 2, 2, 0 }, { "max", FN_MAX, 2, 2, 0 },
+};
+const size_t rl_nfns = N_OF(rl_fns_tab);
+
+int rl_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t nc;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	nc = *cap ? *cap * 2 : 8;
+	while (nc < need)
+		nc *= 2;
+	p = realloc(*arr, nc * elem);
+	if (!p)
+		return -1;
+	*arr = p;
+	*cap = nc;
+	return 0;
+}
+
+void rl_node_free(struct node *n)
+{
+	if (!n)
+		return;
+	rl_node_free(n->a);
+	rl_node_free(n->b);
+	for (unsigned i = 0; i < n->nargs; i++)
+		rl_node_free(n->args[i]);
+	free(n->args);
+	free(n->str);
+	free(n->text);
+	free(n);
+}
+
+void rl_tmpl_free(struct tmpl *t)
+{
+	for (unsigned i = 0; i < t->n; i++) {
+		free(t->p[i].lit);
+		rl_node_free(t->p[i].e);
+	}
+	free(t->p);
+	t->p = NULL;
+	t->n = 0;
+}
+
+void rl_rule_free(struct rule *ru)
+{
+	if (!ru)
+		return;
+	for (unsigned i = 0; i < ru->nlet; i++) {
+		free(ru->letname[i]);
+		rl_node_free(ru->letexpr[i]);
+	}
+	free(ru->letname);
+	free(ru->letexpr);
+	for (unsigned i = 0; i < ru->nterm; i++)
+		rl_node_free(ru->terms[i]);
+	free(ru->terms);
+	rl_tmpl_free(&ru->explain);
+	rl_tmpl_free(&ru->action);
+	free(ru->name);
+	free(ru->verdict);
+	free(ru);
+}
+
+void rl_signal_free(struct signal *s)
+{
+	if (!s)
+		return;
+	free(s->name);
+	free(s->profile);
+	rl_node_free(s->e);
+	free(s);
+}
+
+void rules_free(struct rules *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->nrules; i++)
+		rl_rule_free(r->rules[i]);
+	free(r->rules);
+	for (size_t i = 0; i < r->nsigs; i++)
+		rl_signal_free(r->sigs[i]);
+	free(r->sigs);
+	for (size_t i = 0; i < r->nfiles; i++)
+		free(r->files[i]);
+	free(r->files);
+	for (size_t i = 0; i < r->nuses; i++)
+		free(r->uses[i].name);
+	free(r->uses);
+	free(r);
+}
+
+size_t rules_count(const struct rules *r)
+{
+	return r ? r->nrules : 0;
+}
+
+const char *rl_keep_string(struct rules *r, const char *s)
+{
+	char *c = strdup(s);
+	char **f;
+
+	if (!c)
+		return NULL;
+	f = realloc(r->files, (r->nfiles + 1) * sizeof(*f));
+	if (!f) {
+		free(c);
+		return NULL;
+	}
+	r->files = f;
+	r->files[r->nfiles++] = c;
+	return c;
+}
+
+int rl_signal_known(const struct rules *r, const char *name)
+{
+	for (size_t i = 0; i < r->nsigs; i++)
+		if (!strcmp(r->sigs[i]->name, name))
+			return 1;
+	return 0;
+}
