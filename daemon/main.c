@@ -17,7 +17,6 @@
 #include "lib/util.h"
 #include "rules/rules.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -83,39 +82,10 @@ static void report_log(const char *msg, void *arg)
 		util_strlcpy(eb->buf, msg, eb->len);
 }
 
-/* Does dir hold at least one *.rules file? */
-static int has_rules(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	if (!d)
-		return 0;
-	while (!found && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		found = n > 6 && !strcmp(e->d_name + n - 6, ".rules");
-	}
-	closedir(d);
-	return found;
-}
-
 static int load_rules(const struct conf *c, struct rules **out,
 		      void (*report)(const char *msg, void *arg), void *arg)
 {
-	const char *dirs[2] = { c->rules_dir, c->rules_local_dir };
-
-	/* No rule file at all (not installed) is not an error in a file:
-	 * classification then says "unknown" and the bundles still hold
-	 * every piece of evidence. */
-	if (!has_rules(c->rules_dir) && !has_rules(c->rules_local_dir)) {
-		log_warnx("no rule files in %s or %s: every verdict will be unknown",
-			  c->rules_dir, c->rules_local_dir);
-		*out = NULL;
-		return 0;
-	}
-	return rules_load(dirs, 2, out, report, arg);
+	return rules_load_dirs(c->rules_dir, c->rules_local_dir, out, report, arg);
 }
 
 static int daemon_reload(struct daemon *d, char *err, size_t errlen)

@@ -49,6 +49,10 @@ for layer in lib collectors probes rules bundle daemon client examples; do
 		done
 	done
 done > /tmp/layering.$$
+# ar keeps one member per file name: two library sources with one name
+# would leave one of them out of libnicstall.a
+ls lib collectors probes rules bundle daemon client 2>/dev/null | grep '\.c$' | sort | uniq -d |
+	sed 's/^/two library sources are named /' >> /tmp/layering.$$
 if [ -s /tmp/layering.$$ ]; then
 	cat /tmp/layering.$$
 	bad=$(wc -l < /tmp/layering.$$)
