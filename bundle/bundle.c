@@ -935,6 +935,33 @@ static const char *read_why(int e)
 	       e == EFBIG ? "too large" : e == ENOENT ? "missing" : strerror(e);
 }
 
+int bundle_open(const char *path, char *err, size_t errlen)
+{
+	int dfd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (dfd < 0)
+		seterr(err, errlen, "bundle %s: %s", path ? path : "(null)",
+		       path ? strerror(errno) : "no path");
+	return dfd;
+}
+
+char *bundle_read_file(int dfd, const char *rel, size_t max, size_t *lenp, char *err,
+		       size_t errlen)
+{
+	char *txt;
+	int e;
+
+	if (!valid_relpath(rel)) {
+		seterr(err, errlen, "%.*s: not a relative path of [A-Za-z0-9._-] components",
+		       BUNDLE_PATH_MAX, rel ? rel : "(null)");
+		return NULL;
+	}
+	txt = read_at(dfd, rel, max, lenp, &e);
+	if (!txt)
+		seterr(err, errlen, "%s: %s", rel, read_why(e));
+	return txt;
+}
+
 static int load_manifest_at(int dfd, struct json_object **out, char *err, size_t errlen)
 {
 	struct json_tokener *tok;

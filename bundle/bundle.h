@@ -61,6 +61,16 @@ int bundle_verify(const char *path, struct json_object **manifest_out, char *err
  * read with a note in err (return 0); a newer, missing or malformed one is
  * refused (-1, err names both versions). */
 int bundle_load_manifest(const char *path, struct json_object **out, char *err, size_t errlen);
+/* Open a bundle directory for the reads below: an fd (O_DIRECTORY), or -1
+ * with err. */
+int bundle_open(const char *path, char *err, size_t errlen);
+/* Read the regular file rel (a relative path of [A-Za-z0-9._-] components,
+ * none starting with '.') beneath the bundle directory dfd, never through a
+ * symbolic link at any component, at most max bytes; NUL-terminated, length
+ * in *lenp. NULL with err naming the file and why ("window.json: missing",
+ * "a symbolic link", "not a regular file", "too large"). */
+char *bundle_read_file(int dfd, const char *rel, size_t max, size_t *lenp, char *err,
+		       size_t errlen);
 /* One-page human summary of a manifest (title, What it is, What it is not,
  * Evidence, Timeline, Recommended action); missing parts are said to be
  * missing. Returns a malloc'd string, NULL only when out of memory. */
