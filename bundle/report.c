@@ -98,6 +98,8 @@ struct report {
 	char manifest_note[256];
 };
 
+static int safe_rel(const char *p);
+
 typedef char *(*read_fn)(void *arg, const char *name, size_t *len, char *err, size_t errlen);
 
 static void note(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -183,6 +185,20 @@ static void add_port(struct report *r, const char *name)
 		r->nports++;
 }
 
+/* The manifest's files list (bundle_write adds it). */
+static void add_manifest_files(struct report *r)
+{
+	struct json_object *fa = jx_arr(r->man, "files");
+
+	for (size_t i = 0; i < jx_len(fa); i++) {
+		struct json_object *o = json_object_array_get_idx(fa, i);
+		double b;
+
+		add_file(r, jx_str(o, "name"), jx_num(jx_get(o, "bytes"), &b) && b >= 0 &&
+			 b < 1e18 ? (long long)b : -1, jx_bool(o, "truncated"));
+	}
+}
+
 /* Everything but the file list, which the two loaders fill. */
 static void load_common(struct report *r, read_fn rd, void *arg)
 {
@@ -234,6 +250,11 @@ static char *mem_read(void *arg, const char *name, size_t *len, char *err, size_
 {
 	struct memctx *m = arg;
 
+	if (!safe_rel(name)) {
+		util_errf(err, errlen, "%.*s: not a relative path of [A-Za-z0-9._-] components",
+			  BUNDLE_PATH_MAX, name);
+		return NULL;
+	}
 	for (size_t i = 0; i < m->n; i++) {
 		const struct bundle_file *f = &m->f[i];
 		char *c;
@@ -271,7 +292,6 @@ struct report *report_load_dir(const char *path, char *err, size_t errlen)
 {
 	struct report *r = report_new();
 	struct dirctx d;
-	struct json_object *fa;
 
 	if (!r) {
 		util_errf(err, errlen, "out of memory");
@@ -291,14 +311,7 @@ struct report *report_load_dir(const char *path, char *err, size_t errlen)
 	close(d.dfd);
 	add_file(r, "manifest.json", -1, 0);
 	add_file(r, "SHA256SUMS", -1, 0);
-	fa = jx_arr(r->man, "files");
-	for (size_t i = 0; i < jx_len(fa); i++) {
-		struct json_object *o = json_object_array_get_idx(fa, i);
-		double b;
-
-		add_file(r, jx_str(o, "name"), jx_num(jx_get(o, "bytes"), &b) && b >= 0 &&
-			 b < 1e18 ? (long long)b : -1, jx_bool(o, "truncated"));
-	}
+	add_manifest_files(r);
 	return r;
 }
 
@@ -321,6 +334,7 @@ struct report *report_load_mem(struct json_object *manifest, const struct bundle
 	load_common(r, mem_read, &m);
 	add_file(r, "manifest.json", -1, 0);
 	add_file(r, "SHA256SUMS", -1, 0);
+	add_manifest_files(r);
 	for (size_t i = 0; i < nfiles; i++)
 		add_file(r, files[i].name, files[i].data ? (long long)files[i].len : -1, 0);
 	return r;
@@ -1076,6 +1090,7 @@ struct ctx {
 	double b0, b1;          /* investigation panel range, ms */
 	double a0, a1;          /* recorder panel range, ms */
 	int has_a;
+	char hatch[48];         /* the stall pattern of the SVG being written */
 };
 
 static const char css[] =
@@ -1088,7 +1103,8 @@ static const char css[] =
 "table{border-collapse:collapse;margin:.4em 0;font-size:.92em}th,td{border:1px solid #bbb;"
 "padding:3px 6px;text-align:left;vertical-align:top}th{background:#eee}\n"
 "td.n{text-align:right;font-variant-numeric:tabular-nums}code,.mono{font-family:"
-"'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}\n"
+"'DejaVu Sans Mono',Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}"
+"td.w{overflow-wrap:normal;white-space:nowrap}\n"
 "figure{margin:.6em 0}figcaption{font-size:.9em;color:#333}svg{max-width:100%;height:auto}\n"
 "svg text{font:11px 'DejaVu Sans',sans-serif;fill:#222}svg .ax{stroke:#666;stroke-width:1}"
 "svg .grid{stroke:#ddd;stroke-width:1}\n"
@@ -1098,10 +1114,10 @@ static const char css[] =
 "stroke-width:1.5;fill:none;stroke-dasharray:8 2 2 2}svg .d5{stroke:#b00020;stroke-width:1.5;"
 "fill:none;stroke-dasharray:10 4}\n"
 "svg .gapl{stroke:#444;stroke-width:1.5;fill:none}svg .healthy{stroke:#2e7d32;stroke-width:1.5;"
-"stroke-dasharray:5 4}svg .stall{fill:url(#hatch)}svg .lane{fill:#f4f4f4}\n"
+"stroke-dasharray:5 4}svg .lane{fill:#f4f4f4}\n"
 "svg .act{fill:#7a7a7a;stroke:#222;stroke-width:.5}svg .act.mine{fill:#222}"
 "svg .rel{stroke:#2e7d32;stroke-width:2}svg .relm{fill:#2e7d32}\n"
-"svg .wait{fill:url(#hatch);stroke:#8a1c1c;stroke-width:1}svg .spark{stroke:#1f5fa8;"
+"svg .wait{stroke:#8a1c1c;stroke-width:1}svg .spark{stroke:#1f5fa8;"
 "stroke-width:1;fill:none}\n"
 ".note{color:#5a3b00;background:#fff6e0;padding:.3em .6em;border:1px solid #e0c070}\n"
 ".legend span{margin-right:1.2em;white-space:nowrap}.sw{display:inline-block;width:28px;"
@@ -1114,12 +1130,12 @@ static const char css[] =
 "a[href]::after{content:\" (\" attr(href) \")\";font-size:.85em}"
 ".is{background:none}details{display:block}}\n";
 
-static void svg_defs(FILE *f)
+static void svg_defs(FILE *f, const char *id)
 {
-	fputs("<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
+	fprintf(f, "<defs><pattern id=\"hatch-%s\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" "
 	      "patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#fbeaea\"/>"
 	      "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#c77\" stroke-width=\"2\"/>"
-	      "</pattern></defs>", f);
+	      "</pattern></defs>", id);
 }
 
 struct axis {
@@ -1269,10 +1285,10 @@ static void stall_band(struct ctx *c, const struct axis *a, const char *panel)
 		return;
 	x0 = ax_x(a, t0);
 	x1 = ax_x(a, t1);
-	fprintf(c->f, "<rect class=\"stall band\" data-kind=\"stall\" data-panel=\"%s\" "
+	fprintf(c->f, "<rect class=\"stall band\" fill=\"url(#hatch-%s)\" data-kind=\"stall\" data-panel=\"%s\" "
 		"data-t-ms=\"%.3f\" data-t-end-ms=\"%.3f\" data-x=\"%.1f\" data-clipped=\"%d\" "
 		"x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>stall: flows waiting from "
-		"%.1f ms to %.1f ms%s</title></rect>", panel, s->stall_t0, s->stall_t1, x0,
+		"%.1f ms to %.1f ms%s</title></rect>", c->hatch, panel, s->stall_t0, s->stall_t1, x0,
 		s->stall_t0 < a->t0, x0, a->y1, x1 - x0 < 1 ? 1 : x1 - x0, a->y0 - a->y1,
 		s->stall_t0, s->stall_t1, s->released ? " (released)" : " (not released)");
 	if (x1 - x0 > 30)
@@ -1380,7 +1396,7 @@ static double last_val(const struct iv *iv, size_t n, int k)
 #define X_A0    70
 #define X_A1    360
 #define X_B0    430
-#define X_B1    890
+#define X_B1    855
 
 static void panel_attrs(FILE *f, const char *panel, const struct axis *a)
 {
@@ -1468,9 +1484,11 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 	fputs("</g>", f);
 }
 
-static void svg_open(FILE *f, const char *cls, size_t pi, const char *port, double h,
+static void svg_open(struct ctx *c, const char *cls, size_t pi, const char *port, double h,
 		     const char *what)
 {
+	FILE *f = c->f;
+
 	fprintf(f, "<svg class=\"%s\" id=\"%s-%zu\" data-port=\"", cls, cls, pi);
 	esc(f, port);
 	fprintf(f, "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%.0f\" "
@@ -1478,7 +1496,13 @@ static void svg_open(FILE *f, const char *cls, size_t pi, const char *port, doub
 		"<title id=\"%s-%zu-t\">%s of port ", W_SVG, h, W_SVG, h, cls, pi, cls, pi, cls, pi, what);
 	esc(f, port);
 	fputs("</title>", f);
-	svg_defs(f);
+	{
+		char id[48];
+
+		snprintf(id, sizeof(id), "%s-%zu", cls, pi);
+		svg_defs(f, id);
+		util_strlcpy(c->hatch, id, sizeof(c->hatch));
+	}
 }
 
 static void panel_heads(struct ctx *c, double y)
@@ -1536,7 +1560,7 @@ static void timeline_port(struct ctx *c, size_t pi)
 	char desc[600];
 
 	fputs("<figure>", f);
-	svg_open(f, "timeline", pi, p->name, h, "Timeline");
+	svg_open(c, "timeline", pi, p->name, h, "Timeline");
 	describe_rates(c, p, desc, sizeof(desc));
 	fprintf(f, "<desc id=\"timeline-%zu-d\">", pi);
 	esc_n(f, desc, 600);
@@ -1593,16 +1617,15 @@ static void gap_port(struct ctx *c, size_t pi)
 		return;
 	}
 	snprintf(desc, sizeof(desc), "Port %.64s: frames counted at the port and not at the vport, "
-		 "per second and sample; up to %s/s%s%s.", p->name,
+		 "per second and sample; up to %s/s%s", p->name,
 		 fnum(nb, sizeof(nb), p->sig_max[S_GAP]), p->has_healthy ? "; the healthy rate "
-		 "learned before the stall is the dashed line at " : "; no healthy rate was learned",
-		 "");
+		 "learned before the stall is the dashed line at " : "; no healthy rate was learned.");
 	fputs("<figure>", f);
-	svg_open(f, "gap", pi, p->name, 200, "The gap");
+	svg_open(c, "gap", pi, p->name, 200, "The gap");
 	fprintf(f, "<desc id=\"gap-%zu-d\">", pi);
 	esc_n(f, desc, 400);
 	if (p->has_healthy)
-		fprintf(f, "%s/s", fnum(nb, sizeof(nb), p->healthy_gap));
+		fprintf(f, "%s/s.", fnum(nb, sizeof(nb), p->healthy_gap));
 	fputs("</desc>", f);
 	panel_heads(c, 12);
 	rates_row(c, p, gk, 1, 24, 150, "/s", 1);
@@ -1723,6 +1746,7 @@ static void steps_table(struct ctx *c)
 {
 	FILE *f = c->f;
 	struct story *s = &c->s;
+	int rel_done = 0;
 
 	fputs("<table id=\"steps\"><caption>Steps of the investigation (ms from its start)"
 	      "</caption><tr><th>start</th><th>end</th><th>step</th><th>port</th><th>outcome</th>"
@@ -1731,9 +1755,19 @@ static void steps_table(struct ctx *c)
 		fprintf(f, "<tr><td class=\"n\">%+.1f</td><td class=\"n\">%+.1f</td><td>stall</td>"
 			"<td></td><td>%s</td><td>the first stalled flow began to wait</td></tr>\n",
 			s->stall_t0, s->stall_t1, s->released ? "released" : "not released");
-	for (size_t i = 0; i < s->nst; i++) {
+	for (size_t i = 0; i <= s->nst; i++) {
 		const struct step *st = &s->st[i];
 
+		if (s->released && s->has_release_t && !rel_done &&
+		    (i == s->nst || st->t0 > s->release_t)) {
+			fprintf(f, "<tr><td class=\"n\">%+.1f</td><td></td><td>release</td><td></td>"
+				"<td>released</td><td>by ", s->release_t);
+			esc(f, s->release_action ? s->release_action : "?");
+			fprintf(f, ", %.1f ms after it</td></tr>\n", s->after_ms);
+			rel_done = 1;
+		}
+		if (i == s->nst)
+			break;
 		fprintf(f, "<tr><td class=\"n\">%+.1f</td><td class=\"n\">", st->t0);
 		if (st->has_t1)
 			fprintf(f, "%+.1f", st->t1);
@@ -1746,12 +1780,6 @@ static void steps_table(struct ctx *c)
 		fputs("</td><td>", f);
 		esc(f, st->note ? st->note : "");
 		fputs("</td></tr>\n", f);
-	}
-	if (s->released && s->has_release_t) {
-		fprintf(f, "<tr><td class=\"n\">%+.1f</td><td></td><td>release</td><td></td><td>released"
-			"</td><td>by ", s->release_t);
-		esc(f, s->release_action ? s->release_action : "?");
-		fprintf(f, ", %.1f ms after it</td></tr>\n", s->after_ms);
 	}
 	fputs("</table>\n", f);
 }
@@ -1858,21 +1886,21 @@ static void sec_flows(struct ctx *c)
 	put_val(f, jx_get(fl, FK_F_PROGRESSING));
 	fputs(" siblings progressing.", f);
 	if (nsib && isfinite(after_t))
-		fprintf(f, " The %zu sibling flows of the snapshots received %s messages between the "
+		fprintf(f, " The %zu sibling flow records of the snapshots received %s messages between the "
 			"start of the investigation and %+.1f ms.", nsib,
 			fnum(b1, sizeof(b1), sib_after - sib_before), after_t);
 	fputs("</p>\n", f);
 	if (lanes) {
 		double h = 30 + (lanes + 1) * 22.0;
 
-		a = (struct axis){ c->b0, c->b1, X_B0 - 150, X_B1, 0, 1, h - 16, 24 };
+		a = (struct axis){ c->b0, c->b1, X_B0 - 90, X_B1, 0, 1, h - 16, 24 };
 		fputs("<figure><svg class=\"flows\" xmlns=\"http://www.w3.org/2000/svg\" ", f);
 		fprintf(f, "width=\"%d\" height=\"%.0f\" viewBox=\"0 0 %d %.0f\" role=\"img\" "
 			"aria-labelledby=\"flows-t flows-d\"><title id=\"flows-t\">Stalled flows over "
 			"time</title><desc id=\"flows-d\">One lane per stalled flow: hatched while it "
 			"waited, a diamond where it was released; the last lane sums its siblings.</desc>",
 			W_SVG, h, W_SVG, h);
-		svg_defs(f);
+		svg_defs(f, "flows");
 		fprintf(f, "<g class=\"panel\" data-panel=\"flows\" data-t0-ms=\"%.3f\" data-t1-ms=\"%.3f\" "
 			"data-x0=\"%.1f\" data-x1=\"%.1f\">", a.t0, a.t1, a.x0, a.x1);
 		for (size_t i = 0; i < lanes; i++) {
@@ -1881,10 +1909,10 @@ static void sec_flows(struct ctx *c)
 
 			if (!jx_num(jx_get(o, FK_FL_WAITED_MS), &w0) || w0 < 0 || w0 > 1e9)
 				continue;
-			fprintf(f, "<text x=\"4\" y=\"%.1f\" class=\"mono\">", y + 13);
-			esc_n(f, jx_str(o, FK_FL_TUPLE) ? jx_str(o, FK_FL_TUPLE) : "(no tuple)", 44);
+			fprintf(f, "<text x=\"4\" y=\"%.1f\" font-size=\"10\">", y + 13);
+			esc_n(f, jx_str(o, FK_FL_TUPLE) ? jx_str(o, FK_FL_TUPLE) : "(no tuple)", 48);
 			fputs("</text>", f);
-			fprintf(f, "<rect class=\"wait\" data-kind=\"wait\" data-t-ms=\"%.3f\" x=\"%.1f\" "
+			fprintf(f, "<rect class=\"wait\" fill=\"url(#hatch-flows)\" data-kind=\"wait\" data-t-ms=\"%.3f\" x=\"%.1f\" "
 				"y=\"%.1f\" width=\"%.1f\" height=\"14\"><title>waiting from %.1f ms</title>"
 				"</rect>", -w0, ax_x(&a, -w0 < a.t0 ? a.t0 : -w0), y + 2,
 				fmax(1, ax_x(&a, t1) - ax_x(&a, -w0 < a.t0 ? a.t0 : -w0)), -w0);
@@ -1985,7 +2013,7 @@ static void reading(FILE *f, struct json_object *rd)
 	esc(f, st ? st : "?");
 	if (*state_word(st))
 		fprintf(f, " (%s)", state_word(st));
-	fputs("</td><td class=\"mono\">", f);
+	fputs("</td><td class=\"mono w\">", f);
 	esc(f, jx_str(rd, "wchan") ? jx_str(rd, "wchan") : "");
 	fputs("</td>", f);
 }
