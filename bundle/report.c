@@ -639,7 +639,7 @@ static void story_build(const struct report *r, struct story *s)
 	/* the stall began when the first stalled flow began to wait */
 	for (size_t i = 0; i < jx_len(list); i++)
 		if (jx_num(jx_get(json_object_array_get_idx(list, i), FK_FL_WAITED_MS), &x) &&
-		    x >= 0 && x < 1e9 && !(x <= waited))
+		    fabs(x) < 1e9 && !(x <= waited))
 			waited = x;
 	if (isfinite(waited)) {
 		s->has_stall = 1;
@@ -1379,9 +1379,9 @@ static void release_line(struct ctx *c, const struct axis *a)
 }
 
 /* Direct labels at the right end of the investigation panel. */
-static void end_label(FILE *f, const struct axis *a, double v, const char *txt)
+static void end_label(FILE *f, double x, double y, const char *txt)
 {
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", a->x1 + 4, ax_y(a, v) + 4, txt);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", cl(x), cl(y), txt);
 }
 
 static double last_val(const struct iv *iv, size_t n, int k)
@@ -1432,7 +1432,8 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 		if (with_bands)
 			stall_band(c, &A, "recorder");
 		for (int j = 0; j < nk; j++)
-			series_path(f, &A, p->rec, p->nrec, ks[j], ks[j] <= S_VPORT ? sig_label[ks[j]] :
+			if (ks[j] < S_BUF || p->sig_max[ks[j]] > 0)
+				series_path(f, &A, p->rec, p->nrec, ks[j], ks[j] <= S_VPORT ? sig_label[ks[j]] :
 				    ks[j] == S_GAP ? "gapl" : ks[j] == S_BUF ? "d3" : ks[j] == S_STEER ?
 				    "d4" : "d5", p->name, "recorder", sig_label[ks[j]], 1, 0);
 		if (ks[0] == S_GAP && p->has_healthy)
@@ -1452,6 +1453,9 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 	for (int j = 0; j < nk; j++) {
 		const char *cls = ks[j] <= S_VPORT ? sig_label[ks[j]] : ks[j] == S_GAP ? "gapl" :
 				  ks[j] == S_BUF ? "d3" : ks[j] == S_STEER ? "d4" : "d5";
+
+		if (ks[j] >= S_BUF && !(p->sig_max[ks[j]] > 0))
+			continue;       /* a drop kind that never moved is said in the caption */
 		double win0 = p->nwin ? p->win[0].t0 : 1, win1 = p->nwin ? p->win[p->nwin - 1].t1 : 0;
 
 		/* recorder intervals lying inside the fast window are drawn by it */
@@ -1474,12 +1478,35 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 	}
 	release_line(c, &B);
 	time_ticks(f, &B, 0);
-	for (int j = 0; j < nk; j++) {
-		double v = last_val(p->nwin ? p->win : p->rec, p->nwin ? p->nwin : p->nrec, ks[j]);
+	/* direct labels at the right end, pushed apart so none overlaps */
+	{
+		double ly[NSIG];
+		int lk[NSIG], nl = 0;
 
-		if (isfinite(v) && ks[j] != S_GAP)
-			end_label(f, &B, v + (ks[j] == S_VPORT && nk == 2 ? -(vmax - vmin) * 0.08 : 0),
-				  sig_label[ks[j]]);
+		for (int j = 0; j < nk; j++) {
+			double v = last_val(p->nwin ? p->win : p->rec, p->nwin ? p->nwin : p->nrec, ks[j]);
+
+			if (!isfinite(v) || ks[j] == S_GAP || !(p->sig_known & (1u << ks[j])) ||
+			    (ks[j] >= S_BUF && !(p->sig_max[ks[j]] > 0)))
+				continue;
+			ly[nl] = ax_y(&B, v) + 4;
+			lk[nl++] = ks[j];
+		}
+		for (int i = 1; i < nl; i++)            /* sort by y */
+			for (int j = i; j > 0 && ly[j] < ly[j - 1]; j--) {
+				double ty = ly[j];
+				int tk = lk[j];
+
+				ly[j] = ly[j - 1];
+				lk[j] = lk[j - 1];
+				ly[j - 1] = ty;
+				lk[j - 1] = tk;
+			}
+		for (int i = nl - 2; i >= 0; i--)       /* from the bottom up */
+			if (ly[i] > ly[i + 1] - 12)
+				ly[i] = ly[i + 1] - 12;
+		for (int i = 0; i < nl; i++)
+			end_label(f, B.x1 + 4, ly[i], sig_label[lk[i]]);
 	}
 	fputs("</g>", f);
 }
@@ -1556,7 +1583,7 @@ static void timeline_port(struct ctx *c, size_t pi)
 	struct pdata *p = &c->pd[pi];
 	static const int rk[2] = { S_PORT, S_VPORT }, dk[3] = { S_BUF, S_STEER, S_FABRIC };
 	int drops = any_drops(p);
-	double h = 20 + NLANES * LANE_H + 8 + 170 + 24 + (drops ? 110 : 0) + 10;
+	double h = 20 + NLANES * LANE_H + 8 + 170 + 30 + (drops ? 110 : 0) + 10;
 	char desc[600];
 
 	fputs("<figure>", f);
@@ -1578,7 +1605,7 @@ static void timeline_port(struct ctx *c, size_t pi)
 			"samples of their counters for this port.</text>", X_B0, 20 + NLANES * LANE_H + 40);
 	rates_row(c, p, rk, 2, 20 + NLANES * LANE_H + 8, 170, "/s", 1);
 	if (drops)
-		rates_row(c, p, dk, 3, 20 + NLANES * LANE_H + 8 + 170 + 24, 90, "/s", 1);
+		rates_row(c, p, dk, 3, 20 + NLANES * LANE_H + 8 + 170 + 30, 90, "/s", 1);
 	fputs("</svg><figcaption>", f);
 	esc_n(f, desc, 600);
 	fputs(" <span class=\"legend\"><span><i class=\"sw\"></i>port (solid)</span><span>"
@@ -1592,11 +1619,13 @@ static void timeline_port(struct ctx *c, size_t pi)
 	for (int k = S_BUF; k <= S_FABRIC; k++) {
 		char b[32];
 
+		int moved = (p->sig_known & (1u << k)) && p->sig_max[k] > 0;
+
 		fprintf(f, "%s%s %s", k > S_BUF ? ", " : "", sig_label[k],
 			!(p->sig_known & (1u << k)) ? "not counted by this profile" :
-			k == S_BUF && drops ? "dotted, up to " : k == S_STEER && drops ?
-			"dash-dot, up to " : k == S_FABRIC && drops ? "long dashes, up to " : "0");
-		if ((p->sig_known & (1u << k)) && drops)
+			!moved ? "0" : k == S_BUF ? "(dotted) up to " : k == S_STEER ?
+			"(dash-dot) up to " : "(long dashes) up to ");
+		if (moved)
 			fprintf(f, "%s/s", fnum(b, sizeof(b), p->sig_max[k]));
 	}
 	fputs(".</figcaption></figure>\n", f);
@@ -1907,7 +1936,7 @@ static void sec_flows(struct ctx *c)
 			struct json_object *o = json_object_array_get_idx(list, i);
 			double y = 24 + i * 22.0, w0, t1 = c->s.stall_t1;
 
-			if (!jx_num(jx_get(o, FK_FL_WAITED_MS), &w0) || w0 < 0 || w0 > 1e9)
+			if (!jx_num(jx_get(o, FK_FL_WAITED_MS), &w0) || fabs(w0) >= 1e9)
 				continue;
 			fprintf(f, "<text x=\"4\" y=\"%.1f\" font-size=\"10\">", y + 13);
 			esc_n(f, jx_str(o, FK_FL_TUPLE) ? jx_str(o, FK_FL_TUPLE) : "(no tuple)", 48);
@@ -1946,8 +1975,10 @@ static void sec_flows(struct ctx *c)
 		fputs("</td><td>", f);
 		put_val(f, jx_get(o, FK_FL_SRC));
 		fputs("</td><td class=\"n\">", f);
-		if (jx_num(jx_get(o, FK_FL_WAITED_MS), &x))
+		if (jx_num(jx_get(o, FK_FL_WAITED_MS), &x) && fabs(x) < 1e9)
 			fprintf(f, "%+.1f", -x);
+		else
+			fputs("not recorded", f);
 		fputs("</td><td class=\"n\">", f);
 		if (c->s.released && c->s.has_release_t)
 			fprintf(f, "%+.1f", c->s.release_t);
@@ -2499,7 +2530,7 @@ int report_timeline(const struct report *r, const struct report_opts *o, int utf
 	if (c->s.has_stall) {
 		struct json_object *fl = jx_obj(jx_obj(r->man, "facts"), FK_FLOWS);
 
-		fprintf(f, "  %+9.1f  stall: the first of %" PRIu64 " stalled flows began to wait\n",
+		fprintf(f, "  %+9.1f  stall: the first stalled flow began to wait (%" PRIu64 " stalled)\n",
 			c->s.stall_t0, jx_u64(fl, FK_F_STALLED));
 	}
 	for (size_t i = 0; i <= c->s.nst; i++) {

@@ -507,7 +507,7 @@ static void report_timeline__fixture__steps_offsets_and_sparklines(void **state)
 	char *u = timeline(1), *a = timeline(0);
 
 	(void)state;
-	assert_non_null(strstr(u, "-200.3  stall: the first of 2 stalled flows began to wait"));
+	assert_non_null(strstr(u, "-200.3  stall: the first stalled flow began to wait (2 stalled)"));
 	assert_non_null(strstr(u, "+1152.5  ..+1152.7  reprogram (server): ok"));
 	assert_non_null(strstr(u, "+1451.0             released by reprogram, 298.3 ms after it"));
 	/* the release sits between the reprogram and snapshot-after */
