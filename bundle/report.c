@@ -1869,6 +1869,18 @@ static int in_list(struct json_object *list, const char *tuple)
 	return 0;
 }
 
+/* "sent / received" messages of a flow in a snapshot, "?" when absent */
+static void msgs(FILE *f, struct json_object *o)
+{
+	if (!o) {
+		fputs("?", f);
+		return;
+	}
+	put_val(f, jx_get(o, "tx_msgs"));
+	fputs(" / ", f);
+	put_val(f, jx_get(o, "rx_msgs"));
+}
+
 static void sec_flows(struct ctx *c)
 {
 	FILE *f = c->f;
@@ -1991,21 +2003,9 @@ static void sec_flows(struct ctx *c)
 		fputs(" / ", f);
 		put_val(f, jx_get(o, FK_H_STAGED));
 		fputs("</td><td class=\"n\">", f);
-		if (a0) {
-			put_val(f, jx_get(a0, "tx_msgs"));
-			fputs(" / ", f);
-			put_val(f, jx_get(a0, "rx_msgs"));
-		} else {
-			fputs("?", f);
-		}
+		msgs(f, a0);
 		fputs(" &rarr; ", f);
-		if (a1) {
-			put_val(f, jx_get(a1, "tx_msgs"));
-			fputs(" / ", f);
-			put_val(f, jx_get(a1, "rx_msgs"));
-		} else {
-			fputs("?", f);
-		}
+		msgs(f, a1);
 		fputs("</td></tr>\n", f);
 	}
 	if (n > RP_MAX_FLOWS)
