@@ -12,7 +12,7 @@
 t_init
 report_can_run || report_skip
 SHOTS=$BUILD/report
-rm -rf "$SHOTS"
+rm -rf "$SHOTS/fixture" "$SHOTS/emu"   # test_emu_scenarios keeps its own in scenarios/
 mkdir -p "$SHOTS"
 
 # 1. a bundle of schema 1 written before report.html existed
