@@ -114,12 +114,18 @@ int bundle_verify(const char *path, struct json_object **manifest_out, char *err
  * read with a note in err (return 0); a newer, missing or malformed one is
  * refused (-1, err names both versions). */
 int bundle_load_manifest(const char *path, struct json_object **out, char *err, size_t errlen);
-/* Read the file rel (a bundle file name as above) of the bundle at
- * bundle_path through the path bundle_verify uses: beneath the bundle's
- * directory, never through a symbolic link, regular files only (a FIFO or a
- * device is refused at once, without blocking), at most max bytes. Returns a
- * malloc'd NUL-terminated copy (*len without the NUL), or NULL with errno and
- * err ("BUNDLE/summary.txt: a symbolic link (refused: ...)"). */
+/* Open a bundle directory for the reads below: an fd (O_DIRECTORY), or -1
+ * with err. */
+int bundle_open(const char *path, char *err, size_t errlen);
+/* Read the file rel (a bundle file name as above) beneath the bundle
+ * directory dfd through the path bundle_verify uses: never through a
+ * symbolic link at any component, regular files only (a FIFO or a device is
+ * refused at once, without blocking), at most max bytes. Returns a malloc'd
+ * NUL-terminated copy (*len without the NUL), or NULL with errno and err
+ * ("summary.txt: a symbolic link (refused: ...)"). */
+char *bundle_read_at(int dfd, const char *rel, size_t max, size_t *len, char *err,
+		     size_t errlen);
+/* The same for the bundle at bundle_path (err names it). */
 char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, size_t *len,
 		       char *err, size_t errlen);
 /* One-page human summary of a manifest (title, What it is, What it is not,

@@ -134,31 +134,52 @@ int bundle_load_manifest(const char *path, struct json_object **out, char *err, 
 	return rc;
 }
 
-char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, size_t *len,
-		       char *err, size_t errlen)
+int bundle_open(const char *path, char *err, size_t errlen)
+{
+	int dfd = path ? open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (dfd < 0)
+		util_errf(err, errlen, "bundle %s: %s", path ? path : "(null)",
+			  path ? strerror(errno) : "no path");
+	return dfd;
+}
+
+char *bundle_read_at(int dfd, const char *rel, size_t max, size_t *len, char *err,
+		     size_t errlen)
 {
 	char *txt;
-	int dfd, e;
+	int e;
 
 	if (!bi_valid_relpath(rel)) {
-		util_errf(err, errlen, "bundle %s: '%s': not a file name inside a bundle",
-			  bundle_path, rel ? rel : "(null)");
+		util_errf(err, errlen, "'%.*s': not a file name inside a bundle", BUNDLE_PATH_MAX,
+			  rel ? rel : "(null)");
 		errno = EINVAL;
 		return NULL;
 	}
-	dfd = open(bundle_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		e = errno;
-		util_errf(err, errlen, "bundle %s: %s", bundle_path, strerror(e));
-		errno = e;
-		return NULL;
-	}
 	txt = fsu_read_at(dfd, rel, max, len, &e);
-	close(dfd);
 	if (!txt) {
-		util_errf(err, errlen, "%s/%s: %s%s", bundle_path, rel, fsu_strerror(e),
+		util_errf(err, errlen, "%s: %s%s", rel, fsu_strerror(e),
 			  e == ELOOP || e == EINVAL ? " (refused: only regular files of a bundle "
 			  "are read)" : "");
+		errno = e;
+	}
+	return txt;
+}
+
+char *bundle_read_file(const char *bundle_path, const char *rel, size_t max, size_t *len,
+		       char *err, size_t errlen)
+{
+	char e1[512], *txt;
+	int dfd, e;
+
+	dfd = bundle_open(bundle_path, err, errlen);
+	if (dfd < 0)
+		return NULL;
+	txt = bundle_read_at(dfd, rel, max, len, e1, sizeof(e1));
+	e = errno;
+	close(dfd);
+	if (!txt) {
+		util_errf(err, errlen, "%s/%s", bundle_path, e1);
 		errno = e;
 	}
 	return txt;

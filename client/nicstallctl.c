@@ -1,5 +1,6 @@
 /* nicstallctl: talk to nicstalld over its control socket. */
 #include "bundle/bundle.h"
+#include "bundle/report.h"
 #include "lib/ctlproto.h"
 #include "lib/json.h"
 #include "rules/rules.h"
@@ -8,6 +9,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <langinfo.h>
+#include <limits.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +44,8 @@ static void usage(FILE *f)
 "  reload                       re-read the configuration (root)\n"
 "  snapshot --bundle [PORT...]  write a manual bundle of every counter now (root)\n"
 "  bundles                      list the bundles with verdict and size\n"
-"  show BUNDLE                  print a bundle's summary\n"
+"  show BUNDLE                  print a bundle's summary and timeline\n"
+"  report BUNDLE [-o FILE]      write the bundle's HTML report (- for stdout)\n"
 "  verify BUNDLE                check a bundle's checksums and manifest\n"
 "  classify BUNDLE [--rules DIR]  re-run the rules on a recorded bundle\n"
 "options:\n"
@@ -377,10 +382,30 @@ static int cmd_bundles(void)
 	return 0;
 }
 
+static void quiet_rules(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+}
+
+/* Signal definitions for reports: the installed rules when they load,
+ * else NULL (the report's built-in copy of the shipped signals). */
+static struct rules *report_rules_load(void)
+{
+	const char *dirs[2] = { RULES_SHIPPED_DIR, RULES_LOCAL_DIR };
+	struct rules *r = NULL;
+
+	if (rules_load(dirs, 2, &r, quiet_rules, NULL))
+		return NULL;
+	return r;
+}
+
 static int cmd_show(const char *arg)
 {
 	char path[4096], err[512];
 	struct json_object *man;
+	struct report *rep;
+	struct rules *ru;
 	char *txt;
 	size_t n;
 
@@ -401,10 +426,132 @@ static int cmd_show(const char *arg)
 		fprintf(stderr, "nicstallctl: %s\n", err);
 		return 1;
 	}
+	for (size_t i = 0; i < n; i++)  /* a bundle must not drive the terminal */
+		if ((unsigned char)txt[i] < 0x20 && txt[i] != '\n' && txt[i] != '\t')
+			txt[i] = '?';
 	fwrite(txt, 1, n, stdout);
 	free(txt);
+	rep = report_load_dir(path, err, sizeof(err));
+	if (rep) {
+		struct report_opts o = { 0 };
+		const char *cs;
+
+		setlocale(LC_CTYPE, "");
+		cs = nl_langinfo(CODESET);
+		ru = report_rules_load();
+		o.rules = ru;
+		fputs("\n", stdout);
+		report_timeline(rep, &o, cs && !strcmp(cs, "UTF-8"), stdout);
+		rules_free(ru);
+		report_free(rep);
+	}
 	printf("\nbundle: %s\n", path);
 	return 0;
+}
+
+/* The path from directory from to to (both made absolute), with a trailing
+ * '/': the evidence links of a report written outside its bundle. */
+static void rel_path(const char *from, const char *to, char *out, size_t len)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	size_t common = 0, off = 0;
+
+	if (!realpath(from, a) || !realpath(to, b)) {
+		util_strlcpy(out, to, len);
+		if (strlen(out) + 2 < len)
+			strcat(out, "/");
+		return;
+	}
+	for (size_t i = 0; a[i] && a[i] == b[i]; i++)
+		if (a[i + 1] == '\0' ? (b[i + 1] == '/' || b[i + 1] == '\0') : a[i + 1] == '/' &&
+		    (b[i + 1] == '/' || b[i + 1] == '\0'))
+			common = i + 1;
+	if (!strcmp(a, "/"))
+		common = 0;
+	out[0] = '\0';
+	for (const char *p = a + common; *p; p++)
+		if (*p == '/' && off + 4 < len)
+			off += (size_t)snprintf(out + off, len - off, "../");
+	snprintf(out + off, len - off, "%s%s", b[common] == '/' ? b + common + 1 : b + common,
+		 b[common] ? "/" : "");
+}
+
+static int cmd_report(const char *arg, const char *outpath)
+{
+	char path[4096], err[512], verr[512], note[600], prefix[PATH_MAX + 8], dir[PATH_MAX];
+	char tmp[PATH_MAX + 32];
+	struct report_opts o = { 0 };
+	struct json_object *vm = NULL;
+	struct report *rep;
+	struct rules *ru;
+	const char *name;
+	FILE *f;
+	int rc, to_stdout = !outpath || !strcmp(outpath, "-");
+
+	if (!outpath && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "nicstallctl: report: standard output is a terminal; write to a "
+			"file with -o FILE (-o - forces standard output)\n");
+		return 2;
+	}
+	bundle_path(arg, path, sizeof(path));
+	rep = report_load_dir(path, err, sizeof(err));
+	if (!rep) {
+		fprintf(stderr, "nicstallctl: report: %s\n", err);
+		return 1;
+	}
+	if (bundle_verify(path, &vm, verr, sizeof(verr)) < 0)
+		snprintf(note, sizeof(note), "FAILED: %s", verr);
+	else
+		snprintf(note, sizeof(note), "checksums verified (nicstallctl verify)%s%s",
+			 verr[0] ? "; " : "", verr);
+	json_object_put(vm);
+	name = strrchr(path, '/');
+	name = name && name[1] ? name + 1 : path;
+	if (to_stdout) {
+		util_strlcpy(dir, ".", sizeof(dir));
+	} else {
+		const char *slash = strrchr(outpath, '/');
+
+		if (slash)
+			snprintf(dir, sizeof(dir), "%.*s", (int)(slash == outpath ? 1 : slash - outpath),
+				 outpath);
+		else
+			util_strlcpy(dir, ".", sizeof(dir));
+	}
+	rel_path(dir, path, prefix, sizeof(prefix));
+	if (!strcmp(prefix, "/") || !strcmp(prefix, "./"))
+		prefix[0] = '\0';
+	ru = report_rules_load();
+	o.rules = ru;
+	o.link_prefix = prefix;
+	o.bundle_name = name;
+	o.verify_note = note;
+	if (to_stdout) {
+		rc = report_html(rep, &o, stdout) < 0 || fflush(stdout) != 0;
+	} else {
+		/* beside the target, then renamed: never half a report, and a
+		 * symbolic link at the target is replaced, not followed */
+		snprintf(tmp, sizeof(tmp), "%s.tmp-%d", outpath, (int)getpid());
+		f = fopen(tmp, "wx");
+		if (!f) {
+			fprintf(stderr, "nicstallctl: report: %s: %s\n", tmp, strerror(errno));
+			rc = 1;
+		} else {
+			rc = report_html(rep, &o, f) < 0;
+			rc |= fclose(f) != 0;
+			if (!rc && rename(tmp, outpath) < 0)
+				rc = 1;
+			if (rc) {
+				fprintf(stderr, "nicstallctl: report: %s: %s\n", outpath, strerror(errno));
+				unlink(tmp);
+			} else {
+				printf("report: %s\n", outpath);
+			}
+		}
+	}
+	rules_free(ru);
+	report_free(rep);
+	return rc;
 }
 
 static int cmd_verify(const char *arg)
@@ -529,6 +676,26 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 		return !strcmp(cmd, "show") ? cmd_show(argv[i]) : cmd_verify(argv[i]);
+	}
+	if (!strcmp(cmd, "report")) {
+		const char *b = NULL, *out = NULL;
+
+		json_object_put(req);
+		req = NULL;
+		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "-o") && i + 1 < argc)
+				out = argv[++i];
+			else if ((argv[i][0] == '-' && argv[i][1]) || b) {
+				fprintf(stderr, "nicstallctl: report: unexpected argument '%s'\n", argv[i]);
+				goto usage;
+			} else
+				b = argv[i];
+		}
+		if (!b) {
+			fprintf(stderr, "nicstallctl: report: missing BUNDLE\n");
+			goto usage;
+		}
+		return cmd_report(b, out);
 	}
 	if (!strcmp(cmd, "classify")) {
 		const char *b = NULL, *rd = NULL;

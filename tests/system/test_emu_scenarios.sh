@@ -1,10 +1,15 @@
 #!/bin/bash
 # The real daemon against the emulated ConnectX pair: each scenario ends in
 # a bundle whose verdict, releasing action and evidence are checked, that
-# verifies, and that `classify` reproduces.
+# verifies, that `classify` reproduces, and whose report renders in headless
+# Chromium without a console error, with its bands at the manifest's times
+# (where Chromium can run; screenshots in BUILD/report/scenarios/).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/emu_lib.sh"
+. "$(dirname "$0")/report_lib.sh"
 t_init
+REPORTS=1
+report_can_run || { REPORTS=0; echo "skip - reports not rendered: $REPORT_SKIP"; }
 EMU_SRV_EXTRA="promisc_capture = no" emu_up 10.211.0 --fw-frames || { fail "emulated pair"; exit 1; }
 start_daemon "$T_DIR/emu.conf" || exit 1
 check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
@@ -34,6 +39,7 @@ scenario_bundle() {
 	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
 	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
 	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
+	[ "$REPORTS" = 1 ] && report_of "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
 	B=$b
 }
 verdict_is() { jq -e --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }

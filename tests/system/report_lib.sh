@@ -1,0 +1,67 @@
+# Helpers for rendering bundle reports in headless Chromium (Debian's
+# chromium, driven by tests/system/report_check.js over the DevTools pipe).
+# Source after lib.sh.
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export CHROMIUM
+
+# report_can_run: 0 when node and chromium are there and chromium starts;
+# else 1 with the reason in REPORT_SKIP.
+report_can_run() {
+	local out prof
+	REPORT_SKIP=""
+	command -v node > /dev/null || { REPORT_SKIP="node is not installed (tools/deps.sh installs nodejs)"; return 1; }
+	[ -x "$CHROMIUM" ] || { REPORT_SKIP="$CHROMIUM is not installed (tools/deps.sh installs the chromium package)"; return 1; }
+	prof=$(mktemp -d)
+	out=$(timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+		--disable-component-update --disable-sync --no-first-run --user-data-dir="$prof" \
+		--dump-dom 'data:text/html,<p>up</p>' 2>&1)
+	rm -rf "$prof"
+	case $out in
+	*"<p>up</p>"*) return 0 ;;
+	esac
+	REPORT_SKIP="chromium cannot run here: $(printf '%s' "$out" | grep -v dbus | tail -3 | tr '\n' ' ')"
+	return 1
+}
+
+# report_skip: end a test that cannot render (not a failure).
+report_skip() {
+	echo "skip - $REPORT_SKIP"
+	trap - EXIT
+	for c in "${T_CLEANUP[@]}"; do eval "$c" > /dev/null 2>&1; done
+	rm -rf "$T_DIR"
+	echo "0 passed, 0 failed"
+	exit 0
+}
+
+# report_render LABEL HTML MANIFEST PNG [--full]: render HTML, one check per
+# line report_check.js prints (prefixed with LABEL).
+report_render() {
+	local label=$1 line rc out nfail=0
+	shift
+	out=$(mktemp)
+	timeout -k 5 120 node "$ROOT/tests/system/report_check.js" "$@" > "$out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "$label: ${line#ok - }" ;;
+		"FAIL - "*) fail "$label: ${line#FAIL - }"; nfail=$((nfail + 1)) ;;
+		*) echo "$line" ;;
+		esac
+	done < "$out"
+	rm -f "$out"
+	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && fail "$label: report_check.js exited with status $rc"
+	return 0
+}
+
+# report_of LABEL BUNDLE OUTDIR [--full]: nicstallctl report of BUNDLE into
+# OUTDIR/report.html, then rendered and checked; screenshot OUTDIR/report.png.
+report_of() {
+	local label=$1 b=$2 dir=$3
+	shift 3
+	mkdir -p "$dir"
+	if ! "$NICSTALLCTL" report "$b" -o "$dir/report.html" > /dev/null; then
+		fail "$label: nicstallctl report"
+		return 1
+	fi
+	report_render "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
+}
