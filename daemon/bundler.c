@@ -1,6 +1,7 @@
 /* bundler: an investigation's record -> an evidence bundle. */
 #include "daemon/bundler.h"
 #include "bundle/bundle.h"
+#include "bundle/report.h"
 #include "daemon/conf.h"
 #include "daemon/evidence.h"
 #include "daemon/port.h"
@@ -159,6 +160,25 @@ static void add_probes(struct filelist *fl, struct json_object *probes)
 	}
 }
 
+/* report.html: the stall as a picture, from the same files (so it is
+ * covered by SHA256SUMS like them). */
+static void add_report(struct filelist *fl, struct json_object *man, const struct bundler_inv *in)
+{
+	struct report_opts ro = { .rules = in->rules };
+	struct report *rep;
+	char err[256], *html = NULL;
+
+	rep = report_load_mem(man, fl->f, fl->n, err, sizeof(err));
+	if (rep)
+		html = report_html_string(rep, &ro, NULL);
+	report_free(rep);
+	if (html)
+		add_text(fl, REPORT_NAME, html);
+	else
+		log_warnx("incident %" PRIu64 ": no report.html: %s", in->incident_id,
+			  rep ? "out of memory" : err);
+}
+
 static struct json_object *manifest(const struct bundler_inv *in)
 {
 	struct json_object *man = json_object_new_object(), *ports = json_object_new_object();
@@ -248,6 +268,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		fl.n++;
 	}
 	add_text(&fl, "summary.txt", bundle_summary_rules(man, in->rules));
+	add_report(&fl, man, in);
 
 	bundle_name(name, sizeof(name), in->open_real_ns, host, in->port_names[0], vname);
 	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, pathlen,

@@ -174,8 +174,10 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 		hs += jx_u64(x, "staged");
 		jx_copy(e, FK_FL_TUPLE, x, "tuple");
 		jx_copy(e, FK_FL_SRC, x, "source");
+		/* signed: a flow that joined after the investigation opened
+		 * waited less than nothing at its start */
 		jx_add_double(e, FK_FL_WAITED_MS,
-			      (double)(opened - jx_u64(x, "stalled_at_mono_ns")) / 1e6);
+			      ((double)opened - (double)jx_u64(x, "stalled_at_mono_ns")) / 1e6);
 		jx_add_u64(e, FK_H_UNSENT, unsent);
 		if (jx_u64(x, "inflight"))
 			jx_add_u64(e, FK_FL_INFLIGHT, jx_u64(x, "inflight"));

@@ -208,6 +208,7 @@ static void finalize(struct inv *v)
 		jx_add_bool(rel, "released", 1);
 		jx_add_str(rel, "action", action);
 		jx_add_double(rel, "after_ms", (double)(v->release_ns - from) / 1e6);
+		jx_add_double(rel, "at_ms", inv_rel_ms(v, v->release_ns));
 	} else {
 		jx_add_bool(rel, "released", 0);
 		jx_add_str(rel, "action", "none");
