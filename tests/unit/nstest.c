@@ -3,6 +3,8 @@
 #include "nstest.h"
 
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -75,4 +77,20 @@ void nstest_msleep(unsigned ms)
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+int nstest_chdir_repo(const char *file)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (access(file, R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	if (chdir(dirname(exe)) < 0 || chdir("../..") < 0)
+		return -1;
+	return access(file, R_OK) == 0 ? 0 : -1;
 }

@@ -1,4 +1,5 @@
-/* nstest: helpers shared by the unit tests that use the kernel's networking. */
+/* nstest: helpers shared by the unit tests (most of them for the tests that
+ * use the kernel's networking). */
 #ifndef NICSTALL_NSTEST_H
 #define NICSTALL_NSTEST_H
 
@@ -14,5 +15,10 @@ void nstest_msleep(unsigned ms);
 
 int nstest_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int nstest_make_netns(void);
+
+/* Tests run from the repo root; when file is not reachable from here, go to
+ * the root from the binary's path (BUILD/tests/test_x). 0, or -1 when file
+ * is still not there. */
+int nstest_chdir_repo(const char *file);
 
 #endif
