@@ -64,6 +64,21 @@ int nstest_make_netns(void)
 	return fd;
 }
 
+int nstest_veth(int nsfd, const char *here, const char *addr_here,
+		const char *peer, const char *addr_peer)
+{
+	int pid = (int)getpid(), rc;
+
+	rc = nstest_sh("ip link add %s type veth peer name %s netns /proc/%d/fd/%d && "
+		       "ip addr add %s/24 dev %s && ip link set %s up",
+		       here, peer, pid, nsfd, addr_here, here, here);
+	if (rc)
+		return rc;
+	return nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link set lo up && "
+			 "ip addr add %s/24 dev %s && ip link set %s up'",
+			 pid, nsfd, addr_peer, peer, peer);
+}
+
 void nstest_collect(const struct flow_obs *o, void *arg)
 {
 	struct nstest_obs *l = arg;
