@@ -8,7 +8,9 @@
  * truncation, dead owner, limits) is logged once per table and condition and
  * shown in the listing; a bad table is ignored until its file changes.
  *
- * One thread; flow_engine_handle() and flow_engine_poll() never block. */
+ * One thread; flow_engine_handle() and flow_engine_poll() never block.
+ * Also behind flow_src_engine_ops (flowsrc.h, host scope). The set of
+ * tables is flow_engine.c, one table's reader flow_engine_read.c. */
 #ifndef NICSTALL_FLOW_ENGINE_H
 #define NICSTALL_FLOW_ENGINE_H
 

@@ -1,6 +1,6 @@
 /* flow_sockdiag: kernel TCP sockets as flow observations (INET_DIAG over
- * NETLINK_SOCK_DIAG), plus the flow selector helpers every flow source and
- * the stall detector share (flow_sel_parse/match, flow_key_format). */
+ * NETLINK_SOCK_DIAG), as a module and as flow_src_sock_ops (flowsrc.h,
+ * port scope). The selectors it filters with are in flowsel.h. */
 #ifndef NICSTALL_FLOW_SOCKDIAG_H
 #define NICSTALL_FLOW_SOCKDIAG_H
 
@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "collectors/flows.h"
+#include "collectors/flowsel.h"
 
 struct sockdiag;
 
@@ -32,17 +33,12 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
  * 0 with *pid and comm filled, -ENOENT when not found, other -errno. */
 int sockdiag_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen);
 
-/* 1 when key k matches any selector of sel[0..nsel) (nsel 0: always).
- * A selector matches when proto (0 any), address/prefix (either end) and port
- * range (either end) all match. */
-int flow_sel_match(const struct flow_sel *sel, unsigned nsel, const struct flow_key *k);
-
-/* Parse one selector (grammar in flow_sockdiag.c). 0, or -EINVAL with err
- * naming the offending token. */
-int flow_sel_parse(const char *text, struct flow_sel *out, char *err, size_t errlen);
-
-/* "tcp 10.77.0.1:40000 -> 10.77.0.2:11111", IPv6 as "[::1]:40000".
- * Returns what snprintf returns (the untruncated length) or -1. */
-int flow_key_format(const struct flow_key *k, char *buf, size_t len);
+/* Parse a buffer of SOCK_DIAG_BY_FAMILY messages (a dump reply as
+ * received) the way sockdiag_poll does, with now_ns as CLOCK_MONOTONIC now:
+ * the number of observations emitted, or -EBADMSG when nl_msgs_check()
+ * refuses the buffer (nothing is emitted then), -EINVAL. For tests and
+ * fuzzers. */
+int sockdiag_parse(const void *buf, size_t len, const struct flow_sel *sel,
+		   unsigned nsel, uint64_t now_ns, flow_emit_fn emit, void *arg);
 
 #endif

@@ -6,7 +6,8 @@
  * so a restarted daemon finds and removes what a killed one left; a marker
  * file records that we created the clsact qdisc, because only then may we
  * delete it, and only when no other filter remains on it (counted with an
- * RTM_GETTFILTER dump over libmnl). */
+ * RTM_GETTFILTER dump on lib/nl's request path). Also flow_src_bpf_ops
+ * (flowsrc.h, port scope). */
 #include "collectors/flowtrack_api.h"
 
 #include <bpf/bpf.h>
@@ -23,12 +24,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "collectors/flowsrc.h"
+#include "collectors/flowtrack.h"
 #include "lib/log.h"
 #include "lib/netns.h"
-#include "collectors/flowtrack.h"
+#include "lib/nl.h"
+#include "lib/rtnl.h"
+#include "lib/util.h"
 #include "flowtrack.skel.h"
 
 #define FT_MAX_FLOWS_CAP (1u << 22)
@@ -163,8 +167,10 @@ static int ft_filter_count_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (nlh->nlmsg_type != RTM_NEWTFILTER)
 		return MNL_CB_OK;
-	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*t)))
+	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*t))) {
+		errno = EBADMSG;
 		return MNL_CB_ERROR;
+	}
 	t = mnl_nlmsg_get_payload(nlh);
 	prio = t->tcm_info >> 16;
 	/* The priority's own header entry has handle 0. */
@@ -173,46 +179,33 @@ static int ft_filter_count_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* Runs inside the port's namespace (the caller has entered it), so the
+ * socket nl_sock_open(-1) makes lives there. */
 static int ft_other_filters(int ifindex, unsigned parent)
 {
-	char buf[32768];
-	struct mnl_socket *nl;
+	char req[MNL_NLMSG_HDRLEN + 64] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh;
+	struct nl_sock *ns;
 	struct tcmsg *t;
-	unsigned seq = (unsigned)time(NULL), portid;
-	int count = 0, rc, e;
-	ssize_t n;
+	char err[256];
+	int count = 0, rc;
 
-	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!nl)
-		return -errno;
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		goto fail;
-	portid = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
+	if (!ns)
+		return -(errno ? errno : EIO);
+	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETTFILTER;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = seq;
 	t = mnl_nlmsg_put_extra_header(nlh, sizeof(*t));
 	t->tcm_family = AF_UNSPEC;
 	t->tcm_ifindex = ifindex;
 	t->tcm_parent = parent;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		goto fail;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			goto fail;
-		rc = mnl_cb_run(buf, (size_t)n, seq, portid, ft_filter_count_cb, &count);
-	} while (rc > MNL_CB_STOP);
+	rc = nl_sock_request(ns, nlh, ft_filter_count_cb, &count, "tc filter dump",
+			     err, sizeof(err));
+	nl_sock_close(ns);
 	if (rc < 0)
-		goto fail;
-	mnl_socket_close(nl);
-	return count;
-fail:
-	e = errno ? errno : EPROTO;
-	mnl_socket_close(nl);
-	return -e;
+		log_debug("flowtrack: ifindex %d: %s", ifindex, err);
+	return rc < 0 ? rc : count;
 }
 
 static int ft_others_both(int ifindex)
@@ -617,3 +610,70 @@ out:
 	close(fd);
 	return rc < 0 ? rc : removed;
 }
+
+/* ---- the flow-source ops table (port scope) ---- */
+
+static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
+{
+	struct flowtrack *ft;
+	int ifindex, rc;
+	char e[256];
+
+	s->err[0] = '\0';
+	s->ops = &flow_src_bpf_ops;
+	if (!ctx) {
+		util_errf(s->err, sizeof(s->err), "flowtrack: no context");
+		return -EINVAL;
+	}
+	ifindex = ctx->ifindex;
+	if (ifindex <= 0 && ctx->ifname && *ctx->ifname) {
+		struct nl_link l;
+
+		rc = nl_link_get(ctx->netns_fd, ctx->ifname, 0, &l, e, sizeof(e));
+		if (rc < 0) {
+			util_errf(s->err, sizeof(s->err), "flowtrack: %s", e);
+			return rc;
+		}
+		ifindex = l.ifindex;
+	}
+	/* What a killed daemon left on the port goes first. */
+	if (flowtrack_cleanup_stale(ctx->netns_fd, ifindex, e, sizeof(e)) < 0)
+		log_debug("flowtrack: %s", e);
+	errno = 0;
+	ft = flowtrack_attach(ctx->netns_fd, ifindex, ctx->sel, ctx->nsel, 0,
+			      s->err, sizeof(s->err));
+	if (!ft)
+		return -(errno ? errno : EIO);
+	s->priv = ft;
+	return 0;
+}
+
+static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
+{
+	int n;
+
+	if (!s->priv) {
+		util_errf(s->err, sizeof(s->err), "flowtrack: source not open");
+		return -EBADF;
+	}
+	n = flowtrack_poll(s->priv, emit, arg);
+	if (n < 0)
+		util_errf(s->err, sizeof(s->err), "flowtrack: reading the flow map: %s",
+			  strerror(-n));
+	return n;
+}
+
+static void ft_src_close(struct flow_src *s)
+{
+	flowtrack_detach(s->priv);
+	s->priv = NULL;
+}
+
+const struct flow_src_ops flow_src_bpf_ops = {
+	.name = "bpf",
+	.kind = FLOW_SRC_BPF,
+	.host = 0,
+	.open = ft_src_open,
+	.poll = ft_src_poll,
+	.close = ft_src_close,
+};

@@ -5,15 +5,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -26,20 +23,10 @@
 
 #include "lib/log.h"
 #include "lib/netns.h"
+#include "lib/nl.h"
+#include "lib/util.h"
 
 #define LINE_MAX_BYTES 4096
-
-__attribute__((format(printf, 3, 4)))
-static void errf(char *dst, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!dst || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Copy at most slen bytes of src (stopping at NUL), blanks trimmed at both
  * ends, control characters replaced by '?'. Returns -1 when it does not
@@ -97,23 +84,6 @@ static void add_source(struct ident *id, const char *part)
 	snprintf(id->source + l, sizeof(id->source) - l, "%s%s", l ? "+" : "", part);
 }
 
-static const char *ns_desc(int nsfd, char *buf, size_t len)
-{
-	char p[64];
-	ssize_t r;
-
-	if (nsfd < 0)
-		return "own netns";
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", nsfd);
-	r = readlink(p, buf, len - 1);
-	if (r <= 0) {
-		snprintf(buf, len, "netns fd %d", nsfd);
-		return buf;
-	}
-	buf[r] = '\0';
-	return buf;
-}
-
 /* ------------------------------------------------------------- devlink */
 
 /* Match 0000:af:00.0 (domain 4 to 8 hex digits). */
@@ -159,8 +129,8 @@ int ident_parse_devlink_info(const void *buf, size_t len, struct ident *out)
 	const struct nlattr *a;
 	int got_fw_version = 0;
 
-	if (!buf || len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr) ||
-	    !mnl_nlmsg_ok(nlh, (int)len) ||
+	/* Lengths first, as unsigned: mnl_nlmsg_ok() let 0x80000001 through. */
+	if (nl_msgs_check(buf, len) < 0 ||
 	    nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr))
 		return -EINVAL;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
@@ -202,24 +172,9 @@ int ident_parse_devlink_info(const void *buf, size_t len, struct ident *out)
 }
 
 struct dl_req {
-	uint16_t family;
 	struct ident *out;
 	int got;
 };
-
-static int family_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct dl_req *r = data;
-	const struct nlattr *a;
-
-	if (nlh->nlmsg_len < MNL_NLMSG_HDRLEN + sizeof(struct genlmsghdr))
-		return MNL_CB_OK;
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr))
-		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID &&
-		    mnl_attr_validate(a, MNL_TYPE_U16) == 0)
-			r->family = mnl_attr_get_u16(a);
-	return MNL_CB_OK;
-}
 
 static int info_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -230,85 +185,37 @@ static int info_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dl_talk(struct mnl_socket *nl, struct nlmsghdr *req, mnl_cb_t cb,
-		   void *arg)
-{
-	char buf[16384];
-	unsigned portid = mnl_socket_get_portid(nl);
-	ssize_t n;
-	int ret;
-
-	if (mnl_socket_sendto(nl, req, req->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, req->nlmsg_seq, portid, cb, arg);
-	} while (ret > 0);
-	return ret < 0 ? -errno : 0;
-}
-
-/* devlink dev info pci/<bus_info>. Quietly does nothing when devlink or the
- * device is not there. */
+/* devlink dev info pci/<bus_info>, on lib/nl's request path (no receive
+ * waits). Quietly does nothing when devlink or the device is not there. */
 static void query_devlink(int nsfd, const char *ifname, struct ident *out)
 {
-	char req[512];
-	struct timeval tv = { .tv_sec = 1 };
+	char req[512] __attribute__((aligned(8)));
 	struct dl_req r = { .out = out };
-	struct mnl_socket *nl = NULL;
 	struct nlmsghdr *nlh;
-	struct genlmsghdr *g;
-	uint32_t seq = (uint32_t)time(NULL);
-	int fd, rc;
+	struct nl_sock *ns;
+	char err[256];
+	int fam, rc;
 
-	fd = netns_socket(nsfd, AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
-	if (fd < 0) {
-		log_debug("ident %s: devlink: generic netlink socket: %s", ifname,
-			  strerror(errno));
+	ns = nl_sock_open(nsfd, NETLINK_GENERIC, 0, err, sizeof(err));
+	if (!ns) {
+		log_debug("ident %s: devlink: %s", ifname, err);
 		return;
 	}
-	nl = mnl_socket_fdopen(fd);
-	if (!nl) {
-		close(fd);
-		return;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
-		goto out;
-
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = GENL_ID_CTRL;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = ++seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = CTRL_CMD_GETFAMILY;
-	g->version = 1;
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, DEVLINK_GENL_NAME);
-	rc = dl_talk(nl, nlh, family_cb, &r);
-	if (rc < 0 || !r.family) {
-		log_debug("ident %s: devlink family: %s", ifname,
-			  rc < 0 ? strerror(-rc) : "no id");
+	fam = nl_genl_family(ns, DEVLINK_GENL_NAME, err, sizeof(err));
+	if (fam < 0) {
+		log_debug("ident %s: %s", ifname, err);
 		goto out;
 	}
-
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = r.family;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	nlh->nlmsg_seq = ++seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = DEVLINK_CMD_INFO_GET;
-	g->version = DEVLINK_GENL_VERSION;
+	nlh = nl_genl_put(req, (uint16_t)fam, DEVLINK_CMD_INFO_GET, DEVLINK_GENL_VERSION);
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_DEV_NAME, out->bus_info);
-	rc = dl_talk(nl, nlh, info_cb, &r);
+	rc = nl_sock_request(ns, nlh, info_cb, &r, "devlink dev info", err, sizeof(err));
 	if (rc < 0)
-		log_debug("ident %s: devlink dev info pci/%s: %s", ifname,
-			  out->bus_info, strerror(-rc));
+		log_debug("ident %s: pci/%s: %s", ifname, out->bus_info, err);
 	else if (r.got)
 		add_source(out, "devlink");
 out:
-	mnl_socket_close(nl);
+	nl_sock_close(ns);
 }
 
 /* --------------------------------------------------------------- sysfs */
@@ -361,7 +268,7 @@ int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
 
 	memset(out, 0, sizeof(*out));
 	if (!ifname || !*ifname || strlen(ifname) >= IFNAMSIZ || strchr(ifname, '/')) {
-		errf(err, errlen, "ident: bad interface name \"%s\"", ifname ? ifname : "");
+		util_errf(err, errlen, "ident: bad interface name \"%s\"", ifname ? ifname : "");
 		return -EINVAL;
 	}
 	fd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);
@@ -369,8 +276,8 @@ int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
 		fd = netns_socket(nsfd, AF_UNIX, SOCK_DGRAM, 0);
 	if (fd < 0) {
 		rc = -errno;
-		errf(err, errlen, "ident %s (%s): socket: %s", ifname,
-		     ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+		util_errf(err, errlen, "ident %s (%s): socket: %s", ifname,
+			  nl_ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
 		return rc;
 	}
 	memset(&drv, 0, sizeof(drv));
@@ -382,12 +289,12 @@ int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
 		rc = -errno;
 		close(fd);
 		if (rc == -ENODEV) {
-			errf(err, errlen, "ident %s (%s): no such interface: %s",
-			     ifname, ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+			util_errf(err, errlen, "ident %s (%s): no such interface: %s",
+				  ifname, nl_ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
 			return rc;
 		}
 		log_debug("ident %s (%s): ETHTOOL_GDRVINFO: %s", ifname,
-			  ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
+			  nl_ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
 	} else {
 		close(fd);
 		put_field(out->driver, sizeof(out->driver), drv.driver, sizeof(drv.driver));
@@ -434,8 +341,8 @@ static int text_line(struct ident *id, int *have_driver, unsigned lineno,
 	    (k + 1 < n && l[k + 1] != ' ' && l[k + 1] != '\t')) {
 		if (memmem(l, n, "$ ", 2) || memmem(l, n, "# ", 2))
 			return 0;     /* shell prompt with a command */
-		errf(err, errlen, "line %u: not \"key: value\": \"%.*s\"", lineno,
-		     (int)(n > 60 ? 60 : n), l);
+		util_errf(err, errlen, "line %u: not \"key: value\": \"%.*s\"", lineno,
+			  (int)(n > 60 ? 60 : n), l);
 		return -1;
 	}
 	v = k + 1;
@@ -454,8 +361,8 @@ static int text_line(struct ident *id, int *have_driver, unsigned lineno,
 		fldlen = sizeof(id->bus_info);
 	} else if (KEY("firmware-version")) {
 		if (set_fw(id, l + v, n - v) < 0) {
-			errf(err, errlen, "line %u: firmware-version too long (%zu bytes)",
-			     lineno, n - v);
+			util_errf(err, errlen, "line %u: firmware-version too long (%zu bytes)",
+				  lineno, n - v);
 			return -1;
 		}
 		return 0;
@@ -464,8 +371,8 @@ static int text_line(struct ident *id, int *have_driver, unsigned lineno,
 	if (!fld)
 		return 0;             /* other ethtool -i keys */
 	if (put_field(fld, fldlen, l + v, n - v) < 0) {
-		errf(err, errlen, "line %u: value of \"%.*s\" too long (%zu bytes, max %zu)",
-		     lineno, (int)k, key, n - v, fldlen - 1);
+		util_errf(err, errlen, "line %u: value of \"%.*s\" too long (%zu bytes, max %zu)",
+			  lineno, (int)k, key, n - v, fldlen - 1);
 		return -1;
 	}
 	return 0;
@@ -491,10 +398,10 @@ int ident_parse_text(const char *buf, size_t len, struct ident *out, char *err,
 		pos += n + (nl ? 1 : 0);
 		lineno++;
 		if (memchr(l, '\0', n)) {
-			errf(e, sizeof(e), "line %u: NUL byte", lineno);
+			util_errf(e, sizeof(e), "line %u: NUL byte", lineno);
 		} else if (n > LINE_MAX_BYTES) {
-			errf(e, sizeof(e), "line %u: longer than %d bytes", lineno,
-			     LINE_MAX_BYTES);
+			util_errf(e, sizeof(e), "line %u: longer than %d bytes", lineno,
+				  LINE_MAX_BYTES);
 		} else if (text_line(&id, &have_driver, lineno, l, n, e, sizeof(e)) == 0) {
 			continue;
 		}
@@ -503,13 +410,13 @@ int ident_parse_text(const char *buf, size_t len, struct ident *out, char *err,
 	}
 	if (nerr) {
 		if (nerr > 1)
-			errf(err, errlen, "%s (and %u more bad lines)", first, nerr - 1);
+			util_errf(err, errlen, "%s (and %u more bad lines)", first, nerr - 1);
 		else
-			errf(err, errlen, "%s", first);
+			util_errf(err, errlen, "%s", first);
 		return -EINVAL;
 	}
 	if (!have_driver) {
-		errf(err, errlen, "no \"driver:\" line");
+		util_errf(err, errlen, "no \"driver:\" line");
 		return -EINVAL;
 	}
 	snprintf(id.source, sizeof(id.source), "text");
@@ -528,24 +435,24 @@ int ident_load_file(const char *path, struct ident *out, char *err,
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		errf(err, errlen, "%s: %s", path, strerror(-rc));
+		util_errf(err, errlen, "%s: %s", path, strerror(-rc));
 		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;
-		errf(err, errlen, "%s: fstat: %s", path, strerror(-rc));
+		util_errf(err, errlen, "%s: fstat: %s", path, strerror(-rc));
 		close(fd);
 		return rc;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		errf(err, errlen, "%s: not a regular file", path);
+		util_errf(err, errlen, "%s: not a regular file", path);
 		close(fd);
 		return -EINVAL;
 	}
 	buf = malloc(IDENT_MAX_FILE + 1);
 	if (!buf) {
 		close(fd);
-		errf(err, errlen, "%s: out of memory", path);
+		util_errf(err, errlen, "%s: out of memory", path);
 		return -ENOMEM;
 	}
 	for (;;) {
@@ -555,7 +462,7 @@ int ident_load_file(const char *path, struct ident *out, char *err,
 			continue;
 		if (r < 0) {
 			rc = -errno;
-			errf(err, errlen, "%s: read: %s", path, strerror(-rc));
+			util_errf(err, errlen, "%s: read: %s", path, strerror(-rc));
 			goto out;
 		}
 		if (r == 0)
@@ -563,13 +470,13 @@ int ident_load_file(const char *path, struct ident *out, char *err,
 		len += (size_t)r;
 		if (len > IDENT_MAX_FILE) {
 			rc = -EFBIG;
-			errf(err, errlen, "%s: larger than %u bytes", path, IDENT_MAX_FILE);
+			util_errf(err, errlen, "%s: larger than %u bytes", path, IDENT_MAX_FILE);
 			goto out;
 		}
 	}
 	rc = ident_parse_text(buf, len, out, e, sizeof(e));
 	if (rc < 0)
-		errf(err, errlen, "%s: %s", path, e);
+		util_errf(err, errlen, "%s: %s", path, e);
 out:
 	free(buf);
 	close(fd);

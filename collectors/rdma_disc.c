@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,19 +13,9 @@
 
 #include <infiniband/verbs.h>
 
+#include "lib/util.h"
+
 #define ATTR_MAX 256         /* bytes read from one sysfs attribute */
-
-__attribute__((format(printf, 3, 4)))
-static void errf(char *dst, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!dst || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(dst, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Read a small attribute at dirfd/rel into buf, first line only, trailing
  * blanks cut, control characters refused. 0 or -errno. */
@@ -260,7 +249,7 @@ int rdma_disc_list(const char *sysfs_root, struct rdma_port_info **out,
 	*n = 0;
 	if ((size_t)snprintf(path, sizeof(path), "%s/sys/class/infiniband", root) >=
 	    sizeof(path)) {
-		errf(err, errlen, "rdma discovery: sysfs root too long");
+		util_errf(err, errlen, "rdma discovery: sysfs root too long");
 		return -ENAMETOOLONG;
 	}
 	classfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -268,12 +257,12 @@ int rdma_disc_list(const char *sysfs_root, struct rdma_port_info **out,
 		if (errno == ENOENT)
 			return 0;       /* no RDMA on this host */
 		rc = -errno;
-		errf(err, errlen, "rdma discovery: %s: %s", path, strerror(-rc));
+		util_errf(err, errlen, "rdma discovery: %s: %s", path, strerror(-rc));
 		return rc;
 	}
 	nd = list_dir(classfd, ".", &devs, 256);
 	if (nd < 0) {
-		errf(err, errlen, "rdma discovery: %s: %s", path, strerror(-nd));
+		util_errf(err, errlen, "rdma discovery: %s: %s", path, strerror(-nd));
 		close(classfd);
 		return nd;
 	}
@@ -302,7 +291,7 @@ int rdma_disc_list(const char *sysfs_root, struct rdma_port_info **out,
 
 				if (!nvp) {
 					rc = -ENOMEM;
-					errf(err, errlen, "rdma discovery: out of memory");
+					util_errf(err, errlen, "rdma discovery: out of memory");
 					break;
 				}
 				v = nvp;

@@ -10,11 +10,11 @@
  * EFAULT (and we re-read the count) instead of corrupting memory. */
 #include "collectors/src_ethtool.h"
 #include "lib/nl.h"
+#include "lib/util.h"
 #include "lib/netns.h"
 
 #include <errno.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +46,6 @@ struct eth {
 	struct gbuf strings;     /* struct ethtool_gstrings + n * 32 */
 	struct gbuf stats;       /* struct ethtool_stats + n * 8 */
 };
-
-static void __attribute__((format(printf, 3, 4)))
-msgf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static void gbuf_free(struct gbuf *g)
 {
@@ -118,8 +108,8 @@ static const char *errno_hint(int e)
 
 static int eth_fail(struct src *s, struct eth *e, const char *op, int rc)
 {
-	msgf(s->err, sizeof(s->err), "%s: %s: %s%s", e->where, op,
-	     strerror(-rc), errno_hint(-rc));
+	util_errf(s->err, sizeof(s->err), "%s: %s: %s%s", e->where, op,
+		  strerror(-rc), errno_hint(-rc));
 	return rc;
 }
 
@@ -156,8 +146,8 @@ static int eth_count(struct src *s, struct eth *e, unsigned *n)
 	if (cnt == 0)
 		return eth_fail(s, e, "ETHTOOL_GSSET_INFO", -EOPNOTSUPP);
 	if (cnt > SRC_ETHTOOL_MAX_STATS) {
-		msgf(s->err, sizeof(s->err), "%s: driver reports %u counters, more than %u",
-		     e->where, cnt, SRC_ETHTOOL_MAX_STATS);
+		util_errf(s->err, sizeof(s->err), "%s: driver reports %u counters, more than %u",
+			  e->where, cnt, SRC_ETHTOOL_MAX_STATS);
 		return -E2BIG;
 	}
 	*n = cnt;
@@ -237,7 +227,7 @@ static int eth_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	int rc;
 
 	if (!e) {
-		msgf(s->err, sizeof(s->err), "ethtool stats: source not open");
+		util_errf(s->err, sizeof(s->err), "ethtool stats: source not open");
 		return -EBADF;
 	}
 	for (int tries = 0; tries < ETH_TRIES; tries++) {
@@ -265,8 +255,8 @@ static int eth_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 		*vals = (const uint64_t *)st->data;
 		return 0;
 	}
-	msgf(s->err, sizeof(s->err),
-	     "%s: counter set kept changing during %d reads", e->where, ETH_TRIES);
+	util_errf(s->err, sizeof(s->err),
+		  "%s: counter set kept changing during %d reads", e->where, ETH_TRIES);
 	return -EAGAIN;
 }
 
@@ -293,15 +283,15 @@ static int eth_open(struct src *s, const struct src_ctx *ctx)
 	s->priv = NULL;
 	if (!ctx || (!ctx->ifindex && (!ctx->ifname || !*ctx->ifname)) ||
 	    (ctx->ifname && strlen(ctx->ifname) >= IFNAMSIZ)) {
-		msgf(s->err, sizeof(s->err), "ethtool stats: bad interface name %s",
-		     ctx && ctx->ifname ? ctx->ifname : "(none)");
+		util_errf(s->err, sizeof(s->err), "ethtool stats: bad interface name %s",
+			  ctx && ctx->ifname ? ctx->ifname : "(none)");
 		return -EINVAL;
 	}
 	nl_ns_desc(ctx->netns_fd, nsd, sizeof(nsd));
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		msgf(s->err, sizeof(s->err), "ethtool stats of %s in %s: %s",
-		     ctx->ifname ? ctx->ifname : "?", nsd, strerror(ENOMEM));
+		util_errf(s->err, sizeof(s->err), "ethtool stats of %s in %s: %s",
+			  ctx->ifname ? ctx->ifname : "?", nsd, strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	e->fd = netns_socket(ctx->netns_fd, AF_INET, SOCK_DGRAM, 0);
@@ -310,8 +300,8 @@ static int eth_open(struct src *s, const struct src_ctx *ctx)
 				     NETLINK_GENERIC);
 	if (e->fd < 0) {
 		rc = -errno;
-		msgf(s->err, sizeof(s->err), "ethtool stats of %s in %s: socket: %s",
-		     ctx->ifname ? ctx->ifname : "?", nsd, strerror(-rc));
+		util_errf(s->err, sizeof(s->err), "ethtool stats of %s in %s: socket: %s",
+			  ctx->ifname ? ctx->ifname : "?", nsd, strerror(-rc));
 		eth_free(e);
 		return rc;
 	}
@@ -324,17 +314,17 @@ static int eth_open(struct src *s, const struct src_ctx *ctx)
 		ifr.ifr_ifindex = ctx->ifindex;
 		if (ioctl(e->fd, SIOCGIFNAME, &ifr) < 0) {
 			rc = -errno;
-			msgf(s->err, sizeof(s->err),
-			     "ethtool stats of ifindex %d in %s: %s", ctx->ifindex,
-			     nsd, strerror(-rc));
+			util_errf(s->err, sizeof(s->err),
+				  "ethtool stats of ifindex %d in %s: %s", ctx->ifindex,
+				  nsd, strerror(-rc));
 			eth_free(e);
 			return rc;
 		}
 		memcpy(e->ifname, ifr.ifr_name, sizeof(e->ifname));
 		e->ifname[sizeof(e->ifname) - 1] = '\0';
 	}
-	msgf(e->where, sizeof(e->where), "ethtool stats of %s in %s", e->ifname,
-	     nsd);
+	util_errf(e->where, sizeof(e->where), "ethtool stats of %s in %s", e->ifname,
+		  nsd);
 	/* Is it there, and does the driver have statistics at all? */
 	rc = eth_count(s, e, &n);
 	if (rc < 0) {

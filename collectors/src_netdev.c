@@ -2,9 +2,9 @@
  * made inside the port's namespace. */
 #include "collectors/src_netdev.h"
 #include "lib/nl.h"
+#include "lib/util.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,17 +40,6 @@ struct netdev {
 	char what[224];
 	char req[256] __attribute__((aligned(8)));
 };
-
-/* Messages may be cut at the buffer's end; that is fine. */
-static void __attribute__((format(printf, 3, 4)))
-msgf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 static const struct nl_pol stats_pol[IFLA_MAX + 1] = {
 	[IFLA_IFNAME] = { MNL_TYPE_NUL_STRING, 0 },
@@ -106,14 +95,14 @@ static int netdev_open(struct src *s, const struct src_ctx *ctx)
 	s->priv = NULL;
 	if (!ctx || (!ctx->ifindex && (!ctx->ifname || !*ctx->ifname)) ||
 	    (ctx->ifname && strlen(ctx->ifname) >= IFNAMSIZ) || ctx->ifindex < 0) {
-		msgf(s->err, sizeof(s->err), "netdev stats: bad interface %s",
-			 ctx && ctx->ifname ? ctx->ifname : "(none)");
+		util_errf(s->err, sizeof(s->err), "netdev stats: bad interface %s",
+			  ctx && ctx->ifname ? ctx->ifname : "(none)");
 		return -EINVAL;
 	}
 	d = calloc(1, sizeof(*d));
 	if (!d) {
-		msgf(s->err, sizeof(s->err), "netdev stats of %s: %s",
-			 ctx->ifname ? ctx->ifname : "?", strerror(ENOMEM));
+		util_errf(s->err, sizeof(s->err), "netdev stats of %s: %s",
+			  ctx->ifname ? ctx->ifname : "?", strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	if (ctx->ifname)
@@ -121,13 +110,13 @@ static int netdev_open(struct src *s, const struct src_ctx *ctx)
 	d->ifindex = ctx->ifindex;
 	nl_ns_desc(ctx->netns_fd, nsd, sizeof(nsd));
 	if (d->ifindex)
-		msgf(d->what, sizeof(d->what),
-			 "netdev stats of %s (ifindex %d) in %s",
-			 d->ifname[0] ? d->ifname : "?", d->ifindex, nsd);
+		util_errf(d->what, sizeof(d->what),
+			  "netdev stats of %s (ifindex %d) in %s",
+			  d->ifname[0] ? d->ifname : "?", d->ifindex, nsd);
 	else
-		msgf(d->what, sizeof(d->what), "netdev stats of %s in %s",
-			 d->ifname, nsd);
-	d->ns = nl_sock_open(ctx->netns_fd, 0, s->err, sizeof(s->err));
+		util_errf(d->what, sizeof(d->what), "netdev stats of %s in %s",
+			  d->ifname, nsd);
+	d->ns = nl_sock_open(ctx->netns_fd, NETLINK_ROUTE, 0, s->err, sizeof(s->err));
 	if (!d->ns) {
 		int e = errno ? errno : EIO;
 
@@ -156,7 +145,7 @@ static int netdev_read(struct src *s, struct clayout **lay,
 	int rc;
 
 	if (!d) {
-		msgf(s->err, sizeof(s->err), "netdev stats: source not open");
+		util_errf(s->err, sizeof(s->err), "netdev stats: source not open");
 		return -EBADF;
 	}
 	nlh = (struct nlmsghdr *)d->req;
@@ -167,25 +156,25 @@ static int netdev_read(struct src *s, struct clayout **lay,
 			     sizeof(s->err));
 	if (rc < 0) {
 		if (d->bad == 2)
-			msgf(s->err, sizeof(s->err),
-				 "%s: no IFLA_STATS64 in the reply", d->what);
+			util_errf(s->err, sizeof(s->err),
+				  "%s: no IFLA_STATS64 in the reply", d->what);
 		else if (d->bad == 1)
-			msgf(s->err, sizeof(s->err),
-				 "%s: malformed reply (short IFLA_STATS64 or bad attribute)",
-				 d->what);
+			util_errf(s->err, sizeof(s->err),
+				  "%s: malformed reply (short IFLA_STATS64 or bad attribute)",
+				  d->what);
 		return rc;
 	}
 	if (!d->got) {
-		msgf(s->err, sizeof(s->err), "%s: %s", d->what,
-			 strerror(ENODEV));
+		util_errf(s->err, sizeof(s->err), "%s: %s", d->what,
+			  strerror(ENODEV));
 		return -ENODEV;
 	}
 	if (!d->lay || d->lay->n != d->got) {
 		struct clayout *nl = clayout_new(d->got, stats64_names, NULL);
 
 		if (!nl) {
-			msgf(s->err, sizeof(s->err), "%s: layout: %s", d->what,
-				 strerror(ENOMEM));
+			util_errf(s->err, sizeof(s->err), "%s: layout: %s", d->what,
+				  strerror(ENOMEM));
 			return -ENOMEM;
 		}
 		clayout_unref(d->lay);

@@ -23,13 +23,15 @@
  *    otherwise it returns -ENODEV ("device gone") and rescans on every later
  *    read.
  *
- * src_rdma_nl_ops ("rdma-nl") gets the same hw_counters over RDMA netlink
- * (NETLINK_RDMA, RDMA_NLDEV_CMD_STAT_GET with DEV_INDEX/PORT_INDEX), names
- * "hw_counters/<name>", also CNT_W32. open() resolves rdma_dev to its index
- * (RDMA_NLDEV_CMD_GET dump) in the port's namespace; it fails with
- * -EPROTONOSUPPORT when the kernel has no RDMA netlink, -ENODEV when the
- * device is unknown. The message builder and parsers below are exported for
- * the unit tests (crafted netlink buffers). */
+ * src_rdma_nl_ops ("rdma-nl", src_rdma_nl.c) gets the hw_counters over RDMA
+ * netlink (NETLINK_RDMA, RDMA_NLDEV_CMD_STAT_GET with DEV_INDEX/PORT_INDEX),
+ * names "hw_counters/<name>", also CNT_W32; STAT_GET has no counters/ (PMA)
+ * set. open() resolves rdma_dev to its index (RDMA_NLDEV_CMD_GET dump) in
+ * the port's namespace; it fails with -EPROTONOSUPPORT when the kernel has
+ * no RDMA netlink, -ENODEV when the device is unknown. Requests go through
+ * lib/nl (never waiting). The message builder and parsers below are
+ * exported for the unit tests and fuzzers (crafted netlink buffers); the
+ * parsers check the buffer with nl_msgs_check() before reading it. */
 #ifndef NICSTALL_SRC_RDMA_H
 #define NICSTALL_SRC_RDMA_H
 
@@ -48,8 +50,9 @@ extern const struct src_ops src_rdma_nl_ops;
 
 struct nlmsghdr;
 /* The one length check of RDMA netlink replies, before any libmnl call:
- * buf holds len bytes (at most SRC_RDMA_NL_MAX_MSG), nlmsg_len fits in
- * them, compared unsigned. The header, or NULL with err filled. */
+ * buf holds len bytes (at most SRC_RDMA_NL_MAX_MSG) and nl_msgs_check()
+ * (lib/nl.h) accepts them: every nlmsg_len, compared unsigned, fits. The
+ * first header, or NULL with err filled. */
 const struct nlmsghdr *src_rdma_nl_msg_check(const void *buf, size_t len, char *err,
 					     size_t errlen);
 

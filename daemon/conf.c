@@ -1,6 +1,6 @@
 /* conf: INI parser for nicstalld.conf. */
 #include "daemon/conf.h"
-#include "collectors/flow_sockdiag.h"
+#include "collectors/flowsel.h"
 #include "lib/log.h"
 #include "lib/util.h"
 

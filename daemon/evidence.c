@@ -5,7 +5,7 @@
 #include "daemon/record.h"
 #include "lib/json.h"
 #include "lib/loop.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 
 #include <net/if.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 #include "lib/util.h"
 
 #include <arpa/inet.h>

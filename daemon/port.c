@@ -7,7 +7,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/netns.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 #include "lib/util.h"
 
 #include <errno.h>

@@ -1,14 +1,37 @@
-/* nl: rtnetlink helpers over libmnl; every socket is made inside the
- * namespace it talks to (netns_socket), so one daemon serves ports in many
- * namespaces. Replies are hostile input: every attribute goes through
- * nl_attr_cb with a policy table, unknown attributes are skipped. */
+/* nl: netlink sockets, the attribute policy callback, requests and the
+ * message check. Every socket is made inside the namespace it talks to
+ * (netns_socket), so one daemon serves ports in many namespaces. Replies
+ * are hostile input: a datagram is checked by nl_msgs_check() before
+ * libmnl touches it, and every attribute goes through nl_attr_cb with a
+ * policy table (unknown attributes are skipped).
+ *
+ * Why a request never has to wait (and so never blocks the event loop):
+ * a kernel netlink family answers in the context of the sender's
+ * sendmsg(). net/netlink/af_netlink.c: netlink_sendmsg() -> netlink_unicast()
+ * -> netlink_unicast_kernel() calls the family's input function directly
+ * (nlk->netlink_rcv(skb)): rtnetlink_rcv(), genl_rcv(), sock_diag_rcv() and
+ * the RDMA core's rdma_nl_rcv() all run netlink_rcv_skb() (or, for RDMA,
+ * its copy rdma_nl_rcv_skb()), which calls the handler and then
+ * netlink_ack() for NLM_F_ACK or an error, both queueing their skb on our
+ * socket with netlink_unicast() before returning. A dump request goes
+ * through __netlink_dump_start(), which runs netlink_dump() once itself
+ * (the first part is queued before sendmsg returns, and it returns -EINTR
+ * so that no ack follows the dump); netlink_recvmsg() then calls
+ * netlink_dump() again after each datagram taken off the queue, while a
+ * dump runs and the queue holds no more than half of sk_rcvbuf. So by the
+ * time sendmsg() has returned, and after each recvmsg(), the next part of
+ * the reply is already queued or the reply is complete: an empty queue
+ * (EAGAIN) means nothing more is coming. A reply that could not be queued
+ * (full receive buffer) shows as ENOBUFS (netlink_overrun()), a dump that
+ * failed to continue as the error netlink_recvmsg() sets in sk_err. None of
+ * it needs a receive timeout: every receive here is MSG_DONTWAIT, and a
+ * request that finds the queue empty before its end fails with ENOMSG. */
 #include "lib/nl.h"
 #include "lib/netns.h"
+#include "lib/util.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +39,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <linux/if_link.h>
-#include <linux/neighbour.h>
+#include <linux/genetlink.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
 
-#define NL_BUFSZ 32768          /* MNL_SOCKET_DUMP_SIZE */
-#define NL_DRAIN_MAX 4096       /* recv calls when throwing a reply away */
+#define NL_BUFSZ 65536          /* > the 32 KiB netlink_dump() fills */
+#define NL_DRAIN_MAX 4096       /* datagrams thrown away at the most */
+#define NL_FAMILIES 4           /* generic netlink ids cached per socket */
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK 11
@@ -36,14 +58,21 @@
 #ifndef NLM_F_ACK_TLVS
 #define NLM_F_ACK_TLVS 0x200
 #endif
-#ifndef RTEXT_FILTER_SKIP_STATS
-#define RTEXT_FILTER_SKIP_STATS (1 << 3)
-#endif
 
 struct nl_sock {
-	struct mnl_socket *sk;
+	int fd;
+	int protocol;
+	unsigned groups;
+	int nsfd;                /* our dup, -1: where the socket was made */
 	unsigned portid;
 	unsigned seq;
+	int dirty;               /* part of a reply may still be queued */
+	int remake;              /* a dump may still run: new socket first */
+	struct {
+		char name[GENL_NAMSIZ];
+		int id;          /* > 0, or -errno */
+	} fam[NL_FAMILIES];
+	unsigned nfam;
 	char buf[NL_BUFSZ] __attribute__((aligned(8)));
 };
 
@@ -73,7 +102,33 @@ int nl_attr_cb(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-/* ---- sockets and requests ---- */
+/* ---- the message check ---- */
+
+int nl_msgs_check(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t off = 0;
+	int n = 0;
+
+	if (!buf || len < NLMSG_HDRLEN)
+		return -EBADMSG;
+	/* What the kernel itself checks in netlink_rcv_skb(), unsigned. */
+	while (len - off >= NLMSG_HDRLEN) {
+		struct nlmsghdr h;
+		size_t step;
+
+		memcpy(&h, p + off, sizeof(h));
+		if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > len - off)
+			return -EBADMSG;
+		step = ((size_t)h.nlmsg_len + NLMSG_ALIGNTO - 1) &
+		       ~(size_t)(NLMSG_ALIGNTO - 1);
+		off += step < len - off ? step : len - off;
+		n++;
+	}
+	return off == len ? n : -EBADMSG;
+}
+
+/* ---- sockets ---- */
 
 const char *nl_ns_desc(int nsfd, char *buf, size_t len)
 {
@@ -83,72 +138,179 @@ const char *nl_ns_desc(int nsfd, char *buf, size_t len)
 	if (!buf || !len)
 		return "";
 	if (nsfd < 0) {
-		snprintf(buf, len, "own netns");
+		util_errf(buf, len, "own netns");
 		return buf;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", nsfd);
 	n = readlink(path, buf, len - 1);
 	if (n <= 0) {
-		snprintf(buf, len, "netns fd %d", nsfd);
+		util_errf(buf, len, "netns fd %d", nsfd);
 		return buf;
 	}
 	buf[n] = '\0';
 	return buf;
 }
 
-struct nl_sock *nl_sock_open(int nsfd, unsigned groups, char *err,
-			     size_t errlen)
+static const char *proto_name(int protocol)
 {
-	struct nl_sock *ns;
-	char nsd[128];
+	switch (protocol) {
+	case NETLINK_ROUTE: return "rtnetlink";
+	case NETLINK_GENERIC: return "generic netlink";
+	case NETLINK_SOCK_DIAG: return "sock_diag";
+	case NETLINK_RDMA: return "NETLINK_RDMA";
+	default: return "netlink";
+	}
+}
+
+/* (Re)make the socket. 0 or -errno. */
+static int sock_setup(struct nl_sock *ns)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = ns->groups };
+	socklen_t sl = sizeof(sa);
 	int fd, one = 1, e;
 
-	ns = calloc(1, sizeof(*ns));
+	fd = netns_socket(ns->nsfd, AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK, ns->protocol);
+	if (fd < 0)
+		return -(errno ? errno : EIO);
+	/* Extended and capped acks are optional (old kernels). */
+	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&sa, &sl) < 0 || sl != sizeof(sa)) {
+		e = errno ? errno : EINVAL;
+		close(fd);
+		return -e;
+	}
+	if (ns->fd >= 0)
+		close(ns->fd);
+	ns->fd = fd;
+	ns->portid = sa.nl_pid;
+	ns->dirty = 0;
+	ns->remake = 0;
+	return 0;
+}
+
+struct nl_sock *nl_sock_open(int nsfd, int protocol, unsigned groups,
+			     char *err, size_t errlen)
+{
+	struct nl_sock *ns = calloc(1, sizeof(*ns));
+	char nsd[128];
+	int rc;
+
+	nl_ns_desc(nsfd, nsd, sizeof(nsd));
 	if (!ns) {
-		snprintf(err, errlen, "rtnetlink socket in %s: %s",
-			 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(ENOMEM));
+		util_errf(err, errlen, "%s socket in %s: %s", proto_name(protocol),
+			  nsd, strerror(ENOMEM));
 		errno = ENOMEM;
 		return NULL;
 	}
-	fd = netns_socket(nsfd, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
-	if (fd < 0)
-		goto fail;
-	ns->sk = mnl_socket_fdopen(fd);
-	if (!ns->sk) {
-		e = errno;
-		close(fd);
-		errno = e;
-		goto fail;
-	}
-	/* Extended acks and capped acks are optional (old kernels). */
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	if (mnl_socket_bind(ns->sk, groups, MNL_SOCKET_AUTOPID) < 0)
-		goto fail;
-	ns->portid = mnl_socket_get_portid(ns->sk);
+	ns->fd = -1;
+	ns->nsfd = -1;
+	ns->protocol = protocol;
+	ns->groups = groups;
 	ns->seq = (unsigned)time(NULL);
+	if (nsfd >= 0 && (ns->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0)
+		rc = -errno;
+	else
+		rc = sock_setup(ns);
+	if (rc < 0) {
+		util_errf(err, errlen, "%s socket in %s: %s", proto_name(protocol),
+			  nsd, strerror(-rc));
+		nl_sock_close(ns);
+		errno = -rc;
+		return NULL;
+	}
 	return ns;
-fail:
-	e = errno ? errno : EIO;
-	snprintf(err, errlen, "rtnetlink socket in %s: %s",
-		 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(e));
-	nl_sock_close(ns);
-	errno = e;
-	return NULL;
 }
 
 void nl_sock_close(struct nl_sock *ns)
 {
 	if (!ns)
 		return;
-	if (ns->sk)
-		mnl_socket_close(ns->sk);
+	if (ns->fd >= 0)
+		close(ns->fd);
+	if (ns->nsfd >= 0)
+		close(ns->nsfd);
 	free(ns);
 }
 
+int nl_sock_fd(const struct nl_sock *ns)
+{
+	return ns ? ns->fd : -1;
+}
+
+/* One datagram from the kernel, never waiting: its length, 0 when nothing
+ * is queued, or -errno (-ENOSPC: it did not fit and is lost). Datagrams
+ * from anyone but the kernel (port id 0) are dropped. */
+static ssize_t sock_recv(struct nl_sock *ns)
+{
+	for (;;) {
+		struct sockaddr_nl sa;
+		struct iovec iov = { ns->buf, sizeof(ns->buf) };
+		struct msghdr mh = {
+			.msg_name = &sa, .msg_namelen = sizeof(sa),
+			.msg_iov = &iov, .msg_iovlen = 1,
+		};
+		ssize_t n = recvmsg(ns->fd, &mh, MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			return -errno;
+		}
+		if (mh.msg_flags & MSG_TRUNC)
+			return -ENOSPC;
+		if (n == 0 || mh.msg_namelen != sizeof(sa) || sa.nl_pid != 0)
+			continue;
+		return n;
+	}
+}
+
+void nl_sock_drain(struct nl_sock *ns)
+{
+	if (!ns || ns->fd < 0)
+		return;
+	for (int i = 0; i < NL_DRAIN_MAX; i++) {
+		ssize_t n = sock_recv(ns);
+
+		if (n == 0) {
+			ns->dirty = 0;
+			return;
+		}
+		if (n < 0 && n != -ENOBUFS && n != -ENOSPC)
+			return;
+	}
+}
+
+int nl_sock_recv_events(struct nl_sock *ns, mnl_cb_t cb, void *arg)
+{
+	const struct nlmsghdr *nlh;
+	ssize_t n;
+	int left;
+
+	if (!ns || !cb)
+		return -EINVAL;
+	n = sock_recv(ns);
+	if (n <= 0)
+		return (int)n;
+	if (nl_msgs_check(ns->buf, (size_t)n) < 0)
+		return -EBADMSG;
+	left = (int)n;
+	for (nlh = (const void *)ns->buf; mnl_nlmsg_ok(nlh, left);
+	     nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
+			continue;
+		if (cb(nlh, arg) <= MNL_CB_STOP)
+			break;
+	}
+	return 1;
+}
+
+/* ---- requests ---- */
+
 struct req_ctx {
-	mnl_cb_t cb;
-	void *arg;
 	int error;               /* positive errno from the kernel, 0 */
 	char extack[160];
 };
@@ -165,701 +327,236 @@ static void extack_parse(const struct nlmsghdr *nlh, size_t off,
 	const struct nlattr *tb[NLMSGERR_ATTR_MAX + 1] = { 0 };
 	struct nl_tb t = { extack_pol, NLMSGERR_ATTR_MAX, tb };
 	size_t plen = mnl_nlmsg_get_payload_len(nlh);
-	const char *msg;
 
 	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS) || off >= plen)
 		return;
 	if (mnl_attr_parse_payload((const char *)mnl_nlmsg_get_payload(nlh) + off,
 				   plen - off, nl_attr_cb, &t) < 0)
 		return;
-	if (!tb[NLMSGERR_ATTR_MSG])
-		return;
-	msg = mnl_attr_get_str(tb[NLMSGERR_ATTR_MSG]);
-	snprintf(c->extack, sizeof(c->extack), "%s", msg);
+	if (tb[NLMSGERR_ATTR_MSG])
+		util_errf(c->extack, sizeof(c->extack), "%s",
+			  mnl_attr_get_str(tb[NLMSGERR_ATTR_MSG]));
 }
 
-static int ctl_error(const struct nlmsghdr *nlh, void *data)
+/* NLMSG_ERROR: 1 for the ack, or -errno (c->error, c->extack set). */
+static int ctl_error(const struct nlmsghdr *nlh, struct req_ctx *c)
 {
-	struct req_ctx *c = data;
 	const struct nlmsgerr *e;
 	size_t off;
 
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e)) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+		return -EBADMSG;
 	e = mnl_nlmsg_get_payload(nlh);
 	if (e->error == 0)
-		return MNL_CB_STOP;             /* the ack */
-	c->error = e->error < 0 ? -e->error : e->error;
-	if (c->error > 4095)
-		c->error = EPROTO;
+		return 1;
+	c->error = e->error < 0 && e->error > -4096 ? -e->error : EPROTO;
 	if (nlh->nlmsg_flags & NLM_F_CAPPED)
 		off = sizeof(*e);
 	else
 		off = sizeof(e->error) + MNL_ALIGN(e->msg.nlmsg_len);
 	extack_parse(nlh, off, c);
-	errno = c->error;
-	return MNL_CB_ERROR;
+	return -c->error;
 }
 
-static int ctl_done(const struct nlmsghdr *nlh, void *data)
+/* NLMSG_DONE: 1, or -errno of a dump that failed. */
+static int ctl_done(const struct nlmsghdr *nlh, struct req_ctx *c)
 {
-	struct req_ctx *c = data;
 	int v;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(int))
-		return MNL_CB_STOP;
+		return 1;
 	memcpy(&v, mnl_nlmsg_get_payload(nlh), sizeof(v));
 	if (v >= 0)
-		return MNL_CB_STOP;
-	c->error = -v > 4095 ? EPROTO : -v;
+		return 1;
+	c->error = v > -4096 ? -v : EPROTO;
 	extack_parse(nlh, sizeof(int), c);
-	errno = c->error;
-	return MNL_CB_ERROR;
+	return -c->error;
 }
 
-static int ctl_noop(const struct nlmsghdr *nlh, void *data)
+/* Run the messages of one checked datagram: 0 to read on, 1 when the reply
+ * is complete, -errno. *stopped: cb ended it early (rest still queued). */
+static int run_msgs(struct nl_sock *ns, size_t len, unsigned seq, mnl_cb_t cb,
+		    void *arg, struct req_ctx *c, int *stopped)
 {
-	(void)nlh;
-	(void)data;
-	return MNL_CB_OK;
-}
+	const struct nlmsghdr *nlh;
+	int left = (int)len, rc;
 
-static int ctl_overrun(const struct nlmsghdr *nlh, void *data)
-{
-	(void)nlh;
-	(void)data;
-	errno = ENOSPC;
-	return MNL_CB_ERROR;
-}
-
-static mnl_cb_t ctl_cbs[NLMSG_MIN_TYPE] = {
-	[NLMSG_NOOP] = ctl_noop,
-	[NLMSG_ERROR] = ctl_error,
-	[NLMSG_DONE] = ctl_done,
-	[NLMSG_OVERRUN] = ctl_overrun,
-};
-
-static int data_tramp(const struct nlmsghdr *nlh, void *data)
-{
-	struct req_ctx *c = data;
-
-	return c->cb ? c->cb(nlh, c->arg) : MNL_CB_OK;
-}
-
-/* Throw away what is left of an aborted reply so that the next request on
- * this long-lived socket starts clean. */
-static void nl_drain(struct nl_sock *ns)
-{
-	int fd = mnl_socket_get_fd(ns->sk);
-
-	for (int i = 0; i < NL_DRAIN_MAX; i++) {
-		ssize_t n = recv(fd, ns->buf, sizeof(ns->buf), MSG_DONTWAIT);
-
-		if (n < 0 && (errno == EINTR || errno == ENOBUFS))
+	for (nlh = (const void *)ns->buf; mnl_nlmsg_ok(nlh, left);
+	     nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (nlh->nlmsg_seq != seq ||
+		    (nlh->nlmsg_pid && nlh->nlmsg_pid != ns->portid))
+			continue;       /* an earlier request's tail */
+		switch (nlh->nlmsg_type) {
+		case NLMSG_NOOP:
 			continue;
-		if (n <= 0)
-			break;
+		case NLMSG_ERROR:
+			return ctl_error(nlh, c);
+		case NLMSG_DONE:
+			return ctl_done(nlh, c);
+		case NLMSG_OVERRUN:
+			return -ENOSPC;
+		}
+		if (nlh->nlmsg_type < NLMSG_MIN_TYPE || !cb)
+			continue;
+		errno = 0;
+		rc = cb(nlh, arg);
+		if (rc == MNL_CB_STOP) {
+			*stopped = 1;
+			return 1;
+		}
+		if (rc < MNL_CB_STOP) {
+			*stopped = 1;
+			return -(errno ? errno : EPROTO);
+		}
 	}
+	return 0;
 }
 
 int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 		    void *arg, const char *what, char *err, size_t errlen)
 {
-	struct req_ctx c = { .cb = cb, .arg = arg };
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct req_ctx c = { 0 };
+	int rc = 0, stopped = 0, dump;
+	const char *why = "";
 	unsigned seq;
 	ssize_t n;
-	int ret, e;
 
-	if (!ns || !req) {
-		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
+	if (!what)
+		what = "netlink request";
+	if (!ns || !req || req->nlmsg_len < NLMSG_HDRLEN) {
+		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
+	if (ns->remake) {
+		/* A dump cut short may still be running (it continues only
+		 * when we receive, and refuses the next dump with EBUSY):
+		 * closing the socket ends it (netlink_release()). */
+		rc = sock_setup(ns);
+		if (rc < 0) {
+			util_errf(err, errlen, "%s: new %s socket: %s", what,
+				  proto_name(ns->protocol), strerror(-rc));
+			return rc;
+		}
+	} else if (ns->dirty) {
+		nl_sock_drain(ns);      /* what a cut reply left queued */
+	}
+	dump = (req->nlmsg_flags & NLM_F_DUMP) != 0;
 	seq = ++ns->seq;
 	if (!seq)
 		seq = ++ns->seq;
 	req->nlmsg_seq = seq;
 	req->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	if (mnl_socket_sendto(ns->sk, req, req->nlmsg_len) < 0) {
-		e = errno ? errno : EIO;
-		snprintf(err, errlen, "%s: send: %s", what, strerror(e));
-		return -e;
-	}
-	for (;;) {
-		errno = 0;
-		n = mnl_socket_recvfrom(ns->sk, ns->buf, sizeof(ns->buf));
-		if (n < 0) {
-			e = errno ? errno : EIO;
-			if (e == EINTR)
-				continue;
-			snprintf(err, errlen, "%s: receive: %s%s", what,
-				 strerror(e), e == ENOSPC ? " (reply truncated)" : "");
-			nl_drain(ns);
-			return -e;
-		}
-		errno = 0;
-		ret = mnl_cb_run2(ns->buf, (size_t)n, seq, ns->portid, data_tramp,
-				  &c, ctl_cbs, NLMSG_MIN_TYPE);
-		if (ret == MNL_CB_STOP)
-			return 0;
-		if (ret < 0) {
-			e = c.error ? c.error : errno ? errno : EPROTO;
-			if (c.extack[0])
-				snprintf(err, errlen, "%s: %s: %s", what,
-					 strerror(e), c.extack);
-			else
-				snprintf(err, errlen, "%s: %s%s", what, strerror(e),
-					 e == ESRCH || e == EPROTO ?
-					 " (reply of another request)" : "");
-			/* A kernel error ends the reply; anything else may
-			 * leave the rest of it queued. */
-			if (!c.error)
-				nl_drain(ns);
-			return -e;
-		}
-	}
-}
-
-/* ---- links ---- */
-
-static const struct nl_pol link_pol[IFLA_MAX + 1] = {
-	[IFLA_IFNAME] = { MNL_TYPE_NUL_STRING, 0 },
-	[IFLA_MTU] = { MNL_TYPE_U32, 0 },
-	[IFLA_OPERSTATE] = { MNL_TYPE_U8, 0 },
-	[IFLA_MASTER] = { MNL_TYPE_U32, 0 },
-	[IFLA_LINKINFO] = { MNL_TYPE_NESTED, 0 },
-	[IFLA_ADDRESS] = { MNL_TYPE_BINARY, 0 },
-};
-
-static const struct nl_pol linkinfo_pol[IFLA_INFO_MAX + 1] = {
-	[IFLA_INFO_KIND] = { MNL_TYPE_NUL_STRING, 0 },
-};
-
-/* Parse one RTM_NEWLINK/RTM_DELLINK. 0 or -errno (EBADMSG). */
-static int link_parse(const struct nlmsghdr *nlh, struct nl_link *l)
-{
-	const struct nlattr *tb[IFLA_MAX + 1] = { 0 };
-	const struct nlattr *ti[IFLA_INFO_MAX + 1] = { 0 };
-	struct nl_tb t = { link_pol, IFLA_MAX, tb };
-	struct nl_tb ti_t = { linkinfo_pol, IFLA_INFO_MAX, ti };
-	const struct ifinfomsg *ifi;
-	const char *name;
-
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
-		return -EBADMSG;
-	ifi = mnl_nlmsg_get_payload(nlh);
-	if (ifi->ifi_index <= 0)
-		return -EBADMSG;
-	if (mnl_attr_parse(nlh, sizeof(*ifi), nl_attr_cb, &t) < 0)
-		return -EBADMSG;
-	if (!tb[IFLA_IFNAME])
-		return -EBADMSG;
-	name = mnl_attr_get_str(tb[IFLA_IFNAME]);
-	if (!*name || strlen(name) >= sizeof(l->ifname))
-		return -EBADMSG;
-
-	memset(l, 0, sizeof(*l));
-	l->ifindex = ifi->ifi_index;
-	memcpy(l->ifname, name, strlen(name) + 1);
-	l->flags = ifi->ifi_flags;
-	l->operstate = tb[IFLA_OPERSTATE] ? mnl_attr_get_u8(tb[IFLA_OPERSTATE]) : 0;
-	l->mtu = tb[IFLA_MTU] ? mnl_attr_get_u32(tb[IFLA_MTU]) : 0;
-	if (tb[IFLA_MASTER]) {
-		uint32_t m = mnl_attr_get_u32(tb[IFLA_MASTER]);
-
-		l->master = m > (uint32_t)INT32_MAX ? 0 : (int)m;
-	}
-	if (tb[IFLA_ADDRESS]) {
-		unsigned n = mnl_attr_get_payload_len(tb[IFLA_ADDRESS]);
-
-		if (n > sizeof(l->addr))
-			n = sizeof(l->addr);
-		memcpy(l->addr, mnl_attr_get_payload(tb[IFLA_ADDRESS]), n);
-		l->addr_len = n;
-	}
-	if (tb[IFLA_LINKINFO] &&
-	    mnl_attr_parse_nested(tb[IFLA_LINKINFO], nl_attr_cb, &ti_t) >= 0 &&
-	    ti[IFLA_INFO_KIND])
-		snprintf(l->kind, sizeof(l->kind), "%s",
-			 mnl_attr_get_str(ti[IFLA_INFO_KIND]));
-	return 0;
-}
-
-struct link_get_ctx {
-	struct nl_link *out;
-	int ifindex;
-	int found;
-	int bad;
-};
-
-static int link_get_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct link_get_ctx *c = data;
-	struct nl_link l;
-
-	if (nlh->nlmsg_type != RTM_NEWLINK)
-		return MNL_CB_OK;
-	if (link_parse(nlh, &l) < 0) {
-		c->bad = 1;
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	if (c->ifindex && l.ifindex != c->ifindex)
-		return MNL_CB_OK;
-	*c->out = l;
-	c->found = 1;
-	return MNL_CB_OK;
-}
-
-static void link_what(char *what, size_t len, const char *verb, int nsfd,
-		      const char *ifname, int ifindex)
-{
-	char nsd[128];
-
-	nl_ns_desc(nsfd, nsd, sizeof(nsd));
-	if (ifindex)
-		snprintf(what, len, "%s link ifindex %d in %s", verb, ifindex, nsd);
-	else
-		snprintf(what, len, "%s link %s in %s", verb, ifname ? ifname : "?",
-			 nsd);
-}
-
-/* One request on a short-lived socket in the namespace (rare calls, not
- * the sampling path). */
-static int nl_oneshot(int nsfd, struct nlmsghdr *nlh, mnl_cb_t cb, void *arg,
-		      const char *what, char *err, size_t errlen)
-{
-	struct nl_sock *ns = nl_sock_open(nsfd, 0, err, errlen);
-	int rc;
-
-	if (!ns)
-		return -(errno ? errno : EIO);
-	rc = nl_sock_request(ns, nlh, cb, arg, what, err, errlen);
-	nl_sock_close(ns);
-	return rc;
-}
-
-int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
-		char *err, size_t errlen)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
-	struct link_get_ctx c = { .out = out, .ifindex = ifindex };
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	char what[256];
-	int rc;
-
-	link_what(what, sizeof(what), "get", nsfd, ifname, ifindex);
-	if (!out || ifindex < 0 ||
-	    (!ifindex && (!ifname || !*ifname || strlen(ifname) >= IFNAMSIZ))) {
-		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
-		return -EINVAL;
-	}
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = ifindex;
-	if (!ifindex)
-		mnl_attr_put_strz(nlh, IFLA_IFNAME, ifname);
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	rc = nl_oneshot(nsfd, nlh, link_get_cb, &c, what, err, errlen);
-	if (rc < 0)
+	n = sendto(ns->fd, req, req->nlmsg_len, MSG_DONTWAIT,
+		   (struct sockaddr *)&kernel, sizeof(kernel));
+	if (n != (ssize_t)req->nlmsg_len) {
+		rc = n < 0 ? -(errno ? errno : EIO) : -EIO;
+		util_errf(err, errlen, "%s: send: %s", what, strerror(-rc));
 		return rc;
-	if (!c.found) {
-		snprintf(err, errlen, "%s: %s", what, strerror(ENODEV));
-		return -ENODEV;
 	}
-	return 0;
-}
-
-int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
-		      char *err, size_t errlen)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	char what[256];
-	int rc;
-
-	link_what(what, sizeof(what), "set flags of", nsfd, NULL, ifindex);
-	if (ifindex <= 0) {
-		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
-		return -EINVAL;
-	}
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = RTM_NEWLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = ifindex;
-	ifi->ifi_flags = flags & change;
-	ifi->ifi_change = change;
-	rc = nl_oneshot(nsfd, nlh, NULL, NULL, what, err, errlen);
-	return rc;
-}
-
-/* ---- link monitor ---- */
-
-struct nl_mon {
-	struct nl_sock *ns;
-	int nsfd;                /* our dup, -1 for the own namespace */
-	void (*cb)(const struct nl_link *l, int event, void *arg);
-	void *arg;
-	int events;
-};
-
-struct nl_mon *nl_mon_open(int nsfd, char *err, size_t errlen)
-{
-	struct nl_mon *m = calloc(1, sizeof(*m));
-	char nsd[128];
-	int fd, fl, sz = 1 << 20, e;
-
-	if (!m) {
-		snprintf(err, errlen, "link monitor in %s: %s",
-			 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(ENOMEM));
-		return NULL;
-	}
-	m->nsfd = -1;
-	if (nsfd >= 0) {
-		m->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3);
-		if (m->nsfd < 0) {
-			e = errno;
-			snprintf(err, errlen, "link monitor in %s: dup: %s",
-				 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(e));
-			free(m);
-			errno = e;
-			return NULL;
+	while (rc == 0) {
+		n = sock_recv(ns);
+		if (n == 0) {
+			rc = -ENOMSG;
+			why = " (nothing queued before the reply ended; "
+			      "the kernel answers during sendmsg, so none is coming)";
+		} else if (n < 0) {
+			rc = (int)n;
+			why = rc == -ENOSPC ? " (reply larger than the buffer)" :
+			      rc == -ENOBUFS ? " (reply dropped: receive buffer full)" : "";
+		} else if (nl_msgs_check(ns->buf, (size_t)n) < 0) {
+			rc = -EBADMSG;
+			why = " (malformed reply: a message length runs past the datagram)";
+		} else {
+			rc = run_msgs(ns, (size_t)n, seq, cb, arg, &c, &stopped);
 		}
 	}
-	m->ns = nl_sock_open(nsfd, RTMGRP_LINK, err, errlen);
-	if (!m->ns) {
-		e = errno;
-		nl_mon_close(m);
-		errno = e;
-		return NULL;
+	/* Not ended by the ack, NLMSG_DONE or a kernel error: the rest of the
+	 * reply may be queued, or a dump may not have finished. */
+	if (stopped || (rc < 0 && !c.error)) {
+		if (dump) {
+			ns->remake = 1;
+		} else {
+			ns->dirty = 1;
+			nl_sock_drain(ns);
+		}
 	}
-	fd = mnl_socket_get_fd(m->ns->sk);
-	/* A bigger buffer makes overruns rare; they are still handled. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-		e = errno;
-		snprintf(err, errlen, "link monitor in %s: O_NONBLOCK: %s",
-			 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(e));
-		nl_mon_close(m);
-		errno = e;
-		return NULL;
-	}
-	return m;
-}
-
-int nl_mon_fd(const struct nl_mon *m)
-{
-	return m && m->ns ? mnl_socket_get_fd(m->ns->sk) : -1;
-}
-
-static int mon_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct nl_mon *m = data;
-	struct nl_link l;
-	int ev;
-
-	if (nlh->nlmsg_type == RTM_NEWLINK)
-		ev = NL_LINK_NEW;
-	else if (nlh->nlmsg_type == RTM_DELLINK)
-		ev = NL_LINK_DEL;
+	if (rc > 0)
+		return 0;
+	if (c.extack[0])
+		util_errf(err, errlen, "%s: %s: %s", what, strerror(-rc), c.extack);
 	else
-		return MNL_CB_OK;
-	if (link_parse(nlh, &l) < 0)
-		return MNL_CB_OK;       /* one bad message: skip it */
-	m->cb(&l, ev, m->arg);
-	m->events++;
-	return MNL_CB_OK;
-}
-
-/* After an overrun: tell the caller, then report every link that exists. */
-static int mon_resync(struct nl_mon *m)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
-	char err[256], what[160], nsd[128];
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	struct nl_sock *ns;
-	int rc;
-
-	m->cb(NULL, NL_LINK_RESYNC, m->arg);
-	m->events++;
-	ns = nl_sock_open(m->nsfd, 0, err, sizeof(err));
-	if (!ns)
-		return -(errno ? errno : EIO);
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	snprintf(what, sizeof(what), "link dump in %s",
-		 nl_ns_desc(m->nsfd, nsd, sizeof(nsd)));
-	rc = nl_sock_request(ns, nlh, mon_cb, m, what, err, sizeof(err));
-	nl_sock_close(ns);
+		util_errf(err, errlen, "%s: %s%s", what, strerror(-rc), why);
 	return rc;
 }
 
-int nl_mon_dispatch(struct nl_mon *m,
-		    void (*cb)(const struct nl_link *l, int event, void *arg),
-		    void *arg)
+/* ---- generic netlink ---- */
+
+struct nlmsghdr *nl_genl_put(void *buf, uint16_t family, uint8_t cmd,
+			     uint8_t version)
 {
-	int fd, rc;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct genlmsghdr *g;
 
-	if (!m || !m->ns || !cb)
+	nlh->nlmsg_type = family;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = version;
+	return nlh;
+}
+
+static const struct nl_pol ctrl_pol[CTRL_ATTR_FAMILY_ID + 1] = {
+	[CTRL_ATTR_FAMILY_ID] = { MNL_TYPE_U16, 0 },
+};
+
+static int family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[CTRL_ATTR_FAMILY_ID + 1] = { 0 };
+	struct nl_tb t = { ctrl_pol, CTRL_ATTR_FAMILY_ID, tb };
+	int *id = data;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct genlmsghdr) ||
+	    mnl_attr_parse(nlh, sizeof(struct genlmsghdr), nl_attr_cb, &t) < 0) {
+		errno = EBADMSG;
+		return MNL_CB_ERROR;
+	}
+	if (tb[CTRL_ATTR_FAMILY_ID])
+		*id = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	return MNL_CB_OK;
+}
+
+int nl_genl_family(struct nl_sock *ns, const char *name, char *err,
+		   size_t errlen)
+{
+	char req[MNL_NLMSG_HDRLEN + 64] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh;
+	char what[64];
+	int id = 0, rc;
+
+	if (!ns || !name || !*name || strlen(name) >= GENL_NAMSIZ) {
+		util_errf(err, errlen, "generic netlink family: %s", strerror(EINVAL));
 		return -EINVAL;
-	fd = mnl_socket_get_fd(m->ns->sk);
-	m->cb = cb;
-	m->arg = arg;
-	m->events = 0;
-	for (;;) {
-		ssize_t n = recv(fd, m->ns->buf, sizeof(m->ns->buf), MSG_DONTWAIT);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			if (errno == ENOBUFS) {
-				/* What is still queued predates the loss: drop
-				 * it, the dump below supersedes it; events after
-				 * this point queue up behind the dump. */
-				nl_drain(m->ns);
-				rc = mon_resync(m);
-				if (rc < 0)
-					return rc;
-				continue;
-			}
-			return -errno;
+	}
+	for (unsigned i = 0; i < ns->nfam; i++)
+		if (!strcmp(ns->fam[i].name, name)) {
+			if (ns->fam[i].id < 0)
+				util_errf(err, errlen, "generic netlink family %s: %s",
+					  name, strerror(-ns->fam[i].id));
+			return ns->fam[i].id;
 		}
-		if (n == 0)
-			break;
-		/* Multicast: no sequence to match; portid 0 is the kernel. */
-		mnl_cb_run(m->ns->buf, (size_t)n, 0, 0, mon_cb, m);
+	nlh = nl_genl_put(req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
+	util_errf(what, sizeof(what), "generic netlink family %s", name);
+	rc = nl_sock_request(ns, nlh, family_cb, &id, what, err, errlen);
+	if (rc == 0 && id <= 0) {
+		rc = -ENOENT;
+		util_errf(err, errlen, "%s: no id in the reply", what);
 	}
-	return m->events;
-}
-
-void nl_mon_close(struct nl_mon *m)
-{
-	if (!m)
-		return;
-	nl_sock_close(m->ns);
-	if (m->nsfd >= 0)
-		close(m->nsfd);
-	free(m);
-}
-
-/* ---- neighbours ---- */
-
-static const struct nl_pol neigh_pol[NDA_MAX + 1] = {
-	[NDA_DST] = { MNL_TYPE_BINARY, 0 },
-	[NDA_LLADDR] = { MNL_TYPE_BINARY, 0 },
-};
-
-static void hex_text(char *out, size_t len, const uint8_t *p, size_t n)
-{
-	size_t o = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < n && o + 3 < len; i++)
-		o += (size_t)snprintf(out + o, len - o, i ? ":%02x" : "%02x", p[i]);
-}
-
-static void addr_text(char *out, size_t len, int family, const void *p,
-		      size_t n)
-{
-	if ((family == AF_INET && n == 4) || (family == AF_INET6 && n == 16)) {
-		if (inet_ntop(family, p, out, (socklen_t)len))
-			return;
+	/* Cache the answer, an absent family too; not a failed exchange. */
+	if ((rc == 0 || rc == -ENOENT) && ns->nfam < NL_FAMILIES) {
+		memcpy(ns->fam[ns->nfam].name, name, strlen(name) + 1);
+		ns->fam[ns->nfam++].id = rc < 0 ? rc : id;
 	}
-	hex_text(out, len, p, n);
-}
-
-struct neigh_ctx {
-	int ifindex;
-	void (*cb)(const struct nl_neigh *n, void *arg);
-	void *arg;
-};
-
-static int neigh_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[NDA_MAX + 1] = { 0 };
-	struct nl_tb t = { neigh_pol, NDA_MAX, tb };
-	struct neigh_ctx *c = data;
-	const struct ndmsg *nd;
-	struct nl_neigh n;
-
-	if (nlh->nlmsg_type != RTM_NEWNEIGH)
-		return MNL_CB_OK;
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*nd)) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	nd = mnl_nlmsg_get_payload(nlh);
-	/* IP neighbours only: AF_UNSPEC dumps also bring bridge fdb entries. */
-	if (nd->ndm_family != AF_INET && nd->ndm_family != AF_INET6)
-		return MNL_CB_OK;
-	if (c->ifindex && nd->ndm_ifindex != c->ifindex)
-		return MNL_CB_OK;
-	if (mnl_attr_parse(nlh, sizeof(*nd), nl_attr_cb, &t) < 0)
-		return MNL_CB_ERROR;
-	memset(&n, 0, sizeof(n));
-	n.ifindex = nd->ndm_ifindex;
-	n.family = nd->ndm_family;
-	n.state = nd->ndm_state;
-	n.flags = nd->ndm_flags;
-	if (tb[NDA_DST])
-		addr_text(n.addr, sizeof(n.addr), n.family,
-			  mnl_attr_get_payload(tb[NDA_DST]),
-			  mnl_attr_get_payload_len(tb[NDA_DST]));
-	if (tb[NDA_LLADDR])
-		hex_text(n.lladdr, sizeof(n.lladdr),
-			 mnl_attr_get_payload(tb[NDA_LLADDR]),
-			 mnl_attr_get_payload_len(tb[NDA_LLADDR]));
-	c->cb(&n, c->arg);
-	return MNL_CB_OK;
-}
-
-int nl_neigh_dump(int nsfd, int ifindex,
-		  void (*cb)(const struct nl_neigh *n, void *arg), void *arg,
-		  char *err, size_t errlen)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
-	struct neigh_ctx c = { ifindex, cb, arg };
-	char what[200], nsd[128];
-	struct nlmsghdr *nlh;
-	struct ndmsg *nd;
-	int rc;
-
-	snprintf(what, sizeof(what), "neighbour dump (ifindex %d) in %s", ifindex,
-		 nl_ns_desc(nsfd, nsd, sizeof(nsd)));
-	if (!cb || ifindex < 0) {
-		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
-		return -EINVAL;
-	}
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = RTM_GETNEIGH;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
-	nd->ndm_family = AF_UNSPEC;
-	if (ifindex)
-		mnl_attr_put_u32(nlh, NDA_IFINDEX, (uint32_t)ifindex);
-	rc = nl_oneshot(nsfd, nlh, neigh_cb, &c, what, err, errlen);
-	return rc;
-}
-
-const char *nl_neigh_state_str(unsigned state)
-{
-	static const struct { unsigned bit; const char *name; } st[] = {
-		{ NUD_INCOMPLETE, "INCOMPLETE" }, { NUD_REACHABLE, "REACHABLE" },
-		{ NUD_STALE, "STALE" }, { NUD_DELAY, "DELAY" },
-		{ NUD_PROBE, "PROBE" }, { NUD_FAILED, "FAILED" },
-		{ NUD_NOARP, "NOARP" }, { NUD_PERMANENT, "PERMANENT" },
-	};
-	static __thread char buf[128];
-	size_t o = 0;
-
-	if (state == NUD_NONE)
-		return "NONE";
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++)
-		if (state == st[i].bit)
-			return st[i].name;
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
-		if (!(state & st[i].bit))
-			continue;
-		o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s",
-				      o ? "|" : "", st[i].name);
-		state &= ~st[i].bit;
-	}
-	if (state)
-		snprintf(buf + o, sizeof(buf) - o, "%s0x%x", o ? "|" : "", state);
-	return buf;
-}
-
-/* ---- addresses ---- */
-
-static const struct nl_pol addr_pol[IFA_MAX + 1] = {
-	[IFA_ADDRESS] = { MNL_TYPE_BINARY, 0 },
-	[IFA_LOCAL] = { MNL_TYPE_BINARY, 0 },
-};
-
-struct addr_ctx {
-	int ifindex;
-	void (*cb)(int family, const char *addr_text, unsigned prefixlen,
-		   void *arg);
-	void *arg;
-};
-
-static int addr_cb(const struct nlmsghdr *nlh, void *data)
-{
-	const struct nlattr *tb[IFA_MAX + 1] = { 0 };
-	struct nl_tb t = { addr_pol, IFA_MAX, tb };
-	struct addr_ctx *c = data;
-	const struct ifaddrmsg *ifa;
-	const struct nlattr *a;
-	char text[64];
-	size_t n;
-
-	if (nlh->nlmsg_type != RTM_NEWADDR)
-		return MNL_CB_OK;
-	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa)) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	ifa = mnl_nlmsg_get_payload(nlh);
-	if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6)
-		return MNL_CB_OK;
-	if (c->ifindex && (int)ifa->ifa_index != c->ifindex)
-		return MNL_CB_OK;
-	if (mnl_attr_parse(nlh, sizeof(*ifa), nl_attr_cb, &t) < 0)
-		return MNL_CB_ERROR;
-	/* IFA_LOCAL is the own address; IFA_ADDRESS the peer on p2p links. */
-	a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
-	if (!a)
-		return MNL_CB_OK;
-	n = mnl_attr_get_payload_len(a);
-	if (n != (ifa->ifa_family == AF_INET ? 4u : 16u)) {
-		errno = EBADMSG;
-		return MNL_CB_ERROR;
-	}
-	addr_text(text, sizeof(text), ifa->ifa_family, mnl_attr_get_payload(a), n);
-	c->cb(ifa->ifa_family, text, ifa->ifa_prefixlen, c->arg);
-	return MNL_CB_OK;
-}
-
-int nl_addr_dump(int nsfd, int ifindex,
-		 void (*cb)(int family, const char *addr_text,
-			    unsigned prefixlen, void *arg),
-		 void *arg, char *err, size_t errlen)
-{
-	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
-	struct addr_ctx c = { ifindex, cb, arg };
-	char what[200], nsd[128];
-	struct nlmsghdr *nlh;
-	struct ifaddrmsg *ifa;
-	int rc;
-
-	snprintf(what, sizeof(what), "address dump (ifindex %d) in %s", ifindex,
-		 nl_ns_desc(nsfd, nsd, sizeof(nsd)));
-	if (!cb || ifindex < 0) {
-		snprintf(err, errlen, "%s: %s", what, strerror(EINVAL));
-		return -EINVAL;
-	}
-	nlh = mnl_nlmsg_put_header(req);
-	nlh->nlmsg_type = RTM_GETADDR;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
-	ifa->ifa_family = AF_UNSPEC;
-	rc = nl_oneshot(nsfd, nlh, addr_cb, &c, what, err, errlen);
-	return rc;
+	return rc < 0 ? rc : id;
 }

@@ -1,9 +1,16 @@
-/* nl: rtnetlink helpers (libmnl), every socket made inside a namespace.
+/* nl: the one netlink request path (libmnl messages, our own socket code).
+ *
+ * Every netlink socket of the daemon is an nl_sock: made inside the
+ * namespace it talks to, NETLINK_EXT_ACK on, its own sequence counter.
+ * nl_sock_request() never blocks (see nl.c for why that is enough), and
+ * every received buffer goes through nl_msgs_check() before libmnl sees it.
+ * Link, neighbour and address helpers built on it are in lib/rtnl.h.
  *
  * nsfd is a network namespace fd from netns_open(), or -1 for the daemon's
- * own namespace. Functions that take err/errlen fill it with a message that
- * names the object, the namespace and the errno text (plus the kernel's
- * extended ack text when there is one) and return -errno. */
+ * own namespace (for a thread that has entered another namespace: that
+ * one). Functions that take err/errlen fill it with a message that names
+ * what was asked, the errno text and the kernel's extended ack text when
+ * there is one, and return -errno. */
 #ifndef NICSTALL_NL_H
 #define NICSTALL_NL_H
 
@@ -12,87 +19,65 @@
 
 #include <libmnl/libmnl.h>
 
-/* ---- links ---- */
-
-struct nl_link {
-	int ifindex;
-	char ifname[16];
-	unsigned flags;          /* IFF_* (ifi_flags) */
-	uint8_t operstate;       /* IF_OPER_*; IF_OPER_UNKNOWN when absent */
-	unsigned mtu;
-	int master;              /* ifindex of the master, 0 when none */
-	char kind[32];           /* IFLA_INFO_KIND ("veth", "bond"), "" if none */
-	uint8_t addr[32];        /* IFLA_ADDRESS */
-	unsigned addr_len;
-};
-
-/* Look a link up by name (ifindex == 0) or by index. 0, or -errno
- * (-ENODEV when there is no such link). */
-int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,
-		char *err, size_t errlen);
-
-/* Set IFF_* flags: bits in change are set to their value in flags
- * (RTM_NEWLINK ifi_flags/ifi_change), acked. 0 or -errno. */
-int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
-		      char *err, size_t errlen);
-
-/* Link monitor (RTNLGRP_LINK) of one namespace, non-blocking, for epoll. */
-#define NL_LINK_NEW    1   /* link added or changed (flags, name, mtu...) */
-#define NL_LINK_DEL    2   /* link removed (or moved to another namespace) */
-#define NL_LINK_RESYNC 3   /* events were lost (ENOBUFS): l is NULL; every
-			    * current link follows as NL_LINK_NEW, links not
-			    * reported then are gone */
-struct nl_mon;
-struct nl_mon *nl_mon_open(int nsfd, char *err, size_t errlen);
-int nl_mon_fd(const struct nl_mon *m);
-/* Drain every pending message, calling cb per link event. Never blocks.
- * Returns the number of events delivered, or -errno. */
-int nl_mon_dispatch(struct nl_mon *m,
-		    void (*cb)(const struct nl_link *l, int event, void *arg),
-		    void *arg);
-void nl_mon_close(struct nl_mon *m);
-
-/* ---- neighbours and addresses ---- */
-
-struct nl_neigh {
-	int ifindex;
-	int family;              /* AF_INET, AF_INET6, AF_BRIDGE ... */
-	char addr[64];           /* NDA_DST as text ("" when absent) */
-	char lladdr[32];         /* NDA_LLADDR "aa:bb:..", "" when absent */
-	unsigned state;          /* NUD_* */
-	unsigned flags;          /* NTF_* */
-};
-
-/* Dump the neighbour table (ifindex 0: all links). 0 or -errno. */
-int nl_neigh_dump(int nsfd, int ifindex,
-		  void (*cb)(const struct nl_neigh *n, void *arg), void *arg,
-		  char *err, size_t errlen);
-/* "PERMANENT", "REACHABLE", ... ; several bits joined with '|'. */
-const char *nl_neigh_state_str(unsigned state);
-
-/* Dump IPv4/IPv6 addresses of a link (ifindex 0: all). 0 or -errno. */
-int nl_addr_dump(int nsfd, int ifindex,
-		 void (*cb)(int family, const char *addr_text,
-			    unsigned prefixlen, void *arg),
-		 void *arg, char *err, size_t errlen);
-
-/* ---- building blocks for netlink counter sources (src_netdev) ---- */
-
 /* "own netns" or what the fd points at ("/run/netns/x", "net:[4026...]"). */
 const char *nl_ns_desc(int nsfd, char *buf, size_t len);
 
-/* A long-lived NETLINK_ROUTE socket made in nsfd, NETLINK_EXT_ACK on, with
- * its own sequence counter. groups: RTMGRP_* bits to join (0: none). */
+/* Check a received buffer before any libmnl call touches it: one or more
+ * messages, each nlmsg_len (read as unsigned) at least NLMSG_HDRLEN and no
+ * more than the bytes left, and nothing after the last one but its
+ * alignment padding. Returns the number of messages, or -EBADMSG.
+ * (mnl_nlmsg_ok() casts nlmsg_len to int: 0x80000001 passes it, and the
+ * attribute walk that follows reads past the buffer.) */
+int nl_msgs_check(const void *buf, size_t len);
+
+/* ---- sockets and requests ---- */
+
 struct nl_sock;
-struct nl_sock *nl_sock_open(int nsfd, unsigned groups, char *err,
-			     size_t errlen);
+/* A socket of protocol (NETLINK_ROUTE, NETLINK_GENERIC, NETLINK_SOCK_DIAG,
+ * NETLINK_RDMA, ...) made in nsfd and bound; groups: multicast bits to join
+ * (RTMGRP_*), 0 for none. Non-blocking. NULL with err filled and errno set
+ * (EPROTONOSUPPORT: the kernel has no such netlink family). */
+struct nl_sock *nl_sock_open(int nsfd, int protocol, unsigned groups,
+			     char *err, size_t errlen);
 void nl_sock_close(struct nl_sock *ns);
-/* Send req (nlmsg_seq and NLM_F_ACK are filled in here) and run cb on
- * every reply of that sequence until NLMSG_DONE, the ack or the reply of a
- * non-dump request. On an error reply returns -errno and writes
+/* For epoll (multicast sockets). The fd of a socket that is used for
+ * requests can change: a socket left in an unknown state is remade. */
+int nl_sock_fd(const struct nl_sock *ns);
+
+/* Send req (nlmsg_seq, NLM_F_REQUEST and NLM_F_ACK are set here) and run cb
+ * on every data message of that sequence until NLMSG_DONE, the ack, or cb
+ * returning MNL_CB_STOP (the rest of the reply is thrown away) or
+ * MNL_CB_ERROR (the request fails with errno, or EPROTO). Never waits:
+ * when nothing is queued before the reply is complete it fails with
+ * -ENOMSG. Control messages and other sequences are skipped. cb may be
+ * NULL (acked requests). On an error reply returns -errno and writes
  * "what: <strerror>[: extack]" to err. */
 int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 		    void *arg, const char *what, char *err, size_t errlen);
+
+/* Multicast: take one queued datagram without waiting, check it, and run cb
+ * on each of its messages (control messages skipped). 1 when a datagram was
+ * handled, 0 when nothing is queued, -ENOBUFS when notifications were lost
+ * (the queue overran), -EBADMSG for a malformed datagram (dropped), other
+ * -errno. */
+int nl_sock_recv_events(struct nl_sock *ns, mnl_cb_t cb, void *arg);
+/* Throw away everything queued (bounded). */
+void nl_sock_drain(struct nl_sock *ns);
+
+/* ---- generic netlink ---- */
+
+/* Id of the generic netlink family name ("devlink"), asked with
+ * CTRL_CMD_GETFAMILY once per socket and cached (a missing family too).
+ * > 0, or -errno (-ENOENT: the kernel has no such family). */
+int nl_genl_family(struct nl_sock *ns, const char *name, char *err,
+		   size_t errlen);
+/* Start a request in buf (at least MNL_NLMSG_HDRLEN + 4 bytes, 4-aligned):
+ * header for family, genlmsghdr with cmd and version. Add attributes with
+ * mnl_attr_put_*. */
+struct nlmsghdr *nl_genl_put(void *buf, uint16_t family, uint8_t cmd,
+			     uint8_t version);
+
+/* ---- attribute policy ---- */
 
 /* One attribute validator for every message (iproute2 mnl_utils style).
  * pol[type] gives the expected type (MNL_TYPE_*) and, for MNL_TYPE_BINARY,

@@ -1,14 +1,11 @@
 /* probe_cap: asynchronous flow-filtered libpcap capture on the daemon's loop. */
 #include "probes/probe_cap.h"
 #include "lib/loop.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 #include "lib/netns.h"
 
 #include <errno.h>
 #include <json-c/json.h>
-#include <libmnl/libmnl.h>
-#include <linux/if_link.h>
-#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <stdarg.h>
@@ -16,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,8 +26,7 @@ struct probe_cap {
 	pcap_dumper_t *dumper;
 	int fd;
 	int fd_added;
-	struct mnl_socket *nl;   /* rtnetlink, inside the port's namespace */
-	unsigned nlseq;
+	struct nl_sock *nl;      /* rtnetlink, inside the port's namespace */
 	struct loop_timer *tdur;
 	char ifname[IFNAMSIZ];
 	char nsname[128];
@@ -47,93 +42,17 @@ struct probe_cap {
 };
 
 
-/* ---- rtnetlink: ifi_flags and IFLA_PROMISCUITY of one link ---- */
+/* ---- rtnetlink: ifi_flags and IFLA_PROMISCUITY of the link ---- */
 
-struct link_q {
-	int found;
-	unsigned flags;
-	unsigned promiscuity;
-	int have_promiscuity;
-};
-
-static int link_attr_cb(const struct nlattr *a, void *data)
+/* 0, or -errno (-ENODEV: no such link). On lib/nl: never waits. */
+static int link_query(struct probe_cap *c, struct nl_link *q)
 {
-	struct link_q *q = data;
-
-	if (mnl_attr_get_type(a) == IFLA_PROMISCUITY &&
-	    mnl_attr_validate(a, MNL_TYPE_U32) >= 0) {
-		q->promiscuity = mnl_attr_get_u32(a);
-		q->have_promiscuity = 1;
-	}
-	return MNL_CB_OK;
-}
-
-static int link_msg_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct link_q *q = data;
-	const struct ifinfomsg *ifi;
-
-	if (nlh->nlmsg_type != RTM_NEWLINK ||
-	    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)))
-		return MNL_CB_OK;
-	ifi = mnl_nlmsg_get_payload(nlh);
-	q->flags = ifi->ifi_flags;
-	q->found = 1;
-	mnl_attr_parse(nlh, sizeof(*ifi), link_attr_cb, q);
-	return MNL_CB_OK;
-}
-
-/* 0, or -errno (-ENODEV: no such link). */
-static int link_query(struct probe_cap *c, struct link_q *q)
-{
-	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifi;
-	unsigned seq, portid;
-	int rc;
+	char err[256];
 
 	memset(q, 0, sizeof(*q));
 	if (!c->nl)
 		return -ENOTCONN;
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = seq = ++c->nlseq;
-	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
-	ifi->ifi_family = AF_UNSPEC;
-	mnl_attr_put_strz(nlh, IFLA_IFNAME, c->ifname);
-	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	portid = mnl_socket_get_portid(c->nl);
-	if (mnl_socket_sendto(c->nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(c->nl, buf, sizeof(buf));
-
-		if (n < 0)
-			return -errno;
-		rc = mnl_cb_run(buf, (size_t)n, seq, portid, link_msg_cb, q);
-		if (rc < 0)
-			return errno ? -errno : -EIO;
-		if (q->found)
-			return 0;
-		if (rc == MNL_CB_STOP)
-			return -ENODEV;
-	}
-}
-
-static struct mnl_socket *nl_open_here(void)
-{
-	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	struct timeval tv = { 1, 0 };   /* the kernel answers at once */
-
-	if (!nl)
-		return NULL;
-	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		mnl_socket_close(nl);
-		return NULL;
-	}
-	return nl;
+	return nl_link_query(c->nl, c->ifname, 0, q, err, sizeof(err));
 }
 
 /* ---- capture ---- */
@@ -141,7 +60,7 @@ static struct mnl_socket *nl_open_here(void)
 static void close_capture(struct probe_cap *c)
 {
 	struct pcap_stat st;
-	struct link_q q;
+	struct nl_link q;
 
 	if (c->fd_added) {
 		loop_del_fd(c->l, c->fd);
@@ -275,7 +194,7 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 	char ebuf[PCAP_ERRBUF_SIZE > 512 ? PCAP_ERRBUF_SIZE : 512];
 	struct probe_cap *c;
 	struct bpf_program prog;
-	struct link_q q;
+	struct nl_link q;
 	FILE *f = NULL;
 	char dummy[1];
 	int saved = -1, rc, entered = 0;
@@ -342,6 +261,7 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 		goto fail;
 	}
 
+	c->nl = nl_sock_open(nsfd, NETLINK_ROUTE, 0, ebuf, sizeof(ebuf));
 	/* libpcap opens its PF_PACKET socket in pcap_activate: be inside. */
 	if (netns_enter(nsfd, &saved) < 0) {
 		snprintf(err, errlen, "capture on %s: enter %s: %s", c->ifname,
@@ -349,7 +269,6 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 		goto fail;
 	}
 	entered = 1;
-	c->nl = nl_open_here();
 	if (link_query(c, &q) == 0) {
 		c->res.flags_before = q.flags;
 		c->res.promiscuity_before = q.promiscuity;
@@ -480,8 +399,7 @@ void probe_cap_free(struct probe_cap *c)
 	if (!c->finished)
 		finish(c, "cancelled");
 	loop_timer_free(c->tdur);
-	if (c->nl)
-		mnl_socket_close(c->nl);
+	nl_sock_close(c->nl);
 	free(c);
 }
 

@@ -2,7 +2,7 @@
 #include "probes/reprogram.h"
 #include "lib/json.h"
 #include "lib/loop.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 #include "lib/util.h"
 
 #include <net/if.h>

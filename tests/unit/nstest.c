@@ -3,6 +3,8 @@
 #include "nstest.h"
 
 #include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -62,6 +64,21 @@ int nstest_make_netns(void)
 	return fd;
 }
 
+int nstest_veth(int nsfd, const char *here, const char *addr_here,
+		const char *peer, const char *addr_peer)
+{
+	int pid = (int)getpid(), rc;
+
+	rc = nstest_sh("ip link add %s type veth peer name %s netns /proc/%d/fd/%d && "
+		       "ip addr add %s/24 dev %s && ip link set %s up",
+		       here, peer, pid, nsfd, addr_here, here, here);
+	if (rc)
+		return rc;
+	return nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link set lo up && "
+			 "ip addr add %s/24 dev %s && ip link set %s up'",
+			 pid, nsfd, addr_peer, peer, peer);
+}
+
 void nstest_collect(const struct flow_obs *o, void *arg)
 {
 	struct nstest_obs *l = arg;
@@ -75,4 +92,20 @@ void nstest_msleep(unsigned ms)
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+int nstest_chdir_repo(const char *file)
+{
+	char exe[PATH_MAX];
+	ssize_t n;
+
+	if (access(file, R_OK) == 0)
+		return 0;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	if (chdir(dirname(exe)) < 0 || chdir("../..") < 0)
+		return -1;
+	return access(file, R_OK) == 0 ? 0 : -1;
 }

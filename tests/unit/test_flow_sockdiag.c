@@ -1,4 +1,5 @@
-/* Unit tests: flow_sockdiag (INET_DIAG TCP sockets, selectors, key format).
+/* Unit tests: flow_sockdiag (INET_DIAG TCP sockets, the reply parser, the
+ * flow-source ops table). Selectors are tested in test_flowsel.c.
  * Runs as root in a private network namespace (unshare in group setup). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,15 +19,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/loop.h"
-#include "nstest.h"
+#include <libmnl/libmnl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+
 #include "collectors/flow_sockdiag.h"
+#include "collectors/flowsrc.h"
+#include "guardbuf.h"
+#include "lib/loop.h"
+#include "lib/netns.h"
+#include "nstest.h"
 
 static int host_ns = -1;
-
-
-
-
 
 static int group_setup(void **state)
 {
@@ -296,151 +300,142 @@ static void sockdiag_inode_owner__unknown_inode__enoent(void **state)
 	assert_int_equal(sockdiag_inode_owner(0, &pid, NULL, 0), -EINVAL);
 }
 
-static void flow_sel_parse__good_inputs__fields_set(void **state)
+/* A SOCK_DIAG_BY_FAMILY message as inet_diag builds it: an IPv4 socket
+ * 10.0.0.1:5000 -> 10.0.0.2:6000, ESTABLISHED, 7 bytes unread. */
+static size_t craft_diag(char *buf, size_t len)
 {
-	struct flow_sel s;
-	struct in6_addr a;
-	char err[256];
+	struct inet_diag_msg *m;
+	struct nlmsghdr *nlh;
 
-	(void)state;
-	assert_int_equal(flow_sel_parse("tcp", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.proto, IPPROTO_TCP);
-	assert_int_equal(s.family, 0);
-	assert_int_equal(s.port_lo, 0);
-
-	assert_int_equal(flow_sel_parse("tcp 10.0.0.9/24", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.family, AF_INET);
-	assert_int_equal(s.prefix, 120);
-	inet_pton(AF_INET6, "::ffff:10.0.0.0", &a);
-	assert_memory_equal(&s.addr, &a, 16);
-
-	assert_int_equal(flow_sel_parse("udp port 11111", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.proto, IPPROTO_UDP);
-	assert_int_equal(s.port_lo, 11111);
-	assert_int_equal(s.port_hi, 11111);
-
-	assert_int_equal(flow_sel_parse("tcp 10.77.0.2 port 11111-11120", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.prefix, 128);
-	inet_pton(AF_INET6, "::ffff:10.77.0.2", &a);
-	assert_memory_equal(&s.addr, &a, 16);
-	assert_int_equal(s.port_lo, 11111);
-	assert_int_equal(s.port_hi, 11120);
-
-	assert_int_equal(flow_sel_parse("any", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.proto, 0);
-	assert_int_equal(s.family, 0);
-	assert_int_equal(s.port_lo + s.port_hi, 0);
-
-	assert_int_equal(flow_sel_parse("  port 80  tcp fd00::1:2/64 ", &s, err, sizeof(err)), 0);
-	assert_int_equal(s.family, AF_INET6);
-	assert_int_equal(s.prefix, 64);
-	inet_pton(AF_INET6, "fd00::", &a);
-	assert_memory_equal(&s.addr, &a, 16);
-	assert_int_equal(s.port_lo, 80);
+	memset(buf, 0, len);
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	m = mnl_nlmsg_put_extra_header(nlh, sizeof(*m));
+	m->idiag_family = AF_INET;
+	m->idiag_state = 1;
+	m->id.idiag_sport = htons(5000);
+	m->id.idiag_dport = htons(6000);
+	inet_pton(AF_INET, "10.0.0.1", &m->id.idiag_src[0]);
+	inet_pton(AF_INET, "10.0.0.2", &m->id.idiag_dst[0]);
+	m->idiag_rqueue = 7;
+	m->idiag_inode = 4242;
+	mnl_attr_put_u8(nlh, INET_DIAG_SHUTDOWN, 0);
+	return nlh->nlmsg_len;
 }
 
-static void flow_sel_parse__bad_inputs__error_names_token(void **state)
+static void sockdiag_parse__crafted_reply__flow_then_hostile_lengths_refused(void **state)
 {
-	static const struct {
-		const char *text, *token;
-	} bad[] = {
-		{ "tcpx", "'tcpx'" },
-		{ "tcp 10.0.0.300", "'10.0.0.300'" },
-		{ "tcp 10.0.0.0/33", "'10.0.0.0/33'" },
-		{ "tcp ::1/129", "'::1/129'" },
-		{ "udp port 70000", "'70000'" },
-		{ "udp port 0", "'0'" },
-		{ "udp port 20-10", "'20-10'" },
-		{ "udp port 5x", "'5x'" },
-		{ "tcp port", "'port'" },
-		{ "tcp udp", "'udp'" },
-		{ "tcp 10.0.0.1 10.0.0.2", "'10.0.0.2'" },
-		{ "", "empty" },
-		{ "   ", "empty" },
-	};
-	struct flow_sel s;
-	char err[256];
-	unsigned i;
+	static const uint32_t lens[] = { 0x80000001u, 0x8000000fu, 0xffffffffu };
+	static struct nstest_obs l;
+	char buf[512] __attribute__((aligned(8)));
+	struct flow_sel sel;
+	size_t len;
+	char err[128];
 
 	(void)state;
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		assert_int_equal(flow_sel_parse(bad[i].text, &s, err, sizeof(err)), -EINVAL);
-		if (!strstr(err, bad[i].token))
-			fail_msg("'%s': error '%s' does not name %s", bad[i].text, err, bad[i].token);
+	len = craft_diag(buf, sizeof(buf));
+	l.n = 0;
+	assert_int_equal(sockdiag_parse(buf, len, NULL, 0, 1000000000ull, nstest_collect, &l), 1);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(ntohs(l.o[0].key.sport), 5000);
+	assert_int_equal(l.o[0].unread, 7);
+	assert_int_equal(l.o[0].inode, 4242);
+	assert_int_equal(flow_sel_parse("tcp port 7000", &sel, err, sizeof(err)), 0);
+	assert_int_equal(sockdiag_parse(buf, len, &sel, 1, 1, nstest_collect, &l), 0);
+	assert_int_equal(sockdiag_parse(buf, len - 4, NULL, 0, 1, nstest_collect, &l), -EBADMSG);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		void *g;
+
+		((struct nlmsghdr *)buf)->nlmsg_len = lens[i];
+		g = guardbuf_new(buf, len);
+		assert_non_null(g);
+		l.n = 0;
+		assert_int_equal(sockdiag_parse(g, len, NULL, 0, 1, nstest_collect, &l), -EBADMSG);
+		assert_int_equal(l.n, 0);
+		guardbuf_free(g, len);
 	}
 }
 
-static struct flow_key mkkey(const char *s, unsigned sp, const char *d, unsigned dp, uint8_t proto)
+/* The ops table on a veth into a test namespace: a server socket there,
+ * its client here; the source made for that namespace sees the server's
+ * end only, with the selectors copied at open. */
+static void flow_src_sock_ops__veth_test_namespace__server_end_only(void **state)
 {
-	struct flow_key k;
-	struct in_addr a4;
-
-	memset(&k, 0, sizeof(k));
-	if (inet_pton(AF_INET, s, &a4) == 1) {
-		k.saddr.s6_addr[10] = k.saddr.s6_addr[11] = 0xff;
-		memcpy(&k.saddr.s6_addr[12], &a4, 4);
-		inet_pton(AF_INET, d, &a4);
-		k.daddr.s6_addr[10] = k.daddr.s6_addr[11] = 0xff;
-		memcpy(&k.daddr.s6_addr[12], &a4, 4);
-	} else {
-		inet_pton(AF_INET6, s, &k.saddr);
-		inet_pton(AF_INET6, d, &k.daddr);
-	}
-	k.sport = htons((uint16_t)sp);
-	k.dport = htons((uint16_t)dp);
-	k.proto = proto;
-	return k;
-}
-
-static void flow_sel_match__selectors__either_end_and_any(void **state)
-{
-	struct flow_key k = mkkey("10.77.0.1", 40000, "10.77.0.2", 11111, IPPROTO_TCP);
-	struct flow_key k6 = mkkey("fd00::1", 40000, "fd00::2", 11111, IPPROTO_TCP);
-	struct flow_sel s[2];
+	static struct nstest_obs l;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(11111) };
+	struct flow_src s = { .ops = &flow_src_sock_ops };
+	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "sdv1" };
+	struct flow_sel sel[2];
+	int nsfd, ls, cs, ss, one = 1, n = -1;
 	char err[256];
 
 	(void)state;
-	assert_int_equal(flow_sel_match(NULL, 0, &k), 1);
-	assert_int_equal(flow_sel_parse("tcp 10.77.0.2 port 11111-11120", &s[0], err, sizeof(err)), 0);
-	assert_int_equal(flow_sel_match(s, 1, &k), 1);
-	k.proto = IPPROTO_UDP;
-	assert_int_equal(flow_sel_match(s, 1, &k), 0);
-	k = mkkey("10.77.0.2", 11115, "10.77.0.9", 5, IPPROTO_TCP);    /* reversed ends */
-	assert_int_equal(flow_sel_match(s, 1, &k), 1);
-	k = mkkey("10.77.0.1", 40000, "10.77.0.2", 11121, IPPROTO_TCP);
-	assert_int_equal(flow_sel_match(s, 1, &k), 0);
-	k = mkkey("10.77.1.2", 40000, "10.77.0.3", 11111, IPPROTO_TCP);
-	assert_int_equal(flow_sel_match(s, 1, &k), 0);
-	assert_int_equal(flow_sel_parse("udp", &s[1], err, sizeof(err)), 0);
-	assert_int_equal(flow_sel_match(s, 1, &k), 0);
-	k.proto = IPPROTO_UDP;
-	assert_int_equal(flow_sel_match(s, 2, &k), 1);  /* second selector */
-	assert_int_equal(flow_sel_parse("tcp 10.0.0.0/8", &s[0], err, sizeof(err)), 0);
-	assert_int_equal(flow_sel_match(s, 1, &k6), 0); /* IPv4 prefix, IPv6 flow */
-	k.proto = IPPROTO_TCP;
-	assert_int_equal(flow_sel_match(s, 1, &k), 1);
-	assert_int_equal(flow_sel_parse("fd00::/120", &s[0], err, sizeof(err)), 0);
-	assert_int_equal(flow_sel_match(s, 1, &k6), 1);
-	assert_int_equal(flow_sel_match(s, 1, &k), 0);
+	assert_string_equal(flow_src_sock_ops.name, "sock");
+	assert_int_equal(flow_src_sock_ops.kind, FLOW_SRC_SOCK);
+	assert_int_equal(flow_src_sock_ops.host, 0);
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_veth(nsfd, "sdv0", "10.77.9.1", "sdv1", "10.77.9.2"), 0);
+	inet_pton(AF_INET, "10.77.9.2", &a.sin_addr);
+	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
+	assert_true(ls >= 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(ls, 4), 0);
+	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
+	ss = accept(ls, NULL, NULL);
+	assert_true(ss >= 0);
+
+	assert_int_equal(flow_sel_parse("tcp port 11111", &sel[0], err, sizeof(err)), 0);
+	ctx.netns_fd = nsfd;
+	ctx.sel = sel;
+	ctx.nsel = 1;
+	assert_int_equal(s.ops->open(&s, &ctx), 0);
+	assert_ptr_equal(s.ops, &flow_src_sock_ops);
+	assert_non_null(s.priv);
+	assert_int_equal(flow_sel_parse("udp", &sel[0], err, sizeof(err)), 0);  /* copied */
+	for (int i = 0; i < 100 && n != 1; i++) {
+		l.n = 0;
+		n = s.ops->poll(&s, nstest_collect, &l);
+		if (n != 1)
+			nstest_msleep(10);
+	}
+	if (n < 0)
+		fail_msg("poll: %s", s.err);
+	assert_int_equal(n, 1);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(l.o[0].src, FLOW_SRC_SOCK);
+	assert_int_equal(ntohs(l.o[0].key.sport), 11111);      /* the server end */
+	assert_int_equal(l.o[0].key.saddr.s6_addr[15], 2);
+	assert_int_equal(l.o[0].state, 1);
+	s.ops->close(&s);
+	assert_null(s.priv);
+
+	/* no selectors: every flow of that namespace, still only the one */
+	ctx.nsel = 0;
+	ctx.sel = NULL;
+	assert_int_equal(s.ops->open(&s, &ctx), 0);
+	l.n = 0;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 1);
+	s.ops->close(&s);
+	close(ss);
+	close(cs);
+	close(ls);
+	close(nsfd);
+	nstest_sh("ip link del sdv0 2>/dev/null");
 }
 
-static void flow_key_format__v4_v6__text(void **state)
+static void flow_src_sock_ops__bad_namespace__error_in_err(void **state)
 {
-	struct flow_key k = mkkey("10.77.0.1", 40000, "10.77.0.2", 11111, IPPROTO_TCP);
-	char buf[128], small[8];
+	struct flow_src s = { .ops = &flow_src_sock_ops };
+	struct flow_src_ctx ctx = { .netns_fd = 9999 };
 
 	(void)state;
-	assert_int_equal(flow_key_format(&k, buf, sizeof(buf)), (int)strlen("tcp 10.77.0.1:40000 -> 10.77.0.2:11111"));
-	assert_string_equal(buf, "tcp 10.77.0.1:40000 -> 10.77.0.2:11111");
-	k = mkkey("fd00::1", 5, "fe80::2", 6, IPPROTO_UDP);
-	flow_key_format(&k, buf, sizeof(buf));
-	assert_string_equal(buf, "udp [fd00::1]:5 -> [fe80::2]:6");
-	k.proto = 132;
-	flow_key_format(&k, buf, sizeof(buf));
-	assert_string_equal(buf, "proto 132 [fd00::1]:5 -> [fe80::2]:6");
-	assert_true(flow_key_format(&k, small, sizeof(small)) > (int)sizeof(small));
-	assert_string_equal(small, "proto 1");
+	assert_true(s.ops->open(&s, &ctx) < 0);
+	assert_non_null(strstr(s.err, "sock_diag"));
+	assert_null(s.priv);
 }
 
 int main(void)
@@ -452,10 +447,9 @@ int main(void)
 		cmocka_unit_test(sockdiag_open__other_namespace__does_not_see_flow),
 		cmocka_unit_test(sockdiag_inode_owner__own_socket__finds_own_pid),
 		cmocka_unit_test(sockdiag_inode_owner__unknown_inode__enoent),
-		cmocka_unit_test(flow_sel_parse__good_inputs__fields_set),
-		cmocka_unit_test(flow_sel_parse__bad_inputs__error_names_token),
-		cmocka_unit_test(flow_sel_match__selectors__either_end_and_any),
-		cmocka_unit_test(flow_key_format__v4_v6__text),
+		cmocka_unit_test(sockdiag_parse__crafted_reply__flow_then_hostile_lengths_refused),
+		cmocka_unit_test(flow_src_sock_ops__veth_test_namespace__server_end_only),
+		cmocka_unit_test(flow_src_sock_ops__bad_namespace__error_in_err),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

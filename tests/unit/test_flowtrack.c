@@ -32,15 +32,14 @@
 #include "collectors/flowtrack.h"
 #include "collectors/flowtrack_api.h"
 #include "collectors/flows.h"
+#include "collectors/flowsel.h"
+#include "collectors/flowsrc.h"
+#include "lib/netns.h"
 
 static char state_dir[64];
 static char netns_name[64];
 static int bpf_ok;
 static char bpf_why[256];
-
-
-
-
 
 /* Output of a shell command (in our namespace). */
 static const char *sh(const char *fmt, ...)
@@ -610,6 +609,76 @@ static void flowtrack_attach__bogus_ifindex__fails_with_message(void **state)
 	assert_non_null(strstr(err, "ifindex 99999"));
 }
 
+/* The ops table on a veth into a test namespace: open finds the peer's
+ * ifindex from its name, clears stale filters and attaches with the
+ * selectors; poll counts the datagrams that reached the peer; close takes
+ * the filters and the qdisc away. */
+static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(void **state)
+{
+	static struct nstest_obs l;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9999) };
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "ftv1" };
+	const struct flow_obs *o;
+	struct flow_sel sel;
+	char err[256], buf[64];
+	int nsfd, rfd, tfd, pid = (int)getpid();
+
+	(void)state;
+	assert_string_equal(flow_src_bpf_ops.name, "bpf");
+	assert_int_equal(flow_src_bpf_ops.kind, FLOW_SRC_BPF);
+	assert_int_equal(flow_src_bpf_ops.host, 0);
+	if (!bpf_ok)
+		skip();
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_veth(nsfd, "ftv0", "10.77.8.1", "ftv1", "10.77.8.2"), 0);
+	inet_pton(AF_INET, "10.77.8.2", &to.sin_addr);
+	rfd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);
+	assert_true(rfd >= 0);
+	assert_int_equal(bind(rfd, (struct sockaddr *)&to, sizeof(to)), 0);
+	tfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(tfd >= 0);
+
+	assert_int_equal(flow_sel_parse("udp port 9999", &sel, err, sizeof(err)), 0);
+	ctx.netns_fd = nsfd;
+	ctx.sel = &sel;
+	ctx.nsel = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	assert_ptr_equal(s.ops, &flow_src_bpf_ops);
+	memset(&sel, 0, sizeof(sel));           /* open took its own copy */
+	assert_non_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftv1 ingress",
+				  pid, nsfd), "ft_ingress"));
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(sendto(tfd, "ping", 4, 0, (struct sockaddr *)&to, sizeof(to)), 4);
+		assert_int_equal(recv(rfd, buf, sizeof(buf), 0), 4);
+	}
+	l.n = 0;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 1);
+	o = find(&l, IPPROTO_UDP, 9999, local_port(tfd));
+	assert_non_null(o);
+	assert_int_equal(o->src, FLOW_SRC_BPF);
+	assert_int_equal(o->rx_msgs, 5);
+	assert_int_equal(o->rx_bytes, 5 * (14 + 20 + 8 + 4));
+	assert_int_equal(o->tx_msgs, 0);
+	s.ops->close(&s);
+	assert_null(s.priv);
+	assert_string_equal(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftv1 ingress",
+			       pid, nsfd), "");
+	assert_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc qdisc show dev ftv1", pid, nsfd),
+			   "clsact"));
+	/* an interface that is not there: a message, nothing attached */
+	ctx.ifname = "nosuch0";
+	assert_true(s.ops->open(&s, &ctx) < 0);
+	assert_non_null(strstr(s.err, "nosuch0"));
+	assert_null(s.priv);
+	close(tfd);
+	close(rfd);
+	close(nsfd);
+	sh("ip link del ftv0 2>/dev/null");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +695,7 @@ int main(void)
 		cmocka_unit_test(flowtrack_cleanup_stale__foreign_filter__left_alone),
 		cmocka_unit_test(flowtrack_attach__other_namespace__filters_land_there),
 		cmocka_unit_test(flowtrack_attach__bogus_ifindex__fails_with_message),
+		cmocka_unit_test(flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

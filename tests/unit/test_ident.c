@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,6 +22,8 @@
 #include <linux/genetlink.h>
 
 #include "collectors/ident.h"
+#include "guardbuf.h"
+#include "nstest.h"
 #include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -34,27 +35,12 @@
 static int have_netns;   /* group setup made a namespace with t0/t1 */
 static char tmpdir[64];
 
-static void to_repo_root(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (access(ISSUE8, R_OK) == 0)
-		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	if (chdir(dirname(exe)) == 0 && chdir("../..") == 0)
-		return;
-}
-
 static int group_setup(void **state)
 {
 	char cmd[256];
 
 	(void)state;
-	to_repo_root();
+	nstest_chdir_repo(ISSUE8);
 	strcpy(tmpdir, "/tmp/test_ident.XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return -1;
@@ -323,6 +309,35 @@ static void ident_parse_devlink_info__bad_nest__einval(void **state)
 	assert_string_equal(id.psid, "");
 }
 
+/* Fuzz crash (issue #12, item 9): nlmsg_len 0x80000001 passes
+ * mnl_nlmsg_ok() (it compares as int), and the attribute walk that follows
+ * read past the buffer. The reply sits at the end of a page followed by an
+ * unmapped one, so any read past it faults. */
+static void ident_parse_devlink_info__nlmsg_len_over_int_max__einval_no_read_past(void **state)
+{
+	static const uint32_t lens[] = { 0x80000001u, 0x80000004u, 0x8000000fu, 0xffffffffu };
+	char buf[1024];
+	struct ident id;
+	size_t len;
+
+	(void)state;
+	len = craft_info(buf, 1);
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		struct nlmsghdr *nlh;
+		void *g;
+
+		((struct nlmsghdr *)buf)->nlmsg_len = lens[i];
+		g = guardbuf_new(buf, len);
+		assert_non_null(g);
+		nlh = g;
+		assert_int_equal(nlh->nlmsg_len, lens[i]);
+		memset(&id, 0, sizeof(id));
+		assert_int_equal(ident_parse_devlink_info(g, len, &id), -EINVAL);
+		assert_string_equal(id.psid, "");
+		guardbuf_free(g, len);
+	}
+}
+
 /* ---- live ---- */
 
 static void ident_query__veth_in_private_netns__driver_veth(void **state)
@@ -401,6 +416,7 @@ int main(void)
 		cmocka_unit_test(ident_to_json__fields__only_non_empty),
 		cmocka_unit_test(ident_parse_devlink_info__mlx5_reply__psid_and_running),
 		cmocka_unit_test(ident_parse_devlink_info__bad_nest__einval),
+		cmocka_unit_test(ident_parse_devlink_info__nlmsg_len_over_int_max__einval_no_read_past),
 		cmocka_unit_test(ident_query__veth_in_private_netns__driver_veth),
 		cmocka_unit_test(ident_query__missing_interface__enodev),
 		cmocka_unit_test(ident_query__loopback__no_error),

@@ -16,15 +16,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+#include <linux/genetlink.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
 #include "nstest.h"
-#include "lib/nl.h"
+#include "lib/rtnl.h"
 
 static int nsb = -1;
 
@@ -179,7 +182,7 @@ static void nl_sock_request__kernel_rejects__extack_text_in_err(void **state)
 	char err[256];
 
 	(void)state;
-	ns = nl_sock_open(-1, 0, err, sizeof(err));
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
 	assert_non_null(ns);
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = RTM_NEWLINK;
@@ -231,7 +234,7 @@ static void nl_sock_request__aborted_dump__next_request_clean(void **state)
 	/* enough links that the dump needs several reads */
 	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link add a$i type veth "
 			    "peer name b$i\"; done | ip -batch -"), 0);
-	ns = nl_sock_open(-1, 0, err, sizeof(err));
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
 	assert_non_null(ns);
 	put_link_dump(buf);
 	assert_int_equal(nl_sock_request(ns, (struct nlmsghdr *)buf, abort_cb, &n,
@@ -247,6 +250,146 @@ static void nl_sock_request__aborted_dump__next_request_clean(void **state)
 	nl_sock_close(ns);
 	assert_int_equal(nstest_sh("for i in $(seq 1 30); do echo \"link del a$i\"; done "
 			    "| ip -batch -"), 0);
+}
+
+/* ---- nl_msgs_check, sockets of any protocol, never waiting ---- */
+
+static void nl_msgs_check__lengths__counted_or_ebadmsg(void **state)
+{
+	uint32_t buf[64] = { 0 };
+	struct nlmsghdr *a = (void *)buf, *b;
+
+	(void)state;
+	a->nlmsg_len = NLMSG_HDRLEN + 5;                /* padded to 24 */
+	b = (void *)((char *)buf + 24);
+	b->nlmsg_len = NLMSG_HDRLEN;
+	assert_int_equal(nl_msgs_check(buf, 24 + 16), 2);
+	assert_int_equal(nl_msgs_check(buf, 21), 1);       /* last one unpadded */
+	assert_int_equal(nl_msgs_check(buf, 24 + 15), -EBADMSG); /* cut header */
+	assert_int_equal(nl_msgs_check(buf, 24 + 16 + 4), -EBADMSG); /* junk tail */
+	assert_int_equal(nl_msgs_check(buf, 0), -EBADMSG);
+	assert_int_equal(nl_msgs_check(NULL, 16), -EBADMSG);
+	assert_int_equal(nl_msgs_check(buf, 20), -EBADMSG); /* 21 > 20 */
+	b->nlmsg_len = 8;                                   /* < NLMSG_HDRLEN */
+	assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+	b->nlmsg_len = 0;
+	assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+	/* lengths that pass mnl_nlmsg_ok(), which compares them as int */
+	for (uint32_t l = 0x80000001u; l <= 0x8000000fu; l++) {
+		b->nlmsg_len = l;
+		assert_true(mnl_nlmsg_ok(b, 16));
+		assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+	}
+	b->nlmsg_len = 0xffffffffu;
+	assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A socket filter that drops everything: the kernel answers, but nothing
+ * reaches the queue (netlink_unicast() runs sk_filter()). The request must
+ * fail at once instead of waiting for what will never come. */
+static void nl_sock_request__reply_filtered_out__enomsg_at_once(void **state)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+	char buf[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));
+	struct nl_sock *ns;
+	char err[256];
+	uint64_t t0;
+	int n = 0;
+
+	(void)state;
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
+	assert_non_null(ns);
+	assert_int_equal(setsockopt(nl_sock_fd(ns), SOL_SOCKET, SO_ATTACH_FILTER,
+				    &prog, sizeof(prog)), 0);
+	put_link_dump(buf);
+	t0 = mono_ms();
+	assert_int_equal(nl_sock_request(ns, (struct nlmsghdr *)buf, count_cb, &n,
+					 "link dump", err, sizeof(err)), -ENOMSG);
+	assert_true(mono_ms() - t0 < 100);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(err, "link dump"));
+	assert_non_null(strstr(err, "none is coming"));
+	/* the same socket works again without the filter */
+	assert_int_equal(setsockopt(nl_sock_fd(ns), SOL_SOCKET, SO_DETACH_FILTER,
+				    &prog, sizeof(prog)), 0);
+	put_link_dump(buf);
+	assert_int_equal(nl_sock_request(ns, (struct nlmsghdr *)buf, count_cb, &n,
+					 "link dump", err, sizeof(err)), 0);
+	assert_int_equal(n, 3);                     /* lo, t0, t1 */
+	nl_sock_close(ns);
+}
+
+static void nl_genl_family__ctrl_and_absent__resolved_once(void **state)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+	struct nl_sock *ns;
+	char err[256];
+
+	(void)state;
+	ns = nl_sock_open(-1, NETLINK_GENERIC, 0, err, sizeof(err));
+	assert_non_null(ns);
+	assert_int_equal(nl_genl_family(ns, "nlctrl", err, sizeof(err)), GENL_ID_CTRL);
+	assert_int_equal(nl_genl_family(ns, "nosuchfamily", err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "nosuchfamily"));
+	/* cached: answered with every reply dropped */
+	assert_int_equal(setsockopt(nl_sock_fd(ns), SOL_SOCKET, SO_ATTACH_FILTER,
+				    &prog, sizeof(prog)), 0);
+	assert_int_equal(nl_genl_family(ns, "nlctrl", err, sizeof(err)), GENL_ID_CTRL);
+	assert_int_equal(nl_genl_family(ns, "nosuchfamily", err, sizeof(err)), -ENOENT);
+	assert_int_equal(nl_genl_family(ns, "devlink", err, sizeof(err)), -ENOMSG);
+	assert_int_equal(nl_genl_family(ns, "", err, sizeof(err)), -EINVAL);
+	nl_sock_close(ns);
+}
+
+static void nl_sock_open__protocols__made_or_named_error(void **state)
+{
+	struct nl_sock *ns;
+	char err[256] = "";
+
+	(void)state;
+	ns = nl_sock_open(nsb, NETLINK_SOCK_DIAG, 0, err, sizeof(err));
+	assert_non_null(ns);
+	assert_true(nl_sock_fd(ns) >= 0);
+	nl_sock_close(ns);
+	ns = nl_sock_open(-1, NETLINK_RDMA, 0, err, sizeof(err));
+	if (ns) {
+		nl_sock_close(ns);   /* a kernel with RDMA netlink */
+		return;
+	}
+	assert_int_equal(errno, EPROTONOSUPPORT);
+	assert_non_null(strstr(err, "NETLINK_RDMA socket in own netns"));
+	assert_non_null(strstr(err, strerror(EPROTONOSUPPORT)));
+}
+
+static void nl_link_query__kept_socket_other_namespace__promiscuity(void **state)
+{
+	struct nl_sock *ns;
+	struct nl_link l;
+	char err[256];
+
+	(void)state;
+	ns = nl_sock_open(nsb, NETLINK_ROUTE, 0, err, sizeof(err));
+	assert_non_null(ns);
+	assert_int_equal(nl_link_query(ns, "x0", 0, &l, err, sizeof(err)), 0);
+	assert_true(l.have_promiscuity);
+	assert_int_equal(l.promiscuity, 0);
+	assert_int_equal(nl_link_query(ns, "t0", 0, &l, err, sizeof(err)), -ENODEV);
+	assert_non_null(strstr(err, "get link t0"));
+	assert_int_equal(nstest_sh(NSB "ip link set x0 promisc on", (int)getpid(), nsb), 0);
+	assert_int_equal(nl_link_query(ns, "x0", 0, &l, err, sizeof(err)), 0);
+	assert_int_equal(l.promiscuity, 1);
+	assert_int_equal(nstest_sh(NSB "ip link set x0 promisc off", (int)getpid(), nsb), 0);
+	nl_sock_close(ns);
 }
 
 /* ---- nl_mon ---- */
@@ -501,6 +644,11 @@ int main(void)
 		cmocka_unit_test(nl_link_set_flags__absent__enodev_in_err),
 		cmocka_unit_test(nl_sock_request__kernel_rejects__extack_text_in_err),
 		cmocka_unit_test(nl_sock_request__aborted_dump__next_request_clean),
+		cmocka_unit_test(nl_msgs_check__lengths__counted_or_ebadmsg),
+		cmocka_unit_test(nl_sock_request__reply_filtered_out__enomsg_at_once),
+		cmocka_unit_test(nl_genl_family__ctrl_and_absent__resolved_once),
+		cmocka_unit_test(nl_sock_open__protocols__made_or_named_error),
+		cmocka_unit_test(nl_link_query__kept_socket_other_namespace__promiscuity),
 		cmocka_unit_test(nl_mon_dispatch__link_added_renamed_deleted__events),
 		cmocka_unit_test(nl_mon_dispatch__other_namespace__only_its_events),
 		cmocka_unit_test(nl_mon_dispatch__overrun__resync_then_every_link),

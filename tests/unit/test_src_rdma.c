@@ -1,6 +1,7 @@
-/* Unit tests for collectors/src_rdma.c (sysfs and netlink RDMA counter
- * sources) and collectors/rdma_disc.c, on the real mlx5_0 sysfs tree
- * (prometheus/procfs ttar fixture) unpacked by tests/tools/ttar-unpack. */
+/* Unit tests for collectors/src_rdma.c (the sysfs RDMA counter source) and
+ * collectors/rdma_disc.c, on the real mlx5_0 sysfs tree (prometheus/procfs
+ * ttar fixture) unpacked by tests/tools/ttar-unpack. The netlink source is
+ * tested in test_src_rdma_nl.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,20 +18,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <libmnl/libmnl.h>
-#include <rdma/rdma_netlink.h>
 
 #include "collectors/counters.h"
 #include "lib/log.h"
 #include "collectors/rdma_disc.h"
 #include "collectors/src_rdma.h"
+#include "nstest.h"
 
 /* Paths here are short temp names; a truncated one fails the test anyway. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #define TTAR "tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt"
 #define SHOWC "tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_cx4lx-ofed5.0_show_counters.txt"
-#define RDMASTAT "tests/fixtures/real/rdma-statistic-show_mlx5_hw_counters.txt"
 
 struct fx {
 	char dir[64];
@@ -41,23 +39,6 @@ struct fx {
 	struct src_ctx ctx;
 	int opened;
 };
-
-/* Tests run from the repo root; else find it from the binary's path. */
-static void to_repo_root(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (access(TTAR, R_OK) == 0)
-		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = '\0';
-	/* BUILD/tests/test_x -> repo root is ../.. of the binary's dir */
-	assert_int_equal(chdir(dirname(exe)), 0);
-	assert_int_equal(chdir("../.."), 0);
-	assert_int_equal(access(TTAR, R_OK), 0);
-}
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -99,7 +80,7 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
-	to_repo_root();
+	assert_int_equal(nstest_chdir_repo(TTAR), 0);
 	strcpy(f->dir, "/tmp/test_src_rdma.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	unpack(TTAR, f->dir);
@@ -568,237 +549,6 @@ static void ttar_unpack__fixture__exact_bytes_and_modes(void **state)
 	assert_int_not_equal(system(cmd), 0);
 }
 
-/* ---- netlink ---- */
-
-static void src_rdma_nl_build_stat_get__dev_and_port__attrs(void **state)
-{
-	char buf[256];
-	size_t n;
-	const struct nlmsghdr *nlh = (const void *)buf;
-	const struct nlattr *a;
-	uint32_t dev = 0, port = 0;
-	unsigned seen = 0;
-
-	(void)state;
-	assert_int_equal(src_rdma_nl_build_stat_get(buf, 8, 1, 3, 1), 0);
-	n = src_rdma_nl_build_stat_get(buf, sizeof(buf), 77, 3, 2);
-	assert_true(n > 0);
-	assert_int_equal(nlh->nlmsg_len, n);
-	assert_int_equal(nlh->nlmsg_type, (RDMA_NL_NLDEV << 10) + RDMA_NLDEV_CMD_STAT_GET);
-	assert_int_equal(nlh->nlmsg_seq, 77);
-	assert_true(nlh->nlmsg_flags & NLM_F_REQUEST);
-	mnl_attr_for_each(a, nlh, 0) {
-		seen++;
-		if (mnl_attr_get_type(a) == RDMA_NLDEV_ATTR_DEV_INDEX)
-			dev = mnl_attr_get_u32(a);
-		if (mnl_attr_get_type(a) == RDMA_NLDEV_ATTR_PORT_INDEX)
-			port = mnl_attr_get_u32(a);
-	}
-	assert_int_equal(seen, 2);
-	assert_int_equal(dev, 3);
-	assert_int_equal(port, 2);
-}
-
-/* Counters of "link mlx5_0/1" from the recorded `rdma statistic show`. */
-static unsigned load_rdma_stat(char names[][64], unsigned long long *vals, unsigned max)
-{
-	FILE *fp = fopen(RDMASTAT, "r");
-	static char line[8192];
-	unsigned n = 0;
-
-	assert_non_null(fp);
-	while (fgets(line, sizeof(line), fp)) {
-		char *save, *tok;
-
-		if (strncmp(line, "link mlx5_0/1 ", 14))
-			continue;
-		tok = strtok_r(line + 14, " \n", &save);
-		while (tok && n < max) {
-			char *v = strtok_r(NULL, " \n", &save);
-
-			assert_non_null(v);
-			snprintf(names[n], 64, "%s", tok);
-			vals[n++] = strtoull(v, NULL, 10);
-			tok = strtok_r(NULL, " \n", &save);
-		}
-	}
-	fclose(fp);
-	return n;
-}
-
-/* A STAT_GET reply as the kernel builds it (nldev.c): handle, port, then the
- * hwcounters nest of entries {name, PAD, u64 value}, plus an attribute from
- * a newer kernel that must be skipped. */
-static size_t craft_reply(char *buf, size_t len, char names[][64],
-			  const unsigned long long *vals, unsigned n)
-{
-	struct nlmsghdr *nlh;
-	struct nlattr *nest, *e;
-
-	memset(buf, 0, len);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = (RDMA_NL_NLDEV << 10) + RDMA_NLDEV_CMD_STAT_GET;
-	nlh->nlmsg_seq = 5;
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 3);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_0");
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
-	mnl_attr_put_u32(nlh, 0x3ff, 0xdead);   /* unknown: skipped */
-	nest = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-	for (unsigned i = 0; i < n; i++) {
-		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, names[i]);
-		mnl_attr_put(nlh, RDMA_NLDEV_ATTR_PAD, 0, "");
-		mnl_attr_put_u64(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, vals[i]);
-		mnl_attr_nest_end(nlh, e);
-	}
-	mnl_attr_nest_end(nlh, nest);
-	return nlh->nlmsg_len;
-}
-
-static void src_rdma_nl_parse_stat__recorded_counters__all_values(void **state)
-{
-	static char names[64][64];
-	static unsigned long long vals[64];
-	static char buf[16384];
-	static struct src_rdma_nl_stat st;
-	char err[256] = "";
-	unsigned n;
-	size_t len;
-
-	(void)state;
-	n = load_rdma_stat(names, vals, 64);
-	assert_int_equal(n, 29);
-	len = craft_reply(buf, sizeof(buf), names, vals, n);
-	assert_int_equal(src_rdma_nl_parse_stat(buf, len, &st, err, sizeof(err)), 0);
-	assert_int_equal(st.dev_index, 3);
-	assert_int_equal(st.port, 1);
-	assert_int_equal(st.n, n);
-	for (unsigned i = 0; i < n; i++) {
-		assert_string_equal(st.name[i], names[i]);
-		assert_int_equal(st.val[i], vals[i]);
-	}
-	assert_string_equal(st.name[3], "out_of_buffer");
-	assert_int_equal(st.val[3], 135);
-}
-
-static void src_rdma_nl_parse_stat__malformed__einval(void **state)
-{
-	static char names[2][64] = { "out_of_buffer", "packet_seq_err" };
-	static const unsigned long long vals[2] = { 1ull << 40, 7 };
-	static char buf[4096];
-	static struct src_rdma_nl_stat st;
-	struct nlmsghdr *nlh = (void *)buf;
-	char err[256];
-	size_t len;
-
-	(void)state;
-	len = craft_reply(buf, sizeof(buf), names, vals, 2);
-	assert_int_equal(src_rdma_nl_parse_stat(buf, len, &st, err, sizeof(err)), 0);
-	assert_int_equal(st.val[0], 1ull << 40);
-	/* truncated buffer */
-	assert_int_equal(src_rdma_nl_parse_stat(buf, len - 8, &st, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "truncated"));
-	assert_int_equal(src_rdma_nl_parse_stat(buf, 4, &st, err, sizeof(err)), -EINVAL);
-	/* no hwcounters nest */
-	nlh = mnl_nlmsg_put_header(buf);
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 3);
-	assert_int_equal(src_rdma_nl_parse_stat(buf, nlh->nlmsg_len, &st, err, sizeof(err)), -EINVAL);
-	assert_non_null(strstr(err, "HWCOUNTERS"));
-	/* entry without a value */
-	{
-		struct nlattr *nest, *e;
-
-		nlh = mnl_nlmsg_put_header(buf);
-		nest = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
-		mnl_attr_nest_end(nlh, e);
-		mnl_attr_nest_end(nlh, nest);
-		assert_int_equal(src_rdma_nl_parse_stat(buf, nlh->nlmsg_len, &st, err, sizeof(err)),
-				 -EINVAL);
-		assert_non_null(strstr(err, "lacks a value"));
-	}
-	/* value of the wrong size, name not NUL-terminated, name too long */
-	{
-		struct nlattr *nest, *e;
-		char longname[100];
-
-		nlh = mnl_nlmsg_put_header(buf);
-		nest = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, "x");
-		mnl_attr_put_u16(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, 1);
-		mnl_attr_nest_end(nlh, e);
-		mnl_attr_nest_end(nlh, nest);
-		assert_int_equal(src_rdma_nl_parse_stat(buf, nlh->nlmsg_len, &st, err, sizeof(err)),
-				 -EINVAL);
-
-		nlh = mnl_nlmsg_put_header(buf);
-		nest = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		mnl_attr_put(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, 4, "abcd");
-		mnl_attr_put_u64(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, 1);
-		mnl_attr_nest_end(nlh, e);
-		mnl_attr_nest_end(nlh, nest);
-		assert_int_equal(src_rdma_nl_parse_stat(buf, nlh->nlmsg_len, &st, err, sizeof(err)),
-				 -EINVAL);
-
-		memset(longname, 'a', sizeof(longname) - 1);
-		longname[sizeof(longname) - 1] = '\0';
-		nlh = mnl_nlmsg_put_header(buf);
-		nest = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
-		e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY);
-		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, longname);
-		mnl_attr_put_u64(nlh, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, 1);
-		mnl_attr_nest_end(nlh, e);
-		mnl_attr_nest_end(nlh, nest);
-		assert_int_equal(src_rdma_nl_parse_stat(buf, nlh->nlmsg_len, &st, err, sizeof(err)),
-				 -EINVAL);
-		assert_non_null(strstr(err, "bad counter name"));
-	}
-}
-
-static void src_rdma_nl_parse_dev__get_reply__index_and_name(void **state)
-{
-	char buf[512], name[64], err[128];
-	struct nlmsghdr *nlh;
-	uint32_t idx = 0;
-
-	(void)state;
-	nlh = mnl_nlmsg_put_header(buf);
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 7);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, "rocep8s0f0");
-	assert_int_equal(src_rdma_nl_parse_dev(buf, nlh->nlmsg_len, &idx, name,
-					       sizeof(name), err, sizeof(err)), 0);
-	assert_int_equal(idx, 7);
-	assert_string_equal(name, "rocep8s0f0");
-	assert_int_equal(src_rdma_nl_parse_dev(buf, nlh->nlmsg_len, &idx, name, 4,
-					       err, sizeof(err)), -EINVAL);
-	nlh = mnl_nlmsg_put_header(buf);
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 7);
-	assert_int_equal(src_rdma_nl_parse_dev(buf, nlh->nlmsg_len, &idx, name,
-					       sizeof(name), err, sizeof(err)), -EINVAL);
-}
-
-static void src_rdma_nl_open__no_rdma_netlink__clean_error(void **state)
-{
-	struct fx *f = *state;
-	struct src s = { .ops = &src_rdma_nl_ops };
-	int rc;
-
-	assert_string_equal(src_rdma_nl_ops.name, "rdma-nl");
-	rc = s.ops->open(&s, &f->ctx);
-	if (rc == 0)
-		s.ops->close(&s);
-	/* This host has no RDMA netlink; a host that has it has no mlx5_0
-	 * fixture device either. */
-	assert_true(rc == -EPROTONOSUPPORT || rc == -ENODEV);
-	assert_non_null(strstr(s.err, "rdma-nl mlx5_0/1"));
-	if (rc == -EPROTONOSUPPORT)
-		assert_non_null(strstr(s.err, "NETLINK_RDMA"));
-	assert_null(s.priv);
-}
-
 /* ---- discovery ---- */
 
 static void rdma_disc_list__ttar_fixture__mlx5_0_port1(void **state)
@@ -914,11 +664,6 @@ int main(void)
 		T(src_rdma_open__port_without_counters__enoent),
 		T(src_rdma_read__show_counters_dump__every_value),
 		T(ttar_unpack__fixture__exact_bytes_and_modes),
-		T(src_rdma_nl_build_stat_get__dev_and_port__attrs),
-		T(src_rdma_nl_parse_stat__recorded_counters__all_values),
-		T(src_rdma_nl_parse_stat__malformed__einval),
-		T(src_rdma_nl_parse_dev__get_reply__index_and_name),
-		T(src_rdma_nl_open__no_rdma_netlink__clean_error),
 		T(rdma_disc_list__ttar_fixture__mlx5_0_port1),
 		T(rdma_disc_for_netdev__gid_ndev_and_device_net__found),
 		T(rdma_disc_list__no_rdma__empty_no_error),

@@ -1,0 +1,120 @@
+/* flow_engine_int: what flow_engine.c (the set of tables: directory,
+ * inotify, registration, the poll loop, the listing, the ops table) and
+ * flow_engine_read.c (one table: open, header check, owner liveness, the
+ * record reader) share. Not a public header: include flow_engine.h.
+ *
+ * Table states:
+ *   ACTIVE   fd open, header valid: read on every poll.
+ *   BAD      fd open (or not), header invalid: ignored until the file changes
+ *            (header bytes, size or inode), checked cheaply on each poll.
+ *   DEAD     owner process gone: fd closed, kept until the file goes away or
+ *            is replaced.
+ *   WAIT     over FLOW_ENGINE_MAX_TABLES: no fd, promoted when room frees.
+ * Owner liveness: one pidfd per owner pid, all polled with one poll() call
+ * per flow_engine_poll(); kill(pid, 0) where pidfds are not available. */
+#ifndef NICSTALL_FLOW_ENGINE_INT_H
+#define NICSTALL_FLOW_ENGINE_INT_H
+
+#include <limits.h>
+#include <poll.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <nicstall/flowtab.h>
+
+#include "collectors/flow_engine.h"
+
+#define FE_HDR 128u                 /* bytes of the v1 header we read */
+#define FE_CHUNK (64u << 10)        /* bytes per read pass */
+#define FE_RETRIES 3
+#define FE_RETRY_BUDGET 32          /* records retried alone per table per poll */
+#define FE_HASH 4096u
+#define FE_PID_MAX 4194304          /* PID_MAX_LIMIT */
+#define FE_FUTURE_NS 1000000000ull  /* times this far ahead are bogus */
+#define FE_FUSE_MAGIC 0x65735546
+
+/* Problem kinds; each is logged once per table and file (inode). */
+enum {
+	P_OPEN = 1u << 0, P_NOTREG = 1u << 1, P_SHORT = 1u << 2,
+	P_MAGIC = 1u << 3, P_VERSION = 1u << 4, P_HDRSIZE = 1u << 5,
+	P_RECSIZE = 1u << 6, P_CAPACITY = 1u << 7, P_TOOBIG = 1u << 8,
+	P_FILESIZE = 1u << 9, P_ENGINE = 1u << 10, P_PID = 1u << 11,
+	P_DEAD = 1u << 12, P_TRUNC = 1u << 13, P_READ = 1u << 14,
+	P_COUNT = 1u << 15, P_UNSTABLE = 1u << 16, P_FAMILY = 1u << 17,
+	P_MAPPED = 1u << 18, P_FUTURE = 1u << 19, P_DUP = 1u << 20,
+	P_TOTAL = 1u << 21, P_LIMIT = 1u << 22, P_FS = 1u << 23,
+	P_GONE = 1u << 24, P_NOTYET = 1u << 25,
+};
+
+enum ft_state { T_ACTIVE, T_BAD, T_DEAD, T_WAIT };
+
+struct owner {
+	pid_t pid;
+	int pidfd;              /* -1: use kill(pid, 0) */
+	unsigned refs;
+	int dead;
+};
+
+struct ft {
+	char *path;
+	int registered;         /* explicit, outside the watched directory */
+	enum ft_state st;
+	int fd;                 /* -1 when not held */
+	int open_errno;         /* last open() failure, 0 if none */
+	int have_id;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	uint32_t logged;        /* P_* already logged for this inode */
+	uint32_t bad;           /* P_* that made it BAD */
+	char problem[200];
+	unsigned char hdr[FE_HDR]; /* header as last read */
+	size_t hdrlen;
+	uint32_t hs, rs, cap;
+	pid_t pid;
+	char engine[NSFT_ENGINE_LEN];
+	struct owner *own;
+	unsigned records;
+	size_t idx;             /* in fe->t */
+	struct ft *hnext;
+	int seen;               /* rescan mark */
+};
+
+struct flow_engine {
+	char dir[PATH_MAX];
+	int ifd, wd;
+	struct ft **t;
+	size_t n, alloc;
+	struct ft *hash[FE_HASH];
+	unsigned nopen;         /* entries holding an fd */
+	struct owner **own;
+	size_t nown, aown;
+	struct pollfd *pfd;
+	size_t apfd;
+	unsigned char *buf[3], *rbuf;
+	int logged_limit, logged_entries, dropped, logged_dir, logged_emfile;
+	int need_rescan;
+};
+
+/* flow_engine_read.c */
+void owners_check(struct flow_engine *fe);
+/* Close t's fd and drop its owner. */
+void ft_release(struct flow_engine *fe, struct ft *t);
+/* The owner is gone: T_DEAD, fd closed. */
+void ft_dead(struct flow_engine *fe, struct ft *t);
+/* Read and check the header of an open table; ACTIVE, BAD or DEAD after. */
+void ft_validate(struct flow_engine *fe, struct ft *t);
+/* (Re)open t->path and validate it (T_WAIT over the open-table limit). */
+void ft_open(struct flow_engine *fe, struct ft *t);
+/* Has the file changed since we looked (inode, size, header bytes)? */
+int ft_changed(struct ft *t);
+/* Registered tables: is the path now another file than the one held? */
+int ft_replaced(struct flow_engine *fe, struct ft *t);
+/* Read one ACTIVE table, emitting its stable open records; *total counts
+ * record bytes of this poll against FLOW_ENGINE_MAX_POLL_BYTES. */
+int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, uint64_t *total,
+	    flow_emit_fn emit, void *arg);
+
+#endif
