@@ -1,8 +1,8 @@
-/* flowsrcs: per-port and host flow sources, and routing to ports. */
+/* flowsrcs: per-port and host flow sources (flow_src_ops), and routing of
+ * their observations to ports. */
 #include "daemon/flowsrcs.h"
-#include "collectors/flow_engine.h"
-#include "collectors/flow_sockdiag.h"
-#include "collectors/flowtrack_api.h"
+#include "collectors/flowsel.h"
+#include "collectors/flowsrc.h"
 #include "daemon/conf.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
@@ -13,20 +13,39 @@
 #include "lib/util.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ADDR_REFRESH_NS (2000000000ull)
 #define MAX_ADDRS 16
 
-struct psrc {                           /* flow sources of one port */
+/* The sources, and the `track` word that turns each on. */
+static const struct {
+	const struct flow_src_ops *ops;
+	unsigned track;
+	const char *what;       /* for "port X: WHAT unavailable" */
+} port_srcs[] = {
+	{ &flow_src_sock_ops, TRACK_SOCK, "sock_diag" },
+	{ &flow_src_bpf_ops, TRACK_BPF, "eBPF flow tracker" },
+}, host_srcs[] = {
+	{ &flow_src_engine_ops, TRACK_ENGINE, "engine flow tables" },
+};
+#define NPORT (sizeof(port_srcs) / sizeof(port_srcs[0]))
+#define NHOST (sizeof(host_srcs) / sizeof(host_srcs[0]))
+
+struct fsrc {                           /* one source instance */
+	struct flow_src s;
+	int open;
+	int ifindex;                    /* port sources: opened for this one */
+	char logged[256];               /* the last error logged */
+};
+
+struct psrc {                           /* the flow sources of one port */
 	struct psrc *next;
 	unsigned long serial;
 	struct port *p;
-	struct sockdiag *sd;
-	struct flowtrack *ft;
-	int ft_ifindex;
-	char sd_err[256], ft_err[256];
+	struct fsrc src[NPORT];
 	struct in6_addr addr[MAX_ADDRS];
 	unsigned naddr;
 	uint64_t addr_ns;
@@ -37,10 +56,8 @@ struct flowsrcs {
 	struct loop *loop;
 	struct ports *ports;
 	struct psrc *psrcs;
-	struct flow_engine *fe;
+	struct fsrc host[NHOST];
 	char flows_dir[4096];
-	char fe_err[256];
-	int bpf_ok;                     /* -1 unknown, 0 unsupported, 1 ok */
 };
 
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
@@ -51,28 +68,60 @@ struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
 		return NULL;
 	fs->loop = l;
 	fs->ports = ps;
-	fs->bpf_ok = -1;
 	return fs;
 }
 
-static void psrc_close(struct psrc *ps)
+/* Log a source's error once for as long as it stays the same. */
+static void note(struct fsrc *f, const char *port, const char *what, const char *verb)
 {
-	if (ps->sd)
-		sockdiag_close(ps->sd);
-	ps->sd = NULL;
-	if (ps->ft)
-		flowtrack_detach(ps->ft);
-	ps->ft = NULL;
-	ps->naddr = 0;
+	if (!strcmp(f->logged, f->s.err))
+		return;
+	util_strlcpy(f->logged, f->s.err, sizeof(f->logged));
+	if (port)
+		log_warnx("port %s: %s %s: %s", port, what, verb, f->s.err);
+	else
+		log_warnx("%s %s: %s", what, verb, f->s.err);
 }
 
-static void fe_close(struct flowsrcs *fs)
+static void src_close(struct flowsrcs *fs, struct fsrc *f)
 {
-	if (!fs->fe)
+	if (!f->open)
 		return;
-	loop_del_fd(fs->loop, flow_engine_fd(fs->fe));
-	flow_engine_close(fs->fe);
-	fs->fe = NULL;
+	if (f->s.ops->fd && f->s.ops->fd(&f->s) >= 0)
+		loop_del_fd(fs->loop, f->s.ops->fd(&f->s));
+	f->s.ops->close(&f->s);
+	f->open = 0;
+}
+
+static void src_handle(int fd, uint32_t events, void *arg)
+{
+	struct fsrc *f = arg;
+
+	(void)fd;
+	(void)events;
+	f->s.ops->handle(&f->s);
+}
+
+static int src_open(struct flowsrcs *fs, struct fsrc *f, const struct flow_src_ops *ops,
+		    const struct flow_src_ctx *ctx)
+{
+	memset(&f->s, 0, sizeof(f->s));
+	f->s.ops = ops;
+	if (ops->open(&f->s, ctx) < 0)
+		return -1;
+	f->open = 1;
+	f->logged[0] = 0;
+	if (ops->fd && ops->handle && ops->fd(&f->s) >= 0 &&
+	    loop_add_fd(fs->loop, ops->fd(&f->s), EPOLLIN, src_handle, f) < 0)
+		log_warn("%s: watching its fd", ops->name);
+	return 0;
+}
+
+static void psrc_close(struct flowsrcs *fs, struct psrc *ps)
+{
+	for (unsigned k = 0; k < NPORT; k++)
+		src_close(fs, &ps->src[k]);
+	ps->naddr = 0;
 }
 
 void flowsrcs_free(struct flowsrcs *fs)
@@ -83,38 +132,30 @@ void flowsrcs_free(struct flowsrcs *fs)
 		struct psrc *ps = fs->psrcs;
 
 		fs->psrcs = ps->next;
-		psrc_close(ps);
+		psrc_close(fs, ps);
 		free(ps);
 	}
-	fe_close(fs);
+	for (unsigned k = 0; k < NHOST; k++)
+		src_close(fs, &fs->host[k]);
 	free(fs);
-}
-
-static void fe_cb(int fd, uint32_t events, void *arg)
-{
-	struct flowsrcs *fs = arg;
-
-	(void)fd;
-	(void)events;
-	flow_engine_handle(fs->fe);
 }
 
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 {
-	int want_engine = 0;
+	struct flow_src_ctx ctx = { .netns_fd = -1, .dir = c->flows_dir };
 
-	for (unsigned i = 0; i < c->nports; i++)
-		if (c->ports[i].track & TRACK_ENGINE)
-			want_engine = 1;
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
-	if (fs->fe && !want_engine)
-		fe_close(fs);
-	if (!fs->fe && want_engine) {
-		fs->fe = flow_engine_open(c->flows_dir, fs->fe_err, sizeof(fs->fe_err));
-		if (!fs->fe)
-			log_warnx("engine flow tables unavailable: %s", fs->fe_err);
-		else if (loop_add_fd(fs->loop, flow_engine_fd(fs->fe), EPOLLIN, fe_cb, fs) < 0)
-			log_warn("engine flow tables: watching %s", c->flows_dir);
+	for (unsigned k = 0; k < NHOST; k++) {
+		struct fsrc *f = &fs->host[k];
+		int want = 0;
+
+		for (unsigned i = 0; i < c->nports; i++)
+			if (c->ports[i].track & host_srcs[k].track)
+				want = 1;
+		if (f->open && !want)
+			src_close(fs, f);
+		if (!f->open && want && src_open(fs, f, host_srcs[k].ops, &ctx) < 0)
+			note(f, NULL, host_srcs[k].what, "unavailable");
 	}
 }
 
@@ -166,7 +207,47 @@ static struct psrc *psrc_for(struct flowsrcs *fs, struct port *p)
 	return ps;
 }
 
-/* Open or close each port's flow sources to match its state. */
+/* Open or close one port's sources to match its state and configuration. */
+static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
+{
+	struct port *p = ps->p;
+	const struct port_conf *pc = port_conf(p);
+	struct flow_src_ctx ctx = {
+		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
+		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
+	};
+	char err[256];
+
+	if (port_state(p) != PORT_UP || !pc->ifname[0]) {
+		psrc_close(fs, ps);
+		return;
+	}
+	if (!ps->naddr || now - ps->addr_ns > ADDR_REFRESH_NS) {
+		ps->naddr = 0;
+		ps->addr_ns = now;
+		nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
+	}
+	for (unsigned k = 0; k < NPORT; k++) {
+		struct fsrc *f = &ps->src[k];
+
+		/* an interface re-created under the same name: start over */
+		if (f->open && f->ifindex != port_ifindex(p))
+			src_close(fs, f);
+		if (!(pc->track & port_srcs[k].track)) {
+			src_close(fs, f);
+			continue;
+		}
+		if (f->open)
+			continue;
+		if (src_open(fs, f, port_srcs[k].ops, &ctx) < 0)
+			note(f, pc->name, port_srcs[k].what,
+			     port_srcs[k].track == TRACK_BPF ?
+			     "unavailable, using the other flow sources" : "unavailable");
+		else
+			f->ifindex = port_ifindex(p);
+	}
+}
+
 static void psrc_sync(struct flowsrcs *fs, uint64_t now)
 {
 	struct psrc **pp;
@@ -174,55 +255,18 @@ static void psrc_sync(struct flowsrcs *fs, uint64_t now)
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
 		ps->alive = 0;
 	for (unsigned i = 0; i < ports_count(fs->ports); i++) {
-		struct port *p = ports_at(fs->ports, i);
-		const struct port_conf *pc = port_conf(p);
-		struct psrc *ps = psrc_for(fs, p);
-		char err[256];
+		struct psrc *ps = psrc_for(fs, ports_at(fs->ports, i));
 
 		if (!ps)
 			continue;
 		ps->alive = 1;
-		if (port_state(p) != PORT_UP || !pc->ifname[0]) {
-			if (ps->sd || ps->ft)
-				psrc_close(ps);
-			continue;
-		}
-		if (ps->ft && ps->ft_ifindex != port_ifindex(p)) {
-			flowtrack_detach(ps->ft);
-			ps->ft = NULL;
-		}
-		if (!ps->naddr || now - ps->addr_ns > ADDR_REFRESH_NS) {
-			ps->naddr = 0;
-			ps->addr_ns = now;
-			nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
-		}
-		if ((pc->track & TRACK_SOCK) && !ps->sd) {
-			ps->sd = sockdiag_open(port_nsfd(p), err, sizeof(err));
-			if (!ps->sd && strcmp(err, ps->sd_err)) {
-				log_warnx("port %s: sock_diag unavailable: %s", pc->name, err);
-				util_strlcpy(ps->sd_err, err, sizeof(ps->sd_err));
-			}
-		}
-		if ((pc->track & TRACK_BPF) && !ps->ft && fs->bpf_ok != 0) {
-			flowtrack_cleanup_stale(port_nsfd(p), port_ifindex(p), err, sizeof(err));
-			ps->ft = flowtrack_attach(port_nsfd(p), port_ifindex(p), pc->sel, pc->nsel,
-						  0, err, sizeof(err));
-			if (ps->ft) {
-				ps->ft_ifindex = port_ifindex(p);
-				ps->ft_err[0] = 0;
-				fs->bpf_ok = 1;
-			} else if (strcmp(err, ps->ft_err)) {
-				log_warnx("port %s: eBPF flow tracker unavailable, using the other flow sources: %s",
-					  pc->name, err);
-				util_strlcpy(ps->ft_err, err, sizeof(ps->ft_err));
-			}
-		}
+		psrc_sync_one(fs, ps, now);
 	}
 	for (pp = &fs->psrcs; *pp;) {
 		struct psrc *ps = *pp;
 
 		if (!ps->alive) {
-			psrc_close(ps);
+			psrc_close(fs, ps);
 			*pp = ps->next;
 			free(ps);
 		} else
@@ -232,7 +276,7 @@ static void psrc_sync(struct flowsrcs *fs, uint64_t now)
 
 struct route {
 	struct flowsrcs *fs;
-	struct psrc *ps;        /* NULL: engine tables (port by address) */
+	struct psrc *ps;        /* NULL: a host source (port by address) */
 	flowsrcs_emit_fn emit;
 	void *arg;
 };
@@ -248,7 +292,7 @@ static void route_cb(const struct flow_obs *o, void *arg)
 			return;
 		port = port_name(r->ps->p);
 	} else {
-		/* engine flow: the port that owns its local address */
+		/* a host source's flow: the port that owns its local address */
 		for (struct psrc *q = r->fs->psrcs; q && !port; q = q->next) {
 			const struct port_conf *pc = port_conf(q->p);
 
@@ -262,54 +306,37 @@ static void route_cb(const struct flow_obs *o, void *arg)
 	r->emit(o, port, r->arg);
 }
 
+static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r)
+{
+	if (f->open && f->s.ops->poll(&f->s, route_cb, r) < 0)
+		note(f, port, what, "poll failed");
+}
+
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
 {
 	struct route r = { fs, NULL, emit, arg };
 
 	psrc_sync(fs, now);
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
-		const struct port_conf *pc = port_conf(ps->p);
-		char err[256];
-
 		r.ps = ps;
-		if (ps->sd && sockdiag_poll(ps->sd, pc->sel, pc->nsel, route_cb, &r,
-					    err, sizeof(err)) < 0) {
-			if (strcmp(err, ps->sd_err)) {
-				log_warnx("port %s: sock_diag: %s", pc->name, err);
-				util_strlcpy(ps->sd_err, err, sizeof(ps->sd_err));
-			}
-		}
-		if (ps->ft && flowtrack_poll(ps->ft, route_cb, &r) < 0)
-			log_debug("port %s: flow tracker poll failed", pc->name);
+		for (unsigned k = 0; k < NPORT; k++)
+			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r);
 	}
-	if (fs->fe) {
-		r.ps = NULL;
-		flow_engine_poll(fs->fe, route_cb, &r);
-	}
-}
-
-static void table_cb(const char *path, const char *engine, int pid, unsigned records,
-		     const char *problem, void *arg)
-{
-	struct json_object *o = json_object_new_object();
-
-	jx_add_str(o, "path", path);
-	jx_add_str(o, "engine", engine);
-	jx_add_int(o, "pid", pid);
-	jx_add_int(o, "records", records);
-	if (problem)
-		jx_add_str(o, "problem", problem);
-	json_object_array_add(arg, o);
+	r.ps = NULL;
+	for (unsigned k = 0; k < NHOST; k++)
+		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r);
 }
 
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 {
-	struct json_object *t = json_object_new_array();
+	const struct fsrc *f = &fs->host[0];       /* the engine tables */
 
+	if (f->open && f->s.ops->status) {
+		f->s.ops->status(&f->s, out);
+		return;
+	}
 	jx_add_str(out, "dir", fs->flows_dir);
-	if (fs->fe)
-		flow_engine_tables(fs->fe, table_cb, t);
-	else if (fs->fe_err[0])
-		jx_add_str(out, "error", fs->fe_err);
-	json_object_object_add(out, "tables", t);
+	if (f->s.err[0])
+		jx_add_str(out, "error", f->s.err);
+	json_object_object_add(out, "tables", json_object_new_array());
 }

@@ -382,8 +382,19 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		vals[i] = v;
 	}
 	if (gone) {
-		port_gone(p, "interface %s disappeared (netns %s)", p->conf.ifname,
-			      ns_label(p));
+		struct nl_link l;
+		char err[256];
+
+		/* the read may come before the link monitor's event: ask the
+		 * kernel what became of our ifindex, so the reason is the same
+		 * whichever is seen first */
+		if (nl_link_get(p->nsfd, NULL, p->ifindex, &l, err, sizeof(err)) == 0 &&
+		    strcmp(l.ifname, p->conf.ifname))
+			port_gone(p, "interface %s was renamed to %s (netns %s)",
+				  p->conf.ifname, l.ifname, ns_label(p));
+		else
+			port_gone(p, "interface %s disappeared (netns %s)", p->conf.ifname,
+				  ns_label(p));
 		return;
 	}
 	p->samples++;
