@@ -93,6 +93,9 @@ else
 	already-promiscuous)
 		step "server port promiscuous already; wedging session 1 at the server port"
 		ip -n "$SRV_NS" link set "$SRV_IF" promisc on
+		# the port applies it in its own time (emuport --rx-mode-delay);
+		# a wedge set before that would be cleared by the transition
+		wait_for 5 bash -c "'$BUILD/emuport' ctl '$WORK/emu' rxmode srv | grep -q ' promisc_applied=on '"
 		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 ;;
 	egress)
 		step "wedging session 1's replies at the client port"

@@ -11,7 +11,10 @@
 #
 # Environment: EMUPORT (default: build/emuport next to this tree),
 # EMU_ARGS (extra `emuport run` options, e.g. --fw-frames),
-# EMU_NET (first three octets, default 10.77.0).
+# EMU_NET (first three octets, default 10.77.0),
+# EMU_RX_MODE_DELAY (MS or "instant": `emuport --rx-mode-delay`, the mlx5
+# deferred receive-filter model; given before EMU_ARGS, so a test that
+# passes --rx-mode-delay itself keeps its own value; unset: instant).
 set -u
 
 usage() { echo "usage: $0 up|down PREFIX OUTDIR" >&2; exit 2; }
@@ -73,6 +76,7 @@ up() {
 		echo "$0: cannot set up namespaces $ns_c/$ns_s" >&2; return 1; }
 	# shellcheck disable=SC2086
 	"$emuport" run --dir "$outdir" --port "cli:$ns_c:$if_c" --port "srv:$ns_s:$if_s" \
+		${EMU_RX_MODE_DELAY:+--rx-mode-delay "$EMU_RX_MODE_DELAY"} \
 		${EMU_ARGS:-} >"$outdir/emuport.log" 2>&1 </dev/null &
 	pid=$!
 	echo "$pid" >"$pidf"

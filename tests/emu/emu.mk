@@ -10,8 +10,12 @@ $(EMU_DIR)/emu_port.bpf.o: tests/emu/emu_port.bpf.c tests/emu/emu.h
 $(EMU_DIR)/emu_port.skel.h: $(EMU_DIR)/emu_port.bpf.o
 	$(BPFTOOL) gen skeleton $< name emu_port > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/emuport: tests/emu/emuport.c tests/emu/emu.h $(EMU_DIR)/emu_port.skel.h
+# rxmode.c: the driver's receive-filter model, also linked into its unit
+# test (tests/unit/test_emu_rxmode.c)
+EMU_SRCS := tests/emu/emuport.c tests/emu/rxmode.c
+$(BUILD)/emuport: $(EMU_SRCS) tests/emu/rxmode.h tests/emu/emu.h $(EMU_DIR)/emu_port.skel.h
 	@mkdir -p $(dir $@)
-	$(COMPILE) -I$(EMU_DIR) -Itests/emu $(NS_LDFLAGS) $(LDFLAGS) -o $@ $< $(NS_LDLIBS) $(LDLIBS)
+	$(COMPILE) -I$(EMU_DIR) -Itests/emu $(NS_LDFLAGS) $(LDFLAGS) -o $@ $(EMU_SRCS) $(NS_LDLIBS) $(LDLIBS)
+$(BUILD)/tests/test_emu_rxmode: $(BUILD)/tests/emu/rxmode.o
 
 all system: $(BUILD)/emuport

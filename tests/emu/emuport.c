@@ -5,14 +5,24 @@
  * `ethtool -S` / `ethtool -i` text (atomic replace, 100 times a second) and
  * an RDMA sysfs tree (counter files rewritten in place when they change, so
  * a reader may keep them open and pread at 0 as on sysfs) under OUTDIR,
- * clears a port's wedges when
- * its promiscuous state makes a real transition (rtnetlink), injects
- * firmware-consumed LLDP frames, and takes line commands on OUTDIR/ctl.sock.
+ * clears a port's wedges when its receive filters are reprogrammed (a real
+ * promiscuous transition, seen through rtnetlink and modelled as the mlx5
+ * driver applies it: rxmode.h), injects firmware-consumed LLDP frames, and
+ * takes line commands on OUTDIR/ctl.sock.
  *
  *   emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] [--port ...]
- *               [--fw-frames]
+ *               [--fw-frames] [--rx-mode-delay MS|instant]
  *   emuport ctl OUTDIR COMMAND...
- */
+ *
+ * --rx-mode-delay MS: the driver model.  Each link change queues the
+ * driver's set_rx_mode work (coalesced while it is pending); it runs MS
+ * milliseconds later (0 allowed, fractions to the microsecond), reads the
+ * promiscuity count at that moment and clears the wedges only when
+ * "count > 0" differs from the state it applied last.  Without the option
+ * (or with "instant") every link message whose "count > 0" differs from
+ * the previous message's clears the wedges at once: the former behaviour,
+ * kept as the default until the daemon's reprogram holds its state long
+ * enough for the driver (issue #10). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +58,7 @@
 
 #include "emu.h"
 #include "emu_port.skel.h"
+#include "rxmode.h"
 
 #define MAX_PORTS 8
 #define TICK_NS 10000000L	/* publish every 10 ms */
@@ -153,9 +164,12 @@ struct port {
 	int k, nsfd, ifindex, peer;
 	struct emu_port *skel;
 	int in_attached, eg_attached, hook_created;
-	struct mnl_socket *nl;
-	int promisc;		/* -1 until the first RTM_NEWLINK */
-	unsigned long reprograms;
+	struct mnl_socket *nl;	/* link events (RTMGRP_LINK) */
+	struct mnl_socket *nlq;	/* link queries when the rx-mode work runs */
+	unsigned int nlq_seq;
+	struct rxm rx;		/* the driver's receive-filter state (rxmode.h) */
+	int wfd;		/* timerfd: the queued rx-mode work is due */
+	unsigned long wedges_cleared;
 	struct emu_cfg cfg;
 	int fault_always;
 	int fwframes, pkt_fd;	/* pkt_fd: AF_PACKET in the PEER's namespace */
@@ -173,6 +187,8 @@ struct emu {
 	char dir[1024];
 	struct port p[MAX_PORTS];
 	int np, ncpus, ep, tfd, sfd, lfd;
+	int rx_deferred;	/* --rx-mode-delay given (not "instant") */
+	uint64_t rx_delay_ns;
 	unsigned long ticks;
 	uint32_t rnd;
 };
@@ -435,6 +451,16 @@ static int port_attach(struct port *p)
 	if (!p->nl || mnl_socket_bind(p->nl, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
 		err = -errno;
 		what = "open rtnetlink";
+		goto out;
+	}
+	/* a second socket for the work's own reading, so a reply is never
+	 * mistaken for (or queued behind) an event */
+	p->nlq = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!p->nlq || mnl_socket_bind(p->nlq, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    setsockopt(mnl_socket_get_fd(p->nlq), SOL_SOCKET, SO_RCVTIMEO,
+		       &(struct timeval){ .tv_usec = 200000 }, sizeof(struct timeval)) < 0) {
+		err = -errno;
+		what = "open rtnetlink (queries)";
 	}
 out:
 	ns_leave(saved);
@@ -492,6 +518,19 @@ static int clear_wedges(struct port *p)
 
 /* ---- promiscuous transitions (receive-filter reprogram) ---- */
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *onoff(int v)
+{
+	return v ? "on" : "off";
+}
+
 static int link_attr_cb(const struct nlattr *a, void *data)
 {
 	const struct nlattr **tb = data;
@@ -505,30 +544,130 @@ static int link_attr_cb(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-static int link_cb(const struct nlmsghdr *nlh, void *data)
+struct link_state {
+	int ifindex, found;
+	uint32_t promiscuity;	/* IFLA_PROMISCUITY: dev->promiscuity, the count */
+	int flag;		/* ifi_flags IFF_PROMISC: dev->gflags, the user flag */
+};
+
+/* One RTM_NEWLINK of ls->ifindex: the count and the user flag.  ifi_flags
+ * comes from netif_get_flags() (net/core/dev.c), which reports IFF_PROMISC
+ * from dev->gflags; IFLA_PROMISCUITY is dev->promiscuity, which a packet
+ * socket's PACKET_MR_PROMISC (tcpdump) raises without touching the flag. */
+static int link_parse_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct port *p = data;
+	struct link_state *ls = data;
 	const struct nlattr *tb[IFLA_MAX + 1] = { 0 };
 	struct ifinfomsg *ifm;
-	int promisc, n;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifm)))
 		return MNL_CB_OK;
 	ifm = mnl_nlmsg_get_payload(nlh);
-	if (ifm->ifi_index != p->ifindex)
+	if (ifm->ifi_index != ls->ifindex)
 		return MNL_CB_OK;
 	mnl_attr_parse(nlh, sizeof(*ifm), link_attr_cb, tb);
-	/* dev->flags IFF_PROMISC is set while promiscuity > 0 (ip link or a
-	 * packet socket such as tcpdump); ifi_flags only shows the former */
-	promisc = (ifm->ifi_flags & IFF_PROMISC) ||
-		  (tb[IFLA_PROMISCUITY] && mnl_attr_get_u32(tb[IFLA_PROMISCUITY]) > 0);
-	if (p->promisc >= 0 && promisc != p->promisc) {
-		p->reprograms++;
-		n = clear_wedges(p);
-		logx("port %s: promiscuous %s: receive filters reprogrammed, %d wedge(s) cleared",
-		     p->name, promisc ? "on" : "off", n);
+	ls->flag = !!(ifm->ifi_flags & IFF_PROMISC);
+	/* without the attribute (never on 6.x) the flag is all there is */
+	ls->promiscuity = tb[IFLA_PROMISCUITY] ? mnl_attr_get_u32(tb[IFLA_PROMISCUITY])
+					       : (uint32_t)ls->flag;
+	ls->found = 1;
+	return MNL_CB_OK;
+}
+
+static void rx_clear(struct port *p, const char *why)
+{
+	int n = clear_wedges(p);
+
+	p->wedges_cleared += (unsigned long)n;
+	logx("[%.6f] port %s: %s: receive filters reprogrammed, %d wedge(s) cleared",
+	     (double)mono_ns() / 1e9, p->name, why, n);
+}
+
+static void rx_arm(struct port *p)
+{
+	struct itimerspec its = { { 0, 0 }, { (time_t)(p->rx.due_ns / 1000000000ull),
+					      (long)(p->rx.due_ns % 1000000000ull) } };
+
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;	/* 0 would disarm */
+	if (timerfd_settime(p->wfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		logx("port %s: arm the rx-mode work timer: %s", p->name, strerror(errno));
+}
+
+/* The kernel's state now (the work's reading), through the query socket. */
+static int link_read(struct port *p, struct link_state *ls)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifm;
+	unsigned int seq = ++p->nlq_seq;
+	ssize_t n;
+
+	memset(ls, 0, sizeof(*ls));
+	ls->ifindex = p->ifindex;
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_index = p->ifindex;
+	if (mnl_socket_sendto(p->nlq, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	while (!ls->found && (n = mnl_socket_recvfrom(p->nlq, buf, sizeof(buf))) > 0)
+		if (mnl_cb_run(buf, (size_t)n, seq, mnl_socket_get_portid(p->nlq),
+			       link_parse_cb, ls) < MNL_CB_STOP)
+			return -1;
+	return ls->found ? 0 : -1;
+}
+
+/* mlx5e_set_rx_mode_work() -> mlx5e_fs_set_rx_mode_work(): read
+ * netdev->flags & IFF_PROMISC now, act only on a difference from the
+ * state applied last. */
+static void rx_work(struct port *p)
+{
+	struct link_state ls;
+	struct rxm_run r;
+	int changed, ok = link_read(p, &ls) == 0;
+
+	if (!ok) {
+		logx("port %s: rx-mode work: read %s: %s (using the last link message)",
+		     p->name, p->ifname, strerror(errno));
+		ls.promiscuity = p->rx.promiscuity;
+		ls.flag = p->rx.flag;
 	}
-	p->promisc = promisc;
+	changed = rxm_run(&p->rx, ls.promiscuity, ls.flag, mono_ns(), &r);
+	if (changed < 0)
+		return;
+	logx("[%.6f] port %s: rx-mode work %lu (queued %.3f ms before, %u more link "
+	     "message(s) coalesced): promiscuity %u, flag %s -> promisc %s; applied %s%s",
+	     (double)r.at_ns / 1e9, p->name, p->rx.runs, (double)(r.at_ns - r.queued_ns) / 1e6,
+	     r.coalesced, r.promiscuity, onoff(r.flag), onoff(r.reading),
+	     onoff(r.applied_before), changed ? (r.reading ? ", now on" : ", now off")
+					      : ": no change");
+	if (changed)
+		rx_clear(p, r.reading ? "promiscuous on (rx-mode work)"
+				      : "promiscuous off (rx-mode work)");
+}
+
+static void rx_work_if_due(struct port *p)
+{
+	if (rxm_due(&p->rx, mono_ns()))
+		rx_work(p);
+}
+
+static int link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct port *p = data;
+	struct link_state ls = { .ifindex = p->ifindex };
+	int was_pending = p->rx.pending;
+
+	link_parse_cb(nlh, &ls);
+	if (!ls.found)
+		return MNL_CB_OK;
+	if (rxm_link(&p->rx, ls.promiscuity, ls.flag, mono_ns()) == 1)
+		rx_clear(p, p->rx.dev_promisc ? "promiscuous on (instant model)"
+					      : "promiscuous off (instant model)");
+	if (p->rx.pending && !was_pending && p->rx.delay_ns > 0)
+		rx_arm(p);
 	return MNL_CB_OK;
 }
 
@@ -544,6 +683,7 @@ static void nl_read(struct port *p)
 	if (n < 0 && errno == ENOBUFS && nl_query(p) < 0)	/* lost events: re-read */
 		logx("port %s: rtnetlink overrun, query %s: %s", p->name, p->ifname,
 		     strerror(errno));
+	rx_work_if_due(p);	/* --rx-mode-delay 0: the work runs now */
 }
 
 static int nl_query(struct port *p)
@@ -841,6 +981,69 @@ static const char *const ec_names[EC_NUM] = {
 	"tx_data_packets", "tx_data_bytes", "buffer_seq",
 };
 
+/* The driver model's state, as key=value pairs (tests parse them). */
+static void rx_print(FILE *out, const struct port *p)
+{
+	const struct rxm *m = &p->rx;
+
+	fprintf(out, "rx_mode=%s rx_mode_delay_ms=%.3f promiscuity=%u promisc_flag=%s "
+		"dev_promisc=%s promisc_applied=%s work_pending=%d link_events=%lu "
+		"crossings=%lu work_queued=%lu work_coalesced=%lu work_runs=%lu "
+		"rx_transitions=%lu wedges_cleared=%lu",
+		m->deferred ? "deferred" : "instant", (double)m->delay_ns / 1e6, m->promiscuity,
+		onoff(m->flag), onoff(m->dev_promisc), onoff(m->applied), m->pending, m->events,
+		m->crossings, m->queued, m->coalesced, m->runs, m->transitions, p->wedges_cleared);
+}
+
+/* rxmode PORT: the model's state and its last work runs, oldest first. */
+static void rx_status(FILE *out, const struct port *p)
+{
+	const struct rxm *m = &p->rx;
+	unsigned long first = m->runs > RXM_RUNS ? m->runs - RXM_RUNS : 0;
+
+	fprintf(out, "ok\nrxmode %s ", p->name);
+	rx_print(out, p);
+	fputc('\n', out);
+	for (unsigned long i = first; i < m->runs; i++) {
+		const struct rxm_run *r = &m->last[i % RXM_RUNS];
+
+		fprintf(out, "run %s %lu at=%.6f queued=%.6f promiscuity=%u flag=%s reading=%s "
+			"applied_before=%s changed=%u coalesced=%u\n", p->name, i + 1,
+			(double)r->at_ns / 1e9, (double)r->queued_ns / 1e9, r->promiscuity,
+			onoff(r->flag), onoff(r->reading), onoff(r->applied_before), r->changed,
+			r->coalesced);
+	}
+}
+
+/* "instant", or a delay in milliseconds with up to 3 decimals, 0..60000 */
+static int parse_rx_delay(const char *s, int *deferred, uint64_t *ns)
+{
+	uint64_t ms = 0, frac = 0;
+	int nd = 0;
+	const char *c = s;
+
+	if (!strcmp(s, "instant")) {
+		*deferred = 0;
+		*ns = 0;
+		return 0;
+	}
+	if (*c < '0' || *c > '9')
+		return -1;
+	for (; *c >= '0' && *c <= '9'; c++)
+		if ((ms = ms * 10 + (uint64_t)(*c - '0')) > 60000)
+			return -1;
+	if (*c == '.')
+		for (c++; *c >= '0' && *c <= '9' && nd < 3; c++, nd++)
+			frac = frac * 10 + (uint64_t)(*c - '0');
+	if (*c || (ms == 60000 && frac))
+		return -1;
+	while (nd++ < 3)
+		frac *= 10;
+	*deferred = 1;
+	*ns = ms * 1000000ull + frac * 1000ull;
+	return 0;
+}
+
 static void status(struct emu *e, struct port *only, FILE *out)
 {
 	uint64_t v[X_NVALS];
@@ -859,8 +1062,12 @@ static void status(struct emu *e, struct port *only, FILE *out)
 			p->name, p->netns, p->ifname, p->ifindex, p->k, mode_names[p->cfg.mode]);
 		if (p->cfg.mode == EMU_BUFFER_DROP)
 			fprintf(out, " every=%u", p->cfg.every);
-		fprintf(out, " fwframes=%s promisc=%d reprograms=%lu fw_frames_injected=%" PRIu64 "\n",
-			p->fwframes ? "on" : "off", p->promisc, p->reprograms, p->fw_injected);
+		fprintf(out, " fwframes=%s promisc=%d reprograms=%lu fw_frames_injected=%" PRIu64,
+			p->fwframes ? "on" : "off", p->rx.known ? p->rx.dev_promisc : -1,
+			p->rx.transitions, p->fw_injected);
+		fputc(' ', out);
+		rx_print(out, p);
+		fputc('\n', out);
 		while (n++ < 4 * EMU_MAX_WEDGES &&
 		       bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
 			first = 0;
@@ -904,7 +1111,7 @@ static void command(struct emu *e, char *line, FILE *out)
 		return;
 	}
 	if (strcmp(av[0], "wedge") && strcmp(av[0], "unwedge") && strcmp(av[0], "mode") &&
-	    strcmp(av[0], "fwframes")) {
+	    strcmp(av[0], "fwframes") && strcmp(av[0], "rxmode")) {
 		fprintf(out, "error: unknown command '%s'\n", av[0]);
 		return;
 	}
@@ -975,6 +1182,21 @@ static void command(struct emu *e, char *line, FILE *out)
 			fprintf(out, "error: mode on %s: %s\n", p->name, strerror(errno));
 		else
 			fprintf(out, "ok\n");
+	} else if (!strcmp(av[0], "rxmode") && ac == 2) {
+		rx_status(out, p);
+	} else if (!strcmp(av[0], "rxmode") && ac == 3) {
+		int deferred;
+		uint64_t ns;
+
+		if (parse_rx_delay(av[2], &deferred, &ns) < 0) {
+			fprintf(out, "error: rxmode PORT [instant | DELAY_MS (0..60000, "
+				"3 decimals)]: '%s'\n", av[2]);
+			return;
+		}
+		rxm_set_mode(&p->rx, deferred, ns);
+		logx("port %s: rx-mode model %s, delay %.3f ms", p->name,
+		     deferred ? "deferred" : "instant", (double)ns / 1e6);
+		fprintf(out, "ok\n");
 	} else if (!strcmp(av[0], "fwframes") && ac == 3 &&
 		   (!strcmp(av[2], "on") || !strcmp(av[2], "off"))) {
 		if (av[2][1] == 'n' && fw_open(e, p) < 0) {
@@ -1109,7 +1331,7 @@ static int parse_port(struct emu *e, const char *arg)
 	memset(p->hw_fd, 0xff, sizeof(p->hw_fd));
 	memset(p->ib_fd, 0xff, sizeof(p->ib_fd));
 	p->peer = -1;
-	p->promisc = -1;
+	p->wfd = -1;
 	return 0;
 }
 
@@ -1128,6 +1350,7 @@ static int run_setup(struct emu *e, int fwframes)
 
 	for (int i = 0; i < e->np; i++) {
 		struct port *p = &e->p[i];
+		struct link_state ls;
 		char path[128];
 
 		if (find_port(e, p->name) != p) {
@@ -1149,11 +1372,20 @@ static int run_setup(struct emu *e, int fwframes)
 		if (port_attach(p) < 0 || publish_static(e, p) < 0)
 			return -1;
 		p->cfg.every = 10;
-		if (cfg_push(p) < 0 || nl_query(p) < 0 ||
-		    epoll_add(e->ep, mnl_socket_get_fd(p->nl), (uint64_t)(4 + i)) < 0) {
+		rxm_init(&p->rx, e->rx_deferred, e->rx_delay_ns);
+		p->wfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (cfg_push(p) < 0 || link_read(p, &ls) < 0 || p->wfd < 0 ||
+		    epoll_add(e->ep, mnl_socket_get_fd(p->nl), (uint64_t)(4 + i)) < 0 ||
+		    epoll_add(e->ep, p->wfd, (uint64_t)(4 + MAX_PORTS + i)) < 0) {
 			logx("port %s: set up: %s", p->name, strerror(errno));
 			return -1;
 		}
+		/* the state the driver applied when the port opened */
+		rxm_link(&p->rx, ls.promiscuity, ls.flag, mono_ns());
+		logx("port %s: rx-mode model %s, delay %.3f ms; promiscuity %u, flag %s, "
+		     "applied %s", p->name, p->rx.deferred ? "deferred" : "instant",
+		     (double)p->rx.delay_ns / 1e6, ls.promiscuity, onoff(ls.flag),
+		     onoff(p->rx.applied));
 		nl_read(p);
 	}
 	for (int i = 0; fwframes && i < e->np; i++) {
@@ -1198,6 +1430,10 @@ static void run_teardown(struct emu *e)
 			port_detach(p);
 		if (p->nl)
 			mnl_socket_close(p->nl);
+		if (p->nlq)
+			mnl_socket_close(p->nlq);
+		if (p->wfd >= 0)
+			close(p->wfd);
 		if (p->pkt_fd >= 0)
 			close(p->pkt_fd);
 		if (p->skel)
@@ -1236,6 +1472,12 @@ static int run(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(argv[i], "--fw-frames")) {
 			fwframes = 1;
+		} else if (!strcmp(argv[i], "--rx-mode-delay") && i + 1 < argc) {
+			if (parse_rx_delay(argv[++i], &e.rx_deferred, &e.rx_delay_ns) < 0) {
+				logx("--rx-mode-delay '%s': want instant or milliseconds "
+				     "0..60000 (up to 3 decimals)", argv[i]);
+				return 2;
+			}
 		} else {
 			goto usage;
 		}
@@ -1280,6 +1522,11 @@ static int run(int argc, char **argv)
 				ctl_accept(&e);
 			} else if (tag >= 4 && tag < 4 + (uint64_t)e.np) {
 				nl_read(&e.p[tag - 4]);
+			} else if (tag >= 4 + MAX_PORTS && tag < 4 + MAX_PORTS + (uint64_t)e.np) {
+				struct port *p = &e.p[tag - 4 - MAX_PORTS];
+
+				if (read(p->wfd, &x, sizeof(x)) == sizeof(x))
+					rx_work_if_due(p);
 			}
 		}
 	}
@@ -1290,7 +1537,8 @@ out:
 	return rc;
 usage:
 	fprintf(stderr, "usage: emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] "
-		"[--port ...] [--fw-frames]\n       emuport ctl OUTDIR COMMAND...\n");
+		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant]\n"
+		"       emuport ctl OUTDIR COMMAND...\n");
 	return 2;
 }
 
@@ -1301,9 +1549,11 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "ctl"))
 		return ctl_client(argv[2], argc - 3, argv + 3);
 	fprintf(stderr, "usage: emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] "
-		"[--port ...] [--fw-frames]\n       emuport ctl OUTDIR COMMAND...\n"
+		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant]\n"
+		"       emuport ctl OUTDIR COMMAND...\n"
 		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] | unwedge PORT "
 		"[FLOW] | mode PORT healthy|buffer-drop [N]|steer-miss [all|FLOW]|fabric-fault "
-		"[traffic|always] | fwframes PORT on|off | status [PORT]\n");
+		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | "
+		"status [PORT]\n");
 	return 2;
 }
