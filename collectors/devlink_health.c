@@ -402,9 +402,10 @@ static const struct nl_pol rep_pol[DLH_ATTR_MAX + 1] = {
 	[DLH_ATTR_BURST_PERIOD] = { MNL_TYPE_U64, 0 },
 };
 
-static const struct nl_pol ctrl_pol[CTRL_ATTR_FAMILY_NAME + 1] = {
+static const struct nl_pol ctrl_pol[CTRL_ATTR_MCAST_GROUPS + 1] = {
 	[CTRL_ATTR_FAMILY_ID] = { MNL_TYPE_U16, 0 },
 	[CTRL_ATTR_FAMILY_NAME] = { MNL_TYPE_NUL_STRING, 0 },
+	[CTRL_ATTR_MCAST_GROUPS] = { MNL_TYPE_NESTED, 0 },
 };
 
 /* Length, type and command of one message; nothing is read beyond len. */
@@ -483,12 +484,18 @@ static int get_handle(const struct nlattr **tb, struct dlh_handle *h,
 	return 0;
 }
 
+static const struct nl_pol grp_pol[CTRL_ATTR_MCAST_GRP_ID + 1] = {
+	[CTRL_ATTR_MCAST_GRP_NAME] = { MNL_TYPE_NUL_STRING, 0 },
+	[CTRL_ATTR_MCAST_GRP_ID] = { MNL_TYPE_U32, 0 },
+};
+
 int dlh_parse_family(const void *msg, size_t len, uint16_t *family,
-		     char *err, size_t errlen)
+		     uint32_t *config_group, char *err, size_t errlen)
 {
-	const struct nlattr *tb[CTRL_ATTR_FAMILY_NAME + 1] = { 0 };
-	struct nl_tb t = { ctrl_pol, CTRL_ATTR_FAMILY_NAME, tb };
+	const struct nlattr *tb[CTRL_ATTR_MCAST_GROUPS + 1] = { 0 };
+	struct nl_tb t = { ctrl_pol, CTRL_ATTR_MCAST_GROUPS, tb };
 	const struct nlmsghdr *nlh;
+	const struct nlattr *g;
 	char scratch[8];
 
 	ERRBUF(err, errlen, scratch);
@@ -504,6 +511,22 @@ int dlh_parse_family(const void *msg, size_t len, uint16_t *family,
 		return -EBADMSG;
 	}
 	*family = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (config_group)
+		*config_group = 0;
+	/* CTRL_ATTR_MCAST_GROUPS { N { NAME, ID } ... } (ctrl_fill_info) */
+	if (config_group && tb[CTRL_ATTR_MCAST_GROUPS])
+		mnl_attr_for_each_nested(g, tb[CTRL_ATTR_MCAST_GROUPS]) {
+			const struct nlattr *gt[CTRL_ATTR_MCAST_GRP_ID + 1] = { 0 };
+			struct nl_tb tg = { grp_pol, CTRL_ATTR_MCAST_GRP_ID, gt };
+
+			if (mnl_attr_validate(g, MNL_TYPE_NESTED) < 0 ||
+			    mnl_attr_parse_nested(g, nl_attr_cb, &tg) != MNL_CB_OK)
+				continue;
+			if (gt[CTRL_ATTR_MCAST_GRP_NAME] && gt[CTRL_ATTR_MCAST_GRP_ID] &&
+			    !strcmp(mnl_attr_get_str(gt[CTRL_ATTR_MCAST_GRP_NAME]),
+				    DEVLINK_GENL_MCGRP_CONFIG_NAME))
+				*config_group = mnl_attr_get_u32(gt[CTRL_ATTR_MCAST_GRP_ID]);
+		}
 	return 0;
 }
 
@@ -1463,6 +1486,7 @@ struct dlh_io {
 	unsigned portid;
 	uint32_t seq;
 	uint16_t family;
+	uint32_t group;               /* the "config" multicast group, 0 none */
 	uint8_t *rbuf;                /* RECV_BUF bytes */
 	uint8_t req[1024] __attribute__((aligned(8)));
 };
@@ -1677,7 +1701,8 @@ static int resolve_family(struct dlh_io *io, char *err, size_t errlen)
 		rc = -ENOENT;
 		snprintf(err, errlen, "genl family devlink: no reply");
 		dlh_reply_for_each(&r, nlh, off) {
-			rc = dlh_parse_family(nlh, r.len - off, &io->family, err, errlen);
+			rc = dlh_parse_family(nlh, r.len - off, &io->family, &io->group, err,
+					      errlen);
 			break;
 		}
 	}
@@ -1775,6 +1800,146 @@ void dlh_io_close(struct dlh_io *io)
 		mnl_socket_close(io->nl);
 	free(io->rbuf);
 	free(io);
+}
+
+/* ================================================================ events */
+
+struct dlh_mon {
+	struct dlh_io *io;           /* the socket (joined to the group) */
+	int lost;                    /* ENOBUFS since the last dispatch */
+};
+
+struct dlh_mon *dlh_mon_open(int nsfd, char *err, size_t errlen)
+{
+	struct dlh_mon *m;
+	char scratch[8];
+	int fd, fl, e;
+
+	ERRBUF(err, errlen, scratch);
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "devlink monitor: %s", strerror(ENOMEM));
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->io = dlh_io_socket(nsfd, NULL, err, errlen);
+	if (!m->io) {
+		e = errno;
+		free(m);
+		errno = e;
+		return NULL;
+	}
+	fd = mnl_socket_get_fd(m->io->nl);
+	if (!m->io->group) {
+		snprintf(err, errlen, "devlink monitor: no \"%s\" multicast group",
+			 DEVLINK_GENL_MCGRP_CONFIG_NAME);
+		e = ENOENT;
+		goto fail;
+	}
+	if (mnl_socket_setsockopt(m->io->nl, NETLINK_ADD_MEMBERSHIP, &m->io->group,
+				  sizeof(m->io->group)) < 0 ||
+	    (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		e = errno;
+		snprintf(err, errlen, "devlink monitor: %s", strerror(e));
+		goto fail;
+	}
+	return m;
+fail:
+	dlh_mon_close(m);
+	errno = e;
+	return NULL;
+}
+
+int dlh_mon_fd(const struct dlh_mon *m)
+{
+	return m && m->io ? mnl_socket_get_fd(m->io->nl) : -1;
+}
+
+int dlh_mon_parse(const void *buf, size_t len, uint16_t family,
+		  void (*cb)(const struct dlh_reporter *r, void *arg), void *arg,
+		  char *err, size_t errlen)
+{
+	const struct nlmsghdr *nlh;
+	struct dlh_reply r;
+	char scratch[8], e[200];
+	int rc, n = 0;
+	size_t off;
+
+	ERRBUF(err, errlen, scratch);
+	dlh_reply_init(&r, 1);
+	rc = dlh_reply_feed(&r, buf, len, 0, 0, family, err, errlen);
+	if (rc < 0) {
+		dlh_reply_free(&r);
+		return rc;
+	}
+	dlh_reply_for_each(&r, nlh, off) {
+		const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+		struct dlh_reporter rep;
+
+		if (g->cmd != DEVLINK_CMD_HEALTH_REPORTER_RECOVER)
+			continue;                 /* other devlink notifications */
+		if (dlh_parse_reporter(nlh, r.len - off, family, &rep, e, sizeof(e)) < 0) {
+			snprintf(err, errlen, "devlink health event: %s", e);
+			continue;
+		}
+		cb(&rep, arg);
+		n++;
+	}
+	dlh_reply_free(&r);
+	return n;
+}
+
+int dlh_mon_dispatch(struct dlh_mon *m,
+		     void (*cb)(const struct dlh_reporter *r, void *arg), void *arg,
+		     char *err, size_t errlen)
+{
+	int fd = dlh_mon_fd(m), n = 0, lost = 0;
+	char scratch[8];
+
+	ERRBUF(err, errlen, scratch);
+	if (fd < 0 || !cb) {
+		snprintf(err, errlen, "%s", strerror(EINVAL));
+		return -EINVAL;
+	}
+	for (;;) {
+		ssize_t got = recv(fd, m->io->rbuf, RECV_BUF, MSG_DONTWAIT | MSG_TRUNC);
+		int rc;
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno == ENOBUFS) {
+			lost = 1;             /* events were lost: re-read the state */
+			continue;
+		}
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (got < 0)
+			return -errno;
+		if ((size_t)got > RECV_BUF)
+			continue;             /* truncated: cannot be parsed */
+		rc = dlh_mon_parse(m->io->rbuf, (size_t)got, m->io->family, cb, arg, err,
+				   errlen);
+		if (rc > 0)
+			n += rc;
+	}
+	return lost ? -ENOBUFS : n;
+}
+
+void dlh_mon_close(struct dlh_mon *m)
+{
+	if (!m)
+		return;
+	dlh_io_close(m->io);
+	free(m);
+}
+
+int dlh_target_has(const struct dlh_target *t, const struct dlh_handle *h)
+{
+	if (!t || !h)
+		return 0;
+	if (h->has_port)
+		return t->port.has_port && same_instance(&t->port, h) && t->port.port == h->port;
+	return same_instance(&t->dev, h) || same_instance(&t->port, h);
 }
 
 /* ================================================================ target */

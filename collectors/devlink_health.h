@@ -153,8 +153,10 @@ int dlh_reply_feed(struct dlh_reply *r, const void *chunk, size_t len,
  * Each takes one message (header included, len bytes: the bytes that are
  * there, never trusted from nlmsg_len), checks its length, type (family;
  * 0: any) and genl command, and returns 0 or -EINVAL/-EBADMSG with err. */
+/* CTRL_CMD_GETFAMILY reply: the family id and, when config_group is not
+ * NULL, the id of its "config" multicast group (0: none). */
 int dlh_parse_family(const void *msg, size_t len, uint16_t *family,
-		     char *err, size_t errlen);
+		     uint32_t *config_group, char *err, size_t errlen);
 
 struct dlh_port {
 	struct dlh_handle h;             /* has_port = 1 */
@@ -316,6 +318,31 @@ struct clayout *dlh_state_layout(const struct dlh_state *st, uint64_t **vals);
  * text] } ] } added to obj. No reporters: "reporters": [] and "note":
  * "no devlink health". 0 or -ENOMEM/-EINVAL. */
 int dlh_state_to_json(const struct dlh_state *st, struct json_object *obj);
+
+/* Is h (a reporter's handle) one of t's: t's device instance, t's port
+ * instance (device-level reporters), or exactly t's port? */
+int dlh_target_has(const struct dlh_target *t, const struct dlh_handle *h);
+
+/* ---- health events ----
+ * devlink_recover_notify multicasts DEVLINK_CMD_HEALTH_REPORTER_RECOVER
+ * (the reporter's GET fields) on the "config" group whenever a driver
+ * reports an error (devlink_health_report), a recovery succeeds or the
+ * state changes. A monitor is a non-blocking socket in a namespace joined
+ * to that group, for the event loop. dispatch() drains it and calls cb per
+ * event (filter with dlh_target_has); it returns the number of events, or
+ * -ENOBUFS when some were lost (re-read the state then), or -errno. */
+struct dlh_mon;
+struct dlh_mon *dlh_mon_open(int nsfd, char *err, size_t errlen);
+int dlh_mon_fd(const struct dlh_mon *m);
+int dlh_mon_dispatch(struct dlh_mon *m,
+		     void (*cb)(const struct dlh_reporter *r, void *arg), void *arg,
+		     char *err, size_t errlen);
+void dlh_mon_close(struct dlh_mon *m);
+/* The parsing behind dispatch, for tests: the events in buf (messages as
+ * one recv(2) returns them). Returns their number or -errno (framing). */
+int dlh_mon_parse(const void *buf, size_t len, uint16_t family,
+		  void (*cb)(const struct dlh_reporter *r, void *arg), void *arg,
+		  char *err, size_t errlen);
 
 /* ---- the counter source ---- */
 

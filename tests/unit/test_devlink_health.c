@@ -2062,6 +2062,90 @@ static void src_devlink_health__recover_count_moves__recover_seen_time(void **st
 	rm_set(dir);
 }
 
+/* ================================================================ events */
+
+struct evs {
+	struct dlh_reporter r[8];
+	unsigned n;
+};
+
+static void ev_cb(const struct dlh_reporter *r, void *arg)
+{
+	struct evs *e = arg;
+
+	if (e->n < 8)
+		e->r[e->n++] = *r;
+}
+
+/* devlink_recover_notify: devlink_nl_health_reporter_fill with cmd
+ * HEALTH_REPORTER_RECOVER, portid 0, seq 0, flags 0. */
+static void recover_event(struct buf *b, const char *bus, const char *dev, uint32_t port,
+			  const struct krep *k, uint8_t state)
+{
+	size_t at = b->len;
+	struct nlmsghdr *nlh;
+	struct genlmsghdr *g;
+
+	reporter_msg(b, bus, dev, port, k, state, 0);
+	nlh = (void *)(b->p + at);
+	g = (void *)(b->p + at + NLMSG_HDRLEN);
+	nlh->nlmsg_flags = 0;
+	nlh->nlmsg_seq = 0;
+	nlh->nlmsg_pid = 0;
+	g->cmd = DEVLINK_CMD_HEALTH_REPORTER_RECOVER;
+}
+
+static void dlh_mon_parse__recover_notifications__events_for_the_port(void **state)
+{
+	struct krep rx = { "rx", 1, 1, 1, 500, 3, 2, 0, 0 };
+	struct krep vnic = { "vnic", 0, 0, 0, 0, 0, 0, 0, 0 };
+	struct dlh_target t = { { "pci", "0000:08:00.0", 0, 0 },
+				{ "auxiliary", "mlx5_core.eth.0", 1, 65535 } };
+	struct buf b = { 0 };
+	struct evs ev = { .n = 0 };
+	struct nlmsghdr *nlh;
+	char e[160] = "";
+
+	(void)state;
+	recover_event(&b, "auxiliary", "mlx5_core.eth.0", 65535, &rx, 1);   /* error */
+	nlh = genl_begin(&b, FAMILY, 0, 0, DEVLINK_CMD_PORT_NEW);         /* not health */
+	mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
+	msg_end(&b, nlh);
+	recover_event(&b, "auxiliary", "mlx5_core.eth.1", 131071, &rx, 0);  /* PF1 */
+	recover_event(&b, "pci", "0000:08:00.0", 0, &vnic, 0);
+	assert_int_equal(dlh_mon_parse(b.p, b.len, FAMILY, ev_cb, &ev, e, sizeof(e)), 3);
+	assert_int_equal(ev.n, 3);
+	assert_string_equal(ev.r[0].name, "rx");
+	assert_int_equal(ev.r[0].state, 1);
+	assert_int_equal(ev.r[0].error_count, 3);
+	assert_true(dlh_target_has(&t, &ev.r[0].h));
+	assert_false(dlh_target_has(&t, &ev.r[1].h));      /* another port's */
+	assert_true(dlh_target_has(&t, &ev.r[2].h));
+	bfree(&b);
+	/* broken framing: an error, no event */
+	mk_hugelen(&b);
+	ev.n = 0;
+	assert_int_equal(dlh_mon_parse(b.p, b.len, FAMILY, ev_cb, &ev, e, sizeof(e)), -EBADMSG);
+	assert_int_equal(ev.n, 0);
+	bfree(&b);
+}
+
+static void dlh_parse_family__ctrl_reply__id_and_config_group(void **state)
+{
+	struct buf b = { 0 };
+	uint16_t fam = 0;
+	uint32_t grp = 0;
+	char e[128];
+
+	(void)state;
+	family_reply(&b);
+	assert_int_equal(dlh_parse_family(b.p, b.len, &fam, &grp, e, sizeof(e)), 0);
+	assert_int_equal(fam, FAMILY);
+	assert_int_equal(grp, 7);
+	assert_int_equal(dlh_parse_family(b.p, 30, &fam, NULL, e, sizeof(e)), -EBADMSG);
+	bfree(&b);
+}
+
 /* ================================================================ live */
 
 /* This kernel may have no devlink (CONFIG_NET_DEVLINK=n): then the socket
@@ -2087,6 +2171,23 @@ static void dlh_io_socket__this_kernel__family_or_enoent(void **state)
 		dlh_reply_free(&r);
 	}
 	dlh_io_close(io);
+}
+
+static void dlh_mon_open__this_kernel__fd_or_enoent(void **state)
+{
+	struct evs ev = { .n = 0 };
+	char e[256] = "";
+	struct dlh_mon *m;
+
+	(void)state;
+	m = dlh_mon_open(-1, e, sizeof(e));
+	if (!m) {
+		assert_int_equal(errno, ENOENT);
+		return;
+	}
+	assert_true(dlh_mon_fd(m) >= 0);
+	assert_true(dlh_mon_dispatch(m, ev_cb, &ev, e, sizeof(e)) >= 0);   /* nothing yet */
+	dlh_mon_close(m);
 }
 
 int main(int argc, char **argv)
@@ -2124,7 +2225,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(dlh_state_to_json__cx6dx__reporters_with_diagnose),
 		cmocka_unit_test(src_devlink_health_dump__stored_dump__json_only_when_newer),
 		cmocka_unit_test(src_devlink_health__recover_count_moves__recover_seen_time),
+		cmocka_unit_test(dlh_mon_parse__recover_notifications__events_for_the_port),
+		cmocka_unit_test(dlh_parse_family__ctrl_reply__id_and_config_group),
 		cmocka_unit_test(dlh_io_socket__this_kernel__family_or_enoent),
+		cmocka_unit_test(dlh_mon_open__this_kernel__fd_or_enoent),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-fixtures"))
