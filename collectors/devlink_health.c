@@ -2160,6 +2160,8 @@ int dlh_read_state(struct dlh_io *io, const struct dlh_target *t,
 					    DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, rep->name,
 					    &st->diag[i], NULL, st->diag_err[i],
 					    sizeof(st->diag_err[i]));
+		if (rc == 0)
+			st->diag_real_ns[i] = st->real_ns;
 		if (rc < 0) {
 			dlh_reply_free(&st->raw[i]);
 			if (rc == -ENOMEM) {
@@ -2309,13 +2311,17 @@ static int reporter_json(const struct dlh_state *st, unsigned i,
 	}
 	if (st->recover_seen_ns[i])
 		rc |= jadd(o, "recover_seen_ns", json_object_new_uint64(st->recover_seen_ns[i]));
-	if (st->diag_rc[i] == 0 && st->raw[i].len) {
+	if (st->raw[i].len) {
 		if (dlh_parse_fmsg(&st->raw[i], st->family, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE,
-				   r->name, NULL, &tree, e, sizeof(e)) == 0)
+				   r->name, NULL, &tree, e, sizeof(e)) == 0) {
 			rc |= jadd(o, "diagnose", tree);
-		else
+			rc |= jadd(o, "diagnose_time_ns",
+				   json_object_new_uint64(st->diag_real_ns[i]));
+		} else {
 			rc |= jadd(o, "diagnose_error", json_object_new_string(e));
-	} else if (st->diag_rc[i] < 0) {
+		}
+	}
+	if (st->diag_rc[i] < 0 && !json_object_object_get_ex(o, "diagnose_error", NULL)) {
 		rc |= jadd(o, "diagnose_error", json_object_new_string(st->diag_err[i]));
 	}
 	if (rc || json_object_array_add(arr, o) < 0) {
@@ -2362,6 +2368,9 @@ struct dsrc {
 	uint64_t *vals;
 	int failed;                          /* last query failed: its -errno */
 	int refresh;
+	int narrow;                          /* next query: once[] only */
+	char *once[DLH_MAX_REPORTERS + 1];   /* owned, NULL-terminated */
+	int nsfd;                            /* where io was made (borrowed) */
 	uint64_t last_ns;                    /* last query (mono), 0 none */
 	uint64_t queries, total_ns, last_cost_ns;
 	char ifname[16];
@@ -2374,6 +2383,8 @@ static void dsrc_free(struct dsrc *d)
 	dlh_io_close(d->io);
 	for (unsigned i = 0; d->diag[i]; i++)
 		free(d->diag[i]);
+	for (unsigned i = 0; d->once[i]; i++)
+		free(d->once[i]);
 	if (d->st) {
 		dlh_state_free(d->st);
 		free(d->st);
@@ -2436,8 +2447,10 @@ int src_devlink_health_open(struct src *s, const struct src_ctx *ctx,
 			rc = dlh_find_target(d->io, ctx->ifname,
 					     nsl[i] == ctx->netns_fd ? (uint32_t)ctx->ifindex : 0,
 					     o ? o->bus_info : NULL, &d->t, e, sizeof(e));
-			if (rc == 0)
+			if (rc == 0) {
+				d->nsfd = nsl[i];
 				break;
+			}
 			dlh_io_close(d->io);
 			d->io = NULL;
 		}
@@ -2458,23 +2471,29 @@ static int dsrc_open(struct src *s, const struct src_ctx *ctx)
 	return src_devlink_health_open(s, ctx, NULL);
 }
 
-/* A diagnose that failed this time keeps the values it gave last time, so
- * a transient firmware error is a delta of 0, never a spike or a gap. */
+/* A diagnose that failed this time, or was not asked for this time (a
+ * narrowed refresh), keeps what it gave last time, values and reply, with
+ * its older time: a transient firmware error is a delta of 0, never a
+ * spike or a gap, and the layout stays the same. */
 static void carry_over(struct dlh_state *st, struct dlh_state *old, char *note,
 		       size_t len)
 {
 	for (unsigned i = 0; i < st->n; i++) {
-		if (st->diag_rc[i] >= 0 || st->diag_rc[i] == -EOPNOTSUPP)
+		if (st->diag_rc[i] == 0 || st->diag_rc[i] == -EOPNOTSUPP)
 			continue;
-		if (!note[0])
+		if (st->diag_rc[i] < 0 && !note[0])
 			snprintf(note, len, "devlink health diagnose %s: %s", st->rep[i].name,
 				 st->diag_err[i]);
 		for (unsigned k = 0; old && k < old->n; k++) {
-			if (strcmp(old->rep[k].name, st->rep[i].name) || old->diag_rc[k] != 0)
+			if (strcmp(old->rep[k].name, st->rep[i].name) || !old->diag[k].n)
 				continue;
 			dlh_diag_free(&st->diag[i]);
+			dlh_reply_free(&st->raw[i]);
 			st->diag[i] = old->diag[k];
+			st->raw[i] = old->raw[k];
+			st->diag_real_ns[i] = old->diag_real_ns[k];
 			memset(&old->diag[k], 0, sizeof(old->diag[k]));
+			memset(&old->raw[k], 0, sizeof(old->raw[k]));
 		}
 	}
 }
@@ -2489,7 +2508,9 @@ static int dsrc_query(struct src *s, struct dsrc *d)
 
 	if (!st)
 		return -ENOMEM;
-	rc = dlh_read_state(d->io, &d->t, (const char *const *)d->diag, d->st, st, e, sizeof(e));
+	rc = dlh_read_state(d->io, &d->t, (const char *const *)(d->narrow ? d->once : d->diag),
+			    d->st, st, e, sizeof(e));
+	d->narrow = 0;
 	d->queries++;
 	d->total_ns += st->cost_ns;
 	d->last_cost_ns = st->cost_ns;
@@ -2562,12 +2583,48 @@ const struct src_ops src_devlink_health_ops = {
 	.close = dsrc_close,
 };
 
-void src_devlink_health_refresh(struct src *s)
+void src_devlink_health_refresh(struct src *s, const char *const *diagnose)
 {
 	struct dsrc *d = s ? s->priv : NULL;
+	unsigned k = 0;
 
-	if (d)
-		d->refresh = 1;
+	if (!d)
+		return;
+	d->refresh = 1;
+	for (unsigned i = 0; d->once[i]; i++) {
+		free(d->once[i]);
+		d->once[i] = NULL;
+	}
+	d->narrow = diagnose != NULL;
+	for (unsigned i = 0; diagnose && diagnose[i] && k < DLH_MAX_REPORTERS; i++) {
+		if (!good_token(diagnose[i]))
+			continue;
+		if (!(d->once[k++] = strdup(diagnose[i]))) {
+			d->narrow = 0;            /* out of memory: the full list */
+			break;
+		}
+	}
+}
+
+const struct dlh_target *src_devlink_health_target(const struct src *s)
+{
+	const struct dsrc *d = s ? s->priv : NULL;
+
+	return d ? &d->t : NULL;
+}
+
+struct dlh_mon *src_devlink_health_mon_open(const struct src *s, char *err,
+					    size_t errlen)
+{
+	const struct dsrc *d = s ? s->priv : NULL;
+
+	if (!d || d->io->fixture) {
+		snprintf(err, errlen, "devlink monitor: %s",
+			 d ? "recorded replies have no events" : strerror(EINVAL));
+		errno = d ? EOPNOTSUPP : EINVAL;
+		return NULL;
+	}
+	return dlh_mon_open(d->nsfd, err, errlen);
 }
 
 const struct dlh_state *src_devlink_health_state(const struct src *s)

@@ -275,6 +275,9 @@ struct dlh_state {
 	int diag_rc[DLH_MAX_REPORTERS];   /* 0 done, 1 not asked, -errno */
 	char diag_err[DLH_MAX_REPORTERS][160];
 	struct dlh_reply raw[DLH_MAX_REPORTERS];      /* diagnose reply kept */
+	uint64_t diag_real_ns[DLH_MAX_REPORTERS];     /* when diag[i] was read:
+						       * older than real_ns when
+						       * carried over */
 	uint64_t recover_seen_ns[DLH_MAX_REPORTERS];  /* realtime when the
 						       * current recover_count
 						       * was first seen, 0 */
@@ -314,8 +317,8 @@ struct clayout *dlh_state_layout(const struct dlh_state *st, uint64_t **vals);
 /* {"time_ns", "handles", "reporters": [ {"name", "handle", "state":
  * "healthy"|"error"|N, "error_count", "recover_count", ["grace_period_ms",
  * "burst_period_ms", "auto_recover"], ["auto_dump"], ["dump_time_ns",
- * "dump_ts_ms"], ["recover_seen_ns"], ["diagnose": tree | "diagnose_error":
- * text] } ] } added to obj. No reporters: "reporters": [] and "note":
+ * "dump_ts_ms"], ["recover_seen_ns"], ["diagnose": tree, "diagnose_time_ns"]
+ * ["diagnose_error": text] } ] } added to obj. No reporters: "reporters": [] and "note":
  * "no devlink health". 0 or -ENOMEM/-EINVAL. */
 int dlh_state_to_json(const struct dlh_state *st, struct json_object *obj);
 
@@ -369,8 +372,18 @@ extern const struct src_ops src_devlink_health_ops;
 int src_devlink_health_open(struct src *s, const struct src_ctx *ctx,
 			    const struct dlh_opts *o);
 /* The next read() queries the kernel (investigation start and end),
- * unless the last query is younger than min_refresh_ns. */
-void src_devlink_health_refresh(struct src *s);
+ * unless the last query is younger than min_refresh_ns. diagnose (NULL:
+ * the configured list) narrows that one query's diagnoses, e.g. {"vnic",
+ * NULL} for the first snapshot, where every millisecond counts; reporters
+ * left out keep their last values (diag_real_ns says how old). */
+void src_devlink_health_refresh(struct src *s, const char *const *diagnose);
+/* Where the port's reporters are (NULL before open). */
+const struct dlh_target *src_devlink_health_target(const struct src *s);
+/* A health-event monitor in the namespace where the source found the
+ * port's devlink (the port's own, or the daemon's). The namespace fd the
+ * source was opened with is borrowed: it must still be open. */
+struct dlh_mon *src_devlink_health_mon_open(const struct src *s, char *err,
+					    size_t errlen);
 /* The state behind the last read (NULL before the first), for snapshots. */
 const struct dlh_state *src_devlink_health_state(const struct src *s);
 /* Queries so far and the time they took (cost accounting). */

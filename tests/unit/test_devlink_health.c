@@ -353,6 +353,7 @@ struct card {
 };
 
 static const struct card cx6dx = { 0, 0, 2, 1843, 8 };
+static const char *netdev0 = "enp8s0f0np0";     /* --write-set --netdev */
 static const struct card cx6dx_k515 = { 1, 0, 0, 0, 8 };
 
 static void family_reply(struct buf *b)
@@ -417,6 +418,8 @@ static void port_reply(struct buf *b, const struct card *c)
 
 		snprintf(dev, sizeof(dev), c->k515 ? "0000:08:00.%d" : "mlx5_core.eth.%d", pf);
 		snprintf(nd, sizeof(nd), "enp8s0f%dnp%d", pf, pf);
+		if (!pf)
+			snprintf(nd, sizeof(nd), "%s", netdev0);
 		mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, c->k515 ? "pci" : "auxiliary");
 		mnl_attr_put_strz(nlh, DEVLINK_ATTR_DEV_NAME, dev);
 		mnl_attr_put_u32(nlh, DEVLINK_ATTR_PORT_INDEX, pf ? 131071 : 65535);
@@ -807,6 +810,46 @@ static int write_fixtures(const char *root)
 		snprintf(c, sizeof(c), "%s\nbuilt by tests/unit/test_devlink_health.c (--write-fixtures)",
 			 hostile[i].comment);
 		if (dlh_nlhex_write(path, c, b.p, b.len, e, sizeof(e)) < 0) {
+			fprintf(stderr, "%s\n", e);
+			return 1;
+		}
+		bfree(&b);
+	}
+	return 0;
+}
+
+/* For system tests: the cx6dx-k6.8 set into DIR (files replaced
+ * atomically, so a running daemon reads old or new, never half), with PF0's
+ * netdev, steering discards and rx reporter errors as given:
+ *   test_devlink_health --write-set DIR [--netdev NAME] [--steer N]
+ *                       [--rx-errors N] */
+static int write_set(int argc, char **argv)
+{
+	struct card c = cx6dx;
+	char path[PATH_MAX], e[256];
+
+	for (int i = 3; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--netdev") && strlen(argv[i + 1]) < 16)
+			netdev0 = argv[i + 1];
+		else if (!strcmp(argv[i], "--steer"))
+			c.steer = strtoull(argv[i + 1], NULL, 10);
+		else if (!strcmp(argv[i], "--rx-errors"))
+			c.rx_errors = atoi(argv[i + 1]);
+		else {
+			fprintf(stderr, "--write-set: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if ((argc - 3) % 2) {
+		fprintf(stderr, "--write-set: option without a value\n");
+		return 2;
+	}
+	for (const struct fixfile *f = files_k68; f->name; f++) {
+		struct buf b = { 0 };
+
+		f->make(&b, &c);
+		snprintf(path, sizeof(path), "%s/%s", argv[2], f->name);
+		if (dlh_nlhex_write(path, f->comment, b.p, b.len, e, sizeof(e)) < 0) {
 			fprintf(stderr, "%s\n", e);
 			return 1;
 		}
@@ -1795,7 +1838,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 	src_devlink_health_cost(&s, &q, &total, &last);
 	assert_int_equal(q, 1);
 	/* a refresh right away is held back by min_refresh (1 s) */
-	src_devlink_health_refresh(&s);
+	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 	src_devlink_health_cost(&s, &q, NULL, NULL);
 	assert_int_equal(q, 1);
@@ -1814,7 +1857,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 		assert_int_equal(s.ops->read(&s, &l1, &v1), 0);
 		i = lay_find(l1, "devlink/vnic/nic_receive_steering_discard");
 		assert_int_equal(v1[i], 1900);
-		src_devlink_health_refresh(&s);
+		src_devlink_health_refresh(&s, NULL);
 		assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 		assert_ptr_equal(l1, l2);
 		src_devlink_health_cost(&s, &q, NULL, NULL);
@@ -1863,6 +1906,78 @@ static void src_devlink_health__hostile_vnic_reply__named_error_others_kept(void
 	}
 }
 
+/* The first snapshot asks vnic only: rx keeps its values, with their
+ * older time, and the layout does not change. */
+static void src_devlink_health__narrowed_refresh__others_carried(void **state)
+{
+	static const char *const only_vnic[] = { "vnic", NULL };
+	struct clayout *l1, *l2;
+	const uint64_t *v1, *v2;
+	struct json_object *o, *reps, *rx;
+	const struct dlh_state *st;
+	struct src s;
+	struct src_ctx ctx = { .port_name = "p0", .ifname = "enp8s0f0np0",
+			       .netns_fd = -1, .sysfs_root = "" };
+	struct dlh_opts o2 = { .fixture_dir = FIXDIR "/cx6dx-k6.8", .min_refresh_ns = 1 };
+	char e[128];
+	uint64_t first;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	s.ops = &src_devlink_health_ops;
+	assert_int_equal(src_devlink_health_open(&s, &ctx, &o2), 0);
+	assert_int_equal(s.ops->read(&s, &l1, &v1), 0);
+	first = src_devlink_health_state(&s)->diag_real_ns[2];
+	assert_true(first > 0);
+	src_devlink_health_refresh(&s, only_vnic);
+	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
+	assert_ptr_equal(l1, l2);
+	st = src_devlink_health_state(&s);
+	assert_int_equal(st->diag_rc[2], 1);                   /* rx: not asked */
+	assert_int_equal(st->diag_real_ns[2], first);          /* ... carried */
+	assert_true(st->diag_real_ns[4] >= first);             /* vnic: new */
+	assert_int_equal(v2[lay_find(l2, "devlink/rx/RQs/7/channel_ix")], 7);
+	assert_string_equal(s.err, "");
+	o = json_object_new_object();
+	assert_int_equal(dlh_state_to_json(st, o), 0);
+	reps = json_object_object_get(o, "reporters");
+	rx = json_object_array_get_idx(reps, 2);
+	assert_true(json_object_object_get_ex(rx, "diagnose", NULL));
+	assert_int_equal(json_object_get_uint64(json_object_object_get(rx, "diagnose_time_ns")),
+			 first);
+	json_object_put(o);
+	/* the next refresh is the full list again */
+	src_devlink_health_refresh(&s, NULL);
+	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
+	assert_int_equal(src_devlink_health_state(&s)->diag_rc[2], 0);
+	/* recorded replies have no events to monitor */
+	assert_null(src_devlink_health_mon_open(&s, e, sizeof(e)));
+	assert_string_equal(src_devlink_health_target(&s)->port.dev, "mlx5_core.eth.0");
+	s.ops->close(&s);
+}
+
+/* The writer the system tests use: another netdev name, new figures. */
+static void write_set__netdev_and_figures__source_reads_them(void **state)
+{
+	char dir[] = "/tmp/test_dlh_set.XXXXXX";
+	char *argv[] = { "t", "--write-set", dir, "--netdev", "veth-srv", "--steer", "1900",
+			 "--rx-errors", "1", NULL };
+	struct clayout *lay;
+	const uint64_t *vals;
+	struct src s;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(write_set(9, argv), 0);
+	netdev0 = "enp8s0f0np0";
+	open_fixture(&s, dir, "veth-srv", NULL);
+	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
+	assert_int_equal(vals[lay_find(lay, "devlink/vnic/nic_receive_steering_discard")], 1900);
+	assert_int_equal(vals[lay_find(lay, "devlink/rx/error_count")], 1);
+	s.ops->close(&s);
+	rm_set(dir);
+}
+
 static void src_devlink_health__diagnose_fails_later__previous_values_kept(void **state)
 {
 	struct clayout *l1, *l2;
@@ -1884,7 +1999,7 @@ static void src_devlink_health__diagnose_fails_later__previous_values_kept(void 
 	snprintf(cmd, sizeof(cmd), "cp %s/hostile/truncated.nlhex %s/diagnose-vnic.nlhex",
 		 FIXDIR, dir);
 	assert_int_equal(system(cmd), 0);
-	src_devlink_health_refresh(&s);
+	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 	assert_ptr_equal(l1, l2);                 /* same names */
 	i = lay_find(l2, "devlink/vnic/nic_receive_steering_discard");
@@ -2051,7 +2166,7 @@ static void src_devlink_health__recover_count_moves__recover_seen_time(void **st
 	snprintf(path, sizeof(path), "%s/health-get.nlhex", dir);
 	assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
 	bfree(&b);
-	src_devlink_health_refresh(&s);
+	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	st = src_devlink_health_state(&s);
 	assert_string_equal(st->rep[2].name, "rx");
@@ -2219,6 +2334,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(src_devlink_health__k515_without_vnic__rx_on_pci_port),
 		cmocka_unit_test(src_devlink_health__read_twice__cached_until_refresh),
 		cmocka_unit_test(src_devlink_health__hostile_vnic_reply__named_error_others_kept),
+		cmocka_unit_test(src_devlink_health__narrowed_refresh__others_carried),
+		cmocka_unit_test(write_set__netdev_and_figures__source_reads_them),
 		cmocka_unit_test(src_devlink_health__diagnose_fails_later__previous_values_kept),
 		cmocka_unit_test(src_devlink_health__no_devlink_or_no_port__enoent_enodev),
 		cmocka_unit_test(src_devlink_health__kernel_without_health__empty_layout),
@@ -2233,6 +2350,8 @@ int main(int argc, char **argv)
 
 	if (argc == 3 && !strcmp(argv[1], "--write-fixtures"))
 		return write_fixtures(argv[2]);
+	if (argc >= 3 && !strcmp(argv[1], "--write-set"))
+		return write_set(argc, argv);
 	log_set_level(LOG_ERR);
 	to_repo_root();
 	return cmocka_run_group_tests(tests, NULL, NULL);
