@@ -89,7 +89,7 @@ static void test_rules_load__shipped__every_verdict(void **state)
 {
 	static const char *const want[] = {
 		"fabric-fault", "kernel-path-down", "engine-blocked", "engine-hold",
-		"steering-miss", "buffer-drop", "port-drop", "producer-stall",
+		"steering-miss", "rx-recovery", "buffer-drop", "port-drop", "producer-stall",
 	};
 	struct rules *r = shipped();
 
@@ -192,6 +192,136 @@ static void test_rules_classify__steer_missed__steering_miss(void **state)
 {
 	(void)state;
 	expect_verdict("steering-miss", "steering-miss");
+}
+
+/* ---- devlink health signals (issue #16) ---- */
+
+/* Set counter name of port's period ("stall", "window", "baseline") to v,
+ * or remove it when v < 0. */
+static void set_counter(struct json_object *facts, const char *port, const char *period,
+			const char *name, long long v)
+{
+	struct json_object *c = oget(oget(oget(oget(facts, "ports"), port), period), "counters");
+
+	assert_non_null(c);
+	if (v < 0)
+		json_object_object_del(c, name);
+	else
+		json_object_object_add(c, name, json_object_new_int64(v));
+}
+
+/* Every period of both ports: the devlink counters, or ethtool's steering
+ * counter removed (a port whose ethtool does not show it). */
+static void devlink_counters(struct json_object *facts, long long steer, long long rx_errors)
+{
+	static const char *const periods[] = { "stall", "window", "baseline" };
+	static const char *const ports[] = { "srv", "cli" };
+
+	for (int p = 0; p < 2; p++)
+		for (int k = 0; k < 3; k++) {
+			int at_stall = !p && !k;
+
+			set_counter(facts, ports[p], periods[k], "devlink/vnic/nic_receive_steering_discard",
+				    at_stall ? steer : 0);
+			set_counter(facts, ports[p], periods[k], "devlink/rx/error_count",
+				    at_stall ? rx_errors : 0);
+			set_counter(facts, ports[p], periods[k], "devlink/rx/recover_count",
+				    at_stall ? rx_errors : 0);
+		}
+}
+
+static struct json_object *classify_facts(struct json_object *facts)
+{
+	struct rules *r = shipped();
+	struct json_object *res = rules_classify(r, facts);
+
+	assert_non_null(res);
+	rules_free(r);
+	json_object_put(facts);
+	return res;
+}
+
+static void test_rules_classify__devlink_steering_discard_only__steering_miss(void **state)
+{
+	struct json_object *f = load_facts("steering-miss"), *res;
+	static const char *const periods[] = { "stall", "window", "baseline" };
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		set_counter(f, "srv", periods[k], "rx_steer_missed_packets", -1);
+		set_counter(f, "cli", periods[k], "rx_steer_missed_packets", -1);
+	}
+	devlink_counters(f, 40, 0);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "steering-miss");
+	assert_non_null(strstr(sget(res, "explanation"),
+		"srv: 40 frames matched no steering rule in 1.2s beyond the healthy rate "
+		"(firmware nic_receive_steering_discard +40, ethtool rx_steer_missed_packets +?)"));
+	json_object_put(res);
+}
+
+/* rx_steer_missed_packets is the same firmware field: 40 and 40 are 40. */
+static void test_rules_classify__ethtool_and_devlink_same_count__not_added(void **state)
+{
+	struct json_object *f = load_facts("steering-miss"), *res;
+
+	(void)state;
+	devlink_counters(f, 40, 0);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "steering-miss");
+	assert_non_null(strstr(sget(res, "explanation"), "srv: 40 frames matched no steering rule"));
+	json_object_put(res);
+}
+
+/* Seed 000 with devlink health read: the gap, no steering discard, no rx
+ * reporter error: still port-drop, and steering-miss is ruled out by 0. */
+static void test_rules_classify__seed000_with_devlink__port_drop(void **state)
+{
+	struct json_object *f = load_facts("port-drop"), *res, *e;
+
+	(void)state;
+	devlink_counters(f, 0, 0);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	e = not_entry(res, "steering-miss");
+	assert_true(num_of(oget(e, "values"), "maxof(misses)") == 0);
+	e = not_entry(res, "rx-recovery");
+	assert_string_equal(sget(e, "failed"), "maxof(rx_errors) > 0");
+	json_object_put(res);
+	/* ... even when the rx reporter recovered a queue meanwhile: that
+	 * explains no frames lost before the vport */
+	f = load_facts("port-drop");
+	devlink_counters(f, 0, 1);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	e = not_entry(res, "rx-recovery");
+	assert_string_equal(sget(e, "failed"), "maxof(default(gap, 0)) < 2");
+	json_object_put(res);
+}
+
+/* The rx reporter recovered queue 3 and out_of_buffer counted the frames
+ * lost meanwhile: the recovery, not the buffers. */
+static void test_rules_classify__rx_reporter_recovered__rx_recovery(void **state)
+{
+	struct json_object *f = load_facts("buffer-drop"), *res;
+	const char *ex;
+
+	(void)state;
+	devlink_counters(f, 0, 2);
+	set_counter(f, "srv", "stall", "rx3_recover", 2);
+	set_counter(f, "srv", "stall", "rx_recover", 2);      /* an aggregate: not summed */
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "rx-recovery");
+	ex = sget(res, "explanation");
+	assert_non_null(strstr(ex, "srv: the driver's rx reporter saw 2 errors and recovered 2 times in 1.6s"));
+	assert_non_null(strstr(ex, "(2 queue recoveries in ethtool rx<N>_recover)"));
+	assert_non_null(strstr(sget(res, "action"), "ERR CQE on RQ"));
+	json_object_put(res);
+	/* without devlink health the rule is not decided, and buffer-drop wins */
+	res = classify_facts(load_facts("buffer-drop"));
+	assert_string_equal(sget(res, "verdict"), "buffer-drop");
+	assert_non_null(oget(not_entry(res, "rx-recovery"), "unknown"));
+	json_object_put(res);
 }
 
 static void test_rules_classify__out_of_buffer__buffer_drop(void **state)
@@ -541,6 +671,10 @@ int main(void)
 		cmocka_unit_test(test_rules_classify__seed004_frozen_writes__producer_stall),
 		cmocka_unit_test(test_rules_classify__retries_exceeded__fabric_fault),
 		cmocka_unit_test(test_rules_classify__steer_missed__steering_miss),
+		cmocka_unit_test(test_rules_classify__devlink_steering_discard_only__steering_miss),
+		cmocka_unit_test(test_rules_classify__ethtool_and_devlink_same_count__not_added),
+		cmocka_unit_test(test_rules_classify__seed000_with_devlink__port_drop),
+		cmocka_unit_test(test_rules_classify__rx_reporter_recovered__rx_recovery),
 		cmocka_unit_test(test_rules_classify__out_of_buffer__buffer_drop),
 		cmocka_unit_test(test_rules_classify__held_bytes__engine_hold),
 		cmocka_unit_test(test_rules_classify__ping_lost__kernel_path_down),
