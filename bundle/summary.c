@@ -9,9 +9,7 @@
  * finite number (NaN, infinity) is never printed as a figure.
  *
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
- * The verdict object's keys ("verdict", "rule", "explanation", "action",
- * "terms", "expr", "values", "not", "matched", "failed", "value",
- * "unknown") are literals until rules/ names them (RK_*, the rules split). */
+ * The verdict object's keys are rules/rules.h's RK_* names. */
 #include "bundle/bundle.h"
 #include "lib/json.h"
 #include "rules/facts.h"
@@ -191,7 +189,7 @@ static int time_of(struct json_object *m, char *buf, size_t len)
 static void sum_title(FILE *f, struct json_object *m, struct json_object *cls,
 		      struct json_object *facts)
 {
-	const char *verdict = jx_str(cls, "verdict"), *port = jx_str(m, MK_PORT);
+	const char *verdict = jx_str(cls, RK_VERDICT), *port = jx_str(m, MK_PORT);
 	const char *host = jx_str(m, MK_HOST), *kernel = jx_str(m, MK_KERNEL);
 	struct json_object *trig = jx_get(m, MK_TRIGGER), *inc = jx_get(m, MK_INCIDENT_ID);
 	char when[64];
@@ -218,8 +216,8 @@ static void sum_title(FILE *f, struct json_object *m, struct json_object *cls,
 
 static void sum_is(FILE *f, struct json_object *cls)
 {
-	struct json_object *terms = jx_arr(cls, "terms");
-	const char *ex = jx_str(cls, "explanation"), *rule = jx_str(cls, "rule");
+	struct json_object *terms = jx_arr(cls, RK_TERMS);
+	const char *ex = jx_str(cls, RK_EXPLANATION), *rule = jx_str(cls, RK_RULE);
 	size_t n = jx_len(terms);
 
 	fputs("\n## What it is\n\n", f);
@@ -236,17 +234,17 @@ static void sum_is(FILE *f, struct json_object *cls)
 	fprintf(f, "\nRule %s holds:\n", rule ? rule : "(unnamed)");
 	for (size_t i = 0; i < n && i < 32; i++) {
 		struct json_object *t = json_object_array_get_idx(terms, i);
-		const char *expr = jx_str(t, "expr");
+		const char *expr = jx_str(t, RK_EXPR);
 
 		fprintf(f, "- `%.300s`", expr ? expr : "?");
-		put_values(f, jx_get(t, "values"), 12);
+		put_values(f, jx_get(t, RK_VALUES), 12);
 		fputc('\n', f);
 	}
 }
 
 static void sum_not(FILE *f, struct json_object *cls)
 {
-	struct json_object *nots = jx_arr(cls, "not");
+	struct json_object *nots = jx_arr(cls, RK_NOT);
 	size_t n = jx_len(nots);
 
 	fputs("\n## What it is not\n\n", f);
@@ -256,12 +254,12 @@ static void sum_not(FILE *f, struct json_object *cls)
 	}
 	for (size_t i = 0; i < n && i < 64; i++) {
 		struct json_object *o = json_object_array_get_idx(nots, i);
-		struct json_object *unknown = jx_obj(o, "unknown");
-		const char *v = jx_str(o, "verdict"), *failed = jx_str(o, "failed");
+		struct json_object *unknown = jx_obj(o, RK_UNKNOWN);
+		const char *v = jx_str(o, RK_VERDICT), *failed = jx_str(o, RK_FAILED);
 
 		if (!v)
 			v = "(unnamed verdict)";
-		if (jx_get(o, "matched") && json_object_get_boolean(jx_get(o, "matched"))) {
+		if (jx_get(o, RK_MATCHED) && json_object_get_boolean(jx_get(o, RK_MATCHED))) {
 			fprintf(f, "- **Also held: %s.** Every term of it was true, but an earlier "
 				"rule won.\n", v);
 		} else if (!failed) {
@@ -279,8 +277,8 @@ static void sum_not(FILE *f, struct json_object *cls)
 			fputs(".\n", f);
 		} else {
 			fprintf(f, "- **Not %s.** `%.300s` is ", v, failed);
-			put_val(f, jx_get(o, "value"));
-			put_values(f, jx_get(o, "values"), 12);
+			put_val(f, jx_get(o, RK_VALUE));
+			put_values(f, jx_get(o, RK_VALUES), 12);
 			fputs(".\n", f);
 		}
 	}
@@ -621,7 +619,7 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_evidence(f, rules, manifest, facts);
 	sum_timeline(f, manifest);
 	fputs("\n## Recommended action\n\n", f);
-	action = jx_str(cls, "action");
+	action = jx_str(cls, RK_ACTION);
 	fprintf(f, "%s\n", action ? action : "None recorded: the rule gave no action.");
 	if (fclose(f) != 0) {
 		free(buf);
