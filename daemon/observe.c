@@ -302,21 +302,21 @@ static void cap_done(struct probe_cap *pc, void *arg)
 	inv_finish_one(v);
 }
 
-void inv_start_captures(struct inv *v, int promisc)
+int inv_start_captures(struct inv *v, int port, int promisc)
 {
 	const struct conf *c = v->F->c;
 	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256];
+	int started = 0;
 
 	capture_filter(v, filter, sizeof(filter));
 	snprintf(dir, sizeof(dir), "%s/work", c->state_dir);
 	mkdir(c->state_dir, 0750);
 	mkdir(dir, 0750);
-	v->action_ns[promisc ? 1 : 0] = loop_mono_ns();
-	v->pending = 1;         /* released below, after every start */
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 
-		if (!p || port_state(p) != PORT_UP || !port_conf(p)->ifname[0])
+		if ((port >= 0 && (int)i != port) || !p || port_state(p) != PORT_UP ||
+		    !port_conf(p)->ifname[0])
 			continue;
 		if (promisc && !port_conf(p)->promisc_capture)
 			continue;
@@ -326,11 +326,11 @@ void inv_start_captures(struct inv *v, int promisc)
 		v->cap[i] = v->F->pr->cap_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
 						filter, promisc, c->snaplen, c->capture_ns, 10000,
 						8u << 20, path, cap_done, v, err, sizeof(err));
-		if (v->cap[i])
+		if (v->cap[i]) {
 			v->pending++;
-		else
+			started++;
+		} else
 			inv_step_end(v, v->cap_step[i], "failed", err);
 	}
-	inv_finish_one(v);
+	return started;
 }
-
