@@ -73,8 +73,16 @@ static long ctr_find(struct pdata *p, const char *name)
 		p->c = calloc(RP_MAX_COUNTERS, sizeof(*p->c));
 		p->cell = calloc(RP_MAX_COUNTERS, sizeof(*p->cell));
 		p->touched = calloc(RP_MAX_COUNTERS, sizeof(*p->touched));
-		if (!p->c || !p->cell || !p->touched)
+		if (!p->c || !p->cell || !p->touched) {
+			/* none or all: the next call must not find c without cell */
+			free(p->c);
+			free(p->cell);
+			free(p->touched);
+			p->c = NULL;
+			p->cell = NULL;
+			p->touched = NULL;
 			return -1;
+		}
 	}
 	p->c[p->nc].name = strdup(name);
 	p->cell[p->nc] = json_object_new_uint64(0);
