@@ -68,7 +68,7 @@ int inv_step_begin(struct inv *v, const char *name, const char *port)
 	if (port)
 		jx_add_str(s, "port", port);
 	jx_add_u64(s, "start_mono_ns", now);
-	jx_add_double(s, "start_ms", inv_rel_ms(v, now));
+	json_object_object_add(s, "start_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 	jx_add_str(s, "outcome", "running");
 	json_object_array_add(v->steps, s);
 	return (int)json_object_array_length(v->steps) - 1;
@@ -82,7 +82,7 @@ void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
 	if (!s)
 		return;
 	jx_add_u64(s, "end_mono_ns", now);
-	jx_add_double(s, "end_ms", inv_rel_ms(v, now));
+	json_object_object_add(s, "end_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 	jx_add_str(s, "outcome", outcome);
 	if (note && *note)
 		jx_add_str(s, "note", note);
@@ -94,7 +94,7 @@ static void snapshot_all(struct inv *v, const char *label)
 	uint64_t t0 = loop_mono_ns();
 	int st = inv_step_begin(v, label, NULL), first = !strcmp(label, "snapshot");
 
-	jx_add_double(snap, "started_after_open_us", (double)(t0 - v->open_ns) / 1e3);
+	json_object_object_add(snap, "started_after_open_us", jx_new_fixed((double)(t0 - v->open_ns) / 1e3, 1));
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 

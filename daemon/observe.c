@@ -40,7 +40,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 			if (json_object_array_length(v->series[i]) < MAX_SERIES) {
 				struct json_object *e = json_object_new_object();
 
-				jx_add_double(e, "t_ms", inv_rel_ms(v, now));
+				json_object_object_add(e, "t_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 				json_object_object_add(e, "moved",
 						       evid_deltas_json(p, &v->prev[i], &cur, 0));
 				json_object_array_add(v->series[i], e);
@@ -54,7 +54,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		struct json_object *w = json_object_new_object();
 
 		loop_timer_set(v->tick, 0, 0);
-		jx_add_double(w, "span_s", (double)(now - v->win_start) / 1e9);
+		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
 		for (unsigned i = 0; i < v->nports; i++) {
 			struct port *p = inv_port(v, i);
