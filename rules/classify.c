@@ -92,6 +92,82 @@ static const char *why_of(struct val v)
 	return v.why ? v.why : "unknown";
 }
 
+/* Does n read a peer item (peer.X, peer.P.S), through its lets too? */
+static int peer_dep(const struct node *n, int depth)
+{
+	if (!n || depth > MAX_EDEPTH)
+		return 0;
+	switch (n->k) {
+	case N_FIELD:
+	case N_PERIOD:
+		return n->dom == D_PEER && !n->peer;
+	case N_LET:
+		return peer_dep(n->let, depth + 1);
+	case N_CALL:
+		if (rl_fns_tab[n->fn].quant)
+			return 0;
+		for (unsigned i = 0; i < n->nargs; i++)
+			if (peer_dep(n->args[i], depth + 1))
+				return 1;
+		return 0;
+	default:
+		return peer_dep(n->a, depth + 1) || peer_dep(n->b, depth + 1);
+	}
+}
+
+struct pcoll {
+	const struct node *q;
+	struct json_object *values;
+};
+
+/* The leaves of n that read the current peer item, each into
+ * values[leaf] = {PEER: value}: the peers' own numbers, for "what it is
+ * not" to name. */
+static void peer_leaves(struct ectx *c, const struct node *n, struct json_object *values,
+			int depth)
+{
+	struct json_object *per;
+	const char *key;
+
+	if (!n || depth > MAX_EDEPTH || !peer_dep(n, 0))
+		return;
+	switch (n->k) {
+	case N_UN: case N_BIN:
+		peer_leaves(c, n->a, values, depth + 1);
+		peer_leaves(c, n->b, values, depth + 1);
+		return;
+	case N_CALL:
+		if (!rl_fns_tab[n->fn].quant && n->fn != FN_IF && n->fn != FN_DEFAULT) {
+			for (unsigned i = 0; i < n->nargs; i++)
+				peer_leaves(c, n->args[i], values, depth + 1);
+			return;
+		}
+		break;
+	default:
+		break;
+	}
+	key = n->k == N_LET ? n->str : n->text;
+	if (!key)
+		return;
+	per = jx_get(values, key);
+	if (!per) {
+		per = json_object_new_object();
+		json_object_object_add(values, key, per);
+	}
+	if (!json_object_is_type(per, json_type_object) || jx_get(per, c->iname))
+		return;
+	json_object_object_add(per, c->iname, val_json(rl_eval(c, n)));
+}
+
+static int peer_item(struct ectx *c, void *arg)
+{
+	struct pcoll *pc = arg;
+
+	for (unsigned i = 0; i < pc->q->nargs; i++)
+		peer_leaves(c, pc->q->args[i], pc->values, 0);
+	return 0;
+}
+
 /* Record every leaf value a term reads: lets, facts, periods, calls. */
 static void collect(struct ectx *c, const struct node *n, struct json_object *values,
 		    struct json_object *unknown)
@@ -118,6 +194,12 @@ static void collect(struct ectx *c, const struct node *n, struct json_object *va
 	json_object_object_add(values, key, val_json(v));
 	if (v.t == V_UNK && unknown && !jx_get(unknown, key))
 		jx_add_str(unknown, key, why_of(v));
+	if (n->k == N_CALL && rl_fns_tab[n->fn].quant && n->dom == D_PEER && c->dom != D_PEER) {
+		struct pcoll pc = { n, values };
+		const char *why;
+
+		rl_for_items(c, D_PEER, peer_item, &pc, &why);
+	}
 }
 
 /* Every term of every rule, in order, into vals; first_bad[i]: rule i's

@@ -184,6 +184,13 @@ static struct val eval_call(struct ectx *c, const struct node *n)
 	case FN_KNOWN:
 		a = rl_eval(c, n->args[0]);
 		return v_bool(a.t != V_UNK);
+	case FN_IF:
+		a = rl_eval(c, n->args[0]);
+		if (a.t == V_UNK)
+			return a;
+		if (a.t != V_BOOL)
+			return v_unk("if() of a condition that is not true or false");
+		return rl_eval(c, n->args[a.n ? 1 : 2]);
 	case FN_DEFAULT:
 		a = rl_eval(c, n->args[0]);
 		return a.t != V_UNK ? a : rl_eval(c, n->args[1]);
@@ -225,6 +232,10 @@ struct val rl_eval(struct ectx *c, const struct node *n)
 		v = rl_period_sig(c, c->port, c->portname, P_BASELINE, n->str);
 		break;
 	case N_PERIOD:
+		if (n->dom == D_PEER) {
+			v = rl_peer_period(c, n);
+			break;
+		}
 		if (n->dom == D_PORT && c->dom != D_PORT) {
 			v = v_unk("port.* outside a quantifier");
 			break;
@@ -240,7 +251,7 @@ struct val rl_eval(struct ectx *c, const struct node *n)
 		}
 		break;
 	case N_FACT: v = rl_fact(c, n); break;
-	case N_FIELD: v = rl_field(c, n); break;
+	case N_FIELD: v = n->dom == D_PEER ? rl_peer_field(c, n) : rl_field(c, n); break;
 	case N_LET: v = rl_eval(c, n->let); break;
 	case N_UN:
 		v = rl_eval(c, n->a);

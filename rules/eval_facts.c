@@ -4,6 +4,8 @@
  * is unknown, with why. */
 #include "rules/rules_int.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/json.h"
@@ -94,20 +96,31 @@ static const struct { const char *key, *sub, *what; } lists[] = {
 	[D_PING] = { FK_PINGS, NULL, FK_PINGS },
 	[D_CAPTURE] = { FK_CAPTURES, NULL, FK_CAPTURES },
 	[D_PORT] = { FK_PORTS, NULL, FK_PORTS },
+	[D_PEER] = { FK_PEERS, NULL, FK_PEERS },
 };
 
 /* The list of d, or NULL and why: missing, of the wrong type, or (when
  * nonempty) without items. */
 static struct json_object *list_of(struct ectx *c, enum dom d, int nonempty, const char **why)
 {
-	const char *what = d > D_NONE && d <= D_PORT ? lists[d].what : "?";
+	const char *what = d > D_NONE && d <= D_PEER ? lists[d].what : "?";
 	struct json_object *l = NULL;
+	int obj = d == D_PORT || d == D_PEER;
 
-	if (d > D_NONE && d <= D_PORT) {
+	if (d > D_NONE && d <= D_PEER) {
 		l = jx_get(c->facts, lists[d].key);
 		if (lists[d].sub)
 			l = jx_get(l, lists[d].sub);
-		if (l && !json_object_is_type(l, d == D_PORT ? json_type_object : json_type_array))
+		if (!l && d == D_PEER && jx_get(c->facts, FK_SCHEMA)) {
+			/* facts of a host without peers (or from before them): no
+			 * peer, an empty list, not an unknown one */
+			static struct json_object *none;
+
+			if (!none)
+				none = json_object_new_object();
+			l = none;
+		}
+		if (l && !json_object_is_type(l, obj ? json_type_object : json_type_array))
 			l = NULL;
 	}
 	if (!l)
@@ -123,7 +136,7 @@ static struct json_object *list_of(struct ectx *c, enum dom d, int nonempty, con
  * until fn returns non-zero. Returns -1 and why when the list is missing. */
 typedef int (*item_fn)(struct ectx *c, void *st);
 
-static int for_items(struct ectx *c, enum dom d, item_fn fn, void *st, const char **why)
+int rl_for_items(struct ectx *c, enum dom d, item_fn fn, void *st, const char **why)
 {
 	struct json_object *l = list_of(c, d, 0, why);
 	struct ectx save = *c;
@@ -132,7 +145,7 @@ static int for_items(struct ectx *c, enum dom d, item_fn fn, void *st, const cha
 	if (!l)
 		return -1;
 	c->dom = d;
-	if (d == D_PORT) {
+	if (d == D_PORT || d == D_PEER) {
 		unsigned k = 0;
 
 		json_object_object_foreach(l, name, obj) {
@@ -140,9 +153,11 @@ static int for_items(struct ectx *c, enum dom d, item_fn fn, void *st, const cha
 				break;
 			c->item = obj;
 			c->iname = name;
-			c->port = json_object_is_type(obj, json_type_object) ? obj : NULL;
-			c->portname = name;
-			c->profile = rl_port_profile(obj);
+			if (d == D_PORT) {
+				c->port = json_object_is_type(obj, json_type_object) ? obj : NULL;
+				c->portname = name;
+				c->profile = rl_port_profile(obj);
+			}
 			stop = fn(c, st);
 		}
 	} else {
@@ -169,16 +184,62 @@ struct qst {
 	const char *why;
 	struct val best;     /* first/sumof/maxof/minof */
 	int have;
+	char *join;          /* join(): the values so far */
+	size_t jlen;
 };
+
+/* join(V, C): V of every item where C holds, ", " between them. */
+static void q_join_add(struct ectx *c, struct qst *q)
+{
+	struct val v = rl_eval(c, q->n->args[0]);
+	char buf[96];
+	size_t n;
+	char *j;
+
+	if (v.t == V_STR)
+		snprintf(buf, sizeof(buf), "%s", v.s);
+	else if (v.t == V_NUM)
+		snprintf(buf, sizeof(buf), "%.6g", v.n);
+	else if (v.t == V_BOOL)
+		snprintf(buf, sizeof(buf), "%s", v.n ? "true" : "false");
+	else
+		snprintf(buf, sizeof(buf), "?");
+	n = strlen(buf);
+	if (q->jlen > 4096)
+		return;
+	/* each value once: "rank1, rank3", not "rank1, rank1, rank3" */
+	for (const char *p = q->join; p && *p;) {
+		const char *e = strstr(p, ", ");
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+
+		if (l == n && !memcmp(p, buf, n))
+			return;
+		p = e ? e + 2 : p + l;
+	}
+	j = realloc(q->join, q->jlen + n + 3);
+	if (!j)
+		return;
+	if (q->jlen) {
+		memcpy(j + q->jlen, ", ", 2);
+		q->jlen += 2;
+	}
+	memcpy(j + q->jlen, buf, n + 1);
+	q->jlen += n;
+	q->join = j;
+}
 
 static int q_pred(struct ectx *c, void *p)
 {
 	struct qst *q = p;
-	struct val v = rl_eval(c, q->n->args[q->n->fn == FN_FIRST ? 1 : 0]);
+	struct val v = rl_eval(c, q->n->args[q->n->fn == FN_FIRST || q->n->fn == FN_JOIN ? 1 : 0]);
 
 	if (v.t == V_BOOL) {
 		if (v.n) {
 			q->ntrue++;
+			if (q->n->fn == FN_JOIN) {
+				q_join_add(c, q);
+				return 0;
+			}
 			if (q->n->fn == FN_FIRST) {
 				q->best = rl_eval(c, q->n->args[0]);
 				q->have = 1;
@@ -228,9 +289,15 @@ struct val rl_quant(struct ectx *c, const struct node *n)
 
 	if (c->dom == n->dom)
 		return v_unk("nested quantifier over the same list");
-	if (for_items(c, n->dom, agg ? q_agg : q_pred, &q, &why) < 0)
+	if (rl_for_items(c, n->dom, agg ? q_agg : q_pred, &q, &why) < 0)
 		return v_unk(why);
 	switch (n->fn) {
+	case FN_JOIN: {
+		const char *s = rl_afmt(c->ar, "%s", q.join ? q.join : "");
+
+		free(q.join);
+		return q.nunk ? v_unk(q.why) : v_str(s);
+	}
 	case FN_ANY:
 		if (q.ntrue)
 			return v_bool(1);

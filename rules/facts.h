@@ -14,7 +14,14 @@
  *     captures: [ {port, promisc, frames, transition} ],
  *     release: { released, action (self | promisc-capture | reprogram |
  *                ambiguous | none), port, after_ms, at_ms, ambiguous,
- *                after_second_ms, actions: [...] } } */
+ *                after_second_ms, actions: [...] },
+ *     peers: { NAME: { host, notified, answered, rtt_ms, bundle, error,
+ *                      flows_total, flows_stalled, flows_waiting, other_end,
+ *                      ports: { PORT: { profile,
+ *                               stall|window|baseline: { span_s, counters, signals } } } } } }
+ * A peer that was not heard from has answered false and no ports: its
+ * numbers are unknown, never zero. flows.list[].peer names the peer that
+ * holds the other end of a stalled flow (from its summary). */
 #ifndef NICSTALL_FACTS_KEYS_H
 #define NICSTALL_FACTS_KEYS_H
 
@@ -28,6 +35,7 @@
 #define FK_PINGS        "pings"
 #define FK_CAPTURES     "captures"
 #define FK_RELEASE      "release"
+#define FK_PEERS        "peers"
 
 /* ports.NAME */
 #define FK_P_PROFILE    "profile"
@@ -55,6 +63,21 @@
 #define FK_FL_SRC       "src"
 #define FK_FL_WAITED_MS "waited_ms"
 #define FK_FL_INFLIGHT  "inflight"
+#define FK_FL_PEER      "peer"
+
+/* peers.NAME (summaries of peer daemons, nicstalld.conf(5) [peer]) */
+#define FK_PE_HOST      "host"
+#define FK_PE_NOTIFIED  "notified"
+#define FK_PE_ANSWERED  "answered"
+#define FK_PE_RTT_MS    "rtt_ms"
+#define FK_PE_BUNDLE    "bundle"
+#define FK_PE_ERROR     "error"
+#define FK_PE_FLOWS_TOTAL   "flows_total"
+#define FK_PE_FLOWS_STALLED "flows_stalled"
+#define FK_PE_FLOWS_WAITING "flows_waiting"
+#define FK_PE_OTHER_END "other_end"    /* this host's stalled flows whose other end it holds */
+#define FK_PE_PORTS     "ports"
+#define FK_PE_SIGNALS   "signals"      /* a period's signals as the peer reckoned them */
 
 /* threads[] */
 #define FK_T_PID        "pid"

@@ -74,9 +74,8 @@ static enum dom expr_dom(const struct node *n, int depth)
 		return D_NONE;
 	switch (n->k) {
 	case N_FIELD:
-		return n->dom;
 	case N_PERIOD:
-		return n->dom;
+		return n->peer ? D_NONE : n->dom;      /* peer.NAME.X is no list item */
 	case N_LET:
 		return expr_dom(n->let, depth + 1);
 	case N_CALL:
@@ -100,9 +99,9 @@ static const struct node *free_field(const struct node *n, int depth)
 		return NULL;
 	switch (n->k) {
 	case N_FIELD:
-		return n->dual ? NULL : n;
+		return n->dual || n->peer ? NULL : n;
 	case N_PERIOD:
-		return n->dom == D_PORT ? n : NULL;
+		return (n->dom == D_PORT || n->dom == D_PEER) && !n->peer ? n : NULL;
 	case N_LET:
 		return free_field(n->let, depth + 1);
 	case N_CALL:
@@ -157,6 +156,95 @@ static struct node *name_signal(struct pstate *ps, struct node *n, const char *n
 	return n;
 }
 
+/* A period node (dom) of "P.SIGNAL" / "P.span_s" in rest, NULL when rest is
+ * no period; *bad when it is one, but malformed (reported). */
+static struct node *period_node(struct pstate *ps, const struct tok *t, const char *rest,
+				enum dom dom, int *bad)
+{
+	const char *sig;
+	enum per per;
+	struct node *n;
+
+	if (!parse_period(rest, &per, &sig))
+		return NULL;
+	if (strchr(sig, '.') || strchr(sig, '/')) {
+		rl_perr(ps, t->line, t->col, "'%s': expected %s.SIGNAL or %s.span_s",
+			t->str, rl_per_name[per], rl_per_name[per]);
+		*bad = 1;
+		return NULL;
+	}
+	if (!(n = mk(ps, N_PERIOD, t))) {
+		*bad = 1;
+		return NULL;
+	}
+	n->per = per;
+	n->dom = dom;
+	if (!strcmp(sig, "span_s")) {
+		n->span = 1;
+		return n;
+	}
+	n = name_signal(ps, n, sig, t);
+	*bad = !n;
+	return n;
+}
+
+static struct node *peer_field_node(struct pstate *ps, const struct tok *t, const char *name)
+{
+	struct node *n;
+
+	for (size_t i = 0; i < rl_nfields; i++)
+		if (rl_fields_tab[i].d == D_PEER && !strcmp(name, rl_fields_tab[i].name)) {
+			if (!(n = mk(ps, N_FIELD, t)))
+				return NULL;
+			n->dom = D_PEER;
+			n->str = strdup(rl_fields_tab[i].name);
+			return n;
+		}
+	return NULL;
+}
+
+/* peer.FIELD, peer.P.SIGNAL (items of a quantifier over the peers), or
+ * peer.NAME.FIELD, peer.NAME.P.SIGNAL (one peer by its name). */
+static struct node *resolve_peer(struct pstate *ps, const struct tok *t, const char *rest)
+{
+	const char *dot = strchr(rest, '.');
+	struct node *n;
+	int bad = 0;
+	char name[64];
+
+	if ((n = period_node(ps, t, rest, D_PEER, &bad)) || bad)
+		return n;
+	if ((n = peer_field_node(ps, t, rest)))
+		return n;
+	if (!dot || (size_t)(dot - rest) >= sizeof(name) || !dot[1]) {
+		rl_perr(ps, t->line, t->col, "unknown name '%s' (peer.FIELD, peer.stall.SIGNAL, "
+			"peer.NAME.FIELD or peer.NAME.stall.SIGNAL)", t->str);
+		return NULL;
+	}
+	memcpy(name, rest, (size_t)(dot - rest));
+	name[dot - rest] = 0;
+	if (rl_peer_reserved(name)) {
+		rl_perr(ps, t->line, t->col, "'%s': %s is no peer field here", t->str, name);
+		return NULL;
+	}
+	n = period_node(ps, t, dot + 1, D_PEER, &bad);
+	if (!n && !bad)
+		n = peer_field_node(ps, t, dot + 1);
+	if (!n) {
+		if (!bad)
+			rl_perr(ps, t->line, t->col, "unknown name '%s' (after peer.%s: a peer field "
+				"or stall|window|baseline.SIGNAL)", t->str, name);
+		return NULL;
+	}
+	n->peer = strdup(name);
+	if (!n->peer) {
+		ps->oom = 1;
+		rl_node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
 static struct node *resolve_path(struct pstate *ps, const struct tok *t)
 {
 	const char *s = t->str, *rest;
@@ -179,6 +267,8 @@ static struct node *resolve_path(struct pstate *ps, const struct tok *t)
 			n->fact = rl_facts_tab[i].f;
 			return n;
 		}
+	if (!strncmp(s, "peer.", 5))
+		return resolve_peer(ps, t, s + 5);
 	{
 		int port = !strncmp(s, "port.", 5);
 
@@ -298,7 +388,8 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 		rl_node_free(n);
 		return NULL;
 	}
-	if (n->fn == FN_RATE && (n->args[0]->k != N_PERIOD || n->args[0]->span)) {
+	if (n->fn == FN_RATE && (n->args[0]->k != N_PERIOD || n->args[0]->span ||
+				 n->args[0]->dom == D_PEER)) {
 		rl_perr(ps, n->args[0]->line, n->args[0]->col,
 			"rate() takes stall.SIGNAL, window.SIGNAL or baseline.SIGNAL");
 		rl_node_free(n);
@@ -311,7 +402,7 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 			d = dom_join(d, expr_dom(n->args[i], 0));
 		if (d == D_NONE || d == D_MULTI) {
 			rl_perr(ps, t->line, t->col, d == D_NONE ?
-				"%s() names no thread., flow., ping., capture. or port. field" :
+				"%s() names no thread., flow., ping., capture., port. or peer. field" :
 			     "%s() mixes fields of different lists", t->str);
 			rl_node_free(n);
 			return NULL;

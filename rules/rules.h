@@ -14,9 +14,31 @@ struct rules;
 
 #ifndef NICSTALL_DATADIR
 #define NICSTALL_DATADIR "/usr/local/share/nicstalld"
+/* Each signal name that profile has (its own definition or the generic
+ * one), once. */
+void rules_signals_each(const struct rules *r, const char *profile,
+			void (*cb)(const char *name, void *arg), void *arg);
+/* Each counter of counters (name -> value) that some signal of profile
+ * reads, by its name or through a sum() pattern (a counter may come more
+ * than once). */
+void rules_signal_reads(const struct rules *r, const char *profile, struct json_object *counters,
+			void (*cb)(const char *counter, struct json_object *value, void *arg),
+			void *arg);
+
 #endif
 #ifndef NICSTALL_SYSCONFDIR
 #define NICSTALL_SYSCONFDIR "/etc"
+/* Each signal name that profile has (its own definition or the generic
+ * one), once. */
+void rules_signals_each(const struct rules *r, const char *profile,
+			void (*cb)(const char *name, void *arg), void *arg);
+/* Each counter of counters (name -> value) that some signal of profile
+ * reads, by its name or through a sum() pattern (a counter may come more
+ * than once). */
+void rules_signal_reads(const struct rules *r, const char *profile, struct json_object *counters,
+			void (*cb)(const char *counter, struct json_object *value, void *arg),
+			void *arg);
+
 #endif
 #define RULES_SHIPPED_DIR NICSTALL_DATADIR "/rules"
 #define RULES_LOCAL_DIR   NICSTALL_SYSCONFDIR "/nicstalld/rules.d"
@@ -44,6 +66,10 @@ int rules_load_texts(const char *const *names, const char *const *texts,
 		     size_t n, struct rules **out,
 		     rules_report_fn report, void *arg);
 void rules_free(struct rules *r);
+/* May a peer daemon be called name (nicstalld.conf(5) "[peer NAME]")? Not
+ * when it is a word the rules read after "peer." (peer.stall.X,
+ * peer.answered, ...): peer.NAME.X would be ambiguous. */
+int rules_peer_name_ok(const char *name);
 /* Number of verdict rules loaded. */
 size_t rules_count(const struct rules *r);
 
@@ -83,5 +109,16 @@ struct json_object *rules_classify(const struct rules *r, struct json_object *fa
  * when the signal is unknown (not defined, or none of its counters there). */
 int rules_signal(const struct rules *r, const char *profile, const char *signal,
 		 struct json_object *counters, double *out);
+
+/* Each signal name that profile has (its own definition or the generic
+ * one), once. */
+void rules_signals_each(const struct rules *r, const char *profile,
+			void (*cb)(const char *name, void *arg), void *arg);
+/* Each counter of counters (name -> value) that some signal of profile
+ * reads, by its name or through a sum() pattern (a counter may come more
+ * than once). */
+void rules_signal_reads(const struct rules *r, const char *profile, struct json_object *counters,
+			void (*cb)(const char *counter, struct json_object *value, void *arg),
+			void *arg);
 
 #endif

@@ -48,7 +48,7 @@ enum per { P_STALL, P_WINDOW, P_BASELINE, P_N };
 extern const char *const rl_per_name[P_N];
 
 /* List-item domains: rl_dom_name[] are their names in the language. */
-enum dom { D_NONE, D_THREAD, D_FLOW, D_PING, D_CAPTURE, D_PORT, D_MULTI };
+enum dom { D_NONE, D_THREAD, D_FLOW, D_PING, D_CAPTURE, D_PORT, D_PEER, D_MULTI };
 extern const char *const rl_dom_name[];
 
 /* Named facts of the language ("held.unsent", "ping.ok", ...). */
@@ -73,6 +73,7 @@ extern const size_t rl_nfields;
 enum fn {
 	FN_ANY, FN_ALL, FN_COUNT, FN_FIRST, FN_SUMOF, FN_MAXOF, FN_MINOF,
 	FN_RATE, FN_BRATE, FN_KNOWN, FN_DEFAULT, FN_ABS, FN_MIN, FN_MAX,
+	FN_JOIN, FN_IF,
 };
 /* Indexed by enum fn. quant: a quantifier over list items. */
 struct rl_fn_name { const char *name; enum fn fn; unsigned min, max; int quant; };
@@ -89,6 +90,7 @@ struct node {
 	int dual, span;     /* N_FIELD dual; N_PERIOD: .span_s */
 	double num;
 	char *str;          /* literal, counter, glob, signal, field or let name */
+	char *peer;         /* N_FIELD, N_PERIOD of peer.NAME.X: that peer, not an item */
 	char *text;         /* source text, for "expr" and "values" */
 	struct node *a, *b;
 	struct node **args;
@@ -282,5 +284,19 @@ struct val rl_quant(struct ectx *c, const struct node *n);
 /* A named fact (N_FACT) / a list item's field (N_FIELD). */
 struct val rl_fact(struct ectx *c, const struct node *n);
 struct val rl_field(struct ectx *c, const struct node *n);
+/* Call fn for each item of list d with the context switched to it (items
+ * in the facts' order, at most MAX_ITEMS); fn returns non-zero to stop.
+ * -1 and why when the list is missing. */
+int rl_for_items(struct ectx *c, enum dom d, int (*fn)(struct ectx *c, void *st), void *st,
+		 const char **why);
+
+/* eval_peers.c: the peers' facts (rules/facts.h FK_PEERS) */
+/* peer.P.SIGNAL / peer.P.span_s of the current peer item, or of the peer
+ * n names (peer.NAME.P...). */
+struct val rl_peer_period(struct ectx *c, const struct node *n);
+/* peer.FIELD of the current item, or of the peer n names. */
+struct val rl_peer_field(struct ectx *c, const struct node *n);
+/* A word of the rules language that a peer's name may not be. */
+int rl_peer_reserved(const char *name);
 
 #endif

@@ -10,7 +10,7 @@
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE };
-const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "" };
+const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "" };
 
 const struct rl_fact_name rl_facts_tab[] = {
 	{ "port", F_PORT }, { "profile", F_PROFILE }, { "driver", F_DRIVER },
@@ -32,12 +32,18 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_THREAD, FK_T_NVCSW_RATE, 0 }, { D_THREAD, FK_T_ROLE, 0 },
 	{ D_FLOW, FK_FL_TUPLE, 0 }, { D_FLOW, FK_FL_SRC, 0 }, { D_FLOW, FK_FL_WAITED_MS, 0 },
 	{ D_FLOW, FK_H_UNSENT, 0 }, { D_FLOW, FK_H_UNREAD, 0 }, { D_FLOW, FK_H_STAGED, 0 },
+	{ D_FLOW, FK_FL_PEER, 0 },
 	{ D_PING, FK_PG_FROM, 0 }, { D_PING, FK_PG_TO, 0 }, { D_PING, FK_PG_SENT, 1 },
 	{ D_PING, FK_PG_RECEIVED, 1 },
 	{ D_CAPTURE, FK_C_PORT, 0 }, { D_CAPTURE, FK_C_PROMISC, 0 },
 	{ D_CAPTURE, FK_C_FRAMES, 1 }, { D_CAPTURE, FK_C_TRANSITION, 0 },
 	{ D_PORT, "name", 0 }, { D_PORT, FK_P_PROFILE, 0 }, { D_PORT, FK_P_DRIVER, 0 },
 	{ D_PORT, FK_P_FIRMWARE, 0 }, { D_PORT, FK_P_PSID, 0 }, { D_PORT, FK_P_LINK_UP, 0 },
+	{ D_PEER, "name", 0 }, { D_PEER, FK_PE_HOST, 0 }, { D_PEER, FK_PE_NOTIFIED, 0 },
+	{ D_PEER, FK_PE_ANSWERED, 0 }, { D_PEER, FK_PE_RTT_MS, 0 }, { D_PEER, FK_PE_BUNDLE, 0 },
+	{ D_PEER, FK_PE_ERROR, 0 }, { D_PEER, FK_PE_FLOWS_TOTAL, 0 },
+	{ D_PEER, FK_PE_FLOWS_STALLED, 0 }, { D_PEER, FK_PE_FLOWS_WAITING, 0 },
+	{ D_PEER, FK_PE_OTHER_END, 0 },
 };
 const size_t rl_nfields = N_OF(rl_fields_tab);
 
@@ -49,6 +55,7 @@ const struct rl_fn_name rl_fns_tab[] = {
 	{ "rate", FN_RATE, 1, 1, 0 }, { "baseline_rate", FN_BRATE, 1, 1, 0 },
 	{ "known", FN_KNOWN, 1, 1, 0 }, { "default", FN_DEFAULT, 2, 2, 0 },
 	{ "abs", FN_ABS, 1, 1, 0 }, { "min", FN_MIN, 2, 2, 0 }, { "max", FN_MAX, 2, 2, 0 },
+	{ "join", FN_JOIN, 2, 2, 1 }, { "if", FN_IF, 3, 3, 0 },
 };
 const size_t rl_nfns = N_OF(rl_fns_tab);
 
@@ -80,6 +87,7 @@ void rl_node_free(struct node *n)
 		rl_node_free(n->args[i]);
 	free(n->args);
 	free(n->str);
+	free(n->peer);
 	free(n->text);
 	free(n);
 }
@@ -142,6 +150,22 @@ void rules_free(struct rules *r)
 		free(r->uses[i].name);
 	free(r->uses);
 	free(r);
+}
+
+int rl_peer_reserved(const char *name)
+{
+	for (int p = 0; p < P_N; p++)
+		if (!strcmp(name, rl_per_name[p]))
+			return 1;
+	for (size_t i = 0; i < rl_nfields; i++)
+		if (rl_fields_tab[i].d == D_PEER && !strcmp(name, rl_fields_tab[i].name))
+			return 1;
+	return !strcmp(name, FK_SPAN_S) || !strcmp(name, FK_PE_PORTS) || !strcmp(name, "flows");
+}
+
+int rules_peer_name_ok(const char *name)
+{
+	return !rl_peer_reserved(name);
 }
 
 size_t rules_count(const struct rules *r)

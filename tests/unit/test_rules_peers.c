@@ -1,0 +1,330 @@
+/* Unit tests: the peers in the rules. The language's peer. domain
+ * (quantifiers over the peers, peer.NAME.X, join(), if()), a peer that
+ * did not answer being unknown rather than clean, the peers' own numbers
+ * in what a rule was ruled out by, and the shipped producer-stall and
+ * fabric-fault verdicts on seed 004's four ranks. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "rules/facts.h"
+#include "rules/rules.h"
+#include "rules_helpers.h"
+
+static struct rules *shipped(void)
+{
+	const char *dirs[] = { RULEDIR };
+	struct rules *r = NULL;
+
+	assert_int_equal(rules_load(dirs, 1, &r, print_msg, NULL), 0);
+	return r;
+}
+
+static struct rules *text_rules(const char *text, struct msgs *ms)
+{
+	const char *names[] = { "00-signals.rules", "90-test.rules" };
+	const char *texts[] = { "signal rdma_work generic = hw_counters/rx_write_requests\n"
+				"signal fabric_errors generic = hw_counters/req_cqe_error\n", text };
+	struct rules *r = NULL;
+
+	if (rules_load_texts(names, texts, 2, &r, collect_msg, ms))
+		return NULL;
+	return r;
+}
+
+/* A peer that answered: one port whose window and stall counted work and
+ * errors as given. */
+static struct json_object *peer_answered(const char *host, long work, long errors)
+{
+	struct json_object *p = json_object_new_object(), *ports = json_object_new_object();
+	struct json_object *port = json_object_new_object();
+	const char *per[] = { "stall", "window", "baseline" };
+
+	json_object_object_add(p, FK_PE_HOST, json_object_new_string(host));
+	json_object_object_add(p, FK_PE_NOTIFIED, json_object_new_boolean(1));
+	json_object_object_add(p, FK_PE_ANSWERED, json_object_new_boolean(1));
+	json_object_object_add(p, FK_PE_RTT_MS, json_object_new_double(2.5));
+	json_object_object_add(port, FK_P_PROFILE, json_object_new_string("mlx5"));
+	for (int i = 0; i < 3; i++) {
+		struct json_object *o = json_object_new_object(), *c = json_object_new_object();
+
+		json_object_object_add(o, FK_SPAN_S, json_object_new_double(i == 2 ? 60 : 0.04));
+		json_object_object_add(c, "hw_counters/rx_write_requests",
+				       json_object_new_int64(i == 2 ? 5000000 : work));
+		json_object_object_add(c, "hw_counters/rx_read_requests", json_object_new_int64(0));
+		json_object_object_add(c, "hw_counters/req_cqe_error",
+				       json_object_new_int64(i == 0 ? errors : 0));
+		json_object_object_add(c, "hw_counters/local_ack_timeout_err", json_object_new_int64(0));
+		json_object_object_add(o, FK_COUNTERS, c);
+		json_object_object_add(port, per[i], o);
+	}
+	json_object_object_add(ports, "p0", port);
+	json_object_object_add(p, FK_PE_PORTS, ports);
+	return p;
+}
+
+static struct json_object *peer_silent(void)
+{
+	struct json_object *p = json_object_new_object();
+
+	json_object_object_add(p, FK_PE_NOTIFIED, json_object_new_boolean(1));
+	json_object_object_add(p, FK_PE_ANSWERED, json_object_new_boolean(0));
+	json_object_object_add(p, FK_PE_ERROR, json_object_new_string("not heard from within peer_wait"));
+	return p;
+}
+
+/* seed 004's facts on rank2 (tests/fixtures/facts/producer-stall.json)
+ * with its three peers */
+static struct json_object *four_ranks(struct json_object *r0, struct json_object *r1,
+				      struct json_object *r3)
+{
+	struct json_object *f = json_object_from_file("tests/fixtures/facts/producer-stall.json");
+	struct json_object *peers = json_object_new_object();
+
+	assert_non_null(f);
+	json_object_object_add(peers, "rank0", r0);
+	json_object_object_add(peers, "rank1", r1);
+	json_object_object_add(peers, "rank3", r3);
+	json_object_object_add(f, FK_PEERS, peers);
+	return f;
+}
+
+static struct json_object *classify(struct json_object *facts)
+{
+	struct rules *r = shipped();
+	struct json_object *res = rules_classify(r, facts);
+
+	rules_free(r);
+	json_object_put(facts);
+	assert_non_null(res);
+	return res;
+}
+
+static void shipped__four_ranks_frozen__producer_stall_names_every_peer(void **state)
+{
+	struct json_object *res = classify(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)));
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_non_null(strstr(ex, "nor the peers that answered (rank0, rank1, rank3: their RDMA work "
+			       "frozen too) and no fabric error at any end"));
+	assert_null(strstr(ex, "Not heard from"));
+	json_object_put(res);
+}
+
+static void shipped__one_peer_silent__producer_stall_says_which(void **state)
+{
+	struct json_object *res = classify(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_silent()));
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_non_null(strstr(ex, "(rank0, rank1: their RDMA work frozen too)"));
+	assert_non_null(strstr(ex, "Not heard from (unknown, not clean): rank3"));
+	json_object_put(res);
+}
+
+static void shipped__peer_still_working__not_producer_stall(void **state)
+{
+	/* the peer's writes moved in its window: the stall is not the fleet's */
+	struct json_object *res = classify(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 1200, 0), peer_answered("dgx4", 0, 0)));
+	struct json_object *e, *per;
+
+	(void)state;
+	assert_string_not_equal(sget(res, "verdict"), "producer-stall");
+	e = not_entry(res, "producer-stall");
+	assert_string_equal(sget(e, "failed"),
+			    "all(not peer.answered or (peer_work == 0 and peer_errors == 0))");
+	/* what ruled it out names each peer's number */
+	per = oget(oget(e, "values"), "peer_work");
+	assert_non_null(per);
+	assert_int_equal(json_object_get_int(oget(per, "rank1")), 1200);
+	assert_int_equal(json_object_get_int(oget(per, "rank0")), 0);
+	json_object_put(res);
+}
+
+static void shipped__errors_on_one_peer__fabric_fault_names_it(void **state)
+{
+	struct json_object *res = classify(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 7)));
+	struct json_object *e, *per;
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "fabric-fault");
+	assert_string_equal(sget(res, "rule"), "fabric-fault-peer");
+	assert_non_null(strstr(sget(res, "explanation"), "peer rank3 (host dgx4): 7 fabric errors"));
+	/* the local rule was ruled out by this host's numbers */
+	e = not_entry(res, "fabric-fault");
+	assert_false(json_object_get_boolean(oget(e, "value")));
+	e = not_entry(res, "producer-stall");
+	per = oget(oget(e, "values"), "peer_errors");
+	assert_int_equal(json_object_get_int(oget(per, "rank3")), 7);
+	json_object_put(res);
+}
+
+static void shipped__silent_peer__never_counted_clean(void **state)
+{
+	/* all silent: producer-stall still from this host, each named; no
+	 * fabric-fault-peer from peers with no numbers */
+	struct json_object *res = classify(four_ranks(peer_silent(), peer_silent(), peer_silent()));
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_non_null(strstr(sget(res, "explanation"),
+			       "Not heard from (unknown, not clean): rank0, rank1, rank3"));
+	assert_false(json_object_get_boolean(oget(not_entry(res, "fabric-fault-peer"), "value")));
+	json_object_put(res);
+}
+
+static void shipped__no_peers_configured__old_facts_unchanged(void **state)
+{
+	struct json_object *f = json_object_from_file("tests/fixtures/facts/producer-stall.json");
+	struct json_object *res = classify(f);
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_null(strstr(sget(res, "explanation"), "peers"));
+	assert_null(strstr(sget(res, "explanation"), "heard"));
+	json_object_put(res);
+}
+
+static struct json_object *lang_facts(void)
+{
+	struct json_object *f = json_object_new_object(), *peers = json_object_new_object();
+
+	json_object_object_add(f, FK_SCHEMA, json_object_new_int(1));
+	json_object_object_add(peers, "rank1", peer_answered("h1", 5, 0));
+	json_object_object_add(peers, "rank2", peer_silent());
+	json_object_object_add(f, FK_PEERS, peers);
+	return f;
+}
+
+static void lang__peer_quantifiers_named_join_if__values(void **state)
+{
+	struct msgs ms = { 0 };
+	struct rules *r = text_rules(
+		"rule t {\n verdict t\n"
+		" require count(peer.answered) == 1 and count(peer.notified) == 2\n"
+		" require peer.rank1.window.rdma_work == 5 and peer.rank1.host == \"h1\"\n"
+		" require not known(peer.rank2.window.rdma_work)\n"
+		" require sumof(default(peer.window.rdma_work, 0)) == 5\n"
+		" explain \"{join(peer.name, peer.answered)}|{join(peer.name, not peer.answered)}|"
+		"{if(count(peer.answered) > 5, \\\"many\\\", \\\"few\\\")}|{peer.rank1.window.span_s}\"\n}\n",
+		&ms);
+	struct json_object *f = lang_facts(), *res;
+
+	(void)state;
+	assert_non_null(r);
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "t");
+	assert_string_equal(sget(res, "explanation"), "rank1|rank2|few|0.04");
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+static void lang__silent_peer_period__unknown_with_why(void **state)
+{
+	struct msgs ms = { 0 };
+	struct rules *r = text_rules("rule t {\n verdict t\n require peer.rank2.stall.rdma_work == 0\n}\n", &ms);
+	struct json_object *f = lang_facts(), *res, *e;
+
+	(void)state;
+	assert_non_null(r);
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "unknown");
+	e = not_entry(res, "t");
+	assert_non_null(strstr(json_object_to_json_string(oget(e, "unknown")),
+			       "peer rank2 did not answer"));
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+static void lang__peer_field_outside_quantifier__load_error(void **state)
+{
+	struct msgs ms = { 0 };
+
+	(void)state;
+	assert_null(text_rules("rule t {\n verdict t\n require peer.answered\n}\n", &ms));
+	assert_non_null(strstr(ms.m[0], "'peer.answered' names a list item"));
+	memset(&ms, 0, sizeof(ms));
+	assert_null(text_rules("rule t {\n verdict t\n require rate(peer.stall.rdma_work) > 0\n}\n", &ms));
+	assert_non_null(strstr(ms.m[0], "rate() takes"));
+	memset(&ms, 0, sizeof(ms));
+	assert_null(text_rules("rule t {\n verdict t\n require peer.rank1.nosuch == 1\n}\n", &ms));
+	assert_non_null(strstr(ms.m[0], "unknown name 'peer.rank1.nosuch'"));
+	memset(&ms, 0, sizeof(ms));
+	assert_null(text_rules("rule t {\n verdict t\n require any(peer.answered and port.link_up)\n}\n", &ms));
+	assert_non_null(strstr(ms.m[0], "mixes fields of different lists"));
+}
+
+static void lang__reserved_words__no_peer_name(void **state)
+{
+	(void)state;
+	assert_false(rules_peer_name_ok("stall"));
+	assert_false(rules_peer_name_ok("answered"));
+	assert_false(rules_peer_name_ok("name"));
+	assert_false(rules_peer_name_ok("ports"));
+	assert_true(rules_peer_name_ok("rank0"));
+}
+
+static void lang__hostile_peers__unknown_never_crash(void **state)
+{
+	struct msgs ms = { 0 };
+	struct rules *r = text_rules(
+		"rule t {\n verdict t\n require all(peer.answered and peer.window.rdma_work == 0)\n"
+		" explain \"{join(peer.name, peer.answered)}\"\n}\n", &ms);
+	const char *bad[] = {
+		"{\"schema\":1,\"peers\":[1,2]}",
+		"{\"schema\":1,\"peers\":{\"x\":7}}",
+		"{\"schema\":1,\"peers\":{\"x\":{\"answered\":true,\"ports\":{\"p\":{\"window\":"
+		"{\"span_s\":\"a\",\"counters\":[]}}}}}}",
+		"{\"schema\":1,\"peers\":{\"x\":{\"answered\":true,\"ports\":{\"p\":5}}}}",
+		"{\"schema\":1,\"peers\":{\"x\":{\"answered\":\"yes\"}}}",
+	};
+
+	(void)state;
+	assert_non_null(r);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json_object *f = json_tokener_parse(bad[i]), *res;
+
+		assert_non_null(f);
+		res = rules_classify(r, f);
+		assert_non_null(res);
+		assert_string_equal(sget(res, "verdict"), "unknown");
+		json_object_put(res);
+		json_object_put(f);
+	}
+	rules_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shipped__four_ranks_frozen__producer_stall_names_every_peer),
+		cmocka_unit_test(shipped__one_peer_silent__producer_stall_says_which),
+		cmocka_unit_test(shipped__peer_still_working__not_producer_stall),
+		cmocka_unit_test(shipped__errors_on_one_peer__fabric_fault_names_it),
+		cmocka_unit_test(shipped__silent_peer__never_counted_clean),
+		cmocka_unit_test(shipped__no_peers_configured__old_facts_unchanged),
+		cmocka_unit_test(lang__peer_quantifiers_named_join_if__values),
+		cmocka_unit_test(lang__silent_peer_period__unknown_with_why),
+		cmocka_unit_test(lang__peer_field_outside_quantifier__load_error),
+		cmocka_unit_test(lang__reserved_words__no_peer_name),
+		cmocka_unit_test(lang__hostile_peers__unknown_never_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
