@@ -23,6 +23,7 @@ struct parser {
 	void *arg;
 	struct conf *c;
 	struct port_conf *port;     /* current [port] section or NULL */
+	struct peer_conf *peer;     /* current [peer] section or NULL */
 	int in_daemon;
 	int bad_section;            /* keys of a rejected section are skipped */
 };
@@ -208,8 +209,14 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "log_level: '%s' is not one of err, warning, notice, info, debug", val);
 		else
 			c->log_level = pri[i];
-	} else
-		perr(p, "unknown key '%s' in [daemon]", key);
+	} else {
+		int r = peerconf_daemon_key(c, key, val, e, sizeof(e));
+
+		if (r < 0)
+			perr(p, "%s", e);
+		else if (r > 0)
+			perr(p, "unknown key '%s' in [daemon]", key);
+	}
 }
 
 static void port_key(struct parser *p, const char *key, const char *val)
@@ -323,6 +330,7 @@ static void section(struct parser *p, char *hdr)
 	char *name;
 
 	p->port = NULL;
+	p->peer = NULL;
 	p->in_daemon = 0;
 	p->bad_section = 1;         /* until the header proves valid */
 	hdr = util_strip(hdr);
@@ -331,8 +339,17 @@ static void section(struct parser *p, char *hdr)
 		p->bad_section = 0;
 		return;
 	}
+	if (!strncmp(hdr, "peer", 4) && (hdr[4] == ' ' || hdr[4] == '\t')) {
+		char e[256];
+
+		p->peer = peerconf_new(c, util_strip(hdr + 4), p->line, e, sizeof(e));
+		if (!p->peer)
+			perr(p, "%s", e);
+		p->bad_section = !p->peer;
+		return;
+	}
 	if (strncmp(hdr, "port", 4) || (hdr[4] != ' ' && hdr[4] != '\t')) {
-		perr(p, "unknown section [%s] (expected [daemon] or [port NAME])", hdr);
+		perr(p, "unknown section [%s] (expected [daemon], [port NAME] or [peer NAME])", hdr);
 		return;
 	}
 	name = util_strip(hdr + 4);
@@ -414,6 +431,7 @@ static void defaults(struct conf *c, const char *path)
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));
+	peerconf_defaults(c);
 }
 
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
@@ -465,6 +483,7 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 			if (!e || *util_strip(e + 1)) {
 				perr(&p, "malformed section header '%s'", s);
 				p.port = NULL;
+				p.peer = NULL;
 				p.in_daemon = 0;
 				p.bad_section = 1;
 				continue;
@@ -496,8 +515,13 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 			daemon_key(&p, key, val);
 		else if (p.port)
 			port_key(&p, key, val);
-		else if (!p.bad_section)
-			perr(&p, "key '%s' outside a [daemon] or [port NAME] section", key);
+		else if (p.peer) {
+			char e[512];
+
+			if (peerconf_key(p.peer, key, val, e, sizeof(e)) < 0)
+				perr(&p, "%s", e);
+		} else if (!p.bad_section)
+			perr(&p, "key '%s' outside a [daemon], [port NAME] or [peer NAME] section", key);
 	}
 	if (ferror(f)) {
 		perr(&p, "read error: %s", strerror(errno));
@@ -530,6 +554,13 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 				     pc->name, pc->ifname, pc->netns[0] ? " in netns " : "",
 				     pc->netns, p.c->ports[j].name);
 	}
+	for (unsigned i = 0; i < p.c->npeers; i++) {
+		char e[PATH_MAX + 256];
+
+		p.line = p.c->peers[i].line;
+		if (peerconf_finish(p.c, &p.c->peers[i], e, sizeof(e)) < 0)
+			perr(&p, "%s", e);
+	}
 	if (p.nerr) {
 		conf_free(p.c);
 		return p.nerr;
@@ -542,6 +573,7 @@ void conf_free(struct conf *c)
 {
 	if (!c)
 		return;
+	peerconf_free(c);
 	free(c->ports);
 	free(c);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "collectors/flows.h"
+#include "daemon/peerconf.h"
 
 #define CONF_MAX_SEL 8
 #define TRACK_ENGINE 1u
@@ -71,6 +72,16 @@ struct conf {
 	uint64_t release_wait_max_ns; /* the longest release watch after one action */
 	struct port_conf *ports;
 	unsigned nports;
+	/* peer daemons (peerconf.h) */
+	char host_name[64];          /* this host in notices and bundles ("": gethostname) */
+	char peer_listen[64];        /* the address the peer socket binds */
+	unsigned peer_listen_port;
+	char peer_netns[PATH_MAX];   /* its namespace ("" = the daemon's) */
+	uint64_t peer_wait_ns;       /* the longest wait for the peers' summaries */
+	uint64_t peer_window_ns;     /* a receiver's window after a notice */
+	uint64_t peer_skew_ns;       /* notices further off in time are refused */
+	struct peer_conf *peers;
+	unsigned npeers;
 };
 
 #define CONF_DEFAULT_PATH NICSTALL_SYSCONFDIR "/nicstalld/nicstalld.conf"
