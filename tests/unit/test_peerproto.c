@@ -1,0 +1,324 @@
+/* Unit tests: the peer datagrams (daemon/peerproto.c) and their payloads
+ * (daemon/peermsg.c): signature, replay window, nonce cache, rate limits,
+ * hostile payloads, summaries that fit. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "daemon/peermsg.h"
+#include "daemon/peerproto.h"
+#include "lib/json.h"
+
+#define S 1000000000ull
+
+static struct peer_key key(uint32_t id, char fill)
+{
+	struct peer_key k = { .id = id, .len = 32 };
+
+	memset(k.k, fill, k.len);
+	return k;
+}
+
+static ssize_t make(const struct peer_key *k, const char *payload, uint8_t *buf, uint64_t ts)
+{
+	uint8_t nonce[PEER_NONCE_LEN];
+
+	assert_int_equal(peer_nonce(nonce), 0);
+	return peer_encode(k, PEER_NOTICE, ts, nonce, payload, strlen(payload), buf, PEER_MAX_DGRAM);
+}
+
+static void encode__roundtrip__header_and_signature_verify(void **state)
+{
+	struct peer_key k = key(7, 'a');
+	uint8_t buf[PEER_MAX_DGRAM];
+	struct peer_hdr h;
+	const char *why;
+	ssize_t n = make(&k, "{\"x\":1}", buf, 42 * S);
+
+	(void)state;
+	assert_int_equal(n, PEER_HDR_LEN + 7 + PEER_MAC_LEN);
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), 0);
+	assert_int_equal(h.key_id, 7);
+	assert_int_equal(h.type, PEER_NOTICE);
+	assert_int_equal(h.len, 7);
+	assert_true(h.ts_real_ns == 42 * S);
+	assert_true(peer_verify(&k, buf, (size_t)n));
+}
+
+static void verify__other_key_or_one_flipped_bit__refused(void **state)
+{
+	struct peer_key k = key(7, 'a'), other = key(7, 'b');
+	uint8_t buf[PEER_MAX_DGRAM];
+	ssize_t n = make(&k, "{\"incident\":3}", buf, 42 * S);
+
+	(void)state;
+	assert_false(peer_verify(&other, buf, (size_t)n));
+	for (ssize_t i = 0; i < n; i += 5) {
+		buf[i] ^= 0x10;
+		assert_false(peer_verify(&k, buf, (size_t)n));
+		buf[i] ^= 0x10;
+	}
+	assert_true(peer_verify(&k, buf, (size_t)n));
+}
+
+static void decode__garbage_short_or_lying__refused_with_why(void **state)
+{
+	struct peer_key k = key(1, 'z');
+	uint8_t buf[PEER_MAX_DGRAM];
+	ssize_t n = make(&k, "{}", buf, S);
+	struct peer_hdr h;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(peer_decode_hdr(buf, 10, &h, &why), -1);
+	assert_non_null(strstr(why, "too short"));
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n - 1, &h, &why), -1);
+	assert_non_null(strstr(why, "length field"));
+	buf[4] = 9;
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), -1);
+	assert_non_null(strstr(why, "version 9"));
+	buf[4] = PEER_VERSION;
+	buf[5] = 77;
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), -1);
+	assert_non_null(strstr(why, "type 77"));
+	memcpy(buf, "GET ", 4);
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), -1);
+	assert_non_null(strstr(why, "bad magic"));
+}
+
+static void encode__too_large__refused(void **state)
+{
+	struct peer_key k = key(1, 'z');
+	static uint8_t buf[PEER_MAX_DGRAM];
+	static char big[PEER_MAX_DGRAM];
+	uint8_t nonce[PEER_NONCE_LEN] = { 0 };
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	assert_int_equal(peer_encode(&k, PEER_SUMMARY, 1, nonce, big, strlen(big), buf, sizeof(buf)), -1);
+	assert_int_equal(peer_encode(&k, PEER_NOTICE, 1, nonce, big, 5000, buf, PEER_MAX_NOTICE), -1);
+}
+
+static void replay__same_nonce_twice__second_refused(void **state)
+{
+	struct peer_replay *r = calloc(1, sizeof(*r));
+	uint8_t n1[PEER_NONCE_LEN] = { 1 }, n2[PEER_NONCE_LEN] = { 2 };
+	const char *why;
+
+	(void)state;
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 100 * S, n1, &why), 0);
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 100 * S, n1, &why), -1);
+	assert_non_null(strstr(why, "replayed"));
+	assert_int_equal(peer_replay_check(r, 101 * S, 5 * S, 100 * S, n2, &why), 0);
+	free(r);
+}
+
+static void replay__outside_window__stale_and_future_refused(void **state)
+{
+	struct peer_replay *r = calloc(1, sizeof(*r));
+	uint8_t n1[PEER_NONCE_LEN] = { 1 }, n2[PEER_NONCE_LEN] = { 2 };
+	const char *why;
+
+	(void)state;
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 94 * S, n1, &why), -1);
+	assert_non_null(strstr(why, "stale: sent 6.0 s ago"));
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 106 * S, n2, &why), -1);
+	assert_non_null(strstr(why, "from the future"));
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 96 * S, n2, &why), 0);
+	free(r);
+}
+
+static void replay__cache_overflows__forgotten_nonce_still_refused(void **state)
+{
+	struct peer_replay *r = calloc(1, sizeof(*r));
+	uint8_t n[PEER_NONCE_LEN] = { 0 }, first[PEER_NONCE_LEN] = { 0xee };
+	const char *why;
+
+	(void)state;
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 99 * S, first, &why), 0);
+	/* a flood of fresh ones pushes the first out of the cache */
+	for (unsigned i = 0; i < PEER_NONCES + 10; i++) {
+		memcpy(n, &i, sizeof(i));
+		n[15] = 1;
+		assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 99 * S + i + 1, n, &why), 0);
+	}
+	/* ... and its replay is still refused: the floor rose past it */
+	assert_int_equal(peer_replay_check(r, 100 * S, 5 * S, 99 * S, first, &why), -1);
+	free(r);
+}
+
+static void bucket__burst_then_one_per_interval(void **state)
+{
+	struct peer_bucket b = { 0 };
+	unsigned ok = 0;
+
+	(void)state;
+	for (int i = 0; i < 100; i++)
+		ok += (unsigned)peer_bucket_take(&b, 10 * S, 4, 10 * S);
+	assert_int_equal(ok, 4);
+	assert_false(peer_bucket_take(&b, 15 * S, 4, 10 * S));
+	assert_true(peer_bucket_take(&b, 20 * S + 1, 4, 10 * S));
+	assert_false(peer_bucket_take(&b, 20 * S + 2, 4, 10 * S));
+}
+
+static void lograte__once_per_interval__counts_held_back(void **state)
+{
+	struct peer_lograte l = { 0 };
+	uint64_t held = 99;
+	unsigned logged = 0;
+
+	(void)state;
+	for (int i = 0; i < 1000; i++)
+		logged += (unsigned)peer_lograte_due(&l, S + (uint64_t)i * 1000, 10 * S, &held);
+	assert_int_equal(logged, 1);
+	assert_true(peer_lograte_due(&l, 12 * S, 10 * S, &held));
+	assert_int_equal(held, 999);
+}
+
+static void msg__notice_roundtrip__checked_copy(void **state)
+{
+	struct json_object *ports = json_tokener_parse("[\"r0\"]");
+	struct json_object *flows = json_tokener_parse("[\"tcp 10.0.0.1:5 -> 10.0.0.2:6\"]");
+	char *t = peermsg_notice("rank0", 5, 10, 9, ports, flows, 4000);
+	const char *why = NULL;
+	struct json_object *n = peermsg_read_notice(t, strlen(t), &why);
+
+	(void)state;
+	assert_non_null(n);
+	assert_string_equal(jx_str(n, "origin"), "rank0");
+	assert_int_equal(jx_u64(n, "incident"), 5);
+	assert_int_equal(jx_len(jx_arr(n, "flows")), 1);
+	json_object_put(n);
+	free(t);
+	json_object_put(ports);
+	json_object_put(flows);
+}
+
+static void msg__hostile_notices__refused_with_why(void **state)
+{
+	const char *bad[] = {
+		"", "[]", "{\"origin\":\"a b\",\"incident\":1}", "{\"origin\":\"h\",\"incident\":0}",
+		"{\"origin\":\"h\",\"incident\":-3}", "{\"origin\":\"h\",\"incident\":\"1\"}",
+		"{\"origin\":\"h\",\"incident\":1,\"ports\":[1]}",
+		"{\"origin\":\"h\",\"incident\":1,\"flows\":[\"a\\nb\"]}",
+		"{\"origin\":\"h\",\"incident\":1} trailing",
+		"{\"origin\":\"h\",\"incident\":1,\"x\":[[[[[[[[[[[[1]]]]]]]]]]]]}",
+		"{\"origin\":\"h\",\"incident\":1,\"sent_real_ns\":1.5}",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+		struct json_object *n = peermsg_read_notice(bad[i], strlen(bad[i]), &why);
+
+		if (n)
+			fail_msg("accepted: %s", bad[i]);
+		assert_non_null(why);
+	}
+	{
+		/* a NUL inside the declared length */
+		const char nul[] = "{\"origin\":\"h\",\"incident\":1}\0x";
+		const char *why = NULL;
+
+		assert_null(peermsg_read_notice(nul, sizeof(nul) - 1, &why));
+		assert_non_null(strstr(why, "NUL"));
+	}
+}
+
+static void msg__big_summary__trimmed_to_fit(void **state)
+{
+	struct json_object *s = json_object_new_object(), *ports = json_object_new_object();
+	const char *why;
+	char *t;
+
+	(void)state;
+	jx_add_str(s, "origin", "rank0");
+	jx_add_u64(s, "incident", 1);
+	jx_add_str(s, "notice_nonce", "00112233445566778899aabbccddeeff");
+	for (int p = 0; p < 2; p++) {
+		struct json_object *po = json_object_new_object();
+		const char *per[] = { "stall", "window", "baseline" };
+		char pn[8];
+
+		for (int k = 0; k < 3; k++) {
+			struct json_object *o = json_object_new_object(), *c = json_object_new_object();
+			struct json_object *sig = json_object_new_object();
+
+			jx_add_double(o, "span_s", 1);
+			for (int i = 0; i < 200; i++) {
+				char n[64];
+
+				snprintf(n, sizeof(n), "hw_counters/a_rather_long_counter_name_%d", i);
+				jx_add_u64(c, n, 123456789);
+			}
+			jx_add_u64(sig, "rdma_work", 0);
+			json_object_object_add(o, "counters", c);
+			json_object_object_add(o, "signals", sig);
+			json_object_object_add(po, per[k], o);
+		}
+		snprintf(pn, sizeof(pn), "p%d", p);
+		json_object_object_add(ports, pn, po);
+	}
+	json_object_object_add(s, "ports", ports);
+	t = peermsg_summary(s, 16000);
+	assert_non_null(t);
+	assert_true(strlen(t) <= 16000);
+	json_object_put(s);
+	s = peermsg_read_summary(t, strlen(t), &why);
+	assert_non_null(s);
+	assert_true(jx_bool(s, "trimmed"));
+	/* the signals survive the trim */
+	assert_non_null(jx_get(jx_obj(jx_obj(jx_obj(jx_obj(s, "ports"), "p0"), "window"), "signals"),
+			       "rdma_work"));
+	json_object_put(s);
+	free(t);
+}
+
+static void msg__summary_without_nonce__refused(void **state)
+{
+	const char *t = "{\"origin\":\"h\",\"incident\":1,\"ports\":{}}";
+	const char *why = NULL;
+
+	(void)state;
+	assert_null(peermsg_read_summary(t, strlen(t), &why));
+	assert_non_null(strstr(why, "notice_nonce"));
+}
+
+static void msg__same_conn__either_direction(void **state)
+{
+	(void)state;
+	assert_true(peermsg_same_conn("tcp 1.1.1.1:5 -> 2.2.2.2:6", "tcp 2.2.2.2:6 -> 1.1.1.1:5"));
+	assert_true(peermsg_same_conn("tcp 1.1.1.1:5 -> 2.2.2.2:6", "tcp 1.1.1.1:5 -> 2.2.2.2:6"));
+	assert_false(peermsg_same_conn("tcp 1.1.1.1:5 -> 2.2.2.2:6", "udp 2.2.2.2:6 -> 1.1.1.1:5"));
+	assert_false(peermsg_same_conn("tcp 1.1.1.1:5 -> 2.2.2.2:6", "tcp 2.2.2.2:7 -> 1.1.1.1:5"));
+	assert_false(peermsg_same_conn("garbage", "tcp 2.2.2.2:7 -> 1.1.1.1:5"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(encode__roundtrip__header_and_signature_verify),
+		cmocka_unit_test(verify__other_key_or_one_flipped_bit__refused),
+		cmocka_unit_test(decode__garbage_short_or_lying__refused_with_why),
+		cmocka_unit_test(encode__too_large__refused),
+		cmocka_unit_test(replay__same_nonce_twice__second_refused),
+		cmocka_unit_test(replay__outside_window__stale_and_future_refused),
+		cmocka_unit_test(replay__cache_overflows__forgotten_nonce_still_refused),
+		cmocka_unit_test(bucket__burst_then_one_per_interval),
+		cmocka_unit_test(lograte__once_per_interval__counts_held_back),
+		cmocka_unit_test(msg__notice_roundtrip__checked_copy),
+		cmocka_unit_test(msg__hostile_notices__refused_with_why),
+		cmocka_unit_test(msg__big_summary__trimmed_to_fit),
+		cmocka_unit_test(msg__summary_without_nonce__refused),
+		cmocka_unit_test(msg__same_conn__either_direction),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
