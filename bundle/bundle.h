@@ -36,6 +36,28 @@ struct rules;
 #define MK_RELEASE          "release"
 #define MK_STEPS            "steps"
 #define MK_JOURNAL          "journal"
+/* a bundle of an incident on another host (verdict "peer-snapshot"): its
+ * link, {origin_host, origin_peer, incident_id, notice_sent_real_ns,
+ * stall_real_ns, received_real_ns, window_ms} */
+#define MK_PEER             "peer"
+#define MK_PE_ORIGIN_HOST   "origin_host"
+#define MK_PE_ORIGIN_PEER   "origin_peer"
+#define MK_PE_INCIDENT_ID   "incident_id"
+#define MK_PE_SENT_REAL_NS  "notice_sent_real_ns"
+#define MK_PE_RECEIVED_REAL_NS "received_real_ns"
+#define MK_PE_WINDOW_MS     "window_ms"
+/* the peers an incident notified: {NAME: {address, port, host, notified,
+ * answered, rtt_ms, after_ms, bundle, error}} */
+#define MK_PEERS            "peers"
+#define MK_PS_ADDRESS       "address"
+#define MK_PS_HOST          "host"
+#define MK_PS_NOTIFIED      "notified"
+#define MK_PS_ANSWERED      "answered"
+#define MK_PS_RTT_MS        "rtt_ms"
+#define MK_PS_AFTER_MS      "after_ms"
+#define MK_PS_BUNDLE        "bundle"
+#define MK_PS_ERROR         "error"
+#define BUNDLE_VERDICT_PEER "peer-snapshot"
 /* files[] */
 #define MK_F_NAME           "name"
 #define MK_F_BYTES          "bytes"

@@ -179,14 +179,23 @@ static void add_report(struct filelist *fl, struct json_object *man, const struc
 			  rep ? "out of memory" : err);
 }
 
-static struct json_object *manifest(const struct bundler_inv *in)
+/* This host's name: host_name when set (peers know it by that), else the
+ * system's. */
+static void host_of(const struct conf *c, char *host, size_t len)
+{
+	if (c->host_name[0])
+		util_strlcpy(host, c->host_name, len);
+	else
+		gethostname(host, len - 1);
+}
+
+static struct json_object *manifest(const struct bundler_inv *in, const char *host)
 {
 	struct json_object *man = json_object_new_object(), *ports = json_object_new_object();
 	struct json_object *rec = in->rec;
 	struct utsname u;
-	char host[256] = "", kernel[400];
+	char kernel[400];
 
-	gethostname(host, sizeof(host) - 1);
 	uname(&u);
 	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
 	jx_copy(man, "trigger", rec, IR_TRIGGER);
@@ -205,6 +214,24 @@ static struct json_object *manifest(const struct bundler_inv *in)
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
 	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
 	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
+	jx_copy(man, MK_PEER, rec, IR_PEER);
+	if (jx_obj(rec, IR_PEERS)) {
+		/* who was notified, who answered, after how long, their bundles;
+		 * the summaries themselves are in peers.json */
+		struct json_object *ps = json_object_new_object();
+
+		json_object_object_foreach(jx_obj(rec, IR_PEERS), name, pv) {
+			struct json_object *e = json_object_new_object();
+			static const char *const keys[] = { MK_PS_ADDRESS, "port", MK_PS_HOST,
+				MK_PS_NOTIFIED, MK_PS_ANSWERED, MK_PS_RTT_MS, MK_PS_AFTER_MS,
+				MK_PS_BUNDLE, MK_PS_ERROR };
+
+			for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+				jx_copy(e, keys[i], pv, keys[i]);
+			json_object_object_add(ps, name, e);
+		}
+		json_object_object_add(man, MK_PEERS, ps);
+	}
 	return man;
 }
 
@@ -212,7 +239,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		  char *err, size_t errlen)
 {
 	const struct conf *c = b->c;
-	struct json_object *rec = in->rec, *man = manifest(in);
+	struct json_object *rec = in->rec, *man;
 	struct json_object *links = json_object_new_object(), *flows = json_object_new_object();
 	const char *vname = jx_str(jx_get(rec, IR_VERDICT), "verdict");
 	struct filelist fl = { 0 };
@@ -222,13 +249,15 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 
 	if (!vname)
 		vname = "unknown";
-	gethostname(host, sizeof(host) - 1);
+	host_of(c, host, sizeof(host));
+	man = manifest(in, host);
 	add_json(&fl, "record.json", rec);
 	add_json(&fl, "facts.json", jx_get(rec, IR_FACTS));
 	add_json(&fl, "window.json", jx_get(rec, IR_WINDOW));
 	add_json(&fl, "threads.json", jx_get(rec, IR_THREADS));
 	add_json(&fl, "pings.json", jx_get(rec, IR_PINGS));
 	add_json(&fl, "journal.json", jx_get(rec, IR_JOURNAL));
+	add_json(&fl, "peers.json", jx_get(rec, IR_PEERS));
 	json_object_object_add(flows, "at_open",
 			       json_object_get(jx_get(jx_get(rec, IR_SNAPSHOT), IR_S_FLOWS)));
 	json_object_object_add(flows, "incident",
@@ -280,7 +309,14 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		util_errf(err, errlen, "%s", e);
 	} else {
 		jx_add_str(rec, IR_BUNDLE, path);
-		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
+		if (jx_get(rec, IR_PEER))
+			log_warnx("incident %s:%" PRIu64 " of peer %s: bundle %s (verdict %s)",
+				  jx_text(jx_get(rec, IR_PEER), MK_PE_ORIGIN_HOST),
+				  jx_u64(jx_get(rec, IR_PEER), MK_PE_INCIDENT_ID),
+				  jx_text(jx_get(rec, IR_PEER), MK_PE_ORIGIN_PEER), path, vname);
+		else
+			log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path,
+				  vname);
 		for (unsigned i = 0; i < in->npcap; i++)
 			unlink(in->pcaps[i]);
 		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);

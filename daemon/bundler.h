@@ -17,7 +17,7 @@ struct bundler;
 struct json_object;
 struct rules;
 
-#define BUNDLER_MAX_PORTS 2
+#define BUNDLER_MAX_PORTS 8
 #define BUNDLER_MAX_PCAPS 4
 
 struct bundler_inv {

@@ -2,6 +2,7 @@
 #include "daemon/cmd.h"
 #include "collectors/ident.h"
 #include "daemon/forensic.h"
+#include "daemon/peers.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/recorder.h"
@@ -353,6 +354,24 @@ static struct json_object *cmd_reload(struct cmd_env *env, struct json_object *r
 	return ok_reply();
 }
 
+/* Each peer daemon: last contact, round trip, key state, what was refused. */
+static struct json_object *cmd_peers(struct cmd_env *env, struct json_object *req)
+{
+	struct json_object *o = ok_reply(), *st;
+
+	(void)req;
+	if (!env->peers) {
+		jx_add_str(o, "host", "");
+		json_object_object_add(o, "peers", json_object_new_array());
+		return o;
+	}
+	st = peers_status_json(env->peers);
+	json_object_object_foreach(st, k, v)
+		json_object_object_add(o, k, json_object_get(v));
+	json_object_put(st);
+	return o;
+}
+
 static const struct {
 	const char *name;
 	int root_only;
@@ -366,6 +385,7 @@ static const struct {
 	{ "investigate", 1, cmd_investigate },
 	{ "recover", 1, cmd_recover },
 	{ "reload", 1, cmd_reload },
+	{ "peers", 0, cmd_peers },
 };
 
 struct json_object *cmd_dispatch(struct json_object *req, enum ctl_access access,

@@ -1,5 +1,5 @@
 /* cmd: the control-socket commands (status, counters, snapshot, flows,
- * incident, investigate, recover, reload), one table of handlers over the
+ * incident, investigate, recover, reload, peers), one table of handlers over the
  * handles they need. */
 #ifndef NICSTALL_CMD_H
 #define NICSTALL_CMD_H
@@ -12,6 +12,7 @@ struct json_object;
 struct ports;
 struct stall;
 struct forensics;
+struct peers;
 
 struct cmd_env {
 	struct ports *ports;
@@ -23,6 +24,7 @@ struct cmd_env {
 	/* Reload the configuration: 0, or -1 with err. */
 	int (*reload)(void *arg, char *err, size_t errlen);
 	void *arg;
+	struct peers *peers;            /* may be NULL */
 };
 
 /* ctl_handler_fn for a struct cmd_env *arg. */

@@ -2,6 +2,7 @@
 #include "daemon/facts.h"
 #include "collectors/ident.h"
 #include "daemon/conf.h"
+#include "daemon/peermsg.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/record.h"
@@ -232,6 +233,64 @@ static struct json_object *thread_facts(struct json_object *threads)
 	return th;
 }
 
+/* The peer that holds the other end of tuple, by the flows its summary
+ * listed; NULL when none does. */
+static const char *peer_of_flow(struct json_object *peers, const char *tuple)
+{
+	json_object_object_foreach(peers, name, pv) {
+		struct json_object *list = jx_arr(jx_obj(jx_obj(pv, "summary"), "flows"), "list");
+
+		for (size_t i = 0; i < jx_len(list); i++)
+			if (peermsg_same_conn(jx_str(json_object_array_get_idx(list, i), "tuple"), tuple))
+				return name;
+	}
+	return NULL;
+}
+
+/* peers.NAME: what the record holds of each peer notified, its summary's
+ * ports as they came (each period's counters and signals). A peer that did
+ * not answer has no ports: unknown, not clean. */
+static struct json_object *peer_facts(struct json_object *peers, struct json_object *flows)
+{
+	struct json_object *out = json_object_new_object();
+	struct json_object *list = jx_arr(flows, FK_F_LIST);
+
+	json_object_object_foreach(peers, name, pv) {
+		struct json_object *e = json_object_new_object(), *sum = jx_obj(pv, "summary");
+		struct json_object *sf = jx_obj(sum, "flows");
+		uint64_t other = 0;
+
+		jx_add_bool(e, FK_PE_NOTIFIED, jx_bool(pv, "notified"));
+		jx_add_bool(e, FK_PE_ANSWERED, jx_bool(pv, "answered") && sum);
+		if (jx_str(pv, "host"))
+			jx_copy(e, FK_PE_HOST, pv, "host");
+		if (jx_get(pv, "rtt_ms"))
+			jx_copy(e, FK_PE_RTT_MS, pv, "rtt_ms");
+		if (jx_str(sum, "bundle"))
+			jx_copy(e, FK_PE_BUNDLE, sum, "bundle");
+		if (!jx_bool(pv, "answered") || !sum) {
+			jx_add_str(e, FK_PE_ERROR, jx_str(pv, "error") ? jx_str(pv, "error") :
+				   "not heard from");
+			json_object_object_add(out, name, e);
+			continue;
+		}
+		if (sf) {
+			jx_add_u64(e, FK_PE_FLOWS_TOTAL, jx_u64(sf, "total"));
+			jx_add_u64(e, FK_PE_FLOWS_STALLED, jx_u64(sf, "stalled"));
+			jx_add_u64(e, FK_PE_FLOWS_WAITING, jx_u64(sf, "waiting"));
+		}
+		for (size_t i = 0; i < jx_len(list); i++) {
+			const char *p = jx_str(json_object_array_get_idx(list, i), FK_FL_PEER);
+
+			other += p && !strcmp(p, name);
+		}
+		jx_add_u64(e, FK_PE_OTHER_END, other);
+		json_object_object_add(e, FK_PE_PORTS, json_object_get(jx_get(sum, "ports")));
+		json_object_object_add(out, name, e);
+	}
+	return out;
+}
+
 struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 {
 	struct json_object *f = json_object_new_object(), *ports = json_object_new_object();
@@ -242,7 +301,10 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 
 	jx_add_int(f, FK_SCHEMA, FACTS_SCHEMA);
 	jx_add_str(f, FK_PORT, jx_str(rec, IR_PORT));
-	/* the stall began when the first flow started waiting */
+	/* the stall began when the first flow started waiting (for a peer's
+	 * snapshot: when the origin's did) */
+	if (jx_u64(rec, IR_STALL_MONO) && jx_u64(rec, IR_STALL_MONO) < stall_ns)
+		stall_ns = jx_u64(rec, IR_STALL_MONO);
 	for (size_t i = 0; i < jx_len(fl); i++) {
 		uint64_t t = jx_u64(json_object_array_get_idx(fl, i), "stalled_at_mono_ns");
 
@@ -256,8 +318,22 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 		}
 	}
 	json_object_object_add(f, FK_PORTS, ports);
-	if (inc)
-		json_object_object_add(f, FK_FLOWS, flow_facts(rec, fl));
+	if (inc) {
+		struct json_object *flows = flow_facts(rec, fl), *peers = jx_obj(rec, IR_PEERS);
+		struct json_object *list = jx_arr(flows, FK_F_LIST);
+
+		for (size_t i = 0; peers && i < jx_len(list); i++) {
+			struct json_object *e = json_object_array_get_idx(list, i);
+			const char *p = peer_of_flow(peers, jx_str(e, FK_FL_TUPLE));
+
+			if (p)
+				jx_add_str(e, FK_FL_PEER, p);
+		}
+		json_object_object_add(f, FK_FLOWS, flows);
+	}
+	if (jx_obj(rec, IR_PEERS))
+		json_object_object_add(f, FK_PEERS, peer_facts(jx_obj(rec, IR_PEERS),
+							       jx_obj(f, FK_FLOWS)));
 	json_object_object_add(f, FK_THREADS, thread_facts(jx_get(rec, IR_THREADS)));
 
 	for (size_t i = 0; i < jx_len(jx_get(rec, IR_PINGS)); i++) {

@@ -170,6 +170,8 @@ static void classify(struct inv *v)
 		  jx_str(verdict, "explanation") ? jx_str(verdict, "explanation") : "");
 }
 
+static void conclude(struct inv *v);
+
 static void finalize(struct inv *v)
 {
 	const struct conf *c = v->F->c;
@@ -197,6 +199,20 @@ static void finalize(struct inv *v)
 	json_object_object_add(v->rec, IR_RELEASE, rel);
 	if (inc)
 		json_object_object_add(v->rec, IR_INCIDENT, incident_json(inc, loop_mono_ns()));
+	/* the peers' summaries, within peer_wait of the notice */
+	v->phase = PH_PEERS;
+	if (inv_peers_ready(v))
+		conclude(v);
+}
+
+/* Every summary is in (or the wait is over): the verdict, the bundle. */
+static void conclude(struct inv *v)
+{
+	struct json_object *rel = jx_obj(v->rec, IR_RELEASE);
+
+	if (v->done)
+		return;
+	inv_peers_done(v);
 	classify(v);
 	v->phase = PH_DONE;
 	v->done = 1;
@@ -277,6 +293,8 @@ static void timer_dispatch(struct loop_timer *t, void *arg)
 		inv_threads_second(t, arg);
 	else if (v->phase == PH_STEPS)
 		inv_watch_expired(v);
+	else if (v->phase == PH_PEERS)
+		conclude(v);            /* peer_wait is over */
 	else
 		inv_finish_one(v);
 }
@@ -288,6 +306,7 @@ static struct inv *inv_new(struct forensics *F)
 	if (!v)
 		return NULL;
 	v->F = F;
+	v->peers_step = -1;
 	v->open_ns = loop_mono_ns();
 	v->open_real_ns = loop_real_ns();
 	v->rec = json_object_new_object();
@@ -332,6 +351,8 @@ static struct inv *inv_start(struct forensics *F, const char *port, uint64_t inc
 	F->inv[(v->id - 1) % KEEP] = v;
 	log_info("investigation %" PRIu64 " on port %s%s%s started", v->id, port,
 		 v->nports > 1 ? " and " : "", v->nports > 1 ? v->ports[1] : "");
+	/* the peers record the same moment: told before anything here */
+	inv_notify_peers(v);
 	snapshot_all(v, "snapshot");
 	inv_start_observe(v);
 	return v;
@@ -501,10 +522,37 @@ void forensic_set_rules(struct forensics *F, const struct rules *r)
 	F->rules = r;
 }
 
+void forensic_set_peers(struct forensics *F, struct peers *p)
+{
+	F->peers = p;
+}
+
+void forensic_on_peer_summary(uint64_t incident_id, const char *peer, struct json_object *summary,
+			      double rtt_ms, void *arg)
+{
+	struct forensics *F = arg;
+
+	for (unsigned i = 0; i < KEEP; i++) {
+		struct inv *v = F->inv[i];
+
+		if (!v || v->incident_id != incident_id || !incident_id)
+			continue;
+		if (v->done) {
+			log_info("peer %s: its summary of incident %" PRIu64 " came after the verdict "
+				 "(peer_wait %.1f s)", peer, incident_id, (double)F->c->peer_wait_ns / 1e9);
+			return;
+		}
+		if (inv_peer_summary(v, peer, summary, rtt_ms))
+			conclude(v);
+		return;
+	}
+}
+
 void forensic_free(struct forensics *F)
 {
 	if (!F)
 		return;
+	psnap_free_all(F);
 	for (unsigned i = 0; i < KEEP; i++)
 		inv_free(F->inv[i]);
 	bundler_free(F->bundler);

@@ -103,6 +103,16 @@ struct json_object *forensic_recover(struct forensics *f, const char *port,
  * as a bundle with verdict "manual". 0 and the path, or -1 with err. */
 int forensic_manual_bundle(struct forensics *f, const char *const *ports, size_t nports,
 			   char *path, size_t pathlen, char *err, size_t errlen);
+/* Peer daemons (peers.h): notices go out as incidents open; NULL: none. */
+struct peers;
+void forensic_set_peers(struct forensics *f, struct peers *p);
+/* peers_notice_fn: a peer's incident, snapshot now (peersnap.c). */
+void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint64_t mono,
+			     uint64_t real, uint64_t token, void *arg);
+/* peers_summary_fn: a peer's summary for one of our incidents. */
+void forensic_on_peer_summary(uint64_t incident_id, const char *peer, struct json_object *summary,
+			      double rtt_ms, void *arg);
+
 /* nicstallctl incident show [ID]: the record (NULL when unknown). */
 struct json_object *forensic_record(struct forensics *f, uint64_t id);
 struct json_object *forensic_list(struct forensics *f);

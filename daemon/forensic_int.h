@@ -13,15 +13,18 @@
 #include "probes/probe_threads.h"
 
 #define KEEP 16
-#define MAXP BUNDLER_MAX_PORTS  /* ports per investigation: a pair */
+#define MAXP 2                 /* ports per investigation: a pair */
+#define MAXPSNAP 8             /* peer snapshots under way at once */
 #define MAXOWN 8
 #define MAXEXEC 8
 #define THREAD_GAP_NS 100000000ull
 #define MAX_SERIES 64
 
 struct recovery;
+struct peers;
+struct psnap;
 
-enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_DONE };
+enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_PEERS, PH_DONE };
 
 /* One promiscuous step of the sequence (release.c): a promiscuous capture
  * or a reprogram of one port, and the watch for the release after it. */
@@ -73,6 +76,7 @@ struct inv {
 	unsigned nact, cur;             /* planned, the one running */
 	int watching;                   /* the watch timer is armed */
 	uint64_t release_ns;            /* the incident was released, 0 not yet */
+	int peers_step;                 /* the wait for the peers' summaries, -1 none */
 	int done;
 	char bundle[PATH_MAX];          /* written bundle, "" none */
 	char pcap[MAXP * 2][PATH_MAX];  /* capture files to move into it */
@@ -90,6 +94,8 @@ struct forensics {
 	struct bundler *bundler;
 	struct inv *inv[KEEP];
 	uint64_t ninv;
+	struct peers *peers;            /* NULL: no peer daemons */
+	struct psnap *psnap[MAXPSNAP];  /* snapshots for peers, under way */
 };
 
 struct port *inv_port(struct inv *v, unsigned i);
@@ -125,5 +131,18 @@ void inv_released(struct inv *v);
 /* The releasing action, its port and delay, or "ambiguous", into rel. */
 void inv_release_json(struct inv *v, struct json_object *rel);
 const char *inv_phase_name(const struct inv *v);
+
+/* peersnap.c: snapshots for peer daemons (the receiving side) */
+void psnap_free_all(struct forensics *F);
+/* peerwait.c: the originating side */
+/* The notice to every peer as the incident opens (into the record). */
+void inv_notify_peers(struct inv *v);
+/* Every peer notified has answered, or the wait is over: 1; else 0 and
+ * the wait is set up (v->timer at its end). */
+int inv_peers_ready(struct inv *v);
+/* A peer's summary for v. 1 when it was the last one awaited. */
+int inv_peer_summary(struct inv *v, const char *peer, struct json_object *summary, double rtt_ms);
+/* The wait is over (all answered or the bound): its step ends. */
+void inv_peers_done(struct inv *v);
 
 #endif

@@ -8,6 +8,7 @@
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
 #include "daemon/forensic.h"
+#include "daemon/peers.h"
 #include "daemon/ports.h"
 #include "daemon/sampler.h"
 #include "daemon/stall.h"
@@ -42,6 +43,7 @@ struct daemon {
 	struct sampler *sampler;
 	struct stall *stall;
 	struct forensics *forensics;
+	struct peers *peers;
 	struct ctl *ctl;
 	struct cmd_env cmd;
 	uint64_t start_mono_ns, start_real_ns;
@@ -135,6 +137,14 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		      LOG_DEBUG : c->log_level);
 	stall_configure(d->stall, c);
 	forensic_configure(d->forensics, c);
+	{
+		char perr[512];
+
+		if (peers_configure(d->peers, c, perr, sizeof(perr)) < 0) {
+			util_errf(d->last_reload_error, sizeof(d->last_reload_error), "peers: %s", perr);
+			log_errx("reload: peers: %s", perr);
+		}
+	}
 	conf_free(d->conf);
 	d->conf = c;
 	d->reloads++;
@@ -154,7 +164,10 @@ static void status_cb(struct json_object *o, void *arg)
 	struct daemon *d = arg;
 	char host[256] = "";
 
-	gethostname(host, sizeof(host) - 1);
+	if (d->conf->host_name[0])
+		util_strlcpy(host, d->conf->host_name, sizeof(host));
+	else
+		gethostname(host, sizeof(host) - 1);
 	jx_add_str(o, "version", NICSTALL_VERSION);
 	jx_add_str(o, "host", host);
 	jx_add_int(o, "pid", getpid());
@@ -361,7 +374,14 @@ int main(int argc, char **argv)
 	}
 	forensic_set_rules(d.forensics, d.rules);
 	stall_set_hook(d.stall, forensic_on_incident, d.forensics);
-	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d };
+	d.peers = peers_new(d.loop, d.conf, err, sizeof(err));
+	if (!d.peers) {
+		log_errx("peers: %s", err);
+		return 1;
+	}
+	peers_set_hooks(d.peers, forensic_on_peer_notice, forensic_on_peer_summary, d.forensics);
+	forensic_set_peers(d.forensics, d.peers);
+	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d, d.peers };
 	d.ctl = ctl_open(d.loop, sock, cmd_dispatch, &d.cmd, err, sizeof(err));
 	if (!d.ctl) {
 		log_errx("%s", err);
@@ -376,6 +396,7 @@ int main(int argc, char **argv)
 	/* down in reverse */
 	ctl_close(d.ctl);
 	forensic_free(d.forensics);
+	peers_free(d.peers);
 	stall_free(d.stall);
 	sampler_free(d.sampler);
 	ports_free(d.ports);

@@ -29,6 +29,10 @@
 #define IR_VERDICT        "verdict"
 #define IR_BUNDLE         "bundle"
 #define IR_BUNDLE_ERROR   "bundle_error"
+#define IR_PEERS          "peers"          /* {NAME: {address, port, notified, answered, rtt_ms, summary}} */
+#define IR_PEER           "peer"           /* a peer's snapshot: {origin_host, origin_peer, incident_id, ...} */
+#define IR_STALL_MONO     "stall_mono_ns"  /* when the stall began, if not from the incident's flows */
+#define IR_HOST           "host"           /* this host's name (host_name) */
 
 /* snapshot.PORT */
 #define IR_S_STATE        "state"

@@ -48,6 +48,7 @@ const char *inv_phase_name(const struct inv *v)
 			return v->watching ? "watch" : act_name(v->act[v->cur].kind);
 		return "watch";
 	case PH_PROBES: return "probes";
+	case PH_PEERS: return "peers";
 	default: return "done";
 	}
 }

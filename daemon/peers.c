@@ -1,0 +1,835 @@
+/* peers: notices to peer daemons and their summaries, on one UDP socket. */
+#include "daemon/peers.h"
+#include "daemon/conf.h"
+#include "daemon/peermsg.h"
+#include "daemon/peerproto.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/netns.h"
+#include "lib/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define OUTSTANDING 16          /* incidents whose notices may still be answered */
+#define RECENT 8                /* incidents a receiver remembers per peer */
+#define RETRY_MS_1 150
+#define RETRY_MS_2 450
+#define ATTEMPTS 3
+#define RX_PER_WAKE 64          /* datagrams read per wake-up: the loop stays fair */
+#define REPEAT_EVERY_NS 100000000ull
+
+enum lr { LR_GARBAGE, LR_OVERSIZE, LR_KEYID, LR_BADSIG, LR_REPLAY, LR_PAYLOAD, LR_LIMIT,
+	  LR_SEND, LR_NOANSWER, LR_STRAY, LR_N };
+static const char *const lr_name[LR_N] = {
+	"garbage", "oversized", "unknown_key_id", "bad_signature", "replayed", "bad_payload",
+	"rate_limited", "send_failed", "unanswered", "stray_summary",
+};
+
+struct recent {                 /* a notice this daemon answers (receiver) */
+	char origin[64];
+	uint64_t incident, token;
+	uint8_t nonce[PEER_NONCE_LEN];  /* of the latest notice: the answer is bound to it */
+	struct json_object *sum;        /* the answer, NULL while it is being made */
+	uint64_t answered_mono;
+	int used;
+};
+
+struct peer {
+	char name[32];
+	struct peer_conf pc;            /* a copy: the key stays ours */
+	struct sockaddr_storage sa;
+	socklen_t salen;
+	struct peer_replay replay;
+	struct peer_bucket notices;
+	struct peer_lograte lr[LR_N];
+	uint64_t refused[LR_N];
+	uint64_t rx_notices, rx_summaries, tx_notices, tx_summaries;
+	uint64_t last_rx_mono, last_rx_real, last_good_mono, last_badsig_mono;
+	double last_rtt_ms;
+	int have_rtt;
+	char host[64];                  /* what it calls itself */
+	char last_error[200];
+	struct recent recent[RECENT];
+	unsigned recent_next;
+};
+
+struct outstanding {            /* the notices of one of our incidents (originator) */
+	uint64_t incident;
+	uint64_t first_mono, deadline_mono;
+	char *payload;
+	struct {
+		char name[32];
+		uint8_t nonce[ATTEMPTS][PEER_NONCE_LEN];
+		uint64_t sent_mono[ATTEMPTS];
+		unsigned n;
+		int answered;
+	} per[PEER_MAX];
+	unsigned nper;
+	int used;
+};
+
+struct peers {
+	struct loop *loop;
+	const struct conf *c;
+	struct peer *p;
+	unsigned n;
+	int fd, family;
+	char listen[80], netns[PATH_MAX];
+	char host[64];
+	struct outstanding out[OUTSTANDING];
+	unsigned out_next;
+	struct loop_timer *timer;
+	uint64_t next_token;
+	uint64_t unknown_senders;
+	struct peer_lograte lr_unknown, lr_recv;
+	peers_notice_fn on_notice;
+	peers_summary_fn on_summary;
+	void *arg;
+	uint8_t buf[PEER_MAX_DGRAM + 1];
+};
+
+/* ---- addresses ---- */
+
+static int make_addr(int family, const char *addr, unsigned port, struct sockaddr_storage *ss,
+		     socklen_t *len)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct in_addr v4;
+
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		if (inet_pton(AF_INET, addr, &a4->sin_addr) != 1)
+			return -1;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*a4);
+		return 0;
+	}
+	a6->sin6_family = AF_INET6;
+	a6->sin6_port = htons((uint16_t)port);
+	*len = sizeof(*a6);
+	if (inet_pton(AF_INET6, addr, &a6->sin6_addr) == 1)
+		return 0;
+	if (inet_pton(AF_INET, addr, &v4) != 1)
+		return -1;
+	/* an IPv4 peer seen through a dual-stack socket */
+	a6->sin6_addr.s6_addr[10] = a6->sin6_addr.s6_addr[11] = 0xff;
+	memcpy(&a6->sin6_addr.s6_addr[12], &v4, 4);
+	return 0;
+}
+
+static int same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET)
+		return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+			       &((const struct sockaddr_in *)b)->sin_addr, 4);
+	return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+		       &((const struct sockaddr_in6 *)b)->sin6_addr, 16);
+}
+
+static unsigned port_of(const struct sockaddr_storage *a)
+{
+	return ntohs(a->ss_family == AF_INET ? ((const struct sockaddr_in *)a)->sin_port :
+		     ((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+static const char *addr_text(const struct sockaddr_storage *a, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (a->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, ip, sizeof(ip));
+	else
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, ip, sizeof(ip));
+	snprintf(buf, len, a->ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port_of(a));
+	return buf;
+}
+
+/* The peer a datagram from sa came from: by address, and by port when
+ * several peers share the address. */
+static struct peer *peer_by_addr(struct peers *ps, const struct sockaddr_storage *sa)
+{
+	struct peer *host = NULL;
+	unsigned nhost = 0;
+
+	for (unsigned i = 0; i < ps->n; i++) {
+		if (!same_host(&ps->p[i].sa, sa))
+			continue;
+		if (port_of(&ps->p[i].sa) == port_of(sa))
+			return &ps->p[i];
+		host = &ps->p[i];
+		nhost++;
+	}
+	return nhost == 1 ? host : NULL;
+}
+
+static struct peer *peer_by_name(struct peers *ps, const char *name)
+{
+	for (unsigned i = 0; i < ps->n; i++)
+		if (!strcmp(ps->p[i].name, name))
+			return &ps->p[i];
+	return NULL;
+}
+
+/* ---- logging once per interval ---- */
+
+__attribute__((format(printf, 4, 5)))
+static void refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fmt, ...)
+{
+	uint64_t held = 0, now = loop_mono_ns();
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (p) {
+		p->refused[kind]++;
+		util_strlcpy(p->last_error, msg, sizeof(p->last_error));
+		if (!peer_lograte_due(&p->lr[kind], now, PEERS_LOG_INTERVAL_NS, &held))
+			return;
+		log_warnx("peer %s: %s", p->name, msg);
+		if (held)
+			log_warnx("peer %s: %" PRIu64 " more %s since the last message (logged once "
+				  "per %u s)", p->name, held, lr_name[kind],
+				  (unsigned)(PEERS_LOG_INTERVAL_NS / 1000000000ull));
+		return;
+	}
+	if (peer_lograte_due(&ps->lr_unknown, now, PEERS_LOG_INTERVAL_NS, &held))
+		log_warnx("peers: %s%s", msg, held ? " (and others since the last message: "
+			  "logged once per 10 s)" : "");
+}
+
+/* ---- sending ---- */
+
+static int send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *payload,
+		      uint8_t nonce[PEER_NONCE_LEN])
+{
+	uint8_t out[PEER_MAX_DGRAM];
+	ssize_t n;
+
+	if (ps->fd < 0) {
+		refuse(ps, p, LR_SEND, "not sent: the peer socket is not open");
+		return -1;
+	}
+	if (peer_nonce(nonce) < 0) {
+		refuse(ps, p, LR_SEND, "not sent: no random nonce (getrandom)");
+		return -1;
+	}
+	n = peer_encode(&p->pc.key, type, loop_real_ns(), nonce, payload, strlen(payload), out,
+			type == PEER_NOTICE ? PEER_MAX_NOTICE : PEER_MAX_DGRAM);
+	if (n < 0) {
+		refuse(ps, p, LR_SEND, "not sent: the message does not fit a datagram");
+		return -1;
+	}
+	if (sendto(ps->fd, out, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&p->sa, p->salen) != n) {
+		refuse(ps, p, LR_SEND, "send to %s port %u: %s", p->pc.address, p->pc.port,
+		       strerror(errno));
+		return -1;
+	}
+	if (type == PEER_NOTICE)
+		p->tx_notices++;
+	else
+		p->tx_summaries++;
+	return 0;
+}
+
+static void arm(struct peers *ps)
+{
+	for (unsigned i = 0; i < OUTSTANDING; i++)
+		if (ps->out[i].used) {
+			loop_timer_set(ps->timer, 50000000ull, 50000000ull);
+			return;
+		}
+	loop_timer_set(ps->timer, 0, 0);
+}
+
+static void out_free(struct outstanding *o)
+{
+	free(o->payload);
+	memset(o, 0, sizeof(*o));
+}
+
+static void notice_to(struct peers *ps, struct outstanding *o, unsigned k)
+{
+	struct peer *p = peer_by_name(ps, o->per[k].name);
+	unsigned a = o->per[k].n;
+
+	if (!p || a >= ATTEMPTS)
+		return;
+	if (send_dgram(ps, p, PEER_NOTICE, o->payload, o->per[k].nonce[a]) == 0) {
+		o->per[k].sent_mono[a] = loop_mono_ns();
+		o->per[k].n++;
+	}
+}
+
+/* Resend to whoever did not answer; give up at the deadline. */
+static void tick(struct loop_timer *t, void *arg)
+{
+	struct peers *ps = arg;
+	uint64_t now = loop_mono_ns();
+
+	(void)t;
+	for (unsigned i = 0; i < OUTSTANDING; i++) {
+		struct outstanding *o = &ps->out[i];
+
+		if (!o->used)
+			continue;
+		for (unsigned k = 0; k < o->nper; k++) {
+			uint64_t due = o->first_mono + (o->per[k].n == 1 ? RETRY_MS_1 : RETRY_MS_2) * 1000000ull;
+
+			if (o->per[k].answered || o->per[k].n >= ATTEMPTS || !o->per[k].n)
+				continue;
+			if (now >= due && now < o->deadline_mono)
+				notice_to(ps, o, k);
+		}
+		if (now >= o->deadline_mono) {
+			for (unsigned k = 0; k < o->nper; k++) {
+				struct peer *p = peer_by_name(ps, o->per[k].name);
+
+				if (!o->per[k].answered && p)
+					refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %"
+					       PRIu64 " within %.1f s (%u sent)", o->incident,
+					       (double)(o->deadline_mono - o->first_mono) / 1e9,
+					       o->per[k].n);
+			}
+			out_free(o);
+		}
+	}
+	arm(ps);
+}
+
+struct json_object *peers_notify(struct peers *ps, uint64_t incident_id, uint64_t stall_real_ns,
+				 struct json_object *ports, struct json_object *flows)
+{
+	struct json_object *rec;
+	struct outstanding *o;
+	uint64_t now = loop_mono_ns();
+
+	if (!ps || !ps->n)
+		return NULL;
+	rec = json_object_new_object();
+	o = &ps->out[ps->out_next];
+	ps->out_next = (ps->out_next + 1) % OUTSTANDING;
+	out_free(o);
+	o->payload = peermsg_notice(ps->host, incident_id, loop_real_ns(), stall_real_ns, ports,
+				    flows, PEER_MAX_NOTICE - PEER_HDR_LEN - PEER_MAC_LEN);
+	o->incident = incident_id;
+	o->first_mono = now;
+	o->deadline_mono = now + ps->c->peer_wait_ns;
+	o->used = o->payload != NULL;
+	for (unsigned i = 0; i < ps->n; i++) {
+		struct peer *p = &ps->p[i];
+		struct json_object *e = json_object_new_object();
+
+		jx_add_str(e, "address", p->pc.address);
+		jx_add_u64(e, "port", p->pc.port);
+		if (o->used && o->nper < PEER_MAX) {
+			unsigned k = o->nper++;
+
+			util_strlcpy(o->per[k].name, p->name, sizeof(o->per[k].name));
+			notice_to(ps, o, k);
+			jx_add_bool(e, "notified", o->per[k].n > 0);
+			if (!o->per[k].n)
+				jx_add_str(e, "error", p->last_error);
+		} else {
+			jx_add_bool(e, "notified", 0);
+			jx_add_str(e, "error", "the notice could not be built");
+		}
+		json_object_object_add(rec, p->name, e);
+	}
+	if (o->used)
+		log_info("incident %" PRIu64 ": snapshot notice sent to %u peer(s)", incident_id, ps->n);
+	arm(ps);
+	return rec;
+}
+
+void peers_forget(struct peers *ps, uint64_t incident_id)
+{
+	for (unsigned i = 0; ps && i < OUTSTANDING; i++)
+		if (ps->out[i].used && ps->out[i].incident == incident_id)
+			out_free(&ps->out[i]);
+	if (ps)
+		arm(ps);
+}
+
+/* ---- answering (receiver) ---- */
+
+static struct recent *recent_find(struct peer *p, const char *origin, uint64_t incident)
+{
+	for (unsigned i = 0; i < RECENT; i++)
+		if (p->recent[i].used && p->recent[i].incident == incident &&
+		    !strcmp(p->recent[i].origin, origin))
+			return &p->recent[i];
+	return NULL;
+}
+
+static void recent_clear(struct recent *r)
+{
+	json_object_put(r->sum);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Send r's summary bound to its latest notice nonce. */
+static int send_answer(struct peers *ps, struct peer *p, struct recent *r)
+{
+	uint8_t nonce[PEER_NONCE_LEN];
+	char hex[PEER_NONCE_LEN * 2 + 1];
+	char *text;
+	int rc;
+
+	peer_nonce_hex(r->nonce, hex, sizeof(hex));
+	jx_add_str(r->sum, "notice_nonce", hex);
+	jx_add_u64(r->sum, "answered_real_ns", loop_real_ns());
+	text = peermsg_summary(r->sum, PEER_MAX_DGRAM - PEER_HDR_LEN - PEER_MAC_LEN);
+	if (!text) {
+		refuse(ps, p, LR_SEND, "the summary of incident %s:%" PRIu64 " does not fit a "
+		       "datagram", r->origin, r->incident);
+		return -1;
+	}
+	rc = send_dgram(ps, p, PEER_SUMMARY, text, nonce);
+	free(text);
+	r->answered_mono = loop_mono_ns();
+	return rc;
+}
+
+int peers_answer(struct peers *ps, uint64_t token, struct json_object *summary)
+{
+	for (unsigned i = 0; i < ps->n; i++)
+		for (unsigned k = 0; k < RECENT; k++) {
+			struct recent *r = &ps->p[i].recent[k];
+
+			if (!r->used || r->token != token)
+				continue;
+			json_object_put(r->sum);
+			r->sum = summary;
+			return send_answer(ps, &ps->p[i], r);
+		}
+	json_object_put(summary);
+	return -1;
+}
+
+static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h,
+		      const char *payload)
+{
+	const char *why = NULL;
+	struct json_object *n = peermsg_read_notice(payload, h->len, &why);
+	const char *origin;
+	uint64_t inc, now = loop_mono_ns();
+	struct recent *r;
+
+	if (!n) {
+		refuse(ps, p, LR_PAYLOAD, "a notice refused: %s", why);
+		return;
+	}
+	origin = jx_str(n, "origin");
+	inc = jx_u64(n, "incident");
+	p->rx_notices++;
+	util_strlcpy(p->host, origin, sizeof(p->host));
+	r = recent_find(p, origin, inc);
+	if (r) {
+		/* a repeat (our answer was lost, or is still being made) */
+		memcpy(r->nonce, h->nonce, PEER_NONCE_LEN);
+		if (r->sum && now - r->answered_mono >= REPEAT_EVERY_NS)
+			send_answer(ps, p, r);
+		json_object_put(n);
+		return;
+	}
+	if (!peer_bucket_take(&p->notices, now, PEERS_NOTICE_BURST, PEERS_NOTICE_EVERY_NS)) {
+		refuse(ps, p, LR_LIMIT, "notice of incident %s:%" PRIu64 " not acted on: more than %d "
+		       "incidents at once, then one per %u s (rate limit)", origin, inc,
+		       PEERS_NOTICE_BURST, (unsigned)(PEERS_NOTICE_EVERY_NS / 1000000000ull));
+		json_object_put(n);
+		return;
+	}
+	r = &p->recent[p->recent_next];
+	p->recent_next = (p->recent_next + 1) % RECENT;
+	recent_clear(r);
+	r->used = 1;
+	util_strlcpy(r->origin, origin, sizeof(r->origin));
+	r->incident = inc;
+	r->token = ++ps->next_token;
+	memcpy(r->nonce, h->nonce, PEER_NONCE_LEN);
+	log_info("peer %s: snapshot notice for incident %s:%" PRIu64, p->name, origin, inc);
+	if (ps->on_notice)
+		ps->on_notice(p->name, n, now, loop_real_ns(), r->token, ps->arg);
+	json_object_put(n);
+}
+
+static void on_summary(struct peers *ps, struct peer *p, const struct peer_hdr *h,
+		       const char *payload)
+{
+	const char *why = NULL, *nh;
+	struct json_object *s = peermsg_read_summary(payload, h->len, &why);
+	uint64_t inc, now = loop_mono_ns();
+
+	(void)h;
+	if (!s) {
+		refuse(ps, p, LR_PAYLOAD, "a summary refused: %s", why);
+		return;
+	}
+	inc = jx_u64(s, "incident");
+	nh = jx_str(s, "notice_nonce");
+	if (strcmp(jx_text(s, "origin"), ps->host)) {
+		refuse(ps, p, LR_STRAY, "a summary for host %s, not this one (%s)", jx_text(s, "origin"),
+		       ps->host);
+		json_object_put(s);
+		return;
+	}
+	for (unsigned i = 0; i < OUTSTANDING; i++) {
+		struct outstanding *o = &ps->out[i];
+
+		if (!o->used || o->incident != inc)
+			continue;
+		for (unsigned k = 0; k < o->nper; k++) {
+			if (strcmp(o->per[k].name, p->name))
+				continue;
+			for (unsigned a = 0; a < o->per[k].n; a++) {
+				char hex[PEER_NONCE_LEN * 2 + 1];
+
+				peer_nonce_hex(o->per[k].nonce[a], hex, sizeof(hex));
+				if (strcmp(hex, nh))
+					continue;
+				p->rx_summaries++;
+				if (o->per[k].answered) {
+					json_object_put(s);
+					return;         /* a second answer (to a repeat) */
+				}
+				o->per[k].answered = 1;
+				p->last_rtt_ms = (double)(now - o->per[k].sent_mono[a]) / 1e6;
+				p->have_rtt = 1;
+				if (jx_str(s, "host"))
+					util_strlcpy(p->host, jx_str(s, "host"), sizeof(p->host));
+				log_info("peer %s: summary of incident %" PRIu64 " (rtt %.1f ms)%s%s",
+					 p->name, inc, p->last_rtt_ms, jx_str(s, "bundle") ? ", bundle " : "",
+					 jx_text(s, "bundle"));
+				if (ps->on_summary)
+					ps->on_summary(inc, p->name, s, p->last_rtt_ms, ps->arg);
+				json_object_put(s);
+				return;
+			}
+		}
+	}
+	refuse(ps, p, LR_STRAY, "a summary of incident %" PRIu64 " that answers no notice still "
+	       "outstanding (late, or not ours)", inc);
+	json_object_put(s);
+}
+
+/* ---- receiving ---- */
+
+static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t real_len,
+		     const struct sockaddr_storage *from)
+{
+	struct peer *p = peer_by_addr(ps, from);
+	struct peer_hdr h;
+	const char *why;
+	char at[96];
+
+	if (!p) {
+		ps->unknown_senders++;
+		refuse(ps, NULL, LR_GARBAGE, "a datagram from %s, which is no configured peer: "
+		       "ignored", addr_text(from, at, sizeof(at)));
+		return;
+	}
+	p->last_rx_mono = loop_mono_ns();
+	p->last_rx_real = loop_real_ns();
+	if (real_len > PEER_MAX_DGRAM) {
+		refuse(ps, p, LR_OVERSIZE, "a datagram of %zu bytes from %s (at most %d): ignored",
+		       real_len, addr_text(from, at, sizeof(at)), PEER_MAX_DGRAM);
+		return;
+	}
+	if (peer_decode_hdr(buf, len, &h, &why) < 0) {
+		refuse(ps, p, LR_GARBAGE, "a datagram from %s: %s", addr_text(from, at, sizeof(at)), why);
+		return;
+	}
+	if (h.key_id != p->pc.key.id) {
+		refuse(ps, p, LR_KEYID, "a datagram signed with key %u, not the peer's key %u: ignored",
+		       h.key_id, p->pc.key.id);
+		return;
+	}
+	if (!peer_verify(&p->pc.key, buf, len)) {
+		p->last_badsig_mono = loop_mono_ns();
+		refuse(ps, p, LR_BADSIG, "a datagram whose signature does not verify with key %u "
+		       "(%s): ignored", h.key_id, p->pc.key_file);
+		return;
+	}
+	if (peer_replay_check(&p->replay, loop_real_ns(), ps->c->peer_skew_ns, h.ts_real_ns,
+			      h.nonce, &why) < 0) {
+		refuse(ps, p, LR_REPLAY, "a signed datagram refused: %s", why);
+		return;
+	}
+	p->last_good_mono = loop_mono_ns();
+	if (h.type == PEER_NOTICE)
+		on_notice(ps, p, &h, (const char *)buf + PEER_HDR_LEN);
+	else
+		on_summary(ps, p, &h, (const char *)buf + PEER_HDR_LEN);
+}
+
+static void on_readable(int fd, uint32_t events, void *arg)
+{
+	struct peers *ps = arg;
+
+	(void)events;
+	for (int i = 0; i < RX_PER_WAKE; i++) {
+		struct sockaddr_storage from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, ps->buf, sizeof(ps->buf), MSG_DONTWAIT | MSG_TRUNC,
+				     (struct sockaddr *)&from, &fl);
+
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EINTR) {
+				uint64_t held;
+
+				if (peer_lograte_due(&ps->lr_recv, loop_mono_ns(), PEERS_LOG_INTERVAL_NS, &held))
+					log_warn("peers: receive");
+			}
+			return;
+		}
+		on_dgram(ps, ps->buf, (size_t)n > sizeof(ps->buf) ? sizeof(ps->buf) : (size_t)n,
+			 (size_t)n, &from);
+	}
+}
+
+/* ---- set-up ---- */
+
+static void close_sock(struct peers *ps)
+{
+	if (ps->fd >= 0) {
+		loop_del_fd(ps->loop, ps->fd);
+		close(ps->fd);
+	}
+	ps->fd = -1;
+}
+
+static int open_sock(struct peers *ps, const struct conf *c, char *err, size_t errlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+	int family = strchr(c->peer_listen, ':') ? AF_INET6 : AF_INET, nsfd = -1, fd, one = 1;
+
+	if (make_addr(family, c->peer_listen, c->peer_listen_port, &sa, &len) < 0) {
+		util_errf(err, errlen, "peer_listen %s: not an address", c->peer_listen);
+		return -1;
+	}
+	if (c->peer_netns[0] && (nsfd = netns_open(c->peer_netns)) < 0) {
+		util_errf(err, errlen, "peer_netns %s: %s", c->peer_netns, strerror(errno));
+		return -1;
+	}
+	fd = netns_socket(nsfd, family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (nsfd >= 0)
+		close(nsfd);
+	if (fd < 0) {
+		util_errf(err, errlen, "peer socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sa, len) < 0) {
+		util_errf(err, errlen, "peer socket: bind %s port %u%s%s: %s", c->peer_listen,
+			  c->peer_listen_port, c->peer_netns[0] ? " in netns " : "", c->peer_netns,
+			  strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (loop_add_fd(ps->loop, fd, EPOLLIN, on_readable, ps) < 0) {
+		util_errf(err, errlen, "peer socket: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	ps->fd = fd;
+	ps->family = family;
+	snprintf(ps->listen, sizeof(ps->listen), family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+		 c->peer_listen, c->peer_listen_port);
+	util_strlcpy(ps->netns, c->peer_netns, sizeof(ps->netns));
+	return 0;
+}
+
+static int same_peer(const struct peer_conf *a, const struct peer_conf *b)
+{
+	return !strcmp(a->address, b->address) && a->port == b->port && a->key.id == b->key.id &&
+	       a->key.len == b->key.len && !memcmp(a->key.k, b->key.k, a->key.len);
+}
+
+int peers_configure(struct peers *ps, const struct conf *c, char *err, size_t errlen)
+{
+	struct peer *np = c->npeers ? calloc(c->npeers, sizeof(*np)) : NULL;
+	char listen[80];
+	int family = strchr(c->peer_listen, ':') ? AF_INET6 : AF_INET, rc = 0;
+
+	if (c->npeers && !np) {
+		util_errf(err, errlen, "out of memory");
+		return -1;
+	}
+	ps->c = c;
+	if (c->host_name[0])
+		util_strlcpy(ps->host, c->host_name, sizeof(ps->host));
+	else if (gethostname(ps->host, sizeof(ps->host) - 1) < 0 || !ps->host[0])
+		util_strlcpy(ps->host, "localhost", sizeof(ps->host));
+	for (unsigned i = 0; i < c->npeers; i++) {
+		const struct peer_conf *pc = &c->peers[i];
+		struct peer *old = peer_by_name(ps, pc->name);
+
+		if (old && same_peer(&old->pc, pc)) {
+			np[i] = *old;           /* counters, nonces, rate, recent answers */
+			memset(old->recent, 0, sizeof(old->recent));
+		} else {
+			util_strlcpy(np[i].name, pc->name, sizeof(np[i].name));
+		}
+		np[i].pc = *pc;
+		if (make_addr(family, pc->address, pc->port, &np[i].sa, &np[i].salen) < 0) {
+			util_errf(err, errlen, "peer %s: address %s cannot be reached from peer_listen "
+				  "%s (IPv4 and IPv6 do not mix)", pc->name, pc->address, c->peer_listen);
+			rc = -1;
+		}
+	}
+	for (unsigned i = 0; i < ps->n; i++) {
+		for (unsigned k = 0; k < RECENT; k++)
+			recent_clear(&ps->p[i].recent[k]);
+		explicit_bzero(&ps->p[i].pc.key, sizeof(ps->p[i].pc.key));
+	}
+	free(ps->p);
+	ps->p = np;
+	ps->n = c->npeers;
+	snprintf(listen, sizeof(listen), family == AF_INET6 ? "[%s]:%u" : "%s:%u", c->peer_listen,
+		 c->peer_listen_port);
+	if (!c->npeers) {
+		close_sock(ps);
+		return rc;
+	}
+	if (ps->fd >= 0 && !strcmp(listen, ps->listen) && !strcmp(ps->netns, c->peer_netns))
+		return rc;
+	close_sock(ps);
+	if (open_sock(ps, c, err, errlen) < 0)
+		return -1;
+	log_info("peers: %u peer(s), listening on %s%s%s", c->npeers, ps->listen,
+		 c->peer_netns[0] ? " in netns " : "", c->peer_netns);
+	return rc;
+}
+
+struct peers *peers_new(struct loop *l, const struct conf *c, char *err, size_t errlen)
+{
+	struct peers *ps = calloc(1, sizeof(*ps));
+
+	if (!ps) {
+		util_errf(err, errlen, "out of memory");
+		return NULL;
+	}
+	ps->loop = l;
+	ps->fd = -1;
+	ps->timer = loop_timer_new(l, tick, ps);
+	if (!ps->timer || peers_configure(ps, c, err, errlen) < 0) {
+		peers_free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+void peers_free(struct peers *ps)
+{
+	if (!ps)
+		return;
+	close_sock(ps);
+	loop_timer_free(ps->timer);
+	for (unsigned i = 0; i < ps->n; i++) {
+		for (unsigned k = 0; k < RECENT; k++)
+			recent_clear(&ps->p[i].recent[k]);
+		explicit_bzero(&ps->p[i].pc.key, sizeof(ps->p[i].pc.key));
+	}
+	for (unsigned i = 0; i < OUTSTANDING; i++)
+		out_free(&ps->out[i]);
+	free(ps->p);
+	free(ps);
+}
+
+void peers_set_hooks(struct peers *ps, peers_notice_fn on_n, peers_summary_fn on_s, void *arg)
+{
+	ps->on_notice = on_n;
+	ps->on_summary = on_s;
+	ps->arg = arg;
+}
+
+unsigned peers_count(const struct peers *ps)
+{
+	return ps ? ps->n : 0;
+}
+
+const char *peers_host(const struct peers *ps)
+{
+	return ps->host;
+}
+
+/* ---- status ---- */
+
+static void key_state(const struct peer *p, uint64_t now, char *buf, size_t len)
+{
+	if (p->last_badsig_mono && p->last_badsig_mono >= p->last_good_mono)
+		snprintf(buf, len, "mismatch? %" PRIu64 " datagram(s) from its address failed the "
+			 "signature check, the last %.0f s ago, none verified since: are the two "
+			 "key files the same?", p->refused[LR_BADSIG],
+			 (double)(now - p->last_badsig_mono) / 1e9);
+	else if (p->last_good_mono)
+		snprintf(buf, len, "ok: its messages verify");
+	else
+		snprintf(buf, len, "loaded, not yet verified: nothing received from it");
+}
+
+struct json_object *peers_status_json(const struct peers *ps)
+{
+	struct json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	uint64_t now = loop_mono_ns();
+
+	jx_add_str(o, "host", ps->host);
+	jx_add_str(o, "listen", ps->fd >= 0 ? ps->listen : "");
+	jx_add_str(o, "netns", ps->netns);
+	jx_add_bool(o, "open", ps->fd >= 0);
+	jx_add_u64(o, "unknown_senders", ps->unknown_senders);
+	for (unsigned i = 0; i < ps->n; i++) {
+		const struct peer *p = &ps->p[i];
+		struct json_object *e = json_object_new_object(), *k = json_object_new_object();
+		struct json_object *ref = json_object_new_object();
+		char ks[300];
+
+		jx_add_str(e, "name", p->name);
+		jx_add_str(e, "address", p->pc.address);
+		jx_add_u64(e, "port", p->pc.port);
+		if (p->host[0])
+			jx_add_str(e, "host", p->host);
+		if (p->last_rx_mono) {
+			jx_add_double(e, "last_contact_s", (double)(now - p->last_rx_mono) / 1e9);
+			jx_add_u64(e, "last_contact_real_ns", p->last_rx_real);
+		}
+		if (p->have_rtt)
+			json_object_object_add(e, "rtt_ms", jx_new_fixed(p->last_rtt_ms, 3));
+		jx_add_u64(k, "id", p->pc.key.id);
+		jx_add_u64(k, "bytes", p->pc.key.len);
+		jx_add_str(k, "file", p->pc.key_file);
+		jx_add_str(k, "algorithm", "HMAC-SHA256");
+		key_state(p, now, ks, sizeof(ks));
+		jx_add_str(k, "state", ks);
+		json_object_object_add(e, "key", k);
+		jx_add_u64(e, "notices_sent", p->tx_notices);
+		jx_add_u64(e, "notices_received", p->rx_notices);
+		jx_add_u64(e, "summaries_sent", p->tx_summaries);
+		jx_add_u64(e, "summaries_received", p->rx_summaries);
+		for (int r = 0; r < LR_N; r++)
+			jx_add_u64(ref, lr_name[r], p->refused[r]);
+		json_object_object_add(e, "refused", ref);
+		if (p->last_error[0])
+			jx_add_str(e, "last_error", p->last_error);
+		json_object_array_add(arr, e);
+	}
+	json_object_object_add(o, "peers", arr);
+	return o;
+}
