@@ -88,7 +88,7 @@ static void expect_verdict(const char *fixture, const char *verdict)
 static void test_rules_load__shipped__every_verdict(void **state)
 {
 	static const char *const want[] = {
-		"fabric-fault", "kernel-path-down", "engine-blocked", "host-drop", "engine-hold",
+		"fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "host-drop", "engine-hold",
 		"steering-miss", "rx-recovery", "buffer-drop", "port-drop", "producer-stall",
 	};
 	struct rules *r = shipped();
