@@ -762,7 +762,7 @@ enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
 		moved = 1;
 
 	memset(o, 0, sizeof(*o));
-	o->src = (enum flow_src_kind)FLOW_SRC_ONLOAD;
+	o->src = FLOW_SRC_ONLOAD;
 	o->key.saddr = s->laddr;
 	o->key.daddr = s->raddr;
 	o->key.sport = s->lport;
@@ -815,5 +815,6 @@ enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
 		v = FLOW_LIVE_IDLE;
 	}
 	flow_live_set(&t->live, v, v == FLOW_LIVE_WAITING ? t->live.moved_ns : 0, now_ns);
+	flow_live_obs_set(&t->live, o);
 	return v;
 }
