@@ -118,7 +118,8 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 			   char *err, size_t errlen);
 
 /* The stack with this id, or NULL; one of its counters by name (the
- * ci_netif_stats field name, or "pkt_bufs_free", "nonb_pool", ...). */
+ * ci_netif_stats field name, or "pkt_bufs_free", "nonb_pool", ...): 1 with
+ * *value, 0 when the stack has no such counter. */
 const struct flow_onload_stack *flow_onload_stack(const struct flow_onload_dump *d, int id);
 int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uint64_t *value);
 
