@@ -36,6 +36,7 @@ struct rules;
 #define MK_RELEASE          "release"
 #define MK_STEPS            "steps"
 #define MK_JOURNAL          "journal"
+#define MK_ENGINES          "engines"   /* the readers of unmodified engines */
 /* files[] */
 #define MK_F_NAME           "name"
 #define MK_F_BYTES          "bytes"

@@ -3,6 +3,7 @@
 #include "bundle/bundle.h"
 #include "bundle/report.h"
 #include "daemon/conf.h"
+#include "daemon/evid_flows.h"
 #include "daemon/evidence.h"
 #include "daemon/port.h"
 #include "daemon/record.h"
@@ -160,6 +161,25 @@ static void add_probes(struct filelist *fl, struct json_object *probes)
 	}
 }
 
+/* A work file of the engines' evidence (an Onload stackdump), copied in. */
+static void add_spooled(const char *path, const char *name, void *arg)
+{
+	struct filelist *fl = arg;
+
+	if (fl->n >= MAX_FILES)
+		return;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].src_path = path;
+	fl->n++;
+}
+
+static void unlink_spooled(const char *path, const char *name, void *arg)
+{
+	(void)name;
+	(void)arg;
+	unlink(path);
+}
+
 /* report.html: the stall as a picture, from the same files (so it is
  * covered by SHA256SUMS like them). */
 static void add_report(struct filelist *fl, struct json_object *man, const struct bundler_inv *in)
@@ -205,6 +225,8 @@ static struct json_object *manifest(const struct bundler_inv *in)
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
 	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
 	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
+	if (jx_get(rec, IR_ENGINES))
+		json_object_object_add(man, MK_ENGINES, json_object_get(jx_get(rec, IR_ENGINES)));
 	return man;
 }
 
@@ -258,6 +280,8 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	add_json(&fl, "links.json", links);
 	json_object_put(links);
 	add_probes(&fl, jx_get(rec, IR_PROBES));
+	evid_flows_files(rec, add_spooled, &fl);
+	add_json(&fl, "engines.json", jx_get(rec, IR_ENGINES));
 	for (unsigned i = 0; i < in->npcap && fl.n < MAX_FILES; i++) {
 		char fn[PATH_MAX];
 		const char *base = strrchr(in->pcaps[i], '/');
@@ -283,6 +307,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
 		for (unsigned i = 0; i < in->npcap; i++)
 			unlink(in->pcaps[i]);
+		evid_flows_files(rec, unlink_spooled, NULL);
 		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);
 		run_hook(b, path);
 	}

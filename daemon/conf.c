@@ -190,6 +190,18 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		set_path(p, c->rules_local_dir, sizeof(c->rules_local_dir), key, val, 0);
 	} else if (!strcmp(key, "journal_dir")) {
 		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
+	} else if (!strcmp(key, "onload_tools")) {
+		set_path(p, c->onload_tools, sizeof(c->onload_tools) - 32, key, val, 1);
+	} else if (!strcmp(key, "onload_interval")) {
+		if (util_parse_duration(val, &c->onload_ns, 100000000ull, 60000000000ull, e, sizeof(e)) < 0)
+			perr(p, "onload_interval: %s", e);
+	} else if (!strcmp(key, "vma_stats_dir")) {
+		set_path(p, c->vma_dir, sizeof(c->vma_dir) - 32, key, val, 0);
+	} else if (!strcmp(key, "xlio_stats_dir")) {
+		set_path(p, c->xlio_dir, sizeof(c->xlio_dir) - 32, key, val, 0);
+	} else if (!strcmp(key, "vma_interval")) {
+		if (util_parse_duration(val, &c->vma_ns, 10000000ull, 5000000000ull, e, sizeof(e)) < 0)
+			perr(p, "vma_interval: %s", e);
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -265,8 +277,15 @@ static void port_key(struct parser *p, const char *key, const char *val)
 				pc->track |= TRACK_SOCK;
 			else if (!strcmp(tok, "bpf"))
 				pc->track |= TRACK_BPF;
+			else if (!strcmp(tok, "onload"))
+				pc->track |= TRACK_ONLOAD;
+			else if (!strcmp(tok, "vma") || !strcmp(tok, "xlio"))
+				pc->track |= TRACK_VMA;
+			else if (!strcmp(tok, "rdmaqp"))
+				pc->track |= TRACK_RDMAQP;
 			else if (strcmp(tok, "none"))
-				perr(p, "track: '%s' is not one of engine, sock, bpf, none", tok);
+				perr(p, "track: '%s' is not one of engine, sock, bpf, onload, vma, "
+				     "xlio, rdmaqp, none", tok);
 		}
 		pc->track |= 0x80u;     /* explicitly set (may be none) */
 	} else if (!strcmp(key, "stall_threshold")) {
@@ -303,6 +322,12 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			perr(p, "probe: empty command");
 		else if (set_str(p, pc->probe[pc->nprobe], sizeof(pc->probe[0]), key, val) == 0)
 			pc->nprobe++;
+	} else if (!strcmp(key, "rdmaqp_interval")) {
+		if (util_parse_duration(val, &pc->rdmaqp_ns, 100000000ull, 60000000000ull, e,
+					sizeof(e)) < 0)
+			perr(p, "rdmaqp_interval: %s", e);
+	} else if (!strcmp(key, "rdmaqp_replies")) {
+		set_path(p, pc->rdmaqp_replies, sizeof(pc->rdmaqp_replies) - 32, key, val, 0);
 	} else if (!strcmp(key, "stats_file")) {
 		set_path(p, pc->stats_file, sizeof(pc->stats_file), key, val, 0);
 	} else if (!strcmp(key, "info_file")) {
@@ -394,6 +419,10 @@ static void defaults(struct conf *c, const char *path)
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;
+	c->onload_ns = 1000000000ull;
+	util_strlcpy(c->vma_dir, "/tmp", sizeof(c->vma_dir));
+	util_strlcpy(c->xlio_dir, "/tmp/xlio", sizeof(c->xlio_dir));
+	c->vma_ns = 100000000ull;
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));

@@ -12,6 +12,9 @@
 #define TRACK_ENGINE 1u
 #define TRACK_SOCK 2u
 #define TRACK_BPF 4u
+#define TRACK_ONLOAD 8u              /* Onload stacks (orm_json, onload_stackdump) */
+#define TRACK_VMA 16u                /* libvma / libxlio statistics files */
+#define TRACK_RDMAQP 32u             /* RDMA queue pairs of the port's device */
 
 enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
 
@@ -34,6 +37,8 @@ struct port_conf {
 	int promisc_capture;         /* 1: promiscuous capture allowed */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
+	uint64_t rdmaqp_ns;          /* RDMA QP dump interval */
+	char rdmaqp_replies[PATH_MAX]; /* recorded RES_QP_GET replies, "" kernel */
 	unsigned line;               /* where the [port] section starts */
 };
 
@@ -67,6 +72,11 @@ struct conf {
 	uint64_t probe_timeout_ns;
 	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
 	uint64_t release_wait_ns;    /* how long to watch for a release */
+	char onload_tools[PATH_MAX]; /* orm_json, onload_stackdump; "" = PATH */
+	uint64_t onload_ns;          /* Onload poll interval */
+	char vma_dir[PATH_MAX];      /* vmastat.<pid> files */
+	char xlio_dir[PATH_MAX];     /* xliostat.<pid> files */
+	uint64_t vma_ns;             /* VMA/XLIO read and bump interval */
 	struct port_conf *ports;
 	unsigned nports;
 };

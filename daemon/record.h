@@ -24,6 +24,8 @@
 #define IR_REPROGRAMS     "reprograms"
 #define IR_JOURNAL        "journal"
 #define IR_RELEASE        "release"        /* {released, action, after_ms} */
+#define IR_ENGINES        "engines"        /* {at_stall, after}: {onload, vma, rdmaqp: {PORT}}
+					    * the readers of unmodified engines (evid_flows.h) */
 #define IR_FACTS          "facts"
 #define IR_VERDICT        "verdict"
 #define IR_BUNDLE         "bundle"
