@@ -11,6 +11,7 @@
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
  * The verdict object's keys are rules/rules.h's RK_* names. */
 #include "bundle/bundle.h"
+#include "bundle/bundle_int.h"
 #include "lib/json.h"
 #include "rules/facts.h"
 #include "rules/rules.h"
@@ -26,6 +27,9 @@
 
 /* The signal of the port/vport gap (rules/00-signals.rules). */
 #define GAP_SIGNAL "gap"
+
+#define put_val bi_put_val
+#define put_line bi_put_line
 
 /* A number for people: an integer as an integer, else at most 3 decimals
  * (trailing zeros dropped), never an exponent for a plain figure. */
@@ -59,7 +63,7 @@ static void put_num(FILE *f, double d)
 }
 
 /* A value for humans: numbers plainly, strings bounded, null as unknown. */
-static void put_val(FILE *f, struct json_object *v)
+void bi_put_val(FILE *f, struct json_object *v)
 {
 	const char *s;
 
@@ -110,7 +114,7 @@ static void put_ms(FILE *f, struct json_object *v)
 
 /* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
  * then o[key] for people. */
-static void put_line(FILE *f, struct json_object *o, const char *const *lk)
+void bi_put_line(FILE *f, struct json_object *o, const char *const *lk)
 {
 	for (; lk[0]; lk += 2) {
 		fputs(lk[0], f);
@@ -551,108 +555,6 @@ static void sum_journal(FILE *f, struct json_object *m)
 		fputs("- Journal: excerpt present (journal.json).\n", f);
 }
 
-/* The entry of array arr whose key k equals that of e (NULL: none). */
-static struct json_object *match_in(struct json_object *arr, const char *k, struct json_object *e)
-{
-	for (size_t i = 0; i < jx_len(arr); i++) {
-		struct json_object *x = json_object_array_get_idx(arr, i);
-
-		if (jx_u64(x, k) == jx_u64(e, k) && jx_get(x, k))
-			return x;
-	}
-	return NULL;
-}
-
-/* "name a -> b" for each counter of a (b from after, "?" when missing). */
-static void put_pairs(FILE *f, struct json_object *a, struct json_object *b)
-{
-	int n = 0;
-
-	if (!a || !json_object_is_type(a, json_type_object))
-		return;
-	json_object_object_foreach(a, k, v) {
-		if (n == 12)
-			break;
-		fprintf(f, "%s%.64s ", n++ ? ", " : "", k);
-		put_val(f, v);
-		fputs(" -> ", f);
-		put_val(f, jx_get(b, k));
-	}
-}
-
-/* The readers of unmodified engines: Onload stacks (the seed 001 table:
- * pool empty, lock contends, lock wakes, free buffers at the stall and
- * after), VMA/XLIO sockets, RDMA queue pairs. */
-static void sum_engines(FILE *f, struct json_object *m)
-{
-	struct json_object *eng = jx_obj(m, MK_ENGINES), *at, *af;
-	struct json_object *stacks, *socks, *qp;
-
-	if (!eng)
-		return;
-	at = jx_obj(eng, "at_stall");
-	af = jx_obj(eng, "after");
-	stacks = jx_arr(jx_obj(at, "onload"), "stacks");
-	for (size_t i = 0; i < jx_len(stacks) && i < 8; i++) {
-		struct json_object *s = json_object_array_get_idx(stacks, i);
-		struct json_object *s2 = match_in(jx_arr(jx_obj(af, "onload"), "stacks"), "id", s);
-
-		put_line(f, s, (const char *const[]){ "- Onload stack ", "id", " (", "name", NULL });
-		if (jx_get(s, "pid"))
-			put_line(f, s, (const char *const[]){ ", pid ", "pid", NULL });
-		fputs("): ", f);
-		if (jx_obj(s, "counters")) {
-			put_pairs(f, jx_obj(s, "counters"), jx_obj(s2, "counters"));
-			fputs(s2 ? " (at the stall -> after)" : " (at the stall; after: not recorded)", f);
-		} else {
-			fputs("no stackdump counters", f);
-			if (jx_str(s, "error"))
-				fprintf(f, " (%.200s)", jx_str(s, "error"));
-		}
-		if (jx_str(s, "bundle_file"))
-			fprintf(f, "; %.100s", jx_str(s, "bundle_file"));
-		if (s2 && jx_str(s2, "bundle_file"))
-			fprintf(f, ", %.100s", jx_str(s2, "bundle_file"));
-		fputs(".\n", f);
-	}
-	socks = jx_arr(jx_obj(at, "vma"), "sockets");
-	for (size_t i = 0; i < jx_len(socks) && i < 8; i++) {
-		struct json_object *s = json_object_array_get_idx(socks, i);
-		struct json_object *s2 = match_in(jx_arr(jx_obj(af, "vma"), "sockets"), "inode", s);
-
-		put_line(f, s, (const char *const[]){ "- VMA/XLIO socket ", "local", " -> ", "remote",
-			 " (pid ", "pid", ", fd ", "fd", "): at the stall rx ", "n_rx_packets",
-			 ", tx ", "n_tx_sent_pkt_count", ", ready to read ", "n_rx_ready_byte_count",
-			 " bytes, to send ", "n_tx_ready_byte_count", " bytes (", "verdict", ")", NULL });
-		if (s2)
-			put_line(f, s2, (const char *const[]){ "; after rx ", "n_rx_packets", ", tx ",
-				 "n_tx_sent_pkt_count", ", ready to read ", "n_rx_ready_byte_count",
-				 " bytes", NULL });
-		fputs(".\n", f);
-	}
-	qp = jx_obj(at, "rdmaqp");
-	if (qp) {
-		json_object_object_foreach(qp, port, v) {
-			struct json_object *inv = jx_arr(v, "involved");
-			struct json_object *inv2 = jx_arr(jx_obj(jx_obj(af, "rdmaqp"), port), "involved");
-
-			for (size_t i = 0; i < jx_len(inv) && i < 8; i++) {
-				struct json_object *q = json_object_array_get_idx(inv, i);
-				struct json_object *q2 = match_in(inv2, "lqpn", q);
-
-				fprintf(f, "- RDMA QP on port %.64s: ", port);
-				put_line(f, q, (const char *const[]){ "", "device", " qp ", "lqpn",
-					 " -> ", "rqpn", " (", "type", ") at the stall ", "state",
-					 ", sq_psn ", "sq_psn", ", rq_psn ", "rq_psn", NULL });
-				if (q2)
-					put_line(f, q2, (const char *const[]){ "; after ", "state",
-						 ", sq_psn ", "sq_psn", ", rq_psn ", "rq_psn", NULL });
-				fputs(".\n", f);
-			}
-		}
-	}
-}
-
 static void sum_evidence(FILE *f, const struct rules *r, struct json_object *m,
 			 struct json_object *facts)
 {
@@ -661,7 +563,7 @@ static void sum_evidence(FILE *f, const struct rules *r, struct json_object *m,
 		fputs("- Facts: not recorded (the bundle holds no classified facts).\n", f);
 	sum_ports(f, r, m, facts);
 	sum_flows(f, facts);
-	sum_engines(f, m);
+	bi_sum_engines(f, m);
 	sum_threads(f, facts);
 	sum_pings(f, facts);
 	sum_captures(f, facts);

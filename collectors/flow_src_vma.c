@@ -263,6 +263,7 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	enum flow_vma_engine e = flow_vma_file_engine(vf->f);
 	int pid = flow_vma_file_pid(vf->f), rc;
 	struct vsock *ns;
+	unsigned n = 0;
 	char err[300], eng[32];
 
 	for (unsigned i = 0; i < vf->n; i++)
@@ -293,24 +294,29 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	ns = calloc(sn->n ? sn->n : 1, sizeof(*ns));
 	if (!ns)
 		return;
-	for (unsigned i = 0; i < sn->n; i++) {
+	for (unsigned i = 0, k; i < sn->n; i++) {
 		const struct flow_vma_sock *s = &sn->s[i];
 
+		/* a block the engine enabled but has not copied its socket
+		 * into yet (before the first publish): nothing to say */
+		if (!s->fd && !s->inode && !s->lport && IN6_IS_ADDR_UNSPECIFIED(&s->laddr))
+			continue;
+		k = n++;
 		for (unsigned j = 0; j < vf->n; j++) {
 			const struct flow_vma_sock *o = &vf->socks[j].s;
 
 			if (o->slot == s->slot && o->inode == s->inode && o->fd == s->fd) {
-				ns[i].t = vf->socks[j].t;
+				ns[k].t = vf->socks[j].t;
 				break;
 			}
 		}
-		ns[i].s = *s;
-		flow_vma_obs(s, eng, pid, &ns[i].t, now, &ns[i].o);
-		ns[i].fresh = 1;
+		ns[k].s = *s;
+		flow_vma_obs(s, eng, pid, &ns[k].t, now, &ns[k].o);
+		ns[k].fresh = 1;
 	}
 	free(vf->socks);
 	vf->socks = ns;
-	vf->n = vf->cap = sn->n;
+	vf->n = vf->cap = n;
 	rc = flow_vma_file_bump(vf->f, now, v->interval_ns, err, sizeof(err));
 	if (rc > 0)
 		vf->bumps++;

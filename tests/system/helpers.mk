@@ -1,0 +1,4 @@
+# Unit-test binaries the system tests also run as tools: the crafted
+# devlink health replies (test_devlink_health --write-set) and RDMA QP
+# dumps (test_flow_readers --write-qp). Built by `make system`.
+EXTRA_BINS += $(BUILD)/tests/test_devlink_health $(BUILD)/tests/test_flow_readers
