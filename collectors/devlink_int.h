@@ -45,7 +45,6 @@ enum {
 	VT_FLAG = 6, VT_NUL_STRING = 10, VT_BINARY = 11,
 };
 
-#define RECV_BUF (64u * 1024u)
 #define REQ_MIN 512u             /* room for any request built here */
 #define NLHEX_TEXT_MAX (12u << 20)
 #define JSON_BINARY_MAX 4096u
@@ -67,12 +66,9 @@ int dlh_i_parse_top(const struct nlmsghdr *nlh, const struct nlattr **tb, const 
 struct dlh_io {
 	int fixture;
 	char dir[1024];               /* fixture dir, or record dir ("" none) */
-	struct mnl_socket *nl;
-	unsigned portid;
-	uint32_t seq;
+	struct nl_sock *ns;           /* lib/nl; NULL for recorded replies */
 	uint16_t family;
 	uint32_t group;               /* the "config" multicast group, 0 none */
-	uint8_t *rbuf;                /* RECV_BUF bytes */
 	uint8_t req[1024] __attribute__((aligned(8)));
 };
 

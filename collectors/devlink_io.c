@@ -335,16 +335,53 @@ static int record_chunk(struct dlh_reply *rec, const void *p, size_t n)
 	return 0;
 }
 
+/* One data message of a reply from lib/nl into r (and the recording):
+ * dlh_reply_feed checks it again like any chunk. */
+struct sock_ctx {
+	struct dlh_reply *r, *rec;
+	uint16_t fam;
+	char err[200];
+};
+
+static int sock_msg(const struct nlmsghdr *nlh, void *arg)
+{
+	struct sock_ctx *c = arg;
+	int rc;
+
+	if (c->rec && record_chunk(c->rec, nlh, NLMSG_ALIGN(nlh->nlmsg_len)) < 0)
+		c->rec = NULL;                  /* too big to record: stop */
+	rc = dlh_reply_feed(c->r, nlh, nlh->nlmsg_len, 0, 0, c->fam, c->err, sizeof(c->err));
+	if (rc < 0) {
+		errno = -rc;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+/* What ended the reply, for the recording (the callback saw only data):
+ * NLMSG_DONE after a dump, the ack after a do. */
+static void record_end(struct dlh_reply *rec, int dump)
+{
+	uint8_t b[NLMSG_HDRLEN + sizeof(struct nlmsgerr)] __attribute__((aligned(4))) = { 0 };
+	struct nlmsghdr *nlh = (struct nlmsghdr *)b;
+
+	nlh->nlmsg_len = dump ? NLMSG_HDRLEN + sizeof(int) : (uint32_t)sizeof(b);
+	nlh->nlmsg_type = dump ? NLMSG_DONE : NLMSG_ERROR;
+	nlh->nlmsg_flags = dump ? NLM_F_MULTI : NLM_F_CAPPED;
+	record_chunk(rec, b, NLMSG_ALIGN(nlh->nlmsg_len));
+}
+
+/* A request through lib/nl's path: answered while sendmsg() runs, taken
+ * without waiting (see lib/nl.c); nothing here blocks the loop. */
 static int sock_request(struct dlh_io *io, enum dlh_req kind,
 			const struct dlh_handle *h, const char *name,
 			struct dlh_reply *r, const char *what, char *err,
 			size_t errlen)
 {
 	struct dlh_reply rec;
-	uint16_t fam = kind == DLH_REQ_FAMILY ? GENL_ID_CTRL : io->family;
-	uint32_t seq = ++io->seq ? io->seq : ++io->seq;
-	size_t n = build_req(io, kind, h, name, seq);
-	char e[200];
+	struct sock_ctx c = { .r = r, .fam = kind == DLH_REQ_FAMILY ? GENL_ID_CTRL : io->family };
+	size_t n = build_req(io, kind, h, name, 0);
+	char e[300];
 	int rc;
 
 	if (!n) {
@@ -352,37 +389,22 @@ static int sock_request(struct dlh_io *io, enum dlh_req kind,
 		return -EINVAL;
 	}
 	dlh_reply_init(&rec, 0);
-	if (mnl_socket_sendto(io->nl, io->req, n) < 0) {
-		rc = -(errno ? errno : EIO);
-		snprintf(err, errlen, "%s: send: %s", what, strerror(-rc));
-		return rc;
-	}
-	for (;;) {
-		ssize_t got = mnl_socket_recvfrom(io->nl, io->rbuf, RECV_BUF);
+	if (io->dir[0])
+		c.rec = &rec;
+	rc = nl_sock_request(io->ns, (struct nlmsghdr *)io->req, sock_msg, &c, what, e, sizeof(e));
+	if (rc < 0) {
+		snprintf(err, errlen, "%s%s%s", e, c.err[0] ? ": " : "", c.err);
+	} else {
+		r->done = 1;                    /* ended by NLMSG_DONE or the ack */
+		if (c.rec) {
+			char path[1400], fb[DLH_NAME_MAX + 32];
 
-		if (got < 0) {
-			rc = -(errno ? errno : EIO);
-			if (rc == -EINTR)
-				continue;
-			snprintf(err, errlen, "%s: receive: %s", what,
-				 rc == -EAGAIN ? "no reply within 2 s" : strerror(-rc));
-			break;
+			record_end(&rec, is_dump(kind));
+			snprintf(path, sizeof(path), "%s/%s", io->dir,
+				 req_file(kind, name, fb, sizeof(fb)));
+			if (dlh_nlhex_write(path, what, rec.buf, rec.len, e, sizeof(e)) < 0)
+				log_warnx("devlink health: recording: %s", e);
 		}
-		if (io->dir[0] && record_chunk(&rec, io->rbuf, (size_t)got) < 0)
-			io->dir[0] = '\0';       /* too big to record: stop */
-		rc = dlh_reply_feed(r, io->rbuf, (size_t)got, seq, io->portid, fam, e,
-				    sizeof(e));
-		if (rc < 0)
-			snprintf(err, errlen, "%s: %s", what, e);
-		if (rc != 0)
-			break;
-	}
-	if (io->dir[0] && rec.len) {
-		char path[1400], fb[DLH_NAME_MAX + 32];
-
-		snprintf(path, sizeof(path), "%s/%s", io->dir, req_file(kind, name, fb, sizeof(fb)));
-		if (dlh_nlhex_write(path, what, rec.buf, rec.len, e, sizeof(e)) < 0)
-			log_warnx("devlink health: recording: %s", e);
 	}
 	dlh_reply_free(&rec);
 	return rc < 0 ? rc : 0;
@@ -473,41 +495,24 @@ uint16_t dlh_io_family(const struct dlh_io *io)
 struct dlh_io *dlh_io_socket(int nsfd, const char *record_dir, char *err,
 			     size_t errlen)
 {
-	struct timeval tv = { .tv_sec = 2 };
 	struct dlh_io *io;
-	char nsd[128], scratch[8];
-	int fd, one = 1, e;
+	char scratch[8];
+	int e;
 
 	ERRBUF(err, errlen, scratch);
 	io = calloc(1, sizeof(*io));
-	if (!io || !(io->rbuf = malloc(RECV_BUF))) {
-		free(io);
+	if (!io) {
 		snprintf(err, errlen, "devlink socket: %s", strerror(ENOMEM));
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (record_dir)
 		util_strlcpy(io->dir, record_dir, sizeof(io->dir));
-	fd = netns_socket(nsfd, AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
-	if (fd < 0 || !(io->nl = mnl_socket_fdopen(fd))) {
+	io->ns = nl_sock_open(nsfd, NETLINK_GENERIC, 0, err, errlen);
+	if (!io->ns) {
 		e = errno ? errno : EIO;
-		if (fd >= 0)
-			close(fd);
-		snprintf(err, errlen, "generic netlink socket in %s: %s",
-			 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(e));
 		goto fail;
 	}
-	setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (mnl_socket_bind(io->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		e = errno;
-		snprintf(err, errlen, "generic netlink socket in %s: bind: %s",
-			 nl_ns_desc(nsfd, nsd, sizeof(nsd)), strerror(e));
-		goto fail;
-	}
-	io->portid = mnl_socket_get_portid(io->nl);
-	io->seq = (uint32_t)time(NULL);
 	if ((e = -resolve_family(io, err, errlen)) > 0)
 		goto fail;
 	return io;
@@ -549,9 +554,7 @@ void dlh_io_close(struct dlh_io *io)
 {
 	if (!io)
 		return;
-	if (io->nl)
-		mnl_socket_close(io->nl);
-	free(io->rbuf);
+	nl_sock_close(io->ns);
 	free(io);
 }
 
@@ -566,7 +569,7 @@ struct dlh_mon *dlh_mon_open(int nsfd, char *err, size_t errlen)
 {
 	struct dlh_mon *m;
 	char scratch[8];
-	int fd, fl, e;
+	int e;
 
 	ERRBUF(err, errlen, scratch);
 	m = calloc(1, sizeof(*m));
@@ -575,6 +578,8 @@ struct dlh_mon *dlh_mon_open(int nsfd, char *err, size_t errlen)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* a socket of its own: only the family request ever runs on it (a
+	 * do, never remade), then it only receives */
 	m->io = dlh_io_socket(nsfd, NULL, err, errlen);
 	if (!m->io) {
 		e = errno;
@@ -582,18 +587,17 @@ struct dlh_mon *dlh_mon_open(int nsfd, char *err, size_t errlen)
 		errno = e;
 		return NULL;
 	}
-	fd = mnl_socket_get_fd(m->io->nl);
 	if (!m->io->group) {
 		snprintf(err, errlen, "devlink monitor: no \"%s\" multicast group",
 			 DEVLINK_GENL_MCGRP_CONFIG_NAME);
 		e = ENOENT;
 		goto fail;
 	}
-	if (mnl_socket_setsockopt(m->io->nl, NETLINK_ADD_MEMBERSHIP, &m->io->group,
-				  sizeof(m->io->group)) < 0 ||
-	    (fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+	if (setsockopt(nl_sock_fd(m->io->ns), SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
+		       &m->io->group, sizeof(m->io->group)) < 0) {
 		e = errno;
-		snprintf(err, errlen, "devlink monitor: %s", strerror(e));
+		snprintf(err, errlen, "devlink monitor: joining \"%s\": %s",
+			 DEVLINK_GENL_MCGRP_CONFIG_NAME, strerror(e));
 		goto fail;
 	}
 	return m;
@@ -605,7 +609,7 @@ fail:
 
 int dlh_mon_fd(const struct dlh_mon *m)
 {
-	return m && m->io ? mnl_socket_get_fd(m->io->nl) : -1;
+	return m && m->io ? nl_sock_fd(m->io->ns) : -1;
 }
 
 int dlh_mon_parse(const void *buf, size_t len, uint16_t family,
@@ -642,40 +646,63 @@ int dlh_mon_parse(const void *buf, size_t len, uint16_t family,
 	return n;
 }
 
+struct mon_ctx {
+	uint16_t family;
+	void (*cb)(const struct dlh_reporter *r, void *arg);
+	void *arg;
+	int n;
+	char *err;
+	size_t errlen;
+};
+
+static int mon_msg(const struct nlmsghdr *nlh, void *data)
+{
+	struct mon_ctx *c = data;
+	const struct genlmsghdr *g;
+	struct dlh_reporter rep;
+	char e[200];
+
+	if (nlh->nlmsg_type != c->family || mnl_nlmsg_get_payload_len(nlh) < GENL_HDRLEN)
+		return MNL_CB_OK;
+	g = mnl_nlmsg_get_payload(nlh);
+	if (g->cmd != DEVLINK_CMD_HEALTH_REPORTER_RECOVER)
+		return MNL_CB_OK;               /* other devlink notifications */
+	if (dlh_parse_reporter(nlh, nlh->nlmsg_len, c->family, &rep, e, sizeof(e)) < 0) {
+		snprintf(c->err, c->errlen, "devlink health event: %s", e);
+		return MNL_CB_OK;
+	}
+	c->cb(&rep, c->arg);
+	c->n++;
+	return MNL_CB_OK;
+}
+
 int dlh_mon_dispatch(struct dlh_mon *m,
 		     void (*cb)(const struct dlh_reporter *r, void *arg), void *arg,
 		     char *err, size_t errlen)
 {
-	int fd = dlh_mon_fd(m), n = 0, lost = 0;
+	struct mon_ctx c = { .cb = cb, .arg = arg };
 	char scratch[8];
+	int lost = 0;
 
 	ERRBUF(err, errlen, scratch);
-	if (fd < 0 || !cb) {
+	if (!m || !m->io || !cb) {
 		snprintf(err, errlen, "%s", strerror(EINVAL));
 		return -EINVAL;
 	}
-	for (;;) {
-		ssize_t got = recv(fd, m->io->rbuf, RECV_BUF, MSG_DONTWAIT | MSG_TRUNC);
-		int rc;
+	c.family = m->io->family;
+	c.err = err;
+	c.errlen = errlen;
+	for (int i = 0; i < 256; i++) {         /* bounded per wakeup */
+		int rc = nl_sock_recv_events(m->io->ns, mon_msg, &c);
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 && errno == ENOBUFS) {
-			lost = 1;             /* events were lost: re-read the state */
-			continue;
-		}
-		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (rc == 0)
 			break;
-		if (got < 0)
-			return -errno;
-		if ((size_t)got > RECV_BUF)
-			continue;             /* truncated: cannot be parsed */
-		rc = dlh_mon_parse(m->io->rbuf, (size_t)got, m->io->family, cb, arg, err,
-				   errlen);
-		if (rc > 0)
-			n += rc;
+		if (rc == -ENOBUFS)
+			lost = 1;               /* events were lost: re-read the state */
+		else if (rc < 0 && rc != -EBADMSG && rc != -ENOSPC)
+			return rc;
 	}
-	return lost ? -ENOBUFS : n;
+	return lost ? -ENOBUFS : c.n;
 }
 
 void dlh_mon_close(struct dlh_mon *m)
