@@ -359,11 +359,14 @@ struct dsrc {
 	struct dlh_target t;
 	char *diag[DLH_MAX_REPORTERS + 1];   /* owned, NULL-terminated */
 	uint64_t interval_ns, min_refresh_ns;
+	uint64_t every[DLH_MAX_REPORTERS];   /* diag[i]'s own interval */
+	uint64_t diag_ns[DLH_MAX_REPORTERS]; /* when diag[i] was last asked */
 	struct dlh_state *st;                /* last good read, or NULL */
 	struct clayout *lay;
 	uint64_t *vals;
 	int failed;                          /* last query failed: its -errno */
 	int refresh;
+	int full;                            /* next query: every diagnose */
 	int narrow;                          /* next query: once[] only */
 	char *once[DLH_MAX_REPORTERS + 1];   /* owned, NULL-terminated */
 	int nsfd;                            /* where io was made (borrowed) */
@@ -394,7 +397,9 @@ int src_devlink_health_open(struct src *s, const struct src_ctx *ctx,
 			    const struct dlh_opts *o)
 {
 	static const char *const def_diag[] = { "vnic", "rx", NULL };
+	static const uint64_t def_every[] = { 0, 10000000000ull };
 	const char *const *dl = o && o->diagnose ? o->diagnose : def_diag;
+	const uint64_t *ev = o && o->diagnose ? o->diagnose_every_ns : def_every;
 	struct dsrc *d;
 	char e[256] = "", nsd[128];
 	int nsl[2], nns = 0, rc = -ENODEV;
@@ -413,14 +418,18 @@ int src_devlink_health_open(struct src *s, const struct src_ctx *ctx,
 	for (unsigned i = 0, k = 0; dl[i] && k < DLH_MAX_REPORTERS; i++) {
 		if (!dlh_i_good_token(dl[i]))
 			continue;
+		d->every[k] = ev ? ev[i] : 0;
 		if (!(d->diag[k++] = strdup(dl[i]))) {
 			dsrc_free(d);
 			snprintf(s->err, sizeof(s->err), "devlink: %s", strerror(ENOMEM));
 			return -ENOMEM;
 		}
 	}
-	d->interval_ns = o && o->interval_ns ? o->interval_ns : 10000000000ull;
-	d->min_refresh_ns = o && o->min_refresh_ns ? o->min_refresh_ns : 1000000000ull;
+	d->interval_ns = o && o->interval_ns ? o->interval_ns : 1000000000ull;
+	for (unsigned i = 0; d->diag[i]; i++)
+		if (d->every[i] < d->interval_ns)
+			d->every[i] = d->interval_ns;
+	d->min_refresh_ns = o && o->min_refresh_ns ? o->min_refresh_ns : 100000000ull;
 
 	if (o && o->fixture_dir) {
 		d->io = dlh_io_fixture(o->fixture_dir, e, sizeof(e));
@@ -504,9 +513,25 @@ static int dsrc_query(struct src *s, struct dsrc *d)
 
 	if (!st)
 		return -ENOMEM;
-	rc = dlh_read_state(d->io, &d->t, (const char *const *)(d->narrow ? d->once : d->diag),
-			    d->st, st, e, sizeof(e));
+	const char *due[DLH_MAX_REPORTERS + 1];
+	const char *const *list = (const char *const *)d->once;
+	uint64_t now = loop_mono_ns();
+	unsigned nd = 0;
+
+	/* a narrowed refresh asks for its list; else every diagnose whose
+	 * own interval passed (a full refresh: all of them) */
+	if (!d->narrow) {
+		for (unsigned i = 0; d->diag[i]; i++)
+			if (d->full || !d->diag_ns[i] || now - d->diag_ns[i] >= d->every[i]) {
+				due[nd++] = d->diag[i];
+				d->diag_ns[i] = now ? now : 1;
+			}
+		due[nd] = NULL;
+		list = due;
+	}
+	rc = dlh_read_state(d->io, &d->t, list, d->st, st, e, sizeof(e));
 	d->narrow = 0;
+	d->full = 0;
 	d->queries++;
 	d->total_ns += st->cost_ns;
 	d->last_cost_ns = st->cost_ns;
@@ -587,6 +612,7 @@ void src_devlink_health_refresh(struct src *s, const char *const *diagnose)
 	if (!d)
 		return;
 	d->refresh = 1;
+	d->full = diagnose == NULL;
 	for (unsigned i = 0; d->once[i]; i++) {
 		free(d->once[i]);
 		d->once[i] = NULL;
