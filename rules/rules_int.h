@@ -6,6 +6,7 @@
  *   lex.c         tokens, the token stream, error messages with positions
  *   parse_expr.c  expressions: names, calls, operators, the list checks
  *   parse_stmt.c  statements: signal, rule, let, require, templates
+ *                 (explain, action, ruled_out)
  *   eval.c        the three-valued evaluator over the facts (json-c)
  *   classify.c    rules_classify, rules_signal: the result object
  *   load.c        rules_load*, files and directories
@@ -111,6 +112,7 @@ struct rule {
 	struct node **terms;
 	unsigned nterm;
 	struct tmpl explain, action;
+	struct tmpl ruled_out;   /* what "What it is not" says when it fails */
 	int has_verdict;
 };
 

@@ -285,8 +285,18 @@ static void test_rules_classify__seed000_with_devlink__port_drop(void **state)
 	assert_string_equal(sget(res, "verdict"), "port-drop");
 	e = not_entry(res, "steering-miss");
 	assert_true(num_of(oget(e, "values"), "maxof(misses)") == 0);
+	/* "What it is not" in the rule's words (ruled_out) */
+	assert_string_equal(sget(e, "text"), "not a steering discard: vnic "
+			    "nic_receive_steering_discard +0, ethtool rx_steer_missed_packets +0");
 	e = not_entry(res, "rx-recovery");
 	assert_string_equal(sget(e, "failed"), "maxof(rx_errors) > 0");
+	assert_null(oget(e, "text"));           /* no ruled_out: the term says it */
+	json_object_put(res);
+	/* without devlink health the firmware figure is unknown, never 0 */
+	res = classify_facts(load_facts("port-drop"));
+	assert_string_equal(sget(not_entry(res, "steering-miss"), "text"), "not a steering "
+			    "discard: vnic nic_receive_steering_discard +?, ethtool "
+			    "rx_steer_missed_packets +0");
 	json_object_put(res);
 	/* ... even when the rx reporter recovered a queue meanwhile: that
 	 * explains no frames lost before the vport */

@@ -64,6 +64,42 @@ static void test_rules_load__several_errors__each_with_position(void **state)
 	}
 }
 
+/* ruled_out: a rule's own words in "What it is not", rendered like
+ * explain when a term is false; not when the rule could not be decided. */
+static void test_rules_classify__ruled_out__text_when_false_only(void **state)
+{
+	const char *names[] = { "t.rules" };
+	const char *texts[] = {
+		"rule a {\n verdict va\n let n = 3\n require n > 5\n"
+		" ruled_out \"not a: n is {n}, x is {ping.sent}\"\n}\n"
+		"rule b {\n verdict vb\n require ping.ok\n ruled_out \"not b\"\n}\n"
+	};
+	const char *bad[] = { "rule a {\n verdict va\n ruled_out \"x\"\n ruled_out \"y\"\n}\n"
+			      "rule b {\n verdict vb\n ruled_out \"{nosuch}\"\n}\n" };
+	struct json_object *facts = json_object_new_object(), *res, *nots;
+	struct msgs ms = { 0 };
+	struct rules *r = NULL;
+
+	(void)state;
+	assert_int_equal(rules_load_texts(names, texts, 1, &r, print_msg, NULL), 0);
+	res = rules_classify(r, facts);
+	nots = json_object_object_get(res, "not");
+	assert_int_equal(json_object_array_length(nots), 2);
+	/* a: decided false, its words with unknown values as '?' */
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is ?");
+	/* b: ping.ok unknown, not decided: no words of its own */
+	assert_null(json_object_object_get(json_object_array_get_idx(nots, 1), "text"));
+	json_object_put(res);
+	json_object_put(facts);
+	rules_free(r);
+	r = NULL;
+	assert_int_equal(rules_load_texts(names, bad, 1, &r, collect_msg, &ms), 2);
+	assert_non_null(strstr(ms.m[0], "t.rules:4:2: rule a: second ruled_out"));
+	assert_non_null(strstr(ms.m[1], "t.rules:8:"));
+	assert_non_null(strstr(ms.m[1], "nosuch"));
+}
+
 static void test_rules_load__bad_reload__keeps_running_rules(void **state)
 {
 	const char *names[] = { "t.rules" };
@@ -357,6 +393,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_load__several_errors__each_with_position),
 		cmocka_unit_test(test_rules_load__bad_reload__keeps_running_rules),
+		cmocka_unit_test(test_rules_classify__ruled_out__text_when_false_only),
 		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
 		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
 		cmocka_unit_test(test_rules_load__hostile_text__no_crash),
