@@ -7,6 +7,7 @@
  *   manifest.c  bundle_load_manifest (schema), bundle_read_file
  *   summary.c   bundle_summary
  *   summary_engines.c  its lines of the readers of unmodified engines
+ *   summary_devlink.c  its "Devlink health" section
  *
  * Every file of a bundle is opened beneath the bundle's directory fd through
  * lib/fsutil.h (O_NOFOLLOW at every component, regular files only, bounded). */
@@ -57,5 +58,7 @@ void bi_put_val(FILE *f, struct json_object *v);
 void bi_put_line(FILE *f, struct json_object *o, const char *const *lk);
 /* summary_engines.c: the Evidence lines of manifest.engines. */
 void bi_sum_engines(FILE *f, struct json_object *m);
+/* summary_devlink.c: the "Devlink health" section (manifest.devlink). */
+void bi_sum_devlink(FILE *f, struct json_object *m);
 
 #endif

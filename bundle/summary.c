@@ -279,6 +279,11 @@ static void sum_not(FILE *f, struct json_object *cls)
 				put_val(f, why);
 			}
 			fputs(".\n", f);
+		} else if (jx_str(o, RK_TEXT)) {
+			/* the rule's own words, then the term that failed */
+			fprintf(f, "- **Not %s:** %.400s (`%.300s` is ", v, jx_str(o, RK_TEXT), failed);
+			put_val(f, jx_get(o, RK_VALUE));
+			fputs(").\n", f);
 		} else {
 			fprintf(f, "- **Not %s.** `%.300s` is ", v, failed);
 			put_val(f, jx_get(o, RK_VALUE));
@@ -622,6 +627,8 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_is(f, cls);
 	sum_not(f, cls);
 	sum_evidence(f, rules, manifest, facts);
+	if (jx_obj(manifest, MK_DEVLINK))
+		bi_sum_devlink(f, manifest);
 	sum_timeline(f, manifest);
 	fputs("\n## Recommended action\n\n", f);
 	action = jx_str(cls, RK_ACTION);

@@ -3,6 +3,7 @@
 #include "bundle/bundle.h"
 #include "bundle/report.h"
 #include "daemon/conf.h"
+#include "daemon/evid_devlink.h"
 #include "daemon/evid_flows.h"
 #include "daemon/evidence.h"
 #include "daemon/port.h"
@@ -161,6 +162,26 @@ static void add_probes(struct filelist *fl, struct json_object *probes)
 	}
 }
 
+static void add_json_cb(const char *name, struct json_object *o, void *arg)
+{
+	add_json(arg, name, o);
+}
+
+/* When the stall began: the earliest stalled flow's wait, else the open. */
+static uint64_t stall_start_mono(const struct bundler_inv *in)
+{
+	struct json_object *fl = jx_arr(jx_get(in->rec, IR_INCIDENT), "flows");
+	uint64_t t = in->open_ns;
+
+	for (size_t i = 0; i < jx_len(fl); i++) {
+		uint64_t s = jx_u64(json_object_array_get_idx(fl, i), "stalled_at_mono_ns");
+
+		if (s && s < t)
+			t = s;
+	}
+	return t;
+}
+
 /* A work file of the engines' evidence (an Onload stackdump), copied in. */
 static void add_spooled(const char *path, const char *name, void *arg)
 {
@@ -245,6 +266,19 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	if (!vname)
 		vname = "unknown";
 	gethostname(host, sizeof(host) - 1);
+	{
+		/* devlink health: its files, and its events and dumps into the
+		 * record before record.json is written */
+		uint64_t t0 = stall_start_mono(in);
+		uint64_t real0 = in->open_real_ns - (in->open_ns - t0);
+		struct json_object *dl = evid_devlink_bundle(rec, in->port_names, in->ports,
+							     in->nports, real0,
+							     t0 > 10000000000ull ? t0 - 10000000000ull : 0,
+							     in->open_ns, add_json_cb, &fl);
+
+		if (dl)
+			json_object_object_add(man, MK_DEVLINK, dl);
+	}
 	add_json(&fl, "record.json", rec);
 	add_json(&fl, "facts.json", jx_get(rec, IR_FACTS));
 	add_json(&fl, "window.json", jx_get(rec, IR_WINDOW));

@@ -9,6 +9,7 @@
 #include "collectors/flows.h"
 
 #define CONF_MAX_SEL 8
+#define CONF_MAX_DIAG 8              /* devlink_diagnose reporters */
 #define TRACK_ENGINE 1u
 #define TRACK_SOCK 2u
 #define TRACK_BPF 4u
@@ -17,6 +18,7 @@
 #define TRACK_RDMAQP 32u             /* RDMA queue pairs of the port's device */
 
 enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
+enum { CONF_DEVLINK_AUTO = 0, CONF_DEVLINK_ON, CONF_DEVLINK_OFF };
 
 struct port_conf {
 	char name[32];
@@ -37,6 +39,14 @@ struct port_conf {
 	int promisc_capture;         /* 1: promiscuous capture allowed */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
+	int devlink;                 /* CONF_DEVLINK_* */
+	uint64_t devlink_ns;         /* reporters' read interval */
+	char devlink_diag[CONF_MAX_DIAG][64]; /* devlink_diagnose names */
+	uint64_t devlink_every[CONF_MAX_DIAG]; /* and their intervals (0: each read) */
+	unsigned ndiag;
+	int devlink_diag_set;        /* devlink_diagnose given (may be none) */
+	char devlink_replies[PATH_MAX]; /* recorded devlink replies, "" kernel */
+	char devlink_record[PATH_MAX];  /* record live replies here, "" no */
 	uint64_t rdmaqp_ns;          /* RDMA QP dump interval */
 	char rdmaqp_replies[PATH_MAX]; /* recorded RES_QP_GET replies, "" kernel */
 	unsigned line;               /* where the [port] section starts */

@@ -120,6 +120,7 @@ static void snapshot_all(struct inv *v, const char *label)
 
 		if (!p)
 			continue;
+		evid_devlink_refresh(p, first);
 		json_object_object_add(snap, v->ports[i], evid_port_snapshot(p));
 		if (first)
 			evid_counters_take(&v->first[i], p);

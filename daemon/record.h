@@ -31,8 +31,14 @@
 #define IR_BUNDLE         "bundle"
 #define IR_BUNDLE_ERROR   "bundle_error"
 
+#define IR_DEVLINK_EVENTS "devlink_events" /* {PORT: [{time_ns, t_ms, reporter, handle, state,
+					    * error_count, recover_count}]} */
+#define IR_DEVLINK_DUMPS  "devlink_dumps"  /* {PORT: {REPORTER: {file, bytes, retaken} |
+					    * {skipped: why}}} */
+
 /* snapshot.PORT */
 #define IR_S_STATE        "state"
+#define IR_S_DEVLINK      "devlink_health" /* port_devlink_json(): reporters or "no devlink health" */
 #define IR_S_COUNTERS     "counters"
 #define IR_S_LINK         "link"
 #define IR_S_NEIGHBOURS   "neighbours"
