@@ -81,7 +81,9 @@ struct conf {
 	char rules_local_dir[PATH_MAX]; /* local overrides and additions */
 	uint64_t probe_timeout_ns;
 	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
-	uint64_t release_wait_ns;    /* how long to watch for a release */
+	uint64_t reprogram_hold_ns;  /* how long a reprogram holds its state */
+	uint64_t release_wait_ns;    /* release watch for flows that give no retry time */
+	uint64_t release_wait_max_ns; /* the longest release watch after one action */
 	char onload_tools[PATH_MAX]; /* orm_json, onload_stackdump; "" = PATH */
 	uint64_t onload_ns;          /* Onload poll interval */
 	char vma_dir[PATH_MAX];      /* vmastat.<pid> files */

@@ -3,6 +3,7 @@
 #include "collectors/devlink_health.h"
 #include "collectors/ident.h"
 #include "collectors/rdma_disc.h"
+#include "collectors/src_kernel.h"
 #include "daemon/recorder.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -19,8 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* REC_MAX_SRC (recorder.h) is 4: the devlink health source takes the last */
-enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_DEVLINK = 3, NSLOTS = 4 };
+/* REC_MAX_SRC (recorder.h) bounds the sources of a sample: the devlink
+ * health source takes the slot after the host kernel's counters */
+enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, SLOT_DEVLINK = 4,
+       NSLOTS = 5 };
 _Static_assert(NSLOTS <= REC_MAX_SRC, "the recorder keeps REC_MAX_SRC sources per sample");
 
 #define DEVLINK_EVENTS 32       /* health events kept per port */
@@ -384,10 +387,13 @@ void port_try_up(struct port *p)
 		open_src(p, SLOT_DRV, &src_text_ops, &ctx);
 	else
 		open_src(p, SLOT_DRV, &src_ethtool_ops, &ctx);
-	if (p->conf.ifname[0])
+	if (p->conf.ifname[0]) {
 		open_src(p, SLOT_NETDEV, &src_netdev_ops, &ctx);
-	else
+		open_src(p, SLOT_KERNEL, &src_kernel_ops, &ctx);
+	} else {
 		snprintf(p->src[SLOT_NETDEV].why, sizeof(p->src[0].why), "no interface");
+		snprintf(p->src[SLOT_KERNEL].why, sizeof(p->src[0].why), "no interface");
+	}
 	if (ctx.rdma_dev)
 		open_src(p, SLOT_RDMA, &src_rdma_ops, &ctx);
 	else
