@@ -102,7 +102,7 @@ static void collect(struct ectx *c, const struct node *n, struct json_object *va
 	if (!n)
 		return;
 	switch (n->k) {
-	case N_NUM: case N_BOOL: case N_STR: case N_COUNTER: case N_SUMGLOB:
+	case N_NUM: case N_BOOL: case N_STR: case N_COUNTER: case N_SUMGLOB: case N_WHICHGLOB:
 		return;
 	case N_UN: case N_BIN:
 		collect(c, n->a, values, unknown);

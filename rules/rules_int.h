@@ -33,6 +33,7 @@
 enum nk {
 	N_NUM, N_STR, N_BOOL,
 	N_COUNTER, N_SUMGLOB,       /* signal context */
+	N_WHICHGLOB,                /* signal context: which(GLOB) */
 	N_SIGREF,                   /* bare signal: in a signal, or in baseline_rate() */
 	N_PERIOD,                   /* stall.S / window.S / baseline.S / X.span_s */
 	N_FACT, N_FIELD, N_LET,
