@@ -155,6 +155,9 @@ if [ -n "$B" ]; then
 	check "onload: engines.json has the involved sockets at the stall and after" jqe \
 		'(.at_stall.onload.sockets | length >= 1) and ((.at_stall.onload.sockets + .after.onload.sockets) | any(.socket == 5 and .inflight == 64 and .verdict == "waiting")) and ((.at_stall.onload.sockets + .after.onload.sockets) | any(.socket == 6 and .unread == 64 and .verdict == "held"))' "$B/engines.json"
 	check "onload: the held bytes reach the facts" jqe '.facts.flows.held.unread >= 64' "$B/manifest.json"
+	# socket 5's RTO timer (orm_json stack rto_tid.time) is its next retry
+	check "onload: the release watch waits for the socket's own retransmission" jqe \
+		'[.steps[] | select(.watch_for) | .watch_for] | length > 0 and all(. == "the flows'"'"' next retry")' "$B/manifest.json"
 fi
 check "onload: every stackdump ran --nolock, never onload_tcpdump" bash -c \
 	"grep '^onload_stackdump' '$T_DIR/ol/calls' | grep -v -- '--nolock' | grep -q . && exit 1; ! grep -q tcpdump '$T_DIR/ol/calls'"
