@@ -152,6 +152,8 @@ kill -STOP "$spid"
 T_CLEANUP+=("kill -CONT $spid")
 check "4: investigation completes" wait_complete 11114
 rec 11114
+jq -c '{threads: [.record.threads[] | {pid, states: [.threads[].first.state]}], flows: [.record.incident.flows[] | {tuple, state}]}' "$T_DIR/rec.json"
+echo "4: server pid $spid"
 check "4: the server's threads are stopped (state T)" \
 	jqe --argjson p "$spid" '[.record.threads[] | select(.pid == $p) | .threads[].first.state] | length > 0 and all(. == "T" or . == "t")' "$T_DIR/rec.json"
 check "4: verdict engine-hold (the socket queue holds the request)" jqe '.record.verdict.verdict == "engine-hold"' "$T_DIR/rec.json"
