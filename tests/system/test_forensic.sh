@@ -138,7 +138,8 @@ nft_clear "$B"
 # stalled until its next retransmission, seconds away after the backoff;
 # end that session so it does not join the next incident
 pkill -f "sockperf ping-pong --tcp -i 10.209.0.2 -p 11113" 2>/dev/null
-sleep 2
+wait_for 10 bash -c "[ \$('$NICSTALLCTL' -s '$T_SOCK' -j flows --stalled | jq '.flows | length') = 0 ]"
+sleep 1
 
 # --- 4: the server process stopped (SIGSTOP) ------------------------------
 ip netns exec "$B" sockperf server --tcp -i 10.209.0.2 -p 11114 > /dev/null 2>&1 &
