@@ -36,6 +36,8 @@ struct rules;
 #define MK_RELEASE          "release"
 #define MK_STEPS            "steps"
 #define MK_JOURNAL          "journal"
+#define MK_ENGINES          "engines"   /* the readers of unmodified engines */
+#define MK_DEVLINK          "devlink"   /* {PORT: {at_stall, after, events, dumps, file}} */
 /* a bundle of an incident on another host (verdict "peer-snapshot"): its
  * link, {origin_host, origin_peer, incident_id, notice_sent_real_ns,
  * stall_real_ns, received_real_ns, window_ms} */

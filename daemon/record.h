@@ -25,6 +25,8 @@
 #define IR_PORT_ORDER     "port_order"     /* [{port, gap, drops, score}] */
 #define IR_JOURNAL        "journal"
 #define IR_RELEASE        "release"        /* {released, action, after_ms} */
+#define IR_ENGINES        "engines"        /* {at_stall, after}: {onload, vma, rdmaqp: {PORT}}
+					    * the readers of unmodified engines (evid_flows.h) */
 #define IR_FACTS          "facts"
 #define IR_VERDICT        "verdict"
 #define IR_BUNDLE         "bundle"
@@ -34,8 +36,14 @@
 #define IR_STALL_MONO     "stall_mono_ns"  /* when the stall began, if not from the incident's flows */
 #define IR_HOST           "host"           /* this host's name (host_name) */
 
+#define IR_DEVLINK_EVENTS "devlink_events" /* {PORT: [{time_ns, t_ms, reporter, handle, state,
+					    * error_count, recover_count}]} */
+#define IR_DEVLINK_DUMPS  "devlink_dumps"  /* {PORT: {REPORTER: {file, bytes, retaken} |
+					    * {skipped: why}}} */
+
 /* snapshot.PORT */
 #define IR_S_STATE        "state"
+#define IR_S_DEVLINK      "devlink_health" /* port_devlink_json(): reporters or "no devlink health" */
 #define IR_S_COUNTERS     "counters"
 #define IR_S_LINK         "link"
 #define IR_S_NEIGHBOURS   "neighbours"
