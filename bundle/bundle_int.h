@@ -8,6 +8,7 @@
  *   summary.c   bundle_summary
  *   summary_engines.c  its lines of the readers of unmodified engines
  *   summary_devlink.c  its "Devlink health" section
+ *   summary_peers.c    its "Peers" section
  *
  * Every file of a bundle is opened beneath the bundle's directory fd through
  * lib/fsutil.h (O_NOFOLLOW at every component, regular files only, bounded). */
@@ -60,5 +61,7 @@ void bi_put_line(FILE *f, struct json_object *o, const char *const *lk);
 void bi_sum_engines(FILE *f, struct json_object *m);
 /* summary_devlink.c: the "Devlink health" section (manifest.devlink). */
 void bi_sum_devlink(FILE *f, struct json_object *m);
+/* summary_peers.c: the "Peers" section (manifest.peers, manifest.peer). */
+void bi_sum_peers(FILE *f, struct json_object *m);
 
 #endif

@@ -644,6 +644,7 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_evidence(f, rules, manifest, facts);
 	if (jx_obj(manifest, MK_DEVLINK))
 		bi_sum_devlink(f, manifest);
+	bi_sum_peers(f, manifest);
 	sum_timeline(f, manifest);
 	fputs("\n## Recommended action\n\n", f);
 	action = jx_str(cls, RK_ACTION);

@@ -181,6 +181,10 @@ static void status_cb(struct json_object *o, void *arg)
 	jx_add_u64(o, "rules", d->rules ? rules_count(d->rules) : 0);
 	if (d->last_reload_error[0])
 		jx_add_str(o, "last_reload_error", d->last_reload_error);
+	/* each peer's last contact, round trip, key state and refusals (the
+	 * client's "peers" command is the ops branch's: it reads this) */
+	if (d->peers && peers_count(d->peers))
+		json_object_object_add(o, "peers", peers_status_json(d->peers));
 }
 
 static void on_stop(int signo, void *arg)

@@ -244,11 +244,16 @@ static void explain(struct psnap *s, struct json_object *sum, char *buf, size_t 
 
 		if (off >= len - 1)
 			break;
+		char wv[32] = "unknown", ev[32] = "unknown";
+
+		/* counts, printed as counts ("0", not "0.000000") */
+		if (jx_get(w, "rdma_work"))
+			snprintf(wv, sizeof(wv), "%.15g", json_object_get_double(jx_get(w, "rdma_work")));
+		if (jx_get(st, "fabric_errors"))
+			snprintf(ev, sizeof(ev), "%.15g",
+				 json_object_get_double(jx_get(st, "fabric_errors")));
 		off += (size_t)snprintf(buf + off, len - off, "%s: RDMA work %s in the window, "
-					"fabric errors %s since the stall; ", name,
-					jx_get(w, "rdma_work") ? jx_text(w, "rdma_work") : "unknown",
-					jx_get(st, "fabric_errors") ? jx_text(st, "fabric_errors") :
-					"unknown");
+					"fabric errors %s since the stall; ", name, wv, ev);
 	}
 	if (off < len - 1)
 		snprintf(buf + off, len - off, "this host decides nothing, the origin classifies");
