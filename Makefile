@@ -158,6 +158,9 @@ install: all
 	install -m 0755 $(BUILD)/nicstallctl $(DESTDIR)$(PREFIX)/bin/nicstallctl
 	install -d $(DESTDIR)$(DATADIR)/rules
 	for f in $(wildcard rules/*.rules); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/rules/; done
+	install -d $(DESTDIR)$(DATADIR)/fleet
+	install -m 0644 fleet/nicstalld-alerts.yml $(DESTDIR)$(DATADIR)/fleet/
+	install -m 0755 fleet/nicstall-upload $(DESTDIR)$(DATADIR)/fleet/
 	install -d $(DESTDIR)$(PREFIX)/include/nicstall
 	for f in $(wildcard include/nicstall/*.h); do install -m 0644 $$f $(DESTDIR)$(PREFIX)/include/nicstall/; done
 	for s in 5 7 8; do \

@@ -2,11 +2,14 @@
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
+# prometheus: promtool checks and unit-tests the shipped alerting rules;
+# curl and python3: the example bundle_hook and the loopback HTTP server
+# it uploads to (test_fleet_ops.sh).
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
-procps psmisc jq socat util-linux passwd systemd-journal-remote
+procps psmisc jq socat util-linux passwd systemd-journal-remote prometheus curl python3
 chromium nodejs"
 missing=""
 for p in $PKGS; do
