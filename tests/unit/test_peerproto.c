@@ -6,12 +6,17 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "daemon/peerconf.h"
 #include "daemon/peermsg.h"
 #include "daemon/peerproto.h"
 #include "lib/json.h"
@@ -301,8 +306,145 @@ static void msg__same_conn__either_direction(void **state)
 	assert_false(peermsg_same_conn("garbage", "tcp 2.2.2.2:7 -> 1.1.1.1:5"));
 }
 
-int main(void)
+/* ---- a hostile (or honest) peer for the system tests ----
+ *
+ *   test_peerproto --send ADDR:PORT --key FILE [--mode MODE] [--count N]
+ *                  [--incident ID] [--origin HOST] [--skew-ms MS]
+ *                  [--save FILE | --raw FILE]
+ *
+ * MODE: notice (signed, a fresh nonce each; the default), badkey (signed
+ * with a key that is not FILE's), garbage (random bytes), oversized (a
+ * notice header announcing 60000 bytes, and as many), short (12 bytes).
+ * --count N sends N (incident ID, ID+1, ...); --skew-ms moves the
+ * timestamp; --save keeps the first datagram, --raw sends a saved one
+ * again (a replay). Run it in the sender's namespace (ip netns exec). */
+static int send_main(int argc, char **argv)
 {
+	const char *to = NULL, *keyf = NULL, *mode = "notice", *origin = "rank1";
+	const char *save = NULL, *raw = NULL;
+	long count = 1, skew_ms = 0;
+	uint64_t inc = 1;
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct peer_key k;
+	char err[512], host[64];
+	static uint8_t buf[65536];
+	int fd;
+
+	to = argc > 2 ? argv[2] : NULL;
+	for (int i = 3; i + 1 < argc; i += 2) {
+		const char *o = argv[i], *v = argv[i + 1];
+
+		if (!strcmp(o, "--key"))
+			keyf = v;
+		else if (!strcmp(o, "--mode"))
+			mode = v;
+		else if (!strcmp(o, "--count"))
+			count = atol(v);
+		else if (!strcmp(o, "--incident"))
+			inc = strtoull(v, NULL, 10);
+		else if (!strcmp(o, "--origin"))
+			origin = v;
+		else if (!strcmp(o, "--skew-ms"))
+			skew_ms = atol(v);
+		else if (!strcmp(o, "--save"))
+			save = v;
+		else if (!strcmp(o, "--raw"))
+			raw = v;
+		else {
+			fprintf(stderr, "--send: unknown option %s\n", o);
+			return 2;
+		}
+	}
+	if (!to || !keyf || sscanf(to, "%63[0-9.]:%hu", host, &sa.sin_port) != 2 ||
+	    inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "usage: %s --send IPV4:PORT --key FILE [--mode notice|badkey|"
+			"garbage|oversized|short] [--count N] [--incident ID] [--origin HOST] "
+			"[--skew-ms MS] [--save FILE | --raw FILE]\n", argv[0]);
+		return 2;
+	}
+	sa.sin_port = htons(sa.sin_port);
+	if (peerkey_load(keyf, -1, &k, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+	if (!strcmp(mode, "badkey"))
+		for (size_t i = 0; i < k.len; i++)
+			k.k[i] ^= 0x5a;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0) {
+		perror("socket");
+		return 1;
+	}
+	for (long n = 0; n < count; n++) {
+		ssize_t len = 0;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t now = (uint64_t)ts.tv_sec * S + (uint64_t)ts.tv_nsec +
+			       (uint64_t)(skew_ms * 1000000);
+		if (raw) {
+			FILE *f = fopen(raw, "rb");
+
+			if (!f) {
+				perror(raw);
+				return 1;
+			}
+			len = (ssize_t)fread(buf, 1, sizeof(buf), f);
+			fclose(f);
+		} else if (!strcmp(mode, "notice") || !strcmp(mode, "badkey")) {
+			struct json_object *ports = json_object_new_array();
+			struct json_object *flows = json_object_new_array();
+			uint8_t nonce[PEER_NONCE_LEN];
+			char *t;
+
+			json_object_array_add(ports, json_object_new_string("rank1"));
+			t = peermsg_notice(origin, inc + (uint64_t)n, now, now - S, ports, flows,
+					   PEER_MAX_NOTICE - PEER_HDR_LEN - PEER_MAC_LEN);
+			json_object_put(ports);
+			json_object_put(flows);
+			if (!t || peer_nonce(nonce) < 0)
+				return 1;
+			len = peer_encode(&k, PEER_NOTICE, now, nonce, t, strlen(t), buf, PEER_MAX_NOTICE);
+			free(t);
+		} else if (!strcmp(mode, "garbage") || !strcmp(mode, "short")) {
+			len = !strcmp(mode, "short") ? 12 : 200 + rand() % 1200;
+			for (ssize_t i = 0; i < len; i++)
+				buf[i] = (uint8_t)rand();
+			if (n % 2)
+				memcpy(buf, PEER_MAGIC, 4);     /* half of them look like ours */
+		} else if (!strcmp(mode, "oversized")) {
+			len = 60000;
+			memset(buf, 'A', (size_t)len);
+			memcpy(buf, PEER_MAGIC, 4);
+			buf[4] = PEER_VERSION;
+			buf[5] = PEER_NOTICE;
+		} else {
+			fprintf(stderr, "--mode %s: not one of notice, badkey, garbage, oversized, short\n",
+				mode);
+			return 2;
+		}
+		if (len <= 0)
+			return 1;
+		if (save && n == 0) {
+			FILE *f = fopen(save, "wb");
+
+			if (!f || fwrite(buf, 1, (size_t)len, f) != (size_t)len)
+				return 1;
+			fclose(f);
+		}
+		if (sendto(fd, buf, (size_t)len, 0, (struct sockaddr *)&sa, sizeof(sa)) != len) {
+			perror("sendto");
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--send"))
+		return send_main(argc, argv);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(encode__roundtrip__header_and_signature_verify),
 		cmocka_unit_test(verify__other_key_or_one_flipped_bit__refused),

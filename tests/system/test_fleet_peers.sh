@@ -1,0 +1,130 @@
+#!/bin/bash
+# Seed 004 on the emulator: four ranks in four namespaces, each watched by
+# its own nicstalld with the other three as peers (fleet_lib.sh). Rank 0
+# consumes a stream from every other rank; the producers stop together, as
+# the ranks of a collective do when one of them stalls. Rank 0's incident
+# notifies every peer: each writes a peer-snapshot bundle linked to rank 0's
+# incident and answers with its summary; rank 0's verdict uses all four
+# ranks' RDMA work counters. Then: one peer silent (named, unknown, not
+# clean), and fabric errors on one peer (fabric-fault naming it).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fleet_lib.sh"
+t_init
+NET=10.$((232 + RANDOM % 8))
+fleet_up "$NET" 4 "peer_wait = 1s
+peer_window = 30ms" || { fail "the four ranks come up"; exit 1; }
+jqe() { jq -e "$@" > /dev/null; }
+ENGINES=()
+
+# run NAME [RANKS...]: start the daemons of RANKS (default all), the
+# traffic, and wait for rank 0's bundle; B0 is its path
+run() {
+	local name=$1 i p; shift
+	local ranks=${*:-0 1 2 3}
+	for i in $ranks; do fleet_start "$i" || return 1; done
+	fleet_traffic 1200
+	B0=$(fleet_bundle 0 25) || { fail "$name: rank 0 writes a bundle"; return 1; }
+	ok "$name: rank 0's bundle $(basename "$B0")"
+	jq -c '{verdict: .verdict.verdict, explanation: .verdict.explanation}' "$B0/manifest.json"
+	INC=$(jq -r '.incident.id // .incident_id // empty' "$B0/manifest.json")
+	[ -n "$INC" ] || INC=$(grep -o 'incident [0-9]*: bundle' "$T_DIR/rank0.log" | head -1 | cut -d' ' -f2)
+}
+
+# end: stop the engines and daemons, keep the logs of this part apart
+end() {
+	local i p
+	for i in 0 1 2 3; do
+		for p in $(ip netns pids "$T_PREFIX-r$i"); do
+			grep -qa nsengine "/proc/$p/cmdline" 2>/dev/null && kill "$p"
+		done
+	done
+	for i in 0 1 2 3; do fleet_stop "$i"; done
+	check "$1: no sanitizer report in the ranks' logs" fleet_sanitizers
+	for i in 0 1 2 3; do
+		[ -f "$T_DIR/rank$i.log" ] && mv "$T_DIR/rank$i.log" "$T_DIR/rank$i.$1.log"
+		rm -rf "$T_DIR/state$i"/* "$T_DIR/flows$i"/*
+	done
+}
+
+# ---- 1. every rank answers ----
+if run "fleet"; then
+	check "fleet: verdict producer-stall" jqe '.verdict.verdict == "producer-stall"' "$B0/manifest.json"
+	check "fleet: rank 0 notified three peers and all three answered" jqe \
+		'[.peers[] | select(.notified and .answered)] | length == 3' "$B0/manifest.json"
+	# the evidence: rx_write_requests froze on all four ranks (each period
+	# after work flowed: the baselines counted requests)
+	check "fleet: rank 0's own work counters frozen, after a baseline that moved" jqe \
+		'.facts.ports.rank0.window.counters["hw_counters/rx_write_requests"] == 0 and .facts.ports.rank0.baseline.counters["hw_counters/rx_write_requests"] > 0' "$B0/manifest.json"
+	for i in 1 2 3; do
+		check "fleet: rank $i's rx_write_requests frozen in rank 0's evidence" jqe --arg r "rank$i" \
+			'.facts.peers[$r].answered and (.facts.peers[$r].ports[$r] | (.window // .stall).counters["hw_counters/rx_write_requests"] == 0)' "$B0/manifest.json"
+	done
+	jq -c '[.facts.peers | to_entries[] | {peer: .key, window_writes: .value.ports[.key].window.counters["hw_counters/rx_write_requests"], baseline_writes: .value.ports[.key].baseline.counters["hw_counters/rx_write_requests"]}]' "$B0/manifest.json"
+	check "fleet: the explanation names the three peers' frozen work" jqe \
+		'.verdict.explanation | test("rank1, rank2, rank3: their RDMA work frozen")' "$B0/manifest.json"
+	check "fleet: 'what it is not' gives the peers' fabric errors" \
+		grep -q 'peer_errors = {"rank1":0,"rank2":0,"rank3":0}' "$B0/summary.txt"
+	check "fleet: the summary's Peers section: three notified, three answered, their bundles" bash -c \
+		"grep -q '^Notified 3, answered 3, not heard from 0' '$B0/summary.txt' && [ \$(grep -c '^- rank[123] .*answered after .* ms (round trip .* ms), bundle .*-peer-snapshot' '$B0/summary.txt') = 3 ]"
+	check "fleet: the originating bundle verifies" "$NICSTALLCTL" verify "$B0"
+	check "fleet: classify reproduces the verdict from the bundle" bash -c \
+		"'$NICSTALLCTL' classify '$B0' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
+	for i in 1 2 3; do
+		if ! b=$(fleet_bundle "$i" 5); then
+			fail "fleet: rank $i writes a peer-snapshot bundle"
+			continue
+		fi
+		check "fleet: rank $i's bundle is a peer-snapshot of rank0's incident $INC" jqe \
+			--arg inc "$INC" '.verdict.verdict == "peer-snapshot" and .peer.origin_host == "rank0" and .peer.origin_peer == "rank0" and (.peer.incident_id | tostring) == $inc' "$b/manifest.json"
+		check "fleet: rank 0 names rank $i's bundle" jqe --arg r "rank$i" --arg b "$(basename "$b")" \
+			'.peers[$r].bundle == $b' "$B0/manifest.json"
+		check "fleet: rank $i's bundle verifies" "$NICSTALLCTL" verify "$b"
+		check "fleet: rank $i's summary says whose incident it belongs to" \
+			grep -q "^- A snapshot for incident rank0:$INC (notice from peer rank0), taken" "$b/summary.txt"
+		# the moment recorded: the snapshot at the notice's arrival, the
+		# bundle complete (its newest file) after the peer window
+		sent=$(jq -r '.peer.notice_sent_real_ns' "$b/manifest.json")
+		recv=$(jq -r '.peer.received_real_ns' "$b/manifest.json")
+		done_ns=$(find "$b" -type f -printf '%T@\n' | sort -n | tail -1 | tr -d .)
+		done_ns=${done_ns}000000000; done_ns=${done_ns:0:19}
+		snap_ms=$(( (recv - sent) / 1000000 )) bundle_ms=$(( (done_ns - sent) / 1000000 ))
+		echo "rank $i: snapshot $((recv - sent)) ns after the notice was sent, bundle complete after $bundle_ms ms"
+		check "fleet: rank $i snapshots within 100 ms of the notice (${snap_ms} ms)" test "$snap_ms" -lt 100
+		check "fleet: rank $i's bundle is complete within 100 ms of the notice (${bundle_ms} ms)" \
+			test "$bundle_ms" -lt 100
+	done
+	check "fleet: rank 1 changed nothing: no reprogram, no capture" bash -c \
+		"! grep -qE 'reprogram|promisc|capture' '$T_DIR/rank1.log'"
+	check "fleet: peers status on rank 0: three peers with a round trip and a good key" bash -c \
+		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '[.peers.peers[] | select(.rtt_ms > 0 and (.key.state | startswith(\"ok\")))] | length == 3' >/dev/null"
+fi
+end fleet
+
+# ---- 2. one peer silent: rank 3's daemon is down ----
+if run "silent" 0 1 2; then
+	check "silent: still producer-stall on the ranks that answered" jqe '.verdict.verdict == "producer-stall"' "$B0/manifest.json"
+	check "silent: rank3 notified, not heard from" jqe \
+		'.peers.rank3.notified and (.peers.rank3.answered | not) and .peers.rank1.answered and .peers.rank2.answered' "$B0/manifest.json"
+	check "silent: the verdict names the rank not heard from, as unknown" jqe \
+		'.verdict.explanation | test("Not heard from \\(unknown, not clean\\): rank3")' "$B0/manifest.json"
+	check "silent: the summary's Peers section names rank3 as not heard from" \
+		grep -q '^- rank3 .*notified, not heard from.*: unknown, not clean' "$B0/summary.txt"
+	check "silent: rank3's facts are unknown, not zero" jqe \
+		'.facts.peers.rank3.answered == false and .facts.peers.rank3.ports == null and .facts.peers.rank3.error != null' "$B0/manifest.json"
+fi
+end silent
+
+# ---- 3. fabric errors at one peer: rank 2's port counts transport errors ----
+"$BUILD/emuport" ctl "$T_DIR/emu" mode rank2 fabric-fault always > /dev/null ||
+	fail "fabric: emuport puts rank2 in fabric-fault mode"
+if run "fabric"; then
+	check "fabric: verdict fabric-fault" jqe '.verdict.verdict == "fabric-fault"' "$B0/manifest.json"
+	check "fabric: the verdict names rank2" jqe \
+		'.verdict.explanation | test("^peer rank2 \\(host rank2\\): [0-9]+ fabric errors")' "$B0/manifest.json"
+	check "fabric: rank 0's own fabric was clean" jqe \
+		'.facts.ports.rank0.stall.signals.fabric_errors == 0 or .facts.ports.rank0.stall.signals.fabric_errors == null' "$B0/manifest.json"
+	check "fabric: producer-stall is ruled out with the peer's numbers" \
+		grep -qE 'Not producer-stall.*peer_errors = \{[^}]*"rank2":[1-9]' "$B0/summary.txt"
+fi
+"$BUILD/emuport" ctl "$T_DIR/emu" mode rank2 healthy > /dev/null
+end fabric

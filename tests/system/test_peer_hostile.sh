@@ -1,0 +1,93 @@
+#!/bin/bash
+# Hostile peers: what reaches a daemon's peer socket (nicstalld.conf(5)
+# [peer]) from a wrong key, a replay, a flood, an oversized datagram and
+# garbage. The sender is build/tests/test_peerproto --send, run in rank 1's
+# namespace (so it speaks from rank 1's configured address) or from an
+# address that is no peer. Nothing crashes, nothing blocks the loop (it
+# keeps sampling, status answers during the flood), nothing changes on the
+# receiver: no incident, no capture, no reprogram, no bundle but the one
+# per authentic fresh notice within the rate limit; each refusal is counted
+# and logged once per interval.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fleet_lib.sh"
+t_init
+NET=10.$((240 + RANDOM % 8))
+SEND=$BUILD/tests/test_peerproto
+[ -x "$SEND" ] || { fail "$SEND missing (make $SEND)"; exit 1; }
+fleet_up "$NET" 2 "peer_wait = 300ms
+peer_window = 20ms" || { fail "two ranks come up"; exit 1; }
+fleet_start 0 || exit 1
+R1=$T_PREFIX-r1
+TO=$NET.1.1:7499
+st() { rctl 0 -j status; }
+refused() { st | jq -r --arg k "$1" '.peers.peers[0].refused[$k]'; }
+peer() { st | jq -r ".peers.peers[0]$1"; }
+nbundles() { find "$T_DIR/state0/bundles" -mindepth 1 -maxdepth 1 -type d -name '*peer-snapshot*' 2>/dev/null | wc -l; }
+send() { ip netns exec "$R1" "$SEND" --send "$TO" --key "$FLEET_KEY" "$@"; }
+samples() { st | jq '[.ports[].samples] | add'; }
+
+# 1. a wrong key: refused at the signature, the key state says so
+send --mode badkey --count 5 --incident 100
+sleep 0.5
+check "bad key: five datagrams refused at the signature" test "$(refused bad_signature)" = 5
+check "bad key: the key state names a mismatch" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '.peers.peers[0].key.state | startswith(\"mismatch\")' >/dev/null"
+check "bad key: logged once, not five times" test "$(grep -c 'signature does not verify' "$T_DIR/rank0.log")" = 1
+check "bad key: no snapshot, no bundle" test "$(nbundles)" = 0
+
+# 2. an authentic notice is acted on once; its replays and a stale copy are not
+send --mode notice --incident 7 --origin rank1 --save "$T_DIR/notice.bin"
+wait_for 5 test "$(nbundles)" = 1
+check "good notice: one peer-snapshot bundle" test "$(nbundles)" = 1
+send --raw "$T_DIR/notice.bin" --count 3
+send --mode notice --incident 8 --skew-ms -60000
+sleep 0.5
+check "replay: three replays and one stale notice refused" test "$(refused replayed)" = 4
+check "replay: still one bundle" test "$(nbundles)" = 1
+check "replay: logged once per interval" test "$(grep -c 'a signed datagram refused' "$T_DIR/rank0.log")" = 1
+
+# 3. oversized and garbage, from the peer's address and from no peer's
+send --mode oversized
+send --mode garbage --count 300
+send --mode short --count 20
+ip netns exec "$R1" ip addr add "$NET.1.77/24" dev "${T_PREFIX}m1"
+ip netns exec "$R1" bash -c "'$SEND' --send '$TO' --key '$FLEET_KEY' --mode garbage --count 50" &
+wait $!
+# the source address is chosen by the route: send from the extra one
+ip netns exec "$R1" ip addr del "$NET.1.2/24" dev "${T_PREFIX}m1"
+send --mode notice --count 3 --incident 300
+ip netns exec "$R1" ip addr add "$NET.1.2/24" dev "${T_PREFIX}m1"
+sleep 0.5
+check "oversized: refused by size" test "$(refused oversized)" = 1
+check "garbage: every garbage and short datagram refused" test "$(refused garbage)" -ge 320
+check "no peer's address: counted as unknown senders" test "$(st | jq .peers.unknown_senders)" -ge 3
+check "garbage: logged once per interval" test "$(grep -c 'a datagram from .*7499\|a datagram from' "$T_DIR/rank0.log")" -le 4
+
+# 4. a flood of authentic notices, each of another incident: the rate limit
+#    holds (a burst of 4, then one per 10 s), the loop keeps sampling and
+#    status answers while it lasts
+s0=$(samples)
+( for _ in 1 2 3 4 5; do send --mode notice --count 2000 --incident $((1000 + RANDOM * 4)); done ) &
+FLOOD=$!
+T_PIDS+=($FLOOD)
+ans=0
+for _ in $(seq 10); do timeout 2 "$NICSTALLCTL" -s "$T_DIR/rank0.sock" status > /dev/null && ans=$((ans + 1)); sleep 0.1; done
+wait $FLOOD
+sleep 1.5
+s1=$(samples)
+lim=$(refused rate_limited)
+echo "flood: 10000 notices sent, $(peer .notices_received) acted on, $lim refused by the rate limit; samples $s0 -> $s1"
+check "flood: status answered every time during the flood" test "$ans" = 10
+check "flood: the loop kept sampling (samples $s0 -> $s1)" test "$s1" -gt $((s0 + 10))
+check "flood: the rate limit held (at most 4 more incidents acted on)" test "$(peer .notices_received)" -le 5
+check "flood: notices beyond the limit refused" test "$lim" -ge 1000
+check "flood: one bundle per notice acted on" test "$(nbundles)" = "$(peer .notices_received)"
+check "flood: rate limit logged once per interval" test "$(grep -c 'rate limit' "$T_DIR/rank0.log")" -le 3
+
+# nothing changed on the receiver
+check "receiver: alive" kill -0 "${FLEET_PIDS[0]}"
+check "receiver: no incident of its own" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '.incidents | length == 0' >/dev/null"
+check "receiver: no reprogram, no capture" bash -c "! grep -qE 'reprogram|capture on|promiscuous' '$T_DIR/rank0.log'"
+check "receiver: its port never went promiscuous" bash -c "'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank0 | grep -q ' promisc_applied=off '"
+check "receiver: no reload, the configuration unchanged" test "$(st | jq .reloads)" = 0
+fleet_stop 0
+check "receiver: no sanitizer report" fleet_sanitizers
