@@ -6,7 +6,8 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall.
+# producer-stall; producer-stall-4 (four ranks with their peers) is
+# demo-fleet.sh.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 SCENARIO=${2:-port-drop}
@@ -21,9 +22,10 @@ CLI_ADDR=$NET.1 SRV_ADDR=$NET.2
 PIDS=()
 t0=$(date +%s)
 
+[ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 case "$SCENARIO" in
 port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall)" >&2; exit 2 ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 

@@ -1,7 +1,9 @@
 # Unit-test binaries the system tests also run as tools: the crafted
 # devlink health replies (test_devlink_health --write-set) and RDMA QP
-# dumps (test_flow_readers --write-qp). Built by `make system`.
-EXTRA_BINS += $(BUILD)/tests/test_devlink_health $(BUILD)/tests/test_flow_readers
+# dumps (test_flow_readers --write-qp), the peer datagrams of a hostile or
+# honest peer (test_peerproto --send). Built by `make system`.
+EXTRA_BINS += $(BUILD)/tests/test_devlink_health $(BUILD)/tests/test_flow_readers \
+	$(BUILD)/tests/test_peerproto
 # Every binary a system test runs, for a build directory of its own
 # (system-asan builds them in build-asan, where no unit run may have).
 .PHONY: system-bins

@@ -250,7 +250,7 @@ static void msg__big_summary__trimmed_to_fit(void **state)
 	for (int p = 0; p < 2; p++) {
 		struct json_object *po = json_object_new_object();
 		const char *per[] = { "stall", "window", "baseline" };
-		char pn[8];
+		char pn[16];
 
 		for (int k = 0; k < 3; k++) {
 			struct json_object *o = json_object_new_object(), *c = json_object_new_object();
