@@ -93,8 +93,11 @@ if run "fleet"; then
 		check "fleet: rank $i's bundle is complete within 100 ms of the notice (${bundle_ms} ms)" \
 			test "$bundle_ms" -lt 100
 	done
-	check "fleet: rank 1 changed nothing: no reprogram, no capture" bash -c \
-		"! grep -qE 'reprogram|promisc|capture' '$T_DIR/rank1.log'"
+	b1=$(fleet_bundle 1 1)
+	check "fleet: rank 1 only read: its steps are snapshot, threads and window" jqe \
+		'[.steps[].step] - ["snapshot", "threads", "window"] | length == 0' "$b1/manifest.json"
+	check "fleet: rank 1's port never went promiscuous" bash -c \
+		"'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank1 | grep -q ' promisc_applied=off '"
 	check "fleet: peers status on rank 0: three peers with a round trip and a good key" bash -c \
 		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '[.peers.peers[] | select(.rtt_ms > 0 and (.key.state | startswith(\"ok\")))] | length == 3' >/dev/null"
 fi

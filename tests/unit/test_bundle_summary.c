@@ -138,10 +138,47 @@ static void bundle_summary_rules__port_drop__gap_counted_and_healthy_share(void 
 	json_object_put(m);
 }
 
+static void bundle_summary__peers__answered_silent_and_origin(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"verdict\": { \"verdict\": \"producer-stall\" },"
+		"  \"peers\": { \"rank1\": { \"address\": \"10.0.1.2\", \"port\": 7499, \"host\": \"r1\","
+		"                 \"notified\": true, \"answered\": true, \"rtt_ms\": 12.3456, \"after_ms\": 14.04,"
+		"                 \"bundle\": \"B1\" },"
+		"               \"rank3\": { \"address\": \"10.0.1.4\", \"port\": 7499, \"notified\": true,"
+		"                 \"answered\": false, \"error\": \"no answer within 1000 ms\" },"
+		"               \"rank4\": { \"address\": \"10.0.1.5\", \"port\": 7499, \"notified\": false,"
+		"                 \"error\": \"send: Network is unreachable\" },"
+		"               \"bad\": 7 } }");
+	struct json_object *p = parse(
+		"{ \"verdict\": { \"verdict\": \"peer-snapshot\" },"
+		"  \"peer\": { \"origin_host\": \"rank0\", \"origin_peer\": \"rank0\", \"incident_id\": 9,"
+		"             \"notice_sent_real_ns\": 1000000000, \"received_real_ns\": 1002500000 } }");
+	char *s = bundle_summary(m), *t = bundle_summary(p);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(t);
+	assert_non_null(strstr(s, "\n## Peers\n\nNotified 4, answered 1, not heard from 3.\n"));
+	assert_non_null(strstr(s, "- rank1 (10.0.1.2 port 7499, host r1): answered after 14.0 ms "
+			       "(round trip 12.3 ms), bundle B1\n"));
+	assert_non_null(strstr(s, "- rank3 (10.0.1.4 port 7499, host ?): notified, not heard from "
+			       "(no answer within 1000 ms): unknown, not clean\n"));
+	assert_non_null(strstr(s, "- rank4 (10.0.1.5 port 7499, host ?): not notified "
+			       "(send: Network is unreachable): unknown, not clean\n"));
+	assert_non_null(strstr(t, "- A snapshot for incident rank0:9 (notice from peer rank0), "
+			       "taken 2.5 ms after the notice was sent.\n"));
+	free(s);
+	free(t);
+	json_object_put(m);
+	json_object_put(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bundle_summary__figures__counts_integral_durations_fixed),
+		cmocka_unit_test(bundle_summary__peers__answered_silent_and_origin),
 		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
 		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
 	};
