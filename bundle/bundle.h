@@ -128,6 +128,17 @@ int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_byt
 int bundle_list(const char *state_dir,
 		void (*cb)(const char *path, struct json_object *manifest, uint64_t bytes, void *arg),
 		void *arg);
+/* One incident across hosts (bundle/incident.c). "HOST:ID" into host and
+ * *id: 0, or -1 with err. */
+int bundle_incident_parse(const char *spec, char *host, size_t hostlen, uint64_t *id, char *err,
+			  size_t errlen);
+/* Does the bundle of manifest m belong to incident HOST:ID: the origin's
+ * own (host, incident_id) or a peer's snapshot of it (peer.origin_host,
+ * peer.incident_id)? 1 or 0. */
+int bundle_of_incident(struct json_object *m, const char *host, uint64_t id);
+/* The peer bundles the origin's manifest announces: a new array of
+ * {peer, host, bundle} (empty for a peer's bundle or none). */
+struct json_object *bundle_incident_announced(struct json_object *m);
 /* Verify a bundle: every file in SHA256SUMS present and matching, no file
  * missing or extra, manifest.json readable (schema as below) and its "files"
  * agreeing with SHA256SUMS. Returns 0 (err holds a note, or ""), or -1 with err

@@ -585,9 +585,62 @@ static void bundle_summary__empty_manifest__says_missing(void **state)
 	json_object_put(m);
 }
 
+static void bundle_of_incident__origin_peers_and_hostile__linked_only(void **state)
+{
+	struct json_object *origin = json_tokener_parse(
+		"{\"host\": \"rank0\", \"incident_id\": 12, \"peers\": {"
+		" \"rank1\": {\"host\": \"rank1\", \"bundle\": \"B1\", \"answered\": true},"
+		" \"rank3\": {\"answered\": false}, \"x\": 5 }}");
+	struct json_object *peer = json_tokener_parse(
+		"{\"host\": \"rank1\", \"incident_id\": 12, \"peer\": {\"origin_host\": \"rank0\","
+		" \"incident_id\": 12}}");
+	struct json_object *other = json_tokener_parse(
+		"{\"host\": \"rank0\", \"incident_id\": 13}");
+	struct json_object *hostile = json_tokener_parse(
+		"{\"host\": 7, \"incident_id\": \"12\", \"peer\": {\"origin_host\": [], \"incident_id\": \"12\"}}");
+	struct json_object *a;
+	char host[64], err[256];
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(bundle_incident_parse("rank0:12", host, sizeof(host), &id, err, sizeof(err)), 0);
+	assert_string_equal(host, "rank0");
+	assert_true(id == 12);
+	assert_int_equal(bundle_incident_parse("fd00::1:7", host, sizeof(host), &id, err, sizeof(err)), 0);
+	assert_string_equal(host, "fd00::1");
+	assert_int_equal(bundle_incident_parse("rank0", host, sizeof(host), &id, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "write HOST:ID"));
+	assert_int_equal(bundle_incident_parse("rank0:x1", host, sizeof(host), &id, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'x1' is not a positive number"));
+	assert_int_equal(bundle_incident_parse(":3", host, sizeof(host), &id, err, sizeof(err)), -1);
+	assert_int_equal(bundle_incident_parse("rank0:-3", host, sizeof(host), &id, err, sizeof(err)), -1);
+
+	assert_int_equal(bundle_of_incident(origin, "rank0", 12), 1);
+	assert_int_equal(bundle_of_incident(peer, "rank0", 12), 1);
+	/* a peer's bundle is of the origin's incident, not of its own host's */
+	assert_int_equal(bundle_of_incident(peer, "rank1", 12), 0);
+	assert_int_equal(bundle_of_incident(other, "rank0", 12), 0);
+	assert_int_equal(bundle_of_incident(hostile, "rank0", 12), 0);
+	assert_int_equal(bundle_of_incident(NULL, "rank0", 12), 0);
+
+	a = bundle_incident_announced(origin);
+	assert_int_equal(json_object_array_length(a), 1);
+	assert_string_equal(json_object_get_string(json_object_object_get(
+				    json_object_array_get_idx(a, 0), "bundle")), "B1");
+	json_object_put(a);
+	a = bundle_incident_announced(peer);
+	assert_int_equal(json_object_array_length(a), 0);
+	json_object_put(a);
+	json_object_put(origin);
+	json_object_put(peer);
+	json_object_put(other);
+	json_object_put(hostile);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(bundle_of_incident__origin_peers_and_hostile__linked_only),
 		cmocka_unit_test_setup_teardown(bundle_write__several_files__sha256sum_passes, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_write__existing_name__unique_suffix, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_write__traversal_names__refused, setup, teardown),
