@@ -52,11 +52,9 @@ send --mode oversized
 send --mode garbage --count 100
 send --mode short --count 20
 sleep 0.3
-# from an address that is no peer's: the source address follows the route
+# from an address that is no peer's (authentically signed, even)
 ip netns exec "$R1" ip addr add "$NET.1.77/24" dev "${T_PREFIX}m1"
-ip netns exec "$R1" ip addr del "$NET.1.2/24" dev "${T_PREFIX}m1"
-send --mode notice --count 3 --incident 300
-ip netns exec "$R1" ip addr add "$NET.1.2/24" dev "${T_PREFIX}m1"
+send --mode notice --count 3 --incident 300 --from "$NET.1.77"
 sleep 0.5
 check "oversized: refused by its size" test "$(refused oversized)" = 1
 g=$(refused garbage)

@@ -310,18 +310,18 @@ static void msg__same_conn__either_direction(void **state)
  *
  *   test_peerproto --send ADDR:PORT --key FILE [--mode MODE] [--count N]
  *                  [--incident ID] [--origin HOST] [--skew-ms MS]
- *                  [--save FILE | --raw FILE]
+ *                  [--save FILE | --raw FILE] [--from IPV4]
  *
  * MODE: notice (signed, a fresh nonce each; the default), badkey (signed
  * with a key that is not FILE's), garbage (random bytes), oversized (a
  * notice header announcing 60000 bytes, and as many), short (12 bytes).
  * --count N sends N (incident ID, ID+1, ...); --skew-ms moves the
  * timestamp; --save keeps the first datagram, --raw sends a saved one
- * again (a replay). Run it in the sender's namespace (ip netns exec). */
+ * again (a replay); --from binds the source address. Run it in the sender's namespace (ip netns exec). */
 static int send_main(int argc, char **argv)
 {
 	const char *to = NULL, *keyf = NULL, *mode = "notice", *origin = "rank1";
-	const char *save = NULL, *raw = NULL;
+	const char *save = NULL, *raw = NULL, *from = NULL;
 	long count = 1, skew_ms = 0;
 	uint64_t inc = 1;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -350,6 +350,8 @@ static int send_main(int argc, char **argv)
 			save = v;
 		else if (!strcmp(o, "--raw"))
 			raw = v;
+		else if (!strcmp(o, "--from"))
+			from = v;
 		else {
 			fprintf(stderr, "--send: unknown option %s\n", o);
 			return 2;
@@ -359,7 +361,7 @@ static int send_main(int argc, char **argv)
 	    inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "usage: %s --send IPV4:PORT --key FILE [--mode notice|badkey|"
 			"garbage|oversized|short] [--count N] [--incident ID] [--origin HOST] "
-			"[--skew-ms MS] [--save FILE | --raw FILE]\n", argv[0]);
+			"[--skew-ms MS] [--save FILE | --raw FILE] [--from IPV4]\n", argv[0]);
 		return 2;
 	}
 	sa.sin_port = htons(sa.sin_port);
@@ -374,6 +376,15 @@ static int send_main(int argc, char **argv)
 	if (fd < 0) {
 		perror("socket");
 		return 1;
+	}
+	if (from) {
+		struct sockaddr_in src = { .sin_family = AF_INET };
+
+		if (inet_pton(AF_INET, from, &src.sin_addr) != 1 ||
+		    bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+			perror(from);
+			return 1;
+		}
 	}
 	for (long n = 0; n < count; n++) {
 		ssize_t len = 0;
