@@ -93,3 +93,13 @@ check "receiver: its port never went promiscuous" bash -c "'$BUILD/emuport' ctl 
 check "receiver: no reload, the configuration unchanged" test "$(st | jq .reloads)" = 0
 fleet_stop 0
 check "receiver: no sanitizer report" fleet_sanitizers
+
+# a key file others may read is no key: the daemon refuses to start, naming it
+cp "$FLEET_KEY" "$T_DIR/open.keys"; chmod 0644 "$T_DIR/open.keys"
+sed "s|$FLEET_KEY|$T_DIR/open.keys|" "$T_DIR/rank1.conf" > "$T_DIR/open.conf"
+timeout 10 "$NICSTALLD" -c "$T_DIR/open.conf" --socket "$T_DIR/open.sock" > "$T_DIR/open.log" 2>&1
+rc=$?
+check "readable key file: the daemon refuses to start (exit $rc)" test "$rc" -ne 0 -a "$rc" -ne 124
+check "readable key file: the error names the file, its mode and the peer" \
+	grep -qE "peer 'rank0'.*key_file $T_DIR/open.keys: mode 0644" "$T_DIR/open.log"
+grep -m1 "open.keys" "$T_DIR/open.log"
