@@ -124,7 +124,7 @@ system: all $(EXTRA_BINS)
 
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test).
-SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables|peer_hostile
+SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables|peer_hostile|fleet_peers
 system-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
