@@ -54,7 +54,9 @@ static int refuse(const struct port *p, struct json_object *o, const char *fmt, 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	jx_add_str(o, "error", msg);
-	log_warnx("port %s: reprogram refused: %s", port_name(p), msg);
+	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_WARNING,
+		  LOG_FIELDS({ LF_PORT, port_name(p) }, { LF_ACTION, "reprogram" }, { LF_REASON, msg }),
+		  "port %s: reprogram refused: %s", port_name(p), msg);
 	return -1;
 }
 
@@ -91,6 +93,9 @@ int recovery_reprogram(struct recovery *r, struct port *p, struct json_object *o
 		util_strlcpy(r->last[r->nlast++].port, pc->name, sizeof(r->last[0].port));
 	if (i < MAX_PORTS)
 		r->last[i].at = now;
-	log_info("port %s: receive filter reprogrammed (%s)", pc->name, jx_text(o, "sequence"));
+	log_event(LOG_EV_REPROGRAM_PERFORMED, LOG_INFO,
+		  LOG_FIELDS({ LF_PORT, pc->name }, { LF_ACTION, "reprogram" },
+			     { LF_REASON, manual ? "manual" : "investigation" }),
+		  "port %s: receive filter reprogrammed (%s)", pc->name, jx_text(o, "sequence"));
 	return 0;
 }
