@@ -190,6 +190,12 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		set_path(p, c->rules_local_dir, sizeof(c->rules_local_dir), key, val, 0);
 	} else if (!strcmp(key, "journal_dir")) {
 		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
+	} else if (!strcmp(key, "metrics_file")) {
+		set_path(p, c->metrics_file, sizeof(c->metrics_file), key, val, 1);
+	} else if (!strcmp(key, "metrics_interval")) {
+		if (util_parse_duration(val, &c->metrics_interval_ns, 1000000000ull, 300000000000ull,
+					e, sizeof(e)) < 0)
+			perr(p, "metrics_interval: %s", e);
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -394,6 +400,7 @@ static void defaults(struct conf *c, const char *path)
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;
+	c->metrics_interval_ns = 5000000000ull;
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));

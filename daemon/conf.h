@@ -67,6 +67,8 @@ struct conf {
 	uint64_t probe_timeout_ns;
 	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
 	uint64_t release_wait_ns;    /* how long to watch for a release */
+	char metrics_file[PATH_MAX]; /* Prometheus textfile; "" = none */
+	uint64_t metrics_interval_ns; /* how often it is rewritten */
 	struct port_conf *ports;
 	unsigned nports;
 };
