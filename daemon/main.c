@@ -297,6 +297,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	log_open("nicstalld");
 	if (check) {
 		struct conf *c;
 		int n = conf_load(d.conf_path, &c, report_stderr, NULL);
@@ -321,7 +322,6 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	log_open("nicstalld");
 	d.debug = debug;
 	if (conf_load(d.conf_path, &d.conf, report_log, NULL)) {
 		log_errx("%s: invalid configuration, not starting", d.conf_path);
