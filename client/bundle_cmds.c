@@ -8,6 +8,7 @@
 #include "lib/util.h"
 #include "rules/rules.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <langinfo.h>
@@ -82,13 +83,22 @@ int cmd_bundles(struct cli *c)
 	if (!S_ISDIR(st.st_mode))
 		return cli_error("state directory %s: not a directory", sd);
 	snprintf(bd, sizeof(bd), "%s/bundles", sd);
-	if (stat(bd, &st) < 0 && errno == ENOENT)
+	if (stat(bd, &st) < 0 && errno == ENOENT) {
 		none = 1;
+	} else {
+		/* say why it cannot be read before the listing tries */
+		DIR *d = opendir(bd);
+
+		if (!d)
+			return cli_error("bundles in %s: %s%s", bd, strerror(errno),
+					 access_hint(strerror(errno)));
+		closedir(d);
+	}
 	arr = json_object_new_array();
 	rc = none ? 0 : bundle_list(sd, list_cb, arr);
 	if (rc < 0) {
 		json_object_put(arr);
-		return cli_error("bundles in %s: %s%s", bd, strerror(-rc), access_hint(strerror(-rc)));
+		return cli_error("bundles in %s: cannot be listed", bd);
 	}
 	if (c->json) {
 		cli_print_json(arr);

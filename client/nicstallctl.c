@@ -95,7 +95,8 @@ int main(int argc, char **argv)
 	const struct command *cmd = NULL;
 	int ch;
 
-	log_open("nicstallctl");
+	/* what the libraries log goes to the user as plain lines */
+	log_init("nicstallctl", 0);
 	if (getenv("NICSTALL_SOCKET") && *getenv("NICSTALL_SOCKET"))
 		c.sock_path = getenv("NICSTALL_SOCKET");
 	opterr = 0;
