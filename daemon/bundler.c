@@ -53,8 +53,10 @@ void bundler_free(struct bundler *b)
 {
 	if (!b)
 		return;
-	probe_exec_free(b->hook);
 	/* never silently: each bundle that will not get its hook is named */
+	if (b->hook)
+		hook_dropped(b->running, "the daemon stopped while its hook ran (killed)");
+	probe_exec_free(b->hook);
 	for (; b->qlen; b->qlen--, b->qhead = (b->qhead + 1) % BUNDLER_HOOK_QUEUE) {
 		hook_dropped(b->queue[b->qhead], "the daemon is stopping");
 		free(b->queue[b->qhead]);
