@@ -136,7 +136,7 @@ system: all $(EXTRA_BINS)
 
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test).
-SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables
+SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables|metrics|journal|notify
 system-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan

@@ -62,7 +62,8 @@ static void usage(FILE *f)
 "      --check-config  report every configuration error and exit\n"
 "      --sysfs-root DIR  read sysfs (RDMA counters) under DIR instead of /\n"
 "      --socket PATH   control socket (default RUN_DIR/" CTL_SOCKET_NAME ")\n"
-"  -d, --debug         log debug messages\n"
+"  -d, --debug         log debug messages (and accept debug-block)\n"
+"  -h, --help          this help\n"
 "  -V, --version       print the version and exit\n", CONF_DEFAULT_PATH);
 }
 
