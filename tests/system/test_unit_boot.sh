@@ -1,0 +1,163 @@
+#!/bin/bash
+# The hardened unit under a real systemd: there is no systemd PID 1 on the
+# machine, so the test boots one in a container (systemd-nspawn, private
+# network, the host's root as the read-only lower layer of an overlay on
+# tmpfs, its own /etc copy holding the unit, sysusers and tmpfiles), starts
+# nicstalld.service from this build and checks from inside: the service is
+# active under its sandbox (capabilities within the bounding set, no new
+# privileges, a seccomp filter, a member of nicstall), systemctl reload
+# succeeds and fails as the file does, bundles get the group, the metrics
+# file is written, events reach the journal with MESSAGE_IDs, and with
+# WatchdogSec=3s a loop blocked on purpose (debug-block) is killed by the
+# watchdog and restarted.
+. "$(dirname "$0")/lib.sh"
+t_init
+command -v systemd-nspawn >/dev/null || { fail "systemd-nspawn is missing (tools/deps.sh installs systemd-container)"; exit 1; }
+# /usr/local of the container: this build, where the unit expects it
+L=$T_DIR/local
+mkdir -p "$L/sbin" "$L/bin" "$L/share/nicstalld/rules" "$T_DIR/nst" "$T_DIR/out"
+cp "$NICSTALLD" "$L/sbin/nicstalld" && cp "$NICSTALLCTL" "$L/bin/nicstallctl"
+cp "$ROOT"/rules/*.rules "$L/share/nicstalld/rules/"
+check "the build's daemon reads rules from /usr/local/share/nicstalld/rules" \
+	bash -c "strings '$NICSTALLD' | grep -qx /usr/local/share/nicstalld/rules"
+# /etc of the container: the host's, with only our units to start
+E=$T_DIR/etc
+cp -a /etc "$E" 2>/dev/null
+rm -rf "$E/systemd/system" && mkdir -p "$E/systemd/system" "$E/sysusers.d" "$E/tmpfiles.d"
+cp "$ROOT/systemd/nicstalld.service" "$E/systemd/system/"
+cp "$ROOT/systemd/nicstalld.sysusers" "$E/sysusers.d/nicstalld.conf"
+cp "$ROOT/systemd/nicstalld.tmpfiles" "$E/tmpfiles.d/nicstalld.conf"
+rm -rf "$E/nicstalld" && mkdir -p "$E/nicstalld"
+cat > "$E/systemd/system/nstest.target" <<'EOF'
+[Unit]
+Description=nicstalld unit test
+Requires=basic.target nstest.service
+After=basic.target
+AllowIsolate=yes
+EOF
+cat > "$E/systemd/system/nstest.service" <<'EOF'
+[Unit]
+After=basic.target
+[Service]
+Type=oneshot
+ExecStart=/bin/bash /opt/nst/run.sh
+StandardOutput=file:/opt/out/log
+StandardError=file:/opt/out/log
+TimeoutStartSec=150
+ExecStopPost=/bin/systemctl --no-block poweroff
+EOF
+cat > "$T_DIR/nst/run.sh" <<'EOF'
+# inside the container: "R key value" lines for the test to check
+r() { echo "R $1 $2"; }
+systemd-sysusers
+systemd-tmpfiles --create nicstalld.conf
+mkdir -p /var/lib/prometheus/node-exporter
+printf 'NIC statistics:\n     rx_packets_phy: 10\n     rx_vport_unicast_packets: 9\n' > /var/lib/nicstalld/s.txt
+cat > /etc/nicstalld/nicstalld.conf <<C
+[daemon]
+interval = 200ms
+metrics_file = /var/lib/prometheus/node-exporter/nicstalld.prom
+metrics_interval = 1s
+[port nic]
+stats_file = /var/lib/nicstalld/s.txt
+profile = mlx5
+[port gone]
+interface = nosuch0
+C
+systemctl daemon-reload
+systemctl start nicstalld; r start_rc $?
+r active "$(systemctl is-active nicstalld)"
+r watchdog "$(systemctl show -p WatchdogUSec --value nicstalld)"
+r status "$(systemctl show -p StatusText --value nicstalld | tr ' ' _)"
+pid=$(systemctl show -p MainPID --value nicstalld)
+r capeff "$(awk '/^CapEff/ { print $2 }' /proc/$pid/status)"
+r capbnd "$(awk '/^CapBnd/ { print $2 }' /proc/$pid/status)"
+r nonewprivs "$(awk '/^NoNewPrivs/ { print $2 }' /proc/$pid/status)"
+r seccomp "$(awk '/^Seccomp:/ { print $2 }' /proc/$pid/status)"
+r groups "$(awk '/^Groups/ { $1 = ""; print }' /proc/$pid/status | tr -d ' ')"
+r nicstall_gid "$(getent group nicstall | cut -d: -f3)"
+r ctl_status "$(nicstallctl status >/dev/null 2>&1; echo $?)"
+b=$(nicstallctl snapshot --bundle nic | sed -n 's/^bundle //p')
+r bundle_group "$(stat -c %G "$b")"
+r bundles_mode "$(stat -c '%a:%G' /var/lib/nicstalld/bundles)"
+sleep 2
+r metrics_mode "$(stat -c %a /var/lib/prometheus/node-exporter/nicstalld.prom 2>&1)"
+systemctl reload nicstalld; r good_reload $?
+sed -i 's/interval = 200ms/interval = soon/' /etc/nicstalld/nicstalld.conf
+systemctl reload nicstalld; r bad_reload $?
+r bad_status "$(systemctl show -p StatusText --value nicstalld | tr ' ' _)"
+r still_active "$(systemctl is-active nicstalld)"
+sed -i 's/interval = soon/interval = 200ms/' /etc/nicstalld/nicstalld.conf
+r port_down_event "$(journalctl -u nicstalld -o json NICSTALL_EVENT=port-down | head -1 | jq -r '.MESSAGE_ID + ":" + .NICSTALL_PORT + ":" + ._TRANSPORT')"
+r reload_failed_event "$(journalctl -u nicstalld -o json NICSTALL_EVENT=reload-failed | head -1 | jq -r .MESSAGE_ID)"
+# the watchdog, end to end: a short WatchdogSec and --debug for debug-block
+mkdir -p /etc/systemd/system/nicstalld.service.d
+printf '[Service]\nExecStart=\nExecStart=/usr/local/sbin/nicstalld --debug\nWatchdogSec=3s\nRestartSec=1s\n' \
+	> /etc/systemd/system/nicstalld.service.d/watchdog.conf
+systemctl daemon-reload
+systemctl restart nicstalld
+sleep 7
+r restarts_before "$(systemctl show -p NRestarts --value nicstalld)"
+pid1=$(systemctl show -p MainPID --value nicstalld)
+printf '{"cmd":"debug-block","ms":20000}\n' | timeout 25 socat -t 22 - UNIX-CONNECT:/run/nicstalld/nicstalld.sock >/dev/null 2>&1 &
+for i in $(seq 1 40); do
+	[ "$(systemctl show -p NRestarts --value nicstalld)" != 0 ] && break
+	sleep 0.5
+done
+r restarts_after "$(systemctl show -p NRestarts --value nicstalld)"
+sleep 3
+r active_after "$(systemctl is-active nicstalld)"
+r new_pid "$([ "$(systemctl show -p MainPID --value nicstalld)" != "$pid1" ] && echo yes || echo no)"
+r watchdog_logged "$(journalctl -u nicstalld --no-pager | grep -c 'Watchdog timeout')"
+systemctl stop nicstalld
+r stop_result "$(systemctl show -p Result --value nicstalld)"
+EOF
+# the container's root: the host's as the lower layer of an overlay, its /dev
+# left to nspawn (in a mount namespace of this test's own)
+cat > "$T_DIR/boot.sh" <<EOF
+set -e
+# nspawn's own state (/run/systemd/nspawn) stays in this namespace too
+mount -t tmpfs tmpfs /run/systemd
+mount -t tmpfs tmpfs "$T_DIR/ovl"
+mkdir -p "$T_DIR/ovl/upper" "$T_DIR/ovl/work" "$T_DIR/ovl/root"
+mount -t overlay overlay -o lowerdir=/,upperdir=$T_DIR/ovl/upper,workdir=$T_DIR/ovl/work "$T_DIR/ovl/root"
+rm -rf "$T_DIR/ovl/root/dev/"* 2>/dev/null || true
+mkdir -p "$T_DIR/ovl/root/opt/nst" "$T_DIR/ovl/root/opt/out"
+set +e
+timeout 200 systemd-nspawn -q -D "$T_DIR/ovl/root" --register=no --keep-unit --link-journal=no \
+	--private-network --bind="$E:/etc" --bind-ro="$L:/usr/local" --bind-ro="$T_DIR/nst:/opt/nst" \
+	--bind="$T_DIR/out:/opt/out" -b -- systemd.unit=nstest.target
+echo "nspawn rc=\$?"
+EOF
+mkdir -p "$T_DIR/ovl"
+unshare -m --propagation private bash "$T_DIR/boot.sh" > "$T_DIR/boot.log" 2>&1
+tail -3 "$T_DIR/boot.log"
+R() { awk -v k="$1" '$1 == "R" && $2 == k { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$T_DIR/out/log" 2>/dev/null; }
+check "the container booted and ran the checks" test -n "$(R stop_result)" || { tail -30 "$T_DIR/boot.log"; cat "$T_DIR/out/log"; }
+check "systemctl start nicstalld succeeds" test "$(R start_rc)" = 0
+check "the service is active (READY reached)" test "$(R active)" = active
+check "WatchdogSec is 30 s" test "$(R watchdog)" = 30s
+check "StatusText is the daemon's STATUS" bash -c "[[ '$(R status)' == 1/2_port\\(s\\)_up,* ]]"
+# capabilities: only within the unit's bounding set (the container's own
+# set may hold fewer: nspawn keeps no CAP_BPF/CAP_PERFMON)
+unit=$(( (1<<12) | (1<<13) | (1<<21) | (1<<39) | (1<<38) | (1<<19) ))
+eff=$(( 16#$(R capeff) )) bnd=$(( 16#$(R capbnd) ))
+check "effective capabilities within the unit's bounding set ($(R capeff))" test $(( eff & ~unit )) -eq 0 -a "$eff" -ne 0
+check "bounding set within the unit's ($(R capbnd))" test $(( bnd & ~unit )) -eq 0
+check "NoNewPrivileges" test "$(R nonewprivs)" = 1
+check "a seccomp filter is on" test "$(R seccomp)" = 2
+check "the daemon is a member of nicstall (SupplementaryGroups)" bash -c "echo ',$(R groups),' | grep -q ',$(R nicstall_gid),'"
+check "nicstallctl status answers" test "$(R ctl_status)" = 0
+check "a bundle gets the group nicstall; bundles/ is 2750" test "$(R bundle_group) $(R bundles_mode)" = "nicstall 2750:nicstall"
+check "the metrics file is written 0644 under ProtectSystem=strict" test "$(R metrics_mode)" = 644
+check "systemctl reload of a good file succeeds" test "$(R good_reload)" = 0
+check "systemctl reload of a bad file fails" test "$(R bad_reload)" = 1
+check "StatusText says the reload failed, the service stays active" \
+	bash -c "echo '$(R bad_status)' | grep -q 'last_reload_failed' && [ '$(R still_active)' = active ]"
+check "events reach the journal natively with their MESSAGE_ID" test "$(R port_down_event)" = "471fb4bc2332423293f6a9a727587cec:gone:journal"
+check "reload-failed is an event too" test "$(R reload_failed_event)" = 1236334ab55444e29197acc48c786ee7
+check "with WatchdogSec=3s the service runs" test "$(R restarts_before)" = 0
+check "a blocked loop is killed by the watchdog and restarted" test "$(R restarts_after)" -ge 1 -a "$(R new_pid)" = yes
+check "systemd logged the watchdog timeout" test "$(R watchdog_logged)" -ge 1
+check "the restarted daemon is active" test "$(R active_after)" = active
+check "it stops cleanly" test "$(R stop_result)" = success
