@@ -351,10 +351,6 @@ static void print_started(struct json_object *o)
 	printf("investigation %s started\n", jx_text(o, "id"));
 }
 
-static void print_recovered(struct json_object *o)
-{
-	printf("port %s: reprogrammed (%s)\n", jx_text(o, "port"), jx_text(o, "sequence"));
-}
 
 static void print_reloaded(struct json_object *o)
 {
@@ -378,9 +374,42 @@ int cmd_investigate(struct cli *c)
 	return one_port(c, print_started);
 }
 
+/* The reply comes when the reprogram's hold ended (or it did not run):
+ * "performed", the sequence, and whether the kernel log confirmed the
+ * driver's work; or "refused" with the reason. A reprogram that did not
+ * happen is a failure (exit 1), with -j too (the JSON says why). */
 int cmd_recover(struct cli *c)
 {
-	return one_port(c, print_recovered);
+	struct json_object *req, *reply;
+	int rc;
+
+	if (c->nargs != 1)
+		return cli_usage_error("recover: expected one PORT");
+	req = new_req("recover");
+	json_object_object_add(req, "port", json_object_new_string(c->args[0]));
+	reply = cli_request(c, req);
+	json_object_put(req);
+	rc = cli_check_reply(reply);
+	if (rc == EXIT_OK) {
+		int performed = jx_bool(reply, "performed");
+
+		if (c->json)
+			cli_print_json(reply);
+		else if (performed)
+			printf("port %s: reprogrammed (%s)%s\n", jx_text(reply, "port"),
+			       jx_text(reply, "sequence"),
+			       jx_bool(jx_get(reply, "kernel_log"), "confirmed") ?
+			       ", confirmed by the kernel log" : "");
+		if (!performed) {
+			if (!c->json)
+				cli_error("port %s: no reprogram: %s", jx_text(reply, "port"),
+					  jx_str(reply, "refused") ? jx_text(reply, "refused") :
+					  jx_text(reply, "error"));
+			rc = EXIT_FAIL;
+		}
+	}
+	json_object_put(reply);
+	return rc;
 }
 
 /* Synchronous: the reply comes when the daemon applied the file, or kept

@@ -56,7 +56,7 @@ struct mport {
 	int healthy_known, incident_since_fold;
 	uint64_t cost_base_ns, cost_ns, samples_base, samples;
 	uint64_t opened, suppressed, flow_stalls, released, closed;
-	uint64_t recov_performed, recov_refused;
+	uint64_t recov_performed, recov_refused, recov_failed;
 	struct tallies verdicts, releases;
 	uint64_t last_incident_real_ns;
 };
@@ -160,7 +160,12 @@ static void on_event(enum log_ev kind, const struct log_field *f, void *arg)
 			p->recov_performed++;
 		break;
 	case LOG_EV_REPROGRAM_REFUSED:
-		if (p)
+		/* refused: policy, or no crossing possible; failed: a step of
+		 * it went wrong (NICSTALL_OUTCOME) */
+		v = log_field_get(f, LF_OUTCOME);
+		if (p && v && !strcmp(v, "failed"))
+			p->recov_failed++;
+		else if (p)
 			p->recov_refused++;
 		break;
 	case LOG_EV_BUNDLE_WRITTEN:
@@ -449,7 +454,8 @@ static void render_events(struct metrics *m, FILE *o)
 			num(o, (double)m->mp[i].releases.t[k].n);
 		}
 	family(o, "nicstalld_port_recoveries_total", "counter",
-	       "Recovery actions by action and outcome (performed, or refused by policy or error).");
+	       "Recovery actions by action and outcome (performed; refused: by policy or no "
+	       "transition possible; failed: a step went wrong).");
 	for (unsigned i = 0; i < m->nmp; i++)
 		if (shown(m, &m->mp[i])) {
 			port_series(o, "nicstalld_port_recoveries_total", m->mp[i].name, "action",
@@ -458,6 +464,9 @@ static void render_events(struct metrics *m, FILE *o)
 			port_series(o, "nicstalld_port_recoveries_total", m->mp[i].name, "action",
 				    "reprogram", "outcome", "refused");
 			num(o, (double)m->mp[i].recov_refused);
+			port_series(o, "nicstalld_port_recoveries_total", m->mp[i].name, "action",
+				    "reprogram", "outcome", "failed");
+			num(o, (double)m->mp[i].recov_failed);
 		}
 	family(o, "nicstalld_port_last_incident_timestamp_seconds", "gauge",
 	       "When the port's last incident opened (Unix time).");

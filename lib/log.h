@@ -78,6 +78,7 @@ enum log_ev {
 #define LF_FLOWS         "NICSTALL_FLOWS"
 #define LF_CONFIG        "NICSTALL_CONFIG"
 #define LF_ERROR         "NICSTALL_ERROR"
+#define LF_KERNEL_LOG    "NICSTALL_KERNEL_LOG"
 
 struct log_field {
 	const char *name;       /* LF_*, or any [A-Z0-9_] journal field name */

@@ -140,7 +140,7 @@ check "WatchdogSec is 30 s" test "$(R watchdog)" = 30s
 check "StatusText is the daemon's STATUS" bash -c "[[ '$(R status)' == 1/2_port\\(s\\)_up,* ]]"
 # capabilities: only within the unit's bounding set (the container's own
 # set may hold fewer: nspawn keeps no CAP_BPF/CAP_PERFMON)
-unit=$(( (1<<12) | (1<<13) | (1<<21) | (1<<39) | (1<<38) | (1<<19) ))
+unit=$(( (1<<12) | (1<<13) | (1<<21) | (1<<39) | (1<<38) | (1<<19) | (1<<34) ))
 eff=$(( 16#$(R capeff) )) bnd=$(( 16#$(R capbnd) ))
 check "effective capabilities within the unit's bounding set ($(R capeff))" test $(( eff & ~unit )) -eq 0 -a "$eff" -ne 0
 check "bounding set within the unit's ($(R capbnd))" test $(( bnd & ~unit )) -eq 0

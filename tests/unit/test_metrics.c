@@ -200,7 +200,10 @@ static void metrics_render__events__counted_by_label(void **state)
 		  LOG_FIELDS({ LF_PORT, "srv" }, { LF_VERDICT, "manual" }), "x");
 	log_event(LOG_EV_REPROGRAM_PERFORMED, LOG_INFO, LOG_FIELDS({ LF_PORT, "srv" }), "x");
 	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_INFO, LOG_FIELDS({ LF_PORT, "srv" }), "x");
-	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_INFO, LOG_FIELDS({ LF_PORT, "srv" }), "x");
+	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_INFO,
+		  LOG_FIELDS({ LF_PORT, "srv" }, { LF_OUTCOME, "refused" }), "x");
+	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_INFO,
+		  LOG_FIELDS({ LF_PORT, "srv" }, { LF_OUTCOME, "failed" }), "x");
 	log_event(LOG_EV_INCIDENT_SUPPRESSED, LOG_DEBUG, LOG_FIELDS({ LF_PORT, "srv" }), "x");
 	log_event(LOG_EV_HOOK_RESULT, LOG_INFO, LOG_FIELDS({ LF_OUTCOME, "timeout" }), "x");
 	log_event(LOG_EV_HOOK_DROPPED, LOG_INFO, LOG_FIELDS({ LF_BUNDLE, "/b" }), "x");
@@ -216,6 +219,8 @@ static void metrics_render__events__counted_by_label(void **state)
 			      "outcome=\"performed\"}"), 1);
 	assert_int_equal(value(t, "nicstalld_port_recoveries_total{port=\"srv\",action=\"reprogram\","
 			      "outcome=\"refused\"}"), 2);
+	assert_int_equal(value(t, "nicstalld_port_recoveries_total{port=\"srv\",action=\"reprogram\","
+			      "outcome=\"failed\"}"), 1);
 	assert_int_equal(value(t, "nicstalld_port_incidents_suppressed_total{port=\"srv\"}"), 1);
 	assert_int_equal(value(t, "nicstalld_bundles_total{outcome=\"written\"}"), 2);
 	assert_int_equal(value(t, "nicstalld_bundles_total{outcome=\"failed\"}"), 1);
