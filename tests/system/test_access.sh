@@ -49,13 +49,13 @@ check "its files are 0640 and group nicstall" \
 # a member of nicstall
 check "member: status" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M status | grep -q '^srv '"
 check "member: counters" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M counters srv | grep -q rx_packets"
-check "member: flows" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j flows | jq -e '.flows' >/dev/null"
+check "member: flows" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j flows | jq -en 'input | .flows' >/dev/null"
 check "member: snapshot" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M snapshot srv | grep -q '^port srv'"
 check "member: incident list" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M incident list >/dev/null"
 check "member: bundles lists the bundle" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M bundles | grep -q '$(basename "$b")'"
 check "member: show" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M show '$(basename "$b")' | grep -q 'bundle: '"
 check "member: verify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M verify '$b' | grep -q ': OK'"
-check "member: classify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j classify '$b' --rules '$ROOT/rules' | jq -e .classification >/dev/null"
+check "member: classify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j classify '$b' --rules '$ROOT/rules' | jq -en 'input | .classification' >/dev/null"
 mkdir -m 777 "$T_DIR/out"
 check "member: report" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M report '$b' -o '$T_DIR/out/r.html' && grep -q '<html' '$T_DIR/out/r.html'"
 for c in "reload" "recover srv" "investigate srv" "snapshot --bundle srv"; do

@@ -63,7 +63,7 @@ nft_drop "$B" tcp dport 11111
 T_CLEANUP+=("nft_clear $B")
 check "an incident is counted" wait_for 10 bash -c "grep -qE '^nicstalld_port_incidents_opened_total\\{port=\"(srv|cli)\"\\} [1-9]' '$F'"
 check "a stalled flow shows in the flows gauge" wait_for 5 bash -c "grep -qE '^nicstalld_port_flows\\{port=\"(srv|cli)\",state=\"stalled\"\\} [1-9]' '$F'"
-check "the investigation completes" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show 2>/dev/null | jq -e '.record.state == \"complete\" and .record.bundle != null' >/dev/null"
+check "the investigation completes" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show 2>/dev/null | jq -en 'input | .record.state == \"complete\" and .record.bundle != null' >/dev/null"
 verdict=$(ctl -j incident show | jq -r '.record.verdict.verdict')
 port=$(ctl -j incident show | jq -r '.record.port')
 check "incidents by verdict: $port $verdict" wait_for 5 bash -c "grep -qE '^nicstalld_port_incidents_total\\{port=\"$port\",verdict=\"$verdict\"\\} 1\$' '$F'"
