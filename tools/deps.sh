@@ -6,7 +6,7 @@
 # the unit's man: links (test_pages, test_install); prometheus (promtool),
 # prometheus-node-exporter and curl: the metrics file is validated and scraped
 # through a real textfile collector (test_metrics). systemd-container:
-# test_unit_boot boots a systemd in a container to run the unit for real.
+# make check-systemd boots a systemd in a container to run the unit for real.
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
