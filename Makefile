@@ -138,7 +138,7 @@ system: all $(EXTRA_BINS)
 # of it (leaks are reported when it exits and fail the test).
 SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables|metrics|journal
 system-asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
 
 # The hardened unit under a real systemd booted in systemd-nspawn (about

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct json_object *new_req(const char *cmd)
 {
@@ -189,6 +190,46 @@ int cmd_counters(struct cli *c)
 	return run(c, req, print_counters);
 }
 
+/* The port's devlink health reporters, one line each (their diagnose
+ * trees are in the JSON of -j), or why there are none. */
+static void print_devlink_health(struct json_object *dh)
+{
+	struct json_object *reps = jx_arr(dh, "reporters");
+
+	if (!dh)
+		return;
+	if (!jx_len(reps)) {
+		const char *why = jx_text(dh, "reason");
+
+		printf("  devlink health: none%s%s%s\n", why[0] ? " (" : "", why, why[0] ? ")" : "");
+		return;
+	}
+	printf("  devlink health (%s):\n", cli_dash(jx_text(dh, "handles")));
+	for (size_t i = 0; i < jx_len(reps); i++) {
+		struct json_object *r = json_object_array_get_idx(reps, i);
+
+		printf("    %-10s %-8s errors %s, recovers %s", jx_text(r, "name"),
+		       jx_text(r, "state"), jx_text(r, "error_count"), jx_text(r, "recover_count"));
+		if (jx_get(r, "grace_period_ms"))
+			printf(", grace %s ms, auto-recover %s", jx_text(r, "grace_period_ms"),
+			       jx_bool(r, "auto_recover") ? "on" : "off");
+		if (jx_get(r, "auto_dump"))
+			printf(", auto-dump %s", jx_bool(r, "auto_dump") ? "on" : "off");
+		if (jx_u64(r, "dump_time_ns")) {
+			time_t t = (time_t)(jx_u64(r, "dump_time_ns") / 1000000000ull);
+			char when[32];
+
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+			printf(", dump stored %s", when);
+		}
+		printf("\n");
+		if (jx_text(r, "diagnose_error")[0])
+			printf("      diagnose failed: %s\n", jx_text(r, "diagnose_error"));
+	}
+	if (jx_text(dh, "error")[0])
+		printf("    last read failed: %s\n", jx_text(dh, "error"));
+}
+
 static void print_snapshot(struct json_object *o)
 {
 	struct json_object *ports = jx_get(o, "ports");
@@ -207,6 +248,7 @@ static void print_snapshot(struct json_object *o)
 		if (jx_text(p, "reason")[0])
 			printf("  down: %s\n", jx_text(p, "reason"));
 		print_sources(jx_get(p, "sources"), 0);
+		print_devlink_health(jx_get(p, "devlink_health"));
 	}
 }
 

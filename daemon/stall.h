@@ -20,6 +20,7 @@ struct ports;
 struct json_object;
 struct stall;
 struct incident;
+struct flowsrcs;
 
 enum incident_event { INCIDENT_OPEN = 1, INCIDENT_JOIN, INCIDENT_END };
 typedef void (*stall_incident_fn)(struct incident *inc, enum incident_event ev,
@@ -48,6 +49,8 @@ struct json_object *stall_engines_json(struct stall *s);
 /* The flows watched on port (NULL: every port) by state: counts[0] idle,
  * [1] waiting, [2] stalled (enum flow_state). Read-only (metrics). */
 void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[3]);
+/* The flow sources it polls (the forensic sequence asks them for evidence). */
+struct flowsrcs *stall_flowsrcs(struct stall *s);
 
 /* Incident id (0: the newest); NULL when unknown. */
 struct incident *stall_incident(struct stall *s, uint64_t id);
