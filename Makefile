@@ -214,7 +214,8 @@ install: all $(BUILD)/nicstall-flowtab.pc
 	install -m 0644 systemd/nicstalld.tmpfiles $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf
 	install -m 0644 systemd/nicstalld.catalog $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
 	install -d $(DESTDIR)$(DOCDIR)
-	install -m 0644 README.md LICENSE LICENSES/*.txt systemd/nicstalld.conf.example $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md LICENSE LICENSES/*.txt systemd/nicstalld.conf.example \
+	  systemd/engine-readers.conf $(DESTDIR)$(DOCDIR)/
 	@echo "installed; on the host: systemd-sysusers nicstalld.conf; systemd-tmpfiles --create" \
 	  "nicstalld.conf; journalctl --update-catalog; systemctl daemon-reload"
 
@@ -229,7 +230,7 @@ uninstall:
 	rm -f $(DESTDIR)$(UNITDIR)/nicstalld.service $(DESTDIR)$(SYSUSERSDIR)/nicstalld.conf \
 	  $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md LICENSE $(notdir $(wildcard LICENSES/*.txt)) \
-	  nicstalld.conf.example)
+	  nicstalld.conf.example engine-readers.conf)
 	if cmp -s systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ]; then \

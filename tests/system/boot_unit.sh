@@ -24,6 +24,7 @@ command -v systemd-nspawn >/dev/null || { fail "systemd-nspawn is missing (tools
 L=$T_DIR/local
 mkdir -p "$L/sbin" "$L/bin" "$L/share/nicstalld/rules" "$T_DIR/nst" "$T_DIR/out"
 cp "$NICSTALLD" "$L/sbin/nicstalld" && cp "$NICSTALLCTL" "$L/bin/nicstallctl"
+cp "$BUILD/vmaengine" "$L/bin/vmaengine" && cp "$ROOT/systemd/engine-readers.conf" "$T_DIR/nst/"
 cp "$ROOT"/rules/*.rules "$L/share/nicstalld/rules/"
 check "the build's daemon reads rules from /usr/local/share/nicstalld/rules" \
 	bash -c "strings '$NICSTALLD' | grep -qx /usr/local/share/nicstalld/rules"
@@ -154,6 +155,34 @@ ip netns exec ubB nft delete table inet t
 r inv_bundle_group "$(stat -c %G "$(jq -r .record.bundle /opt/out/rec.json)" 2>&1)"
 journalctl -u nicstalld -o json --no-pager > /opt/out/journal.json
 pkill -x sockperf
+# the readers of unmodified engines: an emulated libvma process of user
+# nobody on each side publishes /tmp/vmastat.PID (libvma's own directory,
+# mode 0644) once a reader bumps it; under the unit alone the daemon's
+# /tmp is private, with engine-readers.conf it reads and bumps the files
+sed -i 's/^peer = \(.*\)/peer = \1\ntrack = sock vma/' /etc/nicstalld/nicstalld.conf
+vma_round() {
+	systemctl restart nicstalld
+	as_nobody() { ip netns exec "$1" setpriv --reuid=65534 --regid=65534 --clear-groups "${@:2}"; }
+	as_nobody ubB /usr/local/bin/vmaengine --role server --bind 10.9.0.2:11111 --duration 9 \
+		> /opt/out/vma-srv-$1.log 2>&1 & local s=$!
+	sleep 0.5
+	as_nobody ubA /usr/local/bin/vmaengine --role client --bind 10.9.0.1:0 --peer 10.9.0.2:11111 \
+		--interval-us 2000 --duration 8 --publish-log > /opt/out/vma-cli-$1.log 2>&1 & local c=$!
+	sleep 4
+	nicstallctl -j status | jq -c '.flow_sources.readers.vma' > /opt/out/vma-$1.json
+	r vma_bumped_$1 "$(nicstallctl -j status | jq '[.flow_sources.readers.vma.files[]? | select(.sockets == 1 and .bumps > 0)] | length')"
+	r vma_flows_$1 "$(nicstallctl -j flows | jq '[.flows[] | select(.source == "vma")] | length')"
+	r vma_published_$1 "$(grep -c '^publish' /opt/out/vma-cli-$1.log)"
+	wait $s $c
+}
+vma_round unit
+mkdir -p /etc/systemd/system/nicstalld.service.d
+cp /opt/nst/engine-readers.conf /etc/systemd/system/nicstalld.service.d/
+systemctl daemon-reload
+since=$(date '+%Y-%m-%d %H:%M:%S')
+vma_round dropin
+r dropin_capbnd "$(awk '/^CapBnd/ { print $2 }' /proc/$(systemctl show -p MainPID --value nicstalld)/status)"
+journalctl -u nicstalld -o json --no-pager --since "$since" > /opt/out/journal-vma.json
 # the watchdog, end to end: a short WatchdogSec and --debug for debug-block
 mkdir -p /etc/systemd/system/nicstalld.service.d
 printf '[Service]\nExecStart=\nExecStart=/usr/local/sbin/nicstalld --debug\nWatchdogSec=3s\nRestartSec=1s\n' \
@@ -242,6 +271,17 @@ check "no step of it failed" jq -en 'input | [.record.steps[] | select(.outcome 
 check "the bundle of the investigation is in group nicstall" test "$(R inv_bundle_group)" = nicstall
 denied=$(jq -r 'select(.MESSAGE | test("not permitted|Permission denied|seccomp|EPERM|EACCES"; "i")) | .MESSAGE' "$T_DIR/out/journal.json" 2>/dev/null | head -5)
 check "nothing of the daemon was denied by its sandbox${denied:+: $denied}" test -z "$denied"
+# engine-readers.conf: the VMA reader under the sandbox
+check "under the unit alone, libvma's files in the host's /tmp are out of reach (bumped $(R vma_bumped_unit), published $(R vma_published_unit))" \
+	test "$(R vma_bumped_unit)" = 0 -a "$(R vma_published_unit)" = 0
+check "with engine-readers.conf the daemon reads and bumps both engines' files ($(R vma_bumped_dropin))" \
+	test "$(R vma_bumped_dropin)" = 2 || cat "$T_DIR/out/vma-dropin.json"
+check "so the engine publishes ($(R vma_published_dropin) copies) and its flows are watched ($(R vma_flows_dropin))" \
+	test "$(R vma_published_dropin)" -gt 0 -a "$(R vma_flows_dropin)" -ge 2
+check "the drop-in adds CAP_DAC_OVERRIDE, nothing else ($(R dropin_capbnd))" \
+	test "$(( 16#$(R dropin_capbnd) ))" -eq "$(( unit | (1<<1) ))"
+denied=$(jq -r 'select(.MESSAGE | test("not permitted|Permission denied|Read-only|EPERM|EACCES|EROFS"; "i")) | .MESSAGE' "$T_DIR/out/journal-vma.json" 2>/dev/null | head -3)
+check "and nothing of the daemon was denied with it${denied:+: $denied}" test -z "$denied" -a -s "$T_DIR/out/journal-vma.json"
 check "with WatchdogSec=3s the service runs" test "$(R restarts_before)" = 0
 check "a blocked loop is killed by the watchdog and restarted" test "$(R restarts_after)" -ge 1 -a "$(R new_pid)" = yes
 check "systemd logged the watchdog timeout" test "$(R watchdog_logged)" -ge 1

@@ -24,7 +24,7 @@ UNITDIR=$(pkg-config --variable=systemdsystemunitdir systemd)
 	echo /usr/lib/sysusers.d/nicstalld.conf
 	echo /usr/lib/tmpfiles.d/nicstalld.conf
 	echo /usr/sbin/nicstalld
-	for f in BSD-2-Clause.txt GPL-2.0-only.txt LICENSE README.md nicstalld.conf.example; do
+	for f in BSD-2-Clause.txt GPL-2.0-only.txt LICENSE README.md engine-readers.conf nicstalld.conf.example; do
 		echo "/usr/share/doc/nicstalld/$f"; done
 	for p in "$ROOT"/man/*.[1-8]; do n=$(basename "$p"); echo "/usr/share/man/man${n##*.}/$n"; done
 	for r in "$ROOT"/rules/*.rules; do echo "/usr/share/nicstalld/rules/$(basename "$r")"; done
@@ -66,6 +66,18 @@ done
 # "note: " lines are shown by run.sh in make check's output
 echo "note: systemd-analyze security --offline=true: nicstalld.service ${score:-?}${cmp:+ (same run$cmp)}"
 check "security exposure of the unit is at most 4.0 (${score:-none})" awk -v s="${score:-99}" 'BEGIN { exit !(s <= 4.0) }'
+# with the drop-in for the readers of unmodified engines (track = vma,
+# xlio, onload), installed where the admin puts it
+mkdir -p "$V/etc/systemd/system/nicstalld.service.d"
+cp "$D/usr/share/doc/nicstalld/engine-readers.conf" "$V/etc/systemd/system/nicstalld.service.d/"
+MANPATH=$D/usr/share/man systemd-analyze verify --root="$V" "$UNITDIR/nicstalld.service" > "$T_DIR/verify2.out" 2>&1
+rc=$?
+cat "$T_DIR/verify2.out"
+check "systemd-analyze verify passes with engine-readers.conf, silent" test "$rc" -eq 0 -a ! -s "$T_DIR/verify2.out"
+score2=$(systemd-analyze security --offline=true --root="$V" nicstalld.service 2>&1 | sed -n 's/.*Overall exposure level for nicstalld.service: \([0-9.]*\).*/\1/p')
+echo "note: with engine-readers.conf (track = vma, xlio, onload): ${score2:-?}"
+check "and the drop-in is applied: the score moves (${score:-?} -> ${score2:-?}), at most 4.0" \
+	awk -v a="${score:-0}" -v b="${score2:-99}" 'BEGIN { exit !(b > a && b <= 4.0) }'
 
 # sysusers, tmpfiles and the catalog, applied to a scratch root
 S=$T_DIR/sysroot
