@@ -3,8 +3,9 @@
  *
  *   devlink_health.c  requests, reply framing, GET/PORT/DEV messages
  *   devlink_fmsg.c    the fmsg token run of DIAGNOSE and DUMP_GET replies
- *   devlink_io.c      recorded replies (.nlhex), the netlink io, events,
- *                     finding a port's devlink target
+ *   devlink_nlhex.c   recorded replies (.nlhex) read and written
+ *   devlink_io.c      the netlink io (or the recordings), events, finding a
+ *                     port's devlink target
  *   devlink_src.c     a port's health state, its counters and JSON, the
  *                     counter source */
 #ifndef NICSTALL_DEVLINK_INT_H
