@@ -29,6 +29,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 
 #include "dlhfix.h"
+#include "nstest.h"
 
 /* ================================================================ fixtures */
 
@@ -239,17 +240,7 @@ int write_set(int argc, char **argv)
 
 void to_repo_root(void)
 {
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (access(FIXDIR "/cx6dx-k6.8/family.nlhex", R_OK) == 0)
-		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = '\0';
-	assert_int_equal(chdir(dirname(exe)), 0);
-	assert_int_equal(chdir("../.."), 0);
-	assert_int_equal(access(FIXDIR "/cx6dx-k6.8/family.nlhex", R_OK), 0);
+	assert_int_equal(nstest_chdir_repo(FIXDIR "/cx6dx-k6.8/family.nlhex"), 0);
 }
 
 /* The chunk in a buffer of exactly its size, so ASan sees any over-read. */

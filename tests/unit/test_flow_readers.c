@@ -37,7 +37,10 @@
 #include "collectors/flow_vma.h"
 #include "collectors/flowsrc.h"
 #include "lib/json.h"
+#include "lib/util.h"
 
+#include "coretest.h"
+#include "nstest.h"
 #include "readtest.h"
 
 /* ================================================================ QP dumps */
@@ -173,7 +176,7 @@ static int write_qp_main(int argc, char **argv)
 
 static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(void **state)
 {
-	char *dir = tmpdir();
+	char *dir = coretest_tmpdir();
 	struct flow_src_ctx ctx = { .port_name = "p", .netns_fd = -1, .rdma_dev = "mlx5_0",
 				    .rdma_port = 1, .interval_ns = 1 };
 	struct flow_src s = { 0 };
@@ -190,7 +193,7 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	};
 	struct json_object *out = json_object_new_object(), *st = json_object_new_object();
 	struct flow_src_ref ref = { .src = FLOW_SRC_RDMAQP, .session = SESS(0x12) };
-	struct got g;
+	struct nstest_obs g;
 	const struct flow_obs *o;
 
 	(void)state;
@@ -204,7 +207,7 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	assert_int_equal(write_qps(dir, 1, "mlx5_0", q, 5), 0);
 	assert_int_equal(flow_src_rdmaqp_ops.open(&s, &ctx), 0);
 	g.n = 0;
-	assert_int_equal(flow_src_rdmaqp_ops.poll(&s, collect, &g), 3);  /* D, E left out */
+	assert_int_equal(flow_src_rdmaqp_ops.poll(&s, nstest_collect, &g), 3);  /* D, E left out */
 	assert_null(by_session(&g, SESS(0x14)));
 	assert_null(by_session(&g, SESS(0x15)));
 	for (int round = 1; round <= 4; round++) {
@@ -221,7 +224,7 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 		assert_int_equal(write_qps(dir, 1, "mlx5_0", q, 5), 0);
 		usleep(1000);
 		g.n = 0;
-		assert_int_equal(flow_src_rdmaqp_ops.poll(&s, collect, &g), 3);
+		assert_int_equal(flow_src_rdmaqp_ops.poll(&s, nstest_collect, &g), 3);
 	}
 	o = by_session(&g, SESS(0x11));
 	assert_non_null(o);
@@ -256,14 +259,14 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 		fclose(f);
 		usleep(1000);
 		g.n = 0;
-		assert_true(flow_src_rdmaqp_ops.poll(&s, collect, &g) < 0);
+		assert_true(flow_src_rdmaqp_ops.poll(&s, nstest_collect, &g) < 0);
 		assert_non_null(strstr(s.err, "res-qp-get.nlhex"));
 		assert_int_equal(g.n, 3);
 	}
 	flow_src_rdmaqp_ops.close(&s);
 	json_object_put(out);
 	json_object_put(st);
-	rmdir_all(dir);
+	coretest_rmdir(dir);
 }
 
 /* ================================================================ onload */
@@ -311,24 +314,12 @@ static const struct flow_src_runner fake_run = { fake_start, fake_cancel, NULL }
 
 static char *slurp(const char *name, size_t *len)
 {
-	char path[PATH_MAX];
-	FILE *f;
-	char *b;
-	long n;
+	char path[PATH_MAX], *t;
 
 	snprintf(path, sizeof(path), "tests/fixtures/onload/%s", name);
-	f = fopen(path, "r");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return b;
+	t = util_read_file(path, FLOW_ONLOAD_MAX_TEXT, len);
+	assert_non_null(t);
+	return t;
 }
 
 static void finish(struct fakejob *j, const char *out, size_t len, int ok, int not_found)
@@ -354,7 +345,7 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	size_t l0, l1, ll;
 	char *t0 = slurp("orm_json-sockets-t0.json", &l0), *t1 = slurp("orm_json-sockets-t1.json", &l1);
 	char *lots = slurp("stackdump-lots-0044-during.txt", &ll);
-	struct got g;
+	struct nstest_obs g;
 	struct fakejob *running;
 	unsigned first;
 
@@ -363,24 +354,24 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	assert_int_equal(flow_src_onload_ops.open(&s, &ctx), 0);
 	/* the first poll starts orm_json, without a shell */
 	g.n = 0;
-	assert_int_equal(flow_src_onload_ops.poll(&s, collect, &g), 0);
+	assert_int_equal(flow_src_onload_ops.poll(&s, nstest_collect, &g), 0);
 	assert_int_equal(njobs, 1);
 	assert_string_equal(jobs[0].argv[0], "/opt/onload/bin/orm_json");
 	assert_string_equal(jobs[0].argv[1], "stack");
 	assert_string_equal(jobs[0].argv[2], "stats");
 	/* one at a time: no second run while the first one runs */
-	flow_src_onload_ops.poll(&s, collect, &g);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(njobs, 1);
 	finish(&jobs[0], t0, l0, 1, 0);
 	usleep(1000);
 	g.n = 0;
-	flow_src_onload_ops.poll(&s, collect, &g);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
 	first = g.n;
 	assert_true(first >= 3);
 	assert_int_equal(njobs, 2);
 	finish(&jobs[1], t1, l1, 1, 0);
 	g.n = 0;
-	flow_src_onload_ops.poll(&s, collect, &g);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 3))), FLOW_LIVE_PROGRESS);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 5))), FLOW_LIVE_WAITING);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 6))), FLOW_LIVE_HELD);
@@ -442,14 +433,14 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	json_object_put(st);
 	/* neither tool: said so, nothing runs until the next look */
 	usleep(1000);
-	flow_src_onload_ops.poll(&s, collect, &g);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
 	finish(&jobs[(njobs - 1) % 16], "", 0, 0, 1);
 	assert_non_null(strstr(s.err, "not installed"));
 	{
 		unsigned n = njobs;
 
 		usleep(1000);
-		flow_src_onload_ops.poll(&s, collect, &g);
+		flow_src_onload_ops.poll(&s, nstest_collect, &g);
 		assert_int_equal(njobs, n);
 	}
 	flow_src_onload_ops.close(&s);
@@ -457,24 +448,6 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	free(t0);
 	free(t1);
 	free(lots);
-}
-
-static void to_repo_root(void)
-{
-	char exe[PATH_MAX], *p;
-	ssize_t n;
-
-	if (access("tests/fixtures/onload/README.md", R_OK) == 0)
-		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return;
-	exe[n] = '\0';
-	for (int up = 0; up < 4 && (p = strrchr(exe, '/')); up++) {
-		*p = '\0';
-		if (chdir(exe) == 0 && access("tests/fixtures/onload/README.md", R_OK) == 0)
-			return;
-	}
 }
 
 int main(int argc, char **argv)
@@ -486,6 +459,6 @@ int main(int argc, char **argv)
 
 	if (argc >= 3 && !strcmp(argv[1], "--write-qp"))
 		return write_qp_main(argc, argv);
-	to_repo_root();
+	nstest_chdir_repo("tests/fixtures/onload/README.md");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

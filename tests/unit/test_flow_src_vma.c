@@ -30,6 +30,8 @@
 #include "collectors/flowsrc.h"
 #include "lib/json.h"
 
+#include "coretest.h"
+#include "nstest.h"
 #include "readtest.h"
 
 /* ================================================================ vma */
@@ -99,12 +101,12 @@ static uint32_t reader_counter(const char *path)
 
 static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **state)
 {
-	char *dir = tmpdir(), path[PATH_MAX], bad[PATH_MAX], xdir[PATH_MAX];
+	char *dir = coretest_tmpdir(), path[PATH_MAX], bad[PATH_MAX], xdir[PATH_MAX];
 	struct flow_src_ctx ctx = { .netns_fd = -1, .interval_ns = 1 };
 	struct flow_src s = { 0 };
 	struct json_object *st = json_object_new_object(), *out = json_object_new_object();
 	struct flow_src_ref ref = { .src = FLOW_SRC_VMA, .pid = getpid() };
-	struct got g;
+	struct nstest_obs g;
 	uint32_t r0;
 
 	(void)state;
@@ -117,7 +119,7 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	ctx.xlio_dir = xdir;                    /* missing: watched when it appears */
 	assert_int_equal(flow_src_vma_ops.open(&s, &ctx), 0);
 	g.n = 0;
-	assert_int_equal(flow_src_vma_ops.poll(&s, collect, &g), 1);
+	assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 1);
 	assert_int_equal(g.o[0].src, FLOW_SRC_VMA);
 	assert_int_equal(g.o[0].pid, getpid());
 	/* the one write: reader_counter + 1 */
@@ -128,11 +130,11 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	vma_file(path, VMA_MD5, UINT32_MAX, 10, 11, 0);
 	usleep(1000);
 	g.n = 0;
-	flow_src_vma_ops.poll(&s, collect, &g);
+	flow_src_vma_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(flow_live_of(&g.o[0]), FLOW_LIVE_PROGRESS);
 	usleep(1000);
 	g.n = 0;
-	flow_src_vma_ops.poll(&s, collect, &g);
+	flow_src_vma_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(flow_live_of(&g.o[0]), FLOW_LIVE_WAITING);
 	assert_true(reader_counter(path) >= r0 + 2);
 	/* status names the file of an unknown version, and the version */
@@ -164,11 +166,11 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	unlink(path);
 	flow_src_vma_ops.handle(&s);
 	g.n = 0;
-	assert_int_equal(flow_src_vma_ops.poll(&s, collect, &g), 0);
+	assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 0);
 	flow_src_vma_ops.close(&s);
 	json_object_put(st);
 	json_object_put(out);
-	rmdir_all(dir);
+	coretest_rmdir(dir);
 }
 
 /* ================================================================ xlio */
@@ -246,7 +248,7 @@ static void xlio_file(const char *path, unsigned nslots, const struct xsock *xs,
 	free(b);
 }
 
-static const struct flow_obs *by_lport(const struct got *g, uint16_t port)
+static const struct flow_obs *by_lport(const struct nstest_obs *g, uint16_t port)
 {
 	for (unsigned i = 0; i < g->n; i++)
 		if (g->o[i].key.sport == htons(port))
@@ -260,7 +262,7 @@ static const struct flow_obs *by_lport(const struct got *g, uint16_t port)
  * (XLIO_STATS_FD_NUM unset) is read and said to be so in status. */
 static void flow_src_vma__xlio_file__healthy_waiting_held_evidence(void **state)
 {
-	char *dir = tmpdir(), xdir[PATH_MAX - 32], path[PATH_MAX], nofd[PATH_MAX];
+	char *dir = coretest_tmpdir(), xdir[PATH_MAX - 32], path[PATH_MAX], nofd[PATH_MAX];
 	struct flow_src_ctx ctx = { .netns_fd = -1, .interval_ns = 1 };
 	struct flow_src s = { 0 };
 	struct xsock xs[3] = {
@@ -271,7 +273,7 @@ static void flow_src_vma__xlio_file__healthy_waiting_held_evidence(void **state)
 	struct json_object *st = json_object_new_object(), *out = json_object_new_object();
 	struct flow_src_ref ref = { .src = FLOW_SRC_VMA, .pid = getpid() };
 	const struct flow_obs *a, *w, *h;
-	struct got g;
+	struct nstest_obs g;
 
 	(void)state;
 	snprintf(xdir, sizeof(xdir), "%s/xlio", dir);
@@ -293,7 +295,7 @@ static void flow_src_vma__xlio_file__healthy_waiting_held_evidence(void **state)
 		xlio_file(path, 4, xs, 3);
 		usleep(1000);
 		g.n = 0;
-		assert_int_equal(flow_src_vma_ops.poll(&s, collect, &g), 3);
+		assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 3);
 	}
 	a = by_lport(&g, 7000);
 	w = by_lport(&g, 7001);
@@ -358,7 +360,7 @@ static void flow_src_vma__xlio_file__healthy_waiting_held_evidence(void **state)
 	flow_src_vma_ops.close(&s);
 	json_object_put(st);
 	json_object_put(out);
-	rmdir_all(dir);
+	coretest_rmdir(dir);
 }
 
 int main(void)
