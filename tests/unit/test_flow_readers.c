@@ -41,30 +41,31 @@
 
 #include "coretest.h"
 #include "nstest.h"
+#include "qpmsg.h"
 #include "readtest.h"
 
 /* ================================================================ QP dumps */
 
-struct cqp {
-	uint32_t port, lqpn, rqpn, sq, rq, pid;
-	uint8_t type, state;
-};
+/* NLMSG_DONE (an int 0) after the len bytes at buf: the new length. */
+static size_t put_done(uint8_t *buf, size_t len)
+{
+	struct nlmsghdr *done = mnl_nlmsg_put_header(buf + len);
+
+	done->nlmsg_type = NLMSG_DONE;
+	mnl_nlmsg_put_extra_header(done, sizeof(int));
+	return len + done->nlmsg_len;
+}
 
 /* The device lookup reply (nldev.c fill_nldev_handle), then NLMSG_DONE. */
 static size_t craft_dev(uint8_t *buf, uint32_t index, const char *name)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf), *done;
-	size_t len;
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 
 	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
 	nlh->nlmsg_flags = NLM_F_MULTI;
 	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
 	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name);
-	len = MNL_ALIGN(nlh->nlmsg_len);
-	done = mnl_nlmsg_put_header(buf + len);
-	done->nlmsg_type = NLMSG_DONE;
-	mnl_nlmsg_put_extra_header(done, sizeof(int));
-	return len + done->nlmsg_len;
+	return put_done(buf, MNL_ALIGN(nlh->nlmsg_len));
 }
 
 /* A RES_QP_GET dump as nldev.c res_get_common_dumpit() and
@@ -72,40 +73,7 @@ static size_t craft_dev(uint8_t *buf, uint32_t index, const char *name)
 static size_t craft_qps(uint8_t *buf, uint32_t index, const char *name, const struct cqp *q,
 			unsigned n)
 {
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf), *done;
-	struct nlattr *tab;
-	size_t len;
-
-	nlh->nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET);
-	nlh->nlmsg_flags = NLM_F_MULTI;
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, index);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name);
-	tab = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_RES_QP);
-	for (unsigned i = 0; i < n; i++) {
-		struct nlattr *e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
-
-		if (q[i].port)
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, q[i].port);
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_LQPN, q[i].lqpn);
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_PDN, 3);
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_PID, q[i].pid);
-		if (q[i].type == FLOW_QPT_RC || q[i].type == FLOW_QPT_UC) {
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQPN, q[i].rqpn);
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQ_PSN, q[i].rq);
-		}
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_SQ_PSN, q[i].sq);
-		if (q[i].type == FLOW_QPT_RC || q[i].type == FLOW_QPT_UC)
-			mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE, 3);
-		mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_TYPE, q[i].type);
-		mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_STATE, q[i].state);
-		mnl_attr_nest_end(nlh, e);
-	}
-	mnl_attr_nest_end(nlh, tab);
-	len = MNL_ALIGN(nlh->nlmsg_len);
-	done = mnl_nlmsg_put_header(buf + len);
-	done->nlmsg_type = NLMSG_DONE;
-	mnl_nlmsg_put_extra_header(done, sizeof(int));
-	return len + done->nlmsg_len;
+	return put_done(buf, MNL_ALIGN(qpmsg_put(buf, 0, index, name, q, n)));
 }
 
 /* Write DIR/NAME through a temporary file and rename (atomic). */
@@ -163,7 +131,7 @@ static int write_qp_main(int argc, char **argv)
 				}
 			}
 			q[n++] = (struct cqp){ .lqpn = v[0], .type = (uint8_t)v[1],
-					       .state = (uint8_t)v[2], .sq = v[3], .rq = v[4],
+					       .state = (uint8_t)v[2], .sq_psn = v[3], .rq_psn = v[4],
 					       .port = v[5], .rqpn = v[6], .pid = 4242 };
 		}
 	}
@@ -182,14 +150,14 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	struct flow_src s = { 0 };
 	struct cqp q[5] = {
 		/* A healthy ping-pong about to wrap its 24-bit PSNs */
-		{ .port = 1, .lqpn = 0x11, .rqpn = 0x21, .sq = 0xfffffe, .rq = 0xfffffe, .type = 2, .state = 3 },
+		{ .port = 1, .lqpn = 0x11, .rqpn = 0x21, .sq_psn = 0xfffffe, .rq_psn = 0xfffffe, .type = 2, .state = 3 },
 		/* B: requests go out, responses stop coming */
-		{ .port = 1, .lqpn = 0x12, .rqpn = 0x22, .sq = 100, .rq = 50, .type = 2, .state = 3 },
+		{ .port = 1, .lqpn = 0x12, .rqpn = 0x22, .sq_psn = 100, .rq_psn = 50, .type = 2, .state = 3 },
 		/* C: in ERR */
-		{ .port = 1, .lqpn = 0x13, .rqpn = 0x23, .sq = 7, .rq = 7, .type = 2, .state = 3 },
+		{ .port = 1, .lqpn = 0x13, .rqpn = 0x23, .sq_psn = 7, .rq_psn = 7, .type = 2, .state = 3 },
 		/* D: the other RDMA port; E: no port yet */
-		{ .port = 2, .lqpn = 0x14, .rqpn = 0x24, .sq = 1, .rq = 1, .type = 2, .state = 3 },
-		{ .port = 0, .lqpn = 0x15, .sq = 0, .type = 2, .state = 1 },
+		{ .port = 2, .lqpn = 0x14, .rqpn = 0x24, .sq_psn = 1, .rq_psn = 1, .type = 2, .state = 3 },
+		{ .port = 0, .lqpn = 0x15, .sq_psn = 0, .type = 2, .state = 1 },
 	};
 	struct json_object *out = json_object_new_object(), *st = json_object_new_object();
 	struct flow_src_ref ref = { .src = FLOW_SRC_RDMAQP, .session = SESS(0x12) };
@@ -211,13 +179,13 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	assert_null(by_session(&g, SESS(0x14)));
 	assert_null(by_session(&g, SESS(0x15)));
 	for (int round = 1; round <= 4; round++) {
-		q[0].sq = (q[0].sq + 1) & 0xffffff;     /* A wraps through 0 */
-		q[0].rq = (q[0].rq + 1) & 0xffffff;
+		q[0].sq_psn = (q[0].sq_psn + 1) & 0xffffff;     /* A wraps through 0 */
+		q[0].rq_psn = (q[0].rq_psn + 1) & 0xffffff;
 		if (round == 1) {
-			q[1].sq++;                      /* a request and its response */
-			q[1].rq++;
+			q[1].sq_psn++;                      /* a request and its response */
+			q[1].rq_psn++;
 		} else if (round == 2) {
-			q[1].sq++;                      /* a request, no response */
+			q[1].sq_psn++;                      /* a request, no response */
 		}
 		if (round == 2)
 			q[2].state = FLOW_QPS_ERR;
