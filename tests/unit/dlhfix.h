@@ -62,16 +62,24 @@ int write_set(int argc, char **argv);
 
 /* The working directory: the repository root (where FIXDIR is). */
 void to_repo_root(void);
+/* Feed one chunk in a buffer of exactly its size (ASan sees any
+ * over-read); parse_reply feeds a whole reply and asserts it completes. */
 int feed_exact(struct dlh_reply *r, const void *p, size_t len, uint32_t seq,
 	       char *err, size_t errlen);
 void parse_reply(const struct buf *b, int dump, struct dlh_reply *r);
+/* A diagnose counter by name (fails the test when missing) / is it there. */
 uint64_t diag_val(const struct dlh_diag *d, const char *name);
 int diag_has(const struct dlh_diag *d, const char *name);
+/* The fmsg of a DIAGNOSE reply for reporter rep: dlh_parse_fmsg's result
+ * (-EAGAIN when the reply is not complete). */
 int fmsg_of(const struct buf *b, const char *rep, struct dlh_diag *d,
 	    struct json_object **tree, char *e, size_t elen);
 int lay_find(const struct clayout *l, const char *name);
+/* A copy of fixture set `set` in a new temp dir (to swap files), removed
+ * by rm_set. */
 void copy_set(const char *set, char *dir, size_t len);
 void rm_set(const char *dir);
+/* The devlink health source of port p0 opened on fixture dir (asserts). */
 void open_fixture(struct src *s, const char *dir, const char *ifname,
 		  const char *const *diag);
 
