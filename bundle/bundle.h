@@ -128,7 +128,7 @@ int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_byt
 int bundle_list(const char *state_dir,
 		void (*cb)(const char *path, struct json_object *manifest, uint64_t bytes, void *arg),
 		void *arg);
-/* One incident across hosts (bundle/incident.c). "HOST:ID" into host and
+/* One incident across hosts (bundle/correlate.c). "HOST:ID" into host and
  * *id: 0, or -1 with err. */
 int bundle_incident_parse(const char *spec, char *host, size_t hostlen, uint64_t *id, char *err,
 			  size_t errlen);

@@ -2,15 +2,19 @@
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
-# prometheus: promtool checks and unit-tests the shipped alerting rules;
-# curl and python3: the example bundle_hook and the loopback HTTP server
-# it uploads to (test_fleet_ops.sh).
+# mandoc and man-db: the pages are linted, and systemd-analyze verify looks up
+# the unit's man: links (test_pages, test_install); prometheus (promtool),
+# prometheus-node-exporter and curl: the metrics file is validated and scraped
+# through a real textfile collector (test_metrics). systemd-container:
+# make check-systemd boots a systemd in a container to run the unit for real.
+# python3: the loopback HTTP server the example bundle_hook uploads to
+# (test_fleet_ops.sh); promtool also unit-tests the alerting rules there.
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
-procps psmisc jq socat util-linux passwd systemd-journal-remote prometheus curl python3
-chromium nodejs"
+procps psmisc jq socat util-linux passwd systemd-journal-remote
+chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container python3"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

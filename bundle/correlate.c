@@ -1,4 +1,4 @@
-/* incident: which bundles belong to one incident across hosts
+/* correlate: which bundles belong to one incident across hosts
  * (`nicstallctl bundles --incident HOST:ID`): the originating host's
  * bundle (manifest host and incident_id, no peer link) and every peer's
  * peer-snapshot bundle (manifest peer.origin_host and peer.incident_id);
