@@ -342,8 +342,9 @@ static void finish(struct psnap *s)
 	verdict = json_object_new_object();
 	jx_add_str(verdict, RK_VERDICT, BUNDLE_VERDICT_PEER);
 	jx_add_str(verdict, RK_EXPLANATION, note);
-	jx_add_str(verdict, RK_ACTION, "read this bundle beside the origin's: nicstallctl bundles "
-		   "--incident ORIGIN:ID on each host");
+	jx_add_str(verdict, RK_ACTION, "read this bundle beside the origin's bundle of the same "
+		   "incident (its host and incident id: Peers above, manifest.json peer); the "
+		   "origin's verdict decides");
 	json_object_object_add(s->rec, IR_VERDICT, verdict);
 	json_object_object_add(s->rec, "summary_sent", json_object_get(sum));
 	jx_add_str(s->rec, IR_STATE, "complete");
