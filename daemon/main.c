@@ -445,6 +445,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	metrics_set_rules(d.metrics, d.rules);
+	metrics_set_peers(d.metrics, d.peers);
 	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d, d.peers };
 	d.ctl = ctl_open(d.loop, sock, dispatch, &d.cmd, err, sizeof(err));
 	if (!d.ctl) {

@@ -3,6 +3,7 @@
 #include "daemon/metrics.h"
 #include "daemon/conf.h"
 #include "daemon/facts.h"
+#include "daemon/peers.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/recorder.h"
@@ -67,6 +68,7 @@ struct metrics {
 	struct stall *stall;
 	const struct conf *c;
 	const struct rules *rules;
+	const struct peers *peers;
 	struct loop_timer *timer;
 	uint64_t interval_ns;
 	char path[PATH_MAX];
@@ -522,6 +524,51 @@ static void render_daemon(struct metrics *m, FILE *o)
 	fprintf(o, "nicstalld_bundle_hook_dropped_total %" PRIu64 "\n", m->hook_dropped);
 }
 
+/* Per peer, from the same numbers as nicstallctl peers (peers_status_json):
+ * the incidents whose notice it never answered, and the datagrams refused
+ * by reason ("unanswered" is the first family, not a reason of the
+ * second). */
+static void render_peers(struct metrics *m, FILE *o)
+{
+	struct json_object *st = m->peers ? peers_status_json(m->peers) : NULL;
+	struct json_object *arr = st ? jx_get(st, "peers") : NULL;
+	size_t n = arr && json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+
+	family(o, "nicstalld_peer_notices_unanswered_total", "counter",
+	       "Incidents of this host whose snapshot notice the peer did not answer within "
+	       "peer_wait (all attempts).");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		struct json_object *ref = jx_get(e, "refused");
+
+		fputs("nicstalld_peer_notices_unanswered_total{peer=\"", o);
+		label_value(o, jx_str(e, "name"));
+		fprintf(o, "\"} %" PRIu64 "\n", jx_u64(ref, "unanswered"));
+	}
+	family(o, "nicstalld_peer_refused_total", "counter",
+	       "Datagrams from or to the peer refused or lost, by reason (garbage, oversized, "
+	       "unknown_key_id, bad_signature, replayed, bad_payload, rate_limited, "
+	       "send_failed, stray_summary).");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+		struct json_object *ref = jx_get(e, "refused");
+
+		if (!ref || !json_object_is_type(ref, json_type_object))
+			continue;
+		json_object_object_foreach(ref, reason, v) {
+			if (!strcmp(reason, "unanswered"))
+				continue;
+			fputs("nicstalld_peer_refused_total{peer=\"", o);
+			label_value(o, jx_str(e, "name"));
+			fputs("\",reason=\"", o);
+			label_value(o, reason);
+			fprintf(o, "\"} %" PRIu64 "\n", jx_u64(ref, reason));
+			(void)v;
+		}
+	}
+	json_object_put(st);
+}
+
 char *metrics_render(struct metrics *m)
 {
 	char *buf = NULL;
@@ -541,6 +588,7 @@ char *metrics_render(struct metrics *m)
 	render_daemon(m, o);
 	render_ports(m, o);
 	render_events(m, o);
+	render_peers(m, o);
 	if (fclose(o) != 0) {
 		free(buf);
 		return NULL;
@@ -666,6 +714,11 @@ struct metrics *metrics_new(struct loop *l, struct ports *ps, struct stall *st,
 void metrics_set_rules(struct metrics *m, const struct rules *r)
 {
 	m->rules = r;
+}
+
+void metrics_set_peers(struct metrics *m, const struct peers *p)
+{
+	m->peers = p;
 }
 
 void metrics_free(struct metrics *m)

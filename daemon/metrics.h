@@ -19,6 +19,7 @@
 
 struct conf;
 struct loop;
+struct peers;
 struct ports;
 struct rules;
 struct stall;
@@ -33,6 +34,9 @@ void metrics_configure(struct metrics *m, const struct conf *c);
 /* The rules whose signals are used (NULL: no signal metrics); borrowed
  * until the next call. */
 void metrics_set_rules(struct metrics *m, const struct rules *r);
+/* The peers whose counts are exported (nicstalld_peer_*; NULL: none, only
+ * the families' HELP and TYPE); borrowed. */
+void metrics_set_peers(struct metrics *m, const struct peers *p);
 
 /* Fold the recorders' samples since the last call into the totals and
  * render the exposition. Returns a malloc'd string (NULL: out of memory). */

@@ -7,12 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "coretest.h"
 #include "daemon/conf.h"
 #include "daemon/metrics.h"
+#include "daemon/peers.h"
+#include "lib/json.h"
 #include "daemon/ports.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -286,6 +291,85 @@ static void metrics_write__file__atomic_and_world_readable(void **state)
 	mkdir(f->dir, 0700);
 }
 
+static void stop_cb(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	loop_stop(arg);
+}
+
+/* The loop for ms milliseconds: datagrams read, the peers' timers run. */
+static void run_for(struct loop *l, unsigned ms)
+{
+	struct loop_timer *t = loop_timer_new(l, stop_cb, l);
+
+	assert_non_null(t);
+	loop_timer_set(t, (uint64_t)ms * 1000000ull, 0);
+	loop_run(l);
+	loop_timer_free(t);
+}
+
+/* A real peers module on loopback: a peer that never answers (nothing
+ * listens at its port) and datagrams from its address that are garbage or
+ * signed with another key. */
+static void metrics_render__peers__unanswered_and_refused_by_reason(void **state)
+{
+	struct fx *f = *state;
+	struct sockaddr_in to = { .sin_family = AF_INET }, from = { .sin_family = AF_INET };
+	unsigned lport = 20000 + (unsigned)(getpid() % 20000), pport = lport + 1;
+	char text[1024], err[256];
+	struct conf *c;
+	struct peers *ps;
+	char *t;
+	int fd;
+
+	coretest_write(f->dir, "fleet.keys", "1 SHA256 HEX:00112233445566778899aabbccddeeff"
+		       "00112233445566778899aabbccddeeff\n");
+	snprintf(text, sizeof(text), "%s/fleet.keys", f->dir);
+	assert_int_equal(chmod(text, 0600), 0);
+	snprintf(text, sizeof(text), "[daemon]\nhost_name = rank0\npeer_listen = 127.0.0.1:%u\n"
+		 "peer_wait = 30ms\n[port \"srv\"]\nstats_file = %s/s.txt\nprofile = mlx5\n"
+		 "[peer rank1]\naddress = 127.0.0.1\nport = %u\nkey_file = %s/fleet.keys\n",
+		 lport, f->dir, pport, f->dir);
+	c = coretest_conf(text);
+	assert_non_null(c);
+	ps = peers_new(f->l, c, err, sizeof(err));
+	assert_non_null(ps);
+
+	/* no peers set: the families are there, without series */
+	t = metrics_render(f->m);
+	assert_non_null(strstr(t, "# TYPE nicstalld_peer_notices_unanswered_total counter\n"));
+	assert_non_null(strstr(t, "# TYPE nicstalld_peer_refused_total counter\n"));
+	assert_null(strstr(t, "nicstalld_peer_refused_total{"));
+	free(t);
+	metrics_set_peers(f->m, ps);
+
+	/* from the peer's address (its port: the socket binds it) */
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(fd >= 0);
+	from.sin_addr.s_addr = to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	from.sin_port = htons((uint16_t)pport);
+	to.sin_port = htons((uint16_t)lport);
+	assert_int_equal(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(sendto(fd, "garbage!", 8, 0, (struct sockaddr *)&to, sizeof(to)), 8);
+	/* two incidents of ours: the peer (this socket) never answers */
+	json_object_put(peers_notify(ps, 1, loop_real_ns(), NULL, NULL));
+	json_object_put(peers_notify(ps, 2, loop_real_ns(), NULL, NULL));
+	run_for(f->l, 100);
+	close(fd);
+
+	t = metrics_render(f->m);
+	assert_int_equal(value(t, "nicstalld_peer_notices_unanswered_total{peer=\"rank1\"}"), 2);
+	assert_int_equal(value(t, "nicstalld_peer_refused_total{peer=\"rank1\",reason=\"garbage\"}"), 3);
+	assert_int_equal(value(t, "nicstalld_peer_refused_total{peer=\"rank1\",reason=\"bad_signature\"}"), 0);
+	/* unanswered is its own family, not a reason */
+	assert_null(strstr(t, "reason=\"unanswered\""));
+	free(t);
+	metrics_set_peers(f->m, NULL);
+	peers_free(ps);
+	conf_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +379,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(metrics_render__events__counted_by_label, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics_render__many_verdicts__bounded_series, setup, teardown),
 		cmocka_unit_test_setup_teardown(metrics_write__file__atomic_and_world_readable, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics_render__peers__unanswered_and_refused_by_reason, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
