@@ -51,29 +51,75 @@ static int one_bundle(struct cli *c)
 
 /* ---- bundles ---- */
 
+/* What the listing gathers: the bundles, and with --incident only those
+ * of HOST:ID and the peer bundles their manifests announce. */
+struct listing {
+	struct json_object *arr, *announced;
+	const char *host;               /* NULL: every bundle */
+	uint64_t id;
+};
+
 static void list_cb(const char *path, struct json_object *man, uint64_t bytes, void *arg)
 {
-	struct json_object *arr = arg, *o = json_object_new_object(), *v;
+	struct listing *ls = arg;
+	struct json_object *o, *v;
 	const char *name = strrchr(path, '/');
 
+	if (ls->host && !bundle_of_incident(man, ls->host, ls->id))
+		return;
+	o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(name ? name + 1 : path));
 	json_object_object_add(o, "path", json_object_new_string(path));
 	json_object_object_add(o, "bytes", json_object_new_uint64(bytes));
 	v = man ? jx_get(jx_get(man, "verdict"), "verdict") : NULL;
 	json_object_object_add(o, "verdict", json_object_new_string(v ? json_object_get_string(v) :
 								      "(unreadable manifest)"));
-	json_object_array_add(arr, o);
+	json_object_array_add(ls->arr, o);
+	if (ls->host) {
+		struct json_object *an = bundle_incident_announced(man);
+
+		for (size_t i = 0; i < jx_len(an); i++)
+			json_object_array_add(ls->announced,
+					      json_object_get(json_object_array_get_idx(an, i)));
+		json_object_put(an);
+	}
+}
+
+/* Drop the announced peer bundles that are here too (a peer's bundle
+ * copied beside the origin's): each is shown once. */
+static void drop_local(struct listing *ls)
+{
+	struct json_object *keep = json_object_new_array();
+
+	for (size_t i = 0; i < jx_len(ls->announced); i++) {
+		struct json_object *a = json_object_array_get_idx(ls->announced, i);
+		int here = 0;
+
+		for (size_t j = 0; j < jx_len(ls->arr) && !here; j++)
+			here = !strcmp(jx_text(a, "bundle"),
+				       jx_text(json_object_array_get_idx(ls->arr, j), "name"));
+		if (!here)
+			json_object_array_add(keep, json_object_get(a));
+	}
+	json_object_put(ls->announced);
+	ls->announced = keep;
 }
 
 int cmd_bundles(struct cli *c)
 {
-	struct json_object *arr;
-	char sd[4096], bd[4200];
+	struct listing ls = { 0 };
+	char sd[4096], bd[4200], host[256], err[512];
 	struct stat st;
 	int rc, none = 0;
 
 	if (c->nargs)
 		return cli_usage_error("bundles: unexpected argument '%s'", c->args[0]);
+	if (c->incident) {
+		if (bundle_incident_parse(c->incident, host, sizeof(host), &ls.id, err,
+					  sizeof(err)) < 0)
+			return cli_usage_error("bundles: --incident: %s", err);
+		ls.host = host;
+	}
 	cli_state_dir(c, sd, sizeof(sd));
 	/* a state directory that is not there is an error; one where no
 	 * bundle was written yet has none */
@@ -94,26 +140,47 @@ int cmd_bundles(struct cli *c)
 					 access_hint(strerror(errno)));
 		closedir(d);
 	}
-	arr = json_object_new_array();
-	rc = none ? 0 : bundle_list(sd, list_cb, arr);
+	ls.arr = json_object_new_array();
+	ls.announced = json_object_new_array();
+	rc = none ? 0 : bundle_list(sd, list_cb, &ls);
 	if (rc < 0) {
-		json_object_put(arr);
+		json_object_put(ls.arr);
+		json_object_put(ls.announced);
 		return cli_error("bundles in %s: cannot be listed", bd);
 	}
-	if (c->json) {
-		cli_print_json(arr);
+	drop_local(&ls);
+	if (c->json && ls.host) {
+		struct json_object *o = json_object_new_object();
+
+		jx_add_str(o, "incident", c->incident);
+		json_object_object_add(o, "bundles", json_object_get(ls.arr));
+		json_object_object_add(o, "peer_bundles", json_object_get(ls.announced));
+		cli_print_json(o);
+		json_object_put(o);
+	} else if (c->json) {
+		cli_print_json(ls.arr);
 	} else {
 		printf("%-64s %-16s %10s\n", "BUNDLE", "VERDICT", "SIZE");
-		for (size_t i = 0; i < json_object_array_length(arr); i++) {
-			struct json_object *b = json_object_array_get_idx(arr, i);
+		for (size_t i = 0; i < json_object_array_length(ls.arr); i++) {
+			struct json_object *b = json_object_array_get_idx(ls.arr, i);
 
 			printf("%-64s %-16s %9.1fK\n", jx_text(b, "name"), jx_text(b, "verdict"),
 			       (double)json_object_get_uint64(jx_get(b, "bytes")) / 1024.0);
 		}
-		if (!json_object_array_length(arr))
-			printf("(no bundles in %s)\n", bd);
+		if (!json_object_array_length(ls.arr))
+			printf(ls.host ? "(no bundle of incident %s in %s)\n" : "(no bundles in %s%s)\n",
+			       ls.host ? c->incident : bd, ls.host ? bd : "");
+		for (size_t i = 0; i < jx_len(ls.announced); i++) {
+			struct json_object *a = json_object_array_get_idx(ls.announced, i);
+
+			printf("%-64s %-16s %10s\n", jx_text(a, "bundle"), "peer-snapshot", "-");
+			printf("  on peer %s%s%s (announced in the origin's manifest)\n",
+			       jx_text(a, "peer"), jx_text(a, "host")[0] ? ", host " : "",
+			       jx_text(a, "host"));
+		}
 	}
-	json_object_put(arr);
+	json_object_put(ls.arr);
+	json_object_put(ls.announced);
 	return EXIT_OK;
 }
 

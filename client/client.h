@@ -6,7 +6,7 @@
  *   request.c      one request over the control socket, the state
  *                  directory, JSON output
  *   daemon_cmds.c  status, counters, snapshot, flows, incident,
- *                  investigate, recover, reload: requests and text
+ *                  investigate, recover, reload, peers: requests and text
  *   bundle_cmds.c  bundles, show, report, verify, classify: read the files,
  *                  the daemon need not run */
 #ifndef NICSTALL_CLIENT_H
@@ -28,6 +28,7 @@ struct json_object;
 #define OPT_BUNDLE  0x08u
 #define OPT_RULES   0x10u
 #define OPT_OUTPUT  0x20u
+#define OPT_INCIDENT 0x40u
 
 struct cli {
 	const char *sock_path;
@@ -37,6 +38,7 @@ struct cli {
 	double window;                  /* --window */
 	const char *rules_dir;          /* --rules */
 	const char *output;             /* -o */
+	const char *incident;           /* --incident HOST:ID */
 	const char *cmd;
 	char **args;                    /* the command's arguments */
 	int nargs;
@@ -67,6 +69,7 @@ int cmd_incident(struct cli *c);
 int cmd_investigate(struct cli *c);
 int cmd_recover(struct cli *c);
 int cmd_reload(struct cli *c);
+int cmd_peers(struct cli *c);
 int cmd_bundles(struct cli *c);
 int cmd_show(struct cli *c);
 int cmd_report(struct cli *c);

@@ -462,3 +462,92 @@ int cmd_reload(struct cli *c)
 
 	return rc ? rc : run(c, new_req("reload"), print_reloaded);
 }
+
+/* ---- peers ---- */
+
+/* The peer daemons (nicstalld.conf(5) [peer NAME]) as the daemon sees
+ * them: its status's "peers" (daemon/peers.c peers_status_json). */
+static void print_peers(struct json_object *o)
+{
+	struct json_object *arr = jx_arr(o, "peers");
+	size_t n = jx_len(arr);
+
+	printf("host %s, listening on %s%s%s, %" PRIu64 " datagram(s) from unknown senders\n",
+	       cli_dash(jx_text(o, "host")), jx_bool(o, "open") ? jx_text(o, "listen") : "(no socket)",
+	       jx_text(o, "netns")[0] ? " in netns " : "", jx_text(o, "netns"),
+	       jx_u64(o, "unknown_senders"));
+	if (!n) {
+		printf("(no peers configured)\n");
+		return;
+	}
+	printf("\n%-12s %-12s %-22s %-10s %12s %10s %6s %8s %10s  %s\n", "PEER", "HOST", "ADDRESS",
+	       "KEY", "LAST CONTACT", "RTT", "SENT", "ANSWERED", "UNANSWERED", "REFUSED");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *p = json_object_array_get_idx(arr, i);
+		struct json_object *ref = jx_get(p, "refused");
+		const char *ks = jx_text(jx_get(p, "key"), "state");
+		size_t kl = strcspn(ks, ":,");  /* "ok", "mismatch?", "loaded" */
+		char addr[96], key[32], contact[32], rtt[32], refused[512];
+		size_t off = 0;
+
+		snprintf(addr, sizeof(addr), strchr(jx_text(p, "address"), ':') ? "[%s]:%s" : "%s:%s",
+			 jx_text(p, "address"), jx_text(p, "port"));
+		snprintf(key, sizeof(key), "%.*s", (int)kl, ks);
+		if (jx_get(p, "last_contact_s"))
+			snprintf(contact, sizeof(contact), "%.1fs ago", jx_double(p, "last_contact_s", 0));
+		else
+			snprintf(contact, sizeof(contact), "never");
+		if (jx_get(p, "rtt_ms"))
+			snprintf(rtt, sizeof(rtt), "%.1fms", jx_double(p, "rtt_ms", 0));
+		else
+			snprintf(rtt, sizeof(rtt), "-");
+		refused[0] = '\0';
+		if (ref && json_object_is_type(ref, json_type_object)) {
+			json_object_object_foreach(ref, reason, v) {
+				(void)v;
+				if (strcmp(reason, "unanswered") && jx_u64(ref, reason) && off < sizeof(refused))
+					off += (size_t)snprintf(refused + off, sizeof(refused) - off,
+								"%s%s=%" PRIu64, off ? " " : "", reason,
+								jx_u64(ref, reason));
+			}
+		}
+		printf("%-12s %-12s %-22s %-10s %12s %10s %6" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s\n",
+		       jx_text(p, "name"), cli_dash(jx_text(p, "host")), addr, key, contact, rtt,
+		       jx_u64(p, "notices_sent"), jx_u64(p, "summaries_received"),
+		       jx_u64(ref, "unanswered"), refused[0] ? refused : "-");
+		if (strncmp(ks, "ok", 2))
+			printf("  key %s (%s): %s\n", jx_text(jx_get(p, "key"), "id"),
+			       cli_dash(jx_text(jx_get(p, "key"), "file")), ks);
+		if (jx_text(p, "last_error")[0])
+			printf("  last error: %s\n", jx_text(p, "last_error"));
+	}
+}
+
+int cmd_peers(struct cli *c)
+{
+	struct json_object *req, *reply, *ps;
+	int rc = no_args(c);
+
+	if (rc)
+		return rc;
+	req = new_req("status");
+	reply = cli_request(c, req);
+	json_object_put(req);
+	rc = cli_check_reply(reply);
+	if (rc == EXIT_OK) {
+		/* a daemon without [peer] sections shows none */
+		ps = jx_get(reply, "peers");
+		if (!ps) {
+			ps = json_object_new_object();
+			jx_add_str(ps, "host", jx_text(reply, "host"));
+			json_object_object_add(ps, "peers", json_object_new_array());
+			json_object_object_add(reply, "peers", ps);
+		}
+		if (c->json)
+			cli_print_json(ps);
+		else
+			print_peers(ps);
+	}
+	json_object_put(reply);
+	return rc;
+}

@@ -25,7 +25,8 @@ static const struct command {
 	{ "investigate", cmd_investigate, 0 },
 	{ "recover", cmd_recover, 0 },
 	{ "reload", cmd_reload, 0 },
-	{ "bundles", cmd_bundles, 0 },
+	{ "peers", cmd_peers, 0 },
+	{ "bundles", cmd_bundles, OPT_INCIDENT },
 	{ "show", cmd_show, 0 },
 	{ "report", cmd_report, OPT_OUTPUT },
 	{ "verify", cmd_verify, 0 },
@@ -38,6 +39,7 @@ static const struct {
 } opt_names[] = {
 	{ OPT_CHANGED, "--changed" }, { OPT_WINDOW, "--window" }, { OPT_STALLED, "--stalled" },
 	{ OPT_BUNDLE, "--bundle" }, { OPT_RULES, "--rules" }, { OPT_OUTPUT, "-o/--output" },
+	{ OPT_INCIDENT, "--incident" },
 };
 
 static void usage(FILE *f)
@@ -56,7 +58,10 @@ static void usage(FILE *f)
 "  recover PORT                 receive-filter reprogram now (root)\n"
 "  reload                       re-read the configuration, wait for the result (root)\n"
 "  snapshot --bundle [PORT...]  write a manual bundle of every counter now (root)\n"
-"  bundles                      list the bundles with verdict and size\n"
+"  peers                        the peer daemons: address, key state, last contact,\n"
+"                               round trip, notices answered, datagrams refused\n"
+"  bundles [--incident HOST:ID] list the bundles with verdict and size (of one\n"
+"                               incident: the origin's and the peers' snapshots)\n"
 "  show BUNDLE                  print a bundle's summary and timeline\n"
 "  report BUNDLE [-o FILE]      write the bundle's HTML report (- for stdout)\n"
 "  verify BUNDLE                check a bundle's checksums and manifest\n"
@@ -73,7 +78,7 @@ static void usage(FILE *f)
 }
 
 /* Long-only options. */
-enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES };
+enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_INCIDENT };
 
 int main(int argc, char **argv)
 {
@@ -89,6 +94,7 @@ int main(int argc, char **argv)
 		{ "stalled", no_argument, NULL, O_STALLED },
 		{ "bundle", no_argument, NULL, O_BUNDLE },
 		{ "rules", required_argument, NULL, O_RULES },
+		{ "incident", required_argument, NULL, O_INCIDENT },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli c = { .sock_path = DEFAULT_SOCKET };
@@ -143,6 +149,10 @@ int main(int argc, char **argv)
 		case O_RULES:
 			c.opts |= OPT_RULES;
 			c.rules_dir = optarg;
+			break;
+		case O_INCIDENT:
+			c.opts |= OPT_INCIDENT;
+			c.incident = optarg;
 			break;
 		case ':':
 			if (!strncmp(argv[optind - 1], "--", 2))
