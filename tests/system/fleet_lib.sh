@@ -12,6 +12,7 @@
 #   fleet_start I            start rank I's daemon (socket $T_DIR/rankI.sock)
 #   fleet_stop I             stop it (TERM, then KILL after 2 s)
 #   rctl I ARGS...           nicstallctl against rank I
+#   fleet_metric I SERIES    a value of rank I's metrics textfile
 
 FLEET_PIDS=()
 
@@ -60,6 +61,8 @@ incident_cooldown = 0s
 host_name = rank$i
 peer_listen = $net.1.$((i + 1)):7499
 peer_netns = $T_PREFIX-r$i
+metrics_file = $T_DIR/metrics$i.prom
+metrics_interval = 1s
 $extra
 
 [port rank$i]
@@ -100,6 +103,10 @@ fleet_stop() {
 }
 
 rctl() { local i=$1; shift; "$NICSTALLCTL" -s "$T_DIR/rank$i.sock" "$@"; }
+
+# fleet_metric I SERIES: the value of SERIES (name{labels}) in rank I's
+# metrics textfile ($T_DIR/metricsI.prom, rewritten every second), or ""
+fleet_metric() { awk -v s="$2" '$1 == s { print $2 }' "$T_DIR/metrics$1.prom" 2>/dev/null; }
 
 # fleet_sanitizers: the sanitizer reports in the ranks' logs (the ASan build)
 fleet_sanitizers() {

@@ -71,6 +71,12 @@ usage "an option of another command" "status: option --stalled does not apply" -
 usage "an extra argument" "status: unexpected argument 'now'" -s "$T_SOCK" status now
 usage "incident with a bad subcommand" "incident: expected 'show [ID]' or 'list'" -s "$T_SOCK" incident frob
 usage "after --, an option is a command" "unknown command '-j'" -s "$T_SOCK" -- -j status
+usage "peers with an argument" "peers: unexpected argument 'rank1'" -s "$T_SOCK" peers rank1
+usage "--incident without HOST:" "bundles: --incident: incident '12': write HOST:ID" -s "$T_SOCK" bundles --incident 12
+usage "--incident with an ID that is no number" "bundles: --incident: incident 'rank0:x1': ID 'x1' is not a positive number" -s "$T_SOCK" bundles --incident rank0:x1
+usage "--incident with an empty host" "incident ':3': write HOST:ID" -s "$T_SOCK" bundles --incident :3
+usage "--incident without its argument" "option '--incident' needs an argument" -s "$T_SOCK" bundles --incident
+usage "--incident on another command" "flows: option --incident does not apply" -s "$T_SOCK" flows --incident rank0:1
 
 # options before, after and between, as ip(8) takes them; "--"
 run o1 -j -s "$T_SOCK" status
@@ -119,6 +125,13 @@ wait_for 20 done_all
 both "reload" -s "$T_SOCK" reload
 both "snapshot --bundle" -s "$T_SOCK" snapshot --bundle srv
 both "bundles" -s "$T_SOCK" bundles
+both "bundles --incident" -s "$T_SOCK" bundles --incident nosuchhost:1
+check "bundles --incident: an incident without bundles lists none" grep -q '^(no bundle of incident nosuchhost:1 in ' "$T_DIR/t.out"
+check "bundles --incident -j: its bundles and the peers' announced ones, empty" \
+	jq -en 'input | .incident == "nosuchhost:1" and .bundles == [] and .peer_bundles == []' "$T_DIR/j.out"
+both "peers" -s "$T_SOCK" peers
+check "peers: a daemon without [peer] shows none" grep -q '^(no peers configured)$' "$T_DIR/t.out"
+check "peers -j: an empty list" jq -en 'input | .peers == []' "$T_DIR/j.out"
 both "show" -s "$T_SOCK" show "$b"
 both "verify" -s "$T_SOCK" verify "$b"
 both "classify" -s "$T_SOCK" classify "$b" --rules "$ROOT/rules"

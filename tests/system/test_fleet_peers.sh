@@ -101,6 +101,21 @@ if run "fleet"; then
 		"'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank1 | grep -q ' promisc_applied=off '"
 	check "fleet: peers status on rank 0: three peers with a round trip and a good key" bash -c \
 		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '[.peers.peers[] | select(.rtt_ms > 0 and (.key.state | startswith(\"ok\")))] | length == 3' >/dev/null"
+	# nicstallctl peers: the table and its JSON
+	rctl 0 peers > "$T_DIR/peers0.txt"; cat "$T_DIR/peers0.txt"
+	check "fleet: nicstallctl peers on rank 0: three rows, key ok, a last contact and a round trip" \
+		test "$(grep -cE '^rank[123] +rank[123] +[0-9.]+:7499 +ok +[0-9.]+s ago +[0-9.]+ms +[1-9][0-9]* +[1-9][0-9]* +0 ' "$T_DIR/peers0.txt")" = 3
+	check "fleet: nicstallctl -j peers: each peer answered, none unanswered" bash -c \
+		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j peers | jq -e '.host == \"rank0\" and (.peers | length == 3 and all(.summaries_received >= 1 and .refused.unanswered == 0))' >/dev/null"
+	# nicstallctl bundles --incident: one incident's bundles, on each host
+	rctl 0 bundles --incident "rank0:$INC"
+	check "fleet: bundles --incident rank0:$INC on rank 0: its own bundle, the three peers' announced" \
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$INC' | jq -e --arg b '$(basename "$B0")' '(.bundles | map(.name)) == [\$b] and (.peer_bundles | map(.peer) | sort) == [\"rank1\", \"rank2\", \"rank3\"]' >/dev/null"
+	b1=$(fleet_bundle 1 1)
+	check "fleet: bundles --incident rank0:$INC on rank 1: its peer-snapshot of it" \
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank1.sock' -j bundles --incident 'rank0:$INC' | jq -e --arg b '$(basename "$b1")' '(.bundles | map(.name) | index(\$b)) != null and (.bundles | all(.verdict == \"peer-snapshot\"))' >/dev/null"
+	check "fleet: bundles --incident of another incident lists none of them" \
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$((INC + 1000))' | jq -e '.bundles == [] and .peer_bundles == []' >/dev/null"
 fi
 end fleet
 
@@ -115,6 +130,17 @@ if run "silent" 0 1 2; then
 		grep -q '^- rank3 .*notified, not heard from.*: unknown, not clean' "$B0/summary.txt"
 	check "silent: rank3's facts are unknown, not zero" jqe \
 		'.facts.peers.rank3.answered == false and .facts.peers.rank3.ports == null and .facts.peers.rank3.error != null' "$B0/manifest.json"
+	# the silent peer in the metrics (NicstallPeerUnreachable) and the client
+	unanswered() { fleet_metric 0 "nicstalld_peer_notices_unanswered_total{peer=\"$1\"}"; }
+	unanswered_ge() { local v; v=$(unanswered "$1"); [ -n "$v" ] && [ "$v" -ge "$2" ]; }
+	wait_for 5 unanswered_ge rank3 1
+	grep '^nicstalld_peer_notices_unanswered_total' "$T_DIR/metrics0.prom"
+	check "silent: metrics: rank3's unanswered notice counted ($(unanswered rank3))" unanswered_ge rank3 1
+	check "silent: metrics: rank1 and rank2 answered, none unanswered" \
+		test "$(unanswered rank1)/$(unanswered rank2)" = 0/0
+	rctl 0 peers > "$T_DIR/peers-silent.txt"; cat "$T_DIR/peers-silent.txt"
+	check "silent: nicstallctl peers: rank3 never heard from, its unanswered notice counted" \
+		bash -c "awk '\$1 == \"rank3\" && \$5 == \"never\" && \$6 == \"-\" && \$9 >= 1 { ok = 1 } END { exit !ok }' '$T_DIR/peers-silent.txt'"
 fi
 end silent
 

@@ -91,6 +91,36 @@ check "receiver: no incident of its own" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank
 check "receiver: no reprogram, no capture" bash -c "! grep -qE 'reprogram|capture on|promiscuous' '$T_DIR/rank0.log'"
 check "receiver: its port never went promiscuous" bash -c "'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank0 | grep -q ' promisc_applied=off '"
 check "receiver: no reload, the configuration unchanged" test "$(st | jq .reloads)" = 0
+
+# the metrics textfile says the same, by reason, for the fleet's alerts
+# (fleet/nicstalld-alerts.yml NicstallPeerBadSignature)
+mref() { fleet_metric 0 "nicstalld_peer_refused_total{peer=\"rank1\",reason=\"$1\"}"; }
+same_as_status() {
+	local r
+	for r in bad_signature replayed oversized garbage rate_limited; do
+		[ "$(mref "$r")" = "$(refused "$r")" ] || return 1
+	done
+}
+wait_for 5 same_as_status
+echo "metrics: $(grep '^nicstalld_peer_' "$T_DIR/metrics0.prom" | grep -v ' 0$' | tr '\n' ' ')"
+check "metrics: bad key: nicstalld_peer_refused_total{reason=bad_signature} is 5" test "$(mref bad_signature)" = 5
+check "metrics: replays: reason=replayed is 4" test "$(mref replayed)" = 4
+check "metrics: oversized is 1, garbage $(mref garbage), rate_limited $(mref rate_limited): as the status counts" same_as_status
+check "metrics: the flood shows as rate_limited" test "$(mref rate_limited)" -ge 50
+check "metrics: no notice of the receiver's own went unanswered" \
+	test "$(fleet_metric 0 'nicstalld_peer_notices_unanswered_total{peer="rank1"}')" = 0
+check "metrics: HELP and TYPE of both peer families" bash -c \
+	"grep -q '^# TYPE nicstalld_peer_refused_total counter' '$T_DIR/metrics0.prom' && grep -q '^# TYPE nicstalld_peer_notices_unanswered_total counter' '$T_DIR/metrics0.prom'"
+cp "$T_DIR/metrics0.prom" "$T_DIR/copy.prom"
+promtool check metrics < "$T_DIR/copy.prom" > "$T_DIR/promtool.out" 2>&1
+prc=$?
+check "metrics: promtool check metrics passes (exit $prc, no lint complaint)" test "$prc" = 0 -a ! -s "$T_DIR/promtool.out" ||
+	cat "$T_DIR/promtool.out"
+# the client's table: the refusals by reason, the key state
+rctl 0 peers > "$T_DIR/peers.txt"
+cat "$T_DIR/peers.txt"
+check "peers: rank1's row counts the refusals by reason" bash -c \
+	"grep -E '^rank1 ' '$T_DIR/peers.txt' | grep -q 'bad_signature=5' && grep -E '^rank1 ' '$T_DIR/peers.txt' | grep -q 'replayed=4'"
 fleet_stop 0
 check "receiver: no sanitizer report" fleet_sanitizers
 
