@@ -486,7 +486,7 @@ static void print_peers(struct json_object *o)
 		struct json_object *p = json_object_array_get_idx(arr, i);
 		struct json_object *ref = jx_get(p, "refused");
 		const char *ks = jx_text(jx_get(p, "key"), "state");
-		size_t kl = strcspn(ks, ":,");  /* "ok", "mismatch?", "loaded" */
+		size_t kl = strcspn(ks, ": ,"); /* its first word: ok, mismatch?, loaded */
 		char addr[96], key[32], contact[32], rtt[32], refused[512];
 		size_t off = 0;
 
