@@ -276,6 +276,22 @@ static void notice_to(struct peers *ps, struct outstanding *o, unsigned k)
 	}
 }
 
+/* No more waiting for the notices of o: each peer that was sent one and
+ * did not answer is counted unanswered (nicstallctl peers, the metric
+ * nicstalld_peer_notices_unanswered_total), once. */
+static void give_up(struct peers *ps, struct outstanding *o, uint64_t now)
+{
+	for (unsigned k = 0; k < o->nper; k++) {
+		struct peer *p = peer_by_name(ps, o->per[k].name);
+
+		if (!o->per[k].answered && o->per[k].n && p)
+			refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %" PRIu64
+			       " within %.1f s (%u sent)", o->incident,
+			       (double)(now - o->first_mono) / 1e9, o->per[k].n);
+	}
+	out_free(o);
+}
+
 /* Resend to whoever did not answer; give up at the deadline. */
 static void tick(struct loop_timer *t, void *arg)
 {
@@ -296,18 +312,8 @@ static void tick(struct loop_timer *t, void *arg)
 			if (now >= due && now < o->deadline_mono)
 				notice_to(ps, o, k);
 		}
-		if (now >= o->deadline_mono) {
-			for (unsigned k = 0; k < o->nper; k++) {
-				struct peer *p = peer_by_name(ps, o->per[k].name);
-
-				if (!o->per[k].answered && p)
-					refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %"
-					       PRIu64 " within %.1f s (%u sent)", o->incident,
-					       (double)(o->deadline_mono - o->first_mono) / 1e9,
-					       o->per[k].n);
-			}
-			out_free(o);
-		}
+		if (now >= o->deadline_mono)
+			give_up(ps, o, now);
 	}
 	arm(ps);
 }
@@ -324,7 +330,7 @@ struct json_object *peers_notify(struct peers *ps, uint64_t incident_id, uint64_
 	rec = json_object_new_object();
 	o = &ps->out[ps->out_next];
 	ps->out_next = (ps->out_next + 1) % OUTSTANDING;
-	out_free(o);
+	give_up(ps, o, now);            /* the oldest, overwritten */
 	o->payload = peermsg_notice(ps->host, incident_id, loop_real_ns(), stall_real_ns, ports,
 				    flows, PEER_MAX_NOTICE - PEER_HDR_LEN - PEER_MAC_LEN);
 	o->incident = incident_id;
@@ -359,9 +365,11 @@ struct json_object *peers_notify(struct peers *ps, uint64_t incident_id, uint64_
 
 void peers_forget(struct peers *ps, uint64_t incident_id)
 {
+	/* the investigation stopped waiting (all answered, or peer_wait is
+	 * over): whoever did not answer is unanswered now, not never */
 	for (unsigned i = 0; ps && i < OUTSTANDING; i++)
 		if (ps->out[i].used && ps->out[i].incident == incident_id)
-			out_free(&ps->out[i]);
+			give_up(ps, &ps->out[i], loop_mono_ns());
 	if (ps)
 		arm(ps);
 }

@@ -61,7 +61,8 @@ const char *peers_host(const struct peers *p);
  * port, notified: bool, error?}} for the record (NULL with no peers). */
 struct json_object *peers_notify(struct peers *p, uint64_t incident_id, uint64_t stall_real_ns,
 				 struct json_object *ports, struct json_object *flows);
-/* No more retransmissions for incident id. */
+/* No more retransmissions for incident id: the peers that did not answer
+ * are counted unanswered. */
 void peers_forget(struct peers *p, uint64_t incident_id);
 /* Answer the notice of token with summary (taken over). The answer
  * (signed, bound to the notice's nonce) is sent and kept for repeats. 0,

@@ -356,10 +356,13 @@ static void metrics_render__peers__unanswered_and_refused_by_reason(void **state
 	json_object_put(peers_notify(ps, 1, loop_real_ns(), NULL, NULL));
 	json_object_put(peers_notify(ps, 2, loop_real_ns(), NULL, NULL));
 	run_for(f->l, 100);
+	/* the investigation stops waiting before the deadline: unanswered too */
+	json_object_put(peers_notify(ps, 3, loop_real_ns(), NULL, NULL));
+	peers_forget(ps, 3);
 	close(fd);
 
 	t = metrics_render(f->m);
-	assert_int_equal(value(t, "nicstalld_peer_notices_unanswered_total{peer=\"rank1\"}"), 2);
+	assert_int_equal(value(t, "nicstalld_peer_notices_unanswered_total{peer=\"rank1\"}"), 3);
 	assert_int_equal(value(t, "nicstalld_peer_refused_total{peer=\"rank1\",reason=\"garbage\"}"), 3);
 	assert_int_equal(value(t, "nicstalld_peer_refused_total{peer=\"rank1\",reason=\"bad_signature\"}"), 0);
 	/* unanswered is its own family, not a reason */
