@@ -234,12 +234,14 @@ uninstall:
 	  $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md LICENSE $(notdir $(wildcard LICENSES/*.txt)) \
 	  nicstalld.conf.example engine-readers.conf)
+	rm -f $(DESTDIR)$(DATADIR)/fleet/nicstalld-alerts.yml $(DESTDIR)$(DATADIR)/fleet/nicstall-upload
 	if cmp -s systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ]; then \
 	  echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf (edited)"; fi
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/nicstalld/rules.d $(DESTDIR)$(SYSCONFDIR)/nicstalld \
-	  $(DESTDIR)$(DATADIR)/rules $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCLUDEDIR)/nicstall \
+	  $(DESTDIR)$(DATADIR)/rules $(DESTDIR)$(DATADIR)/fleet $(DESTDIR)$(DATADIR) \
+	  $(DESTDIR)$(INCLUDEDIR)/nicstall \
 	  $(DESTDIR)$(DOCDIR) 2>/dev/null; true
 
 clean:
