@@ -7,6 +7,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/siphash.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -26,6 +27,13 @@ struct stall {
 	void *hook_arg;
 	uint64_t now;
 	uint64_t polls, poll_cost_ns;
+	struct sip_key kkey;            /* for the sibling key set */
+	struct kent *kset;
+	size_t kcap;
+	uint64_t sibling_scans;         /* passes over the flow table for siblings */
+	unsigned lines;                 /* per-flow log lines this poll */
+	unsigned released_unlogged, closed_unlogged;
+	uint64_t refused_logged, refused_log_ns;
 };
 
 static const struct port_conf *port_conf_of(const struct stall *s, const char *name)
@@ -55,62 +63,111 @@ static void group_of(const struct stall *s, const char *port, char *buf, size_t 
 		snprintf(buf, len, "%s", port);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A set of normalised connection keys (open addressing, keyed hash): the
+ * sibling count needs "distinct connections" without text or sorting. */
+struct kent {
+	struct flow_key k;
+	uint8_t used, stalled, progressed;
+};
+
+static struct kent *kset_slot(struct stall *s, const struct flow_key *k)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t i = (size_t)siphash24(&s->kkey, k, sizeof(*k)) & (s->kcap - 1);
+
+	while (s->kset[i].used && memcmp(&s->kset[i].k, k, sizeof(*k)))
+		i = (i + 1) & (s->kcap - 1);
+	return &s->kset[i];
+}
+
+/* The ports whose incident group is group (a port, or a peer pair). */
+static unsigned group_ports(const struct stall *s, const char *group, const char *names[2])
+{
+	unsigned n = 0;
+	char g[72];
+
+	for (unsigned i = 0; i < s->c->nports && n < 2; i++) {
+		group_of(s, s->c->ports[i].name, g, sizeof(g));
+		if (!strcmp(g, group))
+			names[n++] = s->c->ports[i].name;
+	}
+	if (!n)
+		names[n++] = group;     /* a port not configured ("-") */
+	return n;
+}
+
+static int in_group(const struct sflow *f, const char *names[2], unsigned n)
+{
+	return !strcmp(f->port, names[0]) || (n > 1 && !strcmp(f->port, names[1]));
 }
 
 /* Distinct connections of the group that progressed since 'since' and
- * are not among the stalled ones. */
+ * are not among the stalled ones. One pass over the flows, O(flows): it
+ * runs once per incident and poll (incident_siblings_stale), never per
+ * joining flow, so a mass stall costs linear time, not quadratic. */
 static unsigned count_siblings(struct stall *s, const char *group, uint64_t since)
 {
-	char **prog = NULL, **stl = NULL, g[72], t[160];
-	size_t np = 0, ns = 0;
-	unsigned n = 0;
+	const char *names[2];
+	unsigned ng = group_ports(s, group, names), n = 0;
+	size_t need = 16;
 
+	s->sibling_scans++;
+	while (need < (size_t)flowtab_count(s->flows) * 2)
+		need *= 2;
+	if (need > s->kcap) {
+		struct kent *k = realloc(s->kset, need * sizeof(*k));
+
+		if (!k)
+			return 0;
+		s->kset = k;
+		s->kcap = need;
+	}
+	memset(s->kset, 0, s->kcap * sizeof(*s->kset));
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
-		char ***arr;
-		size_t *cnt;
+		struct flow_key k;
+		struct kent *e;
 
-		group_of(s, f->port, g, sizeof(g));
-		if (strcmp(g, group))
+		if (!in_group(f, names, ng))
 			continue;
-		if (f->state == FLOW_STALLED) {
-			arr = &stl;
-			cnt = &ns;
-		} else if (f->progress_ns >= since) {
-			arr = &prog;
-			cnt = &np;
-		} else
+		if (f->state != FLOW_STALLED && f->progress_ns < since)
 			continue;
-		char **na = realloc(*arr, (*cnt + 1) * sizeof(char *));
-
-		if (!na)
-			continue;
-		*arr = na;
-		flow_norm_tuple(f, t, sizeof(t));
-		(*arr)[*cnt] = strdup(t);
-		if ((*arr)[*cnt])
-			(*cnt)++;
+		flow_norm_key(&f->obs.key, &k);
+		e = kset_slot(s, &k);
+		if (!e->used) {
+			e->used = 1;
+			e->k = k;
+		}
+		if (f->state == FLOW_STALLED)
+			e->stalled = 1;
+		else
+			e->progressed = 1;
 	}
-	if (np)
-		qsort(prog, np, sizeof(char *), cmp_str);
-	if (ns)
-		qsort(stl, ns, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < np; i++) {
-		if (i && !strcmp(prog[i], prog[i - 1]))
-			continue;
-		if (ns && bsearch(&prog[i], stl, ns, sizeof(char *), cmp_str))
-			continue;
-		n++;
-	}
-	for (size_t i = 0; i < np; i++)
-		free(prog[i]);
-	for (size_t i = 0; i < ns; i++)
-		free(stl[i]);
-	free(prog);
-	free(stl);
+	for (size_t i = 0; i < s->kcap; i++)
+		if (s->kset[i].used && s->kset[i].progressed && !s->kset[i].stalled)
+			n++;
 	return n;
+}
+
+/* Bring an incident's sibling count up to date if flows joined since. */
+static void refresh_siblings(struct stall *s, struct incident *inc)
+{
+	uint64_t since;
+
+	if (inc && incident_siblings_due(inc, &since))
+		incident_set_siblings(inc, count_siblings(s, incident_group(inc), since));
+}
+
+/* Per-flow log lines (joins, releases) are kept to a few per poll: a mass
+ * stall or release of 100k flows must not write 100k lines from the loop.
+ * The rest are counted and summed up when the poll ends. */
+#define FLOW_LINES_PER_POLL 16
+
+static int flow_line_ok(struct stall *s)
+{
+	if (s->lines < FLOW_LINES_PER_POLL) {
+		s->lines++;
+		return 1;
+	}
+	return 0;
 }
 
 static void end_incident(struct stall *s, struct incident *inc, int released)
@@ -129,16 +186,20 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	struct incident *inc;
 
 	group_of(s, f->port, group, sizeof(group));
-	flow_tuple(f, tuple, sizeof(tuple));
 	inc = incidents_open_of(s->incs, group);
 	/* within the grouping window a stall joins the open incident (and
 	 * its running investigation); later ones are incidents of their own */
 	if (inc && s->now - incident_opened_ns(inc) <= s->c->group_ns) {
 		incident_add_flow(inc, f);
 		f->incident = incident_id(inc);
-		incident_set_siblings(inc, count_siblings(s, group, s->now - threshold(s, f->port)));
-		log_info("incident %" PRIu64 ": flow %s (%s) on port %s joins", incident_id(inc),
-			 tuple, flow_src_name(f->obs.src), f->port);
+		/* counted again once, when the poll ends (or it is looked at) */
+		incident_siblings_stale(inc, s->now - threshold(s, f->port));
+		if (flow_line_ok(s)) {
+			flow_tuple(f, tuple, sizeof(tuple));
+			log_info("incident %" PRIu64 ": flow %s (%s) on port %s joins",
+				 incident_id(inc), tuple, flow_src_name(f->obs.src), f->port);
+		} else
+			incident_joins_unlogged(inc, 1);
 		if (s->hook)
 			s->hook(inc, INCIDENT_JOIN, s->hook_arg);
 		return;
@@ -146,6 +207,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	if (incidents_admit(s->incs, group, s->now, s->c->cooldown_ns, s->c->incidents_per_hour,
 			    &why)) {
 		if (why.log) {
+			flow_tuple(f, tuple, sizeof(tuple));
 			util_fmt_duration(why.since_last_ns, d, sizeof(d));
 			log_warnx("port %s: stall of %s (%s) not investigated: incident %s "
 				  "(last incident %s ago, %u in the last hour, %u suppressed so far)",
@@ -161,14 +223,17 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	}
 	incident_add_flow(inc, f);
 	f->incident = incident_id(inc);
-	/* every other flow of the group that is stalled too joins now */
-	for (struct sflow *o = flowtab_next(s->flows, NULL); o; o = flowtab_next(s->flows, o)) {
-		char g[72];
+	/* every other flow of the group that is stalled too joins now (one
+	 * pass, once per incident) */
+	{
+		const char *names[2];
+		unsigned ng = group_ports(s, group, names);
 
-		if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc))
-			continue;
-		group_of(s, o->port, g, sizeof(g));
-		if (!strcmp(g, group)) {
+		for (struct sflow *o = flowtab_next(s->flows, NULL); o;
+		     o = flowtab_next(s->flows, o)) {
+			if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc) ||
+			    !in_group(o, names, ng))
+				continue;
 			incident_add_flow(inc, o);
 			o->incident = incident_id(inc);
 		}
@@ -185,14 +250,21 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 	char tuple[160], d[32];
 	int any;
 
-	flow_tuple(f, tuple, sizeof(tuple));
-	util_fmt_duration(f->last_stall_ns, d, sizeof(d));
-	if (gone)
-		log_info("port %s: stalled flow %s (%s) closed", f->port, tuple,
-			 flow_src_name(f->obs.src));
-	else
-		log_info("port %s: flow %s (%s) released after %s stalled", f->port, tuple,
-			 flow_src_name(f->obs.src), d);
+	if (!flow_line_ok(s)) {
+		if (gone)
+			s->closed_unlogged++;
+		else
+			s->released_unlogged++;
+	} else {
+		flow_tuple(f, tuple, sizeof(tuple));
+		util_fmt_duration(f->last_stall_ns, d, sizeof(d));
+		if (gone)
+			log_info("port %s: stalled flow %s (%s) closed", f->port, tuple,
+				 flow_src_name(f->obs.src));
+		else
+			log_info("port %s: flow %s (%s) released after %s stalled", f->port,
+				 tuple, flow_src_name(f->obs.src), d);
+	}
 	f->incident = 0;
 	if (!inc || incident_ended(inc))
 		return;
@@ -233,15 +305,60 @@ static void gone_cb(struct sflow *f, void *arg)
 		on_released(arg, f, 1);
 }
 
+static void refused_cb(const struct flowtab_use *u, void *arg)
+{
+	char *buf = arg;
+	size_t off = strlen(buf);
+
+	if (off > 400)
+		return;
+	if (u->uid_known)
+		snprintf(buf + off, 512 - off, "%s%" PRIu64 " %s flow(s) of uid %u (limit %u per owner)",
+			 off ? "; " : "", u->refused, flow_src_name(u->src), (unsigned)u->uid,
+			 u->limit);
+	else
+		snprintf(buf + off, 512 - off, "%s%" PRIu64 " %s flow(s) (limit %u for the source)",
+			 off ? "; " : "", u->refused, flow_src_name(u->src), u->limit);
+}
+
+/* Flows refused by a limit: logged at most every 10 s, with who owns them. */
+static void log_refusals(struct stall *s, uint64_t now)
+{
+	char buf[512] = "";
+
+	if (flowtab_refused(s->flows) == s->refused_logged ||
+	    (s->refused_log_ns && now - s->refused_log_ns < 10000000000ull))
+		return;
+	s->refused_logged = flowtab_refused(s->flows);
+	s->refused_log_ns = now;
+	flowtab_usage(s->flows, 1, refused_cb, buf);
+	log_warnx("flow limits: new flows not tracked so far: %s", buf);
+}
+
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
 	/* flows not seen lately are closed; open incidents time out */
 	flowtab_expire(s->flows, now, gone_cb, s);
 	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
-	     inc = incidents_next(s->incs, inc))
+	     inc = incidents_next(s->incs, inc)) {
+		unsigned n;
+
 		if (!incident_ended(inc) && now - incident_opened_ns(inc) > s->c->incident_max_ns)
 			end_incident(s, inc, 0);
+		refresh_siblings(s, inc);
+		n = incident_joins_unlogged(inc, -1);
+		if (n)
+			log_info("incident %" PRIu64 ": %u more flow(s) joined (%u stalled in all, "
+				 "%u listed)", incident_id(inc), n, incident_flows_stalled(inc),
+				 incident_nflows(inc));
+	}
+	if (s->released_unlogged || s->closed_unlogged)
+		log_info("%u more stalled flow(s) released and %u closed this poll",
+			 s->released_unlogged, s->closed_unlogged);
+	s->released_unlogged = s->closed_unlogged = 0;
+	s->lines = 0;
+	log_refusals(s, now);
 }
 
 void stall_poll(struct stall *s)
@@ -272,6 +389,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	}
 	s->loop = l;
 	s->c = c;
+	sip_key_random(&s->kkey);
 	s->flows = flowtab_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
@@ -306,12 +424,16 @@ void stall_free(struct stall *s)
 	flowsrcs_free(s->srcs);
 	flowtab_free(s->flows);
 	incidents_free(s->incs);
+	free(s->kset);
 	free(s);
 }
 
 struct incident *stall_incident(struct stall *s, uint64_t id)
 {
-	return incidents_get(s->incs, id);
+	struct incident *inc = incidents_get(s->incs, id);
+
+	refresh_siblings(s, inc);
+	return inc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -387,15 +509,38 @@ struct json_object *stall_flows_json(struct stall *s, const char *port, int stal
 
 struct json_object *stall_incidents_json(struct stall *s)
 {
+	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
+	     inc = incidents_next(s->incs, inc))
+		refresh_siblings(s, inc);
 	return incidents_json(s->incs, loop_mono_ns());
+}
+
+static void use_json(const struct flowtab_use *u, void *arg)
+{
+	struct json_object *o = json_object_new_object();
+
+	jx_add_str(o, "source", flow_src_name(u->src));
+	if (u->uid_known)
+		jx_add_u64(o, "uid", u->uid);
+	jx_add_u64(o, "flows", u->flows);
+	jx_add_u64(o, "limit", u->limit);
+	jx_add_u64(o, "refused", u->refused);
+	json_object_array_add(arg, o);
 }
 
 struct json_object *stall_engines_json(struct stall *s)
 {
 	struct json_object *o = json_object_new_object();
 
+	struct json_object *lim = json_object_new_array();
+
 	flowsrcs_status(s->srcs, o);
 	jx_add_u64(o, "flows", flowtab_count(s->flows));
+	/* every source, and the owners that have had flows refused */
+	flowtab_usage(s->flows, 0, use_json, lim);
+	json_object_object_add(o, "limits", lim);
+	jx_add_u64(o, "hash_buckets", flowtab_buckets(s->flows));
+	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "polls", s->polls);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
 	return o;
@@ -404,19 +549,21 @@ struct json_object *stall_engines_json(struct stall *s)
 size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 			     struct stall_owner *out, size_t max)
 {
+	const char *names[2];
+	unsigned ng = group_ports(s, incident_group(inc), names);
 	size_t n = 0;
-	char g[72], t[160];
+	char t[160];
 
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+		struct flow_key k;
 		int match;
 
 		if (!f->obs.pid && !f->obs.inode)
 			continue;
-		group_of(s, f->port, g, sizeof(g));
-		if (strcmp(g, incident_group(inc)))
+		if (!in_group(f, names, ng))
 			continue;
-		flow_norm_tuple(f, t, sizeof(t));
-		match = incident_has_norm(inc, t);
+		flow_norm_key(&f->obs.key, &k);
+		match = incident_has_norm(inc, &k);
 		if (!match)
 			continue;
 		for (size_t j = 0; j < n; j++)
@@ -425,6 +572,7 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 				match = 0;
 		if (!match || n >= max)
 			continue;
+		flow_norm_tuple(f, t, sizeof(t));
 		out[n].pid = f->obs.pid;
 		out[n].inode = f->obs.inode;
 		util_strlcpy(out[n].port, f->port, sizeof(out[n].port));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coretest.h"
 #include "daemon/conf.h"
@@ -41,13 +42,15 @@ struct fix {
 	struct conf *c;
 	struct stall *s;
 	struct { enum incident_event ev; uint64_t id; } ev[16];
-	unsigned nev;
+	unsigned nev, nopen, njoin;
 };
 
 static void hook(struct incident *inc, enum incident_event ev, void *arg)
 {
 	struct fix *x = arg;
 
+	x->nopen += ev == INCIDENT_OPEN;
+	x->njoin += ev == INCIDENT_JOIN;
 	if (x->nev < 16) {
 		x->ev[x->nev].ev = ev;
 		x->ev[x->nev].id = incident_id(inc);
@@ -222,6 +225,78 @@ static void stall_observe__progressing_flow__counted_as_sibling(void **state)
 	json_object_put(j);
 }
 
+/* 100k flows of one port stall in the same poll (a wedged receive path
+ * under a big engine): one incident, every flow counted, the siblings
+ * right. Each joining flow used to count the siblings afresh (a walk,
+ * strdup and sort of every flow): quadratic, hours for 100k. The alarm
+ * only turns such a hang into a failure; nothing here is timed. */
+#define MASS 100000u
+static void stall_observe__mass_stall_of_100k__one_incident_linear(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *j, *st;
+	uint64_t t0 = 1 * SEC, t, scans, polls = 0;
+
+	alarm(120);
+	for (t = t0; t <= t0 + 400 * MS; t += 50 * MS, polls++) {
+		for (unsigned i = 0; i < MASS; i++) {
+			/* answered up to t0, then every request unanswered */
+			struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i % 50000), i + 1,
+								t == t0 ? 5 : 6, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		for (unsigned i = 0; i < 10; i++) {     /* ten flows keep moving */
+			uint64_t n = (t - t0) / (50 * MS) + 1;
+			struct flow_obs o = coretest_engine_obs((uint16_t)(60001 + i), 900000 + i,
+								n, n, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		stall_poll_end(x->s, t);
+	}
+	alarm(0);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(x->njoin, MASS - 1);
+	j = incident_json(stall_incident(x->s, 0), t);
+	assert_int_equal(json_object_array_length(jx_get(j, "flows")), INCIDENT_MAX_FLOWS);
+	assert_int_equal(jx_u64(j, "flows_not_listed"), MASS - INCIDENT_MAX_FLOWS);
+	assert_int_equal(jx_u64(j, "siblings_progressing"), 10);
+	json_object_put(j);
+	/* the sibling count ran once per poll at most, never per joining flow */
+	st = stall_engines_json(x->s);
+	scans = jx_u64(st, "sibling_scans");
+	assert_true(scans <= polls + 2);
+	json_object_put(st);
+}
+
+/* One owner's 65,536 idle engine flows (the old shared limit) must not keep
+ * a stalled kernel flow of the same port from being tracked. */
+static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs k = coretest_engine_obs(50001, 0, 0, 0, 0);
+
+	for (unsigned i = 0; i < 65536; i++) {
+		struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i % 40000), i + 1, 5, 5, 0);
+
+		o.uid = 1000;
+		o.uid_known = 1;
+		stall_observe(x->s, &o, "c", 1 * SEC);
+	}
+	/* a kernel TCP socket with unacknowledged bytes that never move */
+	k.src = FLOW_SRC_SOCK;
+	k.session = 0;
+	k.uid_known = 1;
+	stall_observe(x->s, &k, "c", 1 * SEC);
+	k.inflight = 100;
+	k.tx_bytes = 100;
+	for (uint64_t t = 1 * SEC + 50 * MS; t <= 1 * SEC + 400 * MS; t += 50 * MS)
+		stall_observe(x->s, &k, "c", t);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +307,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__mass_stall_of_100k__one_incident_linear, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
