@@ -134,6 +134,12 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		      LOG_DEBUG : c->log_level);
 	stall_configure(d->stall, c);
 	forensic_configure(d->forensics, c);
+	{
+		char gerr[256];         /* a group made since start takes effect now */
+
+		if (ctl_set_group(d->ctl, CTL_GROUP, gerr, sizeof(gerr)) < 0)
+			log_warnx("reload: %s", gerr);
+	}
 	conf_free(d->conf);
 	d->conf = c;
 	d->reloads++;
