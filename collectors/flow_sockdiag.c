@@ -29,6 +29,7 @@
 
 #include "collectors/flowsrc.h"
 #include "lib/nl.h"
+#include "lib/procfd.h"
 #include "lib/util.h"
 
 /* TCP states as the kernel numbers them (include/net/tcp_states.h). */
@@ -52,8 +53,6 @@ enum {
 		   (1u << SD_TCP_LAST_ACK) | (1u << SD_TCP_CLOSING))
 
 /* /proc scan bounds for sockdiag_inode_owner. */
-#define SD_OWNER_MAX_PROCS 16384u
-#define SD_OWNER_MAX_FDS 262144u
 
 struct sockdiag {
 	struct nl_sock *ns;
@@ -210,6 +209,19 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		if (known_rx)
 			o.last_rx_ns = sd_ago(d->now, ti.tcpi_last_data_recv);
 	}
+	/* The next retransmission: tcp_get_info() gives tcpi_rto in us and
+	 * tcpi_last_data_sent in ms; tcp_retransmit_timer() arms the timer
+	 * icsk_rto after each retransmission (inet_csk_reset_xmit_timer), and
+	 * every segment with data, retransmissions too, sets lsndtime
+	 * (tcp_event_data_sent). So with data unacknowledged it is due
+	 * rto - last_data_sent from now. */
+	if (TI_HAS(tilen, tcpi_unacked) && ti.tcpi_unacked && ti.tcpi_rto) {
+		uint64_t rto = (uint64_t)ti.tcpi_rto * 1000ull;
+		uint64_t since = (uint64_t)ti.tcpi_last_data_sent * 1000000ull;
+
+		o.rto_ns = rto;
+		o.retry_due_ns = d->now + (rto > since ? rto - since : 0);
+	}
 	d->emit(&o, d->arg);
 	d->emitted++;
 }
@@ -354,100 +366,18 @@ const struct flow_src_ops flow_src_sock_ops = {
 
 /* ---- socket inode owner ---- */
 
-static int sd_all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-static void sd_read_comm(int procfd, int pid, char *comm, size_t commlen)
-{
-	char path[64], buf[64];
-	ssize_t n;
-	int fd;
-
-	if (!comm || !commlen)
-		return;
-	comm[0] = '\0';
-	snprintf(path, sizeof(path), "%d/comm", pid);
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	snprintf(comm, commlen, "%s", buf);
-}
-
 int sockdiag_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen)
 {
-	char want[48], link[64], path[64];
-	unsigned procs = 0, fds = 0;
-	struct dirent *pe, *fe;
-	int procfd, rc = -ENOENT;
-	DIR *pd;
+	struct procfd_owner o;
+	int n = procfd_socket_owners(inode, &o, 1, NULL);
 
-	if (!inode)
-		return -EINVAL;
-	snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);
-	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procfd < 0)
-		return -errno;
-	pd = fdopendir(dup(procfd));
-	if (!pd) {
-		rc = -errno;
-		close(procfd);
-		return rc;
-	}
-	while (rc == -ENOENT && (pe = readdir(pd)) && procs < SD_OWNER_MAX_PROCS &&
-	       fds < SD_OWNER_MAX_FDS) {
-		DIR *fdd;
-		long p;
-		int dfd;
-
-		if (!sd_all_digits(pe->d_name) || strlen(pe->d_name) > 10)
-			continue;
-		p = strtol(pe->d_name, NULL, 10);
-		if (p <= 0 || p > INT32_MAX)
-			continue;
-		procs++;
-		snprintf(path, sizeof(path), "%ld/fd", p);
-		dfd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			continue;       /* gone or not ours to read */
-		fdd = fdopendir(dfd);
-		if (!fdd) {
-			close(dfd);
-			continue;
-		}
-		while ((fe = readdir(fdd)) && fds < SD_OWNER_MAX_FDS) {
-			ssize_t n;
-
-			if (fe->d_name[0] == '.')
-				continue;
-			fds++;
-			n = readlinkat(dirfd(fdd), fe->d_name, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			if (strcmp(link, want))
-				continue;
-			if (pid)
-				*pid = (int)p;
-			sd_read_comm(procfd, (int)p, comm, commlen);
-			rc = 0;
-			break;
-		}
-		closedir(fdd);
-	}
-	closedir(pd);
-	close(procfd);
-	return rc;
+	if (n < 0)
+		return n;
+	if (n == 0)
+		return -ENOENT;
+	if (pid)
+		*pid = o.pid;
+	if (comm && commlen)
+		snprintf(comm, commlen, "%s", o.comm);
+	return 0;
 }

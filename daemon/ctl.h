@@ -7,6 +7,7 @@
 #define NICSTALL_CTL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/ctlproto.h"
@@ -50,6 +51,16 @@ int ctl_set_group(struct ctl *ctl, const char *name, char *err, size_t errlen);
  * service call (exported for tests). */
 enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
 			       int have_group, gid_t group);
+
+/* Inside a handler: its reply will come later, through ctl_reply_later()
+ * (an action that completes from the loop, such as a reprogram's hold); the
+ * handler then returns NULL. Returns a ticket (never 0), or 0 when called
+ * outside a handler. The connection waits at most CTL_DEFER_MAX_NS. */
+#define CTL_DEFER_MAX_NS (120ull * 1000000000ull)
+uint64_t ctl_defer(void);
+/* The reply of a deferred request (owned by ctl afterwards). When the
+ * client has gone meanwhile the reply is dropped. */
+void ctl_reply_later(uint64_t ticket, struct json_object *reply);
 /* An error reply: {"ok": false, "error": msg}. */
 struct json_object *ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

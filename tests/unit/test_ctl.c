@@ -31,12 +31,19 @@ struct fx {
 	char dir[64], path[96];
 };
 
+static uint64_t deferred;       /* the ticket of a {"cmd":"defer"} request */
+
 static struct json_object *handler(struct json_object *req, enum ctl_access access, void *arg)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o;
 
-	(void)req;
 	(void)arg;
+	if (!strcmp(jx_text(req, "cmd"), "defer")) {
+		deferred = ctl_defer();
+		if (deferred)
+			return NULL;
+	}
+	o = json_object_new_object();
 	jx_add_bool(o, "ok", 1);
 	jx_add_int(o, "access", (int)access);
 	return o;
@@ -359,6 +366,58 @@ static void ctl_set_group__exists_or_not__socket_mode(void **state)
 	assert_int_equal(st.st_gid, 0);
 }
 
+static void reply_later_cb(struct loop_timer *t, void *arg)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)t;
+	(void)arg;
+	jx_add_bool(o, "ok", 1);
+	jx_add_str(o, "later", "yes");
+	ctl_reply_later(deferred, o);
+	deferred = 0;
+}
+
+/* A member whose request is deferred (a reprogram's hold) has sent its
+ * request: it is not an idle unauthenticated peer, is not dropped at the
+ * entry timeout, and gets its reply when it comes (after 2.6 s here). */
+static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
+{
+	struct fx *x = *state;
+	struct loop_timer *t;
+	int res[2];
+	pid_t pid;
+	char buf[512], c;
+
+	if (!x)
+		skip();
+	assert_int_equal(ctl_set_group(x->ctl, "nogroup", buf, sizeof(buf)), 0);
+	assert_int_equal(pipe(res), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd;
+
+		alarm(10);
+		become(65534, 65534, NULL, 0);
+		c = 'x';
+		fd = dial(x->path);
+		if (fd >= 0 && write(fd, "{\"cmd\":\"defer\"}\n", 16) == 16 &&
+		    outcome(fd, 5000, buf, sizeof(buf)) == 'c' && strstr(buf, "\"later\":\"yes\""))
+			c = 'k';
+		_exit(write(res[1], &c, 1) == 1 ? 0 : 1);
+	}
+	t = loop_timer_new(x->l, reply_later_cb, NULL);
+	loop_timer_set(t, (CTL_ENTRY_TIMEOUT_NS * 13) / 10, 0);
+	serve(x, (unsigned)(CTL_ENTRY_TIMEOUT_NS * 13 / 10 / 1000000ull) + 600);
+	loop_timer_free(t);
+	assert_int_equal(read(res[0], &c, 1), 1);
+	assert_int_equal(c, 'k');
+	reap(pid);
+	close(res[0]);
+	close(res[1]);
+}
+
 static void ctl_access_for__uids_and_groups__decided(void **state)
 {
 	gid_t g[3] = { 10, 20, 30 };
@@ -378,6 +437,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ctl_accept__member_floods__per_uid_limit_timeout_root_served, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_accept__supplementary_group_of_peer__read, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_set_group__exists_or_not__socket_mode, setup, teardown),
+		cmocka_unit_test_setup_teardown(ctl_defer__member_waits_past_entry_timeout__gets_reply, setup, teardown),
 		cmocka_unit_test(ctl_access_for__uids_and_groups__decided),
 	};
 
