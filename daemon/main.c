@@ -7,6 +7,7 @@
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
+#include "daemon/dirs.h"
 #include "daemon/forensic.h"
 #include "daemon/ports.h"
 #include "daemon/sampler.h"
@@ -104,6 +105,14 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			 "%u error(s), first: %s", eb.n, err);
 		snprintf(err, errlen, "%s", d->last_reload_error);
 		log_errx("reload: %s: keeping the running configuration", d->conf_path);
+		sd_notify(0, "READY=1\nSTATUS=reload failed, running the previous configuration");
+		return -1;
+	}
+	if (strcmp(c->state_dir, d->conf->state_dir) && dirs_check(c, err, errlen) < 0) {
+		d->reload_failures++;
+		snprintf(d->last_reload_error, sizeof(d->last_reload_error), "%s", err);
+		log_errx("reload: %s: keeping the running configuration", err);
+		conf_free(c);
 		sd_notify(0, "READY=1\nSTATUS=reload failed, running the previous configuration");
 		return -1;
 	}
@@ -287,6 +296,10 @@ int main(int argc, char **argv)
 		log_errx("invalid rules, not starting");
 		return 1;
 	}
+	if (dirs_check(d.conf, err, sizeof(err)) < 0) {
+		log_errx("%s: refusing to start", err);
+		return 1;
+	}
 	{
 		int n = bundle_cleanup(d.conf->state_dir, err, sizeof(err));
 
@@ -295,6 +308,9 @@ int main(int argc, char **argv)
 				  d.conf->state_dir, n);
 		else if (n < 0)
 			log_warnx("%s: %s", d.conf->state_dir, err);
+		n = dirs_clean_work(d.conf->state_dir);
+		if (n > 0)
+			log_info("%s/work: removed %d capture(s) a stopped daemon left", d.conf->state_dir, n);
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));
