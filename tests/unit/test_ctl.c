@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <json-c/json.h>
 #include <poll.h>
@@ -418,6 +419,37 @@ static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
 	close(res[1]);
 }
 
+/* The mode is set on the bound inode, never by name: with the socket's
+ * name replaced by a symbolic link to a root file (a user who could write
+ * run_dir), the file keeps its mode and group; the socket gets them. */
+static void ctl_set_group__path_replaced_by_symlink__target_untouched(void **state)
+{
+	struct fx *x = *state;
+	char moved[128], victim[128], err[256];
+	struct stat st;
+	int fd;
+
+	if (!x)
+		skip();
+	snprintf(moved, sizeof(moved), "%s.moved", x->path);
+	snprintf(victim, sizeof(victim), "%s/victim", x->dir);
+	fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rename(x->path, moved), 0);
+	assert_int_equal(symlink(victim, x->path), 0);
+	assert_int_equal(ctl_set_group(x->ctl, "nogroup", err, sizeof(err)), 0);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(st.st_gid, 0);
+	assert_int_equal(stat(moved, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0660);
+	assert_int_equal(st.st_gid, 65534);
+	unlink(x->path);
+	unlink(victim);
+	assert_int_equal(rename(moved, x->path), 0);
+}
+
 static void ctl_access_for__uids_and_groups__decided(void **state)
 {
 	gid_t g[3] = { 10, 20, 30 };
@@ -438,6 +470,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ctl_accept__supplementary_group_of_peer__read, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_set_group__exists_or_not__socket_mode, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_defer__member_waits_past_entry_timeout__gets_reply, setup, teardown),
+		cmocka_unit_test_setup_teardown(ctl_set_group__path_replaced_by_symlink__target_untouched, setup, teardown),
 		cmocka_unit_test(ctl_access_for__uids_and_groups__decided),
 	};
 
