@@ -93,6 +93,24 @@ static int link_parse(const struct nlmsghdr *nlh, struct nl_link *l)
 	return 0;
 }
 
+int nl_link_parse_buf(const void *buf, size_t len, struct nl_link *out, unsigned max,
+		      unsigned *n)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	*n = 0;
+	if (len > INT32_MAX || nl_msgs_check(buf, len) < 0)
+		return -EBADMSG;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+			continue;
+		if (*n < max && link_parse(nlh, &out[*n]) == 0)
+			(*n)++;
+	}
+	return 0;
+}
+
 struct link_get_ctx {
 	struct nl_link *out;
 	int ifindex;
