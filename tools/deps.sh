@@ -1,9 +1,10 @@
 #!/bin/sh
 # Install the Debian packages nicstalld needs to build and test, quietly and
-# only when something is missing (idempotent). chromium and nodejs: the
+# only when something is missing (idempotent). libclang-rt-dev: libFuzzer
+# (make fuzz, make check). chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
 set -e
-PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
