@@ -36,7 +36,8 @@ static void usage(FILE *f)
 "  counters PORT [--changed] [--window SECONDS]\n"
 "                               current values, or deltas over a window\n"
 "  snapshot [PORT...]           every counter of every source now (JSON)\n"
-"  flows [PORT] [--stalled]     live flow table: source, tuple, state, held bytes\n"
+"  flows [PORT] [--stalled] [--limit N]\n"
+"                               live flow table: source, tuple, state, held bytes\n"
 "  incident show [ID]           an investigation record (default: the newest)\n"
 "  incident list                recent investigations\n"
 "  investigate PORT             run the forensic sequence now (root)\n"
@@ -188,6 +189,9 @@ static void print_flows(struct json_object *o)
 	}
 	if (!n)
 		printf("(no flows)\n");
+	else if (jx_u64(o, "flows_total") > n)
+		printf("(%" PRIu64 " more not listed: stalled first, then waiting, then the rest; "
+		       "--limit N lists more)\n", jx_u64(o, "flows_total") - n);
 }
 
 static void print_status(struct json_object *o)
@@ -758,7 +762,16 @@ int main(int argc, char **argv)
 		for (; i < argc; i++) {
 			if (!strcmp(argv[i], "--stalled"))
 				json_object_object_add(req, "stalled", json_object_new_boolean(1));
-			else if (argv[i][0] == '-') {
+			else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
+				char *end;
+				long long v = strtoll(argv[++i], &end, 10);
+
+				if (*end || v < 1 || v > 100000) {
+					fprintf(stderr, "nicstallctl: flows: --limit takes 1 to 100000\n");
+					goto usage;
+				}
+				json_object_object_add(req, "limit", json_object_new_int64(v));
+			} else if (argv[i][0] == '-') {
 				fprintf(stderr, "nicstallctl: flows: unknown option '%s'\n", argv[i]);
 				goto usage;
 			} else if (!jx_get(req, "port"))

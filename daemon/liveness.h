@@ -36,11 +36,13 @@
 enum flow_state { FLOW_IDLE = 0, FLOW_WAITING, FLOW_STALLED };
 
 struct sflow {
+	/* what a lookup compares, first: one cache line pair per flow looked
+	 * at (100k flows are looked up on every poll) */
 	struct sflow *next;
-	struct flow_obs obs;
 	uint64_t hash;                  /* keyed hash of (source, tuple, session, port) */
-	int owner;                      /* the flow table's owner entry, -1 none */
 	char port[32];
+	struct flow_obs obs;
+	int owner;                      /* the flow table's owner entry, -1 none */
 	enum flow_state state;
 	uint64_t first_ns, seen_ns;
 	uint64_t wait_since_ns, progress_ns, stalled_at_ns;

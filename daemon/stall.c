@@ -34,7 +34,17 @@ struct stall {
 	unsigned lines;                 /* per-flow log lines this poll */
 	unsigned released_unlogged, closed_unlogged;
 	uint64_t refused_logged, refused_log_ns;
+	/* a poll's observations, handled STALL_CHUNK per loop turn so that a
+	 * poll of 100k flows never holds the loop (control requests are
+	 * answered between chunks) */
+	struct qobs { struct flow_obs o; char port[32]; } *q;
+	size_t qn, qpos, qcap;
+	struct loop_timer *chunk;
+	uint64_t poll_t0, poll_busy_ns;
+	int chunked;                    /* the running poll is the timer's */
 };
+
+#define STALL_CHUNK 8192u
 
 static const struct port_conf *port_conf_of(const struct stall *s, const char *name)
 {
@@ -296,7 +306,20 @@ static void emit_cb(const struct flow_obs *o, const char *port, void *arg)
 {
 	struct stall *s = arg;
 
-	stall_observe(s, o, port, s->now);
+	if (s->qn == s->qcap) {
+		size_t nc = s->qcap ? s->qcap * 2 : 1024;
+		struct qobs *nq = realloc(s->q, nc * sizeof(*nq));
+
+		if (!nq) {              /* handled at once then, still correct */
+			stall_observe(s, o, port, s->now);
+			return;
+		}
+		s->q = nq;
+		s->qcap = nc;
+	}
+	s->q[s->qn].o = *o;
+	util_strlcpy(s->q[s->qn].port, port, sizeof(s->q[0].port));
+	s->qn++;
 }
 
 static void gone_cb(struct sflow *f, void *arg)
@@ -361,21 +384,74 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	log_refusals(s, now);
 }
 
-void stall_poll(struct stall *s)
+/* Handle queued observations, at most max (0: all); at the end of the
+ * queue the poll ends. 1 while some are left. */
+static int drain(struct stall *s, size_t max)
+{
+	uint64_t t = loop_mono_ns();
+	size_t end = max && s->qn - s->qpos > max ? s->qpos + max : s->qn;
+
+	for (; s->qpos < end; s->qpos++)
+		stall_observe(s, &s->q[s->qpos].o, s->q[s->qpos].port, s->poll_t0);
+	s->poll_busy_ns += loop_mono_ns() - t;
+	if (s->qpos < s->qn)
+		return 1;
+	t = loop_mono_ns();
+	stall_poll_end(s, s->poll_t0);
+	s->polls++;
+	s->poll_cost_ns = s->poll_busy_ns + loop_mono_ns() - t;
+	/* give back what a storm needed, once it is well past */
+	if (s->qcap > 16384 && s->qn < s->qcap / 8) {
+		struct qobs *nq = realloc(s->q, (s->qcap / 4) * sizeof(*nq));
+
+		if (nq) {
+			s->q = nq;
+			s->qcap /= 4;
+		}
+	}
+	s->qn = s->qpos = 0;
+	s->chunked = 0;
+	return 0;
+}
+
+static void poll_begin(struct stall *s)
 {
 	uint64_t t0 = loop_mono_ns();
 
-	s->now = t0;
+	s->now = s->poll_t0 = t0;
+	s->qn = s->qpos = 0;
 	flowsrcs_poll(s->srcs, t0, emit_cb, s);
-	stall_poll_end(s, t0);
-	s->polls++;
-	s->poll_cost_ns = loop_mono_ns() - t0;
+	s->poll_busy_ns = loop_mono_ns() - t0;
+}
+
+void stall_poll(struct stall *s)
+{
+	if (s->chunked)                 /* the timer's poll: finish it first */
+		drain(s, 0);
+	poll_begin(s);
+	drain(s, 0);
+}
+
+static void chunk_cb(struct loop_timer *t, void *arg)
+{
+	struct stall *s = arg;
+
+	(void)t;
+	if (s->chunked && drain(s, STALL_CHUNK))
+		loop_timer_set(s->chunk, 1, 0);         /* next loop turn */
 }
 
 static void timer_cb(struct loop_timer *t, void *arg)
 {
+	struct stall *s = arg;
+
 	(void)t;
-	stall_poll(arg);
+	if (s->chunked)                 /* the last poll is still being handled */
+		return;
+	poll_begin(s);
+	s->chunked = 1;
+	if (drain(s, STALL_CHUNK))
+		loop_timer_set(s->chunk, 1, 0);
 }
 
 struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
@@ -394,7 +470,8 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
 	s->timer = loop_timer_new(l, timer_cb, s);
-	if (!s->flows || !s->incs || !s->srcs || !s->timer) {
+	s->chunk = loop_timer_new(l, chunk_cb, s);
+	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk) {
 		util_errf(err, errlen, "%s", s->timer ? "out of memory" : "flow timer");
 		stall_free(s);
 		return NULL;
@@ -421,6 +498,8 @@ void stall_free(struct stall *s)
 	if (!s)
 		return;
 	loop_timer_free(s->timer);
+	loop_timer_free(s->chunk);
+	free(s->q);
 	flowsrcs_free(s->srcs);
 	flowtab_free(s->flows);
 	incidents_free(s->incs);
@@ -439,71 +518,148 @@ struct incident *stall_incident(struct stall *s, uint64_t id)
 /* ------------------------------------------------------------------ */
 /* JSON views */
 
-static int flow_order(const void *a, const void *b)
+/* Listing order: port, stalled before waiting before the rest, then the
+ * tuple (addresses and ports as numbers), source and session. Compared on
+ * the flows themselves: a mass stall lists the first max of 100k flows
+ * without formatting, or even allocating, the others. */
+static int state_rank(enum flow_state st)
 {
-	struct json_object *x = *(struct json_object *const *)a;
-	struct json_object *y = *(struct json_object *const *)b;
-	static const char *keys[] = { "port", "tuple", "source" };
-
-	for (size_t i = 0; i < 3; i++) {
-		int c = strcmp(jx_text(x, keys[i]), jx_text(y, keys[i]));
-
-		if (c)
-			return c;
-	}
-	return 0;
+	return st == FLOW_STALLED ? 0 : st == FLOW_IDLE ? 2 : 1;
 }
 
-struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only)
+static int flow_cmp(const void *a, const void *b)
+{
+	const struct sflow *x = *(const struct sflow *const *)a;
+	const struct sflow *y = *(const struct sflow *const *)b;
+	int c = strcmp(x->port, y->port);
+
+	if (!c)
+		c = state_rank(x->state) - state_rank(y->state);
+	if (!c)
+		c = memcmp(&x->obs.key.saddr, &y->obs.key.saddr, sizeof(x->obs.key.saddr));
+	if (!c)
+		c = (int)x->obs.key.sport - (int)y->obs.key.sport;
+	if (!c)
+		c = memcmp(&x->obs.key.daddr, &y->obs.key.daddr, sizeof(x->obs.key.daddr));
+	if (!c)
+		c = (int)x->obs.key.dport - (int)y->obs.key.dport;
+	if (!c)
+		c = (int)x->obs.key.proto - (int)y->obs.key.proto;
+	if (!c)
+		c = (int)x->obs.src - (int)y->obs.src;
+	if (!c)
+		c = x->obs.session < y->obs.session ? -1 : x->obs.session > y->obs.session;
+	return c;
+}
+
+/* Restore the max-heap (by flow_cmp) below v[k] of v[0..n). */
+static void sift_down(const struct sflow **v, size_t n, size_t k)
+{
+	for (;;) {
+		size_t l = 2 * k + 1, r = l + 1, m = k;
+
+		if (l < n && flow_cmp(&v[l], &v[m]) > 0)
+			m = l;
+		if (r < n && flow_cmp(&v[r], &v[m]) > 0)
+			m = r;
+		if (m == k)
+			return;
+		const struct sflow *t = v[k];
+
+		v[k] = v[m];
+		v[m] = t;
+		k = m;
+	}
+}
+
+static struct json_object *flow_json(const struct sflow *f, uint64_t now)
+{
+	struct json_object *o = json_object_new_object(), *held;
+	char tuple[160];
+
+	flow_tuple(f, tuple, sizeof(tuple));
+	jx_add_str(o, "port", f->port);
+	jx_add_str(o, "source", flow_src_name(f->obs.src));
+	jx_add_str(o, "tuple", tuple);
+	jx_add_u64(o, "session", f->obs.session);
+	jx_add_str(o, "state", flow_state_name(f->state));
+	jx_add_ms(o, "progress_age_ms", now - f->progress_ns);
+	if (f->state != FLOW_IDLE)
+		jx_add_ms(o, "waiting_ms", now - f->wait_since_ns);
+	jx_add_u64(o, "tx_msgs", f->obs.tx_msgs);
+	jx_add_u64(o, "rx_msgs", f->obs.rx_msgs);
+	jx_add_u64(o, "tx_bytes", f->obs.tx_bytes);
+	jx_add_u64(o, "rx_bytes", f->obs.rx_bytes);
+	held = json_object_new_object();
+	jx_add_u64(held, "unsent", f->obs.unsent);
+	jx_add_u64(held, "unread", f->obs.unread);
+	jx_add_u64(held, "staged", f->obs.staged);
+	json_object_object_add(o, "held", held);
+	if (f->obs.src == FLOW_SRC_SOCK)
+		jx_add_u64(o, "inflight", f->obs.inflight);
+	if (f->obs.src == FLOW_SRC_SOCK)
+		jx_add_u64(o, "retrans", f->obs.retrans);
+	if (f->obs.pid)
+		jx_add_int(o, "pid", f->obs.pid);
+	if (f->obs.engine[0])
+		jx_add_str(o, "engine", f->obs.engine);
+	if (f->obs.inode)
+		jx_add_u64(o, "inode", f->obs.inode);
+	jx_add_u64(o, "stalls", f->stalls);
+	if (f->last_stall_ns)
+		jx_add_ms(o, "last_stall_ms", f->last_stall_ns);
+	if (f->incident)
+		jx_add_u64(o, "incident", f->incident);
+	return o;
+}
+
+struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only,
+				     unsigned max, unsigned *total)
 {
 	struct json_object *arr = json_object_new_array();
 	uint64_t now = loop_mono_ns();
+	const struct sflow **v = NULL;
+	size_t n = 0, cap = 0;
 
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
-		struct json_object *o, *held;
-		char tuple[160];
-
 		if (port && strcmp(port, f->port))
 			continue;
 		if (stalled_only && f->state != FLOW_STALLED)
 			continue;
-		o = json_object_new_object();
-		flow_tuple(f, tuple, sizeof(tuple));
-		jx_add_str(o, "port", f->port);
-		jx_add_str(o, "source", flow_src_name(f->obs.src));
-		jx_add_str(o, "tuple", tuple);
-		jx_add_u64(o, "session", f->obs.session);
-		jx_add_str(o, "state", flow_state_name(f->state));
-		jx_add_ms(o, "progress_age_ms", now - f->progress_ns);
-		if (f->state != FLOW_IDLE)
-			jx_add_ms(o, "waiting_ms", now - f->wait_since_ns);
-		jx_add_u64(o, "tx_msgs", f->obs.tx_msgs);
-		jx_add_u64(o, "rx_msgs", f->obs.rx_msgs);
-		jx_add_u64(o, "tx_bytes", f->obs.tx_bytes);
-		jx_add_u64(o, "rx_bytes", f->obs.rx_bytes);
-		held = json_object_new_object();
-		jx_add_u64(held, "unsent", f->obs.unsent);
-		jx_add_u64(held, "unread", f->obs.unread);
-		jx_add_u64(held, "staged", f->obs.staged);
-		json_object_object_add(o, "held", held);
-		if (f->obs.src == FLOW_SRC_SOCK)
-			jx_add_u64(o, "inflight", f->obs.inflight);
-		if (f->obs.src == FLOW_SRC_SOCK)
-			jx_add_u64(o, "retrans", f->obs.retrans);
-		if (f->obs.pid)
-			jx_add_int(o, "pid", f->obs.pid);
-		if (f->obs.engine[0])
-			jx_add_str(o, "engine", f->obs.engine);
-		if (f->obs.inode)
-			jx_add_u64(o, "inode", f->obs.inode);
-		jx_add_u64(o, "stalls", f->stalls);
-		if (f->last_stall_ns)
-			jx_add_ms(o, "last_stall_ms", f->last_stall_ns);
-		if (f->incident)
-			jx_add_u64(o, "incident", f->incident);
-		json_object_array_add(arr, o);
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			const struct sflow **nv = realloc(v, nc * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		v[n++] = f;
 	}
-	json_object_array_sort(arr, flow_order);
+	if (total)
+		*total = (unsigned)n;
+	if (max && n > max) {
+		/* the first max in order without sorting them all: a max-heap
+		 * of the best max seen, one comparison for most flows */
+		for (size_t i = max; i < n; i++) {
+			size_t k = 0;
+
+			if (i == max)
+				for (size_t j = max / 2; j-- > 0;)
+					sift_down(v, max, j);
+			if (flow_cmp(&v[i], &v[0]) >= 0)
+				continue;
+			v[0] = v[i];
+			sift_down(v, max, k);
+		}
+		n = max;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), flow_cmp);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, flow_json(v[i], now));
+	free(v);
 	return arr;
 }
 

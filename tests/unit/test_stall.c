@@ -153,14 +153,14 @@ static void stall_observe__reply_comes__incident_ends_released(void **state)
 	struct json_object *fl;
 
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
-	fl = stall_flows_json(x->s, "a", 1);
+	fl = stall_flows_json(x->s, "a", 1, 0, NULL);
 	assert_int_equal(jx_len(fl), 1);
 	json_object_put(fl);
 	stall_observe(x->s, &o, "a", 2 * SEC);
 	assert_int_equal(x->nev, 2);
 	assert_int_equal(x->ev[1].ev, INCIDENT_END);
 	assert_true(incident_released(stall_incident(x->s, 0)));
-	fl = stall_flows_json(x->s, "a", 1);
+	fl = stall_flows_json(x->s, "a", 1, 0, NULL);
 	assert_int_equal(jx_len(fl), 0);
 	json_object_put(fl);
 }
@@ -270,6 +270,49 @@ static void stall_observe__mass_stall_of_100k__one_incident_linear(void **state)
 	json_object_put(st);
 }
 
+/* nicstallctl flows and the investigation's snapshot list at most max
+ * flows (a mass stall made replies and bundle files of 100k flows, and
+ * held the loop while they were built and sorted by text): stalled first,
+ * the same first max as the whole sorted list, with the total. */
+static void stall_flows_json__mass_stall__bounded_stalled_first_same_order(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *all, *some;
+	unsigned total = 0, total2 = 0;
+	uint64_t t0 = 1 * SEC, t;
+
+	for (t = t0; t <= t0 + 400 * MS; t += 50 * MS) {
+		for (unsigned i = 0; i < 20000; i++) {
+			struct flow_obs o = coretest_engine_obs((uint16_t)(20000 - i % 20000), i + 1,
+								t == t0 ? 5 : 6, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		for (unsigned i = 0; i < 10; i++) {     /* idle ones, listed last */
+			struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i), 900000 + i, 5, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		stall_poll_end(x->s, t);
+	}
+	some = stall_flows_json(x->s, NULL, 0, 100, &total);
+	all = stall_flows_json(x->s, NULL, 0, 0, &total2);
+	assert_int_equal(total, 20010);
+	assert_int_equal(total2, 20010);
+	assert_int_equal(json_object_array_length(some), 100);
+	assert_int_equal(json_object_array_length(all), 20010);
+	for (size_t i = 0; i < 100; i++) {
+		struct json_object *a = json_object_array_get_idx(some, i);
+		struct json_object *b = json_object_array_get_idx(all, i);
+
+		assert_string_equal(jx_str(a, "state"), "stalled");
+		assert_string_equal(jx_str(a, "tuple"), jx_str(b, "tuple"));
+	}
+	assert_string_equal(jx_str(json_object_array_get_idx(all, 20009), "state"), "idle");
+	json_object_put(some);
+	json_object_put(all);
+}
+
 /* One owner's 65,536 idle engine flows (the old shared limit) must not keep
  * a stalled kernel flow of the same port from being tracked. */
 static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(void **state)
@@ -308,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__mass_stall_of_100k__one_incident_linear, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_flows_json__mass_stall__bounded_stalled_first_same_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls, setup, teardown),
 	};
 
