@@ -329,17 +329,19 @@ static void state_dir_resolve(char *buf, size_t len)
 		close(fd);
 }
 
-/* A bundle argument: a path, or a name under STATE_DIR/bundles. */
-static void bundle_path(const char *arg, char *buf, size_t len)
+/* A bundle argument: a path when it holds a '/', else a name in
+ * STATE_DIR/bundles only (bundle_locate). 0, or -1 with a message printed. */
+static int bundle_path(const char *arg, char *buf, size_t len)
 {
-	char sd[2048];
+	char sd[2048] = "", err[512];
 
-	if (strchr(arg, '/') || !access(arg, F_OK)) {
-		util_strlcpy(buf, arg, len);
-		return;
+	if (!strchr(arg, '/'))
+		state_dir_resolve(sd, sizeof(sd));
+	if (bundle_locate(sd, arg, buf, len, err, sizeof(err)) < 0) {
+		fprintf(stderr, "nicstallctl: %s\n", err);
+		return -1;
 	}
-	state_dir_resolve(sd, sizeof(sd));
-	snprintf(buf, len, "%s/bundles/%s", sd, arg);
+	return 0;
 }
 
 static void list_cb(const char *path, struct json_object *man, uint64_t bytes, void *arg)
@@ -413,7 +415,8 @@ static int cmd_show(const char *arg)
 	char *txt;
 	size_t n;
 
-	bundle_path(arg, path, sizeof(path));
+	if (bundle_path(arg, path, sizeof(path)) < 0)
+		return 1;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nicstallctl: %s\n", err);
 		return 1;
@@ -497,7 +500,8 @@ static int cmd_report(const char *arg, const char *outpath)
 			"file with -o FILE (-o - forces standard output)\n");
 		return 2;
 	}
-	bundle_path(arg, path, sizeof(path));
+	if (bundle_path(arg, path, sizeof(path)) < 0)
+		return 1;
 	rep = report_load_dir(path, err, sizeof(err));
 	if (!rep) {
 		fprintf(stderr, "nicstallctl: report: %s\n", err);
@@ -563,7 +567,8 @@ static int cmd_verify(const char *arg)
 	char path[4096], err[512];
 	struct json_object *man = NULL;
 
-	bundle_path(arg, path, sizeof(path));
+	if (bundle_path(arg, path, sizeof(path)) < 0)
+		return 1;
 	if (bundle_verify(path, &man, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nicstallctl: verify %s: %s\n", path, err);
 		return 1;
@@ -589,7 +594,8 @@ static int cmd_classify(const char *arg, const char *rules_dir)
 	const char *dirs[2] = { RULES_SHIPPED_DIR, RULES_LOCAL_DIR };
 	int same;
 
-	bundle_path(arg, path, sizeof(path));
+	if (bundle_path(arg, path, sizeof(path)) < 0)
+		return 1;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0) {
 		fprintf(stderr, "nicstallctl: %s\n", err);
 		return 1;
