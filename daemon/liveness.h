@@ -27,6 +27,7 @@
 #define LIVENESS_MAX_SOCK_FLOWS 65536
 #define LIVENESS_MAX_SOCK_PER_OWNER 32768
 #define LIVENESS_MAX_BPF_FLOWS 65536            /* frames: no owner known */
+#define LIVENESS_MAX_READER_FLOWS 65536         /* onload, vma, rdmaqp: each */
 #define LIVENESS_MAX_OWNERS 4096                /* distinct (source, uid) */
 /* The hash: SipHash-2-4 under a per-table random key (no writer can aim
  * its keys at one bucket), buckets doubling from 4096 with the flows. */

@@ -507,6 +507,11 @@ void stall_free(struct stall *s)
 	free(s);
 }
 
+struct flowsrcs *stall_flowsrcs(struct stall *s)
+{
+	return s->srcs;
+}
+
 struct incident *stall_incident(struct stall *s, uint64_t id)
 {
 	struct incident *inc = incidents_get(s->incs, id);
