@@ -1,14 +1,15 @@
 #!/bin/sh
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). libclang-rt-dev: libFuzzer
-# (make fuzz, make check). chromium and nodejs: the
+# (make fuzz, make check). libfaketime: test_clock_jump.sh moves only the
+# daemon's wall clock; valgrind: tests/demo/valgrind.sh. chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
 set -e
 PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
-chromium nodejs"
+chromium nodejs libfaketime valgrind"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
