@@ -184,6 +184,10 @@ static int link_get(struct nl_sock *ns, int nsfd, const char *ifname,
 		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
+	/* libmnl before 1.0.5 leaves an attribute's padding as it was: the
+	 * kernel would be sent stack bytes (valgrind: sendto points to
+	 * uninitialised bytes). The request is under 64 bytes. */
+	memset(req, 0, 256);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
