@@ -4,12 +4,18 @@
 # (make fuzz, make check). libfaketime: test_clock_jump.sh moves only the
 # daemon's wall clock; valgrind: tests/demo/valgrind.sh. chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
+# mandoc and man-db: the pages are linted, and systemd-analyze verify looks up
+# the unit's man: links (test_pages, test_install); prometheus (promtool),
+# prometheus-node-exporter and curl: the metrics file is validated and scraped
+# through a real textfile collector (test_metrics). systemd-container:
+# make check-systemd boots a systemd in a container to run the unit for real.
 set -e
 PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
-chromium nodejs libfaketime valgrind"
+chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container
+libfaketime valgrind"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
