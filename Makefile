@@ -151,7 +151,8 @@ check-systemd: deps
 	 tail -1 $(BUILD)/system-boot_unit.log; exit $$rc
 
 # The README's test command: set-up, build, unit tests (plain and under
-# ASan+UBSan), system tests, one closing line.
+# ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
+# tests, one closing line.
 check: deps
 	@rm -f $(BUILD)/results build-asan/results
 	@$(MAKE) --no-print-directory all
@@ -159,6 +160,7 @@ check: deps
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
 	@$(MAKE) --no-print-directory unit-run; \
 	 $(MAKE) --no-print-directory unit-asan; \
+	 $(MAKE) --no-print-directory fuzz-check; \
 	 $(MAKE) --no-print-directory system; \
 	 $(MAKE) --no-print-directory system-asan; \
 	 tools/summary.sh $(BUILD)/results build-asan/results

@@ -293,6 +293,9 @@ static void print_flows(struct json_object *o)
 	}
 	if (!n)
 		printf("(no flows)\n");
+	else if (jx_u64(o, "flows_total") > n)
+		printf("(%" PRIu64 " more not listed: stalled first, then waiting, then the rest; "
+		       "--limit N lists more)\n", jx_u64(o, "flows_total") - n);
 }
 
 int cmd_flows(struct cli *c)
@@ -306,6 +309,8 @@ int cmd_flows(struct cli *c)
 		json_object_object_add(req, "port", json_object_new_string(c->args[0]));
 	if (c->opts & OPT_STALLED)
 		json_object_object_add(req, "stalled", json_object_new_boolean(1));
+	if (c->opts & OPT_LIMIT)
+		json_object_object_add(req, "limit", json_object_new_int64(c->limit));
 	return run(c, req, print_flows);
 }
 

@@ -159,6 +159,8 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		return;         /* malformed attributes: skip the socket */
 	o.state = m->idiag_state;
 	o.inode = m->idiag_inode;
+	o.uid = m->idiag_uid;           /* the flow table's limits are per owner */
+	o.uid_known = 1;
 	o.unread = m->idiag_rqueue;
 	o.unsent = m->idiag_wqueue;
 

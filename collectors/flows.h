@@ -54,6 +54,11 @@ struct flow_obs {
 	int32_t pid;            /* owner pid, 0 when unknown */
 	uint64_t inode;         /* socket inode (sock_diag), 0 otherwise */
 	char engine[32];        /* engine name or "" */
+	/* Who wrote what this observation came from (the table file's owner;
+	 * the socket's uid): limits are kept per owner, so one user's flood of
+	 * flows costs only that user's flows. */
+	uint32_t uid;
+	uint8_t uid_known;      /* 0: uid not known (tracker frames) */
 	/* Sources that judge liveness themselves (Onload, VMA/XLIO, RDMA QPs:
 	 * collectors/flow_live.h) say so here, the detector takes it as is:
 	 * live is an enum flow_live verdict + 1 (0: the source gives none),

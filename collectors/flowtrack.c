@@ -28,6 +28,7 @@
 
 #include "collectors/flowsrc.h"
 #include "collectors/flowtrack.h"
+#include "lib/fsutil.h"
 #include "lib/log.h"
 #include "lib/netns.h"
 #include "lib/nl.h"
@@ -107,24 +108,6 @@ static int ft_ns_dup(int nsfd, unsigned long *ino)
 	return fd;
 }
 
-static int ft_mkdirs(const char *dir)
-{
-	char p[PATH_MAX], *s;
-
-	snprintf(p, sizeof(p), "%s", dir);
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 static void ft_marker_path(unsigned long nsino, int ifindex, char *buf, size_t len)
 {
 	if (!ft_state_dir[0])
@@ -135,26 +118,21 @@ static void ft_marker_path(unsigned long nsino, int ifindex, char *buf, size_t l
 
 static void ft_marker_write(const char *path, const char *ifname)
 {
-	char tmp[PATH_MAX + 8];
-	FILE *f;
+	char body[128], err[1200];
+	int dfd;
 
 	if (!path[0])
 		return;
-	if (ft_mkdirs(ft_state_dir) < 0) {
-		log_warn("flowtrack: state directory %s", ft_state_dir);
+	/* root's directory, the marker through an O_EXCL temporary name */
+	dfd = fsu_private_dir(ft_state_dir, 0700, err, sizeof(err));
+	if (dfd < 0) {
+		log_warnx("flowtrack: state directory: %s", err);
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		log_warn("flowtrack: marker %s", tmp);
-		return;
-	}
-	fprintf(f, "clsact qdisc on %s created by nicstalld\n", ifname);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+	snprintf(body, sizeof(body), "clsact qdisc on %s created by nicstalld\n", ifname);
+	if (fsu_replace_at(dfd, strrchr(path, '/') + 1, body, strlen(body), 0600) < 0)
 		log_warn("flowtrack: marker %s", path);
-		unlink(tmp);
-	}
+	close(dfd);
 }
 
 /* Filters on one clsact direction (parent) that are not ours: >= 0 or

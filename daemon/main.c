@@ -7,6 +7,7 @@
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
+#include "daemon/dirs.h"
 #include "daemon/forensic.h"
 #include "daemon/peers.h"
 #include "daemon/metrics.h"
@@ -125,6 +126,12 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		reload_failed(d, why, err, errlen);
 		return -1;
 	}
+	if (strcmp(c->state_dir, d->conf->state_dir) && dirs_check(c, err, errlen) < 0) {
+		util_strlcpy(why, err, sizeof(why));
+		conf_free(c);
+		reload_failed(d, why, err, errlen);
+		return -1;
+	}
 	eb.n = 0;
 	if (load_rules(c, &nr, report_log, &eb)) {
 		snprintf(why, sizeof(why), "rules: %u error(s), first: %s", eb.n, err);
@@ -158,6 +165,12 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			util_errf(d->last_reload_error, sizeof(d->last_reload_error), "peers: %s", perr);
 			log_errx("reload: peers: %s", perr);
 		}
+	}
+	{
+		char gerr[256];         /* a group made since start takes effect now */
+
+		if (ctl_set_group(d->ctl, CTL_GROUP, gerr, sizeof(gerr)) < 0)
+			log_warnx("reload: %s", gerr);
 	}
 	metrics_configure(d->metrics, c);
 	conf_free(d->conf);
@@ -351,6 +364,10 @@ int main(int argc, char **argv)
 		log_errx("invalid rules, not starting");
 		return 1;
 	}
+	if (dirs_check(d.conf, err, sizeof(err)) < 0) {
+		log_errx("%s: refusing to start", err);
+		return 1;
+	}
 	{
 		int n = bundle_cleanup(d.conf->state_dir, err, sizeof(err));
 
@@ -359,6 +376,9 @@ int main(int argc, char **argv)
 				  d.conf->state_dir, n);
 		else if (n < 0)
 			log_warnx("%s: %s", d.conf->state_dir, err);
+		n = dirs_clean_work(d.conf->state_dir);
+		if (n > 0)
+			log_info("%s/work: removed %d capture(s) a stopped daemon left", d.conf->state_dir, n);
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));

@@ -122,7 +122,14 @@ int nl_msgs_check(const void *buf, size_t len)
 			return -EBADMSG;
 		step = ((size_t)h.nlmsg_len + NLMSG_ALIGNTO - 1) &
 		       ~(size_t)(NLMSG_ALIGNTO - 1);
-		off += step < len - off ? step : len - off;
+		/* stricter than the kernel here: libmnl walks attributes up to
+		 * the ALIGNED end of a message (mnl_nlmsg_get_payload_tail), so
+		 * an unpadded last message would let it read up to 3 bytes past
+		 * the buffer (a fuzz crash). The kernel pads every message it
+		 * sends (nlmsg_end after padded attributes). */
+		if (step > len - off)
+			return -EBADMSG;
+		off += step;
 		n++;
 	}
 	return off == len ? n : -EBADMSG;

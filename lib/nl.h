@@ -23,9 +23,11 @@
 const char *nl_ns_desc(int nsfd, char *buf, size_t len);
 
 /* Check a received buffer before any libmnl call touches it: one or more
- * messages, each nlmsg_len (read as unsigned) at least NLMSG_HDRLEN and no
- * more than the bytes left, and nothing after the last one but its
- * alignment padding. Returns the number of messages, or -EBADMSG.
+ * messages, each nlmsg_len (read as unsigned) at least NLMSG_HDRLEN and,
+ * padded to NLMSG_ALIGNTO, no more than the bytes left (libmnl reads a
+ * message's attributes up to its aligned end: the last one must be padded
+ * too), and nothing after the last one. Returns the number of messages, or
+ * -EBADMSG.
  * (mnl_nlmsg_ok() casts nlmsg_len to int: 0x80000001 passes it, and the
  * attribute walk that follows reads past the buffer.) */
 int nl_msgs_check(const void *buf, size_t len);

@@ -264,7 +264,10 @@ static void nl_msgs_check__lengths__counted_or_ebadmsg(void **state)
 	b = (void *)((char *)buf + 24);
 	b->nlmsg_len = NLMSG_HDRLEN;
 	assert_int_equal(nl_msgs_check(buf, 24 + 16), 2);
-	assert_int_equal(nl_msgs_check(buf, 21), 1);       /* last one unpadded */
+	assert_int_equal(nl_msgs_check(buf, 24), 1);       /* last one padded */
+	/* unpadded: libmnl's attribute walk would read to its aligned end,
+	 * 3 bytes past the buffer (a fuzz crash in link_parse) */
+	assert_int_equal(nl_msgs_check(buf, 21), -EBADMSG);
 	assert_int_equal(nl_msgs_check(buf, 24 + 15), -EBADMSG); /* cut header */
 	assert_int_equal(nl_msgs_check(buf, 24 + 16 + 4), -EBADMSG); /* junk tail */
 	assert_int_equal(nl_msgs_check(buf, 0), -EBADMSG);
@@ -282,6 +285,36 @@ static void nl_msgs_check__lengths__counted_or_ebadmsg(void **state)
 	}
 	b->nlmsg_len = 0xffffffffu;
 	assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+}
+
+/* The fuzz crash: an RTM_NEWLINK of 85 bytes, the receive ending with it
+ * (no padding), its IFLA_IFNAME the last attribute and not terminated. The
+ * attribute walk (to the aligned end, 88) accepted the name and strlen read
+ * past the buffer. Now the buffer is refused; with its padding the name is
+ * refused as malformed. */
+static void nl_link_parse_buf__unpadded_last_message__refused_no_overread(void **state)
+{
+	unsigned char *buf = malloc(85);
+	struct nlmsghdr *nlh = (void *)buf;
+	struct ifinfomsg *ifi = (void *)(buf + 16);
+	struct nlattr *a = (void *)(buf + 32);
+	struct nl_link l[2];
+	unsigned n = 9;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 'z', 85);
+	nlh->nlmsg_len = 85;
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = 0;
+	nlh->nlmsg_seq = nlh->nlmsg_pid = 0;
+	memset(ifi, 0, sizeof(*ifi));
+	ifi->ifi_index = 7;
+	a->nla_len = 56;                        /* to 88: the aligned end */
+	a->nla_type = IFLA_IFNAME;
+	assert_int_equal(nl_link_parse_buf(buf, 85, l, 2, &n), -EBADMSG);
+	assert_int_equal(n, 0);
+	free(buf);
 }
 
 static uint64_t mono_ms(void)
@@ -645,6 +678,7 @@ int main(void)
 		cmocka_unit_test(nl_sock_request__kernel_rejects__extack_text_in_err),
 		cmocka_unit_test(nl_sock_request__aborted_dump__next_request_clean),
 		cmocka_unit_test(nl_msgs_check__lengths__counted_or_ebadmsg),
+		cmocka_unit_test(nl_link_parse_buf__unpadded_last_message__refused_no_overread),
 		cmocka_unit_test(nl_sock_request__reply_filtered_out__enomsg_at_once),
 		cmocka_unit_test(nl_genl_family__ctrl_and_absent__resolved_once),
 		cmocka_unit_test(nl_sock_open__protocols__made_or_named_error),
