@@ -1,12 +1,34 @@
 /* flow_sockdiag: kernel TCP sockets via INET_DIAG (NETLINK_SOCK_DIAG).
  *
- * One long-lived netlink socket per namespace, made inside it by lib/nl.
- * Each poll dumps AF_INET then AF_INET6 TCP sockets with INET_DIAG_INFO
- * (struct tcp_info, whatever length the running kernel gives) and filters
- * them with the port's selectors in userspace; no receive waits. Every
- * reply is hostile input: nl_msgs_check() before anything else, then
+ * One long-lived netlink socket per namespace, made inside it by lib/nl; no
+ * receive waits. What a poll costs is the kernel's work, so a poll asks for
+ * as little as it can:
+ *
+ *  - Discovery: a dump, filtered in the kernel by INET_DIAG_REQ_BYTECODE
+ *    compiled from the port's selectors (as ss(8) compiles its filter), so
+ *    only watched sockets are filled in and copied out. One dump covers
+ *    both families: the compat request TCPDIAG_GETSOCK asks with family
+ *    AF_UNSPEC (inet_diag_dump_compat() in net/ipv4/inet_diag.c), where two
+ *    SOCK_DIAG_BY_FAMILY requests would walk the TCP established hash twice.
+ *    That walk is the dear part: tcp_diag_dump() (net/ipv4/tcp_diag.c) visits
+ *    every bucket of hashinfo->ehash, which namespaces share unless
+ *    tcp_child_ehash_entries gave them their own (262144 buckets here, about
+ *    175 us per walk), whatever the filter lets through.
+ *  - Between discoveries (SD_DISCOVER_NS): each socket the last discovery
+ *    found is asked for by its full identity, cookie included, in batches
+ *    (lib/nl nl_sock_batch): tcp_diag_dump_one() -> tcp_diag_find_one_icsk()
+ *    is one hash lookup, and sock_diag_check_cookie() refuses a recycled
+ *    tuple. A closed socket answers ENOENT (dropped until the next
+ *    discovery finds what replaced it), a TIME_WAIT one its state (dropped).
+ *  - When asking socket by socket would cost more than one dump (many
+ *    watched sockets: the dump fills each socket without a message of its
+ *    own), each poll dumps instead; the choice follows the measured CPU
+ *    time of both.
+ *
+ * Every reply is hostile input: nl_msgs_check() before anything else, then
  * message and attribute lengths, and tcp_info fields are read only when the
- * kernel's struct is long enough to hold them. */
+ * kernel's struct is long enough to hold them. Selectors are applied again
+ * in userspace: the kernel filter may only let more through. */
 #include "collectors/flow_sockdiag.h"
 
 #include <arpa/inet.h>
@@ -28,6 +50,8 @@
 #include <unistd.h>
 
 #include "collectors/flowsrc.h"
+#include "lib/cost.h"
+#include "lib/json.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 
@@ -55,9 +79,61 @@ enum {
 #define SD_OWNER_MAX_PROCS 16384u
 #define SD_OWNER_MAX_FDS 262144u
 
+/* Sockets remembered between discoveries; more are seen at discoveries only. */
+#define SD_MAX_KNOWN 65536u
+#define SD_BC_MAX 1024
+
+#define SD_MIN_N 8
+struct sd_min {                 /* the least of the last SD_MIN_N values */
+	uint64_t v[SD_MIN_N];
+	unsigned n, at;
+};
+
+static void sd_min_add(struct sd_min *m, uint64_t v)
+{
+	m->v[m->at] = v;
+	m->at = (m->at + 1) % SD_MIN_N;
+	if (m->n < SD_MIN_N)
+		m->n++;
+}
+
+static uint64_t sd_min_get(const struct sd_min *m)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->v[i] < lo)
+			lo = m->v[i];
+	return m->n ? lo : 0;
+}
+
+struct sd_sock {                /* a watched socket the last discovery found */
+	struct inet_diag_sockid id;     /* as the kernel gave it, cookie included */
+	uint8_t family;
+	uint8_t gone;                   /* closed since: not asked for again */
+};
+
 struct sockdiag {
 	struct nl_sock *ns;
 	unsigned long nsino;    /* for messages */
+	struct sockdiag_opts opts;
+	/* the kernel-side filter and the selectors it was compiled from */
+	struct flow_sel sel[SD_MAX_SEL];
+	unsigned nsel;
+	int compiled;
+	int bclen;              /* > 0 bytecode, 0 none needed, < 0 no TCP socket can match */
+	unsigned char bc[SD_BC_MAX] __attribute__((aligned(4)));
+	int bc_refused;         /* the kernel refused it: filter in userspace */
+	int compat_refused;     /* no AF_UNSPEC dump: one per family */
+	/* what the last discovery found */
+	struct sd_sock *known;
+	unsigned nknown, nalive, untracked;
+	uint64_t next_discover;
+	/* measured CPU time of a dump and of one socket asked for alone: the
+	 * least of the last few (softirq work done on our time only adds) */
+	struct sd_min dump, lookup;
+	int probe;              /* the next poll asks one by one, to measure it */
+	struct sockdiag_stats st;
 };
 
 struct sd_dump {
@@ -67,6 +143,9 @@ struct sd_dump {
 	void *arg;
 	uint64_t now;
 	int emitted;
+	struct sockdiag *sd;    /* discovery: remember what is found (NULL: no) */
+	struct sd_sock *found;
+	unsigned nfound, capfound;
 };
 
 static uint64_t sd_now_ns(void)
@@ -75,6 +154,12 @@ static uint64_t sd_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sockdiag_opts_default(struct sockdiag_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->discover_ns = SD_DISCOVER_NS;
 }
 
 struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
@@ -87,6 +172,7 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		util_errf(err, errlen, "sock_diag: out of memory");
 		return NULL;
 	}
+	sockdiag_opts_default(&sd->opts);
 	if (nsfd >= 0 ? fstat(nsfd, &st) == 0 : stat("/proc/thread-self/ns/net", &st) == 0)
 		sd->nsino = (unsigned long)st.st_ino;
 	sd->ns = nl_sock_open(nsfd, NETLINK_SOCK_DIAG, 0, e, sizeof(e));
@@ -98,13 +184,207 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 	return sd;
 }
 
+void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
+{
+	if (!sd || !o)
+		return;
+	sd->opts = *o;
+	sd->compiled = 0;
+	sd->bc_refused = 0;
+	sd->compat_refused = 0;
+	sd->next_discover = 0;  /* the next poll discovers */
+}
+
+void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
+{
+	if (!sd || !out)
+		return;
+	*out = sd->st;
+	out->known = sd->nalive;
+	out->untracked = sd->untracked;
+	out->kernel_filter = sd->compiled && sd->bclen > 0 && !sd->bc_refused &&
+			     !sd->opts.no_bytecode;
+	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
+}
+
 void sockdiag_close(struct sockdiag *sd)
 {
 	if (!sd)
 		return;
 	nl_sock_close(sd->ns);
+	free(sd->known);
 	free(sd);
 }
+
+/* ---- the kernel-side filter: selectors -> inet_diag bytecode ----
+ *
+ * Semantics (inet_diag_bc_run(), net/ipv4/inet_diag.c): ops run from the
+ * start; each jumps by op->yes bytes when its condition holds and op->no
+ * when not; the socket passes when the run ends exactly at the end, and
+ * is dropped when it jumps past it. inet_diag_bc_audit() wants every
+ * op->no target to lie on the chain of op->yes steps from the start, so
+ * every op here steps by its own length on yes (falls through), and the
+ * program is laid out as
+ *
+ *   block(sel 0) block(sel 1) ... ; a block is AND of conditions, then
+ *   JMP -> end (accept); a failing condition jumps to the next block (or
+ *   past the end after the last one). A condition is "either end":
+ *   alternative A (local end) then JMP -> next condition, alternative B
+ *   (remote end); an op of A that fails jumps to B, an op of B that fails
+ *   to the next block.
+ *
+ * Conditions: an address/prefix (INET_DIAG_BC_S_COND / D_COND with an
+ * inet_diag_hostcond; an AF_INET one matches v4-mapped AF_INET6 sockets
+ * too, the kernel checks that) and a port range (S_GE + S_LE / D_GE + D_LE;
+ * entry->sport is inet_num, entry->dport ntohs(inet_dport), host order both,
+ * as our selectors). A selector that cannot match TCP is left out. Where
+ * the kernel cannot say what userspace means, the condition is dropped and
+ * the filter lets more through (an IPv6 prefix that covers ::ffff:0:0/96:
+ * our keys hold IPv4 as v4-mapped, the kernel's AF_INET6 condition does not
+ * match an AF_INET socket). */
+
+struct bc_w {
+	unsigned char *b;
+	size_t cap, len;
+	int overflow;
+};
+
+/* Append one op (with its payload); returns its offset. */
+static size_t bc_op(struct bc_w *w, unsigned code, const void *payload, size_t plen)
+{
+	struct inet_diag_bc_op op = { .code = (unsigned char)code };
+	size_t at = w->len, oplen = sizeof(op) + plen;
+
+	if (w->len + oplen > w->cap || oplen > 255) {
+		w->overflow = 1;
+		return at;
+	}
+	op.yes = (unsigned char)oplen;
+	memcpy(w->b + at, &op, sizeof(op));
+	if (plen)
+		memcpy(w->b + at + sizeof(op), payload, plen);
+	w->len += oplen;
+	return at;
+}
+
+/* Set the op at `at` to jump to target (an absolute offset) when it fails. */
+static void bc_no(struct bc_w *w, size_t at, size_t target)
+{
+	struct inet_diag_bc_op op;
+
+	if (w->overflow || target < at || target - at > 0xffff) {
+		w->overflow = 1;
+		return;
+	}
+	memcpy(&op, w->b + at, sizeof(op));
+	op.no = (unsigned short)(target - at);
+	memcpy(w->b + at, &op, sizeof(op));
+}
+
+static size_t bc_port(struct bc_w *w, unsigned code, unsigned port)
+{
+	struct inet_diag_bc_op arg = { .no = (unsigned short)port };
+
+	return bc_op(w, code, &arg, sizeof(arg));
+}
+
+static size_t bc_host(struct bc_w *w, unsigned code, const struct flow_sel *s)
+{
+	unsigned char p[sizeof(struct inet_diag_hostcond) + 16];
+	struct inet_diag_hostcond hc = { .port = -1 };
+	size_t alen;
+
+	if (s->family == AF_INET) {
+		hc.family = AF_INET;
+		hc.prefix_len = (unsigned char)(s->prefix > 96 ? (s->prefix > 128 ? 32 : s->prefix - 96) : 0);
+		alen = 4;
+		memcpy(p + sizeof(hc), &s->addr.s6_addr[12], 4);
+	} else {
+		hc.family = AF_INET6;
+		hc.prefix_len = (unsigned char)(s->prefix > 128 ? 128 : s->prefix);
+		alen = 16;
+		memcpy(p + sizeof(hc), s->addr.s6_addr, 16);
+	}
+	memcpy(p, &hc, sizeof(hc));
+	return bc_op(w, code, p, sizeof(hc) + alen);
+}
+
+/* An IPv6 selector the kernel's AF_INET6 condition would under-match. */
+static int sel_covers_v4mapped(const struct flow_sel *s)
+{
+	static const unsigned char mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+	unsigned bits = s->prefix > 96 ? 96 : s->prefix, full = bits / 8, rest = bits % 8;
+
+	if (memcmp(s->addr.s6_addr, mapped, full))
+		return 0;
+	return !rest || !((s->addr.s6_addr[full] ^ mapped[full]) & (0xff00u >> rest));
+}
+
+int sockdiag_bytecode(const struct flow_sel *sel, unsigned nsel, void *buf, size_t len)
+{
+	struct bc_w w = { .b = buf, .cap = len };
+	size_t pend[SD_MAX_SEL * 8], blk_jmp[SD_MAX_SEL];
+	unsigned npend = 0, nblk = 0, usable = 0;
+
+	if (!nsel)
+		return 0;
+	if (!sel || nsel > SD_MAX_SEL || !buf)
+		return -EINVAL;
+	for (unsigned i = 0; i < nsel; i++) {
+		const struct flow_sel *s = &sel[i];
+		int addr = s->family && !(s->family == AF_INET6 && sel_covers_v4mapped(s));
+		int port = s->port_lo || s->port_hi;
+		unsigned hi = s->port_hi < s->port_lo ? s->port_lo : s->port_hi;
+		size_t a[4];
+
+		if (s->proto && s->proto != IPPROTO_TCP)
+			continue;       /* cannot match a TCP socket */
+		usable++;
+		if (!addr && !port)
+			return 0;       /* matches every TCP socket: no filter */
+		/* the previous block's failures land here */
+		for (unsigned k = 0; k < npend; k++)
+			bc_no(&w, pend[k], w.len);
+		npend = 0;
+		if (addr) {
+			size_t j;
+
+			a[0] = bc_host(&w, INET_DIAG_BC_S_COND, s);
+			j = bc_op(&w, INET_DIAG_BC_JMP, NULL, 0);
+			bc_no(&w, a[0], w.len);
+			a[1] = bc_host(&w, INET_DIAG_BC_D_COND, s);
+			pend[npend++] = a[1];
+			bc_no(&w, j, w.len);
+		}
+		if (port) {
+			size_t j;
+
+			a[0] = bc_port(&w, INET_DIAG_BC_S_GE, s->port_lo);
+			a[1] = bc_port(&w, INET_DIAG_BC_S_LE, hi);
+			j = bc_op(&w, INET_DIAG_BC_JMP, NULL, 0);
+			bc_no(&w, a[0], w.len);
+			bc_no(&w, a[1], w.len);
+			a[2] = bc_port(&w, INET_DIAG_BC_D_GE, s->port_lo);
+			a[3] = bc_port(&w, INET_DIAG_BC_D_LE, hi);
+			pend[npend++] = a[2];
+			pend[npend++] = a[3];
+			bc_no(&w, j, w.len);
+		}
+		blk_jmp[nblk++] = bc_op(&w, INET_DIAG_BC_JMP, NULL, 0);
+	}
+	if (!usable)
+		return -ENOENT;
+	/* the last block's failures: past the end (the socket is dropped) */
+	for (unsigned k = 0; k < npend; k++)
+		bc_no(&w, pend[k], w.len + 4);
+	for (unsigned k = 0; k < nblk; k++)
+		bc_no(&w, blk_jmp[k], w.len);
+	if (w.overflow)
+		return -ENOSPC;
+	return (int)w.len;
+}
+
+/* ---- replies ---- */
 
 static int sd_attr_cb(const struct nlattr *a, void *data)
 {
@@ -127,8 +407,9 @@ static uint64_t sd_ago(uint64_t now, uint32_t ms)
 	return d < now ? now - d : 0;
 }
 
-/* One SOCK_DIAG_BY_FAMILY message of a checked buffer. */
-static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
+/* One socket message of a checked buffer: 1 emitted, 0 skipped (not
+ * watched, closed or malformed). */
+static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 {
 	const struct nlattr *tb[INET_DIAG_MAX + 1] = { 0 };
 	const struct inet_diag_msg *m;
@@ -137,7 +418,7 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 	size_t tilen = 0;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*m)))
-		return;
+		return 0;
 	m = mnl_nlmsg_get_payload(nlh);
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_SOCK;
@@ -149,15 +430,16 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		memcpy(&o.key.saddr, m->id.idiag_src, 16);
 		memcpy(&o.key.daddr, m->id.idiag_dst, 16);
 	} else
-		return;
+		return 0;
 	o.key.sport = m->id.idiag_sport;
 	o.key.dport = m->id.idiag_dport;
-	if (m->idiag_state == SD_TCP_LISTEN)
-		return;
+	/* a dump asks for these states only; an exact lookup gets any */
+	if (m->idiag_state >= 32 || !(SD_STATES & (1u << m->idiag_state)))
+		return 0;
 	if (!flow_sel_match(d->sel, d->nsel, &o.key))
-		return;
+		return 0;
 	if (mnl_attr_parse(nlh, sizeof(*m), sd_attr_cb, tb) < 0)
-		return;         /* malformed attributes: skip the socket */
+		return 0;       /* malformed attributes: skip the socket */
 	o.state = m->idiag_state;
 	o.inode = m->idiag_inode;
 	o.unread = m->idiag_rqueue;
@@ -208,14 +490,44 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		if (known_rx)
 			o.last_rx_ns = sd_ago(d->now, ti.tcpi_last_data_recv);
 	}
+	if (d->sd) {
+		/* discovery: remember it, to ask for it alone until the next */
+		if (d->nfound == d->capfound && d->capfound < SD_MAX_KNOWN) {
+			unsigned cap = d->capfound ? d->capfound * 2 : 64;
+			struct sd_sock *nk;
+
+			if (cap > SD_MAX_KNOWN)
+				cap = SD_MAX_KNOWN;
+			nk = realloc(d->found, cap * sizeof(*nk));
+			if (nk) {
+				d->found = nk;
+				d->capfound = cap;
+			}
+		}
+		if (d->nfound < d->capfound) {
+			d->found[d->nfound].id = m->id;
+			d->found[d->nfound].family = m->idiag_family;
+			d->found[d->nfound].gone = 0;
+			d->nfound++;
+		} else {
+			d->sd->untracked++;
+		}
+	}
 	d->emit(&o, d->arg);
 	d->emitted++;
+	return 1;
 }
 
 static int sd_msg_cb(const struct nlmsghdr *nlh, void *data)
 {
-	if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY)
-		sd_parse_sock(nlh, data);
+	struct sd_dump *d = data;
+
+	/* SOCK_DIAG_BY_FAMILY, or the compat request's own type */
+	if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY || nlh->nlmsg_type == TCPDIAG_GETSOCK) {
+		if (d->sd)
+			d->sd->st.dumped++;
+		sd_parse_sock(nlh, d);
+	}
 	return MNL_CB_OK;
 }
 
@@ -237,45 +549,218 @@ int sockdiag_parse(const void *buf, size_t len, const struct flow_sel *sel,
 	return d.emitted;
 }
 
-/* One dump of one family. 0 or -errno. */
-static int sd_dump_family(struct sockdiag *sd, uint8_t family, struct sd_dump *d,
-			  char *err, size_t errlen)
-{
-	char reqbuf[256] __attribute__((aligned(8)));
-	struct inet_diag_req_v2 *req;
-	struct nlmsghdr *nlh;
-	char what[96];
+/* ---- requests ---- */
 
-	nlh = mnl_nlmsg_put_header(reqbuf);
-	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+static void sd_compile(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel)
+{
+	if (sd->compiled && nsel == sd->nsel && (!nsel || !memcmp(sel, sd->sel, nsel * sizeof(*sel))))
+		return;
+	sd->nsel = nsel <= SD_MAX_SEL ? nsel : 0;
+	if (sd->nsel)
+		memcpy(sd->sel, sel, sd->nsel * sizeof(*sel));
+	sd->bclen = nsel > SD_MAX_SEL ? 0 : sockdiag_bytecode(sel, nsel, sd->bc, sizeof(sd->bc));
+	if (sd->bclen < 0 && sd->bclen != -ENOENT)
+		sd->bclen = 0;  /* could not compile: filter in userspace */
+	sd->compiled = 1;
+	sd->next_discover = 0;
+}
+
+/* A dump request: the compat one (family AF_UNSPEC, both families in one
+ * walk), or SOCK_DIAG_BY_FAMILY for one family; with the filter. */
+static struct nlmsghdr *sd_dump_req(struct sockdiag *sd, char *buf, int family, int bc)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
-	req->sdiag_family = family;
-	req->sdiag_protocol = IPPROTO_TCP;
-	req->idiag_states = SD_STATES;
-	req->idiag_ext = 1u << (INET_DIAG_INFO - 1);
-	util_errf(what, sizeof(what), "sock_diag: %s TCP dump in netns inode %lu",
-		  family == AF_INET ? "IPv4" : "IPv6", sd->nsino);
-	return nl_sock_request(sd->ns, nlh, sd_msg_cb, d, what, err, errlen);
+	if (family == AF_UNSPEC) {
+		struct inet_diag_req *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = TCPDIAG_GETSOCK;
+		r->idiag_family = AF_INET;      /* ignored by the dump */
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	} else {
+		struct inet_diag_req_v2 *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+		r->sdiag_family = (uint8_t)family;
+		r->sdiag_protocol = IPPROTO_TCP;
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	}
+	if (bc)
+		mnl_attr_put(nlh, INET_DIAG_REQ_BYTECODE, (size_t)sd->bclen, sd->bc);
+	return nlh;
+}
+
+/* One dump (families: AF_UNSPEC or one). 0 or -errno. */
+static int sd_dump_one(struct sockdiag *sd, int family, struct sd_dump *d, char *err,
+		       size_t errlen)
+{
+	char reqbuf[MNL_NLMSG_HDRLEN + 64 + SD_BC_MAX + 16] __attribute__((aligned(8)));
+	int bc = sd->bclen > 0 && !sd->bc_refused && !sd->opts.no_bytecode, rc;
+	char what[128];
+
+	for (;;) {
+		util_errf(what, sizeof(what), "sock_diag: %s TCP dump%s in netns inode %lu",
+			  family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IPv4+IPv6",
+			  bc ? " (kernel-filtered)" : "", sd->nsino);
+		rc = nl_sock_request(sd->ns, sd_dump_req(sd, reqbuf, family, bc), sd_msg_cb, d,
+				     what, err, errlen);
+		if (rc != -EINVAL || !bc || d->emitted)
+			return rc;
+		/* an older kernel refused the filter: without it from now on */
+		sd->bc_refused = 1;
+		bc = 0;
+	}
+}
+
+/* A full dump: every watched socket is emitted (and, for a discovery,
+ * remembered). 0 or -errno. */
+static int sd_dump(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	int rc;
+
+	sd->st.dumps++;
+	if (!sd->compat_refused && !sd->opts.per_family) {
+		rc = sd_dump_one(sd, AF_UNSPEC, d, err, errlen);
+		if (rc == 0 || d->emitted || (rc != -EINVAL && rc != -ENOENT && rc != -EOPNOTSUPP))
+			return rc;
+		sd->compat_refused = 1; /* no compat requests: one dump per family */
+	}
+	rc = sd_dump_one(sd, AF_INET, d, err, errlen);
+	if (rc < 0)
+		return rc;
+	return sd_dump_one(sd, AF_INET6, d, err, errlen);
+}
+
+struct sd_batch {
+	struct sockdiag *sd;
+	struct sd_dump *d;
+	unsigned map[NL_BATCH_MAX];     /* request -> index in sd->known */
+};
+
+static void sd_gone(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (!k->gone) {
+		k->gone = 1;
+		sd->nalive--;
+	}
+}
+
+static void sd_batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, void *arg)
+{
+	struct sd_batch *b = arg;
+	struct sd_sock *k = &b->sd->known[b->map[idx]];
+
+	if (error) {
+		if (error == ENOENT)    /* closed (or its tuple taken by another) */
+			sd_gone(b->sd, k);
+		return;
+	}
+	/* TIME_WAIT, or no longer what we watch */
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY || !sd_parse_sock(nlh, b->d))
+		sd_gone(b->sd, k);
+}
+
+/* Ask for every remembered socket alone, NL_BATCH_MAX at a time. 0 or
+ * -errno. */
+static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	char reqs[NL_BATCH_MAX * NLMSG_ALIGN(MNL_NLMSG_HDRLEN + sizeof(struct inet_diag_req_v2))]
+		__attribute__((aligned(8)));
+	unsigned i = 0;
+
+	while (i < sd->nknown) {
+		struct sd_batch b = { .sd = sd, .d = d };
+		unsigned n = 0;
+		size_t off = 0;
+		int got;
+
+		for (; i < sd->nknown && n < NL_BATCH_MAX; i++) {
+			struct inet_diag_req_v2 *r;
+			struct nlmsghdr *nlh;
+
+			if (sd->known[i].gone)
+				continue;
+			nlh = mnl_nlmsg_put_header(reqs + off);
+			nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+			r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+			r->sdiag_family = sd->known[i].family;
+			r->sdiag_protocol = IPPROTO_TCP;
+			r->idiag_states = SD_STATES;
+			r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+			r->id = sd->known[i].id;
+			off += NLMSG_ALIGN(nlh->nlmsg_len);
+			b.map[n++] = i;
+		}
+		if (!n)
+			break;
+		sd->st.lookups += n;
+		got = nl_sock_batch(sd->ns, reqs, off, n, sd_batch_cb, &b,
+				    "sock_diag: socket lookups", err, errlen);
+		if (got < 0)
+			return got;
+		/* unanswered ones (receive buffer overrun) are asked next poll */
+		if ((unsigned)got < n)
+			sd->st.unanswered += n - (unsigned)got;
+	}
+	return 0;
+}
+
+/* Dumping every poll is cheaper than asking one by one when there are
+ * many watched sockets (the dump fills them without a message each). */
+static int sd_dump_cheaper(const struct sockdiag *sd)
+{
+	uint64_t d = sd_min_get(&sd->dump), l = sd_min_get(&sd->lookup);
+
+	return d && l && (uint64_t)sd->nalive * l > d;
 }
 
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
 {
 	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
-	int rc;
+	uint64_t c0 = cost_cpu_ns();
+	int rc, discover;
 
 	if (!sd || !emit || (nsel && !sel)) {
 		util_errf(err, errlen, "sock_diag: invalid arguments");
 		return -EINVAL;
 	}
+	sd_compile(sd, sel, nsel);
+	if (sd->bclen == -ENOENT)
+		return 0;       /* the selectors watch no TCP socket */
 	d.now = sd_now_ns();
-	rc = sd_dump_family(sd, AF_INET, &d, err, errlen);
+	discover = !sd->opts.discover_ns || d.now >= sd->next_discover ||
+		   (!sd->probe && sd_dump_cheaper(sd));
+	if (discover) {
+		d.sd = sd;
+		sd->untracked = 0;
+		rc = sd_dump(sd, &d, err, errlen);
+		if (rc < 0) {
+			free(d.found);
+			return rc;
+		}
+		free(sd->known);
+		sd->known = d.found;
+		sd->nknown = sd->nalive = d.nfound;
+		if (d.now >= sd->next_discover) {
+			sd->next_discover = d.now + sd->opts.discover_ns;
+			sd->probe = 1;  /* measure asking one by one again */
+		}
+		sd_min_add(&sd->dump, cost_cpu_ns() - c0);
+		sd->st.dump_cpu_ns = sd_min_get(&sd->dump);
+		return d.emitted;
+	}
+	sd->probe = 0;
+	rc = sd_lookup_known(sd, &d, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = sd_dump_family(sd, AF_INET6, &d, err, errlen);
-	if (rc < 0)
-		return rc;
+	if (sd->nknown) {
+		sd_min_add(&sd->lookup, (cost_cpu_ns() - c0) / sd->nknown);
+		sd->st.lookup_cpu_ns = sd_min_get(&sd->lookup);
+	}
 	return d.emitted;
 }
 
@@ -341,12 +826,31 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	return sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 }
 
+static void sd_src_status(const struct flow_src *s, struct json_object *out)
+{
+	const struct sd_src *p = s->priv;
+	struct sockdiag_stats st;
+
+	if (!p)
+		return;
+	sockdiag_stats(p->sd, &st);
+	jx_add_u64(out, "sockets", st.known);
+	if (st.untracked)
+		jx_add_u64(out, "untracked", st.untracked);
+	jx_add_u64(out, "dumps", st.dumps);
+	jx_add_u64(out, "lookups", st.lookups);
+	jx_add_bool(out, "kernel_filter", st.kernel_filter);
+	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_cpu_ns / 1e3, 1));
+	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_cpu_ns / 1e3, 2));
+}
+
 const struct flow_src_ops flow_src_sock_ops = {
 	.name = "sock",
 	.kind = FLOW_SRC_SOCK,
 	.host = 0,
 	.open = sd_src_open,
 	.poll = sd_src_poll,
+	.status = sd_src_status,
 	.close = sd_src_close,
 };
 
