@@ -43,8 +43,16 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 /* Emit one FLOW_SRC_BPF observation per tracked flow: key local = s*,
  * remote = d*; rx/tx msgs = frames (GSO segments), bytes = L2 bytes,
  * last_rx/tx_ns, state = FT_STATE_* bits (flowtrack.h) of TCP flags seen.
- * Returns the number emitted or -errno. */
+ * The map is read in batches (BPF_MAP_LOOKUP_BATCH), key by key where the
+ * kernel has no batch reads. Returns the number emitted or -errno. */
 int flowtrack_poll(struct flowtrack *ft, flow_emit_fn emit, void *arg);
+
+/* Read the map in batches (on, the default) or key by key (off: two
+ * system calls per flow, what kernels before 5.6 need). For benchmarks. */
+void flowtrack_set_batch(struct flowtrack *ft, int on);
+/* The map's size, and how many batch reads and key-by-key walks so far. */
+void flowtrack_stats(const struct flowtrack *ft, unsigned *max_flows, uint64_t *batches,
+		     uint64_t *walks);
 
 /* Remove our two filters; delete the clsact qdisc only if we created it and
  * no other filter remains on it. Safe when the interface or namespace is

@@ -679,6 +679,105 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	sh("ip link del ftv0 2>/dev/null");
 }
 
+/* The map read in batches and key by key gives the same flows, also when
+ * it holds more than a batch. */
+static void flowtrack_poll__many_flows_batch_and_walk__same_observations(void **state)
+{
+	static struct nstest_obs a, b;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct flowtrack *ft;
+	uint64_t batches = 0, walks = 0;
+	int fd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	fd = udp_sock(AF_INET, "127.0.0.1");
+	ft = attach_lo(NULL, 0);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	/* one datagram to each of 200 ports: a flow each way per port */
+	for (int i = 0; i < 200; i++) {
+		to.sin_port = htons((uint16_t)(21000 + i));
+		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+	}
+	a.n = b.n = 0;
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &a), 400);
+	flowtrack_stats(ft, NULL, &batches, &walks);
+	assert_true(batches >= 2);              /* 400 flows: more than one batch */
+	assert_int_equal(walks, 0);
+	flowtrack_set_batch(ft, 0);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &b), 400);
+	flowtrack_stats(ft, NULL, NULL, &walks);
+	assert_int_equal(walks, 1);
+	for (unsigned i = 0; i < a.n; i++) {
+		const struct flow_obs *x = &a.o[i], *y;
+
+		y = find(&b, x->key.proto, ntohs(x->key.sport), ntohs(x->key.dport));
+		assert_non_null(y);
+		assert_memory_equal(&x->key, &y->key, sizeof(x->key));
+		assert_int_equal(x->tx_msgs, y->tx_msgs);
+		assert_int_equal(x->rx_msgs, y->rx_msgs);
+		assert_int_equal(x->last_rx_ns, y->last_rx_ns);
+	}
+	flowtrack_detach(ft);
+	close(fd);
+}
+
+/* TCP-only selectors: the tracker's flows are evidence, read every
+ * refresh_ns; with UDP admitted, every poll. */
+static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
+	const uint64_t ms = 1000000ull, t = 5000 * ms;
+	struct flow_sel sel;
+	char err[128];
+	int fd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
+	ctx.sel = &sel;
+	ctx.nsel = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 100 * ms;
+	s.now_ns = t;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_false(s.skipped);
+	s.now_ns = t + 50 * ms;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_true(s.skipped);
+	s.now_ns = t + 100 * ms;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_false(s.skipped);
+	s.ops->close(&s);
+
+	/* UDP admitted: every poll reads the map, and sees the datagram */
+	assert_int_equal(flow_sel_parse("udp port 21999", &sel, err, sizeof(err)), 0);
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 100 * ms;
+	fd = udp_sock(AF_INET, "127.0.0.1");
+	for (int i = 0; i < 3; i++) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(21999) };
+
+		inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+		s.now_ns = t + (uint64_t)i * 50 * ms;
+		l.n = 0;
+		assert_true(s.ops->poll(&s, nstest_collect, &l) >= 1);
+		assert_false(s.skipped);
+		assert_non_null(find(&l, IPPROTO_UDP, local_port(fd), 21999));
+	}
+	s.ops->close(&s);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,6 +795,8 @@ int main(void)
 		cmocka_unit_test(flowtrack_attach__other_namespace__filters_land_there),
 		cmocka_unit_test(flowtrack_attach__bogus_ifindex__fails_with_message),
 		cmocka_unit_test(flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached),
+		cmocka_unit_test(flowtrack_poll__many_flows_batch_and_walk__same_observations),
+		cmocka_unit_test(flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
