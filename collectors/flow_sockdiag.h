@@ -25,6 +25,8 @@ struct sockdiag_opts {
 				 * namespace comes back, selectors apply here */
 	int per_family;         /* one dump per family (AF_INET, AF_INET6)
 				 * instead of one AF_UNSPEC compat dump */
+	int no_reader;          /* between dumps, sock_diag lookups even when
+				 * the BPF socket reader loads */
 };
 void sockdiag_opts_default(struct sockdiag_opts *o);
 
@@ -38,8 +40,10 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o);
 /* Emit one FLOW_SRC_SOCK observation per TCP socket of the namespace (IPv4
  * and IPv6, every state but LISTEN, TIME_WAIT and CLOSE) that matches
  * sel[0..nsel) (nsel 0: all): from a kernel-filtered dump at most every
- * discover_ns, and in between from asking for each socket the last dump
- * found (new sockets show at the next dump). Key: local = s*, remote = d*.
+ * discover_ns, and in between from reading each socket the last dump found
+ * (new sockets show at the next dump): with the BPF socket reader
+ * (sockread_api.h) where the kernel has what it needs, else with sock_diag
+ * lookups. Key: local = s*, remote = d*.
  * unread/unsent = receive/send queue bytes, retrans = tcpi_total_retrans,
  * state = TCP state (1 ESTABLISHED ... as in the kernel), tx_bytes = data
  * bytes acked (tcpi_bytes_acked less SYN/FIN), rx_bytes = tcpi_bytes_received,
@@ -59,6 +63,9 @@ struct sockdiag_stats {
 	unsigned untracked;     /* found by it beyond SD_MAX_KNOWN (dump only) */
 	int kernel_filter;      /* the dumps are filtered in the kernel */
 	int one_dump;           /* one AF_UNSPEC dump covers both families */
+	uint64_t reads;         /* sockets read by the BPF socket reader */
+	int reader;             /* it reads between dumps (else lookups) */
+	char reader_why[160];   /* why not */
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
 

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collectors/bpflog.h"
 #include "collectors/flowsrc.h"
 #include "collectors/flowtrack.h"
 #include "lib/json.h"
@@ -42,7 +43,6 @@
 
 
 static char ft_state_dir[1024] = FLOWTRACK_STATE_DIR;
-static int ft_print_set;
 
 void flowtrack_set_state_dir(const char *dir)
 {
@@ -50,36 +50,6 @@ void flowtrack_set_state_dir(const char *dir)
 		ft_state_dir[0] = '\0';
 	else
 		snprintf(ft_state_dir, sizeof(ft_state_dir), "%s", dir);
-}
-
-static int ft_libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
-{
-	int pri = lvl == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
-	char buf[1024];
-	size_t n;
-
-	if (pri > log_get_level())
-		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	/* Netlink refusals we expect (qdisc exists, no such filter) or report
-	 * ourselves with the interface named: keep them at debug. */
-	if (strstr(buf, "Kernel error message:"))
-		pri = LOG_DEBUG;
-	if (pri > log_get_level())
-		return 0;
-	log_msg(pri, "%s%s", strncmp(buf, "libbpf: ", 8) ? "libbpf: " : "", buf);
-	return 0;
-}
-
-static void ft_print_init(void)
-{
-	if (!ft_print_set) {
-		libbpf_set_print(ft_libbpf_print);
-		ft_print_set = 1;
-	}
 }
 
 /* A namespace fd of our own (dup of nsfd, or our current namespace). */
@@ -271,7 +241,7 @@ static struct flowtrack_bpf *ft_load(const struct flow_sel *sel, unsigned nsel,
 	unsigned i;
 	int rc;
 
-	ft_print_init();
+	bpflog_init();
 	skel = flowtrack_bpf__open();
 	if (!skel) {
 		rc = -errno;
@@ -499,7 +469,7 @@ int flowtrack_cleanup_stale(int nsfd, int ifindex, char *err, size_t errlen)
 		snprintf(err, errlen, "flowtrack: invalid ifindex %d", ifindex);
 		return -EINVAL;
 	}
-	ft_print_init();
+	bpflog_init();
 	fd = ft_ns_dup(nsfd, &nsino);
 	if (fd < 0) {
 		rc = -errno;

@@ -480,7 +480,7 @@ static void sockdiag_poll__kernel_filter__other_ports_never_dumped(void **state)
 
 /* Between dumps each socket is asked for alone: new data shows at once, a
  * closed socket goes, a new one waits for the next dump. */
-static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **state)
+static void between_dumps(int no_reader)
 {
 	static struct nstest_obs l;
 	struct sockdiag_opts o;
@@ -492,7 +492,6 @@ static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **st
 	char err[256] = "", data[300];
 	int i;
 
-	(void)state;
 	conn_open(&a, AF_INET);
 	conn_open(&b, AF_INET6);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
@@ -500,6 +499,7 @@ static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **st
 	assert_non_null(sd);
 	sockdiag_opts_default(&o);
 	o.discover_ns = 3600ull * 1000000000ull;        /* no second dump here */
+	o.no_reader = no_reader;
 	sockdiag_set_opts(sd, &o);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
 	memset(data, 'y', sizeof(data));
@@ -527,7 +527,9 @@ static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **st
 	assert_null(find(&l, c.lport, c.cport));
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.dumps, 1);
-	assert_true(st.lookups >= 4);
+	assert_true((no_reader ? st.lookups : st.lookups + st.reads) >= 4);
+	if (no_reader)
+		assert_int_equal(st.reads, 0);
 	assert_int_equal(st.known, 2);
 	sockdiag_set_opts(sd, &o);                      /* the next poll dumps */
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
@@ -536,6 +538,18 @@ static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **st
 	sockdiag_close(sd);
 	conn_close(&a);
 	conn_close(&c);
+}
+
+static void sockdiag_poll__between_dumps__reads_follow_known_sockets(void **state)
+{
+	(void)state;
+	between_dumps(0);       /* the BPF reader where it loads */
+}
+
+static void sockdiag_poll__between_dumps__lookups_follow_known_sockets(void **state)
+{
+	(void)state;
+	between_dumps(1);       /* sock_diag lookups */
 }
 
 /* One AF_UNSPEC dump and one dump per family find the same sockets, and
@@ -574,6 +588,94 @@ static void sockdiag_poll__one_dump_or_per_family__same_sockets(void **state)
 	conn_close(&b);
 }
 
+static void same_obs(const struct flow_obs *a, const struct flow_obs *b)
+{
+	assert_memory_equal(&a->key, &b->key, sizeof(a->key));
+	assert_int_equal(a->state, b->state);
+	assert_int_equal(a->inode, b->inode);
+	assert_int_equal(a->tx_bytes, b->tx_bytes);
+	assert_int_equal(a->rx_bytes, b->rx_bytes);
+	assert_int_equal(a->tx_msgs, b->tx_msgs);
+	assert_int_equal(a->rx_msgs, b->rx_msgs);
+	assert_int_equal(a->unread, b->unread);
+	assert_int_equal(a->unsent, b->unsent);
+	assert_int_equal(a->inflight, b->inflight);
+	assert_int_equal(a->retrans, b->retrans);
+	/* both from jiffies: within a few ticks (HZ 100: 10 ms each) */
+	assert_true(a->last_tx_ns + 40000000ull >= b->last_tx_ns &&
+		    b->last_tx_ns + 40000000ull >= a->last_tx_ns);
+	assert_true(a->last_rx_ns + 40000000ull >= b->last_rx_ns &&
+		    b->last_rx_ns + 40000000ull >= a->last_rx_ns);
+	assert_int_equal(!a->last_tx_ns, !b->last_tx_ns);
+	assert_int_equal(!a->last_rx_ns, !b->last_rx_ns);
+}
+
+/* The BPF socket reader reads what sock_diag says: the same observation
+ * from a dump, from the reader and from a lookup, for IPv4, IPv6, unread
+ * data and a half-closed socket. */
+static void sockdiag_poll__reader_dump_and_lookup__same_observations(void **state)
+{
+	static struct nstest_obs dump, rd, nl;
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct flow_sel sel[2];
+	struct conn a, b;
+	struct sockdiag *sd;
+	char err[256] = "", data[777], text[64];
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	conn_open(&b, AF_INET6);
+	memset(data, 'z', sizeof(data));
+	assert_int_equal(write(a.c, data, sizeof(data)), (ssize_t)sizeof(data));
+	assert_int_equal(write(b.s, data, 100), 100);
+	assert_int_equal(shutdown(b.c, SHUT_WR), 0);
+	snprintf(text, sizeof(text), "tcp port %u", a.lport);
+	assert_int_equal(flow_sel_parse(text, &sel[0], err, sizeof(err)), 0);
+	snprintf(text, sizeof(text), "tcp port %u", b.lport);
+	assert_int_equal(flow_sel_parse(text, &sel[1], err, sizeof(err)), 0);
+	nstest_msleep(50);              /* acks and the FIN settle */
+	sd = sockdiag_open(-1, err, sizeof(err));
+	assert_non_null(sd);
+	sockdiag_stats(sd, &st);
+	if (!st.reader)
+		skip();                 /* this kernel cannot (st.reader_why) */
+	assert_int_equal(poll_into(sd, sel, 2, &dump), 4);
+	assert_int_equal(poll_into(sd, sel, 2, &rd), 4);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.reads, 4);
+	assert_int_equal(st.lookups, 0);
+	sockdiag_opts_default(&o);
+	o.no_reader = 1;
+	sockdiag_set_opts(sd, &o);
+	assert_int_equal(poll_into(sd, sel, 2, &nl), 4);    /* a dump */
+	assert_int_equal(poll_into(sd, sel, 2, &nl), 4);    /* lookups */
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.lookups, 4);
+	for (unsigned i = 0; i < dump.n; i++) {
+		uint16_t lp = ntohs(dump.o[i].key.sport), rp = ntohs(dump.o[i].key.dport);
+
+		assert_non_null(find(&rd, lp, rp));
+		assert_non_null(find(&nl, lp, rp));
+		same_obs(&dump.o[i], find(&rd, lp, rp));
+		same_obs(&dump.o[i], find(&nl, lp, rp));
+	}
+	assert_int_equal(find(&rd, a.lport, a.cport)->unread, sizeof(data));
+	assert_int_equal(find(&rd, b.cport, b.lport)->state, 5);     /* FIN_WAIT2 */
+	assert_int_equal(find(&rd, b.cport, b.lport)->unread, 100);
+	/* a closed socket: the reader drops it */
+	sockdiag_opts_default(&o);
+	sockdiag_set_opts(sd, &o);
+	assert_int_equal(poll_into(sd, sel, 2, &rd), 4);
+	conn_close(&a);
+	for (int i = 0; i < 100 && poll_into(sd, sel, 2, &rd) != 2; i++)
+		nstest_msleep(5);
+	assert_int_equal(rd.n, 2);
+	assert_null(find(&rd, a.lport, a.cport));
+	sockdiag_close(sd);
+	conn_close(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -587,8 +689,10 @@ int main(void)
 		cmocka_unit_test(flow_src_sock_ops__veth_test_namespace__server_end_only),
 		cmocka_unit_test(flow_src_sock_ops__bad_namespace__error_in_err),
 		cmocka_unit_test(sockdiag_poll__kernel_filter__other_ports_never_dumped),
+		cmocka_unit_test(sockdiag_poll__between_dumps__reads_follow_known_sockets),
 		cmocka_unit_test(sockdiag_poll__between_dumps__lookups_follow_known_sockets),
 		cmocka_unit_test(sockdiag_poll__one_dump_or_per_family__same_sockets),
+		cmocka_unit_test(sockdiag_poll__reader_dump_and_lookup__same_observations),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
