@@ -37,8 +37,6 @@
 #include "collectors/flow_sockdiag.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -57,7 +55,6 @@
 #include "collectors/flowsrc.h"
 #include "collectors/sockread_api.h"
 #include "lib/cost.h"
-#include "lib/json.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 
@@ -80,10 +77,6 @@ enum {
 		   (1u << SD_TCP_SYN_RECV) | (1u << SD_TCP_FIN_WAIT1) |   \
 		   (1u << SD_TCP_FIN_WAIT2) | (1u << SD_TCP_CLOSE_WAIT) |  \
 		   (1u << SD_TCP_LAST_ACK) | (1u << SD_TCP_CLOSING))
-
-/* /proc scan bounds for sockdiag_inode_owner. */
-#define SD_OWNER_MAX_PROCS 16384u
-#define SD_OWNER_MAX_FDS 262144u
 
 /* Sockets remembered between discoveries; more are seen at discoveries only. */
 #define SD_MAX_KNOWN 65536u
@@ -754,198 +747,4 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->st.lookup_cpu_ns = sd_min_get(&sd->lookup);
 	}
 	return d.emitted;
-}
-
-/* ---- the flow-source ops table (port scope) ---- */
-
-struct sd_src {
-	struct sockdiag *sd;
-	struct flow_sel *sel;
-	unsigned nsel;
-};
-
-static void sd_src_close(struct flow_src *s)
-{
-	struct sd_src *p = s->priv;
-
-	if (!p)
-		return;
-	sockdiag_close(p->sd);
-	free(p->sel);
-	free(p);
-	s->priv = NULL;
-}
-
-static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
-{
-	struct sd_src *p;
-
-	s->err[0] = '\0';
-	s->ops = &flow_src_sock_ops;
-	if (!ctx || (ctx->nsel && !ctx->sel)) {
-		util_errf(s->err, sizeof(s->err), "sock_diag: invalid arguments");
-		return -EINVAL;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p || (ctx->nsel && !(p->sel = calloc(ctx->nsel, sizeof(*p->sel))))) {
-		free(p);
-		util_errf(s->err, sizeof(s->err), "sock_diag: out of memory");
-		return -ENOMEM;
-	}
-	if (ctx->nsel)
-		memcpy(p->sel, ctx->sel, ctx->nsel * sizeof(*p->sel));
-	p->nsel = ctx->nsel;
-	p->sd = sockdiag_open(ctx->netns_fd, s->err, sizeof(s->err));
-	if (!p->sd) {
-		int e = errno ? errno : EIO;
-
-		free(p->sel);
-		free(p);
-		return -e;
-	}
-	s->priv = p;
-	return 0;
-}
-
-static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
-{
-	struct sd_src *p = s->priv;
-
-	if (!p) {
-		util_errf(s->err, sizeof(s->err), "sock_diag: source not open");
-		return -EBADF;
-	}
-	return sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
-}
-
-static void sd_src_status(const struct flow_src *s, struct json_object *out)
-{
-	const struct sd_src *p = s->priv;
-	struct sockdiag_stats st;
-
-	if (!p)
-		return;
-	sockdiag_stats(p->sd, &st);
-	jx_add_u64(out, "sockets", st.known);
-	if (st.untracked)
-		jx_add_u64(out, "untracked", st.untracked);
-	jx_add_u64(out, "dumps", st.dumps);
-	jx_add_u64(out, "lookups", st.lookups);
-	jx_add_u64(out, "reads", st.reads);
-	jx_add_bool(out, "kernel_filter", st.kernel_filter);
-	jx_add_str(out, "between_dumps", st.reader ? "BPF socket reader" : "sock_diag lookups");
-	if (!st.reader && st.reader_why[0])
-		jx_add_str(out, "reader", st.reader_why);
-	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_cpu_ns / 1e3, 1));
-	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_cpu_ns / 1e3, 2));
-}
-
-const struct flow_src_ops flow_src_sock_ops = {
-	.name = "sock",
-	.kind = FLOW_SRC_SOCK,
-	.host = 0,
-	.open = sd_src_open,
-	.poll = sd_src_poll,
-	.status = sd_src_status,
-	.close = sd_src_close,
-};
-
-/* ---- socket inode owner ---- */
-
-static int sd_all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (!isdigit((unsigned char)*s))
-			return 0;
-	return 1;
-}
-
-static void sd_read_comm(int procfd, int pid, char *comm, size_t commlen)
-{
-	char path[64], buf[64];
-	ssize_t n;
-	int fd;
-
-	if (!comm || !commlen)
-		return;
-	comm[0] = '\0';
-	snprintf(path, sizeof(path), "%d/comm", pid);
-	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	snprintf(comm, commlen, "%s", buf);
-}
-
-int sockdiag_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen)
-{
-	char want[48], link[64], path[64];
-	unsigned procs = 0, fds = 0;
-	struct dirent *pe, *fe;
-	int procfd, rc = -ENOENT;
-	DIR *pd;
-
-	if (!inode)
-		return -EINVAL;
-	snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);
-	procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (procfd < 0)
-		return -errno;
-	pd = fdopendir(dup(procfd));
-	if (!pd) {
-		rc = -errno;
-		close(procfd);
-		return rc;
-	}
-	while (rc == -ENOENT && (pe = readdir(pd)) && procs < SD_OWNER_MAX_PROCS &&
-	       fds < SD_OWNER_MAX_FDS) {
-		DIR *fdd;
-		long p;
-		int dfd;
-
-		if (!sd_all_digits(pe->d_name) || strlen(pe->d_name) > 10)
-			continue;
-		p = strtol(pe->d_name, NULL, 10);
-		if (p <= 0 || p > INT32_MAX)
-			continue;
-		procs++;
-		snprintf(path, sizeof(path), "%ld/fd", p);
-		dfd = openat(procfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			continue;       /* gone or not ours to read */
-		fdd = fdopendir(dfd);
-		if (!fdd) {
-			close(dfd);
-			continue;
-		}
-		while ((fe = readdir(fdd)) && fds < SD_OWNER_MAX_FDS) {
-			ssize_t n;
-
-			if (fe->d_name[0] == '.')
-				continue;
-			fds++;
-			n = readlinkat(dirfd(fdd), fe->d_name, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			if (strcmp(link, want))
-				continue;
-			if (pid)
-				*pid = (int)p;
-			sd_read_comm(procfd, (int)p, comm, commlen);
-			rc = 0;
-			break;
-		}
-		closedir(fdd);
-	}
-	closedir(pd);
-	close(procfd);
-	return rc;
 }
