@@ -621,6 +621,7 @@ static void ft_src_status(const struct flow_src *s, struct json_object *out)
 		return;
 	flowtrack_stats(p->ft, &max, &batches, &walks);
 	jx_add_u64(out, "map_size", max);
+	jx_add_u64(out, "map_kib", flowtrack_map_bytes(p->ft) / 1024);
 	jx_add_str(out, "map_read", walks ? "key by key" : "batches");
 	jx_add_str(out, "read", p->udp ? "every poll" : "every refresh (TCP only: evidence)");
 }

@@ -54,6 +54,16 @@ void flowtrack_set_batch(struct flowtrack *ft, int on);
 void flowtrack_stats(const struct flowtrack *ft, unsigned *max_flows, uint64_t *batches,
 		     uint64_t *walks);
 
+/* Memory the tracker's map holds (the kernel's memlock figure), bytes; 0
+ * when unknown. */
+size_t flowtrack_map_bytes(const struct flowtrack *ft);
+/* For benchmarks: run the ingress (egress != 0: egress) program on the
+ * Ethernet frame pkt[0..len) in the kernel (BPF_PROG_TEST_RUN), repeat
+ * times, as if the port had seen it; *ns_per_run is the kernel's mean. The
+ * map sees every run. 0 or -errno. */
+int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t len,
+		       unsigned repeat, unsigned *ns_per_run);
+
 /* Remove our two filters; delete the clsact qdisc only if we created it and
  * no other filter remains on it. Safe when the interface or namespace is
  * gone. Frees ft. */

@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,3 +153,39 @@ void flowtrack_stats(const struct flowtrack *ft, unsigned *max_flows, uint64_t *
 		*walks = ft->walks;
 }
 
+
+size_t flowtrack_map_bytes(const struct flowtrack *ft)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	if (!ft)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", bpf_map__fd(ft->skel->maps.ft_flows));
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return (size_t)v;
+}
+
+int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t len,
+		       unsigned repeat, unsigned *ns_per_run)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = (__u32)len,
+		    .repeat = repeat ? repeat : 1);
+	int fd;
+
+	if (!ft || !pkt)
+		return -EINVAL;
+	fd = bpf_program__fd(egress ? ft->skel->progs.ft_egress : ft->skel->progs.ft_ingress);
+	if (bpf_prog_test_run_opts(fd, &o) < 0)
+		return -errno;
+	if (ns_per_run)
+		*ns_per_run = o.duration;
+	return 0;
+}

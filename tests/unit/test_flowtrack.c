@@ -778,6 +778,105 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	close(fd);
 }
 
+/* ---- the program's parse, in place and header by header ---- */
+
+/* Ethernet (+ a VLAN tag) + IPv4 (+ 4 bytes of options) + UDP to
+ * 10.1.0.2:dport from 10.1.0.1:4000; or IPv6 (+ a hop-by-hop header) + UDP
+ * from fd00::1 to fd00::2. Returns the length. */
+static size_t craft(unsigned char *b, int v6, int vlan, int opts, int frag_later,
+		    uint16_t dport)
+{
+	size_t off = 12, ipo, l4o;
+
+	memset(b, 0, 256);
+	if (vlan) {
+		b[off++] = 0x81; b[off++] = 0x00;       /* 802.1Q */
+		b[off++] = 0x00; b[off++] = 0x07;       /* VID 7 */
+	}
+	b[off++] = v6 ? 0x86 : 0x08;
+	b[off++] = v6 ? 0xdd : 0x00;
+	ipo = off;
+	if (!v6) {
+		b[ipo] = (uint8_t)(0x40 | (opts ? 6 : 5));
+		b[ipo + 8] = 64;
+		b[ipo + 9] = IPPROTO_UDP;
+		if (frag_later)
+			b[ipo + 7] = 0x10;              /* fragment offset 16 */
+		inet_pton(AF_INET, "10.1.0.1", b + ipo + 12);
+		inet_pton(AF_INET, "10.1.0.2", b + ipo + 16);
+		l4o = ipo + (opts ? 24 : 20);
+		if (opts)
+			b[ipo + 20] = 1;                /* NOPs */
+	} else {
+		b[ipo] = 0x60;
+		b[ipo + 6] = opts ? 0 : IPPROTO_UDP;   /* next: hop-by-hop or UDP */
+		b[ipo + 7] = 64;
+		inet_pton(AF_INET6, "fd00::1", b + ipo + 8);
+		inet_pton(AF_INET6, "fd00::2", b + ipo + 24);
+		l4o = ipo + 40;
+		if (opts) {
+			b[l4o] = IPPROTO_UDP;           /* hop-by-hop: next, length 0 */
+			l4o += 8;
+		}
+	}
+	b[l4o] = 4000 >> 8; b[l4o + 1] = 4000 & 0xff;
+	b[l4o + 2] = (uint8_t)(dport >> 8); b[l4o + 3] = (uint8_t)dport;
+	b[l4o + 5] = 8 + 10;
+	if (!v6) {
+		b[ipo + 2] = 0;
+		b[ipo + 3] = (uint8_t)(l4o - ipo + 8 + 10);
+	} else {
+		b[ipo + 5] = (uint8_t)(l4o - ipo - 40 + 8 + 10);
+	}
+	return l4o + 8 + 10;
+}
+
+/* Each kind of frame lands on its flow, whether the program reads it in
+ * place or header by header; a later fragment is skipped. */
+static void flowtrack_test_run__frames_in_place_and_header_by_header__same_flows(void **state)
+{
+	static const struct { int v6, vlan, opts, frag; uint16_t port; } f[] = {
+		{ 0, 0, 0, 0, 30001 },  /* in place */
+		{ 0, 1, 0, 0, 30002 },  /* VLAN, in place */
+		{ 0, 0, 1, 0, 30003 },  /* IPv4 options: header by header */
+		{ 1, 0, 0, 0, 30004 },  /* IPv6, in place */
+		{ 1, 1, 1, 0, 30005 },  /* VLAN + IPv6 hop-by-hop: header by header */
+		{ 0, 0, 0, 1, 30006 },  /* a later fragment: not counted */
+	};
+	static struct nstest_obs l;
+	unsigned char pkt[256];
+	struct flowtrack *ft;
+	unsigned ns;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	ft = attach_lo(NULL, 0);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		size_t len = craft(pkt, f[i].v6, f[i].vlan, f[i].opts, f[i].frag, f[i].port);
+
+		assert_int_equal(flowtrack_test_run(ft, 0, pkt, len, 3, &ns), 0);
+	}
+	l.n = 0;
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 5);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		/* ingress: local = the destination */
+		const struct flow_obs *o = find(&l, IPPROTO_UDP, f[i].port, 4000);
+
+		if (f[i].frag) {
+			assert_null(o);
+			continue;
+		}
+		assert_non_null(o);
+		assert_int_equal(o->rx_msgs, 3);
+		assert_int_equal(o->tx_msgs, 0);
+		assert_int_equal(!!IN6_IS_ADDR_V4MAPPED(&o->key.saddr), !f[i].v6);
+		assert_int_equal(o->key.saddr.s6_addr[15], 2);
+		assert_int_equal(o->key.daddr.s6_addr[15], 1);
+	}
+	flowtrack_detach(ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +896,7 @@ int main(void)
 		cmocka_unit_test(flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached),
 		cmocka_unit_test(flowtrack_poll__many_flows_batch_and_walk__same_observations),
 		cmocka_unit_test(flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh),
+		cmocka_unit_test(flowtrack_test_run__frames_in_place_and_header_by_header__same_flows),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
