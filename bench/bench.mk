@@ -1,4 +1,8 @@
-# make bench: benchmarks (bench/run.sh runs them)
-$(BUILD)/bench_sample: $(BUILD)/bench/bench_sample.o $(BUILD)/libnicstall.a
+# make bench: benchmarks (bench/run.sh builds these and runs them; see
+# bench/README.md). Not part of `make all` or `make check`.
+BENCH_PROGS := bench_sweep bench_scale bench_conns
+BENCH_BINS += $(BENCH_PROGS:%=$(BUILD)/%)
+$(BUILD)/bench_%: $(BUILD)/bench/bench_%.o $(BUILD)/libnicstall.a
 	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)
-BENCH_BINS += $(BUILD)/bench_sample
+.PHONY: bench-bins
+bench-bins: $(BENCH_BINS) $(BUILD)/nsengine

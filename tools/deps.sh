@@ -2,12 +2,15 @@
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
+# `tools/deps.sh bench`: also what make bench compares with.
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
 chromium nodejs"
+# make bench also compares with node_exporter (scraped with curl)
+[ "${1:-}" = bench ] && PKGS="$PKGS prometheus-node-exporter curl"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
