@@ -38,28 +38,34 @@ unsigned flowtab_count(const struct flowtab *ft)
 	return ft->n;
 }
 
-static unsigned fhash(const struct flow_obs *o, const char *port)
+/* FNV-1a over the key's 64-bit words (a flow_key is 40 bytes, no holes
+ * that are not zeroed), then the port name: the detector hashes every
+ * observation of every poll. */
+static uint32_t fhash(const struct flow_obs *o, const char *port)
 {
-	uint64_t h = 1469598103934665603ull;
-	const unsigned char *b = (const unsigned char *)&o->key;
+	uint64_t h = 1469598103934665603ull, w[sizeof(o->key) / 8];
 
-	for (size_t i = 0; i < sizeof(o->key); i++)
-		h = (h ^ b[i]) * 1099511628211ull;
+	_Static_assert(sizeof(o->key) % 8 == 0, "flow_key in 64-bit words");
+	memcpy(w, &o->key, sizeof(w));
+	for (size_t i = 0; i < sizeof(w) / 8; i++)
+		h = (h ^ w[i]) * 1099511628211ull;
 	h = (h ^ (unsigned)o->src) * 1099511628211ull;
 	h = (h ^ o->session) * 1099511628211ull;
 	for (; *port; port++)
 		h = (h ^ (unsigned char)*port) * 1099511628211ull;
-	return (unsigned)(h ^ (h >> 32)) & (NHASH - 1);
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create)
 {
-	unsigned h = fhash(o, port);
+	uint32_t hv = fhash(o, port);
+	unsigned h = hv & (NHASH - 1);
 	struct sflow *f;
 
+	/* the stored hash first: one cache line per flow of the chain */
 	for (f = ft->hash[h]; f; f = f->next)
-		if (f->obs.src == o->src && f->obs.session == o->session &&
+		if (f->hash == hv && f->obs.src == o->src && f->obs.session == o->session &&
 		    !memcmp(&f->obs.key, &o->key, sizeof(o->key)) && !strcmp(f->port, port))
 			return f;
 	if (!create || ft->n >= LIVENESS_MAX_FLOWS)
@@ -67,6 +73,7 @@ struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const ch
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	f->hash = hv;
 	f->obs = *o;
 	util_strlcpy(f->port, port, sizeof(f->port));
 	f->first_ns = now;
@@ -84,7 +91,7 @@ struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev)
 	if (prev) {
 		if (prev->next)
 			return prev->next;
-		h = fhash(&prev->obs, prev->port) + 1;
+		h = (prev->hash & (NHASH - 1)) + 1;
 	}
 	for (; h < NHASH; h++)
 		if (ft->hash[h])
@@ -198,7 +205,6 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 	int progress = 0, waiting = 0, first = f->seen_ns == 0;
 	enum flow_event ev = FLOW_EV_NONE;
 
-	f->prev = f->obs;
 	switch (o->src) {
 	case FLOW_SRC_ENGINE:
 		/* a request/response engine: requests sent beyond replies

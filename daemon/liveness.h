@@ -24,7 +24,8 @@ enum flow_state { FLOW_IDLE = 0, FLOW_WAITING, FLOW_STALLED };
 
 struct sflow {
 	struct sflow *next;
-	struct flow_obs obs, prev;
+	uint32_t hash;                  /* of (source, key, session, port) */
+	struct flow_obs obs;            /* the last observation */
 	char port[32];
 	enum flow_state state;
 	uint64_t first_ns, seen_ns;
