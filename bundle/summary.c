@@ -513,13 +513,28 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 	if (!rel || !json_object_is_type(rel, json_type_object)) {
 		fputs("- Release: not recorded.\n", f);
 	} else if (json_object_get_boolean(jx_get(rel, FK_R_RELEASED))) {
+		const char *amb = jx_str(rel, FK_R_AMBIGUOUS), *port = jx_str(rel, FK_R_PORT);
+		double y;
+
+		if (amb) {
+			fprintf(f, "- Released, %s", amb);
+			if (jx_num(jx_get(rel, FK_R_AFTER_MS), &x) &&
+			    jx_num(jx_get(rel, FK_R_AFTER_SECOND_MS), &y))
+				fprintf(f, " (%.1f ms after the first, %.1f ms after the second)", x, y);
+			fputs(": the release came while both could have caused it.\n", f);
+			return;
+		}
 		fputs("- Released by ", f);
 		put_val(f, jx_get(rel, FK_R_ACTION));
+		if (port)
+			fprintf(f, " on %s", port);
 		if (jx_num(jx_get(rel, FK_R_AFTER_MS), &x))
 			fprintf(f, ", %.1f ms after the action", x);
 		else
 			fputs(", time not recorded", f);
 		fputs(".\n", f);
+		if (port)
+			fprintf(f, "- The receive-filter state of port %s held the flows.\n", port);
 	} else {
 		fputs("- Not released (action: ", f);
 		put_val(f, jx_get(rel, FK_R_ACTION));

@@ -878,8 +878,19 @@ int main(int argc, char **argv)
 			print_record(reply);
 		else if (!strcmp(cmd, "investigate"))
 			printf("investigation %s started\n", jx_text(reply, "id"));
-		else if (!strcmp(cmd, "recover"))
-			printf("port %s: reprogrammed (%s)\n", jx_text(reply, "port"), jx_text(reply, "sequence"));
+		else if (!strcmp(cmd, "recover")) {
+			if (jx_bool(reply, "performed")) {
+				printf("port %s: reprogrammed (%s)%s\n", jx_text(reply, "port"),
+				       jx_text(reply, "sequence"),
+				       jx_bool(jx_get(reply, "kernel_log"), "confirmed") ?
+				       ", confirmed by the kernel log" : "");
+			} else {
+				fprintf(stderr, "nicstallctl: port %s: no reprogram: %s\n",
+					jx_text(reply, "port"), jx_str(reply, "refused") ?
+					jx_text(reply, "refused") : jx_text(reply, "error"));
+				rc = 1;
+			}
+		}
 		else if (!strcmp(cmd, "reload"))
 			printf("configuration reloaded\n");
 		else if (!strcmp(cmd, "snapshot"))

@@ -506,6 +506,11 @@ static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t 
 	o.unsent = r.unsent;
 	o.unread = r.unread;
 	o.staged = r.staged;
+	/* the engine's own next resend: believed within a minute ahead (the
+	 * daemon caps every watch anyway), unknown otherwise */
+	if (r.retry_due_ns && r.retry_due_ns + FE_FUTURE_NS >= now &&
+	    r.retry_due_ns <= now + 60000000000ull)
+		o.retry_due_ns = r.retry_due_ns;
 	o.state = r.state;
 	o.pid = t->pid;
 	memcpy(o.engine, t->engine, sizeof(o.engine));

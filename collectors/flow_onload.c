@@ -1,5 +1,6 @@
-/* flow_onload: parsers for orm_json and onload_stackdump output, and the
- * Onload socket liveness verdicts. See flow_onload.h for the formats and
+/* flow_onload: the parsed dump (stacks, counters, sockets), the orm_json
+ * reader and the Onload socket liveness verdicts; the onload_stackdump text
+ * parsers are in flow_onload_text.c. See flow_onload.h for the formats and
  * the Onload source files they follow. */
 #include "collectors/flow_onload.h"
 
@@ -12,6 +13,7 @@
 
 #include <json-c/json.h>
 
+#include "collectors/flow_onload_int.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -44,9 +46,9 @@ void flow_onload_dump_free(struct flow_onload_dump *d)
 	d->nstacks = d->nsocks = 0;
 }
 
-/* ---- helpers ---------------------------------------------------------------- */
+/* ---- helpers shared with flow_onload_text.c -------------------------------- */
 
-static void clean_copy(char *dst, size_t len, const char *src)
+void ol_clean_copy(char *dst, size_t len, const char *src)
 {
 	size_t i;
 
@@ -55,48 +57,7 @@ static void clean_copy(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
-/* A number JSON-printed by orm_json: an int, or a decimal string (its
- * 64-bit format). 1 found, 0 not. */
-static int jnum(struct json_object *o, const char *key, uint64_t *v)
-{
-	struct json_object *x = jx_get(o, key);
-	const char *s;
-	char *end;
-
-	if (!x)
-		return 0;
-	if (json_object_is_type(x, json_type_int)) {
-		int64_t i = json_object_get_int64(x);
-
-		*v = i < 0 ? (uint64_t)(uint32_t)i : (uint64_t)i;
-		if (i >= 0 && (uint64_t)i == (uint64_t)INT64_MAX)
-			*v = json_object_get_uint64(x);
-		return 1;
-	}
-	if (json_object_is_type(x, json_type_string)) {
-		s = json_object_get_string(x);
-		if (!s || !isdigit((unsigned char)*s))
-			return 0;
-		errno = 0;
-		*v = strtoull(s, &end, 10);
-		return !errno && !*end;
-	}
-	return 0;
-}
-
-static uint32_t jnum32(struct json_object *o, const char *key, int *ok)
-{
-	uint64_t v = 0;
-
-	if (!jnum(o, key, &v)) {
-		if (ok)
-			*ok = 0;
-		return 0;
-	}
-	return (uint32_t)v;
-}
-
-static int parse_addr(const char *s, struct in6_addr *a)
+int ol_parse_addr(const char *s, struct in6_addr *a)
 {
 	struct in_addr a4;
 	char buf[64];
@@ -123,29 +84,14 @@ static int parse_addr(const char *s, struct in6_addr *a)
 }
 
 /* Onload state number (ip.h) to Linux TCP state number. */
-static int lstate_of_num(unsigned num)
+int ol_lstate_of_num(unsigned num)
 {
 	static const int m[] = { 7, 10, 2, 1, 8, 9, 4, 5, 11, 6 };
 
 	return num < sizeof(m) / sizeof(m[0]) ? m[num] : 0;
 }
 
-/* tcp_misc.c ci_tcp_state_num_str() names. */
-static int lstate_of_name(const char *s, uint8_t *proto)
-{
-	static const char *const n[] = { "CLOSED", "LISTEN", "SYN-SENT", "ESTABLISHED",
-					 "CLOSE-WAIT", "LAST-ACK", "FIN-WAIT1", "FIN-WAIT2",
-					 "CLOSING", "TIME-WAIT" };
-
-	for (unsigned i = 0; i < sizeof(n) / sizeof(n[0]); i++)
-		if (!strcmp(s, n[i]))
-			return lstate_of_num(i);
-	if (!strcmp(s, "UDP"))
-		*proto = IPPROTO_UDP;
-	return 0;
-}
-
-static struct flow_onload_stack *stack_get(struct flow_onload_dump *d, int id, int create)
+struct flow_onload_stack *ol_stack_get(struct flow_onload_dump *d, int id, int create)
 {
 	struct flow_onload_stack *s;
 
@@ -164,8 +110,8 @@ static struct flow_onload_stack *stack_get(struct flow_onload_dump *d, int id, i
 	return s;
 }
 
-static void counter_set(struct flow_onload_stack *s, const char *name, uint64_t v,
-			struct flow_onload_dump *d)
+void ol_counter_set(struct flow_onload_stack *s, const char *name, uint64_t v,
+		    struct flow_onload_dump *d)
 {
 	size_t n = strlen(name);
 
@@ -185,7 +131,7 @@ static void counter_set(struct flow_onload_stack *s, const char *name, uint64_t 
 	s->ncounters++;
 }
 
-static struct flow_onload_sock *sock_new(struct flow_onload_dump *d, int stack_id, int sock_id)
+struct flow_onload_sock *ol_sock_new(struct flow_onload_dump *d, int stack_id, int sock_id)
 {
 	struct flow_onload_sock *k;
 
@@ -220,6 +166,52 @@ int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uin
 
 /* ---- orm_json -------------------------------------------------------------- */
 
+/* o[key] as orm_json prints a number: a JSON int (a negative one is a
+ * 32-bit field printed signed, read back as its u32 bits) or a decimal
+ * string (how it prints 64-bit fields). 1 found, 0 not. Not jx_u64
+ * (lib/json.h), which takes no strings, reads a negative int as 0 and
+ * does not tell a missing key from 0. */
+static int orm_u64(struct json_object *o, const char *key, uint64_t *v)
+{
+	struct json_object *x = jx_get(o, key);
+	const char *s;
+	char *end;
+
+	if (!x)
+		return 0;
+	if (json_object_is_type(x, json_type_int)) {
+		int64_t i = json_object_get_int64(x);
+
+		*v = i < 0 ? (uint64_t)(uint32_t)i : (uint64_t)i;
+		if (i >= 0 && (uint64_t)i == (uint64_t)INT64_MAX)
+			*v = json_object_get_uint64(x);
+		return 1;
+	}
+	if (json_object_is_type(x, json_type_string)) {
+		s = json_object_get_string(x);
+		if (!s || !isdigit((unsigned char)*s))
+			return 0;
+		errno = 0;
+		*v = strtoull(s, &end, 10);
+		return !errno && !*end;
+	}
+	return 0;
+}
+
+/* orm_u64 cut to 32 bits (the ci_uint32 fields); 0 and *ok (may be NULL)
+ * cleared when missing. */
+static uint32_t orm_u32(struct json_object *o, const char *key, int *ok)
+{
+	uint64_t v = 0;
+
+	if (!orm_u64(o, key, &v)) {
+		if (ok)
+			*ok = 0;
+		return 0;
+	}
+	return (uint32_t)v;
+}
+
 /* ci_sock_cmn (STRUCT_SOCK): addresses, ports, pid, so_error, state. */
 static void json_sock_cmn(struct json_object *s, struct flow_onload_sock *k)
 {
@@ -227,19 +219,19 @@ static void json_sock_cmn(struct json_object *s, struct flow_onload_sock *k)
 	const char *ra = jx_str(jx_obj(jx_obj(pkt, "ipx"), "ip4"), "ip_daddr");
 	uint64_t v;
 
-	if (jnum(jx_obj(s, "b"), "state", &v))
+	if (orm_u64(jx_obj(s, "b"), "state", &v))
 		k->ostate = (uint32_t)v;
-	if (parse_addr(jx_str(s, "laddr"), &k->laddr) < 0)
-		parse_addr(jx_str(jx_obj(s, "cp"), "laddr"), &k->laddr);
+	if (ol_parse_addr(jx_str(s, "laddr"), &k->laddr) < 0)
+		ol_parse_addr(jx_str(jx_obj(s, "cp"), "laddr"), &k->laddr);
 	if (ra)
-		parse_addr(ra, &k->raddr);
-	if (jnum(jx_obj(s, "cp"), "lport", &v))
+		ol_parse_addr(ra, &k->raddr);
+	if (orm_u64(jx_obj(s, "cp"), "lport", &v))
 		k->lport = htons((uint16_t)v);
-	if (jnum(pkt, "dport", &v))
+	if (orm_u64(pkt, "dport", &v))
 		k->rport = htons((uint16_t)v);
-	if (jnum(s, "pid", &v))
+	if (orm_u64(s, "pid", &v))
 		k->pid = (int)v;
-	if (jnum(s, "so_error", &v))
+	if (orm_u64(s, "so_error", &v))
 		k->so_error = (int)(int32_t)v;
 }
 
@@ -251,36 +243,36 @@ static void json_tcp(struct flow_onload_dump *d, int stack_id, const char *sid,
 
 	if (!ts)
 		return;
-	k = sock_new(d, stack_id, atoi(sid));
+	k = ol_sock_new(d, stack_id, atoi(sid));
 	if (!k)
 		return;
 	k->proto = IPPROTO_TCP;
 	json_sock_cmn(jx_obj(ts, "s"), k);
-	k->lstate = lstate_of_num(FLOW_ONLOAD_STATE_NUM(k->ostate));
-	k->snd_nxt = jnum32(ts, "snd_nxt", &ok);
-	k->snd_una = jnum32(ts, "snd_una", &ok);
-	k->snd_max = jnum32(ts, "snd_max", NULL);
+	k->lstate = ol_lstate_of_num(FLOW_ONLOAD_STATE_NUM(k->ostate));
+	k->snd_nxt = orm_u32(ts, "snd_nxt", &ok);
+	k->snd_una = orm_u32(ts, "snd_una", &ok);
+	k->snd_max = orm_u32(ts, "snd_max", NULL);
 	if (ok)
 		k->have |= FLOW_ONLOAD_HAVE_SEQ;
 	ok = 1;
-	k->rcv_added = jnum32(ts, "rcv_added", &ok);
-	k->rcv_delivered = jnum32(ts, "rcv_delivered", &ok);
+	k->rcv_added = orm_u32(ts, "rcv_added", &ok);
+	k->rcv_delivered = orm_u32(ts, "rcv_delivered", &ok);
 	if (ok)
 		k->have |= FLOW_ONLOAD_HAVE_RCV;
-	k->send_in = jnum32(ts, "send_in", NULL);
-	k->send_out = jnum32(ts, "send_out", NULL);
-	k->sendq_pkts = jnum32(jx_obj(ts, "send"), "num", NULL);
-	k->retrans_pkts = jnum32(jx_obj(ts, "retrans"), "num", NULL);
-	k->recvq_pkts = jnum32(jx_obj(ts, "recv1"), "num", NULL) +
-			jnum32(jx_obj(ts, "recv2"), "num", NULL);
+	k->send_in = orm_u32(ts, "send_in", NULL);
+	k->send_out = orm_u32(ts, "send_out", NULL);
+	k->sendq_pkts = orm_u32(jx_obj(ts, "send"), "num", NULL);
+	k->retrans_pkts = orm_u32(jx_obj(ts, "retrans"), "num", NULL);
+	k->recvq_pkts = orm_u32(jx_obj(ts, "recv1"), "num", NULL) +
+			orm_u32(jx_obj(ts, "recv2"), "num", NULL);
 	k->have |= FLOW_ONLOAD_HAVE_QPKTS;
 	ok = 1;
-	k->t_last_sent = jnum32(ts, "t_last_sent", &ok);
-	k->t_last_recv_ack = jnum32(ts, "t_last_recv_ack", &ok);
-	k->t_last_recv_payload = jnum32(ts, "t_last_recv_payload", NULL);
+	k->t_last_sent = orm_u32(ts, "t_last_sent", &ok);
+	k->t_last_recv_ack = orm_u32(ts, "t_last_recv_ack", &ok);
+	k->t_last_recv_payload = orm_u32(ts, "t_last_recv_payload", NULL);
 	if (ok)
 		k->have |= FLOW_ONLOAD_HAVE_TIMES;
-	k->total_retrans = jnum32(jx_obj(ts, "stats"), "total_retrans", NULL);
+	k->total_retrans = orm_u32(jx_obj(ts, "stats"), "total_retrans", NULL);
 }
 
 static void json_udp(struct flow_onload_dump *d, int stack_id, const char *sid,
@@ -291,16 +283,16 @@ static void json_udp(struct flow_onload_dump *d, int stack_id, const char *sid,
 
 	if (!us)
 		return;
-	k = sock_new(d, stack_id, atoi(sid));
+	k = ol_sock_new(d, stack_id, atoi(sid));
 	if (!k)
 		return;
 	k->proto = IPPROTO_UDP;
 	json_sock_cmn(jx_obj(us, "s"), k);
 	q = jx_obj(us, "recv_q");
-	k->udp_added = jnum32(q, "pkts_added", NULL);
-	k->udp_delivered = jnum32(q, "pkts_delivered", NULL);
+	k->udp_added = orm_u32(q, "pkts_added", NULL);
+	k->udp_delivered = orm_u32(q, "pkts_delivered", NULL);
 	k->recvq_pkts = k->udp_added - k->udp_delivered;
-	k->sendq_pkts = jnum32(us, "tx_count", NULL);
+	k->sendq_pkts = orm_u32(us, "tx_count", NULL);
 	k->have |= FLOW_ONLOAD_HAVE_QPKTS;
 }
 
@@ -313,8 +305,8 @@ static void json_counters(struct flow_onload_dump *d, struct flow_onload_stack *
 		uint64_t v;
 
 		(void)val;
-		if (jnum(o, key, &v))
-			counter_set(st, key, v, d);
+		if (orm_u64(o, key, &v))
+			ol_counter_set(st, key, v, d);
 	}
 }
 
@@ -328,23 +320,23 @@ static void json_stack(struct flow_onload_dump *d, int id, const char *name,
 	struct flow_onload_stack *st;
 	uint64_t v;
 
-	if (id < 0 && jnum(ss, "stack_id", &v))
+	if (id < 0 && orm_u64(ss, "stack_id", &v))
 		id = (int)v;
-	st = stack_get(d, id, 1);
+	st = ol_stack_get(d, id, 1);
 	if (!st)
 		return;
 	if (name)
-		clean_copy(st->name, sizeof(st->name), name);
+		ol_clean_copy(st->name, sizeof(st->name), name);
 	if (jx_str(ss, "name"))
-		clean_copy(st->name, sizeof(st->name), jx_str(ss, "name"));
-	if (jnum(ss, "pid", &v))
+		ol_clean_copy(st->name, sizeof(st->name), jx_str(ss, "name"));
+	if (orm_u64(ss, "pid", &v))
 		st->pid = (int)v;
 	if (tm) {
 		int ok = 1;
 
-		st->now_ticks = jnum32(tm, "ci_ip_time_real_ticks", &ok);
-		st->khz = jnum32(tm, "khz", &ok);
-		st->frc2tick = jnum32(tm, "ci_ip_time_frc2tick", &ok);
+		st->now_ticks = orm_u32(tm, "ci_ip_time_real_ticks", &ok);
+		st->khz = orm_u32(tm, "khz", &ok);
+		st->frc2tick = orm_u32(tm, "ci_ip_time_frc2tick", &ok);
 		st->have_time = ok && st->khz && st->frc2tick < 40;
 	}
 	json_counters(d, st, jx_obj(so, "stats"));
@@ -393,13 +385,13 @@ int flow_onload_parse_json(const char *text, size_t len, struct flow_onload_dump
 		util_errf(err, errlen, "orm_json output is not a JSON object");
 		return -EINVAL;
 	}
-	clean_copy(d->version, sizeof(d->version), jx_str(root, "onload_version"));
+	ol_clean_copy(d->version, sizeof(d->version), jx_str(root, "onload_version"));
 	if ((arr = jx_arr(root, "stacks"))) {          /* --flat */
 		for (size_t i = 0; i < jx_len(arr); i++) {
 			struct json_object *so = json_object_array_get_idx(arr, i);
 			uint64_t id;
 
-			if (!jnum(so, "id", &id))
+			if (!orm_u64(so, "id", &id))
 				continue;
 			json_stack(d, (int)id, jx_str(so, "name"), so);
 		}
@@ -429,280 +421,6 @@ int flow_onload_parse_json(const char *text, size_t len, struct flow_onload_dump
 	}
 	json_object_put(root);
 	return 0;
-}
-
-/* ---- stackdump text -------------------------------------------------------- */
-
-/* Next line of text[*off..len) into line (cut at cap-1); 0 at the end. */
-static int next_line(const char *text, size_t len, size_t *off, char *line, size_t cap)
-{
-	size_t s = *off, e, n;
-
-	if (s >= len)
-		return 0;
-	for (e = s; e < len && text[e] != '\n'; e++)
-		;
-	n = e - s < cap - 1 ? e - s : cap - 1;
-	memcpy(line, text + s, n);
-	line[n] = '\0';
-	if (n && line[n - 1] == '\r')
-		line[n - 1] = '\0';
-	*off = e < len ? e + 1 : len;
-	return 1;
-}
-
-/* "10.0.0.1:80" / "[fd00::1]:80" into address and port (network order). */
-static int parse_ipport(const char *s, struct in6_addr *a, uint16_t *port)
-{
-	char buf[80];
-	const char *colon = strrchr(s, ':');
-	size_t n;
-	long p;
-	char *end;
-
-	if (!colon || (size_t)(colon - s) >= sizeof(buf))
-		return -1;
-	n = (size_t)(colon - s);
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	p = strtol(colon + 1, &end, 10);
-	if (*end || p < 0 || p > 65535 || parse_addr(buf, a) < 0)
-		return -1;
-	*port = htons((uint16_t)p);
-	return 0;
-}
-
-int flow_onload_parse_netstat(const char *text, size_t len, int stack_id,
-			      struct flow_onload_dump *d, char *err, size_t errlen)
-{
-	char line[512];
-	size_t off = 0;
-	unsigned bad = 0;
-
-	flow_onload_dump_reset(d);
-	if (len > FLOW_ONLOAD_MAX_TEXT)
-		return util_errf(err, errlen, "netstat output too large"), -E2BIG;
-	stack_get(d, stack_id, 1);
-	while (next_line(text, len, &off, line, sizeof(line))) {
-		char type[8], l[80], r[80], st[24];
-		unsigned rq, tq;
-		struct flow_onload_sock *k;
-		uint8_t proto = IPPROTO_TCP;
-
-		if (sscanf(line, "%7s %u %u %79s %79s %23s", type, &rq, &tq, l, r, st) != 6)
-			continue;
-		if (strcmp(type, "TCP") && strcmp(type, "UDP"))
-			continue;
-		k = sock_new(d, stack_id, -1);
-		if (!k)
-			break;
-		if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
-		    parse_ipport(r, &k->raddr, &k->rport) < 0) {
-			d->nsocks--;
-			bad++;
-			continue;
-		}
-		k->lstate = lstate_of_name(st, &proto);
-		k->proto = strcmp(type, "UDP") ? proto : IPPROTO_UDP;
-		k->recvq_pkts = rq;
-		k->sendq_pkts = tq;
-		k->have = FLOW_ONLOAD_HAVE_QPKTS;
-	}
-	if (bad && !d->nsocks) {
-		util_errf(err, errlen, "netstat output: %u socket lines with bad addresses", bad);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* "k=v k=v" pairs of a line into counters prefix_k (decimal values). */
-static void kv_counters(struct flow_onload_dump *d, struct flow_onload_stack *st,
-			const char *prefix, const char *p)
-{
-	while (*p) {
-		char key[32], name[FLOW_ONLOAD_NAME];
-		unsigned long long v;
-		int n = 0;
-
-		while (*p == ' ')
-			p++;
-		if (sscanf(p, "%31[a-z_]=%llu%n", key, &v, &n) == 2 && n > 0) {
-			snprintf(name, sizeof(name), "%s%s", prefix, key);
-			counter_set(st, name, v, d);
-			p += n;
-		} else {
-			while (*p && *p != ' ')
-				p++;
-		}
-	}
-}
-
-int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump *d,
-			   char *err, size_t errlen)
-{
-	struct flow_onload_stack *st = NULL;
-	struct flow_onload_sock *k = NULL;
-	char line[1024];
-	size_t off = 0;
-	int counters_on = 0, in_env = 0;
-
-	flow_onload_dump_reset(d);
-	if (len > FLOW_ONLOAD_MAX_TEXT)
-		return util_errf(err, errlen, "stackdump output too large"), -E2BIG;
-	while (next_line(text, len, &off, line, sizeof(line))) {
-		char name[FLOW_ONLOAD_NAME], word[64], l[80], r[80], state[24];
-		unsigned long long v;
-		int id, sid, n = 0;
-		const char *p;
-
-		/* a stack: "ci_netif_dump_to_logger: stack=2 name=srv" */
-		if ((p = strstr(line, ": stack=")) && line[0] != ' ' &&
-		    sscanf(p, ": stack=%d%n", &id, &n) == 1) {
-			st = stack_get(d, id, 1);
-			k = NULL;
-			counters_on = in_env = 0;
-			p += n;
-			if (st && !strncmp(p, " name=", 6))
-				clean_copy(st->name, sizeof(st->name), p + 6);
-			continue;
-		}
-		if (!st)
-			continue;
-		if (in_env && strncmp(line, "====", 4))
-			continue;       /* the environments: never read, never kept */
-		if (!strncmp(line, "----", 4)) {
-			k = NULL;
-			in_env = strstr(line, "process env") != NULL;
-			counters_on = !in_env && strstr(line, "stats") != NULL &&
-				      !strstr(line, "vi stats");
-			continue;
-		}
-		if (!strncmp(line, "====", 4)) {
-			k = NULL;
-			counters_on = in_env = 0;
-			continue;
-		}
-		/* a socket: "TCP 2:3 lcl=10.9.0.2:11111 rmt=10.9.0.1:40000 ESTABLISHED" */
-		if ((!strncmp(line, "TCP ", 4) || !strncmp(line, "UDP ", 4)) &&
-		    sscanf(line + 4, "%d:%d lcl=%79s rmt=%79s %23s", &id, &sid, l, r, state) == 5) {
-			uint8_t proto = line[0] == 'U' ? IPPROTO_UDP : IPPROTO_TCP;
-
-			k = sock_new(d, id, sid);
-			counters_on = 0;
-			if (!k)
-				continue;
-			k->proto = proto;
-			if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
-			    parse_ipport(r, &k->raddr, &k->rport) < 0) {
-				d->nsocks--;
-				k = NULL;
-				continue;
-			}
-			k->lstate = proto == IPPROTO_TCP ? lstate_of_name(state, &proto) : 0;
-			continue;
-		}
-		if (k && line[0] == ' ') {
-			unsigned a, b, c, e, q1, q2, usr, byt, sb, sp, inf, cur, tot;
-			unsigned long long tp;
-			int x, y, z;
-
-			if (sscanf(line, "  snd: up=%x una-nxt-max=%x-%x-%x enq=%x", &a, &b, &c, &e,
-				   &q1) == 5) {
-				k->snd_una = b;
-				k->snd_nxt = c;
-				k->snd_max = e;
-				k->have |= FLOW_ONLOAD_HAVE_SEQ;
-			} else if (sscanf(line, "  snd: send=%u(%u) send+pre=%u inflight=%u(%u)", &sb,
-					  &sp, &q1, &inf, &q2) == 5) {
-				k->sendq_bytes = sb;
-				k->sendq_pkts = sp;
-				k->retrans_pkts = q2;
-				k->have |= FLOW_ONLOAD_HAVE_SENDQ_B | FLOW_ONLOAD_HAVE_QPKTS;
-			} else if (sscanf(line, "  rcv: bytes=%u tot_pkts=%llx rob_pkts=%u q_pkts=%u+%u usr=%u",
-					  &byt, &tp, &a, &q1, &q2, &usr) == 6) {
-				/* bytes = rcv_added - isn; usr = added - delivered */
-				k->rcv_added = byt;
-				k->rcv_delivered = byt - usr;
-				k->recvq_pkts = q1 + q2;
-				k->have |= FLOW_ONLOAD_HAVE_RCV;
-			} else if (sscanf(line, "  curr_retrans=%u total_retrans=%u", &cur, &tot) == 2) {
-				k->total_retrans = tot;
-			} else if (sscanf(line, "  rx_errno=%x tx_errno=%x so_error=%d", &x, &y, &z) == 3) {
-				k->so_error = z;
-			} else if (sscanf(line, "  uid=%d pid=%d", &x, &y) == 2) {
-				k->pid = y;
-			}
-			continue;
-		}
-		if (line[0] == ' ') {
-			/* stack-level lines of ci_netif_dump / dump_extra */
-			if ((p = strstr(line, " pid=")) && !st->pid && strstr(line, " uid=") &&
-			    sscanf(p, " pid=%d", &id) == 1)
-				st->pid = id;
-			else if (!strncmp(line, "  pkt_bufs: ", 12))
-				kv_counters(d, st, "pkt_bufs_", line + 12);
-			else if (!strncmp(line, "  tx_may_alloc=", 15))
-				kv_counters(d, st, "", line + 2);
-			else if (!strncmp(line, "  time: ", 8) && strstr(line, "STUCK"))
-				counter_set(st, "time_stuck", 1, d);
-			continue;
-		}
-		/* "name: value" counters of the stats sections */
-		if (counters_on && sscanf(line, "%47[a-z0-9_]: %llu%n", name, &v, &n) == 2 &&
-		    line[n] == '\0')
-			counter_set(st, name, v, d);
-		else if (sscanf(line, "%63s", word) == 1 && !strcmp(word, "ci_netif_config_opts_dump:"))
-			counters_on = 0;
-	}
-	if (!d->nstacks) {
-		util_errf(err, errlen, "no stack found in onload_stackdump output");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-char *flow_onload_scrub(const char *text, size_t len, size_t *outlen)
-{
-	char *out = malloc(len + 1);
-	size_t off = 0, o = 0;
-	int in_env = 0;
-
-	if (!out)
-		return NULL;
-	while (off < len) {
-		size_t s = off, e;
-
-		for (e = s; e < len && text[e] != '\n'; e++)
-			;
-		off = e < len ? e + 1 : len;
-		if (!in_env && e - s >= 4 && !strncmp(text + s, "----", 4)) {
-			in_env = memmem(text + s, e - s, "process env", 11) != NULL;
-			if (in_env) {
-				static const char note[] = "--------------------- process env (removed by nicstalld) ---\n";
-
-				if (o + sizeof(note) - 1 <= len) {
-					memcpy(out + o, note, sizeof(note) - 1);
-					o += sizeof(note) - 1;
-				}
-				continue;
-			}
-		} else if (e - s >= 4 && !strncmp(text + s, "====", 4)) {
-			in_env = 0;
-		} else if (e - s > 8 && memmem(text + s, e - s, ": stack=", 8) && text[s] != ' ') {
-			in_env = 0;
-		}
-		if (in_env)
-			continue;
-		for (size_t i = s; i < off && o < len; i++) {
-			unsigned char c = (unsigned char)text[i];
-
-			out[o++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
-		}
-	}
-	out[o] = '\0';
-	if (outlen)
-		*outlen = o;
-	return out;
 }
 
 /* ---- liveness ---------------------------------------------------------------- */

@@ -322,6 +322,20 @@ static void sd_fill(struct flow_obs *o, unsigned state, uint32_t rqueue, uint32_
 		if (known_rx && ti->tcpi_last_data_recv != UINT32_MAX)
 			o->last_rx_ns = sd_ago(now, ti->tcpi_last_data_recv);
 	}
+	/* The next retransmission: tcp_get_info() gives tcpi_rto in us and
+	 * tcpi_last_data_sent in ms; tcp_retransmit_timer() arms the timer
+	 * icsk_rto after each retransmission (inet_csk_reset_xmit_timer), and
+	 * every segment with data, retransmissions too, sets lsndtime
+	 * (tcp_event_data_sent). So with data unacknowledged it is due
+	 * rto - last_data_sent from now. */
+	if (TI_HAS(tilen, tcpi_unacked) && ti->tcpi_unacked && ti->tcpi_rto &&
+	    ti->tcpi_last_data_sent != UINT32_MAX) {
+		uint64_t rto = (uint64_t)ti->tcpi_rto * 1000ull;
+		uint64_t since = (uint64_t)ti->tcpi_last_data_sent * 1000000ull;
+
+		o->rto_ns = rto;
+		o->retry_due_ns = now + (rto > since ? rto - since : 0);
+	}
 }
 
 /* One socket message of a checked buffer: 1 emitted, 0 skipped (not
@@ -627,6 +641,9 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 		rx = sockread_ago_ms(sd->rd, v->jiffies, v->lrcvtime);
 		ti.tcpi_last_data_sent = tx < 0 || tx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)tx;
 		ti.tcpi_last_data_recv = rx < 0 || rx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)rx;
+		/* tcpi_unacked = packets_out, tcpi_rto = jiffies_to_usecs(icsk_rto) */
+		ti.tcpi_unacked = v->packets_out;
+		ti.tcpi_rto = sockread_jiffies_us(sd->rd, v->rto);
 		sd_fill(&o, v->state,
 			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
 			v->write_seq - v->snd_una, &ti, sizeof(ti), now);

@@ -34,6 +34,11 @@ struct flow_obs {
 	uint64_t unsent, unread, staged; /* bytes held (engine) / queues (sock) */
 	uint64_t inflight;      /* sock: sent, not yet acknowledged (not held) */
 	uint32_t retrans;       /* sock_diag: total retransmits */
+	/* When the sender will next try again (a TCP retransmission, an engine's
+	 * resend), CLOCK_MONOTONIC ns, 0 unknown; and the retransmission timeout
+	 * then in force (0 unknown). A release shows only at such a retry. */
+	uint64_t retry_due_ns;
+	uint64_t rto_ns;
 	uint32_t state;         /* engine state word or TCP state */
 	int32_t pid;            /* owner pid, 0 when unknown */
 	uint64_t inode;         /* socket inode (sock_diag), 0 otherwise */

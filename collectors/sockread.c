@@ -163,3 +163,13 @@ int64_t sockread_ago_ms(const struct sockread *r, uint32_t now_jiffies, uint32_t
 	/* jiffies_to_msecs() */
 	return (int64_t)((uint64_t)d * 1000u / r->hz);
 }
+
+uint32_t sockread_jiffies_us(const struct sockread *r, uint32_t j)
+{
+	uint64_t us;
+
+	if (!r->hz)
+		return 0;
+	us = (uint64_t)j * 1000000u / r->hz;
+	return us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}

@@ -27,7 +27,8 @@ struct sr_key {
  * 1 read. state: the TCP state (TIME_WAIT and request sockets have no
  * tcp_sock: state only, full = 0). The rest are tcp_sock fields as
  * tcp_get_info() and tcp_diag_get_info() read them; jiffies: tcp_jiffies32
- * at the read. */
+ * at the read; rto: icsk_rto (jiffies), packets_out: segments in flight
+ * (tcpi_unacked). */
 struct sr_val {
 	__u8 found, full, state, pad;
 	__u32 jiffies;
@@ -35,6 +36,7 @@ struct sr_val {
 	__u32 rcv_nxt, copied_seq, snd_una, snd_nxt, write_seq;
 	__u32 data_segs_in, data_segs_out, total_retrans;
 	__u32 lsndtime, lrcvtime;
+	__u32 rto, packets_out;
 };
 
 #endif

@@ -32,5 +32,8 @@ const struct sr_val *sockread_val(const struct sockread *r, unsigned i);
  * jiffies_to_msecs(now - then)); -1 while the kernel's HZ is not known yet
  * (measured over the first second when the configuration does not say). */
 int64_t sockread_ago_ms(const struct sockread *r, uint32_t now_jiffies, uint32_t then);
+/* A span of jiffies in microseconds (jiffies_to_usecs()); 0 while HZ is
+ * not known. */
+uint32_t sockread_jiffies_us(const struct sockread *r, uint32_t j);
 
 #endif

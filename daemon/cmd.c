@@ -11,6 +11,7 @@
 #include "lib/util.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -310,24 +311,36 @@ static struct json_object *cmd_investigate(struct cmd_env *env, struct json_obje
 	return o;
 }
 
+static void recover_done(struct json_object *o, int performed, void *arg)
+{
+	uint64_t ticket = (uint64_t)(uintptr_t)arg;
+
+	(void)performed;
+	jx_add_bool(o, "ok", 1);
+	ctl_reply_later(ticket, o);
+}
+
+/* The reprogram holds its state on a timer: the reply comes when it is
+ * done (ctl_defer). */
 static struct json_object *cmd_recover(struct cmd_env *env, struct json_object *req)
 {
 	const char *port = req_port(req);
-	struct json_object *r, *e;
+	struct json_object *e;
+	uint64_t ticket;
 
 	if (!port)
 		return ctl_error("recover: missing \"port\"");
 	if (!ports_find(env->ports, port))
 		return no_port(env, port);
-	r = forensic_recover(env->forensics, port);
-	if (json_object_object_get_ex(r, "error", &e)) {
-		struct json_object *x = ctl_error("recover: %s", json_object_get_string(e));
+	ticket = ctl_defer();
+	e = forensic_recover(env->forensics, port, recover_done, (void *)(uintptr_t)ticket);
+	if (e) {
+		struct json_object *x = ctl_error("recover: %s", jx_text(e, "error"));
 
-		json_object_put(r);
+		json_object_put(e);
 		return x;
 	}
-	json_object_object_add(r, "ok", json_object_new_boolean(1));
-	return r;
+	return NULL;
 }
 
 static struct json_object *cmd_reload(struct cmd_env *env, struct json_object *req)

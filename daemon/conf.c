@@ -152,6 +152,12 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 	} else if (!strcmp(key, "reprogram_interval")) {
 		if (util_parse_duration(val, &c->reprogram_every_ns, 0, 86400000000000ull, e, sizeof(e)) < 0)
 			perr(p, "reprogram_interval: %s", e);
+	} else if (!strcmp(key, "reprogram_hold")) {
+		if (util_parse_duration(val, &c->reprogram_hold_ns, 10000000ull, 5000000000ull, e, sizeof(e)) < 0)
+			perr(p, "reprogram_hold: %s", e);
+	} else if (!strcmp(key, "release_wait_max")) {
+		if (util_parse_duration(val, &c->release_wait_max_ns, 100000000ull, 120000000000ull, e, sizeof(e)) < 0)
+			perr(p, "release_wait_max: %s", e);
 	} else if (!strcmp(key, "release_wait")) {
 		if (util_parse_duration(val, &c->release_wait_ns, 10000000ull, 60000000000ull, e, sizeof(e)) < 0)
 			perr(p, "release_wait: %s", e);
@@ -391,6 +397,17 @@ static void defaults(struct conf *c, const char *path)
 	c->probe_timeout_ns = 5000000000ull;
 	c->reprogram_every_ns = 10000000000ull;
 	c->release_wait_ns = 1000000000ull;
+	/* The driver's deferred rx-mode work (mlx5e_set_rx_mode_work) is queued
+	 * with no delay of its own, on an ordered per-netdev workqueue that also
+	 * runs the driver's stats works (firmware commands): usually well under
+	 * a millisecond, tens of ms when that queue is busy. Nothing reports
+	 * that it ran, so the hold is the only guarantee: 100 ms is many
+	 * firmware round trips, and short beside the stall it ends. */
+	c->reprogram_hold_ns = 100000000ull;
+	/* A lost TCP segment is resent after the RTO with exponential backoff
+	 * (tcp_retransmit_timer: 200 ms, 400, 800, 1.6 s, 3.2 s, 6.4 s): 10 s
+	 * covers the first five retransmissions of a stall. */
+	c->release_wait_max_ns = 10000000000ull;
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;

@@ -66,7 +66,9 @@ struct conf {
 	char rules_local_dir[PATH_MAX]; /* local overrides and additions */
 	uint64_t probe_timeout_ns;
 	uint64_t reprogram_every_ns; /* at most one reprogram per port per this */
-	uint64_t release_wait_ns;    /* how long to watch for a release */
+	uint64_t reprogram_hold_ns;  /* how long a reprogram holds its state */
+	uint64_t release_wait_ns;    /* release watch for flows that give no retry time */
+	uint64_t release_wait_max_ns; /* the longest release watch after one action */
 	struct port_conf *ports;
 	unsigned nports;
 };

@@ -32,6 +32,7 @@ struct client {
 	char *out;              /* reply being written */
 	size_t outlen, outoff;
 	uint64_t started_ns;
+	uint64_t ticket;        /* a deferred reply is owed (ctl_defer) */
 	struct client *next;
 };
 
@@ -45,6 +46,12 @@ struct ctl {
 	unsigned nclients;
 	struct loop_timer *reaper;
 };
+
+/* The one control socket of the process, and the client whose request is
+ * being handled (for ctl_defer). */
+static struct ctl *the_ctl;
+static struct client *handling;
+static uint64_t tickets;
 
 struct json_object *ctl_error(const char *fmt, ...)
 {
@@ -147,11 +154,17 @@ static void client_request(struct client *c, char *line)
 	} else if (!json_object_is_type(req, json_type_object)) {
 		reply = ctl_error("malformed request: expected a JSON object");
 	} else {
+		handling = c;
 		reply = c->ctl->fn(req, c->access, c->ctl->arg);
+		handling = NULL;
 	}
 	json_object_put(req);
 	json_tokener_free(tok);
-	client_reply(c, reply);
+	if (!reply && c->ticket) {
+		loop_mod_fd(c->ctl->loop, c->fd, 0);    /* nothing to read meanwhile */
+		return;
+	}
+	client_reply(c, reply ? reply : ctl_error("internal error: no reply"));
 }
 
 static void client_cb(int fd, uint32_t events, void *arg)
@@ -273,6 +286,26 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
+uint64_t ctl_defer(void)
+{
+	if (!handling)
+		return 0;
+	handling->ticket = ++tickets;
+	handling->started_ns = loop_mono_ns();
+	return handling->ticket;
+}
+
+void ctl_reply_later(uint64_t ticket, struct json_object *reply)
+{
+	for (struct client *c = the_ctl ? the_ctl->clients : NULL; ticket && c; c = c->next)
+		if (c->ticket == ticket) {
+			c->ticket = 0;
+			client_reply(c, reply);
+			return;
+		}
+	json_object_put(reply);         /* the client went away */
+}
+
 /* Drop clients that hold a connection without finishing a request. */
 static void reaper_cb(struct loop_timer *t, void *arg)
 {
@@ -283,7 +316,7 @@ static void reaper_cb(struct loop_timer *t, void *arg)
 	(void)t;
 	for (; c; c = next) {
 		next = c->next;
-		if (now - c->started_ns > CLIENT_TIMEOUT_NS) {
+		if (now - c->started_ns > (c->ticket ? CTL_DEFER_MAX_NS : CLIENT_TIMEOUT_NS)) {
 			log_debug("control: pid %d: timed out", (int)c->pid);
 			client_free(c);
 		}
@@ -333,6 +366,7 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 		goto fail;
 	if (loop_add_fd(l, ctl->fd, EPOLLIN, accept_cb, ctl) < 0)
 		goto fail;
+	the_ctl = ctl;
 	ctl->reaper = loop_timer_new(l, reaper_cb, ctl);
 	if (ctl->reaper)
 		loop_timer_set(ctl->reaper, 1000000000ull, 1000000000ull);
@@ -355,5 +389,7 @@ void ctl_close(struct ctl *ctl)
 	loop_del_fd(ctl->loop, ctl->fd);
 	close(ctl->fd);
 	unlink(ctl->path);
+	if (the_ctl == ctl)
+		the_ctl = NULL;
 	free(ctl);
 }

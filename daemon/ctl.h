@@ -5,6 +5,7 @@
 #define NICSTALL_CTL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/ctlproto.h"
@@ -25,6 +26,16 @@ typedef struct json_object *(*ctl_handler_fn)(struct json_object *req,
 struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 		     void *arg, char *err, size_t errlen);
 void ctl_close(struct ctl *c);
+
+/* Inside a handler: its reply will come later, through ctl_reply_later()
+ * (an action that completes from the loop, such as a reprogram's hold); the
+ * handler then returns NULL. Returns a ticket (never 0), or 0 when called
+ * outside a handler. The connection waits at most CTL_DEFER_MAX_NS. */
+#define CTL_DEFER_MAX_NS (120ull * 1000000000ull)
+uint64_t ctl_defer(void);
+/* The reply of a deferred request (owned by ctl afterwards). When the
+ * client has gone meanwhile the reply is dropped. */
+void ctl_reply_later(uint64_t ticket, struct json_object *reply);
 
 /* Access for a peer (exported for tests). */
 enum ctl_access ctl_access_for(uid_t uid, gid_t gid);

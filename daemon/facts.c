@@ -83,7 +83,7 @@ static struct json_object *period(double span, struct json_object *counters)
 {
 	struct json_object *o = json_object_new_object();
 
-	jx_add_double(o, FK_SPAN_S, span);
+	json_object_object_add(o, FK_SPAN_S, jx_new_fixed(span, 6));
 	json_object_object_add(o, FK_COUNTERS, counters);
 	return o;
 }
@@ -176,8 +176,8 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 		jx_copy(e, FK_FL_SRC, x, "source");
 		/* signed: a flow that joined after the investigation opened
 		 * waited less than nothing at its start */
-		jx_add_double(e, FK_FL_WAITED_MS,
-			      ((double)opened - (double)jx_u64(x, "stalled_at_mono_ns")) / 1e6);
+		json_object_object_add(e, FK_FL_WAITED_MS, jx_new_fixed(
+			((double)opened - (double)jx_u64(x, "stalled_at_mono_ns")) / 1e6, 3));
 		jx_add_u64(e, FK_H_UNSENT, unsent);
 		if (jx_u64(x, "inflight"))
 			jx_add_u64(e, FK_FL_INFLIGHT, jx_u64(x, "inflight"));

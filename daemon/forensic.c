@@ -46,11 +46,8 @@ const struct forensic_probes forensic_real_probes = {
 	.threads_free = probe_threads_free,
 	.inode_owner = sockdiag_inode_owner,
 	.journal = probe_journal_excerpt,
-	.reprogram = reprogram_toggle,
+	.reprogram = { reprogram_start, reprogram_result, reprogram_to_json, reprogram_free },
 };
-
-static const char *phase_name[] = { "observe", "capture", "promisc-capture", "recover",
-				    "watch", "done" };
 
 struct port *inv_port(struct inv *v, unsigned i)
 {
@@ -71,7 +68,7 @@ int inv_step_begin(struct inv *v, const char *name, const char *port)
 	if (port)
 		jx_add_str(s, "port", port);
 	jx_add_u64(s, "start_mono_ns", now);
-	jx_add_double(s, "start_ms", inv_rel_ms(v, now));
+	json_object_object_add(s, "start_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 	jx_add_str(s, "outcome", "running");
 	json_object_array_add(v->steps, s);
 	return (int)json_object_array_length(v->steps) - 1;
@@ -85,7 +82,7 @@ void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
 	if (!s)
 		return;
 	jx_add_u64(s, "end_mono_ns", now);
-	jx_add_double(s, "end_ms", inv_rel_ms(v, now));
+	json_object_object_add(s, "end_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 	jx_add_str(s, "outcome", outcome);
 	if (note && *note)
 		jx_add_str(s, "note", note);
@@ -97,7 +94,7 @@ static void snapshot_all(struct inv *v, const char *label)
 	uint64_t t0 = loop_mono_ns();
 	int st = inv_step_begin(v, label, NULL), first = !strcmp(label, "snapshot");
 
-	jx_add_double(snap, "started_after_open_us", (double)(t0 - v->open_ns) / 1e3);
+	json_object_object_add(snap, "started_after_open_us", jx_new_fixed((double)(t0 - v->open_ns) / 1e3, 1));
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 
@@ -180,7 +177,6 @@ static void finalize(struct inv *v)
 	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 	char err[256];
 	int st;
-	static const char *acts[3] = { "capture", "promisc-capture", "reprogram" };
 
 	snapshot_all(v, "snapshot-after");
 	st = inv_step_begin(v, "journal", NULL);
@@ -194,25 +190,10 @@ static void finalize(struct inv *v)
 		json_object_object_add(v->rec, IR_JOURNAL, j);
 		inv_step_end(v, st, avail ? "ok" : "unavailable", avail ? NULL : "no journal available");
 	}
-	/* which action released the flows */
-	if (inc && incident_released(inc)) {
-		const char *action = "self";
-		uint64_t from = v->open_ns;
-
-		for (int k = 2; k >= 0; k--)
-			if (v->action_ns[k] && v->action_ns[k] <= v->release_ns) {
-				action = acts[k];
-				from = v->action_ns[k];
-				break;
-			}
-		jx_add_bool(rel, "released", 1);
-		jx_add_str(rel, "action", action);
-		jx_add_double(rel, "after_ms", (double)(v->release_ns - from) / 1e6);
-		jx_add_double(rel, "at_ms", inv_rel_ms(v, v->release_ns));
-	} else {
-		jx_add_bool(rel, "released", 0);
-		jx_add_str(rel, "action", "none");
-	}
+	/* which action released the flows (release.c) */
+	if (!(inc && incident_released(inc)))
+		v->release_ns = 0;
+	inv_release_json(v, rel);
 	json_object_object_add(v->rec, IR_RELEASE, rel);
 	if (inc)
 		json_object_object_add(v->rec, IR_INCIDENT, incident_json(inc, loop_mono_ns()));
@@ -225,26 +206,6 @@ static void finalize(struct inv *v)
 		 v->id, v->incident_id, v->ports[0], jx_text(rel, "action"));
 }
 
-static void reprogram_ports(struct inv *v)
-{
-	for (unsigned i = 0; i < v->nports && inv_still_stalled(v); i++) {
-		struct port *p = inv_port(v, i);
-		struct json_object *o;
-		int st, rc;
-
-		if (!p || !port_conf(p)->recover)
-			continue;
-		o = json_object_new_object();
-		v->action_ns[2] = loop_mono_ns();
-		st = inv_step_begin(v, "reprogram", v->ports[i]);
-		rc = recovery_reprogram(v->F->recovery, p, o, 0);
-		inv_step_end(v, st, rc == 0 ? "ok" : "refused", jx_str(o, rc ? "error" : "sequence"));
-		json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
-		/* each allowed port of the pair in turn, never two at once: the
-		 * drop may sit at either end */
-	}
-}
-
 static void advance(struct inv *v)
 {
 	if (v->done)
@@ -252,26 +213,22 @@ static void advance(struct inv *v)
 	switch (v->phase) {
 	case PH_OBSERVE:
 		v->phase = PH_CAPTURE;
-		inv_start_captures(v, 0);
+		v->capture_ns = loop_mono_ns();
+		v->pending = 1;         /* released after every start */
+		inv_start_captures(v, -1, 0);
+		inv_finish_one(v);
 		return;
 	case PH_CAPTURE:
-		v->phase = PH_PROMISC;
-		if (inv_still_stalled(v)) {
-			inv_start_captures(v, 1);
-			return;
-		}
-		/* fall through: nothing left to release */
+		inv_plan_steps(v);
 		/* FALLTHROUGH */
-	case PH_PROMISC:
-		v->phase = PH_RECOVER;
-		reprogram_ports(v);
-		v->phase = PH_WATCH;
-		loop_timer_set(v->timer, inv_still_stalled(v) ? v->F->c->release_wait_ns : 1000000, 0);
+	case PH_STEPS:
+		inv_next_step(v);
 		return;
-	case PH_WATCH:
+	case PH_PROBES:
 		if (v->exec_left) {
 			/* external probes still running (each has a timeout):
 			 * their output belongs in the bundle */
+			v->pending = 1;
 			loop_timer_set(v->timer, 100000000ull, 0);
 			return;
 		}
@@ -318,8 +275,10 @@ static void timer_dispatch(struct loop_timer *t, void *arg)
 
 	if (v->phase == PH_OBSERVE)
 		inv_threads_second(t, arg);
+	else if (v->phase == PH_STEPS)
+		inv_watch_expired(v);
 	else
-		advance(v);
+		inv_finish_one(v);
 }
 
 static struct inv *inv_new(struct forensics *F)
@@ -390,8 +349,10 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 		struct inv *v = F->inv[i];
 
 		if (v && v->incident_id == incident_id(inc) && !v->done) {
-			if (event == INCIDENT_END && incident_released(inc) && !v->release_ns)
+			if (event == INCIDENT_END && incident_released(inc) && !v->release_ns) {
 				v->release_ns = loop_mono_ns();
+				inv_released(v);
+			}
 			/* INCIDENT_JOIN: the flows join the running sequence */
 		}
 	}
@@ -455,7 +416,9 @@ int forensic_manual_bundle(struct forensics *F, const char *const *ports, size_t
 	return 0;
 }
 
-struct json_object *forensic_recover(struct forensics *F, const char *port)
+struct json_object *forensic_recover(struct forensics *F, const char *port,
+				    void (*done)(struct json_object *o, int performed, void *arg),
+				    void *arg)
 {
 	struct port *p = ports_find(F->ports, port);
 	struct json_object *o = json_object_new_object();
@@ -464,8 +427,9 @@ struct json_object *forensic_recover(struct forensics *F, const char *port)
 		jx_add_str(o, "error", "no such port");
 		return o;
 	}
-	recovery_reprogram(F->recovery, p, o, 1);
-	return o;
+	if (recovery_start(F->recovery, p, 1, o, done, arg) < 0)
+		return o;
+	return NULL;
 }
 
 struct json_object *forensic_record(struct forensics *F, uint64_t id)
@@ -480,7 +444,7 @@ struct json_object *forensic_record(struct forensics *F, uint64_t id)
 	if (!v)
 		return NULL;
 	if (!v->done)
-		jx_add_str(v->rec, IR_PHASE, phase_name[v->phase]);
+		jx_add_str(v->rec, IR_PHASE, inv_phase_name(v));
 	return json_object_get(v->rec);
 }
 
@@ -498,7 +462,7 @@ struct json_object *forensic_list(struct forensics *F)
 		jx_add_u64(o, "id", v->id);
 		jx_add_u64(o, "incident_id", v->incident_id);
 		jx_add_str(o, "port", v->ports[0]);
-		jx_add_str(o, "state", v->done ? "complete" : phase_name[v->phase]);
+		jx_add_str(o, "state", v->done ? "complete" : inv_phase_name(v));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -516,7 +480,7 @@ struct forensics *forensic_new(struct loop *l, struct ports *ps, struct stall *s
 	F->stall = st;
 	F->c = c;
 	F->pr = probes ? probes : &forensic_real_probes;
-	F->recovery = recovery_new(c, F->pr->reprogram);
+	F->recovery = recovery_new(l, c, &F->pr->reprogram);
 	F->bundler = bundler_new(l, c);
 	if (!F->recovery || !F->bundler) {
 		forensic_free(F);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/recovery.h"
 #include "daemon/stall.h"
 
 struct conf;
@@ -73,8 +74,7 @@ struct forensic_probes {
 		       const char *const *match, size_t max_entries, size_t max_bytes,
 		       struct json_object **out, char *err, size_t errlen);
 	/* The receive-filter reprogram of one interface (probes/reprogram.h). */
-	int (*reprogram)(int nsfd, const char *ifname, struct json_object *o, char *err,
-			 size_t errlen);
+	struct reprogram_ops reprogram;
 };
 extern const struct forensic_probes forensic_real_probes;
 
@@ -93,8 +93,12 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 /* nicstallctl investigate PORT: run the sequence now. 0 or -1 with err. */
 int forensic_investigate(struct forensics *f, const char *port, uint64_t *id,
 			 char *err, size_t errlen);
-/* nicstallctl recover PORT: one reprogram now. Returns a JSON record. */
-struct json_object *forensic_recover(struct forensics *f, const char *port);
+/* nicstallctl recover PORT: one reprogram now, under the policy. NULL when
+ * it started (done gets the record from the loop when it completes), or a
+ * JSON object with "error" when it was refused (the caller's). */
+struct json_object *forensic_recover(struct forensics *f, const char *port,
+				    void (*done)(struct json_object *o, int performed, void *arg),
+				    void *arg);
 /* nicstallctl snapshot --bundle: every counter of the ports now, written
  * as a bundle with verdict "manual". 0 and the path, or -1 with err. */
 int forensic_manual_bundle(struct forensics *f, const char *const *ports, size_t nports,

@@ -21,7 +21,23 @@
 
 struct recovery;
 
-enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_PROMISC, PH_RECOVER, PH_WATCH, PH_DONE };
+enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_DONE };
+
+/* One promiscuous step of the sequence (release.c): a promiscuous capture
+ * or a reprogram of one port, and the watch for the release after it. */
+enum act_kind { ACT_PROMISC = 0, ACT_REPROGRAM };
+struct action {
+	enum act_kind kind;
+	unsigned port;                  /* index in inv.ports */
+	int step;                       /* its timeline step, -1 not run */
+	uint64_t start_ns, effect_ns, end_ns;
+	uint64_t deadline_ns;           /* the watch ends here */
+	uint64_t natural_ns;            /* ... or here, were it not capped */
+	int capped;                     /* release_wait_max cut the watch */
+	int transition;                 /* it made a crossing the driver acts on */
+	int ran;                        /* it was started */
+};
+#define MAXACT (MAXP * 2)
 
 struct inv {
 	struct forensics *F;
@@ -52,8 +68,11 @@ struct inv {
 	struct probe_threads_snap th1[MAXOWN];
 	struct loop_timer *timer;       /* thread gap, release watch */
 	int th_step;
-	uint64_t action_ns[3];          /* capture, promisc, reprogram starts */
-	uint64_t release_ns;
+	uint64_t capture_ns;            /* the plain captures' start */
+	struct action act[MAXACT];      /* the promiscuous steps, in order */
+	unsigned nact, cur;             /* planned, the one running */
+	int watching;                   /* the watch timer is armed */
+	uint64_t release_ns;            /* the incident was released, 0 not yet */
 	int done;
 	char bundle[PATH_MAX];          /* written bundle, "" none */
 	char pcap[MAXP * 2][PATH_MAX];  /* capture files to move into it */
@@ -89,6 +108,22 @@ int inv_still_stalled(struct inv *v);
 void inv_tick(struct loop_timer *t, void *arg);
 void inv_start_observe(struct inv *v);
 void inv_threads_second(struct loop_timer *t, void *arg);
-void inv_start_captures(struct inv *v, int promisc);
+/* Plain captures on every port (port < 0), or a promiscuous capture on
+ * port; each done lowers pending. Returns how many started. */
+int inv_start_captures(struct inv *v, int port, int promisc);
+
+/* release.c */
+/* Order the ports by what the evidence says and plan the steps. */
+void inv_plan_steps(struct inv *v);
+/* Run the next step, or go on when none is left (or the flows were
+ * released); called when the previous one is done. */
+void inv_next_step(struct inv *v);
+/* The watch after the current step ran out. */
+void inv_watch_expired(struct inv *v);
+/* The incident was released (INCIDENT_END): stop watching. */
+void inv_released(struct inv *v);
+/* The releasing action, its port and delay, or "ambiguous", into rel. */
+void inv_release_json(struct inv *v, struct json_object *rel);
+const char *inv_phase_name(const struct inv *v);
 
 #endif

@@ -16,6 +16,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/util.h"
+#include "probes/reprogram.h"
 #include "rules/rules.h"
 
 #include <errno.h>
@@ -313,6 +314,18 @@ int main(int argc, char **argv)
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));
+	{
+		/* a reprogram cut short by a crash left a port's flag changed */
+		char dir[PATH_MAX + 16];
+		int n;
+
+		snprintf(dir, sizeof(dir), "%s/reprogram", d.conf->run_dir);
+		reprogram_set_state_dir(dir);
+		n = reprogram_restore_stale();
+		if (n > 0)
+			log_warnx("put back the promiscuous flag of %d port(s) a killed daemon left "
+				  "in the middle of a reprogram", n);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	{
 		/* one fd per engine flow table and per owner pidfd */

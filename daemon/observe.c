@@ -40,7 +40,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 			if (json_object_array_length(v->series[i]) < MAX_SERIES) {
 				struct json_object *e = json_object_new_object();
 
-				jx_add_double(e, "t_ms", inv_rel_ms(v, now));
+				json_object_object_add(e, "t_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
 				json_object_object_add(e, "moved",
 						       evid_deltas_json(p, &v->prev[i], &cur, 0));
 				json_object_array_add(v->series[i], e);
@@ -54,7 +54,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		struct json_object *w = json_object_new_object();
 
 		loop_timer_set(v->tick, 0, 0);
-		jx_add_double(w, "span_s", (double)(now - v->win_start) / 1e9);
+		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
 		for (unsigned i = 0; i < v->nports; i++) {
 			struct port *p = inv_port(v, i);
@@ -302,21 +302,21 @@ static void cap_done(struct probe_cap *pc, void *arg)
 	inv_finish_one(v);
 }
 
-void inv_start_captures(struct inv *v, int promisc)
+int inv_start_captures(struct inv *v, int port, int promisc)
 {
 	const struct conf *c = v->F->c;
 	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256];
+	int started = 0;
 
 	capture_filter(v, filter, sizeof(filter));
 	snprintf(dir, sizeof(dir), "%s/work", c->state_dir);
 	mkdir(c->state_dir, 0750);
 	mkdir(dir, 0750);
-	v->action_ns[promisc ? 1 : 0] = loop_mono_ns();
-	v->pending = 1;         /* released below, after every start */
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 
-		if (!p || port_state(p) != PORT_UP || !port_conf(p)->ifname[0])
+		if ((port >= 0 && (int)i != port) || !p || port_state(p) != PORT_UP ||
+		    !port_conf(p)->ifname[0])
 			continue;
 		if (promisc && !port_conf(p)->promisc_capture)
 			continue;
@@ -326,11 +326,11 @@ void inv_start_captures(struct inv *v, int promisc)
 		v->cap[i] = v->F->pr->cap_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
 						filter, promisc, c->snaplen, c->capture_ns, 10000,
 						8u << 20, path, cap_done, v, err, sizeof(err));
-		if (v->cap[i])
+		if (v->cap[i]) {
 			v->pending++;
-		else
+			started++;
+		} else
 			inv_step_end(v, v->cap_step[i], "failed", err);
 	}
-	inv_finish_one(v);
+	return started;
 }
-

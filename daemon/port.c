@@ -2,6 +2,7 @@
 #include "daemon/port.h"
 #include "collectors/ident.h"
 #include "collectors/rdma_disc.h"
+#include "collectors/src_kernel.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -19,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, NSLOTS = 3 };
+enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, NSLOTS = 4 };
 
 struct port_src {
 	struct src s;
@@ -265,10 +266,13 @@ void port_try_up(struct port *p)
 		open_src(p, SLOT_DRV, &src_text_ops, &ctx);
 	else
 		open_src(p, SLOT_DRV, &src_ethtool_ops, &ctx);
-	if (p->conf.ifname[0])
+	if (p->conf.ifname[0]) {
 		open_src(p, SLOT_NETDEV, &src_netdev_ops, &ctx);
-	else
+		open_src(p, SLOT_KERNEL, &src_kernel_ops, &ctx);
+	} else {
 		snprintf(p->src[SLOT_NETDEV].why, sizeof(p->src[0].why), "no interface");
+		snprintf(p->src[SLOT_KERNEL].why, sizeof(p->src[0].why), "no interface");
+	}
 	if (ctx.rdma_dev)
 		open_src(p, SLOT_RDMA, &src_rdma_ops, &ctx);
 	else

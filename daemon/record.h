@@ -22,6 +22,7 @@
 #define IR_PROBES         "probes"
 #define IR_CAPTURES       "captures"
 #define IR_REPROGRAMS     "reprograms"
+#define IR_PORT_ORDER     "port_order"     /* [{port, gap, drops, score}] */
 #define IR_JOURNAL        "journal"
 #define IR_RELEASE        "release"        /* {released, action, after_ms} */
 #define IR_FACTS          "facts"

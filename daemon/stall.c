@@ -442,3 +442,16 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 	}
 	return n;
 }
+
+unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
+			      void (*fn)(const struct flow_obs *o, void *arg), void *arg)
+{
+	unsigned n = 0;
+
+	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f))
+		if (f->state == FLOW_STALLED && f->incident == incident_id(inc)) {
+			fn(&f->obs, arg);
+			n++;
+		}
+	return n;
+}

@@ -48,6 +48,12 @@ struct json_object *stall_engines_json(struct stall *s);
 /* Incident id (0: the newest); NULL when unknown. */
 struct incident *stall_incident(struct stall *s, uint64_t id);
 
+/* Each flow of the incident that is still stalled, as its source last saw
+ * it (retry_due_ns and rto_ns say when it will next try again). Returns
+ * how many. */
+unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
+			      void (*fn)(const struct flow_obs *o, void *arg), void *arg);
+
 /* The processes behind an incident: every flow, on either end, that shares
  * a connection with the incident's stalled flows. */
 struct stall_owner {

@@ -31,10 +31,17 @@ static void val_text(struct val v, char *buf, size_t len)
 {
 	switch (v.t) {
 	case V_NUM:
+		/* figures a reader trusts: counts as integers, other values
+		 * with one decimal (two significant digits below 1), never
+		 * "4.35303" or "0.648292" */
 		if (v.n == floor(v.n) && fabs(v.n) < 1e15)
 			snprintf(buf, len, "%.0f", v.n);
+		else if (fabs(v.n) >= 1e15)
+			snprintf(buf, len, "%.3g", v.n);
+		else if (fabs(v.n) >= 1)
+			snprintf(buf, len, "%.1f", v.n);
 		else
-			snprintf(buf, len, "%.6g", v.n);
+			snprintf(buf, len, "%.2g", v.n);
 		break;
 	case V_BOOL:
 		snprintf(buf, len, "%s", v.n ? "true" : "false");

@@ -12,7 +12,9 @@
  *                 nvcsw_rate, role} ],
  *     pings: [ {from, to, sent, received} ],
  *     captures: [ {port, promisc, frames, transition} ],
- *     release: { released, action, after_ms } } */
+ *     release: { released, action (self | promisc-capture | reprogram |
+ *                ambiguous | none), port, after_ms, at_ms, ambiguous,
+ *                after_second_ms, actions: [...] } } */
 #ifndef NICSTALL_FACTS_KEYS_H
 #define NICSTALL_FACTS_KEYS_H
 
@@ -81,7 +83,11 @@
 /* release */
 #define FK_R_RELEASED   "released"
 #define FK_R_ACTION     "action"
-#define FK_R_AFTER_MS   "after_ms"
+#define FK_R_AFTER_MS   "after_ms"     /* from the releasing action's effect */
+#define FK_R_PORT       "port"         /* the port of the releasing action */
+#define FK_R_AT_MS      "at_ms"        /* from the investigation's start */
+#define FK_R_AMBIGUOUS  "ambiguous"    /* "ambiguous between X on P and Y on Q" */
+#define FK_R_AFTER_SECOND_MS "after_second_ms"  /* ... from the second's effect */
 
 /* The name a counter has in facts: "netdev/NAME" for netdev stats64 (their
  * names clash with driver counters), NAME as is otherwise. */

@@ -143,7 +143,12 @@ struct nsft_record {
 	uint64_t staged;        /* 128: bytes staged on a transmit ring, not yet
 				 *      completed by the NIC */
 	uint64_t open_ns;       /* 136: CLOCK_MONOTONIC ns the session opened */
-	uint64_t reserved[14];  /* 144: zero; room for future fields */
+	uint64_t retry_due_ns;  /* 144: CLOCK_MONOTONIC ns at which the engine
+				 *      will next resend an unanswered request
+				 *      (its retransmission timer), 0 unknown.
+				 *      Added in version 1's reserved space: an
+				 *      older writer leaves it 0. */
+	uint64_t reserved[13];  /* 152: zero; room for future fields */
 };                              /* 256 */
 
 NSFT_STATIC_ASSERT(sizeof(struct nsft_header) == 128, "nsft_header size");
@@ -165,6 +170,7 @@ NSFT_STATIC_ASSERT(offsetof(struct nsft_record, last_tx_ns) == 96, "last_tx_ns")
 NSFT_STATIC_ASSERT(offsetof(struct nsft_record, unsent) == 112, "unsent");
 NSFT_STATIC_ASSERT(offsetof(struct nsft_record, staged) == 128, "staged");
 NSFT_STATIC_ASSERT(offsetof(struct nsft_record, open_ns) == 136, "open_ns");
+NSFT_STATIC_ASSERT(offsetof(struct nsft_record, retry_due_ns) == 144, "retry_due_ns");
 
 /* ---- writer handle (process-local, not shared) ---------------------------- */
 
@@ -243,6 +249,17 @@ static inline void nsft_set_held(struct nsft_record *r, uint64_t unsent,
 	NSFT_ST_(r->unsent, unsent);
 	NSFT_ST_(r->unread, unread);
 	NSFT_ST_(r->staged, staged);
+	nsft_end(r);
+}
+
+/* When the engine will next resend an unanswered request (CLOCK_MONOTONIC
+ * ns; 0: unknown / nothing to resend). nicstalld watches for a released
+ * flow until then, so an engine with its own retransmission timer gets its
+ * release attributed to the right action. */
+static inline void nsft_set_retry(struct nsft_record *r, uint64_t due_ns)
+{
+	nsft_begin(r);
+	NSFT_ST_(r->retry_due_ns, due_ns);
 	nsft_end(r);
 }
 

@@ -14,7 +14,8 @@
 # EMU_NET (first three octets, default 10.77.0),
 # EMU_RX_MODE_DELAY (MS or "instant": `emuport --rx-mode-delay`, the mlx5
 # deferred receive-filter model; given before EMU_ARGS, so a test that
-# passes --rx-mode-delay itself keeps its own value; unset: instant).
+# passes --rx-mode-delay itself keeps its own value; unset: 5 ms, the
+# deferred model, as on a quiet card).
 set -u
 
 usage() { echo "usage: $0 up|down PREFIX OUTDIR" >&2; exit 2; }
@@ -76,7 +77,7 @@ up() {
 		echo "$0: cannot set up namespaces $ns_c/$ns_s" >&2; return 1; }
 	# shellcheck disable=SC2086
 	"$emuport" run --dir "$outdir" --port "cli:$ns_c:$if_c" --port "srv:$ns_s:$if_s" \
-		${EMU_RX_MODE_DELAY:+--rx-mode-delay "$EMU_RX_MODE_DELAY"} \
+		--rx-mode-delay "${EMU_RX_MODE_DELAY:-5}" \
 		${EMU_ARGS:-} >"$outdir/emuport.log" 2>&1 </dev/null &
 	pid=$!
 	echo "$pid" >"$pidf"

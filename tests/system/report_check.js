@@ -177,7 +177,9 @@ function measure() {
       'promisc-capture': 'capture-promisc' }[rel.action];
     const cand = steps.filter((s) => s.step === actionStep);
     const base = rel.action === 'reprogram' ? cand[cand.length - 1] : cand[0];
-    const relT = base ? base.start_ms + rel.after_ms : (rel.action === 'self' ? rel.after_ms : NaN);
+    // the release time: at_ms (since #10), else the releasing step plus after_ms
+    const relT = Number.isFinite(rel.at_ms) ? rel.at_ms
+      : base ? base.start_ms + rel.after_ms : (rel.action === 'self' ? rel.after_ms : NaN);
     const X = (p, tm) => p.x0 + (Math.min(Math.max(tm, p.t0), p.t1) - p.t0) / (p.t1 - p.t0) * (p.x1 - p.x0);
     const near = (a, b) => Math.abs(a - b) <= 1.5;
     for (const t of d.timelines) {

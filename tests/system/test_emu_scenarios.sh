@@ -66,7 +66,7 @@ emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11102
 if scenario_bundle "already-promiscuous" 11102; then
 	check "already-promiscuous: verdict port-drop" verdict_is port-drop
 	check "already-promiscuous: released by the reprogram" released_by reprogram
-	check "already-promiscuous: reprogram went off then on" jqe '[.steps[] | select(.step == "reprogram" and .port == "srv") | .note] == ["promisc off then on"]' "$B/manifest.json"
+	check "already-promiscuous: reprogram went off then on" jqe '[.steps[] | select(.step == "reprogram" and .port == "srv") | .note] == ["promisc off, hold 100 ms, promisc on"]' "$B/manifest.json"
 fi
 ip -n "$SRV_NS" link set "$SRV_IF" promisc off
 

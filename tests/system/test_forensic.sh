@@ -109,9 +109,13 @@ check "2: investigation completes" wait_complete 11112
 rec 11112
 check "2: released by the reprogram" jqe '.record.release.released == true and .record.release.action == "reprogram"' "$T_DIR/rec.json"
 echo "2: released $(jq -r .record.release.after_ms "$T_DIR/rec.json") ms after the reprogram"
-check "2: time to release recorded" jqe '.record.release.after_ms >= 0 and .record.release.after_ms < 2000' "$T_DIR/rec.json"
-check "2: the reprogram was a real transition (on then off) and restored the flags" \
-	jqe '.record.reprograms[0].sequence == "promisc on then off" and .record.reprograms[0].restored == true' "$T_DIR/rec.json"
+# the release shows at the flow's next retransmission: within the watch
+check "2: time to release recorded, within the reprogram's watch" \
+	jqe '.record.release.after_ms >= 0 and .record.release.after_ms <= ([.record.steps[] | select(.step=="reprogram") | .watch_ms] | max)' "$T_DIR/rec.json"
+check "2: the reprogram was a real transition (on, held, off) and restored the flags" \
+	jqe '.record.reprograms[0].sequence == "promisc on, hold 100 ms, promisc off" and .record.reprograms[0].performed == true and .record.reprograms[0].restored == true and .record.reprograms[0].promiscuity == {"before": 0, "held": 1, "after": 0}' "$T_DIR/rec.json"
+check "2: the kernel's log confirms both crossings" \
+	jqe '.record.reprograms[0].kernel_log.confirmed == true and (.record.reprograms[0].kernel_log.lines | length) == 2' "$T_DIR/rec.json"
 flags > "$T_DIR/flags.after2"
 check "2: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after2"
 sleep 2
@@ -126,10 +130,14 @@ rec 11113
 check "3: promiscuous capture on the server port made no transition" \
 	jqe '[.record.captures[] | select(.port=="srv" and .promisc_requested) | .transition] == [false]' "$T_DIR/rec.json"
 check "3: the reprogram still made one (off then on) and restored promiscuous" \
-	jqe '.record.reprograms[0].sequence == "promisc off then on" and .record.reprograms[0].was_promisc == true and .record.reprograms[0].restored == true' "$T_DIR/rec.json"
+	jqe '.record.reprograms[0].sequence == "promisc off, hold 100 ms, promisc on" and .record.reprograms[0].was_promisc == true and .record.reprograms[0].performed == true and .record.reprograms[0].restored == true' "$T_DIR/rec.json"
 check "3: port still promiscuous afterwards" bash -c "ip -n $B link show vB | grep -q PROMISC"
 ip -n "$B" link set vB promisc off
 nft_clear "$B"
+# nothing lifted scenario 3's drop during its investigation: its flow stays
+# stalled until its next retransmission, seconds away after the backoff;
+# end that session so it does not join the next incident
+pkill -f "sockperf ping-pong --tcp -i 10.209.0.2 -p 11113" 2>/dev/null
 sleep 2
 
 # --- 4: the server process stopped (SIGSTOP) ------------------------------
@@ -153,7 +161,7 @@ kill -CONT "$spid"
 flags > "$T_DIR/flags.after4"
 check "4: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after4"
 check "manual recover refused on a port without policy" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover cli 2>&1 | grep -q 'recover = reprogram is not set'"
-check "manual recover on the allowed port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover srv | grep -q 'reprogrammed (promisc on then off)'"
+check "manual recover on the allowed port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' recover srv | grep -q 'reprogrammed (promisc on, hold 100 ms, promisc off)'"
 check "manual investigate runs the sequence" bash -c "'$NICSTALLCTL' -s '$T_SOCK' investigate cli | grep -Eq 'investigation [0-9]+ started'"
 check "daemon alive" kill -0 "$T_DPID"
 

@@ -33,7 +33,8 @@ static void nsft_layout__v1__documented_sizes(void **state)
 	assert_int_equal(sizeof(struct nsft_header), 128);
 	assert_int_equal(sizeof(struct nsft_record), 256);
 	assert_int_equal(offsetof(struct nsft_record, unread), 120);
-	assert_int_equal(offsetof(struct nsft_record, reserved), 144);
+	assert_int_equal(offsetof(struct nsft_record, retry_due_ns), 144);
+	assert_int_equal(offsetof(struct nsft_record, reserved), 152);
 }
 
 static void flow_engine_poll__good_table__exact_values(void **state)

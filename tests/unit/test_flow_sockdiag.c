@@ -22,6 +22,7 @@
 #include <libmnl/libmnl.h>
 #include <linux/inet_diag.h>
 #include <linux/sock_diag.h>
+#include <linux/tcp.h>
 
 #include "collectors/flow_sockdiag.h"
 #include "collectors/flowsrc.h"
@@ -608,6 +609,101 @@ static void same_obs(const struct flow_obs *a, const struct flow_obs *b)
 		    b->last_rx_ns + 40000000ull >= a->last_rx_ns);
 	assert_int_equal(!a->last_tx_ns, !b->last_tx_ns);
 	assert_int_equal(!a->last_rx_ns, !b->last_rx_ns);
+	/* the retransmission timer: icsk_rto both ways, its due time from
+	 * the last data sent (jiffies again) */
+	assert_int_equal(a->rto_ns, b->rto_ns);
+	assert_int_equal(!a->retry_due_ns, !b->retry_due_ns);
+	assert_true(a->retry_due_ns + 40000000ull >= b->retry_due_ns &&
+		    b->retry_due_ns + 40000000ull >= a->retry_due_ns);
+}
+
+/* Data the peer never acknowledges (its link went down): the dump, the
+ * reader and a lookup give the same retransmission timeout and the same
+ * time the next retransmission is due (the release watch waits for it). */
+static void sockdiag_poll__unacked_data__same_retry_due_every_way(void **state)
+{
+	static struct nstest_obs dump, rd, nl;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(11112) };
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	const struct flow_obs *f;
+	char err[256] = "", data[500];
+	int nsfd, ls, cs, ss, one = 1, saved;
+	uint64_t now;
+
+	(void)state;
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_veth(nsfd, "sdu0", "10.77.8.1", "sdu1", "10.77.8.2"), 0);
+	inet_pton(AF_INET, "10.77.8.2", &a.sin_addr);
+	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
+	assert_true(ls >= 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(ls, 4), 0);
+	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
+	ss = accept(ls, NULL, NULL);
+	assert_true(ss >= 0);
+	/* the peer's end goes down: what we send now leaves and stays
+	 * unacknowledged, retransmitted on the timer */
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	one = system("ip link set sdu1 down");
+	assert_int_equal(netns_leave(saved), 0);
+	assert_int_equal(one, 0);
+	memset(data, 'u', sizeof(data));
+	assert_int_equal(write(cs, data, sizeof(data)), (ssize_t)sizeof(data));
+	for (int i = 0; i < 100; i++) {      /* until it has left, unacked */
+		struct tcp_info ti;
+		socklen_t tl = sizeof(ti);
+
+		if (!getsockopt(cs, IPPROTO_TCP, TCP_INFO, &ti, &tl) && ti.tcpi_unacked &&
+		    ti.tcpi_notsent_bytes == 0)
+			break;
+		nstest_msleep(10);
+	}
+	assert_int_equal(flow_sel_parse("tcp port 11112", &sel, err, sizeof(err)), 0);
+	sd = sockdiag_open(-1, err, sizeof(err));
+	assert_non_null(sd);
+	sockdiag_stats(sd, &st);
+	if (!st.reader) {
+		sockdiag_close(sd);
+		close(cs);
+		close(ss);
+		close(ls);
+		close(nsfd);
+		skip();
+	}
+	assert_int_equal(poll_into(sd, &sel, 1, &dump), 1);
+	assert_int_equal(poll_into(sd, &sel, 1, &rd), 1);
+	sockdiag_opts_default(&o);
+	o.no_reader = 1;
+	o.discover_ns = 3600ull * 1000000000ull;
+	sockdiag_set_opts(sd, &o);
+	assert_int_equal(poll_into(sd, &sel, 1, &nl), 1);   /* a dump */
+	assert_int_equal(poll_into(sd, &sel, 1, &nl), 1);   /* a lookup */
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.reads, 1);
+	assert_int_equal(st.lookups, 1);
+	f = &dump.o[0];
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	assert_int_equal(f->inflight, sizeof(data));
+	assert_true(f->rto_ns >= 200000000ull);         /* TCP_RTO_MIN at least */
+	assert_true(f->retry_due_ns > now - 100000000ull && f->retry_due_ns < now + f->rto_ns);
+	same_obs(f, &rd.o[0]);
+	same_obs(f, &nl.o[0]);
+	sockdiag_close(sd);
+	close(cs);
+	close(ss);
+	close(ls);
+	close(nsfd);
 }
 
 /* The BPF socket reader reads what sock_diag says: the same observation
@@ -693,6 +789,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__between_dumps__lookups_follow_known_sockets),
 		cmocka_unit_test(sockdiag_poll__one_dump_or_per_family__same_sockets),
 		cmocka_unit_test(sockdiag_poll__reader_dump_and_lookup__same_observations),
+		cmocka_unit_test(sockdiag_poll__unacked_data__same_retry_due_every_way),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -25,13 +25,17 @@
 #include "daemon/stall.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "lib/util.h"
 #include "probes/probe_cap.h"
 #include "probes/probe_exec.h"
 #include "probes/probe_ping.h"
 #include "probes/probe_threads.h"
 #include "rules/rules.h"
 
-enum { REL_NONE, REL_CAPTURE, REL_PROMISC, REL_REPROGRAM };
+enum {
+	REL_NONE, REL_CAPTURE, REL_PROMISC, REL_REPROGRAM,
+	REL_PROMISC_AT_RETRY,   /* the capture frees it; it shows at the retry */
+};
 
 struct fix {
 	char *dir;
@@ -45,7 +49,9 @@ struct fix {
 	int release_by;         /* which action frees the stalled flow */
 	unsigned reprograms;    /* calls of the fake reprogram, per port ifname */
 	char reprogrammed[4][16];
-	uint64_t tx;            /* the stalled session's counters */
+	uint64_t tx, rx;        /* the stalled session's counters */
+	uint64_t retry_at;      /* its published next retry, 0 none */
+	struct loop_timer *later;       /* a release due at retry_at */
 };
 static struct fix *X;
 
@@ -55,12 +61,21 @@ static void observe_flow(uint64_t rx)
 {
 	struct flow_obs o = coretest_engine_obs(40001, 1, X->tx, rx, 4242);
 
+	o.retry_due_ns = X->retry_at;
 	stall_observe(X->st, &o, "a", loop_mono_ns());
 }
 
 static void release(void)
 {
-	observe_flow(X->tx);    /* the reply came */
+	X->rx = X->tx;
+	observe_flow(X->rx);    /* the reply came */
+}
+
+static void release_later(struct loop_timer *t, void *arg)
+{
+	(void)arg;
+	loop_timer_set(t, 0, 0);
+	release();
 }
 
 /* ---- fakes: each completes from a timer ---- */
@@ -154,6 +169,14 @@ static struct probe_cap *f_cap_start(struct loop *l, int nsfd, const char *ifnam
 	snprintf(c->r.path, sizeof(c->r.path), "%s", path);
 	c->t = loop_timer_new(l, cap_fire, c);
 	loop_timer_set(c->t, 10 * MS, 0);
+	if (promisc && X->release_by == REL_PROMISC_AT_RETRY) {
+		/* the filter is right again; the flow shows it when its sender
+		 * retries, long after the 10 ms capture ended */
+		uint64_t now = loop_mono_ns();
+
+		X->later = loop_timer_new(l, release_later, NULL);
+		loop_timer_set(X->later, X->retry_at > now ? X->retry_at - now : 1, 0);
+	}
 	return c;
 }
 static const struct probe_cap_result *f_cap_result(const struct probe_cap *c) { return &c->r; }
@@ -214,16 +237,59 @@ static int f_journal(const char *dir, uint64_t from, uint64_t to, const char *co
 	jx_add_bool(*out, "available", 0);
 	return 0;
 }
-static int f_reprogram(int nsfd, const char *ifname, struct json_object *o, char *err, size_t errlen)
+struct reprogram {
+	struct loop_timer *t;
+	reprogram_done_fn done;
+	void *arg;
+	struct reprogram_result r;
+};
+
+static void rp_fire(struct loop_timer *t, void *arg)
 {
-	(void)nsfd; (void)err; (void)errlen;
+	struct reprogram *r = arg;
+
+	loop_timer_set(t, 0, 0);
+	r->r.second_ns = r->r.end_ns = loop_mono_ns();
+	r->r.performed = r->r.restored = 1;
+	r->done(r, r->arg);
+}
+
+static struct reprogram *f_rp_start(struct loop *l, int nsfd, const char *ns_name,
+				    const char *ifname, const char *bus, uint64_t hold_ns,
+				    reprogram_done_fn done, void *arg, char *err, size_t errlen)
+{
+	struct reprogram *r = calloc(1, sizeof(*r));
+
+	(void)nsfd; (void)ns_name; (void)bus; (void)err; (void)errlen;
 	if (X->reprograms < 4)
 		snprintf(X->reprogrammed[X->reprograms], 16, "%s", ifname);
 	X->reprograms++;
-	jx_add_str(o, "sequence", "promisc on then off");
+	r->done = done;
+	r->arg = arg;
+	r->r.hold_ns = hold_ns;
+	r->r.start_ns = r->r.first_ns = loop_mono_ns();
+	snprintf(r->r.sequence, sizeof(r->r.sequence), "promisc on, hold %llu ms, promisc off",
+		 (unsigned long long)(hold_ns / 1000000));
+	r->t = loop_timer_new(l, rp_fire, r);
+	loop_timer_set(r->t, hold_ns, 0);
 	if (X->release_by == REL_REPROGRAM)
-		release();
+		release();      /* the driver acts on the first crossing */
+	return r;
+}
+static const struct reprogram_result *f_rp_result(const struct reprogram *r) { return &r->r; }
+static int f_rp_to_json(const struct reprogram *r, struct json_object *o)
+{
+	jx_add_bool(o, "performed", r->r.performed);
+	jx_add_str(o, "sequence", r->r.sequence);
+	jx_add_u64(o, "first_mono_ns", r->r.first_ns);
 	return 0;
+}
+static void f_rp_free(struct reprogram *r)
+{
+	if (r) {
+		loop_timer_free(r->t);
+		free(r);
+	}
 }
 
 static const struct forensic_probes fakes = {
@@ -231,7 +297,7 @@ static const struct forensic_probes fakes = {
 	f_cap_start, f_cap_result, f_cap_to_json, f_cap_free,
 	f_exec_start, f_exec_result, f_exec_to_json, f_exec_free,
 	f_threads_snapshot, f_threads_to_json, f_threads_free, f_inode_owner,
-	f_journal, f_reprogram,
+	f_journal, { f_rp_start, f_rp_result, f_rp_to_json, f_rp_free },
 };
 
 /* ---- fixture ---- */
@@ -246,8 +312,8 @@ static const char *rule_text =
 static int setup(void **state)
 {
 	struct fix *x = calloc(1, sizeof(*x));
-	const char *names[] = { "90-test.rules" }, *texts[] = { rule_text };
-	char text[2048], err[256];
+	const char *names[] = { "00-signals.rules", "90-test.rules" }, *texts[2];
+	char text[2048], err[256], *signals;
 
 	X = x;
 	x->dir = coretest_tmpdir();
@@ -264,16 +330,23 @@ static int setup(void **state)
 		 "[daemon]\nstate_dir = %s/state\nobserve_window = 50ms\nobserve_interval = 10ms\n"
 		 "capture_time = 10ms\nrelease_wait = 100ms\nping_count = 2\n"
 		 "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\nnetns = /proc/%d/fd/%d\n"
-		 "peer = b\npeer_address = 10.0.0.2\nrecover = reprogram\ntrack = none\n"
+		 "peer = b\npeer_address = 10.0.0.2\nrecover = reprogram\ntrack = none\nprofile = mlx5\n"
 		 "[port b]\nstats_file = %s/b.txt\ninterface = eth-b\nnetns = /proc/%d/fd/%d\n"
-		 "peer = a\ntrack = none\n",
+		 "peer = a\ntrack = none\nprofile = mlx5\n",
 		 x->dir, x->dir, (int)getpid(), x->nsfd, x->dir, (int)getpid(), x->nsfd);
 	x->c = coretest_conf(text);
 	assert_int_equal(mkdir(x->c->state_dir, 0750), 0);
 	ports_apply(x->ps, x->c, 0);
 	x->st = stall_new(x->l, x->ps, x->c, err, sizeof(err));
 	x->F = forensic_new(x->l, x->ps, x->st, x->c, &fakes);
-	assert_int_equal(rules_load_texts(names, texts, 1, &x->rules, NULL, NULL), 0);
+	/* the shipped signals (gap, drops), and a verdict of the test's own */
+	assert_int_equal(nstest_chdir_repo("rules/00-signals.rules"), 0);
+	signals = util_read_file("rules/00-signals.rules", 1 << 20, NULL);
+	assert_non_null(signals);
+	texts[0] = signals;
+	texts[1] = rule_text;
+	assert_int_equal(rules_load_texts(names, texts, 2, &x->rules, NULL, NULL), 0);
+	free(signals);
 	forensic_set_rules(x->F, x->rules);
 	stall_set_hook(x->st, forensic_on_incident, x->F);
 	*state = x;
@@ -284,6 +357,7 @@ static int teardown(void **state)
 {
 	struct fix *x = *state;
 
+	loop_timer_free(x->later);
 	forensic_free(x->F);
 	stall_free(x->st);
 	ports_free(x->ps);
@@ -301,7 +375,7 @@ static int teardown(void **state)
  * are up without a live link, which is all the phases need). */
 static void stall_now(struct fix *x)
 {
-	x->tx = 5;
+	x->tx = x->rx = 5;
 	observe_flow(5);
 	x->tx = 6;
 	for (int i = 0; i < 6; i++) {
@@ -322,7 +396,7 @@ static void watch(struct loop_timer *t, void *arg)
 	if (r && !strcmp(jx_text(r, "state"), "complete"))
 		loop_stop(X->l);
 	else if (X->release_by != REL_NONE && X->tx)
-		observe_flow(X->tx - 1);        /* still waiting: keep it seen */
+		observe_flow(X->rx);    /* keep it seen: waiting, or released */
 	json_object_put(r);
 }
 
@@ -367,13 +441,16 @@ static void forensic__released_by_reprogram__every_step_then_reprogram_named(voi
 	x->release_by = REL_REPROGRAM;
 	r = run(x);
 	steps(r, buf, sizeof(buf));
+	/* port by port: a's promiscuous capture, then a's reprogram, which
+	 * releases; b's steps never run */
 	assert_string_equal(buf, "snapshot observe ping@a threads capture@a capture@b "
-			    "capture-promisc@a capture-promisc@b reprogram@a snapshot-after journal");
+			    "capture-promisc@a reprogram@a snapshot-after journal");
 	/* only the port whose policy allows it */
 	assert_int_equal(x->reprograms, 1);
 	assert_string_equal(x->reprogrammed[0], "eth-a");
 	assert_true(jx_bool(jx_get(r, "release"), "released"));
 	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "reprogram");
+	assert_string_equal(jx_str(jx_get(r, "release"), "port"), "a");
 	assert_string_equal(jx_str(jx_get(r, "verdict"), "verdict"), "stuck");
 	/* the engine's process was read twice */
 	assert_int_equal(jx_u64(json_object_array_get_idx(jx_arr(r, "threads"), 0), "pid"), 4242);
@@ -411,7 +488,9 @@ static void forensic__released_by_plain_capture__no_promiscuous_step(void **stat
 	steps(r, buf, sizeof(buf));
 	assert_null(strstr(buf, "capture-promisc"));
 	assert_null(strstr(buf, "reprogram"));
-	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "capture");
+	/* a capture without a mode change changes nothing: the flow came back
+	 * by itself */
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "self");
 	json_object_put(r);
 }
 
@@ -426,14 +505,85 @@ static void forensic__never_released__reprogrammed_and_reported_not_released(voi
 	assert_false(jx_bool(jx_get(r, "release"), "released"));
 	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "none");
 	/* a second reprogram within reprogram_interval is refused, whoever asks */
-	struct json_object *o = forensic_recover(x->F, "a");
+	struct json_object *o = forensic_recover(x->F, "a", NULL, NULL);
 
 	assert_non_null(strstr(jx_text(o, "error"), "rate limit"));
 	json_object_put(o);
-	o = forensic_recover(x->F, "b");
+	o = forensic_recover(x->F, "b", NULL, NULL);
 	assert_non_null(strstr(jx_text(o, "error"), "recover = reprogram is not set"));
 	json_object_put(o);
 	assert_int_equal(x->reprograms, 1);
+	json_object_put(r);
+}
+
+/* The seed-000 mistake: the promiscuous capture fixed the filter, but the
+ * flow showed it only at its next retry, after the capture had ended. A
+ * sequence that moves straight on reprograms for nothing and credits the
+ * reprogram; the watch must last until the flow's retry. */
+static void forensic__release_at_the_next_retry__credited_to_the_capture(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *s0;
+	char buf[1024];
+
+	x->release_by = REL_PROMISC_AT_RETRY;
+	x->retry_at = loop_mono_ns() + 900 * MS;        /* after the stall and window */
+	/* a fixed watch would have given up long before the retry */
+	x->c->release_wait_ns = 50 * MS;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_null(strstr(buf, "reprogram"));
+	assert_int_equal(x->reprograms, 0);
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "promisc-capture");
+	assert_string_equal(jx_str(jx_get(r, "release"), "port"), "a");
+	/* the watch was set from the flow's retry time */
+	for (size_t i = 0; i < jx_len(jx_arr(r, "steps")); i++) {
+		s0 = json_object_array_get_idx(jx_arr(r, "steps"), i);
+		if (!strcmp(jx_text(s0, "step"), "capture-promisc"))
+			assert_string_equal(jx_text(s0, "watch_for"), "the flows' next retry");
+	}
+	json_object_put(r);
+}
+
+/* A retry beyond release_wait_max: the capture's watch is cut short, the
+ * reprogram runs, and a release after it cannot be told apart. */
+static void forensic__release_within_a_capped_watch__ambiguous(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel;
+
+	x->c->release_wait_max_ns = 100 * MS;
+	x->release_by = REL_REPROGRAM;
+	x->retry_at = loop_mono_ns() + 5 * SEC;
+	r = run(x);
+	rel = jx_get(r, "release");
+	assert_string_equal(jx_str(rel, "action"), "ambiguous");
+	assert_string_equal(jx_str(rel, "ambiguous"),
+			    "ambiguous between promisc-capture on a and reprogram on a");
+	assert_true(jx_double(rel, "after_ms", -1) > jx_double(rel, "after_second_ms", -1));
+	json_object_put(r);
+}
+
+/* The port the evidence points at goes first: b counts frames its vport
+ * never sees, so b's capture runs before a's. */
+static void forensic__gap_on_the_other_port__its_steps_first(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r;
+	char buf[1024];
+
+	coretest_write(x->dir, "b.txt", "NIC statistics:\n     rx_packets_phy: 100\n"
+		       "     rx_vport_unicast_packets: 100\n");
+	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
+	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
+	coretest_write(x->dir, "b.txt", "NIC statistics:\n     rx_packets_phy: 160\n"
+		       "     rx_vport_unicast_packets: 100\n");
+	x->release_by = REL_NONE;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	/* b has no reprogram policy: its capture, then a's steps */
+	assert_non_null(strstr(buf, "capture@b capture-promisc@b capture-promisc@a reprogram@a "));
+	assert_string_equal(jx_str(json_object_array_get_idx(jx_arr(r, "port_order"), 0), "port"), "b");
 	json_object_put(r);
 }
 
@@ -459,6 +609,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__released_by_promiscuous_capture__no_reprogram, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__released_by_plain_capture__no_promiscuous_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__never_released__reprogrammed_and_reported_not_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__release_at_the_next_retry__credited_to_the_capture, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__release_within_a_capped_watch__ambiguous, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 	};
 

@@ -1,4 +1,4 @@
-/* Unit tests: the bundle report (bundle/report.c): the HTML page of a real
+/* Unit tests: the bundle report (bundle/report.h): the HTML page of a real
  * bundle written before the report existed, the same page from memory,
  * hostile names and numbers, missing and symlinked files, the size bound
  * for 751 counters over 120 s, and the text timeline. */

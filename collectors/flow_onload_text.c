@@ -1,0 +1,301 @@
+/* flow_onload_text: the onload_stackdump text parsers (`netstat` and
+ * `--nolock lots`) and the scrub that keeps process environments out of
+ * the evidence. See flow_onload.h for the formats and the Onload source
+ * files they follow. */
+#include "collectors/flow_onload.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/flow_onload_int.h"
+#include "lib/util.h"
+
+/* Next line of text[*off..len) into line (cut at cap-1); 0 at the end. */
+static int next_line(const char *text, size_t len, size_t *off, char *line, size_t cap)
+{
+	size_t s = *off, e, n;
+
+	if (s >= len)
+		return 0;
+	for (e = s; e < len && text[e] != '\n'; e++)
+		;
+	n = e - s < cap - 1 ? e - s : cap - 1;
+	memcpy(line, text + s, n);
+	line[n] = '\0';
+	if (n && line[n - 1] == '\r')
+		line[n - 1] = '\0';
+	*off = e < len ? e + 1 : len;
+	return 1;
+}
+
+/* "10.0.0.1:80" / "[fd00::1]:80" into address and port (network order). */
+static int parse_ipport(const char *s, struct in6_addr *a, uint16_t *port)
+{
+	char buf[80];
+	const char *colon = strrchr(s, ':');
+	size_t n;
+	long p;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(buf))
+		return -1;
+	n = (size_t)(colon - s);
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	p = strtol(colon + 1, &end, 10);
+	if (*end || p < 0 || p > 65535 || ol_parse_addr(buf, a) < 0)
+		return -1;
+	*port = htons((uint16_t)p);
+	return 0;
+}
+
+/* tcp_misc.c ci_tcp_state_num_str() names. */
+static int lstate_of_name(const char *s, uint8_t *proto)
+{
+	static const char *const n[] = { "CLOSED", "LISTEN", "SYN-SENT", "ESTABLISHED",
+					 "CLOSE-WAIT", "LAST-ACK", "FIN-WAIT1", "FIN-WAIT2",
+					 "CLOSING", "TIME-WAIT" };
+
+	for (unsigned i = 0; i < sizeof(n) / sizeof(n[0]); i++)
+		if (!strcmp(s, n[i]))
+			return ol_lstate_of_num(i);
+	if (!strcmp(s, "UDP"))
+		*proto = IPPROTO_UDP;
+	return 0;
+}
+
+int flow_onload_parse_netstat(const char *text, size_t len, int stack_id,
+			      struct flow_onload_dump *d, char *err, size_t errlen)
+{
+	char line[512];
+	size_t off = 0;
+	unsigned bad = 0;
+
+	flow_onload_dump_reset(d);
+	if (len > FLOW_ONLOAD_MAX_TEXT)
+		return util_errf(err, errlen, "netstat output too large"), -E2BIG;
+	ol_stack_get(d, stack_id, 1);
+	while (next_line(text, len, &off, line, sizeof(line))) {
+		char type[8], l[80], r[80], st[24];
+		unsigned rq, tq;
+		struct flow_onload_sock *k;
+		uint8_t proto = IPPROTO_TCP;
+
+		if (sscanf(line, "%7s %u %u %79s %79s %23s", type, &rq, &tq, l, r, st) != 6)
+			continue;
+		if (strcmp(type, "TCP") && strcmp(type, "UDP"))
+			continue;
+		k = ol_sock_new(d, stack_id, -1);
+		if (!k)
+			break;
+		if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
+		    parse_ipport(r, &k->raddr, &k->rport) < 0) {
+			d->nsocks--;
+			bad++;
+			continue;
+		}
+		k->lstate = lstate_of_name(st, &proto);
+		k->proto = strcmp(type, "UDP") ? proto : IPPROTO_UDP;
+		k->recvq_pkts = rq;
+		k->sendq_pkts = tq;
+		k->have = FLOW_ONLOAD_HAVE_QPKTS;
+	}
+	if (bad && !d->nsocks) {
+		util_errf(err, errlen, "netstat output: %u socket lines with bad addresses", bad);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "k=v k=v" pairs of a line into counters prefix_k (decimal values). */
+static void kv_counters(struct flow_onload_dump *d, struct flow_onload_stack *st,
+			const char *prefix, const char *p)
+{
+	while (*p) {
+		char key[32], name[FLOW_ONLOAD_NAME];
+		unsigned long long v;
+		int n = 0;
+
+		while (*p == ' ')
+			p++;
+		if (sscanf(p, "%31[a-z_]=%llu%n", key, &v, &n) == 2 && n > 0) {
+			snprintf(name, sizeof(name), "%s%s", prefix, key);
+			ol_counter_set(st, name, v, d);
+			p += n;
+		} else {
+			while (*p && *p != ' ')
+				p++;
+		}
+	}
+}
+
+int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump *d,
+			   char *err, size_t errlen)
+{
+	struct flow_onload_stack *st = NULL;
+	struct flow_onload_sock *k = NULL;
+	char line[1024];
+	size_t off = 0;
+	int counters_on = 0, in_env = 0;
+
+	flow_onload_dump_reset(d);
+	if (len > FLOW_ONLOAD_MAX_TEXT)
+		return util_errf(err, errlen, "stackdump output too large"), -E2BIG;
+	while (next_line(text, len, &off, line, sizeof(line))) {
+		char name[FLOW_ONLOAD_NAME], word[64], l[80], r[80], state[24];
+		unsigned long long v;
+		int id, sid, n = 0;
+		const char *p;
+
+		/* a stack: "ci_netif_dump_to_logger: stack=2 name=srv" */
+		if ((p = strstr(line, ": stack=")) && line[0] != ' ' &&
+		    sscanf(p, ": stack=%d%n", &id, &n) == 1) {
+			st = ol_stack_get(d, id, 1);
+			k = NULL;
+			counters_on = in_env = 0;
+			p += n;
+			if (st && !strncmp(p, " name=", 6))
+				ol_clean_copy(st->name, sizeof(st->name), p + 6);
+			continue;
+		}
+		if (!st)
+			continue;
+		if (in_env && strncmp(line, "====", 4))
+			continue;       /* the environments: never read, never kept */
+		if (!strncmp(line, "----", 4)) {
+			k = NULL;
+			in_env = strstr(line, "process env") != NULL;
+			counters_on = !in_env && strstr(line, "stats") != NULL &&
+				      !strstr(line, "vi stats");
+			continue;
+		}
+		if (!strncmp(line, "====", 4)) {
+			k = NULL;
+			counters_on = in_env = 0;
+			continue;
+		}
+		/* a socket: "TCP 2:3 lcl=10.9.0.2:11111 rmt=10.9.0.1:40000 ESTABLISHED" */
+		if ((!strncmp(line, "TCP ", 4) || !strncmp(line, "UDP ", 4)) &&
+		    sscanf(line + 4, "%d:%d lcl=%79s rmt=%79s %23s", &id, &sid, l, r, state) == 5) {
+			uint8_t proto = line[0] == 'U' ? IPPROTO_UDP : IPPROTO_TCP;
+
+			k = ol_sock_new(d, id, sid);
+			counters_on = 0;
+			if (!k)
+				continue;
+			k->proto = proto;
+			if (parse_ipport(l, &k->laddr, &k->lport) < 0 ||
+			    parse_ipport(r, &k->raddr, &k->rport) < 0) {
+				d->nsocks--;
+				k = NULL;
+				continue;
+			}
+			k->lstate = proto == IPPROTO_TCP ? lstate_of_name(state, &proto) : 0;
+			continue;
+		}
+		if (k && line[0] == ' ') {
+			unsigned a, b, c, e, q1, q2, usr, byt, sb, sp, inf, cur, tot;
+			unsigned long long tp;
+			int x, y, z;
+
+			if (sscanf(line, "  snd: up=%x una-nxt-max=%x-%x-%x enq=%x", &a, &b, &c, &e,
+				   &q1) == 5) {
+				k->snd_una = b;
+				k->snd_nxt = c;
+				k->snd_max = e;
+				k->have |= FLOW_ONLOAD_HAVE_SEQ;
+			} else if (sscanf(line, "  snd: send=%u(%u) send+pre=%u inflight=%u(%u)", &sb,
+					  &sp, &q1, &inf, &q2) == 5) {
+				k->sendq_bytes = sb;
+				k->sendq_pkts = sp;
+				k->retrans_pkts = q2;
+				k->have |= FLOW_ONLOAD_HAVE_SENDQ_B | FLOW_ONLOAD_HAVE_QPKTS;
+			} else if (sscanf(line, "  rcv: bytes=%u tot_pkts=%llx rob_pkts=%u q_pkts=%u+%u usr=%u",
+					  &byt, &tp, &a, &q1, &q2, &usr) == 6) {
+				/* bytes = rcv_added - isn; usr = added - delivered */
+				k->rcv_added = byt;
+				k->rcv_delivered = byt - usr;
+				k->recvq_pkts = q1 + q2;
+				k->have |= FLOW_ONLOAD_HAVE_RCV;
+			} else if (sscanf(line, "  curr_retrans=%u total_retrans=%u", &cur, &tot) == 2) {
+				k->total_retrans = tot;
+			} else if (sscanf(line, "  rx_errno=%x tx_errno=%x so_error=%d", &x, &y, &z) == 3) {
+				k->so_error = z;
+			} else if (sscanf(line, "  uid=%d pid=%d", &x, &y) == 2) {
+				k->pid = y;
+			}
+			continue;
+		}
+		if (line[0] == ' ') {
+			/* stack-level lines of ci_netif_dump / dump_extra */
+			if ((p = strstr(line, " pid=")) && !st->pid && strstr(line, " uid=") &&
+			    sscanf(p, " pid=%d", &id) == 1)
+				st->pid = id;
+			else if (!strncmp(line, "  pkt_bufs: ", 12))
+				kv_counters(d, st, "pkt_bufs_", line + 12);
+			else if (!strncmp(line, "  tx_may_alloc=", 15))
+				kv_counters(d, st, "", line + 2);
+			else if (!strncmp(line, "  time: ", 8) && strstr(line, "STUCK"))
+				ol_counter_set(st, "time_stuck", 1, d);
+			continue;
+		}
+		/* "name: value" counters of the stats sections */
+		if (counters_on && sscanf(line, "%47[a-z0-9_]: %llu%n", name, &v, &n) == 2 &&
+		    line[n] == '\0')
+			ol_counter_set(st, name, v, d);
+		else if (sscanf(line, "%63s", word) == 1 && !strcmp(word, "ci_netif_config_opts_dump:"))
+			counters_on = 0;
+	}
+	if (!d->nstacks) {
+		util_errf(err, errlen, "no stack found in onload_stackdump output");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+char *flow_onload_scrub(const char *text, size_t len, size_t *outlen)
+{
+	char *out = malloc(len + 1);
+	size_t off = 0, o = 0;
+	int in_env = 0;
+
+	if (!out)
+		return NULL;
+	while (off < len) {
+		size_t s = off, e;
+
+		for (e = s; e < len && text[e] != '\n'; e++)
+			;
+		off = e < len ? e + 1 : len;
+		if (!in_env && e - s >= 4 && !strncmp(text + s, "----", 4)) {
+			in_env = memmem(text + s, e - s, "process env", 11) != NULL;
+			if (in_env) {
+				static const char note[] = "--------------------- process env (removed by nicstalld) ---\n";
+
+				if (o + sizeof(note) - 1 <= len) {
+					memcpy(out + o, note, sizeof(note) - 1);
+					o += sizeof(note) - 1;
+				}
+				continue;
+			}
+		} else if (e - s >= 4 && !strncmp(text + s, "====", 4)) {
+			in_env = 0;
+		} else if (e - s > 8 && memmem(text + s, e - s, ": stack=", 8) && text[s] != ' ') {
+			in_env = 0;
+		}
+		if (in_env)
+			continue;
+		for (size_t i = s; i < off && o < len; i++) {
+			unsigned char c = (unsigned char)text[i];
+
+			out[o++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+		}
+	}
+	out[o] = '\0';
+	if (outlen)
+		*outlen = o;
+	return out;
+}

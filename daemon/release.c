@@ -1,0 +1,366 @@
+/* release: the promiscuous steps of an investigation, port by port, the
+ * watch for the release after each, and which action released the flows.
+ *
+ * Seed 000: a port's receive-filter state held the frames of established
+ * bypass flows; making the port promiscuous (tcpdump) made the driver
+ * reprogram its filters and released them. So, after the plain captures,
+ * for each port in the order the evidence points (the gap between port and
+ * vport beyond its healthy rate, the drop counters), first a promiscuous
+ * capture, then a reprogram where the policy allows it; after each, watch
+ * for the release as long as the stalled flows' own retries need to show it
+ * (a release shows only when the sender tries again: TCP's next
+ * retransmission from tcp_info, an engine's published retry time, else
+ * release_wait), capped at release_wait_max; stop at the first release. */
+#include "daemon/conf.h"
+#include "daemon/facts.h"
+#include "daemon/forensic_int.h"
+#include "daemon/incident.h"
+#include "daemon/port.h"
+#include "daemon/record.h"
+#include "daemon/recovery.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+#include "probes/probe_cap.h"
+#include "rules/facts.h"
+#include "rules/rules.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *act_name(enum act_kind k)
+{
+	return k == ACT_PROMISC ? "promisc-capture" : "reprogram";
+}
+
+const char *inv_phase_name(const struct inv *v)
+{
+	if (v->done)
+		return "done";
+	switch (v->phase) {
+	case PH_OBSERVE: return "observe";
+	case PH_CAPTURE: return "capture";
+	case PH_STEPS:
+		if (v->cur < v->nact)
+			return v->watching ? "watch" : act_name(v->act[v->cur].kind);
+		return "watch";
+	case PH_PROBES: return "probes";
+	default: return "done";
+	}
+}
+
+/* ---- the order of the ports ---- */
+
+static double sig(const struct rules *r, const char *profile, const char *name,
+		  struct json_object *counters)
+{
+	double d;
+
+	return r && counters && rules_signal(r, profile, name, counters, &d) == 0 ? d : 0;
+}
+
+/* What the evidence says of port p: frames counted at the port and not at
+ * the vport beyond the healthy rate, and frames the card dropped, across
+ * the stall and the observation window. */
+static double port_score(const struct rules *r, struct json_object *pf, double *gap,
+			 double *drops)
+{
+	const char *profile = jx_str(pf, FK_P_PROFILE);
+	struct json_object *st = jx_get(jx_get(pf, FK_PER_STALL), FK_COUNTERS);
+	struct json_object *wn = jx_get(jx_get(pf, FK_PER_WINDOW), FK_COUNTERS);
+	struct json_object *bl = jx_get(jx_get(pf, FK_PER_BASELINE), FK_COUNTERS);
+	double span = jx_double(jx_get(pf, FK_PER_STALL), FK_SPAN_S, 0) +
+		      jx_double(jx_get(pf, FK_PER_WINDOW), FK_SPAN_S, 0);
+	double bspan = jx_double(jx_get(pf, FK_PER_BASELINE), FK_SPAN_S, 0);
+	static const char *const drop_sigs[] = { "buffer_drops", "steer_misses" };
+
+	if (!profile)
+		profile = "generic";
+	*gap = sig(r, profile, "gap", st) + sig(r, profile, "gap", wn);
+	if (bspan > 0)
+		*gap -= sig(r, profile, "gap", bl) / bspan * span;
+	*drops = 0;
+	for (size_t i = 0; i < sizeof(drop_sigs) / sizeof(drop_sigs[0]); i++)
+		*drops += sig(r, profile, drop_sigs[i], st) + sig(r, profile, drop_sigs[i], wn);
+	return (*gap > 0 ? *gap : 0) + (*drops > 0 ? *drops : 0);
+}
+
+void inv_plan_steps(struct inv *v)
+{
+	struct json_object *facts = facts_build(v->F->ports, v->rec), *order = json_object_new_array();
+	double score[MAXP], gap[MAXP], drops[MAXP];
+	unsigned idx[MAXP];
+
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct json_object *pf = jx_get(jx_get(facts, FK_PORTS), v->ports[i]);
+
+		gap[i] = drops[i] = 0;
+		score[i] = pf ? port_score(v->F->rules, pf, &gap[i], &drops[i]) : 0;
+		idx[i] = i;
+	}
+	json_object_put(facts);
+	/* highest score first; a tie keeps the incident's port first */
+	for (unsigned i = 1; i < v->nports; i++)
+		for (unsigned j = i; j > 0 && score[idx[j]] > score[idx[j - 1]]; j--) {
+			unsigned t = idx[j];
+
+			idx[j] = idx[j - 1];
+			idx[j - 1] = t;
+		}
+	v->nact = 0;
+	for (unsigned k = 0; k < v->nports; k++) {
+		struct json_object *o = json_object_new_object();
+		unsigned i = idx[k];
+
+		jx_add_str(o, "port", v->ports[i]);
+		json_object_object_add(o, "gap", jx_new_fixed(gap[i], 1));
+		json_object_object_add(o, "drops", jx_new_fixed(drops[i], 1));
+		json_object_object_add(o, "score", jx_new_fixed(score[i], 1));
+		json_object_array_add(order, o);
+		v->act[v->nact++] = (struct action){ .kind = ACT_PROMISC, .port = i, .step = -1 };
+		v->act[v->nact++] = (struct action){ .kind = ACT_REPROGRAM, .port = i, .step = -1 };
+	}
+	v->cur = 0;
+	json_object_object_add(v->rec, IR_PORT_ORDER, order);
+}
+
+/* ---- the watch ---- */
+
+struct due_ctx {
+	const struct conf *c;
+	uint64_t t;             /* the action took effect */
+	uint64_t latest;        /* the last flow's next retry, plus margin */
+	int known;
+};
+
+/* The first retry of flow o after t: TCP backs off by doubling
+ * (tcp_retransmit_timer: icsk_rto = min(icsk_rto << 1, TCP_RTO_MAX)). */
+static void due_cb(const struct flow_obs *o, void *arg)
+{
+	struct due_ctx *d = arg;
+	uint64_t due, rto = o->rto_ns, margin;
+
+	if (!o->retry_due_ns) {
+		due = d->t + d->c->release_wait_ns;
+		margin = 0;
+	} else {
+		due = o->retry_due_ns;
+		for (int i = 0; i < 12 && rto && due < d->t + 5000000ull; i++) {
+			due += rto * 2;
+			rto *= 2;
+		}
+		if (due < d->t)
+			due = d->t;
+		/* the timer wheel fires a timer up to 1/8 of its timeout late
+		 * (kernel/time/timer.c calc_wheel_index), then the reply must
+		 * come back and be seen by a poll */
+		margin = (rto ? rto : o->rto_ns) / 8 + 2 * d->c->flow_interval_ns + 20000000ull;
+		d->known = 1;
+	}
+	if (due + margin > d->latest)
+		d->latest = due + margin;
+}
+
+static void arm_watch(struct inv *v, struct action *a)
+{
+	const struct conf *c = v->F->c;
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+	struct due_ctx d = { c, a->effect_ns, a->effect_ns + c->release_wait_ns, 0 };
+	uint64_t now = loop_mono_ns(), cap = a->effect_ns + c->release_wait_max_ns;
+
+	if (inc)
+		stall_incident_flows(v->F->stall, inc, due_cb, &d);
+	a->natural_ns = d.latest;
+	a->deadline_ns = d.latest < cap ? d.latest : cap;
+	a->capped = d.latest > cap;
+	if (a->step >= 0) {
+		struct json_object *s = json_object_array_get_idx(v->steps, (size_t)a->step);
+
+		json_object_object_add(s, "watch_ms", jx_new_fixed(
+			(double)(a->deadline_ns - a->effect_ns) / 1e6, 1));
+		jx_add_str(s, "watch_for", d.known ? "the flows' next retry" :
+			   "release_wait (no retry time known)");
+		if (a->capped)
+			jx_add_bool(s, "watch_capped", 1);
+	}
+	v->watching = 1;
+	v->pending++;
+	loop_timer_set(v->timer, a->deadline_ns > now ? a->deadline_ns - now : 1, 0);
+}
+
+void inv_watch_expired(struct inv *v)
+{
+	if (!v->watching)
+		return;
+	v->watching = 0;
+	inv_finish_one(v);
+}
+
+void inv_released(struct inv *v)
+{
+	if (v->phase == PH_STEPS && v->watching) {
+		loop_timer_set(v->timer, 0, 0);
+		v->watching = 0;
+		inv_finish_one(v);
+	}
+}
+
+/* ---- the steps ---- */
+
+static void reprogram_done(struct json_object *o, int performed, void *arg)
+{
+	struct inv *v = arg;
+	struct action *a = &v->act[v->cur];
+
+	a->end_ns = loop_mono_ns();
+	a->transition = performed;
+	/* the driver acts on the first crossing; the hold ran meanwhile */
+	a->effect_ns = jx_u64(o, "first_mono_ns") ? jx_u64(o, "first_mono_ns") : a->start_ns;
+	inv_step_end(v, a->step, performed ? "ok" : jx_str(o, "refused") ? "no-transition" : "failed",
+		     jx_str(o, "refused") ? jx_str(o, "refused") :
+		     jx_str(o, "error") ? jx_str(o, "error") : jx_str(o, "sequence"));
+	json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
+	if (performed && inv_still_stalled(v))
+		arm_watch(v, a);
+	inv_finish_one(v);
+}
+
+/* Start act[v->cur]; 0 when it runs (pending set), -1 when skipped. */
+static int start_action(struct inv *v, struct action *a)
+{
+	struct port *p = inv_port(v, a->port);
+	struct json_object *o;
+
+	if (!p)
+		return -1;
+	a->start_ns = a->effect_ns = loop_mono_ns();
+	if (a->kind == ACT_PROMISC) {
+		if (!port_conf(p)->promisc_capture || port_state(p) != PORT_UP)
+			return -1;
+		v->pending = 1;
+		if (!inv_start_captures(v, (int)a->port, 1)) {
+			v->pending = 0;
+			return -1;
+		}
+		a->ran = 1;
+		a->step = v->cap_step[a->port];
+		/* the capture's open made the crossing (or did not: another
+		 * holder, already promiscuous); the driver acts on it now */
+		if (v->cap[a->port])
+			a->transition = v->F->pr->cap_result(v->cap[a->port])->transition == 1;
+		if (inv_still_stalled(v))
+			arm_watch(v, a);
+		inv_finish_one(v);      /* the one held while starting */
+		return 0;
+	}
+	if (!port_conf(p)->recover)
+		return -1;
+	o = json_object_new_object();
+	a->step = inv_step_begin(v, "reprogram", v->ports[a->port]);
+	a->ran = 1;
+	v->pending = 1;
+	if (recovery_start(v->F->recovery, p, 0, o, reprogram_done, v) < 0) {
+		a->end_ns = loop_mono_ns();
+		inv_step_end(v, a->step, "refused", jx_str(o, "error"));
+		json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
+		v->pending = 0;
+		return -1;
+	}
+	return 0;
+}
+
+void inv_next_step(struct inv *v)
+{
+	if (v->phase != PH_STEPS) {
+		v->phase = PH_STEPS;
+		v->cur = 0;
+	} else if (v->cur < v->nact) {
+		if (v->act[v->cur].kind == ACT_PROMISC && !v->act[v->cur].end_ns)
+			v->act[v->cur].end_ns = loop_mono_ns();
+		v->cur++;
+	}
+	for (; v->cur < v->nact; v->cur++) {
+		if (!inv_still_stalled(v))
+			break;
+		if (start_action(v, &v->act[v->cur]) == 0)
+			return;
+	}
+	/* every step done, or the flows released: on to the end */
+	v->phase = PH_PROBES;
+	inv_finish_one(v);
+}
+
+/* ---- attribution ---- */
+
+static void action_json(struct inv *v, const struct action *a, struct json_object *arr)
+{
+	struct json_object *o = json_object_new_object();
+
+	jx_add_str(o, "action", act_name(a->kind));
+	jx_add_str(o, "port", v->ports[a->port]);
+	json_object_object_add(o, "start_ms", jx_new_fixed(inv_rel_ms(v, a->start_ns), 3));
+	json_object_object_add(o, "effect_ms", jx_new_fixed(inv_rel_ms(v, a->effect_ns), 3));
+	if (a->deadline_ns)
+		json_object_object_add(o, "watch_until_ms",
+				       jx_new_fixed(inv_rel_ms(v, a->deadline_ns), 3));
+	jx_add_bool(o, "transition", a->transition);
+	if (a->capped)
+		jx_add_bool(o, "watch_capped", 1);
+	json_object_array_add(arr, o);
+}
+
+void inv_release_json(struct inv *v, struct json_object *rel)
+{
+	const struct action *k = NULL, *j = NULL;
+	struct json_object *acts = json_object_new_array();
+	uint64_t r = v->release_ns;
+
+	for (unsigned i = 0; i < v->nact; i++)
+		if (v->act[i].ran)
+			action_json(v, &v->act[i], acts);
+	if (!r) {
+		jx_add_bool(rel, "released", 0);
+		jx_add_str(rel, "action", "none");
+		json_object_object_add(rel, "actions", acts);
+		return;
+	}
+	/* the candidates: actions that made a crossing the driver acts on
+	 * before the release was seen; the last one, unless the one before it
+	 * was still within the retry it waited for when its watch was cut */
+	for (unsigned i = 0; i < v->nact; i++) {
+		const struct action *a = &v->act[i];
+
+		if (!a->ran || !a->transition || a->effect_ns > r)
+			continue;
+		j = k;
+		k = a;
+	}
+	jx_add_bool(rel, "released", 1);
+	json_object_object_add(rel, "at_ms", jx_new_fixed(inv_rel_ms(v, r), 3));
+	if (!k) {
+		/* nothing that changes the port had run: the flows came back
+		 * on their own (or during a capture without a mode change) */
+		jx_add_str(rel, "action", "self");
+		json_object_object_add(rel, "after_ms", jx_new_fixed(
+			(double)(r - (v->capture_ns && v->capture_ns <= r ? v->capture_ns :
+				      v->open_ns)) / 1e6, 3));
+	} else if (j && j->capped && r <= j->natural_ns) {
+		char what[160];
+
+		snprintf(what, sizeof(what), "ambiguous between %s on %s and %s on %s",
+			 act_name(j->kind), v->ports[j->port], act_name(k->kind), v->ports[k->port]);
+		jx_add_str(rel, "action", "ambiguous");
+		jx_add_str(rel, "ambiguous", what);
+		json_object_object_add(rel, "after_ms", jx_new_fixed((double)(r - j->effect_ns) / 1e6, 3));
+		json_object_object_add(rel, "after_second_ms",
+				       jx_new_fixed((double)(r - k->effect_ns) / 1e6, 3));
+	} else {
+		jx_add_str(rel, "action", act_name(k->kind));
+		jx_add_str(rel, "port", v->ports[k->port]);
+		json_object_object_add(rel, "after_ms", jx_new_fixed((double)(r - k->effect_ns) / 1e6, 3));
+	}
+	json_object_object_add(rel, "actions", acts);
+}

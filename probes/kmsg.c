@@ -1,0 +1,168 @@
+/* kmsg: promiscuity lines from /dev/kmsg, without waiting. */
+#include "probes/kmsg.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define REC_MAX 8192            /* the kernel's own per-reader buffer */
+#define READS_MAX 4096          /* records read per call */
+
+struct kmsg {
+	int fd;
+	uint64_t lost;
+	char buf[REC_MAX];
+};
+
+struct kmsg *kmsg_open(char *err, size_t errlen)
+{
+	struct kmsg *k = calloc(1, sizeof(*k));
+
+	if (!k) {
+		util_errf(err, errlen, "/dev/kmsg: out of memory");
+		return NULL;
+	}
+	k->fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (k->fd < 0) {
+		util_errf(err, errlen, "/dev/kmsg: not readable: %s", strerror(errno));
+		free(k);
+		return NULL;
+	}
+	/* devkmsg_llseek(): SEEK_END puts the reader after the last record */
+	if (lseek(k->fd, 0, SEEK_END) < 0) {
+		util_errf(err, errlen, "/dev/kmsg: seek: %s", strerror(errno));
+		close(k->fd);
+		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+void kmsg_close(struct kmsg *k)
+{
+	if (!k)
+		return;
+	close(k->fd);
+	free(k);
+}
+
+uint64_t kmsg_lost(const struct kmsg *k)
+{
+	return k ? k->lost : 0;
+}
+
+/* Does the text before ": entered/left promiscuous mode" end with ifname,
+ * as a whole word (and name bus, when given and the line has one)? */
+static int names_port(const char *text, size_t tlen, const char *ifname, const char *bus)
+{
+	size_t il = strlen(ifname);
+	const char *name;
+
+	if (!il || tlen < il)
+		return 0;
+	/* netdev_reg_state() may follow the name: " (unregistering)" */
+	name = text + tlen - il;
+	if (memcmp(name, ifname, il) || (name > text && name[-1] != ' '))
+		return 0;
+	if (bus && *bus && name > text) {
+		/* "<driver> <bus> <ifname>": the bus is the word before */
+		size_t bl = strlen(bus);
+
+		if ((size_t)(name - text) < bl + 1 || memcmp(name - 1 - bl, bus, bl))
+			return 0;
+	}
+	return 1;
+}
+
+int kmsg_parse_promisc(const char *rec, size_t len, const char *ifname, const char *bus,
+		       struct kmsg_promisc *p)
+{
+	static const struct { const char *s; int entered; } what[] = {
+		{ ": entered promiscuous mode", 1 }, { ": left promiscuous mode", 0 },
+	};
+	unsigned long long pri, seq, ts;
+	const char *semi, *text, *end;
+	char head[128];
+	size_t hl, tl;
+
+	semi = memchr(rec, ';', len);
+	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+		return -1;
+	hl = (size_t)(semi - rec);
+	memcpy(head, rec, hl);
+	head[hl] = 0;
+	if (sscanf(head, "%llu,%llu,%llu,", &pri, &seq, &ts) != 3)
+		return -1;
+	text = semi + 1;
+	end = memchr(text, '\n', len - (size_t)(text - rec));
+	tl = end ? (size_t)(end - text) : len - (size_t)(text - rec);
+	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
+		size_t wl = strlen(what[i].s);
+		const char *at;
+		size_t nl;
+
+		if (tl < wl)
+			continue;
+		at = text + tl - wl;
+		if (memcmp(at, what[i].s, wl))
+			continue;
+		nl = (size_t)(at - text);
+		/* " (unregistering)" and the like after the name */
+		while (nl && text[nl - 1] == ')') {
+			const char *o = memrchr(text, '(', nl);
+
+			if (!o || o == text || o[-1] != ' ')
+				break;
+			nl = (size_t)(o - 1 - text);
+		}
+		if (!names_port(text, nl, ifname, bus))
+			return 0;
+		memset(p, 0, sizeof(*p));
+		p->entered = what[i].entered;
+		p->seq = seq;
+		p->ts_us = ts;
+		snprintf(p->text, sizeof(p->text), "%.*s", (int)(tl < 199 ? tl : 199), text);
+		for (char *c = p->text; *c; c++)
+			if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+				*c = '?';
+		return 1;
+	}
+	return 0;
+}
+
+int kmsg_read_promisc(struct kmsg *k, const char *ifname, const char *bus,
+		      struct kmsg_promisc *out, size_t max, size_t *n)
+{
+	int reads = 0;
+
+	for (int i = 0; i < READS_MAX; i++) {
+		ssize_t r = read(k->fd, k->buf, sizeof(k->buf) - 1);
+		struct kmsg_promisc p;
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return reads;
+			if (errno == EPIPE) {
+				/* overwritten before we read them; the reader
+				 * has moved on to the oldest record left */
+				k->lost++;
+				continue;
+			}
+			return -errno;
+		}
+		if (r == 0)
+			return reads;
+		reads++;
+		k->buf[r] = 0;
+		if (kmsg_parse_promisc(k->buf, (size_t)r, ifname, bus, &p) == 1 && *n < max)
+			out[(*n)++] = p;
+	}
+	return reads;
+}
