@@ -25,6 +25,11 @@
  *    socket). A closed socket answers ENOENT (the reader: not found, or
  *    another cookie), a TIME_WAIT one its state: dropped until the next
  *    discovery finds what replaced it.
+ *  - Paced (sockdiag_set_pace, sockdiag_pace.h): between discoveries only
+ *    the sockets the detector could need are read: one that owes nothing
+ *    once a threshold less a poll, a waiting one at every poll from a
+ *    threshold less a poll after its wait began by the kernel's clocks.
+ *    What a discovery finds again keeps its pace (by cookie).
  *  - When asking socket by socket would cost more than one dump (many
  *    watched sockets: the dump fills each socket without a message of its
  *    own), each poll dumps instead; the choice follows the measured CPU
@@ -53,6 +58,8 @@
 #include <unistd.h>
 
 #include "collectors/flowsrc.h"
+#include "collectors/sockdiag_fill.h"
+#include "collectors/sockdiag_pace.h"
 #include "collectors/sockread_api.h"
 #include "lib/cost.h"
 #include "lib/nl.h"
@@ -111,7 +118,13 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	uint8_t family;
 	uint8_t gone;                   /* closed since: not asked for again */
 	uint64_t inode;
+	struct sd_pace pace;            /* when it must be read again */
 };
+
+static uint64_t sd_cookie(const struct inet_diag_sockid *id)
+{
+	return (uint64_t)id->idiag_cookie[0] | (uint64_t)id->idiag_cookie[1] << 32;
+}
 
 struct sockdiag {
 	struct nl_sock *ns;
@@ -135,7 +148,12 @@ struct sockdiag {
 	int probe;              /* the next poll asks one by one, to measure it */
 	/* asking one by one: the BPF socket reader, or sock_diag lookups */
 	struct sockread *rd;
-	int rd_keys;            /* its keys are those of known[] */
+	unsigned rd_map[SR_MAX];        /* reader key -> index in known[] */
+	/* pacing (sockdiag_set_pace): the port's threshold and the poll */
+	uint64_t stall_ns, poll_ns;
+	unsigned last_unread;   /* alive sockets the last poll did not read */
+	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
+	unsigned nbyck;
 	char rd_why[160];       /* why there is none */
 	int nsfd;               /* ours, for the reader (-1: own namespace) */
 	struct sockdiag_stats st;
@@ -151,6 +169,8 @@ struct sd_dump {
 	struct sockdiag *sd;    /* discovery: remember what is found (NULL: no) */
 	struct sd_sock *found;
 	unsigned nfound, capfound;
+	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
+	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
 };
 
 static uint64_t sd_now_ns(void)
@@ -179,7 +199,6 @@ static void sd_reader(struct sockdiag *sd)
 	}
 	if (!sd->rd) {
 		sd->rd = sockread_open(sd->nsfd, sd->rd_why, sizeof(sd->rd_why));
-		sd->rd_keys = 0;
 	}
 }
 
@@ -225,6 +244,19 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
 	sd->next_discover = 0;  /* the next poll discovers */
 }
 
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns)
+{
+	if (!sd)
+		return;
+	sd->stall_ns = stall_ns;
+	sd->poll_ns = poll_ns;
+}
+
+unsigned sockdiag_last_unread(const struct sockdiag *sd)
+{
+	return sd ? sd->last_unread : 0;
+}
+
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 {
 	if (!sd || !out)
@@ -248,6 +280,7 @@ void sockdiag_close(struct sockdiag *sd)
 	if (sd->nsfd >= 0)
 		close(sd->nsfd);
 	free(sd->known);
+	free(sd->byck);
 	free(sd);
 }
 
@@ -264,78 +297,39 @@ static int sd_attr_cb(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-#define TI_HAS(len, f) \
-	(offsetof(struct tcp_info, f) + sizeof(((struct tcp_info *)0)->f) <= (len))
-
-static uint64_t sd_ago(uint64_t now, uint32_t ms)
+static int sd_byck_cmp(const void *a, const void *b)
 {
-	uint64_t d = (uint64_t)ms * 1000000ull;
+	uint64_t x = sd_cookie(&(*(struct sd_sock *const *)a)->id);
+	uint64_t y = sd_cookie(&(*(struct sd_sock *const *)b)->id);
 
-	return d < now ? now - d : 0;
+	return x < y ? -1 : x > y;
 }
 
-/* The observation's progress and queues from what the kernel said of the
- * socket: inet_diag_msg's queues (tcp_diag_get_info()) and struct tcp_info
- * as long as the kernel's is (tcp_get_info()). */
-static void sd_fill(struct flow_obs *o, unsigned state, uint32_t rqueue, uint32_t wqueue,
-		    const struct tcp_info *ti, size_t tilen, uint64_t now)
+/* Before a discovery: the remembered sockets by cookie, so what is found
+ * again keeps its pace (a wait's start is not lost to a dump). */
+static void sd_byck_build(struct sockdiag *sd)
 {
-	o->state = state;
-	o->unread = rqueue;
-	o->unsent = wqueue;
-	if (TI_HAS(tilen, tcpi_total_retrans))
-		o->retrans = ti->tcpi_total_retrans;
-	/* The write queue is bytes not yet sent (held by the socket) plus
-	 * bytes sent and not acknowledged (in flight, not held). */
-	if (TI_HAS(tilen, tcpi_notsent_bytes) && ti->tcpi_notsent_bytes <= o->unsent) {
-		o->inflight = o->unsent - ti->tcpi_notsent_bytes;
-		o->unsent = ti->tcpi_notsent_bytes;
-	}
-	if (TI_HAS(tilen, tcpi_bytes_acked)) {
-		/* Acked sequence space: the SYN counts one, and so does our
-		 * FIN once acked (FIN_WAIT2); report data bytes only. */
-		uint64_t b = ti->tcpi_bytes_acked;
+	free(sd->byck);
+	sd->byck = NULL;
+	sd->nbyck = 0;
+	if (!sd->stall_ns || !sd->nknown || !(sd->byck = malloc(sd->nknown * sizeof(*sd->byck))))
+		return;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (!sd->known[i].gone)
+			sd->byck[sd->nbyck++] = &sd->known[i];
+	qsort(sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
+}
 
-		if (b)
-			b--;
-		if (b && state == SD_TCP_FIN_WAIT2)
-			b--;
-		o->tx_bytes = b;
-	}
-	if (TI_HAS(tilen, tcpi_bytes_received))
-		o->rx_bytes = ti->tcpi_bytes_received;
-	if (TI_HAS(tilen, tcpi_data_segs_out)) {
-		o->tx_msgs = ti->tcpi_data_segs_out;
-		o->rx_msgs = ti->tcpi_data_segs_in;
-	} else if (TI_HAS(tilen, tcpi_segs_in)) {
-		o->tx_msgs = ti->tcpi_segs_out;
-		o->rx_msgs = ti->tcpi_segs_in;
-	}
-	/* The kernel's "ms since last data" is meaningless before any data
-	 * moved; leave 0 (unknown) then when the struct tells us so. */
-	if (TI_HAS(tilen, tcpi_last_data_recv)) {
-		int known_tx = !TI_HAS(tilen, tcpi_data_segs_out) || ti->tcpi_data_segs_out;
-		int known_rx = !TI_HAS(tilen, tcpi_data_segs_out) || ti->tcpi_data_segs_in;
+static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
+{
+	struct sd_sock key = { .id = k->id }, *kp = &key, **hit;
 
-		if (known_tx && ti->tcpi_last_data_sent != UINT32_MAX)
-			o->last_tx_ns = sd_ago(now, ti->tcpi_last_data_sent);
-		if (known_rx && ti->tcpi_last_data_recv != UINT32_MAX)
-			o->last_rx_ns = sd_ago(now, ti->tcpi_last_data_recv);
-	}
-	/* The next retransmission: tcp_get_info() gives tcpi_rto in us and
-	 * tcpi_last_data_sent in ms; tcp_retransmit_timer() arms the timer
-	 * icsk_rto after each retransmission (inet_csk_reset_xmit_timer), and
-	 * every segment with data, retransmissions too, sets lsndtime
-	 * (tcp_event_data_sent). So with data unacknowledged it is due
-	 * rto - last_data_sent from now. */
-	if (TI_HAS(tilen, tcpi_unacked) && ti->tcpi_unacked && ti->tcpi_rto &&
-	    ti->tcpi_last_data_sent != UINT32_MAX) {
-		uint64_t rto = (uint64_t)ti->tcpi_rto * 1000ull;
-		uint64_t since = (uint64_t)ti->tcpi_last_data_sent * 1000000ull;
-
-		o->rto_ns = rto;
-		o->retry_due_ns = now + (rto > since ? rto - since : 0);
-	}
+	memset(&k->pace, 0, sizeof(k->pace));
+	if (!sd->nbyck)
+		return;
+	hit = bsearch(&kp, sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
+	if (hit)
+		k->pace = (*hit)->pace;
 }
 
 /* One socket message of a checked buffer: 1 emitted, 0 skipped (not
@@ -378,7 +372,7 @@ static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		       tilen < sizeof(ti) ? tilen : sizeof(ti));
 	}
 	o.inode = m->idiag_inode;
-	sd_fill(&o, m->idiag_state, m->idiag_rqueue, m->idiag_wqueue, &ti, tilen, d->now);
+	sockdiag_fill(&o, m->idiag_state, m->idiag_rqueue, m->idiag_wqueue, &ti, tilen, d->now);
 	if (d->sd) {
 		/* discovery: remember it, to ask for it alone until the next */
 		if (d->nfound == d->capfound && d->capfound < SD_MAX_KNOWN) {
@@ -394,15 +388,21 @@ static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 			}
 		}
 		if (d->nfound < d->capfound) {
-			d->found[d->nfound].id = m->id;
-			d->found[d->nfound].family = m->idiag_family;
-			d->found[d->nfound].gone = 0;
-			d->found[d->nfound].inode = m->idiag_inode;
-			d->nfound++;
+			struct sd_sock *k = &d->found[d->nfound++];
+
+			k->id = m->id;
+			k->family = m->idiag_family;
+			k->gone = 0;
+			k->inode = m->idiag_inode;
+			sd_pace_carry(d->sd, k);
+			d->cur = k;
 		} else {
 			d->sd->untracked++;
 		}
 	}
+	if (d->cur)
+		sd_pace_read(&d->cur->pace, &o, d->now, d->stall_ns, d->poll_ns);
+	d->cur = NULL;
 	d->emit(&o, d->arg);
 	d->emitted++;
 	return 1;
@@ -549,63 +549,71 @@ static void sd_batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, voi
 		return;
 	}
 	/* TIME_WAIT, or no longer what we watch */
+	b->d->cur = k;
 	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY || !sd_parse_sock(nlh, b->d))
 		sd_gone(b->sd, k);
+	b->d->cur = NULL;
 }
 
-/* The reader's keys for what the last dump found. */
-static void sd_reader_keys(struct sockdiag *sd)
+/* Read socket k at this poll? Every remembered one without pacing. */
+static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t now)
+{
+	return !k->gone && (!sd->stall_ns || sd_pace_due(&k->pace, now, sd->poll_ns));
+}
+
+/* The reader's key for a remembered socket. */
+static void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
 {
 	static const uint32_t mapped[3] = { 0, 0, 0 };
-	struct sr_key *keys = sockread_keys(sd->rd);
-	unsigned n = sd->nknown < SR_MAX ? sd->nknown : SR_MAX;
+	const struct inet_diag_sockid *id = &s->id;
 
-	for (unsigned i = 0; i < n; i++) {
-		const struct inet_diag_sockid *id = &sd->known[i].id;
-		struct sr_key *k = &keys[i];
-
-		memset(k, 0, sizeof(*k));
-		k->lport = id->idiag_sport;
-		k->rport = id->idiag_dport;
-		k->cookie = (uint64_t)id->idiag_cookie[0] | (uint64_t)id->idiag_cookie[1] << 32;
-		if (sd->known[i].family == AF_INET) {
-			k->v4 = 1;
-			k->laddr[3] = id->idiag_src[0];
-			k->raddr[3] = id->idiag_dst[0];
-		} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
-			   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
-			k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
-			k->laddr[3] = id->idiag_src[3];
-			k->raddr[3] = id->idiag_dst[3];
-		} else {
-			memcpy(k->laddr, id->idiag_src, 16);
-			memcpy(k->raddr, id->idiag_dst, 16);
-		}
+	memset(k, 0, sizeof(*k));
+	k->lport = id->idiag_sport;
+	k->rport = id->idiag_dport;
+	k->cookie = sd_cookie(id);
+	if (s->family == AF_INET) {
+		k->v4 = 1;
+		k->laddr[3] = id->idiag_src[0];
+		k->raddr[3] = id->idiag_dst[0];
+	} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
+		   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
+		k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
+		k->laddr[3] = id->idiag_src[3];
+		k->raddr[3] = id->idiag_dst[3];
+	} else {
+		memcpy(k->laddr, id->idiag_src, 16);
+		memcpy(k->raddr, id->idiag_dst, 16);
 	}
-	sd->rd_keys = 1;
 }
 
-/* Read every remembered socket with the BPF reader: one program run per
- * SR_CHUNK sockets, then each as sd_parse_sock() would have it from
- * tcp_info. 0 or -errno (the caller falls back to sock_diag). */
+/* Read every remembered socket that is due with the BPF reader: one
+ * program run per SR_CHUNK sockets, then each as sd_parse_sock() would have
+ * it from tcp_info. The number read, or -errno (the caller falls back to
+ * sock_diag). */
 static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
 {
-	unsigned n = sd->nknown < SR_MAX ? sd->nknown : SR_MAX;
+	struct sr_key *keys = sockread_keys(sd->rd);
+	unsigned n = 0;
 	uint64_t now;
 	int rc;
 
-	if (!sd->rd_keys)
-		sd_reader_keys(sd);
+	for (unsigned i = 0; i < sd->nknown && n < SR_MAX; i++)
+		if (sd_due(sd, &sd->known[i], d->now)) {
+			sd_reader_key(&sd->known[i], &keys[n]);
+			sd->rd_map[n++] = i;
+		}
+	if (!n)
+		return 0;
 	rc = sockread_run(sd->rd, n, &now, err, errlen);
 	if (rc < 0)
 		return rc;
 	sd->st.reads += n;
 	for (unsigned i = 0; i < n; i++) {
 		const struct sr_val *v = sockread_val(sd->rd, i);
-		struct sd_sock *k = &sd->known[i];
+		struct sd_sock *k = &sd->known[sd->rd_map[i]];
 		struct flow_obs o;
 		struct tcp_info ti;
-		int64_t tx, rx;
+		int64_t tx, rx, ack;
 
 		if (k->gone)
 			continue;
@@ -641,25 +649,29 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 		rx = sockread_ago_ms(sd->rd, v->jiffies, v->lrcvtime);
 		ti.tcpi_last_data_sent = tx < 0 || tx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)tx;
 		ti.tcpi_last_data_recv = rx < 0 || rx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)rx;
+		ack = sockread_ago_ms(sd->rd, v->jiffies, v->rcv_tstamp);
+		ti.tcpi_last_ack_recv = ack < 0 || ack > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)ack;
 		/* tcpi_unacked = packets_out, tcpi_rto = jiffies_to_usecs(icsk_rto) */
 		ti.tcpi_unacked = v->packets_out;
 		ti.tcpi_rto = sockread_jiffies_us(sd->rd, v->rto);
-		sd_fill(&o, v->state,
+		ti.tcpi_retransmits = v->retransmits;
+		sockdiag_fill(&o, v->state,
 			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
 			v->write_seq - v->snd_una, &ti, sizeof(ti), now);
+		sd_pace_read(&k->pace, &o, now, sd->stall_ns, sd->poll_ns);
 		d->emit(&o, d->arg);
 		d->emitted++;
 	}
-	return 0;
+	return (int)n;
 }
 
-/* Ask for every remembered socket alone, NL_BATCH_MAX at a time. 0 or
- * -errno. */
+/* Ask for every remembered socket that is due alone, NL_BATCH_MAX at a
+ * time. The number asked for, or -errno. */
 static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
 {
 	char reqs[NL_BATCH_MAX * NLMSG_ALIGN(MNL_NLMSG_HDRLEN + sizeof(struct inet_diag_req_v2))]
 		__attribute__((aligned(8)));
-	unsigned i = 0;
+	unsigned i = 0, asked = 0;
 
 	while (i < sd->nknown) {
 		struct sd_batch b = { .sd = sd, .d = d };
@@ -671,7 +683,7 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, si
 			struct inet_diag_req_v2 *r;
 			struct nlmsghdr *nlh;
 
-			if (sd->known[i].gone)
+			if (!sd_due(sd, &sd->known[i], d->now))
 				continue;
 			nlh = mnl_nlmsg_put_header(reqs + off);
 			nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -687,6 +699,7 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, si
 		if (!n)
 			break;
 		sd->st.lookups += n;
+		asked += n;
 		got = nl_sock_batch(sd->ns, reqs, off, n, sd_batch_cb, &b,
 				    "sock_diag: socket lookups", err, errlen);
 		if (got < 0)
@@ -695,16 +708,16 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, si
 		if ((unsigned)got < n)
 			sd->st.unanswered += n - (unsigned)got;
 	}
-	return 0;
+	return (int)asked;
 }
 
-/* Dumping every poll is cheaper than asking one by one when there are
- * many watched sockets (the dump fills them without a message each). */
-static int sd_dump_cheaper(const struct sockdiag *sd)
+/* Dumping every poll is cheaper than asking one by one when many watched
+ * sockets are due (the dump fills them without a message each). */
+static int sd_dump_cheaper(const struct sockdiag *sd, unsigned ndue)
 {
 	uint64_t d = sd_min_get(&sd->dump), l = sd_min_get(&sd->lookup);
 
-	return d && l && (uint64_t)sd->nalive * l > d;
+	return d && l && (uint64_t)ndue * l > d;
 }
 
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
@@ -712,6 +725,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 {
 	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
 	uint64_t c0 = cost_cpu_ns();
+	unsigned ndue;
 	int rc, discover;
 
 	if (!sd || !emit || (nsel && !sel)) {
@@ -722,12 +736,22 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	if (sd->bclen == -ENOENT)
 		return 0;       /* the selectors watch no TCP socket */
 	d.now = sd_now_ns();
+	d.stall_ns = sd->stall_ns;
+	d.poll_ns = sd->poll_ns;
+	ndue = 0;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		ndue += sd_due(sd, &sd->known[i], d.now);
 	discover = !sd->opts.discover_ns || d.now >= sd->next_discover ||
-		   (!sd->probe && sd_dump_cheaper(sd));
+		   (!sd->probe && ndue && sd_dump_cheaper(sd, ndue));
+	sd->last_unread = 0;
 	if (discover) {
 		d.sd = sd;
 		sd->untracked = 0;
+		sd_byck_build(sd);
 		rc = sd_dump(sd, &d, err, errlen);
+		free(sd->byck);
+		sd->byck = NULL;
+		sd->nbyck = 0;
 		if (rc < 0) {
 			free(d.found);
 			return rc;
@@ -735,7 +759,6 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
-		sd->rd_keys = 0;
 		if (d.now >= sd->next_discover) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */
@@ -743,6 +766,11 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd_min_add(&sd->dump, cost_cpu_ns() - c0);
 		sd->st.dump_cpu_ns = sd_min_get(&sd->dump);
 		return d.emitted;
+	}
+	if (!ndue) {
+		sd->last_unread = sd->nalive;
+		sd->st.paced += sd->nalive;
+		return 0;       /* nothing the detector could need yet */
 	}
 	sd->probe = 0;
 	rc = -ENOENT;
@@ -759,9 +787,11 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		rc = sd_lookup_known(sd, &d, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (sd->nknown) {
-		sd_min_add(&sd->lookup, (cost_cpu_ns() - c0) / sd->nknown);
+	if (rc > 0) {
+		sd_min_add(&sd->lookup, (cost_cpu_ns() - c0) / (unsigned)rc);
 		sd->st.lookup_cpu_ns = sd_min_get(&sd->lookup);
 	}
+	sd->last_unread = sd->nalive > (unsigned)rc ? sd->nalive - (unsigned)rc : 0;
+	sd->st.paced += sd->last_unread;
 	return d.emitted;
 }

@@ -47,11 +47,21 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o);
  * unread/unsent = receive/send queue bytes, retrans = tcpi_total_retrans,
  * state = TCP state (1 ESTABLISHED ... as in the kernel), tx_bytes = data
  * bytes acked (tcpi_bytes_acked less SYN/FIN), rx_bytes = tcpi_bytes_received,
- * tx/rx msgs = data segments out/in, last_tx/rx_ns = CLOCK_MONOTONIC of the
- * last data sent/received (0 when unknown).
+ * tx/rx msgs = data segments out/in, last_tx/rx/ack_ns = CLOCK_MONOTONIC of
+ * the last data sent/received and the last ACK received (0 when unknown),
+ * unacked_since_ns, rto_ns and retry_due_ns as sockdiag_fill.h says, the
+ * same from a dump, a lookup or the BPF reader.
  * Returns the number of observations emitted, or -errno with err filled. */
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen);
+
+/* Pace the reads between discoveries (sockdiag_pace.h): a socket that owes
+ * nothing is read once per stall_ns, a waiting one from stall_ns after its
+ * wait began, every poll (poll_ns) from then. stall_ns 0 (the default):
+ * every remembered socket at every poll. */
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns);
+/* Alive sockets the last poll did not read (paced). */
+unsigned sockdiag_last_unread(const struct sockdiag *sd);
 
 /* What the source did so far. */
 struct sockdiag_stats {
@@ -64,6 +74,7 @@ struct sockdiag_stats {
 	int kernel_filter;      /* the dumps are filtered in the kernel */
 	int one_dump;           /* one AF_UNSPEC dump covers both families */
 	uint64_t reads;         /* sockets read by the BPF socket reader */
+	uint64_t paced;         /* socket reads the pacing left out */
 	int reader;             /* it reads between dumps (else lookups) */
 	char reader_why[160];   /* why not */
 };

@@ -62,12 +62,17 @@ static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 {
 	struct sd_src *p = s->priv;
+	int n;
 
 	if (!p) {
 		util_errf(s->err, sizeof(s->err), "sock_diag: source not open");
 		return -EBADF;
 	}
-	return sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
+	sockdiag_set_pace(p->sd, s->stall_ns, s->poll_ns);
+	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
+	if (n >= 0 && sockdiag_last_unread(p->sd))
+		s->skipped = 1;         /* paced: some sockets left for later */
+	return n;
 }
 
 static void sd_src_status(const struct flow_src *s, struct json_object *out)
@@ -84,6 +89,7 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_u64(out, "dumps", st.dumps);
 	jx_add_u64(out, "lookups", st.lookups);
 	jx_add_u64(out, "reads", st.reads);
+	jx_add_u64(out, "paced", st.paced);
 	jx_add_bool(out, "kernel_filter", st.kernel_filter);
 	jx_add_str(out, "between_dumps", st.reader ? "BPF socket reader" : "sock_diag lookups");
 	if (!st.reader && st.reader_why[0])

@@ -64,6 +64,11 @@ struct flow_src {
 	uint64_t now_ns;            /* CLOCK_MONOTONIC of this poll */
 	uint64_t poll_ns;           /* the detector's polling interval */
 	uint64_t refresh_ns;
+	/* The port's stall threshold. A source whose flows carry their own
+	 * clocks may report a flow less often while the detector could not
+	 * call it stalled before a later poll (sock_diag: sockdiag_pace.h);
+	 * it sets skipped when it left flows out. */
+	uint64_t stall_ns;
 	int skipped;
 };
 

@@ -30,6 +30,7 @@ struct sock___sr {
 
 struct inet_connection_sock___sr {
 	__u32 icsk_rto;
+	__u8 icsk_retransmits;
 	struct {
 		__u32 lrcvtime;
 	} icsk_ack;
@@ -40,7 +41,7 @@ struct tcp_sock___sr {
 	__u64 bytes_acked, bytes_received;
 	__u32 rcv_nxt, copied_seq, snd_una, snd_nxt, write_seq;
 	__u32 data_segs_in, data_segs_out, total_retrans;
-	__u32 lsndtime, packets_out;
+	__u32 lsndtime, packets_out, rcv_tstamp;
 } __attribute__((preserve_access_index));
 
 /* HZ, from the kernel's configuration when libbpf finds it (0 otherwise:
@@ -108,6 +109,8 @@ static __always_inline void sr_read(struct __sk_buff *ctx, __u32 i)
 		v->lrcvtime = tp->inet_conn.icsk_ack.lrcvtime;
 		v->rto = tp->inet_conn.icsk_rto;
 		v->packets_out = tp->packets_out;
+		v->rcv_tstamp = tp->rcv_tstamp;
+		v->retransmits = tp->inet_conn.icsk_retransmits;
 	}
 	v->found = 1;
 out:

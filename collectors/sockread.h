@@ -37,6 +37,9 @@ struct sr_val {
 	__u32 data_segs_in, data_segs_out, total_retrans;
 	__u32 lsndtime, lrcvtime;
 	__u32 rto, packets_out;
+	__u32 rcv_tstamp;       /* the last ACK received (tcpi_last_ack_recv) */
+	__u8 retransmits;       /* timeouts in a row (tcpi_retransmits) */
+	__u8 pad2[3];
 };
 
 #endif

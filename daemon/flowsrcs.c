@@ -322,11 +322,13 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 
 	if (!f->open)
 		return;
-	/* evidence-only flows: at least twice per threshold, so a flow that
-	 * moves counts as progressing over any threshold-long span */
+	/* evidence-only flows: at least once a threshold less a poll, so
+	 * every threshold-long span holds a read, and a flow that moves
+	 * counts as progressing over it (sibling counts) */
 	f->s.now_ns = now;
 	f->s.poll_ns = r->fs->poll_ns;
-	f->s.refresh_ns = stall_ns / 2;
+	f->s.refresh_ns = stall_ns > r->fs->poll_ns ? stall_ns - r->fs->poll_ns : 0;
+	f->s.stall_ns = stall_ns;
 	f->s.skipped = 0;
 	c0 = cost_cpu_ns();
 	n = f->s.ops->poll(&f->s, route_cb, r);

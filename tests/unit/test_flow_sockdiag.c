@@ -609,6 +609,10 @@ static void same_obs(const struct flow_obs *a, const struct flow_obs *b)
 		    b->last_rx_ns + 40000000ull >= a->last_rx_ns);
 	assert_int_equal(!a->last_tx_ns, !b->last_tx_ns);
 	assert_int_equal(!a->last_rx_ns, !b->last_rx_ns);
+	assert_true(a->last_ack_ns + 40000000ull >= b->last_ack_ns &&
+		    b->last_ack_ns + 40000000ull >= a->last_ack_ns);
+	assert_int_equal(!a->last_ack_ns, !b->last_ack_ns);
+	assert_int_equal(!a->unacked_since_ns, !b->unacked_since_ns);
 	/* the retransmission timer: icsk_rto both ways, its due time from
 	 * the last data sent (jiffies again) */
 	assert_int_equal(a->rto_ns, b->rto_ns);
@@ -706,6 +710,148 @@ static void sockdiag_poll__unacked_data__same_retry_due_every_way(void **state)
 	close(nsfd);
 }
 
+/* Paced (a threshold of 200 ms, polls of 50 ms): a socket that owes
+ * nothing is left out until a threshold less a poll has passed; one with
+ * data its downed peer never acknowledges is read at every poll once its
+ * wait is that old, and every way of reading it still gives the next
+ * retransmission's time (the release watch waits for it, issue #10), the
+ * first sending of what is retransmitted and the last ACK received. */
+static void paced(int no_reader)
+{
+	char here[8], peer[8], ahere[16], apeer[16], cmd[64];
+	static struct nstest_obs l;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = 0 };
+	struct sockaddr_in me;
+	socklen_t ml = sizeof(me);
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	const struct flow_obs *f;
+	char err[256] = "", data[500];
+	int nsfd, ls, cs, cs2, ss, ss2, one = 1, saved;
+	uint16_t busy, idle;
+	uint64_t now, wrote;
+
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	snprintf(here, sizeof(here), "sdp%d", 2 * no_reader);
+	snprintf(peer, sizeof(peer), "sdp%d", 2 * no_reader + 1);
+	snprintf(ahere, sizeof(ahere), "10.77.%d.1", 9 + no_reader);
+	snprintf(apeer, sizeof(apeer), "10.77.%d.2", 9 + no_reader);
+	snprintf(cmd, sizeof(cmd), "ip link set %s down", peer);
+	assert_int_equal(nstest_veth(nsfd, here, ahere, peer, apeer), 0);
+	inet_pton(AF_INET, apeer, &a.sin_addr);
+	/* a port of its own: the other variant's ends may linger (FIN_WAIT1
+	 * with data a downed peer never acknowledged) */
+	a.sin_port = htons((uint16_t)(11113 + no_reader));
+	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
+	assert_true(ls >= 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(ls, 4), 0);
+	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cs2 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(connect(cs2, (struct sockaddr *)&a, sizeof(a)), 0);
+	ss = accept(ls, NULL, NULL);
+	ss2 = accept(ls, NULL, NULL);
+	assert_true(ss >= 0 && ss2 >= 0);
+	assert_int_equal(getsockname(cs, (struct sockaddr *)&me, &ml), 0);
+	busy = ntohs(me.sin_port);
+	ml = sizeof(me);
+	assert_int_equal(getsockname(cs2, (struct sockaddr *)&me, &ml), 0);
+	idle = ntohs(me.sin_port);
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	one = system(cmd);
+	assert_int_equal(netns_leave(saved), 0);
+	assert_int_equal(one, 0);
+	memset(data, 'p', sizeof(data));
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		wrote = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	assert_int_equal(write(cs, data, sizeof(data)), (ssize_t)sizeof(data));
+	assert_int_equal(flow_sel_parse(no_reader ? "tcp port 11114" : "tcp port 11113", &sel, err,
+					sizeof(err)), 0);
+	sd = sockdiag_open(-1, err, sizeof(err));
+	assert_non_null(sd);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 3600ull * 1000000000ull;        /* one dump, then reads */
+	o.no_reader = no_reader;
+	sockdiag_set_opts(sd, &o);
+	sockdiag_set_pace(sd, 200000000ull, 50000000ull);
+	sockdiag_stats(sd, &st);
+	if (!no_reader && !st.reader) {
+		sockdiag_close(sd);
+		close(cs);
+		close(cs2);
+		close(ss);
+		close(ss2);
+		close(ls);
+		close(nsfd);
+		skip();
+	}
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);   /* the dump: both */
+	/* at once: the idle one is not due for 150 ms */
+	assert_true(poll_into(sd, &sel, 1, &l) <= 1);
+	assert_null(find(&l, idle, (uint16_t)(11113 + no_reader)));
+	assert_true(sockdiag_last_unread(sd) >= 1);
+	nstest_msleep(300);     /* past the idle one's due, past one RTO */
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	/* at once again: only the waiting one, its wait older than 150 ms */
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 1);
+	assert_int_equal(sockdiag_last_unread(sd), 1);
+	f = find(&l, busy, (uint16_t)(11113 + no_reader));
+	assert_non_null(f);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+	assert_int_equal(f->inflight, sizeof(data));
+	assert_true(f->rto_ns >= 200000000ull);
+	assert_true(f->retry_due_ns > now - 100000000ull && f->retry_due_ns < now + f->rto_ns);
+	assert_true(f->last_ack_ns != 0 && f->last_ack_ns < now - 250000000ull);
+	/* retransmitted at least once (the first RTO is 200 ms or more): the
+	 * wait is dated from the first sending, 300 ms ago or more */
+	/* the wait is dated from the write (jiffies: within a few ticks),
+	 * whether the retransmissions since left or not (the downed peer's
+	 * veth has no carrier: they fail before leaving, and neither
+	 * last_data_sent nor total_retrans moves) */
+	assert_true(flow_obs_sock_wait_from(f) + 40000000ull >= wrote &&
+		    flow_obs_sock_wait_from(f) <= wrote + 40000000ull);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.dumps, 1);
+	assert_true(st.paced >= 2);
+	if (no_reader)
+		assert_int_equal(st.reads, 0);
+	else
+		assert_int_equal(st.lookups, 0);
+	sockdiag_close(sd);
+	close(cs);
+	close(cs2);
+	close(ss);
+	close(ss2);
+	close(ls);
+	close(nsfd);
+}
+
+static void sockdiag_poll__paced_reader__idle_left_waiting_read_with_retry_due(void **state)
+{
+	(void)state;
+	paced(0);
+}
+
+static void sockdiag_poll__paced_lookups__idle_left_waiting_read_with_retry_due(void **state)
+{
+	(void)state;
+	paced(1);
+}
+
 /* The BPF socket reader reads what sock_diag says: the same observation
  * from a dump, from the reader and from a lookup, for IPv4, IPv6, unread
  * data and a half-closed socket. */
@@ -790,6 +936,8 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__one_dump_or_per_family__same_sockets),
 		cmocka_unit_test(sockdiag_poll__reader_dump_and_lookup__same_observations),
 		cmocka_unit_test(sockdiag_poll__unacked_data__same_retry_due_every_way),
+		cmocka_unit_test(sockdiag_poll__paced_reader__idle_left_waiting_read_with_retry_due),
+		cmocka_unit_test(sockdiag_poll__paced_lookups__idle_left_waiting_read_with_retry_due),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
