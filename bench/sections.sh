@@ -422,7 +422,7 @@ scale_sockets() {
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump"
 	row section=scale name="  the same $n sockets selected (watched)" unit=% series=idle_conns_watched \
 		vs=idle_sock goal="< 0.5%" check=below:0.5 \
-		note="every watched socket is read every 50 ms (the BPF socket reader: ~0.25 us a socket) and its observation goes through the detector; closing it: read quiet sockets less often, which the detector allows only once liveness back-dates a wait over a longer gap (daemon/liveness.c wait_start)"
+		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), a waiting one every poll once its wait is that old; each read is the BPF socket reader (~0.25 us a socket) and the detector"
 }
 
 # ---- bundle: writing a typical bundle outside its configured windows ----
