@@ -127,7 +127,7 @@ system: all $(EXTRA_BINS)
 # of it (leaks are reported when it exits and fail the test).
 SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables
 system-asan:
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all
+	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
 
 # The README's test command: set-up, build, unit tests (plain and under

@@ -36,6 +36,8 @@ struct rules;
 #define MK_RELEASE          "release"
 #define MK_STEPS            "steps"
 #define MK_JOURNAL          "journal"
+#define MK_ENGINES          "engines"   /* the readers of unmodified engines */
+#define MK_DEVLINK          "devlink"   /* {PORT: {at_stall, after, events, dumps, file}} */
 /* files[] */
 #define MK_F_NAME           "name"
 #define MK_F_BYTES          "bytes"

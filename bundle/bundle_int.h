@@ -6,6 +6,8 @@
  *   verify.c    SHA-256, SHA256SUMS, bundle_verify
  *   manifest.c  bundle_load_manifest (schema), bundle_read_file
  *   summary.c   bundle_summary
+ *   summary_engines.c  its lines of the readers of unmodified engines
+ *   summary_devlink.c  its "Devlink health" section
  *
  * Every file of a bundle is opened beneath the bundle's directory fd through
  * lib/fsutil.h (O_NOFOLLOW at every component, regular files only, bounded). */
@@ -13,6 +15,7 @@
 #define NICSTALL_BUNDLE_INT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <openssl/evp.h>
 
@@ -48,5 +51,14 @@ int bi_sha256_final(EVP_MD_CTX *ctx, char hex[65]);
 /* manifest.c: load and check "manifest.json" beneath dfd (see
  * bundle_load_manifest). */
 int bi_load_manifest_at(int dfd, struct json_object **out, char *err, size_t errlen);
+
+/* summary.c: a manifest value for people (numbers plainly, strings cut,
+ * null as unknown); labels and keys in turn ({label, key, ..., NULL}). */
+void bi_put_val(FILE *f, struct json_object *v);
+void bi_put_line(FILE *f, struct json_object *o, const char *const *lk);
+/* summary_engines.c: the Evidence lines of manifest.engines. */
+void bi_sum_engines(FILE *f, struct json_object *m);
+/* summary_devlink.c: the "Devlink health" section (manifest.devlink). */
+void bi_sum_devlink(FILE *f, struct json_object *m);
 
 #endif

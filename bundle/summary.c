@@ -11,6 +11,7 @@
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
  * The verdict object's keys are rules/rules.h's RK_* names. */
 #include "bundle/bundle.h"
+#include "bundle/bundle_int.h"
 #include "lib/json.h"
 #include "rules/facts.h"
 #include "rules/rules.h"
@@ -26,6 +27,9 @@
 
 /* The signal of the port/vport gap (rules/00-signals.rules). */
 #define GAP_SIGNAL "gap"
+
+#define put_val bi_put_val
+#define put_line bi_put_line
 
 /* A number for people: an integer as an integer, else at most 3 decimals
  * (trailing zeros dropped), never an exponent for a plain figure. */
@@ -59,7 +63,7 @@ static void put_num(FILE *f, double d)
 }
 
 /* A value for humans: numbers plainly, strings bounded, null as unknown. */
-static void put_val(FILE *f, struct json_object *v)
+void bi_put_val(FILE *f, struct json_object *v)
 {
 	const char *s;
 
@@ -110,7 +114,7 @@ static void put_ms(FILE *f, struct json_object *v)
 
 /* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
  * then o[key] for people. */
-static void put_line(FILE *f, struct json_object *o, const char *const *lk)
+void bi_put_line(FILE *f, struct json_object *o, const char *const *lk)
 {
 	for (; lk[0]; lk += 2) {
 		fputs(lk[0], f);
@@ -275,6 +279,11 @@ static void sum_not(FILE *f, struct json_object *cls)
 				put_val(f, why);
 			}
 			fputs(".\n", f);
+		} else if (jx_str(o, RK_TEXT)) {
+			/* the rule's own words, then the term that failed */
+			fprintf(f, "- **Not %s:** %.400s (`%.300s` is ", v, jx_str(o, RK_TEXT), failed);
+			put_val(f, jx_get(o, RK_VALUE));
+			fputs(").\n", f);
 		} else {
 			fprintf(f, "- **Not %s.** `%.300s` is ", v, failed);
 			put_val(f, jx_get(o, RK_VALUE));
@@ -574,6 +583,7 @@ static void sum_evidence(FILE *f, const struct rules *r, struct json_object *m,
 		fputs("- Facts: not recorded (the bundle holds no classified facts).\n", f);
 	sum_ports(f, r, m, facts);
 	sum_flows(f, facts);
+	bi_sum_engines(f, m);
 	sum_threads(f, facts);
 	sum_pings(f, facts);
 	sum_captures(f, facts);
@@ -632,6 +642,8 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_is(f, cls);
 	sum_not(f, cls);
 	sum_evidence(f, rules, manifest, facts);
+	if (jx_obj(manifest, MK_DEVLINK))
+		bi_sum_devlink(f, manifest);
 	sum_timeline(f, manifest);
 	fputs("\n## Recommended action\n\n", f);
 	action = jx_str(cls, RK_ACTION);

@@ -352,8 +352,11 @@ int dlh_mon_parse(const void *buf, size_t len, uint16_t family,
 /* src_devlink_health_ops ("devlink", see counters.h) reads the state at
  * most every interval and serves the last values in between, so it can sit
  * in the sampler with the other sources: each diagnose issues firmware
- * commands (vnic: QUERY_VNIC_ENV; rx: QUERY_RQ, QUERY_CQ, QUERY_SQ per
- * channel). open() tries the port's namespace, then the daemon's own (a
+ * commands (vnic: QUERY_VNIC_ENV, the one ethtool -S issues for
+ * rx_steer_missed_packets at every read; rx: QUERY_RQ, QUERY_CQ, QUERY_SQ
+ * per channel), so each has its own interval: by default the reporters
+ * (no firmware) and vnic at every query (1 s: a steering-discard delta then
+ * spans what the other counters' does), rx every 10 s. open() tries the port's namespace, then the daemon's own (a
  * devlink instance stays in its namespace when the netdev is moved); it
  * fails with -ENOENT when the kernel has no devlink, -ENODEV when the
  * interface has no devlink port or PCI instance. read() never returns
@@ -365,15 +368,21 @@ struct dlh_opts {
 	const char *bus_info;         /* PCI address from GDRVINFO, or NULL */
 	const char *const *diagnose;  /* reporters to diagnose; NULL: the
 				       * default {"vnic", "rx", NULL} */
-	uint64_t interval_ns;         /* 0: 10 s */
-	uint64_t min_refresh_ns;      /* 0: 1 s; floor for refreshes */
+	const uint64_t *diagnose_every_ns; /* diagnose[i] at most every this
+				       * (0 or below interval_ns: at every
+				       * query); NULL: all at every query.
+				       * The default list: vnic each query,
+				       * rx every 10 s */
+	uint64_t interval_ns;         /* reporters' GET and the queries; 0: 1 s */
+	uint64_t min_refresh_ns;      /* 0: 100 ms; floor for refreshes */
 };
 extern const struct src_ops src_devlink_health_ops;
 int src_devlink_health_open(struct src *s, const struct src_ctx *ctx,
 			    const struct dlh_opts *o);
 /* The next read() queries the kernel (investigation start and end),
  * unless the last query is younger than min_refresh_ns. diagnose (NULL:
- * the configured list) narrows that one query's diagnoses, e.g. {"vnic",
+ * every configured diagnose, whatever its interval) narrows that one
+ * query's diagnoses, e.g. {"vnic",
  * NULL} for the first snapshot, where every millisecond counts; reporters
  * left out keep their last values (diag_real_ns says how old). */
 void src_devlink_health_refresh(struct src *s, const char *const *diagnose);

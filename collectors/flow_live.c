@@ -69,3 +69,9 @@ int flow_live_stalled(const struct flow_live_track *t, uint64_t now_ns, uint64_t
 	return t->bad_since_ns && now_ns >= t->bad_since_ns &&
 	       now_ns - t->bad_since_ns >= threshold_ns;
 }
+
+void flow_live_obs_set(const struct flow_live_track *t, struct flow_obs *o)
+{
+	o->live = (uint8_t)(t->verdict + 1);
+	o->live_since_ns = t->bad_since_ns;
+}

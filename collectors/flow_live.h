@@ -19,17 +19,18 @@
  * longer than the stall threshold: flow_live_stalled(). The stall detector
  * (daemon/stall.c) applies the threshold; the sources only classify.
  *
- * The source kinds below extend enum flow_src_kind (collectors/flows.h);
- * they live here until the detector learns them (see
- * notes/issue17-integration.md). */
+ * Each source puts its verdict in the observation it emits (struct
+ * flow_obs.live = verdict + 1, live_since_ns = bad_since_ns:
+ * flow_live_obs_set()), and the detector (daemon/liveness.c) follows it:
+ * WAITING, HELD and FAILED are waiting, PROGRESS is progress. The source
+ * kinds are FLOW_SRC_ONLOAD, FLOW_SRC_VMA and FLOW_SRC_RDMAQP of enum
+ * flow_src_kind (collectors/flows.h). */
 #ifndef NICSTALL_FLOW_LIVE_H
 #define NICSTALL_FLOW_LIVE_H
 
 #include <stdint.h>
 
-#define FLOW_SRC_ONLOAD 4       /* Onload stacks (orm_json / onload_stackdump) */
-#define FLOW_SRC_VMA    5       /* libvma vmastat.<pid> / libxlio xliostat.<pid> */
-#define FLOW_SRC_RDMAQP 6       /* RDMA queue pairs (RDMA_NLDEV_CMD_RES_QP_GET) */
+#include "collectors/flows.h"
 
 enum flow_live {
 	FLOW_LIVE_IDLE = 0,
@@ -85,6 +86,15 @@ static inline int flow_live_outstanding(const struct flow_live_track *t)
  * knows better than now (0: now). */
 void flow_live_set(struct flow_live_track *t, enum flow_live v, uint64_t since_ns,
 		   uint64_t now_ns);
+
+/* Put t's verdict into the observation o (o->live, o->live_since_ns). */
+void flow_live_obs_set(const struct flow_live_track *t, struct flow_obs *o);
+
+/* The verdict an observation carries: FLOW_LIVE_* , or -1 when o has none. */
+static inline int flow_live_of(const struct flow_obs *o)
+{
+	return o->live ? (int)o->live - 1 : -1;
+}
 
 /* Stalled: WAITING, HELD or FAILED for at least threshold_ns at now_ns. */
 int flow_live_stalled(const struct flow_live_track *t, uint64_t now_ns, uint64_t threshold_ns);

@@ -273,6 +273,14 @@ static void json_tcp(struct flow_onload_dump *d, int stack_id, const char *sid,
 	if (ok)
 		k->have |= FLOW_ONLOAD_HAVE_TIMES;
 	k->total_retrans = orm_u32(jx_obj(ts, "stats"), "total_retrans", NULL);
+	/* the RTO timer's expiry is printed by `orm_json stack` only
+	 * (ftl_defs.h STRUCT_IP_TIMER: time is ORM_OUTPUT_STACK), its
+	 * timeout by both */
+	ok = 1;
+	k->rto = orm_u32(ts, "rto", &ok);
+	k->rto_time = orm_u32(jx_obj(ts, "rto_tid"), "time", &ok);
+	if (ok)
+		k->have |= FLOW_ONLOAD_HAVE_RTO;
 }
 
 static void json_udp(struct flow_onload_dump *d, int stack_id, const char *sid,
@@ -480,7 +488,7 @@ enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
 		moved = 1;
 
 	memset(o, 0, sizeof(*o));
-	o->src = (enum flow_src_kind)FLOW_SRC_ONLOAD;
+	o->src = FLOW_SRC_ONLOAD;
 	o->key.saddr = s->laddr;
 	o->key.daddr = s->raddr;
 	o->key.sport = s->lport;
@@ -514,6 +522,29 @@ enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
 			o->last_rx_ns = now_ns - ns_rx;
 	}
 
+	/* The next retransmission. Onload arms the RTO timer when data goes
+	 * out with none pending and restarts it when new data is acked, at
+	 * ci_tcp_time_now() + rto (ip.h ci_tcp_rto_set_with_timeout,
+	 * ci_tcp_rto_restart; tcp_tx.c, tcp_rx.c), and re-arms it with the
+	 * backed-off rto after each retransmission: with data unacknowledged
+	 * it is pending and rto_tid.time (absolute ticks, iptimer.h
+	 * ci_ip_timer_set) is when the stack retransmits. A cleared timer
+	 * keeps its old time: only trusted within one rto of now. */
+	if (s->proto == IPPROTO_TCP && inflight > 0 && stack && stack->have_time &&
+	    (s->have & FLOW_ONLOAD_HAVE_RTO) && s->rto > 0 && s->rto < (1u << 24)) {
+		uint64_t tick_ps = ((1000000000ull << stack->frc2tick) / stack->khz);
+		int32_t ahead = (int32_t)(s->rto_time - stack->now_ticks);
+
+		if (ahead >= 0 && (uint32_t)ahead <= s->rto) {
+			o->retry_due_ns = now_ns + (uint64_t)ahead * tick_ps / 1000;
+			o->rto_ns = (uint64_t)s->rto * tick_ps / 1000;
+		} else if (ahead < 0 && (uint32_t)-ahead <= s->rto) {
+			/* overdue: it fires at the stack's next timer poll */
+			o->retry_due_ns = now_ns;
+			o->rto_ns = (uint64_t)s->rto * tick_ps / 1000;
+		}
+	}
+
 	if (s->proto == IPPROTO_UDP) {
 		v = !first && s->recvq_pkts > 0 && t->del_acc == del_before ? FLOW_LIVE_HELD :
 		    (moved ? FLOW_LIVE_PROGRESS : FLOW_LIVE_IDLE);
@@ -533,5 +564,6 @@ enum flow_live flow_onload_obs(const struct flow_onload_sock *s,
 		v = FLOW_LIVE_IDLE;
 	}
 	flow_live_set(&t->live, v, v == FLOW_LIVE_WAITING ? t->live.moved_ns : 0, now_ns);
+	flow_live_obs_set(&t->live, o);
 	return v;
 }

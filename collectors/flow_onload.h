@@ -57,6 +57,7 @@
 #define FLOW_ONLOAD_HAVE_SENDQ_B 0x04u  /* send queue in bytes (lots) */
 #define FLOW_ONLOAD_HAVE_TIMES   0x08u  /* t_last_sent, t_last_recv_* (ticks) */
 #define FLOW_ONLOAD_HAVE_QPKTS   0x10u  /* queue lengths in packets */
+#define FLOW_ONLOAD_HAVE_RTO     0x20u  /* rto and rto_tid.time (ticks; orm_json stack) */
 
 struct flow_onload_sock {
 	int stack_id, sock_id;
@@ -72,6 +73,7 @@ struct flow_onload_sock {
 	uint32_t sendq_pkts, retrans_pkts, recvq_pkts;
 	uint64_t sendq_bytes;
 	uint32_t t_last_sent, t_last_recv_ack, t_last_recv_payload;
+	uint32_t rto, rto_time;     /* retransmission timeout, RTO timer expiry (ticks) */
 	uint32_t total_retrans;
 	int so_error;
 	uint32_t udp_added, udp_delivered;  /* UDP recv_q packets */
@@ -118,7 +120,8 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 			   char *err, size_t errlen);
 
 /* The stack with this id, or NULL; one of its counters by name (the
- * ci_netif_stats field name, or "pkt_bufs_free", "nonb_pool", ...). */
+ * ci_netif_stats field name, or "pkt_bufs_free", "nonb_pool", ...): 1 with
+ * *value, 0 when the stack has no such counter. */
 const struct flow_onload_stack *flow_onload_stack(const struct flow_onload_dump *d, int id);
 int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uint64_t *value);
 
@@ -139,7 +142,10 @@ struct flow_onload_track {
  * unsent = send-queue bytes (lots) or, from JSON, the send-queue packet
  * count as a lower bound of its bytes, tx/rx bytes = bytes sent/received
  * since first sight (32-bit sequence space unwrapped), retrans, state =
- * Linux TCP state number, pid, engine "onload:<stack name>".
+ * Linux TCP state number, pid, engine "onload:<stack name>"; with the
+ * stack's clock and the RTO timer (orm_json stack), a TCP socket with data
+ * unacknowledged gets retry_due_ns (when the timer fires: its
+ * retransmission) and rto_ns.
  * Verdict (TCP): FAILED when so_error is set on an unsynchronised or
  * closed socket; HELD when unread bytes stay and rcv_delivered did not
  * move, or the send queue holds data and snd_nxt did not move; WAITING

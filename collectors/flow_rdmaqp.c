@@ -239,8 +239,14 @@ enum flow_live flow_rdmaqp_obs(const struct flow_rdmaqp_qp *q, struct flow_rdmaq
 	moved = flow_live_update(&t->live, t->sq_acc, t->rq_acc, now_ns);
 
 	memset(o, 0, sizeof(*o));
-	o->src = (enum flow_src_kind)FLOW_SRC_RDMAQP;
+	o->src = FLOW_SRC_RDMAQP;
 	o->session = ((uint64_t)q->dev_index << 32) | q->lqpn;
+	/* no addresses: the QP numbers are the key (flows.h FLOW_PROTO_QP) */
+	o->key.proto = FLOW_PROTO_QP;
+	o->key.saddr.s6_addr32[0] = q->dev_index;
+	o->key.saddr.s6_addr32[1] = q->lqpn;
+	if (q->have & FLOW_RDMAQP_HAVE_RQPN)
+		o->key.daddr.s6_addr32[1] = q->rqpn;
 	o->tx_msgs = t->sq_acc;
 	o->rx_msgs = t->rq_acc;
 	o->last_tx_ns = t->sq_acc != sq_before ? now_ns : 0;
@@ -261,5 +267,6 @@ enum flow_live flow_rdmaqp_obs(const struct flow_rdmaqp_qp *q, struct flow_rdmaq
 	else
 		v = FLOW_LIVE_IDLE;
 	flow_live_set(&t->live, v, v == FLOW_LIVE_WAITING ? t->live.moved_ns : 0, now_ns);
+	flow_live_obs_set(&t->live, o);
 	return v;
 }

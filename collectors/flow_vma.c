@@ -627,7 +627,7 @@ enum flow_live flow_vma_obs(const struct flow_vma_sock *s, const char *engine, i
 	moved = flow_live_update(&t->live, t->tx_acc, t->rx_acc, now_ns);
 
 	memset(o, 0, sizeof(*o));
-	o->src = (enum flow_src_kind)FLOW_SRC_VMA;
+	o->src = FLOW_SRC_VMA;
 	o->key.saddr = s->laddr;
 	o->key.daddr = s->raddr;
 	o->key.sport = s->lport;
@@ -659,5 +659,6 @@ enum flow_live flow_vma_obs(const struct flow_vma_sock *s, const char *engine, i
 	else
 		v = FLOW_LIVE_IDLE;
 	flow_live_set(&t->live, v, v == FLOW_LIVE_WAITING ? t->live.moved_ns : 0, now_ns);
+	flow_live_obs_set(&t->live, o);
 	return v;
 }

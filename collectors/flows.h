@@ -1,8 +1,10 @@
 /* flows: one observation of one flow's progress, from any flow source.
  *
- * Flow sources (engine shared-memory tables, the eBPF tc tracker, sock_diag)
- * report what they see as struct flow_obs; the stall detector (daemon/stall.c)
- * merges them. Every time is CLOCK_MONOTONIC nanoseconds, 0 when unknown. */
+ * Flow sources (engine shared-memory tables, the eBPF tc tracker, sock_diag,
+ * and the readers of unmodified bypass engines: Onload, VMA/XLIO, RDMA queue
+ * pairs) report what they see as struct flow_obs; the stall detector
+ * (daemon/stall.c, daemon/liveness.c) merges them. Every time is
+ * CLOCK_MONOTONIC nanoseconds, 0 when unknown. */
 #ifndef NICSTALL_FLOWS_H
 #define NICSTALL_FLOWS_H
 
@@ -13,7 +15,16 @@ enum flow_src_kind {
 	FLOW_SRC_ENGINE = 1,    /* an engine's flow table (bypass traffic) */
 	FLOW_SRC_BPF = 2,       /* tc eBPF tracker on the port */
 	FLOW_SRC_SOCK = 3,      /* kernel TCP socket via sock_diag */
+	FLOW_SRC_ONLOAD = 4,    /* Onload stacks (orm_json / onload_stackdump) */
+	FLOW_SRC_VMA = 5,       /* libvma vmastat.<pid> / libxlio xliostat.<pid> */
+	FLOW_SRC_RDMAQP = 6,    /* RDMA queue pairs (RDMA_NLDEV_CMD_RES_QP_GET) */
 };
+
+/* The pseudo protocol of an RDMA queue pair's key (IANA "experimentation"):
+ * a QP has no addresses. saddr.s6_addr32[0] holds the RDMA device index,
+ * [1] the local QP number; daddr.s6_addr32[1] the remote QP number (RC/UC,
+ * else 0); the ports are 0. flow_key_format() prints "qp 2/0x11 -> 0x22". */
+#define FLOW_PROTO_QP 253
 
 /* Addresses and ports in network byte order, as on the wire. IPv4 addresses
  * are stored as IPv4-mapped IPv6 (::ffff:a.b.c.d) so one key fits both. */
@@ -48,6 +59,12 @@ struct flow_obs {
 	int32_t pid;            /* owner pid, 0 when unknown */
 	uint64_t inode;         /* socket inode (sock_diag), 0 otherwise */
 	char engine[32];        /* engine name or "" */
+	/* Sources that judge liveness themselves (Onload, VMA/XLIO, RDMA QPs:
+	 * collectors/flow_live.h) say so here, the detector takes it as is:
+	 * live is an enum flow_live verdict + 1 (0: the source gives none),
+	 * live_since_ns when WAITING/HELD/FAILED began (0 otherwise). */
+	uint8_t live;
+	uint64_t live_since_ns;
 };
 
 typedef void (*flow_emit_fn)(const struct flow_obs *o, void *arg);

@@ -225,6 +225,9 @@ int flow_key_format(const struct flow_key *k, char *buf, size_t len)
 
 	if (!k || (!buf && len))
 		return -1;
+	if (k->proto == FLOW_PROTO_QP)
+		return snprintf(buf, len, "qp %u/0x%x -> 0x%x", k->saddr.s6_addr32[0],
+				k->saddr.s6_addr32[1], k->daddr.s6_addr32[1]);
 	if (k->proto == IPPROTO_TCP)
 		snprintf(p, sizeof(p), "tcp");
 	else if (k->proto == IPPROTO_UDP)

@@ -29,7 +29,8 @@ int flow_sel_match(const struct flow_sel *sel, unsigned nsel, const struct flow_
  * offending token. */
 int flow_sel_parse(const char *text, struct flow_sel *out, char *err, size_t errlen);
 
-/* "tcp 10.77.0.1:40000 -> 10.77.0.2:11111", IPv6 as "[::1]:40000".
+/* "tcp 10.77.0.1:40000 -> 10.77.0.2:11111", IPv6 as "[::1]:40000"; an RDMA
+ * queue pair (FLOW_PROTO_QP) as "qp DEV_INDEX/0xLQPN -> 0xRQPN".
  * Returns what snprintf returns (the untruncated length) or -1. */
 int flow_key_format(const struct flow_key *k, char *buf, size_t len);
 

@@ -5,19 +5,49 @@
  * through a flow_emit_fn. Two scopes:
  *  - a port source (host = 0) runs per watched port, inside the port's
  *    namespace: sock_diag (kernel TCP), the tc eBPF tracker;
+ *    and the RDMA queue pairs of the port's RDMA device;
  *  - a host source (host = 1) serves every port at once: engine flow tables
- *    in one directory. The stall detector assigns its observations to ports
- *    by local address and the ports' selectors.
+ *    in one directory, Onload stacks, VMA/XLIO statistics files. The stall
+ *    detector assigns its observations to ports by local address and the
+ *    ports' selectors.
  * One driver per file; each fills ops and priv in its open(). Nothing here
- * may block: poll() and handle() are called from the daemon's event loop. */
+ * may block: poll() and handle() are called from the daemon's event loop;
+ * a source that runs an external tool does it through ctx->run, whose
+ * children the loop watches. */
 #ifndef NICSTALL_FLOWSRC_H
 #define NICSTALL_FLOWSRC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "collectors/flows.h"
 
 struct json_object;
+
+/* An external tool run without a shell and without blocking (the daemon
+ * gives probes/probe_exec.h: fixed environment, no inherited fds, its own
+ * process group, killed at the timeout, output capped). */
+struct flow_src_run_result {
+	int ok;                     /* exited with status 0 */
+	int not_found, timed_out, truncated;
+	const char *out;            /* stdout and stderr, NUL-terminated */
+	size_t len;
+	const char *error;          /* "" or what went wrong, for people */
+	uint64_t cost_ns;           /* from start to exit (wall time) */
+};
+typedef void (*flow_src_run_fn)(const struct flow_src_run_result *r, void *arg);
+struct flow_src_runner {
+	/* Start argv (argv[0] a path or a name in the fixed PATH) in the
+	 * network namespace nsfd (-1: the daemon's). done is called exactly
+	 * once, from the loop, never from inside start. NULL with err when
+	 * nothing could be started. */
+	void *(*start)(void *ctx, const char *const *argv, int nsfd, uint64_t timeout_ns,
+		       size_t max_output, flow_src_run_fn done, void *arg, char *err,
+		       size_t errlen);
+	/* Kill a running job and forget it: done is not called. */
+	void (*cancel)(void *ctx, void *job);
+	void *ctx;
+};
 
 /* Where a source runs: resolved by the caller before open(). */
 struct flow_src_ctx {
@@ -27,8 +57,28 @@ struct flow_src_ctx {
 	int netns_fd;               /* -1: the daemon's own namespace */
 	const struct flow_sel *sel; /* watched flows (copied by open) */
 	unsigned nsel;              /* 0: every flow */
-	const char *dir;            /* host sources: where the tables are */
+	const char *dir;            /* engine tables: where the tables are */
+	/* the readers of unmodified engines */
+	const char *rdma_dev;       /* rdmaqp: the port's RDMA device, NULL none */
+	unsigned rdma_port;         /* rdmaqp: its port (1-based) */
+	const char *replies_dir;    /* rdmaqp: recorded replies instead of the
+				     * kernel (tests, replays), NULL */
+	const char *vma_dir;        /* vma: vmastat.<pid> files ("/tmp") */
+	const char *xlio_dir;       /* vma: xliostat.<pid> files ("/tmp/xlio") */
+	const char *tools_dir;      /* onload: orm_json / onload_stackdump there,
+				     * NULL: the fixed PATH */
+	uint64_t interval_ns;       /* the source's own rate; 0: its default */
+	const struct flow_src_runner *run;  /* onload: external tools */
 };
+
+/* One flow an investigation is about, as the stall detector knows it:
+ * its source, session (unique per flow for these sources) and pid. */
+struct flow_src_ref {
+	enum flow_src_kind src;
+	uint64_t session;
+	int32_t pid;
+};
+typedef void (*flow_src_evid_done_fn)(void *arg);
 
 struct flow_src;
 struct flow_src_ops {
@@ -47,6 +97,17 @@ struct flow_src_ops {
 	/* Optional: what `nicstallctl status` shows of the source (its tables,
 	 * limits, problems), added to out (a JSON object). */
 	void (*status)(const struct flow_src *s, struct json_object *out);
+	/* Optional: the source's own view of the flows refs[0..n) (those of
+	 * its kind; others are skipped) added to out, a JSON object, for the
+	 * evidence bundle. when: "at_stall" or "after". Parts that run a tool
+	 * finish later: returns how many are still running, each ending with
+	 * one call of done(arg) from the loop (also when the source closes),
+	 * or 0 when out is complete now. out is referenced while needed. */
+	int (*evidence)(struct flow_src *s, const struct flow_src_ref *refs, unsigned n,
+			const char *when, struct json_object *out, flow_src_evid_done_fn done,
+			void *arg);
+	/* Optional: forget arg's running evidence parts; done is not called. */
+	void (*evidence_cancel)(struct flow_src *s, void *arg);
 	void (*close)(struct flow_src *s);
 };
 
@@ -75,5 +136,8 @@ struct flow_src {
 extern const struct flow_src_ops flow_src_engine_ops;  /* collectors/flow_engine.c */
 extern const struct flow_src_ops flow_src_sock_ops;    /* collectors/flow_sockdiag.c */
 extern const struct flow_src_ops flow_src_bpf_ops;     /* collectors/flowtrack.c */
+extern const struct flow_src_ops flow_src_onload_ops;  /* collectors/flow_src_onload.c */
+extern const struct flow_src_ops flow_src_vma_ops;     /* collectors/flow_src_vma.c */
+extern const struct flow_src_ops flow_src_rdmaqp_ops;  /* collectors/flow_src_rdmaqp.c */
 
 #endif

@@ -3,6 +3,8 @@
 #include "bundle/bundle.h"
 #include "bundle/report.h"
 #include "daemon/conf.h"
+#include "daemon/evid_devlink.h"
+#include "daemon/evid_flows.h"
 #include "daemon/evidence.h"
 #include "daemon/port.h"
 #include "daemon/record.h"
@@ -160,6 +162,45 @@ static void add_probes(struct filelist *fl, struct json_object *probes)
 	}
 }
 
+static void add_json_cb(const char *name, struct json_object *o, void *arg)
+{
+	add_json(arg, name, o);
+}
+
+/* When the stall began: the earliest stalled flow's wait, else the open. */
+static uint64_t stall_start_mono(const struct bundler_inv *in)
+{
+	struct json_object *fl = jx_arr(jx_get(in->rec, IR_INCIDENT), "flows");
+	uint64_t t = in->open_ns;
+
+	for (size_t i = 0; i < jx_len(fl); i++) {
+		uint64_t s = jx_u64(json_object_array_get_idx(fl, i), "stalled_at_mono_ns");
+
+		if (s && s < t)
+			t = s;
+	}
+	return t;
+}
+
+/* A work file of the engines' evidence (an Onload stackdump), copied in. */
+static void add_spooled(const char *path, const char *name, void *arg)
+{
+	struct filelist *fl = arg;
+
+	if (fl->n >= MAX_FILES)
+		return;
+	fl->f[fl->n].name = strdup(name);
+	fl->f[fl->n].src_path = path;
+	fl->n++;
+}
+
+static void unlink_spooled(const char *path, const char *name, void *arg)
+{
+	(void)name;
+	(void)arg;
+	unlink(path);
+}
+
 /* report.html: the stall as a picture, from the same files (so it is
  * covered by SHA256SUMS like them). */
 static void add_report(struct filelist *fl, struct json_object *man, const struct bundler_inv *in)
@@ -205,6 +246,8 @@ static struct json_object *manifest(const struct bundler_inv *in)
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
 	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
 	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
+	if (jx_get(rec, IR_ENGINES))
+		json_object_object_add(man, MK_ENGINES, json_object_get(jx_get(rec, IR_ENGINES)));
 	return man;
 }
 
@@ -223,6 +266,19 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	if (!vname)
 		vname = "unknown";
 	gethostname(host, sizeof(host) - 1);
+	{
+		/* devlink health: its files, and its events and dumps into the
+		 * record before record.json is written */
+		uint64_t t0 = stall_start_mono(in);
+		uint64_t real0 = in->open_real_ns - (in->open_ns - t0);
+		struct json_object *dl = evid_devlink_bundle(rec, in->port_names, in->ports,
+							     in->nports, real0,
+							     t0 > 10000000000ull ? t0 - 10000000000ull : 0,
+							     in->open_ns, add_json_cb, &fl);
+
+		if (dl)
+			json_object_object_add(man, MK_DEVLINK, dl);
+	}
 	add_json(&fl, "record.json", rec);
 	add_json(&fl, "facts.json", jx_get(rec, IR_FACTS));
 	add_json(&fl, "window.json", jx_get(rec, IR_WINDOW));
@@ -258,6 +314,8 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	add_json(&fl, "links.json", links);
 	json_object_put(links);
 	add_probes(&fl, jx_get(rec, IR_PROBES));
+	evid_flows_files(rec, add_spooled, &fl);
+	add_json(&fl, "engines.json", jx_get(rec, IR_ENGINES));
 	for (unsigned i = 0; i < in->npcap && fl.n < MAX_FILES; i++) {
 		char fn[PATH_MAX];
 		const char *base = strrchr(in->pcaps[i], '/');
@@ -283,6 +341,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
 		for (unsigned i = 0; i < in->npcap; i++)
 			unlink(in->pcaps[i]);
+		evid_flows_files(rec, unlink_spooled, NULL);
 		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);
 		run_hook(b, path);
 	}

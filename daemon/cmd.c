@@ -175,6 +175,7 @@ static struct json_object *snapshot_port(struct port *p, uint64_t mono, uint64_t
 	ident_to_json(port_ident(p), id);
 	json_object_object_add(o, "identity", id);
 	json_object_object_add(o, "sources", port_counters_json(p, 1));
+	json_object_object_add(o, "devlink_health", port_devlink_json(p));
 	return o;
 }
 

@@ -196,6 +196,18 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		set_path(p, c->rules_local_dir, sizeof(c->rules_local_dir), key, val, 0);
 	} else if (!strcmp(key, "journal_dir")) {
 		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
+	} else if (!strcmp(key, "onload_tools")) {
+		set_path(p, c->onload_tools, sizeof(c->onload_tools) - 32, key, val, 1);
+	} else if (!strcmp(key, "onload_interval")) {
+		if (util_parse_duration(val, &c->onload_ns, 100000000ull, 60000000000ull, e, sizeof(e)) < 0)
+			perr(p, "onload_interval: %s", e);
+	} else if (!strcmp(key, "vma_stats_dir")) {
+		set_path(p, c->vma_dir, sizeof(c->vma_dir) - 32, key, val, 0);
+	} else if (!strcmp(key, "xlio_stats_dir")) {
+		set_path(p, c->xlio_dir, sizeof(c->xlio_dir) - 32, key, val, 0);
+	} else if (!strcmp(key, "vma_interval")) {
+		if (util_parse_duration(val, &c->vma_ns, 10000000ull, 5000000000ull, e, sizeof(e)) < 0)
+			perr(p, "vma_interval: %s", e);
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -210,6 +222,45 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			c->log_level = pri[i];
 	} else
 		perr(p, "unknown key '%s' in [daemon]", key);
+}
+
+/* devlink_diagnose = NAME[:DURATION] ... | none */
+static void devlink_diagnose(struct parser *p, struct port_conf *pc, const char *val)
+{
+	char buf[512], *tok, *save = NULL, e[256];
+
+	pc->ndiag = 0;
+	pc->devlink_diag_set = 1;
+	if (strlen(val) >= sizeof(buf)) {
+		perr(p, "devlink_diagnose: longer than %zu characters", sizeof(buf) - 1);
+		return;
+	}
+	util_strlcpy(buf, val, sizeof(buf));
+	for (tok = strtok_r(buf, " \t,", &save); tok; tok = strtok_r(NULL, " \t,", &save)) {
+		char *colon = strchr(tok, ':');
+		uint64_t every = 0;
+
+		if (!strcmp(tok, "none"))
+			continue;
+		if (colon) {
+			*colon = '\0';
+			if (util_parse_duration(colon + 1, &every, 100000000ull, 3600000000000ull, e,
+						sizeof(e)) < 0) {
+				perr(p, "devlink_diagnose: %s: %s", tok, e);
+				continue;
+			}
+		}
+		if (!util_valid_name(tok, 63) || strchr(tok, '/')) {
+			perr(p, "devlink_diagnose: '%s' is not a reporter name", tok);
+			continue;
+		}
+		if (pc->ndiag >= CONF_MAX_DIAG) {
+			perr(p, "devlink_diagnose: at most %d reporters", CONF_MAX_DIAG);
+			return;
+		}
+		util_strlcpy(pc->devlink_diag[pc->ndiag], tok, sizeof(pc->devlink_diag[0]));
+		pc->devlink_every[pc->ndiag++] = every;
+	}
 }
 
 static void port_key(struct parser *p, const char *key, const char *val)
@@ -271,8 +322,15 @@ static void port_key(struct parser *p, const char *key, const char *val)
 				pc->track |= TRACK_SOCK;
 			else if (!strcmp(tok, "bpf"))
 				pc->track |= TRACK_BPF;
+			else if (!strcmp(tok, "onload"))
+				pc->track |= TRACK_ONLOAD;
+			else if (!strcmp(tok, "vma") || !strcmp(tok, "xlio"))
+				pc->track |= TRACK_VMA;
+			else if (!strcmp(tok, "rdmaqp"))
+				pc->track |= TRACK_RDMAQP;
 			else if (strcmp(tok, "none"))
-				perr(p, "track: '%s' is not one of engine, sock, bpf, none", tok);
+				perr(p, "track: '%s' is not one of engine, sock, bpf, onload, vma, "
+				     "xlio, rdmaqp, none", tok);
 		}
 		pc->track |= 0x80u;     /* explicitly set (may be none) */
 	} else if (!strcmp(key, "stall_threshold")) {
@@ -309,6 +367,31 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			perr(p, "probe: empty command");
 		else if (set_str(p, pc->probe[pc->nprobe], sizeof(pc->probe[0]), key, val) == 0)
 			pc->nprobe++;
+	} else if (!strcmp(key, "devlink")) {
+		if (!strcmp(val, "auto"))
+			pc->devlink = CONF_DEVLINK_AUTO;
+		else if (!strcmp(val, "on"))
+			pc->devlink = CONF_DEVLINK_ON;
+		else if (!strcmp(val, "off"))
+			pc->devlink = CONF_DEVLINK_OFF;
+		else
+			perr(p, "devlink: '%s' is not one of auto, on, off", val);
+	} else if (!strcmp(key, "devlink_interval")) {
+		if (util_parse_duration(val, &pc->devlink_ns, 100000000ull, 600000000000ull, e,
+					sizeof(e)) < 0)
+			perr(p, "devlink_interval: %s", e);
+	} else if (!strcmp(key, "devlink_diagnose")) {
+		devlink_diagnose(p, pc, val);
+	} else if (!strcmp(key, "devlink_replies")) {
+		set_path(p, pc->devlink_replies, sizeof(pc->devlink_replies) - 32, key, val, 0);
+	} else if (!strcmp(key, "devlink_record")) {
+		set_path(p, pc->devlink_record, sizeof(pc->devlink_record) - 32, key, val, 0);
+	} else if (!strcmp(key, "rdmaqp_interval")) {
+		if (util_parse_duration(val, &pc->rdmaqp_ns, 100000000ull, 60000000000ull, e,
+					sizeof(e)) < 0)
+			perr(p, "rdmaqp_interval: %s", e);
+	} else if (!strcmp(key, "rdmaqp_replies")) {
+		set_path(p, pc->rdmaqp_replies, sizeof(pc->rdmaqp_replies) - 32, key, val, 0);
 	} else if (!strcmp(key, "stats_file")) {
 		set_path(p, pc->stats_file, sizeof(pc->stats_file), key, val, 0);
 	} else if (!strcmp(key, "info_file")) {
@@ -411,6 +494,10 @@ static void defaults(struct conf *c, const char *path)
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;
+	c->onload_ns = 1000000000ull;
+	util_strlcpy(c->vma_dir, "/tmp", sizeof(c->vma_dir));
+	util_strlcpy(c->xlio_dir, "/tmp/xlio", sizeof(c->xlio_dir));
+	c->vma_ns = 100000000ull;
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));
@@ -515,6 +602,16 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		if (!(pc->track & 0x80u))
 			pc->track = TRACK_ENGINE | TRACK_SOCK | (pc->nsel ? TRACK_BPF : 0);
 		pc->track &= ~0x80u;
+		if (!pc->devlink_diag_set) {    /* vnic with every read, rx every 10 s */
+			util_strlcpy(pc->devlink_diag[0], "vnic", sizeof(pc->devlink_diag[0]));
+			util_strlcpy(pc->devlink_diag[1], "rx", sizeof(pc->devlink_diag[1]));
+			pc->devlink_every[0] = 0;
+			pc->devlink_every[1] = 10000000000ull;
+			pc->ndiag = 2;
+		}
+		if (pc->devlink_replies[0] && pc->devlink_record[0])
+			perr(&p, "port '%s': devlink_replies and devlink_record exclude each other",
+			     pc->name);
 		if (pc->peer[0]) {
 			unsigned j;
 

@@ -9,11 +9,16 @@
 #include "collectors/flows.h"
 
 #define CONF_MAX_SEL 8
+#define CONF_MAX_DIAG 8              /* devlink_diagnose reporters */
 #define TRACK_ENGINE 1u
 #define TRACK_SOCK 2u
 #define TRACK_BPF 4u
+#define TRACK_ONLOAD 8u              /* Onload stacks (orm_json, onload_stackdump) */
+#define TRACK_VMA 16u                /* libvma / libxlio statistics files */
+#define TRACK_RDMAQP 32u             /* RDMA queue pairs of the port's device */
 
 enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
+enum { CONF_DEVLINK_AUTO = 0, CONF_DEVLINK_ON, CONF_DEVLINK_OFF };
 
 struct port_conf {
 	char name[32];
@@ -34,6 +39,16 @@ struct port_conf {
 	int promisc_capture;         /* 1: promiscuous capture allowed */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
+	int devlink;                 /* CONF_DEVLINK_* */
+	uint64_t devlink_ns;         /* reporters' read interval */
+	char devlink_diag[CONF_MAX_DIAG][64]; /* devlink_diagnose names */
+	uint64_t devlink_every[CONF_MAX_DIAG]; /* and their intervals (0: each read) */
+	unsigned ndiag;
+	int devlink_diag_set;        /* devlink_diagnose given (may be none) */
+	char devlink_replies[PATH_MAX]; /* recorded devlink replies, "" kernel */
+	char devlink_record[PATH_MAX];  /* record live replies here, "" no */
+	uint64_t rdmaqp_ns;          /* RDMA QP dump interval */
+	char rdmaqp_replies[PATH_MAX]; /* recorded RES_QP_GET replies, "" kernel */
 	unsigned line;               /* where the [port] section starts */
 };
 
@@ -69,6 +84,11 @@ struct conf {
 	uint64_t reprogram_hold_ns;  /* how long a reprogram holds its state */
 	uint64_t release_wait_ns;    /* release watch for flows that give no retry time */
 	uint64_t release_wait_max_ns; /* the longest release watch after one action */
+	char onload_tools[PATH_MAX]; /* orm_json, onload_stackdump; "" = PATH */
+	uint64_t onload_ns;          /* Onload poll interval */
+	char vma_dir[PATH_MAX];      /* vmastat.<pid> files */
+	char xlio_dir[PATH_MAX];     /* xliostat.<pid> files */
+	uint64_t vma_ns;             /* VMA/XLIO read and bump interval */
 	struct port_conf *ports;
 	unsigned nports;
 };

@@ -111,6 +111,7 @@ struct json_object *evid_port_snapshot(struct port *p)
 	port_sample(p, loop_mono_ns(), loop_real_ns(), 0);
 	jx_add_str(po, IR_S_STATE, port_state_name(port_state(p)));
 	json_object_object_add(po, IR_S_COUNTERS, port_counters_json(p, 1));
+	json_object_object_add(po, IR_S_DEVLINK, port_devlink_json(p));
 	if (port_state(p) == PORT_UP && port_conf(p)->ifname[0]) {
 		json_object_object_add(po, IR_S_LINK, evid_link_json(p));
 		nb = json_object_new_array();
@@ -171,4 +172,11 @@ struct json_object *evid_identity_json(const struct port *p)
 	ident_to_json(port_ident(p), po);
 	jx_add_str(po, "rdma_device", port_rdma_dev(p, NULL));
 	return po;
+}
+
+void evid_devlink_refresh(struct port *p, int first)
+{
+	static const char *const only_vnic[] = { "vnic", NULL };
+
+	port_devlink_refresh(p, first ? only_vnic : NULL);
 }

@@ -26,9 +26,15 @@ int evid_counters_any(const struct evid_counters *s);
 struct json_object *evid_deltas_json(const struct port *p, const struct evid_counters *a,
 				     const struct evid_counters *b, int all);
 
-/* Sample the port now and describe it: {state, counters, link, neighbours}
- * (link and neighbours when it is up and has an interface). */
+/* Sample the port now and describe it: {state, counters, devlink_health,
+ * link, neighbours} (link and neighbours when it is up and has an
+ * interface). */
 struct json_object *evid_port_snapshot(struct port *p);
+/* Before a snapshot: make the next read of the port's devlink health
+ * source query the kernel; at the stall (first) only the reporters and the
+ * vnic diagnose (one firmware command: nothing may delay the snapshot),
+ * after it every configured diagnose. */
+void evid_devlink_refresh(struct port *p, int first);
 /* Link flags of the port's interface ({ifindex, flags, up, running,
  * promisc, operstate, mtu}, or {error}). */
 struct json_object *evid_link_json(const struct port *p);

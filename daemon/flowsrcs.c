@@ -7,6 +7,7 @@
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "lib/cost.h"
+#include "daemon/srcrun.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -29,8 +30,11 @@ static const struct {
 } port_srcs[] = {
 	{ &flow_src_sock_ops, TRACK_SOCK, "sock_diag" },
 	{ &flow_src_bpf_ops, TRACK_BPF, "eBPF flow tracker" },
+	{ &flow_src_rdmaqp_ops, TRACK_RDMAQP, "RDMA queue pairs" },
 }, host_srcs[] = {
 	{ &flow_src_engine_ops, TRACK_ENGINE, "engine flow tables" },
+	{ &flow_src_onload_ops, TRACK_ONLOAD, "Onload stacks" },
+	{ &flow_src_vma_ops, TRACK_VMA, "VMA/XLIO statistics" },
 };
 #define NPORT (sizeof(port_srcs) / sizeof(port_srcs[0]))
 #define NHOST (sizeof(host_srcs) / sizeof(host_srcs[0]))
@@ -62,6 +66,7 @@ struct flowsrcs {
 	struct fsrc host[NHOST];
 	char flows_dir[4096];
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
+	struct flow_src_runner run;     /* external tools (Onload) */
 };
 
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
@@ -72,6 +77,7 @@ struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
 		return NULL;
 	fs->loop = l;
 	fs->ports = ps;
+	srcrun_init(&fs->run, l);
 	return fs;
 }
 
@@ -146,7 +152,11 @@ void flowsrcs_free(struct flowsrcs *fs)
 
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 {
-	struct flow_src_ctx ctx = { .netns_fd = -1, .dir = c->flows_dir };
+	struct flow_src_ctx ctx = {
+		.netns_fd = -1, .dir = c->flows_dir, .run = &fs->run,
+		.vma_dir = c->vma_dir, .xlio_dir = c->xlio_dir,
+		.tools_dir = c->onload_tools[0] ? c->onload_tools : NULL,
+	};
 
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
 	fs->poll_ns = c->flow_interval_ns;
@@ -155,6 +165,8 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 		struct fsrc *f = &fs->host[k];
 		int want = 0;
 
+		ctx.interval_ns = host_srcs[k].track == TRACK_ONLOAD ? c->onload_ns :
+				  host_srcs[k].track == TRACK_VMA ? c->vma_ns : 0;
 		for (unsigned i = 0; i < c->nports; i++)
 			if (c->ports[i].track & host_srcs[k].track)
 				want = 1;
@@ -221,9 +233,12 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 	struct flow_src_ctx ctx = {
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
+		.interval_ns = pc->rdmaqp_ns,
+		.replies_dir = pc->rdmaqp_replies[0] ? pc->rdmaqp_replies : NULL,
 	};
 	char err[256];
 
+	ctx.rdma_dev = port_rdma_dev(p, &ctx.rdma_port);
 	if (port_state(p) != PORT_UP || !pc->ifname[0]) {
 		psrc_close(fs, ps);
 		return;
@@ -298,11 +313,15 @@ static void route_cb(const struct flow_obs *o, void *arg)
 			return;
 		port = port_name(r->ps->p);
 	} else {
-		/* a host source's flow: the port that owns its local address */
+		/* a host source's flow: the port that owns its local address and
+		 * watches that source */
+		unsigned track = o->src == FLOW_SRC_ONLOAD ? TRACK_ONLOAD :
+				 o->src == FLOW_SRC_VMA ? TRACK_VMA : TRACK_ENGINE;
+
 		for (struct psrc *q = r->fs->psrcs; q && !port; q = q->next) {
 			const struct port_conf *pc = port_conf(q->p);
 
-			if ((pc->track & TRACK_ENGINE) && addr_is_port(q, &o->key.saddr) == 1 &&
+			if ((pc->track & track) && addr_is_port(q, &o->key.saddr) == 1 &&
 			    flow_sel_match(pc->sel, pc->nsel, &o->key))
 				port = pc->name;
 		}
@@ -376,12 +395,55 @@ static struct json_object *src_json(const struct fsrc *f, const char *name, cons
 	return o;
 }
 
+/* The readers of unmodified engines: {"onload": {...}, "vma": {...},
+ * "rdmaqp": {PORT: {...}}} (only those open or failing). */
+static void readers_status(const struct flowsrcs *fs, struct json_object *out)
+{
+	struct json_object *rd = json_object_new_object(), *qp = json_object_new_object();
+
+	for (unsigned k = 1; k < NHOST; k++) {
+		const struct fsrc *f = &fs->host[k];
+		struct json_object *o;
+
+		if (!f->open && !f->s.err[0])
+			continue;
+		o = json_object_new_object();
+		jx_add_str(o, "state", f->open ? "open" : "unavailable");
+		if (f->open && f->s.ops->status)
+			f->s.ops->status(&f->s, o);
+		if (f->s.err[0] && !jx_get(o, "error"))
+			jx_add_str(o, "error", f->s.err);
+		json_object_object_add(rd, host_srcs[k].ops->name, o);
+	}
+	for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+		for (unsigned k = 0; k < NPORT; k++) {
+			const struct fsrc *f = &ps->src[k];
+			struct json_object *o;
+
+			if (port_srcs[k].track != TRACK_RDMAQP || (!f->open && !f->s.err[0]))
+				continue;
+			o = json_object_new_object();
+			jx_add_str(o, "state", f->open ? "open" : "unavailable");
+			if (f->open && f->s.ops->status)
+				f->s.ops->status(&f->s, o);
+			if (f->s.err[0] && !jx_get(o, "error"))
+				jx_add_str(o, "error", f->s.err);
+			json_object_object_add(qp, port_name(ps->p), o);
+		}
+	if (json_object_object_length(qp))
+		json_object_object_add(rd, "rdmaqp", qp);
+	else
+		json_object_put(qp);
+	json_object_object_add(out, "readers", rd);
+}
+
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 {
 	const struct fsrc *f = &fs->host[0];       /* the engine tables */
 	struct json_object *cost = json_object_new_array();
 	uint64_t now = loop_mono_ns();
 
+	readers_status(fs, out);
 	if (f->open && f->s.ops->status) {
 		f->s.ops->status(&f->s, out);
 	} else {
@@ -401,4 +463,71 @@ void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 			json_object_array_add(cost, src_json(&fs->host[k], host_srcs[k].ops->name,
 							     NULL, now));
 	json_object_object_add(out, "cost", cost);
+}
+
+/* ---- evidence ---- */
+
+static int has_kind(const struct flow_src_ref *refs, unsigned n, enum flow_src_kind k)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (refs[i].src == k)
+			return 1;
+	return 0;
+}
+
+static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
+		    const char *when, struct json_object *parent, const char *key,
+		    flow_src_evid_done_fn done, void *arg)
+{
+	struct json_object *o;
+	int rc;
+
+	if (!f->open || !f->s.ops->evidence || !has_kind(refs, n, f->s.ops->kind))
+		return 0;
+	o = json_object_new_object();
+	json_object_object_add(parent, key, o);
+	rc = f->s.ops->evidence(&f->s, refs, n, when, o, done, arg);
+	return rc > 0 ? rc : 0;
+}
+
+int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,
+		      const char *const *ports, unsigned nports, const char *when,
+		      struct json_object *out, flow_src_evid_done_fn done, void *arg)
+{
+	int pending = 0;
+
+	for (unsigned k = 1; k < NHOST; k++)
+		pending += evid_one(&fs->host[k], refs, n, when, out, host_srcs[k].ops->name,
+				    done, arg);
+	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
+		int mine = 0;
+
+		for (unsigned i = 0; i < nports; i++)
+			mine |= !strcmp(ports[i], port_name(ps->p));
+		for (unsigned k = 0; mine && k < NPORT; k++) {
+			struct json_object *per;
+
+			if (port_srcs[k].track != TRACK_RDMAQP || !ps->src[k].open ||
+			    !has_kind(refs, n, FLOW_SRC_RDMAQP))
+				continue;
+			if (!(per = jx_get(out, port_srcs[k].ops->name))) {
+				per = json_object_new_object();
+				json_object_object_add(out, port_srcs[k].ops->name, per);
+			}
+			pending += evid_one(&ps->src[k], refs, n, when, per, port_name(ps->p),
+					    done, arg);
+		}
+	}
+	return pending;
+}
+
+void flowsrcs_evidence_cancel(struct flowsrcs *fs, void *arg)
+{
+	for (unsigned k = 0; k < NHOST; k++)
+		if (fs->host[k].open && fs->host[k].s.ops->evidence_cancel)
+			fs->host[k].s.ops->evidence_cancel(&fs->host[k].s, arg);
+	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+		for (unsigned k = 0; k < NPORT; k++)
+			if (ps->src[k].open && ps->src[k].s.ops->evidence_cancel)
+				ps->src[k].s.ops->evidence_cancel(&ps->src[k].s, arg);
 }

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "collectors/flows.h"
+#include "collectors/flowsrc.h"
 
 struct conf;
 struct loop;
@@ -27,11 +27,23 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 /* Open or close each port's sources to match its state, then poll every
  * source and route each observation through emit. now: CLOCK_MONOTONIC. */
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
-/* The engine tables for `status` ({dir, tables, error}), and what every
- * source costs ({cost: [{source, port, state, flows, cpu_pct, cpu_ms,
- * calls, per_call_us, max_us, ...}]}): the daemon thread's CPU time around
- * each poll, the kernel's work for it and the detector's for its
+/* The engine tables for `status` ({dir, tables, error}), the readers of
+ * unmodified engines under "readers" ({onload, vma, rdmaqp: {PORT}}), and
+ * what every source costs ({cost: [{source, port, state, flows, cpu_pct,
+ * cpu_ms, calls, per_call_us, max_us, ...}]}): the daemon thread's CPU time
+ * around each poll, the kernel's work for it and the detector's for its
  * observations included. */
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out);
+
+/* Evidence: each source's own view of the flows refs[0..n) (an
+ * investigation's) added to out as {SOURCE: {...}}, the per-port sources
+ * of the ports named in ports[0..nports) as {SOURCE: {PORT: {...}}}. when:
+ * "at_stall" or "after". Returns how many parts still run (a tool): each
+ * ends with one call of done(arg) from the loop; 0 when out is complete. */
+int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,
+		      const char *const *ports, unsigned nports, const char *when,
+		      struct json_object *out, flow_src_evid_done_fn done, void *arg);
+/* Forget the running parts of arg (done is not called for them). */
+void flowsrcs_evidence_cancel(struct flowsrcs *fs, void *arg);
 
 #endif

@@ -3,6 +3,7 @@
 #include "collectors/flow_sockdiag.h"
 #include "daemon/bundler.h"
 #include "daemon/conf.h"
+#include "daemon/evid_flows.h"
 #include "daemon/evidence.h"
 #include "daemon/facts.h"
 #include "daemon/incident.h"
@@ -88,6 +89,22 @@ void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
 		jx_add_str(s, "note", note);
 }
 
+/* The readers of unmodified engines' own views (evid_flows.h); a part that
+ * runs a tool is waited for like an external probe (exec_left). */
+static void take_engines(struct inv *v, int after)
+{
+	const char *names[MAXP];
+	char spool[PATH_MAX + 8];
+
+	if (v->engines[after])
+		return;
+	for (unsigned i = 0; i < v->nports; i++)
+		names[i] = v->ports[i];
+	snprintf(spool, sizeof(spool), "%s/work", v->F->c->state_dir);
+	v->engines[after] = evid_flows_take(v->F->stall, v->incident_id, names, v->nports, v->rec,
+					    after ? "after" : "at_stall", spool, v->id, &v->exec_left);
+}
+
 static void snapshot_all(struct inv *v, const char *label)
 {
 	struct json_object *snap = json_object_new_object();
@@ -100,12 +117,15 @@ static void snapshot_all(struct inv *v, const char *label)
 
 		if (!p)
 			continue;
+		evid_devlink_refresh(p, first);
 		json_object_object_add(snap, v->ports[i], evid_port_snapshot(p));
 		if (first)
 			evid_counters_take(&v->first[i], p);
 	}
 	json_object_object_add(snap, IR_S_FLOWS, stall_flows_json(v->F->stall, NULL, 0));
 	json_object_object_add(v->rec, first ? IR_SNAPSHOT : IR_SNAPSHOT_AFTER, snap);
+	if (first)
+		take_engines(v, 0);
 	inv_step_end(v, st, "ok", NULL);
 }
 
@@ -225,6 +245,8 @@ static void advance(struct inv *v)
 		inv_next_step(v);
 		return;
 	case PH_PROBES:
+		/* every step done and watched: the engines' view after it */
+		take_engines(v, 1);
 		if (v->exec_left) {
 			/* external probes still running (each has a timeout):
 			 * their output belongs in the bundle */
@@ -265,6 +287,8 @@ static void inv_free(struct inv *v)
 	if (v->phase == PH_OBSERVE)
 		for (unsigned i = 0; i < v->npids; i++)
 			pr->threads_free(&v->th1[i]);
+	evid_flows_free(v->engines[0]);
+	evid_flows_free(v->engines[1]);
 	json_object_put(v->rec);
 	free(v);
 }

@@ -20,6 +20,7 @@
 #define MAX_SERIES 64
 
 struct recovery;
+struct evid_flows;
 
 enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_DONE };
 
@@ -77,6 +78,8 @@ struct inv {
 	char bundle[PATH_MAX];          /* written bundle, "" none */
 	char pcap[MAXP * 2][PATH_MAX];  /* capture files to move into it */
 	unsigned npcap;
+	struct evid_flows *engines[2];  /* readers of unmodified engines:
+					 * at the stall, after (evid_flows.h) */
 };
 
 struct forensics {

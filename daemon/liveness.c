@@ -1,5 +1,6 @@
 /* liveness: flow table and per-flow state machine. */
 #include "daemon/liveness.h"
+#include "collectors/flow_live.h"
 #include "collectors/flow_sockdiag.h"
 #include "lib/util.h"
 
@@ -130,6 +131,9 @@ const char *flow_src_name(enum flow_src_kind k)
 	case FLOW_SRC_ENGINE: return "engine";
 	case FLOW_SRC_BPF: return "bpf";
 	case FLOW_SRC_SOCK: return "sock";
+	case FLOW_SRC_ONLOAD: return "onload";
+	case FLOW_SRC_VMA: return "vma";
+	case FLOW_SRC_RDMAQP: return "rdmaqp";
 	}
 	return "?";
 }
@@ -189,6 +193,11 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 	case FLOW_SRC_BPF:
 		t = o->last_rx_ns;
 		break;
+	case FLOW_SRC_ONLOAD:
+	case FLOW_SRC_VMA:
+	case FLOW_SRC_RDMAQP:
+		t = o->live_since_ns;   /* when the source's verdict turned bad */
+		break;
 	}
 	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > 10000000000ull)
 		return now;
@@ -244,6 +253,17 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 			f->tx_at_rx = o->tx_msgs;
 		waiting = o->key.proto == 17 && o->tx_msgs > f->tx_at_rx;
 		break;
+	case FLOW_SRC_ONLOAD:
+	case FLOW_SRC_VMA:
+	case FLOW_SRC_RDMAQP: {
+		/* readers of unmodified engines judge each flow themselves
+		 * (collectors/flow_live.h): held and failed wait like waiting */
+		int v = flow_live_of(o);
+
+		progress = v == FLOW_LIVE_PROGRESS;
+		waiting = v == FLOW_LIVE_WAITING || v == FLOW_LIVE_HELD || v == FLOW_LIVE_FAILED;
+		break;
+	}
 	}
 	f->obs = *o;
 	f->seen_ns = now;

@@ -1,5 +1,6 @@
 /* port: interface lifecycle, sources and sampling. */
 #include "daemon/port.h"
+#include "collectors/devlink_health.h"
 #include "collectors/ident.h"
 #include "collectors/rdma_disc.h"
 #include "collectors/src_kernel.h"
@@ -20,7 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, NSLOTS = 4 };
+/* REC_MAX_SRC (recorder.h) bounds the sources of a sample: the devlink
+ * health source takes the slot after the host kernel's counters */
+enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, SLOT_DEVLINK = 4,
+       NSLOTS = 5 };
+_Static_assert(NSLOTS <= REC_MAX_SRC, "the recorder keeps REC_MAX_SRC sources per sample");
+
+#define DEVLINK_EVENTS 32       /* health events kept per port */
 
 struct port_src {
 	struct src s;
@@ -34,6 +41,11 @@ struct port_src {
 };
 
 struct nl_mon;
+
+struct dl_event {               /* one devlink health event, as received */
+	uint64_t mono_ns, real_ns;
+	struct dlh_reporter rep;
+};
 
 struct port {
 	struct port_conf conf;
@@ -54,6 +66,10 @@ struct port {
 	unsigned nsrc;
 	struct recorder *rec;
 	struct nl_mon *mon;
+	struct dlh_mon *dlmon;  /* devlink health events, NULL none */
+	struct dl_event dlev[DEVLINK_EVENTS];
+	uint64_t ndlev;         /* events seen; the last DEVLINK_EVENTS kept */
+	int dlev_lost;          /* events were lost (ENOBUFS) */
 	struct loop *loop;
 	uint64_t samples, sample_errors;
 	uint64_t last_sample_ns, sample_cost_ns;
@@ -68,6 +84,15 @@ const char *port_state_name(enum port_state s)
 static const char *ns_label(const struct port *p)
 {
 	return p->conf.netns[0] ? p->conf.netns : "(own)";
+}
+
+static void devlink_mon_close(struct port *p)
+{
+	if (!p->dlmon)
+		return;
+	loop_del_fd(p->loop, dlh_mon_fd(p->dlmon));
+	dlh_mon_close(p->dlmon);
+	p->dlmon = NULL;
 }
 
 /* Take the port down (or keep it down) for the reason given. A reason
@@ -85,6 +110,7 @@ static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 	if (p->state == PORT_DOWN && p->reason_sticky && !sticky)
 		return;
 	p->reason_sticky = sticky;
+	devlink_mon_close(p);
 	for (unsigned i = 0; i < p->nsrc; i++) {
 		struct port_src *ps = &p->src[i];
 
@@ -180,6 +206,104 @@ static void open_src(struct port *p, unsigned slot, const struct src_ops *ops,
 	}
 	ps->open = 1;
 	ps->why[0] = 0;
+}
+
+/* ---- devlink health ---- */
+
+static int devlink_is_open(struct port *p)
+{
+	return p->src[SLOT_DEVLINK].open;
+}
+
+static void devlink_event(const struct dlh_reporter *r, void *arg)
+{
+	struct port *p = arg;
+	const struct dlh_target *t = src_devlink_health_target(&p->src[SLOT_DEVLINK].s);
+	struct dl_event *e;
+	char hb[160];
+
+	if (!t || !dlh_target_has(t, &r->h))
+		return;                 /* another device's reporter */
+	e = &p->dlev[p->ndlev++ % DEVLINK_EVENTS];
+	e->mono_ns = loop_mono_ns();
+	e->real_ns = loop_real_ns();
+	e->rep = *r;
+	log_warnx("port %s: devlink health: %s %s (%s, errors %llu, recovered %llu)",
+		  p->conf.name, r->name, r->state ? "error" : "healthy",
+		  dlh_handle_str(&r->h, hb, sizeof(hb)), (unsigned long long)r->error_count,
+		  (unsigned long long)r->recover_count);
+}
+
+static void devlink_mon_cb(int fd, uint32_t events, void *arg)
+{
+	struct port *p = arg;
+	char err[256];
+	int rc;
+
+	(void)fd;
+	(void)events;
+	rc = dlh_mon_dispatch(p->dlmon, devlink_event, p, err, sizeof(err));
+	if (rc == -ENOBUFS) {
+		p->dlev_lost = 1;
+		log_warnx("port %s: devlink health events lost (receive queue full); "
+			  "reading the reporters again", p->conf.name);
+	} else if (rc < 0) {
+		log_warnx("port %s: devlink health monitor: %s; closed", p->conf.name, err);
+		devlink_mon_close(p);
+		return;
+	}
+	if (rc != 0 && devlink_is_open(p))
+		src_devlink_health_refresh(&p->src[SLOT_DEVLINK].s, NULL);
+}
+
+/* The devlink health source: the mlx5 profile (auto), always (on), or
+ * recorded replies; a port without it runs on without it. */
+static void open_devlink(struct port *p, const struct src_ctx *ctx)
+{
+	struct port_src *ps = &p->src[SLOT_DEVLINK];
+	const char *diag[CONF_MAX_DIAG + 1];
+	struct dlh_opts o = {
+		.fixture_dir = p->conf.devlink_replies[0] ? p->conf.devlink_replies : NULL,
+		.record_dir = p->conf.devlink_record[0] ? p->conf.devlink_record : NULL,
+		.bus_info = p->ident->bus_info[0] ? p->ident->bus_info : NULL,
+		.diagnose = diag, .diagnose_every_ns = p->conf.devlink_every,
+		.interval_ns = p->conf.devlink_ns,
+	};
+	char err[256];
+	int rc;
+
+	memset(&ps->s, 0, sizeof(ps->s));
+	ps->open = 0;
+	if (p->conf.devlink == CONF_DEVLINK_OFF || !p->conf.ifname[0] ||
+	    (p->conf.devlink == CONF_DEVLINK_AUTO && !o.fixture_dir &&
+	     p->profile != PROFILE_MLX5)) {
+		snprintf(ps->why, sizeof(ps->why), "%s", p->conf.devlink == CONF_DEVLINK_OFF ?
+			 "devlink = off" : !p->conf.ifname[0] ? "no interface" :
+			 "not the mlx5 profile (devlink = on reads it anyway)");
+		return;
+	}
+	for (unsigned i = 0; i < p->conf.ndiag; i++)
+		diag[i] = p->conf.devlink_diag[i];
+	diag[p->conf.ndiag] = NULL;
+	ps->s.ops = &src_devlink_health_ops;
+	rc = src_devlink_health_open(&ps->s, ctx, &o);
+	if (rc < 0) {
+		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
+		log_warnx("port %s: no devlink health: %s", p->conf.name, ps->why);
+		return;
+	}
+	ps->open = 1;
+	ps->why[0] = 0;
+	if (o.fixture_dir)
+		return;         /* recorded replies have no events */
+	p->dlmon = src_devlink_health_mon_open(&ps->s, err, sizeof(err));
+	if (!p->dlmon)
+		log_warnx("port %s: devlink health events not watched: %s", p->conf.name, err);
+	else if (loop_add_fd(p->loop, dlh_mon_fd(p->dlmon), EPOLLIN, devlink_mon_cb, p) < 0) {
+		log_warn("port %s: devlink health monitor", p->conf.name);
+		dlh_mon_close(p->dlmon);
+		p->dlmon = NULL;
+	}
 }
 
 void port_try_up(struct port *p)
@@ -278,6 +402,7 @@ void port_try_up(struct port *p)
 	else
 		snprintf(p->src[SLOT_RDMA].why, sizeof(p->src[0].why),
 			 "no RDMA device for this port");
+	open_devlink(p, &ctx);
 
 	p->state = PORT_UP;
 	p->reason[0] = 0;
@@ -332,6 +457,7 @@ void port_free(struct port *p)
 		loop_del_fd(p->loop, nl_mon_fd(p->mon));
 		nl_mon_close(p->mon);
 	}
+	devlink_mon_close(p);
 	if (p->nsfd >= 0)
 		close(p->nsfd);
 	rec_free(p->rec);
@@ -373,7 +499,10 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 					  ps->s.ops->name, ps->why);
 			}
 			ps->failed = 1;
-			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA)
+			/* the RDMA and devlink devices outlive (or predate)
+			 * the netdev: their loss is not the interface's */
+			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA &&
+			    i != SLOT_DEVLINK)
 				gone = 1;
 			continue;
 		}
@@ -526,6 +655,15 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 		cost_json(&ps->cost, now, s);
 		if (ps->why[0])
 			jx_add_str(s, "error", ps->why);
+		if (i == SLOT_DEVLINK && ps->open) {
+			uint64_t q, total, last;
+
+			src_devlink_health_cost(&ps->s, &q, &total, &last);
+			jx_add_u64(s, "queries", q);
+			jx_add_double(s, "last_query_us", (double)last / 1e3);
+			jx_add_double(s, "mean_query_us", q ? (double)total / 1e3 / (double)q : 0);
+			jx_add_bool(s, "events_watched", p->dlmon != NULL);
+		}
 		json_object_array_add(srcs, s);
 	}
 	json_object_object_add(o, "sources", srcs);
@@ -538,4 +676,69 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 		(double)(rec_latest(p->rec)->mono_ns - rec_get(p->rec, 0)->mono_ns) / 1e9 : 0);
 	json_object_object_add(o, "recorder", rec);
 	return o;
+}
+
+/* ---- devlink health for the evidence and the snapshot ---- */
+
+struct src *port_devlink_src(struct port *p)
+{
+	return p->state == PORT_UP && p->src[SLOT_DEVLINK].open ? &p->src[SLOT_DEVLINK].s : NULL;
+}
+
+void port_devlink_refresh(struct port *p, const char *const *diagnose)
+{
+	struct src *s = port_devlink_src(p);
+
+	if (s)
+		src_devlink_health_refresh(s, diagnose);
+}
+
+struct json_object *port_devlink_json(const struct port *p)
+{
+	const struct port_src *ps = &p->src[SLOT_DEVLINK];
+	const struct dlh_state *st = p->state == PORT_UP && ps->open ?
+				     src_devlink_health_state(&ps->s) : NULL;
+	struct json_object *o = json_object_new_object();
+
+	if (st && dlh_state_to_json(st, o) == 0) {
+		if (ps->failed)
+			jx_add_str(o, "error", ps->why);
+		return o;
+	}
+	jx_add_str(o, "note", "no devlink health");
+	jx_add_str(o, "reason", p->state != PORT_UP ? "the port is down" :
+		   ps->open ? (ps->why[0] ? ps->why : "not read yet") :
+		   ps->why[0] ? ps->why : "not opened");
+	return o;
+}
+
+struct json_object *port_devlink_events_json(const struct port *p, uint64_t since_mono_ns)
+{
+	struct json_object *a = json_object_new_array();
+	uint64_t first = p->ndlev > DEVLINK_EVENTS ? p->ndlev - DEVLINK_EVENTS : 0;
+	char hb[160];
+
+	for (uint64_t i = first; i < p->ndlev; i++) {
+		const struct dl_event *e = &p->dlev[i % DEVLINK_EVENTS];
+		struct json_object *o;
+
+		if (e->mono_ns < since_mono_ns)
+			continue;
+		o = json_object_new_object();
+		jx_add_u64(o, "time_ns", e->real_ns);
+		jx_add_u64(o, "mono_ns", e->mono_ns);
+		jx_add_str(o, "port", p->conf.name);
+		jx_add_str(o, "reporter", e->rep.name);
+		jx_add_str(o, "handle", dlh_handle_str(&e->rep.h, hb, sizeof(hb)));
+		jx_add_str(o, "state", e->rep.state ? "error" : "healthy");
+		jx_add_u64(o, "error_count", e->rep.error_count);
+		jx_add_u64(o, "recover_count", e->rep.recover_count);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+int port_devlink_events_lost(const struct port *p)
+{
+	return p->dlev_lost;
 }

@@ -60,6 +60,20 @@ int port_src_values(const struct port *p, unsigned i, const struct clayout **lay
  * that failed is {source: {"error": why}} when with_errors, else left out.
  * The one counters-to-JSON of the daemon (snapshot, counters, evidence). */
 struct json_object *port_counters_json(const struct port *p, int with_errors);
+/* devlink health (the fourth counter source, collectors/devlink_health.h):
+ * the source when it is open (NULL: the port has no devlink health); a
+ * refresh of its next read (diagnose NULL: every configured diagnose);
+ * {"handles", "reporters": [...]} or {"note": "no devlink health",
+ * "reason": why}, the one JSON of it for snapshots and evidence; the health
+ * events the port's monitor saw since a CLOCK_MONOTONIC time, as
+ * [{time_ns, mono_ns, port, reporter, handle, state, error_count,
+ * recover_count}] (the last 32 are kept), and whether some were lost. */
+struct src *port_devlink_src(struct port *p);
+void port_devlink_refresh(struct port *p, const char *const *diagnose);
+struct json_object *port_devlink_json(const struct port *p);
+struct json_object *port_devlink_events_json(const struct port *p, uint64_t since_mono_ns);
+int port_devlink_events_lost(const struct port *p);
+
 /* What `nicstallctl status` shows of the port. */
 struct json_object *port_status_json(const struct port *p, uint64_t now_ns);
 

@@ -25,13 +25,21 @@
 #define IR_PORT_ORDER     "port_order"     /* [{port, gap, drops, score}] */
 #define IR_JOURNAL        "journal"
 #define IR_RELEASE        "release"        /* {released, action, after_ms} */
+#define IR_ENGINES        "engines"        /* {at_stall, after}: {onload, vma, rdmaqp: {PORT}}
+					    * the readers of unmodified engines (evid_flows.h) */
 #define IR_FACTS          "facts"
 #define IR_VERDICT        "verdict"
 #define IR_BUNDLE         "bundle"
 #define IR_BUNDLE_ERROR   "bundle_error"
 
+#define IR_DEVLINK_EVENTS "devlink_events" /* {PORT: [{time_ns, t_ms, reporter, handle, state,
+					    * error_count, recover_count}]} */
+#define IR_DEVLINK_DUMPS  "devlink_dumps"  /* {PORT: {REPORTER: {file, bytes, retaken} |
+					    * {skipped: why}}} */
+
 /* snapshot.PORT */
 #define IR_S_STATE        "state"
+#define IR_S_DEVLINK      "devlink_health" /* port_devlink_json(): reporters or "no devlink health" */
 #define IR_S_COUNTERS     "counters"
 #define IR_S_LINK         "link"
 #define IR_S_NEIGHBOURS   "neighbours"

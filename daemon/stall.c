@@ -318,6 +318,11 @@ void stall_free(struct stall *s)
 	free(s);
 }
 
+struct flowsrcs *stall_flowsrcs(struct stall *s)
+{
+	return s->srcs;
+}
+
 struct incident *stall_incident(struct stall *s, uint64_t id)
 {
 	return incidents_get(s->incs, id);

@@ -20,6 +20,7 @@ struct ports;
 struct json_object;
 struct stall;
 struct incident;
+struct flowsrcs;
 
 enum incident_event { INCIDENT_OPEN = 1, INCIDENT_JOIN, INCIDENT_END };
 typedef void (*stall_incident_fn)(struct incident *inc, enum incident_event ev,
@@ -44,6 +45,9 @@ void stall_poll_end(struct stall *s, uint64_t now);
 struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only);
 struct json_object *stall_incidents_json(struct stall *s);
 struct json_object *stall_engines_json(struct stall *s);
+
+/* The flow sources it polls (the forensic sequence asks them for evidence). */
+struct flowsrcs *stall_flowsrcs(struct stall *s);
 
 /* Incident id (0: the newest); NULL when unknown. */
 struct incident *stall_incident(struct stall *s, uint64_t id);

@@ -102,7 +102,7 @@ static void collect(struct ectx *c, const struct node *n, struct json_object *va
 	if (!n)
 		return;
 	switch (n->k) {
-	case N_NUM: case N_BOOL: case N_STR: case N_COUNTER: case N_SUMGLOB:
+	case N_NUM: case N_BOOL: case N_STR: case N_COUNTER: case N_SUMGLOB: case N_WHICHGLOB:
 		return;
 	case N_UN: case N_BIN:
 		collect(c, n->a, values, unknown);
@@ -221,6 +221,14 @@ static struct json_object *not_entry(struct ectx *c, const struct rule *ru, size
 	un = json_object_new_object();
 	jx_add_str(o, RK_FAILED, tn->text);
 	json_object_object_add(o, RK_VALUE, val_json(v));
+	/* a rule decided false says in its own words what the facts were */
+	if (v.t == V_BOOL && ru->ruled_out.n) {
+		char *t = render(c, &ru->ruled_out);
+
+		if (t)
+			jx_add_str(o, RK_TEXT, t);
+		free(t);
+	}
 	collect(c, tn, vs, un);
 	json_object_object_add(o, RK_VALUES, vs);
 	if (v.t == V_UNK && !json_object_object_length(un))

@@ -98,8 +98,9 @@ int rl_lex(struct pstate *ps, const char *src, size_t len, unsigned line0, unsig
 			t.t = T_ID;
 			t.str = strndup(src + s, i - s);
 			col += (unsigned)(i - s);
-			/* sum(GLOB): the glob is taken raw, up to ')' */
-			if (t.str && !strcmp(t.str, "sum") && i < len && src[i] == '(') {
+			/* sum(GLOB), which(GLOB): the glob is taken raw, up to ')' */
+			if (t.str && (!strcmp(t.str, "sum") || !strcmp(t.str, "which")) && i < len &&
+			    src[i] == '(') {
 				size_t g = i + 1, ge;
 				struct tok lp = { .t = T_LP, .line = line, .col = col, .s = i, .e = i + 1, .adj = 1 };
 				struct tok gs = { .t = T_STR, .line = line, .col = col + 1 };
@@ -109,7 +110,7 @@ int rl_lex(struct pstate *ps, const char *src, size_t len, unsigned line0, unsig
 				if (g >= len || src[g] != ')') {
 					t.e = i;
 					v[n++] = t;
-					rl_perr(ps, line, col, "sum( without ')' on the same line");
+					rl_perr(ps, line, col, "%s( without ')' on the same line", t.str);
 					continue;
 				}
 				ge = g;

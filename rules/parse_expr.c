@@ -234,19 +234,22 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 	const struct tok *c;
 
 	if (ps->sigctx) {
-		if (strcmp(t->str, "sum")) {
-			rl_perr(ps, t->line, t->col, "function %s() not allowed in a signal (only sum(GLOB))", t->str);
+		int which = !strcmp(t->str, "which");
+
+		if (strcmp(t->str, "sum") && !which) {
+			rl_perr(ps, t->line, t->col, "function %s() not allowed in a signal (only sum(GLOB) "
+				"and which(GLOB))", t->str);
 			return NULL;
 		}
 		rl_next(ps);  /* ( */
 		c = rl_next(ps);
 		if (c->t != T_STR || !c->str || !*c->str) {
-			rl_perr(ps, t->line, t->col, "sum() needs a counter name pattern");
+			rl_perr(ps, t->line, t->col, "%s() needs a counter name pattern", t->str);
 			return NULL;
 		}
 		if (rl_expect(ps, T_RP, "')'") < 0)
 			return NULL;
-		if (!(n = mk(ps, N_SUMGLOB, t)))
+		if (!(n = mk(ps, which ? N_WHICHGLOB : N_SUMGLOB, t)))
 			return NULL;
 		n->str = strdup(c->str);
 		return finish(ps, n, first);

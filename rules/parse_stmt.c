@@ -1,5 +1,5 @@
 /* parse_stmt: the statements of a rules file: signal lines, rule blocks
- * (verdict, let, require, explain, action) and their templates. A later
+ * (verdict, let, require, explain, action, ruled_out) and their templates. A later
  * file's signal or rule of the same name replaces the earlier one. */
 #include "rules/rules_int.h"
 
@@ -356,8 +356,10 @@ static int parse_rule_stmt(struct pstate *ps, const struct tok *kw)
 		split_and(ps, ru, e);
 		return 0;
 	}
-	if (!strcmp(kw->str, "explain") || !strcmp(kw->str, "action")) {
-		struct tmpl *tm = kw->str[0] == 'e' ? &ru->explain : &ru->action;
+	if (!strcmp(kw->str, "explain") || !strcmp(kw->str, "action") ||
+	    !strcmp(kw->str, "ruled_out")) {
+		struct tmpl *tm = kw->str[0] == 'e' ? &ru->explain :
+				  kw->str[0] == 'a' ? &ru->action : &ru->ruled_out;
 
 		t = rl_peek(ps);
 		if (t->t != T_STR) {
@@ -372,7 +374,7 @@ static int parse_rule_stmt(struct pstate *ps, const struct tok *kw)
 		return parse_template(ps, t, tm) < 0 ? -1 : 0;
 	}
 	rl_perr(ps, kw->line, kw->col, "unknown statement '%s' in rule %s "
-		"(verdict, let, require, explain, action or '}')", kw->str, ru->name);
+		"(verdict, let, require, explain, action, ruled_out or '}')", kw->str, ru->name);
 	return -1;
 }
 

@@ -76,6 +76,7 @@ struct json_object *rules_classify(const struct rules *r, struct json_object *fa
 #define RK_MATCHED     "matched"
 #define RK_FAILED      "failed"
 #define RK_UNKNOWN     "unknown"
+#define RK_TEXT        "text"
 #define RULES_VERDICT_UNKNOWN "unknown"
 
 /* Value of a signal of a profile (falls back to the "generic" definition)

@@ -6,6 +6,7 @@
  *   lex.c         tokens, the token stream, error messages with positions
  *   parse_expr.c  expressions: names, calls, operators, the list checks
  *   parse_stmt.c  statements: signal, rule, let, require, templates
+ *                 (explain, action, ruled_out)
  *   eval.c        the three-valued evaluator over the facts (json-c)
  *   classify.c    rules_classify, rules_signal: the result object
  *   load.c        rules_load*, files and directories
@@ -32,6 +33,7 @@
 enum nk {
 	N_NUM, N_STR, N_BOOL,
 	N_COUNTER, N_SUMGLOB,       /* signal context */
+	N_WHICHGLOB,                /* signal context: which(GLOB) */
 	N_SIGREF,                   /* bare signal: in a signal, or in baseline_rate() */
 	N_PERIOD,                   /* stall.S / window.S / baseline.S / X.span_s */
 	N_FACT, N_FIELD, N_LET,
@@ -111,6 +113,7 @@ struct rule {
 	struct node **terms;
 	unsigned nterm;
 	struct tmpl explain, action;
+	struct tmpl ruled_out;   /* what "What it is not" says when it fails */
 	int has_verdict;
 };
 

@@ -3,7 +3,9 @@
  * none of whose counters is there is unknown. */
 #include "rules/rules_int.h"
 
+#include <ctype.h>
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/json.h"
@@ -64,6 +66,39 @@ static struct val sx_eval(struct sx *s, const struct node *n)
 		if (!found)
 			s->nmiss++;
 		return v_num(sum);
+	}
+	case N_WHICHGLOB: {
+		/* the number in the name of the matching counter that moved
+		 * most (rx3_recover: 3); ties go to the lower number */
+		double best = 0, idx = 0;
+		int found = 0, moved = 0;
+
+		s->nleaf++;
+		if (s->counters && json_object_is_type(s->counters, json_type_object)) {
+			json_object_object_foreach(s->counters, k, v) {
+				const char *dg = k;
+				double num;
+
+				if (fnmatch(n->str, k, 0) || !jx_num(v, &d))
+					continue;
+				found = 1;
+				while (*dg && !isdigit((unsigned char)*dg))
+					dg++;
+				if (!*dg || d <= 0)
+					continue;
+				num = strtod(dg, NULL);
+				if (!moved || d > best || (d == best && num < idx)) {
+					best = d;
+					idx = num;
+					moved = 1;
+				}
+			}
+		}
+		if (!found) {
+			s->nmiss++;
+			return v_num(0);
+		}
+		return moved ? v_num(idx) : v_unk(rl_afmt(s->ar, "no counter of %s moved", n->str));
 	}
 	case N_SIGREF:
 		return rl_sig_value(s->r, s->profile, n->str, s->counters, s->depth + 1, s->ar);

@@ -110,6 +110,7 @@ void rl_rule_free(struct rule *ru)
 	free(ru->terms);
 	rl_tmpl_free(&ru->explain);
 	rl_tmpl_free(&ru->action);
+	rl_tmpl_free(&ru->ruled_out);
 	free(ru->name);
 	free(ru->verdict);
 	free(ru);

@@ -16,7 +16,8 @@
  *  - should_write(), run every STATS_PUBLISHER_TIMER_PERIOD (10 ms): when
  *    reader_counter differs from the value seen last, copy now and allow
  *    copies for STATS_PUBLISH_DURATION (10 s); within that window copy every
- *    STATS_PUBLISH_INTERVAL (500 ms); otherwise never. The copy is a plain
+ *    STATS_PUBLISH_INTERVAL (500 ms); otherwise never, and never before the
+ *    first change (its counter starts past the window). The copy is a plain
  *    memcpy of the private socket_stats_t into the block (no seqlock).
  *
  * Counters as libvma keeps them: n_rx_packets / n_rx_bytes per datagram
@@ -138,6 +139,8 @@ static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, si
 	memcpy(p->shm + p->l->protocol_ver, p->l->md5, 32);
 	p64(p->shm, p->l->max_skt_inst_num, fds);
 	p32(p->shm, p->l->reader_counter, 0);
+	p->last_reader = 0;
+	p->timers = DURATION_TICKS + 1;         /* nothing until a reader asks */
 	/* first free block */
 	for (unsigned i = 0; i < fds; i++) {
 		unsigned char *b = p->shm + p->l->skt_inst_arr + (size_t)i * p->l->block_size;
@@ -152,7 +155,9 @@ static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, si
 	return p->blk ? 0 : -1;
 }
 
-/* stats_publisher.cpp should_write() */
+/* stats_publisher.cpp should_write(): its timers_counter starts at
+ * TIMERS_IN_STATS_PUBLISH_DURATION + 1, "initial value that will prevent
+ * write to shmem before an explicit request" (pub_open sets it). */
 static int should_write(struct pub *p)
 {
 	int rc = (int)g32(p->shm, p->l->reader_counter);

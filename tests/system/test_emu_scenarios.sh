@@ -10,8 +10,35 @@
 t_init
 REPORTS=1
 report_can_run || { REPORTS=0; echo "skip - reports not rendered: $REPORT_SKIP"; }
-EMU_SRV_EXTRA="promisc_capture = no" emu_up 10.211.0 --fw-frames || { fail "emulated pair"; exit 1; }
+# The server port's devlink health through the recorded-reply path (the
+# emulated pair has no devlink): a ConnectX-6 Dx set whose vnic
+# nic_receive_steering_discard follows the emulated port's steering
+# counter, as the firmware's one QUERY_VNIC_ENV field feeds both
+# (mlx5 en_stats.c: ethtool's rx_steer_missed_packets is that field).
+DL=$T_DIR/devlink DLW=$BUILD/tests/test_devlink_health
+mkdir -p "$DL"
+[ -x "$DLW" ] || { fail "$DLW missing (make $DLW)"; exit 1; }
+"$DLW" --write-set "$DL" --netdev "${T_PREFIX}s" --steer 1000 || { fail "devlink replies"; exit 1; }
+EMU_SRV_EXTRA="promisc_capture = no
+devlink = on
+devlink_replies = $DL
+devlink_interval = 100ms" emu_up 10.211.0 --fw-frames || { fail "emulated pair"; exit 1; }
+(
+	last=-1
+	while sleep 0.1; do
+		v=$(sed -n 's/^ *rx_steer_missed_packets: *//p' "$T_DIR/emu/srv.ethtool" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" != "$last" ] || continue
+		"$DLW" --write-set "$DL" --netdev "$SRV_IF" --steer $((1000 + v)) && last=$v
+	done
+) &
+T_PIDS+=($!)
 start_daemon "$T_DIR/emu.conf" || exit 1
+ctl snapshot srv cli > "$T_DIR/snap.json"
+check "snapshot: the server port's devlink health reporters" jqe \
+	'[.ports.srv.devlink_health.reporters[].name] == ["fw", "fw_fatal", "rx", "tx", "vnic"] and (.ports.srv.devlink_health.reporters[] | select(.name == "vnic") | .diagnose != null)' "$T_DIR/snap.json"
+check "snapshot: the client port says no devlink health, and why" jqe \
+	'.ports.cli.devlink_health.note == "no devlink health" and (.ports.cli.devlink_health.reason | length > 0)' "$T_DIR/snap.json"
+check "status: the devlink source's cost is accounted" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[] | select(.name == \"srv\") | .sources[] | select(.name == \"devlink\") | .state == \"ok\" and .queries > 0 and .mean_query_us > 0'"
 check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
 
 # 0. a healthy run with firmware-consumed (LLDP) frames: no incident at all,
@@ -55,6 +82,10 @@ if scenario_bundle "port-drop" 11101; then
 	check "port-drop: released by the reprogram" released_by reprogram
 	check "port-drop: frames counted at the port, not at the vport" jqe '.facts.ports.srv.stall.counters.rx_packets_phy > (.facts.ports.srv.stall.counters.rx_vport_unicast_packets // 0)' "$B/manifest.json"
 	check "port-drop: summary says what it is not" grep -q "Not buffer-drop" "$B/summary.txt"
+	check "port-drop: not a steering discard, by the devlink figure" grep -q "not a steering discard: vnic nic_receive_steering_discard +0, ethtool rx_steer_missed_packets +0" "$B/summary.txt"
+	check "port-drop: devlink health at the stall and after in the bundle" jqe \
+		'(.at_stall.reporters | length == 5) and (.after.reporters | length == 5) and (.events | type == "array")' "$B/devlink/srv.json"
+	check "port-drop: the summary's devlink section" grep -q "^- Port cli: no devlink health" "$B/summary.txt"
 fi
 
 # 2. the server port already promiscuous: the promiscuous capture changes
@@ -107,6 +138,10 @@ sleep 1
 emu mode srv steer-miss "tcp $CLI_ADDR $p $SRV_ADDR 11106"
 if scenario_bundle "steering-miss" 11106; then
 	check "steering-miss: verdict steering-miss" verdict_is steering-miss
+	check "steering-miss: the firmware (devlink) figure in the explanation" bash -c \
+		"jq -r .verdict.explanation '$B/manifest.json' | grep -qE 'firmware nic_receive_steering_discard \\+[1-9]'"
+	check "steering-miss: the devlink figure in the summary" grep -qE "^  vnic nic_receive_steering_discard \+[1-9][0-9]*" "$B/summary.txt"
+	grep -A3 "^## Devlink health" "$B/summary.txt"
 fi
 emu mode srv healthy
 

@@ -138,7 +138,8 @@ nft_clear "$B"
 # stalled until its next retransmission, seconds away after the backoff;
 # end that session so it does not join the next incident
 pkill -f "sockperf ping-pong --tcp -i 10.209.0.2 -p 11113" 2>/dev/null
-sleep 2
+wait_for 10 bash -c "[ \$('$NICSTALLCTL' -s '$T_SOCK' -j flows --stalled | jq '.flows | length') = 0 ]"
+sleep 1
 
 # --- 4: the server process stopped (SIGSTOP) ------------------------------
 ip netns exec "$B" sockperf server --tcp -i 10.209.0.2 -p 11114 > /dev/null 2>&1 &
@@ -152,6 +153,8 @@ kill -STOP "$spid"
 T_CLEANUP+=("kill -CONT $spid")
 check "4: investigation completes" wait_complete 11114
 rec 11114
+jq -c '{threads: [.record.threads[] | {pid, states: [.threads[].first.state]}], flows: [.record.incident.flows[] | {tuple, state}]}' "$T_DIR/rec.json"
+echo "4: server pid $spid"
 check "4: the server's threads are stopped (state T)" \
 	jqe --argjson p "$spid" '[.record.threads[] | select(.pid == $p) | .threads[].first.state] | length > 0 and all(. == "T" or . == "t")' "$T_DIR/rec.json"
 check "4: verdict engine-hold (the socket queue holds the request)" jqe '.record.verdict.verdict == "engine-hold"' "$T_DIR/rec.json"

@@ -1808,6 +1808,75 @@ static void src_devlink_health__k515_without_vnic__rx_on_pci_port(void **state)
 	s.ops->close(&s);
 }
 
+/* Each diagnose at its own rate: vnic (one firmware command) at every
+ * query, rx (three per channel) seldom; a full refresh asks for both. */
+static void src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh(void **state)
+{
+	static const char *const diag[] = { "vnic", "rx", NULL };
+	static const uint64_t every[] = { 0, 3600000000000ull };
+	struct src_ctx ctx = { .port_name = "p0", .ifname = "enp8s0f0np0", .netns_fd = -1,
+			       .sysfs_root = "" };
+	struct dlh_opts o = { .diagnose = diag, .diagnose_every_ns = every,
+			      .interval_ns = 1, .min_refresh_ns = 1 };
+	const struct dlh_state *st;
+	struct clayout *l;
+	const uint64_t *v;
+	uint64_t rx0 = 0, vnic0 = 0;
+	struct src s;
+	char dir[64], path[128];
+	int k;
+
+	(void)state;
+	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	o.fixture_dir = dir;
+	memset(&s, 0, sizeof(s));
+	s.ops = &src_devlink_health_ops;
+	assert_int_equal(src_devlink_health_open(&s, &ctx, &o), 0);
+	assert_int_equal(s.ops->read(&s, &l, &v), 0);
+	st = src_devlink_health_state(&s);
+	for (unsigned i = 0; i < st->n; i++) {
+		if (!strcmp(st->rep[i].name, "rx"))
+			rx0 = st->diag_real_ns[i];
+		if (!strcmp(st->rep[i].name, "vnic"))
+			vnic0 = st->diag_real_ns[i];
+	}
+	assert_true(rx0 && vnic0);
+	snprintf(path, sizeof(path), "%s/diagnose-vnic.nlhex", dir);
+	{
+		struct buf b = { 0 };
+		struct card c = cx6dx;
+		char e[128];
+
+		c.steer = 1900;
+		mk_vnic(&b, &c);
+		assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
+		bfree(&b);
+	}
+	usleep(2000);
+	assert_int_equal(s.ops->read(&s, &l, &v), 0);
+	k = lay_find(l, "devlink/vnic/nic_receive_steering_discard");
+	assert_true(k >= 0);
+	assert_int_equal(v[k], 1900);           /* vnic asked again */
+	assert_true(lay_find(l, "devlink/rx/RQs/0/HW_state") >= 0);  /* rx carried */
+	st = src_devlink_health_state(&s);
+	for (unsigned i = 0; i < st->n; i++) {
+		if (!strcmp(st->rep[i].name, "rx"))
+			assert_true(st->diag_real_ns[i] == rx0);
+		if (!strcmp(st->rep[i].name, "vnic"))
+			assert_true(st->diag_real_ns[i] > vnic0);
+	}
+	/* a full refresh (the investigation's end) asks rx too */
+	src_devlink_health_refresh(&s, NULL);
+	usleep(2000);
+	assert_int_equal(s.ops->read(&s, &l, &v), 0);
+	st = src_devlink_health_state(&s);
+	for (unsigned i = 0; i < st->n; i++)
+		if (!strcmp(st->rep[i].name, "rx"))
+			assert_true(st->diag_real_ns[i] > rx0);
+	s.ops->close(&s);
+	rm_set(dir);
+}
+
 static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 {
 	struct clayout *l1, *l2;
@@ -1837,7 +1906,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 	assert_ptr_equal(v1, v2);
 	src_devlink_health_cost(&s, &q, &total, &last);
 	assert_int_equal(q, 1);
-	/* a refresh right away is held back by min_refresh (1 s) */
+	/* a refresh right away is held back by min_refresh (100 ms) */
 	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 	src_devlink_health_cost(&s, &q, NULL, NULL);
@@ -2333,6 +2402,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(src_devlink_health__cx6dx_fixture__all_reporters_and_vnic),
 		cmocka_unit_test(src_devlink_health__k515_without_vnic__rx_on_pci_port),
 		cmocka_unit_test(src_devlink_health__read_twice__cached_until_refresh),
+		cmocka_unit_test(src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh),
 		cmocka_unit_test(src_devlink_health__hostile_vnic_reply__named_error_others_kept),
 		cmocka_unit_test(src_devlink_health__narrowed_refresh__others_carried),
 		cmocka_unit_test(write_set__netdev_and_figures__source_reads_them),

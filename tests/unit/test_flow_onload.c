@@ -234,6 +234,52 @@ static void flow_onload_obs__stack_clock__last_send_time_from_ticks(void **state
 	assert_string_equal(o.engine, "onload:srv");
 }
 
+/* The next retransmission from the RTO timer of `orm_json stack`: socket
+ * 5 has 64 bytes unacknowledged and its timer at tick 1561, now is 1030:
+ * 531 ticks (2^21 cycles at 3 GHz each) = 371.2 ms ahead, rto 571 ticks =
+ * 399.2 ms. Socket 3 has nothing outstanding: its cleared timer's old
+ * expiry (1286) says nothing. A timer far in the past (cleared long ago),
+ * or output without the timer (`orm_json sockets`), gives no retry time. */
+static void flow_onload_obs__armed_rto_timer__retry_due_and_rto(void **state)
+{
+	const struct flow_onload_stack *st;
+	struct flow_onload_track t = { 0 };
+	struct flow_onload_sock k;
+	struct flow_obs o;
+
+	(void)state;
+	load_json(FX "orm_json-stack.json", &d0);
+	st = flow_onload_stack(&d0, 2);
+	assert_true(sock(&d0, 2, 5)->have & FLOW_ONLOAD_HAVE_RTO);
+	flow_onload_obs(sock(&d0, 2, 5), st, &t, 10000 * MS, &o);
+	assert_int_equal(o.inflight, 64);
+	assert_true(o.retry_due_ns > 10000 * MS + 371 * MS && o.retry_due_ns < 10000 * MS + 372 * MS);
+	assert_true(o.rto_ns > 399 * MS && o.rto_ns < 400 * MS);
+	memset(&t, 0, sizeof(t));
+	flow_onload_obs(sock(&d0, 2, 3), st, &t, 10000 * MS, &o);
+	assert_int_equal(o.inflight, 0);
+	assert_int_equal(o.retry_due_ns, 0);
+	assert_int_equal(o.rto_ns, 0);
+	/* overdue by less than one rto: due now (the stack's next timer poll) */
+	k = *sock(&d0, 2, 5);
+	k.rto_time = 1030 - 100;
+	memset(&t, 0, sizeof(t));
+	flow_onload_obs(&k, st, &t, 10000 * MS, &o);
+	assert_int_equal(o.retry_due_ns, 10000 * MS);
+	/* far in the past: a stale expiry, unknown */
+	k.rto_time = 1030 - 5000;
+	memset(&t, 0, sizeof(t));
+	flow_onload_obs(&k, st, &t, 10000 * MS, &o);
+	assert_int_equal(o.retry_due_ns, 0);
+	assert_int_equal(o.rto_ns, 0);
+	/* `orm_json sockets` prints rto_tid without its time */
+	load_json(FX "orm_json-sockets-t0.json", &d0);
+	assert_false(sock(&d0, 2, 5)->have & FLOW_ONLOAD_HAVE_RTO);
+	memset(&t, 0, sizeof(t));
+	flow_onload_obs(sock(&d0, 2, 5), flow_onload_stack(&d0, 2), &t, 10000 * MS, &o);
+	assert_int_equal(o.retry_due_ns, 0);
+}
+
 /* ---- stackdump ---- */
 
 static void flow_onload_parse_netstat__fixture__sockets_and_queues(void **state)
@@ -360,6 +406,7 @@ int main(void)
 		cmocka_unit_test(flow_onload_parse_json__flat_and_hostile__handled),
 		cmocka_unit_test(flow_onload_obs__json_two_runs__stalled_waiting_held_healthy),
 		cmocka_unit_test(flow_onload_obs__stack_clock__last_send_time_from_ticks),
+		cmocka_unit_test(flow_onload_obs__armed_rto_timer__retry_due_and_rto),
 		cmocka_unit_test(flow_onload_parse_netstat__fixture__sockets_and_queues),
 		cmocka_unit_test(flow_onload_parse_lots__seed001__stack_counters),
 		cmocka_unit_test(flow_onload_obs__lots_before_during__waiting_and_held),

@@ -290,8 +290,18 @@ static void test_rules_classify__seed000_with_devlink__port_drop(void **state)
 	assert_string_equal(sget(res, "verdict"), "port-drop");
 	e = not_entry(res, "steering-miss");
 	assert_true(num_of(oget(e, "values"), "maxof(misses)") == 0);
+	/* "What it is not" in the rule's words (ruled_out) */
+	assert_string_equal(sget(e, "text"), "not a steering discard: vnic "
+			    "nic_receive_steering_discard +0, ethtool rx_steer_missed_packets +0");
 	e = not_entry(res, "rx-recovery");
 	assert_string_equal(sget(e, "failed"), "maxof(rx_errors) > 0");
+	assert_null(oget(e, "text"));           /* no ruled_out: the term says it */
+	json_object_put(res);
+	/* without devlink health the firmware figure is unknown, never 0 */
+	res = classify_facts(load_facts("port-drop"));
+	assert_string_equal(sget(not_entry(res, "steering-miss"), "text"), "not a steering "
+			    "discard: vnic nic_receive_steering_discard +?, ethtool "
+			    "rx_steer_missed_packets +0");
 	json_object_put(res);
 	/* ... even when the rx reporter recovered a queue meanwhile: that
 	 * explains no frames lost before the vport */
@@ -313,14 +323,31 @@ static void test_rules_classify__rx_reporter_recovered__rx_recovery(void **state
 
 	(void)state;
 	devlink_counters(f, 0, 2);
+	set_counter(f, "srv", "stall", "rx1_recover", 0);
 	set_counter(f, "srv", "stall", "rx3_recover", 2);
 	set_counter(f, "srv", "stall", "rx_recover", 2);      /* an aggregate: not summed */
 	res = classify_facts(f);
 	assert_string_equal(sget(res, "verdict"), "rx-recovery");
 	ex = sget(res, "explanation");
-	assert_non_null(strstr(ex, "srv: the driver's rx reporter saw 2 errors and recovered 2 times in 1.6s"));
-	assert_non_null(strstr(ex, "(2 queue recoveries in ethtool rx<N>_recover)"));
+	assert_non_null(strstr(ex, "srv: the driver's rx reporter saw 2 errors and recovered queue 3 "
+				   "(2 recoveries in 1.6s, 2 in ethtool rx<N>_recover)"));
 	assert_non_null(strstr(sget(res, "action"), "ERR CQE on RQ"));
+	json_object_put(res);
+	/* the queue's counter moved in the observation window only */
+	f = load_facts("buffer-drop");
+	devlink_counters(f, 0, 2);
+	set_counter(f, "srv", "stall", "rx5_recover", 0);
+	set_counter(f, "srv", "window", "rx5_recover", 1);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "rx-recovery");
+	assert_non_null(strstr(sget(res, "explanation"), "recovered queue 5 "));
+	json_object_put(res);
+	/* no queue counter moved: the queue is not made up */
+	f = load_facts("buffer-drop");
+	devlink_counters(f, 0, 2);
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "rx-recovery");
+	assert_non_null(strstr(sget(res, "explanation"), "recovered queue ? "));
 	json_object_put(res);
 	/* without devlink health the rule is not decided, and buffer-drop wins */
 	res = classify_facts(load_facts("buffer-drop"));

@@ -64,6 +64,42 @@ static void test_rules_load__several_errors__each_with_position(void **state)
 	}
 }
 
+/* ruled_out: a rule's own words in "What it is not", rendered like
+ * explain when a term is false; not when the rule could not be decided. */
+static void test_rules_classify__ruled_out__text_when_false_only(void **state)
+{
+	const char *names[] = { "t.rules" };
+	const char *texts[] = {
+		"rule a {\n verdict va\n let n = 3\n require n > 5\n"
+		" ruled_out \"not a: n is {n}, x is {ping.sent}\"\n}\n"
+		"rule b {\n verdict vb\n require ping.ok\n ruled_out \"not b\"\n}\n"
+	};
+	const char *bad[] = { "rule a {\n verdict va\n ruled_out \"x\"\n ruled_out \"y\"\n}\n"
+			      "rule b {\n verdict vb\n ruled_out \"{nosuch}\"\n}\n" };
+	struct json_object *facts = json_object_new_object(), *res, *nots;
+	struct msgs ms = { 0 };
+	struct rules *r = NULL;
+
+	(void)state;
+	assert_int_equal(rules_load_texts(names, texts, 1, &r, print_msg, NULL), 0);
+	res = rules_classify(r, facts);
+	nots = json_object_object_get(res, "not");
+	assert_int_equal(json_object_array_length(nots), 2);
+	/* a: decided false, its words with unknown values as '?' */
+	assert_string_equal(json_object_get_string(json_object_object_get(
+		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is ?");
+	/* b: ping.ok unknown, not decided: no words of its own */
+	assert_null(json_object_object_get(json_object_array_get_idx(nots, 1), "text"));
+	json_object_put(res);
+	json_object_put(facts);
+	rules_free(r);
+	r = NULL;
+	assert_int_equal(rules_load_texts(names, bad, 1, &r, collect_msg, &ms), 2);
+	assert_non_null(strstr(ms.m[0], "t.rules:4:2: rule a: second ruled_out"));
+	assert_non_null(strstr(ms.m[1], "t.rules:8:"));
+	assert_non_null(strstr(ms.m[1], "nosuch"));
+}
+
 static void test_rules_load__bad_reload__keeps_running_rules(void **state)
 {
 	const char *names[] = { "t.rules" };
@@ -137,6 +173,8 @@ static const char *one_rule(const char *require)
 		 "signal s mlx5 = a + b\n"
 		 "signal s generic = netdev/x\n"
 		 "signal t mlx5 = sum(q*_drops)\n"
+		 "signal w mlx5 = which(q*_drops)\n"
+		 "signal z mlx5 = which(z*_drops)\n"
 		 "rule r {\n verdict yes\n require %s\n}\n", require);
 	return buf;
 }
@@ -168,7 +206,8 @@ static int term_value(const char *require, const char *facts_txt)
 
 static const char *F1 =
 	"{\"port\":\"p\",\"ports\":{\"p\":{\"profile\":\"mlx5\",\"link_up\":true,"
-	"\"stall\":{\"span_s\":2,\"counters\":{\"a\":10,\"q0_drops\":1,\"q7_drops\":2}},"
+	"\"stall\":{\"span_s\":2,\"counters\":{\"a\":10,\"q0_drops\":1,\"q7_drops\":2,"
+	"\"q3_drops\":2,\"z1_drops\":0}},"
 	"\"baseline\":{\"span_s\":10,\"counters\":{\"a\":5,\"b\":5}}},"
 	"\"q\":{\"profile\":\"sfc\"}},"
 	"\"threads\":[{\"state\":\"S\",\"wchan\":\"futex_wait_queue\",\"vcsw_rate\":10},"
@@ -178,7 +217,12 @@ static void test_rules_eval__three_valued_logic__as_documented(void **state)
 {
 	(void)state;
 	assert_int_equal(term_value("stall.s == 10", F1), 1);          /* b missing counts 0 */
-	assert_int_equal(term_value("stall.t == 3", F1), 1);           /* sum(glob) */
+	assert_int_equal(term_value("stall.t == 5", F1), 1);           /* sum(glob) */
+	/* which(glob): the number of the counter that moved most, the lower
+	 * on a tie; unknown when none moved (z1 0) or none is there */
+	assert_int_equal(term_value("stall.w == 3", F1), 1);
+	assert_int_equal(term_value("stall.z == 1", F1), -1);
+	assert_int_equal(term_value("known(baseline.w)", F1), 0);
 	assert_int_equal(term_value("window.s > 0", F1), -1);          /* no window */
 	assert_int_equal(term_value("window.s > 0 or link_up", F1), 1);
 	assert_int_equal(term_value("window.s > 0 and not link_up", F1), 0);
@@ -207,7 +251,8 @@ static void test_rules_load__hostile_text__no_crash(void **state)
 	static const char *const texts[] = {
 		"", "rule", "rule {", "rule a {", "}", "rule a {\n verdict\n}",
 		"signal", "signal x", "signal x mlx5 =", "signal x mlx5 = sum(",
-		"signal x mlx5 = sum(a*\n", "rule a {\n verdict v\n require ((((((((((((((((((((((((((((((("
+		"signal x mlx5 = sum(a*\n", "signal x mlx5 = which(", "signal x mlx5 = which()\n",
+		"rule a {\n verdict v\n require which(a*) > 0\n}", "rule a {\n verdict v\n require ((((((((((((((((((((((((((((((("
 		"(((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1\n}",
 		"rule a {\n verdict v\n explain \"{\"\n}", "rule a {\n verdict v\n explain \"}{}{\"\n}",
 		"rule a {\n verdict v\n require \"unterminated\n}", "\x01\x02\xff",
@@ -357,6 +402,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_load__several_errors__each_with_position),
 		cmocka_unit_test(test_rules_load__bad_reload__keeps_running_rules),
+		cmocka_unit_test(test_rules_classify__ruled_out__text_when_false_only),
 		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
 		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
 		cmocka_unit_test(test_rules_load__hostile_text__no_crash),

@@ -1,0 +1,222 @@
+/* evid_flows: the readers of unmodified engines in the evidence. */
+#include "daemon/evid_flows.h"
+#include "collectors/flowsrc.h"
+#include "daemon/flowsrcs.h"
+#include "daemon/incident.h"
+#include "daemon/record.h"
+#include "daemon/stall.h"
+#include "lib/fsutil.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#define MAX_REFS 256
+
+struct evid_flows {
+	struct flowsrcs *fs;
+	struct json_object *out;        /* rec.engines.WHEN (referenced) */
+	unsigned *pending;              /* the investigation's counter */
+	unsigned mine;                  /* of which ours */
+	char spool[PATH_MAX];
+	char when[16];
+	uint64_t inv_id;
+	char files[8][PATH_MAX];        /* work files written */
+	unsigned nfiles;
+};
+
+static enum flow_src_kind kind_of(const char *name)
+{
+	if (!name)
+		return 0;
+	if (!strcmp(name, "onload"))
+		return FLOW_SRC_ONLOAD;
+	if (!strcmp(name, "vma"))
+		return FLOW_SRC_VMA;
+	if (!strcmp(name, "rdmaqp"))
+		return FLOW_SRC_RDMAQP;
+	return 0;
+}
+
+/* The flows of the readers among arr (incident or flow-table JSON). */
+static unsigned refs_of(struct json_object *arr, uint64_t incident_id, const char *const *ports,
+			unsigned nports, struct flow_src_ref *refs, unsigned n)
+{
+	for (size_t i = 0; i < jx_len(arr) && n < MAX_REFS; i++) {
+		struct json_object *f = json_object_array_get_idx(arr, i);
+		enum flow_src_kind k = kind_of(jx_str(f, "source"));
+		int want = incident_id != 0;
+
+		if (!k)
+			continue;
+		if (!incident_id) {
+			const char *st = jx_text(f, "state");
+
+			for (unsigned p = 0; p < nports; p++)
+				want |= !strcmp(jx_text(f, "port"), ports[p]);
+			want = want && strcmp(st, "idle");
+		}
+		if (!want)
+			continue;
+		refs[n].src = k;
+		refs[n].session = jx_u64(f, "session");
+		refs[n].pid = (int32_t)jx_u64(f, "pid");
+		n++;
+	}
+	return n;
+}
+
+/* Move every "lots" text of the Onload part into a work file. */
+static void spool(struct evid_flows *e)
+{
+	struct json_object *stacks = jx_arr(jx_obj(e->out, "onload"), "stacks");
+
+	for (size_t i = 0; i < jx_len(stacks); i++) {
+		struct json_object *s = json_object_array_get_idx(stacks, i);
+		struct json_object *t = jx_get(s, "lots");
+		char rel[96], path[PATH_MAX + 128];
+		const char *text;
+		size_t len;
+		int dfd, fd;
+
+		if (!t || !json_object_is_type(t, json_type_string))
+			continue;
+		text = json_object_get_string(t);
+		len = (size_t)json_object_get_string_len(t);
+		snprintf(rel, sizeof(rel), "inv%" PRIu64 "-onload-stack%" PRIu64 "-%s.txt",
+			 e->inv_id, jx_u64(s, "id"), e->when);
+		snprintf(path, sizeof(path), "%s/%s", e->spool, rel);
+		mkdir(e->spool, 0750);
+		dfd = open(e->spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		unlinkat(dfd, rel, 0);  /* ours from an earlier run of the same id */
+		fd = dfd < 0 ? -1 : fsu_create_excl_at(dfd, rel, 0640);
+		if (fd < 0 || fsu_write_all(fd, text, len) < 0) {
+			jx_add_str(s, "spool_error", strerror(errno));
+			log_warnx("investigation %" PRIu64 ": onload stackdump text: %s: %s",
+				  e->inv_id, path, strerror(errno));
+		} else {
+			jx_add_str(s, "file", path);
+			jx_add_u64(s, "bytes", len);
+			if (e->nfiles < sizeof(e->files) / sizeof(e->files[0]))
+				util_strlcpy(e->files[e->nfiles++], path, sizeof(e->files[0]));
+		}
+		if (fd >= 0)
+			close(fd);
+		if (dfd >= 0)
+			close(dfd);
+		json_object_object_del(s, "lots");
+	}
+}
+
+static void part_done(void *arg)
+{
+	struct evid_flows *e = arg;
+
+	spool(e);
+	if (e->mine) {
+		e->mine--;
+		if (*e->pending)
+			(*e->pending)--;
+	}
+}
+
+struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
+				   const char *const *ports, unsigned nports,
+				   struct json_object *rec, const char *when,
+				   const char *spool_dir, uint64_t inv_id, unsigned *pending)
+{
+	struct flow_src_ref *refs = calloc(MAX_REFS, sizeof(*refs));
+	struct incident *inc = incident_id ? stall_incident(st, incident_id) : NULL;
+	struct json_object *arr, *eng;
+	struct evid_flows *e;
+	unsigned n = 0;
+	int rc;
+
+	if (!refs)
+		return NULL;
+	if (inc) {
+		struct json_object *ij = incident_json(inc, loop_mono_ns());
+
+		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, refs, n);
+		json_object_put(ij);
+	} else {
+		arr = stall_flows_json(st, NULL, 0);
+		n = refs_of(arr, 0, ports, nports, refs, n);
+		json_object_put(arr);
+	}
+	e = n ? calloc(1, sizeof(*e)) : NULL;
+	if (!e) {
+		free(refs);
+		return NULL;
+	}
+	e->fs = stall_flowsrcs(st);
+	e->pending = pending;
+	e->inv_id = inv_id;
+	util_strlcpy(e->spool, spool_dir, sizeof(e->spool));
+	util_strlcpy(e->when, when, sizeof(e->when));
+	if (!(eng = jx_obj(rec, IR_ENGINES))) {
+		eng = json_object_new_object();
+		json_object_object_add(rec, IR_ENGINES, eng);
+	}
+	e->out = json_object_new_object();
+	json_object_object_add(eng, when, json_object_get(e->out));
+	jx_add_double(e->out, "taken_mono_s", (double)loop_mono_ns() / 1e9);
+	rc = flowsrcs_evidence(e->fs, refs, n, ports, nports, when, e->out, part_done, e);
+	free(refs);
+	e->mine = rc > 0 ? (unsigned)rc : 0;
+	*pending += e->mine;
+	spool(e);
+	return e;
+}
+
+void evid_flows_free(struct evid_flows *e)
+{
+	if (!e)
+		return;
+	if (e->mine) {
+		flowsrcs_evidence_cancel(e->fs, e);
+		*e->pending = *e->pending >= e->mine ? *e->pending - e->mine : 0;
+	}
+	for (unsigned i = 0; i < e->nfiles; i++)
+		unlink(e->files[i]);
+	json_object_put(e->out);
+	free(e);
+}
+
+void evid_flows_files(struct json_object *rec,
+		      void (*cb)(const char *path, const char *name, void *arg), void *arg)
+{
+	struct json_object *eng = jx_obj(rec, IR_ENGINES);
+
+	if (!eng)
+		return;
+	json_object_object_foreach(eng, when, part) {
+		struct json_object *stacks = jx_arr(jx_obj(part, "onload"), "stacks");
+
+		for (size_t i = 0; i < jx_len(stacks); i++) {
+			struct json_object *s = json_object_array_get_idx(stacks, i);
+			const char *path = jx_str(s, "file");
+			char name[128];
+
+			if (!path || !strchr(path, '/'))
+				continue;
+			/* the name inside the bundle: no user-controlled text */
+			snprintf(name, sizeof(name), "engines/onload-stack%" PRIu64 "-%s.txt",
+				 jx_u64(s, "id"), !strcmp(when, "after") ? "after" : "at_stall");
+			jx_add_str(s, "bundle_file", name);
+			cb(path, name, arg);
+		}
+	}
+}
