@@ -269,7 +269,7 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. On $(nproc) shared cores the daemon's one thread (a flow poll every 50 ms, a counter sweep every second) is scheduled on the cores sockperf's client and server spin on; where a goal is missed with the ranges overlapping it is the machine's noise, else closing it: pin the daemon away from the benchmark's cores (CPUAffinity= in nicstalld.service, taskset)" ;;
 	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
 	esac
 }
