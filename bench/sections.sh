@@ -110,7 +110,7 @@ section_sweep() {
 sweep_note_spawn() {
 	case $1 in
 	veth) echo "ethtool -S and ip -s link through a shell, per sweep" ;;
-	text) echo "cat of the dump through a shell: the cheapest stand-in for ethtool -S on an mlx5 port, which also makes the driver query the firmware; parsing 751 lines in process is the rest of ours" ;;
+	text) echo "cat of the dump through a shell: the cheapest stand-in for ethtool -S on an mlx5 port, which also makes the driver query the firmware; parsing 751 lines in process is the rest of ours; closing it: what closes (c) below (no excerpt unless an error follows, no parse of an unchanged file)" ;;
 	sysfs) echo "one cat of every hw_counters and counters file" ;;
 	esac
 }
