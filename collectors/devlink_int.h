@@ -3,8 +3,9 @@
  *
  *   devlink_health.c  requests, reply framing, GET/PORT/DEV messages
  *   devlink_fmsg.c    the fmsg token run of DIAGNOSE and DUMP_GET replies
- *   devlink_io.c      recorded replies (.nlhex), the netlink io, events,
- *                     finding a port's devlink target
+ *   devlink_nlhex.c   recorded replies (.nlhex) read and written
+ *   devlink_io.c      the netlink io (or the recordings), events, finding a
+ *                     port's devlink target
  *   devlink_src.c     a port's health state, its counters and JSON, the
  *                     counter source */
 #ifndef NICSTALL_DEVLINK_INT_H
@@ -13,24 +14,11 @@
 #include <stdint.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/netlink.h>       /* NLM_F_CAPPED, NLM_F_ACK_TLVS (uapi since 4.12) */
 
 #include "collectors/devlink_health.h"
 
 struct nl_sock;
-
-
-#ifndef NETLINK_EXT_ACK
-#define NETLINK_EXT_ACK 11
-#endif
-#ifndef NETLINK_CAP_ACK
-#define NETLINK_CAP_ACK 10
-#endif
-#ifndef NLM_F_CAPPED
-#define NLM_F_CAPPED 0x100
-#endif
-#ifndef NLM_F_ACK_TLVS
-#define NLM_F_ACK_TLVS 0x200
-#endif
 
 /* Newer than the Debian 12 uapi headers: enum devlink_attr continues after
  * DEVLINK_ATTR_SELFTESTS (176) with RATE_TX_PRIORITY, RATE_TX_WEIGHT,

@@ -1,6 +1,7 @@
 /* devlink_src: a port's devlink health state, its counters and JSON, and
  * the counter source src_devlink_health_ops (see devlink_health.h). */
 #include "collectors/devlink_int.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/netns.h"
@@ -265,17 +266,6 @@ struct clayout *dlh_state_layout(const struct dlh_state *st, uint64_t **vals)
 	return lay;
 }
 
-static int jadd(struct json_object *o, const char *k, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, k, v) < 0) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int reporter_json(const struct dlh_state *st, unsigned i,
 			 struct json_object *arr)
 {
@@ -286,45 +276,45 @@ static int reporter_json(const struct dlh_state *st, unsigned i,
 
 	if (!o)
 		return -ENOMEM;
-	rc |= jadd(o, "name", json_object_new_string(r->name));
-	rc |= jadd(o, "handle", json_object_new_string(dlh_handle_str(&r->h, hb, sizeof(hb))));
-	rc |= jadd(o, "state", r->state == 0 ? json_object_new_string("healthy") :
+	rc |= jx_put(o, "name", json_object_new_string(r->name));
+	rc |= jx_put(o, "handle", json_object_new_string(dlh_handle_str(&r->h, hb, sizeof(hb))));
+	rc |= jx_put(o, "state", r->state == 0 ? json_object_new_string("healthy") :
 		   r->state == 1 ? json_object_new_string("error") :
 		   json_object_new_int(r->state));
-	rc |= jadd(o, "error_count", json_object_new_uint64(r->error_count));
-	rc |= jadd(o, "recover_count", json_object_new_uint64(r->recover_count));
+	rc |= jx_put(o, "error_count", json_object_new_uint64(r->error_count));
+	rc |= jx_put(o, "recover_count", json_object_new_uint64(r->recover_count));
 	if (r->have & DLH_HAVE_RECOVER) {
-		rc |= jadd(o, "grace_period_ms", json_object_new_uint64(r->grace_period_ms));
+		rc |= jx_put(o, "grace_period_ms", json_object_new_uint64(r->grace_period_ms));
 		if (r->have & DLH_HAVE_BURST)
-			rc |= jadd(o, "burst_period_ms", json_object_new_uint64(r->burst_period_ms));
-		rc |= jadd(o, "auto_recover", json_object_new_boolean(r->auto_recover));
+			rc |= jx_put(o, "burst_period_ms", json_object_new_uint64(r->burst_period_ms));
+		rc |= jx_put(o, "auto_recover", json_object_new_boolean(r->auto_recover));
 	}
 	if (r->have & DLH_HAVE_DUMP)
-		rc |= jadd(o, "auto_dump", json_object_new_boolean(r->auto_dump));
+		rc |= jx_put(o, "auto_dump", json_object_new_boolean(r->auto_dump));
 	if (r->have & DLH_HAVE_DUMP_TS) {
-		rc |= jadd(o, "dump_time_ns", json_object_new_uint64(r->dump_ts_ns));
-		rc |= jadd(o, "dump_ts_ms", json_object_new_uint64(r->dump_ts_ms));
+		rc |= jx_put(o, "dump_time_ns", json_object_new_uint64(r->dump_ts_ns));
+		rc |= jx_put(o, "dump_ts_ms", json_object_new_uint64(r->dump_ts_ms));
 	}
 	if (st->recover_seen_ns[i])
-		rc |= jadd(o, "recover_seen_ns", json_object_new_uint64(st->recover_seen_ns[i]));
+		rc |= jx_put(o, "recover_seen_ns", json_object_new_uint64(st->recover_seen_ns[i]));
 	if (st->raw[i].len) {
 		if (dlh_parse_fmsg(&st->raw[i], st->family, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE,
 				   r->name, NULL, &tree, e, sizeof(e)) == 0) {
-			rc |= jadd(o, "diagnose", tree);
-			rc |= jadd(o, "diagnose_time_ns",
+			rc |= jx_put(o, "diagnose", tree);
+			rc |= jx_put(o, "diagnose_time_ns",
 				   json_object_new_uint64(st->diag_real_ns[i]));
 		} else {
-			rc |= jadd(o, "diagnose_error", json_object_new_string(e));
+			rc |= jx_put(o, "diagnose_error", json_object_new_string(e));
 		}
 	}
 	if (st->diag_rc[i] < 0 && !json_object_object_get_ex(o, "diagnose_error", NULL)) {
-		rc |= jadd(o, "diagnose_error", json_object_new_string(st->diag_err[i]));
+		rc |= jx_put(o, "diagnose_error", json_object_new_string(st->diag_err[i]));
 	}
-	if (rc || json_object_array_add(arr, o) < 0) {
+	if (rc) {
 		json_object_put(o);
 		return -ENOMEM;
 	}
-	return 0;
+	return jx_push(arr, o);
 }
 
 int dlh_state_to_json(const struct dlh_state *st, struct json_object *obj)
@@ -343,12 +333,12 @@ int dlh_state_to_json(const struct dlh_state *st, struct json_object *obj)
 		json_object_put(arr);
 		return rc;
 	}
-	rc |= jadd(obj, "time_ns", json_object_new_uint64(st->real_ns));
-	rc |= jadd(obj, "handles", json_object_new_string(st->handles));
-	rc |= jadd(obj, "cost_us", json_object_new_uint64(st->cost_ns / 1000));
-	rc |= jadd(obj, "reporters", arr);
+	rc |= jx_put(obj, "time_ns", json_object_new_uint64(st->real_ns));
+	rc |= jx_put(obj, "handles", json_object_new_string(st->handles));
+	rc |= jx_put(obj, "cost_us", json_object_new_uint64(st->cost_ns / 1000));
+	rc |= jx_put(obj, "reporters", arr);
 	if (!st->n)
-		rc |= jadd(obj, "note", json_object_new_string("no devlink health"));
+		rc |= jx_put(obj, "note", json_object_new_string("no devlink health"));
 	return rc ? -ENOMEM : 0;
 }
 

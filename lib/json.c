@@ -1,6 +1,7 @@
 /* json: json-c helpers (see json.h). */
 #include "lib/json.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,24 @@ void jx_copy(struct json_object *dst, const char *key, struct json_object *src,
 
 	if (v)
 		json_object_object_add(dst, key, json_object_get(v));
+}
+
+int jx_put(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!v || json_object_object_add(o, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int jx_push(struct json_object *arr, struct json_object *v)
+{
+	if (!v || json_object_array_add(arr, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 struct json_object *jx_array_at(struct json_object *o, const char *key)

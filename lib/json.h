@@ -46,6 +46,11 @@ void jx_add_ms(struct json_object *o, const char *key, uint64_t ns);
 /* A new reference to o[key] under key in dst (nothing when missing). */
 void jx_copy(struct json_object *dst, const char *key, struct json_object *src,
 	     const char *srckey);
+/* Checked setters, for output where a lost field must be noticed: v
+ * under key in o / appended to arr. A NULL v (a json_object_new_* that
+ * failed) or a failed add releases v and returns -ENOMEM; else 0. */
+int jx_put(struct json_object *o, const char *key, struct json_object *v);
+int jx_push(struct json_object *arr, struct json_object *v);
 /* o[key] as an array, created when missing. */
 struct json_object *jx_array_at(struct json_object *o, const char *key);
 

@@ -1,5 +1,6 @@
 /* probe_exec: asynchronous external probe commands, no shell. */
 #include "probes/probe_exec.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/util.h"
@@ -618,10 +619,8 @@ void probe_exec_free(struct probe_exec *p)
 
 static void jadd(int *fail, struct json_object *o, const char *k, struct json_object *v)
 {
-	if (!v || json_object_object_add(o, k, v) < 0) {
-		json_object_put(v);
+	if (jx_put(o, k, v) < 0)
 		*fail = 1;
-	}
 }
 
 int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
@@ -642,10 +641,8 @@ int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
 		struct json_object *s = c ? json_object_new_string(c) : NULL;
 
 		free(c);
-		if (!s || json_object_array_add(a, s) < 0) {
-			json_object_put(s);
+		if (jx_push(a, s) < 0)
 			fail = 1;
-		}
 	}
 	jadd(&fail, out, "argv", a);
 	if (!r->not_found && p->path[0]) {

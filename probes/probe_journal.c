@@ -1,6 +1,7 @@
 /* probe_journal: journal excerpt around a stall, via sd-journal. */
 #include "probes/probe_journal.h"
 
+#include "lib/json.h"
 #include "lib/util.h"
 #include <errno.h>
 #include <stdio.h>
@@ -20,18 +21,14 @@
 
 static void jadd(int *fail, struct json_object *o, const char *k, struct json_object *v)
 {
-	if (!v || json_object_object_add(o, k, v) < 0) {
-		json_object_put(v);
+	if (jx_put(o, k, v) < 0)
 		*fail = 1;
-	}
 }
 
 static void jpush(int *fail, struct json_object *a, struct json_object *v)
 {
-	if (!v || json_object_array_add(a, v) < 0) {
-		json_object_put(v);
+	if (jx_push(a, v) < 0)
 		*fail = 1;
-	}
 }
 
 /* Value of field name of the current entry, at most max bytes, cleaned.

@@ -1,5 +1,6 @@
 /* probe_threads: /proc thread snapshots of an engine process. */
 #include "probes/probe_threads.h"
+#include "lib/json.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -484,26 +485,14 @@ struct jb {
 
 static void jadd(struct jb *b, struct json_object *o, const char *k, struct json_object *v)
 {
-	if (!v) {
+	if (jx_put(o, k, v) < 0)
 		b->fail = 1;
-		return;
-	}
-	if (json_object_object_add(o, k, v) < 0) {
-		json_object_put(v);
-		b->fail = 1;
-	}
 }
 
 static void jpush(struct jb *b, struct json_object *a, struct json_object *v)
 {
-	if (!v) {
+	if (jx_push(a, v) < 0)
 		b->fail = 1;
-		return;
-	}
-	if (json_object_array_add(a, v) < 0) {
-		json_object_put(v);
-		b->fail = 1;
-	}
 }
 
 static struct json_object *flags_json(struct jb *b, unsigned flags)

@@ -12,27 +12,16 @@
 #include <time.h>
 
 #include "collectors/ethtool_text.h"
+#include "lib/util.h"
 
 #define FIXDIR "tests/fixtures/real"
 
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
-	char *b;
-	long n;
+	char *t = util_read_file(path, 1u << 20, len);
 
-	assert_non_null(f);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	b = malloc((size_t)n + 1);
-	assert_non_null(b);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return b;
+	assert_non_null(t);
+	return t;
 }
 
 static int find(const struct etxt *e, const char *name)

@@ -17,23 +17,10 @@
 #include "collectors/flow_onload.h"
 #include "lib/util.h"
 
+#include "nstest.h"
+
 #define FX "tests/fixtures/onload/"
 #define MS 1000000ull
-
-static void to_repo_root(void)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-
-	if (access(FX "README.md", R_OK) == 0)
-		return;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = '\0';
-	assert_int_equal(chdir(dirname(exe)), 0);
-	assert_int_equal(chdir("../.."), 0);
-	assert_int_equal(access(FX "README.md", R_OK), 0);
-}
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -50,7 +37,7 @@ static struct flow_onload_dump d0, d1;
 static int setup(void **state)
 {
 	(void)state;
-	to_repo_root();
+	assert_int_equal(nstest_chdir_repo(FX "README.md"), 0);
 	assert_int_equal(flow_onload_dump_init(&d0), 0);
 	assert_int_equal(flow_onload_dump_init(&d1), 0);
 	return 0;

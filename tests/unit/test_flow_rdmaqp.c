@@ -19,55 +19,10 @@
 #include "collectors/flow_rdmaqp.h"
 #include "collectors/src_rdma.h"
 
+#include "qpmsg.h"
+
 #define QP_MSG RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET)
 #define MS 1000000ull
-
-struct cqp {
-	uint32_t port, lqpn, rqpn, sq_psn, rq_psn, pid;
-	uint8_t type, state;
-	const char *kern;
-};
-
-/* One reply message: device handle, RES_QP nest, one entry per QP with
- * the attributes in the kernel's order. */
-static size_t craft(void *buf, uint32_t seq, uint32_t dev, const char *name,
-		    const struct cqp *q, unsigned n)
-{
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
-	struct nlattr *tab;
-
-	nlh->nlmsg_type = QP_MSG;
-	nlh->nlmsg_flags = NLM_F_MULTI;
-	nlh->nlmsg_seq = seq;
-	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, dev);
-	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, name);
-	tab = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_RES_QP);
-	for (unsigned i = 0; i < n; i++) {
-		struct nlattr *e = mnl_attr_nest_start(nlh, RDMA_NLDEV_ATTR_RES_QP_ENTRY);
-
-		if (q[i].port)
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, q[i].port);
-		if (q[i].lqpn)
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_LQPN, q[i].lqpn);
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_PDN, 3);
-		if (q[i].kern)
-			mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_RES_KERN_NAME, q[i].kern);
-		else
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_PID, q[i].pid);
-		if (q[i].type == FLOW_QPT_RC || q[i].type == FLOW_QPT_UC) {
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQPN, q[i].rqpn);
-			mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_RQ_PSN, q[i].rq_psn);
-		}
-		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_RES_SQ_PSN, q[i].sq_psn);
-		if (q[i].type == FLOW_QPT_RC || q[i].type == FLOW_QPT_UC)
-			mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_PATH_MIG_STATE, 3);
-		mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_TYPE, q[i].type);
-		mnl_attr_put_u8(nlh, RDMA_NLDEV_ATTR_RES_STATE, q[i].state);
-		mnl_attr_nest_end(nlh, e);
-	}
-	mnl_attr_nest_end(nlh, tab);
-	return nlh->nlmsg_len;
-}
 
 static const struct cqp rc = {
 	.port = 1, .lqpn = 0x11a, .rqpn = 0x2b4, .sq_psn = 0x4a21f0, .rq_psn = 0x10c3e2,
@@ -113,7 +68,7 @@ static void flow_rdmaqp_parse__three_qps__fields_decoded(void **state)
 	size_t len;
 
 	(void)state;
-	len = craft(buf, 5, 3, "mlx5_0", q, 3);
+	len = qpmsg_put(buf, 5, 3, "mlx5_0", q, 3);
 	assert_int_equal(flow_rdmaqp_parse(buf, len, qps, 16, &n, &skipped, err, sizeof(err)), 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(skipped, 0);
@@ -145,7 +100,7 @@ static void flow_rdmaqp_parse__huge_nlmsg_len__rejected_before_libmnl(void **sta
 	size_t len;
 
 	(void)state;
-	len = craft(buf, 5, 3, "mlx5_0", &rc, 1);
+	len = qpmsg_put(buf, 5, 3, "mlx5_0", &rc, 1);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		nlh->nlmsg_len = bad[i];
 		err[0] = '\0';
@@ -195,8 +150,8 @@ static void flow_rdmaqp_parse__entry_without_lqpn__skipped(void **state)
 	size_t len;
 
 	(void)state;
-	q[0].lqpn = 0;                          /* not put */
-	len = craft(buf, 5, 3, "mlx5_0", q, 2);
+	q[0].no_lqpn = 1;                       /* not put */
+	len = qpmsg_put(buf, 5, 3, "mlx5_0", q, 2);
 	assert_int_equal(flow_rdmaqp_parse(buf, len, qps, 16, &n, &skipped, err, sizeof(err)), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(skipped, 1);
@@ -215,10 +170,10 @@ static void flow_rdmaqp_parse_batch__two_messages_and_done__all_read(void **stat
 	size_t len;
 
 	(void)state;
-	len = craft(buf, 9, 3, "mlx5_0", &rc, 1);
+	len = qpmsg_put(buf, 9, 3, "mlx5_0", &rc, 1);
 	len = MNL_ALIGN(len);
 	q2.lqpn = 0x300;
-	len += MNL_ALIGN(craft(buf + len, 9, 4, "mlx5_1", &q2, 1));
+	len += MNL_ALIGN(qpmsg_put(buf + len, 9, 4, "mlx5_1", &q2, 1));
 	done = mnl_nlmsg_put_header(buf + len);
 	done->nlmsg_type = NLMSG_DONE;
 	done->nlmsg_seq = 9;
@@ -256,7 +211,7 @@ static struct flow_rdmaqp_qp qp_at(uint32_t sq, uint32_t rq, uint8_t st)
 	q.sq_psn = sq;
 	q.rq_psn = rq;
 	q.state = st;
-	len = craft(buf, 1, 3, "mlx5_0", &q, 1);
+	len = qpmsg_put(buf, 1, 3, "mlx5_0", &q, 1);
 	assert_int_equal(flow_rdmaqp_parse(buf, len, qps, 16, &n, NULL, err, sizeof(err)), 0);
 	assert_int_equal(n, 1);
 	return qps[0];

@@ -1,0 +1,231 @@
+/* devlink_nlhex: recorded netlink replies as text (.nlhex: "#" comment
+ * lines, each message's bytes in hex after a comment naming it), read and
+ * written for the recorded-reply path of devlink_io.c and for the tests
+ * (see devlink_health.h and tests/fixtures/devlink/README.md). */
+#include "collectors/devlink_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* A whole regular file of at most max bytes, NUL-terminated; NULL with
+ * errno and err set. */
+static char *read_small(const char *path, size_t max, size_t *len, char *err,
+			size_t errlen)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		errno = e;
+		return NULL;
+	}
+	if (fstat(fd, &sb) < 0) {
+		e = errno;
+		snprintf(err, errlen, "%s: fstat: %s", path, strerror(e));
+		goto fail;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		e = EINVAL;
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto fail;
+	}
+	if ((uint64_t)sb.st_size > max) {
+		e = EFBIG;
+		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+		goto fail;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf) {
+		e = ENOMEM;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		goto fail;
+	}
+	while (n <= (size_t)sb.st_size) {
+		ssize_t r = read(fd, buf + n, (size_t)sb.st_size + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			snprintf(err, errlen, "%s: read: %s", path, strerror(e));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > (size_t)sb.st_size) {
+		e = EFBIG;
+		snprintf(err, errlen, "%s: grew while read", path);
+		goto fail;
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+fail:
+	free(buf);
+	close(fd);
+	errno = e;
+	return NULL;
+}
+
+int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
+		   size_t errlen)
+{
+	size_t tlen = 0, o = 0;
+	unsigned line = 1;
+	char scratch[8], *text;
+	uint8_t *out;
+	int hi = -1;
+
+	ERRBUF(err, errlen, scratch);
+	*buf = NULL;
+	*len = 0;
+	text = read_small(path, NLHEX_TEXT_MAX, &tlen, err, errlen);
+	if (!text)
+		return -(errno ? errno : EIO);
+	out = malloc(tlen / 2 + 1);
+	if (!out) {
+		free(text);
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < tlen; i++) {
+		int c = (unsigned char)text[i], v;
+
+		if (c == '#') {
+			while (i < tlen && text[i] != '\n')
+				i++;
+			line++;
+			continue;
+		}
+		if (c == '\n')
+			line++;
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+			continue;
+		v = hexval(c);
+		if (v < 0) {
+			snprintf(err, errlen, "%s:%u: not a hex digit: '%c'", path, line,
+				 c >= 0x20 && c < 0x7f ? c : '?');
+			goto bad;
+		}
+		if (hi < 0) {
+			hi = v;
+		} else {
+			out[o++] = (uint8_t)(hi << 4 | v);
+			hi = -1;
+		}
+	}
+	if (hi >= 0) {
+		snprintf(err, errlen, "%s: odd number of hex digits", path);
+		goto bad;
+	}
+	if (o > DLH_REPLY_MAX) {
+		snprintf(err, errlen, "%s: more than %u bytes", path, DLH_REPLY_MAX);
+		goto bad;
+	}
+	free(text);
+	*buf = out;
+	*len = o;
+	return 0;
+bad:
+	free(text);
+	free(out);
+	return -EINVAL;
+}
+
+int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
+		    size_t len, char *err, size_t errlen)
+{
+	const uint8_t *p = buf;
+	char tmp[4096 + 8], scratch[8];
+	size_t off = 0;
+	unsigned k = 0;
+	FILE *fp;
+	int e;
+
+	ERRBUF(err, errlen, scratch);
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		snprintf(err, errlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	fp = fopen(tmp, "we");
+	if (!fp) {
+		e = errno;
+		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
+		return -e;
+	}
+	if (comment) {
+		for (const char *c = comment; *c;) {
+			size_t n = strcspn(c, "\n");
+
+			fprintf(fp, "# %.*s\n", (int)n, c);
+			c += n + (c[n] == '\n');
+		}
+	}
+	while (off < len) {
+		const struct nlmsghdr *nlh = (const void *)(p + off);
+		size_t n = len - off;
+
+		if (n >= NLMSG_HDRLEN && nlh->nlmsg_len >= NLMSG_HDRLEN &&
+		    nlh->nlmsg_len <= n) {
+			const struct genlmsghdr *g = (const void *)(p + off + NLMSG_HDRLEN);
+
+			n = NLMSG_ALIGN((size_t)nlh->nlmsg_len) <= n ?
+			    NLMSG_ALIGN((size_t)nlh->nlmsg_len) : n;
+			fprintf(fp, "# message %u: type %u flags 0x%x seq %u, %u bytes", ++k,
+				nlh->nlmsg_type, nlh->nlmsg_flags, nlh->nlmsg_seq,
+				nlh->nlmsg_len);
+			if (nlh->nlmsg_type >= NLMSG_MIN_TYPE &&
+			    nlh->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN)
+				fprintf(fp, ", genl cmd %u", g->cmd);
+			fputc('\n', fp);
+		} else {
+			fprintf(fp, "# %zu bytes that are not a message\n", n);
+		}
+		for (size_t i = 0; i < n; i++)
+			fprintf(fp, "%02x%s", p[off + i],
+				(i + 1) % 16 == 0 || i + 1 == n ? "\n" : (i + 1) % 4 == 0 ? " " : "");
+		off += n;
+	}
+	if (fflush(fp) || ferror(fp)) {
+		e = errno ? errno : EIO;
+		fclose(fp);
+		unlink(tmp);
+		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
+		return -e;
+	}
+	fclose(fp);
+	if (rename(tmp, path) < 0) {
+		e = errno;
+		unlink(tmp);
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	return 0;
+}

@@ -1,0 +1,306 @@
+/* Unit tests for collectors/flow_vma.c: statistics files on disk (opened
+ * safely, read, the reader counter bumped) and the emulated engine
+ * (tests/engine/vmaengine.c); images built as in vmaimg.h. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/flow_vma.h"
+
+#include "vmaimg.h"
+
+/* ---- files ---- */
+
+struct fx {
+	char dir[64];
+	char path[128];
+};
+
+static int setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	strcpy(f->dir, "/tmp/test_flow_vma.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/vmastat.%d", f->dir, (int)getpid());
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+static void write_file(const char *path, const unsigned char *b, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, len), (ssize_t)len);
+	close(fd);
+}
+
+static void flow_vma_file__image_on_disk__read_and_bumped_once(void **state)
+{
+	struct fx *f = *state;
+	size_t len;
+	unsigned char *img = vma_image(100, &len), *back;
+	struct flow_vma_file *vf;
+	char err[256] = "";
+	uint32_t rc_now;
+
+	vma_put(img, 0, &client);
+	p32(img, 0, 41);                        /* reader_counter */
+	write_file(f->path, img, len);
+	vf = flow_vma_file_open(f->path, 1, err, sizeof(err));
+	if (!vf)
+		print_error("%s\n", err);
+	assert_non_null(vf);
+	assert_int_equal(flow_vma_file_pid(vf), getpid());
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.reader_counter, 41);
+	assert_int_equal(flow_vma_file_bump(vf, 1000000000ull, 100000000ull, err, sizeof(err)), 1);
+	/* rate-limited: 50 ms later no write */
+	assert_int_equal(flow_vma_file_bump(vf, 1050000000ull, 100000000ull, err, sizeof(err)), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1100000000ull, 100000000ull, err, sizeof(err)), 1);
+	flow_vma_file_close(vf);
+	/* the counter moved by exactly two, nothing else changed */
+	back = malloc(len);
+	assert_non_null(back);
+	{
+		int fd = open(f->path, O_RDONLY);
+
+		assert_true(fd >= 0);
+		assert_int_equal(read(fd, back, len), (ssize_t)len);
+		close(fd);
+	}
+	memcpy(&rc_now, back, 4);
+	assert_int_equal(rc_now, 43);
+	assert_memory_equal(back + 4, img + 4, len - 4);
+	free(back);
+	free(img);
+}
+
+static void flow_vma_file_open__fifo__refused(void **state)
+{
+	struct fx *f = *state;
+	char err[256] = "";
+
+	assert_int_equal(mkfifo(f->path, 0644), 0);
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a regular file"));
+}
+
+static void flow_vma_file_open__symlink__refused(void **state)
+{
+	struct fx *f = *state;
+	char real[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+
+	snprintf(real, sizeof(real), "%s/real", f->dir);
+	write_file(real, img, len);
+	assert_int_equal(symlink(real, f->path), 0);
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "symbolic links are refused"));
+	free(img);
+}
+
+static void flow_vma_file_open__truncated_file__refused(void **state)
+{
+	struct fx *f = *state;
+	unsigned char small[100] = { 0 };
+	char err[256] = "";
+
+	write_file(f->path, small, sizeof(small));
+	assert_null(flow_vma_file_open(f->path, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "100 bytes"));
+}
+
+static void flow_vma_file_read__truncated_after_open__error(void **state)
+{
+	struct fx *f = *state;
+	size_t len;
+	unsigned char *img = vma_image(10, &len);
+	struct flow_vma_file *vf;
+	char err[256] = "";
+
+	write_file(f->path, img, len);
+	vf = flow_vma_file_open(f->path, 0, err, sizeof(err));
+	assert_non_null(vf);
+	assert_int_equal(truncate(f->path, (off_t)len - V_BLOCK), 0);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), -EINVAL);
+	assert_int_equal(truncate(f->path, 10), 0);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), -EFBIG);
+	flow_vma_file_close(vf);
+	free(img);
+}
+
+static void flow_vma_file_open__owner_not_the_pid_user__refused(void **state)
+{
+	struct fx *f = *state;
+	char path[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+
+	if (getuid() != 0)
+		skip();
+	/* pid 1 runs as root; a file claiming pid 1 owned by nobody is a lie */
+	snprintf(path, sizeof(path), "%s/vmastat.1", f->dir);
+	write_file(path, img, len);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_null(flow_vma_file_open(path, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	free(img);
+}
+
+/* ---- the emulated engine (tests/engine/vmaengine.c) ---- */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t spawn(char *const argv[])
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	int st;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+{
+	struct fx *f = *state;
+	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
+	char *sargv[16], *cargv[16];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	ssize_t n;
+	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
+	uint64_t t0;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	snprintf(eng, sizeof(eng), "%s/../vmaengine", dirname(exe));
+	if (access(eng, X_OK) != 0) {
+		print_message("skipped: %s not built (make)\n", eng);
+		skip();
+	}
+	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
+	i = 0;
+	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
+	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = f->dir; sargv[i++] = "--stall-after";
+	sargv[i++] = "200"; sargv[i++] = "--duration"; sargv[i++] = "20"; sargv[i] = NULL;
+	sp = spawn(sargv);
+	usleep(100000);
+	i = 0;
+	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
+	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
+	cargv[i++] = f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
+	cargv[i++] = "--duration"; cargv[i++] = "20"; cargv[i] = NULL;
+	cp = spawn(cargv);
+	snprintf(cli_path, sizeof(cli_path), "%s/vmastat.%d", f->dir, (int)cp);
+	for (i = 0; i < 100 && !vf; i++) {
+		usleep(20000);
+		vf = flow_vma_file_open(cli_path, 1, err, sizeof(err));
+	}
+	assert_non_null(vf);
+	/* nobody bumped: the socket block is there, its counters unpublished */
+	usleep(300000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(snap.n, 1);
+	assert_int_equal(snap.s[0].tx_packets, 0);
+	/* a bump: copied within the 10 ms publisher period */
+	assert_int_equal(flow_vma_file_bump(vf, mono_ns(), 100000000ull, err, sizeof(err)), 1);
+	usleep(50000);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_true(snap.s[0].tx_packets > 0);
+	assert_int_equal(ntohs(snap.s[0].rport), port);
+	/* poll as the daemon would: bump, read, judge; the server stops
+	 * answering after 200 requests and the client waits */
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 5000000000ull && !stalled) {
+		uint64_t now = mono_ns();
+
+		flow_vma_file_bump(vf, now, 100000000ull, err, sizeof(err));
+		usleep(100000);
+		if (flow_vma_file_read(vf, &snap, err, sizeof(err)) == 0 && snap.n == 1) {
+			flow_vma_obs(&snap.s[0], "vma", (int)cp, &t, mono_ns(), &o);
+			stalled = flow_live_stalled(&t.live, mono_ns(), 200000000ull);
+		}
+	}
+	assert_true(stalled);
+	assert_int_equal(t.live.verdict, FLOW_LIVE_WAITING);
+	assert_int_equal(snap.s[0].rx_packets, 200);    /* every answer the server gave */
+	assert_int_equal(snap.s[0].tx_packets, 201);
+	flow_vma_file_close(vf);
+	stop_child(cp);
+	stop_child(sp);
+	/* the engine removes its file when it ends */
+	assert_int_equal(access(cli_path, F_OK), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(flow_vma_file__image_on_disk__read_and_bumped_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__fifo__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__symlink__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__truncated_file__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_read__truncated_after_open__error, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__owner_not_the_pid_user__refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
