@@ -142,37 +142,42 @@ static void engine(unsigned n, unsigned reps)
 /* ---- the tc tracker ---- */
 
 /* An Ethernet + IPv4 + TCP (or UDP) frame from 10.9.a.b:sport to
- * 10.9.0.1:dport. */
+ * 10.9.0.1:dport. The headers are built aligned and copied in: behind
+ * the 14-byte Ethernet header the IP header is not 4-byte aligned. */
 static size_t frame(unsigned char *buf, int udp, uint32_t src, uint16_t sport, uint16_t dport)
 {
-	struct ethhdr *eth = (void *)buf;
-	struct iphdr *ip = (void *)(buf + sizeof(*eth));
+	struct ethhdr eth = { .h_proto = htons(ETH_P_IP) };
+	struct iphdr ip = { 0 };
 	size_t l4 = udp ? sizeof(struct udphdr) : sizeof(struct tcphdr);
+	size_t at = sizeof(eth) + sizeof(ip);
 
 	memset(buf, 0, 128);
-	eth->h_proto = htons(ETH_P_IP);
-	ip->version = 4;
-	ip->ihl = 5;
-	ip->ttl = 64;
-	ip->protocol = udp ? IPPROTO_UDP : IPPROTO_TCP;
-	ip->tot_len = htons((uint16_t)(sizeof(*ip) + l4 + 32));
-	ip->saddr = htonl(0x0a090000u | (src & 0xffff));
-	ip->daddr = htonl(0x0a090001u);
+	ip.version = 4;
+	ip.ihl = 5;
+	ip.ttl = 64;
+	ip.protocol = udp ? IPPROTO_UDP : IPPROTO_TCP;
+	ip.tot_len = htons((uint16_t)(sizeof(ip) + l4 + 32));
+	ip.saddr = htonl(0x0a090000u | (src & 0xffff));
+	ip.daddr = htonl(0x0a090001u);
+	memcpy(buf, &eth, sizeof(eth));
+	memcpy(buf + sizeof(eth), &ip, sizeof(ip));
 	if (udp) {
-		struct udphdr *u = (void *)(ip + 1);
+		struct udphdr u = { 0 };
 
-		u->source = htons(sport);
-		u->dest = htons(dport);
-		u->len = htons((uint16_t)(l4 + 32));
+		u.source = htons(sport);
+		u.dest = htons(dport);
+		u.len = htons((uint16_t)(l4 + 32));
+		memcpy(buf + at, &u, sizeof(u));
 	} else {
-		struct tcphdr *t = (void *)(ip + 1);
+		struct tcphdr t = { 0 };
 
-		t->source = htons(sport);
-		t->dest = htons(dport);
-		t->doff = 5;
-		t->ack = 1;
+		t.source = htons(sport);
+		t.dest = htons(dport);
+		t.doff = 5;
+		t.ack = 1;
+		memcpy(buf + at, &t, sizeof(t));
 	}
-	return sizeof(*eth) + sizeof(*ip) + l4 + 32;
+	return at + l4 + 32;
 }
 
 /* A private namespace with a veth: what the tracker attaches to. */
