@@ -11,9 +11,21 @@ BPFTOOL  ?= bpftool
 VERSION  := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 
 SYSCONFDIR ?= /etc
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+INCLUDEDIR ?= $(PREFIX)/include
 DATADIR    ?= $(PREFIX)/share/nicstalld
 MANDIR     ?= $(PREFIX)/share/man
-UNITDIR    ?= /lib/systemd/system
+DOCDIR     ?= $(PREFIX)/share/doc/nicstalld
+# nicstall-flowtab.pc describes a header only: architecture-independent
+PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
+# Where systemd looks, as its pkg-config file says (systemd.pc); they do not
+# follow PREFIX: systemd reads these directories only.
+SYSTEMD_VAR = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
+UNITDIR     ?= $(or $(call SYSTEMD_VAR,systemdsystemunitdir),/lib/systemd/system)
+SYSUSERSDIR ?= $(or $(call SYSTEMD_VAR,sysusersdir),/usr/lib/sysusers.d)
+TMPFILESDIR ?= $(or $(call SYSTEMD_VAR,tmpfilesdir),/usr/lib/tmpfiles.d)
+CATALOGDIR  ?= $(or $(call SYSTEMD_VAR,catalogdir),/usr/lib/systemd/catalog)
 
 PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -58,7 +70,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps check unit unit-run unit-asan system system-asan demo bench install clean layering
+.PHONY: FORCE all deps check check-systemd unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -68,7 +80,7 @@ all: $(BINS)
 # Rebuild when the installation paths or sanitizers change: they are
 # compiled in (the rules directory, the configuration path).
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW := $(SYSCONFDIR) $(DATADIR) $(SAN) $(CFLAGS) $(CPPFLAGS)
+FLAGS_NOW := $(PREFIX) $(INCLUDEDIR) $(SYSCONFDIR) $(DATADIR) $(SAN) $(CFLAGS) $(CPPFLAGS)
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(BUILD)
 	@echo '$(FLAGS_NOW)' | cmp -s - $@ || echo '$(FLAGS_NOW)' > $@
@@ -125,10 +137,19 @@ system: all $(EXTRA_BINS)
 
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test).
-SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables
+SYSTEM_ASAN_TESTS ?= snapshot_veth|control|forensic|emu_scenarios|hostile_tables|metrics|journal
 system-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
+
+# The hardened unit under a real systemd booted in systemd-nspawn (about
+# 30 s; needs systemd-nspawn, overlayfs over / and /dev/kmsg): kept out of
+# make check, run it after changing systemd/ or the daemon's system calls.
+check-systemd: deps
+	@$(MAKE) --no-print-directory all
+	@timeout -k 10 300 bash tests/system/boot_unit.sh $(BUILD) > $(BUILD)/system-boot_unit.log 2>&1; \
+	 rc=$$?; grep -E '^(ok|FAIL) ' $(BUILD)/system-boot_unit.log | grep -v '^ok' ; \
+	 tail -1 $(BUILD)/system-boot_unit.log; exit $$rc
 
 # The README's test command: set-up, build, unit tests (plain and under
 # ASan+UBSan), system tests, one closing line.
@@ -153,23 +174,71 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(BUILD)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BUILD)/nicstalld $(DESTDIR)$(PREFIX)/sbin/nicstalld
-	install -m 0755 $(BUILD)/nicstallctl $(DESTDIR)$(PREFIX)/bin/nicstallctl
+# The installed tree names the installed paths: the pages, the unit and the
+# pkg-config file are written with PREFIX, SYSCONFDIR and friends in place
+# of the defaults they are written with in the source.
+INSTALL_SED := sed -e 's|/usr/local/share/doc/nicstalld|$(DOCDIR)|g' \
+	-e 's|/usr/local/share/nicstalld|$(DATADIR)|g' \
+	-e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/bin|$(BINDIR)|g' \
+	-e 's|/usr/local/include|$(INCLUDEDIR)|g' -e 's|/etc/nicstalld|$(SYSCONFDIR)/nicstalld|g'
+MANPAGES := $(wildcard man/*.[1-8])
+RULEFILES := $(wildcard rules/*.rules)
+HEADERS := $(wildcard include/nicstall/*.h)
+FLOWTAB_VERSION := $(shell sed -n 's/^\#define NSFT_VERSION *\([0-9]*\)u.*/\1/p' include/nicstall/flowtab.h)
+
+$(BUILD)/nicstall-flowtab.pc: $(FLAGS_STAMP) include/nicstall/flowtab.h
+	@mkdir -p $(dir $@)
+	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))' \
+	  'flowsdir=/run/nicstalld/flows' '' 'Name: nicstall-flowtab' \
+	  'Description: nicstalld flow table for kernel-bypass engines (header only, nicstall-flowtab(7))' \
+	  'URL: man:nicstall-flowtab(7)' 'Version: $(FLOWTAB_VERSION)' 'Cflags: -I$${includedir}' > $@
+
+install: all $(BUILD)/nicstall-flowtab.pc
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/nicstalld $(DESTDIR)$(SBINDIR)/nicstalld
+	install -m 0755 $(BUILD)/nicstallctl $(DESTDIR)$(BINDIR)/nicstallctl
 	install -d $(DESTDIR)$(DATADIR)/rules
-	for f in $(wildcard rules/*.rules); do install -m 0644 $$f $(DESTDIR)$(DATADIR)/rules/; done
-	install -d $(DESTDIR)$(PREFIX)/include/nicstall
-	for f in $(wildcard include/nicstall/*.h); do install -m 0644 $$f $(DESTDIR)$(PREFIX)/include/nicstall/; done
-	for s in 5 7 8; do \
-	  for f in $$(ls man/*.$$s 2>/dev/null); do \
-	    install -d $(DESTDIR)$(MANDIR)/man$$s; install -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/; done; done
+	install -m 0644 $(RULEFILES) $(DESTDIR)$(DATADIR)/rules/
+	install -d $(DESTDIR)$(INCLUDEDIR)/nicstall $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/nicstall/
+	install -m 0644 $(BUILD)/nicstall-flowtab.pc $(DESTDIR)$(PKGCONFIGDIR)/nicstall-flowtab.pc
+	for f in $(MANPAGES); do s=$${f##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+	  $(INSTALL_SED) $$f > $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; \
+	  chmod 0644 $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done
 	install -d $(DESTDIR)$(SYSCONFDIR)/nicstalld/rules.d
 	[ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ] || \
 	  install -m 0644 systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf
-	install -d $(DESTDIR)$(UNITDIR)
-	sed 's|/usr/local/sbin/nicstalld|$(PREFIX)/sbin/nicstalld|' systemd/nicstalld.service > $(DESTDIR)$(UNITDIR)/nicstalld.service
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(CATALOGDIR)
+	$(INSTALL_SED) systemd/nicstalld.service > $(DESTDIR)$(UNITDIR)/nicstalld.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/nicstalld.service
+	install -m 0644 systemd/nicstalld.sysusers $(DESTDIR)$(SYSUSERSDIR)/nicstalld.conf
+	install -m 0644 systemd/nicstalld.tmpfiles $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf
+	install -m 0644 systemd/nicstalld.catalog $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 README.md LICENSE LICENSES/*.txt systemd/nicstalld.conf.example \
+	  systemd/engine-readers.conf $(DESTDIR)$(DOCDIR)/
+	@echo "installed; on the host: systemd-sysusers nicstalld.conf; systemd-tmpfiles --create" \
+	  "nicstalld.conf; journalctl --update-catalog; systemctl daemon-reload"
+
+# Everything install wrote, and the directories only nicstalld uses. The
+# configuration stays when it differs from the example (it was edited).
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/nicstalld $(DESTDIR)$(BINDIR)/nicstallctl
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/rules/,$(notdir $(RULEFILES)))
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/nicstall/,$(notdir $(HEADERS)))
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/nicstall-flowtab.pc
+	for f in $(MANPAGES); do s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done
+	rm -f $(DESTDIR)$(UNITDIR)/nicstalld.service $(DESTDIR)$(SYSUSERSDIR)/nicstalld.conf \
+	  $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md LICENSE $(notdir $(wildcard LICENSES/*.txt)) \
+	  nicstalld.conf.example engine-readers.conf)
+	if cmp -s systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; then \
+	  rm -f $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ]; then \
+	  echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf (edited)"; fi
+	-rmdir $(DESTDIR)$(SYSCONFDIR)/nicstalld/rules.d $(DESTDIR)$(SYSCONFDIR)/nicstalld \
+	  $(DESTDIR)$(DATADIR)/rules $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCLUDEDIR)/nicstall \
+	  $(DESTDIR)$(DOCDIR) 2>/dev/null; true
 
 clean:
 	rm -rf build build-asan

@@ -455,3 +455,25 @@ section_bundle_in_detect() {
 		unit=ms series=bundle_net_ms goal="< 200 ms" check=below:200 \
 		note="both ports' counters and recorders, the flow table, the rules' verdict, report.html, SHA256SUMS; no observation window or capture ($(med bundle_ms) ms round trip, $c ms for status)"
 }
+
+# ---- metrics: the Prometheus textfile beside the sampling (bench_metrics) ----
+
+section_metrics() {
+	local r out
+	for r in $(seq "$(pick 1 3)"); do
+		out=$("$BUILD/bench_metrics") || { echo "bench: bench_metrics failed" >&2; return; }
+		sample met_sample_us "$(echo "$out" | awk '/^one sample of/ { print $(NF - 1) }')"
+		sample met_write_us "$(echo "$out" | awk '/^one metrics_write/ { print $(NF - 1) }')"
+		sample met_render_us "$(echo "$out" | awk '/of which fold \+ render/ { print $(NF - 1) }')"
+		sample met_core_pct "$(echo "$out" | sed -n 's/^metrics, \([0-9.]*\) % of one core.*/\1/p')"
+	done
+	row section=metrics name="one sample of 8 mlx5 ports (751 counters each)" unit=us \
+		series=met_sample_us note="ports_sample on the recorded ConnectX-4 Lx dump, the shipped rules"
+	row section=metrics name="  one metrics_write after 5 samples / a sample" unit=us \
+		series=met_write_us vs=met_sample_us \
+		note="fold the samples through the rules' signals, render, write the work file, rename (metrics_interval = 5s at interval = 1s)"
+	row section=metrics name="  of which fold + render / a sample" unit=us series=met_render_us \
+		vs=met_sample_us
+	row section=metrics name="the metrics file at the defaults" unit=% series=met_core_pct \
+		note="of one core, beside the sampling it reports on"
+}

@@ -8,6 +8,7 @@
  * any failure the temporary directory is removed completely. */
 #include "bundle/bundle.h"
 #include "bundle/bundle_int.h"
+#include "lib/ctlproto.h"
 #include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -16,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +361,36 @@ static int write_sums(int tfd, struct entry *ents, size_t n, char *err, size_t e
 	return rc;
 }
 
+/* Bundles are for the team: group CTL_GROUP may read them. The bundles
+ * directory gets that group and the setgid bit, so every directory and
+ * file made beneath it (mode 0750 and 0640) has the group too (inode
+ * owner rules of mkdir(2)/open(2) in a setgid directory). Without the
+ * group, bundles stay readable by root alone; said once. */
+static void share_with_group(int bfd, const char *state_dir)
+{
+	static int said_group, said_dir;
+	struct group *gr = getgrnam(CTL_GROUP);
+	struct stat st, sd;
+
+	if (!gr) {
+		if (!said_group++)
+			log_warnx("bundles: group '%s' does not exist: bundles are readable by root "
+				  "only (systemd-sysusers creates it)", CTL_GROUP);
+		return;
+	}
+	if (fstat(bfd, &st) < 0)
+		return;
+	if (st.st_gid != gr->gr_gid && fchown(bfd, (uid_t)-1, gr->gr_gid) < 0)
+		log_warn("bundles: %s/bundles: chgrp %s", state_dir, CTL_GROUP);
+	if ((st.st_mode & 07777) != 02750 && fchmod(bfd, 02750) < 0)
+		log_warn("bundles: %s/bundles: chmod 2750", state_dir);
+	/* the group must be able to reach it */
+	if (stat(state_dir, &sd) == 0 && !(sd.st_mode & S_IXOTH) &&
+	    !(sd.st_gid == gr->gr_gid && (sd.st_mode & S_IXGRP)) && !said_dir++)
+		log_warnx("bundles: state directory %s is not searchable by group '%s': its "
+			  "members cannot reach the bundles", state_dir, CTL_GROUP);
+}
+
 /* Rename tmpname to name, or name-2, name-3... (never replacing one).
  * final gets the name used. Returns 0 or -errno. */
 static int rename_unique(int bfd, const char *tmpname, const char *name, char *final,
@@ -407,6 +439,7 @@ int bundle_write(const char *state_dir, const char *name, struct json_object *ma
 		bfd = -1;
 		goto out;
 	}
+	share_with_group(bfd, state_dir);
 	snprintf(tmpname, sizeof(tmpname), TMP_PREFIX "%s", name);
 	if (mkdirat(bfd, tmpname, 0750) < 0) {
 		int ok = 0;

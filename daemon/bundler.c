@@ -14,6 +14,7 @@
 #include "probes/probe_exec.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@ struct bundler {
 	struct loop *loop;
 	const struct conf *c;
 	struct probe_exec *hook;
+	char running[PATH_MAX];                 /* the bundle the hook runs for */
+	char *queue[BUNDLER_HOOK_QUEUE];        /* bundles waiting for the hook, oldest first */
+	unsigned qhead, qlen;
 };
 
 struct bundler *bundler_new(struct loop *l, const struct conf *c)
@@ -40,11 +44,25 @@ struct bundler *bundler_new(struct loop *l, const struct conf *c)
 	return b;
 }
 
+static void hook_dropped(const char *path, const char *why)
+{
+	log_event(LOG_EV_HOOK_DROPPED, LOG_WARNING,
+		  LOG_FIELDS({ LF_BUNDLE, path }, { LF_REASON, why }),
+		  "bundle_hook: not run for %s: %s", path, why);
+}
+
 void bundler_free(struct bundler *b)
 {
 	if (!b)
 		return;
+	/* never silently: each bundle that will not get its hook is named */
+	if (b->hook)
+		hook_dropped(b->running, "the daemon stopped while its hook ran (killed)");
 	probe_exec_free(b->hook);
+	for (; b->qlen; b->qlen--, b->qhead = (b->qhead + 1) % BUNDLER_HOOK_QUEUE) {
+		hook_dropped(b->queue[b->qhead], "the daemon is stopping");
+		free(b->queue[b->qhead]);
+	}
 	free(b);
 }
 
@@ -53,7 +71,23 @@ void bundler_configure(struct bundler *b, const struct conf *c)
 	b->c = c;
 }
 
-/* ---- the completion hook ---- */
+/* ---- the completion hook: one run at a time, the others queued ---- */
+
+static void hook_next(struct bundler *b);
+
+static void hook_result(const char *path, const char *outcome, int pri, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void hook_result(const char *path, const char *outcome, int pri, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_event(LOG_EV_HOOK_RESULT, pri, LOG_FIELDS({ LF_BUNDLE, path }, { LF_OUTCOME, outcome }),
+		  "bundle_hook: %s (%s)", msg, path);
+}
 
 static void hook_done(struct probe_exec *pe, void *arg)
 {
@@ -61,51 +95,101 @@ static void hook_done(struct probe_exec *pe, void *arg)
 	const struct probe_exec_result *r = probe_exec_result(pe);
 
 	if (r->not_found)
-		log_warnx("bundle_hook: command not found: %s", b->c->bundle_hook);
+		hook_result(b->running, "not-found", LOG_WARNING, "command not found: %s",
+			    b->c->bundle_hook);
 	else if (r->timed_out)
-		log_warnx("bundle_hook: timed out and was killed");
+		hook_result(b->running, "timeout", LOG_WARNING, "timed out and was killed");
 	else if (r->exited && r->status == 0)
-		log_info("bundle_hook: done (exit 0)");
+		hook_result(b->running, "ok", LOG_INFO, "done (exit 0)");
 	else
-		log_warnx("bundle_hook: failed (%s %d)%s%.*s", r->signaled ? "signal" : "exit",
-			  r->signaled ? r->signo : r->status, r->out_len ? ": " : "",
-			  (int)(r->out_len > 200 ? 200 : r->out_len), r->out ? r->out : "");
+		hook_result(b->running, "failed", LOG_WARNING, "failed (%s %d)%s%.*s",
+			    r->signaled ? "signal" : "exit", r->signaled ? r->signo : r->status,
+			    r->out_len ? ": " : "", (int)(r->out_len > 200 ? 200 : r->out_len),
+			    r->out ? r->out : "");
 	probe_exec_free(pe);
 	b->hook = NULL;
+	b->running[0] = '\0';
+	hook_next(b);
 }
 
-static void run_hook(struct bundler *b, const char *path)
+/* Start the hook for path; 0 when it runs, -1 when it could not start
+ * (logged). */
+static int hook_start(struct bundler *b, const char *path)
 {
 	char **argv = NULL, **full;
 	char err[256];
 	int argc;
 
-	if (!b->c->bundle_hook[0])
-		return;
-	if (b->hook) {
-		log_warnx("bundle_hook: previous run still going; not run for %s", path);
-		return;
+	if (access(path, F_OK) < 0) {
+		hook_dropped(path, "the bundle was removed (retention) before its turn");
+		return -1;
 	}
 	argc = probe_exec_split(b->c->bundle_hook, &argv, err, sizeof(err));
 	if (argc < 0) {
-		log_warnx("bundle_hook: %s", err);
-		return;
+		hook_result(path, "failed", LOG_WARNING, "%s", err);
+		return -1;
 	}
 	full = calloc((size_t)argc + 2, sizeof(char *));
 	if (!full) {
 		probe_exec_argv_free(argv);
-		return;
+		hook_result(path, "failed", LOG_WARNING, "out of memory");
+		return -1;
 	}
 	for (int i = 0; i < argc; i++)
 		full[i] = argv[i];
 	full[argc] = (char *)path;
+	util_strlcpy(b->running, path, sizeof(b->running));
 	b->hook = probe_exec_start(b->loop, (const char *const *)full, -1,
 				   b->c->hook_timeout_ns, 16 * 1024, hook_done, b,
 				   err, sizeof(err));
-	if (!b->hook)
-		log_warnx("bundle_hook: %s", err);
 	free(full);
 	probe_exec_argv_free(argv);
+	if (!b->hook) {
+		hook_result(path, "failed", LOG_WARNING, "%s", err);
+		b->running[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+static void hook_next(struct bundler *b)
+{
+	while (!b->hook && b->qlen) {
+		char *path = b->queue[b->qhead];
+
+		b->qhead = (b->qhead + 1) % BUNDLER_HOOK_QUEUE;
+		b->qlen--;
+		if (!b->c->bundle_hook[0])
+			hook_dropped(path, "bundle_hook was unset by a reload");
+		else
+			hook_start(b, path);
+		free(path);
+	}
+}
+
+static void run_hook(struct bundler *b, const char *path)
+{
+	char *copy;
+
+	if (!b->c->bundle_hook[0])
+		return;
+	if (!b->hook && !b->qlen) {
+		hook_start(b, path);
+		return;
+	}
+	if (b->qlen >= BUNDLER_HOOK_QUEUE) {
+		hook_dropped(path, "the hook queue is full (" BUNDLER_HOOK_QUEUE_TEXT
+			     " bundles wait for the running hook)");
+		return;
+	}
+	copy = strdup(path);
+	if (!copy) {
+		hook_dropped(path, "out of memory");
+		return;
+	}
+	b->queue[(b->qhead + b->qlen) % BUNDLER_HOOK_QUEUE] = copy;
+	b->qlen++;
+	log_info("bundle_hook: queued for %s (%u waiting)", path, b->qlen);
 }
 
 /* ---- the files ---- */
@@ -332,13 +416,25 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, pathlen,
 			  e, sizeof(e));
 	if (rc < 0) {
-		log_errx("incident %" PRIu64 ": bundle not written: %s (the record stays in memory: "
-			 "nicstallctl incident show %" PRIu64 ")", in->incident_id, e, in->id);
+		log_event(LOG_EV_BUNDLE_FAILED, LOG_ERR,
+			  LOG_FIELDS({ LF_PORT, in->port_names[0] },
+				     { LF_INCIDENT, in->incident_id ? LOG_U64(in->incident_id) : NULL },
+				     { LF_INVESTIGATION, LOG_U64(in->id) }, { LF_VERDICT, vname },
+				     { LF_ACTION, jx_str(jx_get(rec, IR_RELEASE), "action") },
+				     { LF_ERROR, e }),
+			  "incident %" PRIu64 ": bundle not written: %s (the record stays in memory: "
+			  "nicstallctl incident show %" PRIu64 ")", in->incident_id, e, in->id);
 		jx_add_str(rec, IR_BUNDLE_ERROR, e);
 		util_errf(err, errlen, "%s", e);
 	} else {
 		jx_add_str(rec, IR_BUNDLE, path);
-		log_warnx("incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
+		log_event(LOG_EV_BUNDLE_WRITTEN, LOG_WARNING,
+			  LOG_FIELDS({ LF_PORT, in->port_names[0] },
+				     { LF_INCIDENT, in->incident_id ? LOG_U64(in->incident_id) : NULL },
+				     { LF_INVESTIGATION, LOG_U64(in->id) }, { LF_VERDICT, vname },
+				     { LF_BUNDLE, path },
+				     { LF_ACTION, jx_str(jx_get(rec, IR_RELEASE), "action") }),
+			  "incident %" PRIu64 ": bundle %s (verdict %s)", in->incident_id, path, vname);
 		for (unsigned i = 0; i < in->npcap; i++)
 			unlink(in->pcaps[i]);
 		evid_flows_files(rec, unlink_spooled, NULL);

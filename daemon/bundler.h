@@ -19,6 +19,10 @@ struct rules;
 
 #define BUNDLER_MAX_PORTS 2
 #define BUNDLER_MAX_PCAPS 4
+/* Bundles that may wait for bundle_hook while it runs for an earlier one;
+ * one more is refused with a "hook-dropped" event, never silently. */
+#define BUNDLER_HOOK_QUEUE 32
+#define BUNDLER_HOOK_QUEUE_TEXT "32"
 
 struct bundler_inv {
 	struct json_object *rec;        /* the investigation record */

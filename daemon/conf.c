@@ -196,6 +196,12 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		set_path(p, c->rules_local_dir, sizeof(c->rules_local_dir), key, val, 0);
 	} else if (!strcmp(key, "journal_dir")) {
 		set_path(p, c->journal_dir, sizeof(c->journal_dir), key, val, 1);
+	} else if (!strcmp(key, "metrics_file")) {
+		set_path(p, c->metrics_file, sizeof(c->metrics_file), key, val, 1);
+	} else if (!strcmp(key, "metrics_interval")) {
+		if (util_parse_duration(val, &c->metrics_interval_ns, 1000000000ull, 300000000000ull,
+					e, sizeof(e)) < 0)
+			perr(p, "metrics_interval: %s", e);
 	} else if (!strcmp(key, "onload_tools")) {
 		set_path(p, c->onload_tools, sizeof(c->onload_tools) - 32, key, val, 1);
 	} else if (!strcmp(key, "onload_interval")) {
@@ -494,6 +500,7 @@ static void defaults(struct conf *c, const char *path)
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;
+	c->metrics_interval_ns = 5000000000ull;
 	c->onload_ns = 1000000000ull;
 	util_strlcpy(c->vma_dir, "/tmp", sizeof(c->vma_dir));
 	util_strlcpy(c->xlio_dir, "/tmp/xlio", sizeof(c->xlio_dir));

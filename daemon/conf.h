@@ -84,6 +84,8 @@ struct conf {
 	uint64_t reprogram_hold_ns;  /* how long a reprogram holds its state */
 	uint64_t release_wait_ns;    /* release watch for flows that give no retry time */
 	uint64_t release_wait_max_ns; /* the longest release watch after one action */
+	char metrics_file[PATH_MAX]; /* Prometheus textfile; "" = none */
+	uint64_t metrics_interval_ns; /* how often it is rewritten */
 	char onload_tools[PATH_MAX]; /* orm_json, onload_stackdump; "" = PATH */
 	uint64_t onload_ns;          /* Onload poll interval */
 	char vma_dir[PATH_MAX];      /* vmastat.<pid> files */

@@ -245,10 +245,18 @@ void incident_end(struct incident *inc, uint64_t now, int released, uint64_t max
 	inc->end_mono_ns = now;
 	util_fmt_duration(now - inc->open_mono_ns, d, sizeof(d));
 	if (released)
-		log_info("incident %" PRIu64 " on port %s: every stalled flow released, %s after it opened",
-			 inc->id, inc->port, d);
+		log_event(LOG_EV_INCIDENT_ENDED, LOG_INFO,
+			  LOG_FIELDS({ LF_PORT, inc->port }, { LF_INCIDENT, LOG_U64(inc->id) },
+				     { LF_OUTCOME, "released" },
+				     { LF_DURATION_MS, LOG_U64((now - inc->open_mono_ns) / 1000000u) }),
+			  "incident %" PRIu64 " on port %s: every stalled flow released, %s after it opened",
+			  inc->id, inc->port, d);
 	else
-		log_warnx("incident %" PRIu64 " on port %s: ended unreleased after %s%s",
+		log_event(LOG_EV_INCIDENT_ENDED, LOG_WARNING,
+			  LOG_FIELDS({ LF_PORT, inc->port }, { LF_INCIDENT, LOG_U64(inc->id) },
+				     { LF_OUTCOME, "unreleased" },
+				     { LF_DURATION_MS, LOG_U64((now - inc->open_mono_ns) / 1000000u) }),
+			  "incident %" PRIu64 " on port %s: ended unreleased after %s%s",
 			  inc->id, inc->port, d, now - inc->open_mono_ns < max_ns ?
 			  " (its flows closed)" : "");
 }
@@ -262,7 +270,11 @@ void incident_log_open(const struct incident *inc)
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s (%s)",
 					i ? "; " : "", inc->flows[i].tuple,
 					flow_src_name(inc->flows[i].src));
-	log_warnx("incident %" PRIu64 " on port %s: %u flow(s) stalled, %u sibling(s) progressing: %s",
+	log_event(LOG_EV_INCIDENT_OPENED, LOG_WARNING,
+		  LOG_FIELDS({ LF_PORT, inc->port }, { LF_INCIDENT, LOG_U64(inc->id) },
+			     { LF_FLOWS, LOG_U64(inc->nflows) },
+			     { LF_FLOW, inc->nflows ? inc->flows[0].tuple : NULL }),
+		  "incident %" PRIu64 " on port %s: %u flow(s) stalled, %u sibling(s) progressing: %s",
 		  inc->id, inc->port, inc->nflows, inc->siblings, list);
 }
 

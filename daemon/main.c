@@ -8,8 +8,10 @@
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
 #include "daemon/forensic.h"
+#include "daemon/metrics.h"
 #include "daemon/ports.h"
 #include "daemon/sampler.h"
+#include "daemon/service.h"
 #include "daemon/stall.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -20,6 +22,7 @@
 #include "rules/rules.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,7 +31,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 struct daemon {
@@ -44,6 +46,9 @@ struct daemon {
 	struct stall *stall;
 	struct forensics *forensics;
 	struct ctl *ctl;
+	struct service *svc;
+	struct metrics *metrics;
+	int debug;                      /* -d: debug log and the debug commands */
 	struct cmd_env cmd;
 	uint64_t start_mono_ns, start_real_ns;
 	unsigned reloads, reload_failures;
@@ -59,7 +64,8 @@ static void usage(FILE *f)
 "      --check-config  report every configuration error and exit\n"
 "      --sysfs-root DIR  read sysfs (RDMA counters) under DIR instead of /\n"
 "      --socket PATH   control socket (default RUN_DIR/" CTL_SOCKET_NAME ")\n"
-"  -d, --debug         log debug messages\n"
+"  -d, --debug         log debug messages (and accept debug-block)\n"
+"  -h, --help          this help\n"
 "  -V, --version       print the version and exit\n", CONF_DEFAULT_PATH);
 }
 
@@ -90,24 +96,42 @@ static int load_rules(const struct conf *c, struct rules **out,
 	return rules_load_dirs(c->rules_dir, c->rules_local_dir, out, report, arg);
 }
 
+static void reload_failed(struct daemon *d, const char *why, char *err, size_t errlen)
+{
+	d->reload_failures++;
+	util_strlcpy(d->last_reload_error, why, sizeof(d->last_reload_error));
+	util_strlcpy(err, why, errlen);
+	log_event(LOG_EV_RELOAD_FAILED, LOG_ERR,
+		  LOG_FIELDS({ LF_CONFIG, d->conf_path }, { LF_ERROR, why }),
+		  "reload: %s: %s; keeping the running configuration", d->conf_path, why);
+	service_reloaded(d->svc, why);
+}
+
+/* A reload applies the configuration and its rules together, or nothing:
+ * either one with an error keeps everything that runs. */
 static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 {
 	struct errbuf eb = { err, errlen, 0 };
+	struct rules *nr = NULL;
 	struct conf *c;
+	char why[600];
 	int keep;
 
-	sd_notify(0, "RELOADING=1\nSTATUS=reloading configuration");
+	service_reloading(d->svc);
 	log_info("reloading %s", d->conf_path);
-	d->last_reload_error[0] = 0;
 	if (conf_load(d->conf_path, &c, report_log, &eb)) {
-		d->reload_failures++;
-		snprintf(d->last_reload_error, sizeof(d->last_reload_error),
-			 "%u error(s), first: %s", eb.n, err);
-		snprintf(err, errlen, "%s", d->last_reload_error);
-		log_errx("reload: %s: keeping the running configuration", d->conf_path);
-		sd_notify(0, "READY=1\nSTATUS=reload failed, running the previous configuration");
+		snprintf(why, sizeof(why), "%u error(s), first: %s", eb.n, err);
+		reload_failed(d, why, err, errlen);
 		return -1;
 	}
+	eb.n = 0;
+	if (load_rules(c, &nr, report_log, &eb)) {
+		snprintf(why, sizeof(why), "rules: %u error(s), first: %s", eb.n, err);
+		conf_free(c);
+		reload_failed(d, why, err, errlen);
+		return -1;
+	}
+	d->last_reload_error[0] = 0;
 	if (strcmp(c->run_dir, d->conf->run_dir))
 		log_warnx("reload: run_dir change to %s takes effect at restart", c->run_dir);
 	keep = ports_rec_capacity(c) == ports_rec_capacity(d->conf);
@@ -116,31 +140,23 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	if (!d->sysfs_override)
 		util_strlcpy(d->sysfs_root, c->sysfs_root, sizeof(d->sysfs_root));
 	ports_apply(d->ports, c, keep);
-	{
-		struct rules *nr = NULL;
-		struct errbuf reb = { err, errlen, 0 };
-
-		if (load_rules(c, &nr, report_log, &reb) == 0) {
-			forensic_set_rules(d->forensics, nr);
-			rules_free(d->rules);
-			d->rules = nr;
-		} else {
-			snprintf(d->last_reload_error, sizeof(d->last_reload_error),
-				 "rules: %u error(s), first: %s; keeping the running rules", reb.n, err);
-			log_errx("reload: rules: keeping the running rules");
-		}
-	}
+	forensic_set_rules(d->forensics, nr);
+	metrics_set_rules(d->metrics, nr);
+	rules_free(d->rules);
+	d->rules = nr;
 	sampler_set_interval(d->sampler, c->interval_ns);
 
 	log_set_level(c->log_level > log_get_level() && log_get_level() == LOG_DEBUG ?
 		      LOG_DEBUG : c->log_level);
 	stall_configure(d->stall, c);
 	forensic_configure(d->forensics, c);
+	metrics_configure(d->metrics, c);
 	conf_free(d->conf);
 	d->conf = c;
 	d->reloads++;
-	sd_notify(0, "READY=1\nSTATUS=running");
-	log_info("reloaded %s: %u port(s)", d->conf_path, c->nports);
+	log_event(LOG_EV_RELOAD_OK, LOG_INFO, LOG_FIELDS({ LF_CONFIG, d->conf_path }),
+		  "reloaded %s: %u port(s)", d->conf_path, c->nports);
+	service_reloaded(d->svc, NULL);
 	return 0;
 }
 
@@ -190,6 +206,42 @@ static void status_cb(struct json_object *o, void *arg)
 	if (d->last_reload_error[0])
 		jx_add_str(o, "last_reload_error", d->last_reload_error);
 	status_cpu(o, d);
+	jx_add_u64(o, "watchdog_usec", service_watchdog_usec(d->svc));
+	if (d->conf->metrics_file[0])
+		jx_add_str(o, "metrics_file", d->conf->metrics_file);
+}
+
+static void svc_status(char *buf, size_t len, void *arg)
+{
+	struct daemon *d = arg;
+
+	metrics_summary(d->metrics, buf, len);
+}
+
+/* The control commands, and "debug-block" for tests of the watchdog: it
+ * blocks the event loop for "ms" milliseconds (at most 60 s), only for
+ * root and only when the daemon runs with --debug. */
+static struct json_object *dispatch(struct json_object *req, enum ctl_access access, void *arg)
+{
+	struct daemon *d = (struct daemon *)((struct cmd_env *)arg)->arg;
+	struct json_object *jc, *jm;
+	int64_t ms;
+
+	if (!json_object_object_get_ex(req, "cmd", &jc) ||
+	    strcmp(json_object_get_string(jc), "debug-block"))
+		return cmd_dispatch(req, access, arg);
+	if (!d->debug)
+		return ctl_error("debug-block: the daemon does not run with --debug");
+	if (access != CTL_ROOT)
+		return ctl_error("debug-block: permission denied (root only)");
+	ms = json_object_object_get_ex(req, "ms", &jm) ? json_object_get_int64(jm) : 0;
+	if (ms <= 0 || ms > 60000)
+		return ctl_error("debug-block: \"ms\" must be 1..60000");
+	log_warnx("debug-block: blocking the event loop for %" PRId64 " ms", ms);
+	usleep((useconds_t)ms * 1000u);
+	jc = json_object_new_object();
+	json_object_object_add(jc, "ok", json_object_new_boolean(1));
+	return jc;
 }
 
 static void on_stop(int signo, void *arg)
@@ -269,6 +321,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	log_open("nicstalld");
 	if (check) {
 		struct conf *c;
 		int n = conf_load(d.conf_path, &c, report_stderr, NULL);
@@ -293,7 +346,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	log_init("nicstalld", getenv("JOURNAL_STREAM") != NULL || !isatty(2));
+	d.debug = debug;
 	if (conf_load(d.conf_path, &d.conf, report_log, NULL)) {
 		log_errx("%s: invalid configuration, not starting", d.conf_path);
 		return 1;
@@ -383,8 +436,15 @@ int main(int argc, char **argv)
 	}
 	forensic_set_rules(d.forensics, d.rules);
 	stall_set_hook(d.stall, forensic_on_incident, d.forensics);
+	d.metrics = metrics_new(d.loop, d.ports, d.stall, d.conf);
+	d.svc = service_new(d.loop, svc_status, &d);
+	if (!d.metrics || !d.svc) {
+		log_errx("out of memory");
+		return 1;
+	}
+	metrics_set_rules(d.metrics, d.rules);
 	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d };
-	d.ctl = ctl_open(d.loop, sock, cmd_dispatch, &d.cmd, err, sizeof(err));
+	d.ctl = ctl_open(d.loop, sock, dispatch, &d.cmd, err, sizeof(err));
 	if (!d.ctl) {
 		log_errx("%s", err);
 		return 1;
@@ -392,11 +452,13 @@ int main(int argc, char **argv)
 	log_info("nicstalld %s: %u port(s), sampling every %.3f s, recorder %u samples, control %s",
 		 NICSTALL_VERSION, ports_count(d.ports), (double)d.conf->interval_ns / 1e9,
 		 ports_rec_capacity(d.conf), sock);
-	sd_notify(0, "READY=1\nSTATUS=running");
+	service_ready(d.svc);
 	rc = loop_run(d.loop);
-	sd_notify(0, "STOPPING=1");
+	service_stopping(d.svc);
 	/* down in reverse */
 	ctl_close(d.ctl);
+	service_free(d.svc);
+	metrics_free(d.metrics);
 	forensic_free(d.forensics);
 	stall_free(d.stall);
 	sampler_free(d.sampler);

@@ -74,6 +74,7 @@ struct port {
 	uint64_t samples, sample_errors;
 	uint64_t last_sample_ns, sample_cost_ns;
 	struct cost rec_cost;   /* CPU time of the recorder pushes */
+	uint64_t sample_cost_total_ns;        /* every read's cost summed (metrics) */
 };
 
 const char *port_state_name(enum port_state s)
@@ -123,7 +124,9 @@ static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 		ps->lay = NULL;
 	}
 	if (p->state == PORT_UP || strcmp(p->reason, why)) {
-		log_warnx("port %s: down: %s", p->conf.name, why);
+		log_event(LOG_EV_PORT_DOWN, LOG_WARNING,
+			  LOG_FIELDS({ LF_PORT, p->conf.name }, { LF_REASON, why }),
+			  "port %s: down: %s", p->conf.name, why);
 		p->since_ns = loop_mono_ns();
 	}
 	p->state = PORT_DOWN;
@@ -408,7 +411,8 @@ void port_try_up(struct port *p)
 	p->reason[0] = 0;
 	p->reason_sticky = 0;
 	p->since_ns = loop_mono_ns();
-	log_info("port %s: up: %s%s%s ifindex %d driver %s firmware %s%s%s profile %s%s%s",
+	log_event(LOG_EV_PORT_UP, LOG_INFO, LOG_FIELDS({ LF_PORT, p->conf.name }),
+		  "port %s: up: %s%s%s ifindex %d driver %s firmware %s%s%s profile %s%s%s",
 		 p->conf.name, p->conf.ifname[0] ? p->conf.ifname : "(recorded)",
 		 p->conf.netns[0] ? " netns " : "", p->conf.netns, p->ifindex,
 		 p->ident->driver[0] ? p->ident->driver : "?",
@@ -546,6 +550,7 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		cost_add(&p->rec_cost, cost_cpu_ns() - c0, mono_ns);
 	}
 	p->sample_cost_ns = loop_mono_ns() - t0;
+	p->sample_cost_total_ns += p->sample_cost_ns;
 }
 
 /* ---- accessors ---- */
@@ -562,6 +567,7 @@ struct recorder *port_recorder(const struct port *p) { return p->rec; }
 unsigned long port_serial(const struct port *p) { return p->serial; }
 uint64_t port_samples(const struct port *p) { return p->samples; }
 uint64_t port_sample_cost_ns(const struct port *p) { return p->sample_cost_ns; }
+uint64_t port_sample_cost_total_ns(const struct port *p) { return p->sample_cost_total_ns; }
 unsigned port_nsrc(const struct port *p) { return p->nsrc; }
 
 const char *port_rdma_dev(const struct port *p, unsigned *rdma_port)

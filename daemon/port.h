@@ -45,6 +45,8 @@ struct recorder *port_recorder(const struct port *p);
 unsigned long port_serial(const struct port *p);
 uint64_t port_samples(const struct port *p);
 uint64_t port_sample_cost_ns(const struct port *p);
+/* The cost of every recorded read of this port summed (metrics). */
+uint64_t port_sample_cost_total_ns(const struct port *p);
 
 /* Counter sources (slot i < port_nsrc(), the recorder's part i). */
 unsigned port_nsrc(const struct port *p);

@@ -27,6 +27,7 @@ struct recovery {
 	struct reprogram *running;
 	struct json_object *o;
 	char port[32];
+	int manual;
 	recovery_done_fn done;
 	void *arg;
 	struct { char port[32]; uint64_t at; } last[MAX_PORTS];
@@ -82,7 +83,10 @@ static int refuse(const char *port, struct json_object *o, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	jx_add_str(o, "error", msg);
-	log_warnx("port %s: reprogram refused: %s", port, msg);
+	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_WARNING,
+		  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" }, { LF_OUTCOME, "refused" },
+			     { LF_REASON, msg }),
+		  "port %s: reprogram refused: %s", port, msg);
 	return -1;
 }
 
@@ -114,14 +118,29 @@ static void finished(struct reprogram *rp, void *arg)
 	/* a change was made to the port: that is what the rate limit counts */
 	if (x->first_ns)
 		note_time(r, port, x->start_ns);
+	/* events: performed; refused (no crossing was possible: nothing
+	 * changed); failed (a step went wrong, the flag was put back) */
 	if (x->performed)
-		log_info("port %s: receive filter reprogrammed (%s)%s", port,
+		log_event(LOG_EV_REPROGRAM_PERFORMED, LOG_INFO,
+			  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" },
+				     { LF_OUTCOME, "performed" },
+				     { LF_REASON, r->manual ? "manual" : "investigation" },
+				     { LF_KERNEL_LOG, x->kmsg_readable ? (x->confirmed ?
+				       "confirmed" : "unconfirmed") : "unreadable" }),
+			  "port %s: receive filter reprogrammed (%s)%s", port,
 			  x->sequence, x->kmsg_readable ? (x->confirmed ?
 			  ", confirmed by the kernel log" : ", the kernel log did not show both crossings") : "");
 	else if (x->refused[0])
-		log_warnx("port %s: no reprogram: %s", port, x->refused);
+		log_event(LOG_EV_REPROGRAM_REFUSED, LOG_WARNING,
+			  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" },
+				     { LF_OUTCOME, "refused" }, { LF_REASON, x->refused }),
+			  "port %s: no reprogram: %s", port, x->refused);
 	else
-		log_warnx("port %s: reprogram failed: %s", port, x->error[0] ? x->error : "no transition");
+		log_event(LOG_EV_REPROGRAM_REFUSED, LOG_WARNING,
+			  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" },
+				     { LF_OUTCOME, "failed" },
+				     { LF_REASON, x->error[0] ? x->error : "no transition" }),
+			  "port %s: reprogram failed: %s", port, x->error[0] ? x->error : "no transition");
 	r->ops->free(rp);
 	r->running = NULL;
 	r->o = NULL;
@@ -161,6 +180,7 @@ int recovery_start(struct recovery *r, struct port *p, int manual, struct json_o
 	r->o = o;
 	r->done = done;
 	r->arg = arg;
+	r->manual = manual;
 	util_strlcpy(r->port, pc->name, sizeof(r->port));
 	return 0;
 }

@@ -143,21 +143,27 @@ static void on_stalled(struct stall *s, struct sflow *f)
 		incident_add_flow(inc, f);
 		f->incident = incident_id(inc);
 		incident_set_siblings(inc, count_siblings(s, group, s->now - threshold(s, f->port)));
-		log_info("incident %" PRIu64 ": flow %s (%s) on port %s joins", incident_id(inc),
-			 tuple, flow_src_name(f->obs.src), f->port);
+		log_event(LOG_EV_FLOW_STALLED, LOG_INFO,
+			  LOG_FIELDS({ LF_PORT, f->port }, { LF_INCIDENT, LOG_U64(incident_id(inc)) },
+				     { LF_FLOW, tuple }, { LF_SOURCE, flow_src_name(f->obs.src) }),
+			  "incident %" PRIu64 ": flow %s (%s) on port %s joins", incident_id(inc),
+			  tuple, flow_src_name(f->obs.src), f->port);
 		if (s->hook)
 			s->hook(inc, INCIDENT_JOIN, s->hook_arg);
 		return;
 	}
 	if (incidents_admit(s->incs, group, s->now, s->c->cooldown_ns, s->c->incidents_per_hour,
 			    &why)) {
-		if (why.log) {
-			util_fmt_duration(why.since_last_ns, d, sizeof(d));
-			log_warnx("port %s: stall of %s (%s) not investigated: incident %s "
-				  "(last incident %s ago, %u in the last hour, %u suppressed so far)",
-				  f->port, tuple, flow_src_name(f->obs.src), why.why, d, why.in_hour,
-				  why.suppressed);
-		}
+		/* every suppressed stall is an event (the metrics count them);
+		 * the journal gets at most one a second */
+		util_fmt_duration(why.since_last_ns, d, sizeof(d));
+		log_event(LOG_EV_INCIDENT_SUPPRESSED, why.log ? LOG_WARNING : LOG_DEBUG,
+			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
+				     { LF_SOURCE, flow_src_name(f->obs.src) }, { LF_REASON, why.why }),
+			  "port %s: stall of %s (%s) not investigated: incident %s "
+			  "(last incident %s ago, %u in the last hour, %u suppressed so far)",
+			  f->port, tuple, flow_src_name(f->obs.src), why.why, d, why.in_hour,
+			  why.suppressed);
 		return;
 	}
 	inc = incidents_open(s->incs, f->port, group, s->now, loop_real_ns());
@@ -194,11 +200,22 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 	flow_tuple(f, tuple, sizeof(tuple));
 	util_fmt_duration(f->last_stall_ns, d, sizeof(d));
 	if (gone)
-		log_info("port %s: stalled flow %s (%s) closed", f->port, tuple,
-			 flow_src_name(f->obs.src));
+		log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
+			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
+				     { LF_SOURCE, flow_src_name(f->obs.src) },
+				     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
+				     { LF_OUTCOME, "closed" }),
+			  "port %s: stalled flow %s (%s) closed", f->port, tuple,
+			  flow_src_name(f->obs.src));
 	else
-		log_info("port %s: flow %s (%s) released after %s stalled", f->port, tuple,
-			 flow_src_name(f->obs.src), d);
+		log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
+			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
+				     { LF_SOURCE, flow_src_name(f->obs.src) },
+				     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
+				     { LF_OUTCOME, "released" },
+				     { LF_DURATION_MS, LOG_U64(f->last_stall_ns / 1000000u) }),
+			  "port %s: flow %s (%s) released after %s stalled", f->port, tuple,
+			  flow_src_name(f->obs.src), d);
 	f->incident = 0;
 	if (!inc || incident_ended(inc))
 		return;
@@ -446,6 +463,14 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 		n++;
 	}
 	return n;
+}
+
+void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[3])
+{
+	counts[FLOW_IDLE] = counts[FLOW_WAITING] = counts[FLOW_STALLED] = 0;
+	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f))
+		if ((!port || !strcmp(port, f->port)) && (unsigned)f->state < 3)
+			counts[f->state]++;
 }
 
 unsigned stall_incident_flows(struct stall *s, const struct incident *inc,

@@ -46,6 +46,9 @@ struct json_object *stall_flows_json(struct stall *s, const char *port, int stal
 struct json_object *stall_incidents_json(struct stall *s);
 struct json_object *stall_engines_json(struct stall *s);
 
+/* The flows watched on port (NULL: every port) by state: counts[0] idle,
+ * [1] waiting, [2] stalled (enum flow_state). Read-only (metrics). */
+void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[3]);
 /* The flow sources it polls (the forensic sequence asks them for evidence). */
 struct flowsrcs *stall_flowsrcs(struct stall *s);
 

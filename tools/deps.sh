@@ -2,15 +2,18 @@
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
-# `tools/deps.sh bench`: also what make bench compares with.
+# mandoc and man-db: the pages are linted, and systemd-analyze verify looks up
+# the unit's man: links (test_pages, test_install); prometheus (promtool),
+# prometheus-node-exporter and curl: the metrics file is validated and scraped
+# through a real textfile collector (test_metrics). systemd-container:
+# make check-systemd boots a systemd in a container to run the unit for real.
+# make bench (tools/deps.sh bench) compares with node_exporter, scraped with curl.
 set -e
 PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
-chromium nodejs"
-# make bench also compares with node_exporter (scraped with curl)
-[ "${1:-}" = bench ] && PKGS="$PKGS prometheus-node-exporter curl"
+chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -51,7 +51,8 @@ t_cleanup() {
 
 ok() { T_PASS=$((T_PASS+1)); echo "ok - $*"; }
 fail() { T_FAIL=$((T_FAIL+1)); echo "FAIL - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi; }
+# check WHAT CMD...: ok or FAIL; returns CMD's success, so "check ... || show-why" works
+check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; return 1; fi; }
 
 # netns_pair A B IFA IFB ADDRA ADDRB: two namespaces joined by a veth pair.
 netns_pair() {

@@ -23,6 +23,7 @@ for t in "$here"/test_*.sh; do
 	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; fi
 	[ "$rc" -eq 124 ] && echo "$name: TIMED OUT after ${limit}s"
 	echo "$name: $np passed, $nf failed ($(( $(date +%s) - start ))s)"
+	sed -n 's/^note: /  /p' "$log"           # figures a test reports (e.g. a score)
 	if [ "$nf" -ne 0 ]; then
 		echo "---- $log (last 40 lines) ----"; tail -40 "$log"; echo "----"
 	fi

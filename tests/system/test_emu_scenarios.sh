@@ -33,11 +33,15 @@ devlink_interval = 100ms" emu_up 10.211.0 --fw-frames || { fail "emulated pair";
 ) &
 T_PIDS+=($!)
 start_daemon "$T_DIR/emu.conf" || exit 1
-ctl snapshot srv cli > "$T_DIR/snap.json"
+ctl -j snapshot srv cli > "$T_DIR/snap.json"
 check "snapshot: the server port's devlink health reporters" jqe \
 	'[.ports.srv.devlink_health.reporters[].name] == ["fw", "fw_fatal", "rx", "tx", "vnic"] and (.ports.srv.devlink_health.reporters[] | select(.name == "vnic") | .diagnose != null)' "$T_DIR/snap.json"
 check "snapshot: the client port says no devlink health, and why" jqe \
 	'.ports.cli.devlink_health.note == "no devlink health" and (.ports.cli.devlink_health.reason | length > 0)' "$T_DIR/snap.json"
+ctl snapshot srv cli > "$T_DIR/snap.txt"
+check "snapshot in text: one line per reporter of the server port" bash -c \
+	"[ \$(grep -cE '^    (fw|fw_fatal|rx|tx|vnic) +[a-z0-9]+ +errors [0-9]+, recovers [0-9]+' '$T_DIR/snap.txt') = 5 ]"
+check "snapshot in text: the client port has none, and says why" grep -qE '^  devlink health: none \(.+\)$' "$T_DIR/snap.txt"
 check "status: the devlink source's cost is accounted" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[] | select(.name == \"srv\") | .sources[] | select(.name == \"devlink\") | .state == \"ok\" and .queries > 0 and .mean_query_us > 0'"
 check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
 

@@ -18,7 +18,7 @@ check "ttar fixture unpacked" test -d "$T_DIR/sysroot/fixtures/sys/class/infinib
 } > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" --sysfs-root "$T_DIR/sysroot/fixtures" || exit 1
 sleep 0.5
-ctl snapshot > "$T_DIR/snap.json"
+ctl -j snapshot > "$T_DIR/snap.json"
 i=0
 for f in "$FIX"/ethtool-S_*.txt; do
 	i=$((i+1))

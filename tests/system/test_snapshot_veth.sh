@@ -22,7 +22,7 @@ ip netns exec "$A" ping -c 5 -i 0.05 -q 10.201.0.2 >/dev/null
 check "ping crosses the pair" test $? -eq 0
 sleep 0.5          # traffic settles (no more frames between the reads)
 
-ctl snapshot > "$T_DIR/snap.json"
+ctl -j snapshot > "$T_DIR/snap.json"
 check "snapshot is JSON with both ports" \
 	jqe '.ports.cli and .ports.srv' "$T_DIR/snap.json"
 
