@@ -742,7 +742,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	for (unsigned i = 0; i < sd->nknown; i++)
 		ndue += sd_due(sd, &sd->known[i], d.now);
 	discover = !sd->opts.discover_ns || d.now >= sd->next_discover ||
-		   (!sd->probe && ndue && sd_dump_cheaper(sd, ndue));
+		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
 	sd->last_unread = 0;
 	if (discover) {
 		d.sd = sd;

@@ -27,6 +27,9 @@ struct sockdiag_opts {
 				 * instead of one AF_UNSPEC compat dump */
 	int no_reader;          /* between dumps, sock_diag lookups even when
 				 * the BPF socket reader loads */
+	int no_switch;          /* never dump between discoveries because a
+				 * dump measured cheaper (tests: what a poll
+				 * reads must not follow the machine's load) */
 };
 void sockdiag_opts_default(struct sockdiag_opts *o);
 
