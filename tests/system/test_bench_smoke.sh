@@ -10,7 +10,7 @@ TEXT=$ROOT/tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
 SYSFS_TTAR=$ROOT/tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
 
 # built by `make system` (bench/bench.mk adds them to EXTRA_BINS)
-for b in bench_sweep bench_scale bench_conns; do
+for b in bench_sweep bench_scale bench_conns bench_metrics; do
 	[ -x "$BUILD/$b" ] || { fail "$BUILD/$b missing (make system builds it)"; exit 1; }
 done
 ok "bench programs built"
@@ -62,6 +62,11 @@ if bpftool feature probe kernel 2>/dev/null | grep -q "sched_cls"; then
 else
 	ok "no BPF: tracker benchmarks not run"
 fi
+
+out=$(cd "$ROOT" && "$BUILD/bench_metrics" 2>&1)
+check "bench_metrics: a metrics write and a render timed against a sample" \
+	bash -c "echo \"\$1\" | grep -Eq '^one metrics_write after 5 samples +[0-9.]+ +[0-9.]+$' &&
+		 echo \"\$1\" | grep -Eq '^metrics, [0-9.]+ % of one core'" _ "$out"
 
 # bench_conns: N connections up, then it says so
 ip netns exec "$A" "$BUILD/bench_conns" listen 127.0.0.1 13999 > "$T_DIR/listen.out" 2>&1 &
