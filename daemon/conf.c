@@ -657,8 +657,10 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		if (!pc->ifname[0] && !pc->stats_file[0])
 			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
 		pc->promisc_capture = (pc->promisc_capture & 2) ? (pc->promisc_capture & 1) : 1;
+		/* the tc tracker costs every frame of the port something: by
+		 * default it goes only where flows = lines say what to count */
 		if (!(pc->track & 0x80u))
-			pc->track = TRACK_ENGINE | TRACK_SOCK | TRACK_BPF;
+			pc->track = TRACK_ENGINE | TRACK_SOCK | (pc->nsel ? TRACK_BPF : 0);
 		pc->track &= ~0x80u;
 		if (!pc->devlink_diag_set) {    /* vnic with every read, rx every 10 s */
 			util_strlcpy(pc->devlink_diag[0], "vnic", sizeof(pc->devlink_diag[0]));

@@ -184,6 +184,7 @@ struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const ch
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	f->hash = hv;
 	f->obs = *o;
 	f->hash = hv;
 	f->owner = own;
@@ -365,10 +366,7 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 			t = o->last_rx_ns;      /* awaiting: since the last data */
 		break;
 	case FLOW_SRC_SOCK:
-		if (o->unsent || o->inflight || o->tx_msgs > o->rx_msgs)
-			t = o->last_tx_ns;
-		else
-			t = o->last_rx_ns;
+		t = flow_obs_sock_wait_from(o);
 		break;
 	case FLOW_SRC_BPF:
 		t = o->last_rx_ns;
@@ -384,12 +382,26 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 	return t;
 }
 
+/* When a kernel TCP flow moved, by the kernel's clocks: the last data or
+ * acknowledgement received (tcp_info's last_data_recv, last_ack_recv). The
+ * sock_diag source reads a socket that owes nothing only once a threshold,
+ * so the read's time may be most of a threshold late; a wait that began
+ * since then would otherwise be dated from the read. Within (the progress
+ * seen before, now]; else now. */
+static uint64_t sock_moved(const struct sflow *f, const struct flow_obs *o, uint64_t now)
+{
+	uint64_t t = o->last_rx_ns > o->last_ack_ns ? o->last_rx_ns : o->last_ack_ns;
+
+	return t && t <= now && t > f->progress_ns ? t : now;
+}
+
 enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			    uint64_t threshold_ns, uint64_t poll_ns)
 {
 	const struct flow_obs *pv = &f->obs;
 	int progress = 0, waiting = 0, first = f->seen_ns == 0;
 	enum flow_event ev = FLOW_EV_NONE;
+	uint64_t moved = now;   /* when the progress seen now happened */
 
 	switch (o->src) {
 	case FLOW_SRC_ENGINE:
@@ -401,15 +413,12 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		break;
 	case FLOW_SRC_SOCK:
 		/* kernel TCP: bytes unacknowledged, or received and not read;
-		 * and for request/response traffic (data segments each way
-		 * have matched so far) one side owing the other a message:
-		 * the reply never came, or the request was read and never
-		 * answered, with every byte acknowledged */
+		 * or a message owed (flow_obs_sock_waiting, collectors/flows.h) */
 		progress = o->tx_bytes > pv->tx_bytes || o->rx_bytes > pv->rx_bytes ||
 			   (o->unread < pv->unread);
-		waiting = o->unsent > 0 || o->inflight > 0 || o->unread > 0 ||
-			  (o->tx_msgs > 1 && o->rx_msgs > 1 &&
-			   (o->tx_msgs == o->rx_msgs + 1 || o->rx_msgs == o->tx_msgs + 1));
+		waiting = flow_obs_sock_waiting(o);
+		if (progress && !first)
+			moved = sock_moved(f, o, now);
 		break;
 	case FLOW_SRC_BPF:
 		/* frames. For UDP request/response a datagram sent after the
@@ -441,7 +450,7 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		f->progress_ns = now;
 	}
 	if (progress)
-		f->progress_ns = now;
+		f->progress_ns = moved;
 
 	switch (f->state) {
 	case FLOW_IDLE:
@@ -454,7 +463,10 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		if (!waiting)
 			f->state = FLOW_IDLE;
 		else if (progress)
-			f->wait_since_ns = now;
+			/* a new wait since the progress: kernel TCP dates it by
+			 * its own clocks (its reads may be far apart) */
+			f->wait_since_ns = o->src == FLOW_SRC_SOCK ? wait_start(f, o, now, poll_ns)
+								  : now;
 		break;
 	case FLOW_STALLED:
 		if (progress || !waiting) {

@@ -15,6 +15,7 @@
 #include "daemon/sampler.h"
 #include "daemon/service.h"
 #include "daemon/stall.h"
+#include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -187,6 +188,26 @@ static int reload_cb(void *arg, char *err, size_t errlen)
 	return daemon_reload(arg, err, errlen);
 }
 
+/* The daemon's own CPU time and resident memory (what each source costs is
+ * in the ports' and flow sources' parts). */
+static void status_cpu(struct json_object *o, const struct daemon *d)
+{
+	struct json_object *c = json_object_new_object();
+	double up = (double)(loop_mono_ns() - d->start_mono_ns) / 1e9, total;
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0) {
+		json_object_put(c);
+		return;
+	}
+	total = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	json_object_object_add(c, "total_s", jx_new_fixed(total, 3));
+	json_object_object_add(c, "pct_since_start", jx_new_fixed(up > 0 ? 100.0 * total / up : 0, 4));
+	jx_add_u64(c, "rss_kib", cost_rss_kib());
+	json_object_object_add(o, "cpu", c);
+}
+
 /* The daemon-wide part of `nicstallctl status`. */
 static void status_cb(struct json_object *o, void *arg)
 {
@@ -214,6 +235,7 @@ static void status_cb(struct json_object *o, void *arg)
 	 * client's "peers" command is the ops branch's: it reads this) */
 	if (d->peers && peers_count(d->peers))
 		json_object_object_add(o, "peers", peers_status_json(d->peers));
+	status_cpu(o, d);
 	jx_add_u64(o, "watchdog_usec", service_watchdog_usec(d->svc));
 	if (d->conf->metrics_file[0])
 		jx_add_str(o, "metrics_file", d->conf->metrics_file);
