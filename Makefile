@@ -100,7 +100,8 @@ $(BUILD)/%.bpf.o: collectors/%.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/collectors/flowtrack.o: $(BUILD)/flowtrack.skel.h
+$(BUILD)/collectors/flowtrack.o $(BUILD)/collectors/flowtrack_read.o: $(BUILD)/flowtrack.skel.h
+$(BUILD)/collectors/sockread.o: $(BUILD)/sockread.skel.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)
 	@rm -f $@
@@ -151,7 +152,8 @@ check-systemd: deps
 	 tail -1 $(BUILD)/system-boot_unit.log; exit $$rc
 
 # The README's test command: set-up, build, unit tests (plain and under
-# ASan+UBSan), system tests, one closing line.
+# ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
+# tests, one closing line.
 check: deps
 	@rm -f $(BUILD)/results build-asan/results
 	@$(MAKE) --no-print-directory all
@@ -159,6 +161,7 @@ check: deps
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
 	@$(MAKE) --no-print-directory unit-run; \
 	 $(MAKE) --no-print-directory unit-asan; \
+	 $(MAKE) --no-print-directory fuzz-check; \
 	 $(MAKE) --no-print-directory system; \
 	 $(MAKE) --no-print-directory system-asan; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
@@ -234,12 +237,14 @@ uninstall:
 	  $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md LICENSE $(notdir $(wildcard LICENSES/*.txt)) \
 	  nicstalld.conf.example engine-readers.conf)
+	rm -f $(DESTDIR)$(DATADIR)/fleet/nicstalld-alerts.yml $(DESTDIR)$(DATADIR)/fleet/nicstall-upload
 	if cmp -s systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; \
 	elif [ -e $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf ]; then \
 	  echo "uninstall: kept $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf (edited)"; fi
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/nicstalld/rules.d $(DESTDIR)$(SYSCONFDIR)/nicstalld \
-	  $(DESTDIR)$(DATADIR)/rules $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCLUDEDIR)/nicstall \
+	  $(DESTDIR)$(DATADIR)/rules $(DESTDIR)$(DATADIR)/fleet $(DESTDIR)$(DATADIR) \
+	  $(DESTDIR)$(INCLUDEDIR)/nicstall \
 	  $(DESTDIR)$(DOCDIR) 2>/dev/null; true
 
 clean:

@@ -139,6 +139,14 @@ int bundle_of_incident(struct json_object *m, const char *host, uint64_t id);
 /* The peer bundles the origin's manifest announces: a new array of
  * {peer, host, bundle} (empty for a peer's bundle or none). */
 struct json_object *bundle_incident_announced(struct json_object *m);
+/* The bundle a user names (nicstallctl show, report, verify, classify): an
+ * argument holding a '/' (./NAME, /path/NAME) is that path; a bare NAME is
+ * looked up in "<state_dir>/bundles" only, never in the working directory,
+ * where anyone may have left a look-alike. Returns 0 with the path in buf,
+ * or -1 with err: a NAME that is not a bundle name, or no bundle of that
+ * name in the state directory (err says how to name one elsewhere). */
+int bundle_locate(const char *state_dir, const char *arg, char *buf, size_t len, char *err,
+		  size_t errlen);
 /* Verify a bundle: every file in SHA256SUMS present and matching, no file
  * missing or extra, manifest.json readable (schema as below) and its "files"
  * agreeing with SHA256SUMS. Returns 0 (err holds a note, or ""), or -1 with err

@@ -209,3 +209,43 @@ int bundle_list(const char *state_dir,
 	}
 	return close_scan(bfd, names, n, n);
 }
+
+int bundle_locate(const char *state_dir, const char *arg, char *buf, size_t len, char *err,
+		  size_t errlen)
+{
+	struct stat st;
+	int bfd;
+
+	if (!arg || !*arg) {
+		util_errf(err, errlen, "no bundle named");
+		return -1;
+	}
+	if (strchr(arg, '/')) {
+		if (strlen(arg) >= len) {
+			util_errf(err, errlen, "bundle path %.64s...: too long", arg);
+			return -1;
+		}
+		util_strlcpy(buf, arg, len);
+		return 0;
+	}
+	if (!bi_valid_name(arg)) {
+		util_errf(err, errlen, "'%s' is not a bundle name (a bundle elsewhere is named "
+			  "by its path: ./%s)", arg, arg);
+		return -1;
+	}
+	if ((size_t)snprintf(buf, len, "%s/bundles/%s", state_dir, arg) >= len) {
+		util_errf(err, errlen, "bundle %s in %s: path too long", arg, state_dir);
+		return -1;
+	}
+	bfd = bi_open_bundles(state_dir, 0, err, errlen);
+	if (bfd >= 0) {
+		int r = fstatat(bfd, arg, &st, AT_SYMLINK_NOFOLLOW);
+
+		close(bfd);
+		if (r == 0 && S_ISDIR(st.st_mode))
+			return 0;
+	}
+	util_errf(err, errlen, "no bundle %s in %s/bundles (a bundle elsewhere is named by "
+		  "its path: ./%s)", arg, state_dir, arg);
+	return -1;
+}

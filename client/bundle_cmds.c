@@ -27,17 +27,18 @@ static const char *access_hint(const char *msg)
 					       "group '" CTL_GROUP "')" : "";
 }
 
-/* A bundle argument: a path, or a name under STATE_DIR/bundles. */
-static void bundle_path(struct cli *c, const char *arg, char *buf, size_t len)
+/* A bundle argument: a path when it holds a '/', else a name in
+ * STATE_DIR/bundles only, never a look-alike in the working directory
+ * (bundle_locate). EXIT_OK, or EXIT_FAIL with the message printed. */
+static int bundle_path(struct cli *c, const char *arg, char *buf, size_t len)
 {
-	char sd[2048];
+	char sd[2048] = "", err[512];
 
-	if (strchr(arg, '/') || !access(arg, F_OK)) {
-		util_strlcpy(buf, arg, len);
-		return;
-	}
-	cli_state_dir(c, sd, sizeof(sd));
-	snprintf(buf, len, "%s/bundles/%s", sd, arg);
+	if (!strchr(arg, '/'))
+		cli_state_dir(c, sd, sizeof(sd));
+	if (bundle_locate(sd, arg, buf, len, err, sizeof(err)) < 0)
+		return cli_error("%s", err);
+	return EXIT_OK;
 }
 
 static int one_bundle(struct cli *c)
@@ -216,7 +217,8 @@ int cmd_show(struct cli *c)
 
 	if (rc)
 		return rc;
-	bundle_path(c, c->args[0], path, sizeof(path));
+	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
+		return EXIT_FAIL;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0)
 		return cli_error("%s%s", err, access_hint(err));
 	if (c->json) {
@@ -299,7 +301,8 @@ int cmd_report(struct cli *c)
 	if (!outpath && isatty(STDOUT_FILENO))
 		return cli_usage_error("report: standard output is a terminal; write to a file with "
 				       "-o FILE (-o - forces standard output)");
-	bundle_path(c, c->args[0], path, sizeof(path));
+	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
+		return EXIT_FAIL;
 	rep = report_load_dir(path, err, sizeof(err));
 	if (!rep)
 		return cli_error("report: %s%s", err, access_hint(err));
@@ -378,7 +381,8 @@ int cmd_verify(struct cli *c)
 
 	if (rc)
 		return rc;
-	bundle_path(c, c->args[0], path, sizeof(path));
+	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
+		return EXIT_FAIL;
 	if (bundle_verify(path, &man, err, sizeof(err)) < 0) {
 		json_object_put(man);
 		return cli_error("verify %s: %s%s", path, err, access_hint(err));
@@ -419,7 +423,8 @@ int cmd_classify(struct cli *c)
 
 	if (rc)
 		return rc;
-	bundle_path(c, c->args[0], path, sizeof(path));
+	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
+		return EXIT_FAIL;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0)
 		return cli_error("%s%s", err, access_hint(err));
 	if (!jx_get(man, "facts")) {

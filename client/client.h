@@ -28,7 +28,8 @@ struct json_object;
 #define OPT_BUNDLE  0x08u
 #define OPT_RULES   0x10u
 #define OPT_OUTPUT  0x20u
-#define OPT_INCIDENT 0x40u
+#define OPT_LIMIT   0x40u
+#define OPT_INCIDENT 0x80u
 
 struct cli {
 	const char *sock_path;
@@ -36,6 +37,7 @@ struct cli {
 	int json;
 	unsigned opts;                  /* OPT_* given */
 	double window;                  /* --window */
+	long long limit;                /* --limit */
 	const char *rules_dir;          /* --rules */
 	const char *output;             /* -o */
 	const char *incident;           /* --incident HOST:ID */

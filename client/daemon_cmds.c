@@ -67,6 +67,34 @@ static void print_incidents(struct json_object *incs)
 	}
 }
 
+/* What watching costs: each flow source's share of one core (its polls'
+ * CPU time over the last 10 s, the kernel's work included), and the
+ * daemon's own total. */
+static void print_cost(struct json_object *o)
+{
+	struct json_object *cost = jx_get(jx_get(o, "flow_sources"), "cost");
+	struct json_object *cpu = jx_get(o, "cpu");
+
+	if (jx_len(cost)) {
+		printf("\n%-12s %-8s %-12s %6s %10s %12s\n", "FLOWS", "SOURCE", "STATE",
+		       "FLOWS", "CPU", "US/POLL");
+		for (size_t i = 0; i < jx_len(cost); i++) {
+			struct json_object *c = json_object_array_get_idx(cost, i);
+
+			printf("%-12s %-8s %-12s %6s %9.4f%% %12s\n", cli_dash(jx_text(c, "port")),
+			       jx_text(c, "source"), jx_text(c, "state"), cli_dash(jx_text(c, "flows")),
+			       json_object_get_double(jx_get(c, "cpu_pct")), jx_text(c, "per_call_us"));
+			if (jx_text(c, "error")[0])
+				printf("  (%s)\n", jx_text(c, "error"));
+		}
+	}
+	if (cpu)
+		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB\n",
+		       json_object_get_double(jx_get(cpu, "pct_since_start")),
+		       json_object_get_double(jx_get(cpu, "total_s")),
+		       (double)jx_u64(cpu, "rss_kib") / 1024.0);
+}
+
 static void print_status(struct json_object *o)
 {
 	struct json_object *ports = jx_get(o, "ports");
@@ -110,11 +138,20 @@ static void print_status(struct json_object *o)
 
 			printf("  source %-8s %-11s %5s counters", jx_text(s, "name"),
 			       jx_text(s, "state"), jx_text(s, "counters"));
+			if (jx_get(s, "cpu_pct"))
+				printf("  cpu %.4f%% (%s us/read)",
+				       json_object_get_double(jx_get(s, "cpu_pct")),
+				       jx_text(s, "per_call_us"));
 			if (jx_text(s, "error")[0])
 				printf("  (%s)", jx_text(s, "error"));
 			printf("\n");
 		}
+		if (jx_get(rec, "cpu_pct"))
+			printf("  recorder          cpu %.4f%% (%s us/sample)\n",
+			       json_object_get_double(jx_get(rec, "cpu_pct")),
+			       jx_text(rec, "per_call_us"));
 	}
+	print_cost(o);
 	print_incidents(jx_get(o, "incidents"));
 }
 
@@ -293,6 +330,9 @@ static void print_flows(struct json_object *o)
 	}
 	if (!n)
 		printf("(no flows)\n");
+	else if (jx_u64(o, "flows_total") > n)
+		printf("(%" PRIu64 " more not listed: stalled first, then waiting, then the rest; "
+		       "--limit N lists more)\n", jx_u64(o, "flows_total") - n);
 }
 
 int cmd_flows(struct cli *c)
@@ -306,6 +346,8 @@ int cmd_flows(struct cli *c)
 		json_object_object_add(req, "port", json_object_new_string(c->args[0]));
 	if (c->opts & OPT_STALLED)
 		json_object_object_add(req, "stalled", json_object_new_boolean(1));
+	if (c->opts & OPT_LIMIT)
+		json_object_object_add(req, "limit", json_object_new_int64(c->limit));
 	return run(c, req, print_flows);
 }
 

@@ -20,7 +20,7 @@ static const struct command {
 	{ "status", cmd_status, 0 },
 	{ "counters", cmd_counters, OPT_CHANGED | OPT_WINDOW },
 	{ "snapshot", cmd_snapshot, OPT_BUNDLE },
-	{ "flows", cmd_flows, OPT_STALLED },
+	{ "flows", cmd_flows, OPT_STALLED | OPT_LIMIT },
 	{ "incident", cmd_incident, 0 },
 	{ "investigate", cmd_investigate, 0 },
 	{ "recover", cmd_recover, 0 },
@@ -39,6 +39,7 @@ static const struct {
 } opt_names[] = {
 	{ OPT_CHANGED, "--changed" }, { OPT_WINDOW, "--window" }, { OPT_STALLED, "--stalled" },
 	{ OPT_BUNDLE, "--bundle" }, { OPT_RULES, "--rules" }, { OPT_OUTPUT, "-o/--output" },
+	{ OPT_LIMIT, "--limit" },
 	{ OPT_INCIDENT, "--incident" },
 };
 
@@ -51,7 +52,8 @@ static void usage(FILE *f)
 "  counters PORT [--changed] [--window SECONDS]\n"
 "                               current values, or deltas over a window\n"
 "  snapshot [PORT...]           every counter of every source now\n"
-"  flows [PORT] [--stalled]     live flow table: source, tuple, state, held bytes\n"
+"  flows [PORT] [--stalled] [--limit N]\n"
+"                               live flow table: source, tuple, state, held bytes\n"
 "  incident show [ID]           an investigation record (default: the newest)\n"
 "  incident list                recent investigations\n"
 "  investigate PORT             run the forensic sequence now (root)\n"
@@ -78,7 +80,7 @@ static void usage(FILE *f)
 }
 
 /* Long-only options. */
-enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_INCIDENT };
+enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_LIMIT, O_INCIDENT };
 
 int main(int argc, char **argv)
 {
@@ -92,6 +94,7 @@ int main(int argc, char **argv)
 		{ "changed", no_argument, NULL, O_CHANGED },
 		{ "window", required_argument, NULL, O_WINDOW },
 		{ "stalled", no_argument, NULL, O_STALLED },
+		{ "limit", required_argument, NULL, O_LIMIT },
 		{ "bundle", no_argument, NULL, O_BUNDLE },
 		{ "rules", required_argument, NULL, O_RULES },
 		{ "incident", required_argument, NULL, O_INCIDENT },
@@ -143,6 +146,16 @@ int main(int argc, char **argv)
 		case O_STALLED:
 			c.opts |= OPT_STALLED;
 			break;
+		case O_LIMIT: {
+			char *end;
+
+			c.limit = strtoll(optarg, &end, 10);
+			if (*end || end == optarg || c.limit < 1 || c.limit > 100000)
+				return cli_usage_error("--limit: '%s' is not a number from 1 to 100000",
+						       optarg);
+			c.opts |= OPT_LIMIT;
+			break;
+		}
 		case O_BUNDLE:
 			c.opts |= OPT_BUNDLE;
 			break;

@@ -381,9 +381,15 @@ void flow_engine_handle(struct flow_engine *fe)
 
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 {
-	uint64_t now = fe_now(), total = 0;
+	uint64_t now = fe_now();
+	struct fe_budget *b = &fe->budget;
 	int emitted = 0;
 	size_t i;
+
+	b->total = 0;
+	b->n = 0;
+	fe->verifies = 0;
+	fe->scans = 0;
 
 	if (fe->wd < 0) {
 		int rc = dir_watch(fe);
@@ -410,7 +416,8 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 			ft_open(fe, t);
 		switch (t->st) {
 		case T_ACTIVE:
-			emitted += ft_read(fe, t, now, &total, emit, arg);
+			ft_verify_due(fe, t, now);
+			emitted += ft_read(fe, t, now, b, emit, arg);
 			break;
 		case T_BAD:
 			if ((t->fd < 0 && t->open_errno && t->open_errno != ENOENT) ||
@@ -420,14 +427,14 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 				else
 					ft_validate(fe, t);
 				if (t->st == T_ACTIVE)
-					emitted += ft_read(fe, t, now, &total, emit, arg);
+					emitted += ft_read(fe, t, now, b, emit, arg);
 			}
 			break;
 		case T_WAIT:
 			if (fe->nopen < FLOW_ENGINE_MAX_TABLES) {
 				ft_open(fe, t);
 				if (t->st == T_ACTIVE)
-					emitted += ft_read(fe, t, now, &total, emit, arg);
+					emitted += ft_read(fe, t, now, b, emit, arg);
 			}
 			break;
 		case T_DEAD:
@@ -436,6 +443,7 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 	}
 	if (fe->nopen < FLOW_ENGINE_MAX_TABLES)
 		fe->logged_limit = 0;
+	fe->polls++;
 	return emitted;
 }
 
@@ -447,9 +455,12 @@ size_t flow_engine_tables(const struct flow_engine *fe, flow_engine_table_fn cb,
 		return 0;
 	for (i = 0; cb && i < fe->n; i++) {
 		const struct ft *t = fe->t[i];
+		const char *note = t->st == T_ACTIVE && !t->pid_ok && t->pidnote[0] ?
+				   t->pidnote : NULL;
 
-		cb(t->path, t->engine, (int)t->pid, t->records,
-		   t->problem[0] ? t->problem : NULL, arg);
+		/* an unverified owner pid is not shown as the table's pid */
+		cb(t->path, t->engine, t->pid_ok ? (int)t->pid : 0, t->records,
+		   t->problem[0] ? t->problem : NULL, note, arg);
 	}
 	return fe->n;
 }
@@ -491,7 +502,7 @@ static void fe_src_handle(struct flow_src *s)
 }
 
 static void table_json(const char *path, const char *engine, int pid,
-		       unsigned records, const char *problem, void *arg)
+		       unsigned records, const char *problem, const char *pid_note, void *arg)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -501,6 +512,8 @@ static void table_json(const char *path, const char *engine, int pid,
 	jx_add_int(o, "records", (int)records);
 	if (problem)
 		jx_add_str(o, "problem", problem);
+	if (pid_note)
+		jx_add_str(o, "pid_unverified", pid_note);
 	json_object_array_add(arg, o);
 }
 

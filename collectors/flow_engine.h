@@ -20,8 +20,10 @@
 
 #define FLOW_ENGINE_MAX_TABLES 1024              /* tables read (open fds) */
 #define FLOW_ENGINE_MAX_ENTRIES 16384            /* tables tracked at all */
-#define FLOW_ENGINE_MAX_TABLE_BYTES (64u << 20)  /* per table file */
+#define FLOW_ENGINE_MAX_TABLE_BYTES ((64u << 20) + 4096u) /* per table file: the
+							       * most records and header */
 #define FLOW_ENGINE_MAX_POLL_BYTES (256u << 20)  /* records read per poll */
+#define FLOW_ENGINE_MAX_OWNER_POLL_BYTES (64u << 20) /* per owner uid per poll */
 
 struct flow_engine;
 
@@ -49,9 +51,13 @@ int flow_engine_register(struct flow_engine *fe, const char *path,
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);
 
 /* For status: one call per tracked table; problem is NULL when the table is
- * fine. records = records emitted by the last poll. Returns the count. */
+ * fine. records = records emitted by the last poll. pid is 0 and pid_note
+ * says why when the header's owner pid is not believed: the process does
+ * not run as the file's owner, or neither maps nor holds the table open
+ * (its flows then carry no pid). Returns the count. */
 typedef void (*flow_engine_table_fn)(const char *path, const char *engine, int pid,
-				     unsigned records, const char *problem, void *arg);
+				     unsigned records, const char *problem,
+				     const char *pid_note, void *arg);
 size_t flow_engine_tables(const struct flow_engine *fe, flow_engine_table_fn cb,
 			  void *arg);
 

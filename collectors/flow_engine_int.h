@@ -32,6 +32,12 @@
 #define FE_HASH 4096u
 #define FE_PID_MAX 4194304          /* PID_MAX_LIMIT */
 #define FE_FUTURE_NS 1000000000ull  /* times this far ahead are bogus */
+#define FE_OWNER_BUDGETS 256        /* owners charged apart per poll */
+#define FE_VERIFY_RETRY_NS 2000000000ull  /* unverified owner pids: check again */
+#define FE_VERIFY_PER_POLL 16       /* re-checks per poll at most */
+#define FE_MAPS_MAX (4u << 20)      /* bytes of /proc/PID/maps read */
+#define FE_FDS_MAX 4096             /* fds of a process looked at */
+#define FE_SCANS_PER_POLL 8         /* maps or fd sets read per poll */
 #define FE_FUSE_MAGIC 0x65735546
 
 /* Problem kinds; each is logged once per table and file (inode). */
@@ -54,6 +60,16 @@ struct owner {
 	int pidfd;              /* -1: use kill(pid, 0) */
 	unsigned refs;
 	int dead;
+	/* the (dev, inode) pairs the process maps, read once per poll at most
+	 * for every table claiming it (flow_engine_read.c, owner check) */
+	struct fe_mapid { dev_t dev; ino_t ino; } *maps;
+	size_t nmaps;
+	unsigned long maps_poll; /* fe->polls + 1 when read, 0 never */
+	struct fe_fdid { uint64_t mnt_id; ino_t ino; } *fds;   /* its open files */
+	size_t nfds;
+	unsigned long fds_poll;
+	uid_t ruid, euid;
+	int uid_ok;             /* ruid/euid read */
 };
 
 struct ft {
@@ -73,7 +89,11 @@ struct ft {
 	unsigned char hdr[FE_HDR]; /* header as last read */
 	size_t hdrlen;
 	uint32_t hs, rs, cap;
-	pid_t pid;
+	pid_t pid;              /* as the header claims it */
+	uid_t uid;              /* the file's owner: limits and budgets */
+	int pid_ok;             /* claim checked: same uid, table open or mapped */
+	uint64_t pid_checked_ns;
+	char pidnote[160];      /* why the claim is not believed */
 	char engine[NSFT_ENGINE_LEN];
 	struct owner *own;
 	unsigned records;
@@ -82,6 +102,14 @@ struct ft {
 	int seen;               /* rescan mark */
 };
 
+/* Record bytes read this poll, in all and per owner uid: each owner's
+ * tables are charged to its own FLOW_ENGINE_MAX_OWNER_POLL_BYTES, so one
+ * user's flood leaves the others' tables read. */
+struct fe_budget {
+	uint64_t total;
+	unsigned n;
+	struct { uid_t uid; uint64_t bytes; } own[FE_OWNER_BUDGETS];
+};
 struct flow_engine {
 	char dir[PATH_MAX];
 	int ifd, wd;
@@ -94,6 +122,10 @@ struct flow_engine {
 	struct pollfd *pfd;
 	size_t apfd;
 	unsigned char *buf[3], *rbuf;
+	unsigned long polls;
+	unsigned verifies;      /* owner re-checks this poll */
+	unsigned scans;         /* process maps / fd sets read this poll */
+	struct fe_budget budget;        /* of the running poll */
 	int logged_limit, logged_entries, dropped, logged_dir, logged_emfile;
 	int need_rescan;
 };
@@ -112,9 +144,11 @@ void ft_open(struct flow_engine *fe, struct ft *t);
 int ft_changed(struct ft *t);
 /* Registered tables: is the path now another file than the one held? */
 int ft_replaced(struct flow_engine *fe, struct ft *t);
-/* Read one ACTIVE table, emitting its stable open records; *total counts
- * record bytes of this poll against FLOW_ENGINE_MAX_POLL_BYTES. */
-int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, uint64_t *total,
+/* Read one ACTIVE table, emitting its stable open records. */
+int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
 	    flow_emit_fn emit, void *arg);
+/* Check an ACTIVE table's owner claim again when it is due (unverified,
+ * FE_VERIFY_RETRY_NS since the last try). */
+void ft_verify_due(struct flow_engine *fe, struct ft *t, uint64_t now);
 
 #endif

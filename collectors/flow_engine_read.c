@@ -21,9 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -107,7 +111,254 @@ static void owner_put(struct flow_engine *fe, struct owner *o)
 		}
 	if (o->pidfd >= 0)
 		close(o->pidfd);
+	free(o->maps);
+	free(o->fds);
 	free(o);
+}
+
+/* ---- the owner pid's claim ----------------------------------------------
+ * The header's owner_pid is written by whoever wrote the file. Believed
+ * only when the process runs as the file's owner (real or effective uid)
+ * and holds the table mapped (/proc/PID/maps: dev and inode) or open
+ * (/proc/PID/fdinfo: mnt_id and ino). Otherwise the pid is "unverified":
+ * its flows carry no pid, so nothing of that process (command line,
+ * threads) is ever read for an incident. Only procfs is read: it never
+ * blocks. */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A procfs file (size 0 in stat) read whole, at most max bytes. */
+static char *proc_read(const char *path, size_t max, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *b = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0 || !b) {
+		if (fd >= 0)
+			close(fd);
+		free(b);
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb;
+
+			if (cap >= max)
+				break;
+			cap = cap * 2 > max ? max : cap * 2;
+			nb = realloc(b, cap + 1);
+			if (!nb)
+				break;
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	b[n] = '\0';
+	*len = n;
+	return b;
+}
+
+static int owner_uids(struct owner *o)
+{
+	char path[64], *b, *u;
+	size_t n;
+	unsigned long r, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)o->pid);
+	b = proc_read(path, 64 << 10, &n);
+	if (!b)
+		return -errno;
+	u = strstr(b, "\nUid:");
+	if (!u || sscanf(u + 5, "%lu %lu", &r, &e) != 2) {
+		free(b);
+		return -EINVAL;
+	}
+	o->ruid = (uid_t)r;
+	o->euid = (uid_t)e;
+	o->uid_ok = 1;
+	free(b);
+	return 0;
+}
+
+/* The (dev, inode) pairs of the process's file mappings, once per poll. */
+static int owner_maps(struct flow_engine *fe, struct owner *o)
+{
+	char path[64], *b, *line, *save = NULL;
+	size_t n, cap = 0;
+
+	if (o->maps_poll == fe->polls + 1)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
+	b = proc_read(path, FE_MAPS_MAX, &n);
+	if (!b)
+		return -errno;
+	o->nmaps = 0;
+	for (line = strtok_r(b, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned maj, min;
+		unsigned long long ino;
+
+		/* start-end perms offset major:minor inode [path] */
+		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
+			continue;
+		if (o->nmaps == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct fe_mapid *nm = realloc(o->maps, nc * sizeof(*nm));
+
+			if (!nm)
+				break;
+			o->maps = nm;
+			cap = nc;
+		}
+		o->maps[o->nmaps].dev = makedev(maj, min);
+		o->maps[o->nmaps].ino = (ino_t)ino;
+		o->nmaps++;
+	}
+	free(b);
+	o->maps_poll = fe->polls + 1;
+	return 0;
+}
+
+/* The (mnt_id, ino) pairs of the process's open files (fdinfo), once per
+ * poll, at most FE_FDS_MAX of them. */
+static int owner_fds(struct flow_engine *fe, struct owner *o)
+{
+	char path[64];
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d;
+
+	if (o->fds_poll == fe->polls + 1)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)o->pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	o->nfds = 0;
+	while ((de = readdir(d)) && o->nfds < FE_FDS_MAX) {
+		char p2[64 + sizeof(de->d_name)], *b, *m, *i;
+		size_t n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p2, sizeof(p2), "%s/%s", path, de->d_name);
+		b = proc_read(p2, 4096, &n);
+		if (!b)
+			continue;
+		m = strstr(b, "mnt_id:");
+		i = strstr(b, "\nino:");
+		if (m && i) {
+			if (o->nfds == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				struct fe_fdid *nf = realloc(o->fds, nc * sizeof(*nf));
+
+				if (!nf) {
+					free(b);
+					break;
+				}
+				o->fds = nf;
+				cap = nc;
+			}
+			o->fds[o->nfds].mnt_id = strtoull(m + 7, NULL, 10);
+			o->fds[o->nfds].ino = (ino_t)strtoull(i + 5, NULL, 10);
+			o->nfds++;
+		}
+		free(b);
+	}
+	closedir(d);
+	o->fds_poll = fe->polls + 1;
+	return 0;
+}
+
+/* Check t's owner claim now; sets pid_ok or pidnote. */
+static void ft_verify(struct flow_engine *fe, struct ft *t, uint64_t now)
+{
+	struct owner *o = t->own;
+	struct statx sx;
+	int rc;
+
+	t->pid_checked_ns = now;
+	t->pid_ok = 0;
+	t->pidnote[0] = '\0';
+	if (!o)
+		return;
+	rc = owner_uids(o);
+	if (rc < 0) {
+		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d unverified: /proc/%d: %s",
+			 (int)t->pid, (int)t->pid, strerror(-rc));
+		return;
+	}
+	if (o->ruid != t->uid && o->euid != t->uid) {
+		snprintf(t->pidnote, sizeof(t->pidnote),
+			 "owner pid %d unverified: it runs as uid %u, the table belongs to uid %u",
+			 (int)t->pid, (unsigned)o->euid, (unsigned)t->uid);
+		goto refused;
+	}
+	/* reading a process's maps and fds is bounded per poll: a burst of
+	 * tables claiming processes with many fds is checked over a few polls */
+	if (o->maps_poll != fe->polls + 1 && fe->scans >= FE_SCANS_PER_POLL) {
+		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d not checked yet",
+			 (int)t->pid);
+		t->pid_checked_ns = 0;
+		return;
+	}
+	if (o->maps_poll != fe->polls + 1)
+		fe->scans++;
+	if (owner_maps(fe, o) == 0)
+		for (size_t i = 0; i < o->nmaps; i++)
+			if (o->maps[i].dev == t->dev && o->maps[i].ino == t->ino) {
+				t->pid_ok = 1;
+				return;
+			}
+	/* the daemon holds every table open itself: for its own pid only a
+	 * mapping counts */
+	if (o->pid != getpid() && o->fds_poll != fe->polls + 1 &&
+	    fe->scans >= FE_SCANS_PER_POLL) {
+		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d not checked yet",
+			 (int)t->pid);
+		t->pid_checked_ns = 0;
+		return;
+	}
+	if (o->pid != getpid() && o->fds_poll != fe->polls + 1)
+		fe->scans++;
+	if (o->pid != getpid() &&
+	    statx(t->fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID) && owner_fds(fe, o) == 0)
+		for (size_t i = 0; i < o->nfds; i++)
+			if (o->fds[i].mnt_id == sx.stx_mnt_id && o->fds[i].ino == t->ino) {
+				t->pid_ok = 1;
+				return;
+			}
+	snprintf(t->pidnote, sizeof(t->pidnote),
+		 "owner pid %d unverified: it neither maps nor holds the table open", (int)t->pid);
+refused:
+	if (!(t->logged & P_PID)) {
+		t->logged |= P_PID;
+		log_warnx("flow table %s: %s; its flows carry no pid", t->path, t->pidnote);
+	}
+}
+
+void ft_verify_due(struct flow_engine *fe, struct ft *t, uint64_t now)
+{
+	if (t->pid_ok || !t->own || now - t->pid_checked_ns < FE_VERIFY_RETRY_NS ||
+	    fe->verifies >= FE_VERIFY_PER_POLL)
+		return;
+	fe->verifies++;
+	ft_verify(fe, t, now);
 }
 
 /* One poll() over every owner's pidfd; kill(pid, 0) for the others. */
@@ -322,6 +573,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	}
 	t->st = T_ACTIVE;
 	t->bad = 0;
+	ft_verify(fe, t, mono_ns());
 }
 
 /* (Re)open t->path and validate it. */
@@ -374,6 +626,7 @@ void ft_open(struct flow_engine *fe, struct ft *t)
 	t->have_id = 1;
 	t->dev = st.st_dev;
 	t->ino = st.st_ino;
+	t->uid = st.st_uid;
 	t->mtime = st.st_mtim;
 	if (!S_ISREG(st.st_mode)) {
 		ft_problem(t, P_NOTREG, "not a regular file; ignored until it changes");
@@ -512,7 +765,9 @@ static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t 
 	    r.retry_due_ns <= now + 60000000000ull)
 		o.retry_due_ns = r.retry_due_ns;
 	o.state = r.state;
-	o.pid = t->pid;
+	o.pid = t->pid_ok ? t->pid : 0;         /* an unverified claim names no process */
+	o.uid = t->uid;
+	o.uid_known = 1;
 	memcpy(o.engine, t->engine, sizeof(o.engine));
 	emit(&o, arg);
 	return 1;
@@ -533,9 +788,24 @@ static void ft_truncated(struct ft *t)
 }
 
 /* Read one ACTIVE table; returns records emitted. */
-int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, uint64_t *total,
-		   flow_emit_fn emit, void *arg)
+/* The owner's share of this poll's budget (NULL when there are more
+ * owners than kept apart: those are charged to the total only). */
+static uint64_t *owner_bytes(struct fe_budget *b, uid_t uid)
 {
+	for (unsigned i = 0; i < b->n; i++)
+		if (b->own[i].uid == uid)
+			return &b->own[i].bytes;
+	if (b->n == FE_OWNER_BUDGETS)
+		return NULL;
+	b->own[b->n].uid = uid;
+	b->own[b->n].bytes = 0;
+	return &b->own[b->n++].bytes;
+}
+
+int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
+	    flow_emit_fn emit, void *arg)
+{
+	uint64_t need, *mine;
 	unsigned char h[FE_HDR];
 	uint32_t count, i, per, budget = FE_RETRY_BUDGET;
 	unsigned unstable = 0;
@@ -563,12 +833,21 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, uint64_t *total,
 		ft_problem(t, P_COUNT, "count %u exceeds capacity %u; clamped", count, t->cap);
 		count = t->cap;
 	}
-	if (*total + (uint64_t)count * t->rs > FLOW_ENGINE_MAX_POLL_BYTES) {
+	need = (uint64_t)count * t->rs;
+	mine = owner_bytes(b, t->uid);
+	if (mine && *mine + need > FLOW_ENGINE_MAX_OWNER_POLL_BYTES) {
+		ft_problem(t, P_LIMIT, "skipped: uid %u's tables hold more than %u bytes of records",
+			   (unsigned)t->uid, FLOW_ENGINE_MAX_OWNER_POLL_BYTES);
+		return 0;
+	}
+	if (b->total + need > FLOW_ENGINE_MAX_POLL_BYTES) {
 		ft_problem(t, P_TOTAL, "skipped: tables hold more than %u bytes of records in all",
 			   FLOW_ENGINE_MAX_POLL_BYTES);
 		return 0;
 	}
-	*total += (uint64_t)count * t->rs;
+	b->total += need;
+	if (mine)
+		*mine += need;
 	per = FE_CHUNK / t->rs;
 	for (i = 0; i < count; i += per) {
 		uint32_t nrec = count - i < per ? count - i : per, j;

@@ -1,17 +1,47 @@
 /* flow_sockdiag: kernel TCP sockets via INET_DIAG (NETLINK_SOCK_DIAG).
  *
- * One long-lived netlink socket per namespace, made inside it by lib/nl.
- * Each poll dumps AF_INET then AF_INET6 TCP sockets with INET_DIAG_INFO
- * (struct tcp_info, whatever length the running kernel gives) and filters
- * them with the port's selectors in userspace; no receive waits. Every
- * reply is hostile input: nl_msgs_check() before anything else, then
+ * One long-lived netlink socket per namespace, made inside it by lib/nl; no
+ * receive waits. What a poll costs is the kernel's work, so a poll asks for
+ * as little as it can:
+ *
+ *  - Discovery: a dump, filtered in the kernel by INET_DIAG_REQ_BYTECODE
+ *    compiled from the port's selectors (as ss(8) compiles its filter), so
+ *    only watched sockets are filled in and copied out. One dump covers
+ *    both families: the compat request TCPDIAG_GETSOCK asks with family
+ *    AF_UNSPEC (inet_diag_dump_compat() in net/ipv4/inet_diag.c), where two
+ *    SOCK_DIAG_BY_FAMILY requests would walk the TCP established hash twice.
+ *    That walk is the dear part: tcp_diag_dump() (net/ipv4/tcp_diag.c) visits
+ *    every bucket of hashinfo->ehash, which namespaces share unless
+ *    tcp_child_ehash_entries gave them their own (262144 buckets here, about
+ *    175 us per walk), whatever the filter lets through.
+ *  - Between discoveries (SD_DISCOVER_NS): each socket the last discovery
+ *    found is read alone. Where the kernel allows, by the BPF socket reader
+ *    (sockread_api.h: one program run per 64 sockets looks each up in the
+ *    namespace's hash and loads the tcp_info fields from its tcp_sock, no
+ *    message per socket, ~0.25 us a socket); else asked for by its full
+ *    identity, cookie included, in batches (lib/nl nl_sock_batch):
+ *    tcp_diag_dump_one() -> tcp_diag_find_one_icsk() is one hash lookup,
+ *    and sock_diag_check_cookie() refuses a recycled tuple (~1.6 us a
+ *    socket). A closed socket answers ENOENT (the reader: not found, or
+ *    another cookie), a TIME_WAIT one its state: dropped until the next
+ *    discovery finds what replaced it.
+ *  - Paced (sockdiag_set_pace, sockdiag_pace.h): between discoveries only
+ *    the sockets the detector could need are read: one that owes nothing
+ *    once a threshold less a poll, a waiting one at every poll from a
+ *    threshold less a poll after its wait began by the kernel's clocks.
+ *    What a discovery finds again keeps its pace (by cookie).
+ *  - When asking socket by socket would cost more than one dump (many
+ *    watched sockets: the dump fills each socket without a message of its
+ *    own), each poll dumps instead; the choice follows the measured CPU
+ *    time of both.
+ *
+ * Every reply is hostile input: nl_msgs_check() before anything else, then
  * message and attribute lengths, and tcp_info fields are read only when the
- * kernel's struct is long enough to hold them. */
+ * kernel's struct is long enough to hold them. Selectors are applied again
+ * in userspace: the kernel filter may only let more through. */
 #include "collectors/flow_sockdiag.h"
 
 #include <arpa/inet.h>
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,8 +58,11 @@
 #include <unistd.h>
 
 #include "collectors/flowsrc.h"
+#include "collectors/sockdiag_fill.h"
+#include "collectors/sockdiag_pace.h"
+#include "collectors/sockread_api.h"
+#include "lib/cost.h"
 #include "lib/nl.h"
-#include "lib/procfd.h"
 #include "lib/util.h"
 
 /* TCP states as the kernel numbers them (include/net/tcp_states.h). */
@@ -52,11 +85,78 @@ enum {
 		   (1u << SD_TCP_FIN_WAIT2) | (1u << SD_TCP_CLOSE_WAIT) |  \
 		   (1u << SD_TCP_LAST_ACK) | (1u << SD_TCP_CLOSING))
 
-/* /proc scan bounds for sockdiag_inode_owner. */
+/* Sockets remembered between discoveries; more are seen at discoveries only. */
+#define SD_MAX_KNOWN 65536u
+#define SD_BC_MAX 1024
+
+#define SD_MIN_N 8
+struct sd_min {                 /* the least of the last SD_MIN_N values */
+	uint64_t v[SD_MIN_N];
+	unsigned n, at;
+};
+
+static void sd_min_add(struct sd_min *m, uint64_t v)
+{
+	m->v[m->at] = v;
+	m->at = (m->at + 1) % SD_MIN_N;
+	if (m->n < SD_MIN_N)
+		m->n++;
+}
+
+static uint64_t sd_min_get(const struct sd_min *m)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->v[i] < lo)
+			lo = m->v[i];
+	return m->n ? lo : 0;
+}
+
+struct sd_sock {                /* a watched socket the last discovery found */
+	struct inet_diag_sockid id;     /* as the kernel gave it, cookie included */
+	uint8_t family;
+	uint8_t gone;                   /* closed since: not asked for again */
+	uint64_t inode;
+	struct sd_pace pace;            /* when it must be read again */
+};
+
+static uint64_t sd_cookie(const struct inet_diag_sockid *id)
+{
+	return (uint64_t)id->idiag_cookie[0] | (uint64_t)id->idiag_cookie[1] << 32;
+}
 
 struct sockdiag {
 	struct nl_sock *ns;
 	unsigned long nsino;    /* for messages */
+	struct sockdiag_opts opts;
+	/* the kernel-side filter and the selectors it was compiled from */
+	struct flow_sel sel[SD_MAX_SEL];
+	unsigned nsel;
+	int compiled;
+	int bclen;              /* > 0 bytecode, 0 none needed, < 0 no TCP socket can match */
+	unsigned char bc[SD_BC_MAX] __attribute__((aligned(4)));
+	int bc_refused;         /* the kernel refused it: filter in userspace */
+	int compat_refused;     /* no AF_UNSPEC dump: one per family */
+	/* what the last discovery found */
+	struct sd_sock *known;
+	unsigned nknown, nalive, untracked;
+	uint64_t next_discover;
+	/* measured CPU time of a dump and of one socket asked for alone: the
+	 * least of the last few (softirq work done on our time only adds) */
+	struct sd_min dump, lookup;
+	int probe;              /* the next poll asks one by one, to measure it */
+	/* asking one by one: the BPF socket reader, or sock_diag lookups */
+	struct sockread *rd;
+	unsigned rd_map[SR_MAX];        /* reader key -> index in known[] */
+	/* pacing (sockdiag_set_pace): the port's threshold and the poll */
+	uint64_t stall_ns, poll_ns;
+	unsigned last_unread;   /* alive sockets the last poll did not read */
+	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
+	unsigned nbyck;
+	char rd_why[160];       /* why there is none */
+	int nsfd;               /* ours, for the reader (-1: own namespace) */
+	struct sockdiag_stats st;
 };
 
 struct sd_dump {
@@ -66,6 +166,11 @@ struct sd_dump {
 	void *arg;
 	uint64_t now;
 	int emitted;
+	struct sockdiag *sd;    /* discovery: remember what is found (NULL: no) */
+	struct sd_sock *found;
+	unsigned nfound, capfound;
+	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
+	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
 };
 
 static uint64_t sd_now_ns(void)
@@ -74,6 +179,27 @@ static uint64_t sd_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void sockdiag_opts_default(struct sockdiag_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->discover_ns = SD_DISCOVER_NS;
+}
+
+/* Load the BPF socket reader unless the options say no; without one
+ * (older kernel, no BTF) sock_diag asks for each socket. */
+static void sd_reader(struct sockdiag *sd)
+{
+	if (sd->opts.no_reader) {
+		sockread_close(sd->rd);
+		sd->rd = NULL;
+		util_strlcpy(sd->rd_why, "off", sizeof(sd->rd_why));
+		return;
+	}
+	if (!sd->rd) {
+		sd->rd = sockread_open(sd->nsfd, sd->rd_why, sizeof(sd->rd_why));
+	}
 }
 
 struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
@@ -86,6 +212,7 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		util_errf(err, errlen, "sock_diag: out of memory");
 		return NULL;
 	}
+	sockdiag_opts_default(&sd->opts);
 	if (nsfd >= 0 ? fstat(nsfd, &st) == 0 : stat("/proc/thread-self/ns/net", &st) == 0)
 		sd->nsino = (unsigned long)st.st_ino;
 	sd->ns = nl_sock_open(nsfd, NETLINK_SOCK_DIAG, 0, e, sizeof(e));
@@ -94,7 +221,54 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		free(sd);
 		return NULL;
 	}
+	sd->nsfd = -1;
+	if (nsfd >= 0 && (sd->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		util_errf(err, errlen, "sock_diag: netns inode %lu: %s", sd->nsino, strerror(errno));
+		nl_sock_close(sd->ns);
+		free(sd);
+		return NULL;
+	}
+	sd_reader(sd);
 	return sd;
+}
+
+void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
+{
+	if (!sd || !o)
+		return;
+	sd->opts = *o;
+	sd_reader(sd);
+	sd->compiled = 0;
+	sd->bc_refused = 0;
+	sd->compat_refused = 0;
+	sd->next_discover = 0;  /* the next poll discovers */
+}
+
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns)
+{
+	if (!sd)
+		return;
+	sd->stall_ns = stall_ns;
+	sd->poll_ns = poll_ns;
+}
+
+unsigned sockdiag_last_unread(const struct sockdiag *sd)
+{
+	return sd ? sd->last_unread : 0;
+}
+
+void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
+{
+	if (!sd || !out)
+		return;
+	*out = sd->st;
+	out->known = sd->nalive;
+	out->untracked = sd->untracked;
+	out->kernel_filter = sd->compiled && sd->bclen > 0 && !sd->bc_refused &&
+			     !sd->opts.no_bytecode;
+	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
+	out->reader = sd->rd != NULL;
+	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 }
 
 void sockdiag_close(struct sockdiag *sd)
@@ -102,8 +276,15 @@ void sockdiag_close(struct sockdiag *sd)
 	if (!sd)
 		return;
 	nl_sock_close(sd->ns);
+	sockread_close(sd->rd);
+	if (sd->nsfd >= 0)
+		close(sd->nsfd);
+	free(sd->known);
+	free(sd->byck);
 	free(sd);
 }
+
+/* ---- replies ---- */
 
 static int sd_attr_cb(const struct nlattr *a, void *data)
 {
@@ -116,18 +297,44 @@ static int sd_attr_cb(const struct nlattr *a, void *data)
 	return MNL_CB_OK;
 }
 
-#define TI_HAS(len, f) \
-	(offsetof(struct tcp_info, f) + sizeof(((struct tcp_info *)0)->f) <= (len))
-
-static uint64_t sd_ago(uint64_t now, uint32_t ms)
+static int sd_byck_cmp(const void *a, const void *b)
 {
-	uint64_t d = (uint64_t)ms * 1000000ull;
+	uint64_t x = sd_cookie(&(*(struct sd_sock *const *)a)->id);
+	uint64_t y = sd_cookie(&(*(struct sd_sock *const *)b)->id);
 
-	return d < now ? now - d : 0;
+	return x < y ? -1 : x > y;
 }
 
-/* One SOCK_DIAG_BY_FAMILY message of a checked buffer. */
-static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
+/* Before a discovery: the remembered sockets by cookie, so what is found
+ * again keeps its pace (a wait's start is not lost to a dump). */
+static void sd_byck_build(struct sockdiag *sd)
+{
+	free(sd->byck);
+	sd->byck = NULL;
+	sd->nbyck = 0;
+	if (!sd->stall_ns || !sd->nknown || !(sd->byck = malloc(sd->nknown * sizeof(*sd->byck))))
+		return;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (!sd->known[i].gone)
+			sd->byck[sd->nbyck++] = &sd->known[i];
+	qsort(sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
+}
+
+static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
+{
+	struct sd_sock key = { .id = k->id }, *kp = &key, **hit;
+
+	memset(&k->pace, 0, sizeof(k->pace));
+	if (!sd->nbyck)
+		return;
+	hit = bsearch(&kp, sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
+	if (hit)
+		k->pace = (*hit)->pace;
+}
+
+/* One socket message of a checked buffer: 1 emitted, 0 skipped (not
+ * watched, closed or malformed). */
+static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 {
 	const struct nlattr *tb[INET_DIAG_MAX + 1] = { 0 };
 	const struct inet_diag_msg *m;
@@ -136,7 +343,7 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 	size_t tilen = 0;
 
 	if (nlh->nlmsg_len < mnl_nlmsg_size(sizeof(*m)))
-		return;
+		return 0;
 	m = mnl_nlmsg_get_payload(nlh);
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_SOCK;
@@ -148,86 +355,71 @@ static void sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		memcpy(&o.key.saddr, m->id.idiag_src, 16);
 		memcpy(&o.key.daddr, m->id.idiag_dst, 16);
 	} else
-		return;
+		return 0;
 	o.key.sport = m->id.idiag_sport;
 	o.key.dport = m->id.idiag_dport;
-	if (m->idiag_state == SD_TCP_LISTEN)
-		return;
+	/* a dump asks for these states only; an exact lookup gets any */
+	if (m->idiag_state >= 32 || !(SD_STATES & (1u << m->idiag_state)))
+		return 0;
 	if (!flow_sel_match(d->sel, d->nsel, &o.key))
-		return;
+		return 0;
 	if (mnl_attr_parse(nlh, sizeof(*m), sd_attr_cb, tb) < 0)
-		return;         /* malformed attributes: skip the socket */
-	o.state = m->idiag_state;
-	o.inode = m->idiag_inode;
-	o.unread = m->idiag_rqueue;
-	o.unsent = m->idiag_wqueue;
-
+		return 0;       /* malformed attributes: skip the socket */
 	memset(&ti, 0, sizeof(ti));
 	if (tb[INET_DIAG_INFO]) {
 		tilen = mnl_attr_get_payload_len(tb[INET_DIAG_INFO]);
 		memcpy(&ti, mnl_attr_get_payload(tb[INET_DIAG_INFO]),
 		       tilen < sizeof(ti) ? tilen : sizeof(ti));
 	}
-	if (TI_HAS(tilen, tcpi_total_retrans))
-		o.retrans = ti.tcpi_total_retrans;
-	/* The write queue is bytes not yet sent (held by the socket) plus
-	 * bytes sent and not acknowledged (in flight, not held). */
-	if (TI_HAS(tilen, tcpi_notsent_bytes) && ti.tcpi_notsent_bytes <= o.unsent) {
-		o.inflight = o.unsent - ti.tcpi_notsent_bytes;
-		o.unsent = ti.tcpi_notsent_bytes;
-	}
-	if (TI_HAS(tilen, tcpi_bytes_acked)) {
-		/* Acked sequence space: the SYN counts one, and so does our
-		 * FIN once acked (FIN_WAIT2); report data bytes only. */
-		uint64_t b = ti.tcpi_bytes_acked;
+	o.inode = m->idiag_inode;
+	o.uid = m->idiag_uid;           /* the flow table's limits are per owner */
+	o.uid_known = 1;
+	sockdiag_fill(&o, m->idiag_state, m->idiag_rqueue, m->idiag_wqueue, &ti, tilen, d->now);
+	if (d->sd) {
+		/* discovery: remember it, to ask for it alone until the next */
+		if (d->nfound == d->capfound && d->capfound < SD_MAX_KNOWN) {
+			unsigned cap = d->capfound ? d->capfound * 2 : 64;
+			struct sd_sock *nk;
 
-		if (b)
-			b--;
-		if (b && m->idiag_state == SD_TCP_FIN_WAIT2)
-			b--;
-		o.tx_bytes = b;
-	}
-	if (TI_HAS(tilen, tcpi_bytes_received))
-		o.rx_bytes = ti.tcpi_bytes_received;
-	if (TI_HAS(tilen, tcpi_data_segs_out)) {
-		o.tx_msgs = ti.tcpi_data_segs_out;
-		o.rx_msgs = ti.tcpi_data_segs_in;
-	} else if (TI_HAS(tilen, tcpi_segs_in)) {
-		o.tx_msgs = ti.tcpi_segs_out;
-		o.rx_msgs = ti.tcpi_segs_in;
-	}
-	/* The kernel's "ms since last data" is meaningless before any data
-	 * moved; leave 0 (unknown) then when the struct tells us so. */
-	if (TI_HAS(tilen, tcpi_last_data_recv)) {
-		int known_tx = !TI_HAS(tilen, tcpi_data_segs_out) || ti.tcpi_data_segs_out;
-		int known_rx = !TI_HAS(tilen, tcpi_data_segs_out) || ti.tcpi_data_segs_in;
+			if (cap > SD_MAX_KNOWN)
+				cap = SD_MAX_KNOWN;
+			nk = realloc(d->found, cap * sizeof(*nk));
+			if (nk) {
+				d->found = nk;
+				d->capfound = cap;
+			}
+		}
+		if (d->nfound < d->capfound) {
+			struct sd_sock *k = &d->found[d->nfound++];
 
-		if (known_tx)
-			o.last_tx_ns = sd_ago(d->now, ti.tcpi_last_data_sent);
-		if (known_rx)
-			o.last_rx_ns = sd_ago(d->now, ti.tcpi_last_data_recv);
+			k->id = m->id;
+			k->family = m->idiag_family;
+			k->gone = 0;
+			k->inode = m->idiag_inode;
+			sd_pace_carry(d->sd, k);
+			d->cur = k;
+		} else {
+			d->sd->untracked++;
+		}
 	}
-	/* The next retransmission: tcp_get_info() gives tcpi_rto in us and
-	 * tcpi_last_data_sent in ms; tcp_retransmit_timer() arms the timer
-	 * icsk_rto after each retransmission (inet_csk_reset_xmit_timer), and
-	 * every segment with data, retransmissions too, sets lsndtime
-	 * (tcp_event_data_sent). So with data unacknowledged it is due
-	 * rto - last_data_sent from now. */
-	if (TI_HAS(tilen, tcpi_unacked) && ti.tcpi_unacked && ti.tcpi_rto) {
-		uint64_t rto = (uint64_t)ti.tcpi_rto * 1000ull;
-		uint64_t since = (uint64_t)ti.tcpi_last_data_sent * 1000000ull;
-
-		o.rto_ns = rto;
-		o.retry_due_ns = d->now + (rto > since ? rto - since : 0);
-	}
+	if (d->cur)
+		sd_pace_read(&d->cur->pace, &o, d->now, d->stall_ns, d->poll_ns);
+	d->cur = NULL;
 	d->emit(&o, d->arg);
 	d->emitted++;
+	return 1;
 }
 
 static int sd_msg_cb(const struct nlmsghdr *nlh, void *data)
 {
-	if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY)
-		sd_parse_sock(nlh, data);
+	struct sd_dump *d = data;
+
+	/* SOCK_DIAG_BY_FAMILY, or the compat request's own type */
+	if (nlh->nlmsg_type == SOCK_DIAG_BY_FAMILY || nlh->nlmsg_type == TCPDIAG_GETSOCK) {
+		if (d->sd)
+			d->sd->st.dumped++;
+		sd_parse_sock(nlh, d);
+	}
 	return MNL_CB_OK;
 }
 
@@ -249,133 +441,359 @@ int sockdiag_parse(const void *buf, size_t len, const struct flow_sel *sel,
 	return d.emitted;
 }
 
-/* One dump of one family. 0 or -errno. */
-static int sd_dump_family(struct sockdiag *sd, uint8_t family, struct sd_dump *d,
-			  char *err, size_t errlen)
-{
-	char reqbuf[256] __attribute__((aligned(8)));
-	struct inet_diag_req_v2 *req;
-	struct nlmsghdr *nlh;
-	char what[96];
+/* ---- requests ---- */
 
-	nlh = mnl_nlmsg_put_header(reqbuf);
-	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+static void sd_compile(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel)
+{
+	if (sd->compiled && nsel == sd->nsel && (!nsel || !memcmp(sel, sd->sel, nsel * sizeof(*sel))))
+		return;
+	sd->nsel = nsel <= SD_MAX_SEL ? nsel : 0;
+	if (sd->nsel)
+		memcpy(sd->sel, sel, sd->nsel * sizeof(*sel));
+	sd->bclen = nsel > SD_MAX_SEL ? 0 : sockdiag_bytecode(sel, nsel, sd->bc, sizeof(sd->bc));
+	if (sd->bclen < 0 && sd->bclen != -ENOENT)
+		sd->bclen = 0;  /* could not compile: filter in userspace */
+	sd->compiled = 1;
+	sd->next_discover = 0;
+}
+
+/* A dump request: the compat one (family AF_UNSPEC, both families in one
+ * walk), or SOCK_DIAG_BY_FAMILY for one family; with the filter. */
+static struct nlmsghdr *sd_dump_req(struct sockdiag *sd, char *buf, int family, int bc)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
-	req->sdiag_family = family;
-	req->sdiag_protocol = IPPROTO_TCP;
-	req->idiag_states = SD_STATES;
-	req->idiag_ext = 1u << (INET_DIAG_INFO - 1);
-	util_errf(what, sizeof(what), "sock_diag: %s TCP dump in netns inode %lu",
-		  family == AF_INET ? "IPv4" : "IPv6", sd->nsino);
-	return nl_sock_request(sd->ns, nlh, sd_msg_cb, d, what, err, errlen);
+	if (family == AF_UNSPEC) {
+		struct inet_diag_req *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = TCPDIAG_GETSOCK;
+		r->idiag_family = AF_INET;      /* ignored by the dump */
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	} else {
+		struct inet_diag_req_v2 *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+		r->sdiag_family = (uint8_t)family;
+		r->sdiag_protocol = IPPROTO_TCP;
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	}
+	if (bc)
+		mnl_attr_put(nlh, INET_DIAG_REQ_BYTECODE, (size_t)sd->bclen, sd->bc);
+	return nlh;
+}
+
+/* One dump (families: AF_UNSPEC or one). 0 or -errno. */
+static int sd_dump_one(struct sockdiag *sd, int family, struct sd_dump *d, char *err,
+		       size_t errlen)
+{
+	char reqbuf[MNL_NLMSG_HDRLEN + 64 + SD_BC_MAX + 16] __attribute__((aligned(8)));
+	int bc = sd->bclen > 0 && !sd->bc_refused && !sd->opts.no_bytecode, rc;
+	char what[128];
+
+	for (;;) {
+		util_errf(what, sizeof(what), "sock_diag: %s TCP dump%s in netns inode %lu",
+			  family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IPv4+IPv6",
+			  bc ? " (kernel-filtered)" : "", sd->nsino);
+		rc = nl_sock_request(sd->ns, sd_dump_req(sd, reqbuf, family, bc), sd_msg_cb, d,
+				     what, err, errlen);
+		if (rc != -EINVAL || !bc || d->emitted)
+			return rc;
+		/* an older kernel refused the filter: without it from now on */
+		sd->bc_refused = 1;
+		bc = 0;
+	}
+}
+
+/* A full dump: every watched socket is emitted (and, for a discovery,
+ * remembered). 0 or -errno. */
+static int sd_dump(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	int rc;
+
+	sd->st.dumps++;
+	if (!sd->compat_refused && !sd->opts.per_family) {
+		rc = sd_dump_one(sd, AF_UNSPEC, d, err, errlen);
+		if (rc == 0 || d->emitted || (rc != -EINVAL && rc != -ENOENT && rc != -EOPNOTSUPP))
+			return rc;
+		sd->compat_refused = 1; /* no compat requests: one dump per family */
+	}
+	rc = sd_dump_one(sd, AF_INET, d, err, errlen);
+	if (rc < 0)
+		return rc;
+	return sd_dump_one(sd, AF_INET6, d, err, errlen);
+}
+
+struct sd_batch {
+	struct sockdiag *sd;
+	struct sd_dump *d;
+	unsigned map[NL_BATCH_MAX];     /* request -> index in sd->known */
+};
+
+static void sd_gone(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (!k->gone) {
+		k->gone = 1;
+		sd->nalive--;
+	}
+}
+
+static void sd_batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, void *arg)
+{
+	struct sd_batch *b = arg;
+	struct sd_sock *k = &b->sd->known[b->map[idx]];
+
+	if (error) {
+		if (error == ENOENT)    /* closed (or its tuple taken by another) */
+			sd_gone(b->sd, k);
+		return;
+	}
+	/* TIME_WAIT, or no longer what we watch */
+	b->d->cur = k;
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY || !sd_parse_sock(nlh, b->d))
+		sd_gone(b->sd, k);
+	b->d->cur = NULL;
+}
+
+/* Read socket k at this poll? Every remembered one without pacing. */
+static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t now)
+{
+	return !k->gone && (!sd->stall_ns || sd_pace_due(&k->pace, now, sd->poll_ns));
+}
+
+/* The reader's key for a remembered socket. */
+static void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
+{
+	static const uint32_t mapped[3] = { 0, 0, 0 };
+	const struct inet_diag_sockid *id = &s->id;
+
+	memset(k, 0, sizeof(*k));
+	k->lport = id->idiag_sport;
+	k->rport = id->idiag_dport;
+	k->cookie = sd_cookie(id);
+	if (s->family == AF_INET) {
+		k->v4 = 1;
+		k->laddr[3] = id->idiag_src[0];
+		k->raddr[3] = id->idiag_dst[0];
+	} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
+		   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
+		k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
+		k->laddr[3] = id->idiag_src[3];
+		k->raddr[3] = id->idiag_dst[3];
+	} else {
+		memcpy(k->laddr, id->idiag_src, 16);
+		memcpy(k->raddr, id->idiag_dst, 16);
+	}
+}
+
+/* Read every remembered socket that is due with the BPF reader: one
+ * program run per SR_CHUNK sockets, then each as sd_parse_sock() would have
+ * it from tcp_info. The number read, or -errno (the caller falls back to
+ * sock_diag). */
+static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	struct sr_key *keys = sockread_keys(sd->rd);
+	unsigned n = 0;
+	uint64_t now;
+	int rc;
+
+	for (unsigned i = 0; i < sd->nknown && n < SR_MAX; i++)
+		if (sd_due(sd, &sd->known[i], d->now)) {
+			sd_reader_key(&sd->known[i], &keys[n]);
+			sd->rd_map[n++] = i;
+		}
+	if (!n)
+		return 0;
+	rc = sockread_run(sd->rd, n, &now, err, errlen);
+	if (rc < 0)
+		return rc;
+	sd->st.reads += n;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sr_val *v = sockread_val(sd->rd, i);
+		struct sd_sock *k = &sd->known[sd->rd_map[i]];
+		struct flow_obs o;
+		struct tcp_info ti;
+		int64_t tx, rx, ack;
+
+		if (k->gone)
+			continue;
+		if (!v->found || !v->full || v->state >= 32 || !(SD_STATES & (1u << v->state))) {
+			sd_gone(sd, k);         /* closed, TIME_WAIT, or the tuple reused */
+			continue;
+		}
+		memset(&o, 0, sizeof(o));
+		o.src = FLOW_SRC_SOCK;
+		o.key.proto = IPPROTO_TCP;
+		if (k->family == AF_INET) {
+			flow_addr_v4mapped(&o.key.saddr, &k->id.idiag_src[0]);
+			flow_addr_v4mapped(&o.key.daddr, &k->id.idiag_dst[0]);
+		} else {
+			memcpy(&o.key.saddr, k->id.idiag_src, 16);
+			memcpy(&o.key.daddr, k->id.idiag_dst, 16);
+		}
+		o.key.sport = k->id.idiag_sport;
+		o.key.dport = k->id.idiag_dport;
+		if (!flow_sel_match(d->sel, d->nsel, &o.key))
+			continue;
+		o.inode = k->inode;
+		/* tcp_get_info() and tcp_diag_get_info() from the same fields */
+		memset(&ti, 0, sizeof(ti));
+		ti.tcpi_total_retrans = v->total_retrans;
+		ti.tcpi_notsent_bytes = (int32_t)(v->write_seq - v->snd_nxt) > 0 ?
+					v->write_seq - v->snd_nxt : 0;
+		ti.tcpi_bytes_acked = v->bytes_acked;
+		ti.tcpi_bytes_received = v->bytes_received;
+		ti.tcpi_data_segs_out = v->data_segs_out;
+		ti.tcpi_data_segs_in = v->data_segs_in;
+		tx = sockread_ago_ms(sd->rd, v->jiffies, v->lsndtime);
+		rx = sockread_ago_ms(sd->rd, v->jiffies, v->lrcvtime);
+		ti.tcpi_last_data_sent = tx < 0 || tx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)tx;
+		ti.tcpi_last_data_recv = rx < 0 || rx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)rx;
+		ack = sockread_ago_ms(sd->rd, v->jiffies, v->rcv_tstamp);
+		ti.tcpi_last_ack_recv = ack < 0 || ack > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)ack;
+		/* tcpi_unacked = packets_out, tcpi_rto = jiffies_to_usecs(icsk_rto) */
+		ti.tcpi_unacked = v->packets_out;
+		ti.tcpi_rto = sockread_jiffies_us(sd->rd, v->rto);
+		ti.tcpi_retransmits = v->retransmits;
+		sockdiag_fill(&o, v->state,
+			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
+			v->write_seq - v->snd_una, &ti, sizeof(ti), now);
+		sd_pace_read(&k->pace, &o, now, sd->stall_ns, sd->poll_ns);
+		d->emit(&o, d->arg);
+		d->emitted++;
+	}
+	return (int)n;
+}
+
+/* Ask for every remembered socket that is due alone, NL_BATCH_MAX at a
+ * time. The number asked for, or -errno. */
+static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	char reqs[NL_BATCH_MAX * NLMSG_ALIGN(MNL_NLMSG_HDRLEN + sizeof(struct inet_diag_req_v2))]
+		__attribute__((aligned(8)));
+	unsigned i = 0, asked = 0;
+
+	while (i < sd->nknown) {
+		struct sd_batch b = { .sd = sd, .d = d };
+		unsigned n = 0;
+		size_t off = 0;
+		int got;
+
+		for (; i < sd->nknown && n < NL_BATCH_MAX; i++) {
+			struct inet_diag_req_v2 *r;
+			struct nlmsghdr *nlh;
+
+			if (!sd_due(sd, &sd->known[i], d->now))
+				continue;
+			nlh = mnl_nlmsg_put_header(reqs + off);
+			nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+			r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+			r->sdiag_family = sd->known[i].family;
+			r->sdiag_protocol = IPPROTO_TCP;
+			r->idiag_states = SD_STATES;
+			r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+			r->id = sd->known[i].id;
+			off += NLMSG_ALIGN(nlh->nlmsg_len);
+			b.map[n++] = i;
+		}
+		if (!n)
+			break;
+		sd->st.lookups += n;
+		asked += n;
+		got = nl_sock_batch(sd->ns, reqs, off, n, sd_batch_cb, &b,
+				    "sock_diag: socket lookups", err, errlen);
+		if (got < 0)
+			return got;
+		/* unanswered ones (receive buffer overrun) are asked next poll */
+		if ((unsigned)got < n)
+			sd->st.unanswered += n - (unsigned)got;
+	}
+	return (int)asked;
+}
+
+/* Dumping every poll is cheaper than asking one by one when many watched
+ * sockets are due (the dump fills them without a message each). */
+static int sd_dump_cheaper(const struct sockdiag *sd, unsigned ndue)
+{
+	uint64_t d = sd_min_get(&sd->dump), l = sd_min_get(&sd->lookup);
+
+	return d && l && (uint64_t)ndue * l > d;
 }
 
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
 {
 	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
-	int rc;
+	uint64_t c0 = cost_cpu_ns();
+	unsigned ndue;
+	int rc, discover;
 
 	if (!sd || !emit || (nsel && !sel)) {
 		util_errf(err, errlen, "sock_diag: invalid arguments");
 		return -EINVAL;
 	}
+	sd_compile(sd, sel, nsel);
+	if (sd->bclen == -ENOENT)
+		return 0;       /* the selectors watch no TCP socket */
 	d.now = sd_now_ns();
-	rc = sd_dump_family(sd, AF_INET, &d, err, errlen);
+	d.stall_ns = sd->stall_ns;
+	d.poll_ns = sd->poll_ns;
+	ndue = 0;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		ndue += sd_due(sd, &sd->known[i], d.now);
+	discover = !sd->opts.discover_ns || d.now >= sd->next_discover ||
+		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
+	sd->last_unread = 0;
+	if (discover) {
+		d.sd = sd;
+		sd->untracked = 0;
+		sd_byck_build(sd);
+		rc = sd_dump(sd, &d, err, errlen);
+		free(sd->byck);
+		sd->byck = NULL;
+		sd->nbyck = 0;
+		if (rc < 0) {
+			free(d.found);
+			return rc;
+		}
+		free(sd->known);
+		sd->known = d.found;
+		sd->nknown = sd->nalive = d.nfound;
+		if (d.now >= sd->next_discover) {
+			sd->next_discover = d.now + sd->opts.discover_ns;
+			sd->probe = 1;  /* measure asking one by one again */
+		}
+		sd_min_add(&sd->dump, cost_cpu_ns() - c0);
+		sd->st.dump_cpu_ns = sd_min_get(&sd->dump);
+		return d.emitted;
+	}
+	if (!ndue) {
+		sd->last_unread = sd->nalive;
+		sd->st.paced += sd->nalive;
+		return 0;       /* nothing the detector could need yet */
+	}
+	sd->probe = 0;
+	rc = -ENOENT;
+	if (sd->rd && sd->nknown <= SR_MAX) {
+		rc = sd_read_known(sd, &d, err, errlen);
+		if (rc < 0 && !d.emitted) {
+			/* the reader failed: sock_diag from now on */
+			util_strlcpy(sd->rd_why, err, sizeof(sd->rd_why));
+			sockread_close(sd->rd);
+			sd->rd = NULL;
+		}
+	}
+	if (rc < 0)
+		rc = sd_lookup_known(sd, &d, err, errlen);
 	if (rc < 0)
 		return rc;
-	rc = sd_dump_family(sd, AF_INET6, &d, err, errlen);
-	if (rc < 0)
-		return rc;
+	if (rc > 0) {
+		sd_min_add(&sd->lookup, (cost_cpu_ns() - c0) / (unsigned)rc);
+		sd->st.lookup_cpu_ns = sd_min_get(&sd->lookup);
+	}
+	sd->last_unread = sd->nalive > (unsigned)rc ? sd->nalive - (unsigned)rc : 0;
+	sd->st.paced += sd->last_unread;
 	return d.emitted;
-}
-
-/* ---- the flow-source ops table (port scope) ---- */
-
-struct sd_src {
-	struct sockdiag *sd;
-	struct flow_sel *sel;
-	unsigned nsel;
-};
-
-static void sd_src_close(struct flow_src *s)
-{
-	struct sd_src *p = s->priv;
-
-	if (!p)
-		return;
-	sockdiag_close(p->sd);
-	free(p->sel);
-	free(p);
-	s->priv = NULL;
-}
-
-static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
-{
-	struct sd_src *p;
-
-	s->err[0] = '\0';
-	s->ops = &flow_src_sock_ops;
-	if (!ctx || (ctx->nsel && !ctx->sel)) {
-		util_errf(s->err, sizeof(s->err), "sock_diag: invalid arguments");
-		return -EINVAL;
-	}
-	p = calloc(1, sizeof(*p));
-	if (!p || (ctx->nsel && !(p->sel = calloc(ctx->nsel, sizeof(*p->sel))))) {
-		free(p);
-		util_errf(s->err, sizeof(s->err), "sock_diag: out of memory");
-		return -ENOMEM;
-	}
-	if (ctx->nsel)
-		memcpy(p->sel, ctx->sel, ctx->nsel * sizeof(*p->sel));
-	p->nsel = ctx->nsel;
-	p->sd = sockdiag_open(ctx->netns_fd, s->err, sizeof(s->err));
-	if (!p->sd) {
-		int e = errno ? errno : EIO;
-
-		free(p->sel);
-		free(p);
-		return -e;
-	}
-	s->priv = p;
-	return 0;
-}
-
-static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
-{
-	struct sd_src *p = s->priv;
-
-	if (!p) {
-		util_errf(s->err, sizeof(s->err), "sock_diag: source not open");
-		return -EBADF;
-	}
-	return sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
-}
-
-const struct flow_src_ops flow_src_sock_ops = {
-	.name = "sock",
-	.kind = FLOW_SRC_SOCK,
-	.host = 0,
-	.open = sd_src_open,
-	.poll = sd_src_poll,
-	.close = sd_src_close,
-};
-
-/* ---- socket inode owner ---- */
-
-int sockdiag_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen)
-{
-	struct procfd_owner o;
-	int n = procfd_socket_owners(inode, &o, 1, NULL);
-
-	if (n < 0)
-		return n;
-	if (n == 0)
-		return -ENOENT;
-	if (pid)
-		*pid = o.pid;
-	if (comm && commlen)
-		snprintf(comm, commlen, "%s", o.comm);
-	return 0;
 }

@@ -12,22 +12,82 @@
 
 struct sockdiag;
 
+#define SD_MAX_SEL 8
+#define SD_DISCOVER_NS 1000000000ull    /* a full dump at least this often */
+
+/* How a poll asks (defaults: sockdiag_opts_default). For benchmarks and
+ * tests that compare the ways side by side. */
+struct sockdiag_opts {
+	uint64_t discover_ns;   /* a kernel-filtered dump at most this often;
+				 * between, every socket it found is asked for
+				 * alone. 0: dump at every poll */
+	int no_bytecode;        /* no kernel filter: every TCP socket of the
+				 * namespace comes back, selectors apply here */
+	int per_family;         /* one dump per family (AF_INET, AF_INET6)
+				 * instead of one AF_UNSPEC compat dump */
+	int no_reader;          /* between dumps, sock_diag lookups even when
+				 * the BPF socket reader loads */
+	int no_switch;          /* never dump between discoveries because a
+				 * dump measured cheaper (tests: what a poll
+				 * reads must not follow the machine's load) */
+};
+void sockdiag_opts_default(struct sockdiag_opts *o);
+
 /* Open a NETLINK_SOCK_DIAG socket inside namespace nsfd (-1: our own); the
  * socket stays bound to that namespace for its life. NULL + err on failure. */
 struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen);
 void sockdiag_close(struct sockdiag *sd);
 
-/* Dump the namespace's TCP sockets (IPv4 and IPv6, every state but LISTEN,
- * TIME_WAIT and CLOSE) and emit one FLOW_SRC_SOCK observation per socket that
- * matches sel[0..nsel) (nsel 0: all). Key: local = s*, remote = d*.
+void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o);
+
+/* Emit one FLOW_SRC_SOCK observation per TCP socket of the namespace (IPv4
+ * and IPv6, every state but LISTEN, TIME_WAIT and CLOSE) that matches
+ * sel[0..nsel) (nsel 0: all): from a kernel-filtered dump at most every
+ * discover_ns, and in between from reading each socket the last dump found
+ * (new sockets show at the next dump): with the BPF socket reader
+ * (sockread_api.h) where the kernel has what it needs, else with sock_diag
+ * lookups. Key: local = s*, remote = d*.
  * unread/unsent = receive/send queue bytes, retrans = tcpi_total_retrans,
  * state = TCP state (1 ESTABLISHED ... as in the kernel), tx_bytes = data
  * bytes acked (tcpi_bytes_acked less SYN/FIN), rx_bytes = tcpi_bytes_received,
- * tx/rx msgs = data segments out/in, last_tx/rx_ns = CLOCK_MONOTONIC of the
- * last data sent/received (0 when unknown).
+ * tx/rx msgs = data segments out/in, last_tx/rx/ack_ns = CLOCK_MONOTONIC of
+ * the last data sent/received and the last ACK received (0 when unknown),
+ * unacked_since_ns, rto_ns and retry_due_ns as sockdiag_fill.h says, the
+ * same from a dump, a lookup or the BPF reader.
  * Returns the number of observations emitted, or -errno with err filled. */
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen);
+
+/* Pace the reads between discoveries (sockdiag_pace.h): a socket that owes
+ * nothing is read once per stall_ns, a waiting one from stall_ns after its
+ * wait began, every poll (poll_ns) from then. stall_ns 0 (the default):
+ * every remembered socket at every poll. */
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns);
+/* Alive sockets the last poll did not read (paced). */
+unsigned sockdiag_last_unread(const struct sockdiag *sd);
+
+/* What the source did so far. */
+struct sockdiag_stats {
+	uint64_t dumps, lookups, unanswered;
+	uint64_t dumped;        /* sockets the dumps brought (the filter's work) */
+	uint64_t dump_cpu_ns;   /* CPU time of a dump, and of one socket asked */
+	uint64_t lookup_cpu_ns; /* for alone (the least of the last few each) */
+	unsigned known;         /* sockets remembered from the last dump */
+	unsigned untracked;     /* found by it beyond SD_MAX_KNOWN (dump only) */
+	int kernel_filter;      /* the dumps are filtered in the kernel */
+	int one_dump;           /* one AF_UNSPEC dump covers both families */
+	uint64_t reads;         /* sockets read by the BPF socket reader */
+	uint64_t paced;         /* socket reads the pacing left out */
+	int reader;             /* it reads between dumps (else lookups) */
+	char reader_why[160];   /* why not */
+};
+void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
+
+/* The INET_DIAG_REQ_BYTECODE program that lets through the TCP sockets
+ * sel[0..nsel) may match (never fewer; it may let more through), written to
+ * buf: its length, 0 when every TCP socket may match (no filter), -ENOENT
+ * when none can (no selector admits TCP), -ENOSPC, -EINVAL. */
+int sockdiag_bytecode(const struct flow_sel *sel, unsigned nsel, void *buf, size_t len);
 
 /* Find a process holding socket inode (scan of /proc/PID/fd, bounded).
  * 0 with *pid and comm filled, -ENOENT when not found, other -errno. */

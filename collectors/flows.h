@@ -42,6 +42,11 @@ struct flow_obs {
 	uint64_t tx_msgs, rx_msgs;      /* messages (engine) or frames (BPF) */
 	uint64_t tx_bytes, rx_bytes;
 	uint64_t last_tx_ns, last_rx_ns;
+	uint64_t last_ack_ns;   /* sock: the last acknowledgement received */
+	/* sock: when the oldest unacknowledged data was first sent, once it
+	 * has been retransmitted (each retransmission moves last_tx_ns); 0
+	 * otherwise or unknown */
+	uint64_t unacked_since_ns;
 	uint64_t unsent, unread, staged; /* bytes held (engine) / queues (sock) */
 	uint64_t inflight;      /* sock: sent, not yet acknowledged (not held) */
 	uint32_t retrans;       /* sock_diag: total retransmits */
@@ -54,6 +59,11 @@ struct flow_obs {
 	int32_t pid;            /* owner pid, 0 when unknown */
 	uint64_t inode;         /* socket inode (sock_diag), 0 otherwise */
 	char engine[32];        /* engine name or "" */
+	/* Who wrote what this observation came from (the table file's owner;
+	 * the socket's uid): limits are kept per owner, so one user's flood of
+	 * flows costs only that user's flows. */
+	uint32_t uid;
+	uint8_t uid_known;      /* 0: uid not known (tracker frames) */
 	/* Sources that judge liveness themselves (Onload, VMA/XLIO, RDMA QPs:
 	 * collectors/flow_live.h) say so here, the detector takes it as is:
 	 * live is an enum flow_live verdict + 1 (0: the source gives none),
@@ -63,6 +73,30 @@ struct flow_obs {
 };
 
 typedef void (*flow_emit_fn)(const struct flow_obs *o, void *arg);
+
+/* Kernel TCP (FLOW_SRC_SOCK): is one side owed something? Bytes unsent,
+ * unacknowledged or unread; or, for request/response traffic (data
+ * segments each way have matched so far), one message unanswered: the
+ * reply never came, or the request was read and never answered, with every
+ * byte acknowledged. The detector's definition (daemon/liveness.c), which
+ * sock_diag shares to read a socket that owes nothing less often. */
+static inline int flow_obs_sock_waiting(const struct flow_obs *o)
+{
+	return o->unsent > 0 || o->inflight > 0 || o->unread > 0 ||
+	       (o->tx_msgs > 1 && o->rx_msgs > 1 &&
+		(o->tx_msgs == o->rx_msgs + 1 || o->rx_msgs == o->tx_msgs + 1));
+}
+
+/* When the wait of a waiting sock flow began by the kernel's own clocks:
+ * when the peer owes us (bytes unacknowledged or unsent, a request
+ * unanswered) the last data sent, or the first sending of what has been
+ * retransmitted since; else the last data received. 0: unknown. */
+static inline uint64_t flow_obs_sock_wait_from(const struct flow_obs *o)
+{
+	if (o->unsent || o->inflight || o->tx_msgs > o->rx_msgs)
+		return o->unacked_since_ns ? o->unacked_since_ns : o->last_tx_ns;
+	return o->last_rx_ns;
+}
 
 /* A flow selector: which flows a port watches (0 / unspecified = any). */
 struct flow_sel {

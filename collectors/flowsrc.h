@@ -115,6 +115,22 @@ struct flow_src {
 	const struct flow_src_ops *ops;
 	void *priv;
 	char err[256];              /* last error, human readable */
+	/* Set by the caller before every poll() (0: unknown, poll every time).
+	 * A flow whose observations can never make the detector wait (the tc
+	 * tracker's TCP flows: liveness takes kernel TCP from sock_diag and
+	 * bypass TCP from engine tables) is evidence only; it must still be
+	 * reported every refresh_ns (flow views, sibling counts over a
+	 * threshold). A source with nothing else to report may skip polls
+	 * until then, and sets skipped for each poll it skipped. */
+	uint64_t now_ns;            /* CLOCK_MONOTONIC of this poll */
+	uint64_t poll_ns;           /* the detector's polling interval */
+	uint64_t refresh_ns;
+	/* The port's stall threshold. A source whose flows carry their own
+	 * clocks may report a flow less often while the detector could not
+	 * call it stalled before a later poll (sock_diag: sockdiag_pace.h);
+	 * it sets skipped when it left flows out. */
+	uint64_t stall_ns;
+	int skipped;
 };
 
 extern const struct flow_src_ops flow_src_engine_ops;  /* collectors/flow_engine.c */

@@ -26,32 +26,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collectors/bpflog.h"
 #include "collectors/flowsrc.h"
 #include "collectors/flowtrack.h"
+#include "lib/fsutil.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/netns.h"
 #include "lib/nl.h"
 #include "lib/rtnl.h"
 #include "lib/util.h"
-#include "flowtrack.skel.h"
+#include "collectors/flowtrack_int.h"
 
 #define FT_MAX_FLOWS_CAP (1u << 22)
 #define FT_PROG_IN "ft_ingress"
 #define FT_PROG_EG "ft_egress"
 
-struct flowtrack {
-	struct flowtrack_bpf *skel;
-	int nsfd;                       /* owned */
-	unsigned long nsino;
-	int ifindex;
-	char ifname[IF_NAMESIZE];
-	int created;                    /* we created the clsact qdisc */
-	unsigned max_flows;
-	char marker[PATH_MAX];          /* "" when markers are off */
-};
 
 static char ft_state_dir[1024] = FLOWTRACK_STATE_DIR;
-static int ft_print_set;
 
 void flowtrack_set_state_dir(const char *dir)
 {
@@ -59,36 +51,6 @@ void flowtrack_set_state_dir(const char *dir)
 		ft_state_dir[0] = '\0';
 	else
 		snprintf(ft_state_dir, sizeof(ft_state_dir), "%s", dir);
-}
-
-static int ft_libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
-{
-	int pri = lvl == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG;
-	char buf[1024];
-	size_t n;
-
-	if (pri > log_get_level())
-		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	while (n && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	/* Netlink refusals we expect (qdisc exists, no such filter) or report
-	 * ourselves with the interface named: keep them at debug. */
-	if (strstr(buf, "Kernel error message:"))
-		pri = LOG_DEBUG;
-	if (pri > log_get_level())
-		return 0;
-	log_msg(pri, "%s%s", strncmp(buf, "libbpf: ", 8) ? "libbpf: " : "", buf);
-	return 0;
-}
-
-static void ft_print_init(void)
-{
-	if (!ft_print_set) {
-		libbpf_set_print(ft_libbpf_print);
-		ft_print_set = 1;
-	}
 }
 
 /* A namespace fd of our own (dup of nsfd, or our current namespace). */
@@ -107,24 +69,6 @@ static int ft_ns_dup(int nsfd, unsigned long *ino)
 	return fd;
 }
 
-static int ft_mkdirs(const char *dir)
-{
-	char p[PATH_MAX], *s;
-
-	snprintf(p, sizeof(p), "%s", dir);
-	for (s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0700) < 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 static void ft_marker_path(unsigned long nsino, int ifindex, char *buf, size_t len)
 {
 	if (!ft_state_dir[0])
@@ -135,26 +79,21 @@ static void ft_marker_path(unsigned long nsino, int ifindex, char *buf, size_t l
 
 static void ft_marker_write(const char *path, const char *ifname)
 {
-	char tmp[PATH_MAX + 8];
-	FILE *f;
+	char body[128], err[1200];
+	int dfd;
 
 	if (!path[0])
 		return;
-	if (ft_mkdirs(ft_state_dir) < 0) {
-		log_warn("flowtrack: state directory %s", ft_state_dir);
+	/* root's directory, the marker through an O_EXCL temporary name */
+	dfd = fsu_private_dir(ft_state_dir, 0700, err, sizeof(err));
+	if (dfd < 0) {
+		log_warnx("flowtrack: state directory: %s", err);
 		return;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		log_warn("flowtrack: marker %s", tmp);
-		return;
-	}
-	fprintf(f, "clsact qdisc on %s created by nicstalld\n", ifname);
-	if (fclose(f) != 0 || rename(tmp, path) < 0) {
+	snprintf(body, sizeof(body), "clsact qdisc on %s created by nicstalld\n", ifname);
+	if (fsu_replace_at(dfd, strrchr(path, '/') + 1, body, strlen(body), 0600) < 0)
 		log_warn("flowtrack: marker %s", path);
-		unlink(tmp);
-	}
+	close(dfd);
 }
 
 /* Filters on one clsact direction (parent) that are not ours: >= 0 or
@@ -280,7 +219,7 @@ static struct flowtrack_bpf *ft_load(const struct flow_sel *sel, unsigned nsel,
 	unsigned i;
 	int rc;
 
-	ft_print_init();
+	bpflog_init();
 	skel = flowtrack_bpf__open();
 	if (!skel) {
 		rc = -errno;
@@ -443,51 +382,6 @@ fail:
 	return NULL;
 }
 
-int flowtrack_poll(struct flowtrack *ft, flow_emit_fn emit, void *arg)
-{
-	struct ft_key cur, next;
-	struct ft_val v;
-	unsigned guard;
-	int fd, n = 0;
-	void *prev = NULL;
-
-	if (!ft || !emit)
-		return -EINVAL;
-	fd = bpf_map__fd(ft->skel->maps.ft_flows);
-	/* LRU eviction under our feet restarts the walk; bound it. */
-	guard = ft->max_flows * 2 + 64;
-	while (guard-- && bpf_map_get_next_key(fd, prev, &next) == 0) {
-		struct flow_obs o;
-		unsigned i;
-
-		cur = next;
-		prev = &cur;
-		if (bpf_map_lookup_elem(fd, &cur, &v) < 0)
-			continue;       /* evicted meanwhile */
-		if (cur.proto != IPPROTO_TCP && cur.proto != IPPROTO_UDP)
-			continue;
-		memset(&o, 0, sizeof(o));
-		o.src = FLOW_SRC_BPF;
-		memcpy(&o.key.saddr, cur.laddr, 16);
-		memcpy(&o.key.daddr, cur.raddr, 16);
-		o.key.sport = cur.lport;
-		o.key.dport = cur.rport;
-		o.key.proto = cur.proto;
-		o.rx_msgs = v.rx_frames;
-		o.tx_msgs = v.tx_frames;
-		o.rx_bytes = v.rx_bytes;
-		o.tx_bytes = v.tx_bytes;
-		o.last_rx_ns = v.rx_last_ns;
-		o.last_tx_ns = v.tx_last_ns;
-		for (i = 0; i < FT_NFLAGS; i++)
-			if (v.flags[i])
-				o.state |= 1u << i;
-		emit(&o, arg);
-		n++;
-	}
-	return n;
-}
-
 void flowtrack_detach(struct flowtrack *ft)
 {
 	char name[IF_NAMESIZE];
@@ -513,6 +407,8 @@ void flowtrack_detach(struct flowtrack *ft)
 		unlink(ft->marker);
 	flowtrack_bpf__destroy(ft->skel);
 	close(ft->nsfd);
+	free(ft->bkeys);
+	free(ft->bvals);
 	free(ft);
 }
 
@@ -551,7 +447,7 @@ int flowtrack_cleanup_stale(int nsfd, int ifindex, char *err, size_t errlen)
 		snprintf(err, errlen, "flowtrack: invalid ifindex %d", ifindex);
 		return -EINVAL;
 	}
-	ft_print_init();
+	bpflog_init();
 	fd = ft_ns_dup(nsfd, &nsino);
 	if (fd < 0) {
 		rc = -errno;
@@ -613,8 +509,15 @@ out:
 
 /* ---- the flow-source ops table (port scope) ---- */
 
+struct ft_src {
+	struct flowtrack *ft;
+	int udp;                /* the selectors admit UDP: read every poll */
+	uint64_t last_read;
+};
+
 static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 {
+	struct ft_src *p;
 	struct flowtrack *ft;
 	int ifindex, rc;
 	char e[256];
@@ -639,33 +542,75 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	/* What a killed daemon left on the port goes first. */
 	if (flowtrack_cleanup_stale(ctx->netns_fd, ifindex, e, sizeof(e)) < 0)
 		log_debug("flowtrack: %s", e);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		util_errf(s->err, sizeof(s->err), "flowtrack: out of memory");
+		return -ENOMEM;
+	}
 	errno = 0;
 	ft = flowtrack_attach(ctx->netns_fd, ifindex, ctx->sel, ctx->nsel, 0,
 			      s->err, sizeof(s->err));
-	if (!ft)
+	if (!ft) {
+		free(p);
 		return -(errno ? errno : EIO);
-	s->priv = ft;
+	}
+	p->ft = ft;
+	p->udp = !ctx->nsel;
+	for (unsigned i = 0; i < ctx->nsel; i++)
+		if (ctx->sel[i].proto != IPPROTO_TCP)
+			p->udp = 1;
+	s->priv = p;
 	return 0;
 }
 
+/* TCP flows are evidence only (see flowsrc.h): when the selectors admit no
+ * UDP, the map is read every refresh_ns, not every poll. */
 static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 {
+	struct ft_src *p = s->priv;
 	int n;
 
-	if (!s->priv) {
+	s->skipped = 0;
+	if (!p) {
 		util_errf(s->err, sizeof(s->err), "flowtrack: source not open");
 		return -EBADF;
 	}
-	n = flowtrack_poll(s->priv, emit, arg);
+	if (!p->udp && s->now_ns && p->last_read && s->refresh_ns > s->poll_ns &&
+	    s->now_ns - p->last_read + s->poll_ns / 2 < s->refresh_ns) {
+		s->skipped = 1;
+		return 0;
+	}
+	p->last_read = s->now_ns;
+	n = flowtrack_poll(p->ft, emit, arg);
 	if (n < 0)
 		util_errf(s->err, sizeof(s->err), "flowtrack: reading the flow map: %s",
 			  strerror(-n));
 	return n;
 }
 
+static void ft_src_status(const struct flow_src *s, struct json_object *out)
+{
+	unsigned max = 0;
+	uint64_t batches = 0, walks = 0;
+
+	const struct ft_src *p = s->priv;
+
+	if (!p)
+		return;
+	flowtrack_stats(p->ft, &max, &batches, &walks);
+	jx_add_u64(out, "map_size", max);
+	jx_add_u64(out, "map_kib", flowtrack_map_bytes(p->ft) / 1024);
+	jx_add_str(out, "map_read", walks ? "key by key" : "batches");
+	jx_add_str(out, "read", p->udp ? "every poll" : "every refresh (TCP only: evidence)");
+}
+
 static void ft_src_close(struct flow_src *s)
 {
-	flowtrack_detach(s->priv);
+	struct ft_src *p = s->priv;
+
+	if (p)
+		flowtrack_detach(p->ft);
+	free(p);
 	s->priv = NULL;
 }
 
@@ -675,5 +620,6 @@ const struct flow_src_ops flow_src_bpf_ops = {
 	.host = 0,
 	.open = ft_src_open,
 	.poll = ft_src_poll,
+	.status = ft_src_status,
 	.close = ft_src_close,
 };

@@ -43,8 +43,26 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 /* Emit one FLOW_SRC_BPF observation per tracked flow: key local = s*,
  * remote = d*; rx/tx msgs = frames (GSO segments), bytes = L2 bytes,
  * last_rx/tx_ns, state = FT_STATE_* bits (flowtrack.h) of TCP flags seen.
- * Returns the number emitted or -errno. */
+ * The map is read in batches (BPF_MAP_LOOKUP_BATCH), key by key where the
+ * kernel has no batch reads. Returns the number emitted or -errno. */
 int flowtrack_poll(struct flowtrack *ft, flow_emit_fn emit, void *arg);
+
+/* Read the map in batches (on, the default) or key by key (off: two
+ * system calls per flow, what kernels before 5.6 need). For benchmarks. */
+void flowtrack_set_batch(struct flowtrack *ft, int on);
+/* The map's size, and how many batch reads and key-by-key walks so far. */
+void flowtrack_stats(const struct flowtrack *ft, unsigned *max_flows, uint64_t *batches,
+		     uint64_t *walks);
+
+/* Memory the tracker's map holds (the kernel's memlock figure), bytes; 0
+ * when unknown. */
+size_t flowtrack_map_bytes(const struct flowtrack *ft);
+/* For benchmarks: run the ingress (egress != 0: egress) program on the
+ * Ethernet frame pkt[0..len) in the kernel (BPF_PROG_TEST_RUN), repeat
+ * times, as if the port had seen it; *ns_per_run is the kernel's mean. The
+ * map sees every run. 0 or -errno. */
+int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t len,
+		       unsigned repeat, unsigned *ns_per_run);
 
 /* Remove our two filters; delete the clsact qdisc only if we created it and
  * no other filter remains on it. Safe when the interface or namespace is

@@ -21,6 +21,7 @@
 #include <linux/netlink.h>
 #include <linux/sockios.h>
 
+#include "lib/fsutil.h"
 #include "lib/log.h"
 #include "lib/netns.h"
 #include "lib/nl.h"
@@ -224,7 +225,8 @@ static int read_small(const char *path, char *buf, size_t len)
 {
 	char tmp[256];
 	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a recorded tree cannot block */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
 	if (fd < 0)
 		return -errno;
@@ -429,57 +431,24 @@ int ident_load_file(const char *path, struct ident *out, char *err,
 {
 	char *buf, e[200];
 	size_t len = 0;
-	struct stat st;
-	int fd, rc;
+	int rc, fe = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		util_errf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		util_errf(err, errlen, "%s: fstat: %s", path, strerror(-rc));
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		util_errf(err, errlen, "%s: not a regular file", path);
-		close(fd);
-		return -EINVAL;
-	}
-	buf = malloc(IDENT_MAX_FILE + 1);
+	/* the one safe path (fsutil.h): a FIFO never blocks the loop, a
+	 * symbolic link is not followed, regular files only, bounded */
+	buf = fsu_read_file(path, IDENT_MAX_FILE, &len, &fe);
 	if (!buf) {
-		close(fd);
-		util_errf(err, errlen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	for (;;) {
-		ssize_t r = read(fd, buf + len, IDENT_MAX_FILE + 1 - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			util_errf(err, errlen, "%s: read: %s", path, strerror(-rc));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-		if (len > IDENT_MAX_FILE) {
-			rc = -EFBIG;
+		if (fe == EFBIG)
 			util_errf(err, errlen, "%s: larger than %u bytes", path, IDENT_MAX_FILE);
-			goto out;
-		}
+		else if (fe == EINVAL || fe == ELOOP)
+			util_errf(err, errlen, "%s: %s, not read", path, fsu_strerror(fe));
+		else
+			util_errf(err, errlen, "%s: %s", path, strerror(fe));
+		return -fe;
 	}
 	rc = ident_parse_text(buf, len, out, e, sizeof(e));
 	if (rc < 0)
 		util_errf(err, errlen, "%s: %s", path, e);
-out:
 	free(buf);
-	close(fd);
 	return rc;
 }
 

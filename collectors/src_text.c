@@ -2,14 +2,12 @@
 #include "collectors/src_text.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "collectors/ethtool_text.h"
+#include "lib/fsutil.h"
 #include "lib/log.h"
 
 struct text_priv {
@@ -42,95 +40,36 @@ static int text_open(struct src *s, const struct src_ctx *ctx)
 	return 0;
 }
 
-static int grow(struct text_priv *p, size_t want)
-{
-	char *b;
-
-	if (want <= p->buf_cap)
-		return 0;
-	b = realloc(p->buf, want);
-	if (!b)
-		return -ENOMEM;
-	p->buf = b;
-	p->buf_cap = want;
-	return 0;
-}
-
-/* Read the whole file into p->buf; *len bytes. Fills s->err on failure. */
+/* Read the whole file into p->buf; *len bytes. Fills s->err on failure.
+ * Through the one safe path (fsutil.h): O_NONBLOCK|O_NOFOLLOW, so a FIFO
+ * never blocks the loop and a symbolic link is not followed, regular files
+ * only, at most ETXT_MAX_BYTES. */
 static int slurp(struct src *s, struct text_priv *p, size_t *len)
 {
-	const size_t limit = (size_t)ETXT_MAX_BYTES + 1;
-	struct stat st;
-	size_t got = 0, cap;
-	int fd, rc = 0;
+	char *b;
+	int e = 0;
 
-	fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
-			 strerror(-rc));
-		return rc;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		snprintf(s->err, sizeof(s->err), "%s: fstat: %s", p->path,
-			 strerror(-rc));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = -EINVAL;
-		snprintf(s->err, sizeof(s->err), "%s: not a regular file",
-			 p->path);
-		goto out;
-	}
-	if (st.st_size < 0 || (uint64_t)st.st_size > ETXT_MAX_BYTES) {
-		rc = -E2BIG;
-		snprintf(s->err, sizeof(s->err),
-			 "%s: %lld bytes, more than the %u allowed", p->path,
-			 (long long)st.st_size, ETXT_MAX_BYTES);
-		goto out;
-	}
-	/* One byte more than the size, to see growth since fstat. */
-	cap = (size_t)st.st_size + 1;
-	if (cap < 4096)
-		cap = 4096;
-	for (;;) {
-		ssize_t r;
-
-		if (got == cap)
-			cap = cap * 2 < limit ? cap * 2 : limit;
-		if (grow(p, cap) < 0) {
-			rc = -ENOMEM;
-			snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
-				 strerror(ENOMEM));
-			goto out;
+	b = fsu_read_file(p->path, ETXT_MAX_BYTES, len, &e);
+	if (!b) {
+		switch (e) {
+		case EFBIG:
+			snprintf(s->err, sizeof(s->err), "%s: more than the %u bytes allowed",
+				 p->path, ETXT_MAX_BYTES);
+			return -E2BIG;
+		case EINVAL:
+		case ELOOP:
+			snprintf(s->err, sizeof(s->err), "%s: %s, not read", p->path,
+				 fsu_strerror(e));
+			return -e;
+		default:
+			snprintf(s->err, sizeof(s->err), "%s: %s", p->path, strerror(e));
+			return -e;
 		}
-		if (got == cap)
-			break;          /* at the limit */
-		r = read(fd, p->buf + got, cap - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			snprintf(s->err, sizeof(s->err), "%s: read: %s",
-				 p->path, strerror(-rc));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
 	}
-	if (got > ETXT_MAX_BYTES) {
-		rc = -E2BIG;
-		snprintf(s->err, sizeof(s->err),
-			 "%s: grew past the %u bytes allowed", p->path,
-			 ETXT_MAX_BYTES);
-		goto out;
-	}
-	*len = got;
-out:
-	close(fd);
-	return rc;
+	free(p->buf);
+	p->buf = b;
+	p->buf_cap = *len + 1;
+	return 0;
 }
 
 static int same_names(const struct clayout *l, const struct etxt *tx)

@@ -242,6 +242,7 @@ static struct json_object *cmd_flows(struct cmd_env *env, struct json_object *re
 {
 	struct json_object *jp, *js, *o;
 	const char *port = NULL;
+	unsigned limit = STALL_FLOWS_LISTED, total = 0;
 	int stalled = 0;
 
 	if (json_object_object_get_ex(req, "port", &jp)) {
@@ -253,8 +254,19 @@ static struct json_object *cmd_flows(struct cmd_env *env, struct json_object *re
 	}
 	if (json_object_object_get_ex(req, "stalled", &js))
 		stalled = json_object_get_boolean(js);
+	if (json_object_object_get_ex(req, "limit", &js)) {
+		int64_t v = json_object_get_int64(js);
+
+		if (!json_object_is_type(js, json_type_int) || v < 1 || v > 100000)
+			return ctl_error("flows: \"limit\" must be an integer from 1 to 100000");
+		limit = (unsigned)v;
+	}
 	o = ok_reply();
-	json_object_object_add(o, "flows", stall_flows_json(env->stall, port, stalled));
+	/* bounded: a mass stall of 100k flows must not make a 40 MB reply
+	 * (or hold the loop while it is built) */
+	json_object_object_add(o, "flows", stall_flows_json(env->stall, port, stalled, limit,
+							    &total));
+	jx_add_u64(o, "flows_total", total);
 	return o;
 }
 

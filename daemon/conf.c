@@ -528,6 +528,34 @@ static void defaults(struct conf *c, const char *path)
 	peerconf_defaults(c);
 }
 
+/* One line of f into buf (cap bytes, NUL-terminated, the newline kept):
+ * returns the bytes read of it (NUL bytes included), or -1 at the end of the
+ * file. A line of more than MAX_LINE characters sets *toolong and is read to
+ * its end. */
+static ssize_t read_line(FILE *f, char *buf, size_t cap, int *toolong)
+{
+	size_t n = 0, body = 0;
+	int ch = EOF;
+
+	*toolong = 0;
+	while ((ch = getc(f)) != EOF) {
+		if (n < cap - 1)
+			buf[n] = (char)ch;
+		n++;
+		if (ch == '\n')
+			break;
+		body++;
+	}
+	if (!n)
+		return -1;
+	if (body > MAX_LINE)
+		*toolong = 1;
+	if (n > cap - 1)
+		n = cap - 1;
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
 {
 	struct parser p = { .path = path, .report = report, .arg = arg };
@@ -551,20 +579,21 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		conf_free(p.c);
 		return 1;
 	}
-	while (fgets(line, sizeof(line), f)) {
+	for (;;) {
 		char *s, *eq, *key, *val;
-		size_t n = strlen(line);
+		int toolong;
+		ssize_t n = read_line(f, line, sizeof(line), &toolong);
 
+		if (n < 0)
+			break;
 		p.line++;
-		if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
-			int ch;
-
+		if (toolong) {
 			perr(&p, "line longer than %d characters", MAX_LINE);
-			while ((ch = fgetc(f)) != EOF && ch != '\n')
-				;
 			continue;
 		}
-		if (memchr(line, 0, n) != NULL && strlen(line) != n) {
+		/* fgets() and strlen() would stop at a NUL and drop what follows
+		 * it unseen: every byte read is counted, and a NUL is an error */
+		if (memchr(line, 0, (size_t)n) != NULL) {
 			perr(&p, "NUL byte in line");
 			continue;
 		}
@@ -628,8 +657,10 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		if (!pc->ifname[0] && !pc->stats_file[0])
 			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
 		pc->promisc_capture = (pc->promisc_capture & 2) ? (pc->promisc_capture & 1) : 1;
+		/* the tc tracker costs every frame of the port something: by
+		 * default it goes only where flows = lines say what to count */
 		if (!(pc->track & 0x80u))
-			pc->track = TRACK_ENGINE | TRACK_SOCK | TRACK_BPF;
+			pc->track = TRACK_ENGINE | TRACK_SOCK | (pc->nsel ? TRACK_BPF : 0);
 		pc->track &= ~0x80u;
 		if (!pc->devlink_diag_set) {    /* vnic with every read, rx every 10 s */
 			util_strlcpy(pc->devlink_diag[0], "vnic", sizeof(pc->devlink_diag[0]));

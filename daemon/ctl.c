@@ -1,4 +1,15 @@
-/* ctl: control socket server. */
+/* ctl: control socket server.
+ *
+ * Hostile local clients must not lock root out: a refused peer is answered
+ * and shut down at once (it never holds a slot; its fd lingers at most
+ * CTL_DRAIN_NS so it can read the answer), CTL_ROOT_RESERVE of the
+ * CTL_MAX_CLIENTS slots are root's, each other uid holds at most
+ * CTL_MAX_PER_UID, and a non-root client that has not sent its request
+ * within CTL_ENTRY_TIMEOUT_NS is dropped. Access is decided without a name
+ * service call per client (which could block the loop on a remote NSS):
+ * the group is resolved at start and reload, the peer's supplementary
+ * groups come with the connection (SO_PEERGROUPS, as of connect(); else
+ * /proc/PID/status). */
 #include "daemon/ctl.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -7,19 +18,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
 #include <json-c/json.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
-#define MAX_CLIENTS 64
-#define CLIENT_TIMEOUT_NS (10ull * 1000000000ull)
+#define NS 1000000000ull
 
 struct client {
 	struct ctl *ctl;
@@ -31,7 +42,7 @@ struct client {
 	size_t inlen;
 	char *out;              /* reply being written */
 	size_t outlen, outoff;
-	uint64_t started_ns;
+	uint64_t deadline_ns;   /* dropped when still here then */
 	uint64_t ticket;        /* a deferred reply is owed (ctl_defer) */
 	struct client *next;
 };
@@ -39,12 +50,24 @@ struct client {
 struct ctl {
 	struct loop *loop;
 	int fd;
+	int pathfd;             /* O_PATH on the bound socket inode, -1 none */
 	char path[108];
+	char group[64];
+	gid_t gid;
+	int have_group;
 	ctl_handler_fn fn;
 	void *arg;
 	struct client *clients;
 	unsigned nclients;
 	struct loop_timer *reaper;
+	/* turned-away peers, already answered and shut down for writing, kept
+	 * open a moment (no slot, no reads) so that a client that sends its
+	 * request after the answer came reads the answer, not EPIPE */
+	struct { int fd; uint64_t until_ns; } drain[CTL_DRAIN];
+	unsigned ndrain;
+	/* refusals, logged at most once per CTL_REFUSE_LOG_NS */
+	uint64_t refused, busy, refuse_log_ns;
+	uid_t last_refused_uid;
 };
 
 /* The one control socket of the process, and the client whose request is
@@ -67,29 +90,69 @@ struct json_object *ctl_error(const char *fmt, ...)
 	return o;
 }
 
-enum ctl_access ctl_access_for(uid_t uid, gid_t gid)
+enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+			       int have_group, gid_t group)
 {
-	struct group *gr;
-	struct passwd *pw;
-	gid_t groups[256];
-	int ng = 256;
-
 	if (uid == 0)
 		return CTL_ROOT;
-	gr = getgrnam(CTL_GROUP);
-	if (!gr)
+	if (!have_group)
 		return CTL_DENIED;
-	if (gid == gr->gr_gid)
+	if (gid == group)
 		return CTL_READ;
-	pw = getpwuid(uid);
-	if (!pw)
-		return CTL_DENIED;
-	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &ng) < 0)
-		return CTL_DENIED;
-	for (int i = 0; i < ng; i++)
-		if (groups[i] == gr->gr_gid)
+	for (size_t i = 0; i < ngroups; i++)
+		if (groups[i] == group)
 			return CTL_READ;
 	return CTL_DENIED;
+}
+
+/* The peer's supplementary groups as of its connect(): SO_PEERGROUPS
+ * (Linux 4.13), else the Groups: line of /proc/PID/status. Returns the
+ * count (at most max) or -1. */
+static int peer_groups(int fd, pid_t pid, gid_t *out, size_t max)
+{
+	socklen_t len = (socklen_t)(max * sizeof(gid_t));
+	char path[64], buf[8192], *g;
+	ssize_t n;
+	int pfd, k = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, out, &len) == 0)
+		return (int)(len / sizeof(gid_t));
+	if (errno == ERANGE) {
+		/* more than max: the ones that fit do (a member with very many
+		 * groups may be refused; never granted more) */
+		gid_t *big = malloc(len);
+		int r = -1;
+
+		if (big && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, big, &len) == 0) {
+			r = (int)(len / sizeof(gid_t)) < (int)max ? (int)(len / sizeof(gid_t)) :
+								      (int)max;
+			memcpy(out, big, (size_t)r * sizeof(gid_t));
+		}
+		free(big);
+		return r;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	pfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (pfd < 0)
+		return -1;
+	n = read(pfd, buf, sizeof(buf) - 1);
+	close(pfd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	g = strstr(buf, "\nGroups:");
+	if (!g)
+		return -1;
+	for (g += 8; *g && *g != '\n' && (size_t)k < max;) {
+		char *e;
+		unsigned long v = strtoul(g, &e, 10);
+
+		if (e == g)
+			break;
+		out[k++] = (gid_t)v;
+		g = e;
+	}
+	return k;
 }
 
 static void client_free(struct client *c)
@@ -126,6 +189,7 @@ static void client_reply(struct client *c, struct json_object *reply)
 		client_free(c);
 		return;
 	}
+	c->deadline_ns = loop_mono_ns() + CTL_CLIENT_TIMEOUT_NS;  /* to take the reply */
 	loop_mod_fd(c->ctl->loop, c->fd, EPOLLOUT);
 }
 
@@ -148,9 +212,9 @@ static void client_request(struct client *c, char *line)
 		reply = ctl_error("malformed request: %s",
 				  req ? "trailing data after the JSON object" :
 				  json_tokener_error_desc(jerr));
-	} else if (c->access == CTL_DENIED) {
+	} else if (c->access == CTL_DENIED) {      /* turned away at accept */
 		reply = ctl_error("permission denied: uid %u is neither root nor a "
-				  "member of group '%s'", (unsigned)c->uid, CTL_GROUP);
+				  "member of group '%s'", (unsigned)c->uid, c->ctl->group);
 	} else if (!json_object_is_type(req, json_type_object)) {
 		reply = ctl_error("malformed request: expected a JSON object");
 	} else {
@@ -236,15 +300,77 @@ static void client_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
+static unsigned clients_of(const struct ctl *ctl, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (const struct client *c = ctl->clients; c; c = c->next)
+		n += c->uid == uid;
+	return n;
+}
+
+static void drain_expire(struct ctl *ctl, uint64_t now, int all)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < ctl->ndrain; i++) {
+		if (all || now >= ctl->drain[i].until_ns)
+			close(ctl->drain[i].fd);
+		else
+			ctl->drain[k++] = ctl->drain[i];
+	}
+	ctl->ndrain = k;
+}
+
+/* Answer a peer that gets no slot and shut the connection down: it holds
+ * no client slot and nothing of it is read. The fd itself lingers at most
+ * CTL_DRAIN_NS (CTL_DRAIN of them; the oldest goes first). */
+static void turn_away(struct ctl *ctl, int cfd, const char *msg, uint64_t now)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "{\"ok\":false,\"error\":\"%s\"}\n", msg);
+
+	(void)!send(cfd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(cfd, SHUT_WR);
+	if (ctl->ndrain == CTL_DRAIN) {
+		close(ctl->drain[0].fd);
+		memmove(ctl->drain, ctl->drain + 1, (CTL_DRAIN - 1) * sizeof(ctl->drain[0]));
+		ctl->ndrain--;
+	}
+	ctl->drain[ctl->ndrain].fd = cfd;
+	ctl->drain[ctl->ndrain].until_ns = now + CTL_DRAIN_NS;
+	ctl->ndrain++;
+}
+
+static void note_refusal(struct ctl *ctl, uid_t uid, int busy, uint64_t now)
+{
+	if (busy)
+		ctl->busy++;
+	else
+		ctl->refused++;
+	ctl->last_refused_uid = uid;
+	if (ctl->refuse_log_ns && now - ctl->refuse_log_ns < CTL_REFUSE_LOG_NS)
+		return;
+	ctl->refuse_log_ns = now;
+	log_info("control: turned away %" PRIu64 " peer(s) not root nor in group '%s' and %"
+		 PRIu64 " over the client limits so far (the last: uid %u)",
+		 ctl->refused, ctl->group, ctl->busy, (unsigned)uid);
+}
+
 static void accept_cb(int fd, uint32_t events, void *arg)
 {
 	struct ctl *ctl = arg;
 
 	(void)events;
 	for (;;) {
+		char msg[160];
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
+		gid_t groups[CTL_MAX_GROUPS];
+		int ng = 0;
+		enum ctl_access acc;
 		struct client *c;
+		uint64_t now;
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (cfd < 0)
@@ -253,12 +379,29 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 			close(cfd);
 			continue;
 		}
-		if (ctl->nclients >= MAX_CLIENTS) {
-			static const char busy[] =
-				"{\"ok\":false,\"error\":\"too many control clients\"}\n";
-
-			(void)!send(cfd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(cfd);
+		now = loop_mono_ns();
+		if (cred.uid != 0 && ctl->have_group && cred.gid != ctl->gid) {
+			ng = peer_groups(cfd, cred.pid, groups, CTL_MAX_GROUPS);
+			if (ng < 0)
+				ng = 0;
+		}
+		acc = ctl_access_for(cred.uid, cred.gid, groups, (size_t)ng, ctl->have_group,
+				     ctl->gid);
+		/* refused peers are closed at once: they never hold a slot */
+		if (acc == CTL_DENIED) {
+			snprintf(msg, sizeof(msg), "permission denied: uid %u is neither root nor a "
+				 "member of group '%s'", (unsigned)cred.uid, ctl->group);
+			turn_away(ctl, cfd, msg, now);
+			note_refusal(ctl, cred.uid, 0, now);
+			continue;
+		}
+		/* the last CTL_ROOT_RESERVE slots are root's; other uids hold at
+		 * most CTL_MAX_PER_UID each */
+		if (ctl->nclients >= CTL_MAX_CLIENTS ||
+		    (acc != CTL_ROOT && (ctl->nclients >= CTL_MAX_CLIENTS - CTL_ROOT_RESERVE ||
+					 clients_of(ctl, cred.uid) >= CTL_MAX_PER_UID))) {
+			turn_away(ctl, cfd, "too many control clients", now);
+			note_refusal(ctl, cred.uid, 1, now);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -270,8 +413,9 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 		c->fd = cfd;
 		c->uid = cred.uid;
 		c->pid = cred.pid;
-		c->access = ctl_access_for(cred.uid, cred.gid);
-		c->started_ns = loop_mono_ns();
+		c->access = acc;
+		/* until its request is complete: short for all but root */
+		c->deadline_ns = now + (acc == CTL_ROOT ? CTL_CLIENT_TIMEOUT_NS : CTL_ENTRY_TIMEOUT_NS);
 		if (loop_add_fd(ctl->loop, cfd, EPOLLIN, client_cb, c) < 0) {
 			close(cfd);
 			free(c);
@@ -280,9 +424,6 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 		c->next = ctl->clients;
 		ctl->clients = c;
 		ctl->nclients++;
-		if (c->access == CTL_DENIED)
-			log_info("control: refusing pid %d uid %u (not root, not in group '%s')",
-				 (int)cred.pid, (unsigned)cred.uid, CTL_GROUP);
 	}
 }
 
@@ -290,8 +431,10 @@ uint64_t ctl_defer(void)
 {
 	if (!handling)
 		return 0;
+	/* its request is complete: from now on it waits for the daemon, not
+	 * the client for itself (no entry timeout of an unauthenticated peer) */
 	handling->ticket = ++tickets;
-	handling->started_ns = loop_mono_ns();
+	handling->deadline_ns = loop_mono_ns() + CTL_DEFER_MAX_NS;
 	return handling->ticket;
 }
 
@@ -314,13 +457,68 @@ static void reaper_cb(struct loop_timer *t, void *arg)
 	struct client *c = ctl->clients, *next;
 
 	(void)t;
+	drain_expire(ctl, now, 0);
 	for (; c; c = next) {
 		next = c->next;
-		if (now - c->started_ns > (c->ticket ? CTL_DEFER_MAX_NS : CLIENT_TIMEOUT_NS)) {
-			log_debug("control: pid %d: timed out", (int)c->pid);
+		if (now > c->deadline_ns) {
+			log_debug("control: pid %d uid %u: timed out%s", (int)c->pid,
+				  (unsigned)c->uid, c->ticket ? " waiting for a deferred reply" : "");
 			client_free(c);
 		}
 	}
+}
+
+/* chmod by fd: fchmodat2(fd, "", AT_EMPTY_PATH) (Linux 6.6), else through
+ * the fd's /proc/self/fd link (which names this inode, whatever happens to
+ * the path meanwhile). */
+static int chmod_fd(int pathfd, mode_t mode)
+{
+	char p[64];
+
+#ifdef SYS_fchmodat2
+	if (syscall(SYS_fchmodat2, pathfd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+#else
+	if (syscall(452, pathfd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+#endif
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", pathfd);
+	return chmod(p, mode);
+}
+
+/* The socket's owner, group and mode for the access model: root:GROUP 0660
+ * when the group exists (members connect, the daemon reads their
+ * credentials), else root:root 0600. */
+static int apply_mode(struct ctl *ctl, char *err, size_t errlen)
+{
+	gid_t g = ctl->have_group ? ctl->gid : 0;
+	mode_t m = ctl->have_group ? 0660 : 0600;
+
+	if (ctl->pathfd < 0)
+		return 0;
+	if (fchownat(ctl->pathfd, "", 0, g, AT_EMPTY_PATH) < 0 || chmod_fd(ctl->pathfd, m) < 0) {
+		util_errf(err, errlen, "control socket %s: setting owner and mode: %s", ctl->path,
+			  strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_set_group(struct ctl *ctl, const char *name, char *err, size_t errlen)
+{
+	/* a name service call: at start and reload only, never per client */
+	struct group *gr = getgrnam(name);
+	int had = ctl->have_group;
+	gid_t old = ctl->gid;
+
+	util_strlcpy(ctl->group, name, sizeof(ctl->group));
+	ctl->have_group = gr != NULL;
+	ctl->gid = gr ? gr->gr_gid : 0;
+	if (had != ctl->have_group || old != ctl->gid)
+		log_info("control socket %s: %s", ctl->path, ctl->have_group ?
+			 "mode 0660, group members may read" :
+			 "mode 0600, root only (no such group)");
+	return apply_mode(ctl, err, errlen);
 }
 
 struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
@@ -328,7 +526,9 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ctl *ctl;
-	int probe;
+	struct stat st;
+	mode_t um;
+	int probe, rc;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "control socket path %s is too long", path);
@@ -352,27 +552,44 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 	ctl->loop = l;
 	ctl->fn = fn;
 	ctl->arg = arg;
+	ctl->pathfd = -1;
 	util_strlcpy(ctl->path, path, sizeof(ctl->path));
+	util_strlcpy(ctl->group, CTL_GROUP, sizeof(ctl->group));
 	ctl->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (ctl->fd < 0)
 		goto fail;
 	unlink(path);
-	if (bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+	/* made 0600 by bind itself (no moment with a wider mode), then
+	 * opened by fd and given its group */
+	um = umask(0177);
+	rc = bind(ctl->fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(um);
+	if (rc < 0)
 		goto fail;
-	/* Anyone may connect: credentials are checked per connection, so a
-	 * refused user gets a clear answer rather than EACCES. */
-	chmod(path, 0666);
-	if (listen(ctl->fd, 16) < 0)
+	ctl->pathfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (ctl->pathfd < 0 || fstat(ctl->pathfd, &st) < 0)
 		goto fail;
+	if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+		errno = EEXIST;         /* someone else's file took the name */
+		goto fail;
+	}
+	if (listen(ctl->fd, 128) < 0)
+		goto fail;
+	if (ctl_set_group(ctl, CTL_GROUP, err, errlen) < 0) {
+		ctl_close(ctl);
+		return NULL;
+	}
 	if (loop_add_fd(l, ctl->fd, EPOLLIN, accept_cb, ctl) < 0)
 		goto fail;
 	the_ctl = ctl;
 	ctl->reaper = loop_timer_new(l, reaper_cb, ctl);
 	if (ctl->reaper)
-		loop_timer_set(ctl->reaper, 1000000000ull, 1000000000ull);
+		loop_timer_set(ctl->reaper, 100000000ull, 100000000ull);
 	return ctl;
 fail:
 	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));
+	if (ctl->pathfd >= 0)
+		close(ctl->pathfd);
 	if (ctl->fd >= 0)
 		close(ctl->fd);
 	free(ctl);
@@ -385,9 +602,12 @@ void ctl_close(struct ctl *ctl)
 		return;
 	while (ctl->clients)
 		client_free(ctl->clients);
+	drain_expire(ctl, 0, 1);
 	loop_timer_free(ctl->reaper);
 	loop_del_fd(ctl->loop, ctl->fd);
 	close(ctl->fd);
+	if (ctl->pathfd >= 0)
+		close(ctl->pathfd);
 	unlink(ctl->path);
 	if (the_ctl == ctl)
 		the_ctl = NULL;

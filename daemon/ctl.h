@@ -1,6 +1,8 @@
 /* ctl: the control socket (unix stream, one JSON request per line, one JSON
  * reply per request). Peer credentials decide access: root may do
- * everything, members of group "nicstall" may read, anyone else is refused. */
+ * everything, members of group "nicstall" may read, anyone else is refused
+ * and closed at once. The socket is root:nicstall 0660 (0600 without the
+ * group). */
 #ifndef NICSTALL_CTL_H
 #define NICSTALL_CTL_H
 
@@ -27,6 +29,29 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 		     void *arg, char *err, size_t errlen);
 void ctl_close(struct ctl *c);
 
+/* Limits against clients that would lock root out. */
+#define CTL_MAX_CLIENTS 64
+#define CTL_ROOT_RESERVE 8      /* of them, only root may take */
+#define CTL_MAX_PER_UID 8       /* per non-root uid */
+#define CTL_MAX_GROUPS 256      /* supplementary groups looked at */
+#define CTL_ENTRY_TIMEOUT_NS (2ull * 1000000000ull)   /* non-root: to send the request */
+#define CTL_CLIENT_TIMEOUT_NS (10ull * 1000000000ull) /* root; and to take a reply */
+#define CTL_REFUSE_LOG_NS (10ull * 1000000000ull)
+#define CTL_DRAIN 16            /* turned-away fds lingering, no slot */
+#define CTL_DRAIN_NS (200ull * 1000000ull)
+
+/* (Re)resolve the access group (CTL_GROUP at ctl_open; call again on
+ * reload: a group made later takes effect then) and set the socket to
+ * root:group 0660, or root:root 0600 without the group. -1 with err when
+ * the socket's owner or mode cannot be set. */
+int ctl_set_group(struct ctl *ctl, const char *name, char *err, size_t errlen);
+
+/* Access for a peer: root everything; the peer's primary or one of its
+ * supplementary groups is the access group: read; else refused. No name
+ * service call (exported for tests). */
+enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
+			       int have_group, gid_t group);
+
 /* Inside a handler: its reply will come later, through ctl_reply_later()
  * (an action that completes from the loop, such as a reprogram's hold); the
  * handler then returns NULL. Returns a ticket (never 0), or 0 when called
@@ -36,9 +61,6 @@ uint64_t ctl_defer(void);
 /* The reply of a deferred request (owned by ctl afterwards). When the
  * client has gone meanwhile the reply is dropped. */
 void ctl_reply_later(uint64_t ticket, struct json_object *reply);
-
-/* Access for a peer (exported for tests). */
-enum ctl_access ctl_access_for(uid_t uid, gid_t gid);
 /* An error reply: {"ok": false, "error": msg}. */
 struct json_object *ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -152,7 +152,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, refs, n);
 		json_object_put(ij);
 	} else {
-		arr = stall_flows_json(st, NULL, 0);
+		arr = stall_flows_json(st, NULL, 0, 0, NULL);
 		n = refs_of(arr, 0, ports, nports, refs, n);
 		json_object_put(arr);
 	}

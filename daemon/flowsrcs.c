@@ -6,6 +6,7 @@
 #include "daemon/conf.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
+#include "lib/cost.h"
 #include "daemon/srcrun.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -43,6 +44,8 @@ struct fsrc {                           /* one source instance */
 	int open;
 	int ifindex;                    /* port sources: opened for this one */
 	char logged[256];               /* the last error logged */
+	struct cost cost;               /* CPU time of its polls, routing included */
+	int last_flows;                 /* what its last poll emitted (-1: failed) */
 };
 
 struct psrc {                           /* the flow sources of one port */
@@ -62,6 +65,7 @@ struct flowsrcs {
 	struct psrc *psrcs;
 	struct fsrc host[NHOST];
 	char flows_dir[4096];
+	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
 	struct flow_src_runner run;     /* external tools (Onload) */
 };
 
@@ -155,6 +159,8 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 	};
 
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
+	fs->poll_ns = c->flow_interval_ns;
+	fs->stall_ns = c->stall_ns;
 	for (unsigned k = 0; k < NHOST; k++) {
 		struct fsrc *f = &fs->host[k];
 		int want = 0;
@@ -325,9 +331,30 @@ static void route_cb(const struct flow_obs *o, void *arg)
 	r->emit(o, port, r->arg);
 }
 
-static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r)
+/* One source's poll, with what it cost: the thread's CPU time around it
+ * (the kernel's work for it and the detector's for its observations). */
+static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r,
+		     uint64_t now, uint64_t stall_ns)
 {
-	if (f->open && f->s.ops->poll(&f->s, route_cb, r) < 0)
+	uint64_t c0;
+	int n;
+
+	if (!f->open)
+		return;
+	/* evidence-only flows: at least once a threshold less a poll, so
+	 * every threshold-long span holds a read, and a flow that moves
+	 * counts as progressing over it (sibling counts) */
+	f->s.now_ns = now;
+	f->s.poll_ns = r->fs->poll_ns;
+	f->s.refresh_ns = stall_ns > r->fs->poll_ns ? stall_ns - r->fs->poll_ns : 0;
+	f->s.stall_ns = stall_ns;
+	f->s.skipped = 0;
+	c0 = cost_cpu_ns();
+	n = f->s.ops->poll(&f->s, route_cb, r);
+	cost_add(&f->cost, cost_cpu_ns() - c0, loop_mono_ns());
+	if (!f->s.skipped)
+		f->last_flows = n;
+	if (n < 0)
 		note(f, port, what, "poll failed");
 }
 
@@ -337,13 +364,35 @@ void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, voi
 
 	psrc_sync(fs, now);
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
+		uint64_t th = port_conf(ps->p)->stall_ns ? port_conf(ps->p)->stall_ns : fs->stall_ns;
+
 		r.ps = ps;
 		for (unsigned k = 0; k < NPORT; k++)
-			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r);
+			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r, now, th);
 	}
 	r.ps = NULL;
 	for (unsigned k = 0; k < NHOST; k++)
-		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r);
+		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r, now, fs->stall_ns);
+}
+
+/* {name, port, state, flows, cpu_pct, ...} of one source instance. */
+static struct json_object *src_json(const struct fsrc *f, const char *name, const char *port,
+				    uint64_t now)
+{
+	struct json_object *o = json_object_new_object();
+
+	jx_add_str(o, "source", name);
+	if (port)
+		jx_add_str(o, "port", port);
+	jx_add_str(o, "state", f->open ? "open" : "unavailable");
+	if (!f->open && f->s.err[0])
+		jx_add_str(o, "error", f->s.err);
+	if (f->open && f->last_flows >= 0)
+		jx_add_int(o, "flows", f->last_flows);
+	cost_json(&f->cost, now, o);
+	if (f->open && f->s.ops->status && !f->s.ops->host)
+		f->s.ops->status(&f->s, o);
+	return o;
 }
 
 /* The readers of unmodified engines: {"onload": {...}, "vma": {...},
@@ -391,16 +440,29 @@ static void readers_status(const struct flowsrcs *fs, struct json_object *out)
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 {
 	const struct fsrc *f = &fs->host[0];       /* the engine tables */
+	struct json_object *cost = json_object_new_array();
+	uint64_t now = loop_mono_ns();
 
 	readers_status(fs, out);
 	if (f->open && f->s.ops->status) {
 		f->s.ops->status(&f->s, out);
-		return;
+	} else {
+		jx_add_str(out, "dir", fs->flows_dir);
+		if (f->s.err[0])
+			jx_add_str(out, "error", f->s.err);
+		json_object_object_add(out, "tables", json_object_new_array());
 	}
-	jx_add_str(out, "dir", fs->flows_dir);
-	if (f->s.err[0])
-		jx_add_str(out, "error", f->s.err);
-	json_object_object_add(out, "tables", json_object_new_array());
+	/* what each source costs, port by port, then the host's */
+	for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+		for (unsigned k = 0; k < NPORT; k++)
+			if (ps->src[k].open || ps->src[k].cost.calls)
+				json_object_array_add(cost, src_json(&ps->src[k],
+					port_srcs[k].ops->name, port_name(ps->p), now));
+	for (unsigned k = 0; k < NHOST; k++)
+		if (fs->host[k].open || fs->host[k].cost.calls)
+			json_object_array_add(cost, src_json(&fs->host[k], host_srcs[k].ops->name,
+							     NULL, now));
+	json_object_object_add(out, "cost", cost);
 }
 
 /* ---- evidence ---- */

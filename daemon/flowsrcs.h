@@ -27,8 +27,12 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 /* Open or close each port's sources to match its state, then poll every
  * source and route each observation through emit. now: CLOCK_MONOTONIC. */
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
-/* The engine tables for `status` ({dir, tables, error}), and the readers of
- * unmodified engines under "readers" ({onload, vma, rdmaqp: {PORT}}). */
+/* The engine tables for `status` ({dir, tables, error}), the readers of
+ * unmodified engines under "readers" ({onload, vma, rdmaqp: {PORT}}), and
+ * what every source costs ({cost: [{source, port, state, flows, cpu_pct,
+ * cpu_ms, calls, per_call_us, max_us, ...}]}): the daemon thread's CPU time
+ * around each poll, the kernel's work for it and the detector's for its
+ * observations included. */
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out);
 
 /* Evidence: each source's own view of the flows refs[0..n) (an

@@ -122,7 +122,15 @@ static void snapshot_all(struct inv *v, const char *label)
 		if (first)
 			evid_counters_take(&v->first[i], p);
 	}
-	json_object_object_add(snap, IR_S_FLOWS, stall_flows_json(v->F->stall, NULL, 0));
+	{
+		/* stalled first; a mass stall is its count and the first
+		 * STALL_FLOWS_LISTED, not 100k flows in every file */
+		unsigned total = 0;
+
+		json_object_object_add(snap, IR_S_FLOWS, stall_flows_json(v->F->stall, NULL, 0,
+									  STALL_FLOWS_LISTED, &total));
+		jx_add_u64(snap, IR_S_FLOWS_TOTAL, total);
+	}
 	json_object_object_add(v->rec, first ? IR_SNAPSHOT : IR_SNAPSHOT_AFTER, snap);
 	if (first)
 		take_engines(v, 0);

@@ -16,7 +16,7 @@
 
 struct inc_flow {
 	char tuple[160];
-	char norm[160];                 /* endpoints in a fixed order */
+	struct flow_key key, norm;      /* as seen; endpoints in a fixed order */
 	enum flow_src_kind src;
 	uint64_t session;
 	int pid;
@@ -33,6 +33,9 @@ struct incident {
 	uint64_t open_mono_ns, open_real_ns, end_mono_ns;
 	int ended, released;
 	unsigned siblings;              /* flows of the group still progressing */
+	int siblings_stale;             /* to count again, from siblings_since */
+	uint64_t siblings_since;
+	unsigned joins_unlogged;        /* joins not logged one by one */
 	unsigned suppressed;            /* stalls not investigated meanwhile */
 	unsigned nflows, dropped_flows;
 	struct inc_flow flows[INCIDENT_MAX_FLOWS];
@@ -165,34 +168,39 @@ struct incident *incidents_open(struct incidents *is, const char *port, const ch
 	return inc;
 }
 
-static struct inc_flow *find_flow(struct incident *inc, const struct sflow *f, const char *tuple)
+static int same_flow(const struct inc_flow *x, const struct sflow *f)
+{
+	return x->src == f->obs.src && x->session == f->obs.session &&
+	       !memcmp(&x->key, &f->obs.key, sizeof(x->key));
+}
+
+/* Binary keys: no text is made for a flow unless it gets listed, so a mass
+ * stall costs a compare per listed flow, not a formatted tuple per join. */
+static struct inc_flow *find_flow(struct incident *inc, const struct sflow *f)
 {
 	for (unsigned i = 0; i < inc->nflows; i++)
-		if (!strcmp(inc->flows[i].tuple, tuple) && inc->flows[i].src == f->obs.src &&
-		    inc->flows[i].session == f->obs.session)
+		if (same_flow(&inc->flows[i], f))
 			return &inc->flows[i];
 	return NULL;
 }
 
-void incident_add_flow(struct incident *inc, const struct sflow *f)
+int incident_add_flow(struct incident *inc, const struct sflow *f)
 {
-	struct inc_flow *x;
-	char tuple[160];
+	struct inc_flow *x = find_flow(inc, f);
 
-	flow_tuple(f, tuple, sizeof(tuple));
-	x = find_flow(inc, f, tuple);
 	if (x) {
 		x->released = 0;
-		return;
+		return 1;
 	}
 	if (inc->nflows >= INCIDENT_MAX_FLOWS) {
 		inc->dropped_flows++;
-		return;
+		return 0;
 	}
 	x = &inc->flows[inc->nflows++];
 	memset(x, 0, sizeof(*x));
-	util_strlcpy(x->tuple, tuple, sizeof(x->tuple));
-	flow_norm_tuple(f, x->norm, sizeof(x->norm));
+	flow_tuple(f, x->tuple, sizeof(x->tuple));
+	x->key = f->obs.key;
+	flow_norm_key(&f->obs.key, &x->norm);
 	x->src = f->obs.src;
 	x->session = f->obs.session;
 	x->pid = f->obs.pid;
@@ -203,24 +211,53 @@ void incident_add_flow(struct incident *inc, const struct sflow *f)
 	x->unread = f->obs.unread;
 	x->staged = f->obs.staged;
 	x->inflight = f->obs.inflight;
+	return 1;
 }
 
 void incident_set_siblings(struct incident *inc, unsigned n)
 {
 	inc->siblings = n;
+	inc->siblings_stale = 0;
+}
+
+void incident_siblings_stale(struct incident *inc, uint64_t since)
+{
+	inc->siblings_stale = 1;
+	inc->siblings_since = since;
+}
+
+int incident_siblings_due(const struct incident *inc, uint64_t *since)
+{
+	if (inc->siblings_stale)
+		*since = inc->siblings_since;
+	return inc->siblings_stale;
+}
+
+unsigned incident_joins_unlogged(struct incident *inc, int take)
+{
+	unsigned n = inc->joins_unlogged;
+
+	if (take < 0)
+		inc->joins_unlogged = 0;
+	else if (take > 0)
+		inc->joins_unlogged++;
+	return n;
+}
+
+unsigned incident_flows_stalled(const struct incident *inc)
+{
+	return inc->nflows + inc->dropped_flows;
 }
 
 int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, uint64_t now,
 		       int *any_released)
 {
-	char tuple[160];
 	int any = 0;
 
-	flow_tuple(f, tuple, sizeof(tuple));
 	for (unsigned i = 0; i < inc->nflows; i++) {
 		struct inc_flow *x = &inc->flows[i];
 
-		if (!strcmp(x->tuple, tuple) && x->src == f->obs.src && x->session == f->obs.session) {
+		if (same_flow(x, f)) {
 			x->released = !gone;
 			x->gone = gone;
 			x->released_at_ns = now;
@@ -287,10 +324,10 @@ int incident_ended(const struct incident *inc) { return inc->ended; }
 int incident_released(const struct incident *inc) { return inc->ended && inc->released; }
 unsigned incident_nflows(const struct incident *inc) { return inc->nflows; }
 
-int incident_has_norm(const struct incident *inc, const char *norm)
+int incident_has_norm(const struct incident *inc, const struct flow_key *norm)
 {
 	for (unsigned i = 0; i < inc->nflows; i++)
-		if (!strcmp(inc->flows[i].norm, norm))
+		if (!memcmp(&inc->flows[i].norm, norm, sizeof(*norm)))
 			return 1;
 	return 0;
 }

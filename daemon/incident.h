@@ -46,9 +46,21 @@ int incidents_admit(struct incidents *is, const char *group, uint64_t now,
 struct incident *incidents_open(struct incidents *is, const char *port, const char *group,
 				uint64_t now_mono, uint64_t now_real);
 
-/* List flow f (or mark it stalled again when listed). */
-void incident_add_flow(struct incident *inc, const struct sflow *f);
+/* List flow f (or mark it stalled again when listed). Returns 1 when f is
+ * listed, 0 when the list is full (f is only counted). */
+int incident_add_flow(struct incident *inc, const struct sflow *f);
 void incident_set_siblings(struct incident *inc, unsigned n);
+/* The sibling count is out of date (flows joined): count again, from
+ * since, when it is next looked at or the poll ends; due says whether and
+ * from when. */
+void incident_siblings_stale(struct incident *inc, uint64_t since);
+int incident_siblings_due(const struct incident *inc, uint64_t *since);
+/* Joins not logged one by one (a mass stall logs a few, then a summary):
+ * take > 0 counts one more, take < 0 returns the count and clears it, 0
+ * only returns it. */
+unsigned incident_joins_unlogged(struct incident *inc, int take);
+/* Flows stalled in it: listed and only counted. */
+unsigned incident_flows_stalled(const struct incident *inc);
 /* f released (gone = 0) or closed (gone = 1) at now. Returns 1 when every
  * listed flow is released or closed; *any_released then says whether one
  * moved again (rather than only closing). */
@@ -67,8 +79,10 @@ uint64_t incident_opened_real_ns(const struct incident *inc);
 int incident_ended(const struct incident *inc);
 int incident_released(const struct incident *inc);      /* ended and released */
 unsigned incident_nflows(const struct incident *inc);
-/* Does the incident list a flow whose normalised tuple is norm? */
-int incident_has_norm(const struct incident *inc, const char *norm);
+/* Does the incident list a flow whose normalised key (flow_norm_key) is
+ * norm? */
+struct flow_key;
+int incident_has_norm(const struct incident *inc, const struct flow_key *norm);
 
 struct json_object *incident_json(const struct incident *inc, uint64_t now);
 struct json_object *incidents_json(const struct incidents *is, uint64_t now);

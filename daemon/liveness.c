@@ -2,35 +2,71 @@
 #include "daemon/liveness.h"
 #include "collectors/flow_live.h"
 #include "collectors/flow_sockdiag.h"
+#include "lib/siphash.h"
 #include "lib/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define HASH_BITS 12
-#define NHASH (1u << HASH_BITS)
+#define NSRC 7                          /* flow_src_kind values 1..6 */
+
+struct fowner {                         /* one (source, uid) */
+	enum flow_src_kind src;
+	uint32_t uid;
+	unsigned flows;
+	uint64_t refused;
+};
 
 struct flowtab {
-	struct sflow *hash[NHASH];
+	struct sflow **hash;
+	unsigned nb;                    /* buckets, a power of two */
 	unsigned n;
+	struct sip_key key;
+	unsigned nsrc[NSRC], lim[NSRC], lim_owner[NSRC];
+	uint64_t refused_src[NSRC];     /* over the source's total */
+	uint64_t refused_all;
+	struct fowner *own;
+	unsigned nown, aown;
 };
 
 struct flowtab *flowtab_new(void)
 {
-	return calloc(1, sizeof(struct flowtab));
+	struct flowtab *ft = calloc(1, sizeof(*ft));
+
+	if (!ft)
+		return NULL;
+	ft->nb = LIVENESS_MIN_BUCKETS;
+	ft->hash = calloc(ft->nb, sizeof(*ft->hash));
+	if (!ft->hash) {
+		free(ft);
+		return NULL;
+	}
+	sip_key_random(&ft->key);
+	ft->lim[FLOW_SRC_ENGINE] = LIVENESS_MAX_ENGINE_FLOWS;
+	ft->lim_owner[FLOW_SRC_ENGINE] = LIVENESS_MAX_ENGINE_PER_OWNER;
+	ft->lim[FLOW_SRC_SOCK] = LIVENESS_MAX_SOCK_FLOWS;
+	ft->lim_owner[FLOW_SRC_SOCK] = LIVENESS_MAX_SOCK_PER_OWNER;
+	ft->lim[FLOW_SRC_BPF] = LIVENESS_MAX_BPF_FLOWS;
+	/* the readers of unmodified engines: each its own total */
+	ft->lim[FLOW_SRC_ONLOAD] = LIVENESS_MAX_READER_FLOWS;
+	ft->lim[FLOW_SRC_VMA] = LIVENESS_MAX_READER_FLOWS;
+	ft->lim[FLOW_SRC_RDMAQP] = LIVENESS_MAX_READER_FLOWS;
+	return ft;
 }
 
 void flowtab_free(struct flowtab *ft)
 {
 	if (!ft)
 		return;
-	for (unsigned h = 0; h < NHASH; h++)
+	for (unsigned h = 0; h < ft->nb; h++)
 		while (ft->hash[h]) {
 			struct sflow *f = ft->hash[h];
 
 			ft->hash[h] = f->next;
 			free(f);
 		}
+	free(ft->hash);
+	free(ft->own);
 	free(ft);
 }
 
@@ -39,42 +75,129 @@ unsigned flowtab_count(const struct flowtab *ft)
 	return ft->n;
 }
 
-static unsigned fhash(const struct flow_obs *o, const char *port)
+static unsigned src_idx(enum flow_src_kind k)
 {
-	uint64_t h = 1469598103934665603ull;
-	const unsigned char *b = (const unsigned char *)&o->key;
+	return (unsigned)k < NSRC ? (unsigned)k : 0;
+}
 
-	for (size_t i = 0; i < sizeof(o->key); i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	h = (h ^ (unsigned)o->src) * 1099511628211ull;
-	h = (h ^ o->session) * 1099511628211ull;
-	for (; *port; port++)
-		h = (h ^ (unsigned char)*port) * 1099511628211ull;
-	return (unsigned)(h ^ (h >> 32)) & (NHASH - 1);
+void flowtab_set_limit(struct flowtab *ft, enum flow_src_kind k, unsigned total,
+		       unsigned per_owner)
+{
+	ft->lim[src_idx(k)] = total;
+	ft->lim_owner[src_idx(k)] = per_owner;
+}
+
+/* SipHash of everything that tells flows apart, under the table's key. */
+static uint64_t fhash(const struct flowtab *ft, const struct flow_obs *o, const char *port)
+{
+	unsigned char b[1 + 8 + sizeof(o->key) + 32];
+	size_t pl = strnlen(port, 31), n = 0;
+
+	b[n++] = (unsigned char)o->src;
+	memcpy(b + n, &o->session, 8);
+	n += 8;
+	memcpy(b + n, &o->key, sizeof(o->key));
+	n += sizeof(o->key);
+	memcpy(b + n, port, pl);
+	n += pl;
+	return siphash24(&ft->key, b, n);
+}
+
+/* Double the buckets (up to LIVENESS_MAX_BUCKETS) once there are more flows
+ * than buckets; the stored hashes make it one pass. */
+static void grow(struct flowtab *ft)
+{
+	unsigned nb = ft->nb * 2;
+	struct sflow **nh;
+
+	if (ft->n <= ft->nb || ft->nb >= LIVENESS_MAX_BUCKETS)
+		return;
+	nh = calloc(nb, sizeof(*nh));
+	if (!nh)
+		return;         /* longer chains, still correct */
+	for (unsigned h = 0; h < ft->nb; h++)
+		while (ft->hash[h]) {
+			struct sflow *f = ft->hash[h];
+
+			ft->hash[h] = f->next;
+			f->next = nh[f->hash & (nb - 1)];
+			nh[f->hash & (nb - 1)] = f;
+		}
+	free(ft->hash);
+	ft->hash = nh;
+	ft->nb = nb;
+}
+
+/* The owner entry of o (made when new); -1 when o's owner is unknown, its
+ * source has no owner limit, or there are too many owners (refused). */
+static int owner_of(struct flowtab *ft, const struct flow_obs *o, int *full)
+{
+	*full = 0;
+	if (!o->uid_known || !ft->lim_owner[src_idx(o->src)])
+		return -1;
+	for (unsigned i = 0; i < ft->nown; i++)
+		if (ft->own[i].uid == o->uid && ft->own[i].src == o->src)
+			return (int)i;
+	if (ft->nown >= LIVENESS_MAX_OWNERS) {
+		*full = 1;
+		return -1;
+	}
+	if (ft->nown == ft->aown) {
+		unsigned na = ft->aown ? ft->aown * 2 : 16;
+		struct fowner *no = realloc(ft->own, na * sizeof(*no));
+
+		if (!no) {
+			*full = 1;
+			return -1;
+		}
+		ft->own = no;
+		ft->aown = na;
+	}
+	ft->own[ft->nown] = (struct fowner){ .src = o->src, .uid = o->uid };
+	return (int)ft->nown++;
 }
 
 struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create)
 {
-	unsigned h = fhash(o, port);
+	uint64_t hv = fhash(ft, o, port);
+	unsigned si = src_idx(o->src);
 	struct sflow *f;
+	int own, full;
 
-	for (f = ft->hash[h]; f; f = f->next)
-		if (f->obs.src == o->src && f->obs.session == o->session &&
+	for (f = ft->hash[hv & (ft->nb - 1)]; f; f = f->next)
+		if (f->hash == hv && f->obs.src == o->src && f->obs.session == o->session &&
 		    !memcmp(&f->obs.key, &o->key, sizeof(o->key)) && !strcmp(f->port, port))
 			return f;
-	if (!create || ft->n >= LIVENESS_MAX_FLOWS)
+	if (!create)
 		return NULL;
+	own = owner_of(ft, o, &full);
+	if (full || ft->nsrc[si] >= ft->lim[si] ||
+	    (own >= 0 && ft->own[own].flows >= ft->lim_owner[si])) {
+		if (own >= 0 && ft->nsrc[si] < ft->lim[si])
+			ft->own[own].refused++;
+		else
+			ft->refused_src[si]++;
+		ft->refused_all++;
+		return NULL;
+	}
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
+	f->hash = hv;
 	f->obs = *o;
+	f->hash = hv;
+	f->owner = own;
 	util_strlcpy(f->port, port, sizeof(f->port));
 	f->first_ns = now;
 	f->progress_ns = now;
-	f->next = ft->hash[h];
-	ft->hash[h] = f;
+	f->next = ft->hash[hv & (ft->nb - 1)];
+	ft->hash[hv & (ft->nb - 1)] = f;
 	ft->n++;
+	ft->nsrc[si]++;
+	if (own >= 0)
+		ft->own[own].flows++;
+	grow(ft);
 	return f;
 }
 
@@ -85,12 +208,21 @@ struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev)
 	if (prev) {
 		if (prev->next)
 			return prev->next;
-		h = fhash(&prev->obs, prev->port) + 1;
+		h = (unsigned)(prev->hash & (ft->nb - 1)) + 1;
 	}
-	for (; h < NHASH; h++)
+	for (; h < ft->nb; h++)
 		if (ft->hash[h])
 			return ft->hash[h];
 	return NULL;
+}
+
+static void forget(struct flowtab *ft, struct sflow *f)
+{
+	ft->n--;
+	ft->nsrc[src_idx(f->obs.src)]--;
+	if (f->owner >= 0)
+		ft->own[f->owner].flows--;
+	free(f);
 }
 
 unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
@@ -98,7 +230,7 @@ unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
 {
 	unsigned n = 0;
 
-	for (unsigned h = 0; h < NHASH; h++) {
+	for (unsigned h = 0; h < ft->nb; h++) {
 		struct sflow **pp = &ft->hash[h];
 
 		while (*pp) {
@@ -108,14 +240,58 @@ unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
 				if (gone)
 					gone(f, arg);
 				*pp = f->next;
-				free(f);
-				ft->n--;
+				forget(ft, f);
 				n++;
 			} else
 				pp = &f->next;
 		}
 	}
 	return n;
+}
+
+void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn, void *arg)
+{
+	for (unsigned k = 1; k < NSRC; k++) {
+		struct flowtab_use u = { .src = (enum flow_src_kind)k, .flows = ft->nsrc[k],
+					 .limit = ft->lim[k], .refused = ft->refused_src[k] };
+
+		if (!refused_only || u.refused)
+			fn(&u, arg);
+	}
+	for (unsigned i = 0; i < ft->nown; i++) {
+		const struct fowner *o = &ft->own[i];
+		struct flowtab_use u = { .src = o->src, .uid_known = 1, .uid = o->uid,
+					 .flows = o->flows, .limit = ft->lim_owner[src_idx(o->src)],
+					 .refused = o->refused };
+
+		if (!refused_only || u.refused)
+			fn(&u, arg);
+	}
+}
+
+uint64_t flowtab_refused(const struct flowtab *ft)
+{
+	return ft->refused_all;
+}
+
+unsigned flowtab_buckets(const struct flowtab *ft)
+{
+	return ft->nb;
+}
+
+unsigned flowtab_longest_chain(const struct flowtab *ft)
+{
+	unsigned m = 0;
+
+	for (unsigned h = 0; h < ft->nb; h++) {
+		unsigned c = 0;
+
+		for (const struct sflow *f = ft->hash[h]; f; f = f->next)
+			c++;
+		if (c > m)
+			m = c;
+	}
+	return m;
 }
 
 const char *flow_src_name(enum flow_src_kind k)
@@ -145,9 +321,9 @@ void flow_tuple(const struct sflow *f, char *buf, size_t len)
 	flow_key_format(&f->obs.key, buf, len);
 }
 
-void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
+void flow_norm_key(const struct flow_key *in, struct flow_key *out)
 {
-	struct flow_key k = f->obs.key;
+	struct flow_key k = *in;
 
 	if (memcmp(&k.saddr, &k.daddr, sizeof(k.saddr)) > 0 ||
 	    (!memcmp(&k.saddr, &k.daddr, sizeof(k.saddr)) && k.sport > k.dport)) {
@@ -159,6 +335,15 @@ void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
 		k.sport = k.dport;
 		k.dport = p;
 	}
+	memset(k.pad, 0, sizeof(k.pad));
+	*out = k;
+}
+
+void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
+{
+	struct flow_key k;
+
+	flow_norm_key(&f->obs.key, &k);
 	flow_key_format(&k, buf, len);
 }
 
@@ -181,10 +366,7 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 			t = o->last_rx_ns;      /* awaiting: since the last data */
 		break;
 	case FLOW_SRC_SOCK:
-		if (o->unsent || o->inflight || o->tx_msgs > o->rx_msgs)
-			t = o->last_tx_ns;
-		else
-			t = o->last_rx_ns;
+		t = flow_obs_sock_wait_from(o);
 		break;
 	case FLOW_SRC_BPF:
 		t = o->last_rx_ns;
@@ -200,14 +382,27 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 	return t;
 }
 
+/* When a kernel TCP flow moved, by the kernel's clocks: the last data or
+ * acknowledgement received (tcp_info's last_data_recv, last_ack_recv). The
+ * sock_diag source reads a socket that owes nothing only once a threshold,
+ * so the read's time may be most of a threshold late; a wait that began
+ * since then would otherwise be dated from the read. Within (the progress
+ * seen before, now]; else now. */
+static uint64_t sock_moved(const struct sflow *f, const struct flow_obs *o, uint64_t now)
+{
+	uint64_t t = o->last_rx_ns > o->last_ack_ns ? o->last_rx_ns : o->last_ack_ns;
+
+	return t && t <= now && t > f->progress_ns ? t : now;
+}
+
 enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			    uint64_t threshold_ns, uint64_t poll_ns)
 {
 	const struct flow_obs *pv = &f->obs;
 	int progress = 0, waiting = 0, first = f->seen_ns == 0;
 	enum flow_event ev = FLOW_EV_NONE;
+	uint64_t moved = now;   /* when the progress seen now happened */
 
-	f->prev = f->obs;
 	switch (o->src) {
 	case FLOW_SRC_ENGINE:
 		/* a request/response engine: requests sent beyond replies
@@ -218,15 +413,12 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		break;
 	case FLOW_SRC_SOCK:
 		/* kernel TCP: bytes unacknowledged, or received and not read;
-		 * and for request/response traffic (data segments each way
-		 * have matched so far) one side owing the other a message:
-		 * the reply never came, or the request was read and never
-		 * answered, with every byte acknowledged */
+		 * or a message owed (flow_obs_sock_waiting, collectors/flows.h) */
 		progress = o->tx_bytes > pv->tx_bytes || o->rx_bytes > pv->rx_bytes ||
 			   (o->unread < pv->unread);
-		waiting = o->unsent > 0 || o->inflight > 0 || o->unread > 0 ||
-			  (o->tx_msgs > 1 && o->rx_msgs > 1 &&
-			   (o->tx_msgs == o->rx_msgs + 1 || o->rx_msgs == o->tx_msgs + 1));
+		waiting = flow_obs_sock_waiting(o);
+		if (progress && !first)
+			moved = sock_moved(f, o, now);
 		break;
 	case FLOW_SRC_BPF:
 		/* frames. For UDP request/response a datagram sent after the
@@ -258,7 +450,7 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		f->progress_ns = now;
 	}
 	if (progress)
-		f->progress_ns = now;
+		f->progress_ns = moved;
 
 	switch (f->state) {
 	case FLOW_IDLE:
@@ -271,7 +463,10 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		if (!waiting)
 			f->state = FLOW_IDLE;
 		else if (progress)
-			f->wait_since_ns = now;
+			/* a new wait since the progress: kernel TCP dates it by
+			 * its own clocks (its reads may be far apart) */
+			f->wait_since_ns = o->src == FLOW_SRC_SOCK ? wait_start(f, o, now, poll_ns)
+								  : now;
 		break;
 	case FLOW_STALLED:
 		if (progress || !waiting) {

@@ -17,15 +17,33 @@
 
 #include "collectors/flows.h"
 
-#define LIVENESS_MAX_FLOWS 65536
 #define LIVENESS_GONE_NS 2000000000ull  /* unseen this long: the flow closed */
+
+/* Limits, per source and per owner (the uid that wrote the table, owns the
+ * socket), so that one writer's flood of flows costs only its own flows:
+ * the other owners, and the other sources, keep being tracked. */
+#define LIVENESS_MAX_ENGINE_FLOWS 262144        /* every engine table */
+#define LIVENESS_MAX_ENGINE_PER_OWNER 131072    /* one uid's tables */
+#define LIVENESS_MAX_SOCK_FLOWS 65536
+#define LIVENESS_MAX_SOCK_PER_OWNER 32768
+#define LIVENESS_MAX_BPF_FLOWS 65536            /* frames: no owner known */
+#define LIVENESS_MAX_READER_FLOWS 65536         /* onload, vma, rdmaqp: each */
+#define LIVENESS_MAX_OWNERS 4096                /* distinct (source, uid) */
+/* The hash: SipHash-2-4 under a per-table random key (no writer can aim
+ * its keys at one bucket), buckets doubling from 4096 with the flows. */
+#define LIVENESS_MIN_BUCKETS 4096u
+#define LIVENESS_MAX_BUCKETS (1u << 20)
 
 enum flow_state { FLOW_IDLE = 0, FLOW_WAITING, FLOW_STALLED };
 
 struct sflow {
+	/* what a lookup compares, first: one cache line pair per flow looked
+	 * at (100k flows are looked up on every poll) */
 	struct sflow *next;
-	struct flow_obs obs, prev;
+	uint64_t hash;                  /* keyed hash of (source, tuple, session, port) */
 	char port[32];
+	struct flow_obs obs;
+	int owner;                      /* the flow table's owner entry, -1 none */
 	enum flow_state state;
 	uint64_t first_ns, seen_ns;
 	uint64_t wait_since_ns, progress_ns, stalled_at_ns;
@@ -43,8 +61,8 @@ struct flowtab;
 struct flowtab *flowtab_new(void);
 void flowtab_free(struct flowtab *ft);
 unsigned flowtab_count(const struct flowtab *ft);
-/* The flow of o on port (created at now when create and below the limit;
- * NULL otherwise). */
+/* The flow of o on port (created at now when create and within the limits
+ * of its source and owner; NULL otherwise, and a refusal is counted). */
 struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create);
 /* Every flow, in no particular order: NULL starts, NULL ends. */
@@ -53,6 +71,30 @@ struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev);
  * freed. Returns how many were removed. */
 unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
 			void (*gone)(struct sflow *f, void *arg), void *arg);
+
+/* Change the limits of one source (total flows, flows per owner uid; 0 per
+ * owner: no owner limit). Flows already tracked stay. */
+void flowtab_set_limit(struct flowtab *ft, enum flow_src_kind k, unsigned total,
+		       unsigned per_owner);
+/* What a source or one owner of it uses: flows tracked, its limit, and the
+ * new flows refused since the table was made. uid_known = 0: the source as
+ * a whole. */
+struct flowtab_use {
+	enum flow_src_kind src;
+	int uid_known;
+	uint32_t uid;
+	unsigned flows, limit;
+	uint64_t refused;
+};
+typedef void (*flowtab_use_fn)(const struct flowtab_use *u, void *arg);
+/* One call per source, then one per owner entry; only those that refused
+ * flows when refused_only. */
+void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn, void *arg);
+/* Every refusal so far (any source, any owner). */
+uint64_t flowtab_refused(const struct flowtab *ft);
+/* The hash's shape: buckets, and the longest chain of one bucket. */
+unsigned flowtab_buckets(const struct flowtab *ft);
+unsigned flowtab_longest_chain(const struct flowtab *ft);
 
 /* Apply observation o at now. threshold_ns: the port's stall threshold;
  * poll_ns: the polling interval (a wait start the source reports earlier
@@ -65,6 +107,8 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
  * every source that sees it, give the same text). */
 void flow_tuple(const struct sflow *f, char *buf, size_t len);
 void flow_norm_tuple(const struct sflow *f, char *buf, size_t len);
+/* The same normalisation on the binary key (no text made). */
+void flow_norm_key(const struct flow_key *k, struct flow_key *out);
 const char *flow_src_name(enum flow_src_kind k);
 const char *flow_state_name(enum flow_state st);
 

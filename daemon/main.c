@@ -7,6 +7,7 @@
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
 #include "daemon/ctl.h"
+#include "daemon/dirs.h"
 #include "daemon/forensic.h"
 #include "daemon/peers.h"
 #include "daemon/metrics.h"
@@ -14,6 +15,7 @@
 #include "daemon/sampler.h"
 #include "daemon/service.h"
 #include "daemon/stall.h"
+#include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -125,6 +127,12 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		reload_failed(d, why, err, errlen);
 		return -1;
 	}
+	if (strcmp(c->state_dir, d->conf->state_dir) && dirs_check(c, err, errlen) < 0) {
+		util_strlcpy(why, err, sizeof(why));
+		conf_free(c);
+		reload_failed(d, why, err, errlen);
+		return -1;
+	}
 	eb.n = 0;
 	if (load_rules(c, &nr, report_log, &eb)) {
 		snprintf(why, sizeof(why), "rules: %u error(s), first: %s", eb.n, err);
@@ -159,6 +167,12 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			log_errx("reload: peers: %s", perr);
 		}
 	}
+	{
+		char gerr[256];         /* a group made since start takes effect now */
+
+		if (ctl_set_group(d->ctl, CTL_GROUP, gerr, sizeof(gerr)) < 0)
+			log_warnx("reload: %s", gerr);
+	}
 	metrics_configure(d->metrics, c);
 	conf_free(d->conf);
 	d->conf = c;
@@ -172,6 +186,26 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 static int reload_cb(void *arg, char *err, size_t errlen)
 {
 	return daemon_reload(arg, err, errlen);
+}
+
+/* The daemon's own CPU time and resident memory (what each source costs is
+ * in the ports' and flow sources' parts). */
+static void status_cpu(struct json_object *o, const struct daemon *d)
+{
+	struct json_object *c = json_object_new_object();
+	double up = (double)(loop_mono_ns() - d->start_mono_ns) / 1e9, total;
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0) {
+		json_object_put(c);
+		return;
+	}
+	total = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	json_object_object_add(c, "total_s", jx_new_fixed(total, 3));
+	json_object_object_add(c, "pct_since_start", jx_new_fixed(up > 0 ? 100.0 * total / up : 0, 4));
+	jx_add_u64(c, "rss_kib", cost_rss_kib());
+	json_object_object_add(o, "cpu", c);
 }
 
 /* The daemon-wide part of `nicstallctl status`. */
@@ -201,6 +235,7 @@ static void status_cb(struct json_object *o, void *arg)
 	 * client's "peers" command is the ops branch's: it reads this) */
 	if (d->peers && peers_count(d->peers))
 		json_object_object_add(o, "peers", peers_status_json(d->peers));
+	status_cpu(o, d);
 	jx_add_u64(o, "watchdog_usec", service_watchdog_usec(d->svc));
 	if (d->conf->metrics_file[0])
 		jx_add_str(o, "metrics_file", d->conf->metrics_file);
@@ -351,6 +386,10 @@ int main(int argc, char **argv)
 		log_errx("invalid rules, not starting");
 		return 1;
 	}
+	if (dirs_check(d.conf, err, sizeof(err)) < 0) {
+		log_errx("%s: refusing to start", err);
+		return 1;
+	}
 	{
 		int n = bundle_cleanup(d.conf->state_dir, err, sizeof(err));
 
@@ -359,6 +398,9 @@ int main(int argc, char **argv)
 				  d.conf->state_dir, n);
 		else if (n < 0)
 			log_warnx("%s: %s", d.conf->state_dir, err);
+		n = dirs_clean_work(d.conf->state_dir);
+		if (n > 0)
+			log_info("%s/work: removed %d capture(s) a stopped daemon left", d.conf->state_dir, n);
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));

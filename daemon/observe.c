@@ -7,6 +7,7 @@
 #include "daemon/incident.h"
 #include "daemon/port.h"
 #include "daemon/record.h"
+#include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void inv_tick(struct loop_timer *t, void *arg)
 {
@@ -305,13 +307,18 @@ static void cap_done(struct probe_cap *pc, void *arg)
 int inv_start_captures(struct inv *v, int port, int promisc)
 {
 	const struct conf *c = v->F->c;
-	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256];
-	int started = 0;
+	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256], derr[PATH_MAX + 160];
+	int started = 0, wfd;
 
 	capture_filter(v, filter, sizeof(filter));
+	/* the captures are work files of root's: only in a directory nobody
+	 * else may write (fsu_private_dir), each made O_EXCL by probe_cap */
 	snprintf(dir, sizeof(dir), "%s/work", c->state_dir);
-	mkdir(c->state_dir, 0750);
-	mkdir(dir, 0750);
+	wfd = fsu_private_dir(dir, 0750, derr, sizeof(derr));
+	if (wfd >= 0)
+		close(wfd);
+	else
+		log_warnx("investigation %" PRIu64 ": no captures: %s", v->id, derr);
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 
@@ -321,6 +328,10 @@ int inv_start_captures(struct inv *v, int port, int promisc)
 		if (promisc && !port_conf(p)->promisc_capture)
 			continue;
 		v->cap_step[i] = inv_step_begin(v, promisc ? "capture-promisc" : "capture", v->ports[i]);
+		if (wfd < 0) {
+			inv_step_end(v, v->cap_step[i], "failed", derr);
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/inv%" PRIu64 "-%s-%s.pcap", dir, v->id,
 			 v->ports[i], promisc ? "promisc" : "plain");
 		v->cap[i] = v->F->pr->cap_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,

@@ -453,8 +453,13 @@ void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint6
 	}
 	if (s->nports)
 		jx_add_str(s->rec, IR_PORT, s->ports[0]);
-	flows = stall_flows_json(F->stall, NULL, 0);
-	json_object_object_add(snap, IR_S_FLOWS, flows);
+	{
+		unsigned total = 0;
+
+		flows = stall_flows_json(F->stall, NULL, 0, STALL_FLOWS_LISTED, &total);
+		json_object_object_add(snap, IR_S_FLOWS, flows);
+		jx_add_u64(snap, IR_S_FLOWS_TOTAL, total);
+	}
 	json_object_object_add(s->rec, IR_SNAPSHOT, snap);
 	step_end(s, st, "ok", NULL);
 	threads_first(s, flows);

@@ -5,6 +5,7 @@
 #include "collectors/rdma_disc.h"
 #include "collectors/src_kernel.h"
 #include "daemon/recorder.h"
+#include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -36,6 +37,7 @@ struct port_src {
 	struct clayout *lay;    /* layout of the last good read (ref) */
 	const uint64_t *vals;   /* values of the last good read (borrowed) */
 	uint64_t reads, errors;
+	struct cost cost;       /* CPU time of its reads */
 };
 
 struct nl_mon;
@@ -71,6 +73,7 @@ struct port {
 	struct loop *loop;
 	uint64_t samples, sample_errors;
 	uint64_t last_sample_ns, sample_cost_ns;
+	struct cost rec_cost;   /* CPU time of the recorder pushes */
 	uint64_t sample_cost_total_ns;        /* every read's cost summed (metrics) */
 };
 
@@ -482,12 +485,15 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		struct port_src *ps = &p->src[i];
 		struct clayout *l;
 		const uint64_t *v;
+		uint64_t c0;
 		int rc;
 
 		if (!ps->open)
 			continue;
 		ps->reads++;
+		c0 = cost_cpu_ns();
 		rc = ps->s.ops->read(&ps->s, &l, &v);
+		cost_add(&ps->cost, cost_cpu_ns() - c0, mono_ns);
 		if (rc < 0) {
 			ps->errors++;
 			if (!ps->failed || strcmp(ps->why, ps->s.err)) {
@@ -536,8 +542,13 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 	}
 	p->samples++;
 	p->last_sample_ns = mono_ns;
-	if (record && rec_push(p->rec, mono_ns, real_ns, lays, vals) < 0)
-		p->sample_errors++;
+	if (record) {
+		uint64_t c0 = cost_cpu_ns();
+
+		if (rec_push(p->rec, mono_ns, real_ns, lays, vals) < 0)
+			p->sample_errors++;
+		cost_add(&p->rec_cost, cost_cpu_ns() - c0, mono_ns);
+	}
 	p->sample_cost_ns = loop_mono_ns() - t0;
 	p->sample_cost_total_ns += p->sample_cost_ns;
 }
@@ -647,6 +658,7 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 		jx_add_u64(s, "counters", ps->lay ? ps->lay->n : 0);
 		jx_add_u64(s, "reads", ps->reads);
 		jx_add_u64(s, "errors", ps->errors);
+		cost_json(&ps->cost, now, s);
 		if (ps->why[0])
 			jx_add_str(s, "error", ps->why);
 		if (i == SLOT_DEVLINK && ps->open) {
@@ -665,6 +677,7 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 	jx_add_u64(rec, "samples", n);
 	jx_add_u64(rec, "capacity", rec_capacity(p->rec));
 	jx_add_u64(rec, "bytes", rec_bytes(p->rec));
+	cost_json(&p->rec_cost, now, rec);
 	jx_add_double(rec, "span_s", n > 1 ?
 		(double)(rec_latest(p->rec)->mono_ns - rec_get(p->rec, 0)->mono_ns) / 1e9 : 0);
 	json_object_object_add(o, "recorder", rec);

@@ -48,5 +48,6 @@
 #define IR_S_LINK         "link"
 #define IR_S_NEIGHBOURS   "neighbours"
 #define IR_S_FLOWS        "flows"
+#define IR_S_FLOWS_TOTAL  "flows_total"     /* all of them; at most STALL_FLOWS_LISTED listed */
 
 #endif

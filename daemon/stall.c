@@ -7,6 +7,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/siphash.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -26,7 +27,30 @@ struct stall {
 	void *hook_arg;
 	uint64_t now;
 	uint64_t polls, poll_cost_ns;
+	struct sip_key kkey;            /* for the sibling key set */
+	struct kent *kset;
+	size_t kcap;
+	uint64_t sibling_scans;         /* passes over the flow table for siblings */
+	unsigned lines;                 /* per-flow log lines this poll */
+	unsigned released_unlogged, closed_unlogged;
+	uint64_t refused_logged, refused_log_ns;
+	/* a poll's observations, handled STALL_CHUNK per loop turn so that a
+	 * poll of 100k flows never holds the loop (control requests are
+	 * answered between chunks) */
+	struct qobs { struct flow_obs o; char port[32]; } *q;
+	size_t qn, qpos, qcap;
+	struct loop_timer *chunk;
+	uint64_t poll_t0, poll_busy_ns;
+	int chunked;                    /* the running poll is the timer's */
+	uint64_t next_expire;   /* the flow table's next walk for closed flows */
 };
+
+#define STALL_CHUNK 8192u
+
+/* Closed flows are looked for this often, not every poll: a flow is gone
+ * after LIVENESS_GONE_NS unseen, and walking every bucket each 50 ms was
+ * 4% of the idle daemon. */
+#define STALL_EXPIRE_EVERY_NS 250000000ull
 
 static const struct port_conf *port_conf_of(const struct stall *s, const char *name)
 {
@@ -55,62 +79,111 @@ static void group_of(const struct stall *s, const char *port, char *buf, size_t 
 		snprintf(buf, len, "%s", port);
 }
 
-static int cmp_str(const void *a, const void *b)
+/* A set of normalised connection keys (open addressing, keyed hash): the
+ * sibling count needs "distinct connections" without text or sorting. */
+struct kent {
+	struct flow_key k;
+	uint8_t used, stalled, progressed;
+};
+
+static struct kent *kset_slot(struct stall *s, const struct flow_key *k)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t i = (size_t)siphash24(&s->kkey, k, sizeof(*k)) & (s->kcap - 1);
+
+	while (s->kset[i].used && memcmp(&s->kset[i].k, k, sizeof(*k)))
+		i = (i + 1) & (s->kcap - 1);
+	return &s->kset[i];
+}
+
+/* The ports whose incident group is group (a port, or a peer pair). */
+static unsigned group_ports(const struct stall *s, const char *group, const char *names[2])
+{
+	unsigned n = 0;
+	char g[72];
+
+	for (unsigned i = 0; i < s->c->nports && n < 2; i++) {
+		group_of(s, s->c->ports[i].name, g, sizeof(g));
+		if (!strcmp(g, group))
+			names[n++] = s->c->ports[i].name;
+	}
+	if (!n)
+		names[n++] = group;     /* a port not configured ("-") */
+	return n;
+}
+
+static int in_group(const struct sflow *f, const char *names[2], unsigned n)
+{
+	return !strcmp(f->port, names[0]) || (n > 1 && !strcmp(f->port, names[1]));
 }
 
 /* Distinct connections of the group that progressed since 'since' and
- * are not among the stalled ones. */
+ * are not among the stalled ones. One pass over the flows, O(flows): it
+ * runs once per incident and poll (incident_siblings_stale), never per
+ * joining flow, so a mass stall costs linear time, not quadratic. */
 static unsigned count_siblings(struct stall *s, const char *group, uint64_t since)
 {
-	char **prog = NULL, **stl = NULL, g[72], t[160];
-	size_t np = 0, ns = 0;
-	unsigned n = 0;
+	const char *names[2];
+	unsigned ng = group_ports(s, group, names), n = 0;
+	size_t need = 16;
 
+	s->sibling_scans++;
+	while (need < (size_t)flowtab_count(s->flows) * 2)
+		need *= 2;
+	if (need > s->kcap) {
+		struct kent *k = realloc(s->kset, need * sizeof(*k));
+
+		if (!k)
+			return 0;
+		s->kset = k;
+		s->kcap = need;
+	}
+	memset(s->kset, 0, s->kcap * sizeof(*s->kset));
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
-		char ***arr;
-		size_t *cnt;
+		struct flow_key k;
+		struct kent *e;
 
-		group_of(s, f->port, g, sizeof(g));
-		if (strcmp(g, group))
+		if (!in_group(f, names, ng))
 			continue;
-		if (f->state == FLOW_STALLED) {
-			arr = &stl;
-			cnt = &ns;
-		} else if (f->progress_ns >= since) {
-			arr = &prog;
-			cnt = &np;
-		} else
+		if (f->state != FLOW_STALLED && f->progress_ns < since)
 			continue;
-		char **na = realloc(*arr, (*cnt + 1) * sizeof(char *));
-
-		if (!na)
-			continue;
-		*arr = na;
-		flow_norm_tuple(f, t, sizeof(t));
-		(*arr)[*cnt] = strdup(t);
-		if ((*arr)[*cnt])
-			(*cnt)++;
+		flow_norm_key(&f->obs.key, &k);
+		e = kset_slot(s, &k);
+		if (!e->used) {
+			e->used = 1;
+			e->k = k;
+		}
+		if (f->state == FLOW_STALLED)
+			e->stalled = 1;
+		else
+			e->progressed = 1;
 	}
-	if (np)
-		qsort(prog, np, sizeof(char *), cmp_str);
-	if (ns)
-		qsort(stl, ns, sizeof(char *), cmp_str);
-	for (size_t i = 0; i < np; i++) {
-		if (i && !strcmp(prog[i], prog[i - 1]))
-			continue;
-		if (ns && bsearch(&prog[i], stl, ns, sizeof(char *), cmp_str))
-			continue;
-		n++;
-	}
-	for (size_t i = 0; i < np; i++)
-		free(prog[i]);
-	for (size_t i = 0; i < ns; i++)
-		free(stl[i]);
-	free(prog);
-	free(stl);
+	for (size_t i = 0; i < s->kcap; i++)
+		if (s->kset[i].used && s->kset[i].progressed && !s->kset[i].stalled)
+			n++;
 	return n;
+}
+
+/* Bring an incident's sibling count up to date if flows joined since. */
+static void refresh_siblings(struct stall *s, struct incident *inc)
+{
+	uint64_t since;
+
+	if (inc && incident_siblings_due(inc, &since))
+		incident_set_siblings(inc, count_siblings(s, incident_group(inc), since));
+}
+
+/* Per-flow log lines (joins, releases) are kept to a few per poll: a mass
+ * stall or release of 100k flows must not write 100k lines from the loop.
+ * The rest are counted and summed up when the poll ends. */
+#define FLOW_LINES_PER_POLL 16
+
+static int flow_line_ok(struct stall *s)
+{
+	if (s->lines < FLOW_LINES_PER_POLL) {
+		s->lines++;
+		return 1;
+	}
+	return 0;
 }
 
 static void end_incident(struct stall *s, struct incident *inc, int released)
@@ -129,19 +202,33 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	struct incident *inc;
 
 	group_of(s, f->port, group, sizeof(group));
-	flow_tuple(f, tuple, sizeof(tuple));
 	inc = incidents_open_of(s->incs, group);
 	/* within the grouping window a stall joins the open incident (and
 	 * its running investigation); later ones are incidents of their own */
 	if (inc && s->now - incident_opened_ns(inc) <= s->c->group_ns) {
 		incident_add_flow(inc, f);
 		f->incident = incident_id(inc);
-		incident_set_siblings(inc, count_siblings(s, group, s->now - threshold(s, f->port)));
-		log_event(LOG_EV_FLOW_STALLED, LOG_INFO,
-			  LOG_FIELDS({ LF_PORT, f->port }, { LF_INCIDENT, LOG_U64(incident_id(inc)) },
-				     { LF_FLOW, tuple }, { LF_SOURCE, flow_src_name(f->obs.src) }),
-			  "incident %" PRIu64 ": flow %s (%s) on port %s joins", incident_id(inc),
-			  tuple, flow_src_name(f->obs.src), f->port);
+		/* counted again once, when the poll ends (or it is looked at) */
+		incident_siblings_stale(inc, s->now - threshold(s, f->port));
+		if (flow_line_ok(s)) {
+			flow_tuple(f, tuple, sizeof(tuple));
+			log_event(LOG_EV_FLOW_STALLED, LOG_INFO,
+				  LOG_FIELDS({ LF_PORT, f->port },
+					     { LF_INCIDENT, LOG_U64(incident_id(inc)) },
+					     { LF_FLOW, tuple }, { LF_SOURCE, flow_src_name(f->obs.src) }),
+				  "incident %" PRIu64 ": flow %s (%s) on port %s joins",
+				  incident_id(inc), tuple, flow_src_name(f->obs.src), f->port);
+		} else {
+			/* over this poll's line budget: still an event (the
+			 * metrics count it), no tuple formatted */
+			incident_joins_unlogged(inc, 1);
+			log_event(LOG_EV_FLOW_STALLED, LOG_DEBUG,
+				  LOG_FIELDS({ LF_PORT, f->port },
+					     { LF_INCIDENT, LOG_U64(incident_id(inc)) },
+					     { LF_SOURCE, flow_src_name(f->obs.src) }),
+				  "incident %" PRIu64 ": one more flow on port %s joins",
+				  incident_id(inc), f->port);
+		}
 		if (s->hook)
 			s->hook(inc, INCIDENT_JOIN, s->hook_arg);
 		return;
@@ -150,6 +237,10 @@ static void on_stalled(struct stall *s, struct sflow *f)
 			    &why)) {
 		/* every suppressed stall is an event (the metrics count them);
 		 * the journal gets at most one a second */
+		if (why.log)            /* a mass stall: no tuple for each of 100k */
+			flow_tuple(f, tuple, sizeof(tuple));
+		else
+			util_strlcpy(tuple, "-", sizeof(tuple));
 		util_fmt_duration(why.since_last_ns, d, sizeof(d));
 		log_event(LOG_EV_INCIDENT_SUPPRESSED, why.log ? LOG_WARNING : LOG_DEBUG,
 			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
@@ -167,14 +258,17 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	}
 	incident_add_flow(inc, f);
 	f->incident = incident_id(inc);
-	/* every other flow of the group that is stalled too joins now */
-	for (struct sflow *o = flowtab_next(s->flows, NULL); o; o = flowtab_next(s->flows, o)) {
-		char g[72];
+	/* every other flow of the group that is stalled too joins now (one
+	 * pass, once per incident) */
+	{
+		const char *names[2];
+		unsigned ng = group_ports(s, group, names);
 
-		if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc))
-			continue;
-		group_of(s, o->port, g, sizeof(g));
-		if (!strcmp(g, group)) {
+		for (struct sflow *o = flowtab_next(s->flows, NULL); o;
+		     o = flowtab_next(s->flows, o)) {
+			if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc) ||
+			    !in_group(o, names, ng))
+				continue;
 			incident_add_flow(inc, o);
 			o->incident = incident_id(inc);
 		}
@@ -191,25 +285,38 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 	char tuple[160], d[32];
 	int any;
 
-	flow_tuple(f, tuple, sizeof(tuple));
-	util_fmt_duration(f->last_stall_ns, d, sizeof(d));
-	if (gone)
-		log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
-			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
-				     { LF_SOURCE, flow_src_name(f->obs.src) },
+	if (!flow_line_ok(s)) {
+		if (gone)
+			s->closed_unlogged++;
+		else
+			s->released_unlogged++;
+		/* still an event for the metrics; no line, no tuple */
+		log_event(LOG_EV_FLOW_RELEASED, LOG_DEBUG,
+			  LOG_FIELDS({ LF_PORT, f->port },
 				     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
-				     { LF_OUTCOME, "closed" }),
-			  "port %s: stalled flow %s (%s) closed", f->port, tuple,
-			  flow_src_name(f->obs.src));
-	else
-		log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
-			  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
-				     { LF_SOURCE, flow_src_name(f->obs.src) },
-				     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
-				     { LF_OUTCOME, "released" },
-				     { LF_DURATION_MS, LOG_U64(f->last_stall_ns / 1000000u) }),
-			  "port %s: flow %s (%s) released after %s stalled", f->port, tuple,
-			  flow_src_name(f->obs.src), d);
+				     { LF_OUTCOME, gone ? "closed" : "released" }),
+			  "port %s: one more flow %s", f->port, gone ? "closed" : "released");
+	} else {
+		flow_tuple(f, tuple, sizeof(tuple));
+		util_fmt_duration(f->last_stall_ns, d, sizeof(d));
+		if (gone)
+			log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
+				  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
+					     { LF_SOURCE, flow_src_name(f->obs.src) },
+					     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
+					     { LF_OUTCOME, "closed" }),
+				  "port %s: stalled flow %s (%s) closed", f->port, tuple,
+				  flow_src_name(f->obs.src));
+		else
+			log_event(LOG_EV_FLOW_RELEASED, LOG_INFO,
+				  LOG_FIELDS({ LF_PORT, f->port }, { LF_FLOW, tuple },
+					     { LF_SOURCE, flow_src_name(f->obs.src) },
+					     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },
+					     { LF_OUTCOME, "released" },
+					     { LF_DURATION_MS, LOG_U64(f->last_stall_ns / 1000000u) }),
+				  "port %s: flow %s (%s) released after %s stalled", f->port, tuple,
+				  flow_src_name(f->obs.src), d);
+	}
 	f->incident = 0;
 	if (!inc || incident_ended(inc))
 		return;
@@ -241,7 +348,20 @@ static void emit_cb(const struct flow_obs *o, const char *port, void *arg)
 {
 	struct stall *s = arg;
 
-	stall_observe(s, o, port, s->now);
+	if (s->qn == s->qcap) {
+		size_t nc = s->qcap ? s->qcap * 2 : 1024;
+		struct qobs *nq = realloc(s->q, nc * sizeof(*nq));
+
+		if (!nq) {              /* handled at once then, still correct */
+			stall_observe(s, o, port, s->now);
+			return;
+		}
+		s->q = nq;
+		s->qcap = nc;
+	}
+	s->q[s->qn].o = *o;
+	util_strlcpy(s->q[s->qn].port, port, sizeof(s->q[0].port));
+	s->qn++;
 }
 
 static void gone_cb(struct sflow *f, void *arg)
@@ -250,32 +370,133 @@ static void gone_cb(struct sflow *f, void *arg)
 		on_released(arg, f, 1);
 }
 
+static void refused_cb(const struct flowtab_use *u, void *arg)
+{
+	char *buf = arg;
+	size_t off = strlen(buf);
+
+	if (off > 400)
+		return;
+	if (u->uid_known)
+		snprintf(buf + off, 512 - off, "%s%" PRIu64 " %s flow(s) of uid %u (limit %u per owner)",
+			 off ? "; " : "", u->refused, flow_src_name(u->src), (unsigned)u->uid,
+			 u->limit);
+	else
+		snprintf(buf + off, 512 - off, "%s%" PRIu64 " %s flow(s) (limit %u for the source)",
+			 off ? "; " : "", u->refused, flow_src_name(u->src), u->limit);
+}
+
+/* Flows refused by a limit: logged at most every 10 s, with who owns them. */
+static void log_refusals(struct stall *s, uint64_t now)
+{
+	char buf[512] = "";
+
+	if (flowtab_refused(s->flows) == s->refused_logged ||
+	    (s->refused_log_ns && now - s->refused_log_ns < 10000000000ull))
+		return;
+	s->refused_logged = flowtab_refused(s->flows);
+	s->refused_log_ns = now;
+	flowtab_usage(s->flows, 1, refused_cb, buf);
+	log_warnx("flow limits: new flows not tracked so far: %s", buf);
+}
+
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
 	/* flows not seen lately are closed; open incidents time out */
-	flowtab_expire(s->flows, now, gone_cb, s);
+	if (now >= s->next_expire) {
+		flowtab_expire(s->flows, now, gone_cb, s);
+		s->next_expire = now + STALL_EXPIRE_EVERY_NS;
+	}
 	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
-	     inc = incidents_next(s->incs, inc))
+	     inc = incidents_next(s->incs, inc)) {
+		unsigned n;
+
 		if (!incident_ended(inc) && now - incident_opened_ns(inc) > s->c->incident_max_ns)
 			end_incident(s, inc, 0);
+		refresh_siblings(s, inc);
+		n = incident_joins_unlogged(inc, -1);
+		if (n)
+			log_info("incident %" PRIu64 ": %u more flow(s) joined (%u stalled in all, "
+				 "%u listed)", incident_id(inc), n, incident_flows_stalled(inc),
+				 incident_nflows(inc));
+	}
+	if (s->released_unlogged || s->closed_unlogged)
+		log_info("%u more stalled flow(s) released and %u closed this poll",
+			 s->released_unlogged, s->closed_unlogged);
+	s->released_unlogged = s->closed_unlogged = 0;
+	s->lines = 0;
+	log_refusals(s, now);
+}
+
+/* Handle queued observations, at most max (0: all); at the end of the
+ * queue the poll ends. 1 while some are left. */
+static int drain(struct stall *s, size_t max)
+{
+	uint64_t t = loop_mono_ns();
+	size_t end = max && s->qn - s->qpos > max ? s->qpos + max : s->qn;
+
+	for (; s->qpos < end; s->qpos++)
+		stall_observe(s, &s->q[s->qpos].o, s->q[s->qpos].port, s->poll_t0);
+	s->poll_busy_ns += loop_mono_ns() - t;
+	if (s->qpos < s->qn)
+		return 1;
+	t = loop_mono_ns();
+	stall_poll_end(s, s->poll_t0);
+	s->polls++;
+	s->poll_cost_ns = s->poll_busy_ns + loop_mono_ns() - t;
+	/* give back what a storm needed, once it is well past */
+	if (s->qcap > 16384 && s->qn < s->qcap / 8) {
+		struct qobs *nq = realloc(s->q, (s->qcap / 4) * sizeof(*nq));
+
+		if (nq) {
+			s->q = nq;
+			s->qcap /= 4;
+		}
+	}
+	s->qn = s->qpos = 0;
+	s->chunked = 0;
+	return 0;
+}
+
+static void poll_begin(struct stall *s)
+{
+	uint64_t t0 = loop_mono_ns();
+
+	s->now = s->poll_t0 = t0;
+	s->qn = s->qpos = 0;
+	flowsrcs_poll(s->srcs, t0, emit_cb, s);
+	s->poll_busy_ns = loop_mono_ns() - t0;
 }
 
 void stall_poll(struct stall *s)
 {
-	uint64_t t0 = loop_mono_ns();
+	if (s->chunked)                 /* the timer's poll: finish it first */
+		drain(s, 0);
+	poll_begin(s);
+	drain(s, 0);
+}
 
-	s->now = t0;
-	flowsrcs_poll(s->srcs, t0, emit_cb, s);
-	stall_poll_end(s, t0);
-	s->polls++;
-	s->poll_cost_ns = loop_mono_ns() - t0;
+static void chunk_cb(struct loop_timer *t, void *arg)
+{
+	struct stall *s = arg;
+
+	(void)t;
+	if (s->chunked && drain(s, STALL_CHUNK))
+		loop_timer_set(s->chunk, 1, 0);         /* next loop turn */
 }
 
 static void timer_cb(struct loop_timer *t, void *arg)
 {
+	struct stall *s = arg;
+
 	(void)t;
-	stall_poll(arg);
+	if (s->chunked)                 /* the last poll is still being handled */
+		return;
+	poll_begin(s);
+	s->chunked = 1;
+	if (drain(s, STALL_CHUNK))
+		loop_timer_set(s->chunk, 1, 0);
 }
 
 struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
@@ -289,11 +510,13 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	}
 	s->loop = l;
 	s->c = c;
+	sip_key_random(&s->kkey);
 	s->flows = flowtab_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
 	s->timer = loop_timer_new(l, timer_cb, s);
-	if (!s->flows || !s->incs || !s->srcs || !s->timer) {
+	s->chunk = loop_timer_new(l, chunk_cb, s);
+	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk) {
 		util_errf(err, errlen, "%s", s->timer ? "out of memory" : "flow timer");
 		stall_free(s);
 		return NULL;
@@ -320,9 +543,12 @@ void stall_free(struct stall *s)
 	if (!s)
 		return;
 	loop_timer_free(s->timer);
+	loop_timer_free(s->chunk);
+	free(s->q);
 	flowsrcs_free(s->srcs);
 	flowtab_free(s->flows);
 	incidents_free(s->incs);
+	free(s->kset);
 	free(s);
 }
 
@@ -333,91 +559,194 @@ struct flowsrcs *stall_flowsrcs(struct stall *s)
 
 struct incident *stall_incident(struct stall *s, uint64_t id)
 {
-	return incidents_get(s->incs, id);
+	struct incident *inc = incidents_get(s->incs, id);
+
+	refresh_siblings(s, inc);
+	return inc;
 }
 
 /* ------------------------------------------------------------------ */
 /* JSON views */
 
-static int flow_order(const void *a, const void *b)
+/* Listing order: port, stalled before waiting before the rest, then the
+ * tuple (addresses and ports as numbers), source and session. Compared on
+ * the flows themselves: a mass stall lists the first max of 100k flows
+ * without formatting, or even allocating, the others. */
+static int state_rank(enum flow_state st)
 {
-	struct json_object *x = *(struct json_object *const *)a;
-	struct json_object *y = *(struct json_object *const *)b;
-	static const char *keys[] = { "port", "tuple", "source" };
-
-	for (size_t i = 0; i < 3; i++) {
-		int c = strcmp(jx_text(x, keys[i]), jx_text(y, keys[i]));
-
-		if (c)
-			return c;
-	}
-	return 0;
+	return st == FLOW_STALLED ? 0 : st == FLOW_IDLE ? 2 : 1;
 }
 
-struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only)
+static int flow_cmp(const void *a, const void *b)
+{
+	const struct sflow *x = *(const struct sflow *const *)a;
+	const struct sflow *y = *(const struct sflow *const *)b;
+	int c = strcmp(x->port, y->port);
+
+	if (!c)
+		c = state_rank(x->state) - state_rank(y->state);
+	if (!c)
+		c = memcmp(&x->obs.key.saddr, &y->obs.key.saddr, sizeof(x->obs.key.saddr));
+	if (!c)
+		c = (int)x->obs.key.sport - (int)y->obs.key.sport;
+	if (!c)
+		c = memcmp(&x->obs.key.daddr, &y->obs.key.daddr, sizeof(x->obs.key.daddr));
+	if (!c)
+		c = (int)x->obs.key.dport - (int)y->obs.key.dport;
+	if (!c)
+		c = (int)x->obs.key.proto - (int)y->obs.key.proto;
+	if (!c)
+		c = (int)x->obs.src - (int)y->obs.src;
+	if (!c)
+		c = x->obs.session < y->obs.session ? -1 : x->obs.session > y->obs.session;
+	return c;
+}
+
+/* Restore the max-heap (by flow_cmp) below v[k] of v[0..n). */
+static void sift_down(const struct sflow **v, size_t n, size_t k)
+{
+	for (;;) {
+		size_t l = 2 * k + 1, r = l + 1, m = k;
+
+		if (l < n && flow_cmp(&v[l], &v[m]) > 0)
+			m = l;
+		if (r < n && flow_cmp(&v[r], &v[m]) > 0)
+			m = r;
+		if (m == k)
+			return;
+		const struct sflow *t = v[k];
+
+		v[k] = v[m];
+		v[m] = t;
+		k = m;
+	}
+}
+
+static struct json_object *flow_json(const struct sflow *f, uint64_t now)
+{
+	struct json_object *o = json_object_new_object(), *held;
+	char tuple[160];
+
+	flow_tuple(f, tuple, sizeof(tuple));
+	jx_add_str(o, "port", f->port);
+	jx_add_str(o, "source", flow_src_name(f->obs.src));
+	jx_add_str(o, "tuple", tuple);
+	jx_add_u64(o, "session", f->obs.session);
+	jx_add_str(o, "state", flow_state_name(f->state));
+	jx_add_ms(o, "progress_age_ms", now - f->progress_ns);
+	if (f->state != FLOW_IDLE)
+		jx_add_ms(o, "waiting_ms", now - f->wait_since_ns);
+	jx_add_u64(o, "tx_msgs", f->obs.tx_msgs);
+	jx_add_u64(o, "rx_msgs", f->obs.rx_msgs);
+	jx_add_u64(o, "tx_bytes", f->obs.tx_bytes);
+	jx_add_u64(o, "rx_bytes", f->obs.rx_bytes);
+	held = json_object_new_object();
+	jx_add_u64(held, "unsent", f->obs.unsent);
+	jx_add_u64(held, "unread", f->obs.unread);
+	jx_add_u64(held, "staged", f->obs.staged);
+	json_object_object_add(o, "held", held);
+	if (f->obs.src == FLOW_SRC_SOCK)
+		jx_add_u64(o, "inflight", f->obs.inflight);
+	if (f->obs.src == FLOW_SRC_SOCK)
+		jx_add_u64(o, "retrans", f->obs.retrans);
+	if (f->obs.pid)
+		jx_add_int(o, "pid", f->obs.pid);
+	if (f->obs.engine[0])
+		jx_add_str(o, "engine", f->obs.engine);
+	if (f->obs.inode)
+		jx_add_u64(o, "inode", f->obs.inode);
+	jx_add_u64(o, "stalls", f->stalls);
+	if (f->last_stall_ns)
+		jx_add_ms(o, "last_stall_ms", f->last_stall_ns);
+	if (f->incident)
+		jx_add_u64(o, "incident", f->incident);
+	return o;
+}
+
+struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only,
+				     unsigned max, unsigned *total)
 {
 	struct json_object *arr = json_object_new_array();
 	uint64_t now = loop_mono_ns();
+	const struct sflow **v = NULL;
+	size_t n = 0, cap = 0;
 
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
-		struct json_object *o, *held;
-		char tuple[160];
-
 		if (port && strcmp(port, f->port))
 			continue;
 		if (stalled_only && f->state != FLOW_STALLED)
 			continue;
-		o = json_object_new_object();
-		flow_tuple(f, tuple, sizeof(tuple));
-		jx_add_str(o, "port", f->port);
-		jx_add_str(o, "source", flow_src_name(f->obs.src));
-		jx_add_str(o, "tuple", tuple);
-		jx_add_u64(o, "session", f->obs.session);
-		jx_add_str(o, "state", flow_state_name(f->state));
-		jx_add_ms(o, "progress_age_ms", now - f->progress_ns);
-		if (f->state != FLOW_IDLE)
-			jx_add_ms(o, "waiting_ms", now - f->wait_since_ns);
-		jx_add_u64(o, "tx_msgs", f->obs.tx_msgs);
-		jx_add_u64(o, "rx_msgs", f->obs.rx_msgs);
-		jx_add_u64(o, "tx_bytes", f->obs.tx_bytes);
-		jx_add_u64(o, "rx_bytes", f->obs.rx_bytes);
-		held = json_object_new_object();
-		jx_add_u64(held, "unsent", f->obs.unsent);
-		jx_add_u64(held, "unread", f->obs.unread);
-		jx_add_u64(held, "staged", f->obs.staged);
-		json_object_object_add(o, "held", held);
-		if (f->obs.src == FLOW_SRC_SOCK)
-			jx_add_u64(o, "inflight", f->obs.inflight);
-		if (f->obs.src == FLOW_SRC_SOCK)
-			jx_add_u64(o, "retrans", f->obs.retrans);
-		if (f->obs.pid)
-			jx_add_int(o, "pid", f->obs.pid);
-		if (f->obs.engine[0])
-			jx_add_str(o, "engine", f->obs.engine);
-		if (f->obs.inode)
-			jx_add_u64(o, "inode", f->obs.inode);
-		jx_add_u64(o, "stalls", f->stalls);
-		if (f->last_stall_ns)
-			jx_add_ms(o, "last_stall_ms", f->last_stall_ns);
-		if (f->incident)
-			jx_add_u64(o, "incident", f->incident);
-		json_object_array_add(arr, o);
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			const struct sflow **nv = realloc(v, nc * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		v[n++] = f;
 	}
-	json_object_array_sort(arr, flow_order);
+	if (total)
+		*total = (unsigned)n;
+	if (max && n > max) {
+		/* the first max in order without sorting them all: a max-heap
+		 * of the best max seen, one comparison for most flows */
+		for (size_t i = max; i < n; i++) {
+			size_t k = 0;
+
+			if (i == max)
+				for (size_t j = max / 2; j-- > 0;)
+					sift_down(v, max, j);
+			if (flow_cmp(&v[i], &v[0]) >= 0)
+				continue;
+			v[0] = v[i];
+			sift_down(v, max, k);
+		}
+		n = max;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), flow_cmp);
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(arr, flow_json(v[i], now));
+	free(v);
 	return arr;
 }
 
 struct json_object *stall_incidents_json(struct stall *s)
 {
+	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
+	     inc = incidents_next(s->incs, inc))
+		refresh_siblings(s, inc);
 	return incidents_json(s->incs, loop_mono_ns());
+}
+
+static void use_json(const struct flowtab_use *u, void *arg)
+{
+	struct json_object *o = json_object_new_object();
+
+	jx_add_str(o, "source", flow_src_name(u->src));
+	if (u->uid_known)
+		jx_add_u64(o, "uid", u->uid);
+	jx_add_u64(o, "flows", u->flows);
+	jx_add_u64(o, "limit", u->limit);
+	jx_add_u64(o, "refused", u->refused);
+	json_object_array_add(arg, o);
 }
 
 struct json_object *stall_engines_json(struct stall *s)
 {
 	struct json_object *o = json_object_new_object();
 
+	struct json_object *lim = json_object_new_array();
+
 	flowsrcs_status(s->srcs, o);
 	jx_add_u64(o, "flows", flowtab_count(s->flows));
+	/* every source, and the owners that have had flows refused */
+	flowtab_usage(s->flows, 0, use_json, lim);
+	json_object_object_add(o, "limits", lim);
+	jx_add_u64(o, "hash_buckets", flowtab_buckets(s->flows));
+	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "polls", s->polls);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
 	return o;
@@ -426,19 +755,21 @@ struct json_object *stall_engines_json(struct stall *s)
 size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 			     struct stall_owner *out, size_t max)
 {
+	const char *names[2];
+	unsigned ng = group_ports(s, incident_group(inc), names);
 	size_t n = 0;
-	char g[72], t[160];
+	char t[160];
 
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+		struct flow_key k;
 		int match;
 
 		if (!f->obs.pid && !f->obs.inode)
 			continue;
-		group_of(s, f->port, g, sizeof(g));
-		if (strcmp(g, incident_group(inc)))
+		if (!in_group(f, names, ng))
 			continue;
-		flow_norm_tuple(f, t, sizeof(t));
-		match = incident_has_norm(inc, t);
+		flow_norm_key(&f->obs.key, &k);
+		match = incident_has_norm(inc, &k);
 		if (!match)
 			continue;
 		for (size_t j = 0; j < n; j++)
@@ -447,6 +778,7 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 				match = 0;
 		if (!match || n >= max)
 			continue;
+		flow_norm_tuple(f, t, sizeof(t));
 		out[n].pid = f->obs.pid;
 		out[n].inode = f->obs.inode;
 		util_strlcpy(out[n].port, f->port, sizeof(out[n].port));

@@ -42,7 +42,12 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 void stall_poll_end(struct stall *s, uint64_t now);
 
 /* nicstallctl flows / status */
-struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only);
+/* The flows of port (NULL: every port), stalled only or all, stalled
+ * first, then waiting, then the rest (by port and tuple): at most max of
+ * them (0: all), the count of all that matched in *total (may be NULL). */
+#define STALL_FLOWS_LISTED 256u
+struct json_object *stall_flows_json(struct stall *s, const char *port, int stalled_only,
+				     unsigned max, unsigned *total);
 struct json_object *stall_incidents_json(struct stall *s);
 struct json_object *stall_engines_json(struct stall *s);
 

@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -104,6 +106,133 @@ DIR *fsu_opendir_fd(int fd)
 int fsu_create_excl_at(int dirfd, const char *rel, mode_t mode)
 {
 	return fsu_open_beneath(dirfd, rel, O_WRONLY | O_CREAT | O_EXCL, mode);
+}
+
+/* Is the directory fd (whose path is shown as shown) safe to hold root's
+ * files? last: the directory itself (no sticky exception). */
+static int dir_safe(int fd, const char *shown, int last, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", shown, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", shown);
+		errno = ENOTDIR;
+		return -1;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s is owned by uid %u, not root: another user could "
+			 "replace what root keeps there", shown, (unsigned)st.st_uid);
+		errno = EPERM;
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) && (last || !(st.st_mode & S_ISVTX))) {
+		snprintf(err, errlen, "%s is writable by %s (mode %04o): another user could "
+			 "replace what root keeps there", shown,
+			 (st.st_mode & S_IWOTH) ? "everyone" : "its group",
+			 (unsigned)(st.st_mode & 07777));
+		errno = EPERM;
+		return -1;
+	}
+	return 0;
+}
+
+int fsu_private_dir(const char *path, mode_t mode, char *err, size_t errlen)
+{
+	char buf[PATH_MAX], real[PATH_MAX], shown[PATH_MAX], scratch[8], *s, *save = NULL;
+	size_t n = path ? strlen(path) : 0;
+	int fd, next;
+
+	if (!err || !errlen) {
+		err = scratch;
+		errlen = sizeof(scratch);
+	}
+	err[0] = '\0';
+	if (!n || path[0] != '/' || n >= sizeof(buf)) {
+		snprintf(err, errlen, "%s: not an absolute path", path ? path : "(null)");
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(buf, path, n + 1);
+	for (s = strchr(buf + 1, '/'); s; s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: mkdir: %s", buf, strerror(errno));
+			return -1;
+		}
+		*s = '/';
+	}
+	if (mkdir(buf, mode) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: mkdir: %s", buf, strerror(errno));
+		return -1;
+	}
+	/* symbolic links in the configured path (/var/run) are resolved once;
+	 * the real path is then walked without following any */
+	if (!realpath(path, real)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	fd = open("/", DIR_FLAGS);
+	if (fd < 0 || dir_safe(fd, "/", !strcmp(real, "/"), err, errlen) < 0) {
+		if (fd >= 0)
+			close_keep_errno(fd, -1);
+		else
+			snprintf(err, errlen, "/: %s", strerror(errno));
+		return -1;
+	}
+	shown[0] = '\0';
+	for (s = strtok_r(real + 1, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
+		size_t k = strlen(shown);
+
+		snprintf(shown + k, sizeof(shown) - k, "/%s", s);
+		next = openat(fd, s, DIR_FLAGS);
+		close_keep_errno(fd, -1);
+		if (next < 0) {
+			snprintf(err, errlen, "%s: %s", shown, errno == ELOOP || errno == ENOTDIR ?
+				 "not a directory (a symbolic link that appeared meanwhile?)" :
+				 strerror(errno));
+			return -1;
+		}
+		fd = next;
+		if (dir_safe(fd, shown, save == NULL || !*save, err, errlen) < 0) {
+			close_keep_errno(fd, -1);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+int fsu_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+	char tmp[NAME_MAX + 1];
+	int fd, e;
+
+	if (!name || !*name || strchr(name, '/') ||
+	    (size_t)snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= sizeof(tmp)) {
+		errno = EINVAL;
+		return -1;
+	}
+	unlinkat(dirfd, tmp, 0);        /* a crash's leftover, in our own directory */
+	fd = fsu_create_excl_at(dirfd, tmp, mode);
+	if (fd < 0)
+		return -1;
+	if (fsu_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	if (close(fd) < 0 || renameat(dirfd, tmp, dirfd, name) < 0) {
+		e = errno;
+		unlinkat(dirfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 int fsu_mkparents_at(int dirfd, const char *rel, mode_t mode)

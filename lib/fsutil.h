@@ -41,6 +41,21 @@ int fsu_create_excl_at(int dirfd, const char *rel, mode_t mode);
  * existing ones are kept. Returns 0 or -1 with errno. */
 int fsu_mkparents_at(int dirfd, const char *rel, mode_t mode);
 
+/* A directory root keeps its own files in (state_dir, run_dir, their work
+ * directories), made when missing (mode; missing parents 0755) and opened
+ * component by component with O_NOFOLLOW from the root of its real path.
+ * Refused unless it and every directory above it belong to root (or the
+ * effective uid) and none is writable by group or others (a directory above
+ * may be when it has the sticky bit, as /tmp): whoever may write one of them
+ * could swap a name the daemon then opens as root. Returns an O_DIRECTORY
+ * fd, or -1 with errno (EPERM for an owner or a mode) and err naming the
+ * directory that fails and why. */
+int fsu_private_dir(const char *path, mode_t mode, char *err, size_t errlen);
+/* Replace name beneath dirfd with buf, atomically: written to a hidden
+ * temporary name created O_EXCL|O_NOFOLLOW (a stale one is removed first),
+ * fsync'd, then renamed over name. Returns 0 or -1 with errno. */
+int fsu_replace_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+
 /* The whole of a regular file beneath dirfd (fsu_open_beneath, opened
  * O_NONBLOCK, so a FIFO never blocks), at most max bytes, NUL-terminated
  * (malloc'd; *len without the NUL). Reads what the file held when opened.

@@ -122,7 +122,14 @@ int nl_msgs_check(const void *buf, size_t len)
 			return -EBADMSG;
 		step = ((size_t)h.nlmsg_len + NLMSG_ALIGNTO - 1) &
 		       ~(size_t)(NLMSG_ALIGNTO - 1);
-		off += step < len - off ? step : len - off;
+		/* stricter than the kernel here: libmnl walks attributes up to
+		 * the ALIGNED end of a message (mnl_nlmsg_get_payload_tail), so
+		 * an unpadded last message would let it read up to 3 bytes past
+		 * the buffer (a fuzz crash). The kernel pads every message it
+		 * sends (nlmsg_end after padded attributes). */
+		if (step > len - off)
+			return -EBADMSG;
+		off += step;
 		n++;
 	}
 	return off == len ? n : -EBADMSG;
@@ -488,6 +495,161 @@ int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 	else
 		util_errf(err, errlen, "%s: %s%s", what, strerror(-rc), why);
 	return rc;
+}
+
+/* ---- batches of one-reply requests ---- */
+
+#define NL_SLOT (NL_BUFSZ / NL_BATCH_MAX)
+
+/* One message of a batch reply: which request it answers, and what. */
+static int batch_msg(struct nl_sock *ns, const struct nlmsghdr *nlh, unsigned base,
+		     unsigned n, uint32_t *done, nl_batch_fn cb, void *arg)
+{
+	unsigned idx = nlh->nlmsg_seq - base;
+	struct req_ctx c = { 0 };
+	int rc;
+
+	if (idx >= n || (nlh->nlmsg_pid && nlh->nlmsg_pid != ns->portid) ||
+	    (done[idx / 32] & (1u << (idx % 32))))
+		return 0;               /* an earlier request's tail, or a second part */
+	switch (nlh->nlmsg_type) {
+	case NLMSG_NOOP:
+	case NLMSG_DONE:
+	case NLMSG_OVERRUN:
+		return 0;
+	case NLMSG_ERROR:
+		rc = ctl_error(nlh, &c);
+		if (rc == 1)
+			return 0;       /* an ack: none was asked for */
+		cb(idx, NULL, rc == -EBADMSG ? EBADMSG : c.error, arg);
+		break;
+	default:
+		if (nlh->nlmsg_type < NLMSG_MIN_TYPE)
+			return 0;
+		cb(idx, nlh, 0, arg);
+	}
+	done[idx / 32] |= 1u << (idx % 32);
+	return 1;
+}
+
+int nl_sock_batch(struct nl_sock *ns, void *reqs, size_t len, unsigned n, nl_batch_fn cb,
+		  void *arg, const char *what, char *err, size_t errlen)
+{
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, from[NL_BATCH_MAX];
+	struct mmsghdr mm[NL_BATCH_MAX];
+	struct iovec iov[NL_BATCH_MAX];
+	uint32_t done[(NL_BATCH_MAX + 31) / 32] = { 0 };
+	unsigned base, answered = 0, i;
+	const char *why = "";
+	size_t off = 0;
+	ssize_t sent;
+	int rc = 0, overrun = 0;
+
+	if (!what)
+		what = "netlink batch";
+	if (!ns || !reqs || !cb || !n || n > NL_BATCH_MAX || nl_msgs_check(reqs, len) != (int)n) {
+		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
+		return -EINVAL;
+	}
+	if (ns->remake) {
+		rc = sock_setup(ns);
+		if (rc < 0) {
+			util_errf(err, errlen, "%s: new %s socket: %s", what,
+				  proto_name(ns->protocol), strerror(-rc));
+			return rc;
+		}
+	} else if (ns->dirty) {
+		nl_sock_drain(ns);
+	}
+	base = ns->seq + 1;
+	if (!base || base + n < base)   /* seq 0 is never ours; no wrap inside */
+		base = 1;
+	ns->seq = base + n - 1;
+	for (i = 0; i < n; i++) {
+		struct nlmsghdr *h = (struct nlmsghdr *)((char *)reqs + off);
+
+		if (h->nlmsg_flags & (NLM_F_ACK | NLM_F_DUMP)) {
+			util_errf(err, errlen, "%s: %s (request %u asks for an ack or a dump)",
+				  what, strerror(EINVAL), i);
+			return -EINVAL;
+		}
+		h->nlmsg_seq = base + i;
+		h->nlmsg_flags |= NLM_F_REQUEST;
+		off += NLMSG_ALIGN(h->nlmsg_len);
+	}
+	sent = sendto(ns->fd, reqs, len, MSG_DONTWAIT, (struct sockaddr *)&kernel, sizeof(kernel));
+	if (sent != (ssize_t)len) {
+		rc = sent < 0 ? -(errno ? errno : EIO) : -EIO;
+		util_errf(err, errlen, "%s: send: %s", what, strerror(-rc));
+		return rc;
+	}
+	/* Every reply was queued before sendto() returned; take them. */
+	while (answered < n) {
+		int got;
+
+		for (i = 0; i < NL_BATCH_MAX; i++) {
+			iov[i].iov_base = ns->buf + i * NL_SLOT;
+			iov[i].iov_len = NL_SLOT;
+			memset(&mm[i], 0, sizeof(mm[i]));
+			mm[i].msg_hdr.msg_name = &from[i];
+			mm[i].msg_hdr.msg_namelen = sizeof(from[i]);
+			mm[i].msg_hdr.msg_iov = &iov[i];
+			mm[i].msg_hdr.msg_iovlen = 1;
+		}
+		got = recvmmsg(ns->fd, mm, NL_BATCH_MAX, MSG_DONTWAIT, NULL);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && errno == ENOBUFS && !overrun) {
+			/* reported once per overrun; what did fit is still queued */
+			overrun = 1;
+			why = " (replies dropped: receive buffer full)";
+			continue;
+		}
+		if (got <= 0) {
+			if (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+				why = strerror(errno);
+			break;
+		}
+		for (int k = 0; k < got; k++) {
+			const char *d = ns->buf + (size_t)k * NL_SLOT;
+			size_t dl = mm[k].msg_len;
+			const struct nlmsghdr *nlh;
+			int left;
+
+			if (mm[k].msg_hdr.msg_namelen != sizeof(from[k]) || from[k].nl_pid != 0)
+				continue;       /* not from the kernel */
+			if (mm[k].msg_hdr.msg_flags & MSG_TRUNC) {
+				/* the header survived: tell its request it failed */
+				if (dl >= NLMSG_HDRLEN) {
+					struct nlmsghdr h;
+					unsigned idx;
+
+					memcpy(&h, d, sizeof(h));
+					idx = h.nlmsg_seq - base;
+					if (idx < n && !(done[idx / 32] & (1u << (idx % 32)))) {
+						cb(idx, NULL, ENOSPC, arg);
+						done[idx / 32] |= 1u << (idx % 32);
+						answered++;
+					}
+				}
+				continue;
+			}
+			if (nl_msgs_check(d, dl) < 0)
+				continue;       /* malformed: its request stays unanswered */
+			left = (int)dl;
+			for (nlh = (const void *)d; mnl_nlmsg_ok(nlh, left);
+			     nlh = mnl_nlmsg_next(nlh, &left))
+				answered += (unsigned)batch_msg(ns, nlh, base, n, done, cb, arg);
+		}
+	}
+	if (answered < n) {
+		/* what is still queued belongs to no one now */
+		ns->dirty = 1;
+		nl_sock_drain(ns);
+		util_errf(err, errlen, "%s: %u of %u requests unanswered%s%s", what, n - answered,
+			  n, *why && *why != ' ' ? ": " : "", why);
+	}
+	return (int)answered;
 }
 
 /* ---- generic netlink ---- */

@@ -23,9 +23,11 @@
 const char *nl_ns_desc(int nsfd, char *buf, size_t len);
 
 /* Check a received buffer before any libmnl call touches it: one or more
- * messages, each nlmsg_len (read as unsigned) at least NLMSG_HDRLEN and no
- * more than the bytes left, and nothing after the last one but its
- * alignment padding. Returns the number of messages, or -EBADMSG.
+ * messages, each nlmsg_len (read as unsigned) at least NLMSG_HDRLEN and,
+ * padded to NLMSG_ALIGNTO, no more than the bytes left (libmnl reads a
+ * message's attributes up to its aligned end: the last one must be padded
+ * too), and nothing after the last one. Returns the number of messages, or
+ * -EBADMSG.
  * (mnl_nlmsg_ok() casts nlmsg_len to int: 0x80000001 passes it, and the
  * attribute walk that follows reads past the buffer.) */
 int nl_msgs_check(const void *buf, size_t len);
@@ -54,6 +56,25 @@ int nl_sock_fd(const struct nl_sock *ns);
  * "what: <strerror>[: extack]" to err. */
 int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 		    void *arg, const char *what, char *err, size_t errlen);
+
+/* Many requests in one datagram, for requests that each answer with exactly
+ * one message, data or an error, and no ack (sock_diag's exact socket
+ * lookups: SOCK_DIAG_BY_FAMILY without NLM_F_DUMP): the kernel runs them in
+ * order inside one sendmsg() (netlink_rcv_skb() loops over the datagram's
+ * messages; an error is acked whatever the flags), and recvmmsg() takes
+ * the replies in a few calls, so n lookups cost two system calls, not 3n.
+ * reqs holds n (<= NL_BATCH_MAX) requests back to back, each NLMSG-aligned,
+ * len bytes in all; nlmsg_seq and NLM_F_REQUEST are set here, NLM_F_ACK
+ * and NLM_F_DUMP must not be. cb(idx, nlh, 0, arg) runs for the data reply
+ * to request idx, cb(idx, NULL, errno, arg) for an error reply (a reply too
+ * long for its slot is ENOSPC). Never waits. Returns the number of
+ * requests answered: fewer than n when replies were lost (the receive
+ * buffer overran: err says so; the rest may be asked again), or -errno
+ * when nothing could be sent. */
+#define NL_BATCH_MAX 32
+typedef void (*nl_batch_fn)(unsigned idx, const struct nlmsghdr *nlh, int error, void *arg);
+int nl_sock_batch(struct nl_sock *ns, void *reqs, size_t len, unsigned n, nl_batch_fn cb,
+		  void *arg, const char *what, char *err, size_t errlen);
 
 /* Multicast: take one queued datagram without waiting, check it, and run cb
  * on each of its messages (control messages skipped). 1 when a datagram was

@@ -93,6 +93,24 @@ static int link_parse(const struct nlmsghdr *nlh, struct nl_link *l)
 	return 0;
 }
 
+int nl_link_parse_buf(const void *buf, size_t len, struct nl_link *out, unsigned max,
+		      unsigned *n)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	*n = 0;
+	if (len > INT32_MAX || nl_msgs_check(buf, len) < 0)
+		return -EBADMSG;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
+			continue;
+		if (*n < max && link_parse(nlh, &out[*n]) == 0)
+			(*n)++;
+	}
+	return 0;
+}
+
 struct link_get_ctx {
 	struct nl_link *out;
 	int ifindex;
@@ -166,6 +184,10 @@ static int link_get(struct nl_sock *ns, int nsfd, const char *ifname,
 		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
+	/* libmnl before 1.0.5 leaves an attribute's padding as it was: the
+	 * kernel would be sent stack bytes (valgrind: sendto points to
+	 * uninitialised bytes). The request is under 64 bytes. */
+	memset(req, 0, 256);
 	nlh = mnl_nlmsg_put_header(req);
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST;

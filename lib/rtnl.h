@@ -25,6 +25,14 @@ struct nl_link {
 	int have_promiscuity;    /* the kernel sent IFLA_PROMISCUITY */
 };
 
+/* The links of a received buffer (a dump reply or notifications) as the
+ * request path reads them: nl_msgs_check() first, then each RTM_NEWLINK /
+ * RTM_DELLINK; a malformed one is skipped. At most max into out, their
+ * count in *n. 0, or -EBADMSG when the buffer is refused. For tests and
+ * fuzzers. */
+int nl_link_parse_buf(const void *buf, size_t len, struct nl_link *out, unsigned max,
+		      unsigned *n);
+
 /* Look a link up by name (ifindex == 0) or by index. 0, or -errno
  * (-ENODEV when there is no such link). */
 int nl_link_get(int nsfd, const char *ifname, int ifindex, struct nl_link *out,

@@ -234,7 +234,10 @@ int util_valid_name(const char *s, size_t max)
 }
 
 /* A NUL-terminated copy of s[0..len) with every invalid UTF-8 sequence and
- * control character (but tab and newline) replaced by '?'. */
+ * control character (but tab and newline) replaced by '?': the C0 controls
+ * (NUL, BEL, BS, CR, ESC, ...), DEL, and the C1 controls U+0080..U+009F
+ * (UTF-8 C2 80..C2 9F; a terminal may take U+009B as CSI), so text from an
+ * engine, a device or a probe cannot drive the terminal it is shown on. */
 char *util_utf8_clean(const char *s, size_t len)
 {
 	char *o = malloc(len + 1);
@@ -267,6 +270,12 @@ char *util_utf8_clean(const char *s, size_t len)
 		if (!ok) {
 			o[j++] = '?';
 			i++;
+			continue;
+		}
+		if ((n == 1 && ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)) ||
+		    (n == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {
+			o[j++] = '?';
+			i += n;
 			continue;
 		}
 		memcpy(o + j, s + i, n);

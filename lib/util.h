@@ -29,7 +29,8 @@ char *util_strip(char *s);
 size_t util_strlcpy(char *dst, const char *src, size_t size);
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 char *util_read_file(const char *path, size_t max, size_t *len);
-/* Copy of s[0..len) with invalid UTF-8 replaced (malloc'd; NULL on ENOMEM). */
+/* Copy of s[0..len) with invalid UTF-8 and every control character but tab
+ * and newline (C0, DEL, C1) replaced by '?' (malloc'd; NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);
 /* Is s a safe name ([A-Za-z0-9_.-]{1,max}, not "." or "..")? */
 int util_valid_name(const char *s, size_t max);

@@ -1,10 +1,12 @@
 /* probe_cap: asynchronous flow-filtered libpcap capture on the daemon's loop. */
 #include "probes/probe_cap.h"
+#include "lib/fsutil.h"
 #include "lib/loop.h"
 #include "lib/rtnl.h"
 #include "lib/netns.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
@@ -196,8 +198,9 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 	struct bpf_program prog;
 	struct nl_link q;
 	FILE *f = NULL;
+	const char *base = NULL;
 	char dummy[1];
-	int saved = -1, rc, entered = 0;
+	int saved = -1, rc, entered = 0, dfd = -1, fd = -1, created = 0;
 
 	if (!err || !errlen) {
 		err = dummy;
@@ -254,10 +257,32 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 			 c->ifname, c->nsname, c->filter, ebuf);
 		goto fail;
 	}
-	f = fopen(pcap_path, "wbe");
+	/* a work file: created O_EXCL|O_NOFOLLOW beneath its directory's fd,
+	 * so a name planted there (a symbolic link to a root file) is refused,
+	 * never followed and truncated */
+	base = strrchr(pcap_path, '/');
+	if (base) {
+		char dir[sizeof(c->res.path)];
+
+		snprintf(dir, sizeof(dir), "%.*s", base == pcap_path ? 1 : (int)(base - pcap_path),
+			 pcap_path);
+		dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		base++;
+	} else {
+		dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		base = pcap_path;
+	}
+	fd = dfd >= 0 ? fsu_create_excl_at(dfd, base, 0640) : -1;
+	if (fd >= 0)
+		created = 1;
+	f = fd >= 0 ? fdopen(fd, "wb") : NULL;
 	if (!f) {
 		snprintf(err, errlen, "capture on %s in %s: create %s: %s", c->ifname,
-			 c->nsname, pcap_path, strerror(errno));
+			 c->nsname, pcap_path, errno == EEXIST ?
+			 "the name exists already (a work file is never reused or followed)" :
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		goto fail;
 	}
 
@@ -363,17 +388,18 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 			 c->nsname, strerror(errno));
 		goto fail;
 	}
+	close(dfd);
 	return c;
 fail:
 	if (entered && netns_leave(saved) < 0)
 		snprintf(err, errlen, "capture on %s in %s: cannot return to own netns: %s",
 			 c->ifname, c->nsname, strerror(errno));
-	if (f) {
+	if (f)
 		fclose(f);
-		unlink(pcap_path);
-	} else if (c->dumper) {
-		unlink(pcap_path);
-	}
+	if (created)            /* only the file this call made */
+		unlinkat(dfd, base, 0);
+	if (dfd >= 0)
+		close(dfd);
 	c->done = NULL;
 	c->finished = 1;
 	close_capture(c);

@@ -49,7 +49,9 @@ typedef void (*probe_cap_done_fn)(struct probe_cap *c, void *arg);
 /* Start a capture on ifname in namespace nsfd (-1: own). bpf_filter may be
  * NULL or "" (everything). snaplen 0 = 128. At least one of duration_ns,
  * max_packets, max_bytes must be non-zero (0 = no such limit); max_bytes
- * is never exceeded. pcap_path is created/truncated. Returns NULL with err
+ * is never exceeded. pcap_path is created with O_CREAT|O_EXCL|O_NOFOLLOW
+ * beneath its directory (an existing name, a symbolic link included, is
+ * refused: EEXIST, never followed or truncated). Returns NULL with err
  * naming the interface and namespace when it cannot open (no interface,
  * no permission, bad filter, file); done is then never called and nothing
  * is left open. Otherwise done runs exactly once, from the loop. */

@@ -1,6 +1,7 @@
 /* reprogram: a promiscuity crossing of zero each way, held for the
  * driver's deferred work. */
 #include "probes/reprogram.h"
+#include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -57,43 +58,32 @@ int reprogram_plan(int flag, unsigned count)
 
 static void marker_write(struct reprogram *r, const char *ns_name)
 {
-	char tmp[PATH_MAX + 8], body[PATH_MAX + 128];
+	char body[PATH_MAX + 128], name[64], err[PATH_MAX + 200];
 	struct stat st;
-	int fd, n;
+	int dfd, n;
 
 	r->marker[0] = 0;
 	if (!state_dir[0])
 		return;
-	{
-		char parent[PATH_MAX], *sl;
-
-		util_strlcpy(parent, state_dir, sizeof(parent));
-		sl = strrchr(parent, '/');
-		if (sl && sl != parent) {
-			*sl = 0;
-			mkdir(parent, 0755);    /* run_dir, when it is not there yet */
-		}
-	}
-	if (mkdir(state_dir, 0700) < 0 && errno != EEXIST) {
-		log_warn("reprogram: marker directory %s", state_dir);
-		return;
-	}
 	if (r->nsfd >= 0 && fstat(r->nsfd, &st) < 0)
 		return;
-	util_errf(r->marker, sizeof(r->marker), "%s/%lu-%d", state_dir,
-		  r->nsfd >= 0 ? (unsigned long)st.st_ino : 0ul, r->ifindex);
-	util_errf(tmp, sizeof(tmp), "%s.tmp", r->marker);
+	/* root's directory (run_dir/reprogram, nobody else may write it or
+	 * above), the marker replaced through an O_EXCL temporary name */
+	dfd = fsu_private_dir(state_dir, 0700, err, sizeof(err));
+	if (dfd < 0) {
+		log_warnx("reprogram: marker directory: %s", err);
+		return;
+	}
+	snprintf(name, sizeof(name), "%lu-%d", r->nsfd >= 0 ? (unsigned long)st.st_ino : 0ul,
+		 r->ifindex);
 	n = snprintf(body, sizeof(body), "netns=%s\nifname=%s\nifindex=%d\nflag=%d\npid=%d\n",
 		     ns_name ? ns_name : "", r->ifname, r->ifindex, r->res.flag_before,
 		     (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, body, (size_t)n) != n || fsync(fd) < 0 ||
-	    close(fd) < 0 || rename(tmp, r->marker) < 0) {
-		log_warn("reprogram: marker %s", r->marker);
-		if (fd >= 0)
-			unlink(tmp);
-		r->marker[0] = 0;
-	}
+	if (fsu_replace_at(dfd, name, body, (size_t)n, 0600) < 0)
+		log_warn("reprogram: marker %s/%s", state_dir, name);
+	else
+		util_errf(r->marker, sizeof(r->marker), "%s/%s", state_dir, name);
+	close(dfd);
 }
 
 static void marker_remove(struct reprogram *r)
@@ -158,11 +148,22 @@ static int restore_one(const char *path)
 
 int reprogram_restore_stale(void)
 {
+	char err[PATH_MAX + 200];
 	struct dirent *e;
-	int n = 0;
+	int n = 0, dfd;
 	DIR *d;
 
-	if (!state_dir[0] || !(d = opendir(state_dir)))
+	if (!state_dir[0] || access(state_dir, F_OK) < 0)
+		return 0;
+	/* markers steer root's netlink calls: only from root's own directory */
+	dfd = fsu_private_dir(state_dir, 0700, err, sizeof(err));
+	if (dfd < 0) {
+		log_warnx("reprogram: markers not read: %s", err);
+		return 0;
+	}
+	d = fsu_opendir_fd(dfd);
+	close(dfd);
+	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
 		char path[PATH_MAX + 256];

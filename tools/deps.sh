@@ -1,6 +1,8 @@
 #!/bin/sh
 # Install the Debian packages nicstalld needs to build and test, quietly and
-# only when something is missing (idempotent). chromium and nodejs: the
+# only when something is missing (idempotent). libclang-rt-dev: libFuzzer
+# (make fuzz, make check). libfaketime: test_clock_jump.sh moves only the
+# daemon's wall clock; valgrind: tests/demo/valgrind.sh. chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
 # mandoc and man-db: the pages are linted, and systemd-analyze verify looks up
 # the unit's man: links (test_pages, test_install); prometheus (promtool),
@@ -9,12 +11,14 @@
 # make check-systemd boots a systemd in a container to run the unit for real.
 # python3: the loopback HTTP server the example bundle_hook uploads to
 # (test_fleet_ops.sh); promtool also unit-tests the alerting rules there.
+# make bench (tools/deps.sh bench) compares with node_exporter, scraped with curl.
 set -e
-PKGS="gcc make pkg-config clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
-chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container python3"
+chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container python3
+libfaketime valgrind"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -58,9 +58,10 @@ rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA=$srv_extra \
 	"$ROOT/tests/emu/emu-conf.sh" "$PREFIX" "$WORK/emu" "$NET" "tcp port 11111-11114" client server \
 	> "$WORK/demo.conf"
 step "starting nicstalld on both ports (config: $WORK/demo.conf)"
-"$BUILD/nicstalld" -c "$WORK/demo.conf" --socket "$WORK/ctl.sock" > "$WORK/nicstalld.log" 2>&1 &
+# NICSTALL_WRAP runs the daemon under a tool (valgrind: tests/demo/valgrind.sh)
+${NICSTALL_WRAP:-} "$BUILD/nicstalld" -c "$WORK/demo.conf" --socket "$WORK/ctl.sock" > "$WORK/nicstalld.log" 2>&1 &
 PIDS+=($!)
-wait_for 10 ctl status || { echo "demo: nicstalld did not start:" >&2; cat "$WORK/nicstalld.log" >&2; exit 1; }
+wait_for "${NICSTALL_START_WAIT:-10}" ctl status || { echo "demo: nicstalld did not start:" >&2; cat "$WORK/nicstalld.log" >&2; exit 1; }
 ctl status | sed 's/^/        /'
 
 if [ "$SCENARIO" = producer-stall ]; then
@@ -119,14 +120,14 @@ else
 fi
 step "waiting for nicstalld to detect the stall, investigate, recover and write its bundle"
 bundle=""
-for _ in $(seq 1 300); do
+for _ in $(seq 1 $(( ${NICSTALL_BUNDLE_WAIT:-30} * 10 ))); do
 	bundle=$(grep -o 'bundle /[^ ]*' "$WORK/nicstalld.log" | head -1 | cut -d' ' -f2)
 	[ -n "$bundle" ] && break
 	sleep 0.1
 done
 grep -E "incident|investigation|reprogram|bundle" "$WORK/nicstalld.log" | sed 's/^<[0-9]>/        /'
 if [ -z "$bundle" ]; then
-	echo "demo: no bundle was written within 30 s; the flows and the daemon's log:" >&2
+	echo "demo: no bundle was written within ${NICSTALL_BUNDLE_WAIT:-30} s; the flows and the daemon's log:" >&2
 	ctl flows >&2
 	tail -30 "$WORK/nicstalld.log" >&2
 	exit 1

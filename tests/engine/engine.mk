@@ -7,3 +7,12 @@ all: $(BUILD)/vmaengine
 $(BUILD)/vmaengine: $(BUILD)/tests/engine/vmaengine.o $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
 	$(LINK) -o $@ $^ $(NS_LDLIBS) $(LDLIBS)
+
+# A table of many sessions that stall at once (tests/engine/flowstorm.c):
+# the storm and authority system tests. Only the public header and libc.
+EXTRA_BINS += $(BUILD)/flowstorm
+all: $(BUILD)/flowstorm
+
+$(BUILD)/flowstorm: tests/engine/flowstorm.c include/nicstall/flowtab.h
+	@mkdir -p $(dir $@)
+	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -o $@ tests/engine/flowstorm.c

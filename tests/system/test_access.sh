@@ -64,9 +64,14 @@ for c in "reload" "recover srv" "investigate srv" "snapshot --bundle srv"; do
 done
 check "member's refused reprogram changed nothing (no reprogram logged)" bash -c "! grep -q 'receive filter reprogrammed' '$T_DIR/daemon.log'"
 
-# anyone else
+# anyone else: the socket's mode (root:nicstall 0660) stops them at connect
 as "$O" status > "$T_DIR/other.out" 2>&1; rc=$?
 uid=$(id -u "$O")
+check "other: cannot connect, told who may (exit $rc)" \
+	bash -c "[ $rc -eq 1 ] && grep -q \"Permission denied: the control socket is for root and members of group 'nicstall'\" '$T_DIR/other.out'"
+# and with the mode loosened by hand the daemon still says no
+chmod 666 "$T_SOCK"
+as "$O" status > "$T_DIR/other.out" 2>&1; rc=$?
 check "other: status refused with a clear message (exit $rc)" \
 	bash -c "[ $rc -eq 1 ] && grep -q \"permission denied: uid $uid is neither root nor a member of group 'nicstall'\" '$T_DIR/other.out'"
 for c in "counters srv" "flows" "snapshot" "incident list"; do

@@ -5,6 +5,12 @@
 t_init
 printf 'NIC statistics:\n     rx_packets: 1\n' > "$T_DIR/s.txt"
 printf '[daemon]\ninterval = 100ms\n[port p]\nstats_file = %s\n' "$T_DIR/s.txt" > "$T_DIR/n.conf"
+# the access group exists before the daemon starts (it is resolved at start
+# and reload, never per client)
+created=0
+if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
+[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
+gid=$(getent group nicstall | cut -d: -f3)
 start_daemon "$T_DIR/n.conf" || exit 1
 chmod 755 "$T_DIR"
 # raw REQUEST: send bytes as they are, print the reply
@@ -22,16 +28,22 @@ for i in $(seq 1 50); do printf '{"cmd":"sta' | timeout 2 socat -u - "UNIX-CONNE
 check "daemon alive after 50 half messages" kill -0 "$T_DPID"
 check "still answers" bash -c "'$NICSTALLCTL' -s '$T_SOCK' status | grep -q '^p '"
 # credentials
-check "non-root, non-member refused with a clear message" \
-	bash -c "setpriv --reuid=65534 --regid=65534 --clear-groups '$NICSTALLCTL' -s '$T_SOCK' status 2>&1 | grep -q \"permission denied: uid 65534 is neither root nor a member of group 'nicstall'\""
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
-gid=$(getent group nicstall | cut -d: -f3)
+check "the socket is root:nicstall 0660" test "$(stat -c '%U:%G %a' "$T_SOCK")" = "root:nicstall 660"
+check "non-root, non-member cannot even connect" \
+	bash -c "setpriv --reuid=65534 --regid=65534 --clear-groups '$NICSTALLCTL' -s '$T_SOCK' status 2>&1 | grep -q 'Permission denied'"
 check "group nicstall may read status" \
 	bash -c "setpriv --reuid=65534 --regid=$gid --clear-groups '$NICSTALLCTL' -s '$T_SOCK' status | grep -q '^p '"
+check "a supplementary group nicstall may read status" \
+	bash -c "setpriv --reuid=65534 --regid=65534 --groups=$gid '$NICSTALLCTL' -s '$T_SOCK' status | grep -q '^p '"
 check "group nicstall may not reload" \
 	bash -c "setpriv --reuid=65534 --regid=$gid --clear-groups '$NICSTALLCTL' -s '$T_SOCK' reload 2>&1 | grep -q 'permission denied (root only)'"
+# a mode loosened by hand: the daemon still refuses, with a clear message,
+# and closes at once; a reload sets the mode back
+chmod 666 "$T_SOCK"
+check "non-root, non-member refused with a clear message" \
+	bash -c "setpriv --reuid=65534 --regid=65534 --clear-groups '$NICSTALLCTL' -s '$T_SOCK' status 2>&1 | grep -q \"permission denied: uid 65534 is neither root nor a member of group 'nicstall'\""
+ctl reload > /dev/null
+check "a reload sets the socket's mode back" test "$(stat -c '%a' "$T_SOCK")" = 660
 check "client usage error exits 2" bash -c "'$NICSTALLCTL' -s '$T_SOCK' counters; [ \$? -eq 2 ]"
 check "client names a missing daemon" bash -c "'$NICSTALLCTL' -s '$T_DIR/none.sock' status 2>&1 | grep -q 'cannot connect to $T_DIR/none.sock'"
 "$NICSTALLD" -c "$T_DIR/n.conf" --socket "$T_SOCK" 2> "$T_DIR/second.err"

@@ -28,12 +28,14 @@ UNITDIR=$(pkg-config --variable=systemdsystemunitdir systemd)
 		echo "/usr/share/doc/nicstalld/$f"; done
 	for p in "$ROOT"/man/*.[1-8]; do n=$(basename "$p"); echo "/usr/share/man/man${n##*.}/$n"; done
 	for r in "$ROOT"/rules/*.rules; do echo "/usr/share/nicstalld/rules/$(basename "$r")"; done
+	echo /usr/share/nicstalld/fleet/nicstall-upload
+	echo /usr/share/nicstalld/fleet/nicstalld-alerts.yml
 	echo /usr/share/pkgconfig/nicstall-flowtab.pc
 } | sort > "$T_DIR/expected"
 diff "$T_DIR/expected" "$T_DIR/tree" > "$T_DIR/tree.diff"
 check "the installed tree is exactly the expected files" test ! -s "$T_DIR/tree.diff" || cat "$T_DIR/tree.diff"
-check "programs are 0755, the rest 0644" bash -c "cd '$D' && [ \"\$(stat -c %a usr/sbin/nicstalld usr/bin/nicstallctl | sort -u)\" = 755 ] &&
-	[ -z \"\$(find . -type f ! -name nicstalld ! -name nicstallctl ! -perm 0644)\" ]"
+check "programs (and the upload hook) are 0755, the rest 0644" bash -c "cd '$D' && [ \"\$(stat -c %a usr/sbin/nicstalld usr/bin/nicstallctl usr/share/nicstalld/fleet/nicstall-upload | sort -u)\" = 755 ] &&
+	[ -z \"\$(find . -type f ! -name nicstalld ! -name nicstallctl ! -name nicstall-upload ! -perm 0644)\" ]"
 check "the configuration directory for local rules exists" test -d "$D/etc/nicstalld/rules.d"
 # paths of this build, not of /usr/local
 check "no /usr/local left in the installed pages, unit and pkg-config file" \

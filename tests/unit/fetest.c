@@ -48,7 +48,7 @@ const struct flow_obs *fetest_find_session(uint64_t id)
 }
 
 void fetest_list_cb(const char *path, const char *engine, int pid, unsigned records,
-		    const char *problem, void *arg)
+		    const char *problem, const char *pid_note, void *arg)
 {
 	struct listing *l = arg;
 
@@ -60,6 +60,7 @@ void fetest_list_cb(const char *path, const char *engine, int pid, unsigned reco
 		l->pid = pid;
 		snprintf(l->engine, sizeof(l->engine), "%s", engine);
 		snprintf(l->problem, sizeof(l->problem), "%s", problem ? problem : "");
+		snprintf(l->pid_note, sizeof(l->pid_note), "%s", pid_note ? pid_note : "");
 	}
 }
 

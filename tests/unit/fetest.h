@@ -35,11 +35,12 @@ struct listing {
 	unsigned records;
 	int pid;
 	char engine[32];
+	char pid_note[160];
 };
 struct listing fetest_listing_of(struct flow_engine *fe, const char *path);
 /* flow_engine_table_fn filling a struct listing (arg). */
 void fetest_list_cb(const char *path, const char *engine, int pid, unsigned records,
-		    const char *problem, void *arg);
+		    const char *problem, const char *pid_note, void *arg);
 
 /* Lines of the captured log that contain a (and b, when not NULL). */
 int fetest_log_count(const struct fx *f, const char *a, const char *b);

@@ -450,6 +450,38 @@ static void bundle_cleanup__tmp_leftover__removed(void **state)
 	assert_int_equal(bundle_cleanup(f->dir, err, sizeof(err)), 0);
 }
 
+/* Finding 6: a bare name is the state directory's bundle, never a
+ * look-alike in the working directory; ./NAME is the path it says. */
+static void bundle_locate__name_in_cwd__state_dir_only(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], out[512], cwd[512], want[512];
+
+	assert_int_equal(write_std(f, "real", path, sizeof(path), err, sizeof(err)), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	/* the working directory holds a look-alike of both names */
+	run("mkdir -p '%s/cwd/real' '%s/cwd/planted'", f->dir, f->dir);
+	assert_int_equal(chdir(f->dir), 0);
+	assert_int_equal(chdir("cwd"), 0);
+	snprintf(want, sizeof(want), "%s/bundles/real", f->dir);
+	assert_int_equal(bundle_locate(f->dir, "real", out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, want);
+	/* only in the working directory: not taken, and the message says so */
+	assert_int_equal(bundle_locate(f->dir, "planted", out, sizeof(out), err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "no bundle planted in"));
+	assert_non_null(strstr(err, "./planted"));
+	/* a path is what it says */
+	assert_int_equal(bundle_locate(f->dir, "./planted", out, sizeof(out), err, sizeof(err)), 0);
+	assert_string_equal(out, "./planted");
+	/* names that are not names */
+	assert_int_equal(bundle_locate(f->dir, "..", out, sizeof(out), err, sizeof(err)), -1);
+	assert_int_equal(bundle_locate(f->dir, "", out, sizeof(out), err, sizeof(err)), -1);
+	/* a symbolic link in bundles/ is no bundle */
+	run("ln -s /etc '%s/bundles/link'", f->dir);
+	assert_int_equal(bundle_locate(f->dir, "link", out, sizeof(out), err, sizeof(err)), -1);
+	assert_int_equal(chdir(cwd), 0);
+}
+
 static void list_cb(const char *path, struct json_object *m, uint64_t bytes, void *arg)
 {
 	char *seen = arg;
@@ -656,6 +688,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bundle_write__tmpfs_full__enospc_and_nothing_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_write__read_only_state_dir__erofs_and_nothing_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_cleanup__tmp_leftover__removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_locate__name_in_cwd__state_dir_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_retention__five_bundles_max_three__oldest_two_removed, setup, teardown),
 		cmocka_unit_test(bundle_name__hostile_parts__sanitised),
 		cmocka_unit_test(bundle_summary__port_drop__verdict_not_and_missing_parts),

@@ -45,6 +45,58 @@ static int load(const char *text, struct conf **c, struct msgs *ms)
 	return n;
 }
 
+/* text of len bytes, NUL bytes included */
+static int load_bytes(const char *text, size_t len, struct conf **c, struct msgs *ms)
+{
+	int fd, n;
+
+	strcpy(path, "/tmp/nicstall-conf-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	memset(ms, 0, sizeof(*ms));
+	n = conf_load(path, c, collect, ms);
+	unlink(path);
+	return n;
+}
+
+static void conf_load__text_after_nul__error_with_line(void **state)
+{
+	static const char text[] = "[daemon]\ninterval = 1s\0horizon = 5s\n"
+				   "[port a]\ninterface = eth0\n";
+	struct conf *c = (struct conf *)1;
+	struct msgs ms;
+	char want[128];
+
+	(void)state;
+	assert_int_equal(load_bytes(text, sizeof(text) - 1, &c, &ms), 1);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:2: NUL byte in line", path);
+	assert_non_null(strstr(ms.m[0], want));
+	/* a NUL at the very end of the file, with no newline after it */
+	assert_int_equal(load_bytes("[daemon]\ninterval = 1s\0", 24, &c, &ms), 1);
+	assert_non_null(strstr(ms.m[0], ":2: NUL byte in line"));
+}
+
+static void conf_load__long_line__error_and_next_line_read(void **state)
+{
+	char *text = malloc(6000);
+	struct conf *c = (struct conf *)1;
+	struct msgs ms;
+	size_t n;
+
+	(void)state;
+	n = (size_t)sprintf(text, "[daemon]\nstate_dir = /");
+	memset(text + n, 'a', 4200);
+	n += 4200;
+	n += (size_t)sprintf(text + n, "\ncolour = blue\n");
+	assert_int_equal(load_bytes(text, n, &c, &ms), 2);
+	assert_non_null(strstr(ms.m[0], ":2: line longer than 4096 characters"));
+	assert_non_null(strstr(ms.m[1], ":3: unknown key 'colour'"));
+	free(text);
+}
+
 static void conf_load__valid_file__ports_and_defaults(void **state)
 {
 	struct conf *c;
@@ -143,6 +195,8 @@ int main(void)
 		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
 		cmocka_unit_test(conf_load__structural_errors__named),
 		cmocka_unit_test(conf_load__missing_file__named),
+		cmocka_unit_test(conf_load__text_after_nul__error_with_line),
+		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),
 		cmocka_unit_test(conf_profile_for_driver__names__profiles),
 	};
 

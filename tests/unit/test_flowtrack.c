@@ -679,6 +679,204 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	sh("ip link del ftv0 2>/dev/null");
 }
 
+/* The map read in batches and key by key gives the same flows, also when
+ * it holds more than a batch. */
+static void flowtrack_poll__many_flows_batch_and_walk__same_observations(void **state)
+{
+	static struct nstest_obs a, b;
+	struct sockaddr_in to = { .sin_family = AF_INET };
+	struct flowtrack *ft;
+	uint64_t batches = 0, walks = 0;
+	int fd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	fd = udp_sock(AF_INET, "127.0.0.1");
+	ft = attach_lo(NULL, 0);
+	inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+	/* one datagram to each of 200 ports: a flow each way per port */
+	for (int i = 0; i < 200; i++) {
+		to.sin_port = htons((uint16_t)(21000 + i));
+		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+	}
+	a.n = b.n = 0;
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &a), 400);
+	flowtrack_stats(ft, NULL, &batches, &walks);
+	assert_true(batches >= 2);              /* 400 flows: more than one batch */
+	assert_int_equal(walks, 0);
+	flowtrack_set_batch(ft, 0);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &b), 400);
+	flowtrack_stats(ft, NULL, NULL, &walks);
+	assert_int_equal(walks, 1);
+	for (unsigned i = 0; i < a.n; i++) {
+		const struct flow_obs *x = &a.o[i], *y;
+
+		y = find(&b, x->key.proto, ntohs(x->key.sport), ntohs(x->key.dport));
+		assert_non_null(y);
+		assert_memory_equal(&x->key, &y->key, sizeof(x->key));
+		assert_int_equal(x->tx_msgs, y->tx_msgs);
+		assert_int_equal(x->rx_msgs, y->rx_msgs);
+		assert_int_equal(x->last_rx_ns, y->last_rx_ns);
+	}
+	flowtrack_detach(ft);
+	close(fd);
+}
+
+/* TCP-only selectors: the tracker's flows are evidence, read every
+ * refresh_ns; with UDP admitted, every poll. */
+static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
+	const uint64_t ms = 1000000ull, t = 5000 * ms;
+	struct flow_sel sel;
+	char err[128];
+	int fd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
+	ctx.sel = &sel;
+	ctx.nsel = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 100 * ms;
+	s.now_ns = t;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_false(s.skipped);
+	s.now_ns = t + 50 * ms;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_true(s.skipped);
+	s.now_ns = t + 100 * ms;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_false(s.skipped);
+	s.ops->close(&s);
+
+	/* UDP admitted: every poll reads the map, and sees the datagram */
+	assert_int_equal(flow_sel_parse("udp port 21999", &sel, err, sizeof(err)), 0);
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 100 * ms;
+	fd = udp_sock(AF_INET, "127.0.0.1");
+	for (int i = 0; i < 3; i++) {
+		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(21999) };
+
+		inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
+		s.now_ns = t + (uint64_t)i * 50 * ms;
+		l.n = 0;
+		assert_true(s.ops->poll(&s, nstest_collect, &l) >= 1);
+		assert_false(s.skipped);
+		assert_non_null(find(&l, IPPROTO_UDP, local_port(fd), 21999));
+	}
+	s.ops->close(&s);
+	close(fd);
+}
+
+/* ---- the program's parse, in place and header by header ---- */
+
+/* Ethernet (+ a VLAN tag) + IPv4 (+ 4 bytes of options) + UDP to
+ * 10.1.0.2:dport from 10.1.0.1:4000; or IPv6 (+ a hop-by-hop header) + UDP
+ * from fd00::1 to fd00::2. Returns the length. */
+static size_t craft(unsigned char *b, int v6, int vlan, int opts, int frag_later,
+		    uint16_t dport)
+{
+	size_t off = 12, ipo, l4o;
+
+	memset(b, 0, 256);
+	if (vlan) {
+		b[off++] = 0x81; b[off++] = 0x00;       /* 802.1Q */
+		b[off++] = 0x00; b[off++] = 0x07;       /* VID 7 */
+	}
+	b[off++] = v6 ? 0x86 : 0x08;
+	b[off++] = v6 ? 0xdd : 0x00;
+	ipo = off;
+	if (!v6) {
+		b[ipo] = (uint8_t)(0x40 | (opts ? 6 : 5));
+		b[ipo + 8] = 64;
+		b[ipo + 9] = IPPROTO_UDP;
+		if (frag_later)
+			b[ipo + 7] = 0x10;              /* fragment offset 16 */
+		inet_pton(AF_INET, "10.1.0.1", b + ipo + 12);
+		inet_pton(AF_INET, "10.1.0.2", b + ipo + 16);
+		l4o = ipo + (opts ? 24 : 20);
+		if (opts)
+			b[ipo + 20] = 1;                /* NOPs */
+	} else {
+		b[ipo] = 0x60;
+		b[ipo + 6] = opts ? 0 : IPPROTO_UDP;   /* next: hop-by-hop or UDP */
+		b[ipo + 7] = 64;
+		inet_pton(AF_INET6, "fd00::1", b + ipo + 8);
+		inet_pton(AF_INET6, "fd00::2", b + ipo + 24);
+		l4o = ipo + 40;
+		if (opts) {
+			b[l4o] = IPPROTO_UDP;           /* hop-by-hop: next, length 0 */
+			l4o += 8;
+		}
+	}
+	b[l4o] = 4000 >> 8; b[l4o + 1] = 4000 & 0xff;
+	b[l4o + 2] = (uint8_t)(dport >> 8); b[l4o + 3] = (uint8_t)dport;
+	b[l4o + 5] = 8 + 10;
+	if (!v6) {
+		b[ipo + 2] = 0;
+		b[ipo + 3] = (uint8_t)(l4o - ipo + 8 + 10);
+	} else {
+		b[ipo + 5] = (uint8_t)(l4o - ipo - 40 + 8 + 10);
+	}
+	return l4o + 8 + 10;
+}
+
+/* Each kind of frame lands on its flow, whether the program reads it in
+ * place or header by header; a later fragment is skipped. */
+static void flowtrack_test_run__frames_in_place_and_header_by_header__same_flows(void **state)
+{
+	static const struct { int v6, vlan, opts, frag; uint16_t port; } f[] = {
+		{ 0, 0, 0, 0, 30001 },  /* in place */
+		{ 0, 1, 0, 0, 30002 },  /* VLAN, in place */
+		{ 0, 0, 1, 0, 30003 },  /* IPv4 options: header by header */
+		{ 1, 0, 0, 0, 30004 },  /* IPv6, in place */
+		{ 1, 1, 1, 0, 30005 },  /* VLAN + IPv6 hop-by-hop: header by header */
+		{ 0, 0, 0, 1, 30006 },  /* a later fragment: not counted */
+	};
+	static struct nstest_obs l;
+	unsigned char pkt[256];
+	struct flowtrack *ft;
+	unsigned ns;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	ft = attach_lo(NULL, 0);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		size_t len = craft(pkt, f[i].v6, f[i].vlan, f[i].opts, f[i].frag, f[i].port);
+
+		assert_int_equal(flowtrack_test_run(ft, 0, pkt, len, 3, &ns), 0);
+	}
+	l.n = 0;
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 5);
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		/* ingress: local = the destination */
+		const struct flow_obs *o = find(&l, IPPROTO_UDP, f[i].port, 4000);
+
+		if (f[i].frag) {
+			assert_null(o);
+			continue;
+		}
+		assert_non_null(o);
+		assert_int_equal(o->rx_msgs, 3);
+		assert_int_equal(o->tx_msgs, 0);
+		assert_int_equal(!!IN6_IS_ADDR_V4MAPPED(&o->key.saddr), !f[i].v6);
+		assert_int_equal(o->key.saddr.s6_addr[15], 2);
+		assert_int_equal(o->key.daddr.s6_addr[15], 1);
+	}
+	flowtrack_detach(ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -696,6 +894,9 @@ int main(void)
 		cmocka_unit_test(flowtrack_attach__other_namespace__filters_land_there),
 		cmocka_unit_test(flowtrack_attach__bogus_ifindex__fails_with_message),
 		cmocka_unit_test(flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached),
+		cmocka_unit_test(flowtrack_poll__many_flows_batch_and_walk__same_observations),
+		cmocka_unit_test(flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh),
+		cmocka_unit_test(flowtrack_test_run__frames_in_place_and_header_by_header__same_flows),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -294,6 +294,82 @@ static void fsu_mkparents_at__nested__created(void **state)
 	close(fd);
 }
 
+/* A state or run directory: made when missing; refused when it or a
+ * directory above it belongs to another user or is writable by others
+ * (unless sticky, for those above); symbolic links in the path resolved. */
+static void fsu_private_dir__owners_and_modes__checked_at_every_level(void **state)
+{
+	struct fx *f = *state;
+	char p[256], q[256], err[512];
+	struct stat st;
+	int fd;
+
+	if (geteuid() != 0)
+		skip();
+	snprintf(p, sizeof(p), "%s/a/b/state", f->dir);
+	fd = fsu_private_dir(p, 0750, err, sizeof(err));
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	close(fd);
+	/* the directory itself another user's */
+	snprintf(q, sizeof(q), "%s/a/b/state", f->dir);
+	assert_int_equal(chown(q, 1000, 1000), 0);
+	assert_int_equal(fsu_private_dir(p, 0750, err, sizeof(err)), -1);
+	assert_int_equal(errno, EPERM);
+	assert_non_null(strstr(err, "/a/b/state is owned by uid 1000, not root"));
+	assert_int_equal(chown(q, 0, 0), 0);
+	/* group-writable, even with the sticky bit */
+	assert_int_equal(chmod(q, 01770), 0);
+	assert_int_equal(fsu_private_dir(p, 0750, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "writable by its group (mode 1770)"));
+	assert_int_equal(chmod(q, 0750), 0);
+	/* a directory above, world-writable: refused; sticky as /tmp: fine */
+	snprintf(q, sizeof(q), "%s/a", f->dir);
+	assert_int_equal(chmod(q, 0777), 0);
+	assert_int_equal(fsu_private_dir(p, 0750, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "/a is writable by everyone (mode 0777)"));
+	assert_int_equal(chmod(q, 01777), 0);
+	fd = fsu_private_dir(p, 0750, err, sizeof(err));
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chmod(q, 0755), 0);
+	/* through a symbolic link: the real directories are what is judged */
+	assert_int_equal(mkdirat(f->dfd, "user", 0755), 0);
+	snprintf(q, sizeof(q), "%s/user", f->dir);
+	assert_int_equal(chown(q, 1000, 1000), 0);
+	link_in(f, "user", "viasym");
+	snprintf(p, sizeof(p), "%s/viasym/state", f->dir);
+	assert_int_equal(fsu_private_dir(p, 0750, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "/user is owned by uid 1000"));
+	/* a relative path is not a place for root's files */
+	assert_int_equal(fsu_private_dir("state", 0750, err, sizeof(err)), -1);
+}
+
+/* A work file replaced atomically: a stale temporary name planted as a
+ * symbolic link is removed, never followed. */
+static void fsu_replace_at__planted_tmp_link__not_followed(void **state)
+{
+	struct fx *f = *state;
+	char target[256], *s;
+	struct stat st;
+	int e = 0;
+
+	put(f, "victim", "precious");
+	snprintf(target, sizeof(target), "%s/victim", f->dir);
+	link_in(f, target, ".marker.tmp");
+	assert_int_equal(fsu_replace_at(f->dfd, "marker", "m=1\n", 4, 0600), 0);
+	s = fsu_read_at(f->dfd, "victim", 100, NULL, &e);
+	assert_string_equal(s, "precious");
+	free(s);
+	s = fsu_read_at(f->dfd, "marker", 100, NULL, &e);
+	assert_string_equal(s, "m=1\n");
+	free(s);
+	assert_int_equal(fstatat(f->dfd, ".marker.tmp", &st, AT_SYMLINK_NOFOLLOW), -1);
+	assert_int_equal(fsu_replace_at(f->dfd, "a/b", "x", 1, 0600), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +384,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fsu_rm_tree_at__tree_with_symlink__link_removed_target_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_du_at__regular_files_only__bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_mkparents_at__nested__created, setup, teardown),
+		cmocka_unit_test_setup_teardown(fsu_private_dir__owners_and_modes__checked_at_every_level, setup, teardown),
+		cmocka_unit_test_setup_teardown(fsu_replace_at__planted_tmp_link__not_followed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,6 +211,45 @@ static void ident_load_file__missing_and_oversized__named_errors(void **state)
 	assert_int_equal(ident_load_file(path, &id, err, sizeof(err)), -EFBIG);
 	assert_non_null(strstr(err, "big.txt"));
 	assert_int_equal(ident_load_file(tmpdir, &id, err, sizeof(err)), -EINVAL);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;      /* interrupts a blocking open() with EINTR */
+}
+
+/* A FIFO as info_file: the landed code blocked in open() until a writer
+ * came (here: an alarm interrupts it after 2 s); a symbolic link was
+ * followed, so root read whatever it pointed at. */
+static void ident_load_file__fifo_and_symlink__refused_without_blocking(void **state)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }, old;
+	char err[256] = "", fifo[128], link[128], real[128];
+	struct ident id;
+	FILE *fp;
+	int rc;
+
+	(void)state;
+	snprintf(fifo, sizeof(fifo), "%s/info.fifo", tmpdir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);    /* no SA_RESTART */
+	alarm(2);
+	rc = ident_load_file(fifo, &id, err, sizeof(err));
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(err, "info.fifo: not a regular file"));
+	snprintf(real, sizeof(real), "%s/real.txt", tmpdir);
+	fp = fopen(real, "w");
+	assert_non_null(fp);
+	fputs("driver: mlx5_core\n", fp);
+	fclose(fp);
+	snprintf(link, sizeof(link), "%s/info.link", tmpdir);
+	assert_int_equal(symlink(real, link), 0);
+	assert_int_equal(ident_load_file(link, &id, err, sizeof(err)), -ELOOP);
+	assert_non_null(strstr(err, "info.link: a symbolic link"));
+	assert_int_equal(ident_load_file(real, &id, err, sizeof(err)), 0);
 }
 
 static void ident_to_json__fields__only_non_empty(void **state)
@@ -413,6 +453,7 @@ int main(void)
 		cmocka_unit_test(ident_parse_text__garbage_line__line_number),
 		cmocka_unit_test(ident_parse_text__hostile_input__errors),
 		cmocka_unit_test(ident_load_file__missing_and_oversized__named_errors),
+		cmocka_unit_test(ident_load_file__fifo_and_symlink__refused_without_blocking),
 		cmocka_unit_test(ident_to_json__fields__only_non_empty),
 		cmocka_unit_test(ident_parse_devlink_info__mlx5_reply__psid_and_running),
 		cmocka_unit_test(ident_parse_devlink_info__bad_nest__einval),

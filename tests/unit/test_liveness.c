@@ -154,6 +154,140 @@ static void flowtab_expire__unseen_two_seconds__removed(void **state)
 	flowtab_free(ft);
 }
 
+/* The hash the flow table used before (FNV-1a over key, source, session and
+ * port into 4096 buckets): an engine choosing its session ids can put every
+ * flow in one bucket. */
+static unsigned fnv_bucket(const struct flow_obs *o, const char *port)
+{
+	uint64_t h = 1469598103934665603ull;
+	const unsigned char *b = (const unsigned char *)&o->key;
+
+	for (size_t i = 0; i < sizeof(o->key); i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	h = (h ^ (unsigned)o->src) * 1099511628211ull;
+	h = (h ^ o->session) * 1099511628211ull;
+	for (; *port; port++)
+		h = (h ^ (unsigned char)*port) * 1099511628211ull;
+	return (unsigned)(h ^ (h >> 32)) & 4095;
+}
+
+/* 8192 sessions that all land in one FNV bucket (found by search, the way
+ * an attacker would): the keyed hash spreads them, and the buckets grow
+ * with the flows. */
+static void flowtab_get__sessions_aimed_at_one_bucket__spread(void **state)
+{
+	struct flowtab *ft = flowtab_new();
+	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
+	unsigned n = 0;
+
+	(void)state;
+	for (uint64_t sess = 1; n < 8192; sess++) {
+		o.session = sess;
+		if (fnv_bucket(&o, "p") != 0)
+			continue;
+		assert_non_null(flowtab_get(ft, &o, "p", 0, 1));
+		n++;
+	}
+	assert_int_equal(flowtab_count(ft), 8192);
+	/* a fair hash puts ~1 flow per bucket; allow a wide margin */
+	assert_in_range(flowtab_longest_chain(ft), 1, 16);
+	assert_true(flowtab_buckets(ft) >= 8192);
+	/* every flow is still found after the growth */
+	n = 0;
+	for (struct sflow *f = flowtab_next(ft, NULL); f; f = flowtab_next(ft, f)) {
+		assert_ptr_equal(flowtab_get(ft, &f->obs, "p", 0, 0), f);
+		n++;
+	}
+	assert_int_equal(n, 8192);
+	flowtab_free(ft);
+}
+
+/* The key is random per table: the same flows iterate in another order. */
+static void flowtab_new__two_tables__different_keys(void **state)
+{
+	struct flowtab *a = flowtab_new(), *b = flowtab_new();
+	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
+	int differ = 0;
+
+	(void)state;
+	for (uint64_t sess = 1; sess <= 64; sess++) {
+		o.session = sess;
+		flowtab_get(a, &o, "p", 0, 1);
+		flowtab_get(b, &o, "p", 0, 1);
+	}
+	for (struct sflow *x = flowtab_next(a, NULL), *y = flowtab_next(b, NULL); x && y;
+	     x = flowtab_next(a, x), y = flowtab_next(b, y))
+		if (x->obs.session != y->obs.session)
+			differ = 1;
+	assert_true(differ);
+	flowtab_free(a);
+	flowtab_free(b);
+}
+
+struct uses {
+	unsigned n;
+	struct flowtab_use u[16];
+};
+
+static void use_cb(const struct flowtab_use *u, void *arg)
+{
+	struct uses *us = arg;
+
+	if (us->n < 16)
+		us->u[us->n++] = *u;
+}
+
+/* One owner's flood stops at its own limit: another owner of the same
+ * source and the other sources are still tracked; refusals are counted per
+ * owner, and expiry gives the room back. */
+static void flowtab_get__owner_over_its_limit__others_tracked(void **state)
+{
+	struct flowtab *ft = flowtab_new();
+	struct flow_obs o = coretest_engine_obs(40000, 0, 5, 5, 0), k;
+	struct uses us = { 0 };
+
+	(void)state;
+	flowtab_set_limit(ft, FLOW_SRC_ENGINE, 100, 40);
+	flowtab_set_limit(ft, FLOW_SRC_SOCK, 10, 0);
+	o.uid = 1000;
+	o.uid_known = 1;
+	for (uint64_t sess = 1; sess <= 60; sess++) {
+		o.session = sess;
+		flowtab_get(ft, &o, "p", 0, 1);
+	}
+	assert_int_equal(flowtab_count(ft), 40);
+	assert_int_equal(flowtab_refused(ft), 20);
+	o.uid = 1001;           /* another user's table */
+	for (uint64_t sess = 1; sess <= 40; sess++) {
+		o.session = 1001000 + sess;
+		assert_non_null(flowtab_get(ft, &o, "p", 0, 1));
+	}
+	k = coretest_engine_obs(40000, 0, 0, 0, 0);     /* a kernel socket */
+	k.src = FLOW_SRC_SOCK;
+	assert_non_null(flowtab_get(ft, &k, "p", 0, 1));
+	/* the source's own total still holds: 100 engine flows in all */
+	o.uid = 1002;
+	for (uint64_t sess = 1; sess <= 40; sess++) {
+		o.session = 1002000 + sess;
+		flowtab_get(ft, &o, "p", 0, 1);
+	}
+	assert_int_equal(flowtab_count(ft), 101);
+	flowtab_usage(ft, 1, use_cb, &us);
+	assert_int_equal(us.n, 2);      /* the engine source, then uid 1000 */
+	assert_false(us.u[0].uid_known);
+	assert_int_equal(us.u[0].refused, 20);  /* uid 1002's, over the total */
+	assert_int_equal(us.u[0].flows, 100);
+	assert_true(us.u[1].uid_known);
+	assert_int_equal(us.u[1].uid, 1000);
+	assert_int_equal(us.u[1].refused, 20);
+	assert_int_equal(us.u[1].flows, 40);
+	/* all gone: room again */
+	assert_int_equal(flowtab_expire(ft, 10 * SEC, NULL, NULL), 101);
+	o.uid = 1000;
+	assert_non_null(flowtab_get(ft, &o, "p", 11 * SEC, 1));
+	flowtab_free(ft);
+}
+
 static void flow_norm_tuple__either_end__same_text(void **state)
 {
 	struct flowtab *ft = flowtab_new();
@@ -184,6 +318,9 @@ int main(void)
 		cmocka_unit_test(flow_update__kernel_socket_unread_bytes__waits),
 		cmocka_unit_test(flowtab_get__same_tuple_other_port_or_session__distinct),
 		cmocka_unit_test(flowtab_expire__unseen_two_seconds__removed),
+		cmocka_unit_test(flowtab_get__sessions_aimed_at_one_bucket__spread),
+		cmocka_unit_test(flowtab_new__two_tables__different_keys),
+		cmocka_unit_test(flowtab_get__owner_over_its_limit__others_tracked),
 		cmocka_unit_test(flow_norm_tuple__either_end__same_text),
 	};
 

@@ -264,7 +264,10 @@ static void nl_msgs_check__lengths__counted_or_ebadmsg(void **state)
 	b = (void *)((char *)buf + 24);
 	b->nlmsg_len = NLMSG_HDRLEN;
 	assert_int_equal(nl_msgs_check(buf, 24 + 16), 2);
-	assert_int_equal(nl_msgs_check(buf, 21), 1);       /* last one unpadded */
+	assert_int_equal(nl_msgs_check(buf, 24), 1);       /* last one padded */
+	/* unpadded: libmnl's attribute walk would read to its aligned end,
+	 * 3 bytes past the buffer (a fuzz crash in link_parse) */
+	assert_int_equal(nl_msgs_check(buf, 21), -EBADMSG);
 	assert_int_equal(nl_msgs_check(buf, 24 + 15), -EBADMSG); /* cut header */
 	assert_int_equal(nl_msgs_check(buf, 24 + 16 + 4), -EBADMSG); /* junk tail */
 	assert_int_equal(nl_msgs_check(buf, 0), -EBADMSG);
@@ -282,6 +285,36 @@ static void nl_msgs_check__lengths__counted_or_ebadmsg(void **state)
 	}
 	b->nlmsg_len = 0xffffffffu;
 	assert_int_equal(nl_msgs_check(buf, 24 + 16), -EBADMSG);
+}
+
+/* The fuzz crash: an RTM_NEWLINK of 85 bytes, the receive ending with it
+ * (no padding), its IFLA_IFNAME the last attribute and not terminated. The
+ * attribute walk (to the aligned end, 88) accepted the name and strlen read
+ * past the buffer. Now the buffer is refused; with its padding the name is
+ * refused as malformed. */
+static void nl_link_parse_buf__unpadded_last_message__refused_no_overread(void **state)
+{
+	unsigned char *buf = malloc(85);
+	struct nlmsghdr *nlh = (void *)buf;
+	struct ifinfomsg *ifi = (void *)(buf + 16);
+	struct nlattr *a = (void *)(buf + 32);
+	struct nl_link l[2];
+	unsigned n = 9;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, 'z', 85);
+	nlh->nlmsg_len = 85;
+	nlh->nlmsg_type = RTM_NEWLINK;
+	nlh->nlmsg_flags = 0;
+	nlh->nlmsg_seq = nlh->nlmsg_pid = 0;
+	memset(ifi, 0, sizeof(*ifi));
+	ifi->ifi_index = 7;
+	a->nla_len = 56;                        /* to 88: the aligned end */
+	a->nla_type = IFLA_IFNAME;
+	assert_int_equal(nl_link_parse_buf(buf, 85, l, 2, &n), -EBADMSG);
+	assert_int_equal(n, 0);
+	free(buf);
 }
 
 static uint64_t mono_ms(void)
@@ -633,6 +666,134 @@ static void nl_addr_dump__address_added__reported_with_prefix(void **state)
 	assert_int_equal(a.v4, 0);                  /* not in that namespace */
 }
 
+/* ---- nl_sock_batch ---- */
+
+struct batch_seen {
+	int ifindex[NL_BATCH_MAX];      /* data reply: its link's index */
+	int error[NL_BATCH_MAX];
+	unsigned calls;
+};
+
+static void batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, void *arg)
+{
+	struct batch_seen *b = arg;
+
+	assert_true(idx < NL_BATCH_MAX);
+	b->calls++;
+	if (error) {
+		b->error[idx] = error;
+		return;
+	}
+	assert_int_equal(nlh->nlmsg_type, RTM_NEWLINK);
+	b->ifindex[idx] = ((const struct ifinfomsg *)mnl_nlmsg_get_payload(nlh))->ifi_index;
+}
+
+/* n RTM_GETLINK requests (one reply each) for the given indices. */
+static size_t put_getlinks(char *buf, const int *idx, unsigned n, uint16_t flags)
+{
+	size_t off = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf + off);
+		struct ifinfomsg *ifi;
+
+		nlh->nlmsg_type = RTM_GETLINK;
+		nlh->nlmsg_flags = flags;
+		ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+		ifi->ifi_family = AF_UNSPEC;
+		ifi->ifi_index = idx[i];
+		off += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	return off;
+}
+
+static void nl_sock_batch__three_requests__each_answered_in_order_of_index(void **state)
+{
+	char buf[NL_BATCH_MAX * 64] __attribute__((aligned(8)));
+	int idx[3] = { (int)if_nametoindex("t0"), 999999, (int)if_nametoindex("t1") };
+	struct batch_seen b;
+	struct nl_sock *ns;
+	char err[256] = "";
+	size_t len;
+	int got = 0;
+
+	(void)state;
+	memset(&b, 0, sizeof(b));
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
+	assert_non_null(ns);
+	len = put_getlinks(buf, idx, 3, 0);
+	assert_int_equal(nl_sock_batch(ns, buf, len, 3, batch_cb, &b, "links", err, sizeof(err)), 3);
+	assert_int_equal(b.calls, 3);
+	assert_int_equal(b.ifindex[0], idx[0]);
+	assert_int_equal(b.error[1], ENODEV);
+	assert_int_equal(b.ifindex[2], idx[2]);
+	/* the socket goes on with ordinary requests */
+	put_link_dump(buf);
+	assert_int_equal(nl_sock_request(ns, (struct nlmsghdr *)buf, count_cb, &got, "dump",
+					 err, sizeof(err)), 0);
+	assert_true(got >= 3);
+	nl_sock_close(ns);
+}
+
+static void nl_sock_batch__ack_dump_or_too_many__einval(void **state)
+{
+	char buf[(NL_BATCH_MAX + 1) * 64] __attribute__((aligned(8)));
+	int idx[NL_BATCH_MAX + 1];
+	struct batch_seen b;
+	struct nl_sock *ns;
+	char err[256] = "";
+	size_t len;
+
+	(void)state;
+	for (unsigned i = 0; i <= NL_BATCH_MAX; i++)
+		idx[i] = 1;
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
+	assert_non_null(ns);
+	len = put_getlinks(buf, idx, 2, NLM_F_ACK);
+	assert_int_equal(nl_sock_batch(ns, buf, len, 2, batch_cb, &b, "links", err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "ack or a dump"));
+	len = put_getlinks(buf, idx, 2, NLM_F_DUMP);
+	assert_int_equal(nl_sock_batch(ns, buf, len, 2, batch_cb, &b, "links", err, sizeof(err)),
+			 -EINVAL);
+	len = put_getlinks(buf, idx, NL_BATCH_MAX + 1, 0);
+	assert_int_equal(nl_sock_batch(ns, buf, len, NL_BATCH_MAX + 1, batch_cb, &b, "links", err,
+				       sizeof(err)), -EINVAL);
+	/* n must be the number of messages in the buffer */
+	len = put_getlinks(buf, idx, 2, 0);
+	assert_int_equal(nl_sock_batch(ns, buf, len, 3, batch_cb, &b, "links", err, sizeof(err)),
+			 -EINVAL);
+	nl_sock_close(ns);
+}
+
+static void nl_sock_batch__receive_buffer_overrun__fewer_answered_then_clean(void **state)
+{
+	char buf[NL_BATCH_MAX * 64] __attribute__((aligned(8)));
+	int idx[NL_BATCH_MAX], small = 1, got = 0, n;
+	struct batch_seen b;
+	struct nl_sock *ns;
+	char err[256] = "";
+	size_t len;
+
+	(void)state;
+	for (unsigned i = 0; i < NL_BATCH_MAX; i++)
+		idx[i] = (int)if_nametoindex("t0");
+	memset(&b, 0, sizeof(b));
+	ns = nl_sock_open(-1, NETLINK_ROUTE, 0, err, sizeof(err));
+	assert_non_null(ns);
+	/* the smallest receive buffer holds a reply or two, not 32 */
+	assert_int_equal(setsockopt(nl_sock_fd(ns), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+	len = put_getlinks(buf, idx, NL_BATCH_MAX, 0);
+	n = nl_sock_batch(ns, buf, len, NL_BATCH_MAX, batch_cb, &b, "links", err, sizeof(err));
+	assert_true(n >= 1 && n < NL_BATCH_MAX);
+	assert_int_equal(b.calls, (unsigned)n);
+	assert_non_null(strstr(err, "unanswered"));
+	put_link_dump(buf);
+	assert_int_equal(nl_sock_request(ns, (struct nlmsghdr *)buf, count_cb, &got, "dump",
+					 err, sizeof(err)), 0);
+	nl_sock_close(ns);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +806,7 @@ int main(void)
 		cmocka_unit_test(nl_sock_request__kernel_rejects__extack_text_in_err),
 		cmocka_unit_test(nl_sock_request__aborted_dump__next_request_clean),
 		cmocka_unit_test(nl_msgs_check__lengths__counted_or_ebadmsg),
+		cmocka_unit_test(nl_link_parse_buf__unpadded_last_message__refused_no_overread),
 		cmocka_unit_test(nl_sock_request__reply_filtered_out__enomsg_at_once),
 		cmocka_unit_test(nl_genl_family__ctrl_and_absent__resolved_once),
 		cmocka_unit_test(nl_sock_open__protocols__made_or_named_error),
@@ -655,6 +817,9 @@ int main(void)
 		cmocka_unit_test(nl_neigh_dump__permanent_entry__reported),
 		cmocka_unit_test(nl_neigh_state_str__values__names),
 		cmocka_unit_test(nl_addr_dump__address_added__reported_with_prefix),
+		cmocka_unit_test(nl_sock_batch__three_requests__each_answered_in_order_of_index),
+		cmocka_unit_test(nl_sock_batch__ack_dump_or_too_many__einval),
+		cmocka_unit_test(nl_sock_batch__receive_buffer_overrun__fewer_answered_then_clean),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

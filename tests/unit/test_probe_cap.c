@@ -572,6 +572,55 @@ static void probe_cap_start__bad_input__fails_port_untouched(void **state)
 	fini(&r);
 }
 
+/* The review's overwrite: a symbolic link planted at the predictable pcap
+ * name, pointing to a root-owned 0600 file. The landed code followed it
+ * with fopen("wbe"), truncated the file to a pcap header and removed the
+ * link afterwards; now the name is refused and both stay as they were. */
+static void probe_cap_start__planted_symlink__refused_target_untouched(void **state)
+{
+	struct run r;
+	char err[512], path[128], victim[128], buf[64] = "";
+	struct stat st;
+	FILE *f;
+	int fds;
+
+	(void)state;
+	init(&r);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("root's secret", f);
+	fclose(f);
+	assert_int_equal(chmod(victim, 0600), 0);
+	path_of(path, sizeof(path), "inv1-port-plain");
+	assert_int_equal(symlink(victim, path), 0);
+	fds = count_fds();
+	assert_null(probe_cap_start(r.l, -1, "pc0", "icmp", 0, 0, 100000000ull, 0, 0, path,
+				    on_done, &r, err, sizeof(err)));
+	assert_non_null(strstr(err, path));
+	assert_non_null(strstr(err, "exists already"));
+	assert_int_equal(count_fds(), fds);
+	f = fopen(victim, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "root's secret");
+	assert_int_equal(lstat(path, &st), 0);          /* the link is not ours to remove */
+	assert_true(S_ISLNK(st.st_mode));
+	/* a regular file planted there is kept too */
+	unlink(path);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("x", f);
+	fclose(f);
+	assert_null(probe_cap_start(r.l, -1, "pc0", "icmp", 0, 0, 100000000ull, 0, 0, path,
+				    on_done, &r, err, sizeof(err)));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 1);
+	unlink(path);
+	fini(&r);
+}
+
 static void on_cancel(struct loop_timer *t, void *arg)
 {
 	struct run *r = arg;
@@ -655,6 +704,7 @@ int main(void)
 		cmocka_unit_test(probe_cap_start__not_promisc__port_untouched),
 		cmocka_unit_test(probe_cap_start__missing_interface__fails_naming_it),
 		cmocka_unit_test(probe_cap_start__bad_input__fails_port_untouched),
+		cmocka_unit_test(probe_cap_start__planted_symlink__refused_target_untouched),
 		cmocka_unit_test(probe_cap_free__while_running__no_done_file_valid),
 		cmocka_unit_test(probe_cap_to_json__after_run__fields),
 	};

@@ -241,6 +241,34 @@ static void read__real_fixture_large__all_counters(void **state)
 	}
 }
 
+/* stats_file as a symbolic link (to a file root may read and the engine
+ * user may not) or a FIFO: never followed, never blocking, named. */
+static void read__symlink_or_fifo__refused(void **state)
+{
+	struct fx *f = *state;
+	struct clayout *lay = NULL;
+	const uint64_t *v = NULL;
+	char real[160];
+	int fd;
+
+	snprintf(real, sizeof(real), "%s/secret.txt", f->dir);
+	fd = open(real, O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "rx_packets: 7\n", 14), 14);
+	close(fd);
+	assert_int_equal(symlink(real, f->path), 0);
+	assert_int_equal(rd(f, &lay, &v), -ELOOP);
+	assert_non_null(strstr(f->s.err, f->path));
+	assert_non_null(strstr(f->s.err, "a symbolic link"));
+	assert_null(lay);
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	assert_int_equal(rd(f, &lay, &v), -EINVAL);
+	assert_non_null(strstr(f->s.err, "not a regular file"));
+	assert_int_equal(unlink(f->path), 0);
+	unlink(real);
+}
+
 static void open__no_text_file__einval(void **state)
 {
 	struct src s = { .ops = &src_text_ops };
@@ -270,6 +298,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(read__real_fixture_large__all_counters,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(read__symlink_or_fifo__refused, setup, teardown),
 		cmocka_unit_test(open__no_text_file__einval),
 	};
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coretest.h"
 #include "daemon/conf.h"
@@ -41,13 +42,15 @@ struct fix {
 	struct conf *c;
 	struct stall *s;
 	struct { enum incident_event ev; uint64_t id; } ev[16];
-	unsigned nev;
+	unsigned nev, nopen, njoin;
 };
 
 static void hook(struct incident *inc, enum incident_event ev, void *arg)
 {
 	struct fix *x = arg;
 
+	x->nopen += ev == INCIDENT_OPEN;
+	x->njoin += ev == INCIDENT_JOIN;
 	if (x->nev < 16) {
 		x->ev[x->nev].ev = ev;
 		x->ev[x->nev].id = incident_id(inc);
@@ -150,14 +153,14 @@ static void stall_observe__reply_comes__incident_ends_released(void **state)
 	struct json_object *fl;
 
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
-	fl = stall_flows_json(x->s, "a", 1);
+	fl = stall_flows_json(x->s, "a", 1, 0, NULL);
 	assert_int_equal(jx_len(fl), 1);
 	json_object_put(fl);
 	stall_observe(x->s, &o, "a", 2 * SEC);
 	assert_int_equal(x->nev, 2);
 	assert_int_equal(x->ev[1].ev, INCIDENT_END);
 	assert_true(incident_released(stall_incident(x->s, 0)));
-	fl = stall_flows_json(x->s, "a", 1);
+	fl = stall_flows_json(x->s, "a", 1, 0, NULL);
 	assert_int_equal(jx_len(fl), 0);
 	json_object_put(fl);
 }
@@ -222,6 +225,121 @@ static void stall_observe__progressing_flow__counted_as_sibling(void **state)
 	json_object_put(j);
 }
 
+/* 100k flows of one port stall in the same poll (a wedged receive path
+ * under a big engine): one incident, every flow counted, the siblings
+ * right. Each joining flow used to count the siblings afresh (a walk,
+ * strdup and sort of every flow): quadratic, hours for 100k. The alarm
+ * only turns such a hang into a failure; nothing here is timed. */
+#define MASS 100000u
+static void stall_observe__mass_stall_of_100k__one_incident_linear(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *j, *st;
+	uint64_t t0 = 1 * SEC, t, scans, polls = 0;
+
+	alarm(120);
+	for (t = t0; t <= t0 + 400 * MS; t += 50 * MS, polls++) {
+		for (unsigned i = 0; i < MASS; i++) {
+			/* answered up to t0, then every request unanswered */
+			struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i % 50000), i + 1,
+								t == t0 ? 5 : 6, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		for (unsigned i = 0; i < 10; i++) {     /* ten flows keep moving */
+			uint64_t n = (t - t0) / (50 * MS) + 1;
+			struct flow_obs o = coretest_engine_obs((uint16_t)(60001 + i), 900000 + i,
+								n, n, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		stall_poll_end(x->s, t);
+	}
+	alarm(0);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(x->njoin, MASS - 1);
+	j = incident_json(stall_incident(x->s, 0), t);
+	assert_int_equal(json_object_array_length(jx_get(j, "flows")), INCIDENT_MAX_FLOWS);
+	assert_int_equal(jx_u64(j, "flows_not_listed"), MASS - INCIDENT_MAX_FLOWS);
+	assert_int_equal(jx_u64(j, "siblings_progressing"), 10);
+	json_object_put(j);
+	/* the sibling count ran once per poll at most, never per joining flow */
+	st = stall_engines_json(x->s);
+	scans = jx_u64(st, "sibling_scans");
+	assert_true(scans <= polls + 2);
+	json_object_put(st);
+}
+
+/* nicstallctl flows and the investigation's snapshot list at most max
+ * flows (a mass stall made replies and bundle files of 100k flows, and
+ * held the loop while they were built and sorted by text): stalled first,
+ * the same first max as the whole sorted list, with the total. */
+static void stall_flows_json__mass_stall__bounded_stalled_first_same_order(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *all, *some;
+	unsigned total = 0, total2 = 0;
+	uint64_t t0 = 1 * SEC, t;
+
+	for (t = t0; t <= t0 + 400 * MS; t += 50 * MS) {
+		for (unsigned i = 0; i < 20000; i++) {
+			struct flow_obs o = coretest_engine_obs((uint16_t)(20000 - i % 20000), i + 1,
+								t == t0 ? 5 : 6, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		for (unsigned i = 0; i < 10; i++) {     /* idle ones, listed last */
+			struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i), 900000 + i, 5, 5, 0);
+
+			stall_observe(x->s, &o, "c", t);
+		}
+		stall_poll_end(x->s, t);
+	}
+	some = stall_flows_json(x->s, NULL, 0, 100, &total);
+	all = stall_flows_json(x->s, NULL, 0, 0, &total2);
+	assert_int_equal(total, 20010);
+	assert_int_equal(total2, 20010);
+	assert_int_equal(json_object_array_length(some), 100);
+	assert_int_equal(json_object_array_length(all), 20010);
+	for (size_t i = 0; i < 100; i++) {
+		struct json_object *a = json_object_array_get_idx(some, i);
+		struct json_object *b = json_object_array_get_idx(all, i);
+
+		assert_string_equal(jx_str(a, "state"), "stalled");
+		assert_string_equal(jx_str(a, "tuple"), jx_str(b, "tuple"));
+	}
+	assert_string_equal(jx_str(json_object_array_get_idx(all, 20009), "state"), "idle");
+	json_object_put(some);
+	json_object_put(all);
+}
+
+/* One owner's 65,536 idle engine flows (the old shared limit) must not keep
+ * a stalled kernel flow of the same port from being tracked. */
+static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs k = coretest_engine_obs(50001, 0, 0, 0, 0);
+
+	for (unsigned i = 0; i < 65536; i++) {
+		struct flow_obs o = coretest_engine_obs((uint16_t)(1 + i % 40000), i + 1, 5, 5, 0);
+
+		o.uid = 1000;
+		o.uid_known = 1;
+		stall_observe(x->s, &o, "c", 1 * SEC);
+	}
+	/* a kernel TCP socket with unacknowledged bytes that never move */
+	k.src = FLOW_SRC_SOCK;
+	k.session = 0;
+	k.uid_known = 1;
+	stall_observe(x->s, &k, "c", 1 * SEC);
+	k.inflight = 100;
+	k.tx_bytes = 100;
+	for (uint64_t t = 1 * SEC + 50 * MS; t <= 1 * SEC + 400 * MS; t += 50 * MS)
+		stall_observe(x->s, &k, "c", t);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +350,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__mass_stall_of_100k__one_incident_linear, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_flows_json__mass_stall__bounded_stalled_first_same_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

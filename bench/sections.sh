@@ -1,0 +1,479 @@
+# bench/sections.sh: the benchmarks of bench/run.sh, one function each.
+# Every comparison runs its variants interleaved, several rounds.
+
+# ---- sweep: CPU per full counter sweep, three inputs, four ways ----
+
+TEXT_DUMP=tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
+SYSFS_TTAR=tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
+
+# ne_start NETNS|- PORT ARGS...: a node_exporter on 127.0.0.1:PORT; NE_PID
+ne_start() {
+	local ns=$1 port=$2
+	shift 2
+	if [ "$ns" = - ]; then
+		prometheus-node-exporter --web.listen-address=127.0.0.1:"$port" \
+			--collector.disable-defaults "$@" > "$WORK/ne-$port.log" 2>&1 &
+	else
+		ip netns exec "$ns" prometheus-node-exporter --web.listen-address=127.0.0.1:"$port" \
+			--collector.disable-defaults "$@" > "$WORK/ne-$port.log" 2>&1 &
+	fi
+	NE_PID=$!
+	PIDS+=("$NE_PID")
+	if [ "$ns" = - ]; then
+		wait_for 10 curl -sf "http://127.0.0.1:$port/metrics"
+	else
+		wait_for 10 ip netns exec "$ns" curl -sf "http://127.0.0.1:$port/metrics"
+	fi
+}
+
+# sweep_one SERIES [netns] ARGS...: one bench_sweep run, its CPU per sweep
+sweep_one() {
+	local series=$1 ns=$2 out
+	shift 2
+	if [ "$ns" = - ]; then
+		out=$("$BUILD/bench_sweep" "$@") || { echo "bench: bench_sweep $*: failed" >&2; return; }
+	else
+		out=$(ip netns exec "$ns" "$BUILD/bench_sweep" "$@") ||
+			{ echo "bench: bench_sweep $*: failed" >&2; return; }
+	fi
+	sample "$series" "$(echo "$out" | jq .cpu_us)"
+	echo "$out" >> "$WORK/sweep.jsonl"
+}
+
+section_sweep() {
+	local W=${PFX}w IF=${PFX}w0 sysroot=$WORK/sysfs/fixtures port rounds n m k
+	local ib=$sysroot/sys/class/infiniband/mlx5_0/ports/1
+	rounds=$(pick 1 5) n=$(pick 200 5000) m=$(pick 5 100) k=$(pick 5 200)
+	ip netns add "$W" && NETNS+=("$W")
+	ip -n "$W" link add "$IF" type veth peer name "${IF%0}1"
+	ip -n "$W" link set lo up
+	ip -n "$W" link set "$IF" up
+	ip -n "$W" link set "${IF%0}1" up
+	sh tests/tools/ttar-unpack "$SYSFS_TTAR" "$WORK/sysfs" || return
+	# node_exporter: the ethtool collector on the veth (in its namespace),
+	# the infiniband collector on the same sysfs tree, the textfile
+	# collector on the 751 counters of the dump as Prometheus text
+	mkdir -p "$WORK/textfile"
+	awk -F: '/^[[:space:]]+[^#].*:[[:space:]]*[0-9]+[[:space:]]*$/ {
+		n = $1; gsub(/^[[:space:]]+|[[:space:]]+$/, "", n); v = $2; gsub(/[[:space:]]/, "", v)
+		gsub(/[\\"]/, "_", n); printf "node_ethtool_text{device=\"cx4lx\",stat=\"%s\"} %s\n", n, v }' \
+		"$TEXT_DUMP" | sort -u -t'}' -k1,1 > "$WORK/textfile/ethtool.prom"
+	ne_start "$W" 19101 --collector.ethtool "--collector.ethtool.device-include=^$IF\$" ||
+		echo "bench: node_exporter (ethtool) did not start" >&2
+	NE_VETH=$NE_PID
+	ne_start - 19102 --collector.infiniband "--path.sysfs=$sysroot/sys" ||
+		echo "bench: node_exporter (infiniband) did not start" >&2
+	NE_SYSFS=$NE_PID
+	ne_start - 19103 --collector.textfile "--collector.textfile.directory=$WORK/textfile" ||
+		echo "bench: node_exporter (textfile) did not start" >&2
+	NE_TEXT=$NE_PID
+	ip netns exec "$W" curl -s http://127.0.0.1:19101/metrics | grep '^node_ethtool' > "$WORK/ne-veth.txt"
+	for r in $(seq "$rounds"); do
+		sweep_one veth_ours "$W" ours-veth "$IF" "$n"
+		sweep_one veth_floor "$W" floor-veth "$IF" "$n"
+		sweep_one veth_spawn "$W" spawn "ethtool -S $IF; ip -s link show dev $IF" "$m"
+		sweep_one veth_ne "$W" scrape 127.0.0.1:19101 "$NE_VETH" "$k"
+		sweep_one text_ours - ours-text "$TEXT_DUMP" "$n"
+		sweep_one text_floor - floor-text "$TEXT_DUMP" "$n"
+		sweep_one text_spawn - spawn "cat $TEXT_DUMP" "$m"
+		sweep_one text_ne - scrape 127.0.0.1:19103 "$NE_TEXT" "$k"
+		sweep_one sysfs_ours - ours-sysfs "$sysroot" mlx5_0 1 "$n"
+		sweep_one sysfs_floor - floor-sysfs "$sysroot" mlx5_0 1 "$n"
+		sweep_one sysfs_spawn - spawn "cat $ib/hw_counters/* $ib/counters/*" "$m"
+		sweep_one sysfs_ne - scrape 127.0.0.1:19102 "$NE_SYSFS" "$k"
+	done
+	stop_pid "$NE_VETH"; stop_pid "$NE_SYSFS"; stop_pid "$NE_TEXT"
+	local nveth nser
+	nveth=$(jq -s '[.[] | select(.mode == "ours-veth")][0].counters' "$WORK/sweep.jsonl")
+	nser=$(wc -l < "$WORK/ne-veth.txt")
+	for inp in veth text sysfs; do
+		local what
+		case $inp in
+		veth) what="veth ($nveth counters: ethtool ioctl + stats64)" ;;
+		text) what="recorded ethtool -S text (751 counters)" ;;
+		sysfs) what="mlx5 sysfs tree (hw_counters + counters)" ;;
+		esac
+		row section=sweep name="$what: ours" unit=us series=${inp}_ours \
+			goal="" check=none note="CPU per sweep, recorder push included"
+		row section=sweep name="  (a) spawning the tools / ours" unit=us series=${inp}_spawn \
+			vs=${inp}_ours goal=">= 100x" check=ratio_min:100 \
+			note="$(sweep_note_spawn $inp)"
+		row section=sweep name="  (b) node_exporter scrape / ours" unit=us series=${inp}_ne \
+			vs=${inp}_ours goal="> 1x (ours faster)" check=ratio_above:1 \
+			note="$(sweep_note_ne $inp "$nser")"
+		row section=sweep name="  ours / (c) the bare system calls" unit=us series=${inp}_ours \
+			vs=${inp}_floor goal="<= 1.2x" check=ratio_max:1.2 \
+			note="$(sweep_note_floor $inp)"
+	done
+}
+
+sweep_note_spawn() {
+	case $1 in
+	veth) echo "ethtool -S and ip -s link through a shell, per sweep" ;;
+	text) echo "cat of the dump through a shell: the cheapest stand-in for ethtool -S on an mlx5 port, which also makes the driver query the firmware; parsing 751 lines in process is the rest of ours; closing it: what closes (c) below (no excerpt unless an error follows, no parse of an unchanged file)" ;;
+	sysfs) echo "one cat of every hw_counters and counters file" ;;
+	esac
+}
+sweep_note_ne() {
+	case $1 in
+	veth) echo "ethtool collector on the one veth: it reports driver info and the $2 ethtool -S series a veth has (no link settings or module data)" ;;
+	text) echo "node_exporter cannot read recorded ethtool -S text: its textfile collector on the same 751 counters as Prometheus text" ;;
+	sysfs) echo "infiniband collector (--path.sysfs) on the same tree" ;;
+	esac
+}
+sweep_note_floor() {
+	case $1 in
+	text) echo "the floor only reads the file; parsing 751 name: value lines is ours (etxt_parse, collectors/ethtool_text.c, 54% of the sweep; its excerpt() of every counter name, line 206, another 13% though only errors use it). Closing it: no excerpt unless an error follows, and skip the parse when the file's inode, size and mtime are unchanged" ;;
+	*) echo "the same system calls with nothing done with what they return" ;;
+	esac
+}
+
+# ---- idle: the daemon's CPU over 60 s per source and all together ----
+
+section_idle() {
+	local seg secs warm v
+	env_up || return
+	seg=$(pick 1 4) secs=$(pick 2 15) warm=$(pick 1 3)
+	mkconf "$WORK/all.conf"
+	mkconf "$WORK/sock.conf" "track = sock"
+	mkconf "$WORK/bpf.conf" "track = bpf"
+	mkconf "$WORK/engine.conf" "track = engine"
+	for r in $(seq "$seg"); do
+		for v in all sock bpf engine; do
+			idle_run "$v" "$WORK/$v.conf" "$warm" "$secs"
+		done
+	done
+	local total=$(( seg * secs ))
+	row section=idle name="all default sources (engine, sock, bpf), ${total} s" unit=% \
+		series=idle_all goal="< 0.5%" check=below:0.5 \
+		note="$(idle_note all)"
+	row section=idle name="  of it: sock_diag (daemon's own accounting)" unit=% series=idle_all_sock \
+		note="CPU of its polls, the detector's work on its flows included"
+	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf
+	row section=idle name="  of it: engine flow tables" unit=% series=idle_all_engine
+	row section=idle name="  of it: counter sweeps (ethtool, stats64, recorder)" unit=% series=idle_all_counters
+	row section=idle name="track = sock only, ${total} s" unit=% series=idle_sock \
+		goal="< 0.5%" check=below:0.5 note="$(idle_note sock)"
+	row section=idle name="track = bpf only, ${total} s" unit=% series=idle_bpf \
+		goal="< 0.5%" check=below:0.5 note="$(idle_note bpf)"
+	row section=idle name="track = engine only, ${total} s" unit=% series=idle_engine \
+		goal="< 0.5%" check=below:0.5 note="$(idle_note engine)"
+	row section=idle name="incidents during the idle runs (all variants)" unit=count \
+		series=idle_incidents note="the sessions' own stalls (retransmits on the loaded veth) open incidents; their investigations are in the figures"
+}
+
+idle_note() {
+	local inc
+	inc=$(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/idle_incidents" 2>/dev/null)
+	echo "two ports, 32 kernel TCP sessions at 500/s, engine tables of both ends; CPU of the daemon's thread (schedstat), $inc incident(s) in all idle runs"
+}
+
+# idle_run VARIANT CONF WARM SECS
+idle_run() {
+	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st
+	dstart "$conf" || return
+	sleep "$warm"
+	c0=$(cpu_ns "$DPID") t0=$(mono_ns)
+	sleep "$secs"
+	c1=$(cpu_ns "$DPID") t1=$(mono_ns)
+	st=$(ctl -j status)
+	sample "idle_$v" "$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.4f", 100 * c / t }')"
+	sample rss_kib "$(rss_kib "$DPID")"
+	sample idle_incidents "$(echo "$st" | jq '.incidents | length')"
+	if [ "$v" = all ]; then
+		for s in sock bpf engine; do
+			sample "idle_all_$s" "$(echo "$st" | jq --arg s $s '[.flow_sources.cost[] | select(.source == $s) | .cpu_pct] | add // 0')"
+		done
+		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
+		echo "$st" > "$WORK/status-all.json"
+	fi
+	dstop
+}
+
+# ---- rss: the daemon's memory, and how the recorder grows ----
+
+section_rss() {
+	local kib
+	if [ -z "$(stats rss_kib)" ]; then
+		env_up || return
+		mkconf "$WORK/all.conf"
+		dstart "$WORK/all.conf" || return
+		sleep 3
+		sample rss_kib "$(rss_kib "$DPID")"
+		dstop
+	fi
+	kib=$(med rss_kib)
+	sample rss_mib "$(awk -v k="$kib" 'BEGIN { printf "%.2f", k / 1024 }')"
+	row section=rss name="daemon RSS, default configuration (idle runs)" unit=MiB series=rss_mib \
+		goal="< 32 MiB" check=below:32 note="two ports, recorders at 1 s x 120 s, BPF maps and skeletons mapped"
+	"$BUILD/bench_scale" recorder > "$WORK/recorder.jsonl" || return
+	while read -r l; do
+		local k i h b mb key
+		k=$(echo "$l" | jq .counters) i=$(echo "$l" | jq .interval_ms) h=$(echo "$l" | jq .horizon_s)
+		b=$(echo "$l" | jq .bytes) mb=$(echo "$l" | jq .model_bytes)
+		key=rec_${k}_${i}_${h}
+		sample "$key" "$(awk -v b="$b" 'BEGIN { printf "%.3f", b / 1048576 }')"
+		sample "${key}_model" "$(awk -v b="$mb" 'BEGIN { printf "%.3f", b / 1048576 }')"
+		row section=rss name="recorder: $k counters x every $i ms x $h s" unit=MiB \
+			series="$key" vs="${key}_model" \
+			note="ratio: to samples x counters x 8 B (the values); the rest is per-sample bookkeeping"
+	done < "$WORK/recorder.jsonl"
+}
+
+# ---- perturb: sockperf ping-pong beside the daemon, off / on alternated ----
+
+drops() {       # the host's dropped frames: tx_dropped + rx_dropped of both veths
+	local s=0 v
+	for x in "$C:$VC" "$S:$VS"; do
+		for f in tx_dropped rx_dropped; do
+			v=$(ip netns exec "${x%%:*}" cat "/sys/class/net/${x#*:}/statistics/$f")
+			s=$((s + v))
+		done
+	done
+	echo "$s"
+}
+
+section_perturb() {
+	local rounds secs v
+	env_up || return
+	rounds=$(pick 1 4) secs=$(pick 1 6)
+	spawn_bg ip netns exec "$S" sockperf server --tcp -i $AS -p 11111 > "$WORK/sockperf-srv.log" 2>&1
+	SP_PID=$LAST_PID
+	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11111 '" || return
+	mkconf "$WORK/perturb.conf"
+	mkconf "$WORK/perturb-watched.conf" "" "flows = tcp port 11111"
+	for r in $(seq "$rounds"); do
+		for v in off on watched; do
+			perturb_run "$v" "$secs"
+		done
+	done
+	stop_pid "$SP_PID"
+	for p in p50 p99 p999; do
+		local goal="" check=none
+		[ $p = p50 ] && goal="<= 1.02x" check=ratio_max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=ratio_max:1.05
+		row section=perturb name="sockperf ping-pong $p, daemon on / off" unit=us \
+			series=sp_on_$p vs=sp_off_$p goal="$goal" check="$check" \
+			note="$(perturb_note $p on)"
+	done
+	for p in p50 p99 p999; do
+		row section=perturb name="  the same with sockperf's own flow watched / off" unit=us \
+			series=sp_watched_$p vs=sp_off_$p note="$(perturb_note $p watched)"
+	done
+	row section=perturb name="host drops (tx/rx_dropped, both veths), daemon off" unit=frames \
+		series=drops_off
+	row section=perturb name="host drops, daemon on" unit=frames series=drops_on \
+		goal="no more than off" check=max:"$(awk '{ if ($1 > m) m = $1 } END { print m + 0 }' \
+		"$WORK/series/drops_off" 2>/dev/null)" note="per ${secs} s run; met when the on median is within the off runs"
+}
+
+perturb_note() {
+	case $2 in
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. On $(nproc) shared cores the daemon's one thread (a flow poll every 50 ms, a counter sweep every second) is scheduled on the cores sockperf's client and server spin on; where a goal is missed with the ranges overlapping it is the machine's noise, else closing it: pin the daemon away from the benchmark's cores (CPUAffinity= in nicstalld.service, taskset)" ;;
+	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
+	esac
+}
+
+# perturb_run off|on|watched SECS
+perturb_run() {
+	local v=$1 secs=$2 out d0 d1
+	case $v in
+	on) dstart "$WORK/perturb.conf" || return; sleep "$(pick 1 2)" ;;
+	watched) dstart "$WORK/perturb-watched.conf" || return; sleep "$(pick 1 2)" ;;
+	esac
+	d0=$(drops)
+	out=$(ip netns exec "$C" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
+	d1=$(drops)
+	[ "$v" = off ] || dstop
+	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
+	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
+	sample "sp_${v}_p999" "$(echo "$out" | sed -n 's/.*percentile 99.900 = *\([0-9.]*\).*/\1/p')"
+	[ "$v" = watched ] || sample "drops_$v" $((d1 - d0))
+}
+
+# ---- detect: drop insertion -> incident opening, opening -> first snapshot ----
+
+nft_drop() { ip netns exec "$S" nft add rule inet nb pre tcp sport "$1" drop; }
+nft_clear() { ip netns exec "$S" nft flush chain inet nb pre 2>/dev/null; }
+
+section_detect() {
+	local stalls ports last=0 i
+	env_up || return
+	stalls=$(pick 2 22)
+	mkconf "$WORK/detect.conf" "" "" "incident_cooldown = 0s
+incidents_per_hour = 3600
+incident_window = 10ms"
+	ip netns exec "$S" nft add table inet nb
+	ip netns exec "$S" nft add chain inet nb pre '{ type filter hook prerouting priority -300; }'
+	dstart "$WORK/detect.conf" || return
+	sleep 2
+	mapfile -t ports < <(ip netns exec "$C" ss -tnH state established '( dport = :12001 )' |
+			     awk '{ n = split($3, a, ":"); print a[n] }')
+	for i in $(seq "$stalls"); do
+		local p=${ports[$(( (i - 1) % ${#ports[@]} ))]} t0 inc id opened snap
+		last=$(ctl -j status | jq '[.incidents[].id] | max // 0')
+		nft_drop "$p"
+		t0=$(date +%s%N)
+		inc=""
+		for _ in $(seq 100); do
+			# the incident of this drop: opened after it, with the victim's flow
+			inc=$(ctl -j status | jq -c --argjson last "$last" --arg p ":$p" \
+				'[.incidents[] | select(.id > $last and any(.flows[]; .tuple | contains($p)))]
+				 | min_by(.id) // empty')
+			[ -n "$inc" ] && break
+			sleep 0.05
+		done
+		nft_clear
+		[ -n "$inc" ] || { echo "bench: stall $i (port $p) not detected within 5 s" >&2; continue; }
+		id=$(echo "$inc" | jq .id)
+		opened=$(echo "$inc" | jq .opened_real_ns)
+		last=$id
+		sample detect_ms "$(awk -v a="$opened" -v b="$t0" 'BEGIN { printf "%.3f", (a - b) / 1e6 }')"
+		# the investigation ends (release watched, bundle written) before the next
+		wait_for 15 sh -c "'$BUILD/nicstallctl' -s '$WORK/ctl.sock' -j incident show |
+			jq -e --argjson id $id '.record.incident_id == \$id and .record.state == \"complete\"'"
+		snap=$(ctl -j incident show | jq --argjson id "$id" --argjson om "$(echo "$inc" | jq .opened_mono_ns)" \
+			'select(.record.incident_id == $id) | [.record.steps[] | select(.step == "snapshot") | .start_mono_ns][0] - $om')
+		[ -n "$snap" ] && [ "$snap" != null ] && sample snapshot_ms "$(awk -v d="$snap" 'BEGIN { printf "%.4f", d / 1e6 }')"
+	done
+	DETECT_DAEMON=1
+	section_bundle_in_detect
+	dstop
+	ip netns exec "$S" nft delete table inet nb 2>/dev/null
+	row section=detect name="drop inserted -> incident open, $stalls stalls" unit=ms series=detect_ms \
+		goal="median <= 250 (threshold + 1 poll)" check=max:250 \
+		note="threshold 200 ms, flow_interval 50 ms; the next request after the drop is lost, so the wait starts within 2 ms of it"
+	sample detect_max "$(stats detect_ms | cut -d' ' -f3)"
+	row section=detect name="  the slowest of them" unit=ms series=detect_max \
+		goal="max <= 300 (threshold + 2 polls)" check=max:300
+	row section=detect name="incident open -> first snapshot" unit=ms series=snapshot_ms \
+		goal="median < 1 ms" check=below:1
+}
+
+# ---- scale: engine tables, the tracker's map, 1,000 sockets ----
+
+section_scale() {
+	local reps n
+	reps=$(pick 2 10)
+	for n in $(pick "1000" "1000 10000 100000"); do
+		for r in $(seq 3); do
+			local l
+			l=$("$BUILD/bench_scale" engine "$n" "$reps") || continue
+			sample "engine_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
+			sample "engine_${n}_table_b" "$(echo "$l" | jq .table_bytes_per_flow)"
+			sample "engine_${n}_det_b" "$(echo "$l" | jq .detector_bytes_per_flow)"
+		done
+		local goal="" check=none
+		[ "$n" = 100000 ] && goal="< 10 ms" check=below:10
+		row section=scale name="engine flow tables, $n sessions: one scan" unit=ms \
+			series="engine_${n}_ms" goal="$goal" check="$check" \
+			note="flow_src_engine_ops poll (three copies of every record, seqlock checks), no detector"
+		row section=scale name="  memory per session: table / detector entry" unit=B \
+			series="engine_${n}_table_b" vs="engine_${n}_det_b" \
+			note="$( [ "$n" -gt 65536 ] && echo "the detector keeps at most 65536 flows (LIVENESS_MAX_FLOWS, daemon/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
+	done
+	n=$(pick 10000 100000)
+	for r in $(seq 2); do
+		local l
+		l=$("$BUILD/bench_scale" tracker "$n" "$(pick 1 3)") || continue
+		sample tracker_ms "$(echo "$l" | jq '.poll_us / 1000')"
+		sample tracker_b "$(echo "$l" | jq .map_bytes_per_flow)"
+	done
+	row section=scale name="tc tracker map, $n flows: one read (batches)" unit=ms series=tracker_ms \
+		note="the daemon's map is 16384 flows unless the loader asks for more; the read walks every bucket"
+	row section=scale name="  memory per flow (the map's memlock)" unit=B series=tracker_b
+	for r in $(seq "$(pick 1 3)"); do
+		local l
+		l=$("$BUILD/bench_scale" pkt 1) || continue
+		sample pkt_watched "$(echo "$l" | jq .watched_ns)"
+		sample pkt_unwatched "$(echo "$l" | jq .unwatched_ns)"
+		sample pkt_empty "$(echo "$l" | jq .empty_ns)"
+	done
+	row section=scale name="tc tracker per frame: a watched frame of a known flow" unit=ns \
+		series=pkt_watched vs=pkt_empty note="in the kernel (BPF_PROG_TEST_RUN); ratio to an empty tc program: parse in place, one map lookup, two atomic adds"
+	row section=scale name="  a frame no selector watches" unit=ns series=pkt_unwatched vs=pkt_empty
+	row section=scale name="  an empty tc program (the floor)" unit=ns series=pkt_empty
+	scale_sockets
+}
+
+# 1,000 idle kernel TCP sockets on a port, beside the 32 sessions: not
+# selected (the kernel filter leaves them out), and selected.
+scale_sockets() {
+	local n seg secs
+	env_up || return
+	n=$(pick 100 1000) seg=$(pick 1 2) secs=$(pick 3 15)
+	spawn_bg ip netns exec "$S" "$BUILD/bench_conns" listen $AS 13000
+	local lp=$LAST_PID
+	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':13000 '" || return
+	ip netns exec "$C" "$BUILD/bench_conns" connect $AS 13000 "$n" > "$WORK/conns.out" &
+	local cp=$!
+	PIDS+=("$cp")
+	wait_for 30 grep -q ready "$WORK/conns.out" || { echo "bench: $n connections did not come up" >&2; return; }
+	mkconf "$WORK/conns-other.conf" "track = sock"
+	mkconf "$WORK/conns-watched.conf" "track = sock" "flows = tcp port 13000"
+	for r in $(seq "$seg"); do
+		idle_run conns_other "$WORK/conns-other.conf" 3 "$secs"
+		idle_run conns_watched "$WORK/conns-watched.conf" 3 "$secs"
+	done
+	stop_pid "$cp"
+	stop_pid "$lp"
+	row section=scale name="sock_diag with $n idle sockets on each port, not selected" unit=% \
+		series=idle_conns_other vs=idle_sock goal="< 0.5%" check=below:0.5 \
+		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump"
+	row section=scale name="  the same $n sockets selected (watched)" unit=% series=idle_conns_watched \
+		vs=idle_sock goal="< 0.5%" check=below:0.5 \
+		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector, plus a dump entry a second. Closing it: the reader compares in the kernel and returns only sockets that moved or began to wait, so quiet ones reach the detector only at dumps"
+}
+
+# ---- bundle: writing a typical bundle outside its configured windows ----
+
+section_bundle() {
+	[ -n "${DETECT_DAEMON:-}" ] && return     # measured within the detection run
+	env_up || return
+	mkconf "$WORK/bundle.conf"
+	dstart "$WORK/bundle.conf" || return
+	sleep 3
+	section_bundle_in_detect
+	dstop
+}
+
+# On the running daemon: `snapshot --bundle` round trips, less a status
+# round trip (the client's start and the socket).
+section_bundle_in_detect() {
+	local n t0 t1
+	n=$(pick 2 10)
+	for i in $(seq "$n"); do
+		t0=$(date +%s%N); ctl status > /dev/null; t1=$(date +%s%N)
+		sample ctl_ms "$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e6 }')"
+		t0=$(date +%s%N); ctl snapshot --bundle cli srv > /dev/null; t1=$(date +%s%N)
+		sample bundle_ms "$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e6 }')"
+	done
+	local b c
+	b=$(med bundle_ms) c=$(med ctl_ms)
+	sample bundle_net_ms "$(awk -v b="$b" -v c="$c" 'BEGIN { printf "%.3f", b - c }')"
+	row section=bundle name="write a typical bundle (snapshot --bundle), less a status round trip" \
+		unit=ms series=bundle_net_ms goal="< 200 ms" check=below:200 \
+		note="both ports' counters and recorders, the flow table, the rules' verdict, report.html, SHA256SUMS; no observation window or capture ($(med bundle_ms) ms round trip, $c ms for status)"
+}
+
+# ---- metrics: the Prometheus textfile beside the sampling (bench_metrics) ----
+
+section_metrics() {
+	local r out
+	for r in $(seq "$(pick 1 3)"); do
+		out=$("$BUILD/bench_metrics") || { echo "bench: bench_metrics failed" >&2; return; }
+		sample met_sample_us "$(echo "$out" | awk '/^one sample of/ { print $(NF - 1) }')"
+		sample met_write_us "$(echo "$out" | awk '/^one metrics_write/ { print $(NF - 1) }')"
+		sample met_render_us "$(echo "$out" | awk '/of which fold \+ render/ { print $(NF - 1) }')"
+		sample met_core_pct "$(echo "$out" | sed -n 's/^metrics, \([0-9.]*\) % of one core.*/\1/p')"
+	done
+	row section=metrics name="one sample of 8 mlx5 ports (751 counters each)" unit=us \
+		series=met_sample_us note="ports_sample on the recorded ConnectX-4 Lx dump, the shipped rules"
+	row section=metrics name="  one metrics_write after 5 samples / a sample" unit=us \
+		series=met_write_us vs=met_sample_us \
+		note="fold the samples through the rules' signals, render, write the work file, rename (metrics_interval = 5s at interval = 1s)"
+	row section=metrics name="  of which fold + render / a sample" unit=us series=met_render_us \
+		vs=met_sample_us
+	row section=metrics name="the metrics file at the defaults" unit=% series=met_core_pct \
+		note="of one core, beside the sampling it reports on"
+}

@@ -1,0 +1,34 @@
+/* flowtrack_int: the tracker's state, shared by its loader (flowtrack.c)
+ * and its map reader (flowtrack_read.c). Not for other modules. */
+#ifndef NICSTALL_FLOWTRACK_INT_H
+#define NICSTALL_FLOWTRACK_INT_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdint.h>
+
+#include "collectors/flowtrack.h"
+#include "collectors/flowtrack_api.h"
+#include "flowtrack.skel.h"
+
+#define FT_BATCH 256                    /* map entries read per system call */
+#define FT_ENOTSUPP 524                 /* the kernel's ENOTSUPP: no batch ops for the map */
+
+struct flowtrack {
+	struct flowtrack_bpf *skel;
+	int nsfd;                       /* owned */
+	unsigned long nsino;
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	int created;                    /* we created the clsact qdisc */
+	unsigned max_flows;
+	char marker[PATH_MAX];          /* "" when markers are off */
+	/* reading the map: batches (or key by key when the kernel has none) */
+	struct ft_key *bkeys;
+	struct ft_val *bvals;
+	unsigned batch_cap;
+	int no_batch;
+	uint64_t batches, walks;
+};
+
+#endif

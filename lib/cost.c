@@ -1,0 +1,94 @@
+/* cost: CPU time accounting per unit of work. See cost.h. */
+#include "lib/cost.h"
+#include "lib/json.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t cost_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cost_rss_kib(void)
+{
+	unsigned long long size = 0, res = 0;
+	char buf[128];
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || page <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
+		return 0;
+	return (uint64_t)res * (uint64_t)page / 1024;
+}
+
+/* Close every window that ended by mono_ns. A gap longer than a window
+ * (no calls) leaves a window with the CPU time it saw over its real
+ * length, so an idle stretch shows as a low share, not as the old one. */
+static void roll(struct cost *c, uint64_t mono_ns)
+{
+	if (mono_ns < c->win_mono + COST_WINDOW_NS)
+		return;
+	c->prev_cpu = c->cpu_ns - c->win_cpu;
+	c->prev_wall = mono_ns - c->win_mono;
+	c->win_mono = mono_ns;
+	c->win_cpu = c->cpu_ns;
+}
+
+void cost_add(struct cost *c, uint64_t cpu_ns, uint64_t mono_ns)
+{
+	if (!c->calls && !c->first_mono) {
+		c->first_mono = mono_ns;
+		c->win_mono = mono_ns;
+	}
+	roll(c, mono_ns);
+	c->cpu_ns += cpu_ns;
+	c->calls++;
+	c->last_ns = cpu_ns;
+	if (cpu_ns > c->max_ns)
+		c->max_ns = cpu_ns;
+}
+
+double cost_pct(const struct cost *c, uint64_t mono_ns)
+{
+	uint64_t wall, cpu;
+
+	if (!c->calls)
+		return 0;
+	if (mono_ns >= c->win_mono + COST_WINDOW_NS) {
+		/* the running window is complete but nothing rolled it yet */
+		cpu = c->cpu_ns - c->win_cpu;
+		wall = mono_ns - c->win_mono;
+	} else if (c->prev_wall) {
+		cpu = c->prev_cpu;
+		wall = c->prev_wall;
+	} else {
+		cpu = c->cpu_ns;
+		wall = mono_ns > c->first_mono ? mono_ns - c->first_mono : 0;
+	}
+	return wall ? 100.0 * (double)cpu / (double)wall : 0;
+}
+
+void cost_json(const struct cost *c, uint64_t mono_ns, struct json_object *out)
+{
+	json_object_object_add(out, "cpu_pct", jx_new_fixed(cost_pct(c, mono_ns), 4));
+	json_object_object_add(out, "cpu_ms", jx_new_fixed((double)c->cpu_ns / 1e6, 3));
+	jx_add_u64(out, "calls", c->calls);
+	json_object_object_add(out, "per_call_us",
+			       jx_new_fixed(c->calls ? (double)c->cpu_ns / 1e3 / (double)c->calls : 0, 2));
+	json_object_object_add(out, "max_us", jx_new_fixed((double)c->max_ns / 1e3, 2));
+}

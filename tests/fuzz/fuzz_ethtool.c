@@ -1,0 +1,51 @@
+/* libFuzzer target: recorded `ethtool -S` text (etxt_parse, twice into the
+ * same struct as the text source does on every read) and recorded
+ * `ethtool -i` text (ident_parse_text, then to JSON). Seeds: the real
+ * fixtures (tests/fixtures/real/ethtool-*). */
+#include "tests/fuzz/fuzz.h"
+
+#include <json-c/json.h>
+
+#include "collectors/ethtool_text.h"
+#include "collectors/ident.h"
+
+static struct etxt et;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fz_quiet();
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	struct ident id;
+	struct json_object *o;
+	/* a private copy of exactly size bytes, no NUL after it */
+	char *buf = malloc(size ? size : 1);
+
+	if (!buf)
+		abort();
+	memcpy(buf, data, size);
+	for (int pass = 0; pass < 2; pass++) {
+		if (etxt_parse(buf, size, &et, err, sizeof(err)) == 0) {
+			for (unsigned i = 0; i < et.n; i++)
+				if (!et.names[i] || !et.names[i][0])
+					abort();
+		} else if (et.n) {
+			abort();        /* an error leaves no counters */
+		}
+	}
+	memset(&id, 0, sizeof(id));
+	if (ident_parse_text(buf, size, &id, err, sizeof(err)) == 0) {
+		o = json_object_new_object();
+		ident_to_json(&id, o);
+		json_object_to_json_string(o);
+		json_object_put(o);
+	}
+	free(buf);
+	return 0;
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Run the libFuzzer targets: tests/fuzz/run.sh BUILD long|check SECONDS [NAME...]
+# Each target first runs every kept input of tests/fuzz/crashes/NAME once
+# (regressions), then fuzzes for SECONDS on BUILD/fuzz/corpus/NAME, which
+# starts from its seeds (tests/fuzz/seeds/NAME and the fixtures below) and
+# keeps what it finds between runs. A crash found in a long run is written
+# to tests/fuzz/crashes/NAME/ (commit it with the fix); in a check run to
+# BUILD/fuzz/artifacts/NAME/. Prints one line per target with its
+# executions; check mode appends "PASS n FAIL m" to BUILD/results.
+set -u
+build=$1 mode=$2 secs=$3; shift 3
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+targets=("$@")
+p=0 f=0
+
+# seeds NAME DIR: fill the corpus directory DIR of target NAME
+seeds() {
+	local name=$1 dir=$2 x
+	mkdir -p "$dir"
+	[ -d "tests/fuzz/seeds/$name" ] && cp -n tests/fuzz/seeds/"$name"/* "$dir"/ 2>/dev/null
+	case $name in
+	conf) cp -n systemd/nicstalld.conf.example "$dir"/ ;;
+	rules)
+		for x in rules/*.rules; do cp -n "$x" "$dir/$(basename "$x")"; done
+		for x in tests/fixtures/facts/*.json; do
+			[ -e "$dir/facts-$(basename "$x")" ] || { printf '%%\n'; cat "$x"; } > "$dir/facts-$(basename "$x")"
+		done ;;
+	ethtool) cp -n tests/fixtures/real/ethtool-* "$dir"/ ;;
+	bundle)
+		for x in tests/fixtures/bundles/*/; do
+			local out
+			out="$dir/fixture-$(basename "$x")"
+			[ -e "$out" ] && continue
+			(cd "$x" && first=1 && for g in $(find . -type f | sed 's|^\./||' | sort); do
+				[ "$first" = 1 ] || printf '\n'; first=0
+				printf '==> %s\n' "$g"; cat "$g"; done) > "$out"
+		done ;;
+	netlink)
+		[ -e "$dir/rtnl-link-dump" ] || FUZZ_MKSEEDS="$dir" "$build/fuzz/fuzz_netlink" >/dev/null 2>&1
+		for x in tests/fixtures/devlink/*/*.nlhex; do
+			local out
+			out="$dir/devlink-$(basename "$(dirname "$x")")-$(basename "$x" .nlhex)"
+			[ -e "$out" ] || { printf '\005\000\000'; sed 's/#.*//' "$x" | tr -d ' \t\n' |
+				perl -ne 'print pack("H*", $_)'; } > "$out"
+		done ;;
+	esac
+}
+
+for name in "${targets[@]}"; do
+	bin=$build/fuzz/fuzz_$name
+	corpus=$build/fuzz/corpus/$name
+	log=$build/fuzz/$name.log
+	if [ "$mode" = long ]; then art=tests/fuzz/crashes/$name/; else art=$build/fuzz/artifacts/$name/; fi
+	mkdir -p "$art"
+	seeds "$name" "$corpus"
+	ok=1 why=""
+	kept=(tests/fuzz/crashes/"$name"/*)
+	if [ -e "${kept[0]}" ]; then
+		if ! "$bin" -rss_limit_mb=4096 -timeout=20 "${kept[@]}" > "$log.regress" 2>&1; then
+			ok=0 why="a kept input fails again (see $log.regress)"
+		fi
+	fi
+	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
+		-artifact_prefix="$art" "$corpus" > "$log" 2>&1
+	rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+	if [ "$rc" -ne 0 ]; then
+		ok=0 why="crashed: $(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|runtime error' "$log"); input in $art"
+	fi
+	if [ "$ok" = 1 ]; then
+		p=$((p+1)); echo "fuzz_$name: ok, ${execs:-0} executions in ${secs}s"
+	else
+		f=$((f+1)); echo "fuzz_$name: FAIL after ${execs:-?} executions: $why"
+	fi
+done
+[ "$mode" = check ] && echo "PASS $p FAIL $f" >> "$build/results"
+echo "fuzz: $p passed, $f failed"
+[ "$f" -eq 0 ]

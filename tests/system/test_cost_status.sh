@@ -1,0 +1,82 @@
+#!/bin/bash
+# What watching costs, as `nicstallctl status` shows it (issue #13): each
+# counter and flow source's share of one core, the daemon's own CPU and
+# RSS; and the sock_diag source paced: idle watched sockets are left out of
+# most polls (read once per threshold less a poll), a waiting one is read
+# and its stall called all the same.
+. "$(dirname "$0")/lib.sh"
+t_init
+A=${T_PREFIX}a B=${T_PREFIX}b
+netns_pair "$A" "$B" vA vB 10.207.0.1 10.207.0.2 || { fail "namespace pair"; exit 1; }
+mkdir -p "$T_DIR/flows" "$T_DIR/state"
+cat > "$T_DIR/n.conf" <<CONF
+[daemon]
+flow_interval = 50ms
+stall_threshold = 200ms
+flows_dir = $T_DIR/flows
+state_dir = $T_DIR/state
+incident_cooldown = 0s
+[port cli]
+netns = $A
+interface = vA
+flows = tcp port 12002-12003
+track = sock
+CONF
+# 20 idle connections, and one that will wait for a reply that never comes
+ip netns exec "$B" "$BUILD/bench_conns" listen 10.207.0.2 12002 > "$T_DIR/listen.log" 2>&1 &
+T_PIDS+=($!)
+wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':12002 '"
+ip netns exec "$A" "$BUILD/bench_conns" connect 10.207.0.2 12002 20 > "$T_DIR/conns.out" 2>&1 &
+T_PIDS+=($!)
+wait_for 10 grep -q "ready 20" "$T_DIR/conns.out"
+check "20 idle connections up" grep -q "ready 20" "$T_DIR/conns.out"
+start_daemon "$T_DIR/n.conf" || exit 1
+sleep 3
+ctl -j status > "$T_DIR/st.json"
+sock='.flow_sources.cost[] | select(.source == "sock" and .port == "cli")'
+check "status: the sock_diag source's share of one core and cost per poll" \
+	jqe "[$sock | (.cpu_pct | type == \"number\") and .calls > 0 and (.per_call_us | tonumber) > 0] == [true]" \
+	"$T_DIR/st.json"
+check "status: each counter source's share of one core" \
+	jqe '[.ports[].sources[] | .cpu_pct | type == "number"] | length > 0 and all' "$T_DIR/st.json"
+check "status: the daemon's own CPU and RSS" \
+	jqe '(.cpu.total_s | type == "number") and .cpu.rss_kib > 0' "$T_DIR/st.json"
+check "status: the 20 watched sockets (the client ends, in the port's namespace)" \
+	jqe "[$sock | .flows] == [20]" "$T_DIR/st.json"
+# idle sockets owe nothing: read about once in three polls (150 ms of 50)
+check "sock_diag paced: idle socket reads left out (more than read)" \
+	jqe "[$sock | .paced > (.reads + .lookups)] == [true]" "$T_DIR/st.json"
+ctl status > "$T_DIR/st.txt"
+check "nicstallctl status prints the flow sources' cost" \
+	grep -Eq '^cli +sock +open +20 +[0-9.]+%' "$T_DIR/st.txt"
+check "nicstallctl status prints the daemon's CPU and RSS" \
+	grep -Eq '^daemon: [0-9.]+% of one core since start .* rss [0-9.]+ MiB' "$T_DIR/st.txt"
+
+# A stall on a paced port: a sender whose data the peer stops receiving
+# (dropped before its stack) waits with data unacknowledged; it is read at
+# every poll once its wait is a threshold less a poll old, and the stall is
+# called
+ip netns exec "$B" socat -u TCP-LISTEN:12003,bind=10.207.0.2,reuseaddr OPEN:/dev/null \
+	> "$T_DIR/socat-srv.log" 2>&1 &
+T_PIDS+=($!)
+wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':12003 '"
+ip netns exec "$A" python3 -c '
+import socket, time
+s = socket.create_connection(("10.207.0.2", 12003))
+while True:
+    s.sendall(b"q" * 100)
+    time.sleep(0.02)
+' > "$T_DIR/sender.log" 2>&1 &
+T_PIDS+=($!)
+sleep 2         # a discovery finds it; it moves, so it is paced
+nft_drop "$B" tcp dport 12003
+T_CLEANUP+=("nft_clear $B")
+wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
+	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(\":12003\")))] | length >= 1'"
+ctl -j status > "$T_DIR/st2.json"
+check "the stall of a paced socket opens an incident" \
+	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(":12003")))] | length >= 1' \
+	"$T_DIR/st2.json"
+check "no incident for the idle sockets" \
+	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(":12002")))] | length == 0' \
+	"$T_DIR/st2.json"

@@ -1,0 +1,232 @@
+/* Unit tests: when sock_diag reads a watched socket again (sockdiag_pace),
+ * alone and against the detector (daemon/liveness.c): a paced detector
+ * decides what one fed at every poll decides, at the same polls. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "collectors/sockdiag_pace.h"
+#include "coretest.h"
+#include "daemon/liveness.h"
+
+#define THR (200 * MS)
+#define POLL (50 * MS)
+#define SPAN (THR - POLL)
+
+static struct flow_obs sock_obs(void)
+{
+	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
+
+	o.src = FLOW_SRC_SOCK;
+	return o;
+}
+
+static void sd_pace_read__owes_nothing__due_a_threshold_less_a_poll_later(void **state)
+{
+	struct sd_pace p = { 0 };
+	struct flow_obs o = sock_obs();
+
+	(void)state;
+	o.tx_msgs = o.rx_msgs = 10;     /* every request answered */
+	o.tx_bytes = o.rx_bytes = 1000;
+	sd_pace_read(&p, &o, 1 * SEC, THR, POLL);
+	assert_int_equal(p.due_ns, 1 * SEC + SPAN);
+	assert_int_equal(p.wait_from, 0);
+	assert_false(sd_pace_due(&p, 1 * SEC + POLL, POLL));
+	assert_false(sd_pace_due(&p, 1 * SEC + 2 * POLL, POLL));
+	assert_true(sd_pace_due(&p, 1 * SEC + 3 * POLL, POLL));
+}
+
+static void sd_pace_read__no_threshold__due_every_poll(void **state)
+{
+	struct sd_pace p = { 0 };
+	struct flow_obs o = sock_obs();
+
+	(void)state;
+	sd_pace_read(&p, &o, 1 * SEC, 0, POLL);
+	assert_true(sd_pace_due(&p, 1 * SEC + POLL, POLL));
+	sd_pace_read(&p, &o, 1 * SEC, POLL, POLL);     /* threshold of one poll */
+	assert_true(sd_pace_due(&p, 1 * SEC + POLL, POLL));
+}
+
+/* Waiting: due a threshold less a poll from the wait's start by the
+ * kernel's clocks, not from the read; the earliest start is kept while
+ * nothing moves, and progress starts a new wait. */
+static void sd_pace_read__waiting__due_from_the_kernels_wait_start(void **state)
+{
+	struct sd_pace p = { 0 };
+	struct flow_obs o = sock_obs();
+
+	(void)state;
+	o.tx_msgs = 11, o.rx_msgs = 10;         /* a request unanswered */
+	o.tx_bytes = o.rx_bytes = 1000;
+	o.last_tx_ns = 1 * SEC - 120 * MS;      /* sent 120 ms before the read */
+	sd_pace_read(&p, &o, 1 * SEC, THR, POLL);
+	assert_int_equal(p.wait_from, 1 * SEC - 120 * MS);
+	assert_int_equal(p.due_ns, 1 * SEC - 120 * MS + SPAN);
+	assert_true(sd_pace_due(&p, 1 * SEC + POLL, POLL));
+	/* a retransmission moved last_tx_ns: without progress the wait still
+	 * began at the first sending */
+	o.last_tx_ns = 1 * SEC + 40 * MS;
+	sd_pace_read(&p, &o, 1 * SEC + POLL, THR, POLL);
+	assert_int_equal(p.wait_from, 1 * SEC - 120 * MS);
+	/* the reply came and a new request left: a new wait */
+	o.rx_msgs = 11, o.rx_bytes = 1100, o.tx_msgs = 12, o.tx_bytes = 1100;
+	o.last_rx_ns = 1 * SEC + 60 * MS;
+	o.last_tx_ns = 1 * SEC + 70 * MS;
+	sd_pace_read(&p, &o, 1 * SEC + 2 * POLL, THR, POLL);
+	assert_int_equal(p.wait_from, 1 * SEC + 70 * MS);
+	assert_int_equal(p.due_ns, 1 * SEC + 70 * MS + SPAN);
+	/* a clock in the future is taken as now */
+	memset(&p, 0, sizeof(p));
+	o.last_tx_ns = 5 * SEC;
+	sd_pace_read(&p, &o, 2 * SEC, THR, POLL);
+	assert_int_equal(p.wait_from, 2 * SEC);
+}
+
+/* ---- the model: a request/response TCP session as tcp_info shows it ---- */
+
+struct model {
+	int outstanding;        /* a request awaits its reply */
+	int stalled;            /* the stalled request has been sent */
+	uint64_t next;          /* its reply's arrival, else the next send */
+	struct flow_obs o;
+};
+
+/* Advance the session to t: a request think after each reply, its reply
+ * serve later; the first request sent from stall_at on is answered
+ * stall_len later. Each request is acknowledged at once (the peer's
+ * stack), each reply read at once. */
+static void model_run(struct model *m, uint64_t t, uint64_t think, uint64_t serve,
+		      uint64_t stall_at, uint64_t stall_len)
+{
+	while (m->next <= t) {
+		uint64_t at = m->next;
+
+		if (m->outstanding) {
+			m->o.rx_msgs++;
+			m->o.rx_bytes += 100;
+			m->o.last_rx_ns = at;
+			m->outstanding = 0;
+			m->next = at + think;
+			continue;
+		}
+		m->o.tx_msgs++;
+		m->o.tx_bytes += 100;
+		m->o.last_tx_ns = at;
+		m->o.last_ack_ns = at;
+		m->outstanding = 1;
+		if (!m->stalled && at >= stall_at) {
+			m->stalled = 1;
+			m->next = at + stall_len;
+		} else {
+			m->next = at + serve;
+		}
+	}
+}
+
+struct verdict {
+	uint64_t stalled_poll, stalled_at, released_poll;
+	unsigned reads;
+	uint64_t max_gap;
+};
+
+/* One run of the session, the detector fed at every poll (paced 0) or
+ * when sd_pace_due says so (paced 1, a dump every second reading all). */
+static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint64_t stall_at,
+		uint64_t stall_len, struct verdict *v)
+{
+	struct flowtab *ft = flowtab_new();
+	struct model m = { 0 };
+	struct sd_pace p = { 0 };
+	uint64_t last_read = 0;
+	struct sflow *f;
+
+	memset(v, 0, sizeof(*v));
+	m.o = sock_obs();
+	m.o.tx_msgs = m.o.rx_msgs = 2;  /* request/response so far */
+	m.o.tx_bytes = m.o.rx_bytes = 200;
+	m.next = 1 * SEC + 1;           /* the first send */
+	f = flowtab_get(ft, &m.o, "a", 0, 1);
+	for (uint64_t t = 1 * SEC + offset; t < 6 * SEC; t += POLL) {
+		enum flow_event ev;
+		int dump = paced && (t - offset) % SEC == 0;
+
+		model_run(&m, t, think, serve, stall_at, stall_len);
+		if (paced && !dump && !sd_pace_due(&p, t, POLL))
+			continue;
+		if (last_read && t - last_read > v->max_gap)
+			v->max_gap = t - last_read;
+		last_read = t;
+		v->reads++;
+		if (paced)
+			sd_pace_read(&p, &m.o, t, THR, POLL);
+		ev = flow_update(f, &m.o, t, THR, POLL);
+		if (ev == FLOW_EV_STALLED && !v->stalled_poll) {
+			v->stalled_poll = t;
+			v->stalled_at = f->stalled_at_ns;
+		}
+		if (ev == FLOW_EV_RELEASED && !v->released_poll)
+			v->released_poll = t;
+	}
+	flowtab_free(ft);
+}
+
+/* Requests now answered at once, now after tens of ms (so reads find one
+ * outstanding), one never answered for 700 ms, at every phase against
+ * the polls: the paced detector calls the stall at the same poll, dates it
+ * the same, sees its end at the same poll, reads the socket within every
+ * threshold and at most two polls in three (one in three while it owes
+ * nothing). */
+static void sd_pace__request_response_with_one_stall__same_verdict_as_every_poll(void **state)
+{
+	static const uint64_t serve[] = { 1 * MS / 10, 10 * MS, 35 * MS, 90 * MS };
+	static const uint64_t think[] = { 2 * MS, 20 * MS, 45 * MS, 130 * MS };
+
+	(void)state;
+	for (unsigned s = 0; s < sizeof(serve) / sizeof(serve[0]); s++)
+		for (unsigned k = 0; k < sizeof(think) / sizeof(think[0]); k++)
+			for (uint64_t ph = 0; ph < POLL; ph += 7 * MS) {
+				struct verdict a, b;
+				uint64_t at = 3 * SEC + ph;
+
+				run(0, 3 * MS, think[k], serve[s], at, 700 * MS, &a);
+				run(1, 3 * MS, think[k], serve[s], at, 700 * MS, &b);
+				if (a.stalled_poll != b.stalled_poll || a.stalled_at != b.stalled_at ||
+				    a.released_poll != b.released_poll)
+					fail_msg("serve %llu think %llu phase %llu: every poll stalled at "
+						 "%llu (from %llu) released %llu; paced %llu (from %llu) "
+						 "released %llu", (unsigned long long)serve[s] / MS,
+						 (unsigned long long)think[k] / MS,
+						 (unsigned long long)ph / MS,
+						 (unsigned long long)a.stalled_poll / MS,
+						 (unsigned long long)a.stalled_at / MS,
+						 (unsigned long long)a.released_poll / MS,
+						 (unsigned long long)b.stalled_poll / MS,
+						 (unsigned long long)b.stalled_at / MS,
+						 (unsigned long long)b.released_poll / MS);
+				assert_true(a.stalled_poll != 0);
+				assert_true(b.max_gap <= THR);
+				/* an idle socket once in three polls (150 ms of 50),
+				 * plus the dumps and the stall's polls */
+				if (b.reads * 3 > a.reads * 2)
+					fail_msg("serve %llu think %llu: paced read %u times of %u",
+						 (unsigned long long)serve[s] / MS,
+						 (unsigned long long)think[k] / MS, b.reads, a.reads);
+			}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sd_pace_read__owes_nothing__due_a_threshold_less_a_poll_later),
+		cmocka_unit_test(sd_pace_read__no_threshold__due_every_poll),
+		cmocka_unit_test(sd_pace_read__waiting__due_from_the_kernels_wait_start),
+		cmocka_unit_test(sd_pace__request_response_with_one_stall__same_verdict_as_every_poll),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
