@@ -130,7 +130,7 @@ static void engine(unsigned n, unsigned reps)
 	printf("{\"what\":\"engine\",\"n\":%u,\"read\":%u,\"poll_us\":%.1f,\"poll_us_min\":%.1f,"
 	       "\"table_bytes_per_flow\":%.1f,\"detector_bytes_per_flow\":%zu,"
 	       "\"detector_max_flows\":%u}\n", n, nobs, (double)sum / reps / 1e3, (double)best / 1e3,
-	       (double)t.map_len / n, sizeof(struct sflow) + 16, LIVENESS_MAX_FLOWS);
+	       (double)t.map_len / n, sizeof(struct sflow) + 16, LIVENESS_MAX_ENGINE_FLOWS);
 	s.ops->close(&s);
 	nsft_close(&t, 1);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
