@@ -8,7 +8,7 @@ t_init
 A=${T_PREFIX}a B=${T_PREFIX}b
 netns_pair "$A" "$B" vA vB 10.210.0.1 10.210.0.2 || { fail "namespace pair"; exit 1; }
 mkdir -p "$T_DIR/state" "$T_DIR/flows"
-mount -t tmpfs -o size=512k tmpfs "$T_DIR/state" || { fail "mount tmpfs"; exit 1; }
+mount -t tmpfs -o size=512k,mode=0750 tmpfs "$T_DIR/state" || { fail "mount tmpfs"; exit 1; }
 T_CLEANUP+=("umount -l $T_DIR/state")
 cat > "$T_DIR/n.conf" <<CONF
 [daemon]
