@@ -33,7 +33,7 @@ jqs() { jq -se "$@" > /dev/null; }
 A=${T_PREFIX}a B=${T_PREFIX}b
 netns_pair "$A" "$B" vA vB 10.212.0.1 10.212.0.2 || { fail "namespace pair"; exit 1; }
 # a state directory that can be filled: the bundle write that fails
-mkdir -p "$T_DIR/state" && mount -t tmpfs -o size=48m tmpfs "$T_DIR/state" && T_CLEANUP+=("umount -l $T_DIR/state")
+mkdir -p "$T_DIR/state" && mount -t tmpfs -o size=48m,mode=0750 tmpfs "$T_DIR/state" && T_CLEANUP+=("umount -l $T_DIR/state")
 cat > "$T_DIR/n.conf" <<CONF
 [daemon]
 interval = 250ms
