@@ -1,7 +1,7 @@
 /* flow_engine_int: what flow_engine.c (the set of tables: directory,
  * inotify, registration, the poll loop, the listing, the ops table) and
- * flow_engine_read.c (one table: open, header check, owner liveness, the
- * record reader) share. Not a public header: include flow_engine.h.
+ * flow_engine_read.c (one table: open, header check, the record reader) and
+ * flow_engine_owner.c (the owner pid's claim, owner liveness) share. Not a public header: include flow_engine.h.
  *
  * Table states:
  *   ACTIVE   fd open, header valid: read on every poll.
@@ -61,7 +61,7 @@ struct owner {
 	unsigned refs;
 	int dead;
 	/* the (dev, inode) pairs the process maps, read once per poll at most
-	 * for every table claiming it (flow_engine_read.c, owner check) */
+	 * for every table claiming it (flow_engine_owner.c, owner check) */
 	struct fe_mapid { dev_t dev; ino_t ino; } *maps;
 	size_t nmaps;
 	unsigned long maps_poll; /* fe->polls + 1 when read, 0 never */
@@ -130,12 +130,23 @@ struct flow_engine {
 	int need_rescan;
 };
 
-/* flow_engine_read.c */
+/* flow_engine_owner.c */
 void owners_check(struct flow_engine *fe);
 /* Close t's fd and drop its owner. */
 void ft_release(struct flow_engine *fe, struct ft *t);
 /* The owner is gone: T_DEAD, fd closed. */
 void ft_dead(struct flow_engine *fe, struct ft *t);
+/* The owner record of pid (shared, counted), NULL when out of memory. */
+struct owner *ft_owner_get(struct flow_engine *fe, pid_t pid);
+/* Drop a reference to o (NULL allowed). */
+void ft_owner_put(struct flow_engine *fe, struct owner *o);
+/* Check the owner claim of t now: verified or unverified. */
+void ft_verify(struct flow_engine *fe, struct ft *t, uint64_t now);
+
+/* flow_engine_read.c */
+/* Record a problem of t; log it the first time for this file. */
+void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* Read and check the header of an open table; ACTIVE, BAD or DEAD after. */
 void ft_validate(struct flow_engine *fe, struct ft *t);
 /* (Re)open t->path and validate it (T_WAIT over the open-table limit). */

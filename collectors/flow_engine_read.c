@@ -1,6 +1,7 @@
 /* flow_engine_read: one engine flow table (nicstall/flowtab.h), read as
- * hostile input: open, header check, owner liveness and the record reader.
- * The set of tables is flow_engine.c.
+ * hostile input: open, header check and the record reader. The set of
+ * tables is flow_engine.c; the owner pid's claim and liveness
+ * flow_engine_owner.c.
  *
  * Why pread and not a shared mapping: an engine (or anyone who can write the
  * directory) can truncate a table at any time, and touching a mapped page
@@ -33,9 +34,7 @@
 #include "lib/log.h"
 
 /* Record a problem of t; log it the first time for this file. */
-static void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
+void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -64,67 +63,6 @@ static uint32_t ld32(const unsigned char *p)
 	return v;
 }
 
-static struct owner *owner_get(struct flow_engine *fe, pid_t pid)
-{
-	struct owner *o, **no;
-	size_t i;
-
-	for (i = 0; i < fe->nown; i++)
-		if (fe->own[i]->pid == pid && !fe->own[i]->dead) {
-			fe->own[i]->refs++;
-			return fe->own[i];
-		}
-	if (fe->nown == fe->aown) {
-		size_t na = fe->aown ? fe->aown * 2 : 16;
-
-		no = realloc(fe->own, na * sizeof(*no));
-		if (!no)
-			return NULL;
-		fe->own = no;
-		fe->aown = na;
-	}
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
-	o->pid = pid;
-	o->refs = 1;
-	o->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (o->pidfd < 0) {
-		if (errno == ESRCH)
-			o->dead = 1;
-		o->pidfd = -1;
-	}
-	fe->own[fe->nown++] = o;
-	return o;
-}
-
-static void owner_put(struct flow_engine *fe, struct owner *o)
-{
-	size_t i;
-
-	if (!o || --o->refs)
-		return;
-	for (i = 0; i < fe->nown; i++)
-		if (fe->own[i] == o) {
-			fe->own[i] = fe->own[--fe->nown];
-			break;
-		}
-	if (o->pidfd >= 0)
-		close(o->pidfd);
-	free(o->maps);
-	free(o->fds);
-	free(o);
-}
-
-/* ---- the owner pid's claim ----------------------------------------------
- * The header's owner_pid is written by whoever wrote the file. Believed
- * only when the process runs as the file's owner (real or effective uid)
- * and holds the table mapped (/proc/PID/maps: dev and inode) or open
- * (/proc/PID/fdinfo: mnt_id and ino). Otherwise the pid is "unverified":
- * its flows carry no pid, so nothing of that process (command line,
- * threads) is ever read for an incident. Only procfs is read: it never
- * blocks. */
-
 static uint64_t mono_ns(void)
 {
 	struct timespec ts;
@@ -134,296 +72,6 @@ static uint64_t mono_ns(void)
 }
 
 /* A procfs file (size 0 in stat) read whole, at most max bytes. */
-static char *proc_read(const char *path, size_t max, size_t *len)
-{
-	size_t cap = 4096, n = 0;
-	char *b = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-
-	if (fd < 0 || !b) {
-		if (fd >= 0)
-			close(fd);
-		free(b);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			char *nb;
-
-			if (cap >= max)
-				break;
-			cap = cap * 2 > max ? max : cap * 2;
-			nb = realloc(b, cap + 1);
-			if (!nb)
-				break;
-			b = nb;
-		}
-		r = read(fd, b + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	b[n] = '\0';
-	*len = n;
-	return b;
-}
-
-static int owner_uids(struct owner *o)
-{
-	char path[64], *b, *u;
-	size_t n;
-	unsigned long r, e;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)o->pid);
-	b = proc_read(path, 64 << 10, &n);
-	if (!b)
-		return -errno;
-	u = strstr(b, "\nUid:");
-	if (!u || sscanf(u + 5, "%lu %lu", &r, &e) != 2) {
-		free(b);
-		return -EINVAL;
-	}
-	o->ruid = (uid_t)r;
-	o->euid = (uid_t)e;
-	o->uid_ok = 1;
-	free(b);
-	return 0;
-}
-
-/* The (dev, inode) pairs of the process's file mappings, once per poll. */
-static int owner_maps(struct flow_engine *fe, struct owner *o)
-{
-	char path[64], *b, *line, *save = NULL;
-	size_t n, cap = 0;
-
-	if (o->maps_poll == fe->polls + 1)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)o->pid);
-	b = proc_read(path, FE_MAPS_MAX, &n);
-	if (!b)
-		return -errno;
-	o->nmaps = 0;
-	for (line = strtok_r(b, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned maj, min;
-		unsigned long long ino;
-
-		/* start-end perms offset major:minor inode [path] */
-		if (sscanf(line, "%*s %*s %*s %x:%x %llu", &maj, &min, &ino) != 3 || !ino)
-			continue;
-		if (o->nmaps == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct fe_mapid *nm = realloc(o->maps, nc * sizeof(*nm));
-
-			if (!nm)
-				break;
-			o->maps = nm;
-			cap = nc;
-		}
-		o->maps[o->nmaps].dev = makedev(maj, min);
-		o->maps[o->nmaps].ino = (ino_t)ino;
-		o->nmaps++;
-	}
-	free(b);
-	o->maps_poll = fe->polls + 1;
-	return 0;
-}
-
-/* The (mnt_id, ino) pairs of the process's open files (fdinfo), once per
- * poll, at most FE_FDS_MAX of them. */
-static int owner_fds(struct flow_engine *fe, struct owner *o)
-{
-	char path[64];
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d;
-
-	if (o->fds_poll == fe->polls + 1)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo", (int)o->pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	o->nfds = 0;
-	while ((de = readdir(d)) && o->nfds < FE_FDS_MAX) {
-		char p2[64 + sizeof(de->d_name)], *b, *m, *i;
-		size_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p2, sizeof(p2), "%s/%s", path, de->d_name);
-		b = proc_read(p2, 4096, &n);
-		if (!b)
-			continue;
-		m = strstr(b, "mnt_id:");
-		i = strstr(b, "\nino:");
-		if (m && i) {
-			if (o->nfds == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				struct fe_fdid *nf = realloc(o->fds, nc * sizeof(*nf));
-
-				if (!nf) {
-					free(b);
-					break;
-				}
-				o->fds = nf;
-				cap = nc;
-			}
-			o->fds[o->nfds].mnt_id = strtoull(m + 7, NULL, 10);
-			o->fds[o->nfds].ino = (ino_t)strtoull(i + 5, NULL, 10);
-			o->nfds++;
-		}
-		free(b);
-	}
-	closedir(d);
-	o->fds_poll = fe->polls + 1;
-	return 0;
-}
-
-/* Check t's owner claim now; sets pid_ok or pidnote. */
-static void ft_verify(struct flow_engine *fe, struct ft *t, uint64_t now)
-{
-	struct owner *o = t->own;
-	struct statx sx;
-	int rc;
-
-	t->pid_checked_ns = now;
-	t->pid_ok = 0;
-	t->pidnote[0] = '\0';
-	if (!o)
-		return;
-	rc = owner_uids(o);
-	if (rc < 0) {
-		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d unverified: /proc/%d: %s",
-			 (int)t->pid, (int)t->pid, strerror(-rc));
-		return;
-	}
-	if (o->ruid != t->uid && o->euid != t->uid) {
-		snprintf(t->pidnote, sizeof(t->pidnote),
-			 "owner pid %d unverified: it runs as uid %u, the table belongs to uid %u",
-			 (int)t->pid, (unsigned)o->euid, (unsigned)t->uid);
-		goto refused;
-	}
-	/* reading a process's maps and fds is bounded per poll: a burst of
-	 * tables claiming processes with many fds is checked over a few polls */
-	if (o->maps_poll != fe->polls + 1 && fe->scans >= FE_SCANS_PER_POLL) {
-		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d not checked yet",
-			 (int)t->pid);
-		t->pid_checked_ns = 0;
-		return;
-	}
-	if (o->maps_poll != fe->polls + 1)
-		fe->scans++;
-	if (owner_maps(fe, o) == 0)
-		for (size_t i = 0; i < o->nmaps; i++)
-			if (o->maps[i].dev == t->dev && o->maps[i].ino == t->ino) {
-				t->pid_ok = 1;
-				return;
-			}
-	/* the daemon holds every table open itself: for its own pid only a
-	 * mapping counts */
-	if (o->pid != getpid() && o->fds_poll != fe->polls + 1 &&
-	    fe->scans >= FE_SCANS_PER_POLL) {
-		snprintf(t->pidnote, sizeof(t->pidnote), "owner pid %d not checked yet",
-			 (int)t->pid);
-		t->pid_checked_ns = 0;
-		return;
-	}
-	if (o->pid != getpid() && o->fds_poll != fe->polls + 1)
-		fe->scans++;
-	if (o->pid != getpid() &&
-	    statx(t->fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
-	    (sx.stx_mask & STATX_MNT_ID) && owner_fds(fe, o) == 0)
-		for (size_t i = 0; i < o->nfds; i++)
-			if (o->fds[i].mnt_id == sx.stx_mnt_id && o->fds[i].ino == t->ino) {
-				t->pid_ok = 1;
-				return;
-			}
-	snprintf(t->pidnote, sizeof(t->pidnote),
-		 "owner pid %d unverified: it neither maps nor holds the table open", (int)t->pid);
-refused:
-	if (!(t->logged & P_PID)) {
-		t->logged |= P_PID;
-		log_warnx("flow table %s: %s; its flows carry no pid", t->path, t->pidnote);
-	}
-}
-
-void ft_verify_due(struct flow_engine *fe, struct ft *t, uint64_t now)
-{
-	if (t->pid_ok || !t->own || now - t->pid_checked_ns < FE_VERIFY_RETRY_NS ||
-	    fe->verifies >= FE_VERIFY_PER_POLL)
-		return;
-	fe->verifies++;
-	ft_verify(fe, t, now);
-}
-
-/* One poll() over every owner's pidfd; kill(pid, 0) for the others. */
-void owners_check(struct flow_engine *fe)
-{
-	size_t i, k = 0;
-
-	if (fe->nown > fe->apfd) {
-		struct pollfd *np = realloc(fe->pfd, fe->nown * sizeof(*np));
-
-		if (!np)
-			return;
-		fe->pfd = np;
-		fe->apfd = fe->nown;
-	}
-	for (i = 0; i < fe->nown; i++) {
-		struct owner *o = fe->own[i];
-
-		if (o->dead)
-			continue;
-		if (o->pidfd < 0) {
-			if (kill(o->pid, 0) < 0 && errno == ESRCH)
-				o->dead = 1;
-			continue;
-		}
-		fe->pfd[k].fd = o->pidfd;
-		fe->pfd[k].events = POLLIN;
-		fe->pfd[k].revents = 0;
-		k++;
-	}
-	if (k && poll(fe->pfd, k, 0) > 0) {
-		size_t j = 0;
-
-		for (i = 0; i < fe->nown && j < k; i++) {
-			struct owner *o = fe->own[i];
-
-			if (o->dead || o->pidfd < 0)
-				continue;
-			if (fe->pfd[j].fd == o->pidfd && fe->pfd[j].revents)
-				o->dead = 1;
-			j++;
-		}
-	}
-}
-
-void ft_release(struct flow_engine *fe, struct ft *t)
-{
-	if (t->fd >= 0) {
-		close(t->fd);
-		t->fd = -1;
-		fe->nopen--;
-	}
-	owner_put(fe, t->own);
-	t->own = NULL;
-	t->records = 0;
-}
-
-void ft_dead(struct flow_engine *fe, struct ft *t)
-{
-	ft_problem(t, P_DEAD, "owner pid %d (engine \"%s\") is gone; table dropped",
-		   (int)t->pid, t->engine);
-	ft_release(fe, t);
-	t->st = T_DEAD;
-}
-
 static void ft_setbad(struct ft *t, uint32_t kind)
 {
 	t->st = T_BAD;
@@ -451,7 +99,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	ssize_t n;
 	size_t i;
 
-	owner_put(fe, t->own);
+	ft_owner_put(fe, t->own);
 	t->own = NULL;
 	t->records = 0;
 	t->problem[0] = '\0';
@@ -561,7 +209,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 			return;
 		}
 	}
-	t->own = owner_get(fe, t->pid);
+	t->own = ft_owner_get(fe, t->pid);
 	if (!t->own) {
 		snprintf(t->problem, sizeof(t->problem), "out of memory");
 		ft_setbad(t, P_READ);

@@ -1,4 +1,5 @@
 /* peers: notices to peer daemons and their summaries, on one UDP socket. */
+#include "daemon/peers_int.h"
 #include "daemon/peers.h"
 #include "daemon/conf.h"
 #include "daemon/peermsg.h"
@@ -20,83 +21,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define OUTSTANDING 16          /* incidents whose notices may still be answered */
-#define RECENT 8                /* incidents a receiver remembers per peer */
-#define RETRY_MS_1 150
-#define RETRY_MS_2 450
-#define ATTEMPTS 3
-#define RX_PER_WAKE 64          /* datagrams read per wake-up: the loop stays fair */
-#define REPEAT_EVERY_NS 100000000ull
-
-enum lr { LR_GARBAGE, LR_OVERSIZE, LR_KEYID, LR_BADSIG, LR_REPLAY, LR_PAYLOAD, LR_LIMIT,
-	  LR_SEND, LR_NOANSWER, LR_STRAY, LR_N };
 static const char *const lr_name[LR_N] = {
 	"garbage", "oversized", "unknown_key_id", "bad_signature", "replayed", "bad_payload",
 	"rate_limited", "send_failed", "unanswered", "stray_summary",
 };
 
-struct recent {                 /* a notice this daemon answers (receiver) */
-	char origin[64];
-	uint64_t incident, token;
-	uint8_t nonce[PEER_NONCE_LEN];  /* of the latest notice: the answer is bound to it */
-	struct json_object *sum;        /* the answer, NULL while it is being made */
-	uint64_t answered_mono;
-	int used;
-};
-
-struct peer {
-	char name[32];
-	struct peer_conf pc;            /* a copy: the key stays ours */
-	struct sockaddr_storage sa;
-	socklen_t salen;
-	struct peer_replay replay;
-	struct peer_bucket notices;
-	struct peer_lograte lr[LR_N];
-	uint64_t refused[LR_N];
-	uint64_t rx_notices, rx_summaries, tx_notices, tx_summaries;
-	uint64_t last_rx_mono, last_rx_real, last_good_mono, last_badsig_mono;
-	double last_rtt_ms;
-	int have_rtt;
-	char host[64];                  /* what it calls itself */
-	char last_error[200];
-	struct recent recent[RECENT];
-	unsigned recent_next;
-};
-
-struct outstanding {            /* the notices of one of our incidents (originator) */
-	uint64_t incident;
-	uint64_t first_mono, deadline_mono;
-	char *payload;
-	struct {
-		char name[32];
-		uint8_t nonce[ATTEMPTS][PEER_NONCE_LEN];
-		uint64_t sent_mono[ATTEMPTS];
-		unsigned n;
-		int answered;
-	} per[PEER_MAX];
-	unsigned nper;
-	int used;
-};
-
-struct peers {
-	struct loop *loop;
-	const struct conf *c;
-	struct peer *p;
-	unsigned n;
-	int fd, family;
-	char listen[80], netns[PATH_MAX];
-	char host[64];
-	struct outstanding out[OUTSTANDING];
-	unsigned out_next;
-	struct loop_timer *timer;
-	uint64_t next_token;
-	uint64_t unknown_senders;
-	struct peer_lograte lr_unknown, lr_recv;
-	peers_notice_fn on_notice;
-	peers_summary_fn on_summary;
-	void *arg;
-	uint8_t buf[PEER_MAX_DGRAM + 1];
-};
 
 /* ---- addresses ---- */
 
@@ -146,7 +75,7 @@ static unsigned port_of(const struct sockaddr_storage *a)
 		     ((const struct sockaddr_in6 *)a)->sin6_port);
 }
 
-static const char *addr_text(const struct sockaddr_storage *a, char *buf, size_t len)
+const char *peers_addr_text(const struct sockaddr_storage *a, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
 
@@ -160,7 +89,7 @@ static const char *addr_text(const struct sockaddr_storage *a, char *buf, size_t
 
 /* The peer a datagram from sa came from: by address, and by port when
  * several peers share the address. */
-static struct peer *peer_by_addr(struct peers *ps, const struct sockaddr_storage *sa)
+struct peer *peers_peer_by_addr(struct peers *ps, const struct sockaddr_storage *sa)
 {
 	struct peer *host = NULL;
 	unsigned nhost = 0;
@@ -187,7 +116,7 @@ static struct peer *peer_by_name(struct peers *ps, const char *name)
 /* ---- logging once per interval ---- */
 
 __attribute__((format(printf, 4, 5)))
-static void refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fmt, ...)
+void peers_refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fmt, ...)
 {
 	uint64_t held = 0, now = loop_mono_ns();
 	char msg[400];
@@ -215,28 +144,28 @@ static void refuse(struct peers *ps, struct peer *p, enum lr kind, const char *f
 
 /* ---- sending ---- */
 
-static int send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *payload,
+int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *payload,
 		      uint8_t nonce[PEER_NONCE_LEN])
 {
 	uint8_t out[PEER_MAX_DGRAM];
 	ssize_t n;
 
 	if (ps->fd < 0) {
-		refuse(ps, p, LR_SEND, "not sent: the peer socket is not open");
+		peers_refuse(ps, p, LR_SEND, "not sent: the peer socket is not open");
 		return -1;
 	}
 	if (peer_nonce(nonce) < 0) {
-		refuse(ps, p, LR_SEND, "not sent: no random nonce (getrandom)");
+		peers_refuse(ps, p, LR_SEND, "not sent: no random nonce (getrandom)");
 		return -1;
 	}
 	n = peer_encode(&p->pc.key, type, loop_real_ns(), nonce, payload, strlen(payload), out,
 			type == PEER_NOTICE ? PEER_MAX_NOTICE : PEER_MAX_DGRAM);
 	if (n < 0) {
-		refuse(ps, p, LR_SEND, "not sent: the message does not fit a datagram");
+		peers_refuse(ps, p, LR_SEND, "not sent: the message does not fit a datagram");
 		return -1;
 	}
 	if (sendto(ps->fd, out, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&p->sa, p->salen) != n) {
-		refuse(ps, p, LR_SEND, "send to %s port %u: %s", p->pc.address, p->pc.port,
+		peers_refuse(ps, p, LR_SEND, "send to %s port %u: %s", p->pc.address, p->pc.port,
 		       strerror(errno));
 		return -1;
 	}
@@ -270,7 +199,7 @@ static void notice_to(struct peers *ps, struct outstanding *o, unsigned k)
 
 	if (!p || a >= ATTEMPTS)
 		return;
-	if (send_dgram(ps, p, PEER_NOTICE, o->payload, o->per[k].nonce[a]) == 0) {
+	if (peers_send_dgram(ps, p, PEER_NOTICE, o->payload, o->per[k].nonce[a]) == 0) {
 		o->per[k].sent_mono[a] = loop_mono_ns();
 		o->per[k].n++;
 	}
@@ -285,7 +214,7 @@ static void give_up(struct peers *ps, struct outstanding *o, uint64_t now)
 		struct peer *p = peer_by_name(ps, o->per[k].name);
 
 		if (!o->per[k].answered && o->per[k].n && p)
-			refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %" PRIu64
+			peers_refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %" PRIu64
 			       " within %.1f s (%u sent)", o->incident,
 			       (double)(now - o->first_mono) / 1e9, o->per[k].n);
 	}
@@ -374,241 +303,13 @@ void peers_forget(struct peers *ps, uint64_t incident_id)
 		arm(ps);
 }
 
-/* ---- answering (receiver) ---- */
 
-static struct recent *recent_find(struct peer *p, const char *origin, uint64_t incident)
-{
-	for (unsigned i = 0; i < RECENT; i++)
-		if (p->recent[i].used && p->recent[i].incident == incident &&
-		    !strcmp(p->recent[i].origin, origin))
-			return &p->recent[i];
-	return NULL;
-}
+/* ---- the receiver's memory ---- */
 
-static void recent_clear(struct recent *r)
+void peers_recent_clear(struct recent *r)
 {
 	json_object_put(r->sum);
 	memset(r, 0, sizeof(*r));
-}
-
-/* Send r's summary bound to its latest notice nonce. */
-static int send_answer(struct peers *ps, struct peer *p, struct recent *r)
-{
-	uint8_t nonce[PEER_NONCE_LEN];
-	char hex[PEER_NONCE_LEN * 2 + 1];
-	char *text;
-	int rc;
-
-	peer_nonce_hex(r->nonce, hex, sizeof(hex));
-	jx_add_str(r->sum, "notice_nonce", hex);
-	jx_add_u64(r->sum, "answered_real_ns", loop_real_ns());
-	text = peermsg_summary(r->sum, PEER_MAX_DGRAM - PEER_HDR_LEN - PEER_MAC_LEN);
-	if (!text) {
-		refuse(ps, p, LR_SEND, "the summary of incident %s:%" PRIu64 " does not fit a "
-		       "datagram", r->origin, r->incident);
-		return -1;
-	}
-	rc = send_dgram(ps, p, PEER_SUMMARY, text, nonce);
-	free(text);
-	r->answered_mono = loop_mono_ns();
-	return rc;
-}
-
-int peers_answer(struct peers *ps, uint64_t token, struct json_object *summary)
-{
-	for (unsigned i = 0; i < ps->n; i++)
-		for (unsigned k = 0; k < RECENT; k++) {
-			struct recent *r = &ps->p[i].recent[k];
-
-			if (!r->used || r->token != token)
-				continue;
-			json_object_put(r->sum);
-			r->sum = summary;
-			return send_answer(ps, &ps->p[i], r);
-		}
-	json_object_put(summary);
-	return -1;
-}
-
-static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h,
-		      const char *payload)
-{
-	const char *why = NULL;
-	struct json_object *n = peermsg_read_notice(payload, h->len, &why);
-	const char *origin;
-	uint64_t inc, now = loop_mono_ns();
-	struct recent *r;
-
-	if (!n) {
-		refuse(ps, p, LR_PAYLOAD, "a notice refused: %s", why);
-		return;
-	}
-	origin = jx_str(n, "origin");
-	inc = jx_u64(n, "incident");
-	p->rx_notices++;
-	util_strlcpy(p->host, origin, sizeof(p->host));
-	r = recent_find(p, origin, inc);
-	if (r) {
-		/* a repeat (our answer was lost, or is still being made) */
-		memcpy(r->nonce, h->nonce, PEER_NONCE_LEN);
-		if (r->sum && now - r->answered_mono >= REPEAT_EVERY_NS)
-			send_answer(ps, p, r);
-		json_object_put(n);
-		return;
-	}
-	if (!peer_bucket_take(&p->notices, now, PEERS_NOTICE_BURST, PEERS_NOTICE_EVERY_NS)) {
-		refuse(ps, p, LR_LIMIT, "notice of incident %s:%" PRIu64 " not acted on: more than %d "
-		       "incidents at once, then one per %u s (rate limit)", origin, inc,
-		       PEERS_NOTICE_BURST, (unsigned)(PEERS_NOTICE_EVERY_NS / 1000000000ull));
-		json_object_put(n);
-		return;
-	}
-	r = &p->recent[p->recent_next];
-	p->recent_next = (p->recent_next + 1) % RECENT;
-	recent_clear(r);
-	r->used = 1;
-	util_strlcpy(r->origin, origin, sizeof(r->origin));
-	r->incident = inc;
-	r->token = ++ps->next_token;
-	memcpy(r->nonce, h->nonce, PEER_NONCE_LEN);
-	log_info("peer %s: snapshot notice for incident %s:%" PRIu64, p->name, origin, inc);
-	if (ps->on_notice)
-		ps->on_notice(p->name, n, now, loop_real_ns(), r->token, ps->arg);
-	json_object_put(n);
-}
-
-static void on_summary(struct peers *ps, struct peer *p, const struct peer_hdr *h,
-		       const char *payload)
-{
-	const char *why = NULL, *nh;
-	struct json_object *s = peermsg_read_summary(payload, h->len, &why);
-	uint64_t inc, now = loop_mono_ns();
-
-	(void)h;
-	if (!s) {
-		refuse(ps, p, LR_PAYLOAD, "a summary refused: %s", why);
-		return;
-	}
-	inc = jx_u64(s, "incident");
-	nh = jx_str(s, "notice_nonce");
-	if (strcmp(jx_text(s, "origin"), ps->host)) {
-		refuse(ps, p, LR_STRAY, "a summary for host %s, not this one (%s)", jx_text(s, "origin"),
-		       ps->host);
-		json_object_put(s);
-		return;
-	}
-	for (unsigned i = 0; i < OUTSTANDING; i++) {
-		struct outstanding *o = &ps->out[i];
-
-		if (!o->used || o->incident != inc)
-			continue;
-		for (unsigned k = 0; k < o->nper; k++) {
-			if (strcmp(o->per[k].name, p->name))
-				continue;
-			for (unsigned a = 0; a < o->per[k].n; a++) {
-				char hex[PEER_NONCE_LEN * 2 + 1];
-
-				peer_nonce_hex(o->per[k].nonce[a], hex, sizeof(hex));
-				if (strcmp(hex, nh))
-					continue;
-				p->rx_summaries++;
-				if (o->per[k].answered) {
-					json_object_put(s);
-					return;         /* a second answer (to a repeat) */
-				}
-				o->per[k].answered = 1;
-				p->last_rtt_ms = (double)(now - o->per[k].sent_mono[a]) / 1e6;
-				p->have_rtt = 1;
-				if (jx_str(s, "host"))
-					util_strlcpy(p->host, jx_str(s, "host"), sizeof(p->host));
-				log_info("peer %s: summary of incident %" PRIu64 " (rtt %.1f ms)%s%s",
-					 p->name, inc, p->last_rtt_ms, jx_str(s, "bundle") ? ", bundle " : "",
-					 jx_text(s, "bundle"));
-				if (ps->on_summary)
-					ps->on_summary(inc, p->name, s, p->last_rtt_ms, ps->arg);
-				json_object_put(s);
-				return;
-			}
-		}
-	}
-	refuse(ps, p, LR_STRAY, "a summary of incident %" PRIu64 " that answers no notice still "
-	       "outstanding (late, or not ours)", inc);
-	json_object_put(s);
-}
-
-/* ---- receiving ---- */
-
-static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t real_len,
-		     const struct sockaddr_storage *from)
-{
-	struct peer *p = peer_by_addr(ps, from);
-	struct peer_hdr h;
-	const char *why;
-	char at[96];
-
-	if (!p) {
-		ps->unknown_senders++;
-		refuse(ps, NULL, LR_GARBAGE, "a datagram from %s, which is no configured peer: "
-		       "ignored", addr_text(from, at, sizeof(at)));
-		return;
-	}
-	p->last_rx_mono = loop_mono_ns();
-	p->last_rx_real = loop_real_ns();
-	if (real_len > PEER_MAX_DGRAM) {
-		refuse(ps, p, LR_OVERSIZE, "a datagram of %zu bytes from %s (at most %d): ignored",
-		       real_len, addr_text(from, at, sizeof(at)), PEER_MAX_DGRAM);
-		return;
-	}
-	if (peer_decode_hdr(buf, len, &h, &why) < 0) {
-		refuse(ps, p, LR_GARBAGE, "a datagram from %s: %s", addr_text(from, at, sizeof(at)), why);
-		return;
-	}
-	if (h.key_id != p->pc.key.id) {
-		refuse(ps, p, LR_KEYID, "a datagram signed with key %u, not the peer's key %u: ignored",
-		       h.key_id, p->pc.key.id);
-		return;
-	}
-	if (!peer_verify(&p->pc.key, buf, len)) {
-		p->last_badsig_mono = loop_mono_ns();
-		refuse(ps, p, LR_BADSIG, "a datagram whose signature does not verify with key %u "
-		       "(%s): ignored", h.key_id, p->pc.key_file);
-		return;
-	}
-	if (peer_replay_check(&p->replay, loop_real_ns(), ps->c->peer_skew_ns, h.ts_real_ns,
-			      h.nonce, &why) < 0) {
-		refuse(ps, p, LR_REPLAY, "a signed datagram refused: %s", why);
-		return;
-	}
-	p->last_good_mono = loop_mono_ns();
-	if (h.type == PEER_NOTICE)
-		on_notice(ps, p, &h, (const char *)buf + PEER_HDR_LEN);
-	else
-		on_summary(ps, p, &h, (const char *)buf + PEER_HDR_LEN);
-}
-
-static void on_readable(int fd, uint32_t events, void *arg)
-{
-	struct peers *ps = arg;
-
-	(void)events;
-	for (int i = 0; i < RX_PER_WAKE; i++) {
-		struct sockaddr_storage from;
-		socklen_t fl = sizeof(from);
-		ssize_t n = recvfrom(fd, ps->buf, sizeof(ps->buf), MSG_DONTWAIT | MSG_TRUNC,
-				     (struct sockaddr *)&from, &fl);
-
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EINTR) {
-				uint64_t held;
-
-				if (peer_lograte_due(&ps->lr_recv, loop_mono_ns(), PEERS_LOG_INTERVAL_NS, &held))
-					log_warn("peers: receive");
-			}
-			return;
-		}
-		on_dgram(ps, ps->buf, (size_t)n > sizeof(ps->buf) ? sizeof(ps->buf) : (size_t)n,
-			 (size_t)n, &from);
-	}
 }
 
 /* ---- set-up ---- */
@@ -651,7 +352,7 @@ static int open_sock(struct peers *ps, const struct conf *c, char *err, size_t e
 		close(fd);
 		return -1;
 	}
-	if (loop_add_fd(ps->loop, fd, EPOLLIN, on_readable, ps) < 0) {
+	if (loop_add_fd(ps->loop, fd, EPOLLIN, peers_on_readable, ps) < 0) {
 		util_errf(err, errlen, "peer socket: %s", strerror(errno));
 		close(fd);
 		return -1;
@@ -704,7 +405,7 @@ int peers_configure(struct peers *ps, const struct conf *c, char *err, size_t er
 	}
 	for (unsigned i = 0; i < ps->n; i++) {
 		for (unsigned k = 0; k < RECENT; k++)
-			recent_clear(&ps->p[i].recent[k]);
+			peers_recent_clear(&ps->p[i].recent[k]);
 		explicit_bzero(&ps->p[i].pc.key, sizeof(ps->p[i].pc.key));
 	}
 	free(ps->p);
@@ -752,7 +453,7 @@ void peers_free(struct peers *ps)
 	loop_timer_free(ps->timer);
 	for (unsigned i = 0; i < ps->n; i++) {
 		for (unsigned k = 0; k < RECENT; k++)
-			recent_clear(&ps->p[i].recent[k]);
+			peers_recent_clear(&ps->p[i].recent[k]);
 		explicit_bzero(&ps->p[i].pc.key, sizeof(ps->p[i].pc.key));
 	}
 	for (unsigned i = 0; i < OUTSTANDING; i++)

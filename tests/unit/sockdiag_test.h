@@ -1,0 +1,138 @@
+/* Shared by test_flow_sockdiag.c and test_flow_sockdiag_poll.c: the private
+ * network namespace (unshare in group setup), loopback TCP connections with
+ * unread data, and a poll into an observation list. Header-only (static
+ * inline): each test is one translation unit. */
+#ifndef NICSTALL_TEST_SOCKDIAG_TEST_H
+#define NICSTALL_TEST_SOCKDIAG_TEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+
+#include "collectors/flow_sockdiag.h"
+#include "collectors/flowsrc.h"
+#include "guardbuf.h"
+#include "lib/loop.h"
+#include "lib/netns.h"
+#include "nstest.h"
+
+static int host_ns = -1;
+
+static inline int group_setup(void **state)
+{
+	(void)state;
+	host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (host_ns < 0 || unshare(CLONE_NEWNET) < 0) {
+		perror("test_flow_sockdiag: private network namespace (needs root)");
+		return -1;
+	}
+	if (system("ip link set lo up") != 0) {
+		fprintf(stderr, "test_flow_sockdiag: ip link set lo up failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+static inline int group_teardown(void **state)
+{
+	(void)state;
+	if (host_ns >= 0)
+		close(host_ns);
+	return 0;
+}
+
+/* A connected TCP pair over loopback: c = client, s = accepted server end. */
+struct conn {
+	int l, c, s;
+	uint16_t lport, cport;  /* host order */
+};
+
+static inline void conn_open(struct conn *k, int family)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sl = sizeof(*a);
+	} else {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_addr = in6addr_loopback;
+		sl = sizeof(*a);
+	}
+	k->l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(k->l >= 0);
+	setsockopt(k->l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(k->l, (struct sockaddr *)&ss, sl), 0);
+	assert_int_equal(listen(k->l, 4), 0);
+	assert_int_equal(getsockname(k->l, (struct sockaddr *)&ss, &sl), 0);
+	k->c = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(k->c >= 0);
+	assert_int_equal(connect(k->c, (struct sockaddr *)&ss, sl), 0);
+	k->s = accept(k->l, NULL, NULL);
+	assert_true(k->s >= 0);
+	k->lport = family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port)
+				     : ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	sl = sizeof(ss);
+	assert_int_equal(getsockname(k->c, (struct sockaddr *)&ss, &sl), 0);
+	k->cport = family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port)
+				     : ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
+
+static inline void conn_close(struct conn *k)
+{
+	close(k->c);
+	close(k->s);
+	close(k->l);
+}
+
+static inline const struct flow_obs *find(const struct nstest_obs *l, uint16_t lport, uint16_t rport)
+{
+	unsigned i;
+
+	for (i = 0; i < l->n; i++)
+		if (ntohs(l->o[i].key.sport) == lport && ntohs(l->o[i].key.dport) == rport)
+			return &l->o[i];
+	return NULL;
+}
+
+static inline int poll_into(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
+		     struct nstest_obs *l)
+{
+	char err[256] = "";
+	int n;
+
+	l->n = 0;
+	n = sockdiag_poll(sd, sel, nsel, nstest_collect, l, err, sizeof(err));
+	if (n < 0)
+		fprintf(stderr, "sockdiag_poll: %s\n", err);
+	return n;
+}
+
+#endif

@@ -1,0 +1,327 @@
+/* Unit tests: flowtrack attach and detach: selectors limit what is tracked,
+ * the qdisc and filters are removed only when ours, stale ones of a killed
+ * attacher are cleaned up, other namespaces and bad ifindexes. Same private
+ * network namespace as test_flowtrack.c (flowtrack_test.h). Needs root. */
+#include "flowtrack_test.h"
+
+static void flowtrack_attach__port_and_addr_selectors__others_not_tracked(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_sel sel[2];
+	struct flowtrack *ft;
+	int c, s1, s2, s3;
+	uint16_t cp, p1, p2, p3;
+	unsigned i;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	c = udp_sock(AF_INET, "127.0.0.1");
+	s1 = udp_sock(AF_INET, "127.0.0.1");    /* selected by port */
+	s2 = udp_sock(AF_INET, "127.0.0.1");    /* not selected */
+	s3 = udp_sock(AF_INET, "127.0.0.2");    /* selected by address */
+	cp = local_port(c);
+	p1 = local_port(s1);
+	p2 = local_port(s2);
+	p3 = local_port(s3);
+	memset(sel, 0, sizeof(sel));
+	sel[0].proto = IPPROTO_UDP;
+	sel[0].port_lo = sel[0].port_hi = p1;
+	sel[1].proto = IPPROTO_UDP;
+	sel[1].family = AF_INET;
+	inet_pton(AF_INET6, "::ffff:127.0.0.2", &sel[1].addr);
+	sel[1].prefix = 128;
+	ft = attach_lo(sel, 2);
+	udp_xfer(c, s1, 2, 10);
+	udp_xfer(c, s2, 3, 10);
+	udp_xfer(c, s3, 4, 10);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 4);
+	assert_non_null(find(&l, IPPROTO_UDP, cp, p1));
+	assert_non_null(find(&l, IPPROTO_UDP, p1, cp));
+	assert_int_equal(find(&l, IPPROTO_UDP, cp, p3)->tx_msgs, 4);
+	assert_int_equal(find(&l, IPPROTO_UDP, p3, cp)->rx_msgs, 4);
+	for (i = 0; i < l.n; i++) {
+		assert_int_not_equal(ntohs(l.o[i].key.sport), p2);
+		assert_int_not_equal(ntohs(l.o[i].key.dport), p2);
+	}
+	flowtrack_detach(ft);
+	close(c);
+	close(s1);
+	close(s2);
+	close(s3);
+}
+
+static void flowtrack_attach__eight_selectors_v6_prefix__only_matching_tracked(void **state)
+{
+	static const char *const text[7][2] = {
+		{ "tcp", NULL }, { "udp", "10.0.0.0/8" }, { "udp", "fd00::/8" },
+		{ "udp", "::1/128" },   /* right address, wrong port below */
+		{ "tcp", "::1/127" }, { "udp", "fe80::/10" }, { "udp", "127.0.0.2/32" },
+	};
+	static struct nstest_obs l;
+	struct flow_sel sel[FLOWTRACK_MAX_SEL];
+	struct flowtrack *ft;
+	int c4, s4, c6, s6;
+	unsigned i;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	c4 = udp_sock(AF_INET, "127.0.0.1");
+	s4 = udp_sock(AF_INET, "127.0.0.1");
+	c6 = udp_sock(AF_INET6, "::1");
+	s6 = udp_sock(AF_INET6, "::1");
+	memset(sel, 0, sizeof(sel));
+	for (i = 0; i < 7; i++) {
+		sel[i].proto = text[i][0][0] == 't' ? IPPROTO_TCP : IPPROTO_UDP;
+		if (text[i][1]) {
+			char a[64];
+			int v4 = strchr(text[i][1], ':') == NULL;
+
+			snprintf(a, sizeof(a), "%s%s", v4 ? "::ffff:" : "", text[i][1]);
+			*strchr(a, '/') = '\0';
+			sel[i].family = v4 ? AF_INET : AF_INET6;
+			assert_int_equal(inet_pton(AF_INET6, a, &sel[i].addr), 1);
+			sel[i].prefix = (uint8_t)(atoi(strchr(text[i][1], '/') + 1) + (v4 ? 96 : 0));
+		}
+	}
+	sel[3].port_lo = sel[3].port_hi = 1;
+	/* The one that matches: IPv6 ::/127 (holds ::1), UDP, the server port. */
+	sel[7].proto = IPPROTO_UDP;
+	sel[7].family = AF_INET6;
+	sel[7].prefix = 127;
+	sel[7].port_lo = local_port(s6);
+	sel[7].port_hi = local_port(s6);
+	ft = attach_lo(sel, 8);
+	udp_xfer(c4, s4, 2, 10);
+	udp_xfer(c6, s6, 3, 10);
+	assert_int_equal(flowtrack_poll(ft, nstest_collect, &l), 2);
+	assert_int_equal(find(&l, IPPROTO_UDP, local_port(c6), local_port(s6))->tx_msgs, 3);
+	assert_int_equal(find(&l, IPPROTO_UDP, local_port(s6), local_port(c6))->rx_msgs, 3);
+	flowtrack_detach(ft);
+	close(c4);
+	close(s4);
+	close(c6);
+	close(s6);
+}
+
+/* A "we created the qdisc" marker file is in the state directory. */
+static int marker_exists(void)
+{
+	return sh("ls -A %s", state_dir)[0] != '\0';
+}
+
+static void flowtrack_detach__qdisc_created_by_us__filters_and_qdisc_gone(void **state)
+{
+	struct flowtrack *ft;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	ft = attach_lo(NULL, 0);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_true(marker_exists());
+	flowtrack_detach(ft);
+	assert_string_equal(sh("tc filter show dev lo ingress"), "");
+	assert_string_equal(sh("tc filter show dev lo egress"), "");
+	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_false(marker_exists());
+}
+
+/* A foreign filter (prio 7, handle 1) that passes everything. */
+static void add_other_filter(void)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = -1 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = 1, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = 1, .priority = 7);
+	int fd;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, "other", "GPL", insns, 2, NULL);
+	assert_true(fd >= 0);
+	o.prog_fd = fd;
+	assert_int_equal(bpf_tc_attach(&hook, &o), 0);
+	close(fd);
+}
+
+static void flowtrack_detach__preexisting_qdisc_with_filter__qdisc_and_filter_kept(void **state)
+{
+	struct flowtrack *ft;
+	const char *out;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(system("tc qdisc add dev lo clsact"), 0);
+	add_other_filter();
+	ft = attach_lo(NULL, 0);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	assert_false(marker_exists());
+	flowtrack_detach(ft);
+	out = sh("tc filter show dev lo ingress");
+	assert_non_null(strstr(out, "pref 7 "));
+	assert_null(strstr(out, "ft_ingress"));
+	assert_string_equal(sh("tc filter show dev lo egress"), "");
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_int_equal(system("tc qdisc del dev lo clsact"), 0);
+}
+
+static void flowtrack_detach__created_then_foreign_filter_added__qdisc_kept(void **state)
+{
+	struct flowtrack *ft;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	ft = attach_lo(NULL, 0);
+	add_other_filter();
+	flowtrack_detach(ft);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "pref 7 "));
+	assert_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_false(marker_exists());
+	assert_int_equal(system("tc qdisc del dev lo clsact"), 0);
+}
+
+static void flowtrack_detach__interface_deleted__no_error_marker_removed(void **state)
+{
+	char err[512] = "";
+	struct flowtrack *ft;
+	int ifindex;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(system("ip link add ftA type veth peer name ftB"), 0);
+	ifindex = (int)if_nametoindex("ftA");
+	assert_true(ifindex > 0);
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach ftA: %s", err);
+	assert_non_null(strstr(sh("tc filter show dev ftA egress"), "ft_egress"));
+	assert_true(marker_exists());
+	assert_int_equal(system("ip link del ftA"), 0);
+	flowtrack_detach(ft);
+	assert_false(marker_exists());
+}
+
+static void flowtrack_cleanup_stale__killed_attacher__filters_and_qdisc_removed(void **state)
+{
+	char err[512] = "";
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char e[512];
+
+		if (!flowtrack_attach(-1, 1, NULL, 0, 0, e, sizeof(e)))
+			_exit(3);
+		raise(SIGKILL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
+	assert_true(marker_exists());
+
+	assert_int_equal(flowtrack_cleanup_stale(-1, 1, err, sizeof(err)), 2);
+	assert_string_equal(sh("tc filter show dev lo ingress"), "");
+	assert_string_equal(sh("tc filter show dev lo egress"), "");
+	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_false(marker_exists());
+	/* Nothing left: a second run removes nothing. */
+	assert_int_equal(flowtrack_cleanup_stale(-1, 1, err, sizeof(err)), 0);
+}
+
+static void flowtrack_cleanup_stale__foreign_filter__left_alone(void **state)
+{
+	char err[512] = "";
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(system("tc qdisc add dev lo clsact"), 0);
+	add_other_filter();
+	assert_int_equal(flowtrack_cleanup_stale(-1, 1, err, sizeof(err)), 0);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "pref 7 "));
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	assert_int_equal(system("tc qdisc del dev lo clsact"), 0);
+}
+
+static void flowtrack_attach__other_namespace__filters_land_there(void **state)
+{
+	struct flowtrack *ft;
+	char err[512] = "", path[128];
+	int nsfd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	snprintf(netns_name, sizeof(netns_name), "flowtrack-test-%d", getpid());
+	snprintf(path, sizeof(path), "ip netns add %s", netns_name);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "/run/netns/%s", netns_name);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(nsfd >= 0);
+	ft = flowtrack_attach(nsfd, 1, NULL, 0, 64, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach in %s: %s", netns_name, err);
+	close(nsfd);    /* the tracker keeps its own reference */
+	assert_non_null(strstr(sh("ip netns exec %s tc filter show dev lo ingress", netns_name),
+			       "ft_ingress"));
+	assert_string_equal(sh("tc filter show dev lo ingress"), "");
+	flowtrack_detach(ft);
+	assert_string_equal(sh("ip netns exec %s tc filter show dev lo ingress", netns_name), "");
+	assert_null(strstr(sh("ip netns exec %s tc qdisc show dev lo", netns_name), "clsact"));
+	sh("ip netns del %s", netns_name);
+	netns_name[0] = '\0';
+}
+
+static void flowtrack_attach__bogus_ifindex__fails_with_message(void **state)
+{
+	struct flow_sel sel[9];
+	char err[512] = "";
+
+	(void)state;
+	assert_null(flowtrack_attach(-1, 99999, NULL, 0, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "ifindex 99999"));
+	assert_non_null(strstr(err, strerror(ENODEV)));
+	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
+
+	memset(sel, 0, sizeof(sel));
+	err[0] = '\0';
+	assert_null(flowtrack_attach(-1, 1, sel, 9, 0, err, sizeof(err)));
+	assert_non_null(strstr(err, "9 flow selectors"));
+	err[0] = '\0';
+	assert_int_equal(flowtrack_cleanup_stale(-1, 99999, err, sizeof(err)), -ENODEV);
+	assert_non_null(strstr(err, "ifindex 99999"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(flowtrack_attach__port_and_addr_selectors__others_not_tracked),
+		cmocka_unit_test(flowtrack_attach__eight_selectors_v6_prefix__only_matching_tracked),
+		cmocka_unit_test(flowtrack_detach__qdisc_created_by_us__filters_and_qdisc_gone),
+		cmocka_unit_test(flowtrack_detach__preexisting_qdisc_with_filter__qdisc_and_filter_kept),
+		cmocka_unit_test(flowtrack_detach__created_then_foreign_filter_added__qdisc_kept),
+		cmocka_unit_test(flowtrack_detach__interface_deleted__no_error_marker_removed),
+		cmocka_unit_test(flowtrack_cleanup_stale__killed_attacher__filters_and_qdisc_removed),
+		cmocka_unit_test(flowtrack_cleanup_stale__foreign_filter__left_alone),
+		cmocka_unit_test(flowtrack_attach__other_namespace__filters_land_there),
+		cmocka_unit_test(flowtrack_attach__bogus_ifindex__fails_with_message),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
