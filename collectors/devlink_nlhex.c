@@ -36,7 +36,7 @@ static char *read_small(const char *path, size_t max, size_t *len, char *err,
 	size_t n = 0;
 	int fd, e;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* a FIFO: no wait */
 	if (fd < 0) {
 		e = errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(e));

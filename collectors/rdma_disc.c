@@ -26,7 +26,8 @@ static int read_attr(int dirfd, const char *rel, char *buf, size_t len)
 	size_t n;
 	int fd;
 
-	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a recorded tree cannot block */
+	fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	r = read(fd, tmp, sizeof(tmp) - 1);

@@ -186,7 +186,7 @@ size_t util_strlcpy(char *dst, const char *src, size_t size)
 
 char *util_read_file(const char *path, size_t max, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* a FIFO: no wait */
 	char *buf;
 	size_t n = 0;
 

@@ -267,6 +267,8 @@ struct val rl_eval(struct ectx *c, const struct node *n);
 /* a OP b for + - * / (unknown propagates). */
 struct val rl_arith(enum op op, struct val a, struct val b);
 
+/* signal.c: the signal name of profile, else of "generic", else NULL. */
+const struct signal *rl_sig_find(const struct rules *r, const char *profile, const char *name);
 /* signal.c: value of a signal of a profile (or "generic") over counters. */
 struct val rl_sig_value(const struct rules *r, const char *profile, const char *name,
 			struct json_object *counters, int depth, struct arena *ar);

@@ -10,7 +10,7 @@
 
 #include "lib/json.h"
 
-static const struct signal *sig_find(const struct rules *r, const char *profile, const char *name)
+const struct signal *rl_sig_find(const struct rules *r, const char *profile, const char *name)
 {
 	const struct signal *g = NULL;
 
@@ -119,7 +119,7 @@ static struct val sx_eval(struct sx *s, const struct node *n)
 struct val rl_sig_value(const struct rules *r, const char *profile, const char *name,
 			struct json_object *counters, int depth, struct arena *ar)
 {
-	const struct signal *sg = sig_find(r, profile, name);
+	const struct signal *sg = rl_sig_find(r, profile, name);
 	struct sx s = { .r = r, .profile = profile, .counters = counters, .depth = depth, .ar = ar };
 	struct val v;
 

@@ -8,21 +8,6 @@
 
 #include "lib/json.h"
 
-/* The signal name of profile (else generic), as rl_sig_value picks it. */
-static const struct signal *pick(const struct rules *r, const char *profile, const char *name)
-{
-	const struct signal *g = NULL;
-
-	for (size_t i = 0; i < r->nsigs; i++) {
-		if (strcmp(r->sigs[i]->name, name))
-			continue;
-		if (profile && !strcmp(r->sigs[i]->profile, profile))
-			return r->sigs[i];
-		if (!strcmp(r->sigs[i]->profile, "generic"))
-			g = r->sigs[i];
-	}
-	return g;
-}
 
 /* Is name the first signal of that name in r (each name once)? */
 static int first_of_name(const struct rules *r, size_t i)
@@ -37,7 +22,7 @@ void rules_signals_each(const struct rules *r, const char *profile,
 			void (*cb)(const char *name, void *arg), void *arg)
 {
 	for (size_t i = 0; r && i < r->nsigs; i++)
-		if (first_of_name(r, i) && pick(r, profile, r->sigs[i]->name))
+		if (first_of_name(r, i) && rl_sig_find(r, profile, r->sigs[i]->name))
 			cb(r->sigs[i]->name, arg);
 }
 
@@ -68,10 +53,12 @@ static void walk(struct reads *rd, const struct node *n, int depth)
 			}
 		}
 		return;
-	case N_SIGREF:
-		walk(rd, pick(rd->r, rd->profile, n->str) ? pick(rd->r, rd->profile, n->str)->e : NULL,
-		     depth + 1);
+	case N_SIGREF: {
+		const struct signal *sg = rl_sig_find(rd->r, rd->profile, n->str);
+
+		walk(rd, sg ? sg->e : NULL, depth + 1);
 		return;
+	}
 	default:
 		walk(rd, n->a, depth + 1);
 		walk(rd, n->b, depth + 1);
@@ -87,7 +74,7 @@ void rules_signal_reads(const struct rules *r, const char *profile, struct json_
 	for (size_t i = 0; r && i < r->nsigs; i++) {
 		const struct signal *s;
 
-		if (!first_of_name(r, i) || !(s = pick(r, profile, r->sigs[i]->name)))
+		if (!first_of_name(r, i) || !(s = rl_sig_find(r, profile, r->sigs[i]->name)))
 			continue;
 		walk(&rd, s->e, 0);
 	}

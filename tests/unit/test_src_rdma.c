@@ -572,6 +572,28 @@ static void rdma_disc_list__ttar_fixture__mlx5_0_port1(void **state)
 	rdma_disc_free(v);
 }
 
+/* A recorded tree is written by whoever recorded it: a FIFO in place of an
+ * attribute must not block discovery (the daemon's loop) on open(). The
+ * alarm turns a hang into a failure. */
+static void rdma_disc_list__fifo_attribute__not_blocked(void **state)
+{
+	struct fx *f = *state;
+	struct rdma_port_info *v;
+	char err[256] = "", p[600];
+	size_t n;
+
+	snprintf(p, sizeof(p), "%s/rate", f->port);
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	alarm(5);
+	assert_int_equal(rdma_disc_list(f->root, &v, &n, err, sizeof(err)), 0);
+	alarm(0);
+	assert_int_equal(n, 1);
+	assert_string_equal(v[0].state_name, "ACTIVE");
+	assert_string_equal(v[0].rate, "");
+	rdma_disc_free(v);
+}
+
 static void rdma_disc_for_netdev__gid_ndev_and_device_net__found(void **state)
 {
 	struct fx *f = *state;
@@ -665,6 +687,7 @@ int main(void)
 		T(src_rdma_read__show_counters_dump__every_value),
 		T(ttar_unpack__fixture__exact_bytes_and_modes),
 		T(rdma_disc_list__ttar_fixture__mlx5_0_port1),
+		T(rdma_disc_list__fifo_attribute__not_blocked),
 		T(rdma_disc_for_netdev__gid_ndev_and_device_net__found),
 		T(rdma_disc_list__no_rdma__empty_no_error),
 #undef T
