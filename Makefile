@@ -135,8 +135,11 @@ unit: deps
 unit-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit-run
 
+# Tests that mostly wait and time nothing of their own run in a second lane
+# beside the others (tests/system/run.sh): 2 minutes of make check.
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal)\.sh$$
 system: all $(EXTRA_BINS)
-	@tests/system/run.sh $(BUILD)
+	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' tests/system/run.sh $(BUILD)
 
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test): the forensic

@@ -1,6 +1,13 @@
 #!/bin/bash
 # Run every system test (tests/system/test_*.sh BUILD), each bounded in time;
 # sum their "N passed, N failed" lines into BUILD/results and one closing line.
+#
+# NICSTALL_TESTS=REGEX       only the tests whose path matches
+# NICSTALL_SIDE_TESTS=REGEX  these run one after another in a second lane,
+#                            beside the others: tests that mostly wait and
+#                            assert no timing of their own (make check puts
+#                            the 60 s healthy run there). Their lines are
+#                            printed when the lane ends.
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}
@@ -10,8 +17,11 @@ if [ "$(id -u)" != 0 ]; then
 	echo "PASS 0 FAIL 0" >> "$build/results"
 	exit 0
 fi
-for t in "$here"/test_*.sh; do
-	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
+
+# one_test PATH: run it, print its line (and its log's tail on failure),
+# add its counts to the file $2
+one_test() {
+	local t=$1 tally=$2 name log start rc line np nf
 	name=$(basename "$t" .sh)
 	log="$build/system-$name.log"
 	start=$(date +%s)
@@ -27,7 +37,32 @@ for t in "$here"/test_*.sh; do
 	if [ "$nf" -ne 0 ]; then
 		echo "---- $log (last 40 lines) ----"; tail -40 "$log"; echo "----"
 	fi
-	p=$((p+np)); f=$((f+nf))
+	echo "$np $nf" >> "$tally"
+}
+
+tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp)
+trap 'rm -f "$tally" "$side_out" "$side_tally"' EXIT
+main=() side=()
+for t in "$here"/test_*.sh; do
+	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
+	if [ -n "$NICSTALL_SIDE_TESTS" ] && echo "$t" | grep -qE "$NICSTALL_SIDE_TESTS"; then
+		side+=("$t")
+	else
+		main+=("$t")
+	fi
 done
+side_pid=
+if [ ${#side[@]} -gt 0 ]; then
+	( for t in "${side[@]}"; do one_test "$t" "$side_tally"; done ) > "$side_out" 2>&1 &
+	side_pid=$!
+fi
+for t in "${main[@]}"; do one_test "$t" "$tally"; done
+if [ -n "$side_pid" ]; then
+	wait "$side_pid"
+	echo "(beside the others:)"
+	cat "$side_out"
+	cat "$side_tally" >> "$tally"
+fi
+while read -r a b; do p=$((p+a)); f=$((f+b)); done < "$tally"
 echo "PASS $p FAIL $f" >> "$build/results"
 echo "system: $p passed, $f failed"

@@ -11,7 +11,10 @@
 . "$(dirname "$0")/fleet_lib.sh"
 t_init
 NET=10.$((232 + RANDOM % 8))
-fleet_up "$NET" 4 "peer_wait = 1s
+# a peer answers once its snapshot bundle is on disk; on a shared test
+# machine an fsync can take a second, so rank 0 waits 3 s (the silent part
+# waits that long for rank3) rather than give up on slow ranks 1 and 2
+fleet_up "$NET" 4 "peer_wait = 3s
 peer_window = 30ms" || { fail "the four ranks come up"; exit 1; }
 jqe() { jq -e "$@" > /dev/null; }
 ENGINES=()
@@ -143,6 +146,11 @@ if run "silent" 0 1 2; then
 		bash -c "awk '\$1 == \"rank3\" && \$5 == \"never\" && \$6 == \"-\" && \$9 >= 1 { ok = 1 } END { exit !ok }' '$T_DIR/peers-silent.txt'"
 fi
 end silent
+# what the ranks said of the notices when this part failed (their answers
+# late or refused): the lines a reader needs to tell which
+[ "$T_FAIL" -gt 0 ] && grep -hE "peer|notice|summary|incident|investigation" \
+	"$T_DIR"/rank[0-2].silent.log 2>/dev/null | tail -40
+[ -n "${FLEET_KEEP_LOGS:-}" ] && mkdir -p "$FLEET_KEEP_LOGS" && cp "$T_DIR"/rank*.log "$FLEET_KEEP_LOGS"/
 
 # ---- 3. fabric errors at one peer: rank 2's port counts transport errors ----
 "$BUILD/emuport" ctl "$T_DIR/emu" mode rank2 fabric-fault always > /dev/null ||
