@@ -75,57 +75,57 @@ struct krep {
 	int burst;                /* add BURST_PERIOD (newer kernels) */
 };
 
-extern const struct card cx6dx;
-extern const struct card cx6dx_k515;
-extern const char *netdev0;     /* PF0's netdev (--write-set --netdev) */
+extern const struct card dlm_cx6dx;
+extern const struct card dlm_cx6dx_k515;
+extern const char *dlm_netdev0;     /* PF0's netdev (--write-set --netdev) */
 
 /* buffers: room at the end, messages (libmnl writes into them), done, ack */
-void *bput(struct buf *b, size_t n);
-void bfree(struct buf *b);
-struct nlmsghdr *msg_begin(struct buf *b, uint16_t type, uint16_t flags,
+void *dlm_bput(struct buf *b, size_t n);
+void dlm_bfree(struct buf *b);
+struct nlmsghdr *dlm_msg_begin(struct buf *b, uint16_t type, uint16_t flags,
 			   uint32_t seq);
-void msg_end(struct buf *b, struct nlmsghdr *nlh);
-struct nlmsghdr *genl_begin(struct buf *b, uint16_t type, uint16_t flags,
+void dlm_msg_end(struct buf *b, struct nlmsghdr *nlh);
+struct nlmsghdr *dlm_genl_begin(struct buf *b, uint16_t type, uint16_t flags,
 			    uint32_t seq, uint8_t cmd);
-void put_done(struct buf *b, uint32_t seq, int with_int);
-void put_ack(struct buf *b, uint32_t seq, int error, const char *extack);
-struct nlattr *nest_noflag(struct nlmsghdr *nlh, uint16_t type);
+void dlm_put_done(struct buf *b, uint32_t seq, int with_int);
+void dlm_put_ack(struct buf *b, uint32_t seq, int error, const char *extack);
+struct nlattr *dlm_nest_noflag(struct nlmsghdr *nlh, uint16_t type);
 
 /* the fmsg model: devlink_fmsg_* items in a list, kf_send the parts
  * devlink_fmsg_snd would send */
-void kinit(struct kf *k);
-void kfree(struct kf *k);
-struct kitem *kadd(struct kf *k, uint16_t attr);
-void obj_start(struct kf *k);
-void nest_end(struct kf *k);
-void pair_start(struct kf *k, const char *name);
-void arr_pair_start(struct kf *k, const char *name);
-void arr_pair_end(struct kf *k);
-void named_obj_start(struct kf *k, const char *name);
-void named_obj_end(struct kf *k);
-void put_value(struct kf *k, uint8_t type, const void *v, uint16_t len);
-void u8_pair(struct kf *k, const char *name, uint8_t v);
-void u32_pair(struct kf *k, const char *name, uint32_t v);
-void u64_pair(struct kf *k, const char *name, uint64_t v);
-void bool_pair(struct kf *k, const char *name, int v);
-void string_pair(struct kf *k, const char *name, const char *v);
-void kf_send(const struct kf *k, struct buf *b, uint8_t cmd, uint32_t seq,
+void dlm_kinit(struct kf *k);
+void dlm_kfree(struct kf *k);
+struct kitem *dlm_kadd(struct kf *k, uint16_t attr);
+void dlm_obj_start(struct kf *k);
+void dlm_nest_end(struct kf *k);
+void dlm_pair_start(struct kf *k, const char *name);
+void dlm_arr_pair_start(struct kf *k, const char *name);
+void dlm_arr_pair_end(struct kf *k);
+void dlm_named_obj_start(struct kf *k, const char *name);
+void dlm_named_obj_end(struct kf *k);
+void dlm_put_value(struct kf *k, uint8_t type, const void *v, uint16_t len);
+void dlm_u8_pair(struct kf *k, const char *name, uint8_t v);
+void dlm_u32_pair(struct kf *k, const char *name, uint32_t v);
+void dlm_u64_pair(struct kf *k, const char *name, uint64_t v);
+void dlm_bool_pair(struct kf *k, const char *name, int v);
+void dlm_string_pair(struct kf *k, const char *name, const char *v);
+void dlm_kf_send(const struct kf *k, struct buf *b, uint8_t cmd, uint32_t seq,
 	     size_t part_max, int pad64, int dump);
 
 /* the card's replies, as devlink and genl ctrl fill them */
-void family_reply(struct buf *b);
-void dev_reply(struct buf *b, const struct card *c);
-void port_reply(struct buf *b, const struct card *c);
-void reporter_msg(struct buf *b, const char *bus, const char *dev,
+void dlm_family_reply(struct buf *b);
+void dlm_dev_reply(struct buf *b, const struct card *c);
+void dlm_port_reply(struct buf *b, const struct card *c);
+void dlm_reporter_msg(struct buf *b, const char *bus, const char *dev,
 		  uint32_t port, const struct krep *r, uint8_t state,
 		  int pad64);
-void health_reply(struct buf *b, const struct card *c);
-void vnic_fmsg(struct kf *k, const struct card *c);
-void rx_fmsg(struct kf *k, const struct card *c);
-void fw_fmsg(struct kf *k);
-void rx_dump_fmsg(struct kf *k);
-void fmsg_reply(struct buf *b, void (*fill)(struct kf *, const struct card *),
+void dlm_health_reply(struct buf *b, const struct card *c);
+void dlm_vnic_fmsg(struct kf *k, const struct card *c);
+void dlm_rx_fmsg(struct kf *k, const struct card *c);
+void dlm_fw_fmsg(struct kf *k);
+void dlm_rx_dump_fmsg(struct kf *k);
+void dlm_fmsg_reply(struct buf *b, void (*fill)(struct kf *, const struct card *),
 		const struct card *c, size_t part_max, int pad64);
-void fw_fill(struct kf *k, const struct card *c);
+void dlm_fw_fill(struct kf *k, const struct card *c);
 
 #endif

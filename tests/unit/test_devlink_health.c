@@ -132,8 +132,8 @@ static void dlh_reply_feed__diagnose_parts_done_ack__complete_at_ack(void **stat
 	size_t cut;
 
 	(void)state;
-	mk_rx(&b, &cx6dx);
-	parse_reply(&b, 0, &r);
+	dlf_mk_rx(&b, &dlm_cx6dx);
+	dlf_parse_reply(&b, 0, &r);
 	assert_int_equal(r.nmsg, 3);                 /* three NLM_F_MULTI parts */
 	assert_true(r.done);
 	dlh_reply_free(&r);
@@ -141,11 +141,11 @@ static void dlh_reply_feed__diagnose_parts_done_ack__complete_at_ack(void **stat
 	 * until the ack */
 	cut = b.len - NLMSG_ALIGN(sizeof(struct nlmsghdr) + sizeof(struct nlmsgerr));
 	dlh_reply_init(&r, 0);
-	assert_int_equal(feed_exact(&r, b.p, cut, 1005, e, sizeof(e)), 0);
+	assert_int_equal(dlf_feed_exact(&r, b.p, cut, 1005, e, sizeof(e)), 0);
 	assert_true(r.done);
-	assert_int_equal(feed_exact(&r, b.p + cut, b.len - cut, 1005, e, sizeof(e)), 1);
+	assert_int_equal(dlf_feed_exact(&r, b.p + cut, b.len - cut, 1005, e, sizeof(e)), 1);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 /* Feed b (an exact-size copy) as one reply; expect rc want and, when msg
@@ -160,7 +160,7 @@ static void expect_feed(void (*make)(struct buf *), int dump, uint32_t seq, int 
 
 	make(&b);
 	dlh_reply_init(&r, dump);
-	rc = feed_exact(&r, b.p, b.len, seq, e, sizeof(e));
+	rc = dlf_feed_exact(&r, b.p, b.len, seq, e, sizeof(e));
 	if (rc != want || (msg && !strstr(e, msg)))
 		print_error("feed: %d \"%s\", expected %d \"%s\"\n", rc, e, want, msg ? msg : "");
 	assert_int_equal(rc, want);
@@ -168,46 +168,46 @@ static void expect_feed(void (*make)(struct buf *), int dump, uint32_t seq, int 
 	if (rc < 0)
 		assert_int_equal(r.nmsg, 0);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void mk_three_bytes(struct buf *b)
 {
-	memcpy(bput(b, 3), "\x14\x00\x00", 3);
+	memcpy(dlm_bput(b, 3), "\x14\x00\x00", 3);
 }
 
 static void mk_trampled(struct buf *b)
 {
-	put_ack(b, 9, -EINVAL, "Dump trampled, please retry");
+	dlm_put_ack(b, 9, -EINVAL, "Dump trampled, please retry");
 }
 
 static void mk_fw_fatal_err(struct buf *b)
 {
-	mk_fw_fatal(b, &cx6dx);
+	dlf_mk_fw_fatal(b, &dlm_cx6dx);
 }
 
 static void mk_done_int_min(struct buf *b)
 {
-	struct nlmsghdr *nlh = msg_begin(b, NLMSG_DONE, NLM_F_MULTI, 9);
+	struct nlmsghdr *nlh = dlm_msg_begin(b, NLMSG_DONE, NLM_F_MULTI, 9);
 	int *v = mnl_nlmsg_put_extra_header(nlh, sizeof(int));
 
 	*v = -2147483647 - 1;
-	msg_end(b, nlh);
+	dlm_msg_end(b, nlh);
 }
 
 static void dlh_reply_feed__nlmsg_len_0x80000001__ebadmsg(void **state)
 {
 	(void)state;
-	expect_feed(mk_hugelen, 0, 0, -EBADMSG, "nlmsg_len 2147483649 with 96 bytes left");
+	expect_feed(dlf_mk_hugelen, 0, 0, -EBADMSG, "nlmsg_len 2147483649 with 96 bytes left");
 }
 
 static void dlh_reply_feed__short_zero_and_garbage__ebadmsg(void **state)
 {
 	(void)state;
-	expect_feed(mk_zerolen, 0, 0, -EBADMSG, "nlmsg_len 0");
+	expect_feed(dlf_mk_zerolen, 0, 0, -EBADMSG, "nlmsg_len 0");
 	expect_feed(mk_three_bytes, 0, 0, -EBADMSG, "less than a netlink header");
-	expect_feed(mk_garbage, 0, 0, -EBADMSG, NULL);
-	expect_feed(mk_truncated, 0, 0, -EBADMSG, "nlmsg_len 592 with 150 bytes left");
+	expect_feed(dlf_mk_garbage, 0, 0, -EBADMSG, NULL);
+	expect_feed(dlf_mk_truncated, 0, 0, -EBADMSG, "nlmsg_len 592 with 150 bytes left");
 }
 
 static void dlh_reply_feed__kernel_error_with_extack__errno_and_text(void **state)
@@ -226,9 +226,9 @@ static void dlh_reply_feed__other_sequence__skipped(void **state)
 	size_t mid;
 
 	(void)state;
-	mk_vnic(&b, &cx6dx);                  /* a late reply of request 1005 */
+	dlf_mk_vnic(&b, &dlm_cx6dx);                  /* a late reply of request 1005 */
 	mid = b.len;
-	mk_fw(&b, &cx6dx);
+	dlf_mk_fw(&b, &dlm_cx6dx);
 	for (size_t off = mid; off < b.len;) { /* the reply of request 1006 */
 		struct nlmsghdr *nlh = (void *)(b.p + off);
 
@@ -236,11 +236,11 @@ static void dlh_reply_feed__other_sequence__skipped(void **state)
 		off += NLMSG_ALIGN(nlh->nlmsg_len);
 	}
 	dlh_reply_init(&r, 0);
-	assert_int_equal(feed_exact(&r, b.p, b.len, 1006, e, sizeof(e)), 1);
+	assert_int_equal(dlf_feed_exact(&r, b.p, b.len, 1006, e, sizeof(e)), 1);
 	assert_int_equal(r.skipped, 3);        /* its part, NLMSG_DONE, ack */
 	assert_int_equal(r.nmsg, 1);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 /* ================================================================ files */
@@ -250,34 +250,34 @@ static void fixtures__committed__exactly_what_the_model_builds(void **state)
 	char path[PATH_MAX], e[256];
 
 	(void)state;
-	for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
-		for (const struct fixfile *f = sets[s].files; f->name; f++) {
+	for (size_t s = 0; s < sizeof(dlf_sets) / sizeof(dlf_sets[0]); s++) {
+		for (const struct fixfile *f = dlf_sets[s].files; f->name; f++) {
 			struct buf b = { 0 };
 			uint8_t *got;
 			size_t len;
 
-			f->make(&b, sets[s].card);
-			snprintf(path, sizeof(path), "%s/%s/%s", FIXDIR, sets[s].dir, f->name);
+			f->make(&b, dlf_sets[s].card);
+			snprintf(path, sizeof(path), "%s/%s/%s", FIXDIR, dlf_sets[s].dir, f->name);
 			if (dlh_nlhex_load(path, &got, &len, e, sizeof(e)) < 0)
 				print_error("%s\n", e);
 			assert_int_equal(len, b.len);
 			assert_memory_equal(got, b.p, len);
 			free(got);
-			bfree(&b);
+			dlm_bfree(&b);
 		}
 	}
-	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+	for (size_t i = 0; i < sizeof(dlf_hostile) / sizeof(dlf_hostile[0]); i++) {
 		struct buf b = { 0 };
 		uint8_t *got;
 		size_t len;
 
-		hostile[i].make(&b);
-		snprintf(path, sizeof(path), "%s/hostile/%s", FIXDIR, hostile[i].name);
+		dlf_hostile[i].make(&b);
+		snprintf(path, sizeof(path), "%s/hostile/%s", FIXDIR, dlf_hostile[i].name);
 		assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), 0);
 		assert_int_equal(len, b.len);
 		assert_memory_equal(got, b.p, len);
 		free(got);
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 }
 
@@ -337,7 +337,7 @@ static void recover_event(struct buf *b, const char *bus, const char *dev, uint3
 	struct nlmsghdr *nlh;
 	struct genlmsghdr *g;
 
-	reporter_msg(b, bus, dev, port, k, state, 0);
+	dlm_reporter_msg(b, bus, dev, port, k, state, 0);
 	nlh = (void *)(b->p + at);
 	g = (void *)(b->p + at + NLMSG_HDRLEN);
 	nlh->nlmsg_flags = 0;
@@ -359,9 +359,9 @@ static void dlh_mon_parse__recover_notifications__events_for_the_port(void **sta
 
 	(void)state;
 	recover_event(&b, "auxiliary", "mlx5_core.eth.0", 65535, &rx, 1);   /* error */
-	nlh = genl_begin(&b, FAMILY, 0, 0, DEVLINK_CMD_PORT_NEW);         /* not health */
+	nlh = dlm_genl_begin(&b, FAMILY, 0, 0, DEVLINK_CMD_PORT_NEW);         /* not health */
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
-	msg_end(&b, nlh);
+	dlm_msg_end(&b, nlh);
 	recover_event(&b, "auxiliary", "mlx5_core.eth.1", 131071, &rx, 0);  /* PF1 */
 	recover_event(&b, "pci", "0000:08:00.0", 0, &vnic, 0);
 	assert_int_equal(dlh_mon_parse(b.p, b.len, FAMILY, ev_cb, &ev, e, sizeof(e)), 3);
@@ -372,13 +372,13 @@ static void dlh_mon_parse__recover_notifications__events_for_the_port(void **sta
 	assert_true(dlh_target_has(&t, &ev.r[0].h));
 	assert_false(dlh_target_has(&t, &ev.r[1].h));      /* another port's */
 	assert_true(dlh_target_has(&t, &ev.r[2].h));
-	bfree(&b);
+	dlm_bfree(&b);
 	/* broken framing: an error, no event */
-	mk_hugelen(&b);
+	dlf_mk_hugelen(&b);
 	ev.n = 0;
 	assert_int_equal(dlh_mon_parse(b.p, b.len, FAMILY, ev_cb, &ev, e, sizeof(e)), -EBADMSG);
 	assert_int_equal(ev.n, 0);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_family__ctrl_reply__id_and_config_group(void **state)
@@ -389,12 +389,12 @@ static void dlh_parse_family__ctrl_reply__id_and_config_group(void **state)
 	char e[128];
 
 	(void)state;
-	family_reply(&b);
+	dlm_family_reply(&b);
 	assert_int_equal(dlh_parse_family(b.p, b.len, &fam, &grp, e, sizeof(e)), 0);
 	assert_int_equal(fam, FAMILY);
 	assert_int_equal(grp, 7);
 	assert_int_equal(dlh_parse_family(b.p, 30, &fam, NULL, e, sizeof(e)), -EBADMSG);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 /* ================================================================ live */
@@ -461,10 +461,10 @@ int main(int argc, char **argv)
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "--write-fixtures"))
-		return write_fixtures(argv[2]);
+		return dlf_write_fixtures(argv[2]);
 	if (argc >= 3 && !strcmp(argv[1], "--write-set"))
-		return write_set(argc, argv);
+		return dlf_write_set(argc, argv);
 	log_set_level(LOG_ERR);
-	to_repo_root();
+	dlf_to_repo_root();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,8 +44,8 @@ static void dlh_parse_reporter__cx6dx_dump__five_reporters_per_pf(void **state)
 	size_t off;
 
 	(void)state;
-	mk_health(&b, &cx6dx);
-	parse_reply(&b, 1, &r);
+	dlf_mk_health(&b, &dlm_cx6dx);
+	dlf_parse_reply(&b, 1, &r);
 	assert_int_equal(r.nmsg, 10);
 	dlh_reply_for_each(&r, nlh, off) {
 		struct dlh_reporter rep;
@@ -76,7 +76,7 @@ static void dlh_parse_reporter__cx6dx_dump__five_reporters_per_pf(void **state)
 	}
 	assert_int_equal(n, 10);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_reporter__pads_and_burst__parsed(void **state)
@@ -87,14 +87,14 @@ static void dlh_parse_reporter__pads_and_burst__parsed(void **state)
 	char e[128];
 
 	(void)state;
-	reporter_msg(&b, "pci", "0000:08:00.0", 65535, &k, 1, 1);
+	dlm_reporter_msg(&b, "pci", "0000:08:00.0", 65535, &k, 1, 1);
 	assert_int_equal(dlh_parse_reporter(b.p, b.len, FAMILY, &rep, e, sizeof(e)), 0);
 	assert_int_equal(rep.state, 1);
 	assert_int_equal(rep.error_count, 7);
 	assert_int_equal(rep.recover_count, 6);
 	assert_true(rep.have & DLH_HAVE_BURST);
 	assert_int_equal(rep.grace_period_ms, 500);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_reporter__hostile_messages__ebadmsg(void **state)
@@ -108,25 +108,25 @@ static void dlh_parse_reporter__hostile_messages__ebadmsg(void **state)
 
 	(void)state;
 	/* no counts */
-	nlh = genl_begin(&b, FAMILY, 0, 1, DEVLINK_CMD_HEALTH_REPORTER_GET);
+	nlh = dlm_genl_begin(&b, FAMILY, 0, 1, DEVLINK_CMD_HEALTH_REPORTER_GET);
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_BUS_NAME, "pci");
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_DEV_NAME, "x");
 	n = mnl_attr_nest_start(nlh, DEVLINK_ATTR_HEALTH_REPORTER);
 	mnl_attr_put_strz(nlh, DEVLINK_ATTR_HEALTH_REPORTER_NAME, "rx");
 	mnl_attr_nest_end(nlh, n);
-	msg_end(&b, nlh);
+	dlm_msg_end(&b, nlh);
 	assert_int_equal(dlh_parse_reporter(b.p, b.len, FAMILY, &rep, e, sizeof(e)), -EBADMSG);
 	assert_non_null(strstr(e, "missing"));
-	bfree(&b);
+	dlm_bfree(&b);
 	/* a name that would escape the counter path */
 	k.name = "../x";
-	reporter_msg(&b, "pci", "0000:08:00.0", 0, &k, 0, 0);
+	dlm_reporter_msg(&b, "pci", "0000:08:00.0", 0, &k, 0, 0);
 	assert_int_equal(dlh_parse_reporter(b.p, b.len, FAMILY, &rep, e, sizeof(e)), -EBADMSG);
 	/* shorter than it says, and a u64 of 4 bytes */
 	assert_int_equal(dlh_parse_reporter(b.p, b.len - 4, FAMILY, &rep, e, sizeof(e)), -EBADMSG);
-	bfree(&b);
+	dlm_bfree(&b);
 	k.name = "rx";
-	reporter_msg(&b, "pci", "0000:08:00.0", 0, &k, 0, 0);
+	dlm_reporter_msg(&b, "pci", "0000:08:00.0", 0, &k, 0, 0);
 	for (size_t off = NLMSG_HDRLEN + GENL_HDRLEN; off + 4 <= b.len; off += 4) {
 		struct nlattr *a = (void *)(b.p + off);
 
@@ -138,7 +138,7 @@ static void dlh_parse_reporter__hostile_messages__ebadmsg(void **state)
 	assert_int_equal(dlh_parse_reporter(b.p, b.len, FAMILY, &rep, e, sizeof(e)), -EBADMSG);
 	/* wrong family, wrong command */
 	assert_int_equal(dlh_parse_reporter(b.p, b.len, FAMILY + 1, &rep, e, sizeof(e)), -EBADMSG);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_port_and_dev__cx6dx__netdev_and_nesting(void **state)
@@ -152,8 +152,8 @@ static void dlh_parse_port_and_dev__cx6dx__netdev_and_nesting(void **state)
 	size_t off;
 
 	(void)state;
-	mk_port(&b, &cx6dx);
-	parse_reply(&b, 1, &r);
+	dlf_mk_port(&b, &dlm_cx6dx);
+	dlf_parse_reply(&b, 1, &r);
 	nlh = (const void *)r.buf;
 	assert_int_equal(dlh_parse_port(nlh, r.len, FAMILY, &p, e, sizeof(e)), 0);
 	assert_string_equal(p.netdev, "enp8s0f0np0");
@@ -161,10 +161,10 @@ static void dlh_parse_port_and_dev__cx6dx__netdev_and_nesting(void **state)
 	assert_int_equal(p.h.port, 65535);
 	assert_int_equal(p.ifindex, 4);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 
-	mk_dev(&b, &cx6dx);
-	parse_reply(&b, 1, &r);
+	dlf_mk_dev(&b, &dlm_cx6dx);
+	dlf_parse_reply(&b, 1, &r);
 	off = 0;
 	nlh = (const void *)r.buf;
 	assert_int_equal(dlh_parse_dev(nlh, r.len - off, FAMILY, &d, e, sizeof(e)), 0);
@@ -173,7 +173,7 @@ static void dlh_parse_port_and_dev__cx6dx__netdev_and_nesting(void **state)
 	assert_string_equal(d.nested[0].bus, "auxiliary");
 	assert_string_equal(d.nested[0].dev, "mlx5_core.eth.0");
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 /* ================================================================ fmsg */
@@ -185,16 +185,16 @@ static void dlh_parse_fmsg__vnic__steering_discard_counter(void **state)
 	char e[160];
 
 	(void)state;
-	mk_vnic(&b, &cx6dx);
-	assert_int_equal(fmsg_of(&b, "vnic", &d, NULL, e, sizeof(e)), 0);
+	dlf_mk_vnic(&b, &dlm_cx6dx);
+	assert_int_equal(dlf_fmsg_of(&b, "vnic", &d, NULL, e, sizeof(e)), 0);
 	assert_int_equal(d.n, 10);
-	assert_int_equal(diag_val(&d, "devlink/vnic/nic_receive_steering_discard"), 1843);
-	assert_int_equal(diag_val(&d, "devlink/vnic/total_error_queues"), 0);
-	assert_int_equal(diag_val(&d, "devlink/vnic/handled_pkt_steering_fail"), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/vnic/nic_receive_steering_discard"), 1843);
+	assert_int_equal(dlf_diag_val(&d, "devlink/vnic/total_error_queues"), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/vnic/handled_pkt_steering_fail"), 0);
 	assert_int_equal(d.width[7], CNT_W64);      /* u64 in the fmsg */
 	assert_int_equal(d.width[0], CNT_W32);
 	dlh_diag_free(&d);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_fmsg__rx_three_parts__per_queue_paths(void **state)
@@ -204,22 +204,22 @@ static void dlh_parse_fmsg__rx_three_parts__per_queue_paths(void **state)
 	char e[160];
 
 	(void)state;
-	mk_rx(&b, &cx6dx);
-	assert_int_equal(fmsg_of(&b, "rx", &d, NULL, e, sizeof(e)), 0);
-	assert_int_equal(diag_val(&d, "devlink/rx/Common_config/RQ/stride_size"), 2048);
-	assert_int_equal(diag_val(&d, "devlink/rx/Common_config/RQ/CQ/size"), 1024);
-	assert_int_equal(diag_val(&d, "devlink/rx/RQs/0/channel_ix"), 0);
-	assert_int_equal(diag_val(&d, "devlink/rx/RQs/7/channel_ix"), 7);
-	assert_int_equal(diag_val(&d, "devlink/rx/RQs/3/HW_state"), 1);
-	assert_int_equal(diag_val(&d, "devlink/rx/RQs/3/CQ/ci"), 29784);
-	assert_int_equal(diag_val(&d, "devlink/rx/RQs/7/ICOSQ/CQ/cc"), 98);
-	assert_false(diag_has(&d, "devlink/rx/RQs/8/channel_ix"));
+	dlf_mk_rx(&b, &dlm_cx6dx);
+	assert_int_equal(dlf_fmsg_of(&b, "rx", &d, NULL, e, sizeof(e)), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/Common_config/RQ/stride_size"), 2048);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/Common_config/RQ/CQ/size"), 1024);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/RQs/0/channel_ix"), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/RQs/7/channel_ix"), 7);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/RQs/3/HW_state"), 1);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/RQs/3/CQ/ci"), 29784);
+	assert_int_equal(dlf_diag_val(&d, "devlink/rx/RQs/7/ICOSQ/CQ/cc"), 98);
+	assert_false(dlf_diag_has(&d, "devlink/rx/RQs/8/channel_ix"));
 	assert_int_equal(d.ntext, 1);
 	assert_string_equal(d.tnames[0], "devlink/rx/Common_config/RQ/ts_format");
 	assert_string_equal(d.texts[0], "FRC");
 	assert_int_equal(d.n, 5 + 8 * 24);
 	dlh_diag_free(&d);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 /* Any part size the kernel could use, down to parts of one token, with
@@ -232,15 +232,15 @@ static void dlh_parse_fmsg__any_part_size_or_pads__same_counters(void **state)
 	char e[160];
 
 	(void)state;
-	mk_rx(&ref, &cx6dx);
-	assert_int_equal(fmsg_of(&ref, "rx", &dr, NULL, e, sizeof(e)), 0);
+	dlf_mk_rx(&ref, &dlm_cx6dx);
+	assert_int_equal(dlf_fmsg_of(&ref, "rx", &dr, NULL, e, sizeof(e)), 0);
 	for (size_t part = 60; part <= 4096; part += part < 200 ? 1 : 97) {
 		for (int pad = 0; pad < 2; pad++) {
 			struct buf b = { 0 };
 			struct dlh_diag d;
 
-			fmsg_reply(&b, rx_fmsg, &cx6dx, part, pad);
-			if (fmsg_of(&b, "rx", &d, NULL, e, sizeof(e)) != 0)
+			dlm_fmsg_reply(&b, dlm_rx_fmsg, &dlm_cx6dx, part, pad);
+			if (dlf_fmsg_of(&b, "rx", &d, NULL, e, sizeof(e)) != 0)
 				print_error("part %zu pad %d: %s\n", part, pad, e);
 			assert_int_equal(d.n, dr.n);
 			for (unsigned i = 0; i < d.n; i++) {
@@ -248,11 +248,11 @@ static void dlh_parse_fmsg__any_part_size_or_pads__same_counters(void **state)
 				assert_int_equal(d.vals[i], dr.vals[i]);
 			}
 			dlh_diag_free(&d);
-			bfree(&b);
+			dlm_bfree(&b);
 		}
 	}
 	dlh_diag_free(&dr);
-	bfree(&ref);
+	dlm_bfree(&ref);
 }
 
 /* Every prefix of a reply and every single-byte corruption: an error or a
@@ -264,17 +264,17 @@ static void dlh_parse_fmsg__every_cut_and_flip__no_crash(void **state)
 	unsigned ok = 0;
 
 	(void)state;
-	mk_vnic(&b, &cx6dx);
+	dlf_mk_vnic(&b, &dlm_cx6dx);
 	for (size_t cut = 0; cut < b.len; cut++) {
 		struct buf c = { 0 };
 		struct dlh_diag d;
 
-		memcpy(bput(&c, cut), b.p, cut);
-		if (fmsg_of(&c, "vnic", &d, NULL, e, sizeof(e)) == 0) {
+		memcpy(dlm_bput(&c, cut), b.p, cut);
+		if (dlf_fmsg_of(&c, "vnic", &d, NULL, e, sizeof(e)) == 0) {
 			ok++;           /* only possible with the ack cut off */
 			dlh_diag_free(&d);
 		}
-		bfree(&c);
+		dlm_bfree(&c);
 	}
 	assert_int_equal(ok, 0);
 	for (size_t i = 0; i < b.len; i++) {
@@ -284,23 +284,23 @@ static void dlh_parse_fmsg__every_cut_and_flip__no_crash(void **state)
 			struct json_object *t = NULL;
 			struct dlh_diag d;
 
-			memcpy(bput(&c, b.len), b.p, b.len);
+			memcpy(dlm_bput(&c, b.len), b.p, b.len);
 			c.p[i] = (uint8_t)(c.p[i] ^ vals[v] ^ (v == 0 ? 0x55 : 0));
-			if (fmsg_of(&c, "vnic", &d, &t, e, sizeof(e)) == 0) {
+			if (dlf_fmsg_of(&c, "vnic", &d, &t, e, sizeof(e)) == 0) {
 				dlh_diag_free(&d);
 				json_object_put(t);
 			}
-			bfree(&c);
+			dlm_bfree(&c);
 		}
 	}
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void fmsg_raw(struct buf *b, const uint16_t *tok, unsigned n)
 {
-	struct nlmsghdr *nlh = genl_begin(b, FAMILY, NLM_F_MULTI, 1005,
+	struct nlmsghdr *nlh = dlm_genl_begin(b, FAMILY, NLM_F_MULTI, 1005,
 					  DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE);
-	struct nlattr *nest = nest_noflag(nlh, DEVLINK_ATTR_FMSG);
+	struct nlattr *nest = dlm_nest_noflag(nlh, DEVLINK_ATTR_FMSG);
 
 	for (unsigned i = 0; i < n; i++) {
 		uint16_t t = tok[i];
@@ -317,9 +317,9 @@ static void fmsg_raw(struct buf *b, const uint16_t *tok, unsigned n)
 			mnl_attr_put(nlh, t, 0, NULL);
 	}
 	mnl_attr_nest_end(nlh, nest);
-	msg_end(b, nlh);
-	put_done(b, 1005, 0);
-	put_ack(b, 1005, 0, NULL);
+	dlm_msg_end(b, nlh);
+	dlm_put_done(b, 1005, 0);
+	dlm_put_ack(b, 1005, 0, NULL);
 }
 
 static void dlh_parse_fmsg__grammar_violations__ebadmsg(void **state)
@@ -356,11 +356,11 @@ static void dlh_parse_fmsg__grammar_violations__ebadmsg(void **state)
 
 		fmsg_raw(&b, bad[i].tok, bad[i].n);
 		e[0] = '\0';
-		assert_int_equal(fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
+		assert_int_equal(dlf_fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
 		if (!strstr(e, bad[i].what))
 			print_error("case %zu: \"%s\"\n", i, e);
 		assert_non_null(strstr(e, bad[i].what));
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 	/* deeper than DLH_FMSG_DEPTH */
 	{
@@ -373,9 +373,9 @@ static void dlh_parse_fmsg__grammar_violations__ebadmsg(void **state)
 		for (int i = 0; i < 20; i++)
 			tok[n++] = P, tok[n++] = N, tok[n++] = O;
 		fmsg_raw(&b, tok, n);
-		assert_int_equal(fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
+		assert_int_equal(dlf_fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
 		assert_non_null(strstr(e, "deeper"));
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 	/* a u32-typed value of the wrong size */
 	{
@@ -396,9 +396,9 @@ static void dlh_parse_fmsg__grammar_violations__ebadmsg(void **state)
 		}
 		nlh = (void *)b.p;
 		(void)nlh;
-		assert_int_equal(fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
+		assert_int_equal(dlf_fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), -EBADMSG);
 		assert_non_null(strstr(e, "bytes for type 1"));
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 }
 
@@ -411,33 +411,33 @@ static void dlh_parse_fmsg__pads_unknown_tokens_and_types__skipped(void **state)
 	char e[160];
 
 	(void)state;
-	kinit(&k);
-	obj_start(&k);
-	u32_pair(&k, "a", 1);
-	kadd(&k, 200);                              /* a token of a newer kernel */
-	pair_start(&k, "weird");
-	put_value(&k, 99, odd, 3);                  /* a value type we do not know */
-	nest_end(&k);
-	u64_pair(&k, "b", 2);
-	bool_pair(&k, "on", 1);
-	arr_pair_start(&k, "list");
-	put_value(&k, 3, &(uint32_t){ 10 }, 4);
-	put_value(&k, 3, &(uint32_t){ 11 }, 4);
-	arr_pair_end(&k);
-	nest_end(&k);
-	kf_send(&k, &b, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 1005, GOODSIZE, 1, 0);
-	kfree(&k);
+	dlm_kinit(&k);
+	dlm_obj_start(&k);
+	dlm_u32_pair(&k, "a", 1);
+	dlm_kadd(&k, 200);                              /* a token of a newer kernel */
+	dlm_pair_start(&k, "weird");
+	dlm_put_value(&k, 99, odd, 3);                  /* a value type we do not know */
+	dlm_nest_end(&k);
+	dlm_u64_pair(&k, "b", 2);
+	dlm_bool_pair(&k, "on", 1);
+	dlm_arr_pair_start(&k, "list");
+	dlm_put_value(&k, 3, &(uint32_t){ 10 }, 4);
+	dlm_put_value(&k, 3, &(uint32_t){ 11 }, 4);
+	dlm_arr_pair_end(&k);
+	dlm_nest_end(&k);
+	dlm_kf_send(&k, &b, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 1005, GOODSIZE, 1, 0);
+	dlm_kfree(&k);
 	/* kf_send skips unknown attrs as flags: token 200 is a flag here */
-	assert_int_equal(fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), 0);
-	assert_int_equal(diag_val(&d, "devlink/x/a"), 1);
-	assert_int_equal(diag_val(&d, "devlink/x/b"), 2);
-	assert_int_equal(diag_val(&d, "devlink/x/on"), 1);
-	assert_int_equal(diag_val(&d, "devlink/x/list/0"), 10);
-	assert_int_equal(diag_val(&d, "devlink/x/list/1"), 11);
-	assert_false(diag_has(&d, "devlink/x/weird"));
+	assert_int_equal(dlf_fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/a"), 1);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/b"), 2);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/on"), 1);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/list/0"), 10);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/list/1"), 11);
+	assert_false(dlf_diag_has(&d, "devlink/x/weird"));
 	assert_int_equal(d.unknown, 2);
 	dlh_diag_free(&d);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_fmsg__repeated_and_odd_names__suffixed_sanitized(void **state)
@@ -448,22 +448,22 @@ static void dlh_parse_fmsg__repeated_and_odd_names__suffixed_sanitized(void **st
 	char e[160];
 
 	(void)state;
-	kinit(&k);
-	obj_start(&k);
-	u32_pair(&k, "cc", 1);
-	u32_pair(&k, "cc", 2);
-	u32_pair(&k, "a/b c\xc3\xa9", 3);
-	u32_pair(&k, "", 4);
-	nest_end(&k);
-	kf_send(&k, &b, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 1005, GOODSIZE, 0, 0);
-	kfree(&k);
-	assert_int_equal(fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), 0);
-	assert_int_equal(diag_val(&d, "devlink/x/cc"), 1);
-	assert_int_equal(diag_val(&d, "devlink/x/cc~2"), 2);
-	assert_int_equal(diag_val(&d, "devlink/x/a_b_c__"), 3);
-	assert_int_equal(diag_val(&d, "devlink/x/_"), 4);
+	dlm_kinit(&k);
+	dlm_obj_start(&k);
+	dlm_u32_pair(&k, "cc", 1);
+	dlm_u32_pair(&k, "cc", 2);
+	dlm_u32_pair(&k, "a/b c\xc3\xa9", 3);
+	dlm_u32_pair(&k, "", 4);
+	dlm_nest_end(&k);
+	dlm_kf_send(&k, &b, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, 1005, GOODSIZE, 0, 0);
+	dlm_kfree(&k);
+	assert_int_equal(dlf_fmsg_of(&b, "x", &d, NULL, e, sizeof(e)), 0);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/cc"), 1);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/cc~2"), 2);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/a_b_c__"), 3);
+	assert_int_equal(dlf_diag_val(&d, "devlink/x/_"), 4);
 	dlh_diag_free(&d);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 static void dlh_parse_fmsg__tree__shaped_like_devlink_json(void **state)
@@ -474,16 +474,16 @@ static void dlh_parse_fmsg__tree__shaped_like_devlink_json(void **state)
 	char e[160];
 
 	(void)state;
-	mk_vnic(&b, &cx6dx);
-	assert_int_equal(fmsg_of(&b, "vnic", NULL, &t, e, sizeof(e)), 0);
+	dlf_mk_vnic(&b, &dlm_cx6dx);
+	assert_int_equal(dlf_fmsg_of(&b, "vnic", NULL, &t, e, sizeof(e)), 0);
 	assert_true(json_object_object_get_ex(t, "vNIC env counters", &v));
 	assert_true(json_object_object_get_ex(v, "nic_receive_steering_discard", &v));
 	assert_int_equal(json_object_get_uint64(v), 1843);
 	json_object_put(t);
-	bfree(&b);
+	dlm_bfree(&b);
 
-	mk_rx(&b, &cx6dx);
-	assert_int_equal(fmsg_of(&b, "rx", NULL, &t, e, sizeof(e)), 0);
+	dlf_mk_rx(&b, &dlm_cx6dx);
+	assert_int_equal(dlf_fmsg_of(&b, "rx", NULL, &t, e, sizeof(e)), 0);
 	assert_true(json_object_object_get_ex(t, "RQs", &rqs));
 	assert_int_equal(json_object_array_length(rqs), 8);
 	rq = json_object_array_get_idx(rqs, 5);
@@ -493,11 +493,11 @@ static void dlh_parse_fmsg__tree__shaped_like_devlink_json(void **state)
 	assert_true(json_object_object_get_ex(v, "irqn", &v));
 	assert_int_equal(json_object_get_int(v), 81);
 	json_object_put(t);
-	bfree(&b);
+	dlm_bfree(&b);
 
-	mk_rx_dump(&b, &cx6dx);
+	dlf_mk_rx_dump(&b, &dlm_cx6dx);
 	dlh_reply_init(&r, 1);
-	assert_int_equal(feed_exact(&r, b.p, b.len, 0, e, sizeof(e)), 1);
+	assert_int_equal(dlf_feed_exact(&r, b.p, b.len, 0, e, sizeof(e)), 1);
 	assert_int_equal(dlh_parse_fmsg(&r, FAMILY, DEVLINK_CMD_HEALTH_REPORTER_DUMP_GET, "rx",
 				       NULL, &t, e, sizeof(e)), 0);
 	assert_true(json_object_object_get_ex(t, "RX Slice", &v));
@@ -509,7 +509,7 @@ static void dlh_parse_fmsg__tree__shaped_like_devlink_json(void **state)
 	assert_int_equal(dlh_parse_fmsg(&r, FAMILY, DEVLINK_CMD_HEALTH_REPORTER_DIAGNOSE, "rx",
 				       NULL, &t, e, sizeof(e)), -EBADMSG);
 	dlh_reply_free(&r);
-	bfree(&b);
+	dlm_bfree(&b);
 }
 
 int main(void)
@@ -530,6 +530,6 @@ int main(void)
 	};
 
 	log_set_level(LOG_ERR);
-	to_repo_root();
+	dlf_to_repo_root();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,7 @@ static void src_devlink_health__cx6dx_fixture__all_reporters_and_vnic(void **sta
 	int i;
 
 	(void)state;
-	open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", diag);
+	dlf_open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", diag);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	assert_string_equal(s.err, "");             /* fw_fatal EOPNOTSUPP: fine */
 	st = src_devlink_health_state(&s);
@@ -54,24 +54,24 @@ static void src_devlink_health__cx6dx_fixture__all_reporters_and_vnic(void **sta
 	assert_string_equal(st->rep[4].name, "vnic");
 	assert_int_equal(st->diag_rc[1], -EOPNOTSUPP);          /* fw_fatal */
 	assert_int_equal(st->diag_rc[3], 1);                    /* tx: not asked */
-	i = lay_find(lay, "devlink/vnic/nic_receive_steering_discard");
+	i = dlf_lay_find(lay, "devlink/vnic/nic_receive_steering_discard");
 	assert_true(i >= 0);
 	assert_int_equal(vals[i], 1843);
 	assert_int_equal(lay->width[i], CNT_W64);
-	i = lay_find(lay, "devlink/rx/error_count");
+	i = dlf_lay_find(lay, "devlink/rx/error_count");
 	assert_true(i >= 0);
 	assert_int_equal(vals[i], 2);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/recover_count")], 2);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/state")], 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/grace_period_ms")], 500);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/auto_recover")], 1);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/dump_time_ns")], 1764576000123456789ull);
-	assert_int_equal(vals[lay_find(lay, "devlink/tx/dump_time_ns")], 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/fw_fatal/grace_period_ms")], 1200000);
-	assert_int_equal(vals[lay_find(lay, "devlink/fw/Syndrome")], 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/RQs/7/channel_ix")], 7);
-	assert_true(lay_find(lay, "devlink/vnic/grace_period_ms") < 0);   /* no recover op */
-	assert_true(lay_find(lay, "devlink/fw/grace_period_ms") < 0);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/recover_count")], 2);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/state")], 0);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/grace_period_ms")], 500);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/auto_recover")], 1);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/dump_time_ns")], 1764576000123456789ull);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/tx/dump_time_ns")], 0);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/fw_fatal/grace_period_ms")], 1200000);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/fw/Syndrome")], 0);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/RQs/7/channel_ix")], 7);
+	assert_true(dlf_lay_find(lay, "devlink/vnic/grace_period_ms") < 0);   /* no recover op */
+	assert_true(dlf_lay_find(lay, "devlink/fw/grace_period_ms") < 0);
 	/* PF1's reporters were in the dump too: not this port's */
 	/* fw 5, fw_fatal 7, rx 7, tx 7, vnic 3; diagnose fw 1, rx, vnic 10 */
 	assert_int_equal(lay->n, (5 + 7 + 7 + 7 + 3) + 1 + (5 + 8 * 24) + 10);
@@ -86,18 +86,18 @@ static void src_devlink_health__k515_without_vnic__rx_on_pci_port(void **state)
 	struct src s;
 
 	(void)state;
-	open_fixture(&s, FIXDIR "/cx6dx-k5.15-novnic", "enp8s0f1np1", NULL);
+	dlf_open_fixture(&s, FIXDIR "/cx6dx-k5.15-novnic", "enp8s0f1np1", NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	st = src_devlink_health_state(&s);
 	assert_int_equal(st->n, 4);
 	assert_string_equal(st->handles, "pci/0000:08:00.1 pci/0000:08:00.1/131071");
-	assert_true(lay_find(lay, "devlink/vnic/state") < 0);
-	assert_true(lay_find(lay, "devlink/vnic/nic_receive_steering_discard") < 0);
-	assert_true(lay_find(lay, "devlink/rx/error_count") >= 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/error_count")], 0);
+	assert_true(dlf_lay_find(lay, "devlink/vnic/state") < 0);
+	assert_true(dlf_lay_find(lay, "devlink/vnic/nic_receive_steering_discard") < 0);
+	assert_true(dlf_lay_find(lay, "devlink/rx/error_count") >= 0);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/error_count")], 0);
 	/* the recording is PF0's diagnose; the port filter does not apply to
 	 * diagnose, so it still parses */
-	assert_true(lay_find(lay, "devlink/rx/RQs/0/rqn") >= 0);
+	assert_true(dlf_lay_find(lay, "devlink/rx/RQs/0/rqn") >= 0);
 	s.ops->close(&s);
 }
 
@@ -120,7 +120,7 @@ static void src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh(void *
 	int k;
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 	o.fixture_dir = dir;
 	memset(&s, 0, sizeof(s));
 	s.ops = &src_devlink_health_ops;
@@ -137,20 +137,20 @@ static void src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh(void *
 	snprintf(path, sizeof(path), "%s/diagnose-vnic.nlhex", dir);
 	{
 		struct buf b = { 0 };
-		struct card c = cx6dx;
+		struct card c = dlm_cx6dx;
 		char e[128];
 
 		c.steer = 1900;
-		mk_vnic(&b, &c);
+		dlf_mk_vnic(&b, &c);
 		assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 	usleep(2000);
 	assert_int_equal(s.ops->read(&s, &l, &v), 0);
-	k = lay_find(l, "devlink/vnic/nic_receive_steering_discard");
+	k = dlf_lay_find(l, "devlink/vnic/nic_receive_steering_discard");
 	assert_true(k >= 0);
 	assert_int_equal(v[k], 1900);           /* vnic asked again */
-	assert_true(lay_find(l, "devlink/rx/RQs/0/HW_state") >= 0);  /* rx carried */
+	assert_true(dlf_lay_find(l, "devlink/rx/RQs/0/HW_state") >= 0);  /* rx carried */
 	st = src_devlink_health_state(&s);
 	for (unsigned i = 0; i < st->n; i++) {
 		if (!strcmp(st->rep[i].name, "rx"))
@@ -167,7 +167,7 @@ static void src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh(void *
 		if (!strcmp(st->rep[i].name, "rx"))
 			assert_true(st->diag_real_ns[i] > rx0);
 	s.ops->close(&s);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void src_devlink_health__read_twice__cached_until_refresh(void **state)
@@ -179,20 +179,20 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 	char dir[64], path[128];
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
-	open_fixture(&s, dir, "enp8s0f0np0", NULL);
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_open_fixture(&s, dir, "enp8s0f0np0", NULL);
 	assert_int_equal(s.ops->read(&s, &l1, &v1), 0);
 	/* the reply changes; the source does not ask again within its interval */
 	snprintf(path, sizeof(path), "%s/diagnose-vnic.nlhex", dir);
 	{
 		struct buf b = { 0 };
-		struct card c = cx6dx;
+		struct card c = dlm_cx6dx;
 		char e[128];
 
 		c.steer = 1900;
-		mk_vnic(&b, &c);
+		dlf_mk_vnic(&b, &c);
 		assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
-		bfree(&b);
+		dlm_bfree(&b);
 	}
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 	assert_ptr_equal(l1, l2);
@@ -217,7 +217,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 		s.ops = &src_devlink_health_ops;
 		assert_int_equal(src_devlink_health_open(&s, &ctx, &o), 0);
 		assert_int_equal(s.ops->read(&s, &l1, &v1), 0);
-		i = lay_find(l1, "devlink/vnic/nic_receive_steering_discard");
+		i = dlf_lay_find(l1, "devlink/vnic/nic_receive_steering_discard");
 		assert_int_equal(v1[i], 1900);
 		src_devlink_health_refresh(&s, NULL);
 		assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
@@ -226,7 +226,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 		assert_int_equal(q, 2);
 		s.ops->close(&s);
 	}
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void src_devlink_health__hostile_vnic_reply__named_error_others_kept(void **state)
@@ -238,33 +238,33 @@ static void src_devlink_health__hostile_vnic_reply__named_error_others_kept(void
 	const struct dlh_state *st;
 
 	(void)state;
-	for (size_t h = 0; h < sizeof(hostile) / sizeof(hostile[0]); h++) {
-		copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	for (size_t h = 0; h < sizeof(dlf_hostile) / sizeof(dlf_hostile[0]); h++) {
+		dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 		snprintf(cmd, sizeof(cmd), "cp %s/hostile/%s %s/diagnose-vnic.nlhex", FIXDIR,
-			 hostile[h].name, dir);
+			 dlf_hostile[h].name, dir);
 		assert_int_equal(system(cmd), 0);
-		open_fixture(&s, dir, "enp8s0f0np0", NULL);
+		dlf_open_fixture(&s, dir, "enp8s0f0np0", NULL);
 		assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 		assert_non_null(strstr(s.err, "diagnose vnic"));
 		st = src_devlink_health_state(&s);
 		assert_true(st->diag_rc[4] < 0);
-		assert_true(lay_find(lay, "devlink/vnic/nic_receive_steering_discard") < 0);
-		assert_true(lay_find(lay, "devlink/vnic/error_count") >= 0);
-		assert_true(lay_find(lay, "devlink/rx/RQs/0/rqn") >= 0);
+		assert_true(dlf_lay_find(lay, "devlink/vnic/nic_receive_steering_discard") < 0);
+		assert_true(dlf_lay_find(lay, "devlink/vnic/error_count") >= 0);
+		assert_true(dlf_lay_find(lay, "devlink/rx/RQs/0/rqn") >= 0);
 		s.ops->close(&s);
-		rm_set(dir);
+		dlf_rm_set(dir);
 	}
 	/* a hostile reporter list: the read fails with the reason */
-	for (size_t h = 0; h < sizeof(hostile) / sizeof(hostile[0]); h++) {
-		copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	for (size_t h = 0; h < sizeof(dlf_hostile) / sizeof(dlf_hostile[0]); h++) {
+		dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 		snprintf(cmd, sizeof(cmd), "cp %s/hostile/%s %s/health-get.nlhex", FIXDIR,
-			 hostile[h].name, dir);
+			 dlf_hostile[h].name, dir);
 		assert_int_equal(system(cmd), 0);
-		open_fixture(&s, dir, "enp8s0f0np0", NULL);
+		dlf_open_fixture(&s, dir, "enp8s0f0np0", NULL);
 		assert_true(s.ops->read(&s, &lay, &vals) < 0);
 		assert_non_null(strstr(s.err, "devlink health show"));
 		s.ops->close(&s);
-		rm_set(dir);
+		dlf_rm_set(dir);
 	}
 }
 
@@ -298,7 +298,7 @@ static void src_devlink_health__narrowed_refresh__others_carried(void **state)
 	assert_int_equal(st->diag_rc[2], 1);                   /* rx: not asked */
 	assert_int_equal(st->diag_real_ns[2], first);          /* ... carried */
 	assert_true(st->diag_real_ns[4] >= first);             /* vnic: new */
-	assert_int_equal(v2[lay_find(l2, "devlink/rx/RQs/7/channel_ix")], 7);
+	assert_int_equal(v2[dlf_lay_find(l2, "devlink/rx/RQs/7/channel_ix")], 7);
 	assert_string_equal(s.err, "");
 	o = json_object_new_object();
 	assert_int_equal(dlh_state_to_json(st, o), 0);
@@ -330,14 +330,14 @@ static void write_set__netdev_and_figures__source_reads_them(void **state)
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	assert_int_equal(write_set(9, argv), 0);
-	netdev0 = "enp8s0f0np0";
-	open_fixture(&s, dir, "veth-srv", NULL);
+	assert_int_equal(dlf_write_set(9, argv), 0);
+	dlm_netdev0 = "enp8s0f0np0";
+	dlf_open_fixture(&s, dir, "veth-srv", NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/vnic/nic_receive_steering_discard")], 1900);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/error_count")], 1);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/vnic/nic_receive_steering_discard")], 1900);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/error_count")], 1);
 	s.ops->close(&s);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void src_devlink_health__diagnose_fails_later__previous_values_kept(void **state)
@@ -352,7 +352,7 @@ static void src_devlink_health__diagnose_fails_later__previous_values_kept(void 
 	int i;
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 	o.fixture_dir = dir;
 	memset(&s, 0, sizeof(s));
 	s.ops = &src_devlink_health_ops;
@@ -364,11 +364,11 @@ static void src_devlink_health__diagnose_fails_later__previous_values_kept(void 
 	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
 	assert_ptr_equal(l1, l2);                 /* same names */
-	i = lay_find(l2, "devlink/vnic/nic_receive_steering_discard");
+	i = dlf_lay_find(l2, "devlink/vnic/nic_receive_steering_discard");
 	assert_int_equal(v2[i], 1843);
 	assert_non_null(strstr(s.err, "diagnose vnic"));
 	s.ops->close(&s);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void src_devlink_health__no_devlink_or_no_port__enoent_enodev(void **state)
@@ -380,7 +380,7 @@ static void src_devlink_health__no_devlink_or_no_port__enoent_enodev(void **stat
 	char dir[64], path[128];
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 	o.fixture_dir = dir;
 	memset(&s, 0, sizeof(s));
 	/* an interface that is not a devlink port, no PCI address either */
@@ -397,7 +397,7 @@ static void src_devlink_health__no_devlink_or_no_port__enoent_enodev(void **stat
 		s.ops = &src_devlink_health_ops;
 		assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 		assert_int_equal(src_devlink_health_state(&s)->n, 3);
-		assert_true(lay_find(lay, "devlink/rx/state") < 0);
+		assert_true(dlf_lay_find(lay, "devlink/rx/state") < 0);
 		s.ops->close(&s);
 	}
 	/* ... and one that does not */
@@ -408,7 +408,7 @@ static void src_devlink_health__no_devlink_or_no_port__enoent_enodev(void **stat
 	unlink(path);
 	ctx.ifname = "enp8s0f0np0";
 	assert_int_equal(src_devlink_health_open(&s, &ctx, &o), -ENOENT);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void src_devlink_health__kernel_without_health__empty_layout(void **state)
@@ -420,10 +420,10 @@ static void src_devlink_health__kernel_without_health__empty_layout(void **state
 	char dir[64], path[128];
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/health-get.nlhex", dir);
 	unlink(path);                             /* answers EOPNOTSUPP */
-	open_fixture(&s, dir, "enp8s0f0np0", NULL);
+	dlf_open_fixture(&s, dir, "enp8s0f0np0", NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	assert_int_equal(lay->n, 0);
 	o = json_object_new_object();
@@ -432,7 +432,7 @@ static void src_devlink_health__kernel_without_health__empty_layout(void **state
 			    "no devlink health");
 	json_object_put(o);
 	s.ops->close(&s);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 static void dlh_state_to_json__cx6dx__reporters_with_diagnose(void **state)
@@ -443,7 +443,7 @@ static void dlh_state_to_json__cx6dx__reporters_with_diagnose(void **state)
 	struct src s;
 
 	(void)state;
-	open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", NULL);
+	dlf_open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	assert_int_equal(dlh_state_to_json(src_devlink_health_state(&s), o), 0);
 	assert_true(json_object_object_get_ex(o, "reporters", &reps));
@@ -476,7 +476,7 @@ static void src_devlink_health_dump__stored_dump__json_only_when_newer(void **st
 	int retaken = -1;
 
 	(void)state;
-	open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", NULL);
+	dlf_open_fixture(&s, FIXDIR "/cx6dx-k6.8", "enp8s0f0np0", NULL);
 	assert_int_equal(src_devlink_health_dump(&s, "rx", 1764575000000000000ull, 1 << 20,
 						 &t, &retaken, e, sizeof(e)), 0);
 	assert_non_null(t);
@@ -512,10 +512,10 @@ static void src_devlink_health__recover_count_moves__recover_seen_time(void **st
 	const struct dlh_state *st;
 	char dir[64], path[128], e[128];
 	struct buf b = { 0 };
-	struct card c = cx6dx;
+	struct card c = dlm_cx6dx;
 
 	(void)state;
-	copy_set("cx6dx-k6.8", dir, sizeof(dir));
+	dlf_copy_set("cx6dx-k6.8", dir, sizeof(dir));
 	o.fixture_dir = dir;
 	memset(&s, 0, sizeof(s));
 	s.ops = &src_devlink_health_ops;
@@ -524,19 +524,19 @@ static void src_devlink_health__recover_count_moves__recover_seen_time(void **st
 	st = src_devlink_health_state(&s);
 	assert_int_equal(st->recover_seen_ns[2], 0);   /* rx */
 	c.rx_errors = 3;
-	mk_health(&b, &c);
+	dlf_mk_health(&b, &c);
 	snprintf(path, sizeof(path), "%s/health-get.nlhex", dir);
 	assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
-	bfree(&b);
+	dlm_bfree(&b);
 	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);
 	st = src_devlink_health_state(&s);
 	assert_string_equal(st->rep[2].name, "rx");
 	assert_int_equal(st->rep[2].recover_count, 3);
 	assert_true(st->recover_seen_ns[2] > 0);
-	assert_int_equal(vals[lay_find(lay, "devlink/rx/error_count")], 3);
+	assert_int_equal(vals[dlf_lay_find(lay, "devlink/rx/error_count")], 3);
 	s.ops->close(&s);
-	rm_set(dir);
+	dlf_rm_set(dir);
 }
 
 int main(void)
@@ -558,6 +558,6 @@ int main(void)
 	};
 
 	log_set_level(LOG_ERR);
-	to_repo_root();
+	dlf_to_repo_root();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
