@@ -3,13 +3,12 @@
  * written for the recorded-reply path of devlink_io.c and for the tests
  * (see devlink_health.h and tests/fixtures/devlink/README.md). */
 #include "collectors/devlink_int.h"
+#include "lib/fsutil.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/genetlink.h>
@@ -26,74 +25,6 @@ static int hexval(int c)
 	return -1;
 }
 
-/* A whole regular file of at most max bytes, NUL-terminated; NULL with
- * errno and err set. */
-static char *read_small(const char *path, size_t max, size_t *len, char *err,
-			size_t errlen)
-{
-	struct stat sb;
-	char *buf = NULL;
-	size_t n = 0;
-	int fd, e;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY); /* a FIFO: no wait */
-	if (fd < 0) {
-		e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		errno = e;
-		return NULL;
-	}
-	if (fstat(fd, &sb) < 0) {
-		e = errno;
-		snprintf(err, errlen, "%s: fstat: %s", path, strerror(e));
-		goto fail;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		e = EINVAL;
-		snprintf(err, errlen, "%s: not a regular file", path);
-		goto fail;
-	}
-	if ((uint64_t)sb.st_size > max) {
-		e = EFBIG;
-		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
-		goto fail;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	if (!buf) {
-		e = ENOMEM;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		goto fail;
-	}
-	while (n <= (size_t)sb.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)sb.st_size + 1 - n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			e = errno;
-			snprintf(err, errlen, "%s: read: %s", path, strerror(e));
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	if (n > (size_t)sb.st_size) {
-		e = EFBIG;
-		snprintf(err, errlen, "%s: grew while read", path);
-		goto fail;
-	}
-	close(fd);
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-fail:
-	free(buf);
-	close(fd);
-	errno = e;
-	return NULL;
-}
-
 int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
 		   size_t errlen)
 {
@@ -101,14 +32,19 @@ int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
 	unsigned line = 1;
 	char scratch[8], *text;
 	uint8_t *out;
-	int hi = -1;
+	int hi = -1, fe = 0;
 
 	ERRBUF(err, errlen, scratch);
 	*buf = NULL;
 	*len = 0;
-	text = read_small(path, NLHEX_TEXT_MAX, &tlen, err, errlen);
-	if (!text)
-		return -(errno ? errno : EIO);
+	/* the one safe read path: a FIFO cannot block, a symbolic link as
+	 * the last component is refused (the directory is configured; its
+	 * files are replaced by rename, never by a link) */
+	text = fsu_read_file(path, NLHEX_TEXT_MAX, &tlen, &fe);
+	if (!text) {
+		snprintf(err, errlen, "%s: %s", path, fsu_strerror(fe));
+		return -fe;
+	}
 	out = malloc(tlen / 2 + 1);
 	if (!out) {
 		free(text);

@@ -283,7 +283,7 @@ static void fixtures__committed__exactly_what_the_model_builds(void **state)
 
 static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 {
-	char dir[] = "/tmp/test_dlh_hex.XXXXXX", path[128], e[256];
+	char dir[] = "/tmp/test_dlh_hex.XXXXXX", path[128], lnk[128], e[256];
 	static const uint8_t bytes[] = { 0x14, 0, 0, 0, 0xde, 0xad, 0xbe, 0xef };
 	uint8_t *got;
 	size_t len;
@@ -307,6 +307,17 @@ static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 	fclose(fp);
 	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -EINVAL);
 	assert_non_null(strstr(e, "odd number"));
+	/* a symbolic link as the file is refused (not followed), a FIFO
+	 * answers at once (nothing blocks) */
+	snprintf(lnk, sizeof(lnk), "%s/l.nlhex", dir);
+	assert_int_equal(symlink(path, lnk), 0);
+	assert_int_equal(dlh_nlhex_load(lnk, &got, &len, e, sizeof(e)), -ELOOP);
+	assert_non_null(strstr(e, "l.nlhex: a symbolic link"));
+	unlink(lnk);
+	assert_int_equal(mkfifo(lnk, 0600), 0);
+	assert_int_equal(dlh_nlhex_load(lnk, &got, &len, e, sizeof(e)), -EINVAL);
+	assert_non_null(strstr(e, "l.nlhex: not a regular file"));
+	unlink(lnk);
 	unlink(path);
 	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -ENOENT);
 	assert_int_equal(dlh_nlhex_load(dir, &got, &len, e, sizeof(e)), -EINVAL);
