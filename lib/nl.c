@@ -419,6 +419,28 @@ static int run_msgs(struct nl_sock *ns, size_t len, unsigned seq, mnl_cb_t cb,
 	return 0;
 }
 
+/* Before a request: a socket left in an unknown state is remade, one a
+ * cut reply left data in is drained. 0 or -errno with err filled. */
+static int sock_ready(struct nl_sock *ns, const char *what, char *err, size_t errlen)
+{
+	int rc;
+
+	if (ns->remake) {
+		/* A dump cut short may still be running (it continues only
+		 * when we receive, and refuses the next dump with EBUSY):
+		 * closing the socket ends it (netlink_release()). */
+		rc = sock_setup(ns);
+		if (rc < 0) {
+			util_errf(err, errlen, "%s: new %s socket: %s", what,
+				  proto_name(ns->protocol), strerror(-rc));
+			return rc;
+		}
+	} else if (ns->dirty) {
+		nl_sock_drain(ns);      /* what a cut reply left queued */
+	}
+	return 0;
+}
+
 int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 		    void *arg, const char *what, char *err, size_t errlen)
 {
@@ -435,19 +457,9 @@ int nl_sock_request(struct nl_sock *ns, struct nlmsghdr *req, mnl_cb_t cb,
 		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	if (ns->remake) {
-		/* A dump cut short may still be running (it continues only
-		 * when we receive, and refuses the next dump with EBUSY):
-		 * closing the socket ends it (netlink_release()). */
-		rc = sock_setup(ns);
-		if (rc < 0) {
-			util_errf(err, errlen, "%s: new %s socket: %s", what,
-				  proto_name(ns->protocol), strerror(-rc));
-			return rc;
-		}
-	} else if (ns->dirty) {
-		nl_sock_drain(ns);      /* what a cut reply left queued */
-	}
+	rc = sock_ready(ns, what, err, errlen);
+	if (rc < 0)
+		return rc;
 	dump = (req->nlmsg_flags & NLM_F_DUMP) != 0;
 	seq = ++ns->seq;
 	if (!seq)
@@ -551,16 +563,9 @@ int nl_sock_batch(struct nl_sock *ns, void *reqs, size_t len, unsigned n, nl_bat
 		util_errf(err, errlen, "%s: %s", what, strerror(EINVAL));
 		return -EINVAL;
 	}
-	if (ns->remake) {
-		rc = sock_setup(ns);
-		if (rc < 0) {
-			util_errf(err, errlen, "%s: new %s socket: %s", what,
-				  proto_name(ns->protocol), strerror(-rc));
-			return rc;
-		}
-	} else if (ns->dirty) {
-		nl_sock_drain(ns);
-	}
+	rc = sock_ready(ns, what, err, errlen);
+	if (rc < 0)
+		return rc;
 	base = ns->seq + 1;
 	if (!base || base + n < base)   /* seq 0 is never ours; no wrap inside */
 		base = 1;
