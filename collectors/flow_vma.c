@@ -373,7 +373,7 @@ int flow_vma_parse(enum flow_vma_engine e, const unsigned char *a, const unsigne
 
 struct flow_vma_file {
 	char *path;
-	int fd;
+	int fd, wfd;                    /* wfd: for the bump, opened at the first */
 	dev_t dev;
 	ino_t ino;
 	int pid;
@@ -464,6 +464,7 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 		return NULL;
 	}
 	f->fd = fd;
+	f->wfd = -1;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	f->pid = pid;
@@ -479,6 +480,8 @@ void flow_vma_file_close(struct flow_vma_file *f)
 	if (!f)
 		return;
 	close(f->fd);
+	if (f->wfd >= 0)
+		close(f->wfd);
 	free(f->a);
 	free(f->b);
 	free(f->path);
@@ -573,31 +576,34 @@ int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interv
 	const struct flow_vma_layout *l = first_layout(f->engine);
 	struct stat st;
 	uint32_t v;
-	int wfd, rc = 1;
 
 	if (f->last_bump_ns && now_ns - f->last_bump_ns < interval_ns)
 		return 0;
 	if (pread(f->fd, &v, sizeof(v), l->reader_counter) != (ssize_t)sizeof(v))
 		return util_errf(err, errlen, "%s: reading reader_counter failed", f->path), -EIO;
-	wfd = open(f->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (wfd < 0)
-		return util_errf(err, errlen, "%s: open for the reader_counter bump: %s", f->path,
-				 strerror(errno)), -errno;
-	if (fstat(wfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != f->dev ||
-	    st.st_ino != f->ino) {
-		util_errf(err, errlen, "%s: replaced since it was opened; not bumped", f->path);
-		rc = -ESTALE;
-	} else {
-		v++;
-		if (pwrite(wfd, &v, sizeof(v), l->reader_counter) != (ssize_t)sizeof(v)) {
-			util_errf(err, errlen, "%s: pwrite reader_counter: %s", f->path, strerror(errno));
-			rc = -EIO;
-		} else {
-			f->last_bump_ns = now_ns;
+	if (f->wfd < 0) {
+		/* once, and kept: the bumps then go to the inode that is read,
+		 * whatever the name comes to point at */
+		int wfd = open(f->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+		if (wfd < 0)
+			return util_errf(err, errlen, "%s: open for the reader_counter bump: %s",
+					 f->path, strerror(errno)), -errno;
+		if (fstat(wfd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != f->dev ||
+		    st.st_ino != f->ino) {
+			close(wfd);
+			util_errf(err, errlen, "%s: replaced since it was opened; not bumped", f->path);
+			return -ESTALE;
 		}
+		f->wfd = wfd;
 	}
-	close(wfd);
-	return rc;
+	v++;
+	if (pwrite(f->wfd, &v, sizeof(v), l->reader_counter) != (ssize_t)sizeof(v)) {
+		util_errf(err, errlen, "%s: pwrite reader_counter: %s", f->path, strerror(errno));
+		return -EIO;
+	}
+	f->last_bump_ns = now_ns;
+	return 1;
 }
 
 /* ---- liveness ---------------------------------------------------------------- */

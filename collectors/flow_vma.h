@@ -124,7 +124,8 @@ int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char 
 		       size_t errlen);
 /* Bump reader_counter (the one write) unless bumped less than interval_ns
  * ago: reads the field, writes it + 1 with pwrite() through a descriptor
- * checked to be the same file. 1 bumped, 0 rate-limited, -errno. */
+ * opened (O_NOFOLLOW|O_NONBLOCK) at the first bump, checked to be the file
+ * read, and kept. 1 bumped, 0 rate-limited, -errno. */
 int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interval_ns,
 		       char *err, size_t errlen);
 int flow_vma_file_pid(const struct flow_vma_file *f);

@@ -106,6 +106,71 @@ static void flow_vma_file__image_on_disk__read_and_bumped_once(void **state)
 	free(img);
 }
 
+static uint32_t counter_at(const char *path)
+{
+	uint32_t v = 0;
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &v, sizeof(v), 0), (ssize_t)sizeof(v));
+	close(fd);
+	return v;
+}
+
+/* The engine's name swapped under the reader (a symbolic link, a FIFO, a
+ * victim file renamed over it): a bump never goes through the name again,
+ * only to the inode that was opened and read; a swap before the first
+ * bump is refused. */
+static void flow_vma_file_bump__name_swapped__only_the_read_file_bumped(void **state)
+{
+	struct fx *f = *state;
+	char old[160], victim[160], tmp[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+	struct flow_vma_file *vf;
+
+	snprintf(old, sizeof(old), "%s/old", f->dir);
+	snprintf(victim, sizeof(victim), "%s/victim", f->dir);
+	snprintf(tmp, sizeof(tmp), "%s/tmp", f->dir);
+	p32(img, 0, 7);
+	write_file(f->path, img, len);
+	write_file(victim, img, len);
+	vf = flow_vma_file_open(f->path, 1, err, sizeof(err));
+	assert_non_null(vf);
+	assert_int_equal(flow_vma_file_read(vf, &snap, err, sizeof(err)), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1000000000ull, 100000000ull, err, sizeof(err)), 1);
+	assert_int_equal(rename(f->path, old), 0);
+	/* a symbolic link to the victim */
+	assert_int_equal(symlink(victim, f->path), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1100000000ull, 100000000ull, err, sizeof(err)), 1);
+	/* a FIFO (opening it for writing would wait for a reader) */
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(mkfifo(f->path, 0644), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1200000000ull, 100000000ull, err, sizeof(err)), 1);
+	/* the victim itself renamed over the name */
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(link(victim, tmp), 0);
+	assert_int_equal(rename(tmp, f->path), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1300000000ull, 100000000ull, err, sizeof(err)), 1);
+	flow_vma_file_close(vf);
+	assert_int_equal(counter_at(old), 11);
+	assert_int_equal(counter_at(victim), 7);
+
+	/* swapped between the open and the first bump: refused */
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(rename(old, f->path), 0);
+	vf = flow_vma_file_open(f->path, 1, err, sizeof(err));
+	assert_non_null(vf);
+	assert_int_equal(link(victim, tmp), 0);
+	assert_int_equal(rename(tmp, f->path), 0);
+	assert_int_equal(flow_vma_file_bump(vf, 1000000000ull, 100000000ull, err, sizeof(err)),
+			 -ESTALE);
+	assert_non_null(strstr(err, "replaced since it was opened"));
+	flow_vma_file_close(vf);
+	assert_int_equal(counter_at(victim), 7);
+	free(img);
+}
+
 static void flow_vma_file_open__fifo__refused(void **state)
 {
 	struct fx *f = *state;
@@ -294,6 +359,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(flow_vma_file__image_on_disk__read_and_bumped_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_bump__name_swapped__only_the_read_file_bumped, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__fifo__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__symlink__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__truncated_file__refused, setup, teardown),
