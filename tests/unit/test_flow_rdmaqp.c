@@ -90,6 +90,27 @@ static void flow_rdmaqp_parse__three_qps__fields_decoded(void **state)
 	assert_string_equal(flow_rdmaqp_state_name(FLOW_QPS_ERR), "ERR");
 }
 
+/* fill_res_qp_entry puts RES_SQ_PSN/RES_RQ_PSN as u32 from the driver's
+ * qp_attr; a PSN is 24 bits (IBTA), so bits above are the driver's noise
+ * and must not reach the 24-bit unwrap. */
+static void flow_rdmaqp_parse__psn_high_bits__masked_to_24(void **state)
+{
+	static char buf[4096];
+	struct cqp q = rc;
+	unsigned n = 0;
+	char err[256] = "";
+	size_t len;
+
+	(void)state;
+	q.sq_psn = 0xff000005u;
+	q.rq_psn = 0x81fffff7u;
+	len = qpmsg_put(buf, 5, 3, "mlx5_0", &q, 1);
+	assert_int_equal(flow_rdmaqp_parse(buf, len, qps, 16, &n, NULL, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(qps[0].sq_psn, 0x000005);
+	assert_int_equal(qps[0].rq_psn, 0xfffff7);
+}
+
 static void flow_rdmaqp_parse__huge_nlmsg_len__rejected_before_libmnl(void **state)
 {
 	static char buf[4096];
@@ -311,6 +332,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flow_rdmaqp_build_dump__one_device__dump_request),
 		cmocka_unit_test(flow_rdmaqp_parse__three_qps__fields_decoded),
+		cmocka_unit_test(flow_rdmaqp_parse__psn_high_bits__masked_to_24),
 		cmocka_unit_test(flow_rdmaqp_parse__huge_nlmsg_len__rejected_before_libmnl),
 		cmocka_unit_test(flow_rdmaqp_parse__bad_attribute__einval),
 		cmocka_unit_test(flow_rdmaqp_parse__entry_without_lqpn__skipped),
