@@ -168,11 +168,13 @@ int reprogram_restore_stale(void)
 	while ((e = readdir(d))) {
 		char path[PATH_MAX + 256];
 
-		if (e->d_name[0] == '.')
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", state_dir, e->d_name);
-		if (strstr(e->d_name, ".tmp")) {
-			unlink(path);
+		/* fsu_replace_at's temporaries (".NAME.tmp") a crash left */
+		if (e->d_name[0] == '.') {
+			if (strstr(e->d_name, ".tmp"))
+				unlink(path);
 			continue;
 		}
 		n += restore_one(path);

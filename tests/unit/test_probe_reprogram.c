@@ -118,6 +118,7 @@ static void reprogram_restore_stale__markers__flag_put_back_others_left(void **s
 	assert_false(exists("0-3"));
 	assert_false(exists("0-4"));
 	assert_false(exists("0-6"));
+	assert_false(exists(".0-5.tmp"));       /* a write cut short */
 	/* already as the marker says: nothing to restore */
 	snprintf(body, sizeof(body), "netns=\nifname=rp0\nifindex=%u\nflag=1\npid=0\n", idx);
 	marker("0-7", body);
