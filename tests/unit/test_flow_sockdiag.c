@@ -243,6 +243,10 @@ static void same_obs(const struct flow_obs *a, const struct flow_obs *b)
 	assert_memory_equal(&a->key, &b->key, sizeof(a->key));
 	assert_int_equal(a->state, b->state);
 	assert_int_equal(a->inode, b->inode);
+	/* the owner too: the flow table's limits are per owner */
+	assert_int_equal(a->uid_known, 1);
+	assert_int_equal(b->uid_known, 1);
+	assert_int_equal(a->uid, b->uid);
 	assert_int_equal(a->tx_bytes, b->tx_bytes);
 	assert_int_equal(a->rx_bytes, b->rx_bytes);
 	assert_int_equal(a->tx_msgs, b->tx_msgs);
