@@ -362,11 +362,7 @@ static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t 
 	}
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_ENGINE;
-	memcpy(&o.key.saddr, r.local_addr, 16);
-	memcpy(&o.key.daddr, r.remote_addr, 16);
-	o.key.sport = r.local_port;
-	o.key.dport = r.remote_port;
-	o.key.proto = r.proto;
+	flow_key_set(&o.key, r.local_addr, r.remote_addr, r.local_port, r.remote_port, r.proto);
 	o.session = r.session_id;
 	o.tx_msgs = r.tx_msgs;
 	o.rx_msgs = r.rx_msgs;
