@@ -4,6 +4,7 @@
 #include "collectors/flowsel.h"
 #include "collectors/flowsrc.h"
 #include "daemon/conf.h"
+#include "daemon/liveness.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "lib/cost.h"
@@ -331,6 +332,13 @@ static void route_cb(const struct flow_obs *o, void *arg)
 	r->emit(o, port, r->arg);
 }
 
+uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns)
+{
+	uint64_t r = stall_ns > poll_ns ? stall_ns - poll_ns : 0;
+
+	return r < LIVENESS_GONE_NS / 2 ? r : LIVENESS_GONE_NS / 2;
+}
+
 /* One source's poll, with what it cost: the thread's CPU time around it
  * (the kernel's work for it and the detector's for its observations). */
 static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r,
@@ -346,7 +354,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	 * counts as progressing over it (sibling counts) */
 	f->s.now_ns = now;
 	f->s.poll_ns = r->fs->poll_ns;
-	f->s.refresh_ns = stall_ns > r->fs->poll_ns ? stall_ns - r->fs->poll_ns : 0;
+	f->s.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns);
 	f->s.stall_ns = stall_ns;
 	f->s.skipped = 0;
 	c0 = cost_cpu_ns();
