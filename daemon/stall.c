@@ -41,7 +41,7 @@ struct stall {
 	size_t qn, qpos, qcap;
 	struct loop_timer *chunk;
 	uint64_t poll_t0, poll_busy_ns;
-	int chunked;                    /* the running poll is the timer's */
+	int chunked;                    /* a poll is still being handled */
 	uint64_t next_expire;   /* the flow table's next walk for closed flows */
 };
 
@@ -467,14 +467,6 @@ static void poll_begin(struct stall *s)
 	s->qn = s->qpos = 0;
 	flowsrcs_poll(s->srcs, t0, emit_cb, s);
 	s->poll_busy_ns = loop_mono_ns() - t0;
-}
-
-void stall_poll(struct stall *s)
-{
-	if (s->chunked)                 /* the timer's poll: finish it first */
-		drain(s, 0);
-	poll_begin(s);
-	drain(s, 0);
 }
 
 static void chunk_cb(struct loop_timer *t, void *arg)
