@@ -133,6 +133,7 @@ static void psrc_close(struct flowsrcs *fs, struct psrc *ps)
 	for (unsigned k = 0; k < NPORT; k++)
 		src_close(fs, &ps->src[k]);
 	ps->naddr = 0;
+	ps->addr_ns = 0;        /* asked again when the port comes back */
 }
 
 void flowsrcs_free(struct flowsrcs *fs)
@@ -244,7 +245,9 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		psrc_close(fs, ps);
 		return;
 	}
-	if (!ps->naddr || now - ps->addr_ns > ADDR_REFRESH_NS) {
+	/* every ADDR_REFRESH_NS, also for a port without addresses (an
+	 * empty answer or a failed dump is not asked again at every poll) */
+	if (!ps->addr_ns || now - ps->addr_ns > ADDR_REFRESH_NS) {
 		ps->naddr = 0;
 		ps->addr_ns = now;
 		nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
