@@ -54,7 +54,7 @@ static struct ft *ft_find(const struct flow_engine *fe, const char *path)
 	return NULL;
 }
 
-static struct ft *ft_new(struct flow_engine *fe, const char *path, int registered)
+static struct ft *ft_new(struct flow_engine *fe, const char *path)
 {
 	struct ft *t;
 	unsigned h;
@@ -85,7 +85,6 @@ static struct ft *ft_new(struct flow_engine *fe, const char *path, int registere
 		return NULL;
 	}
 	t->fd = -1;
-	t->registered = registered;
 	t->st = T_BAD;
 	h = fe_hashstr(path);
 	t->hnext = fe->hash[h];
@@ -133,7 +132,7 @@ static void dir_add(struct flow_engine *fe, const char *name)
 		return;
 	t = ft_find(fe, path);
 	if (!t)
-		t = ft_new(fe, path, 0);
+		t = ft_new(fe, path);
 	if (t) {
 		t->seen = 1;
 		ft_open(fe, t);
@@ -148,7 +147,7 @@ static void dir_del(struct flow_engine *fe, const char *name)
 	if (!name_ok(name) || dir_path(fe, name, path, sizeof(path)) < 0)
 		return;
 	t = ft_find(fe, path);
-	if (t && !t->registered)
+	if (t)
 		ft_free(fe, t);
 }
 
@@ -207,7 +206,7 @@ static void dir_rescan(struct flow_engine *fe)
 	for (i = 0; i < fe->n;) {
 		struct ft *t = fe->t[i];
 
-		if (!t->seen && !t->registered)
+		if (!t->seen)
 			ft_free(fe, t);   /* swaps another entry into i */
 		else
 			i++;
@@ -294,32 +293,6 @@ void flow_engine_close(struct flow_engine *fe)
 		free(fe->buf[i]);
 	free(fe->rbuf);
 	free(fe);
-}
-
-int flow_engine_register(struct flow_engine *fe, const char *path, char *err, size_t errlen)
-{
-	struct ft *t;
-
-	if (err && errlen)
-		err[0] = '\0';
-	if (!path || !*path || strlen(path) >= PATH_MAX) {
-		util_errf(err, errlen, "flow table registration: empty or too long path");
-		return -EINVAL;
-	}
-	if (ft_find(fe, path)) {
-		util_errf(err, errlen, "flow table %s: already tracked", path);
-		return -EEXIST;
-	}
-	t = ft_new(fe, path, 1);
-	if (!t) {
-		util_errf(err, errlen, "flow table %s: table limit reached or out of memory", path);
-		return -ENOSPC;
-	}
-	ft_open(fe, t);
-	if (t->st == T_ACTIVE)
-		return 0;
-	util_errf(err, errlen, "flow table %s: %s", path, t->problem);
-	return 1;
 }
 
 void flow_engine_handle(struct flow_engine *fe)
@@ -412,8 +385,6 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 
 		if ((t->st == T_ACTIVE || t->st == T_BAD) && t->own && t->own->dead)
 			ft_dead(fe, t);
-		if (t->registered && t->st != T_WAIT && ft_replaced(fe, t))
-			ft_open(fe, t);
 		switch (t->st) {
 		case T_ACTIVE:
 			ft_verify_due(fe, t, now);

@@ -39,13 +39,6 @@ int flow_engine_fd(const struct flow_engine *fe);
  * deleted ones. */
 void flow_engine_handle(struct flow_engine *fe);
 
-/* Track a table file outside the directory (checked by stat on each poll;
- * a missing or bad file is retried when it changes). Returns 0 when tracked
- * and readable, 1 when tracked but not usable now (err says why), -EINVAL,
- * -EEXIST (already tracked) or -ENOSPC (limit) when not tracked. */
-int flow_engine_register(struct flow_engine *fe, const char *path,
-			 char *err, size_t errlen);
-
 /* Read every table; call emit once per stable, open record (src
  * FLOW_SRC_ENGINE). Returns the number of records emitted. */
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);

@@ -50,7 +50,7 @@ enum {
 	P_COUNT = 1u << 15, P_UNSTABLE = 1u << 16, P_FAMILY = 1u << 17,
 	P_MAPPED = 1u << 18, P_FUTURE = 1u << 19, P_DUP = 1u << 20,
 	P_TOTAL = 1u << 21, P_LIMIT = 1u << 22, P_FS = 1u << 23,
-	P_GONE = 1u << 24, P_NOTYET = 1u << 25,
+	P_NOTYET = 1u << 25,
 };
 
 enum ft_state { T_ACTIVE, T_BAD, T_DEAD, T_WAIT };
@@ -74,7 +74,6 @@ struct owner {
 
 struct ft {
 	char *path;
-	int registered;         /* explicit, outside the watched directory */
 	enum ft_state st;
 	int fd;                 /* -1 when not held */
 	int open_errno;         /* last open() failure, 0 if none */
@@ -153,8 +152,6 @@ void ft_validate(struct flow_engine *fe, struct ft *t);
 void ft_open(struct flow_engine *fe, struct ft *t);
 /* Has the file changed since we looked (inode, size, header bytes)? */
 int ft_changed(struct ft *t);
-/* Registered tables: is the path now another file than the one held? */
-int ft_replaced(struct flow_engine *fe, struct ft *t);
 /* Read one ACTIVE table, emitting its stable open records. */
 int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
 	    flow_emit_fn emit, void *arg);

@@ -315,28 +315,6 @@ int ft_changed(struct ft *t)
 	return (size_t)n != t->hdrlen || memcmp(h, t->hdr, (size_t)n) != 0;
 }
 
-/* For registered tables: is path now another file than the one we hold?
- * A removed file is let go (and picked up again when it reappears). */
-int ft_replaced(struct flow_engine *fe, struct ft *t)
-{
-	struct stat st;
-
-	if (stat(t->path, &st) < 0) {
-		if (errno == ENOENT && t->have_id) {
-			if (t->st != T_DEAD)
-				ft_problem(t, P_GONE, "file removed; waiting for it to reappear");
-			else
-				snprintf(t->problem, sizeof(t->problem), "file removed");
-			ft_release(fe, t);
-			ft_setbad(t, P_GONE);
-			t->have_id = 0;
-			t->open_errno = ENOENT;
-		}
-		return 0;
-	}
-	return !t->have_id || st.st_dev != t->dev || st.st_ino != t->ino;
-}
-
 /* Retry one record alone: seq, record, seq. Returns the copy or NULL. */
 static const unsigned char *ft_retry(struct flow_engine *fe, struct ft *t, uint64_t off)
 {
@@ -384,11 +362,7 @@ static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t 
 	}
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_ENGINE;
-	memcpy(&o.key.saddr, r.local_addr, 16);
-	memcpy(&o.key.daddr, r.remote_addr, 16);
-	o.key.sport = r.local_port;
-	o.key.dport = r.remote_port;
-	o.key.proto = r.proto;
+	flow_key_set(&o.key, r.local_addr, r.remote_addr, r.local_port, r.remote_port, r.proto);
 	o.session = r.session_id;
 	o.tx_msgs = r.tx_msgs;
 	o.rx_msgs = r.rx_msgs;

@@ -118,6 +118,7 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	uint8_t family;
 	uint8_t gone;                   /* closed since: not asked for again */
 	uint64_t inode;
+	uint32_t uid;                   /* its owner: the flow table's limits are per owner */
 	struct sd_pace pace;            /* when it must be read again */
 };
 
@@ -332,6 +333,25 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		k->pace = (*hit)->pace;
 }
 
+/* The flow key of a socket as inet_diag identifies it (local = s*): what
+ * a dump, a lookup and the BPF reader emit. -1 for a family not ours. */
+static int sd_key(struct flow_key *key, uint8_t family, const struct inet_diag_sockid *id)
+{
+	memset(key, 0, sizeof(*key));
+	key->proto = IPPROTO_TCP;
+	if (family == AF_INET) {
+		flow_addr_v4mapped(&key->saddr, &id->idiag_src[0]);
+		flow_addr_v4mapped(&key->daddr, &id->idiag_dst[0]);
+	} else if (family == AF_INET6) {
+		memcpy(&key->saddr, id->idiag_src, 16);
+		memcpy(&key->daddr, id->idiag_dst, 16);
+	} else
+		return -1;
+	key->sport = id->idiag_sport;
+	key->dport = id->idiag_dport;
+	return 0;
+}
+
 /* One socket message of a checked buffer: 1 emitted, 0 skipped (not
  * watched, closed or malformed). */
 static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
@@ -347,17 +367,8 @@ static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 	m = mnl_nlmsg_get_payload(nlh);
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_SOCK;
-	o.key.proto = IPPROTO_TCP;
-	if (m->idiag_family == AF_INET) {
-		flow_addr_v4mapped(&o.key.saddr, &m->id.idiag_src[0]);
-		flow_addr_v4mapped(&o.key.daddr, &m->id.idiag_dst[0]);
-	} else if (m->idiag_family == AF_INET6) {
-		memcpy(&o.key.saddr, m->id.idiag_src, 16);
-		memcpy(&o.key.daddr, m->id.idiag_dst, 16);
-	} else
+	if (sd_key(&o.key, m->idiag_family, &m->id) < 0)
 		return 0;
-	o.key.sport = m->id.idiag_sport;
-	o.key.dport = m->id.idiag_dport;
 	/* a dump asks for these states only; an exact lookup gets any */
 	if (m->idiag_state >= 32 || !(SD_STATES & (1u << m->idiag_state)))
 		return 0;
@@ -396,6 +407,7 @@ static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 			k->family = m->idiag_family;
 			k->gone = 0;
 			k->inode = m->idiag_inode;
+			k->uid = m->idiag_uid;
 			sd_pace_carry(d->sd, k);
 			d->cur = k;
 		} else {
@@ -625,19 +637,14 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 		}
 		memset(&o, 0, sizeof(o));
 		o.src = FLOW_SRC_SOCK;
-		o.key.proto = IPPROTO_TCP;
-		if (k->family == AF_INET) {
-			flow_addr_v4mapped(&o.key.saddr, &k->id.idiag_src[0]);
-			flow_addr_v4mapped(&o.key.daddr, &k->id.idiag_dst[0]);
-		} else {
-			memcpy(&o.key.saddr, k->id.idiag_src, 16);
-			memcpy(&o.key.daddr, k->id.idiag_dst, 16);
-		}
-		o.key.sport = k->id.idiag_sport;
-		o.key.dport = k->id.idiag_dport;
+		sd_key(&o.key, k->family, &k->id);
 		if (!flow_sel_match(d->sel, d->nsel, &o.key))
 			continue;
 		o.inode = k->inode;
+		/* the owner the dump gave: without it a flow the per-owner
+		 * limit refused at the dump would get in at the next read */
+		o.uid = k->uid;
+		o.uid_known = 1;
 		/* tcp_get_info() and tcp_diag_get_info() from the same fields */
 		memset(&ti, 0, sizeof(ti));
 		ti.tcpi_total_retrans = v->total_retrans;

@@ -10,6 +10,7 @@
 
 #include <netinet/in.h>
 #include <stdint.h>
+#include <string.h>
 
 enum flow_src_kind {
 	FLOW_SRC_ENGINE = 1,    /* an engine's flow table (bypass traffic) */
@@ -34,6 +35,21 @@ struct flow_key {
 	uint8_t proto;          /* IPPROTO_TCP, IPPROTO_UDP */
 	uint8_t pad[3];
 };
+
+/* Fill key k (zeroed first, padding included: keys are compared and hashed
+ * as bytes) from 16-byte addresses and network-order ports, as the owner
+ * sees them (local, remote). The one fill of every source whose record
+ * already holds IPv6 or IPv4-mapped addresses. */
+static inline void flow_key_set(struct flow_key *k, const void *laddr, const void *raddr,
+				uint16_t lport, uint16_t rport, uint8_t proto)
+{
+	memset(k, 0, sizeof(*k));
+	memcpy(&k->saddr, laddr, 16);
+	memcpy(&k->daddr, raddr, 16);
+	k->sport = lport;
+	k->dport = rport;
+	k->proto = proto;
+}
 
 struct flow_obs {
 	enum flow_src_kind src;

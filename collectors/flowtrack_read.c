@@ -17,11 +17,7 @@ static void ft_emit(const struct ft_key *k, const struct ft_val *v, flow_emit_fn
 
 	memset(&o, 0, sizeof(o));
 	o.src = FLOW_SRC_BPF;
-	memcpy(&o.key.saddr, k->laddr, 16);
-	memcpy(&o.key.daddr, k->raddr, 16);
-	o.key.sport = k->lport;
-	o.key.dport = k->rport;
-	o.key.proto = k->proto;
+	flow_key_set(&o.key, k->laddr, k->raddr, k->lport, k->rport, k->proto);
 	o.rx_msgs = v->rx_frames;
 	o.tx_msgs = v->tx_frames;
 	o.rx_bytes = v->rx_bytes;

@@ -4,6 +4,7 @@
 #include "collectors/flowsel.h"
 #include "collectors/flowsrc.h"
 #include "daemon/conf.h"
+#include "daemon/liveness.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "lib/cost.h"
@@ -132,6 +133,7 @@ static void psrc_close(struct flowsrcs *fs, struct psrc *ps)
 	for (unsigned k = 0; k < NPORT; k++)
 		src_close(fs, &ps->src[k]);
 	ps->naddr = 0;
+	ps->addr_ns = 0;        /* asked again when the port comes back */
 }
 
 void flowsrcs_free(struct flowsrcs *fs)
@@ -243,7 +245,9 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		psrc_close(fs, ps);
 		return;
 	}
-	if (!ps->naddr || now - ps->addr_ns > ADDR_REFRESH_NS) {
+	/* every ADDR_REFRESH_NS, also for a port without addresses (an
+	 * empty answer or a failed dump is not asked again at every poll) */
+	if (!ps->addr_ns || now - ps->addr_ns > ADDR_REFRESH_NS) {
 		ps->naddr = 0;
 		ps->addr_ns = now;
 		nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
@@ -331,6 +335,13 @@ static void route_cb(const struct flow_obs *o, void *arg)
 	r->emit(o, port, r->arg);
 }
 
+uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns)
+{
+	uint64_t r = stall_ns > poll_ns ? stall_ns - poll_ns : 0;
+
+	return r < LIVENESS_GONE_NS / 2 ? r : LIVENESS_GONE_NS / 2;
+}
+
 /* One source's poll, with what it cost: the thread's CPU time around it
  * (the kernel's work for it and the detector's for its observations). */
 static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r,
@@ -346,7 +357,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	 * counts as progressing over it (sibling counts) */
 	f->s.now_ns = now;
 	f->s.poll_ns = r->fs->poll_ns;
-	f->s.refresh_ns = stall_ns > r->fs->poll_ns ? stall_ns - r->fs->poll_ns : 0;
+	f->s.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns);
 	f->s.stall_ns = stall_ns;
 	f->s.skipped = 0;
 	c0 = cost_cpu_ns();

@@ -27,6 +27,13 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 /* Open or close each port's sources to match its state, then poll every
  * source and route each observation through emit. now: CLOCK_MONOTONIC. */
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
+/* How often a source must report an evidence-only flow (flow_src
+ * refresh_ns, collectors/flowsrc.h): within every threshold-long span less
+ * a poll, and never less often than half LIVENESS_GONE_NS, since the flow
+ * table forgets a flow unseen that long (a threshold of seconds would
+ * otherwise drop and re-create the flow at each read: gone from the flow
+ * views, and "progressed" at each re-creation in the sibling counts). */
+uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns);
 /* The engine tables for `status` ({dir, tables, error}), the readers of
  * unmodified engines under "readers" ({onload, vma, rdmaqp: {PORT}}), and
  * what every source costs ({cost: [{source, port, state, flows, cpu_pct,

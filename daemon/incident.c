@@ -184,17 +184,17 @@ static struct inc_flow *find_flow(struct incident *inc, const struct sflow *f)
 	return NULL;
 }
 
-int incident_add_flow(struct incident *inc, const struct sflow *f)
+void incident_add_flow(struct incident *inc, const struct sflow *f)
 {
 	struct inc_flow *x = find_flow(inc, f);
 
 	if (x) {
 		x->released = 0;
-		return 1;
+		return;
 	}
 	if (inc->nflows >= INCIDENT_MAX_FLOWS) {
 		inc->dropped_flows++;
-		return 0;
+		return;
 	}
 	x = &inc->flows[inc->nflows++];
 	memset(x, 0, sizeof(*x));
@@ -211,7 +211,6 @@ int incident_add_flow(struct incident *inc, const struct sflow *f)
 	x->unread = f->obs.unread;
 	x->staged = f->obs.staged;
 	x->inflight = f->obs.inflight;
-	return 1;
 }
 
 void incident_set_siblings(struct incident *inc, unsigned n)

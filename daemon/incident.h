@@ -46,9 +46,9 @@ int incidents_admit(struct incidents *is, const char *group, uint64_t now,
 struct incident *incidents_open(struct incidents *is, const char *port, const char *group,
 				uint64_t now_mono, uint64_t now_real);
 
-/* List flow f (or mark it stalled again when listed). Returns 1 when f is
- * listed, 0 when the list is full (f is only counted). */
-int incident_add_flow(struct incident *inc, const struct sflow *f);
+/* List flow f (or mark it stalled again when listed); when the list is
+ * full f is only counted (incident_flows_stalled). */
+void incident_add_flow(struct incident *inc, const struct sflow *f);
 void incident_set_siblings(struct incident *inc, unsigned n);
 /* The sibling count is out of date (flows joined): count again, from
  * since, when it is next looked at or the poll ends; due says whether and

@@ -186,7 +186,6 @@ struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const ch
 		return NULL;
 	f->hash = hv;
 	f->obs = *o;
-	f->hash = hv;
 	f->owner = own;
 	util_strlcpy(f->port, port, sizeof(f->port));
 	f->first_ns = now;

@@ -41,8 +41,14 @@ struct stall {
 	size_t qn, qpos, qcap;
 	struct loop_timer *chunk;
 	uint64_t poll_t0, poll_busy_ns;
-	int chunked;                    /* the running poll is the timer's */
+	int chunked;                    /* a poll is still being handled */
 	uint64_t next_expire;   /* the flow table's next walk for closed flows */
+	/* the threshold of the port last asked for: a poll's observations
+	 * come port by port, so one compare per observation instead of a
+	 * scan of the configured ports (cleared by stall_configure) */
+	char th_port[32];
+	uint64_t th_ns;
+	int th_ok;
 };
 
 #define STALL_CHUNK 8192u
@@ -60,11 +66,16 @@ static const struct port_conf *port_conf_of(const struct stall *s, const char *n
 	return NULL;
 }
 
-static uint64_t threshold(const struct stall *s, const char *port)
+static uint64_t threshold(struct stall *s, const char *port)
 {
-	const struct port_conf *pc = port_conf_of(s, port);
+	if (!s->th_ok || strcmp(port, s->th_port)) {
+		const struct port_conf *pc = port_conf_of(s, port);
 
-	return pc && pc->stall_ns ? pc->stall_ns : s->c->stall_ns;
+		s->th_ns = pc && pc->stall_ns ? pc->stall_ns : s->c->stall_ns;
+		util_strlcpy(s->th_port, port, sizeof(s->th_port));
+		s->th_ok = 1;
+	}
+	return s->th_ns;
 }
 
 /* The incident group of a port: the port, or the pair it belongs to. */
@@ -469,14 +480,6 @@ static void poll_begin(struct stall *s)
 	s->poll_busy_ns = loop_mono_ns() - t0;
 }
 
-void stall_poll(struct stall *s)
-{
-	if (s->chunked)                 /* the timer's poll: finish it first */
-		drain(s, 0);
-	poll_begin(s);
-	drain(s, 0);
-}
-
 static void chunk_cb(struct loop_timer *t, void *arg)
 {
 	struct stall *s = arg;
@@ -528,6 +531,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 void stall_configure(struct stall *s, const struct conf *c)
 {
 	s->c = c;
+	s->th_ok = 0;           /* thresholds may have changed */
 	flowsrcs_configure(s->srcs, c);
 	loop_timer_set(s->timer, c->flow_interval_ns, c->flow_interval_ns);
 }

@@ -34,8 +34,6 @@ void stall_free(struct stall *s);
  * the polling interval. */
 void stall_configure(struct stall *s, const struct conf *c);
 void stall_set_hook(struct stall *s, stall_incident_fn fn, void *arg);
-/* One poll now (also run by the timer). */
-void stall_poll(struct stall *s);
 /* The two halves of a poll, for tests: one observation of port's flow at
  * now, and the end of a poll (closed flows, incident timeouts). */
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now);

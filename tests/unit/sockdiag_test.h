@@ -112,6 +112,28 @@ static inline void conn_close(struct conn *k)
 	close(k->l);
 }
 
+/* A TCP listener on a inside namespace nsfd; then a client of ours
+ * connected to it (*cs) and its accepted end (*ss). */
+static inline int ns_listen(int nsfd, const struct sockaddr_in *a)
+{
+	int ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0), one = 1;
+
+	assert_true(ls >= 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(ls, (const struct sockaddr *)a, sizeof(*a)), 0);
+	assert_int_equal(listen(ls, 4), 0);
+	return ls;
+}
+
+static inline void ns_connect(int ls, const struct sockaddr_in *a, int *cs, int *ss)
+{
+	*cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(*cs >= 0);
+	assert_int_equal(connect(*cs, (const struct sockaddr *)a, sizeof(*a)), 0);
+	*ss = accept(ls, NULL, NULL);
+	assert_true(*ss >= 0);
+}
+
 static inline const struct flow_obs *find(const struct nstest_obs *l, uint16_t lport, uint16_t rport)
 {
 	unsigned i;

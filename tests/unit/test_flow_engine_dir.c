@@ -132,45 +132,6 @@ static void flow_engine_handle__file_replaced__new_file_read(void **state)
 	nsft_close(&t2, 1);
 }
 
-static void flow_engine_register__outside_dir__read_and_replaced(void **state)
-{
-	struct fx *f = *state;
-	struct nsft_table t1, t2;
-	struct flow_engine *fe;
-	char sub[128], path[160], err[256];
-
-	snprintf(sub, sizeof(sub), "%s/elsewhere", f->dir);
-	snprintf(path, sizeof(path), "%s/reg.flows", sub);
-	fetest_make_one(f, &t1, "reg", 4);       /* made in f->dir, moved out below */
-	fe = fetest_open(f);
-	assert_int_equal(mkdir(sub, 0755), 0);
-	assert_int_equal(rename(t1.path, path), 0);
-	flow_engine_handle(fe);
-	assert_int_equal(fetest_poll_all(fe), 0);
-	assert_int_equal(flow_engine_register(fe, path, err, sizeof(err)), 0);
-	assert_int_equal(flow_engine_register(fe, path, err, sizeof(err)), -EEXIST);
-	assert_int_equal(fetest_poll_all(fe), 1);
-	/* replaced under the registered name: noticed by stat */
-	assert_int_equal(nsft_create(&t2, sub, "reg2", 4), 0);
-	assert_non_null(nsft_add(&t2, 77, IPPROTO_UDP, NULL, NULL));
-	assert_int_equal(rename(t2.path, path), 0);
-	assert_int_equal(fetest_poll_all(fe), 1);
-	assert_int_equal(fetest_obs[0].session, 77);
-	/* removed: nothing read, nothing crashes */
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(fetest_poll_all(fe), 0);
-	assert_int_equal(flow_engine_tables(fe, NULL, NULL), 1);
-	assert_int_equal(flow_engine_register(fe, "", err, sizeof(err)), -EINVAL);
-	/* a registered file that is not a table: tracked, reported */
-	snprintf(path, sizeof(path), "%s/junk", sub);
-	assert_int_equal(mkdir(path, 0755), 0);
-	assert_int_equal(flow_engine_register(fe, path, err, sizeof(err)), 1);
-	assert_non_null(strstr(err, "not a regular file"));
-	flow_engine_close(fe);
-	nsft_close(&t1, 0);
-	nsft_close(&t2, 0);
-}
-
 static void flow_engine_poll__dir_removed__recreated_and_watched(void **state)
 {
 	struct fx *f = *state;
@@ -295,7 +256,6 @@ int main(void)
 		T(flow_engine_poll__2000_tables__cap_enforced_bounded),
 		T(flow_engine_handle__renamed_in__picked_up),
 		T(flow_engine_handle__file_replaced__new_file_read),
-		T(flow_engine_register__outside_dir__read_and_replaced),
 		T(flow_engine_poll__dir_removed__recreated_and_watched),
 		T(flow_src_engine_ops__tables_in_dir__polled_handled_listed),
 		T(flow_src_engine_ops__dir_cannot_be_made__error_in_err),

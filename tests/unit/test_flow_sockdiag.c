@@ -17,7 +17,7 @@ static void flow_src_sock_ops__veth_test_namespace__server_end_only(void **state
 	struct flow_src s = { .ops = &flow_src_sock_ops };
 	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "sdv1" };
 	struct flow_sel sel[2];
-	int nsfd, ls, cs, ss, one = 1, n = -1;
+	int nsfd, ls, cs, ss, n = -1;
 	char err[256];
 
 	(void)state;
@@ -28,15 +28,8 @@ static void flow_src_sock_ops__veth_test_namespace__server_end_only(void **state
 	assert_true(nsfd >= 0);
 	assert_int_equal(nstest_veth(nsfd, "sdv0", "10.77.9.1", "sdv1", "10.77.9.2"), 0);
 	inet_pton(AF_INET, "10.77.9.2", &a.sin_addr);
-	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
-	assert_true(ls >= 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(ls, 4), 0);
-	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
-	ss = accept(ls, NULL, NULL);
-	assert_true(ss >= 0);
+	ls = ns_listen(nsfd, &a);
+	ns_connect(ls, &a, &cs, &ss);
 
 	assert_int_equal(flow_sel_parse("tcp port 11111", &sel[0], err, sizeof(err)), 0);
 	ctx.netns_fd = nsfd;
@@ -243,6 +236,10 @@ static void same_obs(const struct flow_obs *a, const struct flow_obs *b)
 	assert_memory_equal(&a->key, &b->key, sizeof(a->key));
 	assert_int_equal(a->state, b->state);
 	assert_int_equal(a->inode, b->inode);
+	/* the owner too: the flow table's limits are per owner */
+	assert_int_equal(a->uid_known, 1);
+	assert_int_equal(b->uid_known, 1);
+	assert_int_equal(a->uid, b->uid);
 	assert_int_equal(a->tx_bytes, b->tx_bytes);
 	assert_int_equal(a->rx_bytes, b->rx_bytes);
 	assert_int_equal(a->tx_msgs, b->tx_msgs);
@@ -291,15 +288,8 @@ static void sockdiag_poll__unacked_data__same_retry_due_every_way(void **state)
 	assert_true(nsfd >= 0);
 	assert_int_equal(nstest_veth(nsfd, "sdu0", "10.77.8.1", "sdu1", "10.77.8.2"), 0);
 	inet_pton(AF_INET, "10.77.8.2", &a.sin_addr);
-	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
-	assert_true(ls >= 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(ls, 4), 0);
-	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
-	ss = accept(ls, NULL, NULL);
-	assert_true(ss >= 0);
+	ls = ns_listen(nsfd, &a);
+	ns_connect(ls, &a, &cs, &ss);
 	/* the peer's end goes down: what we send now leaves and stays
 	 * unacknowledged, retransmitted on the timer */
 	assert_int_equal(netns_enter(nsfd, &saved), 0);
@@ -394,18 +384,9 @@ static void paced(int no_reader)
 	/* a port of its own: the other variant's ends may linger (FIN_WAIT1
 	 * with data a downed peer never acknowledged) */
 	a.sin_port = htons((uint16_t)(11113 + no_reader));
-	ls = netns_socket(nsfd, AF_INET, SOCK_STREAM, 0);
-	assert_true(ls >= 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(ls, 4), 0);
-	cs = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	cs2 = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(cs, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(connect(cs2, (struct sockaddr *)&a, sizeof(a)), 0);
-	ss = accept(ls, NULL, NULL);
-	ss2 = accept(ls, NULL, NULL);
-	assert_true(ss >= 0 && ss2 >= 0);
+	ls = ns_listen(nsfd, &a);
+	ns_connect(ls, &a, &cs, &ss);
+	ns_connect(ls, &a, &cs2, &ss2);
 	assert_int_equal(getsockname(cs, (struct sockaddr *)&me, &ml), 0);
 	busy = ntohs(me.sin_port);
 	ml = sizeof(me);

@@ -130,6 +130,30 @@ static void stall_observe__port_threshold__overrides_default(void **state)
 	assert_int_equal(x->nev, 1);
 }
 
+/* A reload that changes a port's threshold takes effect at once (the
+ * detector keeps the last port's threshold between observations). */
+static void stall_configure__new_port_threshold__applies(void **state)
+{
+	struct fix *x = *state;
+	static const char *faster =
+		"[daemon]\n"
+		"stall_threshold = 200ms\n"
+		"[port c]\n"
+		"stats_file = /nonexistent/c\n"
+		"track = none\n"
+		"stall_threshold = 100ms\n";
+	struct conf *c2 = coretest_conf(faster);
+
+	/* waiting 150 ms of each: under 200 ms, over 100 ms */
+	stall_flow(x, "c", 40003, 3, 1 * SEC, 1 * SEC + 200 * MS, 0);
+	assert_int_equal(x->nev, 0);
+	stall_configure(x->s, c2);
+	stall_flow(x, "c", 40004, 4, 2 * SEC, 2 * SEC + 200 * MS, 0);
+	assert_int_equal(x->nev, 1);
+	stall_configure(x->s, x->c);
+	conf_free(c2);
+}
+
 static void stall_observe__after_window_within_cooldown__suppressed(void **state)
 {
 	struct fix *x = *state;
@@ -345,6 +369,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(stall_observe__both_ends_of_a_pair__one_incident, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__port_threshold__overrides_default, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_configure__new_port_threshold__applies, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__after_window_within_cooldown__suppressed, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__reply_comes__incident_ends_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
