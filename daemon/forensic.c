@@ -310,6 +310,10 @@ static void inv_free(struct inv *v)
 	if (!v)
 		return;
 	pr = v->F->pr;
+	/* a reprogram it started may still be in its hold: it completes and
+	 * restores the flag, but never calls back into this freed record */
+	if (v->F->recovery)
+		recovery_cancel(v->F->recovery, v);
 	loop_timer_free(v->tick);
 	loop_timer_free(v->timer);
 	for (unsigned i = 0; i < MAXP; i++) {
