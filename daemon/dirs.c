@@ -33,6 +33,23 @@ int dirs_check(const struct conf *c, char *err, size_t errlen)
 	return 0;
 }
 
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n > t && !strcmp(s + n - t, tail);
+}
+
+/* What investigations write there: captures "invN-PORT-....pcap"
+ * (observe.c) and Onload stack dumps "invN-onload-stackM-WHEN.txt"
+ * (evid_flows.c). */
+static int is_work_file(const char *name)
+{
+	return !strncmp(name, "inv", 3) &&
+	       (ends_with(name, ".pcap") || (strstr(name, "-onload-stack") &&
+					     ends_with(name, ".txt")));
+}
+
 int dirs_clean_work(const char *state_dir)
 {
 	char dir[PATH_MAX + 16], e[PATH_MAX + 200];
@@ -51,10 +68,8 @@ int dirs_clean_work(const char *state_dir)
 	d = fsu_opendir_fd(fd);
 	while (d && (de = readdir(d))) {
 		struct stat st;
-		size_t len = strlen(de->d_name);
 
-		if (strncmp(de->d_name, "inv", 3) || len < 6 ||
-		    strcmp(de->d_name + len - 5, ".pcap") ||
+		if (!is_work_file(de->d_name) ||
 		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
 			continue;

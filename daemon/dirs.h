@@ -12,7 +12,7 @@ struct conf;
  * Returns 0, or -1 with err ("state_dir /x: /x is owned by uid 1000, ..."). */
 int dirs_check(const struct conf *c, char *err, size_t errlen);
 
-/* Remove the work files (captures) a killed daemon left in
+/* Remove the work files (captures, Onload stack dumps) a killed daemon left in
  * state_dir/work: investigation ids start afresh, and work files are
  * created O_EXCL. Returns how many were removed. */
 int dirs_clean_work(const char *state_dir);

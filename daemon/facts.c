@@ -65,19 +65,33 @@ static struct json_object *stall_deltas(const struct port *p, const struct rec_s
 	return out;
 }
 
-struct bctx {
+struct dctx {
 	struct json_object *out;
 	const char *src;
 };
 
-static void base_cb(const char *name, uint64_t delta, unsigned flags, uint64_t last, void *arg)
+static void delta_cb(const char *name, uint64_t delta, unsigned flags, uint64_t last, void *arg)
 {
-	struct bctx *b = arg;
+	struct dctx *d = arg;
 	char nb[320];
 
 	(void)flags;
 	(void)last;
-	jx_add_u64(b->out, facts_counter_name(b->src, name, nb, sizeof(nb)), delta);
+	jx_add_u64(d->out, facts_counter_name(d->src, name, nb, sizeof(nb)), delta);
+}
+
+struct json_object *facts_window_deltas(const struct port *p, unsigned first, unsigned last)
+{
+	const struct recorder *r = port_recorder(p);
+	struct json_object *out = json_object_new_object();
+
+	for (unsigned i = 0; i < port_nsrc(p); i++) {
+		struct dctx d = { out, port_src_name(p, i) };
+
+		if (d.src)
+			rec_deltas(r, i, first, last, delta_cb, &d);
+	}
+	return out;
 }
 
 static struct json_object *period(double span, struct json_object *counters)
@@ -139,14 +153,8 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 		uint64_t from = s->mono_ns > FACTS_BASELINE_NS ? s->mono_ns - FACTS_BASELINE_NS : 0;
 
 		if (rec_window(r, from, s->mono_ns, &f, &l) >= 2) {
-			struct json_object *c = json_object_new_object();
+			struct json_object *c = facts_window_deltas(p, f, l);
 
-			for (unsigned i = 0; i < port_nsrc(p); i++) {
-				struct bctx b = { c, port_src_name(p, i) };
-
-				if (b.src)
-					rec_deltas(r, i, f, l, base_cb, &b);
-			}
 			json_object_object_add(po, FK_PER_BASELINE, period(
 				(double)(rec_get(r, l)->mono_ns - rec_get(r, f)->mono_ns) / 1e9, c));
 		}

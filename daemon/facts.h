@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct port;
 struct ports;
 struct json_object;
 
@@ -17,6 +18,9 @@ struct json_object;
 /* A new facts object (never NULL on success). Ports named in the record
  * but no longer watched are left out. */
 struct json_object *facts_build(const struct ports *ps, struct json_object *record);
+/* The deltas of every counter of every source of p between recorder
+ * samples first..last, by their fact names: a new object. */
+struct json_object *facts_window_deltas(const struct port *p, unsigned first, unsigned last);
 /* The name a counter has in facts: "netdev/" for stats64, as is otherwise. */
 const char *facts_counter_name(const char *source, const char *name, char *buf, size_t len);
 

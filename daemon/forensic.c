@@ -55,12 +55,17 @@ struct port *inv_port(struct inv *v, unsigned i)
 	return ports_find(v->F->ports, v->ports[i]);
 }
 
-double inv_rel_ms(const struct inv *v, uint64_t t)
+static double rel_ms(uint64_t origin, uint64_t t)
 {
-	return t >= v->open_ns ? (double)(t - v->open_ns) / 1e6 : -(double)(v->open_ns - t) / 1e6;
+	return t >= origin ? (double)(t - origin) / 1e6 : -(double)(origin - t) / 1e6;
 }
 
-int inv_step_begin(struct inv *v, const char *name, const char *port)
+double inv_rel_ms(const struct inv *v, uint64_t t)
+{
+	return rel_ms(v->open_ns, t);
+}
+
+int steps_begin(struct json_object *steps, uint64_t origin, const char *name, const char *port)
 {
 	struct json_object *s = json_object_new_object();
 	uint64_t now = loop_mono_ns();
@@ -69,24 +74,35 @@ int inv_step_begin(struct inv *v, const char *name, const char *port)
 	if (port)
 		jx_add_str(s, "port", port);
 	jx_add_u64(s, "start_mono_ns", now);
-	json_object_object_add(s, "start_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
+	json_object_object_add(s, "start_ms", jx_new_fixed(rel_ms(origin, now), 3));
 	jx_add_str(s, "outcome", "running");
-	json_object_array_add(v->steps, s);
-	return (int)json_object_array_length(v->steps) - 1;
+	json_object_array_add(steps, s);
+	return (int)json_object_array_length(steps) - 1;
 }
 
-void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
+void steps_end(struct json_object *steps, uint64_t origin, int idx, const char *outcome,
+	       const char *note)
 {
-	struct json_object *s = json_object_array_get_idx(v->steps, (size_t)idx);
+	struct json_object *s = json_object_array_get_idx(steps, (size_t)idx);
 	uint64_t now = loop_mono_ns();
 
 	if (!s)
 		return;
 	jx_add_u64(s, "end_mono_ns", now);
-	json_object_object_add(s, "end_ms", jx_new_fixed(inv_rel_ms(v, now), 3));
+	json_object_object_add(s, "end_ms", jx_new_fixed(rel_ms(origin, now), 3));
 	jx_add_str(s, "outcome", outcome);
 	if (note && *note)
 		jx_add_str(s, "note", note);
+}
+
+int inv_step_begin(struct inv *v, const char *name, const char *port)
+{
+	return steps_begin(v->steps, v->open_ns, name, port);
+}
+
+void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
+{
+	steps_end(v->steps, v->open_ns, idx, outcome, note);
 }
 
 /* The readers of unmodified engines' own views (evid_flows.h); a part that
@@ -294,6 +310,10 @@ static void inv_free(struct inv *v)
 	if (!v)
 		return;
 	pr = v->F->pr;
+	/* a reprogram it started may still be in its hold: it completes and
+	 * restores the flag, but never calls back into this freed record */
+	if (v->F->recovery)
+		recovery_cancel(v->F->recovery, v);
 	loop_timer_free(v->tick);
 	loop_timer_free(v->timer);
 	for (unsigned i = 0; i < MAXP; i++) {

@@ -400,7 +400,7 @@ int main(int argc, char **argv)
 			log_warnx("%s: %s", d.conf->state_dir, err);
 		n = dirs_clean_work(d.conf->state_dir);
 		if (n > 0)
-			log_info("%s/work: removed %d capture(s) a stopped daemon left", d.conf->state_dir, n);
+			log_info("%s/work: removed %d work file(s) a stopped daemon left", d.conf->state_dir, n);
 	}
 	if (!d.sysfs_override)
 		util_strlcpy(d.sysfs_root, d.conf->sysfs_root, sizeof(d.sysfs_root));

@@ -205,21 +205,6 @@ static void on_event(enum log_ev kind, const struct log_field *f, void *arg)
 
 /* ---- the recorders, through the signals ---- */
 
-struct dctx {
-	struct json_object *out;
-	const char *src;
-};
-
-static void delta_cb(const char *name, uint64_t delta, unsigned flags, uint64_t last, void *arg)
-{
-	struct dctx *d = arg;
-	char nb[320];
-
-	(void)flags;
-	(void)last;
-	jx_add_u64(d->out, facts_counter_name(d->src, name, nb, sizeof(nb)), delta);
-}
-
 static void fold_port(struct metrics *m, struct mport *e, const struct port *p)
 {
 	const struct recorder *rec = port_recorder(p);
@@ -249,13 +234,7 @@ static void fold_port(struct metrics *m, struct mport *e, const struct port *p)
 	e->last_mono = rec_get(rec, l)->mono_ns;
 	if (!m->rules)
 		return;
-	counters = json_object_new_object();
-	for (unsigned s = 0; s < port_nsrc(p); s++) {
-		struct dctx d = { counters, port_src_name(p, s) };
-
-		if (d.src)
-			rec_deltas(rec, s, f, l, delta_cb, &d);
-	}
+	counters = facts_window_deltas(p, f, l);
 	profile = conf_profile_name(port_profile(p));
 	if (m->stall)
 		stall_flow_counts(m->stall, e->name, fl);

@@ -197,19 +197,14 @@ static int read_head(struct json_object *in, struct json_object *out, const char
 	return 0;
 }
 
-struct json_object *peermsg_read_notice(const char *text, size_t len, const char **why)
+static int notice_body(struct json_object *in, struct json_object *out, const char **why)
 {
-	struct json_object *in = parse(text, len, why), *out, *ports, *flows;
+	struct json_object *ports, *flows;
 
-	if (!in)
-		return NULL;
-	out = json_object_new_object();
-	if (read_head(in, out, why) < 0)
-		goto bad;
 	if (copy_if(out, in, "sent_real_ns", good_u64) < 0 ||
 	    copy_if(out, in, "stall_real_ns", good_u64) < 0) {
 		*why = "a time is not an integer count of nanoseconds";
-		goto bad;
+		return -1;
 	}
 	ports = json_object_new_array();
 	json_object_object_add(out, "ports", ports);
@@ -218,7 +213,7 @@ struct json_object *peermsg_read_notice(const char *text, size_t len, const char
 
 		if (i >= PEERMSG_MAX_PORTS || !is_name(v)) {
 			*why = "ports: more than 8, or one is not a name";
-			goto bad;
+			return -1;
 		}
 		json_object_array_add(ports, json_object_get(v));
 	}
@@ -229,16 +224,11 @@ struct json_object *peermsg_read_notice(const char *text, size_t len, const char
 
 		if (i >= PEERMSG_MAX_NFLOWS || !good_str(v, 160)) {
 			*why = "flows: more than 16, or one is not a flow tuple";
-			goto bad;
+			return -1;
 		}
 		json_object_array_add(flows, json_object_get(v));
 	}
-	json_object_put(in);
-	return out;
-bad:
-	json_object_put(in);
-	json_object_put(out);
-	return NULL;
+	return 0;
 }
 
 /* {NAME: number} with names of at most 160 bytes; at most max entries. */
@@ -350,19 +340,14 @@ static int read_flows(struct json_object *in, struct json_object *out, const cha
 	return 0;
 }
 
-struct json_object *peermsg_read_summary(const char *text, size_t len, const char **why)
+static int summary_body(struct json_object *in, struct json_object *out, const char **why)
 {
-	struct json_object *in = parse(text, len, why), *out, *ports, *v;
+	struct json_object *ports, *v;
 
-	if (!in)
-		return NULL;
-	out = json_object_new_object();
-	if (read_head(in, out, why) < 0)
-		goto bad;
 	v = jx_get(in, "notice_nonce");
 	if (!good_str(v, 64) || strlen(json_object_get_string(v)) != 32) {
 		*why = "notice_nonce is missing or not 32 hex digits";
-		goto bad;
+		return -1;
 	}
 	jx_copy(out, "notice_nonce", in, "notice_nonce");
 	if (copy_if(out, in, "host", is_name) < 0 || copy_if(out, in, "bundle", is_bundle) < 0 ||
@@ -371,7 +356,7 @@ struct json_object *peermsg_read_summary(const char *text, size_t len, const cha
 	    copy_if(out, in, "answered_real_ns", good_u64) < 0 ||
 	    copy_if(out, in, "window_ms", good_num) < 0 || copy_if(out, in, "trimmed", is_bool) < 0) {
 		*why = "host, bundle, a time or the window is malformed";
-		goto bad;
+		return -1;
 	}
 	if ((v = jx_get(in, "incidents_open"))) {
 		struct json_object *a = json_object_new_array();
@@ -379,14 +364,14 @@ struct json_object *peermsg_read_summary(const char *text, size_t len, const cha
 		json_object_object_add(out, "incidents_open", a);
 		if (!json_object_is_type(v, json_type_array) || jx_len(v) > 8) {
 			*why = "incidents_open is not a short list";
-			goto bad;
+			return -1;
 		}
 		for (size_t i = 0; i < jx_len(v); i++) {
 			struct json_object *x = json_object_array_get_idx(v, i);
 
 			if (!good_u64(x)) {
 				*why = "incidents_open holds a value that is not an id";
-				goto bad;
+				return -1;
 			}
 			json_object_array_add(a, json_object_get(x));
 		}
@@ -398,7 +383,7 @@ struct json_object *peermsg_read_summary(const char *text, size_t len, const cha
 
 		if (!json_object_is_type(v, json_type_object)) {
 			*why = "ports is not an object";
-			goto bad;
+			return -1;
 		}
 		json_object_object_foreach(v, name, po) {
 			struct json_object *o = json_object_new_object();
@@ -406,10 +391,10 @@ struct json_object *peermsg_read_summary(const char *text, size_t len, const cha
 			json_object_object_add(ports, name, o);
 			if (++n > PEERMSG_MAX_PORTS || !util_valid_name(name, 31)) {
 				*why = "ports: more than 8, or a name that is not a port name";
-				goto bad;
+				return -1;
 			}
 			if (read_port(po, o, why) < 0)
-				goto bad;
+				return -1;
 		}
 	}
 	if ((v = jx_get(in, "flows"))) {
@@ -417,12 +402,35 @@ struct json_object *peermsg_read_summary(const char *text, size_t len, const cha
 
 		json_object_object_add(out, "flows", o);
 		if (read_flows(v, o, why) < 0)
-			goto bad;
+			return -1;
+	}
+	return 0;
+}
+
+/* One message: the JSON object, its common head, then its own body. */
+static struct json_object *read_msg(const char *text, size_t len, const char **why,
+				    int (*body)(struct json_object *, struct json_object *,
+						const char **))
+{
+	struct json_object *in = parse(text, len, why), *out;
+
+	if (!in)
+		return NULL;
+	out = json_object_new_object();
+	if (read_head(in, out, why) < 0 || body(in, out, why) < 0) {
+		json_object_put(out);
+		out = NULL;
 	}
 	json_object_put(in);
 	return out;
-bad:
-	json_object_put(in);
-	json_object_put(out);
-	return NULL;
+}
+
+struct json_object *peermsg_read_notice(const char *text, size_t len, const char **why)
+{
+	return read_msg(text, len, why, notice_body);
+}
+
+struct json_object *peermsg_read_summary(const char *text, size_t len, const char **why)
+{
+	return read_msg(text, len, why, summary_body);
 }

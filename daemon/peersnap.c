@@ -70,36 +70,14 @@ void psnap_free_all(struct forensics *F)
 	}
 }
 
-static double rel_ms(const struct psnap *s, uint64_t t)
-{
-	return t >= s->recv_mono ? (double)(t - s->recv_mono) / 1e6 : -(double)(s->recv_mono - t) / 1e6;
-}
-
 static int step_begin(struct psnap *s, const char *name)
 {
-	struct json_object *o = json_object_new_object();
-	uint64_t now = loop_mono_ns();
-
-	jx_add_str(o, "step", name);
-	jx_add_u64(o, "start_mono_ns", now);
-	json_object_object_add(o, "start_ms", jx_new_fixed(rel_ms(s, now), 3));
-	jx_add_str(o, "outcome", "running");
-	json_object_array_add(s->steps, o);
-	return (int)json_object_array_length(s->steps) - 1;
+	return steps_begin(s->steps, s->recv_mono, name, NULL);
 }
 
 static void step_end(struct psnap *s, int idx, const char *outcome, const char *note)
 {
-	struct json_object *o = json_object_array_get_idx(s->steps, (size_t)idx);
-	uint64_t now = loop_mono_ns();
-
-	if (!o)
-		return;
-	jx_add_u64(o, "end_mono_ns", now);
-	json_object_object_add(o, "end_ms", jx_new_fixed(rel_ms(s, now), 3));
-	jx_add_str(o, "outcome", outcome);
-	if (note && *note)
-		jx_add_str(o, "note", note);
+	steps_end(s->steps, s->recv_mono, idx, outcome, note);
 }
 
 static int in_notice(struct json_object *notice, const char *tuple)

@@ -156,9 +156,18 @@ static void become(uid_t uid, gid_t gid, const gid_t *groups, size_t ng)
 		_exit(99);
 }
 
-/* A root client in a child: one status request; writes 'k' when it got an
- * ok reply, 'b' when turned away busy, else 'x'. */
-static pid_t root_client(const char *path, int res[2])
+/* Who a client child runs as: uid 0 stays root (the test's own). */
+struct who {
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ng;
+};
+
+/* A client in a child: one request, a reply within wait_ms; writes 'k'
+ * when the reply holds want, 'b' when turned away busy, else 'x'. */
+static pid_t client(const char *path, int res[2], struct who w, const char *req,
+		    unsigned wait_ms, const char *want)
 {
 	pid_t pid = fork();
 
@@ -168,13 +177,22 @@ static pid_t root_client(const char *path, int res[2])
 		int fd;
 
 		alarm(10);
+		if (w.uid)
+			become(w.uid, w.gid, w.groups, w.ng);
 		fd = dial(path);
-		if (fd >= 0 && write(fd, "{\"cmd\":\"status\"}\n", 17) == 17 &&
-		    outcome(fd, 3000, buf, sizeof(buf)) == 'c')
-			r = strstr(buf, "\"ok\":true") ? 'k' : strstr(buf, "too many") ? 'b' : 'x';
+		if (fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+		    outcome(fd, wait_ms, buf, sizeof(buf)) == 'c')
+			r = strstr(buf, want) ? 'k' : strstr(buf, "too many") ? 'b' : 'x';
 		_exit(write(res[1], &r, 1) == 1 ? 0 : 1);
 	}
 	return pid;
+}
+
+/* A root client: one status request, 'k' for an ok reply. */
+static pid_t root_client(const char *path, int res[2])
+{
+	return client(path, res, (struct who){ 0 }, "{\"cmd\":\"status\"}\n", 3000,
+		      "\"ok\":true");
 }
 
 static void reap(pid_t pid)
@@ -314,6 +332,7 @@ static void ctl_accept__member_floods__per_uid_limit_timeout_root_served(void **
  * process holds the group as a supplementary group. */
 static void ctl_accept__supplementary_group_of_peer__read(void **state)
 {
+	static const gid_t g[2] = { 4242, 65534 };
 	struct fx *x = *state;
 	int res[2];
 	pid_t pid;
@@ -323,24 +342,11 @@ static void ctl_accept__supplementary_group_of_peer__read(void **state)
 		skip();
 	assert_int_equal(ctl_set_group(x->ctl, "nogroup", buf, sizeof(buf)), 0);
 	assert_int_equal(pipe(res), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		gid_t g[2] = { 4242, 65534 };
-		int fd;
-
-		alarm(10);
-		become(12345, 12345, g, 2);
-		c = 'x';
-		fd = dial(x->path);
-		if (fd >= 0 && write(fd, "{\"cmd\":\"status\"}\n", 17) == 17 &&
-		    outcome(fd, 3000, buf, sizeof(buf)) == 'c' && strstr(buf, "\"access\":1"))
-			c = 'r';
-		_exit(write(res[1], &c, 1) == 1 ? 0 : 1);
-	}
+	pid = client(x->path, res, (struct who){ 12345, 12345, g, 2 },
+		     "{\"cmd\":\"status\"}\n", 3000, "\"access\":1");
 	serve(x, 500);
 	assert_int_equal(read(res[0], &c, 1), 1);
-	assert_int_equal(c, 'r');
+	assert_int_equal(c, 'k');
 	reap(pid);
 	close(res[0]);
 	close(res[1]);
@@ -394,20 +400,8 @@ static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
 		skip();
 	assert_int_equal(ctl_set_group(x->ctl, "nogroup", buf, sizeof(buf)), 0);
 	assert_int_equal(pipe(res), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int fd;
-
-		alarm(10);
-		become(65534, 65534, NULL, 0);
-		c = 'x';
-		fd = dial(x->path);
-		if (fd >= 0 && write(fd, "{\"cmd\":\"defer\"}\n", 16) == 16 &&
-		    outcome(fd, 5000, buf, sizeof(buf)) == 'c' && strstr(buf, "\"later\":\"yes\""))
-			c = 'k';
-		_exit(write(res[1], &c, 1) == 1 ? 0 : 1);
-	}
+	pid = client(x->path, res, (struct who){ 65534, 65534, NULL, 0 }, "{\"cmd\":\"defer\"}\n",
+		     5000, "\"later\":\"yes\"");
 	t = loop_timer_new(x->l, reply_later_cb, NULL);
 	loop_timer_set(t, (CTL_ENTRY_TIMEOUT_NS * 13) / 10, 0);
 	serve(x, (unsigned)(CTL_ENTRY_TIMEOUT_NS * 13 / 10 / 1000000ull) + 600);

@@ -602,6 +602,59 @@ static void forensic_manual_bundle__no_incident__verdict_manual(void **state)
 	json_object_put(m);
 }
 
+#define KEEP_RECORDS 16         /* the investigations kept (forensic_int.h KEEP) */
+
+static void stop_at_reprogram(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	if (X->reprograms)
+		loop_stop(X->l);
+	else if (X->tx)
+		observe_flow(X->rx);
+}
+
+static void stop_now(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	loop_stop(X->l);
+}
+
+/* An investigation pushed out of the KEEP records while its reprogram is in
+ * its hold (KEEP more investigations started meanwhile): the reprogram
+ * completes and restores the flag, and never calls back into the freed
+ * investigation (ASan: a heap-use-after-free in reprogram_done). */
+static void forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it(void **state)
+{
+	struct fix *x = *state;
+	struct loop_timer *t = loop_timer_new(x->l, stop_at_reprogram, NULL);
+	struct json_object *o;
+	char err[256];
+	uint64_t id;
+
+	x->release_by = REL_NONE;
+	loop_timer_set(t, 5 * MS, 5 * MS);
+	stall_now(x);
+	loop_run(x->l);                 /* until the reprogram of a starts its hold */
+	assert_int_equal(x->reprograms, 1);
+	/* the new ones stay in their observation window meanwhile */
+	x->c->observe_ns = 10000 * MS;
+	for (int i = 0; i < KEEP_RECORDS; i++)
+		assert_int_equal(forensic_investigate(x->F, "a", &id, err, sizeof(err)), 0);
+	assert_null(forensic_record(x->F, 1));  /* the first one is gone */
+	loop_timer_free(t);
+	t = loop_timer_new(x->l, stop_now, NULL);
+	loop_timer_set(t, x->c->reprogram_hold_ns + 100 * MS, 0);
+	loop_run(x->l);                 /* the hold ends, the reprogram finishes */
+	loop_timer_free(t);
+	assert_int_equal(x->reprograms, 1);
+	/* the reprogram is over (not "another reprogram is running") */
+	o = forensic_recover(x->F, "a", NULL, NULL);
+	assert_non_null(strstr(jx_text(o, "error"), "rate limit"));
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +666,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__release_within_a_capped_watch__ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
