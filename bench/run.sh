@@ -35,7 +35,7 @@ fi
 . "$ROOT/bench/lib.sh"
 
 make --no-print-directory -s -C "$ROOT" BUILD="$BUILD" bench-bins all || exit 1
-tools/deps.sh bench || exit 1
+tools/deps.sh || exit 1
 
 bench_init
 echo "bench: $(bench_machine_line)"
