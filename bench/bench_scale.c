@@ -27,6 +27,7 @@
 #include "daemon/liveness.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
+#include "lib/loop.h"
 #include "lib/log.h"
 
 #include <arpa/inet.h>
@@ -54,12 +55,15 @@ static void count_cb(const struct flow_obs *o, void *arg)
 	nobs++;
 }
 
-static uint64_t mono(void)
+/* Round r's cost d into sum and best; round 0 (which opens, maps or
+ * creates what the others reuse) is left out. */
+static void tally(unsigned r, uint64_t d, uint64_t *sum, uint64_t *best)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (r == 0)
+		return;
+	*sum += d;
+	if (d < *best)
+		*best = d;
 }
 
 static void die(const char *what, const char *why)
@@ -119,11 +123,7 @@ static void engine(unsigned n, unsigned reps)
 		if (s.ops->poll(&s, count_cb, NULL) < 0)
 			die("engine poll", s.err);
 		d = cost_cpu_ns() - c0;
-		if (r == 0)
-			continue;       /* the first poll opens and maps */
-		sum += d;
-		if (d < best)
-			best = d;
+		tally(r, d, &sum, &best);
 	}
 	if (nobs != n)
 		fprintf(stderr, "bench_scale: engine: %u of %u sessions read\n", nobs, n);
@@ -205,14 +205,14 @@ static void tracker(unsigned n, unsigned reps)
 	ft = flowtrack_attach(-1, ifindex, NULL, 0, cap, err, sizeof(err));
 	if (!ft)
 		die("flowtrack_attach", err);
-	t0 = mono();
+	t0 = loop_mono_ns();
 	for (unsigned i = 0; i < n; i++) {
 		size_t len = frame(pkt, 0, i / 50000, (uint16_t)(1024 + i % 50000), 11111);
 
 		if (flowtrack_test_run(ft, 0, pkt, len, 1, &ns) < 0)
 			die("test run", strerror(errno));
 	}
-	t0 = mono() - t0;
+	t0 = loop_mono_ns() - t0;
 	for (unsigned r = 0; r <= reps; r++) {
 		uint64_t c0 = cost_cpu_ns(), d;
 
@@ -220,11 +220,7 @@ static void tracker(unsigned n, unsigned reps)
 		if (flowtrack_poll(ft, count_cb, NULL) < 0)
 			die("flowtrack_poll", strerror(errno));
 		d = cost_cpu_ns() - c0;
-		if (r == 0)
-			continue;
-		sum += d;
-		if (d < best)
-			best = d;
+		tally(r, d, &sum, &best);
 	}
 	printf("{\"what\":\"tracker\",\"n\":%u,\"read\":%u,\"map_size\":%u,\"poll_us\":%.1f,"
 	       "\"poll_us_min\":%.1f,\"map_bytes_per_flow\":%.1f,\"fill_s\":%.2f}\n", n, nobs, cap,
@@ -335,11 +331,7 @@ static void detector(unsigned n, unsigned reps, int warm)
 		}
 		flowtab_expire(ft, now, NULL, NULL);
 		d = cost_cpu_ns() - c0;
-		if (r == 0)
-			continue;       /* the first poll creates the flows */
-		sum += d;
-		if (d < best)
-			best = d;
+		tally(r, d, &sum, &best);
 	}
 	printf("{\"what\":\"detector\",\"n\":%u,\"warm\":%d,\"obs_ns\":%.1f,"
 	       "\"obs_ns_min\":%.1f,\"flow_bytes\":%zu}\n", n, warm,

@@ -202,8 +202,9 @@ bench_report() {
 	local stamp out host
 	stamp=$(date -u +%Y%m%dT%H%M%SZ)
 	host=$(hostname -s 2>/dev/null || echo host)
-	# smoke runs (the system test) go to the build directory, not the repo
-	local dir=${BENCH_RESULTS:-$ROOT/bench/results}
+	# every run's JSON stays in the build directory; the repository keeps
+	# only the run whose table is in bench/README.md (latest.json)
+	local dir=${BENCH_RESULTS:-$BUILD/bench-results}
 	[ "$SMOKE" = 1 ] && dir=${BENCH_RESULTS:-$BUILD/bench-smoke}
 	mkdir -p "$dir"
 	out=$dir/$stamp-$host$( [ "$SMOKE" = 1 ] && echo -smoke ).json
@@ -214,7 +215,6 @@ bench_report() {
 		'{when:$when,commit:$commit,machine:$machine,load_start:$load_start,
 		  load_end:$load_end,smoke:($smoke == 1),seconds:$seconds,rows:.}' \
 		"$WORK/rows.jsonl" > "$out"
-	[ "$SMOKE" = 1 ] || cp "$out" "$dir/latest.json"
 	echo
 	bench_table "$out"
 	echo
@@ -222,7 +222,11 @@ bench_report() {
 	     "$(jq '[.rows[] | select(.met == false)] | length' "$out") missed;" \
 	     "$(jq -r .seconds "$out") s; load $(jq -r .load_start "$out") -> $(jq -r .load_end "$out")"
 	echo "bench: $out"
-	[ "$README" = 1 ] && bench_readme "$out"
+	if [ "$README" = 1 ]; then
+		mkdir -p "$ROOT/bench/results"
+		cp "$out" "$ROOT/bench/results/latest.json"
+		bench_readme "$out"
+	fi
 	return 0
 }
 

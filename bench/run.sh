@@ -8,8 +8,10 @@
 # runs each benchmark several times with the compared variants interleaved,
 # prints one table of medians and min-max with ratios, each row with its
 # goal and whether it is met, and writes the same as JSON under
-# bench/results/ (and, unless --smoke or --no-readme, into bench/README.md).
-# --smoke: tiny counts, every section, seconds (the system test runs it).
+# BUILD/bench-results/ (--smoke: BUILD/bench-smoke/). A full run (not
+# --smoke, --only or --no-readme) also becomes bench/results/latest.json
+# and the table in bench/README.md.
+# --smoke: tiny counts, every section, seconds.
 set -u
 BUILD=${1:-build}
 shift || true
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) SMOKE=1 README=0 ;;
 	--no-readme) README=0 ;;
-	--only) ONLY=$2; shift ;;
+	--only) ONLY=$2; README=0; shift ;;   # a part is not the latest run
 	*) echo "bench: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -33,7 +35,7 @@ fi
 . "$ROOT/bench/lib.sh"
 
 make --no-print-directory -s -C "$ROOT" BUILD="$BUILD" bench-bins all || exit 1
-tools/deps.sh bench || exit 1
+tools/deps.sh || exit 1
 
 bench_init
 echo "bench: $(bench_machine_line)"

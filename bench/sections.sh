@@ -356,9 +356,11 @@ section_scale() {
 	local reps n
 	reps=$(pick 2 10)
 	for n in $(pick "1000" "1000 10000 100000"); do
+		local max=""
 		for r in $(seq 3); do
 			local l
 			l=$("$BUILD/bench_scale" engine "$n" "$reps") || continue
+			max=$(echo "$l" | jq .detector_max_flows)
 			sample "engine_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
 			sample "engine_${n}_table_b" "$(echo "$l" | jq .table_bytes_per_flow)"
 			sample "engine_${n}_det_b" "$(echo "$l" | jq .detector_bytes_per_flow)"
@@ -370,7 +372,7 @@ section_scale() {
 			note="flow_src_engine_ops poll (three copies of every record, seqlock checks), no detector"
 		row section=scale name="  memory per session: table / detector entry" unit=B \
 			series="engine_${n}_table_b" vs="engine_${n}_det_b" \
-			note="$( [ "$n" -gt 65536 ] && echo "the detector keeps at most 65536 flows (LIVENESS_MAX_FLOWS, daemon/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
+			note="$( [ -n "$max" ] && [ "$n" -gt "$max" ] && echo "the detector keeps at most $max engine flows (LIVENESS_MAX_ENGINE_FLOWS, daemon/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
 	done
 	n=$(pick 10000 100000)
 	for r in $(seq 2); do

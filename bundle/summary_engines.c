@@ -98,15 +98,11 @@ static void one_stack(FILE *f, struct json_object *a, struct json_object *b, con
 	fputs(".\n", f);
 }
 
-static void one_socket(FILE *f, struct json_object *a, struct json_object *b, const char *label)
+/* " at the stall" and "; after" (or " after" alone) with fields of each,
+ * then the full stop. */
+static void put_at_after(FILE *f, struct json_object *a, struct json_object *b,
+			 const char *const *fields)
 {
-	static const char *const fields[] = { " rx ", "n_rx_packets", ", tx ", "n_tx_sent_pkt_count",
-		", ready to read ", "n_rx_ready_byte_count", " bytes, to send ",
-		"n_tx_ready_byte_count", " bytes (", "verdict", ")", NULL };
-
-	(void)label;
-	put_line(f, a ? a : b, (const char *const[]){ "- VMA/XLIO socket ", "local", " -> ",
-		 "remote", " (pid ", "pid", ", fd ", "fd", "):", NULL });
 	if (a) {
 		fputs(" at the stall", f);
 		put_line(f, a, fields);
@@ -118,23 +114,27 @@ static void one_socket(FILE *f, struct json_object *a, struct json_object *b, co
 	fputs(".\n", f);
 }
 
+static void one_socket(FILE *f, struct json_object *a, struct json_object *b, const char *label)
+{
+	static const char *const fields[] = { " rx ", "n_rx_packets", ", tx ", "n_tx_sent_pkt_count",
+		", ready to read ", "n_rx_ready_byte_count", " bytes, to send ",
+		"n_tx_ready_byte_count", " bytes (", "verdict", ")", NULL };
+
+	(void)label;
+	put_line(f, a ? a : b, (const char *const[]){ "- VMA/XLIO socket ", "local", " -> ",
+		 "remote", " (pid ", "pid", ", fd ", "fd", "):", NULL });
+	put_at_after(f, a, b, fields);
+}
+
 static void one_qp(FILE *f, struct json_object *a, struct json_object *b, const char *port)
 {
-	static const char *const fields[] = { "", "state", ", sq_psn ", "sq_psn", ", rq_psn ",
+	static const char *const fields[] = { " ", "state", ", sq_psn ", "sq_psn", ", rq_psn ",
 		"rq_psn", NULL };
 
 	fprintf(f, "- RDMA QP on port %.64s: ", port);
 	put_line(f, a ? a : b, (const char *const[]){ "", "device", " qp ", "lqpn", " -> ", "rqpn",
 		 " (", "type", ")", NULL });
-	if (a) {
-		fputs(" at the stall ", f);
-		put_line(f, a, fields);
-	}
-	if (b) {
-		fputs(a ? "; after " : " after ", f);
-		put_line(f, b, fields);
-	}
-	fputs(".\n", f);
+	put_at_after(f, a, b, fields);
 }
 
 /* The readers of unmodified engines: Onload stacks (the seed 001 table:

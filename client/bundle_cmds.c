@@ -50,6 +50,14 @@ static int one_bundle(struct cli *c)
 	return EXIT_OK;
 }
 
+/* The one BUNDLE argument, resolved into buf (bundle_path). */
+static int bundle_arg(struct cli *c, char *buf, size_t len)
+{
+	int rc = one_bundle(c);
+
+	return rc ? rc : bundle_path(c, c->args[0], buf, len);
+}
+
 /* ---- bundles ---- */
 
 /* What the listing gathers: the bundles, and with --incident only those
@@ -213,12 +221,10 @@ int cmd_show(struct cli *c)
 	struct rules *ru;
 	char *txt;
 	size_t n;
-	int rc = one_bundle(c);
+	int rc = bundle_arg(c, path, sizeof(path));
 
 	if (rc)
 		return rc;
-	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
-		return EXIT_FAIL;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0)
 		return cli_error("%s%s", err, access_hint(err));
 	if (c->json) {
@@ -377,12 +383,10 @@ int cmd_verify(struct cli *c)
 	char path[4096], err[512];
 	struct json_object *man = NULL;
 	size_t nfiles;
-	int rc = one_bundle(c);
+	int rc = bundle_arg(c, path, sizeof(path));
 
 	if (rc)
 		return rc;
-	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
-		return EXIT_FAIL;
 	if (bundle_verify(path, &man, err, sizeof(err)) < 0) {
 		json_object_put(man);
 		return cli_error("verify %s: %s%s", path, err, access_hint(err));
@@ -419,12 +423,10 @@ int cmd_classify(struct cli *c)
 	struct json_object *man, *res, *rec;
 	struct rules *r = NULL;
 	const char *dirs[2] = { RULES_SHIPPED_DIR, RULES_LOCAL_DIR };
-	int same, rc = one_bundle(c);
+	int same, rc = bundle_arg(c, path, sizeof(path));
 
 	if (rc)
 		return rc;
-	if (bundle_path(c, c->args[0], path, sizeof(path)) != EXIT_OK)
-		return EXIT_FAIL;
 	if (bundle_load_manifest(path, &man, err, sizeof(err)) < 0)
 		return cli_error("%s%s", err, access_hint(err));
 	if (!jx_get(man, "facts")) {

@@ -19,15 +19,22 @@
 #define MAX_REPLY (256u << 20)
 #define DEFAULT_STATE_DIR "/var/lib/nicstalld"
 
+/* "nicstallctl: " and the message on standard error, then tail. */
+__attribute__((format(printf, 2, 0)))
+static void say(const char *tail, const char *fmt, va_list ap)
+{
+	fputs("nicstallctl: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+}
+
 int cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nicstallctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("\n(nicstallctl --help lists the commands and options)\n", fmt, ap);
 	va_end(ap);
-	fputs("\n(nicstallctl --help lists the commands and options)\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -35,11 +42,9 @@ int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("nicstallctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say("\n", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return EXIT_FAIL;
 }
 

@@ -14,31 +14,9 @@ struct rules;
 
 #ifndef NICSTALL_DATADIR
 #define NICSTALL_DATADIR "/usr/local/share/nicstalld"
-/* Each signal name that profile has (its own definition or the generic
- * one), once. */
-void rules_signals_each(const struct rules *r, const char *profile,
-			void (*cb)(const char *name, void *arg), void *arg);
-/* Each counter of counters (name -> value) that some signal of profile
- * reads, by its name or through a sum() pattern (a counter may come more
- * than once). */
-void rules_signal_reads(const struct rules *r, const char *profile, struct json_object *counters,
-			void (*cb)(const char *counter, struct json_object *value, void *arg),
-			void *arg);
-
 #endif
 #ifndef NICSTALL_SYSCONFDIR
 #define NICSTALL_SYSCONFDIR "/etc"
-/* Each signal name that profile has (its own definition or the generic
- * one), once. */
-void rules_signals_each(const struct rules *r, const char *profile,
-			void (*cb)(const char *name, void *arg), void *arg);
-/* Each counter of counters (name -> value) that some signal of profile
- * reads, by its name or through a sum() pattern (a counter may come more
- * than once). */
-void rules_signal_reads(const struct rules *r, const char *profile, struct json_object *counters,
-			void (*cb)(const char *counter, struct json_object *value, void *arg),
-			void *arg);
-
 #endif
 #define RULES_SHIPPED_DIR NICSTALL_DATADIR "/rules"
 #define RULES_LOCAL_DIR   NICSTALL_SYSCONFDIR "/nicstalld/rules.d"

@@ -11,7 +11,7 @@
 # make check-systemd boots a systemd in a container to run the unit for real.
 # python3: the loopback HTTP server the example bundle_hook uploads to
 # (test_fleet_ops.sh); promtool also unit-tests the alerting rules there.
-# make bench (tools/deps.sh bench) compares with node_exporter, scraped with curl.
+# make bench and bench/run.sh compare with node_exporter, scraped with curl.
 set -e
 PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core

@@ -28,7 +28,11 @@ FUZZ_TARGETS ?= $(FUZZ_NAMES)
 .PHONY: fuzz fuzz-build fuzz-check
 fuzz-build: $(FUZZ_BINS)
 
-$(BUILD)/fuzz/obj/%.o: %.c $(FLAGS_STAMP) $(SKELS)
+# The gcc build's flag stamp says nothing of these flags (they are all
+# here), and only the loaders include a skeleton: their .d files name it
+# once built, so the skeletons are needed first but not newer than every
+# object.
+$(BUILD)/fuzz/obj/%.o: %.c tests/fuzz/fuzz.mk | $(SKELS)
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/fuzz/libnicstall-fuzz.a: $(FUZZ_OBJS)

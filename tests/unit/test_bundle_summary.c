@@ -174,11 +174,46 @@ static void bundle_summary__peers__answered_silent_and_origin(void **state)
 	json_object_put(p);
 }
 
+static void bundle_summary__engines__sockets_and_qps_at_stall_and_after(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"engines\": { \"at_stall\": {"
+		"    \"vma\": { \"sockets\": [ { \"local\": \"10.9.0.1:5\", \"remote\": \"10.9.0.2:6\","
+		"        \"pid\": 7, \"fd\": 8, \"n_rx_packets\": 10, \"n_tx_sent_pkt_count\": 11,"
+		"        \"n_rx_ready_byte_count\": 12, \"n_tx_ready_byte_count\": 13,"
+		"        \"verdict\": \"waiting\" } ] },"
+		"    \"rdmaqp\": { \"srv\": { \"involved\": [ { \"device\": \"mlx5_0\", \"lqpn\": 18,"
+		"        \"rqpn\": 34, \"type\": \"RC\", \"state\": \"RTS\", \"sq_psn\": 109,"
+		"        \"rq_psn\": 58 } ] } } },"
+		"  \"after\": {"
+		"    \"vma\": { \"sockets\": [ { \"local\": \"10.9.0.1:5\", \"remote\": \"10.9.0.2:6\","
+		"        \"pid\": 7, \"fd\": 8, \"n_rx_packets\": 20, \"n_tx_sent_pkt_count\": 21,"
+		"        \"n_rx_ready_byte_count\": 0, \"n_tx_ready_byte_count\": 0,"
+		"        \"verdict\": \"moving\" },"
+		"      { \"local\": \"10.9.0.1:9\", \"remote\": \"10.9.0.2:6\", \"pid\": 7, \"fd\": 9,"
+		"        \"n_rx_packets\": 1, \"n_tx_sent_pkt_count\": 2, \"n_rx_ready_byte_count\": 3,"
+		"        \"n_tx_ready_byte_count\": 4, \"verdict\": \"new\" } ] } } } }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(strstr(s, "- VMA/XLIO socket 10.9.0.1:5 -> 10.9.0.2:6 (pid 7, fd 8): at the stall "
+			       "rx 10, tx 11, ready to read 12 bytes, to send 13 bytes (waiting); after "
+			       "rx 20, tx 21, ready to read 0 bytes, to send 0 bytes (moving).\n"));
+	assert_non_null(strstr(s, "- VMA/XLIO socket 10.9.0.1:9 -> 10.9.0.2:6 (pid 7, fd 9): after "
+			       "rx 1, tx 2, ready to read 3 bytes, to send 4 bytes (new).\n"));
+	assert_non_null(strstr(s, "- RDMA QP on port srv: mlx5_0 qp 18 -> 34 (RC) at the stall "
+			       "RTS, sq_psn 109, rq_psn 58.\n"));
+	free(s);
+	json_object_put(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(bundle_summary__figures__counts_integral_durations_fixed),
 		cmocka_unit_test(bundle_summary__peers__answered_silent_and_origin),
+		cmocka_unit_test(bundle_summary__engines__sockets_and_qps_at_stall_and_after),
 		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
 		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
 	};
