@@ -22,8 +22,17 @@ t_init() {
 	trap 'exit 130' INT TERM
 }
 
+# The EXIT trap.  A test ends by falling off its end (the status of its
+# last command, a check's), by `exit N` after a fail or a skip, or by an
+# error of its own: an unbound variable under set -u ends bash with status
+# 1, a signal with 128+N.  A non-zero status that no fail accounts for is
+# an exit the test did not intend: counted as a failure, with the command
+# it died at, so that its earlier passes cannot make it green.
 t_cleanup() {
-	local p ns c
+	local rc=$? at=$BASH_COMMAND p ns c
+	if [ "$rc" -ne 0 ] && [ "$T_FAIL" -eq 0 ]; then
+		fail "the test ended with status $rc at: $at"
+	fi
 	for c in "${T_CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1; done
 	for p in "${T_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${T_PIDS[@]}"; do
