@@ -73,5 +73,5 @@ bad=$(awk '$1 != 0' "$T_DIR/lat" | wc -l)
 max=$(awk '$2 > m { m = $2 } END { print m + 0 }' "$T_DIR/lat")
 check "status answered every call ($(wc -l < "$T_DIR/lat") calls, $bad unanswered, max $max ms)" \
 	test "$bad" = 0 -a "$(wc -l < "$T_DIR/lat")" -gt 20
-check "the port is up again" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.ports[0].state == \"up\"'"
+check "the port is up again" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[0].state == \"up\"'"
 check "the daemon still runs" kill -0 "$T_DPID"

@@ -47,7 +47,7 @@ start_daemon "$T_DIR/n.conf" || exit 1
 find_inv() {
 	local id
 	for id in $("$NICSTALLCTL" -s "$T_SOCK" -j incident list | jq -r '.investigations[].id'); do
-		"$NICSTALLCTL" -s "$T_SOCK" -j incident show "$id" | jq -e --arg p ":$1" \
+		"$NICSTALLCTL" -s "$T_SOCK" -j incident show "$id" | jqe --arg p ":$1" \
 			'.record.state == "complete" and (.record.incident.flows | any(.tuple | contains($p)))' \
 			>/dev/null 2>&1 && { echo "$id"; return 0; }
 	done
@@ -181,7 +181,7 @@ check "4: the bundle holds the captures, recorder and summary" bash -c "ls '$b'/
 check "bundles lists every bundle with its verdict" bash -c "'$NICSTALLCTL' -s '$T_SOCK' bundles | grep -q engine-hold"
 check "no process environment in any bundle" bash -c "! grep -rq 'PATH=/' '$T_DIR/state/bundles'"
 m=$("$NICSTALLCTL" -s "$T_SOCK" snapshot --bundle srv | sed -n 's/^bundle //p')
-check "snapshot --bundle writes a manual bundle" bash -c "[ -d '$m' ] && jq -e '.verdict.verdict == \"manual\"' '$m/manifest.json' >/dev/null && '$NICSTALLCTL' verify '$m'"
+check "snapshot --bundle writes a manual bundle" bash -c "[ -d '$m' ] && jqe '.verdict.verdict == \"manual\"' '$m/manifest.json' >/dev/null && '$NICSTALLCTL' verify '$m'"
 for d in "$T_DIR"/state/bundles/2*; do
 	case "$d" in *-manual) continue ;; esac    # a snapshot: nothing to classify
 	check "$(basename "$d"): verifies and classify reproduces it" bash -c "'$NICSTALLCTL' verify '$d' >/dev/null && '$NICSTALLCTL' classify '$d' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"

@@ -33,7 +33,7 @@ peer_address = 10.214.0.1
 CONF
 mkdir -p "$T_DIR/flows" "$T_DIR/state"
 start_daemon "$T_DIR/n.conf" || exit 1
-check "the kernel-drops source reads the port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | .sources[] | select(.name == \"kernel\" and .state == \"ok\" and .counters == 5)] | length == 2' >/dev/null"
+check "the kernel-drops source reads the port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | .sources[] | select(.name == \"kernel\" and .state == \"ok\" and .counters == 5)] | length == 2' >/dev/null"
 sockperf_pair "$A" "$B" 10.214.0.2 11131 2 30
 sleep 2
 T="ip netns exec $A tc"
@@ -46,7 +46,7 @@ check "the qdisc is in place" bash -c "$T qdisc show dev vA | grep -q htb"
 rec() {
 	local id
 	for id in $(ctl -j incident list | jq -r '.investigations[].id'); do
-		ctl -j incident show "$id" | jq -e 'select(.record.state == "complete")' > "$T_DIR/rec.json" 2>/dev/null && return 0
+		ctl -j incident show "$id" | jqe 'select(.record.state == "complete")' > "$T_DIR/rec.json" 2>/dev/null && return 0
 	done
 	return 1
 }

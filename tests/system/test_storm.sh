@@ -59,7 +59,7 @@ check "the daemon tracks all $N sessions" \
 wait_for 20 grep -q stalled "$T_DIR/storm.out"
 echo stalled > "$T_DIR/phase"
 s0=$(ctl -j status | jq -c '.ports' | md5sum)
-check "an incident opens for the stall" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents | length >= 1'"
+check "an incident opens for the stall" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | length >= 1'"
 # the poll is handled in chunks, so the flows join over a few loop turns
 wait_for 10 bash -c "[ \"\$('$NICSTALLCTL' -s '$T_SOCK' -j status | jq '.incidents[0] | (.flows | length) + (.flows_not_listed // 0)')\" -ge $N ]"
 ctl -j status > "$T_DIR/st-stalled.json"
@@ -74,9 +74,9 @@ sleep 0.5
 ctl -j status > "$T_DIR/st-end.json"
 check "the daemon kept sampling the port through the storm" \
 	bash -c "[ \"\$(jq -c '.ports' '$T_DIR/st-end.json' | md5sum)\" != '$s0' ]"
-check "one incident" jq -e '.incidents | length == 1' "$T_DIR/st-stalled.json"
+check "one incident" jqe '.incidents | length == 1' "$T_DIR/st-stalled.json"
 check "holding the stalled sessions (listed or counted: $N)" \
-	jq -e ".incidents[0] | ((.flows | length) + (.flows_not_listed // 0)) == $N" "$T_DIR/st-stalled.json"
+	jqe ".incidents[0] | ((.flows | length) + (.flows_not_listed // 0)) == $N" "$T_DIR/st-stalled.json"
 check "one bundle" test "$(ls -d "$STATE"/bundles/2* | wc -l)" = 1
 b=$(ls -d "$STATE"/bundles/2* | head -1)
 check "the bundle verifies" ctl verify "$b"
