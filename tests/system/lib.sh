@@ -76,6 +76,34 @@ netns_pair() {
 	ip -n "$2" link set lo up
 }
 
+# pair_up NET: the namespaces A (PREFIXa) and B (PREFIXb) joined by the
+# veth vA (NET.1) / vB (NET.2), for conf_port.
+pair_up() {
+	A=${T_PREFIX}a B=${T_PREFIX}b PAIR_NET=$1
+	netns_pair "$A" "$B" vA vB "$1.1" "$1.2" || { fail "namespace pair"; return 1; }
+}
+
+# conf_daemon [LINE...]: a [daemon] section with the test's own flows and
+# state directories and the shipped rules, then the LINEs ("key = value").
+conf_daemon() {
+	printf '[daemon]\nflows_dir = %s\nstate_dir = %s\nrules_dir = %s\n' \
+		"$T_DIR/flows" "$T_DIR/state" "$ROOT/rules"
+	[ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
+# conf_port cli|srv [LINE...]: the [port] section of pair_up's side A (cli)
+# or B (srv): its namespace, its interface, the other side's address, then
+# the LINEs.
+conf_port() {
+	case $1 in
+	cli) printf '[port cli]\nnetns = %s\ninterface = vA\npeer_address = %s.2\n' "$A" "$PAIR_NET" ;;
+	srv) printf '[port srv]\nnetns = %s\ninterface = vB\npeer_address = %s.1\n' "$B" "$PAIR_NET" ;;
+	*) fail "conf_port: no side $1"; return 1 ;;
+	esac
+	shift
+	[ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
 # start_daemon CONF [args...]: starts nicstalld with socket $T_DIR/ctl.sock
 start_daemon() {
 	local conf=$1; shift

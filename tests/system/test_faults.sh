@@ -16,17 +16,8 @@ for i in 1 2 3; do
 done
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-observe_window = 300ms
-capture_time = 3s
-release_wait = 200ms
-probe_timeout = 1s
-CONF
+conf_daemon "incident_cooldown = 0s" "observe_window = 300ms" "capture_time = 3s" \
+	"release_wait = 200ms" "probe_timeout = 1s" > "$T_DIR/n.conf"
 for i in 1 2 3; do
 	cat >> "$T_DIR/n.conf" <<CONF
 [port p$i]

@@ -9,35 +9,15 @@
 # and its socket queue holding the request. Interface flags are unchanged.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.209.0.1 10.209.0.2 || { fail "namespace pair"; exit 1; }
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-interval = 250ms
-flows_dir = $T_DIR/flows
-state_dir = $T_DIR/state
-journal_dir = $T_DIR/journal
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-reprogram_interval = 0s
-capture_time = 250ms
-bundle_hook = /bin/sh -c "echo \$0 >> $T_DIR/hook.log"
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 11111-11113
-peer = srv
-peer_address = 10.209.0.2
-[port srv]
-netns = $B
-interface = vB
-flows = tcp port 11111-11113
-peer = cli
-peer_address = 10.209.0.1
-recover = reprogram
-probe = ip -s link show vB
-probe = sleep 3
-CONF
+pair_up 10.209.0 || exit 1
+{
+	conf_daemon "interval = 250ms" "journal_dir = $T_DIR/journal" "incident_cooldown = 0s" \
+		"reprogram_interval = 0s" "capture_time = 250ms" \
+		"bundle_hook = /bin/sh -c \"echo \$0 >> $T_DIR/hook.log\""
+	conf_port cli "flows = tcp port 11111-11113" "peer = srv"
+	conf_port srv "flows = tcp port 11111-11113" "peer = cli" "recover = reprogram" \
+		"probe = ip -s link show vB" "probe = sleep 3"
+} > "$T_DIR/n.conf"
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; ip -n "$B" -o link show vB | sed 's/.*<\([^>]*\)>.*/\1/'; }
 flags > "$T_DIR/flags.before"
 start_daemon "$T_DIR/n.conf" || exit 1

@@ -9,29 +9,15 @@
 # as not answering.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.214.0.1 10.214.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.214.0 || exit 1
 N=${STORM_SESSIONS:-100000}
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-flow_interval = 100ms
-incident_timeout = 30s
-observe_window = 200ms
-capture_time = 200ms
-release_wait = 200ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12401-12403
-track = engine
-peer_address = 10.214.0.2
-promisc_capture = no
-CONF
+{
+	conf_daemon "flow_interval = 100ms" "incident_timeout = 30s" "observe_window = 200ms" \
+		"capture_time = 200ms" "release_wait = 200ms"
+	conf_port cli "flows = tcp port 12401-12403" "track = engine" "promisc_capture = no"
+} > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 
 # status, timed, every 50 ms until the storm ends: "rc ms" per call
