@@ -37,7 +37,7 @@ echo
 for i in 1 2 3; do
 	b=$(fleet_bundle "$i" 1) && step "rank $i: $(jq -r '"\(.verdict.verdict) for incident \(.peer.origin_host):\(.peer.incident_id), snapshot \(((.peer.received_real_ns - .peer.notice_sent_real_ns) / 1e6 * 10 | floor) / 10) ms after the notice"' "$b/manifest.json")"
 done
-jq -e '.verdict.verdict == "producer-stall"' "$b0/manifest.json" > /dev/null && ok "verdict producer-stall on rank 0, with every rank's work counters" || fail "verdict"
+jqe '.verdict.verdict == "producer-stall"' "$b0/manifest.json" > /dev/null && ok "verdict producer-stall on rank 0, with every rank's work counters" || fail "verdict"
 KEEP=$BUILD/demo-state/producer-stall-4
 rm -rf "$KEEP"; mkdir -p "$KEEP"
 for i in 0 1 2 3; do cp -a "$T_DIR/state$i/bundles" "$KEEP/rank$i"; done

@@ -19,7 +19,16 @@
  *   when it RUNS, compares it with ea->promisc_enabled (the state it applied
  *   last), creates or destroys the promiscuous flow table only on a
  *   difference, then stores the reading in ea->promisc_enabled.  A change
- *   undone before the work runs is no change.
+ *   undone before the work runs is no change.  IFF_ALLMULTI crossing zero
+ *   queues the same work (netif_set_allmulti() -> dev_set_rx_mode()), whose
+ *   run then adds or removes only the allmulti l2 rule
+ *   (ea->allmulti_enabled) and leaves the promiscuous table, and so the
+ *   wedges, as they are.  The model keeps no allmulti rule: its run finds
+ *   the promiscuous reading unchanged and applies nothing, the driver's
+ *   outcome for the table (test_emu_driver.sh case e).  ndo_set_rx_mode is not called while
+ *   the device is down (__dev_set_rx_mode checks IFF_UP); the model queues
+ *   the work on every link message regardless, which changes only when the
+ *   work runs, not what it applies.
  *
  * The emulator sees the kernel's state through rtnetlink link messages; each
  * one queues the work (a superset of the kernel's queueing: a work that

@@ -22,8 +22,17 @@ t_init() {
 	trap 'exit 130' INT TERM
 }
 
+# The EXIT trap.  A test ends by falling off its end (the status of its
+# last command, a check's), by `exit N` after a fail or a skip, or by an
+# error of its own: an unbound variable under set -u ends bash with status
+# 1, a signal with 128+N.  A non-zero status that no fail accounts for is
+# an exit the test did not intend: counted as a failure, with the command
+# it died at, so that its earlier passes cannot make it green.
 t_cleanup() {
-	local p ns c
+	local rc=$? at=$BASH_COMMAND p ns c
+	if [ "$rc" -ne 0 ] && [ "$T_FAIL" -eq 0 ]; then
+		fail "the test ended with status $rc at: $at"
+	fi
 	for c in "${T_CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1; done
 	for p in "${T_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
 	for p in "${T_PIDS[@]}"; do
@@ -65,6 +74,34 @@ netns_pair() {
 	ip -n "$2" link set "$4" up
 	ip -n "$1" link set lo up
 	ip -n "$2" link set lo up
+}
+
+# pair_up NET: the namespaces A (PREFIXa) and B (PREFIXb) joined by the
+# veth vA (NET.1) / vB (NET.2), for conf_port.
+pair_up() {
+	A=${T_PREFIX}a B=${T_PREFIX}b PAIR_NET=$1
+	netns_pair "$A" "$B" vA vB "$1.1" "$1.2" || { fail "namespace pair"; return 1; }
+}
+
+# conf_daemon [LINE...]: a [daemon] section with the test's own flows and
+# state directories and the shipped rules, then the LINEs ("key = value").
+conf_daemon() {
+	printf '[daemon]\nflows_dir = %s\nstate_dir = %s\nrules_dir = %s\n' \
+		"$T_DIR/flows" "$T_DIR/state" "$ROOT/rules"
+	[ $# -eq 0 ] || printf '%s\n' "$@"
+}
+
+# conf_port cli|srv [LINE...]: the [port] section of pair_up's side A (cli)
+# or B (srv): its namespace, its interface, the other side's address, then
+# the LINEs.
+conf_port() {
+	case $1 in
+	cli) printf '[port cli]\nnetns = %s\ninterface = vA\npeer_address = %s.2\n' "$A" "$PAIR_NET" ;;
+	srv) printf '[port srv]\nnetns = %s\ninterface = vB\npeer_address = %s.1\n' "$B" "$PAIR_NET" ;;
+	*) fail "conf_port: no side $1"; return 1 ;;
+	esac
+	shift
+	[ $# -eq 0 ] || printf '%s\n' "$@"
 }
 
 # start_daemon CONF [args...]: starts nicstalld with socket $T_DIR/ctl.sock

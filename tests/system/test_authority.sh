@@ -71,7 +71,7 @@ for c in "investigate cli" "recover cli" "reload" "snapshot --bundle"; do
 		grep -q 'permission denied (root only)'"
 done
 check "nothing ran for them: no investigation, no bundle" \
-	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident list | jq -e '.investigations | length == 0' >/dev/null &&
+	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident list | jqe '.investigations | length == 0' >/dev/null &&
 		! compgen -G '$STATE/bundles/2*' >/dev/null"
 
 # ---- the policy says no: a root client, a rule ----
@@ -90,7 +90,7 @@ T_PIDS+=($!)
 check "the stall becomes a bundle" wait_for 25 bash -c "compgen -G '$STATE/bundles/2*' >/dev/null"
 b=$(ls -d "$STATE"/bundles/2* 2>/dev/null | head -1)
 name=$(basename "$b")
-check "its verdict is the rule's (port-drop)" bash -c "jq -e '.verdict.verdict == \"port-drop\"' '$b/manifest.json' >/dev/null"
+check "its verdict is the rule's (port-drop)" bash -c "jqe '.verdict.verdict == \"port-drop\"' '$b/manifest.json' >/dev/null"
 check "no reprogram was made" bash -c "! grep -q 'receive filter reprogrammed' '$T_DIR/daemon.log'"
 check "the promiscuity and the flag never moved" bash -c "[ -s '$T_DIR/promisc.log' ] && ! grep -qv '^0 0$' '$T_DIR/promisc.log'"
 # names from tables steer no path: every new file is inside the bundle
@@ -103,7 +103,7 @@ check "and a client prints no escape from it" bash -c "! '$NICSTALLCTL' -s '$T_S
 check "an outsider cannot list or read bundles" bash -c "$(declare -f as)
 	! as $OUT '$NICSTALLCTL' -S '$STATE' bundles >/dev/null 2>&1 && ! as $OUT cat '$b/summary.txt' >/dev/null 2>&1"
 check "a member reads the record through the socket" \
-	bash -c "$(declare -f as); as $MEM '$NICSTALLCTL' -s '$T_SOCK' -j incident show | jq -e '.record' >/dev/null"
+	bash -c "$(declare -f as); as $MEM '$NICSTALLCTL' -s '$T_SOCK' -j incident show | jqe '.record' >/dev/null"
 
 # ---- finding 6: show NAME looks in STATE_DIR/bundles, ./NAME only as a path ----
 mkdir -p "$T_DIR/cwd/$name"

@@ -38,7 +38,7 @@ stall() {
 }
 nbundles() { ls -d "$T_DIR"/state/bundles/2* 2>/dev/null | wc -l; }
 # wait until no incident is open (its flows closed with their client)
-settle() { wait_for 30 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.incidents[] | select(.state == \"open\")] | length == 0' >/dev/null"; }
+settle() { wait_for 30 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.incidents[] | select(.state == \"open\")] | length == 0' >/dev/null"; }
 
 # fill the state directory, leaving ~8 KiB
 head -c $((500 * 1024)) /dev/zero > "$T_DIR/state/filler" 2>/dev/null
@@ -47,7 +47,7 @@ check "an incident on a full disk is logged with the reason" \
 	wait_for 15 grep -q "bundle not written: .*No space left on device" "$T_DIR/daemon.log"
 check "no partial bundle remains" bash -c "[ \$(ls -A '$T_DIR/state/bundles' 2>/dev/null | wc -l) = 0 ]"
 check "the daemon keeps running" kill -0 "$T_DPID"
-check "the record stays available" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show | jq -e '.record.bundle_error | test(\"No space\")' >/dev/null"
+check "the record stays available" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show | jqe '.record.bundle_error | test(\"No space\")' >/dev/null"
 rm -f "$T_DIR/state/filler"
 settle
 stall 3

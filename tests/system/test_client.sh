@@ -9,29 +9,13 @@
 # REASON" on stderr with exit 1 (also with -j, whose JSON says why).
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.214.0.1 10.214.0.2 || { fail "namespace pair"; exit 1; }
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-interval = 250ms
-state_dir = $T_DIR/state
-flows_dir = $T_DIR/flows
-rules_dir = $ROOT/rules
-reprogram_interval = 0s
-reprogram_hold = 50ms
-capture_time = 100ms
-[port cli]
-netns = $A
-interface = vA
-peer = srv
-peer_address = 10.214.0.2
-[port srv]
-netns = $B
-interface = vB
-peer = cli
-peer_address = 10.214.0.1
-recover = reprogram
-CONF
+pair_up 10.214.0 || exit 1
+{
+	conf_daemon "interval = 250ms" "reprogram_interval = 0s" "reprogram_hold = 50ms" \
+		"capture_time = 100ms"
+	conf_port cli "peer = srv"
+	conf_port srv "peer = cli" "recover = reprogram"
+} > "$T_DIR/n.conf"
 mkdir -p "$T_DIR/state"
 start_daemon "$T_DIR/n.conf" || exit 1
 C=$NICSTALLCTL

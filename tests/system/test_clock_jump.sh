@@ -59,15 +59,15 @@ echo "-400d" > "$T_DIR/clock"           # before the daemon started
 check "the investigation completes" wait_for 30 bash -c "[ \"\$('$NICSTALLCTL' -s '$T_SOCK' -j incident list | jq -r '.investigations[0].state')\" = complete ]"
 ctl -j incident show "$(inv 0 id)" > "$T_DIR/rec1.json"
 check "step times are monotonic and sane (0 to 60 s, each end after its start)" \
-	jq -e '[.record.steps[] | select(.end_ms != null) | (.start_ms >= 0 and .end_ms >= .start_ms and .end_ms < 60000)] | length > 0 and all' "$T_DIR/rec1.json"
+	jqe '[.record.steps[] | select(.end_ms != null) | (.start_ms >= 0 and .end_ms >= .start_ms and .end_ms < 60000)] | length > 0 and all' "$T_DIR/rec1.json"
 check "the observation window spans what it should (not years)" \
-	jq -e '.record.window.span_s > 0.2 and .record.window.span_s < 5' "$T_DIR/rec1.json"
+	jqe '.record.window.span_s > 0.2 and .record.window.span_s < 5' "$T_DIR/rec1.json"
 check "the first bundle is written" wait_for 15 bash -c "compgen -G '$STATE/bundles/2*' >/dev/null"
 check "its name is the wall clock of the incident's opening, before the jumps" \
 	bash -c "ls '$STATE/bundles' | grep -q '^$(date -u +%Y%m)'"
 wait_for 15 grep -q released "$T_DIR/storm1.out"
 check "the incident's duration is monotonic (0 to 60 s)" \
-	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.incidents[]? | .duration_ms] | all(. >= 0 and . < 60000)'"
+	bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.incidents[]? | .duration_ms] | all(. >= 0 and . < 60000)'"
 echo "+0" > "$T_DIR/clock"
 storm 2 3000
 check "the next stall is detected and investigated" \

@@ -10,7 +10,8 @@
 #      releases;
 #  (d) a port held by a running tcpdump (count 1, flag clear): the user
 #      flag's on/off is 1 -> 2 -> 1, no crossing, nothing released; the
-#      tcpdump leaving (1 -> 0) is a crossing and releases.
+#      tcpdump leaving (1 -> 0) is a crossing and releases;
+#  (e) allmulticast on and off: the work runs, nothing released.
 # Where /dev/kmsg is readable, the kernel's own "IF: entered/left
 # promiscuous mode" lines (netdev_info in __dev_set_promiscuity) are
 # recorded for each case: they witness the count crossing zero in the
@@ -201,6 +202,23 @@ check "(d) tcpdump leaves (1 -> 0): a crossing, the work applies 'off', the wedg
 	test "$(rx promisc_applied) $(rx rx_transitions) $(wedges)" = "off $((t1 + 1)) 0"
 [ -f "$KMSG" ] && check "(d) kmsg: left" test "$(kwhat "$m")" = "left"
 check "(d) the flow comes back" grows 15
+
+# ---- (e) allmulticast: the work runs, the promiscuous table stays ----
+# IFF_ALLMULTI crossing queues the work as well (dev_set_rx_mode); the work
+# adds or removes only the allmulti l2 rule (ea->allmulti_enabled), and the
+# promiscuous table, what releases a wedge, is not touched
+wedge "(e)"
+read -r r0 t0 c0 k0 < <(snap)
+ip -n "$NS" link set "$IF" allmulticast on
+settle
+ip -n "$NS" link set "$IF" allmulticast off
+settle
+read -r r1 t1 c1 k1 < <(snap)
+echo "(e) allmulticast on, 250 ms, off: runs +$((r1 - r0)), crossings +$((c1 - c0)), transitions +$((t1 - t0))"
+check "(e) allmulticast on/off: the work ran, no promiscuous crossing or transition" \
+	test $((r1 - r0)) -ge 1 -a $((c1 - c0)) = 0 -a "$t1" = "$t0"
+check "(e) the wedge stays" test "$(wedges)" = 1
+check "(e) the flow is still stopped" stopped
 
 echo "---- the model's state and its last work runs ----"
 emu rxmode srv

@@ -18,11 +18,11 @@ EMU_SRV_EXTRA="promisc_capture = no" EMU_CLI_EXTRA="recover = none" \
 	EMU_RX_MODE_DELAY=5 emu_up 10.213.0 || { fail "emulated pair"; exit 1; }
 start_daemon "$T_DIR/emu.conf" || exit 1
 rxm() { emu rxmode "$1" | sed -n "s/.* $2=\([^ ]*\).*/\1/p" | head -1; }
-stalled() { ctl -j flows --stalled | jq -e --arg p ":$1" '[.flows[] | select(.tuple | contains($p))] | length > 0' >/dev/null; }
+stalled() { ctl -j flows --stalled | jqe --arg p ":$1" '[.flows[] | select(.tuple | contains($p))] | length > 0' >/dev/null; }
 rec_for() {     # rec_for PORT: the complete record of the incident with PORT
 	local id
 	for id in $(ctl -j incident list | jq -r '.investigations[].id'); do
-		ctl -j incident show "$id" | jq -e --arg p ":$1" \
+		ctl -j incident show "$id" | jqe --arg p ":$1" \
 			'select(.record.state == "complete" and (.record.incident.flows | any(.tuple | contains($p))))' \
 			> "$T_DIR/rec.json" 2>/dev/null && return 0
 	done

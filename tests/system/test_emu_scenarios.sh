@@ -43,7 +43,7 @@ check "snapshot in text: one line per reporter of the server port" bash -c \
 	"[ \$(grep -cE '^    (fw|fw_fatal|rx|tx|vnic) +[a-z0-9]+ +errors [0-9]+, recovers [0-9]+' '$T_DIR/snap.txt') = 5 ]"
 check "snapshot in text: the client port has none, and says why" grep -qE '^  devlink health: none \(.+\)$' "$T_DIR/snap.txt"
 check "status: the devlink source's cost is accounted" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[] | select(.name == \"srv\") | .sources[] | select(.name == \"devlink\") | .state == \"ok\" and .queries > 0 and .mean_query_us > 0'"
-check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
+check "ports come up with the mlx5 profile and their RDMA devices" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | select(.profile == \"mlx5\" and (.rdma_device | startswith(\"mlx5_\")) and .firmware == \"14.17.1010\" and .psid == \"MT_2420110034\")] | length == 2' >/dev/null"
 
 # 0. a healthy run with firmware-consumed (LLDP) frames: no incident at all,
 #    although the port always counts a few frames more than the vport
@@ -58,8 +58,8 @@ ctl -j counters srv --window 14 > "$T_DIR/healthy.json"
 gap=$(jq '.sources.text | .rx_packets_phy.delta - .rx_vport_unicast_packets.delta - .rx_vport_multicast_packets.delta - .rx_vport_broadcast_packets.delta' "$T_DIR/healthy.json")
 echo "healthy: port - vport = $gap frames over 14 s (LLDP consumed by the firmware)"
 check "healthy: the port shows its steady firmware-consumed gap" test "$gap" -ge 10
-check "healthy: engine and kernel flows were watched" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows | jq -e '[.flows[].source] | (index(\"engine\") != null) and (index(\"sock\") != null)' >/dev/null"
-check "healthy: no incident over the run" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents | length == 0' >/dev/null"
+check "healthy: engine and kernel flows were watched" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows | jqe '[.flows[].source] | (index(\"engine\") != null) and (index(\"sock\") != null)' >/dev/null"
+check "healthy: no incident over the run" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | length == 0' >/dev/null"
 
 # scenario NAME PORT: wait for the bundle of the session to PORT, check it
 scenario_bundle() {
@@ -73,8 +73,8 @@ scenario_bundle() {
 	[ "$REPORTS" = 1 ] && report_of "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
 	B=$b
 }
-verdict_is() { jq -e --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }
-released_by() { jq -e --arg a "$1" '.release.released == true and .release.action == $a' "$B/manifest.json" > /dev/null; }
+verdict_is() { jqe --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }
+released_by() { jqe --arg a "$1" '.release.released == true and .release.action == $a' "$B/manifest.json" > /dev/null; }
 
 # 1. port-drop on the server port, released by the reprogram (the server's
 #    promiscuous capture is off by policy, so only the reprogram can)
@@ -123,7 +123,7 @@ emu wedge cli tcp "$SRV_ADDR" 11104 "$CLI_ADDR" "$p"
 if scenario_bundle "egress" 11104; then
 	check "egress: verdict port-drop" verdict_is port-drop
 	check "egress: the gap is on the client's port" jqe '.facts.ports.cli.stall.counters.rx_packets_phy > .facts.ports.cli.stall.counters.rx_vport_unicast_packets' "$B/manifest.json"
-	check "egress: released by the promiscuous capture or the reprogram" bash -c "jq -e '.release.released and (.release.action == \"promisc-capture\" or .release.action == \"reprogram\")' '$B/manifest.json' >/dev/null"
+	check "egress: released by the promiscuous capture or the reprogram" bash -c "jqe '.release.released and (.release.action == \"promisc-capture\" or .release.action == \"reprogram\")' '$B/manifest.json' >/dev/null"
 fi
 
 # 5. buffer drops

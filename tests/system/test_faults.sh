@@ -16,17 +16,8 @@ for i in 1 2 3; do
 done
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-observe_window = 300ms
-capture_time = 3s
-release_wait = 200ms
-probe_timeout = 1s
-CONF
+conf_daemon "incident_cooldown = 0s" "observe_window = 300ms" "capture_time = 3s" \
+	"release_wait = 200ms" "probe_timeout = 1s" > "$T_DIR/n.conf"
 for i in 1 2 3; do
 	cat >> "$T_DIR/n.conf" <<CONF
 [port p$i]
@@ -40,7 +31,7 @@ CONF
 	[ "$i" = 1 ] && printf 'probe = sleep 600\nprobe = yes nicstall-flood\n' >> "$T_DIR/n.conf"
 done
 start_daemon "$T_DIR/n.conf" || exit 1
-check "three ports up" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | select(.state == \"up\")] | length == 3'"
+check "three ports up" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | select(.state == \"up\")] | length == 3'"
 
 # storm I: three sessions of port p$I that stall and stay stalled
 storm() {
@@ -76,9 +67,9 @@ check "1: it completes, the hanging probe notwithstanding" wait_for 30 complete 
 touch "$T_DIR/lat1.stop"
 record p1 > "$T_DIR/rec1.json"
 check "1: the hanging probe was stopped at its timeout" \
-	jq -e '[.record.probes[] | select(.argv[0] == "sleep")] | length == 1 and (.[0].timed_out == true)' "$T_DIR/rec1.json"
+	jqe '[.record.probes[] | select(.argv[0] == "sleep")] | length == 1 and (.[0].timed_out == true)' "$T_DIR/rec1.json"
 check "1: the flood was cut at the output cap (64 KiB)" \
-	jq -e '[.record.probes[] | select(.argv[0] == "yes")][0] | (.output | length) <= 65536 and .truncated == true' "$T_DIR/rec1.json"
+	jqe '[.record.probes[] | select(.argv[0] == "yes")][0] | (.output | length) <= 65536 and .truncated == true' "$T_DIR/rec1.json"
 check "1: no probe process is left" bash -c "! pgrep -f '^yes nicstall-floo[d]' >/dev/null && ! pgrep -x -f 'sleep 600' >/dev/null"
 check "1: a bundle was written" wait_for 10 bash -c "ls '$STATE'/bundles/ | grep -q -- '-p1-'"
 check "1: status answered all along (max $(maxms "$T_DIR/lat1") ms)" answered "$T_DIR/lat1"
@@ -92,10 +83,10 @@ ip netns del "${P}a2"
 check "2: the investigation completes" wait_for 30 complete p2
 touch "$T_DIR/lat2.stop"
 record p2 > "$T_DIR/rec2.json"
-check "2: its record is kept" jq -e '.record.state == "complete" and (.record.steps | length > 0)' "$T_DIR/rec2.json"
+check "2: its record is kept" jqe '.record.state == "complete" and (.record.steps | length > 0)' "$T_DIR/rec2.json"
 check "2: a bundle was written" wait_for 10 bash -c "ls '$STATE'/bundles/ | grep -q -- '-p2-'"
 check "2: the port is down and says why" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
-	jq -e '.ports[] | select(.name == \"p2\") | .state != \"up\" and (.reason | test(\"${P}a2|vA2\"))'"
+	jqe '.ports[] | select(.name == \"p2\") | .state != \"up\" and (.reason | test(\"${P}a2|vA2\"))'"
 check "2: status answered all along (max $(maxms "$T_DIR/lat2") ms)" answered "$T_DIR/lat2"
 
 # ---- 3: the interface renamed, then deleted, mid-investigation ----
@@ -104,17 +95,17 @@ check "3: an investigation of p3 starts" wait_for 20 running p3
 ip -n "${P}a3" link set vA3 down
 ip -n "${P}a3" link set vA3 name vR3
 check "3: the renamed interface takes the port down, naming it" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
-	jq -e '.ports[] | select(.name == \"p3\") | .state != \"up\" and (.reason | test(\"vA3\"))'"
+	jqe '.ports[] | select(.name == \"p3\") | .state != \"up\" and (.reason | test(\"vA3\"))'"
 ip -n "${P}a3" link del vR3
 check "3: the investigation completes" wait_for 30 complete p3
 record p3 > "$T_DIR/rec3.json"
-check "3: its record is kept" jq -e '.record.state == "complete"' "$T_DIR/rec3.json"
+check "3: its record is kept" jqe '.record.state == "complete"' "$T_DIR/rec3.json"
 check "3: a bundle was written" wait_for 10 bash -c "ls '$STATE'/bundles/ | grep -q -- '-p3-'"
 check "3: nothing was left on the namespace's interfaces" bash -c "! ip -n '${P}a3' link show | grep -q vR3"
 
 # ---- after all of it ----
 check "p1 is still watched and up" bash -c "ctl() { '$NICSTALLCTL' -s '$T_SOCK' \"\$@\"; }; ctl -j status |
-	jq -e '.ports[] | select(.name == \"p1\") | .state == \"up\"'"
+	jqe '.ports[] | select(.name == \"p1\") | .state == \"up\"'"
 n=0; bad=0
 for b in "$STATE"/bundles/2*; do n=$((n+1)); "$NICSTALLCTL" verify "$b" >/dev/null 2>&1 || bad=$((bad+1)); done
 check "every bundle verifies ($n bundles, $bad bad)" test "$n" -ge 3 -a "$bad" = 0

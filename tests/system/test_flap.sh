@@ -7,28 +7,14 @@
 # keeps running.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.218.0.1 10.218.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.218.0 || exit 1
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-incident_window = 300ms
-incident_cooldown = 4s
-observe_window = 200ms
-capture_time = 200ms
-release_wait = 100ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12801
-track = engine
-peer_address = 10.218.0.2
-promisc_capture = no
-CONF
+{
+	conf_daemon "incident_window = 300ms" "incident_cooldown = 4s" "observe_window = 200ms" \
+		"capture_time = 200ms" "release_wait = 100ms"
+	conf_port cli "flows = tcp port 12801" "track = engine" "promisc_capture = no"
+} > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 : > "$T_DIR/lat"
 (
@@ -73,5 +59,5 @@ bad=$(awk '$1 != 0' "$T_DIR/lat" | wc -l)
 max=$(awk '$2 > m { m = $2 } END { print m + 0 }' "$T_DIR/lat")
 check "status answered every call ($(wc -l < "$T_DIR/lat") calls, $bad unanswered, max $max ms)" \
 	test "$bad" = 0 -a "$(wc -l < "$T_DIR/lat")" -gt 20
-check "the port is up again" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.ports[0].state == \"up\"'"
+check "the port is up again" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.ports[0].state == \"up\"'"
 check "the daemon still runs" kill -0 "$T_DPID"

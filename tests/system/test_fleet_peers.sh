@@ -16,7 +16,7 @@ NET=10.$((232 + RANDOM % 8))
 # waits that long for rank3) rather than give up on slow ranks 1 and 2
 fleet_up "$NET" 4 "peer_wait = 3s
 peer_window = 30ms" || { fail "the four ranks come up"; exit 1; }
-jqe() { jq -e "$@" > /dev/null; }
+jqe() { command jqe "$@" > /dev/null; }     # tests/tools/jqe: an empty input fails
 ENGINES=()
 
 # run NAME [RANKS...]: start the daemons of RANKS (default all), the
@@ -103,22 +103,22 @@ if run "fleet"; then
 	check "fleet: rank 1's port never went promiscuous" bash -c \
 		"'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank1 | grep -q ' promisc_applied=off '"
 	check "fleet: peers status on rank 0: three peers with a round trip and a good key" bash -c \
-		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '[.peers.peers[] | select(.rtt_ms > 0 and (.key.state | startswith(\"ok\")))] | length == 3' >/dev/null"
+		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jqe '[.peers.peers[] | select(.rtt_ms > 0 and (.key.state | startswith(\"ok\")))] | length == 3' >/dev/null"
 	# nicstallctl peers: the table and its JSON
 	rctl 0 peers > "$T_DIR/peers0.txt"; cat "$T_DIR/peers0.txt"
 	check "fleet: nicstallctl peers on rank 0: three rows, key ok, a last contact and a round trip" \
 		test "$(grep -cE '^rank[123] +rank[123] +[0-9.]+:7499 +ok +[0-9.]+s ago +[0-9.]+ms +[1-9][0-9]* +[1-9][0-9]* +0 ' "$T_DIR/peers0.txt")" = 3
 	check "fleet: nicstallctl -j peers: each peer answered, none unanswered" bash -c \
-		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j peers | jq -e '.host == \"rank0\" and (.peers | length == 3 and all(.summaries_received >= 1 and .refused.unanswered == 0))' >/dev/null"
+		"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j peers | jqe '.host == \"rank0\" and (.peers | length == 3 and all(.summaries_received >= 1 and .refused.unanswered == 0))' >/dev/null"
 	# nicstallctl bundles --incident: one incident's bundles, on each host
 	rctl 0 bundles --incident "rank0:$INC"
 	check "fleet: bundles --incident rank0:$INC on rank 0: its own bundle, the three peers' announced" \
-		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$INC' | jq -e --arg b '$(basename "$B0")' '(.bundles | map(.name)) == [\$b] and (.peer_bundles | map(.peer) | sort) == [\"rank1\", \"rank2\", \"rank3\"]' >/dev/null"
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$INC' | jqe --arg b '$(basename "$B0")' '(.bundles | map(.name)) == [\$b] and (.peer_bundles | map(.peer) | sort) == [\"rank1\", \"rank2\", \"rank3\"]' >/dev/null"
 	b1=$(fleet_bundle 1 1)
 	check "fleet: bundles --incident rank0:$INC on rank 1: its peer-snapshot of it" \
-		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank1.sock' -j bundles --incident 'rank0:$INC' | jq -e --arg b '$(basename "$b1")' '(.bundles | map(.name) | index(\$b)) != null and (.bundles | all(.verdict == \"peer-snapshot\"))' >/dev/null"
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank1.sock' -j bundles --incident 'rank0:$INC' | jqe --arg b '$(basename "$b1")' '(.bundles | map(.name) | index(\$b)) != null and (.bundles | all(.verdict == \"peer-snapshot\"))' >/dev/null"
 	check "fleet: bundles --incident of another incident lists none of them" \
-		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$((INC + 1000))' | jq -e '.bundles == [] and .peer_bundles == []' >/dev/null"
+		bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j bundles --incident 'rank0:$((INC + 1000))' | jqe '.bundles == [] and .peer_bundles == []' >/dev/null"
 fi
 end fleet
 

@@ -9,35 +9,15 @@
 # and its socket queue holding the request. Interface flags are unchanged.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.209.0.1 10.209.0.2 || { fail "namespace pair"; exit 1; }
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-interval = 250ms
-flows_dir = $T_DIR/flows
-state_dir = $T_DIR/state
-journal_dir = $T_DIR/journal
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-reprogram_interval = 0s
-capture_time = 250ms
-bundle_hook = /bin/sh -c "echo \$0 >> $T_DIR/hook.log"
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 11111-11113
-peer = srv
-peer_address = 10.209.0.2
-[port srv]
-netns = $B
-interface = vB
-flows = tcp port 11111-11113
-peer = cli
-peer_address = 10.209.0.1
-recover = reprogram
-probe = ip -s link show vB
-probe = sleep 3
-CONF
+pair_up 10.209.0 || exit 1
+{
+	conf_daemon "interval = 250ms" "journal_dir = $T_DIR/journal" "incident_cooldown = 0s" \
+		"reprogram_interval = 0s" "capture_time = 250ms" \
+		"bundle_hook = /bin/sh -c \"echo \$0 >> $T_DIR/hook.log\""
+	conf_port cli "flows = tcp port 11111-11113" "peer = srv"
+	conf_port srv "flows = tcp port 11111-11113" "peer = cli" "recover = reprogram" \
+		"probe = ip -s link show vB" "probe = sleep 3"
+} > "$T_DIR/n.conf"
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; ip -n "$B" -o link show vB | sed 's/.*<\([^>]*\)>.*/\1/'; }
 flags > "$T_DIR/flags.before"
 start_daemon "$T_DIR/n.conf" || exit 1
@@ -47,7 +27,7 @@ start_daemon "$T_DIR/n.conf" || exit 1
 find_inv() {
 	local id
 	for id in $("$NICSTALLCTL" -s "$T_SOCK" -j incident list | jq -r '.investigations[].id'); do
-		"$NICSTALLCTL" -s "$T_SOCK" -j incident show "$id" | jq -e --arg p ":$1" \
+		"$NICSTALLCTL" -s "$T_SOCK" -j incident show "$id" | jqe --arg p ":$1" \
 			'.record.state == "complete" and (.record.incident.flows | any(.tuple | contains($p)))' \
 			>/dev/null 2>&1 && { echo "$id"; return 0; }
 	done
@@ -181,7 +161,7 @@ check "4: the bundle holds the captures, recorder and summary" bash -c "ls '$b'/
 check "bundles lists every bundle with its verdict" bash -c "'$NICSTALLCTL' -s '$T_SOCK' bundles | grep -q engine-hold"
 check "no process environment in any bundle" bash -c "! grep -rq 'PATH=/' '$T_DIR/state/bundles'"
 m=$("$NICSTALLCTL" -s "$T_SOCK" snapshot --bundle srv | sed -n 's/^bundle //p')
-check "snapshot --bundle writes a manual bundle" bash -c "[ -d '$m' ] && jq -e '.verdict.verdict == \"manual\"' '$m/manifest.json' >/dev/null && '$NICSTALLCTL' verify '$m'"
+check "snapshot --bundle writes a manual bundle" bash -c "[ -d '$m' ] && jqe '.verdict.verdict == \"manual\"' '$m/manifest.json' >/dev/null && '$NICSTALLCTL' verify '$m'"
 for d in "$T_DIR"/state/bundles/2*; do
 	case "$d" in *-manual) continue ;; esac    # a snapshot: nothing to classify
 	check "$(basename "$d"): verifies and classify reproduces it" bash -c "'$NICSTALLCTL' verify '$d' >/dev/null && '$NICSTALLCTL' classify '$d' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"

@@ -6,34 +6,16 @@
 # qdisc's drops in the evidence; "what it is not" names the other verdicts.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.214.0.1 10.214.0.2 || { fail "namespace pair"; exit 1; }
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-interval = 250ms
-flows_dir = $T_DIR/flows
-state_dir = $T_DIR/state
-journal_dir = $T_DIR/journal
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-capture_time = 250ms
-release_wait = 500ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 11131-11132
-peer = srv
-peer_address = 10.214.0.2
-[port srv]
-netns = $B
-interface = vB
-flows = tcp port 11131-11132
-peer = cli
-peer_address = 10.214.0.1
-CONF
+pair_up 10.214.0 || exit 1
+{
+	conf_daemon "interval = 250ms" "journal_dir = $T_DIR/journal" "incident_cooldown = 0s" \
+		"capture_time = 250ms" "release_wait = 500ms"
+	conf_port cli "flows = tcp port 11131-11132" "peer = srv"
+	conf_port srv "flows = tcp port 11131-11132" "peer = cli"
+} > "$T_DIR/n.conf"
 mkdir -p "$T_DIR/flows" "$T_DIR/state"
 start_daemon "$T_DIR/n.conf" || exit 1
-check "the kernel-drops source reads the port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '[.ports[] | .sources[] | select(.name == \"kernel\" and .state == \"ok\" and .counters == 5)] | length == 2' >/dev/null"
+check "the kernel-drops source reads the port" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | .sources[] | select(.name == \"kernel\" and .state == \"ok\" and .counters == 5)] | length == 2' >/dev/null"
 sockperf_pair "$A" "$B" 10.214.0.2 11131 2 30
 sleep 2
 T="ip netns exec $A tc"
@@ -46,7 +28,7 @@ check "the qdisc is in place" bash -c "$T qdisc show dev vA | grep -q htb"
 rec() {
 	local id
 	for id in $(ctl -j incident list | jq -r '.investigations[].id'); do
-		ctl -j incident show "$id" | jq -e 'select(.record.state == "complete")' > "$T_DIR/rec.json" 2>/dev/null && return 0
+		ctl -j incident show "$id" | jqe 'select(.record.state == "complete")' > "$T_DIR/rec.json" 2>/dev/null && return 0
 	done
 	return 1
 }

@@ -121,26 +121,26 @@ for k in $kinds; do
 done
 sel() { jq -s --arg k "$1" 'map(select(.NICSTALL_EVENT == $k))' "$T_DIR/all.json"; }
 check "port-down: NICSTALL_PORT=gone, the reason, priority warning" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel port-down | jq -e 'any(.NICSTALL_PORT == \"gone\" and (.NICSTALL_REASON | test(\"nosuch0\")) and .PRIORITY == \"4\")' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel port-down | jqe 'any(.NICSTALL_PORT == \"gone\" and (.NICSTALL_REASON | test(\"nosuch0\")) and .PRIORITY == \"4\")' >/dev/null"
 check "incident-opened: port, incident, flows" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel incident-opened | jq -e '.[0] | .NICSTALL_INCIDENT == \"1\" and (.NICSTALL_PORT == \"srv\" or .NICSTALL_PORT == \"cli\") and (.NICSTALL_FLOWS | tonumber) >= 1' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel incident-opened | jqe '.[0] | .NICSTALL_INCIDENT == \"1\" and (.NICSTALL_PORT == \"srv\" or .NICSTALL_PORT == \"cli\") and (.NICSTALL_FLOWS | tonumber) >= 1' >/dev/null"
 check "flow-stalled joins incident 1 with its flow's tuple" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel flow-stalled | jq -e 'any(.NICSTALL_INCIDENT == \"1\" and (.NICSTALL_FLOW | test(\":1111[23]\")))' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel flow-stalled | jqe 'any(.NICSTALL_INCIDENT == \"1\" and (.NICSTALL_FLOW | test(\":1111[23]\")))' >/dev/null"
 check "incident-suppressed: the reason is the cooldown" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel incident-suppressed | jq -e 'any(.NICSTALL_REASON == \"cooldown\")' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel incident-suppressed | jqe 'any(.NICSTALL_REASON == \"cooldown\")' >/dev/null"
 check "reprogram-performed: srv, action reprogram, asked by the investigation" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reprogram-performed | jq -e 'any(.NICSTALL_PORT == \"srv\" and .NICSTALL_ACTION == \"reprogram\" and .NICSTALL_REASON == \"investigation\")' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reprogram-performed | jqe 'any(.NICSTALL_PORT == \"srv\" and .NICSTALL_ACTION == \"reprogram\" and .NICSTALL_REASON == \"investigation\")' >/dev/null"
 check "reprogram-refused: cli, with the reason" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reprogram-refused | jq -e 'any(.NICSTALL_PORT == \"cli\" and (.NICSTALL_REASON | test(\"recover = reprogram\")))' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reprogram-refused | jqe 'any(.NICSTALL_PORT == \"cli\" and (.NICSTALL_REASON | test(\"recover = reprogram\")))' >/dev/null"
 sel bundle-written | jq -r '.[] | select(.NICSTALL_INCIDENT == "1") | .NICSTALL_BUNDLE' > "$T_DIR/b1"
 check "bundle-written of incident 1: verdict, investigation, the bundle's path, the releasing action" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel bundle-written | jq -e 'any(.NICSTALL_INCIDENT == \"1\" and (.NICSTALL_VERDICT | length) > 0 and (.NICSTALL_INVESTIGATION | length) > 0 and (.NICSTALL_ACTION | length) > 0)' >/dev/null && [ -f \"\$(head -1 '$T_DIR/b1')/SHA256SUMS\" ]"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel bundle-written | jqe 'any(.NICSTALL_INCIDENT == \"1\" and (.NICSTALL_VERDICT | length) > 0 and (.NICSTALL_INVESTIGATION | length) > 0 and (.NICSTALL_ACTION | length) > 0)' >/dev/null && [ -f \"\$(head -1 '$T_DIR/b1')/SHA256SUMS\" ]"
 check "bundle-failed: the error says the disk is full" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel bundle-failed | jq -e 'any(.NICSTALL_ERROR | test(\"No space left\"))' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel bundle-failed | jqe 'any(.NICSTALL_ERROR | test(\"No space left\"))' >/dev/null"
 check "reload-failed: the file and line of the error" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reload-failed | jq -e 'any(.NICSTALL_ERROR | test(\"n.conf:2: interval\"))' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel reload-failed | jqe 'any(.NICSTALL_ERROR | test(\"n.conf:2: interval\"))' >/dev/null"
 check "hook-dropped: the queue was full" \
-	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel hook-dropped | jq -e 'any(.NICSTALL_REASON | test(\"queue is full\"))' >/dev/null"
+	bash -c "$(declare -f sel); T_DIR='$T_DIR' sel hook-dropped | jqe 'any(.NICSTALL_REASON | test(\"queue is full\"))' >/dev/null"
 # every bundle written got its hook run or a hook-dropped naming it, in order
 sel bundle-written | jq -r '.[].NICSTALL_BUNDLE' > "$T_DIR/written"
 sel hook-dropped | jq -r '.[].NICSTALL_BUNDLE' | sort > "$T_DIR/dropped"

@@ -31,7 +31,7 @@ samples() { st | jq '[.ports[].samples] | add'; }
 send --mode badkey --count 5 --incident 100
 sleep 0.5
 check "bad key: five datagrams refused at the signature" test "$(refused bad_signature)" = 5
-check "bad key: the key state names a mismatch" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '.peers.peers[0].key.state | startswith(\"mismatch\")' >/dev/null"
+check "bad key: the key state names a mismatch" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jqe '.peers.peers[0].key.state | startswith(\"mismatch\")' >/dev/null"
 check "bad key: logged once, not five times" test "$(grep -c 'signature does not verify' "$T_DIR/rank0.log")" = 1
 check "bad key: no snapshot, no bundle" test "$(nbundles)" = 0
 
@@ -87,7 +87,7 @@ check "flood: rate limit logged once per interval" test "$(grep -c 'rate limit' 
 
 # nothing changed on the receiver
 check "receiver: alive" kill -0 "${FLEET_PIDS[0]}"
-check "receiver: no incident of its own" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jq -e '.incidents | length == 0' >/dev/null"
+check "receiver: no incident of its own" bash -c "'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jqe '.incidents | length == 0' >/dev/null"
 check "receiver: no reprogram, no capture" bash -c "! grep -qE 'reprogram|capture on|promiscuous' '$T_DIR/rank0.log'"
 check "receiver: its port never went promiscuous" bash -c "'$BUILD/emuport' ctl '$T_DIR/emu' rxmode rank0 | grep -q ' promisc_applied=off '"
 check "receiver: no reload, the configuration unchanged" test "$(st | jq .reloads)" = 0

@@ -9,29 +9,15 @@
 # as not answering.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.214.0.1 10.214.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.214.0 || exit 1
 N=${STORM_SESSIONS:-100000}
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-flow_interval = 100ms
-incident_timeout = 30s
-observe_window = 200ms
-capture_time = 200ms
-release_wait = 200ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12401-12403
-track = engine
-peer_address = 10.214.0.2
-promisc_capture = no
-CONF
+{
+	conf_daemon "flow_interval = 100ms" "incident_timeout = 30s" "observe_window = 200ms" \
+		"capture_time = 200ms" "release_wait = 200ms"
+	conf_port cli "flows = tcp port 12401-12403" "track = engine" "promisc_capture = no"
+} > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 
 # status, timed, every 50 ms until the storm ends: "rc ms" per call
@@ -59,7 +45,7 @@ check "the daemon tracks all $N sessions" \
 wait_for 20 grep -q stalled "$T_DIR/storm.out"
 echo stalled > "$T_DIR/phase"
 s0=$(ctl -j status | jq -c '.ports' | md5sum)
-check "an incident opens for the stall" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jq -e '.incidents | length >= 1'"
+check "an incident opens for the stall" wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | length >= 1'"
 # the poll is handled in chunks, so the flows join over a few loop turns
 wait_for 10 bash -c "[ \"\$('$NICSTALLCTL' -s '$T_SOCK' -j status | jq '.incidents[0] | (.flows | length) + (.flows_not_listed // 0)')\" -ge $N ]"
 ctl -j status > "$T_DIR/st-stalled.json"
@@ -74,9 +60,9 @@ sleep 0.5
 ctl -j status > "$T_DIR/st-end.json"
 check "the daemon kept sampling the port through the storm" \
 	bash -c "[ \"\$(jq -c '.ports' '$T_DIR/st-end.json' | md5sum)\" != '$s0' ]"
-check "one incident" jq -e '.incidents | length == 1' "$T_DIR/st-stalled.json"
+check "one incident" jqe '.incidents | length == 1' "$T_DIR/st-stalled.json"
 check "holding the stalled sessions (listed or counted: $N)" \
-	jq -e ".incidents[0] | ((.flows | length) + (.flows_not_listed // 0)) == $N" "$T_DIR/st-stalled.json"
+	jqe ".incidents[0] | ((.flows | length) + (.flows_not_listed // 0)) == $N" "$T_DIR/st-stalled.json"
 check "one bundle" test "$(ls -d "$STATE"/bundles/2* | wc -l)" = 1
 b=$(ls -d "$STATE"/bundles/2* | head -1)
 check "the bundle verifies" ctl verify "$b"
