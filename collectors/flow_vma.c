@@ -443,6 +443,15 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 		char proc[32];
 		struct stat ps;
 
+		/* a second name is a hard link: the owner check below would
+		 * then vouch for a file the link's maker may not read */
+		if (st.st_nlink != 1) {
+			util_errf(err, errlen, "%s: %lu links to the file, not 1 (a hard link); refused",
+				  path, (unsigned long)st.st_nlink);
+			close(fd);
+			return NULL;
+		}
+
 		snprintf(proc, sizeof(proc), "/proc/%d", pid);
 		if (stat(proc, &ps) < 0) {
 			util_errf(err, errlen, "%s: process %d is gone", path, pid);

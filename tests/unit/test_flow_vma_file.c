@@ -244,6 +244,32 @@ static void flow_vma_file_open__owner_not_the_pid_user__refused(void **state)
 	free(img);
 }
 
+static void flow_vma_file_open__hard_link__refused(void **state)
+{
+	struct fx *f = *state;
+	char src[160], path[160], err[256] = "";
+	size_t len;
+	unsigned char *img = vma_image(1, &len);
+	struct flow_vma_file *vf;
+
+	if (getuid() != 0)
+		skip();
+	/* root's file, linked under pid 1's name (pid 1 runs as root): the
+	 * owner matches, the second name gives it away */
+	snprintf(src, sizeof(src), "%s/roots-own", f->dir);
+	snprintf(path, sizeof(path), "%s/vmastat.1", f->dir);
+	write_file(src, img, len);
+	assert_int_equal(link(src, path), 0);
+	assert_null(flow_vma_file_open(path, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "2 links to the file"));
+	assert_int_equal(unlink(src), 0);
+	vf = flow_vma_file_open(path, 1, err, sizeof(err));
+	assert_non_null(vf);
+	flow_vma_file_close(vf);
+	unlink(path);
+	free(img);
+}
+
 /* ---- the emulated engine (tests/engine/vmaengine.c) ---- */
 
 static uint64_t mono_ns(void)
@@ -364,6 +390,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__symlink__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__truncated_file__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_read__truncated_after_open__error, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_file_open__hard_link__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__owner_not_the_pid_user__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting, setup, teardown),
 	};
