@@ -56,6 +56,35 @@ int reprogram_plan(int flag, unsigned count)
 
 /* ---- markers ---- */
 
+/* When process pid started (/proc/PID/stat field 22, clock ticks since
+ * boot); 0 when it cannot be read. With the pid it names one process: a
+ * marker whose pid was reused by another is not that daemon's. */
+static unsigned long long proc_start(int pid)
+{
+	char path[32], txt[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, i;
+
+	/* a proc file has no size: read(), not a stat-sized read */
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, txt, sizeof(txt) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	txt[n] = 0;
+	/* the name in parentheses may hold anything: fields follow the last ')' */
+	p = strrchr(txt, ')');
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}
+
 static void marker_write(struct reprogram *r, const char *ns_name)
 {
 	char body[PATH_MAX + 128], name[64], err[PATH_MAX + 200];
@@ -76,9 +105,10 @@ static void marker_write(struct reprogram *r, const char *ns_name)
 	}
 	snprintf(name, sizeof(name), "%lu-%d", r->nsfd >= 0 ? (unsigned long)st.st_ino : 0ul,
 		 r->ifindex);
-	n = snprintf(body, sizeof(body), "netns=%s\nifname=%s\nifindex=%d\nflag=%d\npid=%d\n",
+	n = snprintf(body, sizeof(body),
+		     "netns=%s\nifname=%s\nifindex=%d\nflag=%d\npid=%d\nstart=%llu\n",
 		     ns_name ? ns_name : "", r->ifname, r->ifindex, r->res.flag_before,
-		     (int)getpid());
+		     (int)getpid(), proc_start(getpid()));
 	if (fsu_replace_at(dfd, name, body, (size_t)n, 0600) < 0)
 		log_warn("reprogram: marker %s/%s", state_dir, name);
 	else
@@ -93,16 +123,24 @@ static void marker_remove(struct reprogram *r)
 	r->marker[0] = 0;
 }
 
-static int restore_one(const char *path)
+/* The marker name beneath dfd (path for messages): put the flag back as it
+ * says, then remove it. Returns 1 when a flag was put back. */
+static int restore_one(int dfd, const char *name, const char *path)
 {
-	char buf[PATH_MAX + 256], ns[PATH_MAX] = "", ifname[IFNAMSIZ] = "", err[256];
-	int ifindex = 0, flag = -1, nsfd = -1, rc = 0, pid = 0;
+	char ns[PATH_MAX] = "", ifname[IFNAMSIZ] = "", err[256];
+	int ifindex = 0, flag = -1, nsfd = -1, rc = 0, pid = 0, e;
+	unsigned long long start = 0;
 	struct nl_link l;
 	size_t len;
-	char *txt = util_read_file(path, sizeof(buf) - 1, &len), *line, *save = NULL;
+	char *txt = fsu_read_at(dfd, name, PATH_MAX + 256, &len, &e), *line, *save = NULL;
 
-	if (!txt)
+	if (!txt) {
+		if (e != ENOENT) {
+			log_warnx("reprogram: %s: %s; removed", path, fsu_strerror(e));
+			unlinkat(dfd, name, 0);
+		}
 		return 0;
+	}
 	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (!strncmp(line, "netns=", 6))
 			util_strlcpy(ns, line + 6, sizeof(ns));
@@ -114,19 +152,23 @@ static int restore_one(const char *path)
 			flag = atoi(line + 5);
 		else if (!strncmp(line, "pid=", 4))
 			pid = atoi(line + 4);
+		else if (!strncmp(line, "start=", 6))
+			start = strtoull(line + 6, NULL, 10);
 	}
 	free(txt);
-	/* a daemon that is still running is in the middle of its own hold */
-	if (pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM))
+	/* a daemon that is still running is in the middle of its own hold;
+	 * a live pid that started at another time is a reused pid */
+	if (pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM) &&
+	    (!start || proc_start(pid) == start))
 		return 0;
 	if (ifindex <= 0 || (flag != 0 && flag != 1)) {
 		log_warnx("reprogram: %s: not a marker; removed", path);
-		unlink(path);
+		unlinkat(dfd, name, 0);
 		return 0;
 	}
 	if (ns[0] && (nsfd = netns_open(ns)) < 0) {
 		log_info("reprogram: %s: namespace %s is gone; nothing to restore", path, ns);
-		unlink(path);
+		unlinkat(dfd, name, 0);
 		return 0;
 	}
 	if (nl_link_get(nsfd, NULL, ifindex, &l, err, sizeof(err)) == 0 &&
@@ -142,7 +184,7 @@ static int restore_one(const char *path)
 	}
 	if (nsfd >= 0)
 		close(nsfd);
-	unlink(path);
+	unlinkat(dfd, name, 0);
 	return rc;
 }
 
@@ -162,9 +204,10 @@ int reprogram_restore_stale(void)
 		return 0;
 	}
 	d = fsu_opendir_fd(dfd);
-	close(dfd);
-	if (!d)
+	if (!d) {
+		close(dfd);
 		return 0;
+	}
 	while ((e = readdir(d))) {
 		char path[PATH_MAX + 256];
 
@@ -174,12 +217,13 @@ int reprogram_restore_stale(void)
 		/* fsu_replace_at's temporaries (".NAME.tmp") a crash left */
 		if (e->d_name[0] == '.') {
 			if (strstr(e->d_name, ".tmp"))
-				unlink(path);
+				unlinkat(dfd, e->d_name, 0);
 			continue;
 		}
-		n += restore_one(path);
+		n += restore_one(dfd, e->d_name, path);
 	}
 	closedir(d);
+	close(dfd);
 	return n;
 }
 

@@ -74,6 +74,27 @@ static int promisc(int ifindex)
 	return !!(l.flags & IFF_PROMISC);
 }
 
+/* pid 1's start time, /proc/1/stat field 22 (counted after the name's ')') */
+static unsigned long long start1(void)
+{
+	char buf[1024], *p;
+	unsigned long long v = 0;
+	FILE *fp = fopen("/proc/1/stat", "r");
+	int i;
+
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	p += 2;                                 /* field 3 */
+	for (i = 3; i < 22; i++)
+		p = strchr(p, ' ') + 1;
+	v = strtoull(p, NULL, 10);
+	assert_true(v > 0 || getpid() != 1);
+	return v;
+}
+
 static void reprogram_plan__flag_and_count__crossing_or_none(void **state)
 {
 	(void)state;
@@ -102,6 +123,15 @@ static void reprogram_restore_stale__markers__flag_put_back_others_left(void **s
 	/* a running daemon's (pid 1 is alive): left alone, kept */
 	snprintf(body, sizeof(body), "netns=\nifname=rp0\nifindex=%u\nflag=0\npid=1\n", idx);
 	marker("0-2", body);
+	/* the same, with pid 1's own start time: kept */
+	snprintf(body, sizeof(body), "netns=\nifname=rp0\nifindex=%u\nflag=0\npid=1\nstart=%llu\n",
+		 idx, start1());
+	marker("0-2s", body);
+	/* pid 1 started at another time: the pid was reused, the marker's
+	 * daemon is gone; acted on (the flag is already off) and removed */
+	snprintf(body, sizeof(body), "netns=\nifname=rp0\nifindex=%u\nflag=0\npid=1\nstart=%llu\n",
+		 idx, start1() + 1);
+	marker("0-2r", body);
 	/* the index now names another link: not touched, removed */
 	snprintf(body, sizeof(body), "netns=\nifname=other0\nifindex=%u\nflag=0\npid=%d\n", idx,
 		 INT_MAX - 1);
@@ -115,6 +145,8 @@ static void reprogram_restore_stale__markers__flag_put_back_others_left(void **s
 	assert_int_equal(promisc((int)idx), 1);
 	assert_false(exists("0-1"));
 	assert_true(exists("0-2"));
+	assert_true(exists("0-2s"));
+	assert_false(exists("0-2r"));
 	assert_false(exists("0-3"));
 	assert_false(exists("0-4"));
 	assert_false(exists("0-6"));
