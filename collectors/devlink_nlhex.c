@@ -6,6 +6,7 @@
 #include "lib/fsutil.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,16 +104,24 @@ int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
 	size_t off = 0;
 	unsigned k = 0;
 	FILE *fp;
-	int e;
+	int e, fd;
 
 	ERRBUF(err, errlen, scratch);
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
 		snprintf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	fp = fopen(tmp, "we");
+	/* a fresh temporary, O_EXCL: a name planted there, a symbolic link
+	 * above all, is removed, never written through */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!fp) {
 		e = errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
 		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
 		return -e;
 	}

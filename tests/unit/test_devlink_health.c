@@ -318,6 +318,28 @@ static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 	assert_int_equal(dlh_nlhex_load(lnk, &got, &len, e, sizeof(e)), -EINVAL);
 	assert_non_null(strstr(e, "l.nlhex: not a regular file"));
 	unlink(lnk);
+	/* a symbolic link planted as the writer's temporary is not written
+	 * through: its target keeps what it held */
+	snprintf(lnk, sizeof(lnk), "%s/victim", dir);
+	fp = fopen(lnk, "w");
+	fputs("kept\n", fp);
+	fclose(fp);
+	{
+		char tmp[160], got_txt[16] = "";
+
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		assert_int_equal(symlink(lnk, tmp), 0);
+		assert_int_equal(dlh_nlhex_write(path, NULL, bytes, sizeof(bytes), e, sizeof(e)), 0);
+		fp = fopen(lnk, "r");
+		assert_non_null(fgets(got_txt, sizeof(got_txt), fp));
+		fclose(fp);
+		assert_string_equal(got_txt, "kept\n");
+		assert_int_equal(access(tmp, F_OK), -1);
+		assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), 0);
+		assert_memory_equal(got, bytes, sizeof(bytes));
+		free(got);
+	}
+	unlink(lnk);
 	unlink(path);
 	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -ENOENT);
 	assert_int_equal(dlh_nlhex_load(dir, &got, &len, e, sizeof(e)), -EINVAL);
