@@ -424,7 +424,7 @@ scale_sockets() {
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump"
 	row section=scale name="  the same $n sockets selected (watched)" unit=% series=idle_conns_watched \
 		vs=idle_sock goal="< 0.5%" check=below:0.5 \
-		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector, plus a dump entry a second. Closing it: the reader compares in the kernel and returns only sockets that moved or began to wait, so quiet ones reach the detector only at dumps"
+		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector, plus a dump entry a second. A profile (bench/README.md) puts 44% of it in the reads' socket lookups, 21% in the dumps, 20% in the detector: a poller cannot meet it; closing it needs an event source (see bench/README.md)"
 }
 
 # ---- bundle: writing a typical bundle outside its configured windows ----
