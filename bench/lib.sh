@@ -176,10 +176,12 @@ peer = cli
 CONF
 }
 
-# dstart CONF: the daemon, up and answering; DPID
+# dstart CONF: the daemon, up and answering; DPID. DPIN: a command it
+# runs under (taskset -c N), empty for none.
+DPIN=()
 dstart() {
 	rm -f "$WORK/ctl.sock"
-	"$BUILD/nicstalld" -c "$1" --socket "$WORK/ctl.sock" >> "$WORK/daemon.log" 2>&1 &
+	"${DPIN[@]}" "$BUILD/nicstalld" -c "$1" --socket "$WORK/ctl.sock" >> "$WORK/daemon.log" 2>&1 &
 	DPID=$!
 	PIDS+=("$DPID")
 	wait_for 10 "$BUILD/nicstallctl" -s "$WORK/ctl.sock" status || {

@@ -237,7 +237,15 @@ section_perturb() {
 	local rounds secs v
 	env_up || return
 	rounds=$(pick 1 4) secs=$(pick 1 6)
-	spawn_bg ip netns exec "$S" sockperf server --tcp -i $AS -p 11111 > "$WORK/sockperf-srv.log" 2>&1
+	# pinned apart, as a latency sitting runs: sockperf's server and
+	# client on one CPU, the daemon on another. Unpinned, sockperf's p50
+	# is bimodal with the scheduler's placement (7-9 us on one core,
+	# 23-28 us apart), daemon or not, and the ratio measures placement.
+	SPPIN=()
+	if [ "$(nproc)" -ge 2 ]; then
+		SPPIN=(taskset -c 0) DPIN=(taskset -c 1)
+	fi
+	spawn_bg ip netns exec "$S" "${SPPIN[@]}" sockperf server --tcp -i $AS -p 11111 > "$WORK/sockperf-srv.log" 2>&1
 	SP_PID=$LAST_PID
 	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11111 '" || return
 	mkconf "$WORK/perturb.conf"
@@ -248,6 +256,7 @@ section_perturb() {
 		done
 	done
 	stop_pid "$SP_PID"
+	DPIN=()
 	for p in p50 p99 p999; do
 		local goal="" check=none
 		[ $p = p50 ] && goal="<= 1.02x" check=ratio_max:1.02
@@ -269,7 +278,7 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. On $(nproc) shared cores the daemon's one thread (a flow poll every 50 ms, a counter sweep every second) is scheduled on the cores sockperf's client and server spin on; where a goal is missed with the ranges overlapping it is the machine's noise, else closing it: pin the daemon away from the benchmark's cores (CPUAffinity= in nicstalld.service, taskset)" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. Where a goal is missed with the ranges overlapping it is the machine's noise; bench/perturb_sources.sh tells the sources apart" ;;
 	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
 	esac
 }
@@ -282,7 +291,7 @@ perturb_run() {
 	watched) dstart "$WORK/perturb-watched.conf" || return; sleep "$(pick 1 2)" ;;
 	esac
 	d0=$(drops)
-	out=$(ip netns exec "$C" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
+	out=$(ip netns exec "$C" "${SPPIN[@]}" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
 	d1=$(drops)
 	[ "$v" = off ] || dstop
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
