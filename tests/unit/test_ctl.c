@@ -204,6 +204,17 @@ static void reap(pid_t pid)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* The client child pid's one-byte result on res is want; the child is
+ * reaped. */
+static void expect_result(int res[2], pid_t pid, char want)
+{
+	char c;
+
+	assert_int_equal(read(res[0], &c, 1), 1);
+	assert_int_equal(c, want);
+	reap(pid);
+}
+
 /* An outsider opening 100 connections (192 in 30 s locked root out: 0 of
  * 13 root requests answered). Each is answered "permission denied" and
  * closed at once, none holds a slot, and root is served. The socket is
@@ -246,9 +257,7 @@ static void ctl_accept__outsider_floods__refused_at_once_root_served(void **stat
 	serve(x, 300);
 	root = root_client(x->path, res);
 	serve(x, 500);
-	assert_int_equal(read(res[0], &c, 1), 1);
-	assert_int_equal(c, 'k');               /* root served */
-	reap(root);
+	expect_result(res, root, 'k');          /* root served */
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(res[0], &c, 1), 1);
 	assert_int_equal(c, 'y');               /* all 100 answered and closed */
@@ -311,9 +320,7 @@ static void ctl_accept__member_floods__per_uid_limit_timeout_root_served(void **
 	serve(x, 300);
 	root = root_client(x->path, res);
 	serve(x, 500);
-	assert_int_equal(read(res[0], &c, 1), 1);
-	assert_int_equal(c, 'k');
-	reap(root);
+	expect_result(res, root, 'k');
 	assert_int_equal(write(go[1], "g", 1), 1);
 	assert_int_equal(read(res[0], buf, 2), 2);
 	assert_int_equal(buf[0], 64 - CTL_MAX_PER_UID);     /* turned away */
@@ -336,7 +343,7 @@ static void ctl_accept__supplementary_group_of_peer__read(void **state)
 	struct fx *x = *state;
 	int res[2];
 	pid_t pid;
-	char buf[512], c;
+	char buf[512];
 
 	if (!x)
 		skip();
@@ -345,9 +352,7 @@ static void ctl_accept__supplementary_group_of_peer__read(void **state)
 	pid = client(x->path, res, (struct who){ 12345, 12345, g, 2 },
 		     "{\"cmd\":\"status\"}\n", 3000, "\"access\":1");
 	serve(x, 500);
-	assert_int_equal(read(res[0], &c, 1), 1);
-	assert_int_equal(c, 'k');
-	reap(pid);
+	expect_result(res, pid, 'k');
 	close(res[0]);
 	close(res[1]);
 }
@@ -394,7 +399,7 @@ static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
 	struct loop_timer *t;
 	int res[2];
 	pid_t pid;
-	char buf[512], c;
+	char buf[512];
 
 	if (!x)
 		skip();
@@ -406,9 +411,7 @@ static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
 	loop_timer_set(t, (CTL_ENTRY_TIMEOUT_NS * 13) / 10, 0);
 	serve(x, (unsigned)(CTL_ENTRY_TIMEOUT_NS * 13 / 10 / 1000000ull) + 600);
 	loop_timer_free(t);
-	assert_int_equal(read(res[0], &c, 1), 1);
-	assert_int_equal(c, 'k');
-	reap(pid);
+	expect_result(res, pid, 'k');
 	close(res[0]);
 	close(res[1]);
 }
