@@ -15,12 +15,45 @@
 
 #include "lib/fsutil.h"
 #include "lib/log.h"
+#include "rules/rules.h"
 
 /* Messages of the code under test would drown libFuzzer's own. */
 static inline void fz_quiet(void)
 {
 	log_set_level(getenv("FUZZ_VERBOSE") ? LOG_DEBUG : -1);
 }
+
+/* A loader's report callback that says nothing (hostile input is expected
+ * to be refused). */
+static inline void fz_silent(const char *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+}
+
+/* The shipped rules (NICSTALL_DATADIR/rules), or abort naming the folder:
+ * a target that classifies without them would test nothing. */
+static inline struct rules *fz_shipped_rules(const char *target)
+{
+	const char *dirs[1] = { NICSTALL_DATADIR "/rules" };
+	struct rules *r = NULL;
+
+	if (rules_load(dirs, 1, &r, fz_silent, NULL) != 0 || !r) {
+		fprintf(stderr, "%s: the shipped rules in %s do not load\n", target, dirs[0]);
+		abort();
+	}
+	return r;
+}
+
+/* LLVMFuzzerInitialize for a target that needs nothing but quiet logs. */
+#define FZ_QUIET_INITIALIZE()                                       \
+	int LLVMFuzzerInitialize(int *argc, char ***argv)             \
+	{                                                             \
+		(void)argc;                                           \
+		(void)argv;                                           \
+		fz_quiet();                                           \
+		return 0;                                             \
+	}
 
 /* The input as a file: a memfd, its path "/proc/self/fd/N" in path. */
 static inline int fz_memfd(const uint8_t *data, size_t size, char *path, size_t len)

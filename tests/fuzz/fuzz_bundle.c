@@ -14,21 +14,12 @@
 static struct rules *shipped;
 static FILE *devnull;
 
-static void report(const char *msg, void *arg)
-{
-	(void)msg;
-	(void)arg;
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *dirs[1] = { NICSTALL_DATADIR "/rules" };
-
 	(void)argc;
 	(void)argv;
 	fz_quiet();
-	if (rules_load(dirs, 1, &shipped, report, NULL) != 0)
-		abort();
+	shipped = fz_shipped_rules("fuzz_bundle");
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
