@@ -10,27 +10,15 @@
 t_init
 FT=$(ls /usr/lib/*-linux-gnu/faketime/libfaketime.so.1 2>/dev/null | head -1)
 if [ -z "$FT" ]; then fail "libfaketime is not installed (tools/deps.sh)"; exit 1; fi
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.217.0.1 10.217.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.217.0 || exit 1
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
 echo "+0" > "$T_DIR/clock"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-incident_cooldown = 0s
-observe_window = 300ms
-capture_time = 2s
-release_wait = 200ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12701
-track = engine
-peer_address = 10.217.0.2
-promisc_capture = no
-CONF
+{
+	conf_daemon "incident_cooldown = 0s" "observe_window = 300ms" "capture_time = 2s" \
+		"release_wait = 200ms"
+	conf_port cli "flows = tcp port 12701" "track = engine" "promisc_capture = no"
+} > "$T_DIR/n.conf"
 cat > "$T_DIR/nicstalld-ft" <<SH
 #!/bin/sh
 LD_PRELOAD=$FT FAKETIME_TIMESTAMP_FILE=$T_DIR/clock FAKETIME_CACHE_DURATION=0 \

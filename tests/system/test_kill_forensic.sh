@@ -7,27 +7,15 @@
 # touched it. Every bundle that was finished verifies.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.216.0.1 10.216.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.216.0 || exit 1
 RUNS=${KILL_RUNS:-20}
 STATE=$T_DIR/state
 mkdir -p "$T_DIR/flows"
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-incident_cooldown = 0s
-observe_window = 300ms
-capture_time = 600ms
-release_wait = 200ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12601
-track = engine bpf
-peer_address = 10.216.0.2
-promisc_capture = yes
-CONF
+{
+	conf_daemon "incident_cooldown = 0s" "observe_window = 300ms" "capture_time = 600ms" \
+		"release_wait = 200ms"
+	conf_port cli "flows = tcp port 12601" "track = engine bpf" "promisc_capture = yes"
+} > "$T_DIR/n.conf"
 promisc() { ip -n "$A" -d link show vA | grep -o 'promiscuity [0-9]*'; }
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; }
 tcstate() { tc -n "$A" qdisc show dev vA; tc -n "$A" filter show dev vA ingress; tc -n "$A" filter show dev vA egress; }
