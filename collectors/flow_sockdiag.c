@@ -54,7 +54,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collectors/flowsrc.h"
@@ -62,6 +61,7 @@
 #include "collectors/sockdiag_pace.h"
 #include "collectors/sockread_api.h"
 #include "lib/cost.h"
+#include "lib/loop.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 
@@ -173,14 +173,6 @@ struct sd_dump {
 	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
 	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
 };
-
-static uint64_t sd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void sockdiag_opts_default(struct sockdiag_opts *o)
 {
@@ -744,7 +736,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	sd_compile(sd, sel, nsel);
 	if (sd->bclen == -ENOENT)
 		return 0;       /* the selectors watch no TCP socket */
-	d.now = sd_now_ns();
+	d.now = loop_mono_ns();
 	d.stall_ns = sd->stall_ns;
 	d.poll_ns = sd->poll_ns;
 	ndue = 0;

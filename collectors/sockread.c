@@ -9,10 +9,10 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "collectors/bpflog.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 #include "sockread.skel.h"
 
@@ -24,14 +24,6 @@ struct sockread {
 	unsigned hz;            /* 0 until known */
 	uint64_t cal_j, cal_ns; /* the first run's jiffies and time (measuring HZ) */
 };
-
-static uint64_t sr_mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 {
@@ -135,7 +127,7 @@ int sockread_run(struct sockread *r, unsigned n, uint64_t *mono_ns, char *err, s
 		return rc;
 	}
 	r->skel->bss->sr_n = n;
-	*mono_ns = sr_mono();
+	*mono_ns = loop_mono_ns();
 	for (unsigned start = 0; start < n && !rc; start += SR_CHUNK) {
 		r->skel->bss->sr_start = start;
 		if (bpf_prog_test_run_opts(r->prog_fd, &o) < 0) {

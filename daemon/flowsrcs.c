@@ -362,7 +362,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->s.skipped = 0;
 	c0 = cost_cpu_ns();
 	n = f->s.ops->poll(&f->s, route_cb, r);
-	cost_add(&f->cost, cost_cpu_ns() - c0, loop_mono_ns());
+	cost_add(&f->cost, cost_cpu_ns() - c0, now);
 	if (!f->s.skipped)
 		f->last_flows = n;
 	if (n < 0)

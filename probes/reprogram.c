@@ -61,27 +61,22 @@ int reprogram_plan(int flag, unsigned count)
  * marker whose pid was reused by another is not that daemon's. */
 static unsigned long long proc_start(int pid)
 {
-	char path[32], txt[1024], *p;
+	char path[32], *txt, *p;
 	unsigned long long start = 0;
-	ssize_t n;
-	int fd, i;
+	size_t len;
+	int i;
 
-	/* a proc file has no size: read(), not a stat-sized read */
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	txt = util_read_file(path, 1024, &len);
+	if (!txt)
 		return 0;
-	n = read(fd, txt, sizeof(txt) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	txt[n] = 0;
 	/* the name in parentheses may hold anything: fields follow the last ')' */
 	p = strrchr(txt, ')');
 	for (i = 3; p && i <= 22; i++)
 		p = strchr(p + 1, ' ');
 	if (p)
 		start = strtoull(p + 1, NULL, 10);
+	free(txt);
 	return start;
 }
 
