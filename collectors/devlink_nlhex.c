@@ -100,29 +100,24 @@ int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
 		    size_t len, char *err, size_t errlen)
 {
 	const uint8_t *p = buf;
-	char tmp[4096 + 8], scratch[8];
-	size_t off = 0;
+	char dir[4096], scratch[8], *text = NULL;
+	const char *base = strrchr(path, '/');
+	size_t off = 0, tlen = 0;
 	unsigned k = 0;
 	FILE *fp;
-	int e, fd;
+	int e, dfd;
 
 	ERRBUF(err, errlen, scratch);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+	if ((size_t)snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - path + (base == path)) : 1,
+			     base ? path : ".") >= sizeof(dir)) {
 		snprintf(err, errlen, "%s: path too long", path);
 		return -ENAMETOOLONG;
 	}
-	/* a fresh temporary, O_EXCL: a name planted there, a symbolic link
-	 * above all, is removed, never written through */
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+	base = base ? base + 1 : path;
+	fp = open_memstream(&text, &tlen);
 	if (!fp) {
 		e = errno;
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
-		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
 	if (comment) {
@@ -158,19 +153,24 @@ int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
 				(i + 1) % 16 == 0 || i + 1 == n ? "\n" : (i + 1) % 4 == 0 ? " " : "");
 		off += n;
 	}
-	if (fflush(fp) || ferror(fp)) {
-		e = errno ? errno : EIO;
-		fclose(fp);
-		unlink(tmp);
-		snprintf(err, errlen, "%s: %s", tmp, strerror(e));
-		return -e;
+	if (fclose(fp) || !text) {
+		free(text);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -ENOMEM;
 	}
-	fclose(fp);
-	if (rename(tmp, path) < 0) {
+	/* fsu_replace_at: a fresh O_EXCL|O_NOFOLLOW temporary beneath the
+	 * directory's fd, fsync'd, renamed over the name; a name planted
+	 * there, a symbolic link above all, is removed, never written through */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fsu_replace_at(dfd, base, text, tlen, 0644) < 0) {
 		e = errno;
-		unlink(tmp);
+		if (dfd >= 0)
+			close(dfd);
+		free(text);
 		snprintf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
+	close(dfd);
+	free(text);
 	return 0;
 }

@@ -327,7 +327,8 @@ static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 	{
 		char tmp[160], got_txt[16] = "";
 
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		/* the writer's temporary (fsu_replace_at's .NAME.tmp) */
+		snprintf(tmp, sizeof(tmp), "%s/.a.nlhex.tmp", dir);
 		assert_int_equal(symlink(lnk, tmp), 0);
 		assert_int_equal(dlh_nlhex_write(path, NULL, bytes, sizeof(bytes), e, sizeof(e)), 0);
 		fp = fopen(lnk, "r");
