@@ -10,6 +10,12 @@
 /* The ops table on a veth into a test namespace: a server socket there,
  * its client here; the source made for that namespace sees the server's
  * end only, with the selectors copied at open. */
+static void close_all(const int *fd, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		close(fd[i]);
+}
+
 static void flow_src_sock_ops__veth_test_namespace__server_end_only(void **state)
 {
 	static struct nstest_obs l;
@@ -417,12 +423,7 @@ static void paced(int no_reader)
 	sockdiag_stats(sd, &st);
 	if (!no_reader && !st.reader) {
 		sockdiag_close(sd);
-		close(cs);
-		close(cs2);
-		close(ss);
-		close(ss2);
-		close(ls);
-		close(nsfd);
+		close_all((int[]){ cs, cs2, ss, ss2, ls, nsfd }, 6);
 		skip();
 	}
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);   /* the dump: both */
@@ -467,12 +468,7 @@ static void paced(int no_reader)
 	else
 		assert_int_equal(st.lookups, 0);
 	sockdiag_close(sd);
-	close(cs);
-	close(cs2);
-	close(ss);
-	close(ss2);
-	close(ls);
-	close(nsfd);
+	close_all((int[]){ cs, cs2, ss, ss2, ls, nsfd }, 6);
 }
 
 static void sockdiag_poll__paced_reader__idle_left_waiting_read_with_retry_due(void **state)
