@@ -7,8 +7,7 @@
 # run_dir another user could write is refused (finding 7).
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.213.0.1 10.213.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.213.0 || exit 1
 chmod 755 "$T_DIR"              # the users reach the socket; state_dir stays 0750
 created=0
 if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
@@ -31,24 +30,11 @@ rule wants-reprogram {
     action  "reprogram now"
 }
 RULES
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $STATE
-rules_dir = $ROOT/rules
-rules_local_dir = $T_DIR/rules.d
-incident_cooldown = 0s
-observe_window = 100ms
-capture_time = 100ms
-release_wait = 100ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12301
-track = engine
-peer_address = 10.213.0.2
-promisc_capture = no
-CONF
+{
+	conf_daemon "rules_local_dir = $T_DIR/rules.d" "incident_cooldown = 0s" \
+		"observe_window = 100ms" "capture_time = 100ms" "release_wait = 100ms"
+	conf_port cli "flows = tcp port 12301" "track = engine" "promisc_capture = no"
+} > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 check "the socket is root:nicstall 0660" test "$(stat -c '%U:%G %a' "$T_SOCK")" = "root:nicstall 660"
 

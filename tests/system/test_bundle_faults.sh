@@ -5,27 +5,15 @@
 # restart.
 . "$(dirname "$0")/lib.sh"
 t_init
-A=${T_PREFIX}a B=${T_PREFIX}b
-netns_pair "$A" "$B" vA vB 10.210.0.1 10.210.0.2 || { fail "namespace pair"; exit 1; }
+pair_up 10.210.0 || exit 1
 mkdir -p "$T_DIR/state" "$T_DIR/flows"
 mount -t tmpfs -o size=512k,mode=0750 tmpfs "$T_DIR/state" || { fail "mount tmpfs"; exit 1; }
 T_CLEANUP+=("umount -l $T_DIR/state")
-cat > "$T_DIR/n.conf" <<CONF
-[daemon]
-flows_dir = $T_DIR/flows
-state_dir = $T_DIR/state
-rules_dir = $ROOT/rules
-incident_cooldown = 0s
-observe_window = 100ms
-capture_time = 100ms
-release_wait = 100ms
-[port cli]
-netns = $A
-interface = vA
-flows = tcp port 12001
-track = engine
-peer_address = 10.210.0.2
-CONF
+{
+	conf_daemon "incident_cooldown = 0s" "observe_window = 100ms" "capture_time = 100ms" \
+		"release_wait = 100ms"
+	conf_port cli "flows = tcp port 12001" "track = engine"
+} > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 ip netns exec "$B" "$BUILD/nsengine" server --listen 10.210.0.2:12001 --table-dir "$T_DIR/flows" > /dev/null 2>&1 &
 T_PIDS+=($!)
