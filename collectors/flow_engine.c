@@ -18,15 +18,8 @@
 #include "collectors/flowsrc.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/loop.h"
 #include "lib/util.h"
-
-static uint64_t fe_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned fe_hashstr(const char *s)
 {
@@ -354,7 +347,7 @@ void flow_engine_handle(struct flow_engine *fe)
 
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 {
-	uint64_t now = fe_now();
+	uint64_t now = loop_mono_ns();
 	struct fe_budget *b = &fe->budget;
 	int emitted = 0;
 	size_t i;

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/loop.h"
 
 /* Record a problem of t; log it the first time for this file. */
 void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
@@ -61,14 +62,6 @@ static uint32_t ld32(const unsigned char *p)
 
 	memcpy(&v, p, sizeof(v));
 	return v;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* A procfs file (size 0 in stat) read whole, at most max bytes. */
@@ -221,7 +214,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	}
 	t->st = T_ACTIVE;
 	t->bad = 0;
-	ft_verify(fe, t, mono_ns());
+	ft_verify(fe, t, loop_mono_ns());
 }
 
 /* (Re)open t->path and validate it. */

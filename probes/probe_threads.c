@@ -1,6 +1,7 @@
 /* probe_threads: /proc thread snapshots of an engine process. */
 #include "probes/probe_threads.h"
 #include "lib/json.h"
+#include "lib/loop.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,22 +16,6 @@
 
 #define STAT_MAX 4096
 #define STATUS_MAX 16384
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Read at most max bytes of dirfd/path into buf (max + 1 bytes long), NUL
  * terminated. Returns the length, or -1 with errno. */
@@ -213,7 +198,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 
 	snprintf(path, sizeof(path), "%d/status", (int)t->tid);
 	n = read_at(taskfd, path, buf, STATUS_MAX);
-	t->mono_ns = mono_ns();
+	t->mono_ns = loop_mono_ns();
 	if (n < 0)
 		note_fail(t, PROBE_THREADS_F_STATUS, errno);
 	else if (parse_status_u64(buf, "voluntary_ctxt_switches", &t->vol_cs) == 0 &&
@@ -370,8 +355,8 @@ int probe_threads_snapshot(pid_t pid, struct probe_threads_snap *out,
 	}
 	memset(out, 0, sizeof(*out));
 	out->pid = pid;
-	out->start_ns = mono_ns();
-	out->real_ns = real_ns();
+	out->start_ns = loop_mono_ns();
+	out->real_ns = loop_real_ns();
 	if (pid <= 0) {
 		snprintf(err, errlen, "thread snapshot: invalid pid %d", (int)pid);
 		errno = EINVAL;
@@ -387,7 +372,7 @@ int probe_threads_snapshot(pid_t pid, struct probe_threads_snap *out,
 			out->gone = 1;
 		else
 			out->unreadable |= PROBE_THREADS_F_STAT;
-		out->end_ns = mono_ns();
+		out->end_ns = loop_mono_ns();
 		return 0;
 	}
 	read_process(piddir, out);
@@ -399,7 +384,7 @@ int probe_threads_snapshot(pid_t pid, struct probe_threads_snap *out,
 		else
 			out->unreadable |= PROBE_THREADS_F_STAT;
 		close(piddir);
-		out->end_ns = mono_ns();
+		out->end_ns = loop_mono_ns();
 		return 0;
 	}
 	d = fdopendir(taskfd);
@@ -462,7 +447,7 @@ int probe_threads_snapshot(pid_t pid, struct probe_threads_snap *out,
 			out->gone = 1;
 	}
 	close(piddir);
-	out->end_ns = mono_ns();
+	out->end_ns = loop_mono_ns();
 	return 0;
 }
 
