@@ -224,17 +224,10 @@ out:
 static int read_small(const char *path, char *buf, size_t len)
 {
 	char tmp[256];
-	ssize_t r;
-	/* O_NONBLOCK: a FIFO planted in a recorded tree cannot block */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	if (fd < 0)
+	/* O_NONBLOCK there: a FIFO planted in a recorded tree cannot block */
+	if (util_read_buf(path, tmp, sizeof(tmp)) < 0)
 		return -errno;
-	r = read(fd, tmp, sizeof(tmp) - 1);
-	close(fd);
-	if (r < 0)
-		return -errno;
-	tmp[r] = '\0';
 	tmp[strcspn(tmp, "\n")] = '\0';
 	return put_field(buf, len, tmp, sizeof(tmp)) < 0 ? -E2BIG : 0;
 }

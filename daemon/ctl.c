@@ -112,8 +112,7 @@ static int peer_groups(int fd, pid_t pid, gid_t *out, size_t max)
 {
 	socklen_t len = (socklen_t)(max * sizeof(gid_t));
 	char path[64], buf[8192], *g;
-	ssize_t n;
-	int pfd, k = 0;
+	int k = 0;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, out, &len) == 0)
 		return (int)(len / sizeof(gid_t));
@@ -132,14 +131,8 @@ static int peer_groups(int fd, pid_t pid, gid_t *out, size_t max)
 		return r;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	pfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (pfd < 0)
+	if (util_read_buf(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(pfd, buf, sizeof(buf) - 1);
-	close(pfd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	g = strstr(buf, "\nGroups:");
 	if (!g)
 		return -1;

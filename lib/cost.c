@@ -1,6 +1,7 @@
 /* cost: CPU time accounting per unit of work. See cost.h. */
 #include "lib/cost.h"
 #include "lib/json.h"
+#include "lib/util.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,17 +21,10 @@ uint64_t cost_rss_kib(void)
 {
 	unsigned long long size = 0, res = 0;
 	char buf[128];
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (fd < 0)
+	if (util_read_buf("/proc/self/statm", buf, sizeof(buf)) <= 0 || page <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0 || page <= 0)
-		return 0;
-	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &size, &res) != 2)
 		return 0;
 	return (uint64_t)res * (uint64_t)page / 1024;

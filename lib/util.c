@@ -221,6 +221,38 @@ char *util_read_file(const char *path, size_t max, size_t *len)
 	return buf;
 }
 
+ssize_t util_read_buf(const char *path, char *buf, size_t size)
+{
+	int fd, e;
+	size_t n = 0;
+
+	if (!size) {
+		errno = EINVAL;
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	while (n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = 0;
+	return (ssize_t)n;
+}
+
 int util_valid_name(const char *s, size_t max)
 {
 	size_t n = strlen(s);

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Each returns 0, or -1 with a message in err naming the range. */
 int util_parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max,
@@ -29,6 +30,10 @@ char *util_strip(char *s);
 size_t util_strlcpy(char *dst, const char *src, size_t size);
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 char *util_read_file(const char *path, size_t max, size_t *len);
+/* The same into buf (at most size - 1 bytes, NUL-terminated), for /proc
+ * and sysfs files read often: no allocation. Opened O_NONBLOCK (a FIFO
+ * never waits). Returns the length, or -1 with errno. */
+ssize_t util_read_buf(const char *path, char *buf, size_t size);
 /* Copy of s[0..len) with invalid UTF-8 and every control character but tab
  * and newline (C0, DEL, C1) replaced by '?' (malloc'd; NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);

@@ -61,14 +61,12 @@ int reprogram_plan(int flag, unsigned count)
  * marker whose pid was reused by another is not that daemon's. */
 static unsigned long long proc_start(int pid)
 {
-	char path[32], *txt, *p;
+	char path[32], txt[1024], *p;
 	unsigned long long start = 0;
-	size_t len;
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	txt = util_read_file(path, 1024, &len);
-	if (!txt)
+	if (util_read_buf(path, txt, sizeof(txt)) <= 0)
 		return 0;
 	/* the name in parentheses may hold anything: fields follow the last ')' */
 	p = strrchr(txt, ')');
@@ -76,7 +74,6 @@ static unsigned long long proc_start(int pid)
 		p = strchr(p + 1, ' ');
 	if (p)
 		start = strtoull(p + 1, NULL, 10);
-	free(txt);
 	return start;
 }
 

@@ -5,7 +5,11 @@
 #include <cmocka.h>
 
 #include <stdlib.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/util.h"
 
@@ -51,12 +55,41 @@ static void util_utf8_clean__invalid_utf8__replaced(void **state)
 	expect_clean("\xe2\x82", 2, "??");              /* cut short */
 }
 
+/* A small file read whole into the caller's buffer, cut at its size less
+ * the NUL; a FIFO with no writer answers at once (O_NONBLOCK), a missing
+ * file is -1 with errno. */
+static void util_read_buf__file_fifo_missing__read_cut_or_error(void **state)
+{
+	char dir[] = "/tmp/test_util.XXXXXX", path[64], buf[8];
+	FILE *fp;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("1 2 3\n", fp);
+	fclose(fp);
+	assert_int_equal(util_read_buf(path, buf, sizeof(buf)), 6);
+	assert_string_equal(buf, "1 2 3\n");
+	assert_int_equal(util_read_buf(path, buf, 4), 3);
+	assert_string_equal(buf, "1 2");
+	unlink(path);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(util_read_buf(path, buf, sizeof(buf)), 0);
+	unlink(path);
+	assert_int_equal(util_read_buf(path, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, ENOENT);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(util_utf8_clean__terminal_controls__replaced),
 		cmocka_unit_test(util_utf8_clean__text__kept),
 		cmocka_unit_test(util_utf8_clean__invalid_utf8__replaced),
+		cmocka_unit_test(util_read_buf__file_fifo_missing__read_cut_or_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
