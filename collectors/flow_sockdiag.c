@@ -13,7 +13,10 @@
  *    That walk is the dear part: tcp_diag_dump() (net/ipv4/tcp_diag.c) visits
  *    every bucket of hashinfo->ehash, which namespaces share unless
  *    tcp_child_ehash_entries gave them their own (262144 buckets here, about
- *    175 us per walk), whatever the filter lets through.
+ *    175 us per walk), whatever the filter lets through. So a discovery
+ *    due dumps only when the namespace has opened a TCP connection since
+ *    (sockdiag_opens.h: ActiveOpens + PassiveOpens of its /proc/net/snmp,
+ *    one pread), once more after that, and at least every rediscover_ns.
  *  - Between discoveries (SD_DISCOVER_NS): each socket the last discovery
  *    found is read alone. Where the kernel allows, by the BPF socket reader
  *    (sockread_api.h: one program run per 64 sockets looks each up in the
@@ -58,6 +61,7 @@
 
 #include "collectors/flowsrc.h"
 #include "collectors/sockdiag_fill.h"
+#include "collectors/sockdiag_opens.h"
 #include "collectors/sockdiag_pace.h"
 #include "collectors/sockread_api.h"
 #include "lib/cost.h"
@@ -143,6 +147,13 @@ struct sockdiag {
 	struct sd_sock *known;
 	unsigned nknown, nalive, untracked;
 	uint64_t next_discover;
+	/* discoveries only when the namespace opened a connection
+	 * (sockdiag_opens.h): its opens at the last look, looks in a row
+	 * with no change, and when the last dump was */
+	int opens_fd;           /* -errno: none, every discovery dumps */
+	uint64_t opens;
+	unsigned calm;
+	uint64_t last_dump;
 	/* measured CPU time of a dump and of one socket asked for alone: the
 	 * least of the last few (softirq work done on our time only adds) */
 	struct sd_min dump, lookup;
@@ -151,7 +162,7 @@ struct sockdiag {
 	struct sockread *rd;
 	unsigned rd_map[SR_MAX];        /* reader key -> index in known[] */
 	/* pacing (sockdiag_set_pace): the port's threshold and the poll */
-	uint64_t stall_ns, poll_ns;
+	uint64_t stall_ns, poll_ns, refresh_ns;
 	unsigned last_unread;   /* alive sockets the last poll did not read */
 	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
 	unsigned nbyck;
@@ -172,12 +183,14 @@ struct sd_dump {
 	unsigned nfound, capfound;
 	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
 	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
+	uint64_t refresh_ns;            /* and a read at least this often */
 };
 
 void sockdiag_opts_default(struct sockdiag_opts *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->discover_ns = SD_DISCOVER_NS;
+	o->rediscover_ns = SD_REDISCOVER_NS;
 }
 
 /* Load the BPF socket reader unless the options say no; without one
@@ -214,9 +227,12 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		free(sd);
 		return NULL;
 	}
+	sd->opens_fd = sd_opens_open(nsfd);    /* none: dump at every discovery */
 	sd->nsfd = -1;
 	if (nsfd >= 0 && (sd->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		util_errf(err, errlen, "sock_diag: netns inode %lu: %s", sd->nsino, strerror(errno));
+		if (sd->opens_fd >= 0)
+			close(sd->opens_fd);
 		nl_sock_close(sd->ns);
 		free(sd);
 		return NULL;
@@ -235,14 +251,17 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
 	sd->bc_refused = 0;
 	sd->compat_refused = 0;
 	sd->next_discover = 0;  /* the next poll discovers */
+	sd->calm = 0;
 }
 
-void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns)
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns,
+		       uint64_t refresh_ns)
 {
 	if (!sd)
 		return;
 	sd->stall_ns = stall_ns;
 	sd->poll_ns = poll_ns;
+	sd->refresh_ns = refresh_ns;
 }
 
 unsigned sockdiag_last_unread(const struct sockdiag *sd)
@@ -261,6 +280,7 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 			     !sd->opts.no_bytecode;
 	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
 	out->reader = sd->rd != NULL;
+	out->opens_gate = sd->opens_fd >= 0;
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 }
 
@@ -270,6 +290,8 @@ void sockdiag_close(struct sockdiag *sd)
 		return;
 	nl_sock_close(sd->ns);
 	sockread_close(sd->rd);
+	if (sd->opens_fd >= 0)
+		close(sd->opens_fd);
 	if (sd->nsfd >= 0)
 		close(sd->nsfd);
 	free(sd->known);
@@ -406,8 +428,10 @@ static int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 			d->sd->untracked++;
 		}
 	}
-	if (d->cur)
+	if (d->cur) {
 		sd_pace_read(&d->cur->pace, &o, d->now, d->stall_ns, d->poll_ns);
+		sd_pace_cap(&d->cur->pace, d->now, d->refresh_ns);
+	}
 	d->cur = NULL;
 	d->emit(&o, d->arg);
 	d->emitted++;
@@ -660,6 +684,7 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
 			v->write_seq - v->snd_una, &ti, sizeof(ti), now);
 		sd_pace_read(&k->pace, &o, now, sd->stall_ns, sd->poll_ns);
+		sd_pace_cap(&k->pace, now, sd->refresh_ns);
 		d->emit(&o, d->arg);
 		d->emitted++;
 	}
@@ -712,6 +737,31 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, si
 	return (int)asked;
 }
 
+/* Must the discovery due now dump? Not when the namespace has opened no
+ * TCP connection since the dump before the last one (sockdiag_opens.h: a
+ * child is counted before it is hashed, so the look after a change dumps
+ * too), every socket found is remembered and the last dump is younger
+ * than rediscover_ns. The opens are read before the dump they allow, so
+ * an open during it moves them for the next look. */
+static int sd_must_dump(struct sockdiag *sd, uint64_t now)
+{
+	uint64_t v;
+
+	if (sd->opens_fd < 0 || sd_opens_read(sd->opens_fd, &v) < 0) {
+		sd->calm = 0;
+		return 1;
+	}
+	if (!sd->last_dump || v != sd->opens) {
+		sd->opens = v;
+		sd->calm = 0;
+		return 1;
+	}
+	if (sd->calm++ == 0 || sd->untracked || !sd->opts.rediscover_ns ||
+	    now - sd->last_dump + sd->poll_ns / 2 >= sd->opts.rediscover_ns)
+		return 1;
+	return 0;
+}
+
 /* Dumping every poll is cheaper than asking one by one when many watched
  * sockets are due (the dump fills them without a message each). */
 static int sd_dump_cheaper(const struct sockdiag *sd, unsigned ndue)
@@ -739,10 +789,19 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	d.now = loop_mono_ns();
 	d.stall_ns = sd->stall_ns;
 	d.poll_ns = sd->poll_ns;
+	d.refresh_ns = sd->refresh_ns;
 	ndue = 0;
 	for (unsigned i = 0; i < sd->nknown; i++)
 		ndue += sd_due(sd, &sd->known[i], d.now);
-	discover = !sd->opts.discover_ns || d.now >= sd->next_discover ||
+	discover = !sd->opts.discover_ns;
+	if (!discover && d.now >= sd->next_discover) {
+		discover = sd_must_dump(sd, d.now);
+		if (!discover) {
+			sd->next_discover = d.now + sd->opts.discover_ns;
+			sd->st.discover_skipped++;
+		}
+	}
+	discover = discover ||
 		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
 	sd->last_unread = 0;
 	if (discover) {
@@ -760,6 +819,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
+		sd->last_dump = d.now;
 		if (d.now >= sd->next_discover) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */

@@ -13,7 +13,8 @@
 struct sockdiag;
 
 #define SD_MAX_SEL 8
-#define SD_DISCOVER_NS 1000000000ull    /* a full dump at least this often */
+#define SD_DISCOVER_NS 1000000000ull    /* look for new sockets this often */
+#define SD_REDISCOVER_NS 10000000000ull /* and dump at least this often */
 
 /* How a poll asks (defaults: sockdiag_opts_default). For benchmarks and
  * tests that compare the ways side by side. */
@@ -21,6 +22,10 @@ struct sockdiag_opts {
 	uint64_t discover_ns;   /* a kernel-filtered dump at most this often;
 				 * between, every socket it found is asked for
 				 * alone. 0: dump at every poll */
+	uint64_t rediscover_ns; /* a due discovery dumps only when the
+				 * namespace opened a TCP connection
+				 * (sockdiag_opens.h), or the last dump is
+				 * this old. 0: every discovery dumps */
 	int no_bytecode;        /* no kernel filter: every TCP socket of the
 				 * namespace comes back, selectors apply here */
 	int per_family;         /* one dump per family (AF_INET, AF_INET6)
@@ -43,8 +48,9 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o);
 /* Emit one FLOW_SRC_SOCK observation per TCP socket of the namespace (IPv4
  * and IPv6, every state but LISTEN, TIME_WAIT and CLOSE) that matches
  * sel[0..nsel) (nsel 0: all): from a kernel-filtered dump at most every
- * discover_ns, and in between from reading each socket the last dump found
- * (new sockets show at the next dump): with the BPF socket reader
+ * discover_ns when the namespace opened a TCP connection since (else at
+ * least every rediscover_ns), and in between from reading each socket the
+ * last dump found (new sockets show at the next discovery): with the BPF socket reader
  * (sockread_api.h) where the kernel has what it needs, else with sock_diag
  * lookups. Key: local = s*, remote = d*.
  * unread/unsent = receive/send queue bytes, retrans = tcpi_total_retrans,
@@ -60,15 +66,20 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 
 /* Pace the reads between discoveries (sockdiag_pace.h): a socket that owes
  * nothing is read once per stall_ns, a waiting one from stall_ns after its
- * wait began, every poll (poll_ns) from then. stall_ns 0 (the default):
- * every remembered socket at every poll. */
-void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns);
+ * wait began, every poll (poll_ns) from then, and every one at least once
+ * per refresh_ns (0: no bound; the dumps may be rediscover_ns apart).
+ * stall_ns 0 (the default): every remembered socket at every poll. */
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns,
+		       uint64_t refresh_ns);
 /* Alive sockets the last poll did not read (paced). */
 unsigned sockdiag_last_unread(const struct sockdiag *sd);
 
 /* What the source did so far. */
 struct sockdiag_stats {
 	uint64_t dumps, lookups, unanswered;
+	uint64_t discover_skipped;      /* discoveries with no dump: no TCP
+					 * connection opened in the namespace */
+	int opens_gate;         /* it can tell (its /proc/net/snmp is open) */
 	uint64_t dumped;        /* sockets the dumps brought (the filter's work) */
 	uint64_t dump_cpu_ns;   /* CPU time of a dump, and of one socket asked */
 	uint64_t lookup_cpu_ns; /* for alone (the least of the last few each) */

@@ -68,7 +68,7 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		util_errf(s->err, sizeof(s->err), "sock_diag: source not open");
 		return -EBADF;
 	}
-	sockdiag_set_pace(p->sd, s->stall_ns, s->poll_ns);
+	sockdiag_set_pace(p->sd, s->stall_ns, s->poll_ns, s->refresh_ns);
 	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 	if (n >= 0 && sockdiag_last_unread(p->sd))
 		s->skipped = 1;         /* paced: some sockets left for later */
@@ -87,6 +87,9 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	if (st.untracked)
 		jx_add_u64(out, "untracked", st.untracked);
 	jx_add_u64(out, "dumps", st.dumps);
+	/* discoveries left out: the namespace opened no TCP connection */
+	jx_add_u64(out, "dumps_skipped", st.discover_skipped);
+	jx_add_bool(out, "opens_gate", st.opens_gate);
 	jx_add_u64(out, "lookups", st.lookups);
 	jx_add_u64(out, "reads", st.reads);
 	jx_add_u64(out, "paced", st.paced);

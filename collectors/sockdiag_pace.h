@@ -36,6 +36,15 @@ struct sd_pace {
 void sd_pace_read(struct sd_pace *p, const struct flow_obs *o, uint64_t now, uint64_t stall_ns,
 		  uint64_t poll_ns);
 
+/* And at the latest max_ns from now (0: no bound): the flow table forgets
+ * a flow it has not seen for LIVENESS_GONE_NS, and with a threshold of
+ * seconds and the dumps far apart nothing else would show it. */
+static inline void sd_pace_cap(struct sd_pace *p, uint64_t now, uint64_t max_ns)
+{
+	if (max_ns && p->due_ns > now + max_ns)
+		p->due_ns = now + max_ns;
+}
+
 /* Read it at the poll at now? Half a poll early rather than a poll late. */
 static inline int sd_pace_due(const struct sd_pace *p, uint64_t now, uint64_t poll_ns)
 {

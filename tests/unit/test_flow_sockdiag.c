@@ -419,7 +419,7 @@ static void paced(int no_reader)
 	o.no_reader = no_reader;
 	o.no_switch = 1;        /* a lookup timed on a loaded machine may look dearer than a dump */
 	sockdiag_set_opts(sd, &o);
-	sockdiag_set_pace(sd, 200000000ull, 50000000ull);
+	sockdiag_set_pace(sd, 200000000ull, 50000000ull, 0);
 	sockdiag_stats(sd, &st);
 	if (!no_reader && !st.reader) {
 		sockdiag_close(sd);

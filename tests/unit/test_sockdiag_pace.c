@@ -52,6 +52,30 @@ static void sd_pace_read__no_threshold__due_every_poll(void **state)
 	assert_true(sd_pace_due(&p, 1 * SEC + POLL, POLL));
 }
 
+/* The cap brings a far due in (a threshold of seconds), never pushes a
+ * near one out, and "the next poll" (0) stays the next poll. */
+static void sd_pace_cap__far_due_brought_in_near_due_kept(void **state)
+{
+	struct sd_pace p = { 0 };
+	struct flow_obs o = sock_obs();
+
+	(void)state;
+	o.tx_msgs = o.rx_msgs = 10;
+	sd_pace_read(&p, &o, 1 * SEC, 10 * SEC, POLL);
+	assert_int_equal(p.due_ns, 11 * SEC - POLL);
+	sd_pace_cap(&p, 1 * SEC, 1 * SEC);
+	assert_int_equal(p.due_ns, 2 * SEC);
+	sd_pace_cap(&p, 1 * SEC, 0);                    /* no bound */
+	assert_int_equal(p.due_ns, 2 * SEC);
+	sd_pace_read(&p, &o, 1 * SEC, THR, POLL);
+	sd_pace_cap(&p, 1 * SEC, 1 * SEC);
+	assert_int_equal(p.due_ns, 1 * SEC + SPAN);
+	sd_pace_read(&p, &o, 1 * SEC, 0, POLL);
+	assert_int_equal(p.due_ns, 0);
+	sd_pace_cap(&p, 1 * SEC, 1 * SEC);
+	assert_int_equal(p.due_ns, 0);
+}
+
 /* Waiting: due a threshold less a poll from the wait's start by the
  * kernel's clocks, not from the read; the earliest start is kept while
  * nothing moves, and progress starts a new wait. */
@@ -225,6 +249,7 @@ int main(void)
 		cmocka_unit_test(sd_pace_read__owes_nothing__due_a_threshold_less_a_poll_later),
 		cmocka_unit_test(sd_pace_read__no_threshold__due_every_poll),
 		cmocka_unit_test(sd_pace_read__waiting__due_from_the_kernels_wait_start),
+		cmocka_unit_test(sd_pace_cap__far_due_brought_in_near_due_kept),
 		cmocka_unit_test(sd_pace__request_response_with_one_stall__same_verdict_as_every_poll),
 	};
 

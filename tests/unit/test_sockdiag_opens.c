@@ -1,0 +1,348 @@
+/* Unit tests: sockdiag_opens (the TCP opens of a namespace, from its
+ * /proc/net/snmp) and what flow_sockdiag does with them: a discovery dumps
+ * only when the namespace opened a TCP connection (or the last dump is
+ * rediscover_ns old), the look after a change dumps again, known sockets
+ * are read on between, and every socket is read at least once per
+ * refresh_ns. Runs as root in a private network namespace (unshare in
+ * group setup, sockdiag_test.h), so only its own connections move the
+ * counters. */
+#include "sockdiag_test.h"
+
+#include "collectors/sockdiag_opens.h"
+
+/* /proc/net/snmp as Linux 6.18 writes it (columns trimmed at the end). */
+static const char snmp_text[] =
+	"Ip: Forwarding DefaultTTL InReceives InHdrErrors\n"
+	"Ip: 2 64 3332643 0\n"
+	"Icmp: InMsgs InErrors InCsumErrors\n"
+	"Icmp: 10 6 0\n"
+	"IcmpMsg: InType3 OutType3\n"
+	"IcmpMsg: 10 3\n"
+	"Tcp: RtoAlgorithm RtoMin RtoMax MaxConn ActiveOpens PassiveOpens AttemptFails "
+	"EstabResets CurrEstab InSegs OutSegs RetransSegs InErrs OutRsts InCsumErrors\n"
+	"Tcp: 1 200 120000 -1 8336 8287 10 132 0 3280257 3278758 0 0 101 0\n"
+	"Udp: InDatagrams NoPorts InErrors OutDatagrams\n"
+	"Udp: 52247 3 0 52430\n";
+
+static int parse(const char *text, uint64_t *v)
+{
+	return sd_opens_parse(text, strlen(text), v);
+}
+
+static void sd_opens_parse__kernel_text__active_plus_passive(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(parse(snmp_text, &v), 0);
+	assert_int_equal(v, 8336 + 8287);
+	/* by the names, not by position: a kernel with another column first */
+	assert_int_equal(parse("Tcp: New PassiveOpens RtoMin ActiveOpens\n"
+			       "Tcp: 7 5 200 11\n", &v), 0);
+	assert_int_equal(v, 16);
+	/* no final newline; the largest values */
+	assert_int_equal(parse("Tcp: ActiveOpens PassiveOpens\nTcp: 18446744073709551615 0", &v), 0);
+	assert_int_equal(v, UINT64_MAX);
+}
+
+static void sd_opens_parse__not_the_kernels_text__refused(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"Udp: InDatagrams\nUdp: 1\n",                           /* no Tcp */
+		"Tcp: ActiveOpens PassiveOpens\n",                      /* no values */
+		"Tcp: ActiveOpens PassiveOpens\nUdp: 1 2\n",            /* values elsewhere */
+		"Tcp: ActiveOpens\nTcp: 1\n",                           /* no PassiveOpens */
+		"Tcp: ActiveOpens PassiveOpens\nTcp: 1\n",              /* a column short */
+		"Tcp: ActiveOpens PassiveOpens\nTcp: 1 -2\n",           /* not a count */
+		"Tcp: ActiveOpens PassiveOpens\nTcp: 1 2x\n",
+		"Tcp: ActiveOpens PassiveOpens\nTcp: 1 18446744073709551616\n",  /* overflow */
+		"Tcp: ActiveOpensX PassiveOpens\nTcp: 1 2\n",           /* a longer name */
+		"Tcp:ActiveOpens PassiveOpens\nTcp:1 2\n",              /* "Tcp:" is word 0 */
+	};
+	uint64_t v = 42;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (parse(bad[i], &v) != -EBADMSG)
+			fail_msg("accepted: \"%s\"", bad[i]);
+		assert_int_equal(v, 42);
+	}
+	assert_int_equal(sd_opens_parse(NULL, 0, &v), -EBADMSG);
+	/* the length bounds the parse, not a NUL */
+	assert_int_equal(sd_opens_parse(snmp_text, strstr(snmp_text, "Tcp: 1 200") - snmp_text, &v),
+			 -EBADMSG);
+}
+
+/* The file of this namespace, opened once: each connection moves the sum
+ * by two (the connect and the accepted child), read after read. */
+static void sd_opens_read__own_namespace__each_connection_counts_twice(void **state)
+{
+	struct conn a;
+	uint64_t v0, v1, v2;
+	int fd;
+
+	(void)state;
+	fd = sd_opens_open(-1);
+	assert_true(fd >= 0);
+	assert_int_equal(sd_opens_read(fd, &v0), 0);
+	assert_int_equal(sd_opens_read(fd, &v1), 0);
+	assert_int_equal(v1, v0);
+	conn_open(&a, AF_INET6);
+	assert_int_equal(sd_opens_read(fd, &v2), 0);
+	assert_int_equal(v2, v0 + 2);
+	conn_close(&a);
+	assert_int_equal(sd_opens_read(fd, &v1), 0);
+	assert_int_equal(v1, v2);                       /* a close opens nothing */
+	close(fd);
+	assert_true(sd_opens_read(fd, &v1) < 0);
+	assert_int_equal(sd_opens_open(9999), -EBADF);
+}
+
+/* Another namespace's file, opened from here: its own counters, not ours. */
+static void sd_opens_open__other_namespace__its_counters(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(11117) };
+	uint64_t theirs0, theirs1, ours0, ours1;
+	int nsfd, fd, own, ls, cs, ss;
+
+	(void)state;
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_veth(nsfd, "sdo0", "10.77.21.1", "sdo1", "10.77.21.2"), 0);
+	fd = sd_opens_open(nsfd);
+	own = sd_opens_open(-1);
+	assert_true(fd >= 0 && own >= 0);
+	assert_int_equal(sd_opens_read(fd, &theirs0), 0);
+	assert_int_equal(sd_opens_read(own, &ours0), 0);
+	inet_pton(AF_INET, "10.77.21.2", &a.sin_addr);
+	ls = ns_listen(nsfd, &a);
+	ns_connect(ls, &a, &cs, &ss);   /* connect here, accepted there */
+	assert_int_equal(sd_opens_read(fd, &theirs1), 0);
+	assert_int_equal(sd_opens_read(own, &ours1), 0);
+	assert_int_equal(theirs1, theirs0 + 1);
+	assert_int_equal(ours1, ours0 + 1);
+	close(ss);
+	close(cs);
+	close(ls);
+	close(fd);
+	close(own);
+	close(nsfd);
+	nstest_sh("ip link del sdo0 2>/dev/null");
+}
+
+/* ---- the discovery gate in sockdiag_poll ---- */
+
+#define MS 1000000ull
+
+static struct sockdiag *gated(uint64_t rediscover_ns)
+{
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct sockdiag *sd;
+	char err[256] = "";
+
+	sd = sockdiag_open(-1, err, sizeof(err));
+	if (!sd)
+		fail_msg("sockdiag_open: %s", err);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1 * MS;         /* a discovery due at every poll here */
+	o.rediscover_ns = rediscover_ns;
+	o.no_switch = 1;
+	sockdiag_set_opts(sd, &o);
+	sockdiag_stats(sd, &st);
+	assert_true(st.opens_gate);
+	return sd;
+}
+
+static struct sockdiag_stats stats_of(const struct sockdiag *sd)
+{
+	struct sockdiag_stats st;
+
+	sockdiag_stats(sd, &st);
+	return st;
+}
+
+/* Nothing opened: after the first dump and the one after it, discoveries
+ * dump no more, and the known sockets are still read at every poll (new
+ * data shows at once). A connection opened: the next discovery dumps and
+ * finds it. Without the gate every one of these polls dumps. */
+static void sockdiag_poll__nothing_opened__no_dump_known_sockets_read(void **state)
+{
+	static struct nstest_obs l;
+	struct conn a, c;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	const struct flow_obs *f;
+	char err[256] = "", data[100];
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+		nstest_msleep(2);
+	}
+	assert_int_equal(stats_of(sd).dumps, 2);        /* the first, the one after it */
+	assert_int_equal(stats_of(sd).discover_skipped, 4);
+	assert_true(stats_of(sd).reads + stats_of(sd).lookups >= 8);
+	memset(data, 'g', sizeof(data));
+	assert_int_equal(write(a.c, data, sizeof(data)), (ssize_t)sizeof(data));
+	f = NULL;
+	for (int i = 0; i < 100 && !(f && f->unread == sizeof(data)); i++) {
+		nstest_msleep(2);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+		f = find(&l, a.lport, a.cport);
+	}
+	assert_non_null(f);
+	assert_int_equal(f->unread, sizeof(data));
+	assert_int_equal(stats_of(sd).dumps, 2);
+	/* a new connection: found at the next discovery */
+	conn_open(&c, AF_INET6);
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
+	assert_non_null(find(&l, c.lport, c.cport));
+	assert_non_null(find(&l, c.cport, c.lport));
+	assert_int_equal(stats_of(sd).dumps, 3);
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
+	assert_int_equal(stats_of(sd).dumps, 4);        /* the look after a change */
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
+	assert_int_equal(stats_of(sd).dumps, 4);
+	sockdiag_close(sd);
+	conn_close(&a);
+	conn_close(&c);
+}
+
+/* One connection closed and another opened between two looks: as many
+ * sockets as before (a gate on the socket count would see nothing), and
+ * the new one is found at the next discovery. */
+static void sockdiag_poll__one_closed_one_opened__new_one_found(void **state)
+{
+	static struct nstest_obs l;
+	struct conn a, b, c;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	conn_open(&b, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
+		nstest_msleep(2);
+	}
+	assert_int_equal(stats_of(sd).dumps, 2);
+	/* b's ends go at once (SO_LINGER 0: no FIN_WAIT, no TIME_WAIT) */
+	{
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+		setsockopt(b.c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		setsockopt(b.s, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	}
+	conn_close(&b);
+	conn_open(&c, AF_INET);
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
+	assert_non_null(find(&l, c.lport, c.cport));
+	assert_non_null(find(&l, c.cport, c.lport));
+	assert_null(find(&l, b.lport, b.cport));
+	assert_int_equal(stats_of(sd).dumps, 3);
+	sockdiag_close(sd);
+	conn_close(&a);
+	conn_close(&c);
+}
+
+/* Nothing opened, and still a dump once the last is rediscover_ns old
+ * (a socket restored in TCP_REPAIR mode moves no counter); rediscover_ns 0:
+ * every discovery dumps, as before the gate. */
+static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_opts o;
+	struct conn a;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	uint64_t d;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(60 * MS);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+		nstest_msleep(2);
+	}
+	d = stats_of(sd).dumps;
+	assert_int_equal(d, 2);
+	nstest_msleep(80);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	assert_int_equal(stats_of(sd).dumps, d + 1);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1 * MS;
+	o.rediscover_ns = 0;
+	o.no_switch = 1;
+	sockdiag_set_opts(sd, &o);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+		nstest_msleep(2);
+	}
+	assert_int_equal(stats_of(sd).dumps, d + 1 + 4);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
+/* A threshold of seconds: an idle socket is due a threshold less a poll
+ * later, but read at least once per refresh_ns all the same, since with
+ * the dumps apart nothing else shows it and the flow table forgets a flow
+ * unseen for 2 s. */
+static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **state)
+{
+	static struct nstest_obs l;
+	struct conn a;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	int n = 0;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_set_pace(sd, 10000 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the one after it */
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);        /* paced */
+	nstest_msleep(120);
+	for (int i = 0; i < 5 && n != 2; i++) {
+		n = poll_into(sd, &sel, 1, &l);
+		nstest_msleep(20);
+	}
+	assert_int_equal(n, 2);
+	assert_int_equal(stats_of(sd).dumps, 2);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sd_opens_parse__kernel_text__active_plus_passive),
+		cmocka_unit_test(sd_opens_parse__not_the_kernels_text__refused),
+		cmocka_unit_test(sd_opens_read__own_namespace__each_connection_counts_twice),
+		cmocka_unit_test(sd_opens_open__other_namespace__its_counters),
+		cmocka_unit_test(sockdiag_poll__nothing_opened__no_dump_known_sockets_read),
+		cmocka_unit_test(sockdiag_poll__one_closed_one_opened__new_one_found),
+		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
+		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
