@@ -203,29 +203,31 @@ int etxt_parse(const char *buf, size_t len, struct etxt *out,
 					    "counter name '%s' has control byte 0x%02x",
 					    excerpt(x1, sizeof(x1), s, nlen), c);
 		}
-		excerpt(x1, sizeof(x1), s, nlen);
+		/* the name's excerpt only for a message: it was 13% of a sweep */
 		if (*v == '-')
 			return fail(out, err, errlen, -EINVAL, line,
-				    "counter '%s': negative value '%s'", x1,
+				    "counter '%s': negative value '%s'",
+				    excerpt(x1, sizeof(x1), s, nlen),
 				    excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
 		if (!is_digit(*v))
 			return fail(out, err, errlen, -EINVAL, line,
 				    "counter '%s': value '%s' is not an unsigned decimal",
-				    x1, excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
+				    excerpt(x1, sizeof(x1), s, nlen),
+				    excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
 		for (const char *d = v; d < e; d++) {
 			unsigned k;
 
 			if (!is_digit(*d))
 				return fail(out, err, errlen, -EINVAL, line,
 					    "counter '%s': garbage after value in '%s'",
-					    x1, excerpt(x2, sizeof(x2), v,
-							(size_t)(e - v)));
+					    excerpt(x1, sizeof(x1), s, nlen),
+					    excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
 			k = (unsigned)(*d - '0');
 			if (val > (UINT64_MAX - k) / 10)
 				return fail(out, err, errlen, -EINVAL, line,
 					    "counter '%s': value '%s' exceeds 64 bits",
-					    x1, excerpt(x2, sizeof(x2), v,
-							(size_t)(e - v)));
+					    excerpt(x1, sizeof(x1), s, nlen),
+					    excerpt(x2, sizeof(x2), v, (size_t)(e - v)));
 			val = val * 10 + k;
 		}
 		seen = 1;
