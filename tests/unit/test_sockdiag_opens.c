@@ -155,6 +155,17 @@ static struct sockdiag *gated(uint64_t rediscover_ns)
 	return sd;
 }
 
+/* n polls 2 ms apart (a discovery due at each), each emitting want. */
+static void polls(struct sockdiag *sd, const struct flow_sel *sel, int n, int want)
+{
+	static struct nstest_obs l;
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(poll_into(sd, sel, 1, &l), want);
+		nstest_msleep(2);
+	}
+}
+
 static struct sockdiag_stats stats_of(const struct sockdiag *sd)
 {
 	struct sockdiag_stats st;
@@ -180,10 +191,7 @@ static void sockdiag_poll__nothing_opened__no_dump_known_sockets_read(void **sta
 	conn_open(&a, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
 	sd = gated(3600000 * MS);
-	for (int i = 0; i < 6; i++) {
-		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
-		nstest_msleep(2);
-	}
+	polls(sd, &sel, 6, 2);
 	assert_int_equal(stats_of(sd).dumps, 2);        /* the first, the one after it */
 	assert_int_equal(stats_of(sd).discover_skipped, 4);
 	assert_true(stats_of(sd).reads + stats_of(sd).lookups >= 8);
@@ -232,10 +240,7 @@ static void sockdiag_poll__one_closed_one_opened__new_one_found(void **state)
 	conn_open(&b, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
 	sd = gated(3600000 * MS);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
-		nstest_msleep(2);
-	}
+	polls(sd, &sel, 3, 4);
 	assert_int_equal(stats_of(sd).dumps, 2);
 	/* b's ends go at once (SO_LINGER 0: no FIN_WAIT, no TIME_WAIT) */
 	{
@@ -274,10 +279,7 @@ static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **sta
 	conn_open(&a, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
 	sd = gated(60 * MS);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
-		nstest_msleep(2);
-	}
+	polls(sd, &sel, 3, 2);
 	d = stats_of(sd).dumps;
 	assert_int_equal(d, 2);
 	nstest_msleep(80);
@@ -288,10 +290,7 @@ static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **sta
 	o.rediscover_ns = 0;
 	o.no_switch = 1;
 	sockdiag_set_opts(sd, &o);
-	for (int i = 0; i < 4; i++) {
-		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
-		nstest_msleep(2);
-	}
+	polls(sd, &sel, 4, 2);
 	assert_int_equal(stats_of(sd).dumps, d + 1 + 4);
 	sockdiag_close(sd);
 	conn_close(&a);
