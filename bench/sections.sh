@@ -278,7 +278,7 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. Where a goal is missed with the ranges overlapping it is the machine's noise; bench/perturb_sources.sh tells the sources apart" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker's clsact hooks are on sockperf's path (both veths): on this machine any program there, an empty one too, legacy cls_bpf or tcx alike, adds about 0.25 us one-way (bench/README.md); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
 	esac
 }
@@ -430,10 +430,10 @@ scale_sockets() {
 	stop_pid "$lp"
 	row section=scale name="sock_diag with $n idle sockets on each port, not selected" unit=% \
 		series=idle_conns_other vs=idle_sock goal="< 0.5%" check=below:0.5 \
-		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump"
+		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump, and a dump is made only when the namespace opens a TCP connection"
 	row section=scale name="  the same $n sockets selected (watched)" unit=% series=idle_conns_watched \
 		vs=idle_sock goal="< 0.5%" check=below:0.5 \
-		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector, plus a dump entry a second. A profile (bench/README.md) puts 44% of it in the reads' socket lookups, 21% in the dumps, 20% in the detector: a poller cannot meet it; closing it needs an event source (see bench/README.md)"
+		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector (no dumps while no connection opens). A profile before the dumps were gated (bench/README.md) put 44% of it in the reads' socket lookups, 21% in the dumps, 20% in the detector: a poller cannot meet it; closing it needs an event source (see bench/README.md)"
 }
 
 # ---- bundle: writing a typical bundle outside its configured windows ----
