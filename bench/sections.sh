@@ -250,8 +250,9 @@ section_perturb() {
 	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11111 '" || return
 	mkconf "$WORK/perturb.conf"
 	mkconf "$WORK/perturb-watched.conf" "" "flows = tcp port 11111"
+	mkconf "$WORK/perturb-notrack.conf" "track = engine sock"
 	for r in $(seq "$rounds"); do
-		for v in off on watched; do
+		for v in off on notrack watched; do
 			perturb_run "$v" "$secs"
 		done
 	done
@@ -266,6 +267,10 @@ section_perturb() {
 			note="$(perturb_note $p on)"
 	done
 	for p in p50 p99 p999; do
+		row section=perturb name="  the same without the tracker (track = engine sock) / off" unit=us \
+			series=sp_notrack_$p vs=sp_off_$p note="$(perturb_note $p notrack)"
+	done
+	for p in p50 p99 p999; do
 		row section=perturb name="  the same with sockperf's own flow watched / off" unit=us \
 			series=sp_watched_$p vs=sp_off_$p note="$(perturb_note $p watched)"
 	done
@@ -278,16 +283,18 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker's clsact hooks are on sockperf's path (both veths): on this machine any program there, an empty one too, legacy cls_bpf or tcx alike, adds about 0.25 us one-way (bench/README.md); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker's clsact hooks are on sockperf's path (both veths): on this machine any program there, an empty one too, adds about 0.25 us one-way (bench/README.md; the row without the tracker below); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	notrack) echo "the configuration nicstalld.conf(5) names beside a latency benchmark of kernel TCP: engine tables and sock_diag, no clsact hooks on the port; on runs $(stats sp_notrack_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
 	esac
 }
 
-# perturb_run off|on|watched SECS
+# perturb_run off|on|notrack|watched SECS
 perturb_run() {
 	local v=$1 secs=$2 out d0 d1
 	case $v in
 	on) dstart "$WORK/perturb.conf" || return; sleep "$(pick 1 2)" ;;
+	notrack) dstart "$WORK/perturb-notrack.conf" || return; sleep "$(pick 1 2)" ;;
 	watched) dstart "$WORK/perturb-watched.conf" || return; sleep "$(pick 1 2)" ;;
 	esac
 	d0=$(drops)
@@ -297,7 +304,7 @@ perturb_run() {
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p999" "$(echo "$out" | sed -n 's/.*percentile 99.900 = *\([0-9.]*\).*/\1/p')"
-	[ "$v" = watched ] || sample "drops_$v" $((d1 - d0))
+	case $v in off|on) sample "drops_$v" $((d1 - d0)) ;; esac
 }
 
 # ---- detect: drop insertion -> incident opening, opening -> first snapshot ----
