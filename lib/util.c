@@ -223,6 +223,11 @@ char *util_read_file(const char *path, size_t max, size_t *len)
 
 ssize_t util_read_buf(const char *path, char *buf, size_t size)
 {
+	return util_read_buf_at(AT_FDCWD, path, buf, size);
+}
+
+ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size)
+{
 	int fd, e;
 	size_t n = 0;
 
@@ -230,7 +235,7 @@ ssize_t util_read_buf(const char *path, char *buf, size_t size)
 		errno = EINVAL;
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -1;
 	while (n < size - 1) {

@@ -34,6 +34,8 @@ char *util_read_file(const char *path, size_t max, size_t *len);
  * and sysfs files read often: no allocation. Opened O_NONBLOCK (a FIFO
  * never waits). Returns the length, or -1 with errno. */
 ssize_t util_read_buf(const char *path, char *buf, size_t size);
+/* The same for path beneath dirfd (openat(2); AT_FDCWD: as above). */
+ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size);
 /* Copy of s[0..len) with invalid UTF-8 and every control character but tab
  * and newline (C0, DEL, C1) replaced by '?' (malloc'd; NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);

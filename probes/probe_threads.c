@@ -2,6 +2,7 @@
 #include "probes/probe_threads.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "lib/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,36 +17,6 @@
 
 #define STAT_MAX 4096
 #define STATUS_MAX 16384
-
-/* Read at most max bytes of dirfd/path into buf (max + 1 bytes long), NUL
- * terminated. Returns the length, or -1 with errno. */
-static ssize_t read_at(int dirfd, const char *path, char *buf, size_t max)
-{
-	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	size_t n = 0;
-
-	if (fd < 0)
-		return -1;
-	while (n < max) {
-		ssize_t r = read(fd, buf + n, max - n);
-
-		if (r < 0) {
-			int e = errno;
-
-			if (e == EINTR)
-				continue;
-			close(fd);
-			errno = e;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return (ssize_t)n;
-}
 
 static int is_gone_errno(int e)
 {
@@ -172,7 +143,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 		return;
 	}
 	snprintf(path, sizeof(path), "%d/stat", (int)t->tid);
-	n = read_at(taskfd, path, buf, STAT_MAX);
+	n = util_read_buf_at(taskfd, path, buf, STAT_MAX + 1);
 	if (n < 0)
 		note_fail(t, PROBE_THREADS_F_STAT, errno);
 	else {
@@ -197,7 +168,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 		goto out;
 
 	snprintf(path, sizeof(path), "%d/status", (int)t->tid);
-	n = read_at(taskfd, path, buf, STATUS_MAX);
+	n = util_read_buf_at(taskfd, path, buf, STATUS_MAX + 1);
 	t->mono_ns = loop_mono_ns();
 	if (n < 0)
 		note_fail(t, PROBE_THREADS_F_STATUS, errno);
@@ -208,7 +179,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 		t->unreadable |= PROBE_THREADS_F_STATUS;
 
 	snprintf(path, sizeof(path), "%d/wchan", (int)t->tid);
-	n = read_at(taskfd, path, t->wchan, sizeof(t->wchan) - 1);
+	n = util_read_buf_at(taskfd, path, t->wchan, sizeof(t->wchan));
 	if (n < 0) {
 		t->wchan[0] = '\0';
 		note_fail(t, PROBE_THREADS_F_WCHAN, errno);
@@ -219,7 +190,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 	}
 
 	snprintf(path, sizeof(path), "%d/syscall", (int)t->tid);
-	n = read_at(taskfd, path, t->syscall, sizeof(t->syscall) - 1);
+	n = util_read_buf_at(taskfd, path, t->syscall, sizeof(t->syscall));
 	if (n < 0) {
 		t->syscall[0] = '\0';
 		note_fail(t, PROBE_THREADS_F_SYSCALL, errno);
@@ -230,7 +201,7 @@ static void read_thread(int taskfd, struct probe_thread *t, long hz)
 	}
 
 	snprintf(path, sizeof(path), "%d/stack", (int)t->tid);
-	n = read_at(taskfd, path, buf, PROBE_THREADS_STACK_MAX + 1);
+	n = util_read_buf_at(taskfd, path, buf, PROBE_THREADS_STACK_MAX + 2);
 	if (n < 0)
 		note_fail(t, PROBE_THREADS_F_STACK, errno);
 	else {
@@ -268,7 +239,7 @@ static void read_process(int piddir, struct probe_threads_snap *s)
 	uint64_t argn = 0;
 	ssize_t n, r;
 
-	n = read_at(piddir, "stat", buf, STAT_MAX);
+	n = util_read_buf_at(piddir, "stat", buf, STAT_MAX + 1);
 	if (n < 0 && is_gone_errno(errno)) {
 		s->gone = 1;
 		return;
@@ -278,7 +249,7 @@ static void read_process(int piddir, struct probe_threads_snap *s)
 	    f[46] > f[45])
 		argn = f[46] - f[45];
 
-	n = read_at(piddir, "cmdline", cl, sizeof(cl) - 1);
+	n = util_read_buf_at(piddir, "cmdline", cl, sizeof(cl));
 	if (n < 0) {
 		if (is_gone_errno(errno))
 			s->gone = 1;
@@ -438,7 +409,7 @@ int probe_threads_snapshot(pid_t pid, struct probe_threads_snap *out,
 		uint64_t f[STAT_FIELDS];
 		unsigned nf;
 		char st = 0;
-		ssize_t n = read_at(piddir, "stat", buf, STAT_MAX);
+		ssize_t n = util_read_buf_at(piddir, "stat", buf, STAT_MAX + 1);
 
 		if ((n < 0 && is_gone_errno(errno)) || n == 0)
 			out->gone = 1;

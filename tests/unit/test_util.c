@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,6 +75,19 @@ static void util_read_buf__file_fifo_missing__read_cut_or_error(void **state)
 	assert_string_equal(buf, "1 2 3\n");
 	assert_int_equal(util_read_buf(path, buf, 4), 3);
 	assert_string_equal(buf, "1 2");
+	{
+		/* beneath a directory fd, by a relative name (probe_threads'
+		 * /proc/PID/task/TID files) */
+		int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		assert_true(d >= 0);
+		memset(buf, 'x', sizeof(buf));
+		assert_int_equal(util_read_buf_at(d, "f", buf, sizeof(buf)), 6);
+		assert_string_equal(buf, "1 2 3\n");
+		assert_int_equal(util_read_buf_at(d, "nope", buf, sizeof(buf)), -1);
+		assert_int_equal(errno, ENOENT);
+		close(d);
+	}
 	unlink(path);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	assert_int_equal(util_read_buf(path, buf, sizeof(buf)), 0);
