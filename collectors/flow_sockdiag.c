@@ -148,11 +148,11 @@ struct sockdiag {
 	unsigned nknown, nalive, untracked;
 	uint64_t next_discover;
 	/* discoveries only when the namespace opened a connection
-	 * (sockdiag_opens.h): its opens at the last look, looks in a row
-	 * with no change, and when the last dump was */
+	 * (sockdiag_opens.h): its opens at the last look, whether the look
+	 * after a change has dumped, and when the last dump was */
 	int opens_fd;           /* -errno: none, every discovery dumps */
 	uint64_t opens;
-	unsigned calm;
+	int calm;
 	uint64_t last_dump;
 	/* measured CPU time of a dump and of one socket asked for alone: the
 	 * least of the last few (softirq work done on our time only adds) */
@@ -756,10 +756,12 @@ static int sd_must_dump(struct sockdiag *sd, uint64_t now)
 		sd->calm = 0;
 		return 1;
 	}
-	if (sd->calm++ == 0 || sd->untracked || !sd->opts.rediscover_ns ||
-	    now - sd->last_dump + sd->poll_ns / 2 >= sd->opts.rediscover_ns)
+	if (!sd->calm) {
+		sd->calm = 1;   /* the look after a change dumps too */
 		return 1;
-	return 0;
+	}
+	return sd->untracked || !sd->opts.rediscover_ns ||
+	       now - sd->last_dump + sd->poll_ns / 2 >= sd->opts.rediscover_ns;
 }
 
 /* Dumping every poll is cheaper than asking one by one when many watched
