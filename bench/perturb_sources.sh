@@ -5,8 +5,11 @@
 # and the daemon pinned away (CPU $D_CPU, default 1; D_CPU= unpinned).
 # A manual experiment beside make bench's perturb section (bench/README.md
 # quotes it): it tells which source moves the benchmark once the
-# scheduler's placement no longer does. As root; the bench's namespaces
-# and 32 sessions (bench/lib.sh), removed on exit.
+# scheduler's placement no longer does. The variant "hook" runs no daemon:
+# a classic-BPF program that only returns ("ret #0", cls_bpf) on the same
+# clsact hooks of both veths the tracker uses, to tell the hook's cost
+# from the tracker program's. As root; the bench's namespaces and 32
+# sessions (bench/lib.sh), removed on exit.
 set -u
 BUILD=$(cd "${1:-build}" && pwd) || exit 1
 ROUNDS=${2:-3}
@@ -22,16 +25,32 @@ wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11111 '" || exit 1
 mkconf "$WORK/all.conf"
 for v in sock engine bpf; do mkconf "$WORK/$v.conf" "track = $v"; done
 [ -n "$D_CPU" ] && DPIN=(taskset -c "$D_CPU")
+# hook add|del: the empty program on both veths' clsact hooks
+hook() {
+	local x d
+	for x in "$C:$VC" "$S:$VS"; do
+		if [ "$1" = del ]; then
+			ip netns exec "${x%%:*}" tc qdisc del dev "${x#*:}" clsact
+			continue
+		fi
+		ip netns exec "${x%%:*}" tc qdisc add dev "${x#*:}" clsact || exit 1
+		for d in ingress egress; do
+			ip netns exec "${x%%:*}" tc filter add dev "${x#*:}" "$d" prio 7 \
+				bpf bytecode '1,6 0 0 0,' || exit 1
+		done
+	done
+}
 echo "round variant p50_us p99_us"
 for r in $(seq "$ROUNDS"); do
-	for v in off sock engine bpf all; do
-		if [ "$v" != off ]; then
-			dstart "$WORK/$v.conf" || exit 1
-			sleep 1
-		fi
+	for v in off sock engine bpf all hook; do
+		case $v in
+		off) ;;
+		hook) hook add ;;
+		*) dstart "$WORK/$v.conf" || exit 1; sleep 1 ;;
+		esac
 		out=$(ip netns exec "$C" taskset -c "$SP_CPU" sockperf ping-pong --tcp -i $AS \
 			-p 11111 -t 5 2>&1)
-		[ "$v" = off ] || dstop
+		case $v in off) ;; hook) hook del ;; *) dstop ;; esac
 		echo "$r $v $(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p') $(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
 	done
 done
