@@ -30,7 +30,11 @@ struct incident {
 	uint64_t id;
 	char port[32];
 	char group[72];
-	uint64_t open_mono_ns, open_real_ns, end_mono_ns;
+	/* open_mono_ns: the detector's clock (the time of the poll that saw
+	 * the stall), for grouping, cool-down and durations; at_mono_ns and
+	 * open_real_ns: the moment the detector decided, after that poll's
+	 * reads, on both clocks */
+	uint64_t open_mono_ns, at_mono_ns, open_real_ns, end_mono_ns;
 	int ended, released;
 	unsigned siblings;              /* flows of the group still progressing */
 	int siblings_stale;             /* to count again, from siblings_since */
@@ -146,7 +150,7 @@ int incidents_admit(struct incidents *is, const char *group, uint64_t now,
 }
 
 struct incident *incidents_open(struct incidents *is, const char *port, const char *group,
-				uint64_t now_mono, uint64_t now_real)
+				uint64_t now_mono, uint64_t at_mono, uint64_t at_real)
 {
 	struct group_rate *gr = rate_for(is, group);
 	struct incident *inc = calloc(1, sizeof(*inc));
@@ -157,7 +161,8 @@ struct incident *incidents_open(struct incidents *is, const char *port, const ch
 	util_strlcpy(inc->port, port, sizeof(inc->port));
 	util_strlcpy(inc->group, group, sizeof(inc->group));
 	inc->open_mono_ns = now_mono;
-	inc->open_real_ns = now_real;
+	inc->at_mono_ns = at_mono;
+	inc->open_real_ns = at_real;
 	inc->suppressed = gr->suppressed;
 	gr->suppressed = 0;
 	gr->last_open_ns = now_mono;
@@ -341,7 +346,8 @@ struct json_object *incident_json(const struct incident *inc, uint64_t now)
 	jx_add_str(o, "group", inc->group);
 	jx_add_str(o, "state", !inc->ended ? "open" : inc->released ? "released" : "unreleased");
 	jx_add_u64(o, "opened_real_ns", inc->open_real_ns);
-	jx_add_u64(o, "opened_mono_ns", inc->open_mono_ns);
+	jx_add_u64(o, "opened_mono_ns", inc->at_mono_ns);
+	jx_add_u64(o, "poll_mono_ns", inc->open_mono_ns);
 	jx_add_ms(o, "duration_ms", end - inc->open_mono_ns);
 	jx_add_int(o, "siblings_progressing", inc->siblings);
 	jx_add_int(o, "suppressed_before", inc->suppressed);

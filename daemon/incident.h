@@ -42,9 +42,11 @@ struct incident_refusal {
 int incidents_admit(struct incidents *is, const char *group, uint64_t now,
 		    uint64_t cooldown_ns, unsigned per_hour, struct incident_refusal *r);
 /* Open a new incident of port (in group): takes over the suppressed count.
- * NULL when out of memory. */
+ * now_mono: the detector's clock (the poll's time); at_mono, at_real: the
+ * moment of the decision, on CLOCK_MONOTONIC and CLOCK_REALTIME (what
+ * status reports as its opening). NULL when out of memory. */
 struct incident *incidents_open(struct incidents *is, const char *port, const char *group,
-				uint64_t now_mono, uint64_t now_real);
+				uint64_t now_mono, uint64_t at_mono, uint64_t at_real);
 
 /* List flow f (or mark it stalled again when listed); when the list is
  * full f is only counted (incident_flows_stalled). */

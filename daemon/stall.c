@@ -262,7 +262,8 @@ static void on_stalled(struct stall *s, struct sflow *f)
 			  why.suppressed);
 		return;
 	}
-	inc = incidents_open(s->incs, f->port, group, s->now, loop_real_ns());
+	/* stamped when decided: s->now is the poll's start, before its reads */
+	inc = incidents_open(s->incs, f->port, group, s->now, loop_mono_ns(), loop_real_ns());
 	if (!inc) {
 		log_errx("port %s: out of memory opening an incident", f->port);
 		return;

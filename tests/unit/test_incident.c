@@ -30,7 +30,7 @@ static void incidents_admit__within_cooldown__refused_and_counted(void **state)
 
 	(void)state;
 	assert_int_equal(incidents_admit(is, "a", 10 * SEC, 10 * SEC, 30, &r), 0);
-	assert_non_null(incidents_open(is, "a", "a", 10 * SEC, 1));
+	assert_non_null(incidents_open(is, "a", "a", 10 * SEC, 10 * SEC, 1));
 	assert_int_equal(incidents_admit(is, "a", 15 * SEC, 10 * SEC, 30, &r), 1);
 	assert_string_equal(r.why, "cooldown");
 	assert_int_equal(r.suppressed, 1);
@@ -43,7 +43,7 @@ static void incidents_admit__within_cooldown__refused_and_counted(void **state)
 	assert_int_equal(incidents_admit(is, "b", 15 * SEC, 10 * SEC, 30, &r), 0);
 	/* the next incident of the group says how many were suppressed */
 	assert_int_equal(incidents_admit(is, "a", 21 * SEC, 10 * SEC, 30, &r), 0);
-	struct incident *inc = incidents_open(is, "a", "a", 21 * SEC, 2);
+	struct incident *inc = incidents_open(is, "a", "a", 21 * SEC, 21 * SEC, 2);
 	struct json_object *j = incident_json(inc, 21 * SEC);
 
 	assert_int_equal(jx_u64(j, "suppressed_before"), 2);
@@ -60,7 +60,7 @@ static void incidents_admit__hourly_limit__refused_until_an_hour_passed(void **s
 	(void)state;
 	for (int i = 0; i < 3; i++, t += 20 * SEC) {
 		assert_int_equal(incidents_admit(is, "g", t, 10 * SEC, 3, &r), 0);
-		incidents_open(is, "a", "g", t, t);
+		incidents_open(is, "a", "g", t, t, t);
 	}
 	assert_int_equal(incidents_admit(is, "g", t, 10 * SEC, 3, &r), 1);
 	assert_string_equal(r.why, "hourly limit");
@@ -74,7 +74,7 @@ static void incidents_admit__hourly_limit__refused_until_an_hour_passed(void **s
 static void incident_flow_done__every_flow_released__ends_released(void **state)
 {
 	struct incidents *is = incidents_new();
-	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 1);
+	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 5 * SEC, 1);
 	struct sflow f1 = flow(40001, 1), f2 = flow(40002, 2);
 	int any = -1;
 
@@ -102,7 +102,7 @@ static void incident_flow_done__every_flow_released__ends_released(void **state)
 static void incident_flow_done__only_closed__ends_unreleased(void **state)
 {
 	struct incidents *is = incidents_new();
-	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 1);
+	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 5 * SEC, 1);
 	struct sflow f1 = flow(40001, 1);
 	int any = -1;
 
@@ -119,7 +119,7 @@ static void incident_flow_done__only_closed__ends_unreleased(void **state)
 static void incident_add_flow__beyond_limit__counted_not_listed(void **state)
 {
 	struct incidents *is = incidents_new();
-	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 1);
+	struct incident *inc = incidents_open(is, "a", "a", 5 * SEC, 5 * SEC, 1);
 
 	(void)state;
 	for (unsigned i = 0; i < INCIDENT_MAX_FLOWS + 5; i++) {
@@ -142,7 +142,7 @@ static void incidents_get__ring_of_kept__old_ids_gone(void **state)
 
 	(void)state;
 	for (unsigned i = 0; i < INCIDENT_KEEP + 3; i++)
-		incidents_open(is, "a", "a", i * SEC, i);
+		incidents_open(is, "a", "a", i * SEC, i * SEC, i);
 	assert_null(incidents_get(is, 3));
 	assert_non_null(incidents_get(is, 4));
 	assert_int_equal(incident_id(incidents_get(is, 0)), INCIDENT_KEEP + 3);

@@ -189,6 +189,28 @@ static void stall_observe__reply_comes__incident_ends_released(void **state)
 	json_object_put(fl);
 }
 
+/* The incident's opening is the moment the detector decided (after the
+ * poll's reads), on both clocks; its durations stay on the detector's clock
+ * (the poll's time, here synthetic). */
+static void stall_observe__incident_opens__stamped_when_decided(void **state)
+{
+	struct fix *x = *state;
+	uint64_t m0 = loop_mono_ns(), r0 = loop_real_ns(), m1, r1;
+	struct json_object *j;
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	m1 = loop_mono_ns();
+	r1 = loop_real_ns();
+	assert_int_equal(x->nopen, 1);
+	j = incident_json(stall_incident(x->s, 0), 1 * SEC + 300 * MS);
+	assert_true(jx_u64(j, "opened_mono_ns") >= m0 && jx_u64(j, "opened_mono_ns") <= m1);
+	assert_true(jx_u64(j, "opened_real_ns") >= r0 && jx_u64(j, "opened_real_ns") <= r1);
+	/* the poll that saw it: the wait began at 1.05 s, threshold 100 ms */
+	assert_true(jx_u64(j, "poll_mono_ns") >= 1 * SEC + 150 * MS &&
+		    jx_u64(j, "poll_mono_ns") <= 1 * SEC + 200 * MS);
+	json_object_put(j);
+}
+
 static void stall_poll_end__flow_gone_or_timeout__ends_unreleased(void **state)
 {
 	struct fix *x = *state;
@@ -373,6 +395,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__after_window_within_cooldown__suppressed, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__reply_comes__incident_ends_released, setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_observe__incident_opens__stamped_when_decided, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
