@@ -135,9 +135,10 @@ unit: deps
 unit-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit-run
 
-# Tests that mostly wait and time nothing of their own run in a second lane
-# beside the others (tests/system/run.sh): 2 minutes of make check.
-SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal)\.sh$$
+# Tests that mostly wait, or use little CPU, and time nothing of their own
+# run in a second lane beside the others (tests/system/run.sh): 3 minutes
+# of make check.
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics)\.sh$$
 system: all $(EXTRA_BINS)
 	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' tests/system/run.sh $(BUILD)
 
