@@ -136,7 +136,10 @@ section_idle() {
 	seg=$(pick 1 4) secs=$(pick 2 15) warm=$(pick 1 3)
 	mkconf "$WORK/all.conf"
 	mkconf "$WORK/sock.conf" "track = sock"
-	mkconf "$WORK/bpf.conf" "track = bpf"
+	# the tracker alone with its hooks on all the time: what it costs
+	# when on (in "all" they stay off while nothing waits)
+	mkconf "$WORK/bpf.conf" "track = bpf
+tracker_hooks = always"
 	mkconf "$WORK/engine.conf" "track = engine"
 	for r in $(seq "$seg"); do
 		for v in all sock bpf engine; do
@@ -149,12 +152,13 @@ section_idle() {
 		note="$(idle_note all)"
 	row section=idle name="  of it: sock_diag (daemon's own accounting)" unit=% series=idle_all_sock \
 		note="CPU of its polls, the detector's work on its flows included"
-	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf
+	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf \
+		note="its hooks on only while a watched flow waits (tracker_hooks = on-wait): put on $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/idle_hooks_on" 2>/dev/null) time(s) in the idle runs"
 	row section=idle name="  of it: engine flow tables" unit=% series=idle_all_engine
 	row section=idle name="  of it: counter sweeps (ethtool, stats64, recorder)" unit=% series=idle_all_counters
 	row section=idle name="track = sock only, ${total} s" unit=% series=idle_sock \
 		goal="< 0.5%" check=below:0.5 note="$(idle_note sock)"
-	row section=idle name="track = bpf only, ${total} s" unit=% series=idle_bpf \
+	row section=idle name="track = bpf only, hooks always on, ${total} s" unit=% series=idle_bpf \
 		goal="< 0.5%" check=below:0.5 note="$(idle_note bpf)"
 	row section=idle name="track = engine only, ${total} s" unit=% series=idle_engine \
 		goal="< 0.5%" check=below:0.5 note="$(idle_note engine)"
@@ -185,6 +189,7 @@ idle_run() {
 			sample "idle_all_$s" "$(echo "$st" | jq --arg s $s '[.flow_sources.cost[] | select(.source == $s) | .cpu_pct] | add // 0')"
 		done
 		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
+		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
 	fi
 	dstop
@@ -250,9 +255,9 @@ section_perturb() {
 	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11111 '" || return
 	mkconf "$WORK/perturb.conf"
 	mkconf "$WORK/perturb-watched.conf" "" "flows = tcp port 11111"
-	mkconf "$WORK/perturb-notrack.conf" "track = engine sock"
+	mkconf "$WORK/perturb-always.conf" "tracker_hooks = always"
 	for r in $(seq "$rounds"); do
-		for v in off on notrack watched; do
+		for v in off on always watched; do
 			# the watched flow is a remark, not a goal: half the rounds
 			# (the whole bench stays well inside 15 minutes)
 			[ "$v" = watched ] && [ "$r" -gt $(( (rounds + 1) / 2 )) ] && continue
@@ -270,8 +275,8 @@ section_perturb() {
 			note="$(perturb_note $p on)"
 	done
 	for p in p50 p99 p999; do
-		row section=perturb name="  the same without the tracker (track = engine sock) / off" unit=us \
-			series=sp_notrack_$p vs=sp_off_$p note="$(perturb_note $p notrack)"
+		row section=perturb name="  the same with the tracker's hooks always on / off" unit=us \
+			series=sp_always_$p vs=sp_off_$p note="$(perturb_note $p always)"
 	done
 	for p in p50 p99 p999; do
 		row section=perturb name="  the same with sockperf's own flow watched / off" unit=us \
@@ -286,23 +291,26 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker's clsact hooks are on sockperf's path (both veths): on this machine any program there, an empty one too, adds about 0.25 us one-way (bench/README.md; the row without the tracker below); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
-	notrack) echo "the configuration nicstalld.conf(5) names beside a latency benchmark of kernel TCP: engine tables and sock_diag, no clsact hooks on the port; on runs $(stats sp_notrack_$1 | awk '{ print $2 "-" $3 }') us" ;;
-	watched) echo "flows = tcp port 11111 too: the tracker runs on every frame of the measured flow (~97 ns a frame in the kernel, 4 frames a round trip) and sock_diag reads its socket" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its clsact hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in the on runs: at most $(stats sp_hooks_on | cut -d' ' -f3)); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	always) echo "tracker_hooks = always: the tracker's clsact hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
+	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	esac
 }
 
-# perturb_run off|on|notrack|watched SECS
+# perturb_run off|on|always|watched SECS
 perturb_run() {
 	local v=$1 secs=$2 out d0 d1
 	case $v in
 	on) dstart "$WORK/perturb.conf" || return; sleep "$(pick 1 2)" ;;
-	notrack) dstart "$WORK/perturb-notrack.conf" || return; sleep "$(pick 1 2)" ;;
+	always) dstart "$WORK/perturb-always.conf" || return; sleep "$(pick 1 2)" ;;
 	watched) dstart "$WORK/perturb-watched.conf" || return; sleep "$(pick 1 2)" ;;
 	esac
 	d0=$(drops)
 	out=$(ip netns exec "$C" "${SPPIN[@]}" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
 	d1=$(drops)
+	# how often the on-wait tracker put its hooks on during the run
+	[ "$v" = on ] && sample sp_hooks_on "$(ctl -j status |
+		jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 	[ "$v" = off ] || dstop
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"

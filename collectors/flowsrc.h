@@ -68,6 +68,8 @@ struct flow_src_ctx {
 	const char *tools_dir;      /* onload: orm_json / onload_stackdump there,
 				     * NULL: the fixed PATH */
 	uint64_t interval_ns;       /* the source's own rate; 0: its default */
+	int hooks_always;           /* bpf: keep the tracker's hooks on even
+				     * where its flows are evidence only */
 	const struct flow_src_runner *run;  /* onload: external tools */
 };
 
@@ -120,8 +122,9 @@ struct flow_src {
 	 * tracker's TCP flows: liveness takes kernel TCP from sock_diag and
 	 * bypass TCP from engine tables) is evidence only; it must still be
 	 * reported every refresh_ns (flow views, sibling counts over a
-	 * threshold). A source with nothing else to report may skip polls
-	 * until then, and sets skipped for each poll it skipped. */
+	 * threshold), unless it is off until wanted (wanted_ns below). A
+	 * source with nothing else to report may skip polls until then, and
+	 * sets skipped for each poll it skipped. */
 	uint64_t now_ns;            /* CLOCK_MONOTONIC of this poll */
 	uint64_t poll_ns;           /* the detector's polling interval */
 	uint64_t refresh_ns;
@@ -130,8 +133,16 @@ struct flow_src {
 	 * call it stalled before a later poll (sock_diag: sockdiag_pace.h);
 	 * it sets skipped when it left flows out. */
 	uint64_t stall_ns;
+	/* The last poll (CLOCK_MONOTONIC) that saw a flow of the port wait at
+	 * least half its threshold, or stalled; 0: none yet. A source whose
+	 * flows are evidence only and whose mere presence costs the port's
+	 * traffic (the tracker's hooks: every frame, watched or not) may stay
+	 * off until then, and for FLOW_SRC_WANT_HOLD_NS after. */
+	uint64_t wanted_ns;
 	int skipped;
 };
+
+#define FLOW_SRC_WANT_HOLD_NS 5000000000ull
 
 extern const struct flow_src_ops flow_src_engine_ops;  /* collectors/flow_engine.c */
 extern const struct flow_src_ops flow_src_sock_ops;    /* collectors/flow_sockdiag.c */

@@ -255,8 +255,8 @@ int flowtrack_supported(char *err, size_t errlen)
 	return 0;
 }
 
-/* Inside the namespace: create the hook and attach both programs. */
-static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
+/* Inside the namespace: our two filters on the clsact hook. */
+static int ft_filters_attach(struct flowtrack *ft, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ft->ifindex, .attach_point = BPF_TC_INGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, oi, .handle = FLOWTRACK_TC_HANDLE,
@@ -265,6 +265,33 @@ static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
 	LIBBPF_OPTS(bpf_tc_opts, oe, .handle = FLOWTRACK_TC_HANDLE,
 		    .priority = FLOWTRACK_TC_PRIO, .flags = BPF_TC_F_REPLACE,
 		    .prog_fd = bpf_program__fd(ft->skel->progs.ft_egress));
+	int rc;
+
+	rc = bpf_tc_attach(&hook, &oi);
+	if (rc) {
+		snprintf(err, errlen, "flowtrack: attach ingress filter on %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-rc));
+		return rc;
+	}
+	hook.attach_point = BPF_TC_EGRESS;
+	rc = bpf_tc_attach(&hook, &oe);
+	if (rc) {
+		snprintf(err, errlen, "flowtrack: attach egress filter on %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-rc));
+		ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
+		return rc;
+	}
+	return 0;
+}
+
+/* Inside the namespace: the clsact qdisc (made when missing) and our
+ * filters on it. The qdisc stays until flowtrack_detach: grafting one on
+ * an interface that is up deactivates it for a moment (net/sched/sch_api.c
+ * qdisc_graft() calls dev_deactivate() for clsact too, whose queues drop
+ * what is sent meanwhile), while filters come and go without that. */
+static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ft->ifindex, .attach_point = BPF_TC_INGRESS);
 	int rc;
 
 	rc = bpf_tc_hook_create(&hook);
@@ -279,27 +306,87 @@ static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
 			 ft->ifname, ft->nsino, strerror(-rc));
 		return rc;
 	}
-	rc = bpf_tc_attach(&hook, &oi);
-	if (rc) {
-		snprintf(err, errlen, "flowtrack: attach ingress filter on %s (netns inode %lu): %s",
-			 ft->ifname, ft->nsino, strerror(-rc));
+	rc = ft_filters_attach(ft, err, errlen);
+	if (rc)
 		goto undo;
-	}
-	hook.attach_point = BPF_TC_EGRESS;
-	rc = bpf_tc_attach(&hook, &oe);
-	if (rc) {
-		snprintf(err, errlen, "flowtrack: attach egress filter on %s (netns inode %lu): %s",
-			 ft->ifname, ft->nsino, strerror(-rc));
-		ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
-		goto undo;
-	}
 	return 0;
 undo:
 	if (ft->created && ft_others_both(ft->ifindex) == 0)
 		ft_qdisc_delete(ft->ifindex);
 	if (ft->created && ft->marker[0])
 		unlink(ft->marker);
+	ft->created = 0;
 	return rc;
+}
+
+/* Run fn(ft) inside the port's namespace and come back. */
+static int ft_in_ns(struct flowtrack *ft, int (*fn)(struct flowtrack *, char *, size_t),
+		    char *err, size_t errlen)
+{
+	int saved, rc;
+
+	if (netns_enter(ft->nsfd, &saved) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "flowtrack: enter netns inode %lu: %s", ft->nsino,
+			 strerror(errno));
+		return rc;
+	}
+	rc = fn(ft, err, errlen);
+	if (netns_leave(saved) < 0) {
+		/* Not back home: we must not go on in the port's namespace. */
+		snprintf(err, errlen, "flowtrack: cannot return from netns inode %lu: %s",
+			 ft->nsino, strerror(errno));
+		return -EIO;
+	}
+	return rc;
+}
+
+/* Inside the namespace: our filters off, and with release the qdisc too
+ * when we created it and nothing else is on it. Gone interface: the
+ * filters and the qdisc went with it. */
+static int ft_filters_detach(struct flowtrack *ft, char *err, size_t errlen)
+{
+	char name[IF_NAMESIZE];
+
+	(void)err;
+	(void)errlen;
+	if (if_indextoname((unsigned)ft->ifindex, name)) {
+		ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
+		ft_tc_detach(ft->ifindex, BPF_TC_EGRESS);
+	}
+	return 0;
+}
+
+static int ft_release(struct flowtrack *ft, char *err, size_t errlen)
+{
+	char name[IF_NAMESIZE];
+
+	ft_filters_detach(ft, err, errlen);
+	if (ft->created && if_indextoname((unsigned)ft->ifindex, name) &&
+	    ft_others_both(ft->ifindex) == 0)
+		ft_qdisc_delete(ft->ifindex);
+	return 0;
+}
+
+int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
+{
+	char e[256];
+	int rc;
+
+	if (on == ft->hooked)
+		return 0;
+	rc = ft_in_ns(ft, on ? ft_filters_attach : ft_filters_detach, err ? err : e,
+		      err ? errlen : sizeof(e));
+	if (rc == 0)
+		ft->hooked = on;
+	else if (!on)
+		log_warnx("flowtrack: detach from %s: %s", ft->ifname, e);
+	return rc;
+}
+
+int flowtrack_hooked(const struct flowtrack *ft)
+{
+	return ft->hooked;
 }
 
 struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel *sel,
@@ -360,20 +447,10 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 	if (!ft->skel)
 		goto fail;
 
-	if (netns_enter(ft->nsfd, &saved) < 0) {
-		snprintf(err, errlen, "flowtrack: enter netns inode %lu: %s", ft->nsino,
-			 strerror(errno));
-		goto fail;
-	}
-	rc = ft_hook_attach(ft, err, errlen);
-	if (netns_leave(saved) < 0) {
-		/* Not back home: we must not go on in the port's namespace. */
-		snprintf(err, errlen, "flowtrack: cannot return from netns inode %lu: %s",
-			 ft->nsino, strerror(errno));
-		goto fail;
-	}
+	rc = ft_in_ns(ft, ft_hook_attach, err, errlen);
 	if (rc)
 		goto fail;
+	ft->hooked = 1;
 	return ft;
 fail:
 	flowtrack_bpf__destroy(ft->skel);
@@ -384,25 +461,12 @@ fail:
 
 void flowtrack_detach(struct flowtrack *ft)
 {
-	char name[IF_NAMESIZE];
-	int saved;
+	char e[256];
 
 	if (!ft)
 		return;
-	if (netns_enter(ft->nsfd, &saved) < 0) {
-		log_warn("flowtrack: detach from %s: enter netns inode %lu", ft->ifname, ft->nsino);
-	} else {
-		/* Gone: our filters and the qdisc went with the interface. */
-		if (if_indextoname((unsigned)ft->ifindex, name)) {
-			ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
-			ft_tc_detach(ft->ifindex, BPF_TC_EGRESS);
-			if (ft->created && ft_others_both(ft->ifindex) == 0)
-				ft_qdisc_delete(ft->ifindex);
-		}
-		if (netns_leave(saved) < 0)
-			log_err("flowtrack: detach from %s: cannot return from netns inode %lu",
-				ft->ifname, ft->nsino);
-	}
+	if (ft_in_ns(ft, ft_release, e, sizeof(e)) < 0)
+		log_warnx("flowtrack: detach from %s: %s", ft->ifname, e);
 	if (ft->created && ft->marker[0])
 		unlink(ft->marker);
 	flowtrack_bpf__destroy(ft->skel);
@@ -512,7 +576,11 @@ out:
 struct ft_src {
 	struct flowtrack *ft;
 	int udp;                /* the selectors admit UDP: read every poll */
+	int on_wait;            /* hooked only while a flow of the port waits */
+	char port[32];
 	uint64_t last_read;
+	uint64_t hooks_on, hooks_off;   /* transitions, for status */
+	uint64_t hooked_ns;     /* when hooked last */
 };
 
 static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
@@ -559,8 +627,47 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	for (unsigned i = 0; i < ctx->nsel; i++)
 		if (ctx->sel[i].proto != IPPROTO_TCP)
 			p->udp = 1;
+	util_strlcpy(p->port, ctx->port_name ? ctx->port_name : "-", sizeof(p->port));
+	/* TCP only: the flows are evidence, and the hooks cost every frame of
+	 * the port (bench/README.md): attached once above, so that a port
+	 * the tracker cannot hook fails now, then off until a flow waits */
+	if (!p->udp && !ctx->hooks_always) {
+		p->on_wait = 1;
+		flowtrack_set_hooked(ft, 0, NULL, 0);
+	}
 	s->priv = p;
 	return 0;
+}
+
+/* on_wait: hooks on from the poll that saw a flow wait half a threshold,
+ * off FLOW_SRC_WANT_HOLD_NS after the last such poll. 1 while hooked, 0
+ * off, -errno + s->err when they could not be put on. */
+static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
+{
+	int want = s->wanted_ns && s->now_ns >= s->wanted_ns &&
+		   s->now_ns - s->wanted_ns < FLOW_SRC_WANT_HOLD_NS;
+	char e[256];
+	int rc;
+
+	if (want == flowtrack_hooked(p->ft))
+		return want;
+	if (!want) {
+		flowtrack_set_hooked(p->ft, 0, NULL, 0);
+		p->hooks_off++;
+		log_info("port %s: tracker hooks off: no flow has waited for %llu s", p->port,
+			 (unsigned long long)(FLOW_SRC_WANT_HOLD_NS / 1000000000ull));
+		return 0;
+	}
+	rc = flowtrack_set_hooked(p->ft, 1, e, sizeof(e));
+	if (rc < 0) {
+		util_errf(s->err, sizeof(s->err), "%s", e);
+		return rc;
+	}
+	p->hooks_on++;
+	p->hooked_ns = s->now_ns;
+	p->last_read = 0;       /* read at every poll while hooked */
+	log_info("port %s: tracker hooks on: a watched flow waits", p->port);
+	return 1;
 }
 
 /* TCP flows are evidence only (see flowsrc.h): when the selectors admit no
@@ -575,7 +682,15 @@ static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		util_errf(s->err, sizeof(s->err), "flowtrack: source not open");
 		return -EBADF;
 	}
-	if (!p->udp && s->now_ns && p->last_read && s->refresh_ns > s->poll_ns &&
+	if (p->on_wait) {
+		n = ft_src_hooks(s, p);
+		if (n <= 0) {
+			/* nothing counted: the map's flows are as they were */
+			s->skipped = 1;
+			return n;
+		}
+	}
+	if (!p->udp && !p->on_wait && s->now_ns && p->last_read && s->refresh_ns > s->poll_ns &&
 	    s->now_ns - p->last_read + s->poll_ns / 2 < s->refresh_ns) {
 		s->skipped = 1;
 		return 0;
@@ -601,7 +716,16 @@ static void ft_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_u64(out, "map_size", max);
 	jx_add_u64(out, "map_kib", flowtrack_map_bytes(p->ft) / 1024);
 	jx_add_str(out, "map_read", walks ? "key by key" : "batches");
-	jx_add_str(out, "read", p->udp ? "every poll" : "every refresh (TCP only: evidence)");
+	jx_add_str(out, "read", p->udp ? "every poll" :
+		   p->on_wait ? "every poll while hooked (TCP only: evidence)" :
+		   "every refresh (TCP only: evidence)");
+	jx_add_str(out, "hooks", !p->on_wait ? "always" :
+		   flowtrack_hooked(p->ft) ? "on (a watched flow waits)" :
+		   "off until a watched flow waits");
+	if (p->on_wait) {
+		jx_add_u64(out, "hooks_on", p->hooks_on);
+		jx_add_u64(out, "hooks_off", p->hooks_off);
+	}
 }
 
 static void ft_src_close(struct flow_src *s)

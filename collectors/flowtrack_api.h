@@ -64,6 +64,16 @@ size_t flowtrack_map_bytes(const struct flowtrack *ft);
 int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t len,
 		       unsigned repeat, unsigned *ns_per_run);
 
+/* Take the tracker's two filters off the port (on 0) or put them back (on
+ * 1), the program, its map and the clsact qdisc kept: what the map holds
+ * stays, frames add to it again once hooked. The qdisc goes only with
+ * flowtrack_detach, since grafting one deactivates the interface for a
+ * moment (frames sent then are lost) and filters do not. 0 or -errno + err
+ * (err may be NULL). */
+int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen);
+/* 1 when the filters are on the port. */
+int flowtrack_hooked(const struct flowtrack *ft);
+
 /* Remove our two filters; delete the clsact qdisc only if we created it and
  * no other filter remains on it. Safe when the interface or namespace is
  * gone. Frees ft. */

@@ -21,6 +21,7 @@ struct flowtrack {
 	int ifindex;
 	char ifname[IF_NAMESIZE];
 	int created;                    /* we created the clsact qdisc */
+	int hooked;                     /* our filters are on the port */
 	unsigned max_flows;
 	char marker[PATH_MAX];          /* "" when markers are off */
 	/* reading the map: batches (or key by key when the kernel has none) */

@@ -369,6 +369,13 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			pc->recover = 1;
 		else
 			perr(p, "recover: '%s' is not one of none, reprogram", val);
+	} else if (!strcmp(key, "tracker_hooks")) {
+		if (!strcmp(val, "on-wait"))
+			pc->tracker_hooks_always = 0;
+		else if (!strcmp(val, "always"))
+			pc->tracker_hooks_always = 1;
+		else
+			perr(p, "tracker_hooks: '%s' is not one of on-wait, always", val);
 	} else if (!strcmp(key, "promisc_capture")) {
 		if (util_parse_bool(val, &pc->promisc_capture, e, sizeof(e)) < 0)
 			perr(p, "promisc_capture: %s", e);

@@ -38,6 +38,8 @@ struct port_conf {
 	char peer_address[64];       /* pinged from this port's namespace */
 	int recover;                 /* 1: reprogram allowed */
 	int promisc_capture;         /* 1: promiscuous capture allowed */
+	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
+				      * are evidence only (TCP-only selectors) */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

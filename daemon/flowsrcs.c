@@ -57,6 +57,7 @@ struct psrc {                           /* the flow sources of one port */
 	struct in6_addr addr[MAX_ADDRS];
 	unsigned naddr;
 	uint64_t addr_ns;
+	uint64_t want_ns;               /* flowsrcs_want */
 	int alive;
 };
 
@@ -235,7 +236,7 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 	struct flow_src_ctx ctx = {
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
-		.interval_ns = pc->rdmaqp_ns,
+		.interval_ns = pc->rdmaqp_ns, .hooks_always = pc->tracker_hooks_always,
 		.replies_dir = pc->rdmaqp_replies[0] ? pc->rdmaqp_replies : NULL,
 	};
 	char err[256];
@@ -359,6 +360,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->s.poll_ns = r->fs->poll_ns;
 	f->s.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns);
 	f->s.stall_ns = stall_ns;
+	f->s.wanted_ns = r->ps ? r->ps->want_ns : 0;
 	f->s.skipped = 0;
 	c0 = cost_cpu_ns();
 	n = f->s.ops->poll(&f->s, route_cb, r);
@@ -367,6 +369,21 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 		f->last_flows = n;
 	if (n < 0)
 		note(f, port, what, "poll failed");
+}
+
+void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
+{
+	const char *peer = NULL;
+
+	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+		if (!strcmp(port_name(ps->p), port)) {
+			ps->want_ns = now;
+			peer = port_conf(ps->p)->peer;
+		}
+	/* its peer too: a frame lost between them shows on the other end */
+	for (struct psrc *ps = fs->psrcs; peer && *peer && ps; ps = ps->next)
+		if (!strcmp(port_name(ps->p), peer))
+			ps->want_ns = now;
 }
 
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)

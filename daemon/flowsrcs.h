@@ -27,6 +27,10 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 /* Open or close each port's sources to match its state, then poll every
  * source and route each observation through emit. now: CLOCK_MONOTONIC. */
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
+/* A flow of port waits half its threshold or more (or is stalled) at now:
+ * the sources of the port and of its peer see it as wanted_ns (flowsrc.h)
+ * from the next poll. */
+void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
 /* How often a source must report an evidence-only flow (flow_src
  * refresh_ns, collectors/flowsrc.h): within every threshold-long span less
  * a poll, and never less often than half LIVENESS_GONE_NS, since the flow

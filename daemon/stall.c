@@ -22,6 +22,8 @@ struct stall {
 	struct loop_timer *timer;
 	struct flowtab *flows;
 	struct flowsrcs *srcs;
+	uint64_t want_ns;               /* the last flowsrcs_want: when, port */
+	char want_port[32];
 	struct incidents *incs;
 	stall_incident_fn hook;
 	void *hook_arg;
@@ -340,11 +342,13 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 {
 	struct sflow *f;
 
+	uint64_t th = threshold(s, port);
+
 	s->now = now;
 	f = flowtab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
-	switch (flow_update(f, o, now, threshold(s, port), s->c->flow_interval_ns)) {
+	switch (flow_update(f, o, now, th, s->c->flow_interval_ns)) {
 	case FLOW_EV_STALLED:
 		on_stalled(s, f);
 		break;
@@ -353,6 +357,14 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 		break;
 	default:
 		break;
+	}
+	/* a flow waiting half its threshold: the port's evidence-only
+	 * sources (the tracker's hooks) come on (once per port and poll) */
+	if (f->state != FLOW_IDLE && now >= f->wait_since_ns && now - f->wait_since_ns >= th / 2 &&
+	    (s->want_ns != now || strcmp(s->want_port, port))) {
+		s->want_ns = now;
+		util_strlcpy(s->want_port, port, sizeof(s->want_port));
+		flowsrcs_want(s->srcs, port, now);
 	}
 }
 

@@ -113,12 +113,14 @@ capture_time = 100ms
 netns = ubA
 interface = vA
 flows = tcp port 11111-11112
+tracker_hooks = always
 peer = srv
 peer_address = 10.9.0.2
 [port srv]
 netns = ubB
 interface = vB
 flows = tcp port 11111-11112
+tracker_hooks = always
 peer = cli
 peer_address = 10.9.0.1
 recover = reprogram

@@ -12,6 +12,7 @@ speed = 100G
 [port b]
 interface = eth1
 profile = mellanox
+tracker_hooks = sometimes
 CONF
 "$NICSTALLD" --check-config -c "$T_DIR/bad.conf" > "$T_DIR/out" 2> "$T_DIR/err"
 rc=$?
@@ -20,6 +21,7 @@ check "exit status non-zero" test "$rc" -ne 0
 check "error 1: interval range at line 2" grep -q "^$T_DIR/bad.conf:2: interval: 1ms is out of range" "$T_DIR/err"
 check "error 2: unknown key at line 6" grep -q "^$T_DIR/bad.conf:6: unknown key 'speed' in \[port a\]" "$T_DIR/err"
 check "error 3: bad profile at line 9" grep -q "^$T_DIR/bad.conf:9: profile: 'mellanox' is not one of" "$T_DIR/err"
+check "error 4: bad tracker_hooks at line 10" grep -q "^$T_DIR/bad.conf:10: tracker_hooks: 'sometimes' is not one of on-wait, always" "$T_DIR/err"
 check "no 'configuration OK' on failure" test ! -s "$T_DIR/out"
 cat > "$T_DIR/good.conf" <<'CONF'
 [daemon]

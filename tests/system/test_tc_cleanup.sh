@@ -15,6 +15,7 @@ netns = $B
 interface = vB
 flows = tcp port 11111
 track = bpf sock
+tracker_hooks = always
 CONF
 tcstate() {
 	for d in ingress egress; do ip netns exec "$B" tc filter show dev vB $d; done

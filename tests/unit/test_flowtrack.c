@@ -5,6 +5,7 @@
  * the receiving end's entry, as rx), so counts are exact per entry.
  * Selectors, detach and stale clean-up: test_flowtrack_attach.c. */
 #include "flowtrack_test.h"
+#include "lib/json.h"
 
 static void flowtrack_poll__udp_v4_datagrams__exact_frames_each_way(void **state)
 {
@@ -276,8 +277,10 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
 	ctx.sel = &sel;
 	ctx.nsel = 1;
+	ctx.hooks_always = 1;           /* on-wait: the test below */
 	if (s.ops->open(&s, &ctx) < 0)
 		fail_msg("open: %s", s.err);
+	ctx.hooks_always = 0;
 	s.poll_ns = 50 * ms;
 	s.refresh_ns = 100 * ms;
 	s.now_ns = t;
@@ -311,6 +314,206 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	}
 	s.ops->close(&s);
 	close(fd);
+}
+
+/* 2 x 3 request/response exchanges over a TCP connection on lo. */
+static void tcp_pingpong(int cfd, int sfd, int n)
+{
+	char buf[8];
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(write(cfd, "ping", 4), 4);
+		assert_int_equal(read(sfd, buf, 4), 4);
+		assert_int_equal(write(sfd, "pong", 4), 4);
+		assert_int_equal(read(cfd, buf, 4), 4);
+	}
+}
+
+/* TCP-only selectors, tracker_hooks on-wait (the default): open attaches
+ * and takes the hooks off again; they go on at the first poll that says a
+ * flow waits (wanted_ns), count only what comes after, and come off
+ * FLOW_SRC_WANT_HOLD_NS after the last such poll, the clsact qdisc with
+ * them. */
+static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
+	const uint64_t ms = 1000000ull, t = 5000 * ms;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(a);
+	const struct flow_obs *o;
+	struct json_object *st;
+	struct flow_sel sel;
+	char err[128];
+	int lfd, cfd, sfd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
+	ctx.sel = &sel;
+	ctx.nsel = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
+	/* the qdisc stays: making it again would deactivate the port */
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 1), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &sl), 0);
+	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	sfd = accept(lfd, NULL, NULL);
+	assert_true(sfd >= 0);
+	tcp_pingpong(cfd, sfd, 3);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 150 * ms;
+	/* nothing waits: no hooks, nothing read */
+	s.now_ns = t;
+	l.n = 0;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_true(s.skipped);
+	/* a flow waits: hooked from this poll, every poll read */
+	s.wanted_ns = t;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_false(s.skipped);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
+	assert_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
+	tcp_pingpong(cfd, sfd, 3);
+	s.now_ns = t + 50 * ms;
+	l.n = 0;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 2);
+	assert_false(s.skipped);
+	o = find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port));
+	assert_non_null(o);
+	/* the 3 replies after the hooks went on (and their acks at most),
+	 * not the 3 before */
+	assert_true(o->rx_msgs >= 3 && o->rx_msgs <= 6);
+	st = json_object_new_object();
+	s.ops->status(&s, st);
+	assert_string_equal(jx_str(st, "hooks"), "on (a watched flow waits)");
+	assert_int_equal(jx_u64(st, "hooks_on"), 1);
+	json_object_put(st);
+	/* still within the hold: on */
+	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS - ms;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	/* past it: off, the qdisc kept */
+	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_true(s.skipped);
+	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
+	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+	st = json_object_new_object();
+	s.ops->status(&s, st);
+	assert_string_equal(jx_str(st, "hooks"), "off until a watched flow waits");
+	assert_int_equal(jx_u64(st, "hooks_off"), 1);
+	json_object_put(st);
+	/* wanted again: on again */
+	s.wanted_ns = s.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
+	s.ops->close(&s);
+	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
+	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
+
+	/* tracker_hooks = always: on from the open, whatever waits */
+	ctx.hooks_always = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.wanted_ns = 0;
+	s.now_ns = t;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
+	s.ops->close(&s);
+	close(sfd);
+	close(cfd);
+	close(lfd);
+}
+
+/* Hooks on and off ten times while the port sends a datagram every 50 us:
+ * not one is lost. A tracker that made and removed the clsact qdisc each
+ * time would lose some: qdisc_graft() deactivates the interface (its
+ * queues drop what is sent meanwhile) for clsact too (net/sched/sch_api.c),
+ * filters come and go without that. */
+static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **state)
+{
+	static struct nstest_obs l;
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9998) };
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "ftw1" };
+	const uint64_t ms = 1000000ull, t = 5000 * ms;
+	struct flow_sel sel;
+	char err[256], buf[64];
+	int nsfd, rfd, tfd, pfd[2], big = 64 << 20;
+	long sent = 0, got = 0;
+	pid_t pid;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	nsfd = nstest_make_netns();
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_veth(nsfd, "ftw0", "10.77.9.1", "ftw1", "10.77.9.2"), 0);
+	inet_pton(AF_INET, "10.77.9.1", &to.sin_addr);
+	rfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	assert_true(rfd >= 0);
+	assert_int_equal(setsockopt(rfd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)), 0);
+	assert_int_equal(bind(rfd, (struct sockaddr *)&to, sizeof(to)), 0);
+	tfd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);      /* sends from ftw1 */
+	assert_true(tfd >= 0);
+	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
+	ctx.netns_fd = nsfd;
+	ctx.sel = &sel;
+	ctx.nsel = 1;
+	if (s.ops->open(&s, &ctx) < 0)
+		fail_msg("open: %s", s.err);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 150 * ms;
+	assert_int_equal(pipe(pfd), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		uint64_t end = loop_mono_ns() + 700 * ms;
+
+		while (loop_mono_ns() < end) {
+			if (sendto(tfd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)) == 1)
+				sent++;
+			usleep(50);
+		}
+		_exit(write(pfd[1], &sent, sizeof(sent)) == sizeof(sent) ? 0 : 1);
+	}
+	usleep(50000);
+	for (int i = 0; i < 10; i++) {
+		s.now_ns = t + (uint64_t)i * 2 * FLOW_SRC_WANT_HOLD_NS;
+		s.wanted_ns = s.now_ns;                        /* on */
+		assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+		assert_non_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftw1 egress",
+					  (int)getpid(), nsfd), "ft_egress"));
+		usleep(20000);
+		s.now_ns += FLOW_SRC_WANT_HOLD_NS;             /* off */
+		assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+		usleep(20000);
+	}
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(read(pfd[0], &sent, sizeof(sent)), sizeof(sent));
+	while (recv(rfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		got++;
+	print_message("%ld datagrams sent while the hooks went on and off 10 times, %ld arrived\n",
+		      sent, got);
+	assert_true(sent > 1000);
+	assert_int_equal(got, sent);
+	s.ops->close(&s);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(tfd);
+	close(rfd);
+	close(nsfd);
+	sh("ip link del ftw0 2>/dev/null");
 }
 
 /* ---- the program's parse, in place and header by header ---- */
@@ -421,6 +624,8 @@ int main(void)
 		cmocka_unit_test(flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached),
 		cmocka_unit_test(flowtrack_poll__many_flows_batch_and_walk__same_observations),
 		cmocka_unit_test(flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh),
+		cmocka_unit_test(flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted),
+		cmocka_unit_test(flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost),
 		cmocka_unit_test(flowtrack_test_run__frames_in_place_and_header_by_header__same_flows),
 	};
 
