@@ -89,6 +89,11 @@ static int reserve(struct etxt *e, unsigned cap, size_t pool, unsigned hcap)
 		if (!v)
 			return -ENOMEM;
 		e->vals = v;
+		uint16_t *ln = realloc(e->lens, cap * sizeof(*ln));
+
+		if (!ln)
+			return -ENOMEM;
+		e->lens = ln;
 		e->cap = cap;
 	}
 	if (hcap > e->hash_cap) {
@@ -102,6 +107,86 @@ static int reserve(struct etxt *e, unsigned cap, size_t pool, unsigned hcap)
 	return 0;
 }
 
+/* One line [ls, le) as both parses see it: s..e trimmed; q the last ':'
+ * followed by a blank or the end (NULL: none); the name s..s+nlen (blanks
+ * before q trimmed); the value from v. 0 for a blank or comment line. */
+struct line {
+	const char *s, *e, *q, *v;
+	size_t nlen;
+};
+
+static int split_line(const char *ls, const char *le, struct line *t)
+{
+	const char *s = ls, *e = le, *ne;
+
+	while (s < e && is_blank(*s))
+		s++;
+	while (e > s && is_blank(e[-1]))
+		e--;
+	if (s == e || *s == '#')
+		return 0;
+	t->q = NULL;
+	for (size_t i = (size_t)(e - s); i-- > 0; )
+		if (s[i] == ':' && (s + i + 1 == e || is_blank(s[i + 1]))) {
+			t->q = s + i;
+			break;
+		}
+	ne = t->q ? t->q : e;
+	while (ne > s && is_blank(ne[-1]))
+		ne--;
+	t->nlen = (size_t)(ne - s);
+	t->v = t->q ? t->q + 1 : e;
+	while (t->v < e && is_blank(*t->v))
+		t->v++;
+	t->s = s;
+	t->e = e;
+	return 1;
+}
+
+/* A port's file from one sweep to the next: the counters of the last
+ * parse, same names in the same order, each value plain decimal. Only the
+ * values are read (no name checks, hashing or copies); 1 when that is
+ * what the input is, 0 for anything else, which the full parse then
+ * decides (errors included) exactly as if there had been no last parse. */
+static int parse_same(const char *buf, size_t len, struct etxt *out)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned i = 0;
+
+	if (!out->n || out->ndup || !out->lens)
+		return 0;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *ls = p, *le = nl ? nl : end;
+		uint64_t val = 0;
+		struct line t;
+
+		p = nl ? nl + 1 : end;
+		if (!split_line(ls, le, &t))
+			continue;
+		if ((size_t)(le - ls) > ETXT_MAX_LINE)
+			return 0;
+		if (!t.q || t.nlen == 0 || t.v == t.e || !is_digit(*t.v)) {
+			/* a header before the counters, as the full parse
+			 * skips them; a '-' or '+' value is a counter there */
+			if (i == 0 && !(t.q && t.nlen && t.v < t.e && (*t.v == '-' || *t.v == '+')))
+				continue;
+			return 0;
+		}
+		if (i >= out->n || t.nlen != out->lens[i] || memcmp(t.s, out->names[i], t.nlen))
+			return 0;
+		for (const char *d = t.v; d < t.e; d++) {
+			unsigned k = (unsigned)(*d - '0');
+
+			if (!is_digit(*d) || val > (UINT64_MAX - k) / 10)
+				return 0;
+			val = val * 10 + k;
+		}
+		out->vals[i++] = val;
+	}
+	return i == out->n;
+}
+
 int etxt_parse(const char *buf, size_t len, struct etxt *out,
 	       char *err, size_t errlen)
 {
@@ -113,16 +198,21 @@ int etxt_parse(const char *buf, size_t len, struct etxt *out,
 
 	if (err && errlen)
 		err[0] = '\0';
-	out->n = 0;
-	out->ndup = 0;
 	out->dup_line = 0;
 	out->err_line = 0;
+	out->same = 0;
 	if (!buf && len)
 		return fail(out, err, errlen, -EINVAL, 0, "no input buffer");
 	if (len > ETXT_MAX_BYTES)
 		return fail(out, err, errlen, -E2BIG,
 			    0, "input of %zu bytes exceeds %u bytes", len,
 			    ETXT_MAX_BYTES);
+	if (parse_same(buf, len, out)) {
+		out->same = 1;
+		return 0;
+	}
+	out->n = 0;
+	out->ndup = 0;
 
 	/* Upper bound on counters: lines, capped one past the limit. */
 	for (const char *q = buf; q && q < end && cap <= ETXT_MAX_COUNTERS;
@@ -144,35 +234,23 @@ int etxt_parse(const char *buf, size_t len, struct etxt *out,
 
 	for (; p < end; ) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *ls = p, *le = nl ? nl : end, *s = p, *e = le;
-		const char *q = NULL, *v, *ne;
+		const char *ls = p, *le = nl ? nl : end, *s, *e, *q, *v;
 		size_t nlen;
 		uint64_t val = 0;
+		struct line t;
 
 		p = nl ? nl + 1 : end;
 		line++;
-		while (s < e && is_blank(*s))
-			s++;
-		while (e > s && is_blank(e[-1]))
-			e--;
-		if (s == e || *s == '#')
+		if (!split_line(ls, le, &t))
 			continue;
 		if ((size_t)(le - ls) > ETXT_MAX_LINE)
 			return fail(out, err, errlen, -E2BIG, line,
 				    "line longer than %u bytes", ETXT_MAX_LINE);
-		/* The last ':' followed by a blank or the end of the line. */
-		for (size_t i = (size_t)(e - s); i-- > 0; )
-			if (s[i] == ':' && (s + i + 1 == e || is_blank(s[i + 1]))) {
-				q = s + i;
-				break;
-			}
-		ne = q ? q : e;
-		while (ne > s && is_blank(ne[-1]))
-			ne--;
-		nlen = (size_t)(ne - s);
-		v = q ? q + 1 : e;
-		while (v < e && is_blank(*v))
-			v++;
+		s = t.s;
+		e = t.e;
+		q = t.q;
+		v = t.v;
+		nlen = t.nlen;
 		if (!q || nlen == 0 || v == e ||
 		    !(is_digit(*v) || *v == '-' || *v == '+')) {
 			if (!seen)
@@ -260,6 +338,7 @@ int etxt_parse(const char *buf, size_t len, struct etxt *out,
 		dst[nlen] = '\0';
 		pool_used += nlen + 1;
 		out->names[out->n] = dst;
+		out->lens[out->n] = (uint16_t)nlen;
 		out->vals[out->n] = val;
 		out->hash[h] = ++out->n;
 	}
@@ -275,6 +354,7 @@ void etxt_free(struct etxt *e)
 	free(e->pool);
 	free(e->names);
 	free(e->vals);
+	free(e->lens);
 	free(e->hash);
 	memset(e, 0, sizeof(*e));
 }

@@ -34,7 +34,10 @@ struct etxt {
 	unsigned ndup;       /* later duplicates dropped */
 	unsigned dup_line;   /* line of the first dropped duplicate, or 0 */
 	unsigned err_line;   /* on error: N of "line N: ...", 0 if none */
+	int same;            /* the names are those of the parse before, in
+			      * its order (only the values were read) */
 	/* private: memory reused across parses */
+	uint16_t *lens;      /* names' lengths */
 	char *pool;
 	size_t pool_cap;
 	unsigned cap;
@@ -43,7 +46,11 @@ struct etxt {
 };
 
 /* Parse len bytes of buf into out. out must be zeroed before its first use;
- * passing it again reuses its memory. Returns 0, or -EINVAL (bad input),
+ * passing it again reuses its memory, and input that names the counters of
+ * the last successful parse in the same order, each with a plain decimal
+ * value, has only its values read (out->same = 1); anything else gets the
+ * full parse, with the same result as into a fresh struct. Returns 0, or
+ * -EINVAL (bad input),
  * -E2BIG (a bound exceeded) or -ENOMEM with err filled ("line N: ..." when
  * out->err_line is N > 0) and out->n = 0. */
 int etxt_parse(const char *buf, size_t len, struct etxt *out,

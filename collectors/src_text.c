@@ -108,13 +108,15 @@ static int text_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 			snprintf(s->err, sizeof(s->err), "%s: %s", p->path, msg);
 		return rc;
 	}
-	if (!same_names(p->lay, &p->tx)) {
+	/* same: the names of the parse before, from which p->lay was made */
+	if (!(p->tx.same && p->lay) && !same_names(p->lay, &p->tx)) {
 		struct clayout *nl = clayout_new(p->tx.n,
 				(const char *const *)p->tx.names, NULL);
 
 		if (!nl) {
 			snprintf(s->err, sizeof(s->err), "%s: %s", p->path,
 				 strerror(ENOMEM));
+			p->tx.n = 0;    /* p->lay is not of these names: full parse next */
 			return -ENOMEM;
 		}
 		clayout_unref(p->lay);

@@ -1,5 +1,6 @@
 /* libFuzzer target: recorded `ethtool -S` text (etxt_parse, twice into the
- * same struct as the text source does on every read) and recorded
+ * same struct as the text source does on every read, the warm struct's
+ * result checked against a fresh one's) and recorded
  * `ethtool -i` text (ident_parse_text, then to JSON). Seeds: the real
  * fixtures (tests/fixtures/real/ethtool-*). */
 #include "tests/fuzz/fuzz.h"
@@ -32,6 +33,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else if (et.n) {
 			abort();        /* an error leaves no counters */
 		}
+	}
+	/* et is warm (the last input, then this one twice, the second time
+	 * with only its values read): a fresh struct gets the same */
+	{
+		struct etxt fr = { 0 };
+		char e2[512];
+		int r1 = etxt_parse(buf, size, &et, err, sizeof(err));
+		int r2 = etxt_parse(buf, size, &fr, e2, sizeof(e2));
+
+		if (r1 != r2 || strcmp(err, e2) || et.n != fr.n || et.ndup != fr.ndup)
+			abort();
+		for (unsigned i = 0; i < et.n; i++)
+			if (strcmp(et.names[i], fr.names[i]) || et.vals[i] != fr.vals[i])
+				abort();
+		etxt_free(&fr);
 	}
 	memset(&id, 0, sizeof(id));
 	if (ident_parse_text(buf, size, &id, err, sizeof(err)) == 0) {

@@ -420,6 +420,90 @@ static void etxt_parse__65536_counters__linear_time(void **state)
 	etxt_free(&e);
 }
 
+/* a (warm: it parsed the dump before) and b (fresh) agree on everything */
+static void same_result(int ra, const struct etxt *a, const char *ea, int rb,
+			const struct etxt *b, const char *eb)
+{
+	assert_int_equal(ra, rb);
+	assert_string_equal(ea, eb);
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->ndup, b->ndup);
+	assert_int_equal(a->dup_line, b->dup_line);
+	assert_int_equal(a->err_line, b->err_line);
+	for (unsigned i = 0; i < a->n; i++) {
+		assert_string_equal(a->names[i], b->names[i]);
+		assert_int_equal(a->vals[i], b->vals[i]);
+	}
+}
+
+/* The second and later parses of a port's file: the same names in the same
+ * order have only their values read (same = 1); any other input, an
+ * edited dump or a hostile one, gets what a fresh struct gets from it. */
+static void etxt_parse__warm_struct__same_as_fresh(void **state)
+{
+	static const char *const edits[] = {
+		"NIC statistics:\n     rx_packets: 5\n     tx_packets: 6\n",
+		"NIC statistics:\n     tx_packets: 6\n     rx_packets: 5\n",      /* order */
+		"NIC statistics:\n     rx_packets: 5\n",                           /* one fewer */
+		"NIC statistics:\n     rx_packets: 5\n     tx_packets: 6\n     x: 1\n",
+		"NIC statistics:\n     rx_packets: 5\n     rx_packets: 7\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets: +5\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets: -5\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets: 5: 6\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets: 5x\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets: 18446744073709551616\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets:\n     tx_packets: 6\n",
+		"NIC statistics:\n     rx_packets 5\n     tx_packets: 6\n",
+		"     rx_packets: 5\n# comment\n\n     tx_packets: 6 \r\n",
+		"more: 1\n     rx_packets: 5\n     tx_packets: 6\n",                  /* a counter first */
+		"     rx_packet: 5\n     tx_packets: 6\n",                              /* renamed */
+		"     rx_packets: 5\n     tx_packets: 6\n     junk line\n",
+		"",
+	};
+	struct etxt a = { 0 }, b = { 0 };
+	char ea[256], eb[256], *orig, *buf;
+	const char *base = "NIC statistics:\n     rx_packets: 1\n     tx_packets: 2\n";
+	size_t len;
+	int ra, rb;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(edits) / sizeof(edits[0]); k++) {
+		assert_int_equal(etxt_parse(base, strlen(base), &a, ea, sizeof(ea)), 0);
+		ra = etxt_parse(edits[k], strlen(edits[k]), &a, ea, sizeof(ea));
+		rb = etxt_parse(edits[k], strlen(edits[k]), &b, eb, sizeof(eb));
+		same_result(ra, &a, ea, rb, &b, eb);
+		etxt_free(&b);                          /* fresh again next time */
+		if (k == 0 || k == 12)
+			assert_true(a.same);            /* only values read */
+		else if (ra == 0)
+			assert_false(a.same);
+	}
+	/* the real dump: again, a value changed, then random damage */
+	orig = slurp(FIXDIR "/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt", &len);
+	buf = malloc(len);
+	assert_non_null(buf);
+	assert_int_equal(etxt_parse(orig, len, &a, ea, sizeof(ea)), 0);
+	assert_false(a.same);
+	assert_int_equal(etxt_parse(orig, len, &a, ea, sizeof(ea)), 0);
+	assert_true(a.same);
+	assert_int_equal(a.n, 751);
+	assert_int_equal(val(&a, "rx_packets_phy"), 845715962);
+	srand(4242);
+	for (int it = 0; it < 2000; it++) {
+		memcpy(buf, orig, len);
+		for (int k = rand() % 3; k >= 0; k--)
+			buf[(size_t)rand() % len] = (char)(it % 2 ? '0' + rand() % 10 : rand() % 256);
+		assert_int_equal(etxt_parse(orig, len, &a, ea, sizeof(ea)), 0);
+		ra = etxt_parse(buf, len, &a, ea, sizeof(ea));
+		rb = etxt_parse(buf, len, &b, eb, sizeof(eb));
+		same_result(ra, &a, ea, rb, &b, eb);
+		etxt_free(&b);
+	}
+	free(buf);
+	free(orig);
+	etxt_free(&a);
+}
+
 /* Mutated and truncated copies of a real dump: never a crash, and either a
  * clean error or counters whose every name is non-empty and printable. */
 static void etxt_parse__mutated_real_dump__error_or_sane(void **state)
@@ -484,6 +568,7 @@ int main(void)
 		cmocka_unit_test(etxt_parse__formats__names_and_values),
 		cmocka_unit_test(etxt_parse__duplicate_name__first_kept_counted),
 		cmocka_unit_test(etxt_parse__reused_struct__fresh_results),
+		cmocka_unit_test(etxt_parse__warm_struct__same_as_fresh),
 		cmocka_unit_test(etxt_parse__65536_counters__linear_time),
 		cmocka_unit_test(etxt_parse__mutated_real_dump__error_or_sane),
 	};
