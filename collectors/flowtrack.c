@@ -32,6 +32,7 @@
 #include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
+#include "lib/loop.h"
 #include "lib/netns.h"
 #include "lib/nl.h"
 #include "lib/rtnl.h"
@@ -299,8 +300,9 @@ static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
 		ft->created = 1;
 		ft_marker_write(ft->marker, ft->ifname);
 	} else if (rc == -EEXIST) {
-		/* Pre-existing qdisc: ours only if a killed run of ours made it. */
-		ft->created = ft->marker[0] && access(ft->marker, F_OK) == 0;
+		/* Pre-existing qdisc: ours if we made it at open (hooks back on)
+		 * or a killed run of ours did. */
+		ft->created = ft->created || (ft->marker[0] && access(ft->marker, F_OK) == 0);
 	} else {
 		snprintf(err, errlen, "flowtrack: create clsact qdisc on %s (netns inode %lu): %s",
 			 ft->ifname, ft->nsino, strerror(-rc));
@@ -348,13 +350,19 @@ static int ft_filters_detach(struct flowtrack *ft, char *err, size_t errlen)
 {
 	char name[IF_NAMESIZE];
 
-	(void)err;
-	(void)errlen;
-	if (if_indextoname((unsigned)ft->ifindex, name)) {
-		ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
-		ft_tc_detach(ft->ifindex, BPF_TC_EGRESS);
-	}
-	return 0;
+	int ri, re;
+
+	if (!if_indextoname((unsigned)ft->ifindex, name))
+		return 0;
+	ri = ft_tc_detach(ft->ifindex, BPF_TC_INGRESS);
+	re = ft_tc_detach(ft->ifindex, BPF_TC_EGRESS);
+	/* -ENOENT: not there (removed by someone else): off all the same */
+	ri = ri == -ENOENT ? 0 : ri;
+	re = re == -ENOENT ? 0 : re;
+	if (ri || re)
+		snprintf(err, errlen, "flowtrack: detach filters from %s (netns inode %lu): %s",
+			 ft->ifname, ft->nsino, strerror(-(ri ? ri : re)));
+	return ri ? ri : re;
 }
 
 static int ft_release(struct flowtrack *ft, char *err, size_t errlen)
@@ -375,12 +383,12 @@ int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
 
 	if (on == ft->hooked)
 		return 0;
-	rc = ft_in_ns(ft, on ? ft_filters_attach : ft_filters_detach, err ? err : e,
+	e[0] = '\0';
+	/* on: the qdisc is there (EEXIST, no graft) unless someone removed it */
+	rc = ft_in_ns(ft, on ? ft_hook_attach : ft_filters_detach, err ? err : e,
 		      err ? errlen : sizeof(e));
 	if (rc == 0)
 		ft->hooked = on;
-	else if (!on)
-		log_warnx("flowtrack: detach from %s: %s", ft->ifname, e);
 	return rc;
 }
 
@@ -580,7 +588,6 @@ struct ft_src {
 	char port[32];
 	uint64_t last_read;
 	uint64_t hooks_on, hooks_off;   /* transitions, for status */
-	uint64_t hooked_ns;     /* when hooked last */
 };
 
 static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
@@ -633,7 +640,12 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	 * the tracker cannot hook fails now, then off until a flow waits */
 	if (!p->udp && !ctx->hooks_always) {
 		p->on_wait = 1;
-		flowtrack_set_hooked(ft, 0, NULL, 0);
+		rc = flowtrack_set_hooked(ft, 0, s->err, sizeof(s->err));
+		if (rc < 0) {
+			flowtrack_detach(ft);
+			free(p);
+			return rc;
+		}
 	}
 	s->priv = p;
 	return 0;
@@ -652,7 +664,11 @@ static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 	if (want == flowtrack_hooked(p->ft))
 		return want;
 	if (!want) {
-		flowtrack_set_hooked(p->ft, 0, NULL, 0);
+		rc = flowtrack_set_hooked(p->ft, 0, e, sizeof(e));
+		if (rc < 0) {           /* still on: tried again next poll, told once */
+			util_errf(s->err, sizeof(s->err), "%s", e);
+			return rc;
+		}
 		p->hooks_off++;
 		log_info("port %s: tracker hooks off: no flow has waited for %llu s", p->port,
 			 (unsigned long long)(FLOW_SRC_WANT_HOLD_NS / 1000000000ull));
@@ -664,8 +680,9 @@ static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 		return rc;
 	}
 	p->hooks_on++;
-	p->hooked_ns = s->now_ns;
-	p->last_read = 0;       /* read at every poll while hooked */
+	/* the map's flows from before are not news: they would come back as
+	 * new flows, progressing siblings of the stall to come */
+	flowtrack_set_since(p->ft, loop_mono_ns());
 	log_info("port %s: tracker hooks on: a watched flow waits", p->port);
 	return 1;
 }

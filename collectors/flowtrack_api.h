@@ -71,6 +71,11 @@ int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t
  * moment (frames sent then are lost) and filters do not. 0 or -errno + err
  * (err may be NULL). */
 int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen);
+/* From now on, flowtrack_poll leaves out flows whose last frame either way
+ * is older than mono_ns (CLOCK_MONOTONIC; 0: none left out): what the map
+ * held from before the hooks last came on (closed or idle connections) is
+ * not news. */
+void flowtrack_set_since(struct flowtrack *ft, uint64_t mono_ns);
 /* 1 when the filters are on the port. */
 int flowtrack_hooked(const struct flowtrack *ft);
 

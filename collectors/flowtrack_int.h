@@ -22,6 +22,7 @@ struct flowtrack {
 	char ifname[IF_NAMESIZE];
 	int created;                    /* we created the clsact qdisc */
 	int hooked;                     /* our filters are on the port */
+	uint64_t since_ns;              /* flows last seen before: not emitted */
 	unsigned max_flows;
 	char marker[PATH_MAX];          /* "" when markers are off */
 	/* reading the map: batches (or key by key when the kernel has none) */

@@ -30,6 +30,17 @@ static void ft_emit(const struct ft_key *k, const struct ft_val *v, flow_emit_fn
 	emit(&o, arg);
 }
 
+/* Last seen before ft->since_ns (flowtrack_set_since): left out. */
+static int ft_stale(const struct flowtrack *ft, const struct ft_val *v)
+{
+	return ft->since_ns && v->rx_last_ns < ft->since_ns && v->tx_last_ns < ft->since_ns;
+}
+
+void flowtrack_set_since(struct flowtrack *ft, uint64_t mono_ns)
+{
+	ft->since_ns = mono_ns;
+}
+
 /* The walk key by key: two system calls per flow. For kernels without
  * BPF_MAP_LOOKUP_BATCH on LRU hash maps (before 5.6). */
 static int ft_poll_walk(struct flowtrack *ft, int fd, flow_emit_fn emit, void *arg)
@@ -47,7 +58,7 @@ static int ft_poll_walk(struct flowtrack *ft, int fd, flow_emit_fn emit, void *a
 		prev = &cur;
 		if (bpf_map_lookup_elem(fd, &cur, &v) < 0)
 			continue;       /* evicted meanwhile */
-		if (cur.proto != IPPROTO_TCP && cur.proto != IPPROTO_UDP)
+		if ((cur.proto != IPPROTO_TCP && cur.proto != IPPROTO_UDP) || ft_stale(ft, &v))
 			continue;
 		ft_emit(&cur, &v, emit, arg);
 		n++;
@@ -93,7 +104,8 @@ static int ft_poll_batch(struct flowtrack *ft, int fd, flow_emit_fn emit, void *
 		for (__u32 i = 0; i < count; i++) {
 			const struct ft_key *k = &ft->bkeys[i];
 
-			if (k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP)
+			if ((k->proto != IPPROTO_TCP && k->proto != IPPROTO_UDP) ||
+			    ft_stale(ft, &ft->bvals[i]))
 				continue;
 			ft_emit(k, &ft->bvals[i], emit, arg);
 			n++;
