@@ -291,26 +291,48 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its clsact hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in the on runs: at most $(stats sp_hooks_on | cut -d' ' -f3)); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its clsact hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in an on run: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs: $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/perturb_settled" 2>/dev/null) of them began with one (the start's clsact qdisc graft drops frames: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's clsact hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	esac
+}
+
+# settled: no incident open and no investigation running (the daemon's
+# start makes the tracker's clsact qdisc, and grafting it drops what the
+# veths send in that moment, qdisc_graft -> dev_deactivate: a session or
+# two then wait one RTO, the daemon rightly investigates, and that
+# investigation is not the cost of watching). Counts the runs it waited on.
+perturb_settle() {
+	local st
+	sleep "$(pick 1 2)"
+	for _ in $(seq 60); do
+		st=$(ctl -j status) || return
+		if echo "$st" | jq -e '[.incidents[] | select(.state == "open")] | length == 0' >/dev/null &&
+		   ctl -j incident list | jq -e '[.investigations[] | select(.state != "complete")] | length == 0' >/dev/null; then
+			[ "$(echo "$st" | jq '.incidents | length')" -gt 0 ] && sample perturb_settled 1
+			return 0
+		fi
+		sleep 0.25
+	done
+	sample perturb_settled 1
 }
 
 # perturb_run off|on|always|watched SECS
 perturb_run() {
 	local v=$1 secs=$2 out d0 d1
 	case $v in
-	on) dstart "$WORK/perturb.conf" || return; sleep "$(pick 1 2)" ;;
-	always) dstart "$WORK/perturb-always.conf" || return; sleep "$(pick 1 2)" ;;
-	watched) dstart "$WORK/perturb-watched.conf" || return; sleep "$(pick 1 2)" ;;
+	on) dstart "$WORK/perturb.conf" || return; perturb_settle ;;
+	always) dstart "$WORK/perturb-always.conf" || return; perturb_settle ;;
+	watched) dstart "$WORK/perturb-watched.conf" || return; perturb_settle ;;
 	esac
 	d0=$(drops)
 	out=$(ip netns exec "$C" "${SPPIN[@]}" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
 	d1=$(drops)
-	# how often the on-wait tracker put its hooks on during the run
+	# how often the on-wait tracker put its hooks on (the start's included)
 	[ "$v" = on ] && sample sp_hooks_on "$(ctl -j status |
 		jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
+	# an incident during the measured run: the daemon investigating
+	[ "$v" = off ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
 	[ "$v" = off ] || dstop
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
