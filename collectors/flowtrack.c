@@ -293,17 +293,25 @@ static int ft_filters_attach(struct flowtrack *ft, char *err, size_t errlen)
 static int ft_hook_attach(struct flowtrack *ft, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ft->ifindex, .attach_point = BPF_TC_INGRESS);
-	int rc;
+	int rc, had;
 
+	/* The marker goes first: killed between the qdisc and the marker, a
+	 * run would leave a qdisc the next one cannot tell for its own. */
+	had = ft->marker[0] && access(ft->marker, F_OK) == 0;
+	if (!had)
+		ft_marker_write(ft->marker, ft->ifname);
 	rc = bpf_tc_hook_create(&hook);
 	if (rc == 0) {
 		ft->created = 1;
-		ft_marker_write(ft->marker, ft->ifname);
 	} else if (rc == -EEXIST) {
 		/* Pre-existing qdisc: ours if we made it at open (hooks back on)
-		 * or a killed run of ours did. */
-		ft->created = ft->created || (ft->marker[0] && access(ft->marker, F_OK) == 0);
+		 * or a killed run of ours did (its marker was there). */
+		ft->created = ft->created || had;
+		if (!ft->created && !had && ft->marker[0])
+			unlink(ft->marker);
 	} else {
+		if (!had && ft->marker[0])
+			unlink(ft->marker);
 		snprintf(err, errlen, "flowtrack: create clsact qdisc on %s (netns inode %lu): %s",
 			 ft->ifname, ft->nsino, strerror(-rc));
 		return rc;

@@ -59,7 +59,9 @@ check "no work file after any restart ($work seen)" test "$work" = 0
 check "the restarted daemon answers" ctl status
 kill -TERM "$T_DPID"
 wait "$T_DPID" 2>/dev/null
-check "no tc filter or qdisc left behind" test "$(tcstate)" = "$before_tc"
+after_tc=$(tcstate)
+check "no tc filter or qdisc left behind" test "$after_tc" = "$before_tc" ||
+	{ echo "before: $before_tc"; echo "after: $after_tc"; ls -la /run/nicstalld/tc 2>/dev/null; }
 check "promiscuity as before ($(promisc))" test "$(promisc)" = "$before_p"
 check "flags as before ($(flags))" test "$(flags)" = "$before_f"
 n=0 bad=0
