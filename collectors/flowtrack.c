@@ -351,13 +351,10 @@ static int ft_in_ns(struct flowtrack *ft, int (*fn)(struct flowtrack *, char *, 
 	return rc;
 }
 
-/* Inside the namespace: our filters off, and with release the qdisc too
- * when we created it and nothing else is on it. Gone interface: the
- * filters and the qdisc went with it. */
+/* Inside the namespace: our filters off (a gone interface took them). */
 static int ft_filters_detach(struct flowtrack *ft, char *err, size_t errlen)
 {
 	char name[IF_NAMESIZE];
-
 	int ri, re;
 
 	if (!if_indextoname((unsigned)ft->ifindex, name))
@@ -373,15 +370,38 @@ static int ft_filters_detach(struct flowtrack *ft, char *err, size_t errlen)
 	return ri ? ri : re;
 }
 
+/* Inside the namespace: our filters off, and the qdisc too when we made
+ * it and nothing else is on it (a gone interface took both). */
 static int ft_release(struct flowtrack *ft, char *err, size_t errlen)
 {
-	char name[IF_NAMESIZE];
+	int rc = ft_filters_detach(ft, err, errlen);
 
-	ft_filters_detach(ft, err, errlen);
-	if (ft->created && if_indextoname((unsigned)ft->ifindex, name) &&
-	    ft_others_both(ft->ifindex) == 0)
+	if (ft->created && ft_others_both(ft->ifindex) == 0)
 		ft_qdisc_delete(ft->ifindex);
-	return 0;
+	return rc;
+}
+
+/* Inside the namespace: the filters back on the qdisc kept since open (no
+ * marker I/O, no graft); the qdisc made again only when someone removed it
+ * meanwhile. A failure leaves the qdisc as it was. */
+static int ft_filters_reattach(struct flowtrack *ft, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ft->ifindex, .attach_point = BPF_TC_INGRESS);
+	int rc = ft_filters_attach(ft, err, errlen), had;
+
+	if (rc == 0)
+		return 0;
+	/* as ft_hook_attach: the marker before the qdisc */
+	had = ft->marker[0] && access(ft->marker, F_OK) == 0;
+	if (!had)
+		ft_marker_write(ft->marker, ft->ifname);
+	if (bpf_tc_hook_create(&hook) != 0) {
+		if (!had && !ft->created && ft->marker[0])
+			unlink(ft->marker);
+		return rc;              /* the qdisc is there: that error stands */
+	}
+	ft->created = 1;
+	return ft_filters_attach(ft, err, errlen);
 }
 
 int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
@@ -392,8 +412,7 @@ int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
 	if (on == ft->hooked)
 		return 0;
 	e[0] = '\0';
-	/* on: the qdisc is there (EEXIST, no graft) unless someone removed it */
-	rc = ft_in_ns(ft, on ? ft_hook_attach : ft_filters_detach, err ? err : e,
+	rc = ft_in_ns(ft, on ? ft_filters_reattach : ft_filters_detach, err ? err : e,
 		      err ? errlen : sizeof(e));
 	if (rc == 0)
 		ft->hooked = on;

@@ -417,6 +417,10 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	assert_string_equal(jx_str(st, "hooks"), "off until a watched flow waits");
 	assert_int_equal(jx_u64(st, "hooks_off"), 1);
 	json_object_put(st);
+	/* someone removed the qdisc meanwhile: made again when wanted, and
+	 * still ours to remove at close */
+	sh("tc qdisc del dev lo clsact");
+	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
 	/* wanted again: on again; the connection, idle since, is not news */
 	s.wanted_ns = s.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
 	l.n = 0;
