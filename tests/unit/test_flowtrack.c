@@ -83,12 +83,43 @@ static void flowtrack_poll__udp_v6_datagrams__native_key(void **state)
 	close(sfd);
 }
 
+/* Parse the one selector text into *sel (ctx keeps pointing at it) and
+ * open s on ctx. */
+static void src_open_sel(struct flow_src *s, struct flow_src_ctx *ctx, struct flow_sel *sel,
+			 const char *text)
+{
+	char err[256];
+
+	assert_int_equal(flow_sel_parse(text, sel, err, sizeof(err)), 0);
+	ctx->sel = sel;
+	ctx->nsel = 1;
+	if (s->ops->open(s, ctx) < 0)
+		fail_msg("open: %s", s->err);
+}
+
+/* A TCP connection on lo: listener, client, accepted server end. */
+static void tcp_lo_pair(int *lfd, int *cfd, int *sfd, struct sockaddr_in *a)
+{
+	socklen_t sl = sizeof(*a);
+
+	memset(a, 0, sizeof(*a));
+	a->sin_family = AF_INET;
+	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	*lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(*lfd, (struct sockaddr *)a, sizeof(*a)), 0);
+	assert_int_equal(listen(*lfd, 1), 0);
+	assert_int_equal(getsockname(*lfd, (struct sockaddr *)a, &sl), 0);
+	*cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(connect(*cfd, (struct sockaddr *)a, sizeof(*a)), 0);
+	*sfd = accept(*lfd, NULL, NULL);
+	assert_true(*sfd >= 0);
+}
+
 static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **state)
 {
 	static struct nstest_obs l;
 	const struct flow_obs *c = NULL, *s = NULL;
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(a);
 	struct flowtrack *ft;
 	int lfd, cfd, sfd, i;
 	uint16_t cp, sp;
@@ -98,15 +129,7 @@ static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **stat
 	if (!bpf_ok)
 		skip();
 	ft = attach_lo(NULL, 0);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(lfd, 1), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &sl), 0);
-	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	sfd = accept(lfd, NULL, NULL);
-	assert_true(sfd >= 0);
+	tcp_lo_pair(&lfd, &cfd, &sfd, &a);
 	sp = ntohs(a.sin_port);
 	cp = local_port(cfd);
 	for (i = 0; i < 5; i++) {
@@ -160,7 +183,7 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "ftv1" };
 	const struct flow_obs *o;
 	struct flow_sel sel;
-	char err[256], buf[64];
+	char buf[64];
 	int nsfd, rfd, tfd, pid = (int)getpid();
 
 	(void)state;
@@ -179,12 +202,8 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	tfd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	assert_true(tfd >= 0);
 
-	assert_int_equal(flow_sel_parse("udp port 9999", &sel, err, sizeof(err)), 0);
 	ctx.netns_fd = nsfd;
-	ctx.sel = &sel;
-	ctx.nsel = 1;
-	if (s.ops->open(&s, &ctx) < 0)
-		fail_msg("open: %s", s.err);
+	src_open_sel(&s, &ctx, &sel, "udp port 9999");
 	assert_ptr_equal(s.ops, &flow_src_bpf_ops);
 	memset(&sel, 0, sizeof(sel));           /* open took its own copy */
 	assert_non_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftv1 ingress",
@@ -271,18 +290,13 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
 	const uint64_t ms = 1000000ull, t = 5000 * ms;
 	struct flow_sel sel;
-	char err[128];
 	int fd;
 
 	(void)state;
 	if (!bpf_ok)
 		skip();
-	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
-	ctx.sel = &sel;
-	ctx.nsel = 1;
 	ctx.hooks_always = 1;           /* on-wait: the test below */
-	if (s.ops->open(&s, &ctx) < 0)
-		fail_msg("open: %s", s.err);
+	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 	ctx.hooks_always = 0;
 	s.poll_ns = 50 * ms;
 	s.refresh_ns = 100 * ms;
@@ -298,9 +312,7 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	s.ops->close(&s);
 
 	/* UDP admitted: every poll reads the map, and sees the datagram */
-	assert_int_equal(flow_sel_parse("udp port 21999", &sel, err, sizeof(err)), 0);
-	if (s.ops->open(&s, &ctx) < 0)
-		fail_msg("open: %s", s.err);
+	src_open_sel(&s, &ctx, &sel, "udp port 21999");
 	s.poll_ns = 50 * ms;
 	s.refresh_ns = 100 * ms;
 	fd = udp_sock(AF_INET, "127.0.0.1");
@@ -345,33 +357,19 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
 	const uint64_t ms = 1000000ull, t = 5000 * ms;
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t sl = sizeof(a);
 	const struct flow_obs *o;
 	struct json_object *st;
 	struct flow_sel sel;
-	char err[128];
 	int lfd, cfd, sfd;
 
 	(void)state;
 	if (!bpf_ok)
 		skip();
-	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
-	ctx.sel = &sel;
-	ctx.nsel = 1;
-	if (s.ops->open(&s, &ctx) < 0)
-		fail_msg("open: %s", s.err);
+	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
 	/* the qdisc stays: making it again would deactivate the port */
 	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	assert_int_equal(listen(lfd, 1), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &sl), 0);
-	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	sfd = accept(lfd, NULL, NULL);
-	assert_true(sfd >= 0);
+	tcp_lo_pair(&lfd, &cfd, &sfd, &a);
 	tcp_pingpong(cfd, sfd, 3);
 	s.poll_ns = 50 * ms;
 	s.refresh_ns = 150 * ms;
@@ -463,7 +461,7 @@ static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **s
 	struct flow_src_ctx ctx = { .port_name = "p0", .ifname = "ftw1" };
 	const uint64_t ms = 1000000ull, t = 5000 * ms;
 	struct flow_sel sel;
-	char err[256], buf[64];
+	char buf[64];
 	int nsfd, rfd, tfd, pfd[2], big = 64 << 20;
 	long sent = 0, got = 0, before;
 	volatile long *shared;
@@ -482,12 +480,8 @@ static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **s
 	assert_int_equal(bind(rfd, (struct sockaddr *)&to, sizeof(to)), 0);
 	tfd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);      /* sends from ftw1 */
 	assert_true(tfd >= 0);
-	assert_int_equal(flow_sel_parse("tcp port 1-65535", &sel, err, sizeof(err)), 0);
 	ctx.netns_fd = nsfd;
-	ctx.sel = &sel;
-	ctx.nsel = 1;
-	if (s.ops->open(&s, &ctx) < 0)
-		fail_msg("open: %s", s.err);
+	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 	s.poll_ns = 50 * ms;
 	s.refresh_ns = 150 * ms;
 	shared = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
