@@ -406,14 +406,11 @@ static int ft_filters_reattach(struct flowtrack *ft, char *err, size_t errlen)
 
 int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
 {
-	char e[256];
 	int rc;
 
 	if (on == ft->hooked)
 		return 0;
-	e[0] = '\0';
-	rc = ft_in_ns(ft, on ? ft_filters_reattach : ft_filters_detach, err ? err : e,
-		      err ? errlen : sizeof(e));
+	rc = ft_in_ns(ft, on ? ft_filters_reattach : ft_filters_detach, err, errlen);
 	if (rc == 0)
 		ft->hooked = on;
 	return rc;

@@ -68,8 +68,7 @@ int flowtrack_test_run(struct flowtrack *ft, int egress, const void *pkt, size_t
  * 1), the program, its map and the clsact qdisc kept: what the map holds
  * stays, frames add to it again once hooked. The qdisc goes only with
  * flowtrack_detach, since grafting one deactivates the interface for a
- * moment (frames sent then are lost) and filters do not. 0 or -errno + err
- * (err may be NULL). */
+ * moment (frames sent then are lost) and filters do not. 0 or -errno + err. */
 int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen);
 /* From now on, flowtrack_poll leaves out flows whose last frame either way
  * is older than mono_ns (CLOCK_MONOTONIC; 0: none left out): what the map
