@@ -103,7 +103,7 @@ $(BUILD)/%.bpf.o: collectors/%.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
-$(BUILD)/collectors/flowtrack.o $(BUILD)/collectors/flowtrack_read.o: $(BUILD)/flowtrack.skel.h
+$(BUILD)/collectors/flowtrack.o $(BUILD)/collectors/flowtrack_read.o $(BUILD)/collectors/flowtrack_tcx.o: $(BUILD)/flowtrack.skel.h
 $(BUILD)/collectors/sockread.o: $(BUILD)/sockread.skel.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)

@@ -202,7 +202,7 @@ static void tracker(unsigned n, unsigned reps)
 
 	while (cap < n + n / 4)
 		cap <<= 1;
-	ft = flowtrack_attach(-1, ifindex, NULL, 0, cap, err, sizeof(err));
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, cap, FLOWTRACK_AUTO, err, sizeof(err));
 	if (!ft)
 		die("flowtrack_attach", err);
 	t0 = loop_mono_ns();
@@ -259,7 +259,7 @@ static void pkt_cost(unsigned reps)
 
 	if (flow_sel_parse("tcp port 11111", &sel, err, sizeof(err)) < 0)
 		die("selector", err);
-	ft = flowtrack_attach(-1, ifindex, &sel, 1, 0, err, sizeof(err));
+	ft = flowtrack_attach(-1, ifindex, &sel, 1, 0, FLOWTRACK_AUTO, err, sizeof(err));
 	if (!ft)
 		die("flowtrack_attach", err);
 	lh = frame(hit, 0, 7, 40000, 11111);     /* watched, its flow known after the first */

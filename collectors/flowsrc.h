@@ -70,6 +70,8 @@ struct flow_src_ctx {
 	uint64_t interval_ns;       /* the source's own rate; 0: its default */
 	int hooks_always;           /* bpf: keep the tracker's hooks on even
 				     * where its flows are evidence only */
+	int tracker_attach;         /* bpf: enum flowtrack_attach_mode
+				     * (flowtrack_api.h); 0 auto */
 	const struct flow_src_runner *run;  /* onload: external tools */
 };
 

@@ -1,13 +1,15 @@
 /* flowtrack: loader of the tc eBPF flow tracker (flowtrack.bpf.c).
  *
- * open -> rodata (selectors) + map size -> load -> clsact hook + two filters
- * inside the port's namespace (libbpf's bpf_tc_* talk rtnetlink from the
- * calling thread's namespace). Our filters carry a fixed handle and priority
- * so a restarted daemon finds and removes what a killed one left; a marker
- * file records that we created the clsact qdisc, because only then may we
- * delete it, and only when no other filter remains on it (counted with an
- * RTM_GETTFILTER dump on lib/nl's request path). Also flow_src_bpf_ops
- * (flowsrc.h, port scope). */
+ * open -> rodata (selectors) + map size -> load -> the two programs hooked
+ * inside the port's namespace: as tcx links (flowtrack_tcx.c) where the
+ * kernel has them, else as two filters on the clsact qdisc (libbpf's
+ * bpf_tc_* talk rtnetlink from the calling thread's namespace). Our filters
+ * carry a fixed handle and priority so a restarted daemon finds and removes
+ * what a killed one left; a marker file records that we created the clsact
+ * qdisc, because only then may we delete it, and only when no other filter
+ * remains on it (counted with an RTM_GETTFILTER dump on lib/nl's request
+ * path). Links need none of that: they die with their descriptors. Also
+ * flow_src_bpf_ops (flowsrc.h, port scope). */
 #include "collectors/flowtrack_api.h"
 
 #include <bpf/bpf.h>
@@ -410,7 +412,13 @@ int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
 
 	if (on == ft->hooked)
 		return 0;
-	rc = ft_in_ns(ft, on ? ft_filters_reattach : ft_filters_detach, err, errlen);
+	if (ft->mode == FLOWTRACK_TCX && !on) {
+		ft_tcx_off(ft);         /* a link is bound to its device: no setns */
+		ft->hooked = 0;
+		return 0;
+	}
+	rc = ft_in_ns(ft, ft->mode == FLOWTRACK_TCX ? ft_tcx_on :
+		      on ? ft_filters_reattach : ft_filters_detach, err, errlen);
 	if (rc == 0)
 		ft->hooked = on;
 	return rc;
@@ -421,8 +429,48 @@ int flowtrack_hooked(const struct flowtrack *ft)
 	return ft->hooked;
 }
 
+enum flowtrack_attach_mode flowtrack_attach_mode(const struct flowtrack *ft)
+{
+	return ft->mode;
+}
+
+const char *flowtrack_attach_name(enum flowtrack_attach_mode mode)
+{
+	return mode == FLOWTRACK_TCX ? "tcx" : mode == FLOWTRACK_CLSACT ? "clsact" : "auto";
+}
+
+/* Hook ft as mode says (auto: tcx, then clsact). Inside no namespace. */
+static int ft_hook(struct flowtrack *ft, enum flowtrack_attach_mode mode, char *err,
+		   size_t errlen)
+{
+	char etcx[256];
+	int rc;
+
+	if (mode != FLOWTRACK_CLSACT) {
+		ft->mode = FLOWTRACK_TCX;
+		rc = ft_in_ns(ft, ft_tcx_on, etcx, sizeof(etcx));
+		/* a vanished interface or namespace fails clsact the same way */
+		if (rc == 0 || mode == FLOWTRACK_TCX || rc == -ENODEV || rc == -EIO) {
+			if (rc)
+				snprintf(err, errlen, "%s", etcx);
+			return rc;
+		}
+		/* kernels before 6.6 refuse the attach type: EINVAL */
+		log_debug("%s; trying clsact", etcx);
+	}
+	ft->mode = FLOWTRACK_CLSACT;
+	rc = ft_in_ns(ft, ft_hook_attach, err, errlen);
+	if (rc && mode == FLOWTRACK_AUTO) {
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, " (after %s)", etcx);
+	}
+	return rc;
+}
+
 struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel *sel,
-				   unsigned nsel, unsigned max_flows, char *err, size_t errlen)
+				   unsigned nsel, unsigned max_flows,
+				   enum flowtrack_attach_mode mode, char *err, size_t errlen)
 {
 	struct flowtrack *ft;
 	int saved, rc, e;
@@ -434,6 +482,10 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 	if (nsel > FLOWTRACK_MAX_SEL || (nsel && !sel)) {
 		snprintf(err, errlen, "flowtrack: %u flow selectors, at most %d", nsel,
 			 FLOWTRACK_MAX_SEL);
+		return NULL;
+	}
+	if (mode != FLOWTRACK_AUTO && mode != FLOWTRACK_TCX && mode != FLOWTRACK_CLSACT) {
+		snprintf(err, errlen, "flowtrack: attach mode %d is not auto, tcx or clsact", (int)mode);
 		return NULL;
 	}
 	if (max_flows == 0)
@@ -450,6 +502,7 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 	}
 	ft->ifindex = ifindex;
 	ft->max_flows = max_flows;
+	ft->link[0] = ft->link[1] = -1;
 	ft->nsfd = ft_ns_dup(nsfd, &ft->nsino);
 	if (ft->nsfd < 0) {
 		snprintf(err, errlen, "flowtrack: namespace fd %d: %s", nsfd, strerror(errno));
@@ -479,7 +532,7 @@ struct flowtrack *flowtrack_attach(int nsfd, int ifindex, const struct flow_sel 
 	if (!ft->skel)
 		goto fail;
 
-	rc = ft_in_ns(ft, ft_hook_attach, err, errlen);
+	rc = ft_hook(ft, mode, err, errlen);
 	if (rc)
 		goto fail;
 	ft->hooked = 1;
@@ -497,7 +550,9 @@ void flowtrack_detach(struct flowtrack *ft)
 
 	if (!ft)
 		return;
-	if (ft_in_ns(ft, ft_release, e, sizeof(e)) < 0)
+	if (ft->mode == FLOWTRACK_TCX)
+		ft_tcx_off(ft);
+	else if (ft_in_ns(ft, ft_release, e, sizeof(e)) < 0)
 		log_warnx("flowtrack: detach from %s: %s", ft->ifname, e);
 	if (ft->created && ft->marker[0])
 		unlink(ft->marker);
@@ -648,7 +703,8 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	}
 	errno = 0;
 	ft = flowtrack_attach(ctx->netns_fd, ifindex, ctx->sel, ctx->nsel, 0,
-			      s->err, sizeof(s->err));
+			      (enum flowtrack_attach_mode)ctx->tracker_attach, s->err,
+			      sizeof(s->err));
 	if (!ft) {
 		free(p);
 		return -(errno ? errno : EIO);
@@ -760,6 +816,8 @@ static void ft_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_str(out, "read", p->udp ? "every poll" :
 		   p->on_wait ? "every poll while hooked (TCP only: evidence)" :
 		   "every refresh (TCP only: evidence)");
+	jx_add_str(out, "attach", flowtrack_attach_mode(p->ft) == FLOWTRACK_TCX ?
+		   "tcx links" : "clsact filters");
 	jx_add_str(out, "hooks", !p->on_wait ? "always" :
 		   flowtrack_hooked(p->ft) ? "on (a watched flow waits)" :
 		   "off until a watched flow waits");

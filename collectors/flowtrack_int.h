@@ -20,8 +20,10 @@ struct flowtrack {
 	unsigned long nsino;
 	int ifindex;
 	char ifname[IF_NAMESIZE];
-	int created;                    /* we created the clsact qdisc */
-	int hooked;                     /* our filters are on the port */
+	enum flowtrack_attach_mode mode;  /* FLOWTRACK_TCX or _CLSACT */
+	int link[2];                    /* tcx: ingress, egress link fds; -1 off */
+	int created;                    /* clsact: we created the qdisc */
+	int hooked;                     /* our hooks are on the port */
 	uint64_t since_ns;              /* flows last seen before: not emitted */
 	unsigned max_flows;
 	char marker[PATH_MAX];          /* "" when markers are off */
@@ -32,5 +34,11 @@ struct flowtrack {
 	int no_batch;
 	uint64_t batches, walks;
 };
+
+/* flowtrack_tcx.c. Inside the port's namespace: both links made (appended
+ * after the tcx programs there); 0, or -errno + err with none made. */
+int ft_tcx_on(struct flowtrack *ft, char *err, size_t errlen);
+/* Both links closed, from any namespace (a link is bound to its device). */
+void ft_tcx_off(struct flowtrack *ft);
 
 #endif

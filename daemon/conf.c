@@ -376,6 +376,15 @@ static void port_key(struct parser *p, const char *key, const char *val)
 			pc->tracker_hooks_always = 1;
 		else
 			perr(p, "tracker_hooks: '%s' is not one of on-wait, always", val);
+	} else if (!strcmp(key, "tracker_attach")) {
+		if (!strcmp(val, "auto"))
+			pc->tracker_attach = CONF_ATTACH_AUTO;
+		else if (!strcmp(val, "tcx"))
+			pc->tracker_attach = CONF_ATTACH_TCX;
+		else if (!strcmp(val, "clsact"))
+			pc->tracker_attach = CONF_ATTACH_CLSACT;
+		else
+			perr(p, "tracker_attach: '%s' is not one of auto, tcx, clsact", val);
 	} else if (!strcmp(key, "promisc_capture")) {
 		if (util_parse_bool(val, &pc->promisc_capture, e, sizeof(e)) < 0)
 			perr(p, "promisc_capture: %s", e);

@@ -20,6 +20,8 @@
 
 enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
 enum { CONF_DEVLINK_AUTO = 0, CONF_DEVLINK_ON, CONF_DEVLINK_OFF };
+/* tracker_attach: tcx links where the kernel has them, or one way only */
+enum { CONF_ATTACH_AUTO = 0, CONF_ATTACH_TCX, CONF_ATTACH_CLSACT };
 
 struct port_conf {
 	char name[32];
@@ -40,6 +42,7 @@ struct port_conf {
 	int promisc_capture;         /* 1: promiscuous capture allowed */
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
+	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

@@ -3,6 +3,7 @@
 #include "daemon/flowsrcs.h"
 #include "collectors/flowsel.h"
 #include "collectors/flowsrc.h"
+#include "collectors/flowtrack_api.h"
 #include "daemon/conf.h"
 #include "daemon/liveness.h"
 #include "daemon/port.h"
@@ -237,6 +238,9 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
 		.interval_ns = pc->rdmaqp_ns, .hooks_always = pc->tracker_hooks_always,
+		.tracker_attach = pc->tracker_attach == CONF_ATTACH_TCX ? FLOWTRACK_TCX :
+				  pc->tracker_attach == CONF_ATTACH_CLSACT ? FLOWTRACK_CLSACT :
+				  FLOWTRACK_AUTO,
 		.replies_dir = pc->rdmaqp_replies[0] ? pc->rdmaqp_replies : NULL,
 	};
 	char err[256];

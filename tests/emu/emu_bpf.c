@@ -1,8 +1,15 @@
 /* emu_bpf: the emulated port's tc program (emu_port.bpf.c) on the veth of
- * each port: load, attach on clsact ingress and egress inside the port's
- * namespace, detach (the clsact qdisc only when nobody else's filter is
- * left), and its maps (configuration, per-CPU counters, wedges).  The only
- * file of build/emuport that includes the BPF skeleton. */
+ * each port: load, attach on ingress and egress inside the port's
+ * namespace, detach, and its maps (configuration, per-CPU counters,
+ * wedges).  The only file of build/emuport that includes the BPF skeleton.
+ *
+ * The program stands for the NIC, so it must run before anything the host
+ * hooks: a tcx link made with BPF_F_BEFORE and no relative goes first in
+ * the device's program array (kernel/bpf/mprog.c bpf_mprog_attach), and
+ * tcx programs run before the clsact filters (net/core/dev.c
+ * sch_handle_ingress: tcx_run, then tc_run), so a flow tracker on tcx or on
+ * clsact sees only what the "NIC" delivered.  Kernels without tcx (before
+ * 6.6) get a clsact filter at priority TC_PRIO, before the tracker's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
@@ -26,6 +33,10 @@
 
 #define TC_HANDLE 0xe5e1
 #define TC_PRIO 7		/* before a flow tracker (use > 7 there) */
+/* include/uapi/linux/bpf.h (absent from 6.1 headers) */
+#define EMU_BPF_TCX_INGRESS 46
+#define EMU_BPF_TCX_EGRESS 47
+#define EMU_BPF_F_BEFORE (1u << 3)
 
 /* ---- namespaces ---- */
 
@@ -104,6 +115,15 @@ void port_detach(struct port *p)
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = TC_HANDLE, .priority = TC_PRIO);
 	int saved, err, nin, neg;
 
+	if (p->link[0] >= 0 || p->link[1] >= 0) {
+		for (int i = 0; i < 2; i++) {
+			if (p->link[i] >= 0)
+				close(p->link[i]);	/* tcx_link_release */
+			p->link[i] = -1;
+		}
+		p->in_attached = p->eg_attached = 0;
+		return;
+	}
 	if (!p->in_attached && !p->eg_attached)
 		return;
 	if (ns_enter(p, &saved) < 0) {
@@ -156,6 +176,23 @@ int port_attach(struct port *p)
 		what = "find interface";
 		goto out;
 	}
+	/* tcx first, both directions or neither */
+	{
+		DECLARE_LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = EMU_BPF_F_BEFORE);
+
+		p->link[0] = bpf_link_create(bpf_program__fd(p->skel->progs.emu_rx), p->ifindex,
+					     (enum bpf_attach_type)EMU_BPF_TCX_INGRESS, &lo);
+		p->link[1] = p->link[0] < 0 ? -1 :
+			bpf_link_create(bpf_program__fd(p->skel->progs.emu_tx), p->ifindex,
+					(enum bpf_attach_type)EMU_BPF_TCX_EGRESS, &lo);
+		if (p->link[0] >= 0 && p->link[1] >= 0) {
+			p->in_attached = p->eg_attached = 1;
+			goto netlink;
+		}
+		if (p->link[0] >= 0)
+			close(p->link[0]);
+		p->link[0] = p->link[1] = -1;
+	}
 	hook.ifindex = p->ifindex;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
@@ -177,6 +214,7 @@ int port_attach(struct port *p)
 		goto out;
 	}
 	p->eg_attached = 1;
+netlink:
 	p->nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (!p->nl || mnl_socket_bind(p->nl, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
 		err = -errno;

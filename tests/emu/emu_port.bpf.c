@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* emu_port: the receive path of an emulated ConnectX-4 Lx port, as a tc
- * (clsact, direct-action) program on a veth.  Every frame counts at the
+ * (tcx or clsact, direct-action) program on a veth.  Every frame counts at the
  * physical port; frames that pass count at the vport and in rx_packets;
  * frames of wedged flows, steering misses, buffer drops and firmware-consumed
  * LLDP frames are dropped in between.  One object is loaded per port.
- * Frames that pass return TC_ACT_UNSPEC, so filters after this one on the same
- * hook (a flow tracker at a higher priority number) still see them, the way
- * the kernel sees only what the NIC delivered. */
+ * Frames that pass return TC_ACT_UNSPEC (TCX_NEXT on tcx), so programs after
+ * this one (a flow tracker: emu_bpf.c puts this one first) still see them,
+ * the way the kernel sees only what the NIC delivered. */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>

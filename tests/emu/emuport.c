@@ -1,7 +1,8 @@
 /* emuport: an emulated ConnectX-4 Lx port pair for tests and the demo.
  *
- * Loads tests/emu/emu_port.bpf.c on the veth of each port (tc clsact ingress
- * and egress, inside the port's namespace), publishes the counters as
+ * Loads tests/emu/emu_port.bpf.c on the veth of each port (first on the tcx
+ * ingress and egress hooks, or clsact on kernels without tcx: emu_bpf.c,
+ * inside the port's namespace), publishes the counters as
  * `ethtool -S` / `ethtool -i` text (atomic replace, 100 times a second) and
  * an RDMA sysfs tree (counter files rewritten in place when they change, so
  * a reader may keep them open and pread at 0 as on sysfs) under OUTDIR,
@@ -174,6 +175,7 @@ static int parse_port(struct emu *e, const char *arg)
 	memset(p->ib_fd, 0xff, sizeof(p->ib_fd));
 	p->peer = -1;
 	p->wfd = -1;
+	p->link[0] = p->link[1] = -1;
 	return 0;
 }
 

@@ -42,6 +42,7 @@ struct port {
 	int k, nsfd, ifindex, peer;
 	struct emu_port *skel;
 	int in_attached, eg_attached, hook_created;
+	int link[2];			/* tcx: ingress, egress links; -1 (clsact) */
 	struct mnl_socket *nl;	/* link events (RTMGRP_LINK) */
 	struct mnl_socket *nlq;	/* link queries when the rx-mode work runs */
 	unsigned int nlq_seq;

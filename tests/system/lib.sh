@@ -149,6 +149,16 @@ sockperf_pair() {
 # jflows PORT: the daemon's flow table for PORT as JSON lines
 jflows() { ctl -j flows "$@" | jq -c '.flows[]'; }
 
+# tracker_progs NS IF: the flow tracker's programs on IF, one line each
+# (ft_ingress, ft_egress), however hooked: tcx links (build/tcxq) or clsact
+# filters (tc filter show)
+tracker_progs() {
+	{ ip netns exec "$1" "$BUILD/tcxq" "$2" | awk '{ print $2 }'
+	  for d in ingress egress; do
+		ip netns exec "$1" tc filter show dev "$2" $d | sed -n 's/.* name \([^ ]*\) .*/\1/p'
+	  done; } 2>/dev/null | grep -x 'ft_\(ingress\|egress\)'
+}
+
 # nft_drop NS RULE...: drop frames in NS before the stack sees them
 nft_drop() {
 	local ns=$1; shift

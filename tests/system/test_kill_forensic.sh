@@ -2,9 +2,9 @@
 # SIGKILL of the daemon at random points of a forensic sequence, 20 runs,
 # each followed by a restart (issue #12): after every restart no half
 # bundle and no work file is left, and once the daemon is stopped at the
-# end no tc filter or clsact qdisc it attached is left on the interface,
-# whose promiscuity and flags are as they were before the daemon first
-# touched it. Every bundle that was finished verifies.
+# end no tcx program, tc filter or clsact qdisc it attached is left on the
+# interface, whose promiscuity and flags are as they were before the daemon
+# first touched it. Every bundle that was finished verifies.
 . "$(dirname "$0")/lib.sh"
 t_init
 pair_up 10.216.0 || exit 1
@@ -18,7 +18,7 @@ mkdir -p "$T_DIR/flows"
 } > "$T_DIR/n.conf"
 promisc() { ip -n "$A" -d link show vA | grep -o 'promiscuity [0-9]*'; }
 flags() { ip -n "$A" -o link show vA | sed 's/.*<\([^>]*\)>.*/\1/'; }
-tcstate() { tc -n "$A" qdisc show dev vA; tc -n "$A" filter show dev vA ingress; tc -n "$A" filter show dev vA egress; }
+tcstate() { tc -n "$A" qdisc show dev vA; tc -n "$A" filter show dev vA ingress; tc -n "$A" filter show dev vA egress; ip netns exec "$A" "$BUILD/tcxq" vA; }
 before_p=$(promisc) before_f=$(flags) before_tc=$(tcstate)
 inv_state() { ctl -j incident list 2>/dev/null | jq -r '[.investigations[]] | last | .state // empty'; }
 running() { local s; s=$(inv_state); [ -n "$s" ] && [ "$s" != complete ]; }

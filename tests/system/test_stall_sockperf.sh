@@ -33,12 +33,14 @@ sleep 1
 check "no stall while healthy" test "$(ctl -j flows --stalled | jq '.flows | length')" = 0
 # TCP-only selectors: the tracker's flows are evidence, its hooks on only
 # while a watched flow waits (tracker_hooks = on-wait, the default)
-hooks() { ip netns exec "$1" tc filter show dev "$2" ingress; ip netns exec "$1" tc filter show dev "$2" egress; }
+hooks() { tracker_progs "$1" "$2"; }
+H="$(declare -f hooks tracker_progs); BUILD='$BUILD'"
 # healthy traffic rarely waits 100 ms, but a loaded machine may: the
 # filters on the ports are what status says, and are off when it says off
 nhooked=$(ctl -j status | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks | select(startswith("on"))] | length')
 echo "ports with tracker hooks on while healthy: $nhooked (of 2)"
-check "healthy: tracker filters on the ports as status says ($nhooked)" bash -c "[ \$( { $(declare -f hooks); hooks $A vA; hooks $B vB; } | grep -c ft_) = \$(( $nhooked * 2 )) ]"
+check "healthy: tracker filters on the ports as status says ($nhooked)" bash -c "[ \$( { $H; hooks $A vA; hooks $B vB; } | grep -c ft_) = \$(( $nhooked * 2 )) ]"
+check "status: the tracker hooks with tcx links (this kernel has them)" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.cost[] | select(.source == \"bpf\") | .attach] == [\"tcx links\", \"tcx links\"]'"
 check "status: the tracker waits for a wait (on-wait)" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.cost[] | select(.source == \"bpf\") | .hooks_on | numbers] | length == 2'"
 victim=$(jflows cli | jq -r 'select(.source=="sock") | .tuple' | grep ':11112$' | head -1)
 vport=$(echo "$victim" | sed -E 's/^tcp [0-9.]+:([0-9]+) .*/\1/')
@@ -62,8 +64,8 @@ check "declared within threshold + one poll (+20 ms scheduling slack): ${lat} ms
 	awk -v l="$lat" 'BEGIN { exit !(l >= 200 && l <= 270) }'
 sleep 1.5       # several retransmissions meanwhile
 check "still one incident despite retransmissions" test "$(ctl -j status | jq '.incidents | length')" = 1
-check "stalled: the tracker hooked on the server's port" bash -c "{ $(declare -f hooks); hooks $B vB; } | grep -c ft_ | grep -qx 2"
-check "stalled: the tracker hooked on the client's port" bash -c "{ $(declare -f hooks); hooks $A vA; } | grep -c ft_ | grep -qx 2"
+check "stalled: the tracker hooked on the server's port" bash -c "{ $H; hooks $B vB; } | grep -c ft_ | grep -qx 2"
+check "stalled: the tracker hooked on the client's port" bash -c "{ $H; hooks $A vA; } | grep -c ft_ | grep -qx 2"
 # the drop is after tc ingress (nft prerouting): the server's tracker counts
 # the victim's retransmissions arriving while its socket sees nothing
 check "the server's tracker counts the victim's frames arriving" wait_for 3 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows srv | jqe --arg p ':$vport' '[.flows[] | select(.source == \"bpf\" and (.tuple | contains(\$p)))] | length == 1 and .[0].rx_msgs >= 1'"
@@ -76,5 +78,5 @@ check "released flow carries its stall duration (>= 2.5 s)" awk -v d="$dur" 'BEG
 check "the daemon logged the release" grep -q "released after" "$T_DIR/daemon.log"
 check "flows report the last stall" bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jqe '[.flows[] | select(.last_stall_ms != null)] | length >= 1'"
 check "text flows view" bash -c "'$NICSTALLCTL' -s '$T_SOCK' flows srv | grep -q '^srv  *sock  *tcp 10.204.0.2:1111[123]'"
-check "released: the hooks come off again (5 s after the last wait)" wait_for 12 bash -c "! { $(declare -f hooks); hooks $A vA; hooks $B vB; } | grep -q ft_"
+check "released: the hooks come off again (5 s after the last wait)" wait_for 12 bash -c "! { $H; hooks $A vA; hooks $B vB; } | grep -q ft_"
 check "and the daemon logged both" bash -c "grep -q 'tracker hooks on: a watched flow waits' '$T_DIR/daemon.log' && grep -q 'tracker hooks off' '$T_DIR/daemon.log'"

@@ -159,14 +159,62 @@ static inline const struct flow_obs *find(const struct nstest_obs *l, uint8_t pr
 	return NULL;
 }
 
-static inline struct flowtrack *attach_lo(const struct flow_sel *sel, unsigned nsel)
+static inline struct flowtrack *attach_lo_mode(const struct flow_sel *sel, unsigned nsel,
+					       enum flowtrack_attach_mode mode)
 {
 	char err[512] = "";
-	struct flowtrack *ft = flowtrack_attach(-1, 1, sel, nsel, 0, err, sizeof(err));
+	struct flowtrack *ft = flowtrack_attach(-1, 1, sel, nsel, 0, mode, err, sizeof(err));
 
 	if (!ft)
-		fail_msg("flowtrack_attach lo: %s", err);
+		fail_msg("flowtrack_attach lo (%s): %s", flowtrack_attach_name(mode), err);
 	return ft;
+}
+
+static inline struct flowtrack *attach_lo(const struct flow_sel *sel, unsigned nsel)
+{
+	return attach_lo_mode(sel, nsel, FLOWTRACK_AUTO);
+}
+
+/* The programs on ifindex's tcx hooks in this namespace, in the order the
+ * kernel runs them: "in:NAME ... eg:NAME ..." ("" none); BPF_PROG_QUERY on
+ * BPF_TCX_INGRESS (46) and BPF_TCX_EGRESS (47). */
+static inline const char *tcx_progs(int ifindex)
+{
+	static char out[1024];
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (int d = 0; d < 2; d++) {
+		__u32 ids[64], cnt = 64, flags = 0;
+
+		if (bpf_prog_query(ifindex, (enum bpf_attach_type)(46 + d), 0, &flags, ids, &cnt) < 0)
+			fail_msg("tcx query of ifindex %d: %s", ifindex, strerror(errno));
+		for (__u32 i = 0; i < cnt; i++) {
+			struct bpf_prog_info info;
+			__u32 len = sizeof(info);
+			int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+			memset(&info, 0, sizeof(info));
+			assert_true(fd >= 0);
+			assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+			close(fd);
+			n += (size_t)snprintf(out + n, sizeof(out) - n, "%s%s:%s", n ? " " : "",
+					      d ? "eg" : "in", info.name);
+		}
+	}
+	return out;
+}
+
+/* tcx_progs of ifname inside namespace nsfd. */
+static inline const char *tcx_progs_in(int nsfd, const char *ifname)
+{
+	const char *out;
+	int saved;
+
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	out = tcx_progs((int)if_nametoindex(ifname));
+	assert_int_equal(netns_leave(saved), 0);
+	return out;
 }
 
 #endif

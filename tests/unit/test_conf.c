@@ -169,6 +169,32 @@ static void conf_load__structural_errors__named(void **state)
 	assert_non_null(strstr(ms.m[6], ":12: port 'd' watches eth0, already watched by port 'c'"));
 }
 
+/* tracker_attach: auto by default, tcx or clsact by name; anything else
+ * named with its file and line. */
+static void conf_load__tracker_attach__values_and_bad_value(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+	char want[128];
+
+	(void)state;
+	assert_int_equal(load("[port a]\ninterface = eth0\n"
+			      "[port b]\ninterface = eth1\ntracker_attach = tcx\n"
+			      "[port c]\ninterface = eth2\ntracker_attach = clsact\n"
+			      "[port d]\ninterface = eth3\ntracker_attach = auto\n", &c, &ms), 0);
+	assert_int_equal(c->ports[0].tracker_attach, CONF_ATTACH_AUTO);
+	assert_int_equal(c->ports[1].tracker_attach, CONF_ATTACH_TCX);
+	assert_int_equal(c->ports[2].tracker_attach, CONF_ATTACH_CLSACT);
+	assert_int_equal(c->ports[3].tracker_attach, CONF_ATTACH_AUTO);
+	conf_free(c);
+	c = (struct conf *)1;
+	assert_int_equal(load("[port a]\ninterface = eth0\ntracker_attach = xdp\n", &c, &ms), 1);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:3: tracker_attach: 'xdp' is not one of auto, tcx, clsact",
+		 path);
+	assert_non_null(strstr(ms.m[0], want));
+}
+
 static void conf_load__missing_file__named(void **state)
 {
 	struct conf *c;
@@ -194,6 +220,7 @@ int main(void)
 		cmocka_unit_test(conf_load__valid_file__ports_and_defaults),
 		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
 		cmocka_unit_test(conf_load__structural_errors__named),
+		cmocka_unit_test(conf_load__tracker_attach__values_and_bad_value),
 		cmocka_unit_test(conf_load__missing_file__named),
 		cmocka_unit_test(conf_load__text_after_nul__error_with_line),
 		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),

@@ -173,8 +173,8 @@ static void flowtrack_poll__tcp_exchange__both_ends_agree_with_flags(void **stat
 
 /* The ops table on a veth into a test namespace: open finds the peer's
  * ifindex from its name, clears stale filters and attaches with the
- * selectors; poll counts the datagrams that reached the peer; close takes
- * the filters and the qdisc away. */
+ * selectors (tcx links, this kernel has them); poll counts the datagrams
+ * that reached the peer; close takes the links away, no qdisc made. */
 static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(void **state)
 {
 	static struct nstest_obs l;
@@ -206,8 +206,7 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	src_open_sel(&s, &ctx, &sel, "udp port 9999");
 	assert_ptr_equal(s.ops, &flow_src_bpf_ops);
 	memset(&sel, 0, sizeof(sel));           /* open took its own copy */
-	assert_non_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftv1 ingress",
-				  pid, nsfd), "ft_ingress"));
+	assert_string_equal(tcx_progs_in(nsfd, "ftv1"), "in:ft_ingress eg:ft_egress");
 	for (int i = 0; i < 5; i++) {
 		assert_int_equal(sendto(tfd, "ping", 4, 0, (struct sockaddr *)&to, sizeof(to)), 4);
 		assert_int_equal(recv(rfd, buf, sizeof(buf), 0), 4);
@@ -222,6 +221,7 @@ static void flow_src_bpf_ops__veth_test_namespace__frames_counted_then_detached(
 	assert_int_equal(o->tx_msgs, 0);
 	s.ops->close(&s);
 	assert_null(s.priv);
+	assert_string_equal(tcx_progs_in(nsfd, "ftv1"), "");
 	assert_string_equal(sh("nsenter --net=/proc/%d/fd/%d tc filter show dev ftv1 ingress",
 			       pid, nsfd), "");
 	assert_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc qdisc show dev ftv1", pid, nsfd),
@@ -344,8 +344,8 @@ static void tcp_pingpong(int cfd, int sfd, int n)
 	}
 }
 
-/* TCP-only selectors, tracker_hooks on-wait (the default): open attaches
- * and takes the filters off again (the clsact qdisc stays); they go on at
+/* TCP-only selectors, tracker_hooks on-wait (the default), on clsact: open
+ * attaches and takes the filters off again (the clsact qdisc stays); they go on at
  * the first poll that says a flow waits (wanted_ns), count only what comes
  * after, and come off FLOW_SRC_WANT_HOLD_NS after the last such poll. A
  * flow the map holds from before they last came on is left out until it
@@ -365,6 +365,7 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	(void)state;
 	if (!bpf_ok)
 		skip();
+	ctx.tracker_attach = FLOWTRACK_CLSACT;     /* tcx: the test after */
 	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
 	/* the qdisc stays: making it again would deactivate the port */
@@ -448,12 +449,75 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	close(lfd);
 }
 
+/* The same on tcx links: off at open (no program, no qdisc), both links
+ * on from the poll that says a flow waits, closed after the hold; status
+ * says how. */
+static void flow_src_bpf_ops__tcp_only_on_wait_tcx__links_while_wanted(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_src s = { .ops = &flow_src_bpf_ops };
+	struct flow_src_ctx ctx = { .port_name = "lo", .ifname = "lo", .netns_fd = -1 };
+	const uint64_t ms = 1000000ull, t = 5000 * ms;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct json_object *st;
+	struct flow_sel sel;
+	int lfd, cfd, sfd;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
+	assert_string_equal(tcx_progs(1), "");
+	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
+	tcp_lo_pair(&lfd, &cfd, &sfd, &a);
+	s.poll_ns = 50 * ms;
+	s.refresh_ns = 150 * ms;
+	s.now_ns = t;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_true(s.skipped);
+	s.wanted_ns = t;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
+	tcp_pingpong(cfd, sfd, 3);
+	s.now_ns = t + 50 * ms;
+	l.n = 0;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 2);
+	assert_non_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
+	st = json_object_new_object();
+	s.ops->status(&s, st);
+	assert_string_equal(jx_str(st, "attach"), "tcx links");
+	assert_string_equal(jx_str(st, "hooks"), "on (a watched flow waits)");
+	json_object_put(st);
+	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
+	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+	assert_string_equal(tcx_progs(1), "");
+	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
+	/* and on again */
+	s.wanted_ns = s.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
+	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
+	st = json_object_new_object();
+	s.ops->status(&s, st);
+	assert_int_equal(jx_u64(st, "hooks_on"), 2);
+	assert_int_equal(jx_u64(st, "hooks_off"), 1);
+	json_object_put(st);
+	s.ops->close(&s);
+	assert_string_equal(tcx_progs(1), "");
+	close(sfd);
+	close(cfd);
+	close(lfd);
+}
+
 /* Hooks on and off ten times while the port sends a datagram every 50 us:
- * not one is lost. A tracker that made and removed the clsact qdisc each
- * time would lose some: qdisc_graft() deactivates the interface (its
- * queues drop what is sent meanwhile) for clsact too (net/sched/sch_api.c),
- * filters come and go without that. */
-static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **state)
+ * not one is lost. reopen: the source closed and opened again each time
+ * (a daemon's stop and start), else the on-wait hooks toggled by polls. A
+ * tracker that made and removed the clsact qdisc each time (clsact and
+ * reopen) loses some: qdisc_graft() deactivates the interface (its queues
+ * drop what is sent meanwhile) for clsact too (net/sched/sch_api.c);
+ * filters come and go without that, and tcx links never touch the queues
+ * (kernel/bpf/tcx.c tcx_link_attach publishes the program array with an
+ * RCU pointer swap). */
+static void hooks_under_traffic(enum flowtrack_attach_mode mode, int reopen)
 {
 	static struct nstest_obs l;
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9998) };
@@ -467,9 +531,9 @@ static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **s
 	volatile long *shared;
 	pid_t pid;
 
-	(void)state;
 	if (!bpf_ok)
 		skip();
+	sh("ip link del ftw0 2>/dev/null");     /* a failed run's */
 	nsfd = nstest_make_netns();
 	assert_true(nsfd >= 0);
 	assert_int_equal(nstest_veth(nsfd, "ftw0", "10.77.9.1", "ftw1", "10.77.9.2"), 0);
@@ -481,9 +545,15 @@ static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **s
 	tfd = netns_socket(nsfd, AF_INET, SOCK_DGRAM, 0);      /* sends from ftw1 */
 	assert_true(tfd >= 0);
 	ctx.netns_fd = nsfd;
-	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
-	s.poll_ns = 50 * ms;
-	s.refresh_ns = 150 * ms;
+	ctx.tracker_attach = mode;
+	ctx.hooks_always = reopen;
+	/* toggled: opened before the traffic (on clsact the qdisc is made
+	 * now, a graft, and stays) */
+	if (!reopen) {
+		src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
+		s.poll_ns = 50 * ms;
+		s.refresh_ns = 150 * ms;
+	}
 	shared = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(shared != MAP_FAILED);
 	*shared = 0;
@@ -506,34 +576,64 @@ static void flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost(void **s
 	while (*shared < 100)                   /* the sender is going */
 		usleep(1000);
 	for (int i = 0; i < 10; i++) {
-		s.now_ns = t + (uint64_t)i * 2 * FLOW_SRC_WANT_HOLD_NS;
-		s.wanted_ns = s.now_ns;                        /* on */
 		before = *shared;
-		assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+		if (reopen) {
+			src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
+		} else {
+			s.now_ns = t + (uint64_t)i * 2 * FLOW_SRC_WANT_HOLD_NS;
+			s.wanted_ns = s.now_ns;                        /* on */
+			assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
+		}
 		while (*shared < before + 50)   /* sent while on, whatever the load */
 			usleep(1000);
 		before = *shared;
-		s.now_ns += FLOW_SRC_WANT_HOLD_NS;             /* off */
-		assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+		if (reopen) {
+			s.ops->close(&s);
+		} else {
+			s.now_ns += FLOW_SRC_WANT_HOLD_NS;             /* off */
+			assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
+		}
 		while (*shared < before + 50)
 			usleep(1000);
 	}
-	assert_non_null(strstr(sh("nsenter --net=/proc/%d/fd/%d tc qdisc show dev ftw1",
-				  (int)getpid(), nsfd), "clsact"));
+	/* clsact: the qdisc stays while the source is open; tcx makes none */
+	assert_true(!strstr(sh("nsenter --net=/proc/%d/fd/%d tc qdisc show dev ftw1",
+			       (int)getpid(), nsfd), "clsact") == (mode == FLOWTRACK_TCX || reopen));
 	close(pfd[1]);                          /* stop */
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	sent = *shared;
 	munmap((void *)shared, sizeof(long));
 	while (recv(rfd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		got++;
-	print_message("%ld datagrams sent while the hooks went on and off 10 times, %ld arrived\n",
+	print_message("%s, %s 10 times: %ld datagrams sent meanwhile, %ld arrived\n",
+		      flowtrack_attach_name(mode), reopen ? "opened and closed" : "hooks on and off",
 		      sent, got);
 	assert_int_equal(got, sent);
-	s.ops->close(&s);
+	if (!reopen)
+		s.ops->close(&s);
 	close(tfd);
 	close(rfd);
 	close(nsfd);
 	sh("ip link del ftw0 2>/dev/null");
+}
+
+static void flow_src_bpf_ops__clsact_hooks_toggled_under_traffic__nothing_lost(void **state)
+{
+	(void)state;
+	hooks_under_traffic(FLOWTRACK_CLSACT, 0);
+}
+
+static void flow_src_bpf_ops__tcx_hooks_toggled_under_traffic__nothing_lost(void **state)
+{
+	(void)state;
+	hooks_under_traffic(FLOWTRACK_TCX, 0);
+}
+
+/* The daemon's start and stop: on tcx, nothing lost either. */
+static void flow_src_bpf_ops__tcx_opened_and_closed_under_traffic__nothing_lost(void **state)
+{
+	(void)state;
+	hooks_under_traffic(FLOWTRACK_AUTO, 1);
 }
 
 /* ---- the program's parse, in place and header by header ---- */
@@ -645,7 +745,10 @@ int main(void)
 		cmocka_unit_test(flowtrack_poll__many_flows_batch_and_walk__same_observations),
 		cmocka_unit_test(flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh),
 		cmocka_unit_test(flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted),
-		cmocka_unit_test(flow_src_bpf_ops__hooks_toggled_under_traffic__nothing_lost),
+		cmocka_unit_test(flow_src_bpf_ops__tcp_only_on_wait_tcx__links_while_wanted),
+		cmocka_unit_test(flow_src_bpf_ops__clsact_hooks_toggled_under_traffic__nothing_lost),
+		cmocka_unit_test(flow_src_bpf_ops__tcx_hooks_toggled_under_traffic__nothing_lost),
+		cmocka_unit_test(flow_src_bpf_ops__tcx_opened_and_closed_under_traffic__nothing_lost),
 		cmocka_unit_test(flowtrack_test_run__frames_in_place_and_header_by_header__same_flows),
 	};
 

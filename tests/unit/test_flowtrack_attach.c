@@ -1,6 +1,8 @@
-/* Unit tests: flowtrack attach and detach: selectors limit what is tracked,
- * the qdisc and filters are removed only when ours, stale ones of a killed
- * attacher are cleaned up, other namespaces and bad ifindexes. Same private
+/* Unit tests: flowtrack attach and detach: selectors limit what is tracked;
+ * tcx links leave no qdisc, go with a killed attacher and run after the
+ * tcx programs already there; on clsact the qdisc and filters are removed
+ * only when ours, stale ones of a killed attacher are cleaned up; other
+ * namespaces and bad ifindexes. Same private
  * network namespace as test_flowtrack.c (flowtrack_test.h). Needs root. */
 #include "flowtrack_test.h"
 
@@ -119,7 +121,7 @@ static void flowtrack_detach__qdisc_created_by_us__filters_and_qdisc_gone(void *
 	if (!bpf_ok)
 		skip();
 	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
-	ft = attach_lo(NULL, 0);
+	ft = attach_lo_mode(NULL, 0, FLOWTRACK_CLSACT);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
 	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
@@ -159,7 +161,7 @@ static void flowtrack_detach__preexisting_qdisc_with_filter__qdisc_and_filter_ke
 		skip();
 	assert_int_equal(system("tc qdisc add dev lo clsact"), 0);
 	add_other_filter();
-	ft = attach_lo(NULL, 0);
+	ft = attach_lo_mode(NULL, 0, FLOWTRACK_CLSACT);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	assert_false(marker_exists());
 	flowtrack_detach(ft);
@@ -178,7 +180,7 @@ static void flowtrack_detach__created_then_foreign_filter_added__qdisc_kept(void
 	(void)state;
 	if (!bpf_ok)
 		skip();
-	ft = attach_lo(NULL, 0);
+	ft = attach_lo_mode(NULL, 0, FLOWTRACK_CLSACT);
 	add_other_filter();
 	flowtrack_detach(ft);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "pref 7 "));
@@ -200,7 +202,7 @@ static void flowtrack_detach__interface_deleted__no_error_marker_removed(void **
 	assert_int_equal(system("ip link add ftA type veth peer name ftB"), 0);
 	ifindex = (int)if_nametoindex("ftA");
 	assert_true(ifindex > 0);
-	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, err, sizeof(err));
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_CLSACT, err, sizeof(err));
 	if (!ft)
 		fail_msg("attach ftA: %s", err);
 	assert_non_null(strstr(sh("tc filter show dev ftA egress"), "ft_egress"));
@@ -224,7 +226,7 @@ static void flowtrack_cleanup_stale__killed_attacher__filters_and_qdisc_removed(
 	if (pid == 0) {
 		char e[512];
 
-		if (!flowtrack_attach(-1, 1, NULL, 0, 0, e, sizeof(e)))
+		if (!flowtrack_attach(-1, 1, NULL, 0, 0, FLOWTRACK_CLSACT, e, sizeof(e)))
 			_exit(3);
 		raise(SIGKILL);
 		_exit(4);
@@ -274,7 +276,7 @@ static void flowtrack_attach__other_namespace__filters_land_there(void **state)
 	snprintf(path, sizeof(path), "/run/netns/%s", netns_name);
 	nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(nsfd >= 0);
-	ft = flowtrack_attach(nsfd, 1, NULL, 0, 64, err, sizeof(err));
+	ft = flowtrack_attach(nsfd, 1, NULL, 0, 64, FLOWTRACK_CLSACT, err, sizeof(err));
 	if (!ft)
 		fail_msg("attach in %s: %s", netns_name, err);
 	close(nsfd);    /* the tracker keeps its own reference */
@@ -294,18 +296,213 @@ static void flowtrack_attach__bogus_ifindex__fails_with_message(void **state)
 	char err[512] = "";
 
 	(void)state;
-	assert_null(flowtrack_attach(-1, 99999, NULL, 0, 0, err, sizeof(err)));
+	assert_null(flowtrack_attach(-1, 99999, NULL, 0, 0, FLOWTRACK_AUTO, err, sizeof(err)));
 	assert_non_null(strstr(err, "ifindex 99999"));
 	assert_non_null(strstr(err, strerror(ENODEV)));
 	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
 
 	memset(sel, 0, sizeof(sel));
 	err[0] = '\0';
-	assert_null(flowtrack_attach(-1, 1, sel, 9, 0, err, sizeof(err)));
+	assert_null(flowtrack_attach(-1, 1, sel, 9, 0, FLOWTRACK_AUTO, err, sizeof(err)));
 	assert_non_null(strstr(err, "9 flow selectors"));
+	err[0] = '\0';
+	assert_null(flowtrack_attach(-1, 1, NULL, 0, 0, (enum flowtrack_attach_mode)7, err,
+				     sizeof(err)));
+	assert_non_null(strstr(err, "attach mode 7"));
+	/* tcx only, a missing interface: the tcx error, nothing made */
+	err[0] = '\0';
+	assert_null(flowtrack_attach(-1, 99999, NULL, 0, 0, FLOWTRACK_TCX, err, sizeof(err)));
+	assert_non_null(strstr(err, "ifindex 99999"));
 	err[0] = '\0';
 	assert_int_equal(flowtrack_cleanup_stale(-1, 99999, err, sizeof(err)), -ENODEV);
 	assert_non_null(strstr(err, "ifindex 99999"));
+}
+
+/* ---- tcx links ---- */
+
+/* This kernel has tcx (6.6+): auto takes it. Both links, no clsact qdisc
+ * (a graft would stop the port's queues for a moment) and no marker, and
+ * nothing left after detach. */
+static void flowtrack_attach__auto_on_tcx_kernel__links_no_qdisc(void **state)
+{
+	struct flowtrack *ft;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	ft = attach_lo(NULL, 0);
+	assert_int_equal(flowtrack_attach_mode(ft), FLOWTRACK_TCX);
+	assert_string_equal(flowtrack_attach_name(flowtrack_attach_mode(ft)), "tcx");
+	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
+	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
+	assert_string_equal(sh("tc filter show dev lo ingress"), "");
+	assert_false(marker_exists());
+	assert_true(flowtrack_hooked(ft));
+	flowtrack_detach(ft);
+	assert_string_equal(tcx_progs(1), "");
+	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
+}
+
+/* A killed attacher: its links went with its descriptors, nothing stale. */
+static void flowtrack_attach__tcx_attacher_killed__links_gone_with_it(void **state)
+{
+	char err[512] = "";
+	pid_t pid;
+	int st;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char e[512];
+
+		if (!flowtrack_attach(-1, 1, NULL, 0, 0, FLOWTRACK_TCX, e, sizeof(e)))
+			_exit(3);
+		if (strcmp(tcx_progs(1), "in:ft_ingress eg:ft_egress"))
+			_exit(5);
+		raise(SIGKILL);
+		_exit(4);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* the file's release detaches it (bpf_link_release -> tcx_link_release) */
+	assert_string_equal(tcx_progs(1), "");
+	assert_false(marker_exists());
+	assert_int_equal(flowtrack_cleanup_stale(-1, 1, err, sizeof(err)), 0);
+}
+
+/* A program that drops every frame (TCX_DROP), named name. */
+static int dropper(const char *name)
+{
+	struct bpf_insn insns[2] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 2 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, name, "GPL", insns, 2, NULL);
+
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The tracker counts what reaches the host: a tcx program that drops on
+ * ingress runs before it, whether it was there first (the tracker appends)
+ * or came later with BPF_F_BEFORE (as the test emulator's "NIC" does). A
+ * tracker that put itself first would count the dropped frames. */
+static void flowtrack_attach__tcx_dropper_before__dropped_frames_not_counted(void **state)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, before, .flags = 1u << 3);  /* BPF_F_BEFORE */
+	static struct nstest_obs l;
+	const struct flow_obs *o;
+	struct flowtrack *ft;
+	char buf[64];
+	int prog, link, c, srv;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	c = udp_sock(AF_INET, "127.0.0.1");
+	srv = udp_sock(AF_INET, "127.0.0.1");
+	for (int later = 0; later < 2; later++) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+
+		prog = dropper(later ? "drop_later" : "drop_first");
+		if (!later)
+			link = bpf_link_create(prog, 1, (enum bpf_attach_type)46, NULL);
+		ft = attach_lo(NULL, 0);
+		if (later)
+			link = bpf_link_create(prog, 1, (enum bpf_attach_type)46, &before);
+		assert_true(link >= 0);
+		assert_string_equal(tcx_progs(1), later ? "in:drop_later in:ft_ingress eg:ft_egress" :
+					      "in:drop_first in:ft_ingress eg:ft_egress");
+		assert_int_equal(getsockname(srv, (struct sockaddr *)&ss, &sl), 0);
+		for (int i = 0; i < 5; i++)
+			assert_int_equal(sendto(c, "x", 1, 0, (struct sockaddr *)&ss, sl), 1);
+		assert_true(recv(srv, buf, sizeof(buf), MSG_DONTWAIT) < 0);    /* all dropped */
+		l.n = 0;
+		assert_true(flowtrack_poll(ft, nstest_collect, &l) >= 1);
+		o = find(&l, IPPROTO_UDP, local_port(c), local_port(srv));
+		assert_non_null(o);
+		assert_int_equal(o->tx_msgs, 5);                /* egress: sent */
+		assert_null(find(&l, IPPROTO_UDP, local_port(srv), local_port(c)));  /* never arrived */
+		flowtrack_detach(ft);
+		close(link);
+		close(prog);
+		assert_string_equal(tcx_progs(1), "");
+	}
+	close(c);
+	close(srv);
+}
+
+/* In another namespace: the links are made there (tcx_link_attach looks the
+ * ifindex up in the caller's namespace, so the loader enters it). */
+static void flowtrack_attach__tcx_other_namespace__links_land_there(void **state)
+{
+	struct flowtrack *ft;
+	char err[512] = "", path[128];
+	int nsfd, saved;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	snprintf(netns_name, sizeof(netns_name), "flowtrack-tcx-%d", getpid());
+	assert_int_equal(nstest_sh("ip netns add %s && ip -n %s link set lo up", netns_name,
+				   netns_name), 0);
+	snprintf(path, sizeof(path), "/run/netns/%s", netns_name);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(nsfd >= 0);
+	ft = flowtrack_attach(nsfd, 1, NULL, 0, 64, FLOWTRACK_TCX, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach in %s: %s", netns_name, err);
+	assert_string_equal(tcx_progs(1), "");
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
+	assert_int_equal(netns_leave(saved), 0);
+	/* off and on again from here: the links are bound to their device */
+	assert_int_equal(flowtrack_set_hooked(ft, 0, err, sizeof(err)), 0);
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	assert_string_equal(tcx_progs(1), "");
+	assert_int_equal(netns_leave(saved), 0);
+	assert_int_equal(flowtrack_set_hooked(ft, 1, err, sizeof(err)), 0);
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
+	assert_int_equal(netns_leave(saved), 0);
+	flowtrack_detach(ft);
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
+	assert_string_equal(tcx_progs(1), "");
+	assert_int_equal(netns_leave(saved), 0);
+	close(nsfd);
+	sh("ip netns del %s", netns_name);
+	netns_name[0] = '\0';
+}
+
+/* The interface goes while hooked: the kernel detached the links
+ * (tcx_uninstall at unregister); closing them after is no error. */
+static void flowtrack_detach__tcx_interface_deleted__no_error(void **state)
+{
+	char err[512] = "";
+	struct flowtrack *ft;
+	int ifindex;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(system("ip link add ftT type veth peer name ftU"), 0);
+	ifindex = (int)if_nametoindex("ftT");
+	assert_true(ifindex > 0);
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach ftT: %s", err);
+	assert_string_equal(tcx_progs(ifindex), "in:ft_ingress eg:ft_egress");
+	assert_int_equal(system("ip link del ftT"), 0);
+	/* hooks off and on with the device gone: off is fine, on says why */
+	assert_int_equal(flowtrack_set_hooked(ft, 0, err, sizeof(err)), 0);
+	assert_true(flowtrack_set_hooked(ft, 1, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "tcx ingress link on ftT"));
+	assert_false(flowtrack_hooked(ft));
+	flowtrack_detach(ft);
 }
 
 int main(void)
@@ -321,6 +518,11 @@ int main(void)
 		cmocka_unit_test(flowtrack_cleanup_stale__foreign_filter__left_alone),
 		cmocka_unit_test(flowtrack_attach__other_namespace__filters_land_there),
 		cmocka_unit_test(flowtrack_attach__bogus_ifindex__fails_with_message),
+		cmocka_unit_test(flowtrack_attach__auto_on_tcx_kernel__links_no_qdisc),
+		cmocka_unit_test(flowtrack_attach__tcx_attacher_killed__links_gone_with_it),
+		cmocka_unit_test(flowtrack_attach__tcx_dropper_before__dropped_frames_not_counted),
+		cmocka_unit_test(flowtrack_attach__tcx_other_namespace__links_land_there),
+		cmocka_unit_test(flowtrack_detach__tcx_interface_deleted__no_error),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
