@@ -26,6 +26,7 @@ med() { stats "$1" | cut -d' ' -f1; }
 #   vs                         a series to divide by: ratio = median / median(vs)
 #   goal                       text; check: how it is judged:
 #     max:X (value <= X), below:X (value < X), min:X (value >= X),
+#     every_max:X (every sample <= X),
 #     ratio_max:X, ratio_min:X, ratio_above:X (ratio > X), none
 #   note                       why it misses and what would close it, or a remark
 row() {
@@ -54,6 +55,7 @@ row() {
 	fi
 	case $check in
 	max:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
+	every_max:*) met=$(awk -v a="$hi" -v g="${check#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
 	below:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a < g) ? "true" : "false" }') ;;
 	min:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
 	ratio_max:*) met=$(awk -v a="${ratio:-inf}" -v g="${check#*:}" 'BEGIN { print (a != "" && a <= g) ? "true" : "false" }') ;;

@@ -241,7 +241,7 @@ drops() {       # the host's dropped frames: tx_dropped + rx_dropped of both vet
 section_perturb() {
 	local rounds secs v
 	env_up || return
-	rounds=$(pick 1 4) secs=$(pick 1 6)
+	rounds=$(pick 1 6) secs=$(pick 1 6)
 	# pinned apart, as a latency sitting runs: sockperf's server and
 	# client on one CPU, the daemon on another. Unpinned, sockperf's p50
 	# is bimodal with the scheduler's placement (7-9 us on one core,
@@ -258,9 +258,12 @@ section_perturb() {
 	mkconf "$WORK/perturb-always.conf" "tracker_hooks = always"
 	for r in $(seq "$rounds"); do
 		for v in off on always watched; do
-			# the watched flow is a remark, not a goal: half the rounds
-			# (the whole bench stays well inside 15 minutes)
-			[ "$v" = watched ] && [ "$r" -gt $(( (rounds + 1) / 2 )) ] && continue
+			# off and on carry the goals: every round. always and
+			# watched are remarks: every other round, always in the
+			# odd ones, watched in the even ones (the whole bench
+			# stays well inside 15 minutes)
+			[ "$v" = always ] && [ $((r % 2)) = 0 ] && [ "$rounds" -gt 1 ] && continue
+			[ "$v" = watched ] && [ $((r % 2)) = 1 ] && [ "$rounds" -gt 1 ] && continue
 			perturb_run "$v" "$secs"
 		done
 	done
@@ -287,24 +290,27 @@ section_perturb() {
 	row section=perturb name="host drops, daemon on" unit=frames series=drops_on \
 		goal="no more than off" check=max:"$(awk '{ if ($1 > m) m = $1 } END { print m + 0 }' \
 		"$WORK/series/drops_off" 2>/dev/null)" note="per ${secs} s run; met when the on median is within the off runs"
+	local att
+	att=$(sort -u "$WORK/series/sp_attach" 2>/dev/null | tr '\n' ' ')
 	row section=perturb name="host drops across a daemon start and stop (outside the runs)" \
-		unit=frames series=drops_startstop \
-		note="the tracker's clsact qdisc made at the start and removed at the stop: each graft deactivates the veth for a moment (qdisc_graft -> dev_deactivate) and what it sends then is lost; a known defect (nicstalld(8) BUGS), closed by tcx links"
+		unit=frames series=drops_startstop goal="0 in every one" check=every_max:0 \
+		note="the tracker hooked with: ${att:-?}(tracker_attach = auto). tcx links make no qdisc, so a start and a stop graft nothing; on clsact (kernels before 6.6) the qdisc made at the start and removed at the stop deactivates the veth for a moment each time (qdisc_graft -> dev_deactivate) and what it sends then is lost (nicstalld(8) BUGS): 10 frames over 5 starts and stops in tests/system/test_tc_cleanup.sh"
 }
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its clsact hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in an on run: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs: $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/perturb_settled" 2>/dev/null) of them began with one (the start's clsact qdisc graft drops frames: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
-	always) echo "tracker_hooks = always: the tracker's clsact hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(pick 1 4) alternated runs of $(pick 1 6) s; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in an on run: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs: $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/perturb_settled" 2>/dev/null) of them began with one (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	esac
 }
 
-# settled: no incident open and no investigation running (the daemon's
-# start makes the tracker's clsact qdisc, and grafting it drops what the
+# settled: no incident open and no investigation running (on clsact the
+# daemon's start makes the tracker's qdisc, and grafting it drops what the
 # veths send in that moment, qdisc_graft -> dev_deactivate: a session or
 # two then wait one RTO, the daemon rightly investigates, and that
-# investigation is not the cost of watching). Counts the runs it waited on.
+# investigation is not the cost of watching; a healthy session may also
+# wait by itself on a loaded machine). Counts the runs it waited on.
 # The on-wait tracker's hooks stay on 5 s after such a wait: not waited
 # for (the whole bench must stay inside 15 minutes), counted in sp_hooks_on.
 perturb_settle() {
@@ -337,11 +343,14 @@ perturb_run() {
 	# how often the on-wait tracker put its hooks on (the start's included)
 	[ "$v" = on ] && sample sp_hooks_on "$(ctl -j status |
 		jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
+	# and how it hooks (tcx links or clsact filters)
+	[ "$v" = on ] && ctl -j status | jq -r '.flow_sources.cost[] | select(.source == "bpf") |
+		.attach // "?"' | sed 's/ /-/g' >> "$WORK/series/sp_attach"
 	# an incident during the measured run: the daemon investigating
 	[ "$v" = off ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
 	[ "$v" = off ] || dstop
 	# what the daemon's start and stop dropped, the measured run left out
-	# (the tracker's clsact qdisc made and removed: nicstalld(8) BUGS)
+	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)
 	[ "$v" = on ] && sample drops_startstop $(( $(drops) - dpre - (d1 - d0) ))
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
