@@ -212,27 +212,37 @@ static void flowtrack_detach__interface_deleted__no_error_marker_removed(void **
 	assert_false(marker_exists());
 }
 
-static void flowtrack_cleanup_stale__killed_attacher__filters_and_qdisc_removed(void **state)
+/* A child attaches to lo the way mode says (with tcx: and checks that the
+ * links are there) and is killed with SIGKILL, leaving what it leaves. */
+static void attach_and_get_killed(enum flowtrack_attach_mode mode)
 {
-	char err[512] = "";
 	pid_t pid;
 	int st;
 
-	(void)state;
-	if (!bpf_ok)
-		skip();
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		char e[512];
 
-		if (!flowtrack_attach(-1, 1, NULL, 0, 0, FLOWTRACK_CLSACT, e, sizeof(e)))
+		if (!flowtrack_attach(-1, 1, NULL, 0, 0, mode, e, sizeof(e)))
 			_exit(3);
+		if (mode == FLOWTRACK_TCX && strcmp(tcx_progs(1), "in:ft_ingress eg:ft_egress"))
+			_exit(5);
 		raise(SIGKILL);
 		_exit(4);
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+}
+
+static void flowtrack_cleanup_stale__killed_attacher__filters_and_qdisc_removed(void **state)
+{
+	char err[512] = "";
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	attach_and_get_killed(FLOWTRACK_CLSACT);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
 	assert_true(marker_exists());
@@ -309,7 +319,7 @@ static void flowtrack_attach__bogus_ifindex__fails_with_message(void **state)
 	assert_null(flowtrack_attach(-1, 1, NULL, 0, 0, (enum flowtrack_attach_mode)7, err,
 				     sizeof(err)));
 	assert_non_null(strstr(err, "attach mode 7"));
-	/* tcx only, a missing interface: the tcx error, nothing made */
+	/* tcx only, a missing interface: refused before any hook, named */
 	err[0] = '\0';
 	assert_null(flowtrack_attach(-1, 99999, NULL, 0, 0, FLOWTRACK_TCX, err, sizeof(err)));
 	assert_non_null(strstr(err, "ifindex 99999"));
@@ -347,26 +357,11 @@ static void flowtrack_attach__auto_on_tcx_kernel__links_no_qdisc(void **state)
 static void flowtrack_attach__tcx_attacher_killed__links_gone_with_it(void **state)
 {
 	char err[512] = "";
-	pid_t pid;
-	int st;
 
 	(void)state;
 	if (!bpf_ok)
 		skip();
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		char e[512];
-
-		if (!flowtrack_attach(-1, 1, NULL, 0, 0, FLOWTRACK_TCX, e, sizeof(e)))
-			_exit(3);
-		if (strcmp(tcx_progs(1), "in:ft_ingress eg:ft_egress"))
-			_exit(5);
-		raise(SIGKILL);
-		_exit(4);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	attach_and_get_killed(FLOWTRACK_TCX);
 	/* the file's release detaches it (bpf_link_release -> tcx_link_release) */
 	assert_string_equal(tcx_progs(1), "");
 	assert_false(marker_exists());
