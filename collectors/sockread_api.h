@@ -15,18 +15,24 @@
 
 struct sockread;
 
-/* Load the reader for namespace nsfd (-1: ours; dup'ed). NULL + err. */
+/* A reader for namespace nsfd (-1: ours; dup'ed). NULL + err. Every reader
+ * of the process runs one program, loaded by the first open and unloaded
+ * by the last close (a load parses the kernel's BTF: tens of ms of CPU). */
 struct sockread *sockread_open(int nsfd, char *err, size_t errlen);
 void sockread_close(struct sockread *r);
 
-/* The key table (SR_MAX entries): fill [0, n) before sockread_run. */
+/* This reader's key table (SR_MAX entries): fill [0, n) before
+ * sockread_run. */
 struct sr_key *sockread_keys(struct sockread *r);
 
 /* Read sockets [0, n) now (n <= SR_MAX). 0, or -errno with err filled.
  * mono_ns: CLOCK_MONOTONIC of the read. */
 int sockread_run(struct sockread *r, unsigned n, uint64_t *mono_ns, char *err, size_t errlen);
-/* What the last run read of socket i. */
+/* What this reader's last run read of socket i (another reader's run does
+ * not change it). */
 const struct sr_val *sockread_val(const struct sockread *r, unsigned i);
+/* The kernel's ID of the program the reader runs (0: unknown). */
+uint32_t sockread_prog_id(const struct sockread *r);
 
 /* Milliseconds between jiffies value then and the run's (as tcp_get_info()'s
  * jiffies_to_msecs(now - then)); -1 while the kernel's HZ is not known yet
