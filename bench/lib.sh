@@ -212,12 +212,22 @@ bench_report() {
 	[ "$SMOKE" = 1 ] && dir=${BENCH_RESULTS:-$BUILD/bench-smoke}
 	mkdir -p "$dir"
 	out=$dir/$stamp-$host$( [ "$SMOKE" = 1 ] && echo -smoke ).json
+	# every series as measured, in order (rounds alternate: a reader can
+	# pair an on run with the off run beside it)
+	local f
+	for f in "$WORK"/series/*; do
+		[ -f "$f" ] || continue
+		jq -R -s --arg k "${f##*/}" \
+			'{($k): [split("\n")[] | select(length > 0) | (tonumber? // .)]}' "$f"
+	done | jq -s 'add // {}' > "$WORK/series.json"
 	jq -s --arg machine "$(bench_machine_line)" --arg load_start "$LOAD_START" \
 		--arg load_end "$(cut -d' ' -f1-3 /proc/loadavg)" --arg when "$stamp" \
 		--arg commit "$(git -C "$ROOT" describe --always --dirty 2>/dev/null)" \
 		--argjson smoke "$SMOKE" --argjson seconds $(( $(date +%s) - T_START )) \
+		--slurpfile series "$WORK/series.json" \
 		'{when:$when,commit:$commit,machine:$machine,load_start:$load_start,
-		  load_end:$load_end,smoke:($smoke == 1),seconds:$seconds,rows:.}' \
+		  load_end:$load_end,smoke:($smoke == 1),seconds:$seconds,rows:.,
+		  series:$series[0]}' \
 		"$WORK/rows.jsonl" > "$out"
 	echo
 	bench_table "$out"

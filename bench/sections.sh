@@ -257,7 +257,12 @@ section_perturb() {
 	mkconf "$WORK/perturb-watched.conf" "" "flows = tcp port 11111"
 	mkconf "$WORK/perturb-always.conf" "tracker_hooks = always"
 	for r in $(seq "$rounds"); do
-		for v in off on always watched; do
+		# off and on swap places every other round (off on, on off,
+		# ...), so whatever follows a daemon's start or stop, and any
+		# drift of the shared machine, falls on both alike
+		local order="off on always watched"
+		[ $((r % 2)) = 0 ] && order="on off always watched"
+		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
 			# median of 10 pairs, not of 6: 0.945x and 1.057x in two
@@ -278,6 +283,13 @@ section_perturb() {
 		row section=perturb name="sockperf ping-pong $p, daemon on / off" unit=us \
 			series=sp_on_$p vs=sp_off_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p on)"
+	done
+	# the same figures paired: each round's on run over the off run beside it
+	for p in p50 p99; do
+		paste -d' ' "$WORK/series/sp_on_$p" "$WORK/series/sp_off_$p" 2>/dev/null |
+			awk '$1 > 0 && $2 > 0 { printf "%.6g\n", $1 / $2 }' > "$WORK/series/sp_pair_$p"
+		row section=perturb name="  $p of each round's on run / its off run" unit=x \
+			series=sp_pair_$p note="the ratio of a pair of runs side by side, the median of the rounds' ratios: less moved by the machine's drift between rounds than the ratio of medians above, which carries the goal"
 	done
 	for p in p50 p99 p999; do
 		row section=perturb name="  the same with the tracker's hooks always on / off" unit=us \
@@ -301,7 +313,7 @@ section_perturb() {
 
 perturb_note() {
 	case $2 in
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on in an on run: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs: $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with one$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	esac
@@ -313,20 +325,29 @@ perturb_note() {
 # two then wait one RTO, the daemon rightly investigates, and that
 # investigation is not the cost of watching; a healthy session may also
 # wait by itself on a loaded machine). Counts the runs it waited on.
-# The on-wait tracker's hooks stay on 5 s after such a wait: not waited
-# for (the whole bench must stay inside 15 minutes), counted in sp_hooks_on.
+# The on-wait tracker's hooks stay on 5 s after such a wait: waited for
+# too, as what the daemon does about a waiting flow is not what watching
+# healthy ones costs (the hooks' own cost is the "always on" row); counted
+# in perturb_hooked, and sp_hooks_on says whether they came on in the run.
 perturb_settle() {
-	local st
+	local st hooked=0
 	sleep "$(pick 1 2)"
 	for _ in $(seq 60); do
 		st=$(ctl -j status) || return
+		if echo "$st" | jq -e '[.flow_sources.cost[] | select(.source == "bpf") |
+				select((.hooks_on // 0) != (.hooks_off // 0))] | length > 0' >/dev/null; then
+			hooked=1
+			sleep 0.25
+			continue
+		fi
 		if echo "$st" | jq -e '[.incidents[] | select(.state == "open")] | length == 0' >/dev/null &&
 		   ctl -j incident list | jq -e '[.investigations[] | select(.state != "complete")] | length == 0' >/dev/null; then
+			sample perturb_hooked "$hooked"
 			if [ "$(echo "$st" | jq '.incidents | length')" -gt 0 ]; then
 				sample perturb_settled 1
 				# what it was about, for the note
-				echo "$st" | jq -r '.incidents[] | "\(.state) \(.duration_ms) ms, " +
-					([.flows[] | "\(.source) \(.tuple) stalled \(.stall_ms // "-") ms"] | join(", "))' \
+				echo "$st" | jq -r '.incidents[] | "\(.state) \(.duration_ms) ms, \(.flows | length) flow(s), the first " +
+					(.flows[0] // {} | "\(.source) \(.tuple) stalled \(.stall_ms // "-") ms")' \
 					>> "$WORK/perturb_incidents"
 			fi
 			return 0
@@ -334,11 +355,17 @@ perturb_settle() {
 		sleep 0.25
 	done
 	sample perturb_settled 1
+	sample perturb_hooked "$hooked"
+}
+
+# how often the on-wait tracker has put its hooks on, all ports
+hooks_on() {
+	ctl -j status | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0'
 }
 
 # perturb_run off|on|always|watched SECS
 perturb_run() {
-	local v=$1 secs=$2 out d0 d1 dpre
+	local v=$1 secs=$2 out d0 d1 dpre h0=0
 	dpre=$(drops)
 	case $v in
 	on) dstart "$WORK/perturb.conf" || return; perturb_settle ;;
@@ -346,11 +373,11 @@ perturb_run() {
 	watched) dstart "$WORK/perturb-watched.conf" || return; perturb_settle ;;
 	esac
 	d0=$(drops)
+	[ "$v" = on ] && h0=$(hooks_on)
 	out=$(ip netns exec "$C" "${SPPIN[@]}" sockperf ping-pong --tcp -i $AS -p 11111 -t "$secs" 2>&1)
 	d1=$(drops)
-	# how often the on-wait tracker put its hooks on (the start's included)
-	[ "$v" = on ] && sample sp_hooks_on "$(ctl -j status |
-		jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
+	# how often the on-wait tracker put its hooks on during the measurement
+	[ "$v" = on ] && sample sp_hooks_on $(( $(hooks_on) - h0 ))
 	# and how it hooks (tcx links or clsact filters)
 	[ "$v" = on ] && ctl -j status | jq -r '.flow_sources.cost[] | select(.source == "bpf") |
 		.attach // "?"' | sed 's/ /-/g' >> "$WORK/series/sp_attach"
