@@ -73,7 +73,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps check check-systemd unit unit-run unit-asan system system-asan system-asan-alone system-asan-bins demo bench install uninstall clean layering
+.PHONY: FORCE all deps check check-systemd unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -137,34 +137,25 @@ unit-asan:
 
 # Tests that mostly wait, or use little CPU, and time nothing of their own
 # run in a second lane beside the others (tests/system/run.sh): 3 minutes
-# of make check. SYSTEM_SIDE_BUILD: a build whose SYSTEM_ASAN_SIDE_TESTS
-# run in that lane too, after its own (make check: build-asan).
+# of make check.
 SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics)\.sh$$
-SYSTEM_SIDE_BUILD ?=
 system: all $(EXTRA_BINS)
-	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' NICSTALL_SIDE_BUILD='$(SYSTEM_SIDE_BUILD)' \
-	 NICSTALL_SIDE_BUILD_TESTS='$(SYSTEM_ASAN_SIDE_TESTS)' tests/system/run.sh $(BUILD)
+	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' tests/system/run.sh $(BUILD)
 
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test): the forensic
 # sequence and the recovery on the emulated driver, and every test that
 # feeds it hostile input (tables, clients, peers). The verdict scenarios
 # (emu_scenarios, 2 minutes) run once, in the plain build: their rules and
-# bundle code run under the sanitizers in the unit tests.
-# make check runs the ones that feed hostile input and time nothing
-# (SYSTEM_ASAN_SIDE_TESTS) in the side lane beside the plain system tests;
-# the forensic, recovery and peer tests wait for releases inside watches
-# that CPU contention can outlast (test_forensic missed one there), so
-# they run alone afterwards (SYSTEM_ASAN_ALONE_TESTS, system-asan-alone).
-SYSTEM_ASAN_SIDE_TESTS ?= /test_(snapshot_veth|control|hostile_tables|peer_hostile|authority)\.sh$$
-SYSTEM_ASAN_ALONE_TESTS ?= /test_(forensic|emu_recovery|fleet_peers)\.sh$$
+# bundle code run under the sanitizers in the unit tests. They run alone,
+# after the plain ones: beside them, the two copies of a test share what is
+# the host's (the nicstall group that test_access, test_authority and
+# test_control add and remove, test_hostile_tables' loopback port), and
+# test_forensic's release watches were outlasted by the contention.
 SYSTEM_ASAN_TESTS ?= /test_(snapshot_veth|control|forensic|emu_recovery|hostile_tables|peer_hostile|fleet_peers|authority)\.sh$$
-system-asan: system-asan-bins
-	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
-system-asan-alone: system-asan-bins
-	@NICSTALL_TESTS='$(SYSTEM_ASAN_ALONE_TESTS)' tests/system/run.sh build-asan
-system-asan-bins:
+system-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
+	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan
 
 # The hardened unit under a real systemd booted in systemd-nspawn (about
 # 30 s; needs systemd-nspawn, overlayfs over / and /dev/kmsg): kept out of
@@ -177,8 +168,7 @@ check-systemd: deps
 
 # The README's test command: set-up, build, unit tests (plain and under
 # ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
-# tests (some of the ASan+UBSan daemon's in the side lane, the others
-# alone after them), one closing line. A stage that fails before its runner wrote its
+# tests, one closing line. A stage that fails before its runner wrote its
 # results line (a build error) counts as one failure; a runner that wrote
 # it and failed (tests/fuzz/run.sh exits 1 when a target fails) is counted
 # there only.
@@ -188,9 +178,8 @@ check: deps
 	@tools/layering.sh > $(BUILD)/layering.log 2>&1; rc=$$?; cat $(BUILD)/layering.log; \
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
 	@lines() { cat $(BUILD)/results build-asan/results 2>/dev/null | wc -l; }; \
-	 for s in unit-run unit-asan fuzz-check system-asan-bins system system-asan-alone; do n=$$(lines); \
-	   $(MAKE) --no-print-directory -j$(NPROC) $$s SYSTEM_SIDE_BUILD=build-asan || \
-	     [ "$$(lines)" -gt "$$n" ] || { \
+	 for s in unit-run unit-asan fuzz-check system system-asan; do n=$$(lines); \
+	   $(MAKE) --no-print-directory -j$(NPROC) $$s || [ "$$(lines)" -gt "$$n" ] || { \
 	     echo "check: make $$s failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; }; done; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
 

@@ -273,6 +273,15 @@ section_perturb() {
 			[ "$v" = watched ] && [ $((r % 5)) != 3 ] && [ "$rounds" -gt 1 ] && continue
 			perturb_run "$v" "$secs"
 		done
+		# the round's pair: on over the off run beside it (none when a
+		# run of the round failed, so no later pair shifts)
+		for p in p50 p99; do
+			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
+				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_on_$p" "$WORK/round_off_$p")"
+			rm -f "$WORK/round_off_$p" "$WORK/round_on_$p"
+		done
 	done
 	stop_pid "$SP_PID"
 	DPIN=()
@@ -286,8 +295,6 @@ section_perturb() {
 	done
 	# the same figures paired: each round's on run over the off run beside it
 	for p in p50 p99; do
-		paste -d' ' "$WORK/series/sp_on_$p" "$WORK/series/sp_off_$p" 2>/dev/null |
-			awk '$1 > 0 && $2 > 0 { printf "%.6g\n", $1 / $2 }' > "$WORK/series/sp_pair_$p"
 		row section=perturb name="  $p of each round's on run / its off run" unit=x \
 			series=sp_pair_$p note="the ratio of a pair of runs side by side, the median of the rounds' ratios: less moved by the machine's drift between rounds than the ratio of medians above, which carries the goal"
 	done
@@ -354,7 +361,9 @@ perturb_settle() {
 		fi
 		sleep 0.25
 	done
-	sample perturb_settled 1
+	# not settled in 15 s: counted as beginning with an incident only
+	# when one was there
+	[ "$(echo "$st" | jq '.incidents | length')" -gt 0 ] && sample perturb_settled 1
 	sample perturb_hooked "$hooked"
 }
 
@@ -389,6 +398,10 @@ perturb_run() {
 	[ "$v" = on ] && sample drops_startstop $(( $(drops) - dpre - (d1 - d0) ))
 	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
 	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
+	case $v in off|on)
+		echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' > "$WORK/round_${v}_p50"
+		echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p' > "$WORK/round_${v}_p99" ;;
+	esac
 	sample "sp_${v}_p999" "$(echo "$out" | sed -n 's/.*percentile 99.900 = *\([0-9.]*\).*/\1/p')"
 	case $v in off|on) sample "drops_$v" $((d1 - d0)) ;; esac
 }

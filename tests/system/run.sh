@@ -8,10 +8,6 @@
 #                            assert no timing of their own (make check puts
 #                            the 60 s healthy run there). Their lines are
 #                            printed when the lane ends.
-# NICSTALL_SIDE_BUILD=DIR    with NICSTALL_SIDE_BUILD_TESTS=REGEX: after its
-#                            own, the side lane runs these tests against
-#                            the build in DIR (make check: the daemon under
-#                            ASan+UBSan), counted in DIR/results.
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}
@@ -22,22 +18,21 @@ if [ "$(id -u)" != 0 ]; then
 	exit 0
 fi
 
-# one_test PATH TALLY [BUILD]: run it against BUILD (default: the one
-# named on the command line), print its line (and its log's tail on
-# failure), add its counts to the file TALLY
+# one_test PATH: run it, print its line (and its log's tail on failure),
+# add its counts to the file $2
 one_test() {
-	local t=$1 tally=$2 b=${3:-$build} name log start rc line np nf
+	local t=$1 tally=$2 name log start rc line np nf
 	name=$(basename "$t" .sh)
-	log="$b/system-$name.log"
+	log="$build/system-$name.log"
 	start=$(date +%s)
-	timeout -k 10 "$limit" bash "$t" "$b" > "$log" 2>&1
+	timeout -k 10 "$limit" bash "$t" "$build" > "$log" 2>&1
 	rc=$?
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	np=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); np=${np:-0}
 	nf=$(echo "$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); nf=${nf:-0}
 	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; fi
 	[ "$rc" -eq 124 ] && echo "$name: TIMED OUT after ${limit}s"
-	echo "$name${3:+ ($b)}: $np passed, $nf failed ($(( $(date +%s) - start ))s)"
+	echo "$name: $np passed, $nf failed ($(( $(date +%s) - start ))s)"
 	sed -n 's/^note: /  /p' "$log"           # figures a test reports (e.g. a score)
 	if [ "$nf" -ne 0 ]; then
 		echo "---- $log (last 40 lines) ----"; tail -40 "$log"; echo "----"
@@ -45,15 +40,9 @@ one_test() {
 	echo "$np $nf" >> "$tally"
 }
 
-tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) other_tally=$(mktemp)
-trap 'rm -f "$tally" "$side_out" "$side_tally" "$other_tally"' EXIT
-main=() side=() other=()
-other_build=${NICSTALL_SIDE_BUILD:-}
-if [ -n "$other_build" ] && [ -n "${NICSTALL_SIDE_BUILD_TESTS:-}" ]; then
-	for t in "$here"/test_*.sh; do
-		echo "$t" | grep -qE "$NICSTALL_SIDE_BUILD_TESTS" && other+=("$t")
-	done
-fi
+tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp)
+trap 'rm -f "$tally" "$side_out" "$side_tally"' EXIT
+main=() side=()
 for t in "$here"/test_*.sh; do
 	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
 	if [ -n "$NICSTALL_SIDE_TESTS" ] && echo "$t" | grep -qE "$NICSTALL_SIDE_TESTS"; then
@@ -63,9 +52,8 @@ for t in "$here"/test_*.sh; do
 	fi
 done
 side_pid=
-if [ ${#side[@]} -gt 0 ] || [ ${#other[@]} -gt 0 ]; then
-	( for t in "${side[@]}"; do one_test "$t" "$side_tally"; done
-	  for t in "${other[@]}"; do one_test "$t" "$other_tally" "$other_build"; done ) > "$side_out" 2>&1 &
+if [ ${#side[@]} -gt 0 ]; then
+	( for t in "${side[@]}"; do one_test "$t" "$side_tally"; done ) > "$side_out" 2>&1 &
 	side_pid=$!
 fi
 for t in "${main[@]}"; do one_test "$t" "$tally"; done
@@ -78,9 +66,3 @@ fi
 while read -r a b; do p=$((p+a)); f=$((f+b)); done < "$tally"
 echo "PASS $p FAIL $f" >> "$build/results"
 echo "system: $p passed, $f failed"
-if [ ${#other[@]} -gt 0 ]; then
-	p=0 f=0
-	while read -r a b; do p=$((p+a)); f=$((f+b)); done < "$other_tally"
-	echo "PASS $p FAIL $f" >> "$other_build/results"
-	echo "system ($other_build): $p passed, $f failed"
-fi
