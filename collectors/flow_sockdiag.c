@@ -777,7 +777,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
 {
 	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
-	uint64_t c0 = cost_cpu_ns();
+	uint64_t c0;            /* CPU time before a dump or the reads (a system call) */
 	unsigned ndue;
 	int rc, discover;
 
@@ -807,6 +807,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
 	sd->last_unread = 0;
 	if (discover) {
+		c0 = cost_cpu_ns();
 		d.sd = sd;
 		sd->untracked = 0;
 		sd_byck_build(sd);
@@ -835,6 +836,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->st.paced += sd->nalive;
 		return 0;       /* nothing the detector could need yet */
 	}
+	c0 = cost_cpu_ns();
 	sd->probe = 0;
 	rc = -ENOENT;
 	if (sd->rd && sd->nknown <= SR_MAX) {

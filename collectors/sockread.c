@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "collectors/bpflog.h"
@@ -37,8 +38,8 @@ static struct {
 struct sockread {
 	int nsfd;               /* ours; -1: the daemon's namespace */
 	int home;               /* the namespace to return to, kept open */
-	struct sr_key *keys;    /* SR_MAX: untouched pages cost nothing */
-	struct sr_val *vals;    /* what this reader's last run read */
+	struct sr_key *keys;    /* SR_MAX, mapped: pages a run never reached */
+	struct sr_val *vals;    /* cost nothing; what this reader's last run read */
 	int held;               /* holds a reference to sr_prog */
 	int prog_fd;            /* sr_prog's, while held */
 };
@@ -78,6 +79,13 @@ static void sr_prog_put(void)
 	sr_prog.prog_fd = -1;
 }
 
+static void *sr_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 {
 	struct sockread *r = calloc(1, sizeof(*r));
@@ -93,8 +101,10 @@ struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 		sockread_close(r);
 		return NULL;
 	}
-	r->keys = calloc(SR_MAX, sizeof(*r->keys));
-	r->vals = calloc(SR_MAX, sizeof(*r->vals));
+	/* mmap, not calloc: calloc may serve them from the heap and zero
+	 * every page (glibc's mmap threshold grows as mapped blocks are freed) */
+	r->keys = sr_map(SR_MAX * sizeof(*r->keys));
+	r->vals = sr_map(SR_MAX * sizeof(*r->vals));
 	if (!r->keys || !r->vals) {
 		util_errf(err, errlen, "BPF socket reader: out of memory");
 		sockread_close(r);
@@ -119,8 +129,10 @@ void sockread_close(struct sockread *r)
 		close(r->nsfd);
 	if (r->home >= 0)
 		close(r->home);
-	free(r->keys);
-	free(r->vals);
+	if (r->keys)
+		munmap(r->keys, SR_MAX * sizeof(*r->keys));
+	if (r->vals)
+		munmap(r->vals, SR_MAX * sizeof(*r->vals));
 	free(r);
 }
 
