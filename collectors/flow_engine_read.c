@@ -11,8 +11,9 @@
  * pass B (separate system calls), and every load of B before every load of
  * C, so a record whose seq reads equal and even in A and C was not written
  * while B copied it, whatever order the kernel copies bytes within one call.
- * Records that fail are retried alone (seq, record, seq; at most 3 times,
- * with a per-table budget) and otherwise skipped as unstable for this poll. */
+ * Records that fail are retried alone (record, seq, after the seq read
+ * last; at most 3 times, with a per-table budget) and otherwise skipped as
+ * unstable for this poll. */
 #include "collectors/flow_engine_int.h"
 
 #include <errno.h>
@@ -308,19 +309,26 @@ int ft_changed(struct ft *t)
 	return (size_t)n != t->hdrlen || memcmp(h, t->hdr, (size_t)n) != 0;
 }
 
-/* Retry one record alone: seq, record, seq. Returns the copy or NULL. */
-static const unsigned char *ft_retry(struct flow_engine *fe, struct ft *t, uint64_t off)
+/* Retry one record alone: record, then seq, each a system call of its
+ * own. The seq before the copy is the one read last: pass C's (read
+ * before any retry) for the first attempt, the previous attempt's after
+ * that, so an attempt is two reads, not three, with the same order of
+ * loads: seq, record, seq (test_flow_engine_retry.c writes between
+ * them). Returns the copy or NULL. */
+static const unsigned char *ft_retry(struct flow_engine *fe, struct ft *t, uint64_t off,
+				     const unsigned char *seq_c)
 {
 	unsigned char s1[8], s2[8];
 	int k;
 
+	memcpy(s1, seq_c, 8);
 	for (k = 0; k < FE_RETRIES; k++) {
-		if (pread(t->fd, s1, 8, (off_t)off) != 8 ||
-		    pread(t->fd, fe->rbuf, t->rs, (off_t)off) != (ssize_t)t->rs ||
+		if (pread(t->fd, fe->rbuf, t->rs, (off_t)off) != (ssize_t)t->rs ||
 		    pread(t->fd, s2, 8, (off_t)off) != 8)
 			return NULL;
 		if (memcmp(s1, s2, 8) == 0 && !(ld64(s1) & 1) && memcmp(fe->rbuf, s1, 8) == 0)
 			return fe->rbuf;
+		memcpy(s1, s2, 8);
 	}
 	return NULL;
 }
@@ -487,7 +495,7 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 				rec = b;
 			} else if (budget) {
 				budget--;
-				rec = ft_retry(fe, t, off + (uint64_t)j * t->rs);
+				rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, c);
 			}
 			if (!rec) {
 				unstable++;
