@@ -40,8 +40,6 @@ struct sockread {
 	int home;               /* the namespace to return to, kept open */
 	struct sr_key *keys;    /* SR_MAX, mapped: pages a run never reached */
 	struct sr_val *vals;    /* cost nothing; what this reader's last run read */
-	int held;               /* holds a reference to sr_prog */
-	int prog_fd;            /* sr_prog's, while held */
 };
 
 static int sr_prog_get(char *err, size_t errlen)
@@ -86,6 +84,21 @@ static void *sr_map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A reader's own parts; it holds no reference to sr_prog yet. */
+static void sr_free(struct sockread *r)
+{
+	if (r->nsfd >= 0)
+		close(r->nsfd);
+	if (r->home >= 0)
+		close(r->home);
+	if (r->keys)
+		munmap(r->keys, SR_MAX * sizeof(*r->keys));
+	if (r->vals)
+		munmap(r->vals, SR_MAX * sizeof(*r->vals));
+	free(r);
+}
+
+/* Every reader open holds a reference to sr_prog: taken last here. */
 struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 {
 	struct sockread *r = calloc(1, sizeof(*r));
@@ -98,7 +111,7 @@ struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 	if (nsfd >= 0 && ((r->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0 ||
 			  (r->home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)) {
 		util_errf(err, errlen, "BPF socket reader: namespace fd: %s", strerror(errno));
-		sockread_close(r);
+		sr_free(r);
 		return NULL;
 	}
 	/* mmap, not calloc: calloc may serve them from the heap and zero
@@ -107,15 +120,13 @@ struct sockread *sockread_open(int nsfd, char *err, size_t errlen)
 	r->vals = sr_map(SR_MAX * sizeof(*r->vals));
 	if (!r->keys || !r->vals) {
 		util_errf(err, errlen, "BPF socket reader: out of memory");
-		sockread_close(r);
+		sr_free(r);
 		return NULL;
 	}
 	if (sr_prog_get(err, errlen) < 0) {
-		sockread_close(r);
+		sr_free(r);
 		return NULL;
 	}
-	r->held = 1;
-	r->prog_fd = sr_prog.prog_fd;
 	return r;
 }
 
@@ -123,17 +134,8 @@ void sockread_close(struct sockread *r)
 {
 	if (!r)
 		return;
-	if (r->held)
-		sr_prog_put();
-	if (r->nsfd >= 0)
-		close(r->nsfd);
-	if (r->home >= 0)
-		close(r->home);
-	if (r->keys)
-		munmap(r->keys, SR_MAX * sizeof(*r->keys));
-	if (r->vals)
-		munmap(r->vals, SR_MAX * sizeof(*r->vals));
-	free(r);
+	sr_prog_put();
+	sr_free(r);
 }
 
 struct sr_key *sockread_keys(struct sockread *r)
@@ -152,7 +154,8 @@ uint32_t sockread_prog_id(const struct sockread *r)
 	uint32_t len = sizeof(info);
 
 	memset(&info, 0, sizeof(info));
-	if (!r->held || bpf_obj_get_info_by_fd(r->prog_fd, &info, &len) < 0)
+	(void)r;                /* every open reader runs sr_prog's */
+	if (bpf_obj_get_info_by_fd(sr_prog.prog_fd, &info, &len) < 0)
 		return 0;
 	return info.id;
 }
@@ -210,7 +213,7 @@ int sockread_run(struct sockread *r, unsigned n, uint64_t *mono_ns, char *err, s
 	*mono_ns = loop_mono_ns();
 	for (unsigned start = 0; start < n && !rc; start += SR_CHUNK) {
 		bss->sr_start = start;
-		if (bpf_prog_test_run_opts(r->prog_fd, &o) < 0) {
+		if (bpf_prog_test_run_opts(sr_prog.prog_fd, &o) < 0) {
 			rc = -errno;
 			util_errf(err, errlen, "BPF socket reader: run: %s", strerror(-rc));
 		}

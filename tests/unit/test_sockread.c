@@ -82,7 +82,7 @@ static void sockread_run__interleaved_namespaces__each_keeps_its_own(void **stat
 	v = sockread_val(ours, 0);
 	assert_int_equal(v->found, 1);
 	assert_int_equal(v->rcv_nxt - v->copied_seq, 3);
-	/* the keys are the reader's own too: the other's run used its own */
+	/* the keys are the reader's own too: changing the other's leaves ours */
 	sockread_keys(other)[0].cookie ^= 1;
 	assert_int_equal(run1(ours)->found, 1);
 	sockread_close(other);
