@@ -374,7 +374,7 @@ hooks_on() {
 
 # perturb_run off|on|always|watched SECS
 perturb_run() {
-	local v=$1 secs=$2 out d0 d1 dpre h0=0
+	local v=$1 secs=$2 out d0 d1 dpre h0=0 p50 p99
 	dpre=$(drops)
 	case $v in
 	on) dstart "$WORK/perturb.conf" || return; perturb_settle ;;
@@ -396,11 +396,13 @@ perturb_run() {
 	# what the daemon's start and stop dropped, the measured run left out
 	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)
 	[ "$v" = on ] && sample drops_startstop $(( $(drops) - dpre - (d1 - d0) ))
-	sample "sp_${v}_p50" "$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')"
-	sample "sp_${v}_p99" "$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')"
+	p50=$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')
+	p99=$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')
+	sample "sp_${v}_p50" "$p50"
+	sample "sp_${v}_p99" "$p99"
 	case $v in off|on)
-		echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p' > "$WORK/round_${v}_p50"
-		echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p' > "$WORK/round_${v}_p99" ;;
+		echo "$p50" > "$WORK/round_${v}_p50"
+		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac
 	sample "sp_${v}_p999" "$(echo "$out" | sed -n 's/.*percentile 99.900 = *\([0-9.]*\).*/\1/p')"
 	case $v in off|on) sample "drops_$v" $((d1 - d0)) ;; esac
