@@ -57,7 +57,14 @@ for attempt in 1 2 3 4 5; do
 		tmp=("$T_DIR"/state/bundles/.tmp-*)
 		if ((${#tmp[@]})); then
 			kill -KILL "$T_DPID"
-			caught=1
+			wait "$T_DPID" 2>/dev/null
+			# a kill that lands after the final rename leaves a
+			# whole bundle, not a half one: start again
+			if compgen -G "$T_DIR/state/bundles/.tmp-*" > /dev/null; then
+				caught=1
+			else
+				start_daemon "$T_DIR/n.conf" || exit 1
+			fi
 			break
 		fi
 		now=("$T_DIR"/state/bundles/2*)
