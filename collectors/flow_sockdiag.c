@@ -64,7 +64,6 @@
 #include "collectors/sockdiag_opens.h"
 #include "collectors/sockdiag_pace.h"
 #include "collectors/sockread_api.h"
-#include "lib/cost.h"
 #include "lib/loop.h"
 #include "lib/nl.h"
 #include "lib/util.h"
@@ -777,7 +776,10 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
 {
 	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
-	uint64_t c0;            /* CPU time before a dump or the reads (a system call) */
+	uint64_t c0;            /* before a dump or the reads: wall time (in the
+				 * vDSO, where the CPU clock is a system call);
+				 * sd_min keeps the least of the last few, which
+				 * no preemption lengthened */
 	unsigned ndue;
 	int rc, discover;
 
@@ -807,7 +809,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
 	sd->last_unread = 0;
 	if (discover) {
-		c0 = cost_cpu_ns();
+		c0 = loop_mono_ns();
 		d.sd = sd;
 		sd->untracked = 0;
 		sd_byck_build(sd);
@@ -827,8 +829,8 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */
 		}
-		sd_min_add(&sd->dump, cost_cpu_ns() - c0);
-		sd->st.dump_cpu_ns = sd_min_get(&sd->dump);
+		sd_min_add(&sd->dump, loop_mono_ns() - c0);
+		sd->st.dump_ns = sd_min_get(&sd->dump);
 		return d.emitted;
 	}
 	if (!ndue) {
@@ -836,7 +838,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->st.paced += sd->nalive;
 		return 0;       /* nothing the detector could need yet */
 	}
-	c0 = cost_cpu_ns();
+	c0 = loop_mono_ns();
 	sd->probe = 0;
 	rc = -ENOENT;
 	if (sd->rd && sd->nknown <= SR_MAX) {
@@ -853,8 +855,8 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {
-		sd_min_add(&sd->lookup, (cost_cpu_ns() - c0) / (unsigned)rc);
-		sd->st.lookup_cpu_ns = sd_min_get(&sd->lookup);
+		sd_min_add(&sd->lookup, (loop_mono_ns() - c0) / (unsigned)rc);
+		sd->st.lookup_ns = sd_min_get(&sd->lookup);
 	}
 	sd->last_unread = sd->nalive > (unsigned)rc ? sd->nalive - (unsigned)rc : 0;
 	sd->st.paced += sd->last_unread;

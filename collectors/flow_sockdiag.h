@@ -81,8 +81,9 @@ struct sockdiag_stats {
 					 * connection opened in the namespace */
 	int opens_gate;         /* it can tell (its /proc/net/snmp is open) */
 	uint64_t dumped;        /* sockets the dumps brought (the filter's work) */
-	uint64_t dump_cpu_ns;   /* CPU time of a dump, and of one socket asked */
-	uint64_t lookup_cpu_ns; /* for alone (the least of the last few each) */
+	uint64_t dump_ns;       /* time a dump took, and one socket asked */
+	uint64_t lookup_ns;     /* for alone (the least of the last few each,
+				 * so a preempted one does not count) */
 	unsigned known;         /* sockets remembered from the last dump */
 	unsigned untracked;     /* found by it beyond SD_MAX_KNOWN (dump only) */
 	int kernel_filter;      /* the dumps are filtered in the kernel */

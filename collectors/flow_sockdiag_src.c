@@ -97,8 +97,8 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_str(out, "between_dumps", st.reader ? "BPF socket reader" : "sock_diag lookups");
 	if (!st.reader && st.reader_why[0])
 		jx_add_str(out, "reader", st.reader_why);
-	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_cpu_ns / 1e3, 1));
-	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_cpu_ns / 1e3, 2));
+	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_ns / 1e3, 1));
+	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_ns / 1e3, 2));
 }
 
 const struct flow_src_ops flow_src_sock_ops = {

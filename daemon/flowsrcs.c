@@ -47,6 +47,8 @@ struct fsrc {                           /* one source instance */
 	int ifindex;                    /* port sources: opened for this one */
 	char logged[256];               /* the last error logged */
 	struct cost cost;               /* CPU time of its polls, routing included */
+	uint64_t wall_ns;               /* this round's poll: its wall time */
+	int polled;                     /* and it ran (charged at the round's end) */
 	int last_flows;                 /* what its last poll emitted (-1: failed) */
 };
 
@@ -309,6 +311,7 @@ struct route {
 	struct psrc *ps;        /* NULL: a host source (port by address) */
 	flowsrcs_emit_fn emit;
 	void *arg;
+	struct cost_round cost; /* this poll's sources, costed (poll_one) */
 };
 
 static void route_cb(const struct flow_obs *o, void *arg)
@@ -347,20 +350,15 @@ uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns)
 	return r < LIVENESS_GONE_NS / 2 ? r : LIVENESS_GONE_NS / 2;
 }
 
-/* One source's poll, with what it cost: the thread's CPU time around it
- * (the kernel's work for it and the detector's for its observations).
- * *cpu: the thread's CPU time when the poll starts, and when it ends on
- * return: one poll's end is the next one's start, as nothing between them
- * costs more than a few assignments, so a round of N polls reads the
- * clock N + 1 times, not 2N (CLOCK_THREAD_CPUTIME_ID is a system call
- * every time: 4 fewer a poll with two ports' sock and bpf sources and the
- * engine tables). */
+/* One source's poll, timed as a unit of the round r->cost (its wall
+ * time; its CPU time is charged when the round ends, cost_round_share):
+ * the kernel's work for it and the detector's for its observations. */
 static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r,
-		     uint64_t now, uint64_t stall_ns, uint64_t *cpu)
+		     uint64_t now, uint64_t stall_ns)
 {
-	uint64_t c0;
 	int n;
 
+	f->wall_ns = 0;
 	if (!f->open)
 		return;
 	/* evidence-only flows: at least once a threshold less a poll, so
@@ -372,14 +370,23 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->s.stall_ns = stall_ns;
 	f->s.wanted_ns = r->ps ? r->ps->want_ns : 0;
 	f->s.skipped = 0;
-	c0 = *cpu;
+	cost_round_lap(&r->cost);
 	n = f->s.ops->poll(&f->s, route_cb, r);
-	*cpu = cost_cpu_ns();
-	cost_add(&f->cost, *cpu - c0, now);
+	f->wall_ns = cost_round_lap(&r->cost);
+	f->polled = 1;
 	if (!f->s.skipped)
 		f->last_flows = n;
 	if (n < 0)
 		note(f, port, what, "poll failed");
+}
+
+/* Charge a polled source its share of the round's CPU time. */
+static void charge(struct fsrc *f, const struct cost_round *c, uint64_t now)
+{
+	if (!f->polled)
+		return;
+	f->polled = 0;
+	cost_add(&f->cost, cost_round_share(c, f->wall_ns), now);
 }
 
 void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
@@ -399,21 +406,26 @@ void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
 
 void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
 {
-	struct route r = { fs, NULL, emit, arg };
-	uint64_t cpu;
+	struct route r = { fs, NULL, emit, arg, { 0 } };
 
 	psrc_sync(fs, now);
-	cpu = cost_cpu_ns();
+	cost_round_start(&r.cost);
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
 		uint64_t th = port_conf(ps->p)->stall_ns ? port_conf(ps->p)->stall_ns : fs->stall_ns;
 
 		r.ps = ps;
 		for (unsigned k = 0; k < NPORT; k++)
-			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r, now, th, &cpu);
+			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r, now, th);
 	}
 	r.ps = NULL;
 	for (unsigned k = 0; k < NHOST; k++)
-		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r, now, fs->stall_ns, &cpu);
+		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r, now, fs->stall_ns);
+	cost_round_stop(&r.cost);
+	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+		for (unsigned k = 0; k < NPORT; k++)
+			charge(&ps->src[k], &r.cost, now);
+	for (unsigned k = 0; k < NHOST; k++)
+		charge(&fs->host[k], &r.cost, now);
 }
 
 /* {name, port, state, flows, cpu_pct, ...} of one source instance. */

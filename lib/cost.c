@@ -17,6 +17,47 @@ uint64_t cost_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void cost_round_start(struct cost_round *r)
+{
+	r->cpu0 = cost_cpu_ns();
+	r->mono0 = r->lap = mono_ns();
+	r->cpu = r->wall = 0;
+}
+
+uint64_t cost_round_lap(struct cost_round *r)
+{
+	uint64_t t = mono_ns(), d = t - r->lap;
+
+	r->lap = t;
+	return d;
+}
+
+void cost_round_stop(struct cost_round *r)
+{
+	uint64_t c = cost_cpu_ns();
+
+	r->wall = r->lap - r->mono0;    /* the units' time: up to the last lap */
+	r->cpu = c > r->cpu0 ? c - r->cpu0 : 0;
+}
+
+uint64_t cost_round_share(const struct cost_round *r, uint64_t wall_ns)
+{
+	/* CPU time never runs faster than the wall clock: a round whose CPU
+	 * reads more (the stop's own system call, the clocks' different
+	 * ticks) charges each unit its wall time */
+	if (!r->wall || r->cpu >= r->wall)
+		return wall_ns;
+	return (uint64_t)((unsigned __int128)wall_ns * r->cpu / r->wall);
+}
+
 uint64_t cost_rss_kib(void)
 {
 	unsigned long long size = 0, res = 0;

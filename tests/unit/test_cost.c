@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -94,6 +95,79 @@ static void cost_json__fields__present_and_numeric(void **state)
 	json_object_put(o);
 }
 
+static void spin_cpu(uint64_t ns)
+{
+	uint64_t c0 = cost_cpu_ns();
+
+	while (cost_cpu_ns() - c0 < ns)
+		;
+}
+
+/* Units of a round are charged in proportion to their wall times, and
+ * the shares add up to the round's CPU time. */
+static void cost_round__two_busy_units__shares_in_proportion(void **state)
+{
+	struct cost_round r;
+	uint64_t a, b, sa, sb, c0, c1;
+
+	(void)state;
+	c0 = cost_cpu_ns();
+	cost_round_start(&r);
+	spin_cpu(4 * MS);
+	a = cost_round_lap(&r);
+	spin_cpu(12 * MS);
+	b = cost_round_lap(&r);
+	cost_round_stop(&r);
+	c1 = cost_cpu_ns();
+	sa = cost_round_share(&r, a);
+	sb = cost_round_share(&r, b);
+	assert_true(a >= 4 * MS && b >= 12 * MS);
+	assert_true(sa <= a && sb <= b);
+	/* never more than the round's CPU time, itself within what the
+	 * thread spent around it */
+	assert_true(sa + sb <= r.cpu);
+	assert_true(r.cpu <= c1 - c0);
+	assert_true(sa + sb >= 15 * MS);
+	/* 1:3, whatever preemption shaved off both */
+	assert_true(sb > 2 * sa && sb < 4 * sa);
+}
+
+/* A unit off the CPU (here asleep; in the daemon, preempted) is not
+ * charged its wall time: the round charges no more than its CPU time.
+ * A naive per-unit wall time would charge the 30 ms sleep. */
+static void cost_round__unit_off_cpu__round_charges_its_cpu_only(void **state)
+{
+	struct timespec ts = { 0, 30 * MS };
+	struct cost_round r;
+	uint64_t a, b;
+
+	(void)state;
+	cost_round_start(&r);
+	spin_cpu(2 * MS);
+	a = cost_round_lap(&r);
+	nanosleep(&ts, NULL);
+	b = cost_round_lap(&r);
+	cost_round_stop(&r);
+	assert_true(b >= 30 * MS);
+	assert_true(r.cpu < r.wall);
+	assert_true(cost_round_share(&r, a) + cost_round_share(&r, b) <= r.cpu);
+	assert_true(cost_round_share(&r, b) < 10 * MS);
+}
+
+/* A round whose CPU reads more than its wall time (the clocks tick
+ * apart) charges each unit its wall time, never more. */
+static void cost_round_share__cpu_above_wall__wall_time(void **state)
+{
+	struct cost_round r = { .cpu = 12 * MS, .wall = 10 * MS };
+
+	(void)state;
+	assert_int_equal(cost_round_share(&r, 4 * MS), 4 * MS);
+	r.cpu = 5 * MS;
+	assert_int_equal(cost_round_share(&r, 4 * MS), 2 * MS);
+	r.wall = 0;
+	assert_int_equal(cost_round_share(&r, 0), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +176,9 @@ int main(void)
 		cmocka_unit_test(cost_pct__idle_stretch__shows_low_share),
 		cmocka_unit_test(cost_cpu_ns__busy_loop__advances),
 		cmocka_unit_test(cost_json__fields__present_and_numeric),
+		cmocka_unit_test(cost_round__two_busy_units__shares_in_proportion),
+		cmocka_unit_test(cost_round__unit_off_cpu__round_charges_its_cpu_only),
+		cmocka_unit_test(cost_round_share__cpu_above_wall__wall_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
