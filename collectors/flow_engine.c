@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -232,7 +233,10 @@ struct flow_engine *flow_engine_open(const char *dir, char *err, size_t errlen)
 	fe->dir[dl] = '\0';
 	fe->wd = -1;
 	fe->ifd = -1;
-	for (i = 0; i < 3; i++)
+	fe->epfd = -1;
+	/* the first pass reads the header with the first chunk (ft_read) */
+	fe->buf[0] = malloc(NSFT_MAX_HDR_SIZE + FE_CHUNK);
+	for (i = 1; i < 3; i++)
 		fe->buf[i] = malloc(FE_CHUNK);
 	fe->rbuf = malloc(NSFT_MAX_REC_SIZE);
 	if (!fe->buf[0] || !fe->buf[1] || !fe->buf[2] || !fe->rbuf) {
@@ -242,6 +246,13 @@ struct flow_engine *flow_engine_open(const char *dir, char *err, size_t errlen)
 	fe->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (fe->ifd < 0) {
 		util_errf(err, errlen, "flow tables %s: inotify_init1: %s", fe->dir, strerror(errno));
+		goto fail;
+	}
+	fe->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (fe->epfd < 0 ||
+	    epoll_ctl(fe->epfd, EPOLL_CTL_ADD, fe->ifd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.ptr = NULL }) < 0) {
+		util_errf(err, errlen, "flow tables %s: epoll: %s", fe->dir, strerror(errno));
 		goto fail;
 	}
 	rc = dir_watch(fe);
@@ -259,7 +270,7 @@ fail:
 
 int flow_engine_fd(const struct flow_engine *fe)
 {
-	return fe ? fe->ifd : -1;
+	return fe ? fe->epfd : -1;
 }
 
 void flow_engine_close(struct flow_engine *fe)
@@ -279,7 +290,8 @@ void flow_engine_close(struct flow_engine *fe)
 		free(o);
 	}
 	free(fe->own);
-	free(fe->pfd);
+	if (fe->epfd >= 0)
+		close(fe->epfd);
 	if (fe->ifd >= 0)
 		close(fe->ifd);
 	for (i = 0; i < 3; i++)
@@ -288,7 +300,7 @@ void flow_engine_close(struct flow_engine *fe)
 	free(fe);
 }
 
-void flow_engine_handle(struct flow_engine *fe)
+static void inotify_drain(struct flow_engine *fe)
 {
 	union {
 		struct inotify_event ev;
@@ -343,6 +355,27 @@ void flow_engine_handle(struct flow_engine *fe)
 	}
 	if (fe->need_rescan && fe->wd >= 0)
 		dir_rescan(fe);
+}
+
+/* The epoll set's events: owners that exited are marked dead (their
+ * tables dropped by the next poll), then the directory's events. In that
+ * order: draining inotify can drop a table and free its owner, whose
+ * event may be in the same batch. */
+void flow_engine_handle(struct flow_engine *fe)
+{
+	struct epoll_event ev[64];
+	int n;
+
+	n = epoll_wait(fe->epfd, ev, 64, 0);
+	if (n < 0 && errno != EINTR)
+		log_warn("flow tables %s: epoll_wait", fe->dir);
+	for (int i = 0; i < n; i++) {
+		struct owner *o = ev[i].data.ptr;
+
+		if (o)
+			o->dead = 1;
+	}
+	inotify_drain(fe);
 }
 
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)

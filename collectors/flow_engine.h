@@ -31,16 +31,20 @@ struct flow_engine;
  * the tables already there. NULL with err filled on failure. */
 struct flow_engine *flow_engine_open(const char *dir, char *err, size_t errlen);
 
-/* Non-blocking inotify fd: add it to the daemon's epoll set (EPOLLIN) and
- * call flow_engine_handle() when it is readable. */
+/* An epoll fd, readable when the directory changes or a table's owner
+ * exits: add it to the daemon's epoll set (EPOLLIN) and call
+ * flow_engine_handle() when it is readable. */
 int flow_engine_fd(const struct flow_engine *fe);
 
-/* Drain inotify events: add new tables, reopen replaced ones, forget
- * deleted ones. */
+/* Take its events: owners that exited (their tables are dropped by the
+ * next poll), then the directory's (add new tables, reopen replaced ones,
+ * forget deleted ones). */
 void flow_engine_handle(struct flow_engine *fe);
 
 /* Read every table; call emit once per stable, open record (src
- * FLOW_SRC_ENGINE). Returns the number of records emitted. */
+ * FLOW_SRC_ENGINE). Returns the number of records emitted. An owner's
+ * death is known from flow_engine_handle(), not asked here (unless its
+ * pidfd could not be had: kill(pid, 0) then). */
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);
 
 /* For status: one call per tracked table; problem is NULL when the table is

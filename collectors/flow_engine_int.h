@@ -16,7 +16,6 @@
 #define NICSTALL_FLOW_ENGINE_INT_H
 
 #include <limits.h>
-#include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
@@ -88,6 +87,9 @@ struct ft {
 	unsigned char hdr[FE_HDR]; /* header as last read */
 	size_t hdrlen;
 	uint32_t hs, rs, cap;
+	uint32_t guess;         /* records read with the header in the next
+				 * poll's first pass: the count it read in use
+				 * (0 when skipped or failed) */
 	pid_t pid;              /* as the header claims it */
 	uid_t uid;              /* the file's owner: limits and budgets */
 	int pid_ok;             /* claim checked: same uid, table open or mapped */
@@ -118,8 +120,11 @@ struct flow_engine {
 	unsigned nopen;         /* entries holding an fd */
 	struct owner **own;
 	size_t nown, aown;
-	struct pollfd *pfd;
-	size_t apfd;
+	/* flow_engine_fd: an epoll set of the inotify fd (data.ptr NULL) and
+	 * every owner's pidfd (data.ptr the owner, EPOLLONESHOT), so an
+	 * owner's death wakes the daemon's loop and a poll asks no system
+	 * call whether the owners live (flow_engine_handle) */
+	int epfd;
 	unsigned char *buf[3], *rbuf;
 	unsigned long polls;
 	unsigned verifies;      /* owner re-checks this poll */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <inttypes.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -51,6 +52,15 @@ struct owner *ft_owner_get(struct flow_engine *fe, pid_t pid)
 		if (errno == ESRCH)
 			o->dead = 1;
 		o->pidfd = -1;
+	} else {
+		/* readable once the process exits (pidfd_poll, kernel/pid.c):
+		 * one event, then flow_engine_handle marks it dead */
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = o };
+
+		if (epoll_ctl(fe->epfd, EPOLL_CTL_ADD, o->pidfd, &ev) < 0) {
+			close(o->pidfd);        /* watched with kill(pid, 0) */
+			o->pidfd = -1;
+		}
 	}
 	fe->own[fe->nown++] = o;
 	return o;
@@ -310,46 +320,16 @@ void ft_verify_due(struct flow_engine *fe, struct ft *t, uint64_t now)
 	ft_verify(fe, t, now);
 }
 
-/* One poll() over every owner's pidfd; kill(pid, 0) for the others. */
+/* The owners without a pidfd (pidfd_open or the epoll set refused it):
+ * kill(pid, 0) each poll. The others' deaths come as events on the epoll
+ * set (flow_engine_handle): no system call here. */
 void owners_check(struct flow_engine *fe)
 {
-	size_t i, k = 0;
-
-	if (fe->nown > fe->apfd) {
-		struct pollfd *np = realloc(fe->pfd, fe->nown * sizeof(*np));
-
-		if (!np)
-			return;
-		fe->pfd = np;
-		fe->apfd = fe->nown;
-	}
-	for (i = 0; i < fe->nown; i++) {
+	for (size_t i = 0; i < fe->nown; i++) {
 		struct owner *o = fe->own[i];
 
-		if (o->dead)
-			continue;
-		if (o->pidfd < 0) {
-			if (kill(o->pid, 0) < 0 && errno == ESRCH)
-				o->dead = 1;
-			continue;
-		}
-		fe->pfd[k].fd = o->pidfd;
-		fe->pfd[k].events = POLLIN;
-		fe->pfd[k].revents = 0;
-		k++;
-	}
-	if (k && poll(fe->pfd, k, 0) > 0) {
-		size_t j = 0;
-
-		for (i = 0; i < fe->nown && j < k; i++) {
-			struct owner *o = fe->own[i];
-
-			if (o->dead || o->pidfd < 0)
-				continue;
-			if (fe->pfd[j].fd == o->pidfd && fe->pfd[j].revents)
-				o->dead = 1;
-			j++;
-		}
+		if (!o->dead && o->pidfd < 0 && kill(o->pid, 0) < 0 && errno == ESRCH)
+			o->dead = 1;
 	}
 }
 

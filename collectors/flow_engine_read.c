@@ -11,6 +11,8 @@
  * pass B (separate system calls), and every load of B before every load of
  * C, so a record whose seq reads equal and even in A and C was not written
  * while B copied it, whatever order the kernel copies bytes within one call.
+ * The first chunk's pass A is one read with the header (ft_first), so a
+ * poll of a table is three reads while its count holds.
  * Records that fail are retried alone (record, seq, after the seq read
  * last; at most 3 times, with a per-table budget) and otherwise skipped as
  * unstable for this poll. */
@@ -96,6 +98,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	ft_owner_put(fe, t->own);
 	t->own = NULL;
 	t->records = 0;
+	t->guess = 0;
 	t->problem[0] = '\0';
 	if (fstat(t->fd, &st) < 0) {
 		ft_problem(t, P_READ, "fstat: %s", strerror(errno));
@@ -425,37 +428,61 @@ static uint64_t *owner_bytes(struct fe_budget *b, uid_t uid)
 	return &b->own[b->n++].bytes;
 }
 
-int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
-	    flow_emit_fn emit, void *arg)
+/* The first pass of the first chunk, header included: one read of the
+ * header and of as many records as were in use at the last poll
+ * (t->guess), where two reads would do it; a system call fewer per table
+ * per poll. Returns the records of the first chunk it holds (at
+ * fe->buf[0] + t->hs), or -1 with the table set aside (truncated, or no
+ * longer valid); *count: the count in use, clamped. */
+static int ft_first(struct flow_engine *fe, struct ft *t, uint32_t *count)
 {
-	uint64_t need, *mine;
-	unsigned char h[FE_HDR];
-	uint32_t count, i, per, budget = FE_RETRY_BUDGET;
-	unsigned unstable = 0;
-	int emitted = 0;
+	uint32_t guess = t->guess, per = FE_CHUNK / t->rs;
+	unsigned char *h = fe->buf[0];
+	size_t want;
 	ssize_t n;
 
-	t->problem[0] = '\0';
-	t->records = 0;
-	n = pread(t->fd, h, sizeof(h), 0);
-	if (n != (ssize_t)sizeof(h)) {
+	t->guess = 0;
+	if (guess > per)
+		guess = per;
+	want = (size_t)t->hs + (size_t)guess * t->rs;
+	n = pread(t->fd, h, want, 0);
+	if (n < (ssize_t)FE_HDR) {
 		ft_truncated(t);
-		return 0;
+		return -1;
 	}
+	if ((size_t)n < want)
+		guess = 0;      /* shrunk: the count below says what to read */
 	/* Everything but count and generation must stay as validated. */
 	if (memcmp(h, t->hdr, offsetof(struct nsft_header, count)) != 0 ||
 	    memcmp(h + offsetof(struct nsft_header, owner_pid), t->hdr + offsetof(struct nsft_header, owner_pid),
 		   offsetof(struct nsft_header, generation) - offsetof(struct nsft_header, owner_pid)) != 0) {
 		ft_validate(fe, t);
 		if (t->st != T_ACTIVE)
-			return 0;
-		memcpy(h, t->hdr, sizeof(h));
+			return -1;
+		memcpy(h, t->hdr, FE_HDR);
+		guess = 0;      /* the layout may differ: read afresh */
 	}
-	count = ld32(h + offsetof(struct nsft_header, count));
-	if (count > t->cap) {
-		ft_problem(t, P_COUNT, "count %u exceeds capacity %u; clamped", count, t->cap);
-		count = t->cap;
+	*count = ld32(h + offsetof(struct nsft_header, count));
+	if (*count > t->cap) {
+		ft_problem(t, P_COUNT, "count %u exceeds capacity %u; clamped", *count, t->cap);
+		*count = t->cap;
 	}
+	return (int)guess;
+}
+
+int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
+	    flow_emit_fn emit, void *arg)
+{
+	uint64_t need, *mine;
+	uint32_t count, i, per, budget = FE_RETRY_BUDGET;
+	unsigned unstable = 0;
+	int emitted = 0, first;
+
+	t->problem[0] = '\0';
+	t->records = 0;
+	first = ft_first(fe, t, &count);
+	if (first < 0)
+		return 0;
 	need = (uint64_t)count * t->rs;
 	mine = owner_bytes(b, t->uid);
 	if (mine && *mine + need > FLOW_ENGINE_MAX_OWNER_POLL_BYTES) {
@@ -476,16 +503,21 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 		uint32_t nrec = count - i < per ? count - i : per, j;
 		uint64_t off = t->hs + (uint64_t)i * t->rs;
 		size_t len = (size_t)nrec * t->rs;
-		int k;
+		const unsigned char *pa = fe->buf[0];
+		int k = 0;
 
-		for (k = 0; k < 3; k++) {
+		if (i == 0 && nrec <= (uint32_t)first) {
+			pa = fe->buf[0] + t->hs;        /* read with the header */
+			k = 1;
+		}
+		for (; k < 3; k++) {
 			if (pread(t->fd, fe->buf[k], len, (off_t)off) != (ssize_t)len) {
 				ft_truncated(t);
 				return emitted;
 			}
 		}
 		for (j = 0; j < nrec; j++) {
-			const unsigned char *a = fe->buf[0] + (size_t)j * t->rs;
+			const unsigned char *a = pa + (size_t)j * t->rs;
 			const unsigned char *b = fe->buf[1] + (size_t)j * t->rs;
 			const unsigned char *c = fe->buf[2] + (size_t)j * t->rs;
 			const unsigned char *rec = NULL;
@@ -504,6 +536,7 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 			emitted += ft_emit(t, i + j, rec, now, emit, arg);
 		}
 	}
+	t->guess = count;
 	if (unstable)
 		ft_problem(t, P_UNSTABLE, "%u record(s) changing while read (seq odd or moving); skipped this poll",
 			   unstable);

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,7 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 {
 	struct fx *f = *state;
 	struct flow_engine *fe;
+	struct pollfd pfd;
 	struct listing li;
 	int p2c[2], c2p[2], st;
 	char path[4200], c;
@@ -321,9 +323,17 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 	flow_engine_handle(fe);
 	assert_int_equal(fetest_poll_all(fe), 1);
 	assert_int_equal(fetest_obs[0].pid, pid);
+	/* the engine's fd, quiet while the owner lives, turns readable at
+	 * its death (no poll asks), and the loop's call takes the event */
+	pfd.fd = flow_engine_fd(fe);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
 	assert_int_equal(write(p2c[1], "x", 1), 1);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	flow_engine_handle(fe);
+	assert_int_equal(poll(&pfd, 1, 0), 0);  /* one event, not a busy loop */
 	assert_int_equal(fetest_poll_all(fe), 0);
 	assert_int_equal(fetest_poll_all(fe), 0);
 	li = fetest_listing_of(fe, path);
@@ -340,6 +350,79 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 	close(p2c[1]);
 	close(c2p[0]);
 	close(c2p[1]);
+}
+
+/* An owner that exits while its table stays held (a child it forked
+ * shares the mapping, so no close of the file tells the directory watch):
+ * the engine's fd turns readable by the owner's pidfd alone, once, and the
+ * next poll drops the table. A pidfd left out of the epoll set fails the
+ * first wait; one watched level-triggered leaves the fd readable, and the
+ * daemon's loop spinning, until the next poll closes it. */
+static void flow_engine_handle__owner_exits_table_held__one_event(void **state)
+{
+	struct fx *f = *state;
+	struct flow_engine *fe;
+	struct pollfd pfd;
+	struct listing li;
+	int p2c[2], c2p[2], p2g[2], st;
+	char path[4200], c;
+	pid_t pid, gpid = 0;
+
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	fe = fetest_open(f);
+	assert_int_equal(pipe(p2c), 0);
+	assert_int_equal(pipe(c2p), 0);
+	assert_int_equal(pipe2(p2g, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct nsft_table t;
+		pid_t g;
+
+		if (nsft_create(&t, f->dir, "held", 4) < 0 ||
+		    !nsft_add(&t, 1, IPPROTO_TCP, NULL, NULL))
+			_exit(1);
+		g = fork();     /* shares the table's mapping and fd */
+		if (g < 0)
+			_exit(1);
+		if (g == 0) {
+			close(p2g[1]);
+			while (read(p2g[0], &c, 1) > 0)
+				;       /* until the test closes its end */
+			_exit(0);
+		}
+		if (write(c2p[1], &g, sizeof(g)) != sizeof(g) || read(p2c[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(c2p[0], &gpid, sizeof(gpid)), sizeof(gpid));
+	snprintf(path, sizeof(path), "%s/held.%d.flows", f->dir, (int)pid);
+	flow_engine_handle(fe);
+	assert_int_equal(fetest_poll_all(fe), 1);
+	assert_int_equal(fetest_obs[0].pid, pid);
+	pfd.fd = flow_engine_fd(fe);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(write(p2c[1], "x", 1), 1);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	flow_engine_handle(fe);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(fetest_poll_all(fe), 0);
+	li = fetest_listing_of(fe, path);
+	assert_true(li.found);
+	assert_non_null(strstr(li.problem, "is gone"));
+	flow_engine_close(fe);
+	close(p2g[1]);          /* the grandchild's end */
+	assert_int_equal(waitpid(gpid, &st, 0), gpid);
+	prctl(PR_SET_CHILD_SUBREAPER, 0);
+	close(p2g[0]);
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
+	unlink(path);
 }
 
 struct flipper {
@@ -537,6 +620,7 @@ int main(void)
 		T(flow_engine_poll__count_beyond_capacity__clamped_reported),
 		T(flow_engine_poll__truncated_after_open__no_crash_reported),
 		T(flow_engine_poll__owner_dead__dropped_once),
+		T(flow_engine_handle__owner_exits_table_held__one_event),
 		T(flow_engine_poll__seq_moving__never_torn_never_hangs),
 		T(flow_engine_poll__hostile_files__no_crash),
 		T(flow_engine_poll__bad_family__record_skipped),

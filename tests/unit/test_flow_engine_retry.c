@@ -1,7 +1,9 @@
-/* Unit tests: flow_engine's retry of one record that changed while the
- * three passes read it. The writer is made to act between the reader's
- * system calls: this test is linked with -Wl,--wrap=pread (Makefile), and
- * __wrap_pread plays the engine at the exact read it names. What a reader
+/* Unit tests: flow_engine's reads of a table, system call by system
+ * call: the retry of one record that changed while the three passes read
+ * it, and the reads a poll makes. The writer is made to act between the
+ * reader's system calls: this test is linked with -Wl,--wrap=pread
+ * (Makefile), and __wrap_pread plays the engine at the exact read it
+ * names, and counts the reads. What a reader
  * must never do is emit a torn record: a copy whose seq was even and equal
  * before the copy but moved after it. The kernel allows that copy: pread
  * of a file another process maps shared copies from the page cache
@@ -27,12 +29,14 @@ ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off);
 static struct nsft_record *victim;
 static off_t victim_off = -1;
 static int step;
+static unsigned preads;         /* every read the engine made */
 
 /* Only a read of the victim alone (a retry; the passes read the chunk). */
 ssize_t __wrap_pread(int fd, void *buf, size_t len, off_t off)
 {
 	ssize_t n = __real_pread(fd, buf, len, off);
 
+	preads++;
 	if (victim_off < 0 || off != victim_off || len != sizeof(*victim) || n != (ssize_t)len)
 		return n;
 	switch (step++) {
@@ -88,12 +92,58 @@ static void flow_engine_poll__write_during_retry__torn_copy_never_emitted(void *
 	nsft_close(&t, 1);
 }
 
+/* The reads of one poll of a steady table of 3 sessions. */
+static unsigned poll_reads(struct flow_engine *fe, int expect)
+{
+	preads = 0;
+	assert_int_equal(fetest_poll_all(fe), expect);
+	return preads;
+}
+
+/* A poll of a table whose count holds reads it three times, the header
+ * with the first pass (not four: header, then three passes); when the
+ * count grows the new records get a first pass of their own, read whole,
+ * not through the retry a first pass holding only the old records would
+ * send them to (two more reads each); when it shrinks the first pass's
+ * extra records are left unread. */
+static void flow_engine_poll__reads__header_with_the_first_pass(void **state)
+{
+	struct fx *f = *state;
+	struct nsft_table t;
+	struct flow_engine *fe;
+
+	fetest_make_one(f, &t, "reads", 8);     /* session 7 */
+	assert_non_null(nsft_add(&t, 8, IPPROTO_UDP, NULL, NULL));
+	assert_non_null(nsft_add(&t, 9, IPPROTO_UDP, NULL, NULL));
+	fe = fetest_open(f);
+	victim_off = -1;
+	poll_reads(fe, 3);                      /* first: owner checks too */
+	assert_int_equal(poll_reads(fe, 3), 3);
+	assert_int_equal(poll_reads(fe, 3), 3);
+	/* grows: 3 -> 5 */
+	assert_non_null(nsft_add(&t, 10, IPPROTO_UDP, NULL, NULL));
+	assert_non_null(nsft_add(&t, 11, IPPROTO_UDP, NULL, NULL));
+	assert_int_equal(poll_reads(fe, 5), 4);
+	assert_non_null(fetest_find_session(11));
+	assert_int_equal(poll_reads(fe, 5), 3);
+	/* shrinks (the library never lowers the count; a writer may): the
+	 * last two are out of use */
+	__atomic_store_n(&t.hdr->count, 3, __ATOMIC_RELEASE);
+	assert_int_equal(poll_reads(fe, 3), 3);
+	assert_null(fetest_find_session(10));
+	assert_null(fetest_find_session(11));
+	flow_engine_close(fe);
+	nsft_close(&t, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			flow_engine_poll__write_during_retry__torn_copy_never_emitted,
 			fetest_setup, fetest_teardown),
+		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__header_with_the_first_pass,
+						fetest_setup, fetest_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
