@@ -89,10 +89,11 @@ static void print_cost(struct json_object *o)
 		}
 	}
 	if (cpu)
-		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB\n",
+		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB, %.1f wakeups/s\n",
 		       json_object_get_double(jx_get(cpu, "pct_since_start")),
 		       json_object_get_double(jx_get(cpu, "total_s")),
-		       (double)jx_u64(cpu, "rss_kib") / 1024.0);
+		       (double)jx_u64(cpu, "rss_kib") / 1024.0,
+		       json_object_get_double(jx_get(cpu, "wakeups_per_s")));
 }
 
 static void print_status(struct json_object *o)

@@ -59,7 +59,8 @@ struct ctl {
 	void *arg;
 	struct client *clients;
 	unsigned nclients;
-	struct loop_timer *reaper;
+	struct loop_timer *reaper;      /* armed while it has work (reaper_arm) */
+	int reaping;
 	/* turned-away peers, already answered and shut down for writing, kept
 	 * open a moment (no slot, no reads) so that a client that sends its
 	 * request after the answer came reads the answer, not EPIPE */
@@ -315,6 +316,18 @@ static void drain_expire(struct ctl *ctl, uint64_t now, int all)
 	ctl->ndrain = k;
 }
 
+/* The reaper ticks (every CTL_REAP_NS) only while a client or a turned
+ * away connection is held: an idle daemon does not wake for it. */
+static void reaper_arm(struct ctl *ctl)
+{
+	int need = ctl->clients || ctl->ndrain;
+
+	if (!ctl->reaper || need == ctl->reaping)
+		return;
+	if (loop_timer_set(ctl->reaper, need ? CTL_REAP_NS : 0, need ? CTL_REAP_NS : 0) == 0)
+		ctl->reaping = need;
+}
+
 /* Answer a peer that gets no slot and shut the connection down: it holds
  * no client slot and nothing of it is read. The fd itself lingers at most
  * CTL_DRAIN_NS (CTL_DRAIN of them; the oldest goes first). */
@@ -333,6 +346,7 @@ static void turn_away(struct ctl *ctl, int cfd, const char *msg, uint64_t now)
 	ctl->drain[ctl->ndrain].fd = cfd;
 	ctl->drain[ctl->ndrain].until_ns = now + CTL_DRAIN_NS;
 	ctl->ndrain++;
+	reaper_arm(ctl);
 }
 
 static void note_refusal(struct ctl *ctl, uid_t uid, int busy, uint64_t now)
@@ -417,6 +431,7 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 		c->next = ctl->clients;
 		ctl->clients = c;
 		ctl->nclients++;
+		reaper_arm(ctl);
 	}
 }
 
@@ -459,6 +474,7 @@ static void reaper_cb(struct loop_timer *t, void *arg)
 			client_free(c);
 		}
 	}
+	reaper_arm(ctl);
 }
 
 /* chmod by fd: fchmodat2(fd, "", AT_EMPTY_PATH) (Linux 6.6), else through
@@ -576,8 +592,6 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 		goto fail;
 	the_ctl = ctl;
 	ctl->reaper = loop_timer_new(l, reaper_cb, ctl);
-	if (ctl->reaper)
-		loop_timer_set(ctl->reaper, 100000000ull, 100000000ull);
 	return ctl;
 fail:
 	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));

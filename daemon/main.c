@@ -205,6 +205,9 @@ static void status_cpu(struct json_object *o, const struct daemon *d)
 	json_object_object_add(c, "total_s", jx_new_fixed(total, 3));
 	json_object_object_add(c, "pct_since_start", jx_new_fixed(up > 0 ? 100.0 * total / up : 0, 4));
 	jx_add_u64(c, "rss_kib", cost_rss_kib());
+	jx_add_u64(c, "wakeups", loop_wakeups(d->loop));
+	json_object_object_add(c, "wakeups_per_s",
+			       jx_new_fixed(up > 0 ? (double)loop_wakeups(d->loop) / up : 0, 1));
 	json_object_object_add(o, "cpu", c);
 }
 

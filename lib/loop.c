@@ -41,6 +41,7 @@ struct loop {
 	struct handler *handlers;
 	int stop;
 	int dispatching;
+	uint64_t wakeups;
 };
 
 uint64_t loop_mono_ns(void)
@@ -243,6 +244,7 @@ int loop_run(struct loop *l)
 				continue;
 			return -errno;
 		}
+		l->wakeups++;
 		l->dispatching = 1;
 		for (int i = 0; i < n && !l->stop; i++) {
 			struct handler *h = ev[i].data.ptr;
@@ -254,6 +256,11 @@ int loop_run(struct loop *l)
 		reap(l);
 	}
 	return 0;
+}
+
+uint64_t loop_wakeups(const struct loop *l)
+{
+	return l->wakeups;
 }
 
 void loop_stop(struct loop *l)

@@ -30,6 +30,9 @@ void loop_timer_free(struct loop_timer *t);
 int loop_add_signal(struct loop *l, int signo, loop_signal_fn fn, void *arg);
 
 int loop_run(struct loop *l);   /* until loop_stop(); 0 or -errno */
+/* How often loop_run's wait returned: the thread's wakeups, what an idle
+ * daemon costs beyond its work (a timer that fires for nothing shows). */
+uint64_t loop_wakeups(const struct loop *l);
 void loop_stop(struct loop *l);
 
 uint64_t loop_mono_ns(void);    /* CLOCK_MONOTONIC */

@@ -41,6 +41,14 @@ check "status: each counter source's share of one core" \
 	jqe '[.ports[].sources[] | .cpu_pct | type == "number"] | length > 0 and all' "$T_DIR/st.json"
 check "status: the daemon's own CPU and RSS" \
 	jqe '(.cpu.total_s | type == "number") and .cpu.rss_kib > 0' "$T_DIR/st.json"
+# wakeups: the flow poll (20 a second), the sweep (1) and this status
+# call's own; no timer ticks for nothing (the control socket's reaper
+# ticked 10 a second with no client: 31 a second)
+sleep 2
+ctl -j status > "$T_DIR/st1.json"
+check "status: the daemon's wakeups a second, no idle timer among them" \
+	jq -e --slurpfile a "$T_DIR/st.json" '(.cpu.wakeups - $a[0].cpu.wakeups) /
+		(.uptime_s - $a[0].uptime_s) < 26 and .cpu.wakeups_per_s > 0' "$T_DIR/st1.json"
 check "status: the 20 watched sockets (the client ends, in the port's namespace)" \
 	jqe "[$sock | .flows] == [20]" "$T_DIR/st.json"
 # idle sockets owe nothing: read about once in three polls (150 ms of 50)
@@ -50,7 +58,7 @@ ctl status > "$T_DIR/st.txt"
 check "nicstallctl status prints the flow sources' cost" \
 	grep -Eq '^cli +sock +open +20 +[0-9.]+%' "$T_DIR/st.txt"
 check "nicstallctl status prints the daemon's CPU and RSS" \
-	grep -Eq '^daemon: [0-9.]+% of one core since start .* rss [0-9.]+ MiB' "$T_DIR/st.txt"
+	grep -Eq '^daemon: [0-9.]+% of one core since start .* rss [0-9.]+ MiB, [0-9.]+ wakeups/s$' "$T_DIR/st.txt"
 
 # A stall on a paced port: a sender whose data the peer stops receiving
 # (dropped before its stack) waits with data unacknowledged; it is read at

@@ -459,6 +459,49 @@ static void ctl_access_for__uids_and_groups__decided(void **state)
 	assert_int_equal(ctl_access_for(1000, 30, g, 3, 0, 30), CTL_DENIED);  /* no group */
 }
 
+/* Wakeups of the loop over ms milliseconds of serving (the stop timer's
+ * one included). */
+static uint64_t idle_wakeups(struct fx *x, unsigned ms)
+{
+	uint64_t w0 = loop_wakeups(x->l);
+
+	serve(x, ms);
+	return loop_wakeups(x->l) - w0;
+}
+
+/* A control socket nobody is connected to wakes nothing: its timeouts
+ * are checked only while a connection is held (a reaper ticking every
+ * 100 ms for nothing was a third of an idle daemon's wakeups). Once the
+ * last client is gone it is quiet again. */
+static void ctl_reaper__no_connection__no_wakeup(void **state)
+{
+	struct fx *x = *state;
+	char buf[256];
+	int fd;
+
+	if (!x)
+		skip();
+	assert_true(idle_wakeups(x, 550) <= 2);
+	/* a connection: served (its request answered), then gone */
+	fd = dial(x->path);
+	assert_true(fd >= 0);
+	assert_true(write(fd, "{\"cmd\":\"status\"}\n", 17) == 17);
+	serve(x, 100);
+	assert_int_equal(outcome(fd, 100, buf, sizeof(buf)), 'c');
+	close(fd);
+	serve(x, 250);          /* the reaper's tick that finds none left */
+	assert_true(idle_wakeups(x, 550) <= 2);
+	/* a silent connection's timeout is watched while it is held: the
+	 * reaper ticks (a naive arming after the accept loop, which ends in
+	 * a return, never armed it for a client) */
+	fd = dial(x->path);
+	assert_true(fd >= 0);
+	assert_true(idle_wakeups(x, 550) >= 4);
+	close(fd);
+	serve(x, 250);
+	assert_true(idle_wakeups(x, 550) <= 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -469,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ctl_defer__member_waits_past_entry_timeout__gets_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_set_group__path_replaced_by_symlink__target_untouched, setup, teardown),
 		cmocka_unit_test(ctl_access_for__uids_and_groups__decided),
+		cmocka_unit_test_setup_teardown(ctl_reaper__no_connection__no_wakeup, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
