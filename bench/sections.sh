@@ -164,6 +164,38 @@ tracker_hooks = always"
 		goal="< 0.5%" check=below:0.5 note="$(idle_note engine)"
 	row section=idle name="incidents during the idle runs (all variants)" unit=count \
 		series=idle_incidents note="the sessions' own stalls (retransmits on the loaded veth) open incidents; their investigations are in the figures"
+	row section=idle name="  all sources: wakeups a second" unit=/s series=idle_wakeups \
+		note="the daemon's own count (status cpu.wakeups) over the measured span: flow polls (20/s at flow_interval 50 ms), the sweep (1/s), and timers that fire for nothing if any"
+	idle_syscalls "$WORK/all.conf" "$warm" "$(pick 2 10)"
+	row section=idle name="  all sources: system calls a second" unit=/s series=idle_syscalls \
+		note="$(cat "$WORK/syscalls_note" 2>/dev/null)"
+	row section=idle name="daemon start: CPU until status answers (all sources)" unit=ms \
+		series=start_cpu_ms note="from exec: configuration, two ports' sources and recorders, BPF programs loaded (the socket reader once for both ports), first sweeps and polls"
+	row section=idle name="daemon peak RSS (VmHWM, all sources)" unit=MiB series=hwm_mib \
+		goal="< 32 MiB" check=below:32 note="the most it held at once, start-up (BTF parsed for the BPF loads) included"
+}
+
+# idle_syscalls CONF WARM SECS: the idle daemon's system calls a second,
+# counted in the kernel (perf stat, raw_syscalls:sys_enter) in a run of
+# its own, so the count costs the CPU figures nothing; each kind's rate in
+# the note. Without perf (Debian linux-perf) the row says so.
+idle_syscalls() {
+	local conf=$1 warm=$2 secs=$3 out=$WORK/perf-syscalls.txt
+	if ! perf stat -e raw_syscalls:sys_enter -- true > /dev/null 2>&1; then
+		echo "perf stat cannot count system calls here (Debian linux-perf)" > "$WORK/syscalls_note"
+		return 0
+	fi
+	dstart "$conf" || return
+	sleep "$warm"
+	perf stat -x, -e raw_syscalls:sys_enter -e 'syscalls:sys_enter_pread64' \
+		-e 'syscalls:sys_enter_epoll_wait' -e 'syscalls:sys_enter_clock_gettime' \
+		-e 'syscalls:sys_enter_setns' -e 'syscalls:sys_enter_bpf' -e 'syscalls:sys_enter_read' \
+		-p "$DPID" -o "$out" -- sleep "$secs" > /dev/null 2>&1
+	dstop
+	sample idle_syscalls "$(awk -F, -v s="$secs" '$3 == "raw_syscalls:sys_enter" { printf "%.1f", $1 / s }' "$out")"
+	awk -F, -v s="$secs" '$3 ~ /^syscalls:sys_enter_/ { sub("syscalls:sys_enter_", "", $3);
+		printf "%s%s %.0f", n++ ? ", " : "of them a second: ", $3, $1 / s } END { print "" }' \
+		"$out" > "$WORK/syscalls_note"
 }
 
 idle_note() {
@@ -174,9 +206,11 @@ idle_note() {
 
 # idle_run VARIANT CONF WARM SECS
 idle_run() {
-	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st
+	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st st0=""
 	dstart "$conf" || return
+	[ "$v" = all ] && sample start_cpu_ms "$(awk -v c="$(cpu_ns "$DPID")" 'BEGIN { printf "%.1f", c / 1e6 }')"
 	sleep "$warm"
+	[ "$v" = all ] && st0=$(ctl -j status)
 	c0=$(cpu_ns "$DPID") t0=$(mono_ns)
 	sleep "$secs"
 	c1=$(cpu_ns "$DPID") t1=$(mono_ns)
@@ -191,6 +225,9 @@ idle_run() {
 		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
 		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
+		sample idle_wakeups "$(jq -n --argjson a "$st0" --argjson b "$st" \
+			'(($b.cpu.wakeups - $a.cpu.wakeups) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10')"
+		sample hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$DPID/status")"
 	fi
 	dstop
 }
