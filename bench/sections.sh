@@ -185,15 +185,19 @@ idle_syscalls() {
 		echo "perf stat cannot count system calls here (Debian linux-perf)" > "$WORK/syscalls_note"
 		return 0
 	fi
+	local ev=(-e raw_syscalls:sys_enter) k v
+	# the kinds this kernel has a tracepoint for (perf stops at a missing one)
+	for k in pread64 epoll_wait clock_gettime setns bpf read sendto recvmsg; do
+		perf stat -e "syscalls:sys_enter_$k" -- true > /dev/null 2>&1 &&
+			ev+=(-e "syscalls:sys_enter_$k")
+	done
 	dstart "$conf" || return
 	sleep "$warm"
-	perf stat -x, -e raw_syscalls:sys_enter -e 'syscalls:sys_enter_pread64' \
-		-e 'syscalls:sys_enter_epoll_wait' -e 'syscalls:sys_enter_clock_gettime' \
-		-e 'syscalls:sys_enter_setns' -e 'syscalls:sys_enter_bpf' -e 'syscalls:sys_enter_read' \
-		-p "$DPID" -o "$out" -- sleep "$secs" > /dev/null 2>&1
+	perf stat -x, "${ev[@]}" -p "$DPID" -o "$out" -- sleep "$secs" > /dev/null 2>&1
 	dstop
-	sample idle_syscalls "$(awk -F, -v s="$secs" '$3 == "raw_syscalls:sys_enter" { printf "%.1f", $1 / s }' "$out")"
-	awk -F, -v s="$secs" '$3 ~ /^syscalls:sys_enter_/ { sub("syscalls:sys_enter_", "", $3);
+	v=$(awk -F, -v s="$secs" '$3 == "raw_syscalls:sys_enter" && $1 ~ /^[0-9]+$/ { printf "%.1f", $1 / s }' "$out")
+	[ -n "$v" ] && sample idle_syscalls "$v"
+	awk -F, -v s="$secs" '$3 ~ /^syscalls:sys_enter_/ && $1 ~ /^[0-9]+$/ { sub("syscalls:sys_enter_", "", $3);
 		printf "%s%s %.0f", n++ ? ", " : "of them a second: ", $3, $1 / s } END { print "" }' \
 		"$out" > "$WORK/syscalls_note"
 }
@@ -206,9 +210,10 @@ idle_note() {
 
 # idle_run VARIANT CONF WARM SECS
 idle_run() {
-	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st st0=""
+	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st st0="" x
 	dstart "$conf" || return
-	[ "$v" = all ] && sample start_cpu_ms "$(awk -v c="$(cpu_ns "$DPID")" 'BEGIN { printf "%.1f", c / 1e6 }')"
+	x=$(cpu_ns "$DPID")
+	[ "$v" = all ] && [ -n "$x" ] && sample start_cpu_ms "$(awk -v c="$x" 'BEGIN { printf "%.1f", c / 1e6 }')"
 	sleep "$warm"
 	[ "$v" = all ] && st0=$(ctl -j status)
 	c0=$(cpu_ns "$DPID") t0=$(mono_ns)
@@ -225,9 +230,12 @@ idle_run() {
 		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
 		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
-		sample idle_wakeups "$(jq -n --argjson a "$st0" --argjson b "$st" \
-			'(($b.cpu.wakeups - $a.cpu.wakeups) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10')"
-		sample hwm_mib "$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$DPID/status")"
+		# a failed status leaves the series without a sample, not a 0
+		x=$(jq -n --argjson a "${st0:-null}" --argjson b "${st:-null}" \
+			'(($b.cpu.wakeups - $a.cpu.wakeups) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10' \
+			2>/dev/null) && [ -n "$x" ] && sample idle_wakeups "$x"
+		x=$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$DPID/status") &&
+			[ -n "$x" ] && sample hwm_mib "$x"
 	fi
 	dstop
 }

@@ -88,12 +88,15 @@ static void print_cost(struct json_object *o)
 				printf("  (%s)\n", jx_text(c, "error"));
 		}
 	}
-	if (cpu)
-		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB, %.1f wakeups/s\n",
+	if (cpu) {
+		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB",
 		       json_object_get_double(jx_get(cpu, "pct_since_start")),
 		       json_object_get_double(jx_get(cpu, "total_s")),
-		       (double)jx_u64(cpu, "rss_kib") / 1024.0,
-		       json_object_get_double(jx_get(cpu, "wakeups_per_s")));
+		       (double)jx_u64(cpu, "rss_kib") / 1024.0);
+		if (jx_get(cpu, "wakeups_per_s"))       /* an older daemon has none */
+			printf(", %.1f wakeups/s", json_object_get_double(jx_get(cpu, "wakeups_per_s")));
+		printf("\n");
+	}
 }
 
 static void print_status(struct json_object *o)

@@ -44,7 +44,9 @@ void flow_engine_handle(struct flow_engine *fe);
 /* Read every table; call emit once per stable, open record (src
  * FLOW_SRC_ENGINE). Returns the number of records emitted. An owner's
  * death is known from flow_engine_handle(), not asked here (unless its
- * pidfd could not be had: kill(pid, 0) then). */
+ * pidfd could not be had: kill(pid, 0) then), so a poll that runs in the
+ * same loop turn as the death, before the handler, reads its table once
+ * more (its last records; the table is dropped at the next poll). */
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);
 
 /* For status: one call per tracked table; problem is NULL when the table is

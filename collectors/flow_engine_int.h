@@ -10,8 +10,10 @@
  *   DEAD     owner process gone: fd closed, kept until the file goes away or
  *            is replaced.
  *   WAIT     over FLOW_ENGINE_MAX_TABLES: no fd, promoted when room frees.
- * Owner liveness: one pidfd per owner pid, all polled with one poll() call
- * per flow_engine_poll(); kill(pid, 0) where pidfds are not available. */
+ * Owner liveness: one pidfd per owner pid, each in the epoll set that
+ * flow_engine_fd() is (EPOLLONESHOT): an exit is an event the loop hands
+ * to flow_engine_handle(); kill(pid, 0) each poll for an owner without a
+ * pidfd. */
 #ifndef NICSTALL_FLOW_ENGINE_INT_H
 #define NICSTALL_FLOW_ENGINE_INT_H
 

@@ -77,8 +77,13 @@ void ft_owner_put(struct flow_engine *fe, struct owner *o)
 			fe->own[i] = fe->own[--fe->nown];
 			break;
 		}
-	if (o->pidfd >= 0)
+	if (o->pidfd >= 0) {
+		/* out of the set first: a fork in flight (probe_exec, before
+		 * its close_range and execve) holds the file, so close() alone
+		 * leaves it in the set with data.ptr dangling */
+		epoll_ctl(fe->epfd, EPOLL_CTL_DEL, o->pidfd, NULL);
 		close(o->pidfd);
+	}
 	free(o->maps);
 	free(o->fds);
 	free(o);

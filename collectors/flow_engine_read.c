@@ -451,7 +451,7 @@ static int ft_first(struct flow_engine *fe, struct ft *t, uint32_t *count)
 		return -1;
 	}
 	if ((size_t)n < want)
-		guess = 0;      /* shrunk: the count below says what to read */
+		guess = 0;      /* the file was cut short: read as the count says */
 	/* Everything but count and generation must stay as validated. */
 	if (memcmp(h, t->hdr, offsetof(struct nsft_header, count)) != 0 ||
 	    memcmp(h + offsetof(struct nsft_header, owner_pid), t->hdr + offsetof(struct nsft_header, owner_pid),

@@ -153,8 +153,9 @@ struct sockdiag {
 	uint64_t opens;
 	int calm;
 	uint64_t last_dump;
-	/* measured CPU time of a dump and of one socket asked for alone: the
-	 * least of the last few (softirq work done on our time only adds) */
+	/* measured time (wall, in the vDSO) of a dump and of one socket
+	 * asked for alone: the least of the last few (a preemption, or softirq
+	 * work done on our time, only adds) */
 	struct sd_min dump, lookup;
 	int probe;              /* the next poll asks one by one, to measure it */
 	/* asking one by one: the BPF socket reader, or sock_diag lookups */

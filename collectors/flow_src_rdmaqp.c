@@ -402,6 +402,7 @@ static void qs_status(const struct flow_src *s, struct json_object *out)
 
 const struct flow_src_ops flow_src_rdmaqp_ops = {
 	.name = "rdmaqp",
+	.may_sleep = 1,         /* a QP dump is a firmware command per QP on mlx5 */
 	.kind = FLOW_SRC_RDMAQP,
 	.host = 0,
 	.open = qs_open,

@@ -89,6 +89,9 @@ struct flow_src_ops {
 	const char *name;           /* "engine", "sock", "bpf": as in flow listings */
 	enum flow_src_kind kind;
 	int host;                   /* 1: one instance serves the host */
+	int may_sleep;              /* 1: a poll may sleep in the kernel (a
+				     * firmware command): costed on the CPU
+				     * clock itself, not by wall time */
 	/* 0, or -errno with s->err filled (the caller logs it). */
 	int (*open)(struct flow_src *s, const struct flow_src_ctx *ctx);
 	/* Emit one observation per flow seen now. Returns the number emitted,

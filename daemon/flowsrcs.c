@@ -47,8 +47,10 @@ struct fsrc {                           /* one source instance */
 	int ifindex;                    /* port sources: opened for this one */
 	char logged[256];               /* the last error logged */
 	struct cost cost;               /* CPU time of its polls, routing included */
-	uint64_t wall_ns;               /* this round's poll: its wall time */
-	int polled;                     /* and it ran (charged at the round's end) */
+	uint64_t wall_ns;               /* this round's poll: its wall time, */
+	uint64_t exact_ns;              /* or CPU time (ops->may_sleep) */
+	int polled;                     /* it ran: 1 by wall time, 2 exact
+					 * (charged at the round's end) */
 	int last_flows;                 /* what its last poll emitted (-1: failed) */
 };
 
@@ -351,8 +353,9 @@ uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns)
 }
 
 /* One source's poll, timed as a unit of the round r->cost (its wall
- * time; its CPU time is charged when the round ends, cost_round_share):
- * the kernel's work for it and the detector's for its observations. */
+ * time; its CPU time is charged when the round ends, cost_round_share),
+ * or on the CPU clock itself if it may sleep in the kernel: the kernel's
+ * work for it and the detector's for its observations. */
 static void poll_one(struct fsrc *f, const char *port, const char *what, struct route *r,
 		     uint64_t now, uint64_t stall_ns)
 {
@@ -370,10 +373,17 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->s.stall_ns = stall_ns;
 	f->s.wanted_ns = r->ps ? r->ps->want_ns : 0;
 	f->s.skipped = 0;
-	cost_round_lap(&r->cost);
-	n = f->s.ops->poll(&f->s, route_cb, r);
-	f->wall_ns = cost_round_lap(&r->cost);
-	f->polled = 1;
+	if (f->s.ops->may_sleep) {
+		cost_round_exact_start(&r->cost);
+		n = f->s.ops->poll(&f->s, route_cb, r);
+		f->exact_ns = cost_round_exact_stop(&r->cost);
+		f->polled = 2;
+	} else {
+		cost_round_lap(&r->cost);
+		n = f->s.ops->poll(&f->s, route_cb, r);
+		f->wall_ns = cost_round_lap(&r->cost);
+		f->polled = 1;
+	}
 	if (!f->s.skipped)
 		f->last_flows = n;
 	if (n < 0)
@@ -385,8 +395,8 @@ static void charge(struct fsrc *f, const struct cost_round *c, uint64_t now)
 {
 	if (!f->polled)
 		return;
+	cost_add(&f->cost, f->polled == 2 ? f->exact_ns : cost_round_share(c, f->wall_ns), now);
 	f->polled = 0;
-	cost_add(&f->cost, cost_round_share(c, f->wall_ns), now);
 }
 
 void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)

@@ -469,26 +469,10 @@ void port_free(struct port *p)
 	free(p);
 }
 
-/* End a sweep's cost round: each source read (bit i of ran; wall[i] its
- * wall time) and the recorder's push (bit REC_MAX_SRC) charged its share. */
-static void charge_round(struct port *p, struct cost_round *cr, unsigned ran,
-			 const uint64_t *wall, uint64_t mono_ns)
-{
-	cost_round_stop(cr);
-	for (unsigned i = 0; i < p->nsrc; i++)
-		if (ran & (1u << i))
-			cost_add(&p->src[i].cost, cost_round_share(cr, wall[i]), mono_ns);
-	if (ran & (1u << REC_MAX_SRC))
-		cost_add(&p->rec_cost, cost_round_share(cr, wall[REC_MAX_SRC]), mono_ns);
-}
-
 void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 {
 	struct clayout *lays[REC_MAX_SRC] = { 0 };
 	const uint64_t *vals[REC_MAX_SRC] = { 0 };
-	uint64_t wall[REC_MAX_SRC + 1];         /* the recorder's last */
-	struct cost_round cr;
-	unsigned ran = 0;
 	uint64_t t0 = loop_mono_ns();
 	int gone = 0;
 
@@ -497,22 +481,23 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		if (p->state == PORT_DOWN)
 			return;
 	}
-	/* each source's read and the recorder's push are units of one round,
-	 * costed with two CPU-clock reads (cost_round) */
-	cost_round_start(&cr);
+	/* each read costed on the CPU clock itself, not shared by wall time
+	 * (cost_round): a counter read may sleep on the NIC's firmware (mlx5's
+	 * ethtool statistics, RDMA hw_counters, devlink), and a sweep is
+	 * once a second */
 	for (unsigned i = 0; i < p->nsrc; i++) {
 		struct port_src *ps = &p->src[i];
 		struct clayout *l;
 		const uint64_t *v;
+		uint64_t c0;
 		int rc;
 
 		if (!ps->open)
 			continue;
 		ps->reads++;
-		cost_round_lap(&cr);
+		c0 = cost_cpu_ns();
 		rc = ps->s.ops->read(&ps->s, &l, &v);
-		wall[i] = cost_round_lap(&cr);
-		ran |= 1u << i;
+		cost_add(&ps->cost, cost_cpu_ns() - c0, mono_ns);
 		if (rc < 0) {
 			ps->errors++;
 			if (!ps->failed || strcmp(ps->why, ps->s.err)) {
@@ -547,7 +532,6 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 		struct nl_link l;
 		char err[256];
 
-		charge_round(p, &cr, ran, wall, mono_ns);
 		/* the read may come before the link monitor's event: ask the
 		 * kernel what became of our ifindex, so the reason is the same
 		 * whichever is seen first */
@@ -563,13 +547,12 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 	p->samples++;
 	p->last_sample_ns = mono_ns;
 	if (record) {
-		cost_round_lap(&cr);
+		uint64_t c0 = cost_cpu_ns();
+
 		if (rec_push(p->rec, mono_ns, real_ns, lays, vals) < 0)
 			p->sample_errors++;
-		wall[REC_MAX_SRC] = cost_round_lap(&cr);
-		ran |= 1u << REC_MAX_SRC;
+		cost_add(&p->rec_cost, cost_cpu_ns() - c0, mono_ns);
 	}
-	charge_round(p, &cr, ran, wall, mono_ns);
 	p->sample_cost_ns = loop_mono_ns() - t0;
 	p->sample_cost_total_ns += p->sample_cost_ns;
 }

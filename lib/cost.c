@@ -29,7 +29,7 @@ void cost_round_start(struct cost_round *r)
 {
 	r->cpu0 = cost_cpu_ns();
 	r->mono0 = r->lap = mono_ns();
-	r->cpu = r->wall = 0;
+	r->cpu = r->wall = r->xcpu = r->xwall = 0;
 }
 
 uint64_t cost_round_lap(struct cost_round *r)
@@ -40,12 +40,28 @@ uint64_t cost_round_lap(struct cost_round *r)
 	return d;
 }
 
+void cost_round_exact_start(struct cost_round *r)
+{
+	cost_round_lap(r);
+	r->xcpu0 = cost_cpu_ns();
+}
+
+uint64_t cost_round_exact_stop(struct cost_round *r)
+{
+	uint64_t c = cost_cpu_ns(), d = c > r->xcpu0 ? c - r->xcpu0 : 0;
+
+	r->xcpu += d;
+	r->xwall += cost_round_lap(r);
+	return d;
+}
+
 void cost_round_stop(struct cost_round *r)
 {
-	uint64_t c = cost_cpu_ns();
+	uint64_t c = cost_cpu_ns(), wall = r->lap - r->mono0, cpu = c > r->cpu0 ? c - r->cpu0 : 0;
 
-	r->wall = r->lap - r->mono0;    /* the units' time: up to the last lap */
-	r->cpu = c > r->cpu0 ? c - r->cpu0 : 0;
+	/* the units' time up to the last lap, the exact units' taken out */
+	r->wall = wall > r->xwall ? wall - r->xwall : 0;
+	r->cpu = cpu > r->xcpu ? cpu - r->xcpu : 0;
 }
 
 uint64_t cost_round_share(const struct cost_round *r, uint64_t wall_ns)

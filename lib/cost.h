@@ -33,26 +33,35 @@ struct cost {
 /* CPU time of the calling thread, ns (0 if the clock is unavailable). */
 uint64_t cost_cpu_ns(void);
 
-/* A round of units of work run back to back (a flow poll's sources, a
- * port's counter sweep), costed with two reads of the CPU clock, not two
- * per unit: CLOCK_THREAD_CPUTIME_ID is a system call every time, where
+/* A round of units of work run back to back (a flow poll's sources),
+ * costed with two reads of the CPU clock, not two per unit:
+ * CLOCK_THREAD_CPUTIME_ID is a system call every time, where
  * CLOCK_MONOTONIC is read in the vDSO. Each unit's wall time is taken
- * (cost_round_lap), and the round's CPU time is shared among its units
- * in proportion to their wall times (cost_round_share). A unit blocks on
- * nothing (the event loop never blocks), so its wall time is its CPU time
- * unless the thread was preempted or interrupted; the round's ratio of
- * CPU to wall time takes that out on average: the shares add up to the
- * round's CPU time, and a unit preempted alone is charged a little of the
- * others' time. */
+ * (cost_round_lap), and the round's CPU time is shared among its units in
+ * proportion to their wall times (cost_round_share). That holds for units
+ * that stay on the CPU (socket reads, BPF runs, page-cache reads): their
+ * wall time is their CPU time unless the thread was preempted, and the
+ * round's ratio of CPU to wall time takes that out on average; a unit
+ * preempted alone is charged a little of the others' time. A unit that
+ * may sleep in the kernel (a firmware command) is costed exactly
+ * instead (cost_round_exact_start/stop): its own CPU time, two more reads,
+ * taken out of the round with its wall time, so its sleep does not take
+ * the others' share. The shares add up to at most the round's CPU time
+ * (less the exact units'). */
 struct cost_round {
 	uint64_t cpu0, cpu;     /* CPU time at the start; the round's, at the end */
 	uint64_t mono0, wall;   /* wall time at the start; the round's, at the end */
 	uint64_t lap;           /* wall time at the last lap */
+	uint64_t xcpu, xwall;   /* the exact units' CPU and wall time */
+	uint64_t xcpu0;         /* CPU time at the running exact unit's start */
 };
 
 void cost_round_start(struct cost_round *r);
 /* Wall time since the start or the last lap, ns: the unit just run. */
 uint64_t cost_round_lap(struct cost_round *r);
+/* Around a unit that may sleep: its CPU time, ns, from the stop. */
+void cost_round_exact_start(struct cost_round *r);
+uint64_t cost_round_exact_stop(struct cost_round *r);
 void cost_round_stop(struct cost_round *r);
 /* After the stop: the CPU time of a unit that took wall_ns. */
 uint64_t cost_round_share(const struct cost_round *r, uint64_t wall_ns);

@@ -425,6 +425,65 @@ static void flow_engine_handle__owner_exits_table_held__one_event(void **state)
 	unlink(path);
 }
 
+/* An owner freed (its table deleted) while a fork of the daemon holds a
+ * copy of its pidfd (probe_exec's child, before close_range and execve):
+ * close() alone leaves the pidfd in the epoll set, and the owner's exit
+ * would then hand flow_engine_handle() the freed owner (a write into freed
+ * memory, or a live owner reusing the chunk marked dead). The freed
+ * owner's exit must not reach the set at all. */
+static void flow_engine_handle__owner_freed_while_forked__exit_not_seen(void **state)
+{
+	struct fx *f = *state;
+	struct flow_engine *fe;
+	struct pollfd pfd;
+	int p2c[2], c2p[2], st;
+	char path[4200], c;
+	pid_t pid, forkee;
+
+	fe = fetest_open(f);
+	assert_int_equal(pipe(p2c), 0);
+	assert_int_equal(pipe(c2p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct nsft_table t;
+
+		if (nsft_create(&t, f->dir, "child", 4) < 0 ||
+		    !nsft_add(&t, 1, IPPROTO_TCP, NULL, NULL))
+			_exit(1);
+		if (write(c2p[1], "r", 1) != 1 || read(p2c[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(c2p[0], &c, 1), 1);
+	snprintf(path, sizeof(path), "%s/child.%d.flows", f->dir, (int)pid);
+	flow_engine_handle(fe);
+	assert_int_equal(fetest_poll_all(fe), 1);
+	forkee = fork();        /* a probe's fork: holds every fd a moment */
+	assert_true(forkee >= 0);
+	if (forkee == 0) {
+		alarm(10);      /* gone whatever the test does */
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(unlink(path), 0);      /* the table goes ... */
+	pfd.fd = flow_engine_fd(fe);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 1000), 1);
+	flow_engine_handle(fe);                 /* ... its owner is freed */
+	assert_int_equal(write(p2c[1], "x", 1), 1);     /* ... and exits */
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(poll(&pfd, 1, 300), 0);
+	flow_engine_handle(fe);
+	kill(forkee, SIGKILL);
+	waitpid(forkee, &st, 0);
+	flow_engine_close(fe);
+	close(p2c[0]);
+	close(p2c[1]);
+	close(c2p[0]);
+	close(c2p[1]);
+}
+
 struct flipper {
 	struct nsft_record *r;
 	int stop;
@@ -621,6 +680,7 @@ int main(void)
 		T(flow_engine_poll__truncated_after_open__no_crash_reported),
 		T(flow_engine_poll__owner_dead__dropped_once),
 		T(flow_engine_handle__owner_exits_table_held__one_event),
+		T(flow_engine_handle__owner_freed_while_forked__exit_not_seen),
 		T(flow_engine_poll__seq_moving__never_torn_never_hangs),
 		T(flow_engine_poll__hostile_files__no_crash),
 		T(flow_engine_poll__bad_family__record_skipped),

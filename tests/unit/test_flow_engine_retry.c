@@ -136,6 +136,33 @@ static void flow_engine_poll__reads__header_with_the_first_pass(void **state)
 	nsft_close(&t, 1);
 }
 
+/* A table of more than one chunk (256 records of 256 bytes each): the
+ * header goes with the first chunk's first pass only, the records read
+ * with it clamped to a chunk whatever the count was. */
+static void flow_engine_poll__reads__two_chunks(void **state)
+{
+	struct fx *f = *state;
+	struct nsft_table t;
+	struct flow_engine *fe;
+
+	fetest_make_one(f, &t, "big", 600);     /* session 7 */
+	for (unsigned i = 0; i < 299; i++)
+		assert_non_null(nsft_add(&t, 100 + i, IPPROTO_UDP, NULL, NULL));
+	fe = fetest_open(f);
+	victim_off = -1;
+	poll_reads(fe, 300);
+	assert_int_equal(poll_reads(fe, 300), 6);       /* 1 + 2, then 3 */
+	for (unsigned i = 0; i < 100; i++)
+		assert_non_null(nsft_add(&t, 1000 + i, IPPROTO_UDP, NULL, NULL));
+	assert_int_equal(poll_reads(fe, 400), 6);
+	assert_non_null(fetest_find_session(1099));
+	__atomic_store_n(&t.hdr->count, 10, __ATOMIC_RELEASE);
+	assert_int_equal(poll_reads(fe, 10), 3);
+	assert_null(fetest_find_session(1099));
+	flow_engine_close(fe);
+	nsft_close(&t, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +170,8 @@ int main(void)
 			flow_engine_poll__write_during_retry__torn_copy_never_emitted,
 			fetest_setup, fetest_teardown),
 		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__header_with_the_first_pass,
+						fetest_setup, fetest_teardown),
+		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__two_chunks,
 						fetest_setup, fetest_teardown),
 	};
 
