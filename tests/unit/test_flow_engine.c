@@ -293,17 +293,15 @@ static void flow_engine_poll__truncated_after_open__no_crash_reported(void **sta
 	unlink(path);
 }
 
-static void flow_engine_poll__owner_dead__dropped_once(void **state)
+/* A child engine that publishes the table "child" with one session and
+ * exits, without removing it, when told (a byte on *tell); its table's
+ * path in path. Returns its pid once the table is there. */
+static pid_t owner_child(const struct fx *f, int *tell, char *path, size_t len)
 {
-	struct fx *f = *state;
-	struct flow_engine *fe;
-	struct pollfd pfd;
-	struct listing li;
-	int p2c[2], c2p[2], st;
-	char path[4200], c;
+	int p2c[2], c2p[2];
 	pid_t pid;
+	char c;
 
-	fe = fetest_open(f);
 	assert_int_equal(pipe(p2c), 0);
 	assert_int_equal(pipe(c2p), 0);
 	pid = fork();
@@ -319,7 +317,26 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 		_exit(0);       /* dies without removing its table */
 	}
 	assert_int_equal(read(c2p[0], &c, 1), 1);
-	snprintf(path, sizeof(path), "%s/child.%d.flows", f->dir, (int)pid);
+	close(p2c[0]);
+	close(c2p[0]);
+	close(c2p[1]);
+	*tell = p2c[1];
+	snprintf(path, len, "%s/child.%d.flows", f->dir, (int)pid);
+	return pid;
+}
+
+static void flow_engine_poll__owner_dead__dropped_once(void **state)
+{
+	struct fx *f = *state;
+	struct flow_engine *fe;
+	struct pollfd pfd;
+	struct listing li;
+	char path[4200];
+	int tell, st;
+	pid_t pid;
+
+	fe = fetest_open(f);
+	pid = owner_child(f, &tell, path, sizeof(path));
 	flow_engine_handle(fe);
 	assert_int_equal(fetest_poll_all(fe), 1);
 	assert_int_equal(fetest_obs[0].pid, pid);
@@ -328,7 +345,7 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 	pfd.fd = flow_engine_fd(fe);
 	pfd.events = POLLIN;
 	assert_int_equal(poll(&pfd, 1, 0), 0);
-	assert_int_equal(write(p2c[1], "x", 1), 1);
+	assert_int_equal(write(tell, "x", 1), 1);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(poll(&pfd, 1, 1000), 1);
@@ -346,10 +363,7 @@ static void flow_engine_poll__owner_dead__dropped_once(void **state)
 	assert_int_equal(fetest_poll_all(fe), 0);
 	assert_int_equal(fetest_log_count(f, path, "is gone"), 2);
 	flow_engine_close(fe);
-	close(p2c[0]);
-	close(p2c[1]);
-	close(c2p[0]);
-	close(c2p[1]);
+	close(tell);
 }
 
 /* An owner that exits while its table stays held (a child it forked
@@ -436,27 +450,12 @@ static void flow_engine_handle__owner_freed_while_forked__exit_not_seen(void **s
 	struct fx *f = *state;
 	struct flow_engine *fe;
 	struct pollfd pfd;
-	int p2c[2], c2p[2], st;
-	char path[4200], c;
+	char path[4200];
+	int tell, st;
 	pid_t pid, forkee;
 
 	fe = fetest_open(f);
-	assert_int_equal(pipe(p2c), 0);
-	assert_int_equal(pipe(c2p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct nsft_table t;
-
-		if (nsft_create(&t, f->dir, "child", 4) < 0 ||
-		    !nsft_add(&t, 1, IPPROTO_TCP, NULL, NULL))
-			_exit(1);
-		if (write(c2p[1], "r", 1) != 1 || read(p2c[0], &c, 1) != 1)
-			_exit(1);
-		_exit(0);
-	}
-	assert_int_equal(read(c2p[0], &c, 1), 1);
-	snprintf(path, sizeof(path), "%s/child.%d.flows", f->dir, (int)pid);
+	pid = owner_child(f, &tell, path, sizeof(path));
 	flow_engine_handle(fe);
 	assert_int_equal(fetest_poll_all(fe), 1);
 	forkee = fork();        /* a probe's fork: holds every fd a moment */
@@ -471,17 +470,14 @@ static void flow_engine_handle__owner_freed_while_forked__exit_not_seen(void **s
 	pfd.events = POLLIN;
 	assert_int_equal(poll(&pfd, 1, 1000), 1);
 	flow_engine_handle(fe);                 /* ... its owner is freed */
-	assert_int_equal(write(p2c[1], "x", 1), 1);     /* ... and exits */
+	assert_int_equal(write(tell, "x", 1), 1);       /* ... and exits */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_int_equal(poll(&pfd, 1, 300), 0);
 	flow_engine_handle(fe);
 	kill(forkee, SIGKILL);
 	waitpid(forkee, &st, 0);
 	flow_engine_close(fe);
-	close(p2c[0]);
-	close(p2c[1]);
-	close(c2p[0]);
-	close(c2p[1]);
+	close(tell);
 }
 
 struct flipper {
