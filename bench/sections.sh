@@ -151,7 +151,7 @@ tracker_hooks = always"
 		series=idle_all goal="< 0.5%" check=below:0.5 \
 		note="$(idle_note all)"
 	row section=idle name="  of it: sock_diag (daemon's own accounting)" unit=% series=idle_all_sock \
-		note="CPU of its polls, the detector's work on its flows included"
+		note="CPU of its polls (reading and routing; the detector's work on the flows is done after the poll and is in no source's figure)"
 	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf \
 		note="its hooks on only while a watched flow waits (tracker_hooks = on-wait): put on $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/idle_hooks_on" 2>/dev/null) time(s) in the idle runs"
 	row section=idle name="  of it: engine flow tables" unit=% series=idle_all_engine
