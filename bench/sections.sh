@@ -151,11 +151,13 @@ tracker_hooks = always"
 		series=idle_all goal="< 0.5%" check=below:0.5 \
 		note="$(idle_note all)"
 	row section=idle name="  of it: sock_diag (daemon's own accounting)" unit=% series=idle_all_sock \
-		note="CPU of its polls (reading and routing; the detector's work on the flows is done after the poll and is in no source's figure)"
+		note="CPU of its polls (reading and routing; the detector's work on the flows is done after the poll: its own row)"
 	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf \
 		note="its hooks on only while a watched flow waits (tracker_hooks = on-wait): put on $(awk '{ s += $1 } END { print s + 0 }' "$WORK/series/idle_hooks_on" 2>/dev/null) time(s) in the idle runs"
 	row section=idle name="  of it: engine flow tables" unit=% series=idle_all_engine
 	row section=idle name="  of it: counter sweeps (ethtool, stats64, recorder)" unit=% series=idle_all_counters
+	row section=idle name="  of it: the detector" unit=% series=idle_all_detector \
+		note="its work on the sources' observations, done after each poll (status flow_sources.detector); the rest of the total is the wakeups"
 	row section=idle name="track = sock only, ${total} s" unit=% series=idle_sock \
 		goal="< 0.5%" check=below:0.5 note="$(idle_note sock)"
 	row section=idle name="track = bpf only, hooks always on, ${total} s" unit=% series=idle_bpf \
@@ -228,6 +230,8 @@ idle_run() {
 			sample "idle_all_$s" "$(echo "$st" | jq --arg s $s '[.flow_sources.cost[] | select(.source == $s) | .cpu_pct] | add // 0')"
 		done
 		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
+		x=$(echo "$st" | jq '.flow_sources.detector.cpu_pct // empty') && [ -n "$x" ] &&
+			sample idle_all_detector "$x"
 		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
 		# a failed status leaves the series without a sample, not a 0

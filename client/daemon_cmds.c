@@ -68,11 +68,12 @@ static void print_incidents(struct json_object *incs)
 }
 
 /* What watching costs: each flow source's share of one core (its polls'
- * CPU time over the last 10 s, the kernel's work included), and the
- * daemon's own total. */
+ * CPU time over the last 10 s, the kernel's work included), the
+ * detector's on their observations, and the daemon's own total. */
 static void print_cost(struct json_object *o)
 {
 	struct json_object *cost = jx_get(jx_get(o, "flow_sources"), "cost");
+	struct json_object *det = jx_get(jx_get(o, "flow_sources"), "detector");
 	struct json_object *cpu = jx_get(o, "cpu");
 
 	if (jx_len(cost)) {
@@ -87,6 +88,13 @@ static void print_cost(struct json_object *o)
 			if (jx_text(c, "error")[0])
 				printf("  (%s)\n", jx_text(c, "error"));
 		}
+		/* the detector's work on the polls' observations, in none of the
+		 * sources' figures (an older daemon sends none) */
+		if (det)
+			printf("%-12s %-8s %-12s %6s %9.4f%% %12s\n", "-", "detector", "-",
+			       jx_text(jx_get(o, "flow_sources"), "flows"),
+			       json_object_get_double(jx_get(det, "cpu_pct")),
+			       jx_text(det, "per_call_us"));
 	}
 	if (cpu) {
 		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB",

@@ -414,7 +414,7 @@ void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
 			ps->want_ns = now;
 }
 
-void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
+uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
 {
 	struct route r = { fs, NULL, emit, arg, { 0 } };
 
@@ -436,6 +436,7 @@ void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, voi
 			charge(&ps->src[k], &r.cost, now);
 	for (unsigned k = 0; k < NHOST; k++)
 		charge(&fs->host[k], &r.cost, now);
+	return r.cost.cpu1;
 }
 
 /* {name, port, state, flows, cpu_pct, ...} of one source instance. */

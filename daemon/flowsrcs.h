@@ -25,8 +25,10 @@ void flowsrcs_free(struct flowsrcs *fs);
 /* Open or close the host sources the configuration asks for. */
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 /* Open or close each port's sources to match its state, then poll every
- * source and route each observation through emit. now: CLOCK_MONOTONIC. */
-void flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
+ * source and route each observation through emit. now: CLOCK_MONOTONIC.
+ * Returns the thread's CPU time at its end (cost_cpu_ns), read for the
+ * sources' costs: the caller's work next is costed from it. */
+uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
 /* A flow of port waits half its threshold or more (or is stalled) at now:
  * the sources of the port and of its peer see it as wanted_ns (flowsrc.h)
  * from the next poll. */

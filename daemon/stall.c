@@ -4,6 +4,7 @@
 #include "daemon/flowsrcs.h"
 #include "daemon/incident.h"
 #include "daemon/liveness.h"
+#include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -44,6 +45,12 @@ struct stall {
 	struct loop_timer *chunk;
 	uint64_t poll_t0, poll_busy_ns;
 	int chunked;                    /* a poll is still being handled */
+	/* the detector's own work on a poll's observations (drain), which no
+	 * source's account holds: the thread's CPU time from the sources'
+	 * last reading (flowsrcs_poll) or a later chunk's start to the end of
+	 * each chunk, one clock read a chunk, summed over the poll */
+	struct cost detector;
+	uint64_t det_ns, det_cpu0;
 	uint64_t next_expire;   /* the flow table's next walk for closed flows */
 	/* the threshold of the port last asked for: a poll's observations
 	 * come port by port, so one compare per observation instead of a
@@ -460,15 +467,24 @@ static int drain(struct stall *s, size_t max)
 	uint64_t t = loop_mono_ns();
 	size_t end = max && s->qn - s->qpos > max ? s->qpos + max : s->qn;
 
+	uint64_t t1, c;
+
 	for (; s->qpos < end; s->qpos++)
 		stall_observe(s, &s->q[s->qpos].o, s->q[s->qpos].port, s->poll_t0);
-	s->poll_busy_ns += loop_mono_ns() - t;
-	if (s->qpos < s->qn)
+	t1 = loop_mono_ns();
+	s->poll_busy_ns += t1 - t;
+	if (s->qpos < s->qn) {
+		c = cost_cpu_ns();
+		s->det_ns += c > s->det_cpu0 ? c - s->det_cpu0 : 0;
 		return 1;
-	t = loop_mono_ns();
+	}
 	stall_poll_end(s, s->poll_t0);
 	s->polls++;
-	s->poll_cost_ns = s->poll_busy_ns + loop_mono_ns() - t;
+	c = cost_cpu_ns();
+	t = loop_mono_ns();
+	s->poll_cost_ns = s->poll_busy_ns + t - t1;
+	cost_add(&s->detector, s->det_ns + (c > s->det_cpu0 ? c - s->det_cpu0 : 0), t);
+	s->det_ns = 0;
 	/* give back what a storm needed, once it is well past */
 	if (s->qcap > 16384 && s->qn < s->qcap / 8) {
 		struct qobs *nq = realloc(s->q, (s->qcap / 4) * sizeof(*nq));
@@ -489,7 +505,7 @@ static void poll_begin(struct stall *s)
 
 	s->now = s->poll_t0 = t0;
 	s->qn = s->qpos = 0;
-	flowsrcs_poll(s->srcs, t0, emit_cb, s);
+	s->det_cpu0 = flowsrcs_poll(s->srcs, t0, emit_cb, s);
 	s->poll_busy_ns = loop_mono_ns() - t0;
 }
 
@@ -498,7 +514,10 @@ static void chunk_cb(struct loop_timer *t, void *arg)
 	struct stall *s = arg;
 
 	(void)t;
-	if (s->chunked && drain(s, STALL_CHUNK))
+	if (!s->chunked)
+		return;
+	s->det_cpu0 = cost_cpu_ns();
+	if (drain(s, STALL_CHUNK))
 		loop_timer_set(s->chunk, 1, 0);         /* next loop turn */
 }
 
@@ -754,8 +773,7 @@ static void use_json(const struct flowtab_use *u, void *arg)
 struct json_object *stall_engines_json(struct stall *s)
 {
 	struct json_object *o = json_object_new_object();
-
-	struct json_object *lim = json_object_new_array();
+	struct json_object *lim = json_object_new_array(), *det;
 
 	flowsrcs_status(s->srcs, o);
 	jx_add_u64(o, "flows", flowtab_count(s->flows));
@@ -766,6 +784,10 @@ struct json_object *stall_engines_json(struct stall *s)
 	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "polls", s->polls);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
+	/* what the detector's work costs beside the sources' (cost.h) */
+	det = json_object_new_object();
+	cost_json(&s->detector, loop_mono_ns(), det);
+	json_object_object_add(o, "detector", det);
 	return o;
 }
 

@@ -59,6 +59,7 @@ void cost_round_stop(struct cost_round *r)
 {
 	uint64_t c = cost_cpu_ns(), wall = r->lap - r->mono0, cpu = c > r->cpu0 ? c - r->cpu0 : 0;
 
+	r->cpu1 = c;
 	/* the units' time up to the last lap, the exact units' taken out */
 	r->wall = wall > r->xwall ? wall - r->xwall : 0;
 	r->cpu = cpu > r->xcpu ? cpu - r->xcpu : 0;

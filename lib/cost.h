@@ -50,6 +50,7 @@ uint64_t cost_cpu_ns(void);
  * (less the exact units'). */
 struct cost_round {
 	uint64_t cpu0, cpu;     /* CPU time at the start; the round's, at the end */
+	uint64_t cpu1;          /* CPU time at the stop (to go on from) */
 	uint64_t mono0, wall;   /* wall time at the start; the round's, at the end */
 	uint64_t lap;           /* wall time at the last lap */
 	uint64_t xcpu, xwall;   /* the exact units' CPU and wall time */

@@ -37,6 +37,9 @@ sock='.flow_sources.cost[] | select(.source == "sock" and .port == "cli")'
 check "status: the sock_diag source's share of one core and cost per poll" \
 	jqe "[$sock | (.cpu_pct | type == \"number\") and .calls > 0 and (.per_call_us | tonumber) > 0] == [true]" \
 	"$T_DIR/st.json"
+check "status: the detector's share of one core and cost per poll, beside the sources'" \
+	jqe '.flow_sources.detector | (.cpu_pct | type == "number") and .calls > 0 and (.per_call_us | tonumber) > 0' \
+	"$T_DIR/st.json"
 check "status: each counter source's share of one core" \
 	jqe '[.ports[].sources[] | .cpu_pct | type == "number"] | length > 0 and all' "$T_DIR/st.json"
 check "status: the daemon's own CPU and RSS" \
@@ -57,6 +60,8 @@ check "sock_diag paced: idle socket reads left out (more than read)" \
 ctl status > "$T_DIR/st.txt"
 check "nicstallctl status prints the flow sources' cost" \
 	grep -Eq '^cli +sock +open +20 +[0-9.]+%' "$T_DIR/st.txt"
+check "nicstallctl status prints the detector's cost after the sources'" \
+	grep -Eq '^- +detector +- +20 +[0-9.]+% +[0-9.]+$' "$T_DIR/st.txt"
 check "nicstallctl status prints the daemon's CPU and RSS" \
 	grep -Eq '^daemon: [0-9.]+% of one core since start .* rss [0-9.]+ MiB, [0-9.]+ wakeups/s$' "$T_DIR/st.txt"
 
