@@ -138,12 +138,9 @@ unit-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit-run
 
 # Tests that mostly wait, or use little CPU, and time nothing of their own
-# run in a second lane beside the others (tests/system/run.sh). The
-# verdict scenarios (emu_scenarios, about 220 s: mostly waiting on the
-# daemon's forensic windows, then rendering each report; they check
-# verdicts, not timings) are there too, so the lanes take about the same
-# time (each about 470 s where the first lane alone took 700).
-SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|emu_scenarios)\.sh$$
+# run in a second lane beside the others (tests/system/run.sh): 3 minutes
+# of make check.
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics)\.sh$$
 system: all $(EXTRA_BINS)
 	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' tests/system/run.sh $(BUILD)
 
