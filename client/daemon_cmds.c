@@ -72,8 +72,8 @@ static void print_incidents(struct json_object *incs)
  * detector's on their observations, and the daemon's own total. */
 static void print_cost(struct json_object *o)
 {
-	struct json_object *cost = jx_get(jx_get(o, "flow_sources"), "cost");
-	struct json_object *det = jx_get(jx_get(o, "flow_sources"), "detector");
+	struct json_object *fs = jx_get(o, "flow_sources");
+	struct json_object *cost = jx_get(fs, "cost"), *det = jx_get(fs, "detector");
 	struct json_object *cpu = jx_get(o, "cpu");
 
 	if (jx_len(cost)) {
@@ -92,7 +92,7 @@ static void print_cost(struct json_object *o)
 		 * sources' figures (an older daemon sends none) */
 		if (det)
 			printf("%-12s %-8s %-12s %6s %9.4f%% %12s\n", "-", "detector", "-",
-			       jx_text(jx_get(o, "flow_sources"), "flows"),
+			       jx_text(fs, "flows"),
 			       json_object_get_double(jx_get(det, "cpu_pct")),
 			       jx_text(det, "per_call_us"));
 	}

@@ -47,10 +47,9 @@ struct fsrc {                           /* one source instance */
 	int ifindex;                    /* port sources: opened for this one */
 	char logged[256];               /* the last error logged */
 	struct cost cost;               /* CPU time of its polls, routing included */
-	uint64_t wall_ns;               /* this round's poll: its wall time, */
-	uint64_t exact_ns;              /* or CPU time (ops->may_sleep) */
-	int polled;                     /* it ran: 1 by wall time, 2 exact
-					 * (charged at the round's end) */
+	uint64_t round_ns;              /* this round's poll: its wall time, or
+					 * its CPU time if ops->may_sleep */
+	int polled;                     /* it ran (charged at the round's end) */
 	int last_flows;                 /* what its last poll emitted (-1: failed) */
 };
 
@@ -361,7 +360,6 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 {
 	int n;
 
-	f->wall_ns = 0;
 	if (!f->open)
 		return;
 	/* evidence-only flows: at least once a threshold less a poll, so
@@ -376,14 +374,13 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	if (f->s.ops->may_sleep) {
 		cost_round_exact_start(&r->cost);
 		n = f->s.ops->poll(&f->s, route_cb, r);
-		f->exact_ns = cost_round_exact_stop(&r->cost);
-		f->polled = 2;
+		f->round_ns = cost_round_exact_stop(&r->cost);
 	} else {
 		cost_round_lap(&r->cost);
 		n = f->s.ops->poll(&f->s, route_cb, r);
-		f->wall_ns = cost_round_lap(&r->cost);
-		f->polled = 1;
+		f->round_ns = cost_round_lap(&r->cost);
 	}
+	f->polled = 1;
 	if (!f->s.skipped)
 		f->last_flows = n;
 	if (n < 0)
@@ -395,7 +392,8 @@ static void charge(struct fsrc *f, const struct cost_round *c, uint64_t now)
 {
 	if (!f->polled)
 		return;
-	cost_add(&f->cost, f->polled == 2 ? f->exact_ns : cost_round_share(c, f->wall_ns), now);
+	cost_add(&f->cost, f->s.ops->may_sleep ? f->round_ns : cost_round_share(c, f->round_ns),
+		 now);
 	f->polled = 0;
 }
 

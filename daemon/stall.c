@@ -460,30 +460,36 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	log_refusals(s, now);
 }
 
+/* The detector's CPU time since det_cpu0 (the sources' last reading, or
+ * this chunk's start) added to this poll's. */
+static void det_lap(struct stall *s)
+{
+	uint64_t c = cost_cpu_ns();
+
+	s->det_ns += c > s->det_cpu0 ? c - s->det_cpu0 : 0;
+}
+
 /* Handle queued observations, at most max (0: all); at the end of the
  * queue the poll ends. 1 while some are left. */
 static int drain(struct stall *s, size_t max)
 {
-	uint64_t t = loop_mono_ns();
+	uint64_t t = loop_mono_ns(), t1;
 	size_t end = max && s->qn - s->qpos > max ? s->qpos + max : s->qn;
-
-	uint64_t t1, c;
 
 	for (; s->qpos < end; s->qpos++)
 		stall_observe(s, &s->q[s->qpos].o, s->q[s->qpos].port, s->poll_t0);
 	t1 = loop_mono_ns();
 	s->poll_busy_ns += t1 - t;
 	if (s->qpos < s->qn) {
-		c = cost_cpu_ns();
-		s->det_ns += c > s->det_cpu0 ? c - s->det_cpu0 : 0;
+		det_lap(s);
 		return 1;
 	}
 	stall_poll_end(s, s->poll_t0);
 	s->polls++;
-	c = cost_cpu_ns();
+	det_lap(s);
 	t = loop_mono_ns();
 	s->poll_cost_ns = s->poll_busy_ns + t - t1;
-	cost_add(&s->detector, s->det_ns + (c > s->det_cpu0 ? c - s->det_cpu0 : 0), t);
+	cost_add(&s->detector, s->det_ns, t);
 	s->det_ns = 0;
 	/* give back what a storm needed, once it is well past */
 	if (s->qcap > 16384 && s->qn < s->qcap / 8) {

@@ -1,6 +1,7 @@
 /* cost: CPU time accounting per unit of work. See cost.h. */
 #include "lib/cost.h"
 #include "lib/json.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 
 #include <fcntl.h>
@@ -17,24 +18,16 @@ uint64_t cost_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void cost_round_start(struct cost_round *r)
 {
 	r->cpu0 = cost_cpu_ns();
-	r->mono0 = r->lap = mono_ns();
+	r->mono0 = r->lap = loop_mono_ns();
 	r->cpu = r->wall = r->xcpu = r->xwall = 0;
 }
 
 uint64_t cost_round_lap(struct cost_round *r)
 {
-	uint64_t t = mono_ns(), d = t - r->lap;
+	uint64_t t = loop_mono_ns(), d = t - r->lap;
 
 	r->lap = t;
 	return d;

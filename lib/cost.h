@@ -8,7 +8,8 @@
  * core over the last complete window (COST_WINDOW_NS) of wall time, which
  * is what `status` shows: a figure that moves with the load, not an average
  * since start. Before the first window completes the share is over the time
- * since the account's first use. Pure data apart from cost_cpu_ns(). */
+ * since the account's first use. Pure data apart from cost_cpu_ns() and
+ * the cost_round clocks. */
 #ifndef NICSTALL_COST_H
 #define NICSTALL_COST_H
 
