@@ -167,7 +167,7 @@ tracker_hooks = always"
 	row section=idle name="incidents during the idle runs (all variants)" unit=count \
 		series=idle_incidents note="the sessions' own stalls (retransmits on the loaded veth) open incidents; their investigations are in the figures"
 	row section=idle name="  all sources: wakeups a second" unit=/s series=idle_wakeups \
-		note="the daemon's own count (status cpu.wakeups) over the measured span: flow polls (20/s at flow_interval 50 ms), the sweep (1/s), and timers that fire for nothing if any"
+		note="the daemon's own count (status cpu.wakeups) over the measured span: flow polls (planned: about once a threshold less a poll while nothing waits, 6.7/s at the defaults; 20/s when they came every flow_interval), the sweep (1/s), and timers that fire for nothing if any"
 	idle_syscalls "$WORK/all.conf" "$warm" "$(pick 2 10)"
 	row section=idle name="  all sources: system calls a second" unit=/s series=idle_syscalls \
 		note="$(cat "$WORK/syscalls_note" 2>/dev/null)"
@@ -508,7 +508,7 @@ incident_window = 10ms"
 	ip netns exec "$S" nft delete table inet nb 2>/dev/null
 	row section=detect name="drop inserted -> incident open, $stalls stalls" unit=ms series=detect_ms \
 		goal="median <= 250 (threshold + 1 poll)" check=max:250 \
-		note="threshold 200 ms, flow_interval 50 ms; the next request after the drop is lost, so the wait starts within 2 ms of it"
+		note="threshold 200 ms, flow_interval 50 ms; the next request after the drop is lost, so the wait starts within 2 ms of it; the polls are planned for each waiting flow's deadline by the engine's send time, so the call comes at the threshold unless the last poll was less than an interval before"
 	sample detect_max "$(stats detect_ms | cut -d' ' -f3)"
 	row section=detect name="  the slowest of them" unit=ms series=detect_max \
 		goal="max <= 300 (threshold + 2 polls)" check=max:300

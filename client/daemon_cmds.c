@@ -95,6 +95,12 @@ static void print_cost(struct json_object *o)
 			       jx_text(fs, "flows"),
 			       json_object_get_double(jx_get(det, "cpu_pct")),
 			       jx_text(det, "per_call_us"));
+		/* polls are planned (an older daemon polls at every interval) */
+		if (jx_get(fs, "next_poll"))
+			printf("flow polls: %s so far, the next in %.0f ms (%s)\n",
+			       jx_text(fs, "polls"),
+			       json_object_get_double(jx_get(jx_get(fs, "next_poll"), "in_ms")),
+			       jx_text(jx_get(fs, "next_poll"), "why"));
 	}
 	if (cpu) {
 		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB",

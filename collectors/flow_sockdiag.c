@@ -269,6 +269,29 @@ unsigned sockdiag_last_unread(const struct sockdiag *sd)
 	return sd ? sd->last_unread : 0;
 }
 
+uint64_t sockdiag_next_ns(const struct sockdiag *sd)
+{
+	uint64_t next;
+
+	/* the discoveries ride on the polls there are (a refresh apart at
+	 * most: daemon/stall.c), a new socket found within a second and a
+	 * refresh, not at a poll of their own */
+	if (!sd || !sd->stall_ns || !sd->opts.discover_ns || !sd->next_discover)
+		return 0;
+	next = UINT64_MAX;
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		const struct sd_sock *k = &sd->known[i];
+
+		if (k->gone)
+			continue;
+		if (!k->pace.due_ns)
+			return 0;
+		if (k->pace.due_ns < next)
+			next = k->pace.due_ns;
+	}
+	return next;
+}
+
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 {
 	if (!sd || !out)
@@ -585,10 +608,16 @@ static void sd_batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, voi
 	b->d->cur = NULL;
 }
 
+/* How early a paced socket is read (sd_pace_early); 0 without pacing. */
+static uint64_t sd_early(const struct sockdiag *sd)
+{
+	return sd->stall_ns ? sd_pace_early(sd->stall_ns, sd->poll_ns, sd->refresh_ns) : 0;
+}
+
 /* Read socket k at this poll? Every remembered one without pacing. */
 static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t now)
 {
-	return !k->gone && (!sd->stall_ns || sd_pace_due(&k->pace, now, sd->poll_ns));
+	return !k->gone && (!sd->stall_ns || sd_pace_due_within(&k->pace, now, sd_early(sd)));
 }
 
 /* The reader's key for a remembered socket. */
@@ -782,7 +811,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 				 * sd_min keeps the least of the last few, which
 				 * no preemption lengthened */
 	unsigned ndue;
-	int rc, discover;
+	int rc, discover, disc_due;
 
 	if (!sd || !emit || (nsel && !sel)) {
 		util_errf(err, errlen, "sock_diag: invalid arguments");
@@ -799,7 +828,10 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	for (unsigned i = 0; i < sd->nknown; i++)
 		ndue += sd_due(sd, &sd->known[i], d.now);
 	discover = !sd->opts.discover_ns;
-	if (!discover && d.now >= sd->next_discover) {
+	/* a discovery due soon is made now, with the reads due (in step
+	 * with them: sd_pace_early), rather than at a poll of its own */
+	disc_due = d.now + sd_early(sd) >= sd->next_discover;
+	if (!discover && disc_due) {
 		discover = sd_must_dump(sd, d.now);
 		if (!discover) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
@@ -826,7 +858,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
 		sd->last_dump = d.now;
-		if (d.now >= sd->next_discover) {
+		if (disc_due) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */
 		}

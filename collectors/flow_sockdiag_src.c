@@ -72,6 +72,8 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 	if (n >= 0 && sockdiag_last_unread(p->sd))
 		s->skipped = 1;         /* paced: some sockets left for later */
+	/* the first socket due, or the next look for new ones */
+	s->next_ns = n >= 0 ? sockdiag_next_ns(p->sd) : 0;
 	return n;
 }
 

@@ -302,6 +302,8 @@ static int qs_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		q->last_cost_ns = loop_mono_ns() - now;
 		q->cost_ns += q->last_cost_ns;
 	}
+	/* the next dump; the queue pairs' verdicts carry their own times */
+	s->next_ns = flow_src_next_min(flow_src_idle_next(s), q->last_ns + q->interval_ns);
 	for (unsigned i = 0; i < q->ntrk; i++) {
 		struct flow_obs o = q->trk[i].o;
 

@@ -145,9 +145,33 @@ struct flow_src {
 	 * off until then, and for FLOW_SRC_WANT_HOLD_NS after. */
 	uint64_t wanted_ns;
 	int skipped;
+	/* Set by poll() (0 before each): the earliest time (CLOCK_MONOTONIC)
+	 * the source needs its next poll for a reason of its own: a socket's
+	 * pace, its own read interval, an evidence-only refresh, a tool's
+	 * result to collect. The waits of the flows it reported are the
+	 * detector's to plan (they carry the source's clocks: flows.h), and
+	 * a flow that is not waiting yet can first stall a threshold from
+	 * now, so a source with nothing of its own says now_ns + refresh_ns.
+	 * 0: poll it again after the detector's interval (a source that
+	 * does not know). The detector polls at the earliest such time,
+	 * never sooner than its interval (daemon/stall.c). */
+	uint64_t next_ns;
 };
 
 #define FLOW_SRC_WANT_HOLD_NS 5000000000ull
+
+/* next_ns for a source with no reason of its own to be polled sooner: a
+ * refresh from now (0: every poll, when the threshold is a poll or less). */
+static inline uint64_t flow_src_idle_next(const struct flow_src *s)
+{
+	return s->now_ns && s->refresh_ns ? s->now_ns + s->refresh_ns : 0;
+}
+
+/* The earlier of two next_ns (0 is the earliest: the next poll). */
+static inline uint64_t flow_src_next_min(uint64_t a, uint64_t b)
+{
+	return !a || !b ? 0 : a < b ? a : b;
+}
 
 extern const struct flow_src_ops flow_src_engine_ops;  /* collectors/flow_engine.c */
 extern const struct flow_src_ops flow_src_sock_ops;    /* collectors/flow_sockdiag.c */

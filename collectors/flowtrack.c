@@ -782,17 +782,25 @@ static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	if (p->on_wait) {
 		n = ft_src_hooks(s, p);
 		if (n <= 0) {
-			/* nothing counted: the map's flows are as they were */
+			/* nothing counted: the map's flows are as they were;
+			 * the hooks come on with a want (the detector polls at
+			 * once then), an error is tried again next poll */
 			s->skipped = 1;
+			s->next_ns = n < 0 ? 0 : flow_src_idle_next(s);
 			return n;
 		}
+		/* hooked: read at every poll, until the hold ends */
 	}
 	if (!p->udp && !p->on_wait && s->now_ns && p->last_read && s->refresh_ns > s->poll_ns &&
 	    s->now_ns - p->last_read + s->poll_ns / 2 < s->refresh_ns) {
 		s->skipped = 1;
+		s->next_ns = p->last_read + s->refresh_ns;
 		return 0;
 	}
 	p->last_read = s->now_ns;
+	/* TCP only: evidence, read once a refresh; UDP: its waits are dated
+	 * by the last frame received (flows.h), the detector plans them */
+	s->next_ns = p->on_wait ? 0 : flow_src_idle_next(s);
 	n = flowtrack_poll(p->ft, emit, arg);
 	if (n < 0)
 		util_errf(s->err, sizeof(s->err), "flowtrack: reading the flow map: %s",

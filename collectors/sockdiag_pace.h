@@ -45,10 +45,36 @@ static inline void sd_pace_cap(struct sd_pace *p, uint64_t now, uint64_t max_ns)
 		p->due_ns = now + max_ns;
 }
 
+/* Read it at the poll at now, or is it due within early_ns of it? */
+static inline int sd_pace_due_within(const struct sd_pace *p, uint64_t now, uint64_t early_ns)
+{
+	return p->due_ns <= now + early_ns;
+}
+
 /* Read it at the poll at now? Half a poll early rather than a poll late. */
 static inline int sd_pace_due(const struct sd_pace *p, uint64_t now, uint64_t poll_ns)
 {
-	return p->due_ns <= now + poll_ns / 2;
+	return sd_pace_due_within(p, now, poll_ns / 2);
+}
+
+/* How early sock_diag reads a socket: half a threshold less a poll (or
+ * half of max_ns, sd_pace_cap's bound, when less), or half a poll if
+ * more. The detector plans its polls for the first socket
+ * due (sockdiag_next_ns(), daemon/stall.c); reading at that poll every
+ * socket due within this window keeps a port's sockets, and the ports, in
+ * step, so the polls come about once a threshold less a poll. With half
+ * a poll, sockets read at different polls stay apart and fall due one
+ * after another, a poll every interval or two. Reading early never
+ * delays a call (the detector dates a wait by the kernel's clocks); it
+ * costs a read, and a socket's reads are still at least this far apart
+ * less the window. */
+static inline uint64_t sd_pace_early(uint64_t stall_ns, uint64_t poll_ns, uint64_t max_ns)
+{
+	uint64_t span = stall_ns > poll_ns ? stall_ns - poll_ns : 0;
+
+	if (max_ns && max_ns < span)
+		span = max_ns;
+	return span / 2 > poll_ns / 2 ? span / 2 : poll_ns / 2;
 }
 
 #endif

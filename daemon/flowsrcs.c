@@ -73,6 +73,7 @@ struct flowsrcs {
 	char flows_dir[4096];
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
 	struct flow_src_runner run;     /* external tools (Onload) */
+	uint64_t next_ns;               /* the last poll's: flowsrcs_next_ns */
 };
 
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
@@ -83,6 +84,7 @@ struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
 		return NULL;
 	fs->loop = l;
 	fs->ports = ps;
+	fs->next_ns = UINT64_MAX;       /* no source has asked for anything */
 	srcrun_init(&fs->run, l);
 	return fs;
 }
@@ -313,6 +315,7 @@ struct route {
 	flowsrcs_emit_fn emit;
 	void *arg;
 	struct cost_round cost; /* this poll's sources, costed (poll_one) */
+	uint64_t next_ns;       /* the sources' next_ns, the earliest */
 };
 
 static void route_cb(const struct flow_obs *o, void *arg)
@@ -371,6 +374,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->s.stall_ns = stall_ns;
 	f->s.wanted_ns = r->ps ? r->ps->want_ns : 0;
 	f->s.skipped = 0;
+	f->s.next_ns = 0;
 	if (f->s.ops->may_sleep) {
 		cost_round_exact_start(&r->cost);
 		n = f->s.ops->poll(&f->s, route_cb, r);
@@ -383,6 +387,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->polled = 1;
 	if (!f->s.skipped)
 		f->last_flows = n;
+	r->next_ns = flow_src_next_min(r->next_ns, n < 0 ? 0 : f->s.next_ns);
 	if (n < 0)
 		note(f, port, what, "poll failed");
 }
@@ -397,24 +402,41 @@ static void charge(struct fsrc *f, const struct cost_round *c, uint64_t now)
 	f->polled = 0;
 }
 
-void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
+/* Want ps at now: 1 if it was not wanted (its hold had ended). */
+static int want_one(struct psrc *ps, uint64_t now)
+{
+	int fresh = !ps->want_ns || now < ps->want_ns ||
+		    now - ps->want_ns >= FLOW_SRC_WANT_HOLD_NS;
+
+	ps->want_ns = now;
+	return fresh;
+}
+
+int flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now)
 {
 	const char *peer = NULL;
+	int fresh = 0;
 
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
 		if (!strcmp(port_name(ps->p), port)) {
-			ps->want_ns = now;
+			fresh |= want_one(ps, now);
 			peer = port_conf(ps->p)->peer;
 		}
 	/* its peer too: a frame lost between them shows on the other end */
 	for (struct psrc *ps = fs->psrcs; peer && *peer && ps; ps = ps->next)
 		if (!strcmp(port_name(ps->p), peer))
-			ps->want_ns = now;
+			fresh |= want_one(ps, now);
+	return fresh;
+}
+
+uint64_t flowsrcs_next_ns(const struct flowsrcs *fs)
+{
+	return fs->next_ns;
 }
 
 uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
 {
-	struct route r = { fs, NULL, emit, arg, { 0 } };
+	struct route r = { fs, NULL, emit, arg, { 0 }, UINT64_MAX };
 
 	psrc_sync(fs, now);
 	cost_round_start(&r.cost);
@@ -429,6 +451,7 @@ uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit,
 	for (unsigned k = 0; k < NHOST; k++)
 		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r, now, fs->stall_ns);
 	cost_round_stop(&r.cost);
+	fs->next_ns = r.next_ns;
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
 		for (unsigned k = 0; k < NPORT; k++)
 			charge(&ps->src[k], &r.cost, now);

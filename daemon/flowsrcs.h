@@ -31,8 +31,13 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
 uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
 /* A flow of port waits half its threshold or more (or is stalled) at now:
  * the sources of the port and of its peer see it as wanted_ns (flowsrc.h)
- * from the next poll. */
-void flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
+ * from the next poll. 1 when the port or its peer was not wanted within
+ * FLOW_SRC_WANT_HOLD_NS (its sources' hooks may be off: poll soon). */
+int flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
+/* When the last poll's sources need the next (flow_src next_ns,
+ * flowsrc.h): 0 after the detector's interval; UINT64_MAX for no reason
+ * of theirs (no source open). */
+uint64_t flowsrcs_next_ns(const struct flowsrcs *fs);
 /* How often a source must report an evidence-only flow (flow_src
  * refresh_ns, collectors/flowsrc.h): within every threshold-long span less
  * a poll, and never less often than half LIVENESS_GONE_NS, since the flow

@@ -350,8 +350,9 @@ void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
  * say it better than our poll time: the unanswered request's send time
  * (engine; kernel TCP with unacknowledged bytes), the arrival of unread
  * bytes, the last frame received (tracker). Never in the future, never
- * before the last progress we saw, never more than a poll old estimate
- * when the source gives nothing. */
+ * before the last progress we saw could have come (poll_ns before it: the
+ * time since the detector's previous poll); the poll's own time when the
+ * source gives nothing. */
 static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint64_t now,
 			   uint64_t poll_ns)
 {
@@ -462,10 +463,14 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		if (!waiting)
 			f->state = FLOW_IDLE;
 		else if (progress)
-			/* a new wait since the progress: kernel TCP dates it by
-			 * its own clocks (its reads may be far apart) */
-			f->wait_since_ns = o->src == FLOW_SRC_SOCK ? wait_start(f, o, now, poll_ns)
-								  : now;
+			/* a new wait since the progress, dated by the source's
+			 * clocks as a first wait is: kernel TCP's reads may be
+			 * far apart, and so may the detector's polls (a flow
+			 * caught waiting at two polls a refresh apart that
+			 * moved between them; dated at the poll, a stall that
+			 * began just after the first would be called up to a
+			 * refresh late) */
+			f->wait_since_ns = wait_start(f, o, now, poll_ns);
 		break;
 	case FLOW_STALLED:
 		if (progress || !waiting) {

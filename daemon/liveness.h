@@ -97,8 +97,9 @@ unsigned flowtab_buckets(const struct flowtab *ft);
 unsigned flowtab_longest_chain(const struct flowtab *ft);
 
 /* Apply observation o at now. threshold_ns: the port's stall threshold;
- * poll_ns: the polling interval (a wait start the source reports earlier
- * than the last progress less one poll is not believed). */
+ * poll_ns: the time since the detector's previous poll, at least its
+ * interval (its polls are planned, not regular: a wait start the source
+ * reports earlier than the last progress less that is not believed). */
 enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			    uint64_t threshold_ns, uint64_t poll_ns);
 

@@ -58,7 +58,45 @@ struct stall {
 	char th_port[32];
 	uint64_t th_ns;
 	int th_ok;
+	/* The next poll's plan (plan_next): polls are not regular. While
+	 * nothing is stalled and no incident is open, the next comes at the
+	 * earliest time this poll's waiting flows could need it (their
+	 * wants, then their stalls, by the waits' start as their sources
+	 * date them: liveness.c), a source asks for (flow_src next_ns), or
+	 * a refresh (a threshold less a poll) after this one: a wait that
+	 * begins just after a poll is seen at the next, dated by its
+	 * source, and called at its deadline. Never sooner than
+	 * flow_interval after the last poll start, but at once after a new
+	 * want (the tracker's hooks come on a threshold less a poll, or half
+	 * a threshold, before the stall, as with regular polls). */
+	uint64_t plan_ns;               /* the earliest flow deadline, UINT64_MAX none */
+	const char *plan_why;
+	int fast;                       /* the next after the interval: why */
+	const char *fast_why;
+	int repoll;                     /* a new want: poll at once */
+	uint64_t prev_t0, gap_ns;       /* the previous poll's start, the gap */
+	uint64_t next_poll;             /* when the next poll is armed for */
+	const char *next_why;
+	uint64_t min_th;                /* the least threshold of any port */
 };
+
+/* Why the next poll comes when it does (status: flow_sources.next_poll). */
+#define WHY_STALLED "a flow is stalled"
+#define WHY_INCIDENT "an incident is open"
+#define WHY_UNDATED "a flow's source gives no times"
+#define WHY_SOURCE "a source"
+#define WHY_DEADLINE "a waiting flow"
+#define WHY_WANT "a flow waited half its threshold"
+#define WHY_REFRESH "refresh"
+#define WHY_INTERVAL "flow_interval"
+
+static void fast(struct stall *s, const char *why)
+{
+	if (!s->fast) {
+		s->fast = 1;
+		s->fast_why = why;
+	}
+}
 
 #define STALL_CHUNK 8192u
 
@@ -345,6 +383,43 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 		end_incident(s, inc, any);
 }
 
+/* An engine session or a UDP flow whose source gives no time to date a
+ * wait by: a wait that began after a poll is dated at the poll that sees
+ * it (liveness.c wait_start), so only regular polls bound its call. */
+static int undated(const struct flow_obs *o)
+{
+	if (o->src == FLOW_SRC_ENGINE)
+		return !o->last_tx_ns && !o->last_rx_ns &&
+		       (o->tx_msgs || o->rx_msgs || o->unsent || (o->state & 0x4u));
+	if (o->src == FLOW_SRC_BPF)
+		return o->key.proto == 17 && !o->last_rx_ns && o->tx_msgs;
+	return 0;
+}
+
+/* A flow observed at now: when must the next poll come for it? */
+static void plan_flow(struct stall *s, const struct sflow *f, const struct flow_obs *o,
+		      uint64_t now, uint64_t th)
+{
+	uint64_t iv = s->c->flow_interval_ns, want_at, d;
+
+	if (f->state == FLOW_STALLED) {
+		fast(s, WHY_STALLED);   /* its release, and the incident's */
+		return;
+	}
+	if (undated(o))
+		fast(s, WHY_UNDATED);
+	if (f->state != FLOW_WAITING)
+		return;
+	/* its want (a threshold less a poll into the wait, at least half a
+	 * threshold), then its stall (strictly more than a threshold) */
+	want_at = f->wait_since_ns + (th > 2 * iv ? th - iv : th / 2);
+	d = now < want_at ? want_at : f->wait_since_ns + th + 1;
+	if (d < s->plan_ns) {
+		s->plan_ns = d;
+		s->plan_why = now < want_at ? WHY_WANT : WHY_DEADLINE;
+	}
+}
+
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now)
 {
 	struct sflow *f;
@@ -355,7 +430,7 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	f = flowtab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
-	switch (flow_update(f, o, now, th, s->c->flow_interval_ns)) {
+	switch (flow_update(f, o, now, th, s->gap_ns ? s->gap_ns : s->c->flow_interval_ns)) {
 	case FLOW_EV_STALLED:
 		on_stalled(s, f);
 		break;
@@ -371,8 +446,10 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	    (s->want_ns != now || strcmp(s->want_port, port))) {
 		s->want_ns = now;
 		util_strlcpy(s->want_port, port, sizeof(s->want_port));
-		flowsrcs_want(s->srcs, port, now);
+		if (flowsrcs_want(s->srcs, port, now))
+			s->repoll = 1;
 	}
+	plan_flow(s, f, o, now, th);
 }
 
 static void emit_cb(const struct flow_obs *o, const char *port, void *arg)
@@ -445,6 +522,8 @@ void stall_poll_end(struct stall *s, uint64_t now)
 
 		if (!incident_ended(inc) && now - incident_opened_ns(inc) > s->c->incident_max_ns)
 			end_incident(s, inc, 0);
+		if (!incident_ended(inc))
+			fast(s, WHY_INCIDENT);  /* its flows' releases, its joins */
 		refresh_siblings(s, inc);
 		n = incident_joins_unlogged(inc, -1);
 		if (n)
@@ -458,6 +537,49 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	s->released_unlogged = s->closed_unlogged = 0;
 	s->lines = 0;
 	log_refusals(s, now);
+}
+
+uint64_t stall_plan(const struct stall *s, const char **why)
+{
+	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0;
+	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next;
+	const char *w;
+
+	if (s->repoll) {
+		next = t0;
+		w = WHY_WANT;
+	} else if (s->fast || !src) {
+		next = t0 + iv;
+		w = s->fast ? s->fast_why : WHY_SOURCE;
+	} else {
+		refresh = flowsrcs_refresh_ns(s->min_th, iv);
+		next = t0 + (refresh > iv ? refresh : iv);
+		w = WHY_REFRESH;
+		if (src < next) {
+			next = src;
+			w = WHY_SOURCE;
+		}
+		if (s->plan_ns < next) {
+			next = s->plan_ns;
+			w = s->plan_why;
+		}
+		if (next < t0 + iv) {
+			next = t0 + iv;
+			w = WHY_INTERVAL;
+		}
+	}
+	if (why)
+		*why = w;
+	return next;
+}
+
+/* Arm the timer for the next poll, as planned. */
+static void plan_next(struct stall *s)
+{
+	uint64_t now = loop_mono_ns();
+
+	s->next_poll = stall_plan(s, &s->next_why);
+	loop_timer_set(s->timer, s->next_poll > now ? s->next_poll - now : 1, 0);
 }
 
 /* The detector's CPU time since det_cpu0 (the sources' last reading, or
@@ -502,14 +624,28 @@ static int drain(struct stall *s, size_t max)
 	}
 	s->qn = s->qpos = 0;
 	s->chunked = 0;
+	plan_next(s);
 	return 0;
+}
+
+void stall_poll_begin(struct stall *s, uint64_t t0)
+{
+	uint64_t iv = s->c->flow_interval_ns;
+
+	s->gap_ns = s->prev_t0 && t0 > s->prev_t0 && t0 - s->prev_t0 > iv ? t0 - s->prev_t0 : iv;
+	s->prev_t0 = t0;
+	s->plan_ns = UINT64_MAX;
+	s->plan_why = NULL;
+	s->fast = s->repoll = 0;
+	s->fast_why = NULL;
+	s->now = s->poll_t0 = t0;
 }
 
 static void poll_begin(struct stall *s)
 {
 	uint64_t t0 = loop_mono_ns();
 
-	s->now = s->poll_t0 = t0;
+	stall_poll_begin(s, t0);
 	s->qn = s->qpos = 0;
 	s->det_cpu0 = flowsrcs_poll(s->srcs, t0, emit_cb, s);
 	s->poll_busy_ns = loop_mono_ns() - t0;
@@ -532,7 +668,8 @@ static void timer_cb(struct loop_timer *t, void *arg)
 	struct stall *s = arg;
 
 	(void)t;
-	if (s->chunked)                 /* the last poll is still being handled */
+	if (s->chunked)                 /* the last poll is still being handled:
+					 * its end plans the next */
 		return;
 	poll_begin(s);
 	s->chunked = 1;
@@ -570,8 +707,18 @@ void stall_configure(struct stall *s, const struct conf *c)
 {
 	s->c = c;
 	s->th_ok = 0;           /* thresholds may have changed */
+	s->min_th = c->stall_ns;
+	for (unsigned i = 0; i < c->nports; i++)
+		if (c->ports[i].stall_ns && c->ports[i].stall_ns < s->min_th)
+			s->min_th = c->ports[i].stall_ns;
 	flowsrcs_configure(s->srcs, c);
-	loop_timer_set(s->timer, c->flow_interval_ns, c->flow_interval_ns);
+	/* a poll after the interval, with the new sources; the plan goes on
+	 * from its end (a poll still being handled plans the next itself) */
+	if (!s->chunked) {
+		s->next_poll = loop_mono_ns() + c->flow_interval_ns;
+		s->next_why = WHY_INTERVAL;
+		loop_timer_set(s->timer, c->flow_interval_ns, 0);
+	}
 }
 
 void stall_set_hook(struct stall *s, stall_incident_fn fn, void *arg)
@@ -780,6 +927,7 @@ struct json_object *stall_engines_json(struct stall *s)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *lim = json_object_new_array(), *det;
+	uint64_t now;
 
 	flowsrcs_status(s->srcs, o);
 	jx_add_u64(o, "flows", flowtab_count(s->flows));
@@ -790,6 +938,12 @@ struct json_object *stall_engines_json(struct stall *s)
 	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "polls", s->polls);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
+	/* when the next poll comes, and why then (plan_next) */
+	det = json_object_new_object();
+	now = loop_mono_ns();
+	jx_add_double(det, "in_ms", s->next_poll > now ? (double)(s->next_poll - now) / 1e6 : 0.0);
+	jx_add_str(det, "why", s->next_why ? s->next_why : WHY_INTERVAL);
+	json_object_object_add(o, "next_poll", det);
 	/* what the detector's work costs beside the sources' (cost.h) */
 	det = json_object_new_object();
 	cost_json(&s->detector, loop_mono_ns(), det);

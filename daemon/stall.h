@@ -1,6 +1,7 @@
 /* stall: the stall detector.
  *
- * Every flow_interval it polls the flow sources (flowsrcs.h), runs each
+ * It polls the flow sources (flowsrcs.h) as their flows need it
+ * (stall_plan), at most every flow_interval, runs each
  * flow's state machine (liveness.h) and turns stalls into incidents
  * (incident.h): stalls of one port, or of one port pair, within the
  * grouping window join one incident; incidents are rate-limited per group.
@@ -34,10 +35,22 @@ void stall_free(struct stall *s);
  * the polling interval. */
 void stall_configure(struct stall *s, const struct conf *c);
 void stall_set_hook(struct stall *s, stall_incident_fn fn, void *arg);
-/* The two halves of a poll, for tests: one observation of port's flow at
- * now, and the end of a poll (closed flows, incident timeouts). */
+/* The parts of a poll, for tests: its start at t0 (the next poll's plan
+ * starts empty), one observation of port's flow at now, and the end of a
+ * poll (closed flows, incident timeouts). */
+void stall_poll_begin(struct stall *s, uint64_t t0);
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now);
 void stall_poll_end(struct stall *s, uint64_t now);
+/* When the poll begun last wants the next (CLOCK_MONOTONIC), once it has
+ * ended, and why (a constant string; status: flow_sources.next_poll).
+ * Polls are planned, not regular: while no flow is stalled and no
+ * incident open, the next comes at the earliest a waiting flow's want or
+ * stall (by its wait's start as its source dates it), a source's own need
+ * (flow_src next_ns) or a refresh (a threshold less a poll) asks for,
+ * never sooner than flow_interval after this one; at flow_interval while
+ * a flow is stalled, an incident open or a flow's source gives no times;
+ * at once after a new want. */
+uint64_t stall_plan(const struct stall *s, const char **why);
 
 /* nicstallctl flows / status */
 /* The flows of port (NULL: every port), stalled only or all, stalled

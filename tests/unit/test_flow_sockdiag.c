@@ -427,6 +427,19 @@ static void paced(int no_reader)
 		skip();
 	}
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);   /* the dump: both */
+	/* the next poll it needs (the detector plans its polls by it): the
+	 * waiting one's, 150 ms into its wait, before the idle one's (150 ms
+	 * from now) */
+	{
+		struct timespec ts;
+		uint64_t next = sockdiag_next_ns(sd);
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		assert_true(next != 0);
+		assert_true(next + 40000000ull >= wrote + 150000000ull);
+		assert_true(next <= now + 150000000ull);
+	}
 	/* at once: the idle one is not due for 150 ms */
 	assert_true(poll_into(sd, &sel, 1, &l) <= 1);
 	assert_null(find(&l, idle, (uint16_t)(11113 + no_reader)));
@@ -444,6 +457,8 @@ static void paced(int no_reader)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
+	/* the waiting one is due at every poll now */
+	assert_true(sockdiag_next_ns(sd) != 0 && sockdiag_next_ns(sd) <= now);
 	assert_int_equal(f->inflight, sizeof(data));
 	assert_true(f->rto_ns >= 200000000ull);
 	assert_true(f->retry_due_ns > now - 100000000ull && f->retry_due_ns < now + f->rto_ns);

@@ -159,7 +159,8 @@ struct verdict {
 };
 
 /* One run of the session, the detector fed at every poll (paced 0) or
- * when sd_pace_due says so (paced 1, a dump every second reading all). */
+ * when sd_pace_due says so (paced 1, a dump every second reading all), or
+ * sd_pace_due_within sd_pace_early (paced 2: what sock_diag does). */
 static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint64_t stall_at,
 		uint64_t stall_len, struct verdict *v)
 {
@@ -180,7 +181,9 @@ static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint
 		int dump = paced && (t - offset) % SEC == 0;
 
 		model_run(&m, t, think, serve, stall_at, stall_len);
-		if (paced && !dump && !sd_pace_due(&p, t, POLL))
+		if (paced == 1 && !dump && !sd_pace_due(&p, t, POLL))
+			continue;
+		if (paced == 2 && !dump && !sd_pace_due_within(&p, t, sd_pace_early(THR, POLL, 0)))
 			continue;
 		if (last_read && t - last_read > v->max_gap)
 			v->max_gap = t - last_read;
@@ -217,8 +220,22 @@ static void sd_pace__request_response_with_one_stall__same_verdict_as_every_poll
 				struct verdict a, b;
 				uint64_t at = 3 * SEC + ph;
 
+				struct verdict c;
+
 				run(0, 3 * MS, think[k], serve[s], at, 700 * MS, &a);
 				run(1, 3 * MS, think[k], serve[s], at, 700 * MS, &b);
+				/* read early (sd_pace_early): the same */
+				run(2, 3 * MS, think[k], serve[s], at, 700 * MS, &c);
+				if (a.stalled_poll != c.stalled_poll || a.stalled_at != c.stalled_at ||
+				    a.released_poll != c.released_poll || c.max_gap > THR)
+					fail_msg("serve %llu think %llu phase %llu: read early, stalled "
+						 "at %llu (from %llu) released %llu",
+						 (unsigned long long)serve[s] / MS,
+						 (unsigned long long)think[k] / MS,
+						 (unsigned long long)ph / MS,
+						 (unsigned long long)c.stalled_poll / MS,
+						 (unsigned long long)c.stalled_at / MS,
+						 (unsigned long long)c.released_poll / MS);
 				if (a.stalled_poll != b.stalled_poll || a.stalled_at != b.stalled_at ||
 				    a.released_poll != b.released_poll)
 					fail_msg("serve %llu think %llu phase %llu: every poll stalled at "
@@ -243,6 +260,55 @@ static void sd_pace__request_response_with_one_stall__same_verdict_as_every_poll
 			}
 }
 
+/* Polls planned for the first socket due (daemon/stall.c: never sooner
+ * than a poll after the last) of three idle sockets read at different
+ * polls; how many polls in 3 s when a poll reads those due within early. */
+static unsigned planned_polls(uint64_t early)
+{
+	struct sd_pace p[3] = { { 0 } };
+	struct flow_obs o = sock_obs();
+	unsigned polls = 0;
+	uint64_t t;
+
+	o.tx_msgs = o.rx_msgs = 10;     /* every request answered */
+	for (unsigned i = 0; i < 3; i++)
+		sd_pace_read(&p[i], &o, 1 * SEC + i * 40 * MS, THR, POLL);
+	t = 1 * SEC + 80 * MS;
+	while (t < 4 * SEC) {
+		uint64_t next = UINT64_MAX;
+
+		polls++;
+		for (unsigned i = 0; i < 3; i++)
+			if (sd_pace_due_within(&p[i], t, early))
+				sd_pace_read(&p[i], &o, t, THR, POLL);
+		for (unsigned i = 0; i < 3; i++)
+			if (p[i].due_ns < next)
+				next = p[i].due_ns;
+		t = next > t + POLL ? next : t + POLL;
+	}
+	return polls;
+}
+
+/* Sockets read at different polls fall into step when each poll reads
+ * those due within sd_pace_early: the polls come once a threshold less a
+ * poll (3 s / 150 ms = 20), not at every interval or two as they do when
+ * a poll reads only those due within half a poll (sockets 40 ms apart stay
+ * apart: about 50). */
+static void sd_pace_early__sockets_out_of_step__fall_into_step(void **state)
+{
+	unsigned in_step = planned_polls(sd_pace_early(THR, POLL, 0));
+	unsigned apart = planned_polls(POLL / 2);
+
+	(void)state;
+	assert_int_equal(sd_pace_early(THR, POLL, 0), (THR - POLL) / 2);
+	assert_int_equal(sd_pace_early(60 * MS, POLL, 0), POLL / 2);
+	/* a long threshold: half the refresh that bounds its dues */
+	assert_int_equal(sd_pace_early(10 * SEC, POLL, 1 * SEC), 500 * MS);
+	assert_int_equal(sd_pace_early(THR, POLL, 1 * SEC), (THR - POLL) / 2);
+	assert_true(in_step <= 21);
+	assert_true(apart >= 40);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -251,6 +317,7 @@ int main(void)
 		cmocka_unit_test(sd_pace_read__waiting__due_from_the_kernels_wait_start),
 		cmocka_unit_test(sd_pace_cap__far_due_brought_in_near_due_kept),
 		cmocka_unit_test(sd_pace__request_response_with_one_stall__same_verdict_as_every_poll),
+		cmocka_unit_test(sd_pace_early__sockets_out_of_step__fall_into_step),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,283 @@
+/* Unit tests: the detector's planned polls (stall_plan, daemon/stall.c).
+ *
+ * Regular polls every flow_interval were most of the idle daemon's cost
+ * (issue #13): 20 wakeups a second for flows that owe nothing. A wait is
+ * dated by its source's clocks (liveness.c wait_start), so the detector can
+ * poll at a refresh while nothing waits and at each waiting flow's own
+ * deadlines. Each test here fails a detector that polls at every interval
+ * (its next poll is always t0 + flow_interval), and the dating test fails a
+ * detector that passes the interval, not the time since its last poll, as
+ * the bound on a wait's start. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "coretest.h"
+#include "daemon/conf.h"
+#include "daemon/incident.h"
+#include "daemon/ports.h"
+#include "daemon/stall.h"
+#include "lib/loop.h"
+
+/* threshold 200 ms, interval 50 ms: a refresh is 150 ms */
+static const char *conf_text =
+	"[daemon]\n"
+	"flow_interval = 50ms\n"
+	"stall_threshold = 200ms\n"
+	"incident_window = 5s\n"
+	"incident_cooldown = 0s\n"
+	"incident_timeout = 30s\n"
+	"[port a]\n"
+	"stats_file = /nonexistent/a\n"
+	"track = none\n";
+
+struct fix {
+	struct loop *l;
+	struct ports *ps;
+	struct conf *c;
+	struct stall *s;
+	unsigned nopen, nend;
+};
+
+static void hook(struct incident *inc, enum incident_event ev, void *arg)
+{
+	struct fix *x = arg;
+
+	(void)inc;
+	x->nopen += ev == INCIDENT_OPEN;
+	x->nend += ev == INCIDENT_END;
+}
+
+static int setup(void **state)
+{
+	struct fix *x = calloc(1, sizeof(*x));
+	char err[256];
+
+	x->l = loop_new();
+	x->ps = ports_new(x->l, "");
+	x->c = coretest_conf(conf_text);
+	x->s = stall_new(x->l, x->ps, x->c, err, sizeof(err));
+	assert_non_null(x->s);
+	stall_set_hook(x->s, hook, x);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fix *x = *state;
+
+	stall_free(x->s);
+	ports_free(x->ps);
+	conf_free(x->c);
+	loop_free(x->l);
+	free(x);
+	return 0;
+}
+
+/* An engine session with its clocks: tx requests sent, rx replies, the
+ * last of each at last_tx / last_rx. */
+static struct flow_obs sess(uint64_t tx, uint64_t rx, uint64_t last_tx, uint64_t last_rx)
+{
+	struct flow_obs o = coretest_engine_obs(40001, 1, tx, rx, 0);
+
+	o.last_tx_ns = last_tx;
+	o.last_rx_ns = last_rx;
+	return o;
+}
+
+/* One poll at t0 that sees o (NULL: nothing); the next poll's time. */
+static uint64_t poll(struct fix *x, uint64_t t0, const struct flow_obs *o, const char **why)
+{
+	stall_poll_begin(x->s, t0);
+	if (o)
+		stall_observe(x->s, o, "a", t0);
+	stall_poll_end(x->s, t0);
+	return stall_plan(x->s, why);
+}
+
+/* Nothing waits: the next poll a threshold less a poll later, not after
+ * the interval. */
+static void stall_plan__nothing_waits__a_refresh_later(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs o = sess(5, 5, 1 * SEC - 3 * MS, 1 * SEC - 2 * MS);
+	const char *why;
+
+	assert_int_equal(poll(x, 1 * SEC, NULL, &why), 1 * SEC + 150 * MS);
+	assert_string_equal(why, "refresh");
+	/* a session that is answered */
+	assert_int_equal(poll(x, 2 * SEC, &o, &why), 2 * SEC + 150 * MS);
+	assert_string_equal(why, "refresh");
+}
+
+/* A wait seen just after it began (a request in flight): the next poll at
+ * its want, a threshold less a poll into it, not sooner; the poll then
+ * finds it answered (a refresh later again). One that is still waiting
+ * then is called at its deadline: a threshold after its start by the
+ * engine's clock, to the nanosecond, not at the next regular poll. */
+static void stall_plan__waiting_flow__its_want_then_its_deadline(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t0 = 1 * SEC, w = t0 - 10 * MS, t1, t2;
+	struct flow_obs idle = sess(5, 5, t0 - 200 * MS, t0 - 190 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t0 - 190 * MS);
+	const char *why;
+
+	poll(x, t0 - 150 * MS, &idle, NULL);
+	t1 = poll(x, t0, &waiting, &why);
+	assert_int_equal(t1, w + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
+	t2 = poll(x, t1, &waiting, &why);
+	assert_int_equal(t2, w + 200 * MS + 1);
+	assert_string_equal(why, "a waiting flow");
+	assert_int_equal(x->nopen, 0);
+	/* called there: waiting a threshold and a nanosecond */
+	poll(x, t2, &waiting, &why);
+	assert_int_equal(x->nopen, 1);
+}
+
+/* While a flow is stalled (and its incident open) the detector polls at
+ * every interval, to see the release at once; after it, a refresh again. */
+static void stall_plan__stalled_flow__every_interval_until_released(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t = 1 * SEC, w = t - 10 * MS;
+	struct flow_obs idle = sess(5, 5, t - 200 * MS, t - 190 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t - 190 * MS);
+	struct flow_obs answered;
+	const char *why;
+
+	poll(x, t - 150 * MS, &idle, NULL);
+	t = poll(x, t, &waiting, NULL);
+	t = poll(x, t, &waiting, NULL);
+	t = poll(x, t, &waiting, &why);          /* stalled here */
+	assert_int_equal(x->nopen, 1);
+	for (int i = 0; i < 3; i++) {
+		uint64_t n = poll(x, t, &waiting, &why);
+
+		assert_int_equal(n, t + 50 * MS);
+		assert_string_equal(why, "a flow is stalled");
+		t = n;
+	}
+	answered = sess(6, 6, w, t - 1 * MS);
+	t = poll(x, t, &answered, &why);
+	assert_int_equal(x->nend, 1);
+	/* the flow is idle again, and no incident is open */
+	assert_int_equal(poll(x, t, &answered, &why), t + 150 * MS);
+	assert_string_equal(why, "refresh");
+}
+
+/* A session whose engine writes no times: its waits are dated at the poll
+ * that sees them, so it is polled at every interval. */
+static void stall_plan__undated_session__every_interval(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs o = sess(5, 5, 0, 0);
+	const char *why;
+
+	assert_int_equal(poll(x, 1 * SEC, &o, &why), 1 * SEC + 50 * MS);
+	assert_string_equal(why, "a flow's source gives no times");
+}
+
+/* A reply and the next request both came between two polls a refresh
+ * apart: the new wait is dated by the request's send time, which is after
+ * the flow's last sighting, though more than an interval before this
+ * poll; its want is planned from there. Bounded by the interval instead,
+ * the send time would be refused and the wait dated at this poll, its
+ * stall called 110 ms late. */
+static void stall_plan__reply_and_request_between_polls__dated_by_the_send(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, w = t0 + 60 * MS;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
+	struct flow_obs moved = sess(7, 6, w, t0 + 50 * MS);
+	const char *why;
+
+	assert_int_equal(poll(x, t0, &idle, NULL), t1);
+	assert_int_equal(poll(x, t1, &moved, &why), w + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
+	/* and its stall at a threshold from the send */
+	assert_int_equal(poll(x, w + 150 * MS, &moved, &why), w + 200 * MS + 1);
+	poll(x, w + 200 * MS + 1, &moved, NULL);
+	assert_int_equal(x->nopen, 1);
+}
+
+/* Caught waiting at one poll (a request in flight), answered, and waiting
+ * again at the next, a refresh later: the new wait is dated by its send,
+ * not at the poll that sees it, which may be most of a refresh later. */
+static void stall_plan__waiting_again_at_the_next_poll__dated_by_the_send(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t1 = 1 * SEC, w1 = t1 - 1 * MS, t2, w2 = t1 + 100 * MS;
+	struct flow_obs idle = sess(5, 5, t1 - 200 * MS, t1 - 190 * MS);
+	struct flow_obs first = sess(6, 5, w1, t1 - 190 * MS);
+	struct flow_obs again = sess(7, 6, w2, w2 - 1 * MS);
+	const char *why;
+
+	poll(x, t1 - 150 * MS, &idle, NULL);
+	t2 = poll(x, t1, &first, NULL);
+	assert_int_equal(t2, w1 + 150 * MS);
+	assert_int_equal(poll(x, t2, &again, &why), w2 + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
+}
+
+/* A session that opened after the last poll, a refresh ago, and whose
+ * first request is still unanswered: seen first now, its wait is dated by
+ * the send, which is after the last poll, not at this poll. */
+static void stall_plan__new_session_waiting_when_first_seen__dated_by_the_send(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, w = t0 + 60 * MS;
+	struct flow_obs first = sess(1, 0, w, 0);
+	const char *why;
+
+	assert_int_equal(poll(x, t0, NULL, NULL), t1);
+	assert_int_equal(poll(x, t1, &first, &why), w + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
+}
+
+/* The want's poll never comes sooner than the interval after the last
+ * one, nor the stall's: a deadline inside it waits for it. */
+static void stall_plan__deadline_inside_the_interval__at_the_interval(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
+	/* waiting since just after the last poll: its want (at t0 + 151 ms)
+	 * is a millisecond after this poll */
+	struct flow_obs waiting = sess(6, 5, t0 + 1 * MS, t0 - 10 * MS);
+	const char *why;
+
+	poll(x, t0, &idle, NULL);
+	assert_int_equal(poll(x, t1, &waiting, &why), t1 + 50 * MS);
+	assert_string_equal(why, "flow_interval");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(stall_plan__nothing_waits__a_refresh_later, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__waiting_flow__its_want_then_its_deadline,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__stalled_flow__every_interval_until_released,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__undated_session__every_interval, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__reply_and_request_between_polls__dated_by_the_send,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__waiting_again_at_the_next_poll__dated_by_the_send,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__new_session_waiting_when_first_seen__dated_by_the_send,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__deadline_inside_the_interval__at_the_interval,
+						setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
