@@ -387,7 +387,10 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	f->polled = 1;
 	if (!f->s.skipped)
 		f->last_flows = n;
-	r->next_ns = flow_src_next_min(r->next_ns, n < 0 ? 0 : f->s.next_ns);
+	/* a failed poll: when the source says (a lasting failure need not
+	 * bring the regular polls back), at the next interval if it says
+	 * nothing */
+	r->next_ns = flow_src_next_min(r->next_ns, f->s.next_ns);
 	if (n < 0)
 		note(f, port, what, "poll failed");
 }

@@ -351,9 +351,12 @@ void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
  * (engine; kernel TCP with unacknowledged bytes), the arrival of unread
  * bytes, the last frame received (tracker). Never in the future, never
  * before the last progress we saw could have come (poll_ns before it: the
- * time since the detector's previous poll); the poll's own time when the
- * source gives nothing. */
-static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint64_t now,
+ * time since the detector's previous poll; the detector passes its
+ * interval for kernel TCP, whose progress is the kernel's own time); the
+ * poll's own time when the source gives nothing usable, and the flow is
+ * marked undated_wait (the detector polls for it at every interval from
+ * then: daemon/stall.c). */
+static uint64_t wait_start(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			   uint64_t poll_ns)
 {
 	uint64_t t = 0;
@@ -362,8 +365,11 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 	case FLOW_SRC_ENGINE:
 		if (o->last_tx_ns > o->last_rx_ns)
 			t = o->last_tx_ns;
-		else if (o->state & 0x4u)
-			t = o->last_rx_ns;      /* awaiting: since the last data */
+		else if ((o->state & 0x4u) || o->tx_msgs > o->rx_msgs)
+			/* awaiting: since the last data; requests pipelined,
+			 * the last reply after the last send: the one still
+			 * unanswered left before it (dated late, never early) */
+			t = o->last_rx_ns;
 		break;
 	case FLOW_SRC_SOCK:
 		t = flow_obs_sock_wait_from(o);
@@ -377,8 +383,10 @@ static uint64_t wait_start(const struct sflow *f, const struct flow_obs *o, uint
 		t = o->live_since_ns;   /* when the source's verdict turned bad */
 		break;
 	}
-	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > 10000000000ull)
+	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > 10000000000ull) {
+		f->undated_wait = 1;
 		return now;
+	}
 	return t;
 }
 

@@ -50,6 +50,9 @@ struct sflow {
 	uint64_t tx_at_rx;              /* BPF: tx frames when rx last moved */
 	uint64_t last_stall_ns;         /* duration of the last released stall */
 	unsigned stalls;
+	uint8_t undated_wait;           /* a wait of it was dated at the poll
+					 * that saw it, for lack of a usable
+					 * time of its source (wait_start) */
 	uint64_t incident;              /* id of the incident it belongs to, 0 */
 };
 

@@ -75,6 +75,7 @@ struct stall {
 	const char *fast_why;
 	int repoll;                     /* a new want: poll at once */
 	uint64_t prev_t0, gap_ns;       /* the previous poll's start, the gap */
+	uint64_t poll_end;              /* when the last poll was handled */
 	uint64_t next_poll;             /* when the next poll is armed for */
 	const char *next_why;
 	uint64_t min_th;                /* the least threshold of any port */
@@ -83,7 +84,7 @@ struct stall {
 /* Why the next poll comes when it does (status: flow_sources.next_poll). */
 #define WHY_STALLED "a flow is stalled"
 #define WHY_INCIDENT "an incident is open"
-#define WHY_UNDATED "a flow's source gives no times"
+#define WHY_UNDATED "a flow's waits have no times"
 #define WHY_SOURCE "a source"
 #define WHY_DEADLINE "a waiting flow"
 #define WHY_WANT "a flow waited half its threshold"
@@ -383,17 +384,21 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 		end_incident(s, inc, any);
 }
 
-/* An engine session or a UDP flow whose source gives no time to date a
- * wait by: a wait that began after a poll is dated at the poll that sees
- * it (liveness.c wait_start), so only regular polls bound its call. */
-static int undated(const struct flow_obs *o)
+/* A flow whose waits its source cannot date: a wait that began after a
+ * poll is dated at the poll that sees it (liveness.c wait_start), so only
+ * polls at every interval bound its call. An engine session that
+ * publishes no times, or one whose wait was dated so before (bytes held
+ * with no send since the last reply); a UDP flow of the tracker, whose
+ * frames carry no request boundary (a reply and the next request between
+ * two polls would hide the wait for the next reply, liveness.c). */
+static int undated(const struct sflow *f, const struct flow_obs *o)
 {
+	if (f->undated_wait)
+		return 1;
 	if (o->src == FLOW_SRC_ENGINE)
 		return !o->last_tx_ns && !o->last_rx_ns &&
 		       (o->tx_msgs || o->rx_msgs || o->unsent || (o->state & 0x4u));
-	if (o->src == FLOW_SRC_BPF)
-		return o->key.proto == 17 && !o->last_rx_ns && o->tx_msgs;
-	return 0;
+	return o->src == FLOW_SRC_BPF && o->key.proto == 17;
 }
 
 /* A flow observed at now: when must the next poll come for it? */
@@ -406,7 +411,7 @@ static void plan_flow(struct stall *s, const struct sflow *f, const struct flow_
 		fast(s, WHY_STALLED);   /* its release, and the incident's */
 		return;
 	}
-	if (undated(o))
+	if (undated(f, o))
 		fast(s, WHY_UNDATED);
 	if (f->state != FLOW_WAITING)
 		return;
@@ -430,7 +435,10 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	f = flowtab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
-	switch (flow_update(f, o, now, th, s->gap_ns ? s->gap_ns : s->c->flow_interval_ns)) {
+	/* a wait start is believed back to the last poll, a gap ago (kernel
+	 * TCP's progress is the kernel's own time: an interval's slack) */
+	switch (flow_update(f, o, now, th,
+			    o->src != FLOW_SRC_SOCK && s->gap_ns ? s->gap_ns : s->c->flow_interval_ns)) {
 	case FLOW_EV_STALLED:
 		on_stalled(s, f);
 		break;
@@ -511,6 +519,8 @@ static void log_refusals(struct stall *s, uint64_t now)
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
+	if (now > s->poll_end)
+		s->poll_end = now;
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		flowtab_expire(s->flows, now, gone_cb, s);
@@ -568,6 +578,12 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 			w = WHY_INTERVAL;
 		}
 	}
+	/* a poll handled for longer than the interval (in chunks): half an
+	 * interval's rest after it, as the regular timer's next tick gave */
+	if (!s->repoll && next < s->poll_end + iv / 2) {
+		next = s->poll_end + iv / 2;
+		w = WHY_INTERVAL;
+	}
 	if (why)
 		*why = w;
 	return next;
@@ -624,6 +640,7 @@ static int drain(struct stall *s, size_t max)
 	}
 	s->qn = s->qpos = 0;
 	s->chunked = 0;
+	s->poll_end = t;
 	plan_next(s);
 	return 0;
 }
@@ -638,7 +655,7 @@ void stall_poll_begin(struct stall *s, uint64_t t0)
 	s->plan_why = NULL;
 	s->fast = s->repoll = 0;
 	s->fast_why = NULL;
-	s->now = s->poll_t0 = t0;
+	s->now = s->poll_t0 = s->poll_end = t0;
 }
 
 static void poll_begin(struct stall *s)

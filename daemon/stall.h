@@ -1,7 +1,8 @@
 /* stall: the stall detector.
  *
  * It polls the flow sources (flowsrcs.h) as their flows need it
- * (stall_plan), at most every flow_interval, runs each
+ * (stall_plan), at most every flow_interval but at once after a want,
+ * runs each
  * flow's state machine (liveness.h) and turns stalls into incidents
  * (incident.h): stalls of one port, or of one port pair, within the
  * grouping window join one incident; incidents are rate-limited per group.
@@ -47,9 +48,10 @@ void stall_poll_end(struct stall *s, uint64_t now);
  * incident open, the next comes at the earliest a waiting flow's want or
  * stall (by its wait's start as its source dates it), a source's own need
  * (flow_src next_ns) or a refresh (a threshold less a poll) asks for,
- * never sooner than flow_interval after this one; at flow_interval while
- * a flow is stalled, an incident open or a flow's source gives no times;
- * at once after a new want. */
+ * never sooner than flow_interval after this one began (nor than half of
+ * it after it ended); at flow_interval while a flow is stalled, an
+ * incident open or a flow's waits cannot be dated by its source; at once
+ * after a new want. */
 uint64_t stall_plan(const struct stall *s, const char **why);
 
 /* nicstallctl flows / status */

@@ -58,7 +58,7 @@ check "planned flow polls: fewer than 10 a second while nothing waits (not 20)" 
 	jq -e --slurpfile a "$T_DIR/st.json" '(.flow_sources.polls - $a[0].flow_sources.polls) /
 		(.uptime_s - $a[0].uptime_s) < 10' "$T_DIR/st1.json"
 check "status: the next flow poll, within a threshold less a poll, and why then" \
-	jqe '.flow_sources.next_poll | .in_ms <= 150 and (.why | IN("a source", "refresh"))' \
+	jqe '.flow_sources.next_poll | .in_ms <= 150 and (.why | IN("a source", "refresh", "flow_interval"))' \
 	"$T_DIR/st1.json"
 check "status: the 20 watched sockets (the client ends, in the port's namespace)" \
 	jqe "[$sock | .flows] == [20]" "$T_DIR/st.json"
@@ -68,7 +68,7 @@ check "nicstallctl status prints the flow sources' cost" \
 check "nicstallctl status prints the detector's cost after the sources'" \
 	grep -Eq '^- +detector +- +20 +[0-9.]+% +[0-9.]+$' "$T_DIR/st.txt"
 check "nicstallctl status prints the flow polls and when the next comes" \
-	grep -Eq '^flow polls: [0-9]+ so far, the next in [0-9]+ ms \((a source|refresh)\)$' "$T_DIR/st.txt"
+	grep -Eq '^flow polls: [0-9]+ so far, the next in [0-9]+ ms \((a source|refresh|flow_interval)\)$' "$T_DIR/st.txt"
 check "nicstallctl status prints the daemon's CPU and RSS" \
 	grep -Eq '^daemon: [0-9.]+% of one core since start .* rss [0-9.]+ MiB, [0-9.]+ wakeups/s$' "$T_DIR/st.txt"
 

@@ -181,7 +181,71 @@ static void stall_plan__undated_session__every_interval(void **state)
 	const char *why;
 
 	assert_int_equal(poll(x, 1 * SEC, &o, &why), 1 * SEC + 50 * MS);
-	assert_string_equal(why, "a flow's source gives no times");
+	assert_string_equal(why, "a flow's waits have no times");
+}
+
+/* Bytes held unsent with no send since the last reply: the engine's
+ * times say nothing of when the hold began, so the wait is dated at the
+ * poll that sees it, and the session is polled for at every interval
+ * from then on, even once it is idle again. */
+static void stall_plan__hold_without_a_time__every_interval_from_then(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs idle = sess(5, 5, 1 * SEC - 20 * MS, 1 * SEC - 10 * MS);
+	struct flow_obs held = idle;
+	const char *why;
+
+	held.unsent = 300;
+	assert_int_equal(poll(x, 1 * SEC, &idle, &why), 1 * SEC + 150 * MS);
+	assert_int_equal(poll(x, 1 * SEC + 150 * MS, &held, &why), 1 * SEC + 200 * MS);
+	assert_string_equal(why, "a flow's waits have no times");
+	assert_int_equal(poll(x, 1 * SEC + 200 * MS, &idle, &why), 1 * SEC + 250 * MS);
+	assert_string_equal(why, "a flow's waits have no times");
+}
+
+/* Requests pipelined, the last reply after the last send: the request
+ * still unanswered left before that reply, so its wait is dated by the
+ * reply (late, never early), not at the poll. */
+static void stall_plan__pipelined_requests__dated_by_the_last_reply(void **state)
+{
+	struct fix *x = *state;
+	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, r = t0 + 70 * MS;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
+	struct flow_obs piped = sess(8, 7, t0 + 60 * MS, r);
+	const char *why;
+
+	poll(x, t0, &idle, NULL);
+	assert_int_equal(poll(x, t1, &piped, &why), r + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
+}
+
+/* A UDP flow of the tracker: its frames carry no request boundary, so it
+ * is polled for at every interval. */
+static void stall_plan__tracker_udp_flow__every_interval(void **state)
+{
+	struct fix *x = *state;
+	struct flow_obs o = sess(5, 5, 1 * SEC - 20 * MS, 1 * SEC - 10 * MS);
+	const char *why;
+
+	o.src = FLOW_SRC_BPF;
+	o.key.proto = 17;
+	assert_int_equal(poll(x, 1 * SEC, &o, &why), 1 * SEC + 50 * MS);
+	assert_string_equal(why, "a flow's waits have no times");
+	o.key.proto = 6;        /* TCP frames: evidence, not waits */
+	assert_int_equal(poll(x, 2 * SEC, &o, &why), 2 * SEC + 150 * MS);
+}
+
+/* A poll handled for longer than the interval (a storm, in chunks): the
+ * next comes half an interval after its end, not at once. */
+static void stall_plan__long_poll__half_an_interval_after_its_end(void **state)
+{
+	struct fix *x = *state;
+	const char *why;
+
+	stall_poll_begin(x->s, 1 * SEC);
+	stall_poll_end(x->s, 1 * SEC + 300 * MS);
+	assert_int_equal(stall_plan(x->s, &why), 1 * SEC + 325 * MS);
+	assert_string_equal(why, "flow_interval");
 }
 
 /* A reply and the next request both came between two polls a refresh
@@ -269,6 +333,14 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_plan__undated_session__every_interval, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__hold_without_a_time__every_interval_from_then,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__pipelined_requests__dated_by_the_last_reply,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__tracker_udp_flow__every_interval, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(stall_plan__long_poll__half_an_interval_after_its_end,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_plan__reply_and_request_between_polls__dated_by_the_send,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(stall_plan__waiting_again_at_the_next_poll__dated_by_the_send,
