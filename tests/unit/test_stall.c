@@ -16,6 +16,7 @@
 #include "daemon/stall.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "stallfix.h"
 
 static const char *conf_text =
 	"[daemon]\n"
@@ -36,57 +37,8 @@ static const char *conf_text =
 	"stats_file = /nonexistent/c\n"
 	"track = none\n";
 
-struct fix {
-	struct loop *l;
-	struct ports *ps;
-	struct conf *c;
-	struct stall *s;
-	struct { enum incident_event ev; uint64_t id; } ev[16];
-	unsigned nev, nopen, njoin;
-};
-
-static void hook(struct incident *inc, enum incident_event ev, void *arg)
-{
-	struct fix *x = arg;
-
-	x->nopen += ev == INCIDENT_OPEN;
-	x->njoin += ev == INCIDENT_JOIN;
-	if (x->nev < 16) {
-		x->ev[x->nev].ev = ev;
-		x->ev[x->nev].id = incident_id(inc);
-		x->nev++;
-	}
-}
-
-static int setup(void **state)
-{
-	struct fix *x = calloc(1, sizeof(*x));
-	char err[256];
-
-	x->l = loop_new();
-	x->ps = ports_new(x->l, "");
-	x->c = coretest_conf(conf_text);
-	x->s = stall_new(x->l, x->ps, x->c, err, sizeof(err));
-	assert_non_null(x->s);
-	stall_set_hook(x->s, hook, x);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fix *x = *state;
-
-	stall_free(x->s);
-	ports_free(x->ps);
-	conf_free(x->c);
-	loop_free(x->l);
-	free(x);
-	return 0;
-}
-
 /* Session sess on port: answered up to t0, then one request unanswered. */
-static void stall_flow(struct fix *x, const char *port, uint16_t sport, uint64_t sess,
+static void stall_flow(struct stallfix *x, const char *port, uint16_t sport, uint64_t sess,
 		       uint64_t t0, uint64_t t1, int pid)
 {
 	struct flow_obs o = coretest_engine_obs(sport, sess, 5, 5, pid);
@@ -99,7 +51,7 @@ static void stall_flow(struct fix *x, const char *port, uint16_t sport, uint64_t
 
 static void stall_observe__both_ends_of_a_pair__one_incident(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct incident *inc;
 
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
@@ -121,7 +73,7 @@ static void stall_observe__both_ends_of_a_pair__one_incident(void **state)
 
 static void stall_observe__port_threshold__overrides_default(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 
 	/* port a: 100 ms; port c: the default 200 ms */
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 200 * MS, 0);
@@ -134,7 +86,7 @@ static void stall_observe__port_threshold__overrides_default(void **state)
  * detector keeps the last port's threshold between observations). */
 static void stall_configure__new_port_threshold__applies(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	static const char *faster =
 		"[daemon]\n"
 		"stall_threshold = 200ms\n"
@@ -156,7 +108,7 @@ static void stall_configure__new_port_threshold__applies(void **state)
 
 static void stall_observe__after_window_within_cooldown__suppressed(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct json_object *j;
 
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
@@ -172,7 +124,7 @@ static void stall_observe__after_window_within_cooldown__suppressed(void **state
 
 static void stall_observe__reply_comes__incident_ends_released(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs o = coretest_engine_obs(40001, 1, 6, 6, 0);
 	struct json_object *fl;
 
@@ -194,7 +146,7 @@ static void stall_observe__reply_comes__incident_ends_released(void **state)
  * (the poll's time, here synthetic). */
 static void stall_observe__incident_opens__stamped_when_decided(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t m0 = loop_mono_ns(), r0 = loop_real_ns(), m1, r1;
 	struct json_object *j;
 
@@ -213,7 +165,7 @@ static void stall_observe__incident_opens__stamped_when_decided(void **state)
 
 static void stall_poll_end__flow_gone_or_timeout__ends_unreleased(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 
 	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
 	stall_poll_end(x->s, 2 * SEC);
@@ -237,7 +189,7 @@ static void stall_poll_end__flow_gone_or_timeout__ends_unreleased(void **state)
 
 static void stall_incident_owners__both_ends__both_pids(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs o = coretest_engine_obs(40001, 1, 5, 5, 111), r;
 	struct stall_owner own[8];
 
@@ -257,7 +209,7 @@ static void stall_incident_owners__both_ends__both_pids(void **state)
 
 static void stall_observe__progressing_flow__counted_as_sibling(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct json_object *j;
 
 	for (uint64_t t = 1 * SEC, n = 1; t <= 1 * SEC + 300 * MS; t += 50 * MS, n++) {
@@ -279,7 +231,7 @@ static void stall_observe__progressing_flow__counted_as_sibling(void **state)
 #define MASS 100000u
 static void stall_observe__mass_stall_of_100k__one_incident_linear(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct json_object *j, *st;
 	uint64_t t0 = 1 * SEC, t, scans, polls = 0;
 
@@ -322,7 +274,7 @@ static void stall_observe__mass_stall_of_100k__one_incident_linear(void **state)
  * the same first max as the whole sorted list, with the total. */
 static void stall_flows_json__mass_stall__bounded_stalled_first_same_order(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct json_object *all, *some;
 	unsigned total = 0, total2 = 0;
 	uint64_t t0 = 1 * SEC, t;
@@ -363,7 +315,7 @@ static void stall_flows_json__mass_stall__bounded_stalled_first_same_order(void 
  * a stalled kernel flow of the same port from being tracked. */
 static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs k = coretest_engine_obs(50001, 0, 0, 0, 0);
 
 	for (unsigned i = 0; i < 65536; i++) {
@@ -386,23 +338,25 @@ static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(v
 	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
 }
 
+/* each test on a detector of conf_text (stallfix.h) */
+#define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
+						      (void *)conf_text)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(stall_observe__both_ends_of_a_pair__one_incident, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__port_threshold__overrides_default, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_configure__new_port_threshold__applies, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__after_window_within_cooldown__suppressed, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__reply_comes__incident_ends_released, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__incident_opens__stamped_when_decided, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(stall_poll_end__flow_gone_or_timeout__ends_unreleased, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_incident_owners__both_ends__both_pids, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__progressing_flow__counted_as_sibling, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__mass_stall_of_100k__one_incident_linear, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_flows_json__mass_stall__bounded_stalled_first_same_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls, setup, teardown),
+		T(stall_observe__both_ends_of_a_pair__one_incident),
+		T(stall_observe__port_threshold__overrides_default),
+		T(stall_configure__new_port_threshold__applies),
+		T(stall_observe__after_window_within_cooldown__suppressed),
+		T(stall_observe__reply_comes__incident_ends_released),
+		T(stall_observe__incident_opens__stamped_when_decided),
+		T(stall_poll_end__flow_gone_or_timeout__ends_unreleased),
+		T(stall_incident_owners__both_ends__both_pids),
+		T(stall_observe__progressing_flow__counted_as_sibling),
+		T(stall_observe__mass_stall_of_100k__one_incident_linear),
+		T(stall_flows_json__mass_stall__bounded_stalled_first_same_order),
+		T(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,15 +13,9 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "coretest.h"
-#include "daemon/conf.h"
-#include "daemon/incident.h"
-#include "daemon/ports.h"
 #include "daemon/stall.h"
-#include "lib/loop.h"
+#include "stallfix.h"
 
 /* threshold 200 ms, interval 50 ms: a refresh is 150 ms */
 static const char *conf_text =
@@ -35,50 +29,6 @@ static const char *conf_text =
 	"stats_file = /nonexistent/a\n"
 	"track = none\n";
 
-struct fix {
-	struct loop *l;
-	struct ports *ps;
-	struct conf *c;
-	struct stall *s;
-	unsigned nopen, nend;
-};
-
-static void hook(struct incident *inc, enum incident_event ev, void *arg)
-{
-	struct fix *x = arg;
-
-	(void)inc;
-	x->nopen += ev == INCIDENT_OPEN;
-	x->nend += ev == INCIDENT_END;
-}
-
-static int setup(void **state)
-{
-	struct fix *x = calloc(1, sizeof(*x));
-	char err[256];
-
-	x->l = loop_new();
-	x->ps = ports_new(x->l, "");
-	x->c = coretest_conf(conf_text);
-	x->s = stall_new(x->l, x->ps, x->c, err, sizeof(err));
-	assert_non_null(x->s);
-	stall_set_hook(x->s, hook, x);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fix *x = *state;
-
-	stall_free(x->s);
-	ports_free(x->ps);
-	conf_free(x->c);
-	loop_free(x->l);
-	free(x);
-	return 0;
-}
-
 /* An engine session with its clocks: tx requests sent, rx replies, the
  * last of each at last_tx / last_rx. */
 static struct flow_obs sess(uint64_t tx, uint64_t rx, uint64_t last_tx, uint64_t last_rx)
@@ -91,7 +41,7 @@ static struct flow_obs sess(uint64_t tx, uint64_t rx, uint64_t last_tx, uint64_t
 }
 
 /* One poll at t0 that sees o (NULL: nothing); the next poll's time. */
-static uint64_t poll(struct fix *x, uint64_t t0, const struct flow_obs *o, const char **why)
+static uint64_t poll(struct stallfix *x, uint64_t t0, const struct flow_obs *o, const char **why)
 {
 	stall_poll_begin(x->s, t0);
 	if (o)
@@ -104,7 +54,7 @@ static uint64_t poll(struct fix *x, uint64_t t0, const struct flow_obs *o, const
  * the interval. */
 static void stall_plan__nothing_waits__a_refresh_later(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs o = sess(5, 5, 1 * SEC - 3 * MS, 1 * SEC - 2 * MS);
 	const char *why;
 
@@ -122,7 +72,7 @@ static void stall_plan__nothing_waits__a_refresh_later(void **state)
  * engine's clock, to the nanosecond, not at the next regular poll. */
 static void stall_plan__waiting_flow__its_want_then_its_deadline(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t0 = 1 * SEC, w = t0 - 10 * MS, t1, t2;
 	struct flow_obs idle = sess(5, 5, t0 - 200 * MS, t0 - 190 * MS);
 	struct flow_obs waiting = sess(6, 5, w, t0 - 190 * MS);
@@ -145,7 +95,7 @@ static void stall_plan__waiting_flow__its_want_then_its_deadline(void **state)
  * every interval, to see the release at once; after it, a refresh again. */
 static void stall_plan__stalled_flow__every_interval_until_released(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t = 1 * SEC, w = t - 10 * MS;
 	struct flow_obs idle = sess(5, 5, t - 200 * MS, t - 190 * MS);
 	struct flow_obs waiting = sess(6, 5, w, t - 190 * MS);
@@ -176,7 +126,7 @@ static void stall_plan__stalled_flow__every_interval_until_released(void **state
  * that sees them, so it is polled at every interval. */
 static void stall_plan__undated_session__every_interval(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs o = sess(5, 5, 0, 0);
 	const char *why;
 
@@ -190,7 +140,7 @@ static void stall_plan__undated_session__every_interval(void **state)
  * from then on, even once it is idle again. */
 static void stall_plan__hold_without_a_time__every_interval_from_then(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs idle = sess(5, 5, 1 * SEC - 20 * MS, 1 * SEC - 10 * MS);
 	struct flow_obs held = idle;
 	const char *why;
@@ -208,7 +158,7 @@ static void stall_plan__hold_without_a_time__every_interval_from_then(void **sta
  * reply (late, never early), not at the poll. */
 static void stall_plan__pipelined_requests__dated_by_the_last_reply(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, r = t0 + 70 * MS;
 	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
 	struct flow_obs piped = sess(8, 7, t0 + 60 * MS, r);
@@ -223,7 +173,7 @@ static void stall_plan__pipelined_requests__dated_by_the_last_reply(void **state
  * is polled for at every interval. */
 static void stall_plan__tracker_udp_flow__every_interval(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	struct flow_obs o = sess(5, 5, 1 * SEC - 20 * MS, 1 * SEC - 10 * MS);
 	const char *why;
 
@@ -239,7 +189,7 @@ static void stall_plan__tracker_udp_flow__every_interval(void **state)
  * next comes half an interval after its end, not at once. */
 static void stall_plan__long_poll__half_an_interval_after_its_end(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	const char *why;
 
 	stall_poll_begin(x->s, 1 * SEC);
@@ -256,7 +206,7 @@ static void stall_plan__long_poll__half_an_interval_after_its_end(void **state)
  * stall called 110 ms late. */
 static void stall_plan__reply_and_request_between_polls__dated_by_the_send(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, w = t0 + 60 * MS;
 	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
 	struct flow_obs moved = sess(7, 6, w, t0 + 50 * MS);
@@ -276,7 +226,7 @@ static void stall_plan__reply_and_request_between_polls__dated_by_the_send(void 
  * not at the poll that sees it, which may be most of a refresh later. */
 static void stall_plan__waiting_again_at_the_next_poll__dated_by_the_send(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t1 = 1 * SEC, w1 = t1 - 1 * MS, t2, w2 = t1 + 100 * MS;
 	struct flow_obs idle = sess(5, 5, t1 - 200 * MS, t1 - 190 * MS);
 	struct flow_obs first = sess(6, 5, w1, t1 - 190 * MS);
@@ -295,7 +245,7 @@ static void stall_plan__waiting_again_at_the_next_poll__dated_by_the_send(void *
  * the send, which is after the last poll, not at this poll. */
 static void stall_plan__new_session_waiting_when_first_seen__dated_by_the_send(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS, w = t0 + 60 * MS;
 	struct flow_obs first = sess(1, 0, w, 0);
 	const char *why;
@@ -309,7 +259,7 @@ static void stall_plan__new_session_waiting_when_first_seen__dated_by_the_send(v
  * one, nor the stall's: a deadline inside it waits for it. */
 static void stall_plan__deadline_inside_the_interval__at_the_interval(void **state)
 {
-	struct fix *x = *state;
+	struct stallfix *x = *state;
 	uint64_t t0 = 1 * SEC, t1 = t0 + 150 * MS;
 	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 10 * MS);
 	/* waiting since just after the last poll: its want (at t0 + 151 ms)
@@ -322,33 +272,25 @@ static void stall_plan__deadline_inside_the_interval__at_the_interval(void **sta
 	assert_string_equal(why, "flow_interval");
 }
 
+/* each test on a detector of conf_text (stallfix.h) */
+#define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
+						      (void *)conf_text)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(stall_plan__nothing_waits__a_refresh_later, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__waiting_flow__its_want_then_its_deadline,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__stalled_flow__every_interval_until_released,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__undated_session__every_interval, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__hold_without_a_time__every_interval_from_then,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__pipelined_requests__dated_by_the_last_reply,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__tracker_udp_flow__every_interval, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__long_poll__half_an_interval_after_its_end,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__reply_and_request_between_polls__dated_by_the_send,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__waiting_again_at_the_next_poll__dated_by_the_send,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__new_session_waiting_when_first_seen__dated_by_the_send,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(stall_plan__deadline_inside_the_interval__at_the_interval,
-						setup, teardown),
+		T(stall_plan__nothing_waits__a_refresh_later),
+		T(stall_plan__waiting_flow__its_want_then_its_deadline),
+		T(stall_plan__stalled_flow__every_interval_until_released),
+		T(stall_plan__undated_session__every_interval),
+		T(stall_plan__hold_without_a_time__every_interval_from_then),
+		T(stall_plan__pipelined_requests__dated_by_the_last_reply),
+		T(stall_plan__tracker_udp_flow__every_interval),
+		T(stall_plan__long_poll__half_an_interval_after_its_end),
+		T(stall_plan__reply_and_request_between_polls__dated_by_the_send),
+		T(stall_plan__waiting_again_at_the_next_poll__dated_by_the_send),
+		T(stall_plan__new_session_waiting_when_first_seen__dated_by_the_send),
+		T(stall_plan__deadline_inside_the_interval__at_the_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
