@@ -353,9 +353,9 @@ void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
  * before the last progress we saw could have come (poll_ns before it: the
  * time since the detector's previous poll; the detector passes its
  * interval for kernel TCP, whose progress is the kernel's own time); the
- * poll's own time when the source gives nothing usable, and the flow is
- * marked undated_wait (the detector polls for it at every interval from
- * then: daemon/stall.c). */
+ * poll's own time when the source gives nothing usable, and when it gave
+ * no time at all the flow is marked undated_wait (the detector polls for
+ * it at every interval from then: daemon/stall.c). */
 static uint64_t wait_start(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			   uint64_t poll_ns)
 {
@@ -384,7 +384,12 @@ static uint64_t wait_start(struct sflow *f, const struct flow_obs *o, uint64_t n
 		break;
 	}
 	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > 10000000000ull) {
-		f->undated_wait = 1;
+		/* no time: the source cannot date this wait (one after the
+		 * poll's start was taken while it was read, one before the
+		 * bound is a wait older than the poll that sees it: both are
+		 * dated at the poll, rightly) */
+		if (!t)
+			f->undated_wait = 1;
 		return now;
 	}
 	return t;

@@ -393,11 +393,10 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
  * two polls would hide the wait for the next reply, liveness.c). */
 static int undated(const struct sflow *f, const struct flow_obs *o)
 {
-	if (f->undated_wait)
-		return 1;
 	if (o->src == FLOW_SRC_ENGINE)
-		return !o->last_tx_ns && !o->last_rx_ns &&
-		       (o->tx_msgs || o->rx_msgs || o->unsent || (o->state & 0x4u));
+		return f->undated_wait ||
+		       (!o->last_tx_ns && !o->last_rx_ns &&
+			(o->tx_msgs || o->rx_msgs || o->unsent || (o->state & 0x4u)));
 	return o->src == FLOW_SRC_BPF && o->key.proto == 17;
 }
 

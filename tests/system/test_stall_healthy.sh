@@ -45,3 +45,10 @@ check "the idle session is idle" jqe '[.flows[] | select(.source=="engine" and .
 check "no incident over 60 s" jqe '.incidents | length == 0' "$T_DIR/st.json"
 check "no flow ever stalled" jqe '[.flows[].stalls] | add == 0' "$T_DIR/flows.json"
 check "no stall or incident logged" bash -c "! grep -Eq 'stalled|incident' '$T_DIR/daemon.log'"
+# the polls are planned: healthy flows are caught waiting only for a
+# moment, their waits dated by the engine's and the kernel's clocks, so
+# the detector polls about once a threshold less a poll (150 ms), not at
+# every interval (20 a second)
+echo "flow polls a second over 60 s: $(jq '.flow_sources.polls / .uptime_s' "$T_DIR/st.json")"
+check "planned flow polls while healthy: fewer than 12 a second" \
+	jqe '.flow_sources.polls / .uptime_s < 12' "$T_DIR/st.json"

@@ -153,6 +153,28 @@ static void stall_plan__hold_without_a_time__every_interval_from_then(void **sta
 	assert_string_equal(why, "a flow's waits have no times");
 }
 
+/* A wait the source dates, but before what the detector believes (a
+ * session first seen waiting for long), or after the poll's start (sent
+ * while the poll read the table): dated at the poll, and the session
+ * keeps the planned polls; only a wait with no time at all marks it. */
+static void stall_plan__wait_older_or_newer_than_the_poll__still_planned(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t0 = 1 * SEC;
+	struct flow_obs old = sess(6, 5, t0 - 500 * MS, t0 - 510 * MS);
+	struct flow_obs newer = coretest_engine_obs(40002, 2, 6, 5, 0);
+	const char *why;
+
+	newer.last_tx_ns = t0 + 1 * MS;
+	newer.last_rx_ns = t0 - 10 * MS;
+	stall_poll_begin(x->s, t0);
+	stall_observe(x->s, &old, "a", t0);
+	stall_observe(x->s, &newer, "a", t0);
+	stall_poll_end(x->s, t0);
+	assert_int_equal(stall_plan(x->s, &why), t0 + 150 * MS);
+	assert_string_not_equal(why, "a flow's waits have no times");
+}
+
 /* Requests pipelined, the last reply after the last send: the request
  * still unanswered left before that reply, so its wait is dated by the
  * reply (late, never early), not at the poll. */
@@ -284,6 +306,7 @@ int main(void)
 		T(stall_plan__stalled_flow__every_interval_until_released),
 		T(stall_plan__undated_session__every_interval),
 		T(stall_plan__hold_without_a_time__every_interval_from_then),
+		T(stall_plan__wait_older_or_newer_than_the_poll__still_planned),
 		T(stall_plan__pipelined_requests__dated_by_the_last_reply),
 		T(stall_plan__tracker_udp_flow__every_interval),
 		T(stall_plan__long_poll__half_an_interval_after_its_end),
