@@ -335,17 +335,22 @@ section_perturb() {
 	stop_pid "$SP_PID"
 	DPIN=()
 	for p in p50 p99 p999; do
-		local goal="" check=none
-		[ $p = p50 ] && goal="<= 1.02x" check=ratio_max:1.02
-		[ $p = p99 ] && goal="<= 1.05x" check=ratio_max:1.05
 		row section=perturb name="sockperf ping-pong $p, daemon on / off" unit=us \
-			series=sp_on_$p vs=sp_off_$p goal="$goal" check="$check" \
-			note="$(perturb_note $p on)"
+			series=sp_on_$p vs=sp_off_$p note="$(perturb_note $p on)"
 	done
-	# the same figures paired: each round's on run over the off run beside it
+	# the goal: each round's on run over the off run beside it, the
+	# median of the rounds' ratios. The ratio of the medians above is
+	# moved by where the machine's states fall among the rounds: this
+	# machine runs sockperf in two states (p50 8.8 or 11.4 us) for
+	# minutes at a time, and the ratio of medians then turns on which of
+	# the middle rounds of each series fell in the slow one (1.138x in a
+	# run whose pairs gave 1.004x: bench/README.md)
 	for p in p50 p99; do
+		local goal="<= 1.02x" check=max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
 		row section=perturb name="  $p of each round's on run / its off run" unit=x \
-			series=sp_pair_$p note="the ratio of a pair of runs side by side, the median of the rounds' ratios: less moved by the machine's drift between rounds than the ratio of medians above, which carries the goal"
+			series=sp_pair_$p goal="$goal" check="$check" \
+			note="the ratio of a pair of runs side by side (on and off alternated, swapping places every other round), the median of the rounds' ratios: it carries the goal, since the machine's slow and fast states, which last minutes, fall on both runs of a pair alike but not on the middle rounds of two series alike"
 	done
 	for p in p50 p99 p999; do
 		row section=perturb name="  the same with the tracker's hooks always on / off" unit=us \
