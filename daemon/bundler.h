@@ -23,6 +23,9 @@ struct rules;
  * one more is refused with a "hook-dropped" event, never silently. */
 #define BUNDLER_HOOK_QUEUE 32
 #define BUNDLER_HOOK_QUEUE_TEXT "32"
+/* a hook still running when the daemon stops: SIGTERM, then this long to
+ * end before SIGKILL */
+#define BUNDLER_HOOK_STOP_MS 1000
 
 struct bundler_inv {
 	struct json_object *rec;        /* the investigation record */

@@ -581,6 +581,26 @@ int probe_exec_running(const struct probe_exec *p)
 	return p && p->pid > 0;
 }
 
+void probe_exec_terminate(struct probe_exec *p, int grace_ms)
+{
+	struct pollfd pfd;
+	uint64_t end;
+	int left;
+
+	if (!p || p->pid <= 0 || p->pidfd < 0)
+		return;
+	group_kill(p, SIGTERM);
+	pfd = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
+	end = loop_mono_ns() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000000ull;
+	for (;;) {
+		uint64_t now = loop_mono_ns();
+
+		left = now >= end ? 0 : (int)((end - now + 999999) / 1000000);
+		if (poll(&pfd, 1, left) >= 0 || errno != EINTR || !left)
+			break;
+	}
+}
+
 void probe_exec_free(struct probe_exec *p)
 {
 	if (!p)

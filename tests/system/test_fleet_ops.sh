@@ -67,9 +67,36 @@ for p in "${T_PIDS[@]}"; do grep -qa put.py "/proc/$p/cmdline" 2>/dev/null && ki
 sleep 0.3
 ip netns exec "$T_PREFIX-r1" "$BUILD/tests/test_peerproto" --send "$NET.1.1:7499" --key "$FLEET_KEY" \
 	--mode notice --incident 43
-wait_for 20 bash -c "grep 'bundle_hook' '$T_DIR/rank0.log' | grep -qiE 'exit|fail|status'"
-check "hook: an unreachable endpoint is logged as the hook's failure" bash -c \
-	"grep 'bundle_hook' '$T_DIR/rank0.log' | grep -qiE 'exit|fail|status'"
+# (the first hook's "done (exit 0)" must not count: only a failure)
+failed_hook() { grep -qE 'bundle_hook: (failed \((exit [1-9]|signal)|timed out)' "$T_DIR/rank0.log"; }
+wait_for 20 failed_hook
+check "hook: an unreachable endpoint is logged as the hook's failure" failed_hook
 check "hook: the daemon still answers" rctl 0 status
+
+# the daemon stopped while the hook waits on an endpoint that never
+# answers: the hook gets SIGTERM and its second, and removes its packed
+# copy (nicstall-upload's trap); SIGKILL alone left it in /tmp
+cat > "$T_DIR/mute.py" <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+c, _ = s.accept()
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+python3 "$T_DIR/mute.py" "$PORT" "$T_DIR/mute.accepted" > /dev/null 2>&1 &
+T_PIDS+=($!)
+sleep 0.3
+ls -d /tmp/nicstall-upload.* 2> /dev/null | sort > "$T_DIR/tmp.before"
+ip netns exec "$T_PREFIX-r1" "$BUILD/tests/test_peerproto" --send "$NET.1.1:7499" --key "$FLEET_KEY" \
+	--mode notice --incident 44
+check "hook: the next one is sending to the mute endpoint" wait_for 20 test -e "$T_DIR/mute.accepted"
 fleet_stop 0
+check "stop: the bundle whose hook was stopped is named" \
+	grep -q "the daemon stopped while its hook ran (ended with SIGTERM)" "$T_DIR/rank0.log"
+ls -d /tmp/nicstall-upload.* 2> /dev/null | sort > "$T_DIR/tmp.after"
+check "stop: the stopped hook left no temporary file in /tmp" \
+	bash -c "[ -z \"\$(comm -13 '$T_DIR/tmp.before' '$T_DIR/tmp.after')\" ]"
 check "no sanitizer report" fleet_sanitizers

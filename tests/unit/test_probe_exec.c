@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -446,6 +447,72 @@ static void probe_exec_free__running_child__killed_and_reaped(void **state)
 	ctx_fini(&c);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A stop gives the child its SIGTERM and time to clean up (a hook removing
+ * its temporary files): probe_exec_free alone would SIGKILL it. */
+static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **state)
+{
+	char dir[] = "/tmp/test_probe_term.XXXXXX", file[64], script[256];
+	const char *argv[] = { "sh", "-c", script, NULL };
+	struct ctx c;
+	struct probe_exec *p;
+	uint64_t t0;
+	int i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/tmpfile", dir);
+	snprintf(script, sizeof(script),
+		 "trap 'rm -f %s; exit 0' TERM; touch %s; while :; do sleep 0.05; done", file, file);
+	ctx_init(&c);
+	p = start(&c, argv, -1, 0, 4096);
+	for (i = 0; i < 400 && access(file, F_OK) < 0; i++)
+		usleep(10000);
+	assert_int_equal(access(file, F_OK), 0);
+	t0 = mono_ms();
+	probe_exec_terminate(p, 10000);
+	/* it returned when the child ended, not at the end of the grace */
+	assert_true(mono_ms() - t0 < 10000);
+	assert_int_equal(access(file, F_OK), -1);
+	probe_exec_free(p);
+	assert_int_equal(children_count(), 0);
+	assert_int_equal(c.done_calls, 0);
+	ctx_fini(&c);
+	rmdir(dir);
+}
+
+/* A child deaf to SIGTERM holds the stop for the grace, no longer; then
+ * probe_exec_free kills it. */
+static void probe_exec_terminate__ignores_sigterm__grace_then_killed(void **state)
+{
+	const char *argv[] = { "sh", "-c", "trap '' TERM; while :; do sleep 0.05; done", NULL };
+	struct ctx c;
+	struct probe_exec *p;
+	uint64_t t0, took;
+
+	(void)state;
+	ctx_init(&c);
+	p = start(&c, argv, -1, 0, 4096);
+	usleep(200000);
+	t0 = mono_ms();
+	probe_exec_terminate(p, 300);
+	took = mono_ms() - t0;
+	assert_true(took >= 290);
+	assert_true(probe_exec_running(p));
+	probe_exec_free(p);
+	assert_int_equal(children_count(), 0);
+	assert_int_equal(c.done_calls, 0);
+	probe_exec_terminate(NULL, 100);        /* NULL is fine */
+	ctx_fini(&c);
+}
+
 static void probe_exec_to_json__echo__fields(void **state)
 {
 	const char *argv[] = { "/bin/echo", "hello", NULL };
@@ -555,6 +622,8 @@ int main(void)
 		cmocka_unit_test(probe_exec_start__nsfd__sees_only_that_namespace),
 		cmocka_unit_test(probe_exec_start__nsfd_not_a_netns__setup_error),
 		cmocka_unit_test(probe_exec_free__running_child__killed_and_reaped),
+		cmocka_unit_test(probe_exec_terminate__traps_sigterm__cleans_up_then_reaped),
+		cmocka_unit_test(probe_exec_terminate__ignores_sigterm__grace_then_killed),
 		cmocka_unit_test(probe_exec_to_json__echo__fields),
 		cmocka_unit_test(probe_exec_to_json__binary_output__valid_text),
 		cmocka_unit_test(probe_exec_split__cases__words),
