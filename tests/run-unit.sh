@@ -1,16 +1,48 @@
-#!/bin/sh
+#!/bin/bash
 # Run cmocka unit test binaries; append "PASS n FAIL m" to BUILD/results.
+#
+# They run NICSTALL_UNIT_JOBS at a time (default: the cores plus one):
+# most of their time is waiting (a probe's timeout, a child's exit), and
+# those that need the kernel's networking each make their own namespace
+# (tests/unit/nstest.c), so none shares anything with another. Each one's
+# lines are printed when it ends, in the order given.
 build=$1; shift
-p=0; f=0
-for t in "$@"; do
+jobs=${NICSTALL_UNIT_JOBS:-$(( $(nproc) + 1 ))}
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
+
+# one BINARY INDEX: run it, keep its summary in OUT_DIR/INDEX
+one() {
+	local t=$1 i=$2 out rc np nf
 	out=$(CMOCKA_MESSAGE_OUTPUT=stdout "$t" 2>&1); rc=$?
-	printf '%s\n' "$out" | grep -E '^\[  (FAILED|ERROR) |^\[ +(OK|RUN) ' | grep -v '^\[ *RUN' | grep -v '^\[       OK' >/dev/null && printf '%s\n' "$out" | grep -E 'FAILED|ERROR'
-	np=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
-	nf=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
-	np=${np:-0}; nf=${nf:-0}
-	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; printf '%s\n' "$out" | tail -20; fi
-	echo "$(basename "$t"): $np passed, $nf failed"
-	p=$((p+np)); f=$((f+nf))
+	{
+		printf '%s\n' "$out" | grep -E 'FAILED|ERROR'
+		np=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+		nf=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
+		np=${np:-0}; nf=${nf:-0}
+		if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; printf '%s\n' "$out" | tail -20; fi
+		echo "$(basename "$t"): $np passed, $nf failed"
+		echo "= $np $nf"
+	} > "$out_dir/$i.tmp"
+	mv "$out_dir/$i.tmp" "$out_dir/$i"
+}
+
+i=0
+for t in "$@"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	one "$t" "$i" &
+	i=$((i + 1))
+done
+wait
+
+p=0; f=0; n=$i
+for ((i = 0; i < n; i++)); do
+	if [ ! -f "$out_dir/$i" ]; then
+		echo "unit test $i ($(eval echo \"\${$((i + 1))}\")): no result"; f=$((f + 1)); continue
+	fi
+	grep -v '^= ' "$out_dir/$i"
+	read -r _ np nf < <(grep '^= ' "$out_dir/$i")
+	p=$((p + np)); f=$((f + nf))
 done
 echo "PASS $p FAIL $f" >> "$build/results"
 echo "unit ($build): $p passed, $f failed"

@@ -33,7 +33,9 @@ const browser = spawn(chromium, [
   '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-extensions',
   '--disable-default-apps', '--mute-audio', `--user-data-dir=${profile}`,
   '--remote-debugging-pipe', 'about:blank',
-], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  // its own process group: the helpers (zygote, renderer, utility) go with
+  // it at the end, and no longer write into the profile while it is removed
+], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr += d; });
 const toBrowser = browser.stdio[3];
@@ -222,7 +224,7 @@ function measure() {
   } finally {
     try { await Promise.race([send('Browser.close'), new Promise((r) => setTimeout(r, 3000))]); } catch (e) { /* gone */ }
     const exited = new Promise((r) => { if (browser.exitCode !== null) r(); else browser.once('exit', r); });
-    browser.kill('SIGKILL');
+    try { process.kill(-browser.pid, 'SIGKILL'); } catch (e) { browser.kill('SIGKILL'); }
     await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
     try {
       fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });

@@ -36,19 +36,34 @@ report_skip() {
 # report_render LABEL HTML MANIFEST PNG [--full]: render HTML, one check per
 # line report_check.js prints (prefixed with LABEL).
 report_render() {
-	local label=$1 line rc out nfail=0
+	local label=$1 out
 	shift
 	out=$(mktemp)
+	report_node "$out" "$@"
+	report_lines "$label" "$out"
+	rm -f "$out"
+}
+
+# report_node OUT HTML MANIFEST PNG [--full]: run report_check.js; its
+# lines into OUT, its exit status on OUT's last line ("rc N").
+report_node() {
+	local out=$1
+	shift
 	timeout -k 5 120 node "$ROOT/tests/system/report_check.js" "$@" > "$out" 2>&1
-	rc=$?
+	echo "rc $?" >> "$out"
+}
+
+# report_lines LABEL OUT: one check per line of report_node's OUT.
+report_lines() {
+	local label=$1 out=$2 line rc=1 nfail=0
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$label: ${line#ok - }" ;;
 		"FAIL - "*) fail "$label: ${line#FAIL - }"; nfail=$((nfail + 1)) ;;
+		"rc "*) rc=${line#rc } ;;
 		*) echo "$line" ;;
 		esac
 	done < "$out"
-	rm -f "$out"
 	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && fail "$label: report_check.js exited with status $rc"
 	return 0
 }
@@ -64,4 +79,46 @@ report_of() {
 		return 1
 	fi
 	report_render "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
+}
+
+# report_later LABEL BUNDLE OUTDIR [--full]: report_of, but the rendering
+# (Chromium, 10-15 s of CPU each) waits for report_flush, which renders
+# what was queued REPORT_JOBS at a time (default 2). The report itself is
+# written now, from the bundle as it is now.
+REPORT_QUEUE=()
+report_later() {
+	local label=$1 b=$2 dir=$3
+	shift 3
+	mkdir -p "$dir"
+	if ! "$NICSTALLCTL" report "$b" -o "$dir/report.html" > /dev/null; then
+		fail "$label: nicstallctl report"
+		return 1
+	fi
+	REPORT_QUEUE+=("$(declare -p label b dir | tr '\n' ';') args=($(printf '%q ' "$@"))")
+}
+
+# report_flush: render every queued report; their checks in queue order.
+report_flush() {
+	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-2} outs label b dir args pids=() p live
+	[ "$n" -eq 0 ] && return 0
+	outs=$(mktemp -d)
+	for ((i = 0; i < n; i++)); do
+		# the test's own background processes are not ours to wait for
+		while :; do
+			live=0
+			for p in "${pids[@]}"; do kill -0 "$p" 2> /dev/null && live=$((live + 1)); done
+			[ "$live" -lt "$jobs" ] && break
+			sleep 0.2
+		done
+		eval "${REPORT_QUEUE[$i]}"
+		report_node "$outs/$i" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "${args[@]}" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for ((i = 0; i < n; i++)); do
+		eval "${REPORT_QUEUE[$i]}"
+		if [ -f "$outs/$i" ]; then report_lines "$label" "$outs/$i"; else fail "$label: not rendered"; fi
+	done
+	rm -rf "$outs"
+	REPORT_QUEUE=()
 }

@@ -70,7 +70,7 @@ scenario_bundle() {
 	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
 	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
 	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
-	[ "$REPORTS" = 1 ] && report_of "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
+	[ "$REPORTS" = 1 ] && report_later "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
 	B=$b
 }
 verdict_is() { jqe --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }
@@ -187,3 +187,11 @@ if scenario_bundle "producer-stall" 11109; then
 	check "producer-stall: RDMA work counters frozen" jqe '.facts.ports.srv.window.counters["hw_counters/rx_write_requests"] == 0 and .facts.ports.cli.window.counters["hw_counters/rx_write_requests"] == 0' "$B/manifest.json"
 fi
 check "daemon alive after every scenario" kill -0 "$T_DPID"
+# the reports last: Chromium's CPU beside the scenarios would only delay
+# their detections. Every scenario's engines, the emulated ports and the
+# daemon end first (the checks above were its last use).
+for pid in $(ip netns pids "$CLI_NS") $(ip netns pids "$SRV_NS"); do kill -CONT "$pid"; kill "$pid"; done 2>/dev/null
+for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
+t0=$(date +%s) n=${#REPORT_QUEUE[@]}
+report_flush
+echo "reports: $n rendered in $(( $(date +%s) - t0 )) s"
