@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "coretest.h"
+#include "daemon/flowsrcs.h"
+#include "daemon/ports.h"
 #include "daemon/stall.h"
 #include "stallfix.h"
 
@@ -89,6 +91,51 @@ static void stall_plan__waiting_flow__its_want_then_its_deadline(void **state)
 	/* called there: waiting a threshold and a nanosecond */
 	poll(x, t2, &waiting, &why);
 	assert_int_equal(x->nopen, 1);
+}
+
+static void no_emit(const struct flow_obs *o, const char *port, void *arg)
+{
+	(void)o;
+	(void)port;
+	(void)arg;
+}
+
+/* The first flow of a port to wait half its threshold wants the port's
+ * evidence sources (the tracker's hooks, off while nothing waits): the
+ * next poll comes at once, so they are on a poll before the stall, not at
+ * it. Within FLOW_SRC_WANT_HOLD_NS of that the port is still wanted and
+ * its deadline holds; after it, the first want is fresh again. Fails a
+ * detector that ignores flowsrcs_want's fresh return (t2 would be the
+ * deadline). */
+static void stall_plan__first_want_of_a_port__polled_again_at_once(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t0 = 1 * SEC, w = t0 - 10 * MS, t1, t2, t3, later = 8 * SEC, w2 = later - 10 * MS;
+	struct flow_obs idle = sess(5, 5, t0 - 200 * MS, t0 - 190 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t0 - 190 * MS);
+	struct flow_obs answered = sess(6, 6, w, w + 190 * MS);
+	struct flow_obs again = sess(7, 6, w2, w + 190 * MS);
+	const char *why;
+
+	/* port a, and its (closed: track = none) sources */
+	ports_apply(x->ps, x->c, 0);
+	flowsrcs_poll(stall_flowsrcs(x->s), t0 - 200 * MS, no_emit, NULL);
+	poll(x, t0 - 150 * MS, &idle, NULL);
+	t1 = poll(x, t0, &waiting, &why);
+	assert_int_equal(t1, w + 150 * MS);
+	t2 = poll(x, t1, &waiting, &why);
+	assert_int_equal(t2, t1);
+	assert_string_equal(why, "a flow waited half its threshold");
+	t3 = poll(x, t2 + 1, &waiting, &why);
+	assert_int_equal(t3, w + 200 * MS + 1);
+	assert_string_equal(why, "a waiting flow");
+	assert_int_equal(x->nopen, 0);
+	poll(x, w + 190 * MS, &answered, NULL);
+	/* seven seconds on: the port's want has lapsed, the next is fresh */
+	poll(x, later, &again, NULL);
+	t1 = poll(x, w2 + 150 * MS, &again, &why);
+	assert_int_equal(t1, w2 + 150 * MS);
+	assert_string_equal(why, "a flow waited half its threshold");
 }
 
 /* While a flow is stalled (and its incident open) the detector polls at
@@ -303,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(stall_plan__nothing_waits__a_refresh_later),
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
+		T(stall_plan__first_want_of_a_port__polled_again_at_once),
 		T(stall_plan__stalled_flow__every_interval_until_released),
 		T(stall_plan__undated_session__every_interval),
 		T(stall_plan__hold_without_a_time__every_interval_from_then),
