@@ -56,11 +56,13 @@ void bundler_free(struct bundler *b)
 	if (!b)
 		return;
 	/* never silently: each bundle that will not get its hook is named */
-	if (b->hook)
-		hook_dropped(b->running, "the daemon stopped while its hook ran (ended with SIGTERM)");
 	/* a grace to clean up (nicstall-upload removes its packed copy); the
 	 * stop waits at most this long, and probe_exec_free kills what is left */
-	probe_exec_terminate(b->hook, BUNDLER_HOOK_STOP_MS);
+	if (b->hook)
+		hook_dropped(b->running, probe_exec_terminate(b->hook, BUNDLER_HOOK_STOP_MS) ?
+			     "the daemon stopped while its hook ran (it ended on SIGTERM)" :
+			     "the daemon stopped while its hook ran (killed: still there "
+			     BUNDLER_HOOK_STOP_TEXT " after SIGTERM)");
 	probe_exec_free(b->hook);
 	for (; b->qlen; b->qlen--, b->qhead = (b->qhead + 1) % BUNDLER_HOOK_QUEUE) {
 		hook_dropped(b->queue[b->qhead], "the daemon is stopping");

@@ -26,6 +26,7 @@ struct rules;
 /* a hook still running when the daemon stops: SIGTERM, then this long to
  * end before SIGKILL */
 #define BUNDLER_HOOK_STOP_MS 1000
+#define BUNDLER_HOOK_STOP_TEXT "1 s"
 
 struct bundler_inv {
 	struct json_object *rec;        /* the investigation record */

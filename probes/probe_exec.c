@@ -581,14 +581,14 @@ int probe_exec_running(const struct probe_exec *p)
 	return p && p->pid > 0;
 }
 
-void probe_exec_terminate(struct probe_exec *p, int grace_ms)
+int probe_exec_terminate(struct probe_exec *p, int grace_ms)
 {
 	struct pollfd pfd;
 	uint64_t end;
-	int left;
+	int left, n;
 
 	if (!p || p->pid <= 0 || p->pidfd < 0)
-		return;
+		return 1;
 	group_kill(p, SIGTERM);
 	pfd = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
 	end = loop_mono_ns() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000000ull;
@@ -596,8 +596,9 @@ void probe_exec_terminate(struct probe_exec *p, int grace_ms)
 		uint64_t now = loop_mono_ns();
 
 		left = now >= end ? 0 : (int)((end - now + 999999) / 1000000);
-		if (poll(&pfd, 1, left) >= 0 || errno != EINTR || !left)
-			break;
+		n = poll(&pfd, 1, left);
+		if (n >= 0 || errno != EINTR || !left)
+			return n > 0;
 	}
 }
 

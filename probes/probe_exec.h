@@ -63,8 +63,9 @@ void probe_exec_free(struct probe_exec *p);
 /* For a stop: SIGTERM to a still-running child's group, then wait up to
  * grace_ms for the child to exit (it may clean up: a hook's temporary
  * files), without calling done. Blocks at most grace_ms; probe_exec_free
- * then reaps it, or kills what is left. NULL or an ended child is fine. */
-void probe_exec_terminate(struct probe_exec *p, int grace_ms);
+ * then reaps it, or kills what is left. 1 when the child ended within the
+ * grace (or was not running: NULL is fine), 0 when it is still there. */
+int probe_exec_terminate(struct probe_exec *p, int grace_ms);
 
 /* Fill the JSON object out: argv, exit/signal/timeout/not_found, times,
  * output (invalid UTF-8 replaced by '?'), truncated/dropped, error.

@@ -8,6 +8,10 @@
 # lines are printed when it ends, in the order given.
 build=$1; shift
 jobs=${NICSTALL_UNIT_JOBS:-$(( $(nproc) + 1 ))}
+case $jobs in
+[1-9] | [1-9][0-9]) ;;
+*) echo "run-unit.sh: NICSTALL_UNIT_JOBS='$jobs' is not a number from 1 to 99" >&2; exit 2 ;;
+esac
 out_dir=$(mktemp -d)
 trap 'rm -rf "$out_dir"' EXIT
 
@@ -21,9 +25,11 @@ one() {
 		nf=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
 		np=${np:-0}; nf=${nf:-0}
 		if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then nf=1; printf '%s\n' "$out" | tail -20; fi
+		# a program that ran no test (cmocka's lines missing) has failed
+		if [ "$np" -eq 0 ] && [ "$nf" -eq 0 ]; then nf=1; echo "$(basename "$t"): no test ran"; fi
 		echo "$(basename "$t"): $np passed, $nf failed"
-		echo "= $np $nf"
 	} > "$out_dir/$i.tmp"
+	echo "$np $nf" > "$out_dir/$i.sum"
 	mv "$out_dir/$i.tmp" "$out_dir/$i"
 }
 
@@ -40,8 +46,8 @@ for ((i = 0; i < n; i++)); do
 	if [ ! -f "$out_dir/$i" ]; then
 		echo "unit test $i ($(eval echo \"\${$((i + 1))}\")): no result"; f=$((f + 1)); continue
 	fi
-	grep -v '^= ' "$out_dir/$i"
-	read -r _ np nf < <(grep '^= ' "$out_dir/$i")
+	cat "$out_dir/$i"
+	read -r np nf < "$out_dir/$i.sum"
 	p=$((p + np)); f=$((f + nf))
 done
 echo "PASS $p FAIL $f" >> "$build/results"

@@ -38,6 +38,18 @@ const browser = spawn(chromium, [
 ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr += d; });
+// timeout(1) or the test's cleanup ends us with SIGTERM: the browser's
+// group is not ours (detached), so it goes here, with its profile
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+  process.on(sig, () => {
+    try { process.kill(-browser.pid, 'SIGKILL'); } catch (e) { /* gone */ }
+    console.log(`FAIL - rendering ended by ${sig} (timed out?)`);
+    setTimeout(() => {
+      try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* best effort */ }
+      process.exit(1);
+    }, 200);
+  });
+}
 const toBrowser = browser.stdio[3];
 const fromBrowser = browser.stdio[4];
 let nextId = 1;

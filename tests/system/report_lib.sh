@@ -94,7 +94,7 @@ report_later() {
 		fail "$label: nicstallctl report"
 		return 1
 	fi
-	REPORT_QUEUE+=("$(declare -p label b dir | tr '\n' ';') args=($(printf '%q ' "$@"))")
+	REPORT_QUEUE+=("$(declare -p label b dir | tr '\n' ';') args=(${*@Q})")
 }
 
 # report_flush: render every queued report; their checks in queue order.

@@ -6,7 +6,8 @@
 t_init
 state() {
 	ip netns list | grep -c '^demo' ; ls /tmp | grep -c '^nicstall-demo'
-	pgrep -fc "emuport run|sockperf (server|ping-pong) --tcp -i 10.219|nsengine .*10.219" ; true
+	# only the demo's own: other tests run emulated ports beside this one
+	pgrep -fc "emuport run --dir /tmp/nicstall-demo\.|sockperf (server|ping-pong) --tcp -i 10.219|nsengine .*10.219" ; true
 }
 state > "$T_DIR/before"
 for run in 1 2; do

@@ -188,8 +188,8 @@ if scenario_bundle "producer-stall" 11109; then
 fi
 check "daemon alive after every scenario" kill -0 "$T_DPID"
 # the reports last: Chromium's CPU beside the scenarios would only delay
-# their detections. Every scenario's engines, the emulated ports and the
-# daemon end first (the checks above were its last use).
+# their detections. Every scenario's engines and the daemon end first (the
+# checks above were its last use; the emulated ports go at cleanup).
 for pid in $(ip netns pids "$CLI_NS") $(ip netns pids "$SRV_NS"); do kill -CONT "$pid"; kill "$pid"; done 2>/dev/null
 for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
 t0=$(date +%s) n=${#REPORT_QUEUE[@]}

@@ -82,20 +82,22 @@ s = socket.socket()
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen()
+open(sys.argv[2] + ".listening", "w").close()
 c, _ = s.accept()
 open(sys.argv[2], "w").close()
 time.sleep(60)
 PY
-python3 "$T_DIR/mute.py" "$PORT" "$T_DIR/mute.accepted" > /dev/null 2>&1 &
+python3 "$T_DIR/mute.py" "$PORT" "$T_DIR/mute.accepted" > "$T_DIR/mute.log" 2>&1 &
 T_PIDS+=($!)
-sleep 0.3
+wait_for 5 test -e "$T_DIR/mute.accepted.listening" ||
+	{ fail "the mute endpoint listens on $PORT"; cat "$T_DIR/mute.log"; }
 ls -d /tmp/nicstall-upload.* 2> /dev/null | sort > "$T_DIR/tmp.before"
 ip netns exec "$T_PREFIX-r1" "$BUILD/tests/test_peerproto" --send "$NET.1.1:7499" --key "$FLEET_KEY" \
 	--mode notice --incident 44
 check "hook: the next one is sending to the mute endpoint" wait_for 20 test -e "$T_DIR/mute.accepted"
 fleet_stop 0
 check "stop: the bundle whose hook was stopped is named" \
-	grep -q "the daemon stopped while its hook ran (ended with SIGTERM)" "$T_DIR/rank0.log"
+	grep -q "the daemon stopped while its hook ran (it ended on SIGTERM)" "$T_DIR/rank0.log"
 ls -d /tmp/nicstall-upload.* 2> /dev/null | sort > "$T_DIR/tmp.after"
 check "stop: the stopped hook left no temporary file in /tmp" \
 	bash -c "[ -z \"\$(comm -13 '$T_DIR/tmp.before' '$T_DIR/tmp.after')\" ]"

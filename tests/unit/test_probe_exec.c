@@ -477,7 +477,7 @@ static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **st
 		usleep(10000);
 	assert_int_equal(access(file, F_OK), 0);
 	t0 = mono_ms();
-	probe_exec_terminate(p, 10000);
+	assert_int_equal(probe_exec_terminate(p, 10000), 1);
 	/* it returned when the child ended, not at the end of the grace */
 	assert_true(mono_ms() - t0 < 10000);
 	assert_int_equal(access(file, F_OK), -1);
@@ -492,25 +492,39 @@ static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **st
  * probe_exec_free kills it. */
 static void probe_exec_terminate__ignores_sigterm__grace_then_killed(void **state)
 {
-	const char *argv[] = { "sh", "-c", "trap '' TERM; while :; do sleep 0.05; done", NULL };
+	char dir[] = "/tmp/test_probe_term.XXXXXX", file[64], script[256];
+	const char *argv[] = { "sh", "-c", script, NULL };
 	struct ctx c;
 	struct probe_exec *p;
 	uint64_t t0, took;
+	int i;
 
 	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/deaf", dir);
+	/* the file says the trap is set: SIGTERM before it would end sh */
+	snprintf(script, sizeof(script), "trap '' TERM; touch %s; while :; do sleep 0.05; done", file);
 	ctx_init(&c);
 	p = start(&c, argv, -1, 0, 4096);
-	usleep(200000);
+	for (i = 0; i < 400 && access(file, F_OK) < 0; i++)
+		usleep(10000);
+	assert_int_equal(access(file, F_OK), 0);
 	t0 = mono_ms();
-	probe_exec_terminate(p, 300);
+	/* 0: its pidfd never said it exited */
+	assert_int_equal(probe_exec_terminate(p, 300), 0);
 	took = mono_ms() - t0;
+	/* the whole grace, and not much more (the bound is loose: a loaded
+	 * machine may be slow to wake us, never early) */
 	assert_true(took >= 290);
-	assert_true(probe_exec_running(p));
+	assert_true(took < 5000);
+	assert_int_equal(children_count(), 1);
 	probe_exec_free(p);
 	assert_int_equal(children_count(), 0);
 	assert_int_equal(c.done_calls, 0);
-	probe_exec_terminate(NULL, 100);        /* NULL is fine */
+	assert_int_equal(probe_exec_terminate(NULL, 100), 1);   /* NULL is fine */
 	ctx_fini(&c);
+	unlink(file);
+	rmdir(dir);
 }
 
 static void probe_exec_to_json__echo__fields(void **state)
