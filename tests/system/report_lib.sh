@@ -68,38 +68,47 @@ report_lines() {
 	return 0
 }
 
+# report_write LABEL BUNDLE OUTDIR: nicstallctl report of BUNDLE into
+# OUTDIR/report.html (a failure is LABEL's)
+report_write() {
+	mkdir -p "$3"
+	"$NICSTALLCTL" report "$2" -o "$3/report.html" > /dev/null && return 0
+	fail "$1: nicstallctl report"
+	return 1
+}
+
 # report_of LABEL BUNDLE OUTDIR [--full]: nicstallctl report of BUNDLE into
 # OUTDIR/report.html, then rendered and checked; screenshot OUTDIR/report.png.
 report_of() {
 	local label=$1 b=$2 dir=$3
 	shift 3
-	mkdir -p "$dir"
-	if ! "$NICSTALLCTL" report "$b" -o "$dir/report.html" > /dev/null; then
-		fail "$label: nicstallctl report"
-		return 1
-	fi
+	report_write "$label" "$b" "$dir" || return 1
 	report_render "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
 }
 
 # report_later LABEL BUNDLE OUTDIR [--full]: report_of, but the rendering
-# (Chromium, 10-15 s of CPU each) waits for report_flush, which renders
+# (Chromium, 3-15 s of CPU each) waits for report_flush, which renders
 # what was queued REPORT_JOBS at a time (default 2). The report itself is
 # written now, from the bundle as it is now.
 REPORT_QUEUE=()
 report_later() {
 	local label=$1 b=$2 dir=$3
 	shift 3
-	mkdir -p "$dir"
-	if ! "$NICSTALLCTL" report "$b" -o "$dir/report.html" > /dev/null; then
-		fail "$label: nicstallctl report"
-		return 1
-	fi
-	REPORT_QUEUE+=("$(declare -p label b dir | tr '\n' ';') args=(${*@Q})")
+	report_write "$label" "$b" "$dir" || return 1
+	report_render_later "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
+}
+
+# report_render_later LABEL HTML MANIFEST PNG [--full]: report_render, at
+# report_flush
+report_render_later() {
+	local label=$1
+	shift
+	REPORT_QUEUE+=("$(declare -p label | tr '\n' ';') args=(${*@Q})")
 }
 
 # report_flush: render every queued report; their checks in queue order.
 report_flush() {
-	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-2} outs label b dir args pids=() p live
+	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-2} outs label args pids=() p live
 	[ "$n" -eq 0 ] && return 0
 	outs=$(mktemp -d)
 	for ((i = 0; i < n; i++)); do
@@ -111,7 +120,7 @@ report_flush() {
 			sleep 0.2
 		done
 		eval "${REPORT_QUEUE[$i]}"
-		report_node "$outs/$i" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "${args[@]}" &
+		report_node "$outs/$i" "${args[@]}" &
 		pids+=($!)
 	done
 	wait "${pids[@]}"

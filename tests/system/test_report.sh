@@ -17,7 +17,8 @@ mkdir -p "$SHOTS"
 
 # 1. a bundle of schema 1 written before report.html existed
 FIX=$ROOT/tests/fixtures/bundles/20261201T093030Z-vm-server-port-drop
-report_of "fixture bundle (before report.html)" "$FIX" "$SHOTS/fixture" --full
+# (rendered at the end, two at a time: report_flush)
+report_later "fixture bundle (before report.html)" "$FIX" "$SHOTS/fixture" --full
 check "fixture bundle: unchanged by the report (verify passes)" "$NICSTALLCTL" verify "$FIX"
 
 # 2. a fresh bundle: port-drop on the server port, released by the reprogram
@@ -31,14 +32,14 @@ if wait_for 25 bash -c "$(declare -f bundle_for); NICSTALLCTL='$NICSTALLCTL' T_S
 	B=$(bundle_for 11101)
 	ok "a bundle was written: $(basename "$B")"
 	check "it verifies" "$NICSTALLCTL" verify "$B"
-	report_of "emulated pair" "$B" "$SHOTS/emu" --full
+	report_later "emulated pair" "$B" "$SHOTS/emu" --full
 	size=$(stat -c %s "$SHOTS/emu/report.html")
 	echo "report.html of $(basename "$B"): $size bytes"
 	check "the report is under 2 MiB ($size bytes)" test "$size" -lt 2097152
 	# when the daemon writes report.html into the bundle, it renders too
 	if [ -f "$B/report.html" ]; then
 		check "the bundle's own report.html is in SHA256SUMS" grep -q '  report.html$' "$B/SHA256SUMS"
-		report_render "the bundle's own report.html" "$B/report.html" "$B/manifest.json" \
+		report_render_later "the bundle's own report.html" "$B/report.html" "$B/manifest.json" \
 			"$SHOTS/emu/bundle-report.png" --full
 	fi
 	LANG=C.UTF-8 "$NICSTALLCTL" show "$B" > "$T_DIR/show.txt"
@@ -51,3 +52,6 @@ else
 	fail "a bundle was written"
 fi
 check "daemon alive" kill -0 "$T_DPID"
+# the renders last, two at a time, with the engines and the daemon ended
+for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
+report_flush

@@ -455,6 +455,14 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Wait (4 s at most) for a file the child writes when it is ready. */
+static void wait_file(const char *file)
+{
+	for (int i = 0; i < 400 && access(file, F_OK) < 0; i++)
+		usleep(10000);
+	assert_int_equal(access(file, F_OK), 0);
+}
+
 /* A stop gives the child its SIGTERM and time to clean up (a hook removing
  * its temporary files): probe_exec_free alone would SIGKILL it. */
 static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **state)
@@ -464,7 +472,6 @@ static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **st
 	struct ctx c;
 	struct probe_exec *p;
 	uint64_t t0;
-	int i;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -473,9 +480,7 @@ static void probe_exec_terminate__traps_sigterm__cleans_up_then_reaped(void **st
 		 "trap 'rm -f %s; exit 0' TERM; touch %s; while :; do sleep 0.05; done", file, file);
 	ctx_init(&c);
 	p = start(&c, argv, -1, 0, 4096);
-	for (i = 0; i < 400 && access(file, F_OK) < 0; i++)
-		usleep(10000);
-	assert_int_equal(access(file, F_OK), 0);
+	wait_file(file);
 	t0 = mono_ms();
 	assert_int_equal(probe_exec_terminate(p, 10000), 1);
 	/* it returned when the child ended, not at the end of the grace */
@@ -497,7 +502,6 @@ static void probe_exec_terminate__ignores_sigterm__grace_then_killed(void **stat
 	struct ctx c;
 	struct probe_exec *p;
 	uint64_t t0, took;
-	int i;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
@@ -506,9 +510,7 @@ static void probe_exec_terminate__ignores_sigterm__grace_then_killed(void **stat
 	snprintf(script, sizeof(script), "trap '' TERM; touch %s; while :; do sleep 0.05; done", file);
 	ctx_init(&c);
 	p = start(&c, argv, -1, 0, 4096);
-	for (i = 0; i < 400 && access(file, F_OK) < 0; i++)
-		usleep(10000);
-	assert_int_equal(access(file, F_OK), 0);
+	wait_file(file);
 	t0 = mono_ms();
 	/* 0: its pidfd never said it exited */
 	assert_int_equal(probe_exec_terminate(p, 300), 0);
