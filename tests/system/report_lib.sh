@@ -88,8 +88,10 @@ report_of() {
 
 # report_later LABEL BUNDLE OUTDIR [--full]: report_of, but the rendering
 # (Chromium, 3-15 s of CPU each) waits for report_flush, which renders
-# what was queued REPORT_JOBS at a time (default 2). The report itself is
-# written now, from the bundle as it is now.
+# what was queued REPORT_JOBS at a time (default 1: two Chromiums starting
+# at once take both of a CI machine's cores, and the side lane's healthy
+# flows paused 300 ms beside them). The report itself is written now, from
+# the bundle as it is now.
 REPORT_QUEUE=()
 report_later() {
 	local label=$1 b=$2 dir=$3
@@ -108,7 +110,7 @@ report_render_later() {
 
 # report_flush: render every queued report; their checks in queue order.
 report_flush() {
-	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-2} outs label args pids=() p live
+	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-1} outs label args pids=() p live
 	[ "$n" -eq 0 ] && return 0
 	outs=$(mktemp -d)
 	for ((i = 0; i < n; i++)); do

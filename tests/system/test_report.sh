@@ -17,7 +17,7 @@ mkdir -p "$SHOTS"
 
 # 1. a bundle of schema 1 written before report.html existed
 FIX=$ROOT/tests/fixtures/bundles/20261201T093030Z-vm-server-port-drop
-# (rendered at the end, two at a time: report_flush)
+# (rendered at the end: report_flush)
 report_later "fixture bundle (before report.html)" "$FIX" "$SHOTS/fixture" --full
 check "fixture bundle: unchanged by the report (verify passes)" "$NICSTALLCTL" verify "$FIX"
 
@@ -52,6 +52,6 @@ else
 	fail "a bundle was written"
 fi
 check "daemon alive" kill -0 "$T_DPID"
-# the renders last, two at a time, with the engines and the daemon ended
+# the renders last, with the engines and the daemon ended
 for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
 report_flush
