@@ -8,6 +8,8 @@
 #                            assert no timing of their own (make check puts
 #                            the 60 s healthy run there). Their lines are
 #                            printed when the lane ends.
+# NICSTALL_SIDE_FIRST=REGEX  of those, these first (in the main lane's first
+#                            minutes, before its heavy tests)
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}
@@ -51,6 +53,13 @@ for t in "$here"/test_*.sh; do
 		main+=("$t")
 	fi
 done
+if [ -n "${NICSTALL_SIDE_FIRST:-}" ] && [ ${#side[@]} -gt 0 ]; then
+	first=() rest=()
+	for t in "${side[@]}"; do
+		if echo "$t" | grep -qE "$NICSTALL_SIDE_FIRST"; then first+=("$t"); else rest+=("$t"); fi
+	done
+	side=("${first[@]}" "${rest[@]}")
+fi
 side_pid=
 if [ ${#side[@]} -gt 0 ]; then
 	( for t in "${side[@]}"; do one_test "$t" "$side_tally"; done ) > "$side_out" 2>&1 &
