@@ -581,25 +581,31 @@ int probe_exec_running(const struct probe_exec *p)
 	return p && p->pid > 0;
 }
 
-int probe_exec_terminate(struct probe_exec *p, int grace_ms)
+/* Wait up to ms for the child to exit (its pidfd readable), a signal's
+ * interruption included in the bound: 1 exited, 0 not. Blocks, so only
+ * for probe_exec_terminate (a stop) and probe_exec_free of a running child
+ * (REAP_WAIT_MS after SIGKILL). */
+static int wait_exit(struct probe_exec *p, int ms)
 {
-	struct pollfd pfd;
-	uint64_t end;
-	int left, n;
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+	uint64_t end = loop_mono_ns() + (uint64_t)(ms > 0 ? ms : 0) * 1000000ull;
 
-	if (!p || p->pid <= 0 || p->pidfd < 0)
-		return 1;
-	group_kill(p, SIGTERM);
-	pfd = (struct pollfd){ .fd = p->pidfd, .events = POLLIN };
-	end = loop_mono_ns() + (uint64_t)(grace_ms > 0 ? grace_ms : 0) * 1000000ull;
 	for (;;) {
 		uint64_t now = loop_mono_ns();
+		int left = now >= end ? 0 : (int)((end - now + 999999) / 1000000);
+		int n = poll(&pfd, 1, left);
 
-		left = now >= end ? 0 : (int)((end - now + 999999) / 1000000);
-		n = poll(&pfd, 1, left);
 		if (n >= 0 || errno != EINTR || !left)
 			return n > 0;
 	}
+}
+
+int probe_exec_terminate(struct probe_exec *p, int grace_ms)
+{
+	if (!p || p->pid <= 0 || p->pidfd < 0)
+		return 1;
+	group_kill(p, SIGTERM);
+	return wait_exit(p, grace_ms);
 }
 
 void probe_exec_free(struct probe_exec *p)
@@ -610,13 +616,9 @@ void probe_exec_free(struct probe_exec *p)
 		siginfo_t si = { 0 };
 
 		group_kill(p, SIGKILL);
-		if (p->pidfd >= 0) {
-			struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
-
-			/* bounded: a child stuck in D state must not hang us */
-			while (poll(&pfd, 1, REAP_WAIT_MS) < 0 && errno == EINTR)
-				;
-		}
+		/* bounded: a child stuck in D state must not hang us */
+		if (p->pidfd >= 0)
+			wait_exit(p, REAP_WAIT_MS);
 		if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 			log_warnx("probe %s: pid %d did not exit after SIGKILL; left unreaped",
 				  p->argv ? p->argv[0] : "?", (int)p->pid);
