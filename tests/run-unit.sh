@@ -33,8 +33,9 @@ one() {
 	mv "$out_dir/$i.tmp" "$out_dir/$i"
 }
 
+bins=("$@")
 i=0
-for t in "$@"; do
+for t in "${bins[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
 	one "$t" "$i" &
 	i=$((i + 1))
@@ -44,7 +45,7 @@ wait
 p=0; f=0; n=$i
 for ((i = 0; i < n; i++)); do
 	if [ ! -f "$out_dir/$i" ]; then
-		echo "unit test $i ($(eval echo \"\${$((i + 1))}\")): no result"; f=$((f + 1)); continue
+		echo "$(basename "${bins[i]}"): no result"; f=$((f + 1)); continue
 	fi
 	cat "$out_dir/$i"
 	read -r np nf < "$out_dir/$i.sum"

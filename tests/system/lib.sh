@@ -22,6 +22,17 @@ t_init() {
 	trap 'exit 130' INT TERM
 }
 
+# t_stop_pids: end the test's background processes (T_PIDS, the daemon's
+# among them): SIGTERM, 2 s, SIGKILL.
+t_stop_pids() {
+	local p
+	for p in "${T_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	for p in "${T_PIDS[@]}"; do
+		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+		kill -KILL "$p" 2>/dev/null
+	done
+}
+
 # The EXIT trap.  A test ends by falling off its end (the status of its
 # last command, a check's), by `exit N` after a fail or a skip, or by an
 # error of its own: an unbound variable under set -u ends bash with status
@@ -34,11 +45,7 @@ t_cleanup() {
 		fail "the test ended with status $rc at: $at"
 	fi
 	for c in "${T_CLEANUP[@]}"; do eval "$c" >/dev/null 2>&1; done
-	for p in "${T_PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for p in "${T_PIDS[@]}"; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
-		kill -KILL "$p" 2>/dev/null
-	done
+	t_stop_pids
 	# a sanitizer build of the daemon reports here (also leaks, at exit)
 	if [ -f "$T_DIR/daemon.log" ] &&
 	   grep -qE "runtime error|AddressSanitizer|LeakSanitizer" "$T_DIR/daemon.log"; then

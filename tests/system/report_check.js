@@ -38,11 +38,15 @@ const browser = spawn(chromium, [
 ], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'], detached: true });
 let stderr = '';
 browser.stderr.on('data', (d) => { stderr += d; });
-// timeout(1) or the test's cleanup ends us with SIGTERM: the browser's
-// group is not ours (detached), so it goes here, with its profile
+// the browser with its helpers (their group is not ours: detached)
+const killBrowser = () => {
+  try { process.kill(-browser.pid, 'SIGKILL'); } catch (e) { browser.kill('SIGKILL'); }
+};
+// timeout(1) or the test's cleanup ends us with SIGTERM: the browser goes
+// here, with its profile
 for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
   process.on(sig, () => {
-    try { process.kill(-browser.pid, 'SIGKILL'); } catch (e) { /* gone */ }
+    killBrowser();
     console.log(`FAIL - rendering ended by ${sig} (timed out?)`);
     setTimeout(() => {
       try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* best effort */ }
@@ -236,7 +240,7 @@ function measure() {
   } finally {
     try { await Promise.race([send('Browser.close'), new Promise((r) => setTimeout(r, 3000))]); } catch (e) { /* gone */ }
     const exited = new Promise((r) => { if (browser.exitCode !== null) r(); else browser.once('exit', r); });
-    try { process.kill(-browser.pid, 'SIGKILL'); } catch (e) { browser.kill('SIGKILL'); }
+    killBrowser();
     await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
     try {
       fs.rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });

@@ -36,34 +36,19 @@ report_skip() {
 # report_render LABEL HTML MANIFEST PNG [--full]: render HTML, one check per
 # line report_check.js prints (prefixed with LABEL).
 report_render() {
-	local label=$1 out
+	local label=$1 line rc out nfail=0
 	shift
 	out=$(mktemp)
-	report_node "$out" "$@"
-	report_lines "$label" "$out"
-	rm -f "$out"
-}
-
-# report_node OUT HTML MANIFEST PNG [--full]: run report_check.js; its
-# lines into OUT, its exit status on OUT's last line ("rc N").
-report_node() {
-	local out=$1
-	shift
 	timeout -k 5 120 node "$ROOT/tests/system/report_check.js" "$@" > "$out" 2>&1
-	echo "rc $?" >> "$out"
-}
-
-# report_lines LABEL OUT: one check per line of report_node's OUT.
-report_lines() {
-	local label=$1 out=$2 line rc=1 nfail=0
+	rc=$?
 	while IFS= read -r line; do
 		case $line in
 		"ok - "*) ok "$label: ${line#ok - }" ;;
 		"FAIL - "*) fail "$label: ${line#FAIL - }"; nfail=$((nfail + 1)) ;;
-		"rc "*) rc=${line#rc } ;;
 		*) echo "$line" ;;
 		esac
 	done < "$out"
+	rm -f "$out"
 	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && fail "$label: report_check.js exited with status $rc"
 	return 0
 }
@@ -87,11 +72,9 @@ report_of() {
 }
 
 # report_later LABEL BUNDLE OUTDIR [--full]: report_of, but the rendering
-# (Chromium, 3-15 s of CPU each) waits for report_flush, which renders
-# what was queued REPORT_JOBS at a time (default 1: two Chromiums starting
-# at once take both of a CI machine's cores, and the side lane's healthy
-# flows paused 300 ms beside them). The report itself is written now, from
-# the bundle as it is now.
+# (Chromium, 3-15 s of CPU, a render taking both of a CI machine's cores at
+# its start) waits for report_flush, at the test's end with its daemon
+# ended. The report itself is written now, from the bundle as it is now.
 REPORT_QUEUE=()
 report_later() {
 	local label=$1 b=$2 dir=$3
@@ -103,33 +86,15 @@ report_later() {
 # report_render_later LABEL HTML MANIFEST PNG [--full]: report_render, at
 # report_flush
 report_render_later() {
-	local label=$1
-	shift
-	REPORT_QUEUE+=("$(declare -p label | tr '\n' ';') args=(${*@Q})")
+	REPORT_QUEUE+=("${*@Q}")
 }
 
-# report_flush: render every queued report; their checks in queue order.
+# report_flush: render every queued report, one after another (two at once
+# paused the side lane's healthy flows: test_stall_healthy), in queue order.
 report_flush() {
-	local i n=${#REPORT_QUEUE[@]} jobs=${REPORT_JOBS:-1} outs label args pids=() p live
-	[ "$n" -eq 0 ] && return 0
-	outs=$(mktemp -d)
-	for ((i = 0; i < n; i++)); do
-		# the test's own background processes are not ours to wait for
-		while :; do
-			live=0
-			for p in "${pids[@]}"; do kill -0 "$p" 2> /dev/null && live=$((live + 1)); done
-			[ "$live" -lt "$jobs" ] && break
-			sleep 0.2
-		done
-		eval "${REPORT_QUEUE[$i]}"
-		report_node "$outs/$i" "${args[@]}" &
-		pids+=($!)
+	local r
+	for r in "${REPORT_QUEUE[@]}"; do
+		eval "report_render $r"
 	done
-	wait "${pids[@]}"
-	for ((i = 0; i < n; i++)); do
-		eval "${REPORT_QUEUE[$i]}"
-		if [ -f "$outs/$i" ]; then report_lines "$label" "$outs/$i"; else fail "$label: not rendered"; fi
-	done
-	rm -rf "$outs"
 	REPORT_QUEUE=()
 }

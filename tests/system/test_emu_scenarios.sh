@@ -191,7 +191,7 @@ check "daemon alive after every scenario" kill -0 "$T_DPID"
 # their detections. Every scenario's engines and the daemon end first (the
 # checks above were its last use; the emulated ports go at cleanup).
 for pid in $(ip netns pids "$CLI_NS") $(ip netns pids "$SRV_NS"); do kill -CONT "$pid"; kill "$pid"; done 2>/dev/null
-for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
+t_stop_pids
 t0=$(date +%s) n=${#REPORT_QUEUE[@]}
 report_flush
 echo "reports: $n rendered in $(( $(date +%s) - t0 )) s"

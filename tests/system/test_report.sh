@@ -53,5 +53,5 @@ else
 fi
 check "daemon alive" kill -0 "$T_DPID"
 # the renders last, with the engines and the daemon ended
-for pid in "${T_PIDS[@]}"; do kill -TERM "$pid"; done 2>/dev/null
+t_stop_pids
 report_flush
