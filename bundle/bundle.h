@@ -118,10 +118,18 @@ void bundle_name(char *buf, size_t len, uint64_t real_ns, const char *host,
 /* Remove "<state_dir>/bundles/.tmp-*" leftovers of a crash. Returns how many
  * were removed, or -1 with err. */
 int bundle_cleanup(const char *state_dir, char *err, size_t errlen);
-/* Keep at most max_count bundles and max_bytes in all (0: no bound); removes
- * the oldest first (name order), never the newest. Returns how many were
- * removed (each is logged), or -1 when the directory cannot be read. */
-int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_bytes);
+/* Retention keeps two pools apart: this host's own bundles (its
+ * incidents, and anything that is not a peer snapshot) and peer snapshots
+ * (named "...-peer-snapshot[-N]" with trigger "peer-snapshot" in their
+ * manifest). */
+enum bundle_pool { BUNDLE_POOL_OWN, BUNDLE_POOL_PEER };
+/* Keep at most max_count bundles and max_bytes in all (0: no bound) of
+ * pool, counting and removing only that pool's bundles; removes the
+ * oldest first (name order), never the pool's newest. Returns how many
+ * were removed (each is logged), or -1 when the directory cannot be
+ * read. */
+int bundle_retention(const char *state_dir, enum bundle_pool pool, unsigned max_count,
+		     uint64_t max_bytes);
 /* Call cb for every bundle, oldest first (newest last); manifest is NULL when
  * unreadable and belongs to bundle_list (take a ref to keep it). Returns the
  * number of bundles, 0 when there is no bundle directory, -1 on error. */

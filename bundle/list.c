@@ -140,11 +140,49 @@ static int close_scan(int bfd, char **names, int n, int rc)
 	return rc;
 }
 
-int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_bytes)
+/* Is bundle name a peer snapshot: named "...-peer-snapshot[-N]" and its
+ * manifest's trigger says so? (The name alone is cheap; the manifest,
+ * read for those names only, keeps a bundle whose verdict merely ends
+ * that way in this host's own pool.) */
+static int is_peer_snapshot(int bfd, const char *name)
+{
+	static const char suffix[] = "-" BUNDLE_VERDICT_PEER;
+	const char *at = strstr(name, suffix), *next;
+	struct json_object *m = NULL;
+	char err[256];
+	int dfd, yes = 0;
+
+	if (!at)
+		return 0;
+	while ((next = strstr(at + 1, suffix)))
+		at = next;
+	at += sizeof(suffix) - 1;
+	if (*at == '-' && at[1] && strspn(at + 1, "0123456789") == strlen(at + 1))
+		at += strlen(at);
+	if (*at)
+		return 0;
+	dfd = fsu_open_dir_at(bfd, name);
+	if (dfd < 0)
+		return 0;
+	if (bi_load_manifest_at(dfd, &m, err, sizeof(err)) == 0) {
+		struct json_object *t;
+
+		yes = json_object_object_get_ex(m, "trigger", &t) &&
+		      json_object_is_type(t, json_type_string) &&
+		      !strcmp(json_object_get_string(t), BUNDLE_VERDICT_PEER);
+	}
+	json_object_put(m);
+	close(dfd);
+	return yes;
+}
+
+int bundle_retention(const char *state_dir, enum bundle_pool pool, unsigned max_count,
+		     uint64_t max_bytes)
 {
 	char **names;
 	uint64_t *sizes, total = 0;
-	int bfd, n, removed = 0, count;
+	int bfd, n, removed = 0, count = 0, newest = -1;
+	const char *what = pool == BUNDLE_POOL_PEER ? "peer snapshots" : "this host's bundles";
 
 	n = open_scan(state_dir, "bundle retention", &bfd, &names);
 	if (n <= 0)
@@ -152,15 +190,25 @@ int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_byt
 	sizes = calloc((size_t)n + 1, sizeof(*sizes));
 	if (!sizes)
 		return close_scan(bfd, names, n, -1);
+	/* only the pool's own bundles count, and only they are removed: a
+	 * peer's snapshot never evicts this host's evidence, nor the reverse */
 	for (int i = 0; i < n; i++) {
+		if (is_peer_snapshot(bfd, names[i]) != (pool == BUNDLE_POOL_PEER)) {
+			free(names[i]);
+			names[i] = NULL;
+			continue;
+		}
 		sizes[i] = bundle_bytes(bfd, names[i]);
 		total += sizes[i];
+		count++;
+		newest = i;
 	}
-	count = n;
-	/* oldest first, never the newest (names[n - 1]) */
-	for (int i = 0; i < n - 1; i++) {
+	/* oldest first, never the pool's newest */
+	for (int i = 0; i < newest; i++) {
 		int r;
 
+		if (!names[i])
+			continue;
 		if (!((max_count && (unsigned)count > max_count) || (max_bytes && total > max_bytes)))
 			break;
 		r = fsu_rm_tree_at(bfd, names[i]);
@@ -170,8 +218,8 @@ int bundle_retention(const char *state_dir, unsigned max_count, uint64_t max_byt
 			continue;
 		}
 		log_info("bundle retention: removed %s/bundles/%s (%" PRIu64 " bytes; there were %d "
-			 "bundles, %" PRIu64 " bytes; limits: %u bundles, %" PRIu64 " bytes, 0 = none)",
-			 state_dir, names[i], sizes[i], count, total, max_count, max_bytes);
+			 "%s, %" PRIu64 " bytes; their limits: %u bundles, %" PRIu64 " bytes, 0 = "
+			 "none)", state_dir, names[i], sizes[i], count, what, total, max_count, max_bytes);
 		count--;
 		total -= sizes[i];
 		removed++;

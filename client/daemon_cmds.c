@@ -527,6 +527,23 @@ int cmd_reload(struct cli *c)
 
 /* The peer daemons (nicstalld.conf(5) [peer NAME]) as the daemon sees
  * them: its status's "peers" (daemon/peers.c peers_status_json). */
+/* "reason=N ..." of the non-zero counts of o (but skip's). */
+static void counts_line(struct json_object *o, const char *skip, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	if (!o || !json_object_is_type(o, json_type_object))
+		return;
+	json_object_object_foreach(o, reason, v) {
+		if (!json_object_is_type(v, json_type_int) || !jx_u64(o, reason) ||
+		    !strcmp(reason, skip) || off >= len)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s=%" PRIu64, off ? " " : "", reason,
+					jx_u64(o, reason));
+	}
+}
+
 static void print_peers(struct json_object *o)
 {
 	struct json_object *arr = jx_arr(o, "peers");
@@ -536,6 +553,17 @@ static void print_peers(struct json_object *o)
 	       cli_dash(jx_text(o, "host")), jx_bool(o, "open") ? jx_text(o, "listen") : "(no socket)",
 	       jx_text(o, "netns")[0] ? " in netns " : "", jx_text(o, "netns"),
 	       jx_u64(o, "unknown_senders"));
+	if (jx_get(o, "snapshots_per_hour"))
+		printf("peer snapshots: %" PRIu64 " in the last hour (at most %" PRIu64 "), %" PRIu64
+		       " notice(s) refused over that budget\n", jx_u64(o, "snapshots_last_hour"),
+		       jx_u64(o, "snapshots_per_hour"), jx_u64(o, "snapshots_over_budget"));
+	for (size_t i = 0; i < jx_len(jx_arr(o, "unknown_sources")); i++) {
+		struct json_object *u = json_object_array_get_idx(jx_arr(o, "unknown_sources"), i);
+
+		printf("  from %s (no peer): %" PRIu64 " refused unauthenticated, the last %.1fs ago\n",
+		       jx_text(u, "address"), jx_u64(u, "refused_unauthenticated"),
+		       jx_double(u, "last_s", 0));
+	}
 	if (!n) {
 		printf("(no peers configured)\n");
 		return;
@@ -546,9 +574,8 @@ static void print_peers(struct json_object *o)
 		struct json_object *p = json_object_array_get_idx(arr, i);
 		struct json_object *ref = jx_get(p, "refused");
 		const char *ks = jx_text(jx_get(p, "key"), "state");
-		size_t kl = strcspn(ks, ": ,"); /* its first word: ok, mismatch?, loaded */
-		char addr[96], key[32], contact[32], rtt[32], refused[512];
-		size_t off = 0;
+		size_t kl = strcspn(ks, ": ,"); /* its first word: ok, loaded */
+		char addr[96], key[32], contact[32], rtt[32], refused[512], unauth[512];
 
 		snprintf(addr, sizeof(addr), strchr(jx_text(p, "address"), ':') ? "[%s]:%s" : "%s:%s",
 			 jx_text(p, "address"), jx_text(p, "port"));
@@ -561,16 +588,8 @@ static void print_peers(struct json_object *o)
 			snprintf(rtt, sizeof(rtt), "%.1fms", jx_double(p, "rtt_ms", 0));
 		else
 			snprintf(rtt, sizeof(rtt), "-");
-		refused[0] = '\0';
-		if (ref && json_object_is_type(ref, json_type_object)) {
-			json_object_object_foreach(ref, reason, v) {
-				(void)v;
-				if (strcmp(reason, "unanswered") && jx_u64(ref, reason) && off < sizeof(refused))
-					off += (size_t)snprintf(refused + off, sizeof(refused) - off,
-								"%s%s=%" PRIu64, off ? " " : "", reason,
-								jx_u64(ref, reason));
-			}
-		}
+		counts_line(ref, "unanswered", refused, sizeof(refused));
+		counts_line(jx_get(p, "unauthenticated"), "signature_checks", unauth, sizeof(unauth));
 		printf("%-12s %-12s %-22s %-10s %12s %10s %6" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s\n",
 		       jx_text(p, "name"), cli_dash(jx_text(p, "host")), addr, key, contact, rtt,
 		       jx_u64(p, "notices_sent"), jx_u64(p, "summaries_received"),
@@ -580,6 +599,14 @@ static void print_peers(struct json_object *o)
 			       cli_dash(jx_text(jx_get(p, "key"), "file")), ks);
 		if (jx_text(p, "last_error")[0])
 			printf("  last error: %s\n", jx_text(p, "last_error"));
+		if (unauth[0])
+			/* anyone may have sent these: not the peer's state */
+			printf("  from its address, refused before they proved authentic: %s "
+			       "(%" PRIu64 " signature checks)%s\n", unauth,
+			       jx_u64(jx_get(p, "unauthenticated"), "signature_checks"),
+			       jx_u64(jx_get(p, "unauthenticated"), "bad_signature") ?
+			       "; bad_signature: are the two key files the same, or is someone "
+			       "else sending?" : "");
 	}
 }
 

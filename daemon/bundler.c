@@ -481,7 +481,12 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		for (unsigned i = 0; i < in->npcap; i++)
 			unlink(in->pcaps[i]);
 		evid_flows_files(rec, unlink_spooled, NULL);
-		bundle_retention(c->state_dir, c->bundle_max_count, c->bundle_max_bytes);
+		if (jx_get(rec, IR_PEER))
+			bundle_retention(c->state_dir, BUNDLE_POOL_PEER, c->peer_bundle_max_count,
+					 c->peer_bundle_max_bytes);
+		else
+			bundle_retention(c->state_dir, BUNDLE_POOL_OWN, c->bundle_max_count,
+					 c->bundle_max_bytes);
 		run_hook(b, path);
 	}
 	for (size_t i = 0; i < fl.n; i++) {

@@ -107,6 +107,9 @@ struct conf {
 	uint64_t peer_wait_ns;       /* the longest wait for the peers' summaries */
 	uint64_t peer_window_ns;     /* a receiver's window after a notice */
 	uint64_t peer_skew_ns;       /* notices further off in time are refused */
+	unsigned peer_snapshots_per_hour; /* notices acted on per hour, all peers */
+	unsigned peer_bundle_max_count;   /* retention of peer snapshots, their own pool */
+	uint64_t peer_bundle_max_bytes;
 	struct peer_conf *peers;
 	unsigned npeers;
 };

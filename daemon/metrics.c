@@ -525,25 +525,41 @@ static void render_peers(struct metrics *m, FILE *o)
 		fprintf(o, "\"} %" PRIu64 "\n", jx_u64(ref, "unanswered"));
 	}
 	family(o, "nicstalld_peer_refused_total", "counter",
-	       "Datagrams from or to the peer refused or lost, by reason (garbage, oversized, "
-	       "unknown_key_id, bad_signature, replayed, bad_payload, rate_limited, "
-	       "send_failed, stray_summary).");
+	       "Datagrams from or to the peer refused or lost, by reason: from its address "
+	       "before they proved authentic (garbage, oversized, old_version, unknown_key_id, "
+	       "wrong_recipient, verify_throttled, bad_signature, replayed), and its authentic "
+	       "ones (bad_payload, rate_limited, over_budget, origin_is_this_host, send_failed, "
+	       "stray_summary).");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
-		struct json_object *ref = jx_get(e, "refused");
+		static const char *const parts[] = { "unauthenticated", "refused" };
 
-		if (!ref || !json_object_is_type(ref, json_type_object))
-			continue;
-		json_object_object_foreach(ref, reason, v) {
-			if (!strcmp(reason, "unanswered"))
+		for (int k = 0; k < 2; k++) {
+			struct json_object *ref = jx_get(e, parts[k]);
+
+			if (!ref || !json_object_is_type(ref, json_type_object))
 				continue;
-			fputs("nicstalld_peer_refused_total{peer=\"", o);
-			label_value(o, jx_str(e, "name"));
-			fputs("\",reason=\"", o);
-			label_value(o, reason);
-			fprintf(o, "\"} %" PRIu64 "\n", jx_u64(ref, reason));
-			(void)v;
+			json_object_object_foreach(ref, reason, v) {
+				if (!json_object_is_type(v, json_type_int) || !strcmp(reason, "unanswered") ||
+				    !strcmp(reason, "signature_checks"))
+					continue;
+				fputs("nicstalld_peer_refused_total{peer=\"", o);
+				label_value(o, jx_str(e, "name"));
+				fputs("\",reason=\"", o);
+				label_value(o, reason);
+				fprintf(o, "\"} %" PRIu64 "\n", jx_u64(ref, reason));
+			}
 		}
+	}
+	family(o, "nicstalld_peer_signature_checks_total", "counter",
+	       "HMACs computed for datagrams from the peer's address (bounded per address: "
+	       "16 at once, then 10 a second).");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(arr, i);
+
+		fputs("nicstalld_peer_signature_checks_total{peer=\"", o);
+		label_value(o, jx_str(e, "name"));
+		fprintf(o, "\"} %" PRIu64 "\n", jx_u64(jx_get(e, "unauthenticated"), "signature_checks"));
 	}
 	json_object_put(st);
 }

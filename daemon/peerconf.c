@@ -1,6 +1,7 @@
 /* peerconf: [peer NAME] sections, the [daemon] peer keys, key files. */
 #include "daemon/peerconf.h"
 #include "daemon/conf.h"
+#include "daemon/peerproto.h"
 #include "lib/fsutil.h"
 #include "lib/util.h"
 #include "rules/rules.h"
@@ -28,6 +29,13 @@ void peerconf_defaults(struct conf *c)
 	 * within 100 ms of the notice */
 	c->peer_window_ns = 40000000ull;
 	c->peer_skew_ns = 5000000000ull;
+	/* a receiver snapshots once per incident of each origin; as many as
+	 * this host's own incidents_per_hour by default, across all peers */
+	c->peer_snapshots_per_hour = 30;
+	/* peer snapshots keep a pool of their own beside bundle_max_count /
+	 * bundle_max_bytes: they never evict this host's own bundles */
+	c->peer_bundle_max_count = 20;
+	c->peer_bundle_max_bytes = 256ull << 20;
 }
 
 static int valid_addr(const char *s)
@@ -84,6 +92,7 @@ int peerconf_daemon_key(struct conf *c, const char *key, const char *val, char *
 			size_t errlen)
 {
 	char e[256];
+	uint64_t v;
 
 	if (!strcmp(key, "host_name")) {
 		if (!util_valid_name(val, sizeof(c->host_name) - 1)) {
@@ -116,6 +125,24 @@ int peerconf_daemon_key(struct conf *c, const char *key, const char *val, char *
 		if (util_parse_duration(val, &c->peer_window_ns, 5000000ull, 1000000000ull,
 					e, sizeof(e)) < 0) {
 			util_errf(err, errlen, "peer_window: %s", e);
+			return -1;
+		}
+	} else if (!strcmp(key, "peer_snapshots_per_hour")) {
+		if (util_parse_u64(val, &v, 1, PEER_HOURLY_MAX, e, sizeof(e)) < 0) {
+			util_errf(err, errlen, "peer_snapshots_per_hour: %s", e);
+			return -1;
+		}
+		c->peer_snapshots_per_hour = (unsigned)v;
+	} else if (!strcmp(key, "peer_bundle_max_count")) {
+		if (util_parse_u64(val, &v, 1, 100000, e, sizeof(e)) < 0) {
+			util_errf(err, errlen, "peer_bundle_max_count: %s", e);
+			return -1;
+		}
+		c->peer_bundle_max_count = (unsigned)v;
+	} else if (!strcmp(key, "peer_bundle_max_bytes")) {
+		if (util_parse_size(val, &c->peer_bundle_max_bytes, 1u << 20, 1ull << 40, e,
+				    sizeof(e)) < 0) {
+			util_errf(err, errlen, "peer_bundle_max_bytes: %s", e);
 			return -1;
 		}
 	} else if (!strcmp(key, "peer_max_skew")) {
@@ -203,6 +230,13 @@ int peerconf_key(struct peer_conf *pc, const char *key, const char *val, char *e
 			return -1;
 		}
 		util_strlcpy(pc->key_file, val, sizeof(pc->key_file));
+	} else if (!strcmp(key, "host")) {
+		if (!util_valid_name(val, sizeof(pc->host) - 1)) {
+			util_errf(err, errlen, "host: '%s' must be 1-63 characters of [A-Za-z0-9_.-] "
+				  "(the peer's host_name)", val);
+			return -1;
+		}
+		util_strlcpy(pc->host, val, sizeof(pc->host));
 	} else if (!strcmp(key, "key_id")) {
 		if (util_parse_u64(val, &v, 1, 4294967295ull, e, sizeof(e)) < 0) {
 			util_errf(err, errlen, "key_id: %s", e);

@@ -30,6 +30,8 @@ struct peer_key {
 struct peer_conf {
 	char name[32];               /* [A-Za-z0-9_-], not a word of the rules language */
 	char address[64];            /* numeric IPv4 or IPv6 */
+	char host[64];               /* its host_name, the recipient our datagrams name
+				      * ("" = name) */
 	unsigned port;
 	char key_file[PATH_MAX];
 	long key_id;                 /* -1: the file's only key */

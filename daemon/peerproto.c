@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "lib/util.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -61,15 +63,15 @@ static int mac(const struct peer_key *k, const uint8_t *buf, size_t len, uint8_t
 	return 0;
 }
 
-ssize_t peer_encode(const struct peer_key *k, enum peer_type type, uint64_t ts_real_ns,
-		    const uint8_t nonce[PEER_NONCE_LEN], const char *payload, size_t plen,
-		    uint8_t *buf, size_t max)
+ssize_t peer_encode(const struct peer_key *k, enum peer_type type, const char *to,
+		    uint64_t ts_real_ns, const uint8_t nonce[PEER_NONCE_LEN], const char *payload,
+		    size_t plen, uint8_t *buf, size_t max)
 {
 	size_t total = PEER_HDR_LEN + plen + PEER_MAC_LEN;
 
 	if (max > PEER_MAX_DGRAM)
 		max = PEER_MAX_DGRAM;
-	if (plen > PEER_MAX_DGRAM || total > max)
+	if (plen > PEER_MAX_DGRAM || total > max || !to || !util_valid_name(to, PEER_TO_LEN - 1))
 		return -1;
 	memcpy(buf, PEER_MAGIC, 4);
 	buf[4] = PEER_VERSION;
@@ -79,6 +81,8 @@ ssize_t peer_encode(const struct peer_key *k, enum peer_type type, uint64_t ts_r
 	put32(buf + 12, (uint32_t)plen);
 	put64(buf + 16, ts_real_ns);
 	memcpy(buf + 24, nonce, PEER_NONCE_LEN);
+	memset(buf + PEER_TO_OFF, 0, PEER_TO_LEN);
+	memcpy(buf + PEER_TO_OFF, to, strlen(to));
 	memcpy(buf + PEER_HDR_LEN, payload, plen);
 	if (mac(k, buf, PEER_HDR_LEN + plen, buf + PEER_HDR_LEN + plen) < 0)
 		return -1;
@@ -87,8 +91,21 @@ ssize_t peer_encode(const struct peer_key *k, enum peer_type type, uint64_t ts_r
 
 int peer_decode_hdr(const uint8_t *buf, size_t len, struct peer_hdr *h, const char **why)
 {
-	static char msg[96];
+	static char msg[200];
+	size_t tl;
 
+	if (len >= 5 && !memcmp(buf, PEER_MAGIC, 4) && buf[4] != PEER_VERSION) {
+		/* checked before the size: a version 1 header is shorter */
+		h->version = buf[4];
+		snprintf(msg, sizeof(msg), "protocol version %u (this daemon speaks %u only%s)",
+			 h->version, PEER_VERSION, h->version == 1 ?
+			 ": the peer runs an older nicstalld, whose notices name no recipient; "
+			 "upgrade it" : "");
+		*why = msg;
+		/* a version this project released, or bytes that merely begin
+		 * with the magic */
+		return h->version == 1 ? PEER_HDR_VERSION : PEER_HDR_BAD;
+	}
 	if (len < PEER_HDR_LEN + PEER_MAC_LEN) {
 		*why = "too short to be a nicstalld datagram";
 		return -1;
@@ -99,12 +116,6 @@ int peer_decode_hdr(const uint8_t *buf, size_t len, struct peer_hdr *h, const ch
 	}
 	h->version = buf[4];
 	h->type = buf[5];
-	if (h->version != PEER_VERSION) {
-		snprintf(msg, sizeof(msg), "protocol version %u (this daemon speaks %u)",
-			 h->version, PEER_VERSION);
-		*why = msg;
-		return -1;
-	}
 	if (h->type != PEER_NOTICE && h->type != PEER_SUMMARY) {
 		snprintf(msg, sizeof(msg), "unknown message type %u", h->type);
 		*why = msg;
@@ -124,6 +135,16 @@ int peer_decode_hdr(const uint8_t *buf, size_t len, struct peer_hdr *h, const ch
 	}
 	h->ts_real_ns = get64(buf + 16);
 	memcpy(h->nonce, buf + 24, PEER_NONCE_LEN);
+	tl = strnlen((const char *)buf + PEER_TO_OFF, PEER_TO_LEN);
+	memcpy(h->to, buf + PEER_TO_OFF, tl < PEER_TO_LEN ? tl : PEER_TO_LEN - 1);
+	h->to[tl < PEER_TO_LEN ? tl : PEER_TO_LEN - 1] = 0;
+	for (size_t i = tl; i < PEER_TO_LEN; i++)
+		if (buf[PEER_TO_OFF + i])
+			tl = PEER_TO_LEN;       /* bytes after the NUL: not padding */
+	if (tl >= PEER_TO_LEN || !util_valid_name(h->to, PEER_TO_LEN - 1)) {
+		*why = "the recipient field is not a NUL-padded host name";
+		return -1;
+	}
 	return 0;
 }
 
@@ -208,6 +229,39 @@ int peer_bucket_take(struct peer_bucket *b, uint64_t now_ns, double burst, uint6
 	if (b->tokens < 1.0)
 		return 0;
 	b->tokens -= 1.0;
+	return 1;
+}
+
+unsigned peer_hourly_count(const struct peer_hourly *h, uint64_t now_ns)
+{
+	const uint64_t hour = 3600ull * 1000000000ull;
+	unsigned n = 0;
+
+	/* newest first, until one is an hour old */
+	for (unsigned i = 0; i < h->n; i++) {
+		uint64_t t = h->t[(h->next + PEER_HOURLY_MAX - 1 - i) % PEER_HOURLY_MAX];
+
+		if (now_ns >= t && now_ns - t >= hour)
+			break;
+		n++;
+	}
+	return n;
+}
+
+int peer_hourly_admit(struct peer_hourly *h, uint64_t now_ns, unsigned limit, unsigned *in_hour)
+{
+	unsigned n = peer_hourly_count(h, now_ns);
+
+	if (limit > PEER_HOURLY_MAX)
+		limit = PEER_HOURLY_MAX;
+	*in_hour = n;
+	if (n >= limit)
+		return 0;
+	h->t[h->next] = now_ns;
+	h->next = (h->next + 1) % PEER_HOURLY_MAX;
+	if (h->n < PEER_HOURLY_MAX)
+		h->n++;
+	*in_hour = n + 1;
 	return 1;
 }
 

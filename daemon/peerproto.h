@@ -5,13 +5,22 @@
  * A datagram is a fixed header, a JSON payload and an HMAC-SHA256 (libcrypto)
  * over both, keyed with the pair's symmetric key (peerconf.h):
  *
- *   0  magic "NSPN"        4  version (1)      5  type (1 notice, 2 summary)
+ *   0  magic "NSPN"        4  version (2)      5  type (1 notice, 2 summary)
  *   6  flags (0, 2 bytes)  8  key id (u32)     12 payload length (u32)
  *   16 sender's UTC time, ns (u64)             24 nonce (16 random bytes)
- *   40 payload (JSON text)                     40+len  HMAC-SHA256 (32 bytes)
+ *   40 recipient: the host name the datagram is for (its host_name), NUL-padded
+ *      to 64 bytes
+ *   104 payload (JSON text)                    104+len  HMAC-SHA256 (32 bytes)
  *
- * integers in network byte order. A receiver checks, in this order: the
- * size, the header, the key id, the HMAC (constant time), and only then the
+ * integers in network byte order. Version 2 added the recipient (a
+ * version 1 datagram named none, so a captured notice could be reflected
+ * back at its sender): a version 1 datagram is refused, its reason naming
+ * the version. A receiver checks, in this order, with nothing but
+ * counters changed by a refusal: the size, the header (magic, version,
+ * type, flags, length, recipient), the key id, the recipient (its own
+ * host name), its budget of signature checks for the sender's address
+ * (a token bucket: the HMAC costs, so a flood from one address costs a
+ * bounded number of them), the HMAC (constant time), and only then the
  * replay defences (the time within the allowed skew of its own clock, the
  * nonce never seen before within that window) and the payload's JSON, so
  * nothing an unauthenticated sender writes reaches any state but a
@@ -26,8 +35,10 @@
 #include "daemon/peerconf.h"
 
 #define PEER_MAGIC "NSPN"
-#define PEER_VERSION 1
-#define PEER_HDR_LEN 40
+#define PEER_VERSION 2
+#define PEER_TO_OFF 40
+#define PEER_TO_LEN 64           /* the recipient field: a host name, NUL-padded */
+#define PEER_HDR_LEN 104
 #define PEER_MAC_LEN 32
 #define PEER_NONCE_LEN 16
 #define PEER_MAX_NOTICE 4096     /* a notice datagram */
@@ -42,18 +53,25 @@ struct peer_hdr {
 	uint32_t len;                /* payload bytes */
 	uint64_t ts_real_ns;
 	uint8_t nonce[PEER_NONCE_LEN];
+	char to[PEER_TO_LEN];        /* the recipient's host name */
 };
 
 /* Fill nonce with random bytes (getrandom). 0 or -1. */
 int peer_nonce(uint8_t nonce[PEER_NONCE_LEN]);
-/* Header + payload + HMAC into buf. Returns the datagram's length, or -1
- * when it does not fit in max (or max > PEER_MAX_DGRAM). */
-ssize_t peer_encode(const struct peer_key *k, enum peer_type type, uint64_t ts_real_ns,
-		    const uint8_t nonce[PEER_NONCE_LEN], const char *payload, size_t plen,
-		    uint8_t *buf, size_t max);
-/* The header of buf[0..len): 0, or -1 with why ("too short", "not a nicstalld
- * datagram", "version 7 (this daemon speaks 1)", "length mismatch", ...).
+/* Header + payload + HMAC into buf, for the host named to (1-63 bytes of
+ * a host name). Returns the datagram's length, or -1 when it does not fit
+ * in max (or max > PEER_MAX_DGRAM) or to is no host name. */
+ssize_t peer_encode(const struct peer_key *k, enum peer_type type, const char *to,
+		    uint64_t ts_real_ns, const uint8_t nonce[PEER_NONCE_LEN], const char *payload,
+		    size_t plen, uint8_t *buf, size_t max);
+/* The header of buf[0..len): 0; PEER_HDR_BAD with why ("too short", "not a
+ * nicstalld datagram", "length mismatch", "the recipient field is not a
+ * host name", "protocol version 9 ..."); PEER_HDR_VERSION with why when
+ * it is a datagram of nicstalld's earlier protocol version 1 ("protocol
+ * version 1 ...: the peer runs an older nicstalld ...").
  * Says nothing about authenticity. */
+#define PEER_HDR_BAD (-1)
+#define PEER_HDR_VERSION (-2)
 int peer_decode_hdr(const uint8_t *buf, size_t len, struct peer_hdr *h, const char **why);
 /* Is the HMAC of buf[0..len) (a datagram whose header decoded) right for k?
  * Constant time. 1 yes, 0 no. */
@@ -85,6 +103,21 @@ struct peer_bucket {
 };
 /* 1: taken, 0: over the limit. */
 int peer_bucket_take(struct peer_bucket *b, uint64_t now_ns, double burst, uint64_t every_ns);
+
+/* A budget per hour: at most limit events in any hour (a sliding window,
+ * not a bucket that refills: the cap holds for every hour). The ring
+ * remembers the times of the last PEER_HOURLY_MAX admitted events, so
+ * limit may be anything up to that. */
+#define PEER_HOURLY_MAX 3600
+struct peer_hourly {
+	uint64_t t[PEER_HOURLY_MAX];
+	unsigned n, next;
+};
+/* 1: admitted and remembered; 0: limit events were admitted within the
+ * hour before now_ns (*in_hour says how many, either way). */
+int peer_hourly_admit(struct peer_hourly *h, uint64_t now_ns, unsigned limit, unsigned *in_hour);
+/* Events admitted within the hour before now_ns. */
+unsigned peer_hourly_count(const struct peer_hourly *h, uint64_t now_ns);
 
 /* "Once per interval" logging: peer_lograte_due says whether a message of
  * this kind may be logged now (the first one at once, then at most one per

@@ -22,8 +22,12 @@
 #include <unistd.h>
 
 static const char *const lr_name[LR_N] = {
-	"garbage", "oversized", "unknown_key_id", "bad_signature", "replayed", "bad_payload",
-	"rate_limited", "send_failed", "unanswered", "stray_summary",
+	"bad_payload", "rate_limited", "over_budget", "origin_is_this_host", "send_failed",
+	"unanswered", "stray_summary",
+};
+static const char *const ur_name[UR_N] = {
+	"garbage", "oversized", "old_version", "unknown_key_id", "wrong_recipient",
+	"verify_throttled", "bad_signature", "replayed",
 };
 
 
@@ -105,6 +109,11 @@ struct peer *peers_peer_by_addr(struct peers *ps, const struct sockaddr_storage 
 	return nhost == 1 ? host : NULL;
 }
 
+const char *peers_peer_host(const struct peer *p)
+{
+	return p->pc.host[0] ? p->pc.host : p->name;
+}
+
 static struct peer *peer_by_name(struct peers *ps, const char *name)
 {
 	for (unsigned i = 0; i < ps->n; i++)
@@ -142,10 +151,64 @@ void peers_refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fm
 			  "logged once per 10 s)" : "");
 }
 
+/* The entry of an address that is no peer's: its own, else the least
+ * recently seen one (the table is bounded, the total is not). */
+static void count_unknown(struct peers *ps, const struct sockaddr_storage *at, uint64_t now)
+{
+	struct unknown_src *u = &ps->unknown[0];
+
+	ps->unknown_senders++;
+	for (unsigned i = 0; i < UNKNOWN_SOURCES; i++) {
+		struct unknown_src *e = &ps->unknown[i];
+
+		if (e->datagrams && same_host(&e->sa, at)) {
+			u = e;
+			break;
+		}
+		if (e->last_mono < u->last_mono)
+			u = e;
+	}
+	if (!u->datagrams || !same_host(&u->sa, at)) {
+		memset(u, 0, sizeof(*u));
+		u->sa = *at;
+	}
+	u->datagrams++;
+	u->last_mono = now;
+}
+
+__attribute__((format(printf, 5, 6)))
+void peers_refuse_unauth(struct peers *ps, struct peer *p, const struct sockaddr_storage *at,
+			 enum ur kind, const char *fmt, ...)
+{
+	uint64_t held = 0, now = loop_mono_ns();
+	char msg[400], a[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!p) {
+		count_unknown(ps, at, now);
+		peers_refuse(ps, NULL, LR_N, "%s", msg);
+		return;
+	}
+	p->from.refused[kind]++;
+	p->from.last_mono = now;
+	util_strlcpy(p->from.last_refusal, msg, sizeof(p->from.last_refusal));
+	if (!peer_lograte_due(&p->from.lr[kind], now, PEERS_LOG_INTERVAL_NS, &held))
+		return;
+	log_warnx("peer %s: from its address %s, unauthenticated: %s", p->name,
+		  peers_addr_text(at, a, sizeof(a)), msg);
+	if (held)
+		log_warnx("peer %s: %" PRIu64 " more %s from its address since the last message "
+			  "(logged once per %u s)", p->name, held, ur_name[kind],
+			  (unsigned)(PEERS_LOG_INTERVAL_NS / 1000000000ull));
+}
+
 /* ---- sending ---- */
 
-int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *payload,
-		      uint8_t nonce[PEER_NONCE_LEN])
+int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *to,
+		     const char *payload, uint8_t nonce[PEER_NONCE_LEN])
 {
 	uint8_t out[PEER_MAX_DGRAM];
 	ssize_t n;
@@ -158,7 +221,7 @@ int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, cons
 		peers_refuse(ps, p, LR_SEND, "not sent: no random nonce (getrandom)");
 		return -1;
 	}
-	n = peer_encode(&p->pc.key, type, loop_real_ns(), nonce, payload, strlen(payload), out,
+	n = peer_encode(&p->pc.key, type, to, loop_real_ns(), nonce, payload, strlen(payload), out,
 			type == PEER_NOTICE ? PEER_MAX_NOTICE : PEER_MAX_DGRAM);
 	if (n < 0) {
 		peers_refuse(ps, p, LR_SEND, "not sent: the message does not fit a datagram");
@@ -199,7 +262,8 @@ static void notice_to(struct peers *ps, struct outstanding *o, unsigned k)
 
 	if (!p || a >= ATTEMPTS)
 		return;
-	if (peers_send_dgram(ps, p, PEER_NOTICE, o->payload, o->per[k].nonce[a]) == 0) {
+	if (peers_send_dgram(ps, p, PEER_NOTICE, peers_peer_host(p), o->payload,
+			     o->per[k].nonce[a]) == 0) {
 		o->per[k].sent_mono[a] = loop_mono_ns();
 		o->per[k].n++;
 	}
@@ -481,17 +545,49 @@ const char *peers_host(const struct peers *ps)
 
 /* ---- status ---- */
 
-static void key_state(const struct peer *p, uint64_t now, char *buf, size_t len)
+/* From authentic datagrams alone: what fails to verify may be anyone's
+ * (the "unauthenticated" counters say how many came from its address). */
+static const char *key_state(const struct peer *p)
 {
-	if (p->last_badsig_mono && p->last_badsig_mono >= p->last_good_mono)
-		snprintf(buf, len, "mismatch? %" PRIu64 " datagram(s) from its address failed the "
-			 "signature check, the last %.0f s ago, none verified since: are the two "
-			 "key files the same?", p->refused[LR_BADSIG],
-			 (double)(now - p->last_badsig_mono) / 1e9);
-	else if (p->last_good_mono)
-		snprintf(buf, len, "ok: its messages verify");
-	else
-		snprintf(buf, len, "loaded, not yet verified: nothing received from it");
+	if (p->last_rx_mono)
+		return "ok: its messages verify";
+	return "loaded, not yet verified: nothing authentic received from it";
+}
+
+static struct json_object *unknown_json(const struct peers *ps, uint64_t now)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (unsigned i = 0; i < UNKNOWN_SOURCES; i++) {
+		const struct unknown_src *u = &ps->unknown[i];
+		struct json_object *e;
+		char a[96];
+
+		if (!u->datagrams)
+			continue;
+		e = json_object_new_object();
+		peers_addr_text(&u->sa, a, sizeof(a));
+		*strrchr(a, ':') = 0;           /* the address, not the port it used last */
+		jx_add_str(e, "address", a);
+		jx_add_u64(e, "refused_unauthenticated", u->datagrams);
+		jx_add_double(e, "last_s", (double)(now - u->last_mono) / 1e9);
+		json_object_array_add(arr, e);
+	}
+	return arr;
+}
+
+static struct json_object *src_json(const struct src_stat *f, uint64_t now)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int r = 0; r < UR_N; r++)
+		jx_add_u64(o, ur_name[r], f->refused[r]);
+	jx_add_u64(o, "signature_checks", f->verified);
+	if (f->last_refusal[0]) {
+		jx_add_str(o, "last_refusal", f->last_refusal);
+		jx_add_double(o, "last_refusal_s", (double)(now - f->last_mono) / 1e9);
+	}
+	return o;
 }
 
 struct json_object *peers_status_json(const struct peers *ps)
@@ -504,11 +600,14 @@ struct json_object *peers_status_json(const struct peers *ps)
 	jx_add_str(o, "netns", ps->netns);
 	jx_add_bool(o, "open", ps->fd >= 0);
 	jx_add_u64(o, "unknown_senders", ps->unknown_senders);
+	json_object_object_add(o, "unknown_sources", unknown_json(ps, now));
+	jx_add_u64(o, "snapshots_per_hour", ps->c->peer_snapshots_per_hour);
+	jx_add_u64(o, "snapshots_last_hour", peer_hourly_count(&ps->snapshots, now));
+	jx_add_u64(o, "snapshots_over_budget", ps->snapshots_refused);
 	for (unsigned i = 0; i < ps->n; i++) {
 		const struct peer *p = &ps->p[i];
 		struct json_object *e = json_object_new_object(), *k = json_object_new_object();
 		struct json_object *ref = json_object_new_object();
-		char ks[300];
 
 		jx_add_str(e, "name", p->name);
 		jx_add_str(e, "address", p->pc.address);
@@ -525,8 +624,7 @@ struct json_object *peers_status_json(const struct peers *ps)
 		jx_add_u64(k, "bytes", p->pc.key.len);
 		jx_add_str(k, "file", p->pc.key_file);
 		jx_add_str(k, "algorithm", "HMAC-SHA256");
-		key_state(p, now, ks, sizeof(ks));
-		jx_add_str(k, "state", ks);
+		jx_add_str(k, "state", key_state(p));
 		json_object_object_add(e, "key", k);
 		jx_add_u64(e, "notices_sent", p->tx_notices);
 		jx_add_u64(e, "notices_received", p->rx_notices);
@@ -535,6 +633,7 @@ struct json_object *peers_status_json(const struct peers *ps)
 		for (int r = 0; r < LR_N; r++)
 			jx_add_u64(ref, lr_name[r], p->refused[r]);
 		json_object_object_add(e, "refused", ref);
+		json_object_object_add(e, "unauthenticated", src_json(&p->from, now));
 		if (p->last_error[0])
 			jx_add_str(e, "last_error", p->last_error);
 		json_object_array_add(arr, e);

@@ -20,8 +20,32 @@
 #define RX_PER_WAKE 64          /* datagrams read per wake-up: the loop stays fair */
 #define REPEAT_EVERY_NS 100000000ull
 
-enum lr { LR_GARBAGE, LR_OVERSIZE, LR_KEYID, LR_BADSIG, LR_REPLAY, LR_PAYLOAD, LR_LIMIT,
-	  LR_SEND, LR_NOANSWER, LR_STRAY, LR_N };
+/* Refusals of what a peer authentically sent, and local failures: these
+ * are the peer's state in nicstallctl peers (counted, last_error). */
+enum lr { LR_PAYLOAD, LR_LIMIT, LR_BUDGET, LR_SELF, LR_SEND, LR_NOANSWER, LR_STRAY, LR_N };
+/* Refusals of datagrams from a peer's address that did not prove to be
+ * the peer's (anyone can send them, or replay a captured one): counted per
+ * source address, never the peer's state. */
+enum ur { UR_GARBAGE, UR_OVERSIZE, UR_VERSION, UR_KEYID, UR_RECIPIENT, UR_THROTTLED,
+	  UR_BADSIG, UR_REPLAY, UR_N };
+#define UNKNOWN_SOURCES 32      /* addresses that are no peer's, remembered */
+#define VERIFY_BURST 16         /* signature checks per source address: at once, */
+#define VERIFY_EVERY_NS 100000000ull    /* then one per 100 ms */
+
+/* What arrived from one source address before it was authenticated. */
+struct src_stat {
+	uint64_t refused[UR_N];
+	uint64_t verified;              /* HMACs computed (the work they cost) */
+	uint64_t last_mono;
+	struct peer_bucket verify;      /* the budget of signature checks */
+	struct peer_lograte lr[UR_N];
+	char last_refusal[200];
+};
+
+struct unknown_src {            /* an address that is no peer's */
+	struct sockaddr_storage sa;
+	uint64_t datagrams, last_mono;
+};
 
 struct recent {                 /* a notice this daemon answers (receiver) */
 	char origin[64];
@@ -41,8 +65,9 @@ struct peer {
 	struct peer_bucket notices;
 	struct peer_lograte lr[LR_N];
 	uint64_t refused[LR_N];
+	struct src_stat from;           /* its address, unauthenticated */
 	uint64_t rx_notices, rx_summaries, tx_notices, tx_summaries;
-	uint64_t last_rx_mono, last_rx_real, last_good_mono, last_badsig_mono;
+	uint64_t last_rx_mono, last_rx_real; /* its last authentic, fresh datagram */
 	double last_rtt_ms;
 	int have_rtt;
 	char host[64];                  /* what it calls itself */
@@ -79,6 +104,9 @@ struct peers {
 	struct loop_timer *timer;
 	uint64_t next_token;
 	uint64_t unknown_senders;
+	struct unknown_src unknown[UNKNOWN_SOURCES];
+	uint64_t snapshots_refused;     /* over peer_snapshots_per_hour, all peers */
+	struct peer_hourly snapshots;   /* notices acted on in the last hour, all peers */
 	struct peer_lograte lr_unknown, lr_recv;
 	peers_notice_fn on_notice;
 	peers_summary_fn on_summary;
@@ -90,9 +118,19 @@ struct peers {
 /* peers.c */
 __attribute__((format(printf, 4, 5)))
 void peers_refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fmt, ...);
+/* A datagram from p's address (or, p NULL, from no peer's: at) refused
+ * before it was authenticated: counted by source, logged once per
+ * interval; the peer's state (last contact, key state, last error) is not
+ * touched. */
+__attribute__((format(printf, 5, 6)))
+void peers_refuse_unauth(struct peers *ps, struct peer *p, const struct sockaddr_storage *at,
+			 enum ur kind, const char *fmt, ...);
 const char *peers_addr_text(const struct sockaddr_storage *a, char *buf, size_t len);
-int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *payload,
-		     uint8_t nonce[PEER_NONCE_LEN]);
+/* Sign and send payload to p, for the host named to. */
+int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, const char *to,
+		     const char *payload, uint8_t nonce[PEER_NONCE_LEN]);
+/* The host name p's daemon answers to: its [peer] host, else its name. */
+const char *peers_peer_host(const struct peer *p);
 struct peer *peers_peer_by_addr(struct peers *ps, const struct sockaddr_storage *sa);
 void peers_recent_clear(struct recent *r);
 

@@ -50,7 +50,7 @@ static int send_answer(struct peers *ps, struct peer *p, struct recent *r)
 		       "datagram", r->origin, r->incident);
 		return -1;
 	}
-	rc = peers_send_dgram(ps, p, PEER_SUMMARY, text, nonce);
+	rc = peers_send_dgram(ps, p, PEER_SUMMARY, r->origin, text, nonce);
 	free(text);
 	r->answered_mono = loop_mono_ns();
 	return rc;
@@ -80,6 +80,7 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 	const char *origin;
 	uint64_t inc, now = loop_mono_ns();
 	struct recent *r;
+	unsigned in_hour;
 
 	if (!n) {
 		peers_refuse(ps, p, LR_PAYLOAD, "a notice refused: %s", why);
@@ -87,6 +88,14 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 	}
 	origin = jx_str(n, "origin");
 	inc = jx_u64(n, "incident");
+	if (!strcmp(origin, ps->host)) {
+		/* this host's own notice, reflected back at it */
+		peers_refuse(ps, p, LR_SELF, "a notice of incident %s:%" PRIu64 " whose origin is "
+			     "this host (%s): a notice of ours sent back, not acted on", origin, inc,
+			     ps->host);
+		json_object_put(n);
+		return;
+	}
 	p->rx_notices++;
 	util_strlcpy(p->host, origin, sizeof(p->host));
 	r = recent_find(p, origin, inc);
@@ -102,6 +111,15 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 		peers_refuse(ps, p, LR_LIMIT, "notice of incident %s:%" PRIu64 " not acted on: more than %d "
 		       "incidents at once, then one per %u s (rate limit)", origin, inc,
 		       PEERS_NOTICE_BURST, (unsigned)(PEERS_NOTICE_EVERY_NS / 1000000000ull));
+		json_object_put(n);
+		return;
+	}
+	if (!peer_hourly_admit(&ps->snapshots, now, ps->c->peer_snapshots_per_hour, &in_hour)) {
+		ps->snapshots_refused++;
+		peers_refuse(ps, p, LR_BUDGET, "notice of incident %s:%" PRIu64 " not acted on: %u "
+			     "peer snapshots within the last hour, all peers together "
+			     "(peer_snapshots_per_hour = %u)", origin, inc, in_hour,
+			     ps->c->peer_snapshots_per_hour);
 		json_object_put(n);
 		return;
 	}
@@ -180,6 +198,12 @@ static void on_summary(struct peers *ps, struct peer *p, const struct peer_hdr *
 
 /* ---- receiving ---- */
 
+/* Everything here up to the signature is cheap (sizes, fields compared)
+ * and changes nothing but the source's counters; the signature check runs
+ * only within the source's budget (VERIFY_BURST at once, then one per
+ * VERIFY_EVERY_NS), so a flood from one address costs a bounded number of
+ * HMACs. The peer's state (last contact, key state, last error) changes
+ * only once a datagram proved authentic and fresh. */
 static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t real_len,
 		     const struct sockaddr_storage *from)
 {
@@ -187,41 +211,63 @@ static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t re
 	struct peer_hdr h;
 	const char *why;
 	char at[96];
+	int rc;
 
 	if (!p) {
-		ps->unknown_senders++;
-		peers_refuse(ps, NULL, LR_GARBAGE, "a datagram from %s, which is no configured peer: "
-		       "ignored", peers_addr_text(from, at, sizeof(at)));
+		peers_refuse_unauth(ps, NULL, from, UR_GARBAGE, "a datagram from %s, which is no "
+				    "configured peer: ignored", peers_addr_text(from, at, sizeof(at)));
 		return;
 	}
-	p->last_rx_mono = loop_mono_ns();
-	p->last_rx_real = loop_real_ns();
 	if (real_len > PEER_MAX_DGRAM) {
-		peers_refuse(ps, p, LR_OVERSIZE, "a datagram of %zu bytes from %s (at most %d): ignored",
-		       real_len, peers_addr_text(from, at, sizeof(at)), PEER_MAX_DGRAM);
+		peers_refuse_unauth(ps, p, from, UR_OVERSIZE, "a datagram of %zu bytes (at most %d): "
+				    "ignored", real_len, PEER_MAX_DGRAM);
 		return;
 	}
-	if (peer_decode_hdr(buf, len, &h, &why) < 0) {
-		peers_refuse(ps, p, LR_GARBAGE, "a datagram from %s: %s", peers_addr_text(from, at, sizeof(at)), why);
+	rc = peer_decode_hdr(buf, len, &h, &why);
+	if (rc == PEER_HDR_VERSION) {
+		peers_refuse_unauth(ps, p, from, UR_VERSION, "a datagram of %s: ignored", why);
+		return;
+	}
+	if (rc < 0) {
+		peers_refuse_unauth(ps, p, from, UR_GARBAGE, "a datagram from %s: %s",
+				    peers_addr_text(from, at, sizeof(at)), why);
+		return;
+	}
+	if (h.type == PEER_NOTICE && len > PEER_MAX_NOTICE) {
+		peers_refuse_unauth(ps, p, from, UR_OVERSIZE, "a notice of %zu bytes (at most %d): "
+				    "ignored", len, PEER_MAX_NOTICE);
 		return;
 	}
 	if (h.key_id != p->pc.key.id) {
-		peers_refuse(ps, p, LR_KEYID, "a datagram signed with key %u, not the peer's key %u: ignored",
-		       h.key_id, p->pc.key.id);
+		peers_refuse_unauth(ps, p, from, UR_KEYID, "a datagram signed with key %u, not the "
+				    "peer's key %u: ignored", h.key_id, p->pc.key.id);
 		return;
 	}
+	if (strcmp(h.to, ps->host)) {
+		peers_refuse_unauth(ps, p, from, UR_RECIPIENT, "a datagram for host %s, not this one "
+				    "(%s): ignored", h.to, ps->host);
+		return;
+	}
+	if (!peer_bucket_take(&p->from.verify, loop_mono_ns(), VERIFY_BURST, VERIFY_EVERY_NS)) {
+		peers_refuse_unauth(ps, p, from, UR_THROTTLED, "more than %d datagrams to verify at "
+				    "once from this address, then one per %llu ms: ignored unverified",
+				    VERIFY_BURST, VERIFY_EVERY_NS / 1000000ull);
+		return;
+	}
+	p->from.verified++;
 	if (!peer_verify(&p->pc.key, buf, len)) {
-		p->last_badsig_mono = loop_mono_ns();
-		peers_refuse(ps, p, LR_BADSIG, "a datagram whose signature does not verify with key %u "
-		       "(%s): ignored", h.key_id, p->pc.key_file);
+		peers_refuse_unauth(ps, p, from, UR_BADSIG, "a datagram whose signature does not "
+				    "verify with key %u (%s): ignored (the two key files differ, or "
+				    "someone else sent it)", h.key_id, p->pc.key_file);
 		return;
 	}
 	if (peer_replay_check(&p->replay, loop_real_ns(), ps->c->peer_skew_ns, h.ts_real_ns,
 			      h.nonce, &why) < 0) {
-		peers_refuse(ps, p, LR_REPLAY, "a signed datagram refused: %s", why);
+		peers_refuse_unauth(ps, p, from, UR_REPLAY, "a signed datagram refused: %s", why);
 		return;
 	}
-	p->last_good_mono = loop_mono_ns();
+	p->last_rx_mono = loop_mono_ns();
+	p->last_rx_real = loop_real_ns();
 	if (h.type == PEER_NOTICE)
 		on_notice(ps, p, &h, (const char *)buf + PEER_HDR_LEN);
 	else

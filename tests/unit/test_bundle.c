@@ -493,6 +493,16 @@ static void list_cb(const char *path, struct json_object *m, uint64_t bytes, voi
 	strcat(seen, " ");
 }
 
+static void list_cb_any(const char *path, struct json_object *m, uint64_t bytes, void *arg)
+{
+	const char *base = strrchr(path, '/');
+
+	(void)m;
+	(void)bytes;
+	strcat(arg, base ? base + 1 : path);
+	strcat(arg, " ");
+}
+
 static void bundle_retention__five_bundles_max_three__oldest_two_removed(void **state)
 {
 	struct fx *f = *state;
@@ -506,17 +516,64 @@ static void bundle_retention__five_bundles_max_three__oldest_two_removed(void **
 	assert_int_equal(bundle_list(f->dir, list_cb, seen), 5);
 	assert_string_equal(seen, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
 			    "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v 20260101T000005Z-h-p-v ");
-	assert_int_equal(bundle_retention(f->dir, 3, 0), 2);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 3, 0), 2);
 	seen[0] = '\0';
 	assert_int_equal(bundle_list(f->dir, list_cb, seen), 3);
 	assert_string_equal(seen, "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v "
 			    "20260101T000005Z-h-p-v ");
 	/* a byte budget smaller than the newest alone: only the newest stays */
-	assert_int_equal(bundle_retention(f->dir, 0, 100), 2);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 0, 100), 2);
 	seen[0] = '\0';
 	assert_int_equal(bundle_list(f->dir, list_cb, seen), 1);
 	assert_string_equal(seen, "20260101T000005Z-h-p-v ");
-	assert_int_equal(bundle_retention(f->dir, 1, 1), 0);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 1, 1), 0);
+}
+
+static int write_peer(struct fx *f, const char *name, const char *trigger)
+{
+	struct json_object *m = json_object_new_object();
+	struct bundle_file file = { .name = "summary.txt", .data = "peer\n", .len = 5 };
+	char path[512], err[256];
+	int rc;
+
+	json_object_object_add(m, "trigger", json_object_new_string(trigger));
+	rc = bundle_write(f->dir, name, m, &file, 1, 0, path, sizeof(path), err, sizeof(err));
+	json_object_put(m);
+	return rc;
+}
+
+/* Issue 34 finding 4: peer snapshots (as many as an authentic peer's
+ * notices make) never evict this host's own bundles, older or not; they
+ * keep a pool of their own, the oldest of it going first. A bundle whose
+ * name merely ends in "peer-snapshot" but whose manifest says otherwise
+ * is this host's. */
+static void bundle_retention__peer_snapshots__never_evict_own_bundles(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], seen[2048] = "", name[96];
+
+	assert_int_equal(write_std(f, "20260101T000001Z-h-p-v", path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(write_std(f, "20260101T000002Z-h-p-v", path, sizeof(path), err, sizeof(err)), 0);
+	assert_int_equal(write_peer(f, "20260101T000003Z-h-p-peer-snapshot", "stall"), 0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "20260101T0001%02dZ-h-p-peer-snapshot", i);
+		assert_int_equal(write_peer(f, name, "peer-snapshot"), 0);
+		assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 2, 0), i >= 2);
+	}
+	/* a second bundle of the same second: "-2" */
+	assert_int_equal(write_peer(f, "20260101T000109Z-h-p-peer-snapshot", "peer-snapshot"), 0);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 2, 0), 1);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 1, 1), 1);
+	assert_int_equal(bundle_list(f->dir, list_cb_any, seen), 4);
+	assert_string_equal(seen, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
+			    "20260101T000003Z-h-p-peer-snapshot 20260101T000109Z-h-p-peer-snapshot-2 ");
+	/* this host's pool: three of its own (one named like a snapshot),
+	 * the snapshot not counted, never removed */
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 1, 0), 2);
+	seen[0] = '\0';
+	assert_int_equal(bundle_list(f->dir, list_cb_any, seen), 2);
+	assert_string_equal(seen, "20260101T000003Z-h-p-peer-snapshot "
+			    "20260101T000109Z-h-p-peer-snapshot-2 ");
 }
 
 static void bundle_name__hostile_parts__sanitised(void **state)
@@ -690,6 +747,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bundle_cleanup__tmp_leftover__removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_locate__name_in_cwd__state_dir_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_retention__five_bundles_max_three__oldest_two_removed, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_retention__peer_snapshots__never_evict_own_bundles, setup, teardown),
 		cmocka_unit_test(bundle_name__hostile_parts__sanitised),
 		cmocka_unit_test(bundle_summary__port_drop__verdict_not_and_missing_parts),
 		cmocka_unit_test(bundle_summary__empty_manifest__says_missing),

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include <json-c/json.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include "daemon/peerconf.h"
 #include "daemon/peermsg.h"
@@ -36,7 +38,7 @@ static ssize_t make(const struct peer_key *k, const char *payload, uint8_t *buf,
 	uint8_t nonce[PEER_NONCE_LEN];
 
 	assert_int_equal(peer_nonce(nonce), 0);
-	return peer_encode(k, PEER_NOTICE, ts, nonce, payload, strlen(payload), buf, PEER_MAX_DGRAM);
+	return peer_encode(k, PEER_NOTICE, "rank0", ts, nonce, payload, strlen(payload), buf, PEER_MAX_DGRAM);
 }
 
 static void encode__roundtrip__header_and_signature_verify(void **state)
@@ -54,7 +56,72 @@ static void encode__roundtrip__header_and_signature_verify(void **state)
 	assert_int_equal(h.type, PEER_NOTICE);
 	assert_int_equal(h.len, 7);
 	assert_true(h.ts_real_ns == 42 * S);
+	assert_string_equal(h.to, "rank0");
 	assert_true(peer_verify(&k, buf, (size_t)n));
+}
+
+/* The recipient is in the signed header: a notice for rank0 cannot be
+ * re-addressed to rank1 (the HMAC covers it), a field that is not a
+ * NUL-padded host name is refused, and no recipient cannot be encoded. */
+static void recipient__signed_checked_required(void **state)
+{
+	struct peer_key k = key(7, 'a');
+	uint8_t buf[PEER_MAX_DGRAM], nonce[PEER_NONCE_LEN] = { 0 };
+	struct peer_hdr h;
+	const char *why = NULL;
+	ssize_t n = make(&k, "{}", buf, S);
+
+	(void)state;
+	memcpy(buf + PEER_TO_OFF, "rank1", 5);
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), 0);
+	assert_string_equal(h.to, "rank1");
+	assert_false(peer_verify(&k, buf, (size_t)n));
+	buf[PEER_TO_OFF + 10] = 'x';            /* after the NUL: not padding */
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), PEER_HDR_BAD);
+	assert_non_null(strstr(why, "recipient"));
+	memset(buf + PEER_TO_OFF, 'a', PEER_TO_LEN);    /* no NUL at all */
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), PEER_HDR_BAD);
+	memset(buf + PEER_TO_OFF, 0, PEER_TO_LEN);      /* empty */
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), PEER_HDR_BAD);
+	assert_int_equal(peer_encode(&k, PEER_NOTICE, "", 1, nonce, "{}", 2, buf, sizeof(buf)), -1);
+	assert_int_equal(peer_encode(&k, PEER_NOTICE, "a b", 1, nonce, "{}", 2, buf, sizeof(buf)), -1);
+}
+
+/* A version 1 datagram (40-byte header, no recipient) from an older
+ * daemon: refused as such, its reason naming the version. */
+static void decode__version_1__refused_as_old_version(void **state)
+{
+	uint8_t v1[40 + 2 + 32] = "NSPN\x01\x01";
+	struct peer_hdr h;
+	const char *why = NULL;
+
+	(void)state;
+	assert_int_equal(peer_decode_hdr(v1, sizeof(v1), &h, &why), PEER_HDR_VERSION);
+	assert_non_null(strstr(why, "protocol version 1"));
+	assert_non_null(strstr(why, "older nicstalld"));
+	assert_non_null(strstr(why, "recipient"));
+}
+
+/* At most limit events in any hour: a sliding window, not a refill. */
+static void hourly__limit_per_sliding_hour(void **state)
+{
+	struct peer_hourly *h = calloc(1, sizeof(*h));
+	const uint64_t hour = 3600 * S;
+	unsigned in = 0, ok = 0;
+
+	(void)state;
+	for (int i = 0; i < 10; i++)
+		ok += (unsigned)peer_hourly_admit(h, 100 * S + (uint64_t)i * S, 3, &in);
+	assert_int_equal(ok, 3);
+	assert_int_equal(in, 3);
+	/* half an hour on: still the same three in the hour */
+	assert_false(peer_hourly_admit(h, 100 * S + hour / 2, 3, &in));
+	/* the first left the window: one more, not three (no refill) */
+	assert_true(peer_hourly_admit(h, 100 * S + hour, 3, &in));
+	assert_false(peer_hourly_admit(h, 100 * S + hour + S / 2, 3, &in));
+	assert_int_equal(peer_hourly_count(h, 100 * S + hour + S / 2), 3);
+	assert_int_equal(peer_hourly_count(h, 200 * S + 2 * hour), 0);
+	free(h);
 }
 
 static void verify__other_key_or_one_flipped_bit__refused(void **state)
@@ -87,7 +154,7 @@ static void decode__garbage_short_or_lying__refused_with_why(void **state)
 	assert_int_equal(peer_decode_hdr(buf, (size_t)n - 1, &h, &why), -1);
 	assert_non_null(strstr(why, "length field"));
 	buf[4] = 9;
-	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), -1);
+	assert_int_equal(peer_decode_hdr(buf, (size_t)n, &h, &why), PEER_HDR_BAD);
 	assert_non_null(strstr(why, "version 9"));
 	buf[4] = PEER_VERSION;
 	buf[5] = 77;
@@ -107,8 +174,8 @@ static void encode__too_large__refused(void **state)
 
 	(void)state;
 	memset(big, 'x', sizeof(big) - 1);
-	assert_int_equal(peer_encode(&k, PEER_SUMMARY, 1, nonce, big, strlen(big), buf, sizeof(buf)), -1);
-	assert_int_equal(peer_encode(&k, PEER_NOTICE, 1, nonce, big, 5000, buf, PEER_MAX_NOTICE), -1);
+	assert_int_equal(peer_encode(&k, PEER_SUMMARY, "rank0", 1, nonce, big, strlen(big), buf, sizeof(buf)), -1);
+	assert_int_equal(peer_encode(&k, PEER_NOTICE, "rank0", 1, nonce, big, 5000, buf, PEER_MAX_NOTICE), -1);
 }
 
 static void replay__same_nonce_twice__second_refused(void **state)
@@ -310,18 +377,20 @@ static void msg__same_conn__either_direction(void **state)
  *
  *   test_peerproto --send ADDR:PORT --key FILE [--mode MODE] [--count N]
  *                  [--incident ID] [--origin HOST] [--skew-ms MS]
- *                  [--save FILE | --raw FILE] [--from IPV4]
+ *                  [--save FILE | --raw FILE] [--from IPV4] [--to HOST]
  *
  * MODE: notice (signed, a fresh nonce each; the default), badkey (signed
  * with a key that is not FILE's), garbage (random bytes), oversized (a
- * notice header announcing 60000 bytes, and as many), short (12 bytes).
+ * notice header announcing 60000 bytes, and as many), short (12 bytes),
+ * old (a protocol version 1 notice: a 40-byte header without recipient,
+ * signed). --to names the recipient (default rank0).
  * --count N sends N (incident ID, ID+1, ...); --skew-ms moves the
  * timestamp; --save keeps the first datagram, --raw sends a saved one
  * again (a replay); --from binds the source address. Run it in the sender's namespace (ip netns exec). */
 static int send_main(int argc, char **argv)
 {
 	const char *to = NULL, *keyf = NULL, *mode = "notice", *origin = "rank1";
-	const char *save = NULL, *raw = NULL, *from = NULL;
+	const char *save = NULL, *raw = NULL, *from = NULL, *rcpt = "rank0";
 	long count = 1, skew_ms = 0;
 	uint64_t inc = 1;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
@@ -352,6 +421,8 @@ static int send_main(int argc, char **argv)
 			raw = v;
 		else if (!strcmp(o, "--from"))
 			from = v;
+		else if (!strcmp(o, "--to"))
+			rcpt = v;
 		else {
 			fprintf(stderr, "--send: unknown option %s\n", o);
 			return 2;
@@ -361,7 +432,7 @@ static int send_main(int argc, char **argv)
 	    inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "usage: %s --send IPV4:PORT --key FILE [--mode notice|badkey|"
 			"garbage|oversized|short] [--count N] [--incident ID] [--origin HOST] "
-			"[--skew-ms MS] [--save FILE | --raw FILE] [--from IPV4]\n", argv[0]);
+			"[--skew-ms MS] [--save FILE | --raw FILE] [--from IPV4] [--to HOST]\n", argv[0]);
 		return 2;
 	}
 	sa.sin_port = htons(sa.sin_port);
@@ -402,7 +473,7 @@ static int send_main(int argc, char **argv)
 			}
 			len = (ssize_t)fread(buf, 1, sizeof(buf), f);
 			fclose(f);
-		} else if (!strcmp(mode, "notice") || !strcmp(mode, "badkey")) {
+		} else if (!strcmp(mode, "notice") || !strcmp(mode, "badkey") || !strcmp(mode, "old")) {
 			struct json_object *ports = json_object_new_array();
 			struct json_object *flows = json_object_new_array();
 			uint8_t nonce[PEER_NONCE_LEN];
@@ -415,7 +486,18 @@ static int send_main(int argc, char **argv)
 			json_object_put(flows);
 			if (!t || peer_nonce(nonce) < 0)
 				return 1;
-			len = peer_encode(&k, PEER_NOTICE, now, nonce, t, strlen(t), buf, PEER_MAX_NOTICE);
+			len = peer_encode(&k, PEER_NOTICE, rcpt, now, nonce, t, strlen(t), buf,
+					  PEER_MAX_NOTICE);
+			if (len > 0 && !strcmp(mode, "old")) {
+				/* version 1: the same without the recipient, signed again */
+				unsigned int ml = 0;
+
+				buf[4] = 1;
+				memmove(buf + PEER_TO_OFF, buf + PEER_HDR_LEN, strlen(t));
+				len = PEER_TO_OFF + (ssize_t)strlen(t);
+				HMAC(EVP_sha256(), k.k, (int)k.len, buf, (size_t)len, buf + len, &ml);
+				len += PEER_MAC_LEN;
+			}
 			free(t);
 		} else if (!strcmp(mode, "garbage") || !strcmp(mode, "short")) {
 			len = !strcmp(mode, "short") ? 12 : 200 + rand() % 1200;
@@ -430,7 +512,8 @@ static int send_main(int argc, char **argv)
 			buf[4] = PEER_VERSION;
 			buf[5] = PEER_NOTICE;
 		} else {
-			fprintf(stderr, "--mode %s: not one of notice, badkey, garbage, oversized, short\n",
+			fprintf(stderr, "--mode %s: not one of notice, badkey, old, garbage, oversized, "
+				"short\n",
 				mode);
 			return 2;
 		}
@@ -460,6 +543,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(encode__roundtrip__header_and_signature_verify),
 		cmocka_unit_test(verify__other_key_or_one_flipped_bit__refused),
 		cmocka_unit_test(decode__garbage_short_or_lying__refused_with_why),
+		cmocka_unit_test(recipient__signed_checked_required),
+		cmocka_unit_test(decode__version_1__refused_as_old_version),
+		cmocka_unit_test(hourly__limit_per_sliding_hour),
 		cmocka_unit_test(encode__too_large__refused),
 		cmocka_unit_test(replay__same_nonce_twice__second_refused),
 		cmocka_unit_test(replay__outside_window__stale_and_future_refused),
