@@ -151,8 +151,10 @@ static void conf_load__peer_sections__addresses_keys_daemon_keys(void **state)
 	snprintf(text, sizeof(text),
 		 "[daemon]\nhost_name = rank0\npeer_listen = 10.1.0.1:7500\npeer_netns = r0\n"
 		 "peer_wait = 500ms\npeer_window = 30ms\npeer_max_skew = 2s\n"
+		 "peer_snapshots_per_hour = 7\npeer_bundle_max_count = 9\npeer_bundle_max_bytes = 2M\n"
 		 "[port p]\ninterface = eth0\n"
 		 "[peer rank1]\naddress = 10.1.0.2\nport = 7500\nkey_file = %s/fleet.keys\n"
+		 "host = r1.example\n"
 		 "[peer rank2]\naddress = fd00::2\nkey_file = %s/fleet.keys\nkey_id = 1\n", dir, dir);
 	assert_int_equal(load(text, &c, &ms), 0);
 	assert_string_equal(c->host_name, "rank0");
@@ -163,7 +165,12 @@ static void conf_load__peer_sections__addresses_keys_daemon_keys(void **state)
 	assert_int_equal(c->npeers, 2);
 	assert_string_equal(c->peers[0].name, "rank1");
 	assert_int_equal(c->peers[0].port, 7500);
+	assert_string_equal(c->peers[0].host, "r1.example");
+	assert_string_equal(c->peers[1].host, "");
 	assert_int_equal(c->peers[1].port, PEER_DEFAULT_PORT);
+	assert_int_equal(c->peer_snapshots_per_hour, 7);
+	assert_int_equal(c->peer_bundle_max_count, 9);
+	assert_true(c->peer_bundle_max_bytes == 2ull << 20);
 	assert_int_equal(c->peers[1].key.len, 32);
 	conf_free(c);
 }
@@ -182,8 +189,11 @@ static void conf_load__bad_peers__every_error_with_its_line(void **state)
 		 "[peer r2]\naddress = 10.0.0.2\n"                      /* 6-7 */
 		 "[peer r1]\n"                                          /* 8 */
 		 "[peer r3]\naddress = 10.0.0.3\nkey_file = relative\nbogus = 1\n" /* 9-12 */
-		 "[daemon]\npeer_listen = 1.2.3.4:99999\npeer_window = 5s\n", dir);
-	assert_true(load(text, &c, &ms) >= 8);
+		 "[daemon]\npeer_listen = 1.2.3.4:99999\npeer_window = 5s\n"   /* 13-15 */
+		 "peer_snapshots_per_hour = 0\npeer_bundle_max_count = x\n"    /* 16-17 */
+		 "peer_bundle_max_bytes = 1k\n"                                /* 18 */
+		 "[peer r4]\naddress = 10.0.0.4\nhost = a b\n", dir);         /* 19-21 */
+	assert_true(load(text, &c, &ms) >= 13);
 	assert_null(c);
 	for (int i = 0; i < ms.n; i++)
 		print_message("%s\n", ms.m[i]);
@@ -194,10 +204,14 @@ static void conf_load__bad_peers__every_error_with_its_line(void **state)
 	assert_non_null(strstr(ms.m[4], ":12: unknown key 'bogus' in [peer r3]"));
 	assert_non_null(strstr(ms.m[5], ":14: peer_listen: port"));
 	assert_non_null(strstr(ms.m[6], ":15: peer_window"));
+	assert_non_null(strstr(ms.m[7], ":16: peer_snapshots_per_hour"));
+	assert_non_null(strstr(ms.m[8], ":17: peer_bundle_max_count"));
+	assert_non_null(strstr(ms.m[9], ":18: peer_bundle_max_bytes"));
+	assert_non_null(strstr(ms.m[10], ":21: host: 'a b'"));
 	/* checked at the end, at the section's line */
-	assert_non_null(strstr(ms.m[7], ":3: peer 'r1': key_file"));
-	assert_non_null(strstr(ms.m[7], "mode 0644"));
-	assert_non_null(strstr(ms.m[8], ":6: peer 'r2' has no key_file"));
+	assert_non_null(strstr(ms.m[11], ":3: peer 'r1': key_file"));
+	assert_non_null(strstr(ms.m[11], "mode 0644"));
+	assert_non_null(strstr(ms.m[12], ":6: peer 'r2' has no key_file"));
 }
 
 int main(void)
