@@ -82,6 +82,7 @@ check "recipient, reflection, old version: still one bundle" test "$(nbundles)" 
 #     number of signature checks (16 at once, then 10 a second), the rest
 #     refused before any HMAC; the peer's state unchanged
 c0=$(refused signature_checks)
+b0=$(refused bad_signature)
 lasterr=$(peer .last_error)
 contact=$(peer .last_contact_real_ns)
 t0=$(date +%s%N)
@@ -89,11 +90,14 @@ send --mode badkey --count 3000 --incident 5000
 t1=$(date +%s%N)
 sleep 0.3
 c1=$(refused signature_checks)
+b1=$(refused bad_signature)
 thr=$(refused verify_throttled)
 ms=$(( (t1 - t0) / 1000000 + 300 ))
 max=$(( 16 + 10 * (ms + 999) / 1000 ))
 echo "HMAC flood: 3000 forged datagrams in $ms ms: $((c1 - c0)) signature checks (at most $max), $thr refused unverified"
 check "HMAC flood: at most $max signature checks for 3000 forged datagrams" test $((c1 - c0)) -le "$max"
+# each bad_signature is one HMAC computed and failed: the same bound
+check "HMAC flood: at most $max refused at the signature ($((b1 - b0)))" test $((b1 - b0)) -le "$max"
 check "HMAC flood: the rest refused before the signature check" test "$thr" -ge 1000
 check "HMAC flood: the peer's last contact, key state and last error unchanged" bash -c \
 	"'$NICSTALLCTL' -s '$T_DIR/rank0.sock' -j status | jqe --arg e '$lasterr' '.peers.peers[0] | .last_contact_real_ns == $contact and (.key.state | startswith(\"ok\")) and .last_error == \$e' >/dev/null"
