@@ -503,29 +503,34 @@ static void list_cb_any(const char *path, struct json_object *m, uint64_t bytes,
 	strcat(arg, " ");
 }
 
+/* The bundles of f, oldest first, are n and named names ("A B "). */
+static void assert_listed(struct fx *f, void (*cb)(const char *, struct json_object *, uint64_t,
+						   void *), int n, const char *names)
+{
+	char seen[2048] = "";
+
+	assert_int_equal(bundle_list(f->dir, cb, seen), n);
+	assert_string_equal(seen, names);
+}
+
 static void bundle_retention__five_bundles_max_three__oldest_two_removed(void **state)
 {
 	struct fx *f = *state;
-	char path[512], err[256], seen[512] = "";
+	char path[512], err[256];
 	static const char *names[] = { "20260101T000005Z-h-p-v", "20260101T000001Z-h-p-v",
 				       "20260101T000003Z-h-p-v", "20260101T000002Z-h-p-v",
 				       "20260101T000004Z-h-p-v" };
 
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(write_std(f, names[i], path, sizeof(path), err, sizeof(err)), 0);
-	assert_int_equal(bundle_list(f->dir, list_cb, seen), 5);
-	assert_string_equal(seen, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
-			    "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v 20260101T000005Z-h-p-v ");
+	assert_listed(f, list_cb, 5, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
+		      "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v 20260101T000005Z-h-p-v ");
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 3, 0), 2);
-	seen[0] = '\0';
-	assert_int_equal(bundle_list(f->dir, list_cb, seen), 3);
-	assert_string_equal(seen, "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v "
-			    "20260101T000005Z-h-p-v ");
+	assert_listed(f, list_cb, 3, "20260101T000003Z-h-p-v 20260101T000004Z-h-p-v "
+		      "20260101T000005Z-h-p-v ");
 	/* a byte budget smaller than the newest alone: only the newest stays */
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 0, 100), 2);
-	seen[0] = '\0';
-	assert_int_equal(bundle_list(f->dir, list_cb, seen), 1);
-	assert_string_equal(seen, "20260101T000005Z-h-p-v ");
+	assert_listed(f, list_cb, 1, "20260101T000005Z-h-p-v ");
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 1, 1), 0);
 }
 
@@ -550,7 +555,7 @@ static int write_peer(struct fx *f, const char *name, const char *trigger)
 static void bundle_retention__peer_snapshots__never_evict_own_bundles(void **state)
 {
 	struct fx *f = *state;
-	char path[512], err[256], seen[2048] = "", name[96];
+	char path[512], err[256], name[96];
 
 	assert_int_equal(write_std(f, "20260101T000001Z-h-p-v", path, sizeof(path), err, sizeof(err)), 0);
 	assert_int_equal(write_std(f, "20260101T000002Z-h-p-v", path, sizeof(path), err, sizeof(err)), 0);
@@ -564,16 +569,13 @@ static void bundle_retention__peer_snapshots__never_evict_own_bundles(void **sta
 	assert_int_equal(write_peer(f, "20260101T000109Z-h-p-peer-snapshot", "peer-snapshot"), 0);
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 2, 0), 1);
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 1, 1), 1);
-	assert_int_equal(bundle_list(f->dir, list_cb_any, seen), 4);
-	assert_string_equal(seen, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
-			    "20260101T000003Z-h-p-peer-snapshot 20260101T000109Z-h-p-peer-snapshot-2 ");
+	assert_listed(f, list_cb_any, 4, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-v "
+		      "20260101T000003Z-h-p-peer-snapshot 20260101T000109Z-h-p-peer-snapshot-2 ");
 	/* this host's pool: three of its own (one named like a snapshot),
 	 * the snapshot not counted, never removed */
 	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 1, 0), 2);
-	seen[0] = '\0';
-	assert_int_equal(bundle_list(f->dir, list_cb_any, seen), 2);
-	assert_string_equal(seen, "20260101T000003Z-h-p-peer-snapshot "
-			    "20260101T000109Z-h-p-peer-snapshot-2 ");
+	assert_listed(f, list_cb_any, 2, "20260101T000003Z-h-p-peer-snapshot "
+		      "20260101T000109Z-h-p-peer-snapshot-2 ");
 }
 
 static void bundle_name__hostile_parts__sanitised(void **state)
