@@ -308,18 +308,18 @@ static void stop_child(pid_t pid)
 	waitpid(pid, &st, 0);
 }
 
-static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+/* Start the emulated engine (tests/engine/vmaengine.c, built beside the
+ * tests' directory): a server on 127.0.0.1:port, then its client, both
+ * with --dir f->dir, --interval-us 2000 (the client's) and the options in
+ * both (NULL-ended), the server also those in srv. Skips the test when
+ * the engine is not built. */
+static void engines_start(const struct fx *f, int port, const char *const both[],
+			  const char *const srv[], pid_t *sp, pid_t *cp)
 {
-	struct fx *f = *state;
-	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
-	char *sargv[16], *cargv[16];
-	struct flow_vma_file *vf = NULL;
-	struct flow_vma_track t = { 0 };
-	struct flow_obs o;
-	pid_t sp, cp;
+	char exe[PATH_MAX], eng[PATH_MAX + 16], ep[32];
+	const char *av[32];
 	ssize_t n;
-	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
-	uint64_t t0;
+	int i;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	assert_true(n > 0);
@@ -329,19 +329,51 @@ static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(voi
 		print_message("skipped: %s not built (make)\n", eng);
 		skip();
 	}
-	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
-	i = 0;
-	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
-	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = f->dir; sargv[i++] = "--stall-after";
-	sargv[i++] = "200"; sargv[i++] = "--duration"; sargv[i++] = "20"; sargv[i] = NULL;
-	sp = spawn(sargv);
-	usleep(100000);
-	i = 0;
-	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
-	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
-	cargv[i++] = f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
-	cargv[i++] = "--duration"; cargv[i++] = "20"; cargv[i] = NULL;
-	cp = spawn(cargv);
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
+	for (int client = 0; client < 2; client++) {
+		i = 0;
+		av[i++] = eng;
+		av[i++] = "--role";
+		av[i++] = client ? "client" : "server";
+		av[i++] = "--bind";
+		av[i++] = client ? "127.0.0.1:0" : ep;
+		if (client) {
+			av[i++] = "--peer";
+			av[i++] = ep;
+			av[i++] = "--interval-us";
+			av[i++] = "2000";
+		}
+		av[i++] = "--dir";
+		av[i++] = f->dir;
+		for (int k = 0; both[k]; k++)
+			av[i++] = both[k];
+		for (int k = 0; !client && srv[k]; k++)
+			av[i++] = srv[k];
+		av[i] = NULL;
+		assert_true(i < 32);
+		if (client) {
+			*cp = spawn((char *const *)av);
+		} else {
+			*sp = spawn((char *const *)av);
+			usleep(100000);
+		}
+	}
+}
+
+static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+{
+	static const char *const both[] = { "--duration", "20", NULL };
+	static const char *const srv[] = { "--stall-after", "200", NULL };
+	struct fx *f = *state;
+	char cli_path[160], err[256];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
+	uint64_t t0;
+
+	engines_start(f, port, both, srv, &sp, &cp);
 	snprintf(cli_path, sizeof(cli_path), "%s/vmastat.%d", f->dir, (int)cp);
 	for (i = 0; i < 100 && !vf; i++) {
 		usleep(20000);
@@ -408,39 +440,17 @@ static unsigned long proc_sock_inode(pid_t pid, int fd)
 static void engine_round(const struct fx *f, const char *name, const char *path,
 			 const char *prefix, const char *release, const char *variant)
 {
-	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
-	char *sargv[20], *cargv[20];
+	const char *const both[] = { "--engine", name, "--path", path, "--duration", "10", NULL };
+	static const char *const none[] = { NULL };
+	char cli_path[160], err[256];
 	struct flow_vma_file *vf = NULL;
 	struct flow_vma_track t = { 0 };
 	struct flow_obs o;
 	pid_t sp, cp;
-	ssize_t n;
 	int port = 20000 + (int)((getpid() * 7 + name[0] + path[0]) % 20000), i, moving = 0;
 	uint64_t t0;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	assert_true(n > 0);
-	exe[n] = '\0';
-	snprintf(eng, sizeof(eng), "%s/../vmaengine", dirname(exe));
-	if (access(eng, X_OK) != 0) {
-		print_message("skipped: %s not built (make)\n", eng);
-		skip();
-	}
-	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
-	i = 0;
-	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
-	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = (char *)f->dir;
-	sargv[i++] = "--engine"; sargv[i++] = (char *)name; sargv[i++] = "--path";
-	sargv[i++] = (char *)path; sargv[i++] = "--duration"; sargv[i++] = "10"; sargv[i] = NULL;
-	sp = spawn(sargv);
-	usleep(100000);
-	i = 0;
-	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
-	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
-	cargv[i++] = (char *)f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
-	cargv[i++] = "--engine"; cargv[i++] = (char *)name; cargv[i++] = "--path";
-	cargv[i++] = (char *)path; cargv[i++] = "--duration"; cargv[i++] = "10"; cargv[i] = NULL;
-	cp = spawn(cargv);
+	engines_start(f, port, both, none, &sp, &cp);
 	snprintf(cli_path, sizeof(cli_path), "%s/%s.%d", f->dir, prefix, (int)cp);
 	for (i = 0; i < 100 && !vf; i++) {
 		usleep(20000);
