@@ -240,6 +240,10 @@ int main(int argc, char **argv)
 	}
 	p.v = variant(ename);
 	p.path = !strcmp(pname, "os") ? ENG_OS : ENG_OFFLOAD;
+	if (!p.v)
+		fprintf(stderr, "vmaengine: --engine '%s': not vma, xlio or xlio-utls\n", ename);
+	if (strcmp(pname, "offload") && strcmp(pname, "os"))
+		fprintf(stderr, "vmaengine: --path '%s': not offload or os\n", pname);
 	if ((strcmp(role, "server") && strcmp(role, "client")) || !me.sin_family ||
 	    (!strcmp(role, "client") && !have_peer) || fds < 1 || fds > 1024 ||
 	    size < 1 || size > sizeof(buf) || duration < 1 || duration > 3600 ||
