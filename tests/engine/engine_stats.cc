@@ -212,6 +212,21 @@ static void stats_init(void *local, const struct eng_sock *k)
 #endif
 }
 
+/* One call's result into its counters, as every save_stats_*() does:
+ * bytes and a packet, else an EAGAIN, else an error. */
+template <typename B>
+static void save(B &bytes, uint32_t &pkts, uint32_t &eagain, uint32_t &errors, long ret, int err)
+{
+	if (ret >= 0) {
+		bytes += ret;
+		pkts++;
+	} else if (err == EAGAIN) {
+		eagain++;
+	} else {
+		errors++;
+	}
+}
+
 /* libvma sockinfo::save_stats_rx_offload() counts what the application
  * read; libxlio counts n_rx_packets/n_rx_bytes when a packet enters the
  * ready list (sockinfo_udp::rx_input_cb(), save_strq_stats()), which the
@@ -222,27 +237,14 @@ static void save_rx(void *local, enum eng_path path, long ret, int err)
 	socket_counters_t *c = &((socket_stats_t *)local)->counters;
 
 	if (path == ENG_OS) {
-		if (ret >= 0) {
-			c->n_rx_os_bytes += ret;
-			c->n_rx_os_packets++;
-		} else if (err == EAGAIN) {
-			c->n_rx_os_eagain++;
-		} else {
-			c->n_rx_os_errors++;
-		}
+		save(c->n_rx_os_bytes, c->n_rx_os_packets, c->n_rx_os_eagain, c->n_rx_os_errors, ret, err);
 		return;
 	}
-	if (ret >= 0) {
-		c->n_rx_bytes += ret;
-		c->n_rx_packets++;
+	save(c->n_rx_bytes, c->n_rx_packets, c->n_rx_eagain, c->n_rx_errors, ret, err);
 #if !defined(ENG_VMA)
+	if (ret >= 0)
 		c->n_rx_data_pkts++;
 #endif
-	} else if (err == EAGAIN) {
-		c->n_rx_eagain++;
-	} else {
-		c->n_rx_errors++;
-	}
 }
 
 /* sockinfo_udp::save_stats_tx_offload() and sockinfo::save_stats_tx_os().
@@ -251,34 +253,16 @@ static void save_rx(void *local, enum eng_path path, long ret, int err)
 static void save_tx(void *local, enum eng_path path, long ret, int err)
 {
 	socket_counters_t *c = &((socket_stats_t *)local)->counters;
+#if defined(ENG_VMA)
+	uint32_t &os_eagain = c->n_rx_os_eagain, &eagain = c->n_rx_os_eagain;
+#else
+	uint32_t &os_eagain = c->n_tx_os_eagain, &eagain = c->n_tx_eagain;
+#endif
 
-	if (path == ENG_OS) {
-		if (ret >= 0) {
-			c->n_tx_os_bytes += ret;
-			c->n_tx_os_packets++;
-		} else if (err == EAGAIN) {
-#if defined(ENG_VMA)
-			c->n_rx_os_eagain++;
-#else
-			c->n_tx_os_eagain++;
-#endif
-		} else {
-			c->n_tx_os_errors++;
-		}
-		return;
-	}
-	if (ret >= 0) {
-		c->n_tx_sent_byte_count += ret;
-		c->n_tx_sent_pkt_count++;
-	} else if (err == EAGAIN) {
-#if defined(ENG_VMA)
-		c->n_rx_os_eagain++;
-#else
-		c->n_tx_eagain++;
-#endif
-	} else {
-		c->n_tx_errors++;
-	}
+	if (path == ENG_OS)
+		save(c->n_tx_os_bytes, c->n_tx_os_packets, os_eagain, c->n_tx_os_errors, ret, err);
+	else
+		save(c->n_tx_sent_byte_count, c->n_tx_sent_pkt_count, eagain, c->n_tx_errors, ret, err);
 }
 
 static void set_rx_ready(void *local, uint32_t pkts, uint64_t bytes)
