@@ -449,10 +449,18 @@ static struct json_object *sock_json(const struct vfile *vf, const struct vsock 
 	jx_add_u64(o, "n_tx_sent_pkt_count", s->tx_packets);
 	jx_add_u64(o, "n_tx_sent_byte_count", s->tx_bytes);
 	jx_add_u64(o, "n_rx_errors", s->rx_errors);
-	jx_add_u64(o, "n_rx_eagain_pkt_drop", s->rx_drop_pkt);
-	jx_add_u64(o, "n_rx_os_drop_bytes", s->rx_drop_byte);
+	jx_add_u64(o, "n_rx_ready_pkt_drop", s->rx_drop_pkt);
+	jx_add_u64(o, "n_rx_ready_byte_drop", s->rx_drop_byte);
 	jx_add_u64(o, "n_tx_errors", s->tx_errors);
 	jx_add_u64(o, "n_tx_retransmits", s->tx_retransmits);
+	jx_add_u64(o, "n_rx_os_packets", s->rx_os_packets);
+	jx_add_u64(o, "n_rx_os_bytes", s->rx_os_bytes);
+	jx_add_u64(o, "n_rx_os_errors", s->rx_os_errors);
+	jx_add_u64(o, "n_rx_os_eagain", s->rx_os_eagain);
+	jx_add_u64(o, "n_tx_os_packets", s->tx_os_packets);
+	jx_add_u64(o, "n_tx_os_bytes", s->tx_os_bytes);
+	jx_add_u64(o, "n_tx_os_errors", s->tx_os_errors);
+	jx_add_u64(o, "n_tx_os_eagain", s->tx_os_eagain);
 	jx_add_str(o, "verdict", flow_live_name((enum flow_live)vs->t.live.verdict));
 	return o;
 }

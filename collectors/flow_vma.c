@@ -3,9 +3,10 @@
  *
  * Layout table. Each row describes one released version, from the field
  * order of its statistics header and the x86_64 ABI (natural alignment;
- * std::bitset<1024> is 128 bytes; enums and bool are 4 and 1 bytes). The
- * offsets were checked against the compiler's offsetof() on the released
- * header; the header itself is not part of this tree.
+ * std::bitset<1024> is 128 bytes; enums and bool are 4 and 1 bytes).
+ * tests/unit/test_flow_vma_layout.c compares every entry with offsetof()
+ * and sizeof() on the released headers, vendored in
+ * tests/fixtures/engines/ (only the tests compile them).
  *
  *  libvma 9.8.84 (tag 9.8.84, src/vma/util/vma_stats.h, md5
  *    25ca1bbb55c2c5536b0b4bded2689e9a as configure.ac computes
@@ -60,6 +61,8 @@ const struct flow_vma_layout flow_vma_layouts[] = {
 		.counters = 72,
 		.rx_packets = 0, .rx_bytes = 4, .rx_errors = 32, .rx_drop_pkt = 24, .rx_drop_byte = 20,
 		.tx_packets = 64, .tx_bytes = 68, .tx_errors = 72, .tx_retransmits = 80,
+		.rx_os_packets = 40, .rx_os_bytes = 44, .rx_os_errors = 52, .rx_os_eagain = 56,
+		.tx_os_packets = 84, .tx_os_bytes = 88, .tx_os_errors = 92, .tx_os_eagain = 96,
 		.byte_width = 4,
 	},
 	{
@@ -76,6 +79,8 @@ const struct flow_vma_layout flow_vma_layouts[] = {
 		.counters = 24,
 		.rx_packets = 0, .rx_bytes = 64, .rx_errors = 28, .rx_drop_pkt = 20, .rx_drop_byte = 16,
 		.tx_packets = 88, .tx_bytes = 72, .tx_errors = 92, .tx_retransmits = 100,
+		.rx_os_packets = 36, .rx_os_bytes = 56, .rx_os_errors = 44, .rx_os_eagain = 48,
+		.tx_os_packets = 104, .tx_os_bytes = 80, .tx_os_errors = 108, .tx_os_eagain = 112,
 		.byte_width = 8,
 	},
 	{
@@ -92,6 +97,8 @@ const struct flow_vma_layout flow_vma_layouts[] = {
 		.counters = 24,
 		.rx_packets = 0, .rx_bytes = 64, .rx_errors = 28, .rx_drop_pkt = 20, .rx_drop_byte = 16,
 		.tx_packets = 88, .tx_bytes = 72, .tx_errors = 92, .tx_retransmits = 100,
+		.rx_os_packets = 36, .rx_os_bytes = 56, .rx_os_errors = 44, .rx_os_eagain = 48,
+		.tx_os_packets = 104, .tx_os_bytes = 80, .tx_os_errors = 108, .tx_os_eagain = 112,
 		.byte_width = 8,
 	},
 };
@@ -159,7 +166,10 @@ static int hex32(const unsigned char *s)
 }
 
 /* The fields of one block we use, as (offset from block start, width). */
-static unsigned block_fields(const struct flow_vma_layout *l, uint32_t off[24], uint8_t w[24])
+#define VMA_NFIELDS 32
+
+static unsigned block_fields(const struct flow_vma_layout *l, uint32_t off[VMA_NFIELDS],
+			     uint8_t w[VMA_NFIELDS])
 {
 	uint32_t s = l->skt_stats, c = l->skt_stats + l->counters;
 	unsigned n = 0;
@@ -189,6 +199,14 @@ static unsigned block_fields(const struct flow_vma_layout *l, uint32_t off[24], 
 	F(c + l->tx_bytes, l->byte_width);
 	F(c + l->tx_errors, 4);
 	F(c + l->tx_retransmits, 4);
+	F(c + l->rx_os_packets, 4);
+	F(c + l->rx_os_bytes, l->byte_width);
+	F(c + l->rx_os_errors, 4);
+	F(c + l->rx_os_eagain, 4);
+	F(c + l->tx_os_packets, 4);
+	F(c + l->tx_os_bytes, l->byte_width);
+	F(c + l->tx_os_errors, 4);
+	F(c + l->tx_os_eagain, 4);
 #undef F
 	return n;
 }
@@ -196,8 +214,8 @@ static unsigned block_fields(const struct flow_vma_layout *l, uint32_t off[24], 
 static int block_agrees(const struct flow_vma_layout *l, const unsigned char *a,
 			const unsigned char *b)
 {
-	uint32_t off[24];
-	uint8_t w[24];
+	uint32_t off[VMA_NFIELDS];
+	uint8_t w[VMA_NFIELDS];
 	unsigned n = block_fields(l, off, w);
 
 	for (unsigned i = 0; i < n; i++)
@@ -260,6 +278,14 @@ static int block_decode(const struct flow_vma_layout *l, const unsigned char *p,
 	k->tx_bytes = ld(c + l->tx_bytes, l->byte_width);
 	k->tx_errors = (uint32_t)ld(c + l->tx_errors, 4);
 	k->tx_retransmits = (uint32_t)ld(c + l->tx_retransmits, 4);
+	k->rx_os_packets = ld(c + l->rx_os_packets, 4);
+	k->rx_os_bytes = ld(c + l->rx_os_bytes, l->byte_width);
+	k->rx_os_errors = (uint32_t)ld(c + l->rx_os_errors, 4);
+	k->rx_os_eagain = (uint32_t)ld(c + l->rx_os_eagain, 4);
+	k->tx_os_packets = ld(c + l->tx_os_packets, 4);
+	k->tx_os_bytes = ld(c + l->tx_os_bytes, l->byte_width);
+	k->tx_os_errors = (uint32_t)ld(c + l->tx_os_errors, 4);
+	k->tx_os_eagain = (uint32_t)ld(c + l->tx_os_eagain, 4);
 	/* ready bytes are bounded by socket buffers: more than 1 GiB is junk */
 	if (k->rx_ready_byte > (1ull << 30) || k->tx_ready_byte > (1ull << 30))
 		return -1;
@@ -631,14 +657,25 @@ enum flow_live flow_vma_obs(const struct flow_vma_sock *s, const char *engine, i
 		t->txp_raw = s->tx_packets;
 		t->rxb_raw = s->rx_bytes;
 		t->txb_raw = s->tx_bytes;
+		t->rxop_raw = s->rx_os_packets;
+		t->txop_raw = s->tx_os_packets;
+		t->rxob_raw = s->rx_os_bytes;
+		t->txob_raw = s->tx_os_bytes;
 	}
 	/* VMA: 32-bit packets and bytes; XLIO: 32-bit packets, 64-bit bytes */
-	if (s->rx_bytes > UINT32_MAX || s->tx_bytes > UINT32_MAX)
+	if (s->rx_bytes > UINT32_MAX || s->tx_bytes > UINT32_MAX ||
+	    s->rx_os_bytes > UINT32_MAX || s->tx_os_bytes > UINT32_MAX)
 		bw = 64;
+	/* the offloaded path and the OS path into one count each: a socket
+	 * the engine passed to the kernel moves only the latter */
 	flow_live_unwrap(&t->rx_acc, &t->rxp_raw, s->rx_packets, 32);
+	flow_live_unwrap(&t->rx_acc, &t->rxop_raw, s->rx_os_packets, 32);
 	flow_live_unwrap(&t->tx_acc, &t->txp_raw, s->tx_packets, 32);
+	flow_live_unwrap(&t->tx_acc, &t->txop_raw, s->tx_os_packets, 32);
 	flow_live_unwrap(&t->rxb_acc, &t->rxb_raw, s->rx_bytes, bw);
+	flow_live_unwrap(&t->rxb_acc, &t->rxob_raw, s->rx_os_bytes, bw);
 	flow_live_unwrap(&t->txb_acc, &t->txb_raw, s->tx_bytes, bw);
+	flow_live_unwrap(&t->txb_acc, &t->txob_raw, s->tx_os_bytes, bw);
 	moved = flow_live_update(&t->live, t->tx_acc, t->rx_acc, now_ns);
 
 	memset(o, 0, sizeof(*o));

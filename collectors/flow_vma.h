@@ -20,9 +20,11 @@
  * as configure.ac computes it) and the file size; an unknown version is
  * refused with a message naming it.
  *
- * The layouts below are this project's own description of the field order
- * of one released version each (see the table in flow_vma.c); no engine
- * header is copied. x86_64 only. */
+ * The layouts below are this project's own table of offsets of one
+ * released version each (see the table in flow_vma.c); the daemon does
+ * not include an engine header. Every entry is checked against the
+ * engines' real headers, vendored under tests/fixtures/engines/, by
+ * tests/unit/test_flow_vma_layout.c. x86_64 only. */
 #ifndef NICSTALL_FLOW_VMA_H
 #define NICSTALL_FLOW_VMA_H
 
@@ -61,7 +63,11 @@ struct flow_vma_layout {
 	uint32_t counters;          /* socket_counters_t, from skt_stats */
 	uint32_t rx_packets, rx_bytes, rx_errors, rx_drop_pkt, rx_drop_byte;
 	uint32_t tx_packets, tx_bytes, tx_errors, tx_retransmits;
-	uint32_t byte_width;        /* 4 (VMA: wraps) or 8 (XLIO) */
+	/* the OS path: traffic of a socket (or part of it) the engine did not
+	 * offload, through the kernel socket it keeps (save_stats_rx_os()) */
+	uint32_t rx_os_packets, rx_os_bytes, rx_os_errors, rx_os_eagain;
+	uint32_t tx_os_packets, tx_os_bytes, tx_os_errors, tx_os_eagain;
+	uint32_t byte_width;        /* every byte counter: 4 (VMA: wraps) or 8 (XLIO) */
 };
 
 extern const struct flow_vma_layout flow_vma_layouts[];
@@ -87,6 +93,8 @@ struct flow_vma_sock {
 	uint64_t rx_ready_byte, tx_ready_byte;
 	uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes;  /* raw (VMA 32-bit) */
 	uint32_t rx_errors, rx_drop_pkt, rx_drop_byte, tx_errors, tx_retransmits;
+	uint64_t rx_os_packets, rx_os_bytes, tx_os_packets, tx_os_bytes;  /* raw */
+	uint32_t rx_os_errors, rx_os_eagain, tx_os_errors, tx_os_eagain;
 };
 
 struct flow_vma_snap {
@@ -142,13 +150,19 @@ struct flow_vma_track {
 	uint64_t rx_acc, tx_acc, rxp_raw, txp_raw;      /* packets, unwrapped */
 	uint64_t rxb_acc, txb_acc, rxb_raw, txb_raw;    /* bytes, unwrapped */
 	uint64_t rx_bytes_prev;
+	/* the OS path's packets and bytes, raw (each wraps on its own) */
+	uint64_t rxop_raw, txop_raw, rxob_raw, txob_raw;
 };
 
 /* Turn one socket into a flow observation (src FLOW_SRC_VMA): key from the
  * bound and connected address, unread = rx ready bytes, unsent = tx ready
  * bytes, tx/rx msgs = packets and tx/rx bytes unwrapped from first sight
- * (VMA's 32-bit counters wrap), retrans = n_tx_retransmits, state =
- * tcp_state, last_tx/rx_ns = now when the counter moved (this poll), pid.
+ * (VMA's 32-bit counters wrap), offloaded and OS path together (a socket
+ * the engine did not offload moves only n_*_os_packets / _bytes; their
+ * errors and EAGAINs are not movement: libvma 9.8.84 counts a send's
+ * EAGAIN in n_rx_os_eagain, and an empty non-blocking read counts one),
+ * retrans = n_tx_retransmits, state = tcp_state, last_tx/rx_ns = now
+ * when the counter moved (this poll), pid.
  * Verdict:
  *   FAILED   never (the stats carry no error state; errors are evidence)
  *   HELD     bytes ready to read (or to send) and the application consumed

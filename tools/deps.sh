@@ -11,10 +11,12 @@
 # make check-systemd boots a systemd in a container to run the unit for real.
 # python3: the loopback HTTP server the example bundle_hook uploads to
 # (test_fleet_ops.sh); promtool also unit-tests the alerting rules there.
+# g++: the engines' statistics headers the tests check the VMA/XLIO reader
+# against are C++ (tests/fixtures/engines).
 # make bench and bench/run.sh compare with node_exporter, scraped with curl,
 # and count the idle daemon's system calls with perf stat (linux-perf).
 set -e
-PKGS="gcc make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
+PKGS="gcc g++ make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
 libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote

@@ -1,18 +1,20 @@
-/* vmaengine: an emulated libvma process for tests.
+/* vmaengine: an emulated libvma or libxlio process for tests.
  *
  * It runs a UDP ping-pong over the kernel (server or client role, any
  * addresses: two network namespaces or loopback) and publishes its socket
- * in a vmastat.<pid> file laid out as libvma 9.8.84 does
- * (collectors/flow_vma.c's table), behaving as libvma's statistics
- * publisher (src/stats/stats_publisher.cpp in libvma 9.8.84):
+ * in a vmastat.<pid> (libvma 9.8.84) or xliostat.<pid> (libxlio 3.70.2,
+ * with or without DEFINED_UTLS) file, written through the engine's own
+ * statistics header (tests/fixtures/engines/, compiled in
+ * tests/engine/engine_stats.cc), behaving as the engines' statistics
+ * publisher (src/stats/stats_publisher.cpp in both releases):
  *
- *  - vma_shmem_stats_open(): the file is <dir>/vmastat.<pid>, created with
- *    umask 0 and mode 0644, written full size (sizeof(sh_mem_t) + fds *
- *    sizeof(socket_instance_block_t)) and mapped shared; ver_info,
+ *  - *_shmem_stats_open(): the file is <dir>/vmastat.<pid> (xliostat.),
+ *    created with umask 0 and mode 0644, written full size
+ *    (SHMEM_STATS_SIZE(fds)) and mapped shared; ver_info,
  *    stats_protocol_ver (32 hex digits, no NUL), max_skt_inst_num = fds and
  *    reader_counter = 0 are set;
- *  - vma_stats_instance_create_socket_block(): the socket takes the first
- *    block whose b_enabled is false, zeroed;
+ *  - *_stats_instance_create_socket_block(): the socket takes the first
+ *    block whose b_enabled is false, reset;
  *  - should_write(), run every STATS_PUBLISHER_TIMER_PERIOD (10 ms): when
  *    reader_counter differs from the value seen last, copy now and allow
  *    copies for STATS_PUBLISH_DURATION (10 s); within that window copy every
@@ -20,16 +22,28 @@
  *    first change (its counter starts past the window). The copy is a plain
  *    memcpy of the private socket_stats_t into the block (no seqlock).
  *
- * Counters as libvma keeps them: n_rx_packets / n_rx_bytes per datagram
- * the application received, n_tx_sent_pkt_count / _byte_count per send,
- * n_rx_ready_pkt_count / _byte_count what waits to be read (here the
- * kernel socket's FIONREAD), 32-bit.
+ * The socket block as sockinfo fills it: fd, and inode = fd2inode(fd), the
+ * st_ino of fstat() on the socket (libvma sockinfo::sockinfo() in
+ * src/vma/sock/sockinfo.cpp with fd2inode() in src/vma/util/utils.cpp;
+ * libxlio sockinfo::socket_stats_init() in src/core/sock/sockinfo.cpp),
+ * the socket type, b_is_offloaded, the bound and connected address and
+ * port (XLIO: sa_family too). Counters as sockinfo keeps them: per
+ * datagram received and sent, n_rx_packets / n_rx_bytes and
+ * n_tx_sent_pkt_count / _byte_count (save_stats_rx_offload(),
+ * save_stats_tx_offload()), n_rx_ready_pkt_count / _byte_count what waits
+ * to be read (here the kernel socket's FIONREAD). With --path os the
+ * socket is not offloaded (b_is_offloaded false) and every datagram goes
+ * through the OS path the way the engines count it (save_stats_rx_os(),
+ * save_stats_tx_os(): n_rx_os_packets / _bytes, n_tx_os_packets / _bytes,
+ * their EAGAINs and errors); the ready counts stay 0 (they count the
+ * engine's own ready list only).
  *
  *   vmaengine --role server --bind 10.77.0.2:11111 [--stall-after N]
  *             [--stall-mode noreply|noread]
  *   vmaengine --role client --bind 10.77.0.1:0 --peer 10.77.0.2:11111
  *             [--count N] [--interval-us U] [--size B]
- *   common:   [--dir /tmp] [--fds 100] [--duration S] [--publish-log]
+ *   common:   [--engine vma|xlio|xlio-utls] [--path offload|os] [--dir /tmp]
+ *             [--fds 100] [--duration S] [--publish-log]
  *
  * It stops by itself after --duration seconds (default 60) or SIGTERM and
  * removes its file. --publish-log prints "publish <n>" on stdout for every
@@ -52,12 +66,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/flow_vma.h"
+#include "tests/engine/engine_stats.h"
 
 #define TIMER_MS 10
 #define DURATION_TICKS (10 * 1000 / TIMER_MS)
 #define INTERVAL_TICKS (500 / TIMER_MS)
-#define SOCK_STATS_SIZE 336u        /* sizeof(socket_stats_t) in 9.8.84 */
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s) { (void)s; stop = 1; }
@@ -86,26 +99,17 @@ static int parse_ep(const char *s, struct sockaddr_in *a)
 }
 
 struct pub {
-	const struct flow_vma_layout *l;
+	const struct eng_variant *v;
 	unsigned char *shm;
 	size_t size;
-	unsigned char *blk;             /* our socket_instance_block_t */
-	unsigned char local[SOCK_STATS_SIZE];   /* private socket_stats_t */
+	void *blk;                      /* the block's skt_stats in the file */
+	void *local;                    /* the private socket_stats_t */
+	enum eng_path path;
 	int last_reader;
 	int timers;
 	unsigned long copies;
 	int log;
 };
-
-static void p32(unsigned char *b, uint32_t off, uint32_t v) { memcpy(b + off, &v, 4); }
-static uint32_t g32(const unsigned char *b, uint32_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, b + off, 4);
-	return v;
-}
-static void p64(unsigned char *b, uint32_t off, uint64_t v) { memcpy(b + off, &v, 8); }
 
 static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, size_t plen)
 {
@@ -113,9 +117,8 @@ static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, si
 	unsigned char *zero;
 	int fd;
 
-	p->l = &flow_vma_layouts[0];
-	p->size = p->l->sizeof_sh_mem + (size_t)fds * p->l->block_size;
-	snprintf(path, plen, "%s/vmastat.%d", dir, (int)getpid());
+	p->size = p->v->shmem_size(fds);
+	snprintf(path, plen, "%s/%s.%d", dir, p->v->file_prefix, (int)getpid());
 	old = umask(0);
 	fd = open(path, O_CREAT | O_RDWR, S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH);
 	umask(old);
@@ -132,27 +135,12 @@ static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, si
 	close(fd);
 	if (p->shm == MAP_FAILED)
 		return -1;
-	p->shm[p->l->ver_info + 0] = 9;
-	p->shm[p->l->ver_info + 1] = 8;
-	p->shm[p->l->ver_info + 2] = 84;
-	p->shm[p->l->ver_info + 3] = 0;
-	memcpy(p->shm + p->l->protocol_ver, p->l->md5, 32);
-	p64(p->shm, p->l->max_skt_inst_num, fds);
-	p32(p->shm, p->l->reader_counter, 0);
+	p->v->shmem_init(p->shm, fds);
 	p->last_reader = 0;
 	p->timers = DURATION_TICKS + 1;         /* nothing until a reader asks */
-	/* first free block */
-	for (unsigned i = 0; i < fds; i++) {
-		unsigned char *b = p->shm + p->l->skt_inst_arr + (size_t)i * p->l->block_size;
-
-		if (!b[p->l->b_enabled]) {
-			b[p->l->b_enabled] = 1;
-			memset(b + p->l->skt_stats, 0, SOCK_STATS_SIZE);
-			p->blk = b;
-			break;
-		}
-	}
-	return p->blk ? 0 : -1;
+	p->local = calloc(1, p->v->stats_size);
+	p->blk = p->v->create_socket_block(p->shm);
+	return p->local && p->blk ? 0 : -1;
 }
 
 /* stats_publisher.cpp should_write(): its timers_counter starts at
@@ -160,7 +148,7 @@ static int pub_open(struct pub *p, const char *dir, unsigned fds, char *path, si
  * write to shmem before an explicit request" (pub_open sets it). */
 static int should_write(struct pub *p)
 {
-	int rc = (int)g32(p->shm, p->l->reader_counter);
+	int rc = p->v->reader_counter(p->shm);
 
 	if (rc != p->last_reader) {
 		p->last_reader = rc;
@@ -177,7 +165,7 @@ static void pub_tick(struct pub *p)
 {
 	if (!should_write(p))
 		return;
-	memcpy(p->blk + p->l->skt_stats, p->local, SOCK_STATS_SIZE);
+	memcpy(p->blk, p->local, p->v->stats_size);
 	p->copies++;
 	if (p->log) {
 		printf("publish %lu\n", p->copies);
@@ -185,9 +173,24 @@ static void pub_tick(struct pub *p)
 	}
 }
 
-static void add32(struct pub *p, uint32_t off, uint32_t d)
+static void count_rx(struct pub *p, ssize_t n, int err)
 {
-	p32(p->local, off, g32(p->local, off) + d);
+	p->v->save_rx(p->local, p->path, (long)n, err);
+}
+
+static void count_tx(struct pub *p, ssize_t n, int err)
+{
+	p->v->save_tx(p->local, p->path, (long)n, err);
+}
+
+static const struct eng_variant *variant(const char *name)
+{
+	static const struct eng_variant *const all[] = { &eng_vma, &eng_xlio, &eng_xlio_utls };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	return NULL;
 }
 
 int main(int argc, char **argv)
@@ -197,22 +200,24 @@ int main(int argc, char **argv)
 		{ "dir", 1, NULL, 'd' }, { "fds", 1, NULL, 'f' }, { "count", 1, NULL, 'c' },
 		{ "interval-us", 1, NULL, 'i' }, { "size", 1, NULL, 's' },
 		{ "stall-after", 1, NULL, 'S' }, { "stall-mode", 1, NULL, 'M' },
-		{ "duration", 1, NULL, 'D' }, { "publish-log", 0, NULL, 'L' }, { 0, 0, 0, 0 },
+		{ "duration", 1, NULL, 'D' }, { "publish-log", 0, NULL, 'L' },
+		{ "engine", 1, NULL, 'E' }, { "path", 1, NULL, 'P' }, { 0, 0, 0, 0 },
 	};
-	const char *role = "server", *dir = "/tmp", *mode = "noreply";
+	const char *role = "server", *dir = "/tmp", *mode = "noreply", *ename = "vma";
+	const char *pname = "offload";
 	struct sockaddr_in me = { 0 }, peer = { 0 };
 	unsigned fds = 100, size = 64, count = 0, interval_us = 1000;
 	long stall_after = -1;
 	unsigned duration = 60;
 	int have_peer = 0, fd, opt;
 	struct pub p = { 0 };
+	struct eng_sock es = { 0 };
+	struct stat st;
 	char path[4096];
 	unsigned char buf[65536];
 	uint64_t t_end, next_tick, next_send = 0;
 	unsigned long sent = 0, got = 0;
 	int waiting = 0;
-	const struct flow_vma_layout *l;
-	uint32_t cnt;
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
@@ -228,13 +233,22 @@ int main(int argc, char **argv)
 		case 'M': mode = optarg; break;
 		case 'D': duration = (unsigned)atoi(optarg); break;
 		case 'L': p.log = 1; break;
+		case 'E': ename = optarg; break;
+		case 'P': pname = optarg; break;
 		default: goto usage;
 		}
 	}
+	p.v = variant(ename);
+	p.path = !strcmp(pname, "os") ? ENG_OS : ENG_OFFLOAD;
+	if (!p.v)
+		fprintf(stderr, "vmaengine: --engine '%s': not vma, xlio or xlio-utls\n", ename);
+	if (strcmp(pname, "offload") && strcmp(pname, "os"))
+		fprintf(stderr, "vmaengine: --path '%s': not offload or os\n", pname);
 	if ((strcmp(role, "server") && strcmp(role, "client")) || !me.sin_family ||
 	    (!strcmp(role, "client") && !have_peer) || fds < 1 || fds > 1024 ||
 	    size < 1 || size > sizeof(buf) || duration < 1 || duration > 3600 ||
-	    (strcmp(mode, "noreply") && strcmp(mode, "noread")))
+	    (strcmp(mode, "noreply") && strcmp(mode, "noread")) || !p.v ||
+	    (strcmp(pname, "offload") && strcmp(pname, "os")))
 		goto usage;
 	signal(SIGTERM, on_sig);
 	signal(SIGINT, on_sig);
@@ -247,23 +261,23 @@ int main(int argc, char **argv)
 		perror("vmaengine: statistics file");
 		return 1;
 	}
-	l = p.l;
 	{
 		socklen_t sl = sizeof(me);
 
 		getsockname(fd, (struct sockaddr *)&me, &sl);
 	}
-	/* socket_stats_t control fields, as sockinfo fills them */
-	p32(p.local, l->fd, (uint32_t)fd);
-	p32(p.local, l->tcp_state, 0);
-	p.local[l->socket_type] = SOCK_DGRAM;
-	p.local[l->b_is_offloaded] = 1;
-	memcpy(p.local + l->bound_if, &me.sin_addr, 4);
-	memcpy(p.local + l->bound_port, &me.sin_port, 2);
+	/* the socket block as sockinfo fills it: fd2inode() is fstat's st_ino */
+	es.fd = fd;
+	es.inode = fstat(fd, &st) == 0 ? (uint32_t)st.st_ino : 0;
+	es.socket_type = SOCK_DGRAM;
+	es.offloaded = p.path == ENG_OFFLOAD;
+	es.laddr = me.sin_addr.s_addr;
+	es.lport = me.sin_port;
 	if (have_peer) {
-		memcpy(p.local + l->connected_ip, &peer.sin_addr, 4);
-		memcpy(p.local + l->connected_port, &peer.sin_port, 2);
+		es.raddr = peer.sin_addr.s_addr;
+		es.rport = peer.sin_port;
 	}
+	p.v->stats_init(p.local, &es);
 	printf("ready %s\n", path);
 	fflush(stdout);
 	t_end = now_ms() + duration * 1000ull;
@@ -279,12 +293,13 @@ int main(int argc, char **argv)
 			uint64_t us = now * 1000;
 
 			if (us >= next_send) {
+				ssize_t n;
+
 				memset(buf, 'q', size);
-				if (sendto(fd, buf, size, 0, (struct sockaddr *)&peer, sizeof(peer)) ==
-				    (ssize_t)size) {
+				n = sendto(fd, buf, size, 0, (struct sockaddr *)&peer, sizeof(peer));
+				count_tx(&p, n, errno);
+				if (n == (ssize_t)size) {
 					sent++;
-					add32(&p, l->counters + l->tx_packets, 1);
-					add32(&p, l->counters + l->tx_bytes, size);
 					waiting = 1;
 				}
 				next_send = us + interval_us;
@@ -297,25 +312,20 @@ int main(int argc, char **argv)
 			socklen_t fl = sizeof(from);
 			ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
 
+			count_rx(&p, n, errno);
 			if (n >= 0) {
 				got++;
-				add32(&p, l->counters + l->rx_packets, 1);
-				add32(&p, l->counters + l->rx_bytes, (uint32_t)n);
 				if (!strcmp(role, "client")) {
 					waiting = 0;
 				} else if (!(stall_after >= 0 && (long)got > stall_after)) {
-					if (sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl) == n) {
-						add32(&p, l->counters + l->tx_packets, 1);
-						add32(&p, l->counters + l->tx_bytes, (uint32_t)n);
-					}
+					ssize_t m = sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+
+					count_tx(&p, m, errno);
 				}
 			}
 		}
-		if (ioctl(fd, FIONREAD, &ready) == 0) {
-			cnt = ready > 0 ? 1 : 0;
-			p32(p.local, l->rx_ready_pkt, cnt);
-			p64(p.local, l->rx_ready_byte, ready > 0 ? (uint64_t)ready : 0);
-		}
+		if (p.path == ENG_OFFLOAD && ioctl(fd, FIONREAD, &ready) == 0)
+			p.v->set_rx_ready(p.local, ready > 0 ? 1 : 0, ready > 0 ? (uint64_t)ready : 0);
 		if (now_ms() >= next_tick) {
 			pub_tick(&p);
 			next_tick += TIMER_MS;
@@ -325,11 +335,13 @@ int main(int argc, char **argv)
 	}
 	unlink(path);
 	munmap(p.shm, p.size);
+	free(p.local);
 	close(fd);
 	return 0;
 usage:
 	fprintf(stderr, "usage: vmaengine --role server|client --bind A:P [--peer A:P] [--dir D] [--fds N]\n"
 			"       [--count N] [--interval-us U] [--size B] [--stall-after N]\n"
-			"       [--stall-mode noreply|noread] [--duration S] [--publish-log]\n");
+			"       [--stall-mode noreply|noread] [--duration S] [--publish-log]\n"
+			"       [--engine vma|xlio|xlio-utls] [--path offload|os]\n");
 	return 2;
 }

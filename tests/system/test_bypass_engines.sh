@@ -2,9 +2,9 @@
 # The readers of unmodified bypass engines in the real daemon: RDMA queue
 # pairs from crafted RES_QP_GET dumps (the recorded-reply path: this kernel
 # has no RDMA), Onload stacks from fake orm_json / onload_stackdump tools
-# printing the Onload 9.0.2 fixtures, and the emulated libvma engine
-# (tests/engine/vmaengine.c), which publishes only while its reader_counter
-# moves. Each shows a stalled flow declared, a healthy one not, and the
+# printing the Onload 9.0.2 fixtures, and the emulated libvma / libxlio
+# engine (tests/engine/vmaengine.c, writing through the engines' own
+# headers), which publishes only while its reader_counter moves. Each shows a stalled flow declared, a healthy one not, and the
 # bundle's evidence at the stall and after it.
 . "$(dirname "$0")/lib.sh"
 t_init
@@ -209,4 +209,21 @@ if [ -n "$B" ]; then
 		'(.at_stall.vma.sockets | any(.remote == "10.9.0.2:11111" and .n_tx_sent_pkt_count == .n_rx_packets + 1 and .verdict == "waiting")) and (.after.vma.sockets | length >= 1) and (.at_stall.vma.files[0].stats_protocol_ver == "25ca1bbb55c2c5536b0b4bded2689e9a")' "$B/engines.json"
 	check "vma: the summary shows the socket" grep -q "VMA/XLIO socket 10.9.0.1:[0-9]* -> 10.9.0.2:11111" "$B/summary.txt"
 fi
+
+# ================================================================ XLIO
+# the emulated engine as libxlio 3.70.2 built with --enable-utls (its own
+# header's layout), its socket not offloaded: the ping-pong moves only the
+# OS-path counters, and is read, bumped and seen moving
+ip netns exec "$S" "$BUILD/vmaengine" --engine xlio-utls --path os --role server \
+	--bind 10.9.0.2:11222 --dir "$T_DIR/xlio" --duration 10 > "$T_DIR/xlio-srv.log" 2>&1 &
+T_PIDS+=($!)
+wait_for 5 grep -q '^ready' "$T_DIR/xlio-srv.log"
+ip netns exec "$C" "$BUILD/vmaengine" --engine xlio-utls --path os --role client \
+	--bind 10.9.0.1:0 --peer 10.9.0.2:11222 --dir "$T_DIR/xlio" --interval-us 2000 \
+	--duration 10 > "$T_DIR/xlio-cli.log" 2>&1 &
+T_PIDS+=($!)
+check "xlio: both engines' xliostat files are read and bumped" wait_for 6 bash -c \
+	"'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.readers.vma.files[] | select(.engine == \"xlio\" and .release == \"libxlio 3.70.2\" and .sockets == 1 and .bumps > 0)] | length == 2'"
+check "xlio: the OS-path ping-pong is seen moving, not stalled" wait_for 6 bash -c \
+	"'$NICSTALLCTL' -s '$T_SOCK' -j flows | jqe '[.flows[] | select(.source == \"vma\" and (.tuple | test(\":11222\")) and .state != \"stalled\" and .tx_msgs > 0 and .rx_msgs > 0)] | length == 2'"
 check "daemon alive" kill -0 "$T_DPID"

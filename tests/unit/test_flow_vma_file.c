@@ -1,6 +1,8 @@
 /* Unit tests for collectors/flow_vma.c: statistics files on disk (opened
  * safely, read, the reader counter bumped) and the emulated engine
- * (tests/engine/vmaengine.c); images built as in vmaimg.h. */
+ * (tests/engine/vmaengine.c, which writes through the engines' own
+ * headers: libvma, libxlio with and without DEFINED_UTLS, offloaded or on
+ * the OS path); images built as in vmaimg.h. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -306,18 +308,18 @@ static void stop_child(pid_t pid)
 	waitpid(pid, &st, 0);
 }
 
-static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+/* Start the emulated engine (tests/engine/vmaengine.c, built beside the
+ * tests' directory): a server on 127.0.0.1:port, then its client, both
+ * with --dir f->dir, --interval-us 2000 (the client's) and the options in
+ * both (NULL-ended), the server also those in srv. Skips the test when
+ * the engine is not built. */
+static void engines_start(const struct fx *f, int port, const char *const both[],
+			  const char *const srv[], pid_t *sp, pid_t *cp)
 {
-	struct fx *f = *state;
-	char exe[PATH_MAX], eng[PATH_MAX + 16], srv[32], cli_path[160], err[256];
-	char *sargv[16], *cargv[16];
-	struct flow_vma_file *vf = NULL;
-	struct flow_vma_track t = { 0 };
-	struct flow_obs o;
-	pid_t sp, cp;
+	char exe[PATH_MAX], eng[PATH_MAX + 16], ep[32];
+	const char *av[32];
 	ssize_t n;
-	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
-	uint64_t t0;
+	int i;
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	assert_true(n > 0);
@@ -327,19 +329,51 @@ static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(voi
 		print_message("skipped: %s not built (make)\n", eng);
 		skip();
 	}
-	snprintf(srv, sizeof(srv), "127.0.0.1:%d", port);
-	i = 0;
-	sargv[i++] = eng; sargv[i++] = "--role"; sargv[i++] = "server"; sargv[i++] = "--bind";
-	sargv[i++] = srv; sargv[i++] = "--dir"; sargv[i++] = f->dir; sargv[i++] = "--stall-after";
-	sargv[i++] = "200"; sargv[i++] = "--duration"; sargv[i++] = "20"; sargv[i] = NULL;
-	sp = spawn(sargv);
-	usleep(100000);
-	i = 0;
-	cargv[i++] = eng; cargv[i++] = "--role"; cargv[i++] = "client"; cargv[i++] = "--bind";
-	cargv[i++] = "127.0.0.1:0"; cargv[i++] = "--peer"; cargv[i++] = srv; cargv[i++] = "--dir";
-	cargv[i++] = f->dir; cargv[i++] = "--interval-us"; cargv[i++] = "2000";
-	cargv[i++] = "--duration"; cargv[i++] = "20"; cargv[i] = NULL;
-	cp = spawn(cargv);
+	snprintf(ep, sizeof(ep), "127.0.0.1:%d", port);
+	for (int client = 0; client < 2; client++) {
+		i = 0;
+		av[i++] = eng;
+		av[i++] = "--role";
+		av[i++] = client ? "client" : "server";
+		av[i++] = "--bind";
+		av[i++] = client ? "127.0.0.1:0" : ep;
+		if (client) {
+			av[i++] = "--peer";
+			av[i++] = ep;
+			av[i++] = "--interval-us";
+			av[i++] = "2000";
+		}
+		av[i++] = "--dir";
+		av[i++] = f->dir;
+		for (int k = 0; both[k]; k++)
+			av[i++] = both[k];
+		for (int k = 0; !client && srv[k]; k++)
+			av[i++] = srv[k];
+		av[i] = NULL;
+		assert_true(i < 32);
+		if (client) {
+			*cp = spawn((char *const *)av);
+		} else {
+			*sp = spawn((char *const *)av);
+			usleep(100000);
+		}
+	}
+}
+
+static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(void **state)
+{
+	static const char *const both[] = { "--duration", "20", NULL };
+	static const char *const srv[] = { "--stall-after", "200", NULL };
+	struct fx *f = *state;
+	char cli_path[160], err[256];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	int port = 20000 + (int)(getpid() % 20000), stalled = 0, i;
+	uint64_t t0;
+
+	engines_start(f, port, both, srv, &sp, &cp);
 	snprintf(cli_path, sizeof(cli_path), "%s/vmastat.%d", f->dir, (int)cp);
 	for (i = 0; i < 100 && !vf; i++) {
 		usleep(20000);
@@ -381,6 +415,106 @@ static void flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting(voi
 	assert_int_equal(access(cli_path, F_OK), -1);
 }
 
+/* The socket inode of fd in process pid, from /proc/PID/fd/FD
+ * ("socket:[N]"); 0 when it is not a socket. */
+static unsigned long proc_sock_inode(pid_t pid, int fd)
+{
+	char p[64], l[64];
+	unsigned long ino = 0;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/fd/%d", (int)pid, fd);
+	n = readlink(p, l, sizeof(l) - 1);
+	if (n <= 0)
+		return 0;
+	l[n] = '\0';
+	if (sscanf(l, "socket:[%lu]", &ino) != 1)
+		return 0;
+	return ino;
+}
+
+/* One engine variant end to end: a server and a client of --engine name
+ * (--path path) on loopback; the client's file is found under the
+ * variant's name, parsed with the variant's row, its socket block carries
+ * the inode of the client's real socket, and its traffic is seen moving. */
+static void engine_round(const struct fx *f, const char *name, const char *path,
+			 const char *prefix, const char *release, const char *variant)
+{
+	const char *const both[] = { "--engine", name, "--path", path, "--duration", "10", NULL };
+	static const char *const none[] = { NULL };
+	char cli_path[160], err[256];
+	struct flow_vma_file *vf = NULL;
+	struct flow_vma_track t = { 0 };
+	struct flow_obs o;
+	pid_t sp, cp;
+	int port = 20000 + (int)((getpid() * 7 + name[0] + path[0]) % 20000), i, moving = 0;
+	uint64_t t0;
+
+	engines_start(f, port, both, none, &sp, &cp);
+	snprintf(cli_path, sizeof(cli_path), "%s/%s.%d", f->dir, prefix, (int)cp);
+	for (i = 0; i < 100 && !vf; i++) {
+		usleep(20000);
+		vf = flow_vma_file_open(cli_path, 1, err, sizeof(err));
+	}
+	assert_non_null(vf);
+	t0 = mono_ns();
+	while (mono_ns() - t0 < 3000000000ull && moving < 3) {
+		flow_vma_file_bump(vf, mono_ns(), 100000000ull, err, sizeof(err));
+		usleep(100000);
+		if (flow_vma_file_read(vf, &snap, err, sizeof(err)) == 0 && snap.n == 1 &&
+		    flow_vma_obs(&snap.s[0], name, (int)cp, &t, mono_ns(), &o) == FLOW_LIVE_PROGRESS)
+			moving++;
+	}
+	assert_int_equal(moving, 3);
+	assert_string_equal(snap.lay->release, release);
+	assert_string_equal(snap.lay->variant, variant);
+	assert_int_equal(ntohs(snap.s[0].rport), port);
+	/* sockinfo's fd2inode(): the client's real socket */
+	assert_int_not_equal(snap.s[0].inode, 0);
+	assert_int_equal(snap.s[0].inode, proc_sock_inode(cp, snap.s[0].fd));
+	assert_int_equal(o.inode, snap.s[0].inode);
+	if (!strcmp(path, "os")) {
+		assert_int_equal(snap.s[0].offloaded, 0);
+		assert_int_equal(snap.s[0].tx_packets + snap.s[0].rx_packets, 0);
+		assert_true(snap.s[0].tx_os_packets > 0 && snap.s[0].rx_os_packets > 0);
+	} else {
+		assert_int_equal(snap.s[0].offloaded, 1);
+		assert_int_equal(snap.s[0].tx_os_packets + snap.s[0].rx_os_packets, 0);
+		assert_true(snap.s[0].tx_packets > 0 && snap.s[0].rx_packets > 0);
+	}
+	assert_true(o.tx_msgs > 0 && o.rx_msgs > 0);
+	flow_vma_file_close(vf);
+	stop_child(cp);
+	stop_child(sp);
+	assert_int_equal(access(cli_path, F_OK), -1);
+}
+
+static void flow_vma_engine__xlio__read_end_to_end(void **state)
+{
+	engine_round(*state, "xlio", "offload", "xliostat", "libxlio 3.70.2", "");
+}
+
+static void flow_vma_engine__xlio_utls__read_end_to_end(void **state)
+{
+	engine_round(*state, "xlio-utls", "offload", "xliostat", "libxlio 3.70.2", "DEFINED_UTLS");
+}
+
+/* Not offloaded: the traffic is on the OS-path counters only, and moving. */
+static void flow_vma_engine__vma_os_path__seen_moving(void **state)
+{
+	engine_round(*state, "vma", "os", "vmastat", "libvma 9.8.84", "");
+}
+
+static void flow_vma_engine__xlio_os_path__seen_moving(void **state)
+{
+	engine_round(*state, "xlio", "os", "xliostat", "libxlio 3.70.2", "");
+}
+
+static void flow_vma_engine__vma__inode_of_the_real_socket(void **state)
+{
+	engine_round(*state, "vma", "offload", "vmastat", "libvma 9.8.84", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -393,6 +527,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__hard_link__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_file_open__owner_not_the_pid_user__refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(flow_vma_engine__reader_bumps_then_stall__publishing_and_waiting, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__vma__inode_of_the_real_socket, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__xlio__read_end_to_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__xlio_utls__read_end_to_end, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__vma_os_path__seen_moving, setup, teardown),
+		cmocka_unit_test_setup_teardown(flow_vma_engine__xlio_os_path__seen_moving, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
