@@ -144,7 +144,9 @@ static int hook_start(struct bundler *b, const char *path)
 		full[i] = argv[i];
 	full[argc] = (char *)path;
 	util_strlcpy(b->running, path, sizeof(b->running));
-	b->hook = probe_exec_start(b->loop, (const char *const *)full, -1,
+	/* unprivileged: hook_user, group hook_group (the bundles'), no
+	 * capabilities (conf.c resolve_children) */
+	b->hook = probe_exec_start(b->loop, (const char *const *)full, &b->c->hook_cred, -1,
 				   b->c->hook_timeout_ns, 16 * 1024, hook_done, b,
 				   err, sizeof(err));
 	free(full);

@@ -198,8 +198,10 @@ static void start_exec(struct inv *v)
 				inv_step_end(v, v->exec_step[idx], "failed", err);
 				continue;
 			}
+			/* probe_user's identity, no capabilities (or, with
+			 * probe_user = root, the daemon's own) */
 			v->exec[idx] = v->F->pr->exec_start(v->F->loop, (const char *const *)argv,
-							    port_nsfd(p), c->probe_timeout_ns,
+							    &c->probe_cred, port_nsfd(p), c->probe_timeout_ns,
 							    64 * 1024, exec_done, v, err, sizeof(err));
 			probe_exec_argv_free(argv);
 			if (!v->exec[idx]) {
