@@ -703,6 +703,21 @@ static void status_as(struct probe_exec_cred cred, struct status *st)
 	ctx_fini(&c);
 }
 
+/* uid and gid as Uid:/Gid: show them, no supplementary group, nothing in
+ * any capability set, no new privileges */
+static void assert_bare(const struct status *st, const char *uid, const char *gid)
+{
+	assert_string_equal(st->uid, uid);
+	assert_string_equal(st->gid, gid);
+	assert_string_equal(st->groups, "");
+	assert_string_equal(st->inh, NOCAPS);
+	assert_string_equal(st->prm, NOCAPS);
+	assert_string_equal(st->eff, NOCAPS);
+	assert_string_equal(st->bnd, NOCAPS);
+	assert_string_equal(st->amb, NOCAPS);
+	assert_int_equal(st->nnp, 1);
+}
+
 static void probe_exec_start__unpriv__user_group_no_caps_no_new_privs(void **state)
 {
 	struct status st;
@@ -711,15 +726,7 @@ static void probe_exec_start__unpriv__user_group_no_caps_no_new_privs(void **sta
 	/* the hook's and a probe's kind: nobody, group 4343 (as the hook gets
 	 * group nicstall), not the parent's groups, nothing in any set */
 	status_as((struct probe_exec_cred){ PROBE_EXEC_UNPRIV, 65534, 4343 }, &st);
-	assert_string_equal(st.uid, "65534 65534 65534 65534");
-	assert_string_equal(st.gid, "4343 4343 4343 4343");
-	assert_string_equal(st.groups, "");
-	assert_string_equal(st.inh, NOCAPS);
-	assert_string_equal(st.prm, NOCAPS);
-	assert_string_equal(st.eff, NOCAPS);
-	assert_string_equal(st.bnd, NOCAPS);
-	assert_string_equal(st.amb, NOCAPS);
-	assert_int_equal(st.nnp, 1);
+	assert_bare(&st, "65534 65534 65534 65534", "4343 4343 4343 4343");
 }
 
 static void probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs(void **state)
@@ -731,15 +738,7 @@ static void probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs(void **stat
 	 * an exec cannot give root's full sets back (empty bounding set, no
 	 * new privileges) */
 	status_as((struct probe_exec_cred){ PROBE_EXEC_ROOT_NOCAPS, 1, 1 }, &st);
-	assert_string_equal(st.uid, "0 0 0 0");
-	assert_string_equal(st.gid, "0 0 0 0");
-	assert_string_equal(st.groups, "");
-	assert_string_equal(st.inh, NOCAPS);
-	assert_string_equal(st.prm, NOCAPS);
-	assert_string_equal(st.eff, NOCAPS);
-	assert_string_equal(st.bnd, NOCAPS);
-	assert_string_equal(st.amb, NOCAPS);
-	assert_int_equal(st.nnp, 1);
+	assert_bare(&st, "0 0 0 0", "0 0 0 0");
 }
 
 static void probe_exec_start__daemon__keeps_the_daemons_sets(void **state)
