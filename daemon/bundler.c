@@ -102,6 +102,8 @@ static void hook_done(struct probe_exec *pe, void *arg)
 	if (r->not_found)
 		hook_result(b->running, "not-found", LOG_WARNING, "command not found: %s",
 			    b->c->bundle_hook);
+	else if (r->priv_failed)        /* never run: the step is named */
+		hook_result(b->running, "failed", LOG_ERR, "%s", r->error);
 	else if (r->timed_out)
 		hook_result(b->running, "timeout", LOG_WARNING, "timed out and was killed");
 	else if (r->exited && r->status == 0)

@@ -141,7 +141,7 @@ static void exec_done(struct probe_exec *pe, void *arg)
 			json_object_array_add(jx_array_at(v->rec, IR_PROBES), o);
 			inv_step_end(v, v->exec_step[i], r->not_found ? "skipped" : r->timed_out ?
 				 "timeout" : r->exited && r->status == 0 ? "ok" : "failed",
-				 r->not_found ? "command not found" : NULL);
+				 r->not_found ? "command not found" : r->priv_failed ? r->error : NULL);
 			pr->exec_free(pe);
 			v->exec[i] = NULL;
 		}

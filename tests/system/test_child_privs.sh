@@ -95,3 +95,18 @@ ctl -j incident show "$ID2" | jq -r '.record.probes[0].output // empty' > "$T_DI
 check "probe_user = root: uid 0 and the daemon's capabilities ($(field "$T_DIR/probe2.status" CapEff))" \
 	test "$ID2" != "$ID" -a "$(field "$T_DIR/probe2.status" Uid)" = "0 0 0 0" -a \
 	"$(field "$T_DIR/probe2.status" CapEff)" = "$DCAP"
+
+# a child whose privileges cannot be given up never runs, and the log says
+# which step failed: a daemon without CAP_SETPCAP cannot empty a child's
+# bounding set
+kill -TERM "$T_DPID"
+wait_for 5 bash -c "! kill -0 $T_DPID"
+rm -f "$T_DIR/out/hook.status"
+setpriv --bounding-set -setpcap "$NICSTALLD" -c "$T_DIR/n.conf" --socket "$T_SOCK" >> "$T_DIR/daemon2.log" 2>&1 &
+T_PIDS+=($!)
+check "a daemon without CAP_SETPCAP starts" wait_for 10 "$NICSTALLCTL" -s "$T_SOCK" status
+ctl snapshot --bundle srv > /dev/null || fail "snapshot --bundle srv"
+check "its hook is not run; the log names the step" wait_for 10 grep -q \
+	"bundle_hook: .*not run: dropping privileges to uid 65534 gid $NGID failed at PR_CAPBSET_DROP" "$T_DIR/daemon2.log" ||
+	tail -5 "$T_DIR/daemon2.log"
+check "and nothing of it ran" test ! -e "$T_DIR/out/hook.status"
