@@ -15,8 +15,13 @@
 # works inside the sandbox: ports whose namespaces appear after the start,
 # sock_diag and the tc eBPF tracker, a stall investigated with pings,
 # captures, thread readings and a reprogram confirmed through /dev/kmsg,
-# nothing denied; and with WatchdogSec=3s a loop blocked on purpose
-# (debug-block) is killed by the watchdog and restarted.
+# nothing denied; MemoryMax= and TasksMax= in force, and the peaks of the
+# unit's cgroup while it investigates well inside them; the hook and a
+# probe run as nobody without any capability; IPAddressAllow= lets a
+# datagram from a port's namespace to a private address through and
+# refuses one to a public address; engine-readers.conf makes the VMA
+# reader work with no capability added; and with WatchdogSec=3s a loop
+# blocked on purpose (debug-block) is killed by the watchdog and restarted.
 . "$(dirname "$0")/lib.sh"
 t_init
 command -v systemd-nspawn >/dev/null || { fail "systemd-nspawn is missing (tools/deps.sh installs systemd-container)"; exit 1; }
