@@ -31,6 +31,7 @@
  *    the file size tells the two apart.
  */
 #include "collectors/flow_vma.h"
+#include "lib/fsutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/fsutil.h"
 #include "lib/util.h"
 
 #define NA UINT32_MAX
@@ -619,7 +621,12 @@ int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interv
 	if (f->wfd < 0) {
 		/* once, and kept: the bumps then go to the inode that is read,
 		 * whatever the name comes to point at */
-		int wfd = open(f->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		/* as the file's owner, who may write it (mode 0644): no
+		 * CAP_DAC_OVERRIDE, and a file the owner could not write
+		 * stays unwritten (fsu_open_as) */
+		int wfd = fstat(f->fd, &st) < 0 ? -1 :
+			fsu_open_as(f->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+				    O_NOCTTY, st.st_uid);
 
 		if (wfd < 0)
 			return util_errf(err, errlen, "%s: open for the reader_counter bump: %s",

@@ -102,6 +102,8 @@ static void hook_done(struct probe_exec *pe, void *arg)
 	if (r->not_found)
 		hook_result(b->running, "not-found", LOG_WARNING, "command not found: %s",
 			    b->c->bundle_hook);
+	else if (r->priv_failed)        /* never run: the step is named */
+		hook_result(b->running, "failed", LOG_ERR, "%s", r->error);
 	else if (r->timed_out)
 		hook_result(b->running, "timeout", LOG_WARNING, "timed out and was killed");
 	else if (r->exited && r->status == 0)
@@ -144,7 +146,9 @@ static int hook_start(struct bundler *b, const char *path)
 		full[i] = argv[i];
 	full[argc] = (char *)path;
 	util_strlcpy(b->running, path, sizeof(b->running));
-	b->hook = probe_exec_start(b->loop, (const char *const *)full, -1,
+	/* unprivileged: hook_user, group hook_group (the bundles'), no
+	 * capabilities (conf.c resolve_children) */
+	b->hook = probe_exec_start(b->loop, (const char *const *)full, &b->c->hook_cred, -1,
 				   b->c->hook_timeout_ns, 16 * 1024, hook_done, b,
 				   err, sizeof(err));
 	free(full);

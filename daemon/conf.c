@@ -1,11 +1,14 @@
 /* conf: INI parser for nicstalld.conf. */
 #include "daemon/conf.h"
 #include "collectors/flowsel.h"
+#include "lib/ctlproto.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +41,10 @@ static void perr(struct parser *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(full, sizeof(full), "%s:%u: %s", p->path, p->line, msg);
+	if (p->line)
+		snprintf(full, sizeof(full), "%s:%u: %s", p->path, p->line, msg);
+	else            /* a default's trouble: no line says it */
+		snprintf(full, sizeof(full), "%s: %s", p->path, msg);
 	p->nerr++;
 	if (p->report)
 		p->report(full, p->arg);
@@ -188,6 +194,15 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "bundle_max_bytes: %s", e);
 	} else if (!strcmp(key, "bundle_hook")) {
 		set_str(p, c->bundle_hook, sizeof(c->bundle_hook), key, val);
+	} else if (!strcmp(key, "hook_user")) {
+		if (set_str(p, c->hook_user, sizeof(c->hook_user), key, val) == 0)
+			c->hook_user_line = p->line;
+	} else if (!strcmp(key, "hook_group")) {
+		if (set_str(p, c->hook_group, sizeof(c->hook_group), key, val) == 0)
+			c->hook_group_line = p->line;
+	} else if (!strcmp(key, "probe_user")) {
+		if (set_str(p, c->probe_user, sizeof(c->probe_user), key, val) == 0)
+			c->probe_user_line = p->line;
 	} else if (!strcmp(key, "hook_timeout")) {
 		if (util_parse_duration(val, &c->hook_timeout_ns, 100000000ull, 3600000000000ull, e, sizeof(e)) < 0)
 			perr(p, "hook_timeout: %s", e);
@@ -572,6 +587,105 @@ static ssize_t read_line(FILE *f, char *buf, size_t cap, int *toolong)
 	return (ssize_t)n;
 }
 
+/* A user or group: a name, or a number (no lookup). 0, or -1 when unknown. */
+static int lookup_user(const char *name, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw;
+	uint64_t v;
+	char e[64];
+
+	if (util_parse_u64(name, &v, 0, 0xfffffffeu, e, sizeof(e)) == 0) {
+		*uid = (uid_t)v;
+		pw = getpwuid(*uid);
+		*gid = pw ? pw->pw_gid : (gid_t)v;
+		return 0;
+	}
+	if (!(pw = getpwnam(name)))
+		return -1;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return 0;
+}
+
+static int lookup_group(const char *name, gid_t *gid)
+{
+	struct group *gr;
+	uint64_t v;
+	char e[64];
+
+	if (util_parse_u64(name, &v, 0, 0xfffffffeu, e, sizeof(e)) == 0) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	if (!(gr = getgrnam(name)))
+		return -1;
+	*gid = gr->gr_gid;
+	return 0;
+}
+
+/* Who the children run as (probes/probe_exec.h struct probe_exec_cred).
+ * The bundle hook: hook_user (default nobody), never uid 0, with the group
+ * hook_group (default nicstall, the bundles' group, so it reads the bundle;
+ * where that group does not exist, the user's own group), no capabilities.
+ * Configured probes: probe_user (default nobody) with its own group and no
+ * capabilities; probe_user = root is the explicit choice of the daemon's
+ * own uid and capabilities. Names are looked up here, at load, never when a
+ * child starts (a slow user database must not stall the loop). Only what
+ * is used is looked up: no hook, no hook_user needed. */
+static void resolve_children(struct parser *p)
+{
+	struct conf *c = p->c;
+	const char *hu = c->hook_user[0] ? c->hook_user : "nobody";
+	const char *pu = c->probe_user[0] ? c->probe_user : "nobody";
+	unsigned nprobe = 0;
+	uid_t uid;
+	gid_t gid;
+
+	for (unsigned i = 0; i < c->nports; i++)
+		nprobe += c->ports[i].nprobe;
+	if (!c->bundle_hook[0] && !c->hook_user[0] && !c->hook_group[0])
+		goto probes;
+	p->line = c->hook_user_line;
+	c->hook_cred.priv = PROBE_EXEC_UNPRIV;
+	if (lookup_user(hu, &uid, &gid) < 0)
+		perr(p, "hook_user: no user '%s' on this host%s", hu,
+		     c->hook_user[0] ? "" : " (the default; set hook_user = NAME)");
+	else if (uid == 0)
+		perr(p, "hook_user: '%s' is uid 0: the hook runs unprivileged (name a user "
+		     "that can read the bundles through hook_group)", hu);
+	else {
+		c->hook_cred.uid = uid;
+		c->hook_cred.gid = gid;
+	}
+	p->line = c->hook_group_line;
+	if (c->hook_group[0]) {
+		if (lookup_group(c->hook_group, &gid) < 0)
+			perr(p, "hook_group: no group '%s' on this host", c->hook_group);
+		else if (gid == 0)
+			perr(p, "hook_group: '%s' is gid 0: the hook runs unprivileged (the bundles' "
+			     "group is " CTL_GROUP ")", c->hook_group);
+		else
+			c->hook_cred.gid = gid;
+	} else if (lookup_group(CTL_GROUP, &gid) == 0)
+		c->hook_cred.gid = gid;
+probes:
+	if (!nprobe && !c->probe_user[0])
+		return;
+	p->line = c->probe_user_line;
+	if (!strcmp(pu, "root")) {
+		c->probe_cred.priv = PROBE_EXEC_DAEMON;
+	} else if (lookup_user(pu, &uid, &gid) < 0) {
+		perr(p, "probe_user: no user '%s' on this host%s", pu,
+		     c->probe_user[0] ? "" : " (the default; set probe_user = NAME)");
+	} else if (uid == 0) {
+		perr(p, "probe_user: '%s' is uid 0: write probe_user = root to run the probes "
+		     "with the daemon's privileges", pu);
+	} else {
+		c->probe_cred = (struct probe_exec_cred){ PROBE_EXEC_UNPRIV, uid, gid };
+	}
+	p->line = 0;
+}
+
 int conf_load(const char *path, struct conf **out, conf_report_fn report, void *arg)
 {
 	struct parser p = { .path = path, .report = report, .arg = arg };
@@ -705,6 +819,7 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 				     pc->name, pc->ifname, pc->netns[0] ? " in netns " : "",
 				     pc->netns, p.c->ports[j].name);
 	}
+	resolve_children(&p);
 	for (unsigned i = 0; i < p.c->npeers; i++) {
 		char e[PATH_MAX + 256];
 

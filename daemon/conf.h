@@ -8,6 +8,7 @@
 
 #include "collectors/flows.h"
 #include "daemon/peerconf.h"
+#include "probes/probe_exec.h"
 
 #define CONF_MAX_SEL 8
 #define CONF_MAX_DIAG 8              /* devlink_diagnose reporters */
@@ -83,6 +84,13 @@ struct conf {
 	uint64_t bundle_max_bytes;   /* retention: bytes kept */
 	char bundle_hook[1024];      /* run with the bundle path when complete */
 	uint64_t hook_timeout_ns;
+	/* Who children run as (nicstalld.conf(5) hook_user, hook_group,
+	 * probe_user): the names as written ("" = the default) and what they
+	 * resolved to at load. */
+	char hook_user[64], hook_group[64], probe_user[64];
+	unsigned hook_user_line, hook_group_line, probe_user_line;
+	struct probe_exec_cred hook_cred;   /* PROBE_EXEC_UNPRIV, always */
+	struct probe_exec_cred probe_cred;  /* UNPRIV, or DAEMON for root */
 	char rules_dir[PATH_MAX];    /* shipped rules */
 	char rules_local_dir[PATH_MAX]; /* local overrides and additions */
 	uint64_t probe_timeout_ns;

@@ -33,6 +33,7 @@ struct probe_cap;
 struct probe_cap_result;
 struct probe_exec;
 struct probe_exec_result;
+struct probe_exec_cred;
 struct probe_threads_snap;
 
 /* The probes an investigation runs (forensic_real_probes: probes/). */
@@ -54,7 +55,8 @@ struct forensic_probes {
 	int (*cap_to_json)(const struct probe_cap *c, struct json_object *o);
 	void (*cap_free)(struct probe_cap *c);
 
-	struct probe_exec *(*exec_start)(struct loop *l, const char *const *argv, int nsfd,
+	struct probe_exec *(*exec_start)(struct loop *l, const char *const *argv,
+					 const struct probe_exec_cred *cred, int nsfd,
 					 uint64_t timeout_ns, size_t max_output,
 					 void (*done)(struct probe_exec *, void *), void *arg,
 					 char *err, size_t errlen);

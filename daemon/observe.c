@@ -141,7 +141,7 @@ static void exec_done(struct probe_exec *pe, void *arg)
 			json_object_array_add(jx_array_at(v->rec, IR_PROBES), o);
 			inv_step_end(v, v->exec_step[i], r->not_found ? "skipped" : r->timed_out ?
 				 "timeout" : r->exited && r->status == 0 ? "ok" : "failed",
-				 r->not_found ? "command not found" : NULL);
+				 r->not_found ? "command not found" : r->priv_failed ? r->error : NULL);
 			pr->exec_free(pe);
 			v->exec[i] = NULL;
 		}
@@ -198,8 +198,10 @@ static void start_exec(struct inv *v)
 				inv_step_end(v, v->exec_step[idx], "failed", err);
 				continue;
 			}
+			/* probe_user's identity, no capabilities (or, with
+			 * probe_user = root, the daemon's own) */
 			v->exec[idx] = v->F->pr->exec_start(v->F->loop, (const char *const *)argv,
-							    port_nsfd(p), c->probe_timeout_ns,
+							    &c->probe_cred, port_nsfd(p), c->probe_timeout_ns,
 							    64 * 1024, exec_done, v, err, sizeof(err));
 			probe_exec_argv_free(argv);
 			if (!v->exec[idx]) {

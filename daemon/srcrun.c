@@ -9,6 +9,23 @@
 
 #include <stdlib.h>
 
+/* The flow sources' tools are Onload's orm_json and onload_stackdump (the
+ * only users of this runner): uid 0, no capability, no new privileges.
+ * They open /dev/onload (root's, mode 0666 by default: onload_sysconfig
+ * ONLOAD_USER=root ONLOAD_MODE=666 in scripts/onload_misc, applied by
+ * 82-onload.rules), attach to each stack by id (OO_IOC_..._LOOKUP_AND_ATTACH:
+ * oo_priv_lookup_and_attach_stack -> efab_thr_table_lookup with
+ * EFAB_THR_TABLE_LOOKUP_CHECK_USER), where efab_thr_user_can_access_stack()
+ * (src/lib/efthrm/tcp_helper_resource.c) lets real uid 0 map any stack: a
+ * uid test, not a capability, and then mmap the stack's and the control
+ * plane's memory read-only (cp_mmap_mib: CAP_NET_ADMIN only for a writable
+ * mapping). The capability-checked ioctls (oo_ioctl_debug_op: CAP_SYS_ADMIN)
+ * are the orphan-stack ("-z") dumps and kill, never run here. Without
+ * CAP_SYS_PTRACE stackdump's /proc walk for a stack's pids skips other
+ * users' processes (libstack_mappings_init: EACCES is skipped); the
+ * readers take each socket's pid from the stack itself. */
+static const struct probe_exec_cred tool_cred = { PROBE_EXEC_ROOT_NOCAPS, 0, 0 };
+
 struct runjob {
 	struct probe_exec *pe;
 	flow_src_run_fn done;
@@ -53,8 +70,8 @@ static void *run_start(void *ctx, const char *const *argv, int nsfd, uint64_t ti
 	}
 	j->done = done;
 	j->arg = arg;
-	j->pe = probe_exec_start(ctx, argv, nsfd, timeout_ns, max_output, run_done, j, err,
-				 errlen);
+	j->pe = probe_exec_start(ctx, argv, &tool_cred, nsfd, timeout_ns, max_output, run_done,
+				 j, err, errlen);
 	if (!j->pe) {
 		free(j);
 		return NULL;

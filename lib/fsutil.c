@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define RM_DEPTH_MAX 32
@@ -491,4 +494,39 @@ static uint64_t du(int at, const char *name, int depth, int max_depth, unsigned 
 uint64_t fsu_du_at(int dirfd, const char *name, int max_depth, unsigned *budget)
 {
 	return du(dirfd, name, 0, max_depth, budget);
+}
+
+int fsu_open_as(const char *path, int flags, uid_t uid)
+{
+	/* setfsuid returns the previous fsuid whether or not it changed it:
+	 * a second call with the same value tells whether the first took */
+	uid_t prev = (uid_t)setfsuid((uid_t)-1);
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+	int fd, e;
+
+	if (flags & O_CREAT) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (prev == uid)
+		return open(path, flags);
+	/* the way back to fsuid 0 raises the file-system capabilities of the
+	 * permitted set into the effective one (cap_task_fix_setuid,
+	 * LSM_SETID_FS): the effective set is put back as it was */
+	if (syscall(SYS_capget, &h, caps) < 0)
+		return -1;
+	setfsuid(uid);
+	if ((uid_t)setfsuid(uid) != uid) {
+		setfsuid(prev);
+		errno = EPERM;
+		return -1;
+	}
+	fd = open(path, flags);
+	e = errno;
+	setfsuid(prev);
+	if ((uid_t)setfsuid(prev) != prev || syscall(SYS_capset, &h, caps) < 0)
+		abort();
+	errno = e;
+	return fd;
 }

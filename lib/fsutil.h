@@ -83,5 +83,13 @@ int fsu_fsync_tree(int fd, int max_depth);
  * is a regular file); at most max_depth deep, and at most *budget entries
  * are looked at (decremented). Symbolic links count nothing. */
 uint64_t fsu_du_at(int dirfd, const char *name, int max_depth, unsigned *budget);
+/* open(path, flags) (no O_CREAT) with the file-system identity of uid
+ * (setfsuid, this thread only, put back before returning): a root process
+ * writes into a file another user owns with that owner's own permission,
+ * with CAP_SETUID instead of CAP_DAC_OVERRIDE. When uid is already the
+ * file-system uid, a plain open. -1 with errno (EPERM: the identity could
+ * not be taken, e.g. no CAP_SETUID). A failure to take back the old
+ * identity aborts: nothing may go on with the wrong one. */
+int fsu_open_as(const char *path, int flags, uid_t uid);
 
 #endif

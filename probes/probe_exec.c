@@ -18,13 +18,35 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
 #include <json-c/json.h>
 
 #define READ_CHUNK 65536
 #define READS_PER_WAKE 16       /* at most 1 MiB per loop wakeup */
 #define REAP_WAIT_MS 200        /* probe_exec_free on a running child */
 
-enum { ST_SETSIG = 1, ST_SETNS, ST_FDS, ST_EXEC };
+enum {
+	ST_SETSIG = 1, ST_SETNS, ST_FDS, ST_EXEC,
+	/* dropping privileges, in this order (drop_privileges) */
+	ST_GROUPS, ST_GID, ST_BSET, ST_AMBIENT, ST_UID, ST_CAPS, ST_NNP, ST_VERIFY,
+};
+
+/* What each step is, for the result's error. */
+static const char *const priv_step[] = {
+	[ST_GROUPS] = "setgroups (no supplementary groups)",
+	[ST_GID] = "setresgid",
+	[ST_BSET] = "PR_CAPBSET_DROP (the bounding set; needs CAP_SETPCAP)",
+	[ST_AMBIENT] = "PR_CAP_AMBIENT_CLEAR_ALL",
+	[ST_UID] = "setresuid",
+	[ST_CAPS] = "capset (effective, permitted, inheritable)",
+	[ST_NNP] = "PR_SET_NO_NEW_PRIVS",
+	[ST_VERIFY] = "reading back uid, gid, groups and capabilities (not as set)",
+};
+
+#define CAP_PROBE_MAX 64        /* capability numbers tried (0..63) */
 
 enum phase { PH_RUNNING, PH_TERM, PH_KILL, PH_NOTIFY, PH_DONE };
 
@@ -36,6 +58,7 @@ struct child_report {
 struct probe_exec {
 	struct loop *l;
 	char **argv;
+	struct probe_exec_cred cred;
 	char path[PATH_MAX];
 	pid_t pid;              /* > 0 until reaped */
 	int pidfd, outfd, errfd;
@@ -208,10 +231,81 @@ static void child_fail(int fd, int stage, int e)
 	_exit(127);
 }
 
+/* After fork, in the child (one thread): raw system calls only, so nothing
+ * here takes a lock or allocates (glibc's setresuid and setgroups would
+ * also signal other threads: there are none). Returns 0, or the ST_ step
+ * that failed with errno set. Order matters: the bounding set is dropped
+ * while CAP_SETPCAP is still effective, the groups and gid while
+ * CAP_SETGID is, the uid last of the identity (setresuid to a non-zero uid
+ * clears the effective and permitted sets, PR_SET_KEEPCAPS is off after
+ * fork's default, but not the inheritable one: capset clears all three). */
+static int drop_privileges(const struct probe_exec_cred *c)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	uid_t uid = c->priv == PROBE_EXEC_UNPRIV ? c->uid : 0;
+	gid_t gid = c->priv == PROBE_EXEC_UNPRIV ? c->gid : 0;
+	uid_t r[3];
+	gid_t g[3];
+
+	if (c->priv == PROBE_EXEC_DAEMON)
+		return 0;
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		return ST_GROUPS;
+	if (syscall(SYS_setresgid, gid, gid, gid) < 0)
+		return ST_GID;
+	for (int cap = 0; cap < CAP_PROBE_MAX; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0)
+			break;          /* EINVAL: past the kernel's last capability */
+		if (in && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return ST_BSET;
+	}
+	/* EINVAL: a kernel without ambient capabilities (before 4.3) */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return ST_AMBIENT;
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0 ||
+	    syscall(SYS_setresuid, uid, uid, uid) < 0)
+		return ST_UID;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return ST_CAPS;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return ST_NNP;
+
+	/* read it all back: a step the kernel took differently ends here */
+	errno = EPERM;
+	if (syscall(SYS_getresuid, &r[0], &r[1], &r[2]) < 0 ||
+	    syscall(SYS_getresgid, &g[0], &g[1], &g[2]) < 0 ||
+	    syscall(SYS_getgroups, 0, NULL) != 0 || syscall(SYS_capget, &hdr, data) < 0)
+		return ST_VERIFY;
+	for (int i = 0; i < 3; i++)
+		if (r[i] != uid || g[i] != gid)
+			return errno = EPERM, ST_VERIFY;
+	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++)
+		if (data[i].effective || data[i].permitted || data[i].inheritable)
+			return errno = EPERM, ST_VERIFY;
+	for (int cap = 0; cap < CAP_PROBE_MAX; cap++) {
+		int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+
+		if (in < 0)
+			break;
+		if (in || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0) > 0)
+			return errno = EPERM, ST_VERIFY;
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return errno = EPERM, ST_VERIFY;
+	return 0;
+}
+
 /* After fork: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const *argv, int nsfd, int nul, int outw, int errw)
+child_exec(const char *path, char *const *argv, const struct probe_exec_cred *cred, int nsfd,
+	   int nul, int outw, int errw)
 {
+	int step;
+
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t all;
 
@@ -243,6 +337,9 @@ child_exec(const char *path, char *const *argv, int nsfd, int nul, int outw, int
 	if (close_range(4, ~0u, 0) < 0)
 		for (int fd = 4; fd < 4096; fd++)
 			close(fd);
+	/* last: setns needed CAP_SYS_ADMIN */
+	if ((step = drop_privileges(cred)) != 0)
+		child_fail(errw, step, errno);
 	execve(path, argv, (char *const *)child_env);
 	child_fail(errw, ST_EXEC, errno);
 	_exit(127);
@@ -384,6 +481,15 @@ static void report_child(struct probe_exec *p)
 			 "%s: entering the network namespace: %s", p->argv[0],
 			 strerror(rep.err));
 		break;
+	case ST_GROUPS: case ST_GID: case ST_BSET: case ST_AMBIENT:
+	case ST_UID: case ST_CAPS: case ST_NNP: case ST_VERIFY:
+		p->r.priv_failed = 1;
+		snprintf(p->r.error, sizeof(p->r.error),
+			 "%.64s: not run: dropping privileges to uid %u gid %u failed at %s: %s",
+			 p->argv[0], (unsigned)(p->cred.priv == PROBE_EXEC_UNPRIV ? p->cred.uid : 0),
+			 (unsigned)(p->cred.priv == PROBE_EXEC_UNPRIV ? p->cred.gid : 0),
+			 priv_step[rep.stage], strerror(rep.err));
+		break;
 	default:
 		snprintf(p->r.error, sizeof(p->r.error), "%s: child setup (stage %d): %s",
 			 p->argv[0], rep.stage, strerror(rep.err));
@@ -469,7 +575,8 @@ static void close_if(int *fd)
 	*fd = -1;
 }
 
-struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int nsfd,
+struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
+				    const struct probe_exec_cred *cred, int nsfd,
 				    uint64_t timeout_ns, size_t max_output,
 				    probe_exec_done_fn done, void *arg,
 				    char *err, size_t errlen)
@@ -477,8 +584,12 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int
 	struct probe_exec *p;
 	int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, nul = -1;
 
-	if (!l || !argv || !argv[0] || !argv[0][0] || !done) {
-		snprintf(err, errlen, "probe: invalid arguments");
+	if (!l || !argv || !argv[0] || !argv[0][0] || !done || !cred ||
+	    (cred->priv != PROBE_EXEC_UNPRIV && cred->priv != PROBE_EXEC_ROOT_NOCAPS &&
+	     cred->priv != PROBE_EXEC_DAEMON)) {
+		snprintf(err, errlen, "probe: invalid arguments%s",
+			 l && argv && argv[0] && done && (!cred || !cred->priv) ?
+			 " (no privileges chosen)" : "");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -489,6 +600,7 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int
 		return NULL;
 	}
 	p->l = l;
+	p->cred = *cred;
 	p->pidfd = p->outfd = p->errfd = -1;
 	p->max_output = max_output;
 	p->done = done;
@@ -530,7 +642,7 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int
 		goto fail;
 	}
 	if (p->pid == 0)
-		child_exec(p->path, p->argv, nsfd, nul, outp[1], errp[1]);
+		child_exec(p->path, p->argv, &p->cred, nsfd, nul, outp[1], errp[1]);
 	setpgid(p->pid, p->pid);        /* also done by the child: no race */
 	close_if(&outp[1]);
 	close_if(&errp[1]);
@@ -673,6 +785,15 @@ int probe_exec_to_json(const struct probe_exec *p, struct json_object *out)
 		jadd(&fail, out, "path", txt ? json_object_new_string(txt) : NULL);
 		free(txt);
 	}
+	/* the identity it ran with (PROBE_EXEC_DAEMON: the daemon's own) */
+	jadd(&fail, out, "uid", json_object_new_int64(p->cred.priv == PROBE_EXEC_UNPRIV ?
+						       (int64_t)p->cred.uid : p->cred.priv ==
+						       PROBE_EXEC_DAEMON ? (int64_t)geteuid() : 0));
+	jadd(&fail, out, "gid", json_object_new_int64(p->cred.priv == PROBE_EXEC_UNPRIV ?
+						       (int64_t)p->cred.gid : p->cred.priv ==
+						       PROBE_EXEC_DAEMON ? (int64_t)getegid() : 0));
+	jadd(&fail, out, "capabilities", json_object_new_string(p->cred.priv == PROBE_EXEC_DAEMON ?
+								 "the daemon's" : "none"));
 	jadd(&fail, out, "not_found", json_object_new_boolean(r->not_found));
 	jadd(&fail, out, "exited", json_object_new_boolean(r->exited));
 	if (r->exited)

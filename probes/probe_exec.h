@@ -10,12 +10,24 @@
  * the command exits, leftover members of its process group are killed.
  *
  * Children are reaped with waitid(P_PID): nothing else in the daemon may
- * reap arbitrary children (waitpid(-1)) or set SIGCHLD to SIG_IGN. */
+ * reap arbitrary children (waitpid(-1)) or set SIGCHLD to SIG_IGN.
+ *
+ * Privileges (struct probe_exec_cred): between fork and exec, after the
+ * setns, the child takes the identity its caller names and gives up every
+ * capability: supplementary groups dropped (setgroups 0), setresgid,
+ * every capability of the bounding set dropped (PR_CAPBSET_DROP), the
+ * ambient set cleared, setresuid, the effective, permitted and inheritable
+ * sets cleared (capset), PR_SET_NO_NEW_PRIVS; then it reads all of that
+ * back. Any step that fails ends the child before the exec, and the result's
+ * error names the step: a command never runs with more than it was given.
+ * The daemon needs CAP_SETUID, CAP_SETGID and CAP_SETPCAP for this, and
+ * CAP_KILL to signal a child that no longer runs as root. */
 #ifndef NICSTALL_PROBE_EXEC_H
 #define NICSTALL_PROBE_EXEC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct loop;
 struct json_object;
@@ -24,6 +36,25 @@ struct probe_exec;
 #define PROBE_EXEC_GRACE_NS 500000000ull        /* SIGTERM -> SIGKILL */
 #define PROBE_EXEC_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
 
+enum probe_exec_priv {
+	/* uid and gid below, no supplementary groups, no capabilities, no
+	 * new privileges: the bundle hook, configured probes */
+	PROBE_EXEC_UNPRIV = 1,
+	/* uid and gid 0 kept, no supplementary groups, no capabilities, no
+	 * new privileges: Onload's tools (the driver lets real uid 0 map any
+	 * stack; no ioctl they use checks a capability) */
+	PROBE_EXEC_ROOT_NOCAPS,
+	/* the daemon's own uid, groups and capabilities: configured probes
+	 * with probe_user = root, the administrator's explicit choice */
+	PROBE_EXEC_DAEMON,
+};
+
+struct probe_exec_cred {
+	enum probe_exec_priv priv;  /* 0 is invalid: every caller chooses */
+	uid_t uid;                  /* PROBE_EXEC_UNPRIV */
+	gid_t gid;
+};
+
 struct probe_exec_result {
 	int exited;             /* exited normally; status is its exit code */
 	int status;
@@ -31,6 +62,7 @@ struct probe_exec_result {
 	int signo;
 	int timed_out;          /* we sent SIGTERM (and maybe SIGKILL) */
 	int not_found;          /* command not found: nothing ran */
+	int priv_failed;        /* privileges could not be dropped: nothing ran */
 	int truncated;          /* dropped > 0 */
 	size_t out_len;         /* bytes in out (<= max_output) */
 	size_t dropped;         /* output bytes read and discarded */
@@ -41,13 +73,15 @@ struct probe_exec_result {
 
 typedef void (*probe_exec_done_fn)(struct probe_exec *p, void *arg);
 
-/* Start argv (argv[0] a path, or a name looked up in PROBE_EXEC_PATH).
+/* Start argv (argv[0] a path, or a name looked up in PROBE_EXEC_PATH) with
+ * the privileges of cred (required; copied).
  * nsfd: -1 = own namespace, else a network namespace fd the child enters.
  * timeout_ns 0 = no timeout. done is called exactly once, from the loop
  * (never from inside probe_exec_start), also for a command not found; it may
  * call probe_exec_free. Returns NULL with err only when the probe could not
  * be set up at all (bad arguments, no memory, no pipe, fork failed). */
-struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv, int nsfd,
+struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
+				    const struct probe_exec_cred *cred, int nsfd,
 				    uint64_t timeout_ns, size_t max_output,
 				    probe_exec_done_fn done, void *arg,
 				    char *err, size_t errlen);

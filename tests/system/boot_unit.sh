@@ -15,8 +15,13 @@
 # works inside the sandbox: ports whose namespaces appear after the start,
 # sock_diag and the tc eBPF tracker, a stall investigated with pings,
 # captures, thread readings and a reprogram confirmed through /dev/kmsg,
-# nothing denied; and with WatchdogSec=3s a loop blocked on purpose
-# (debug-block) is killed by the watchdog and restarted.
+# nothing denied; MemoryMax= and TasksMax= in force, and the peaks of the
+# unit's cgroup while it investigates well inside them; the hook and a
+# probe run as nobody without any capability; IPAddressAllow= lets a
+# datagram from a port's namespace to a private address through and
+# refuses one to a public address; engine-readers.conf makes the VMA
+# reader work with no capability added; and with WatchdogSec=3s a loop
+# blocked on purpose (debug-block) is killed by the watchdog and restarted.
 . "$(dirname "$0")/lib.sh"
 t_init
 command -v systemd-nspawn >/dev/null || { fail "systemd-nspawn is missing (tools/deps.sh installs systemd-container)"; exit 1; }
@@ -79,6 +84,9 @@ r watchdog "$(systemctl show -p WatchdogUSec --value nicstalld)"
 r status "$(systemctl show -p StatusText --value nicstalld | tr ' ' _)"
 pid=$(systemctl show -p MainPID --value nicstalld)
 r capeff "$(awk '/^CapEff/ { print $2 }' /proc/$pid/status)"
+r memmax "$(systemctl show -p MemoryMax --value nicstalld)"
+r tasksmax "$(systemctl show -p TasksMax --value nicstalld)"
+r ipdeny "$(systemctl show -p IPAddressDeny --value nicstalld)"
 r capbnd "$(awk '/^CapBnd/ { print $2 }' /proc/$pid/status)"
 r nonewprivs "$(awk '/^NoNewPrivs/ { print $2 }' /proc/$pid/status)"
 r seccomp "$(awk '/^Seccomp:/ { print $2 }' /proc/$pid/status)"
@@ -101,9 +109,18 @@ r reload_failed_event "$(journalctl -u nicstalld -o json NICSTALL_EVENT=reload-f
 # the features under the sandbox: the ports' namespaces are made after
 # the daemon started (as a benchmark harness does), a stall on the pair is
 # investigated (setns, rtnetlink, sock_diag, the tc eBPF tracker, pings,
-# captures, thread readings, /dev/kmsg, the reprogram) and bundled
+# captures, thread readings, /dev/kmsg, the reprogram) and bundled; its
+# hook and probe print what they run with, and the probe sends a datagram
+# to a private and to a public address (IPAddressAllow=)
+cat > /etc/nicstalld/hook.sh <<'H'
+#!/bin/sh
+{ grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):' /proc/self/status
+  head -c 1 "$1/manifest.json" > /dev/null && echo "Bundle: readable"; } > /dev/shm/hook.status 2>&1
+H
+chmod 755 /etc/nicstalld/hook.sh
 cat > /etc/nicstalld/nicstalld.conf <<C
 [daemon]
+bundle_hook = /etc/nicstalld/hook.sh
 interval = 200ms
 incident_cooldown = 0s
 reprogram_interval = 0s
@@ -116,6 +133,7 @@ flows = tcp port 11111-11112
 tracker_hooks = always
 peer = srv
 peer_address = 10.9.0.2
+probe = /bin/bash -c "grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+|NoNewPrivs):' /proc/self/status; (echo x > /dev/udp/10.9.0.2/9) && echo private:sent; (echo x > /dev/udp/198.51.100.2/9) && echo public:sent; true"
 [port srv]
 netns = ubB
 interface = vB
@@ -130,6 +148,7 @@ r ns_before "$(nicstallctl -j status | jq -r '[.ports[].state] | join(",")')"
 ip netns add ubA && ip netns add ubB
 ip link add vA netns ubA type veth peer name vB netns ubB
 ip -n ubA addr add 10.9.0.1/24 dev vA && ip -n ubB addr add 10.9.0.2/24 dev vB
+ip -n ubA addr add 198.51.100.1/24 dev vA && ip -n ubB addr add 198.51.100.2/24 dev vB
 for n in ubA ubB; do ip -n $n link set lo up; done
 ip -n ubA link set vA up && ip -n ubB link set vB up
 for i in $(seq 1 50); do
@@ -147,12 +166,29 @@ nicstallctl -j flows > /opt/out/flows.json
 ip netns exec ubB nft add table inet t
 ip netns exec ubB nft add chain inet t pre '{ type filter hook prerouting priority -300; }'
 ip netns exec ubB nft add rule inet t pre tcp dport 11111 drop
+# the unit's peaks while it investigates, from its cgroup (the container
+# may have no memory or pids controller of its own: the resident memory of
+# its processes, summed, and its threads, counted)
+cg=$(systemctl show -p ControlGroup --value nicstalld)
+for d in /sys/fs/cgroup/unified /sys/fs/cgroup; do [ -e "$d$cg/cgroup.procs" ] && cg=$d$cg && break; done
+( mm=0 tm=0; while [ ! -e /opt/out/stop-sampling ]; do
+	m=0; for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do
+		k=$(awk '/^VmRSS/ { print $2 }' /proc/$p/status 2>/dev/null); m=$((m + ${k:-0})); done
+	t=$(wc -l < "$cg/cgroup.threads" 2>/dev/null)
+	[ "$m" -gt "$mm" ] && mm=$m; [ "${t:-0}" -gt "$tm" ] && tm=$t
+	echo "$mm $tm" > /opt/out/peaks; sleep 0.05; done ) &
 for i in $(seq 1 100); do
 	# jq 1.6 -e exits 0 on no input at all: "input" makes that an error
 	nicstallctl -j incident show 2>/dev/null | jq -en 'input | .record.state == "complete"' >/dev/null && break
 	sleep 0.3
 done
 nicstallctl -j incident show > /opt/out/rec.json 2>&1
+for i in $(seq 1 50); do [ -s /dev/shm/hook.status ] && break; sleep 0.2; done
+cp /dev/shm/hook.status /opt/out/hook.status 2>/dev/null
+touch /opt/out/stop-sampling
+r peak_mem "$(cut -d' ' -f1 /opt/out/peaks)"
+r peak_tasks "$(cut -d' ' -f2 /opt/out/peaks)"
+r peak_rss_kib "$(awk '/^VmHWM/ { print $2 }' /proc/$(systemctl show -p MainPID --value nicstalld)/status)"
 ip netns exec ubB nft delete table inet t
 r inv_bundle_group "$(stat -c %G "$(jq -r .record.bundle /opt/out/rec.json)" 2>&1)"
 journalctl -u nicstalld -o json --no-pager > /opt/out/journal.json
@@ -238,7 +274,7 @@ check "StatusText is the daemon's STATUS" bash -c "[[ '$(R status)' == 1/2_port\
 # capabilities: nspawn gives the container CAP_BPF, CAP_PERFMON and
 # CAP_SYSLOG too (and lets bpf/perf_event_open through its own seccomp
 # filter), so the daemon holds exactly the unit's bounding set
-unit=$(( (1<<12) | (1<<13) | (1<<19) | (1<<21) | (1<<34) | (1<<38) | (1<<39) ))
+unit=$(( (1<<5) | (1<<6) | (1<<7) | (1<<8) | (1<<12) | (1<<13) | (1<<19) | (1<<21) | (1<<34) | (1<<38) | (1<<39) ))
 eff=$(( 16#$(R capeff) )) bnd=$(( 16#$(R capbnd) ))
 check "effective capabilities are the unit's set ($(R capeff))" test "$eff" -eq "$unit"
 check "and so is the bounding set ($(R capbnd))" test "$bnd" -eq "$unit"
@@ -246,6 +282,10 @@ check "NoNewPrivileges" test "$(R nonewprivs)" = 1
 check "a seccomp filter is on" test "$(R seccomp)" = 2
 check "the daemon is a member of nicstall (SupplementaryGroups)" bash -c "echo ',$(R groups),' | grep -q ',$(R nicstall_gid),'"
 check "nicstallctl status answers" test "$(R ctl_status)" = 0
+check "MemoryMax=1G and TasksMax=128 are in force ($(R memmax), $(R tasksmax))" \
+	test "$(R memmax) $(R tasksmax)" = "1073741824 128"
+check "IPAddressDeny=any is in force ($(R ipdeny))" \
+	bash -c "echo ' $(R ipdeny) ' | grep -q ' 0.0.0.0/0 ' && echo ' $(R ipdeny) ' | grep -q ' ::/0 '"
 check "a bundle gets the group nicstall; bundles/ is 2750" test "$(R bundle_group) $(R bundles_mode)" = "nicstall 2750:nicstall"
 check "the metrics file is written 0644 under ProtectSystem=strict" test "$(R metrics_mode)" = 644
 check "systemctl reload of a good file succeeds" test "$(R good_reload)" = 0
@@ -271,6 +311,25 @@ check "the reprogram was performed, and the kernel log (/dev/kmsg) read" \
 check "no step of it failed" jq -en 'input | [.record.steps[] | select(.outcome == "failed")] | length == 0' "$T_DIR/out/rec.json" ||
 	jq -c '.record.steps[] | select(.outcome != "ok")' "$T_DIR/out/rec.json"
 check "the bundle of the investigation is in group nicstall" test "$(R inv_bundle_group)" = nicstall
+echo "note: under the unit, investigating: the cgroup's peak resident memory $(( $(R peak_mem) / 1024 )) MiB and $(R peak_tasks) tasks; the daemon's VmHWM $(( $(R peak_rss_kib) / 1024 )) MiB"
+check "its peaks were measured and stay well inside MemoryMax and TasksMax ($(R peak_mem) KiB, $(R peak_tasks) tasks)" \
+	test "$(R peak_mem)" -gt 0 -a "$(R peak_mem)" -lt 524288 -a "$(R peak_tasks)" -gt 0 -a "$(R peak_tasks)" -lt 64
+# the children under the unit: probe_exec's privilege drop works inside
+# the sandbox (seccomp, the bounding set), and the IP allow list applies in
+# the port's namespace
+jq -r '.record.probes[] | select(.argv[0] == "/bin/bash") | .output' "$T_DIR/out/rec.json" > "$T_DIR/probe.out"
+field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$1"; }
+for who in probe hook; do
+	f=$T_DIR/probe.out; [ $who = hook ] && f=$T_DIR/out/hook.status
+	caps=$(for s in CapInh CapPrm CapEff CapBnd CapAmb; do field "$f" $s; done | sort -u | tr '\n' ' ')
+	check "$who: uid nobody, no capability in any set, no new privileges ($(field "$f" Uid) / $caps/ $(field "$f" NoNewPrivs))" \
+		test "$(field "$f" Uid)|$caps|$(field "$f" NoNewPrivs)" = "65534 65534 65534 65534|0000000000000000 |1"
+done
+check "hook: group nicstall, reads the bundle ($(field "$T_DIR/out/hook.status" Gid))" \
+	test "$(field "$T_DIR/out/hook.status" Gid | cut -d' ' -f1):$(field "$T_DIR/out/hook.status" Bundle)" = "$(R nicstall_gid):readable"
+check "IPAddressAllow: a datagram to a private address leaves the port's namespace" grep -qx 'private:sent' "$T_DIR/probe.out"
+check "a datagram to a public one is refused by the filter (EPERM)" \
+	bash -c "grep -q 'write error: Operation not permitted' '$T_DIR/probe.out' && ! grep -q public:sent '$T_DIR/probe.out'" || cat "$T_DIR/probe.out"
 denied=$(jq -r 'select(.MESSAGE | test("not permitted|Permission denied|seccomp|EPERM|EACCES"; "i")) | .MESSAGE' "$T_DIR/out/journal.json" 2>/dev/null | head -5)
 check "nothing of the daemon was denied by its sandbox${denied:+: $denied}" test -z "$denied"
 # engine-readers.conf: the VMA reader under the sandbox
@@ -280,8 +339,8 @@ check "with engine-readers.conf the daemon reads and bumps both engines' files (
 	test "$(R vma_bumped_dropin)" = 2 || cat "$T_DIR/out/vma-dropin.json"
 check "so the engine publishes ($(R vma_published_dropin) copies) and its flows are watched ($(R vma_flows_dropin))" \
 	test "$(R vma_published_dropin)" -gt 0 -a "$(R vma_flows_dropin)" -ge 2
-check "the drop-in adds CAP_DAC_OVERRIDE, nothing else ($(R dropin_capbnd))" \
-	test "$(( 16#$(R dropin_capbnd) ))" -eq "$(( unit | (1<<1) ))"
+check "the drop-in adds no capability: the bump opens as the file's owner ($(R dropin_capbnd))" \
+	test "$(( 16#$(R dropin_capbnd) ))" -eq "$unit"
 denied=$(jq -r 'select(.MESSAGE | test("not permitted|Permission denied|Read-only|EPERM|EACCES|EROFS"; "i")) | .MESSAGE' "$T_DIR/out/journal-vma.json" 2>/dev/null | head -3)
 check "and nothing of the daemon was denied with it${denied:+: $denied}" test -z "$denied" -a -s "$T_DIR/out/journal-vma.json"
 check "with WatchdogSec=3s the service runs" test "$(R restarts_before)" = 0

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,51 @@ static int load_bytes(const char *text, size_t len, struct conf **c, struct msgs
 	n = conf_load(path, c, collect, ms);
 	unlink(path);
 	return n;
+}
+
+static void conf_load__children__unprivileged_by_default(void **state)
+{
+	struct group *gr = getgrnam("nicstall");
+	struct conf *c = NULL;
+	struct msgs ms;
+
+	(void)state;
+	/* the hook: nobody, with the bundles' group where it exists; probes:
+	 * nobody with its own group; neither keeps a capability */
+	assert_int_equal(load("[daemon]\nbundle_hook = /bin/true\n[port a]\ninterface = eth0\n"
+			      "probe = ip -s link\n", &c, &ms), 0);
+	assert_int_equal(c->hook_cred.priv, PROBE_EXEC_UNPRIV);
+	assert_int_equal(c->hook_cred.uid, 65534);
+	assert_int_equal(c->hook_cred.gid, gr ? gr->gr_gid : 65534);
+	assert_int_equal(c->probe_cred.priv, PROBE_EXEC_UNPRIV);
+	assert_int_equal(c->probe_cred.uid, 65534);
+	assert_int_equal(c->probe_cred.gid, 65534);
+	conf_free(c);
+	/* named ones, numbers too; probe_user = root is the opt-in */
+	assert_int_equal(load("[daemon]\nbundle_hook = /bin/true\nhook_user = 4000\n"
+			      "hook_group = 4001\nprobe_user = root\n[port a]\ninterface = eth0\n"
+			      "probe = ip -s link\n", &c, &ms), 0);
+	assert_int_equal(c->hook_cred.uid, 4000);
+	assert_int_equal(c->hook_cred.gid, 4001);
+	assert_int_equal(c->probe_cred.priv, PROBE_EXEC_DAEMON);
+	conf_free(c);
+}
+
+static void conf_load__children__root_or_unknown_refused_with_line(void **state)
+{
+	struct conf *c = NULL;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("[daemon]\nbundle_hook = /bin/true\nhook_user = root\n"
+			      "hook_group = no-such-group-x\nprobe_user = 0\n"
+			      "[port a]\ninterface = eth0\nprobe = ip -s link\n", &c, &ms), 3);
+	assert_null(c);
+	assert_non_null(strstr(ms.m[0], ":3: hook_user: 'root' is uid 0: the hook runs unprivileged"));
+	assert_non_null(strstr(ms.m[1], ":4: hook_group: no group 'no-such-group-x'"));
+	assert_non_null(strstr(ms.m[2], ":5: probe_user: '0' is uid 0: write probe_user = root"));
+	assert_int_equal(load("[daemon]\nhook_user = no-such-user-x\n", &c, &ms), 1);
+	assert_non_null(strstr(ms.m[0], ":2: hook_user: no user 'no-such-user-x' on this host"));
 }
 
 static void conf_load__text_after_nul__error_with_line(void **state)
@@ -222,6 +268,8 @@ int main(void)
 		cmocka_unit_test(conf_load__structural_errors__named),
 		cmocka_unit_test(conf_load__tracker_attach__values_and_bad_value),
 		cmocka_unit_test(conf_load__missing_file__named),
+		cmocka_unit_test(conf_load__children__unprivileged_by_default),
+		cmocka_unit_test(conf_load__children__root_or_unknown_refused_with_line),
 		cmocka_unit_test(conf_load__text_after_nul__error_with_line),
 		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),
 		cmocka_unit_test(conf_profile_for_driver__names__profiles),

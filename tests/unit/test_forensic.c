@@ -195,12 +195,13 @@ static void f_cap_free(struct probe_cap *c)
 	}
 }
 
-static struct probe_exec *f_exec_start(struct loop *l, const char *const *argv, int nsfd,
+static struct probe_exec *f_exec_start(struct loop *l, const char *const *argv,
+				       const struct probe_exec_cred *cred, int nsfd,
 				       uint64_t timeout_ns, size_t max_output,
 				       void (*done)(struct probe_exec *, void *), void *arg,
 				       char *err, size_t errlen)
 {
-	(void)l; (void)argv; (void)nsfd; (void)timeout_ns; (void)max_output; (void)done;
+	(void)l; (void)argv; (void)cred; (void)nsfd; (void)timeout_ns; (void)max_output; (void)done;
 	(void)arg;
 	snprintf(err, errlen, "not in this test");
 	return NULL;

@@ -14,6 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+
 #include "lib/fsutil.h"
 
 struct fx {
@@ -45,6 +49,52 @@ static int teardown(void **state)
 		fprintf(stderr, "teardown: %s failed\n", cmd);
 	free(f);
 	return 0;
+}
+
+/* CAP_DAC_OVERRIDE (and _READ_SEARCH) out of the effective set, or back */
+static void dac_effective(int on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	unsigned m = (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH);
+
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	d[0].effective = on ? d[0].effective | (d[0].permitted & m) : d[0].effective & ~m;
+	assert_int_equal(syscall(SYS_capset, &h, d), 0);
+}
+
+static void fsu_open_as__file_of_another_user__written_as_its_owner(void **state)
+{
+	struct fx *f = *state;
+	char path[128];
+	int fd;
+
+	/* a VMA statistics file: the engine's user's, mode 0644 */
+	snprintf(path, sizeof(path), "%s/vmastat.1", f->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	dac_effective(0);
+	/* root without CAP_DAC_OVERRIDE may not write it... */
+	assert_int_equal(open(path, O_WRONLY), -1);
+	assert_int_equal(errno, EACCES);
+	/* ...its owner may, and so may root as its owner */
+	fd = fsu_open_as(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 65534);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	close(fd);
+	/* and the identity is ours again: the plain open still fails, a file
+	 * the user could not write is not written through it */
+	assert_int_equal(setfsuid((uid_t)-1), 0);
+	assert_int_equal(open(path, O_WRONLY), -1);
+	assert_int_equal(chmod(path, 0444), 0);
+	assert_int_equal(fsu_open_as(path, O_WRONLY, 65534), -1);
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(fsu_open_as(path, O_WRONLY | O_CREAT, 65534), -1);
+	assert_int_equal(errno, EINVAL);
+	dac_effective(1);
 }
 
 static void put(struct fx *f, const char *rel, const char *text)
@@ -386,6 +436,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fsu_mkparents_at__nested__created, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_private_dir__owners_and_modes__checked_at_every_level, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_replace_at__planted_tmp_link__not_followed, setup, teardown),
+		cmocka_unit_test_setup_teardown(fsu_open_as__file_of_another_user__written_as_its_owner, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

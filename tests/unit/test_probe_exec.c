@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 
 struct ctx {
 	struct loop *l;
+	struct probe_exec_cred cred;    /* start()'s: the daemon's unless a test says */
 	struct loop_timer *guard, *settle, *tick;
 	struct probe_exec *p;
 	int done_calls;
@@ -69,6 +73,7 @@ static void done_cb(struct probe_exec *p, void *arg)
 static void ctx_init(struct ctx *c)
 {
 	memset(c, 0, sizeof(*c));
+	c->cred.priv = PROBE_EXEC_DAEMON;
 	c->l = loop_new();
 	assert_non_null(c->l);
 	c->guard = loop_timer_new(c->l, guard_cb, c);
@@ -100,7 +105,7 @@ static struct probe_exec *start(struct ctx *c, const char *const *argv, int nsfd
 				uint64_t timeout_ns, size_t max_out)
 {
 	char err[256] = "";
-	struct probe_exec *p = probe_exec_start(c->l, argv, nsfd, timeout_ns, max_out,
+	struct probe_exec *p = probe_exec_start(c->l, argv, &c->cred, nsfd, timeout_ns, max_out,
 						done_cb, c, err, sizeof(err));
 
 	if (!p)
@@ -599,6 +604,207 @@ static void split_err(const char *line, const char *want)
 		fail_msg("split [%s]: error '%s' lacks '%s'", line, err, want);
 }
 
+/* ---- privileges: what each kind of child is left with ---- */
+
+struct status {
+	char uid[64], gid[64], groups[128];
+	char inh[24], prm[24], eff[24], bnd[24], amb[24];
+	int nnp;
+};
+
+/* The fields of /proc/self/status the child printed (tabs made spaces). */
+static void parse_status(const char *out, struct status *st)
+{
+	char line[256];
+	const char *p = out;
+
+	memset(st, 0, sizeof(*st));
+	st->nnp = -1;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char *v;
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+		for (char *t = line; *t; t++)
+			if (*t == '\t')
+				*t = ' ';
+		if (!(v = strchr(line, ':')))
+			continue;
+		*v++ = '\0';
+		while (*v == ' ')
+			v++;
+		for (char *e = v + strlen(v); e > v && e[-1] == ' '; )
+			*--e = '\0';
+#define FIELD(name, dst) if (!strcmp(line, name)) snprintf(dst, sizeof(dst), "%s", v)
+		FIELD("Uid", st->uid);
+		FIELD("Gid", st->gid);
+		FIELD("Groups", st->groups);
+		FIELD("CapInh", st->inh);
+		FIELD("CapPrm", st->prm);
+		FIELD("CapEff", st->eff);
+		FIELD("CapBnd", st->bnd);
+		FIELD("CapAmb", st->amb);
+#undef FIELD
+		if (!strcmp(line, "NoNewPrivs"))
+			st->nnp = atoi(v);
+	}
+}
+
+#define NOCAPS "0000000000000000"
+
+/* The parent holds more than a child may get: a supplementary group, a
+ * capability in its inheritable and ambient sets (root's bounding,
+ * permitted and effective sets are full already). Undone by
+ * parent_plain. */
+static void parent_rich(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	gid_t g = 4242;
+
+	assert_int_equal(setgroups(1, &g), 0);
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	d[0].inheritable |= 1u << CAP_NET_RAW;
+	assert_int_equal(syscall(SYS_capset, &h, d), 0);
+	assert_int_equal(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_NET_RAW, 0, 0), 0);
+}
+
+static void parent_plain(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	assert_int_equal(syscall(SYS_capget, &h, d), 0);
+	d[0].inheritable = d[1].inheritable = 0;
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	assert_int_equal(syscall(SYS_capset, &h, d), 0);
+	assert_int_equal(setgroups(0, NULL), 0);
+}
+
+static void status_as(struct probe_exec_cred cred, struct status *st)
+{
+	const char *argv[] = { "cat", "/proc/self/status", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	ctx_init(&c);
+	c.cred = cred;
+	parent_rich();
+	start(&c, argv, -1, 5000 * MS, 65536);
+	parent_plain();
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	if (!r->exited || r->status != 0)
+		fail_msg("cat /proc/self/status: %s (exit %d)", r->error, r->status);
+	parse_status(r->out, st);
+	ctx_fini(&c);
+}
+
+/* uid and gid as Uid:/Gid: show them, no supplementary group, nothing in
+ * any capability set, no new privileges */
+static void assert_bare(const struct status *st, const char *uid, const char *gid)
+{
+	assert_string_equal(st->uid, uid);
+	assert_string_equal(st->gid, gid);
+	assert_string_equal(st->groups, "");
+	assert_string_equal(st->inh, NOCAPS);
+	assert_string_equal(st->prm, NOCAPS);
+	assert_string_equal(st->eff, NOCAPS);
+	assert_string_equal(st->bnd, NOCAPS);
+	assert_string_equal(st->amb, NOCAPS);
+	assert_int_equal(st->nnp, 1);
+}
+
+static void probe_exec_start__unpriv__user_group_no_caps_no_new_privs(void **state)
+{
+	struct status st;
+
+	(void)state;
+	/* the hook's and a probe's kind: nobody, group 4343 (as the hook gets
+	 * group nicstall), not the parent's groups, nothing in any set */
+	status_as((struct probe_exec_cred){ PROBE_EXEC_UNPRIV, 65534, 4343 }, &st);
+	assert_bare(&st, "65534 65534 65534 65534", "4343 4343 4343 4343");
+}
+
+static void probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs(void **state)
+{
+	struct status st;
+
+	(void)state;
+	/* Onload's tools: uid 0 (the driver's test), no capability at all, and
+	 * an exec cannot give root's full sets back (empty bounding set, no
+	 * new privileges) */
+	status_as((struct probe_exec_cred){ PROBE_EXEC_ROOT_NOCAPS, 1, 1 }, &st);
+	assert_bare(&st, "0 0 0 0", "0 0 0 0");
+}
+
+static void probe_exec_start__daemon__keeps_the_daemons_sets(void **state)
+{
+	struct status st;
+
+	(void)state;
+	/* probe_user = root: the daemon's own uid and sets, on purpose */
+	status_as((struct probe_exec_cred){ PROBE_EXEC_DAEMON, 0, 0 }, &st);
+	assert_string_equal(st.uid, "0 0 0 0");
+	assert_string_not_equal(st.eff, NOCAPS);
+	assert_string_not_equal(st.bnd, NOCAPS);
+}
+
+static void probe_exec_start__drop_fails__not_run_error_names_step(void **state)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2], saved[2];
+	char dir[] = "/tmp/test_probe_priv.XXXXXX", mark[64];
+	const char *argv[] = { "touch", mark, NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	/* without CAP_SETPCAP the bounding set cannot be dropped: the child
+	 * must end there, not run with the set it has */
+	assert_int_equal(syscall(SYS_capget, &h, saved), 0);
+	memcpy(d, saved, sizeof(d));
+	d[0].effective &= ~(1u << CAP_SETPCAP);
+	assert_int_equal(syscall(SYS_capset, &h, d), 0);
+	ctx_init(&c);
+	c.cred = (struct probe_exec_cred){ PROBE_EXEC_UNPRIV, 65534, 65534 };
+	start(&c, argv, -1, 5000 * MS, 4096);
+	assert_int_equal(syscall(SYS_capset, &h, saved), 0);
+	ctx_run(&c, 5000 * MS);
+	r = probe_exec_result(c.p);
+	assert_true(r->priv_failed);
+	assert_false(r->exited && r->status == 0);
+	assert_non_null(strstr(r->error, "touch: not run: dropping privileges to uid 65534 gid 65534 "
+				"failed at PR_CAPBSET_DROP"));
+	assert_int_equal(access(mark, F_OK), -1);
+	ctx_fini(&c);
+	rmdir(dir);
+}
+
+static void probe_exec_start__no_cred__refused(void **state)
+{
+	const char *argv[] = { "true", NULL };
+	struct ctx c;
+	char err[128] = "";
+
+	(void)state;
+	ctx_init(&c);
+	assert_null(probe_exec_start(c.l, argv, NULL, -1, 0, 4096, done_cb, &c, err, sizeof(err)));
+	assert_non_null(strstr(err, "no privileges chosen"));
+	c.cred.priv = 0;
+	assert_null(probe_exec_start(c.l, argv, &c.cred, -1, 0, 4096, done_cb, &c, err,
+				     sizeof(err)));
+	loop_timer_free(c.guard);
+	loop_timer_free(c.settle);
+	loop_timer_free(c.tick);
+	loop_free(c.l);
+}
+
 static void probe_exec_split__cases__words(void **state)
 {
 	(void)state;
@@ -642,6 +848,11 @@ int main(void)
 		cmocka_unit_test(probe_exec_terminate__ignores_sigterm__grace_then_killed),
 		cmocka_unit_test(probe_exec_to_json__echo__fields),
 		cmocka_unit_test(probe_exec_to_json__binary_output__valid_text),
+		cmocka_unit_test(probe_exec_start__unpriv__user_group_no_caps_no_new_privs),
+		cmocka_unit_test(probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs),
+		cmocka_unit_test(probe_exec_start__daemon__keeps_the_daemons_sets),
+		cmocka_unit_test(probe_exec_start__drop_fails__not_run_error_names_step),
+		cmocka_unit_test(probe_exec_start__no_cred__refused),
 		cmocka_unit_test(probe_exec_split__cases__words),
 		cmocka_unit_test(probe_exec_split__unbalanced__error_names_column),
 	};
