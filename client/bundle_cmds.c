@@ -14,6 +14,7 @@
 #include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,10 +238,7 @@ int cmd_show(struct cli *c)
 	txt = bundle_read_file(path, "summary.txt", 1u << 20, &n, err, sizeof(err));
 	if (!txt)
 		return cli_error("%s", err);
-	for (size_t i = 0; i < n; i++)  /* a bundle must not drive the terminal */
-		if ((unsigned char)txt[i] < 0x20 && txt[i] != '\n' && txt[i] != '\t')
-			txt[i] = '?';
-	fwrite(txt, 1, n, stdout);
+	util_term_put(stdout, txt, n, SIZE_MAX, 1);     /* a bundle must not drive the terminal */
 	free(txt);
 	rep = report_load_dir(path, err, sizeof(err));
 	if (rep) {

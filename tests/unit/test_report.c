@@ -544,6 +544,32 @@ static void report_timeline__hostile_names__no_control_characters(void **state)
 	json_object_put(m);
 }
 
+/* issue 34 finding 8: U+009B (UTF-8 C2 9B), the byte 0x9B and a
+ * right-to-left override in the bundle's step fields never reach the
+ * terminal */
+static void report_timeline__c1_controls__replaced(void **state)
+{
+	struct json_object *m = jparse("{\"schema\": 1, \"port\": \"p\", \"steps\": [ {\"step\": "
+				       "\"ping\\u009b2J\", \"port\": \"p\\u202eq\", \"start_ms\": 1, "
+				       "\"outcome\": \"o\x9b" "31m\", \"note\": \"n\\u0085x\"} ] }");
+	char err[256], *buf = NULL;
+	size_t len = 0;
+	struct report *r = report_load_mem(m, NULL, 0, err, sizeof(err));
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(report_timeline(r, NULL, 1, f), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "ping?2J (p?q): o?31m, n?x"));
+	assert_null(memmem(buf, len, "\x9b", 1));
+	assert_null(memmem(buf, len, "\xc2\x85", 2));
+	assert_null(memmem(buf, len, "\xe2\x80\xae", 3));
+	free(buf);
+	report_free(r);
+	json_object_put(m);
+}
+
 /* ---- a window whose sources bring a counter's sum back to 0 ---- */
 
 /* window.json for port "server" (profile mlx5): its second interval holds
@@ -622,6 +648,7 @@ int main(void)
 		cmocka_unit_test(report_html__751_counters_120s_two_ports__under_2_mib),
 		cmocka_unit_test(report_timeline__fixture__steps_offsets_and_sparklines),
 		cmocka_unit_test(report_timeline__hostile_names__no_control_characters),
+		cmocka_unit_test(report_timeline__c1_controls__replaced),
 		cmocka_unit_test(report__window_sum_wraps_to_zero__listed_once_and_saturated),
 	};
 
