@@ -51,8 +51,13 @@ static void sparkline(FILE *f, const struct iv *iv, size_t n, int k, double t0, 
 			fputc(' ', f);
 			continue;
 		}
-		lvl = vmax > 0 ? (int)(v / vmax * 7.999) : 0;
-		lvl = lvl < 0 ? 0 : lvl > 7 ? 7 : lvl;
+		{
+			/* clamped before the cast: a sum of rates near the
+			 * bound can reach infinity, and (int)inf is undefined */
+			double q = vmax > 0 ? v / vmax * 7.999 : 0;
+
+			lvl = !(q > 0) ? 0 : q >= 7 ? 7 : (int)q;
+		}
 		if (utf8)
 			fputs(blocks[lvl], f);
 		else

@@ -279,7 +279,8 @@ int util_valid_name(const char *s, size_t max)
  * invalid here) and the bidirectional embeddings, overrides and isolates
  * U+202A..U+202E, U+2066..U+2069 (they reorder what is shown). Short: a
  * valid start cut by the end of s (the stream filter waits for the rest). */
-enum { CH_TEXT, CH_CONTROL, CH_INVALID, CH_SHORT };
+enum { CH_TEXT = UTIL_CH_TEXT, CH_CONTROL = UTIL_CH_CONTROL, CH_INVALID = UTIL_CH_INVALID,
+       CH_SHORT = UTIL_CH_SHORT };
 
 static int utf8_char(const unsigned char *s, size_t len, size_t *n)
 {
@@ -304,6 +305,11 @@ static int utf8_char(const unsigned char *s, size_t len, size_t *n)
 					(s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9))))
 		return CH_CONTROL;
 	return CH_TEXT;
+}
+
+int util_utf8_char(const char *s, size_t len, size_t *n)
+{
+	return utf8_char((const unsigned char *)s, len, n);
 }
 
 /* What util_term_* keep: text, and tab and newline when lines is set;

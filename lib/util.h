@@ -44,6 +44,13 @@ ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size);
  * '?', one per character, one per byte when invalid.
  * util_utf8_clean: a malloc'd copy of s[0..len) (NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);
+/* The filter's classifier, for writers with escapes of their own (the
+ * report's HTML): the character at s[0..len) (len > 0), its length in *n
+ * (1 for a byte that is not valid UTF-8), and what it is: text, a control
+ * (tab and newline are controls: the caller decides), invalid, or a valid
+ * start cut short by len. */
+enum { UTIL_CH_TEXT, UTIL_CH_CONTROL, UTIL_CH_INVALID, UTIL_CH_SHORT };
+int util_utf8_char(const char *s, size_t len, size_t *n);
 /* The same written to f: at most max characters of s[0..len), tab and
  * newline kept only when lines is set (one-line fields). 0, or -1 when f
  * has an error. */

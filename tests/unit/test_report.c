@@ -571,6 +571,29 @@ static void report_timeline__c1_controls__replaced(void **state)
 	json_object_put(m);
 }
 
+/* The page's escaping uses the same classifier: U+009B (C2 9B) and U+0085
+ * in a step's note became part of the page (found by fuzz_bundle's check
+ * that the page passes the terminal filter unchanged). */
+static void report_html__c1_controls__replaced(void **state)
+{
+	struct json_object *m = jparse("{\"schema\": 1, \"port\": \"p\", \"steps\": [ {\"step\": "
+				       "\"ping\", \"start_ms\": 1, \"outcome\": \"o\\u009b31m\", "
+				       "\"note\": \"n\\u0085x\x9by\"} ] }");
+	size_t len;
+	char *h = html_of_manifest(m, NULL, 0, &len), *c;
+
+	(void)state;
+	assert_null(memmem(h, len, "\xc2\x9b", 2));
+	assert_null(memmem(h, len, "\xc2\x85", 2));
+	assert_non_null(strstr(h, "o\xef\xbf\xbd" "31m"));
+	assert_non_null(strstr(h, "n\xef\xbf\xbdx\xef\xbf\xbdy"));
+	c = util_utf8_clean(h, len);
+	assert_string_equal(c, h);
+	free(c);
+	free(h);
+	json_object_put(m);
+}
+
 /* Snapshots of 60000 flows each (a busy host's, or a hostile bundle's):
  * the siblings are matched by an index, not by a scan per flow (the landed
  * page compared every flow with every other: 3.6e9 string comparisons). */
@@ -689,6 +712,7 @@ int main(void)
 		cmocka_unit_test(report_timeline__fixture__steps_offsets_and_sparklines),
 		cmocka_unit_test(report_timeline__hostile_names__no_control_characters),
 		cmocka_unit_test(report_timeline__c1_controls__replaced),
+		cmocka_unit_test(report_html__c1_controls__replaced),
 		cmocka_unit_test(report_html__60000_snapshot_flows__linear_time),
 		cmocka_unit_test(report__window_sum_wraps_to_zero__listed_once_and_saturated),
 	};
