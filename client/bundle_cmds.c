@@ -99,18 +99,19 @@ static void list_cb(const char *path, struct json_object *man, uint64_t bytes, v
  * copied beside the origin's): each is shown once. */
 static void drop_local(struct listing *ls)
 {
-	struct json_object *keep = json_object_new_array();
+	struct json_object *keep = json_object_new_array(), *here = json_object_new_object();
 
+	/* the names here as a set: manifests (hostile) announce any number */
+	for (size_t j = 0; j < jx_len(ls->arr); j++)
+		json_object_object_add(here, jx_text(json_object_array_get_idx(ls->arr, j), "name"),
+				       NULL);
 	for (size_t i = 0; i < jx_len(ls->announced); i++) {
 		struct json_object *a = json_object_array_get_idx(ls->announced, i);
-		int here = 0;
 
-		for (size_t j = 0; j < jx_len(ls->arr) && !here; j++)
-			here = !strcmp(jx_text(a, "bundle"),
-				       jx_text(json_object_array_get_idx(ls->arr, j), "name"));
-		if (!here)
+		if (!json_object_object_get_ex(here, jx_text(a, "bundle"), NULL))
 			json_object_array_add(keep, json_object_get(a));
 	}
+	json_object_put(here);
 	json_object_put(ls->announced);
 	ls->announced = keep;
 }
