@@ -525,23 +525,32 @@ static void report_timeline__fixture__steps_offsets_and_sparklines(void **state)
 	free(a);
 }
 
+/* The text timeline of manifest m alone (malloc'd, its length in *len). */
+static char *timeline_of(struct json_object *m, int utf8, size_t *len)
+{
+	char err[256], *buf = NULL;
+	struct report *r = report_load_mem(m, NULL, 0, err, sizeof(err));
+	FILE *f = open_memstream(&buf, len);
+
+	assert_non_null(r);
+	assert_non_null(f);
+	assert_int_equal(report_timeline(r, NULL, utf8, f), 0);
+	fclose(f);
+	report_free(r);
+	return buf;
+}
+
 static void report_timeline__hostile_names__no_control_characters(void **state)
 {
 	struct json_object *m = jparse(hostile);
-	char err[256], *buf = NULL;
 	size_t len = 0;
-	struct report *r = report_load_mem(m, NULL, 0, err, sizeof(err));
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = timeline_of(m, 0, &len);
 
 	(void)state;
-	assert_non_null(r);
-	assert_int_equal(report_timeline(r, NULL, 0, f), 0);
-	fclose(f);
 	for (size_t i = 0; i < len; i++)
 		assert_true(buf[i] == '\n' || (unsigned char)buf[i] >= 0x20);
 	assert_non_null(strstr(buf, "?bell?[31m"));
 	free(buf);
-	report_free(r);
 	json_object_put(m);
 }
 
@@ -553,21 +562,15 @@ static void report_timeline__c1_controls__replaced(void **state)
 	struct json_object *m = jparse("{\"schema\": 1, \"port\": \"p\", \"steps\": [ {\"step\": "
 				       "\"ping\\u009b2J\", \"port\": \"p\\u202eq\", \"start_ms\": 1, "
 				       "\"outcome\": \"o\x9b" "31m\", \"note\": \"n\\u0085x\"} ] }");
-	char err[256], *buf = NULL;
 	size_t len = 0;
-	struct report *r = report_load_mem(m, NULL, 0, err, sizeof(err));
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = timeline_of(m, 1, &len);
 
 	(void)state;
-	assert_non_null(r);
-	assert_int_equal(report_timeline(r, NULL, 1, f), 0);
-	fclose(f);
 	assert_non_null(strstr(buf, "ping?2J (p?q): o?31m, n?x"));
 	assert_null(memmem(buf, len, "\x9b", 1));
 	assert_null(memmem(buf, len, "\xc2\x85", 2));
 	assert_null(memmem(buf, len, "\xe2\x80\xae", 3));
 	free(buf);
-	report_free(r);
 	json_object_put(m);
 }
 
