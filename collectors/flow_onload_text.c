@@ -163,8 +163,13 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 		}
 		if (!st)
 			continue;
+		/* an environment printed (the poll runs --nopids, so none
+		 * should be): its values are raw, nothing after the first one
+		 * can be told from them (env_start), so nothing after is read */
+		if (in_env && (!strncmp(line, "cmdline: ", 9) || !strncmp(line, "env: ", 5)))
+			break;
 		if (in_env && strncmp(line, "====", 4))
-			continue;       /* the environments: never read, never kept */
+			continue;       /* the --nopids note and separators */
 		if (!strncmp(line, "----", 4)) {
 			k = NULL;
 			in_env = strstr(line, "process env") != NULL;

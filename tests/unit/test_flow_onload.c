@@ -438,6 +438,34 @@ static void flow_onload_scrub__env_value_with_forged_lines__nothing_kept(void **
 	free(t);
 }
 
+/* The parser (the poll's text) reads nothing after a printed environment:
+ * a value's newlines could forge a stack, its name and its counters. */
+static void flow_onload_parse_lots__env_value_forges_stack__not_read(void **state)
+{
+	static const char txt[] =
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=2 name=srv\n"
+		"--------------------- stats ------------------------------\n"
+		"lock_wakes: 12\n"
+		"--------------------- process env --------------------------\n"
+		"--------------------------------------------\n"
+		"cmdline: ./srv\n"
+		"env: EF_NAME=x\n"
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=7 name=SECRET\n"
+		"--------------------- stats ------------------------------\n"
+		"lock_wakes: 99\n";
+	char err[256] = "";
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_lots(txt, sizeof(txt) - 1, &d0, err, sizeof(err)), 0);
+	assert_non_null(flow_onload_stack(&d0, 2));
+	assert_int_equal(flow_onload_counter(flow_onload_stack(&d0, 2), "lock_wakes", &v), 1);
+	assert_int_equal(v, 12);
+	assert_null(flow_onload_stack(&d0, 7));
+}
+
 static void flow_onload_parse_lots__garbage__no_stack(void **state)
 {
 	char err[256] = "";
@@ -463,6 +491,7 @@ int main(void)
 		cmocka_unit_test(flow_onload_obs__lots_before_during__waiting_and_held),
 		cmocka_unit_test(flow_onload_scrub__process_env__removed),
 		cmocka_unit_test(flow_onload_scrub__env_value_with_forged_lines__nothing_kept),
+		cmocka_unit_test(flow_onload_parse_lots__env_value_forges_stack__not_read),
 		cmocka_unit_test(flow_onload_parse_lots__garbage__no_stack),
 	};
 
