@@ -118,6 +118,8 @@ $(BUILD)/nicstallctl: $(BUILD)/client/nicstallctl.o $(BUILD)/libnicstall.a
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/libnicstall.a
 	@mkdir -p $(dir $@)
 	$(LINK) -o $@ $^ -lcmocka $(NS_LDLIBS) $(LDLIBS)
+# test_bundle runs the nicstallctl built beside it (what reaches a terminal)
+$(BUILD)/tests/test_bundle: | $(BUILD)/nicstallctl
 # the writer acts between the reader's system calls (test_flow_engine_retry.c)
 $(BUILD)/tests/test_flow_engine_retry: LDLIBS += -Wl,--wrap=pread
 

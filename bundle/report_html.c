@@ -7,6 +7,7 @@
 #include "bundle/report.h"
 #include "bundle/report_int.h"
 #include "lib/json.h"
+#include "lib/util.h"
 #include "rules/facts.h"
 
 #include <inttypes.h>
@@ -20,66 +21,38 @@
 
 /* ---- output helpers ---- */
 
+/* Through the one filter's classifier (util_utf8_char): what a terminal
+ * must not be shown a page must not hold either. */
 void rp_esc_n(FILE *f, const char *s, size_t max)
 {
-	size_t chars = 0;
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t chars = 0, len = s ? strlen(s) : 0, i = 0;
 
-	while (*p) {
-		unsigned c = *p;
-		size_t n = 1;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t n;
+		int cls = util_utf8_char(s + i, len - i, &n);
 
 		if (chars++ >= max) {
 			fputs("\xe2\x80\xa6", f);
 			return;
 		}
-		if (c < 0x80) {
+		if (cls == UTIL_CH_TEXT || (cls == UTIL_CH_CONTROL && (c == '\n' || c == '\t'))) {
 			switch (c) {
 			case '&': fputs("&amp;", f); break;
 			case '<': fputs("&lt;", f); break;
 			case '>': fputs("&gt;", f); break;
 			case '"': fputs("&quot;", f); break;
 			case '\'': fputs("&#39;", f); break;
-			default:
-				if (c < 0x20 && c != '\n' && c != '\t')
-					fputs("\xef\xbf\xbd", f);
-				else if (c == 0x7f)
-					fputs("\xef\xbf\xbd", f);
-				else
-					fputc((int)c, f);
+			default: fwrite(s + i, 1, n, f);
 			}
-			p++;
+			i += n;
 			continue;
 		}
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 2;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 3;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 4;
-		else
-			n = 0;
-		for (size_t i = 1; n && i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		if (n == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-			n = 0;          /* overlong, surrogate */
-		if (n == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-			n = 0;
-		/* U+202A..U+202E, U+2066..U+2069: reorder what follows on screen */
-		if (n == 3 && c == 0xe2 && ((p[1] == 0x80 && p[2] >= 0xaa && p[2] <= 0xae) ||
-					    (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
-			n = 0;
-		if (!n) {
-			fputs("\xef\xbf\xbd", f);
-			p++;
-			/* skip the rest of a rejected sequence's continuation bytes */
-			while ((*p & 0xc0) == 0x80)
-				p++;
-			continue;
-		}
-		fwrite(p, 1, n, f);
-		p += n;
+		fputs("\xef\xbf\xbd", f);
+		i += n;
+		/* the rest of a rejected sequence's continuation bytes with it */
+		while (cls != UTIL_CH_CONTROL && i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
 	}
 }
 

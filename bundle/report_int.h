@@ -118,6 +118,7 @@ struct ctr {
 	char *name;
 	uint64_t cur;
 	int have, moved;
+	int listed;             /* on pdata.touched (this interval's list) */
 	double rec_total, win_total;
 	float spark[RP_SPARK_W];
 };

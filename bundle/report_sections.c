@@ -89,28 +89,91 @@ static void sec_gap(struct ctx *c)
 
 /* ---- flows ---- */
 
-/* The same flow in a snapshot's list (same tuple and source). */
-static struct json_object *find_flow(struct json_object *list, const char *tuple, const char *src)
-{
-	for (size_t i = 0; tuple && i < jx_len(list); i++) {
-		struct json_object *o = json_object_array_get_idx(list, i);
-		const char *t = jx_str(o, "tuple"), *s2 = jx_str(o, "source");
+/* A snapshot's flows indexed for lookups in constant time: a snapshot
+ * holds up to ~10^5 flows (liveness.h), and a hostile bundle any number the
+ * file bound allows, so a scan per lookup would make the page quadratic.
+ * by_ts: "tuple\x1fsource" -> the first such flow; by_t: tuple -> the first
+ * flow of the tuple; by_t0: tuple -> the first without a source. Each value
+ * holds the flow and its index (find_flow returns the first in order). */
+struct flowidx {
+	struct json_object *by_ts, *by_t, *by_t0;
+};
 
-		if (t && !strcmp(t, tuple) && (!src || !s2 || !strcmp(s2, src)))
-			return o;
-	}
-	return NULL;
+static void idx_put(struct json_object *m, const char *key, struct json_object *o, size_t i)
+{
+	struct json_object *v;
+
+	if (!m || json_object_object_get_ex(m, key, NULL) || !(v = json_object_new_array()))
+		return;
+	json_object_array_add(v, json_object_get(o));
+	json_object_array_add(v, json_object_new_int64((int64_t)i));
+	json_object_object_add(m, key, v);
 }
 
-static int in_list(struct json_object *list, const char *tuple)
+static void flowidx_build(struct flowidx *x, struct json_object *list, const char *tkey)
 {
-	for (size_t i = 0; tuple && i < jx_len(list); i++) {
-		const char *t = jx_str(json_object_array_get_idx(list, i), FK_FL_TUPLE);
+	x->by_ts = json_object_new_object();
+	x->by_t = json_object_new_object();
+	x->by_t0 = json_object_new_object();
+	for (size_t i = 0; i < jx_len(list); i++) {
+		struct json_object *o = json_object_array_get_idx(list, i);
+		const char *t = jx_str(o, tkey), *src = jx_str(o, "source");
+		char *k;
 
-		if (t && !strcmp(t, tuple))
-			return 1;
+		if (!t)
+			continue;
+		idx_put(x->by_t, t, o, i);
+		if (!src) {
+			idx_put(x->by_t0, t, o, i);
+		} else if (asprintf(&k, "%s\x1f%s", t, src) >= 0) {
+			idx_put(x->by_ts, k, o, i);
+			free(k);
+		}
 	}
-	return 0;
+}
+
+static void flowidx_free(struct flowidx *x)
+{
+	json_object_put(x->by_ts);
+	json_object_put(x->by_t);
+	json_object_put(x->by_t0);
+}
+
+static struct json_object *idx_get(struct json_object *m, const char *key, int64_t *i)
+{
+	struct json_object *v;
+
+	if (!m || !json_object_object_get_ex(m, key, &v))
+		return NULL;
+	*i = json_object_get_int64(json_object_array_get_idx(v, 1));
+	return json_object_array_get_idx(v, 0);
+}
+
+/* The same flow in a snapshot's list: the first with the tuple and, when
+ * src is set, the same source or none. */
+static struct json_object *find_flow(const struct flowidx *x, const char *tuple, const char *src)
+{
+	struct json_object *a, *b;
+	int64_t ia = 0, ib = 0;
+	char *k;
+
+	if (!tuple)
+		return NULL;
+	if (!src)
+		return idx_get(x->by_t, tuple, &ia);
+	b = idx_get(x->by_t0, tuple, &ib);
+	if (asprintf(&k, "%s\x1f%s", tuple, src) < 0)
+		return b;
+	a = idx_get(x->by_ts, k, &ia);
+	free(k);
+	return a && (!b || ia < ib) ? a : b;
+}
+
+static int in_list(const struct flowidx *x, const char *tuple)
+{
+	int64_t i;
+
+	return tuple && idx_get(x->by_t, tuple, &i) != NULL;
 }
 
 /* "sent / received" messages of a flow in a snapshot, "?" when absent */
@@ -136,6 +199,7 @@ static void sec_flows(struct ctx *c)
 	size_t n = jx_len(list), lanes = n < RP_MAX_LANES ? n : RP_MAX_LANES;
 	double after_t = NAN, sib_before = 0, sib_after = 0, x;
 	size_t nsib = 0;
+	struct flowidx xl, xi, xo, xa;
 	char b[32];
 
 	if (!at_open)
@@ -148,22 +212,20 @@ static void sec_flows(struct ctx *c)
 		fputs("<p>No flows recorded in this bundle.</p></section>\n", f);
 		return;
 	}
+	flowidx_build(&xl, list, FK_FL_TUPLE);
+	flowidx_build(&xi, incf, "tuple");
+	flowidx_build(&xo, at_open, "tuple");
+	flowidx_build(&xa, after, "tuple");
 	/* siblings: flows of the snapshots that did not stall */
 	for (size_t i = 0; i < jx_len(at_open); i++) {
 		struct json_object *o = json_object_array_get_idx(at_open, i), *o2;
 		const char *t = jx_str(o, "tuple");
-		int stalled = in_list(list, t);
 
-		for (size_t k = 0; !stalled && k < jx_len(incf); k++) {
-			const char *t2 = jx_str(json_object_array_get_idx(incf, k), "tuple");
-
-			stalled = t && t2 && !strcmp(t, t2);
-		}
-		if (stalled)
+		if (in_list(&xl, t) || in_list(&xi, t))
 			continue;
 		nsib++;
 		sib_before += jx_double(o, "rx_msgs", 0);
-		o2 = find_flow(after, t, jx_str(o, "source"));
+		o2 = find_flow(&xa, t, jx_str(o, "source"));
 		sib_after += jx_double(o2 ? o2 : o, "rx_msgs", 0);
 	}
 	fprintf(f, "<p>%zu stalled, ", n);
@@ -181,7 +243,7 @@ static void sec_flows(struct ctx *c)
 	for (size_t i = 0; i < n && i < RP_MAX_FLOWS; i++) {
 		struct json_object *o = json_object_array_get_idx(list, i);
 		const char *t = jx_str(o, FK_FL_TUPLE);
-		struct json_object *a0 = find_flow(at_open, t, NULL), *a1 = find_flow(after, t, NULL);
+		struct json_object *a0 = find_flow(&xo, t, NULL), *a1 = find_flow(&xa, t, NULL);
 
 		fputs("<tr><td class=\"mono\">", f);
 		rp_esc(f, t ? t : "(no tuple)");
@@ -212,6 +274,10 @@ static void sec_flows(struct ctx *c)
 	if (n > RP_MAX_FLOWS)
 		fprintf(f, "<tr><td colspan=\"6\">and %zu more (flows.json)</td></tr>\n", n - RP_MAX_FLOWS);
 	fputs("</table>\n</section>\n", f);
+	flowidx_free(&xl);
+	flowidx_free(&xi);
+	flowidx_free(&xo);
+	flowidx_free(&xa);
 }
 
 /* ---- threads ---- */

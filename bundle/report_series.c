@@ -109,19 +109,30 @@ static long ctr_of(struct pdata *p, const char *src, const char *name)
 	return ctr_find(p, name);
 }
 
+/* Add delta d to counter i in the interval being evaluated. Whether i is
+ * on the touched list is its own flag, never read from the sum: sources
+ * that name the same counter can bring the sum back to exactly 0 (a
+ * bundle is hostile), and a sum-based test would list i again, past the
+ * RP_MAX_COUNTERS entries (each counter is listed at most once, and there
+ * are at most RP_MAX_COUNTERS). The sum saturates: a wrapped sum would
+ * tell a signal nothing moved. */
 static void touch(struct pdata *p, long i, uint64_t d)
 {
 	uint64_t old = json_object_get_uint64(p->cell[i]);
 
-	if (!old)
+	if (!p->c[i].listed) {
+		p->c[i].listed = 1;
 		p->touched[p->ntouched++] = (size_t)i;
-	json_object_set_uint64(p->cell[i], old + d);
+	}
+	json_object_set_uint64(p->cell[i], d > UINT64_MAX - old ? UINT64_MAX : old + d);
 }
 
 static void untouch(struct pdata *p)
 {
-	for (size_t i = 0; i < p->ntouched; i++)
+	for (size_t i = 0; i < p->ntouched; i++) {
 		json_object_set_uint64(p->cell[p->touched[i]], 0);
+		p->c[p->touched[i]].listed = 0;
+	}
 	p->ntouched = 0;
 }
 

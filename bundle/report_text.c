@@ -7,6 +7,7 @@
 #include "bundle/report.h"
 #include "bundle/report_int.h"
 #include "lib/json.h"
+#include "lib/util.h"
 #include "rules/facts.h"
 
 #include <inttypes.h>
@@ -50,8 +51,13 @@ static void sparkline(FILE *f, const struct iv *iv, size_t n, int k, double t0, 
 			fputc(' ', f);
 			continue;
 		}
-		lvl = vmax > 0 ? (int)(v / vmax * 7.999) : 0;
-		lvl = lvl < 0 ? 0 : lvl > 7 ? 7 : lvl;
+		{
+			/* clamped before the cast: a sum of rates near the
+			 * bound can reach infinity, and (int)inf is undefined */
+			double q = vmax > 0 ? v / vmax * 7.999 : 0;
+
+			lvl = !(q > 0) ? 0 : q >= 7 ? 7 : (int)q;
+		}
 		if (utf8)
 			fputs(blocks[lvl], f);
 		else
@@ -59,12 +65,12 @@ static void sparkline(FILE *f, const struct iv *iv, size_t n, int k, double t0, 
 	}
 }
 
-/* Text as is but for control characters (a terminal must not be driven
- * by a bundle), at most max bytes. */
+/* A one-line field of the bundle through the terminal filter (a bundle
+ * must not drive the terminal: util_term_put), at most max characters. */
 static void tput(FILE *f, const char *s, size_t max)
 {
-	for (size_t i = 0; s && s[i] && i < max; i++)
-		fputc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i], f);
+	if (s)
+		util_term_put(f, s, strlen(s), max, 0);
 }
 
 int report_timeline(const struct report *r, const struct report_opts *o, int utf8, FILE *f)

@@ -14,6 +14,7 @@
 #include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,18 +99,19 @@ static void list_cb(const char *path, struct json_object *man, uint64_t bytes, v
  * copied beside the origin's): each is shown once. */
 static void drop_local(struct listing *ls)
 {
-	struct json_object *keep = json_object_new_array();
+	struct json_object *keep = json_object_new_array(), *here = json_object_new_object();
 
+	/* the names here as a set: manifests (hostile) announce any number */
+	for (size_t j = 0; j < jx_len(ls->arr); j++)
+		json_object_object_add(here, jx_text(json_object_array_get_idx(ls->arr, j), "name"),
+				       NULL);
 	for (size_t i = 0; i < jx_len(ls->announced); i++) {
 		struct json_object *a = json_object_array_get_idx(ls->announced, i);
-		int here = 0;
 
-		for (size_t j = 0; j < jx_len(ls->arr) && !here; j++)
-			here = !strcmp(jx_text(a, "bundle"),
-				       jx_text(json_object_array_get_idx(ls->arr, j), "name"));
-		if (!here)
+		if (!json_object_object_get_ex(here, jx_text(a, "bundle"), NULL))
 			json_object_array_add(keep, json_object_get(a));
 	}
+	json_object_put(here);
 	json_object_put(ls->announced);
 	ls->announced = keep;
 }
@@ -237,10 +239,7 @@ int cmd_show(struct cli *c)
 	txt = bundle_read_file(path, "summary.txt", 1u << 20, &n, err, sizeof(err));
 	if (!txt)
 		return cli_error("%s", err);
-	for (size_t i = 0; i < n; i++)  /* a bundle must not drive the terminal */
-		if ((unsigned char)txt[i] < 0x20 && txt[i] != '\n' && txt[i] != '\t')
-			txt[i] = '?';
-	fwrite(txt, 1, n, stdout);
+	util_term_put(stdout, txt, n, SIZE_MAX, 1);     /* a bundle must not drive the terminal */
 	free(txt);
 	rep = report_load_dir(path, err, sizeof(err));
 	if (rep) {

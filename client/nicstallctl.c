@@ -4,6 +4,7 @@
 #include "client/client.h"
 #include "lib/ctlproto.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -104,6 +105,13 @@ int main(int argc, char **argv)
 	const struct command *cmd = NULL;
 	int ch;
 
+	/* everything printed goes through the one terminal filter: bundles,
+	 * the daemon's tables (engine, process and peer names) and errors
+	 * that quote them are written by others (util_term_std) */
+	if (util_term_std() < 0) {
+		fputs("nicstallctl: out of memory\n", stderr);
+		return EXIT_FAIL;
+	}
 	/* what the libraries log goes to the user as plain lines */
 	log_init("nicstallctl", 0);
 	if (getenv("NICSTALL_SOCKET") && *getenv("NICSTALL_SOCKET"))

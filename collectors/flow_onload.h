@@ -25,8 +25,9 @@
  *    usr=", "total_retrans="), then the ci_netif_stats counters as "name:
  *    value" lines (stats_dump.h ci_dump_stats(): tcp_send_nonb_pool_empty,
  *    tcp_send_ni_lock_contends, lock_wakes, ...), and a "process env"
- *    section with process environments, which flow_onload_scrub() removes
- *    before anything is kept.
+ *    section with process environments (process_dump(), printed last, the
+ *    values raw), which flow_onload_scrub() cuts away with everything
+ *    after it before anything is kept.
  *
  * Everything parsed is bounded: FLOW_ONLOAD_MAX_TEXT bytes of input,
  * FLOW_ONLOAD_MAX_STACKS stacks, FLOW_ONLOAD_MAX_SOCKS sockets and
@@ -125,9 +126,12 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 const struct flow_onload_stack *flow_onload_stack(const struct flow_onload_dump *d, int id);
 int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uint64_t *value);
 
-/* Evidence: a copy of lots text without the "process env" sections
- * (environments never enter a bundle) and with non-printable bytes
- * replaced. malloc'd, NUL-terminated; NULL on ENOMEM. */
+/* Evidence: a copy of one stack's lots text cut where the "process env"
+ * section begins (or a "cmdline: " / "env: " line), everything after it
+ * dropped: Onload prints the section last and its values raw, so nothing
+ * a value cannot forge ends it (environments never enter a bundle); the
+ * bytes kept outside printable ASCII, tab and newline become '?'.
+ * malloc'd, NUL-terminated; NULL on ENOMEM. */
 char *flow_onload_scrub(const char *text, size_t len, size_t *outlen);
 
 struct flow_onload_track {

@@ -163,8 +163,13 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 		}
 		if (!st)
 			continue;
+		/* an environment printed (the poll runs --nopids, so none
+		 * should be): its values are raw, nothing after the first one
+		 * can be told from them (env_start), so nothing after is read */
+		if (in_env && (!strncmp(line, "cmdline: ", 9) || !strncmp(line, "env: ", 5)))
+			break;
 		if (in_env && strncmp(line, "====", 4))
-			continue;       /* the environments: never read, never kept */
+			continue;       /* the --nopids note and separators */
 		if (!strncmp(line, "----", 4)) {
 			k = NULL;
 			in_env = strstr(line, "process env") != NULL;
@@ -256,43 +261,58 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 	return 0;
 }
 
-char *flow_onload_scrub(const char *text, size_t len, size_t *outlen)
+/* Where the process environments begin in lots text: the offset of the
+ * line that opens them, or len when there is none.
+ *
+ * Onload prints them last: src/tools/ip/libstack.c stack_lots() ends each
+ * stack with ci_log("--------------------- process env ---...") and
+ * process_dump(ni), which prints per mapped pid its threads, then
+ * libstack_pid_env_print(): "cmdline: " (print_cmdline, the raw argv) and
+ * "env: %s\n" for each EF_*, LD_PRELOAD* and TP_LOG* variable, the value
+ * raw: a newline in it starts a line of the process's choosing. Nothing
+ * ends the section that a value cannot print too (the next stack's "===="
+ * line, ci_netif_dump_to_logger's ": stack=" line), so the section runs to
+ * the end of the text: one stack per run (the daemon's evidence runs
+ * `onload_stackdump --nopids <id> lots`) loses nothing else. The header is
+ * matched loosely (a line starting with '-' that names "process env"), and
+ * a line starting "cmdline: " or "env: " (printed nowhere else in lots, and
+ * by libstack_env_print for `env`) opens it as well when the header is
+ * missing: a forged opening only cuts more. */
+static size_t env_start(const char *text, size_t len)
 {
-	char *out = malloc(len + 1);
-	size_t off = 0, o = 0;
-	int in_env = 0;
+	size_t off = 0;
 
-	if (!out)
-		return NULL;
 	while (off < len) {
-		size_t s = off, e;
+		size_t s = off, e, n;
 
 		for (e = s; e < len && text[e] != '\n'; e++)
 			;
+		n = e - s;
 		off = e < len ? e + 1 : len;
-		if (!in_env && e - s >= 4 && !strncmp(text + s, "----", 4)) {
-			in_env = memmem(text + s, e - s, "process env", 11) != NULL;
-			if (in_env) {
-				static const char note[] = "--------------------- process env (removed by nicstalld) ---\n";
+		if ((n && text[s] == '-' && memmem(text + s, n, "process env", 11)) ||
+		    (n >= 9 && !memcmp(text + s, "cmdline: ", 9)) || (n >= 5 && !memcmp(text + s, "env: ", 5)))
+			return s;
+	}
+	return len;
+}
 
-				if (o + sizeof(note) - 1 <= len) {
-					memcpy(out + o, note, sizeof(note) - 1);
-					o += sizeof(note) - 1;
-				}
-				continue;
-			}
-		} else if (e - s >= 4 && !strncmp(text + s, "====", 4)) {
-			in_env = 0;
-		} else if (e - s > 8 && memmem(text + s, e - s, ": stack=", 8) && text[s] != ' ') {
-			in_env = 0;
-		}
-		if (in_env)
-			continue;
-		for (size_t i = s; i < off && o < len; i++) {
-			unsigned char c = (unsigned char)text[i];
+char *flow_onload_scrub(const char *text, size_t len, size_t *outlen)
+{
+	static const char note[] = "--------------------- process env (removed by nicstalld, "
+				   "with all that follows) ---\n";
+	size_t keep = env_start(text, len), o = 0;
+	char *out = malloc(keep + sizeof(note));
 
-			out[o++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
-		}
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < keep; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		out[o++] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+	}
+	if (keep < len) {
+		memcpy(out + o, note, sizeof(note) - 1);
+		o += sizeof(note) - 1;
 	}
 	out[o] = '\0';
 	if (outlen)

@@ -6,9 +6,9 @@
  * output cap; the loop watches them, nothing here waits):
  *  - poll: `orm_json stack stats` (sockets, stack state with its clock, and
  *    the ci_netif_stats counters; read without the stack lock), or, where
- *    orm_json is not installed, `onload_stackdump --nolock lots` (every
- *    stack, sequence numbers and queues in text; its process environments
- *    are parsed past and never kept). At most one run at a time, one every
+ *    orm_json is not installed, `onload_stackdump --nolock --nopids lots`
+ *    (every stack, sequence numbers and queues in text; --nopids: no
+ *    process environment is printed at all). At most one run at a time, one every
  *    interval_ns (default 1 s), each with TOOL_TIMEOUT_NS and the
  *    FLOW_ONLOAD_MAX_TEXT cap.
  *  - evidence: `onload_stackdump --nolock --nopids <id> lots` of each
@@ -189,9 +189,12 @@ static void poll_done(const struct flow_src_run_result *r, void *arg)
 
 static void start(struct flow_src *s, struct osrc *o, uint64_t now)
 {
-	static const char *const orm[] = { NULL, "stack", "stats", NULL };
-	static const char *const lots[] = { NULL, "--nolock", "lots", NULL };
-	const char *argv[4];
+	/* --nopids: without it stack_lots() ends each stack with the pids'
+	 * environments (libstack.c process_dump), values raw, which could
+	 * forge the next stack's lines for the parser */
+	static const char *const orm[] = { NULL, "stack", "stats", NULL, NULL };
+	static const char *const lots[] = { NULL, "--nolock", "--nopids", "lots", NULL };
+	const char *argv[5];
 	enum mode m = o->mode == M_FIND ? o->trying : o->mode;
 	char e[256];
 

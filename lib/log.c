@@ -1,6 +1,7 @@
 /* log: the journal (structured entries), "<N>"-prefixed standard error, or
  * plain lines on a terminal; events with MESSAGE_IDs. */
 #include "lib/log.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -163,12 +164,18 @@ static void jadd(struct jentry *j, const char *name, const char *value)
 	j->used += nl + 1 + vl;
 }
 
+/* One line on standard error. The message may quote what others wrote (a
+ * peer's or an engine's name, a bundle's): it passes the terminal filter
+ * as one line (util_term_put), so it neither drives a terminal nor starts
+ * a line of its own ("<3>..." read by the journal as another entry). */
 static void to_stderr(int pri, const char *msg)
 {
 	if (log_target == LOG_TO_PLAIN)
-		fprintf(stderr, "%s: %s\n", log_ident, msg);
+		fprintf(stderr, "%s: ", log_ident);
 	else
-		fprintf(stderr, "<%d>%s\n", pri, msg);
+		fprintf(stderr, "<%d>", pri);
+	util_term_put(stderr, msg, strlen(msg), SIZE_MAX, 0);
+	fputc('\n', stderr);
 }
 
 static void emit(int pri, const char *msg, int err, enum log_ev kind,

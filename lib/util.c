@@ -270,55 +270,214 @@ int util_valid_name(const char *s, size_t max)
 	return 1;
 }
 
-/* A NUL-terminated copy of s[0..len) with every invalid UTF-8 sequence and
- * control character (but tab and newline) replaced by '?': the C0 controls
- * (NUL, BEL, BS, CR, ESC, ...), DEL, and the C1 controls U+0080..U+009F
- * (UTF-8 C2 80..C2 9F; a terminal may take U+009B as CSI), so text from an
- * engine, a device or a probe cannot drive the terminal it is shown on. */
+/* The one filter for text shown to people (util.h): the character at
+ * s[0..len): its length in *n (1 for a byte that starts no valid sequence)
+ * and its class. Invalid: not UTF-8 (overlong, surrogate, beyond U+10FFFF,
+ * a stray continuation byte, NUL). Control: the C0 controls (BEL, BS, CR,
+ * ESC, ...), DEL, the C1 controls U+0080..U+009F (UTF-8 C2 80..C2 9F; a
+ * terminal may take U+009B as CSI, like the single byte 0x9B, which is
+ * invalid here) and the bidirectional embeddings, overrides and isolates
+ * U+202A..U+202E, U+2066..U+2069 (they reorder what is shown). Short: a
+ * valid start cut by the end of s (the stream filter waits for the rest). */
+enum { CH_TEXT = UTIL_CH_TEXT, CH_CONTROL = UTIL_CH_CONTROL, CH_INVALID = UTIL_CH_INVALID,
+       CH_SHORT = UTIL_CH_SHORT };
+
+static int utf8_char(const unsigned char *s, size_t len, size_t *n)
+{
+	unsigned char c = s[0];
+	size_t k, want = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			 (c & 0xf8) == 0xf0 ? 4 : 0;
+
+	*n = 1;
+	if (!want || c == 0 || (want == 2 && c < 0xc2) || (want == 4 && c > 0xf4))
+		return CH_INVALID;
+	for (k = 1; k < want && k < len; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return CH_INVALID;
+	if (want >= 3 && len >= 2 && ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] >= 0xa0) ||
+				      (c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] >= 0x90)))
+		return CH_INVALID;
+	if (len < want)
+		return CH_SHORT;
+	*n = want;
+	if ((want == 1 && (c < 0x20 || c == 0x7f)) || (want == 2 && c == 0xc2 && s[1] < 0xa0) ||
+	    (want == 3 && c == 0xe2 && ((s[1] == 0x80 && s[2] >= 0xaa && s[2] <= 0xae) ||
+					(s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9))))
+		return CH_CONTROL;
+	return CH_TEXT;
+}
+
+int util_utf8_char(const char *s, size_t len, size_t *n)
+{
+	return utf8_char((const unsigned char *)s, len, n);
+}
+
+/* What util_term_* keep: text, and tab and newline when lines is set;
+ * anything else is one '?' per character (per byte when invalid). */
+static int term_keep(int cls, const char *s, int lines)
+{
+	return cls == CH_TEXT || (cls == CH_CONTROL && lines && (*s == '\n' || *s == '\t'));
+}
+
 char *util_utf8_clean(const char *s, size_t len)
 {
 	char *o = malloc(len + 1);
-	size_t i = 0, j = 0;
+	size_t i = 0, j = 0, n;
 
 	if (!o)
 		return NULL;
 	while (i < len) {
-		unsigned char c = (unsigned char)s[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			   (c & 0xf8) == 0xf0 ? 4 : 0;
-		int ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2) &&
-			 !(n == 4 && c > 0xf4);
+		int cls = utf8_char((const unsigned char *)s + i, len - i, &n);
 
-		for (size_t k = 1; ok && k < n; k++)
-			if (((unsigned char)s[i + k] & 0xc0) != 0x80)
-				ok = 0;
-		if (ok && n == 3) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xe0 && d < 0xa0) || (c == 0xed && d >= 0xa0))
-				ok = 0;
-		}
-		if (ok && n == 4) {
-			unsigned char d = (unsigned char)s[i + 1];
-
-			if ((c == 0xf0 && d < 0x90) || (c == 0xf4 && d >= 0x90))
-				ok = 0;
-		}
-		if (!ok) {
-			o[j++] = '?';
-			i++;
-			continue;
-		}
-		if ((n == 1 && ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f)) ||
-		    (n == 2 && c == 0xc2 && (unsigned char)s[i + 1] < 0xa0)) {
-			o[j++] = '?';
-			i += n;
-			continue;
-		}
-		memcpy(o + j, s + i, n);
+		if (term_keep(cls, s + i, 1))
+			memcpy(o + j, s + i, n);
+		else
+			o[j] = '?';
+		j += term_keep(cls, s + i, 1) ? n : 1;
 		i += n;
-		j += n;
 	}
 	o[j] = '\0';
 	return o;
+}
+
+int util_term_put(FILE *f, const char *s, size_t len, size_t max, int lines)
+{
+	size_t i = 0, n, chars = 0;
+
+	while (s && i < len && chars < max) {
+		int cls = utf8_char((const unsigned char *)s + i, len - i, &n);
+
+		if (term_keep(cls, s + i, lines))
+			fwrite(s + i, 1, n, f);
+		else
+			fputc('?', f);
+		i += n;
+		chars++;
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+/* util_term_fdopen's stream: the bytes of a character cut by the end of
+ * one write wait for the next. */
+struct term_cookie {
+	int fd;
+	unsigned char held[4];
+	size_t nheld;
+};
+
+static int term_out(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Filter buf[0..len) onto the descriptor; at the end (last) a held start
+ * is shown as '?'. Output goes in chunks of out[]. */
+static int term_filter(struct term_cookie *tc, const char *buf, size_t len, int last)
+{
+	char out[4096];
+	size_t o = 0, i = 0;
+
+	while (i < len || (last && tc->nheld)) {
+		unsigned char ch[4];
+		size_t have = tc->nheld, n, take;
+		int cls;
+
+		/* the held bytes and what follows them, at most one character */
+		memcpy(ch, tc->held, have);
+		take = len - i < 4 - have ? len - i : 4 - have;
+		memcpy(ch + have, buf + i, take);
+		cls = utf8_char(ch, have + take, &n);
+		if (cls == CH_SHORT && !last) {
+			memcpy(tc->held, ch, have + take);
+			tc->nheld = have + take;
+			i += take;
+			break;
+		}
+		if (o + 4 > sizeof(out)) {
+			if (term_out(tc->fd, out, o) < 0)
+				return -1;
+			o = 0;
+		}
+		if (term_keep(cls, (const char *)ch, 1)) {
+			memcpy(out + o, ch, n);
+			o += n;
+		} else {
+			out[o++] = '?';
+		}
+		/* n bytes used: first the held ones, then the new */
+		if (n >= have) {
+			i += n - have;
+			tc->nheld = 0;
+		} else {
+			memmove(tc->held, tc->held + n, have - n);
+			tc->nheld = have - n;
+		}
+	}
+	return term_out(tc->fd, out, o);
+}
+
+static ssize_t term_write(void *cookie, const char *buf, size_t len)
+{
+	return term_filter(cookie, buf, len, 0) < 0 ? -1 : (ssize_t)len;
+}
+
+static int term_close(void *cookie)
+{
+	struct term_cookie *tc = cookie;
+	int rc = term_filter(tc, "", 0, 1);
+
+	free(tc);
+	return rc;
+}
+
+FILE *util_term_fdopen(int fd)
+{
+	struct term_cookie *tc = calloc(1, sizeof(*tc));
+	FILE *f;
+
+	if (!tc)
+		return NULL;
+	tc->fd = fd;
+	f = fopencookie(tc, "w", (cookie_io_functions_t){ .write = term_write, .close = term_close });
+	if (!f)
+		free(tc);
+	return f;
+}
+
+static void term_std_close(void)
+{
+	fclose(stdout);
+	fclose(stderr);
+}
+
+int util_term_std(void)
+{
+	FILE *o = util_term_fdopen(STDOUT_FILENO), *e = util_term_fdopen(STDERR_FILENO);
+
+	if (!o || !e || atexit(term_std_close) != 0) {
+		if (o)
+			fclose(o);
+		if (e)
+			fclose(e);
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	setvbuf(o, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, 0);
+	setvbuf(e, NULL, _IONBF, 0);
+	stdout = o;
+	stderr = e;
+	return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* Each returns 0, or -1 with a message in err naming the range. */
@@ -36,9 +37,32 @@ char *util_read_file(const char *path, size_t max, size_t *len);
 ssize_t util_read_buf(const char *path, char *buf, size_t size);
 /* The same for path beneath dirfd (openat(2); AT_FDCWD: as above). */
 ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size);
-/* Copy of s[0..len) with invalid UTF-8 and every control character but tab
- * and newline (C0, DEL, C1) replaced by '?' (malloc'd; NULL on ENOMEM). */
+/* The one filter for text that reaches people (a terminal above all):
+ * valid UTF-8 passes; invalid UTF-8 (the byte 0x9B, a C1 CSI, among it)
+ * and every control character (C0 but tab and newline, DEL, C1 U+0080..
+ * U+009F, the bidirectional embeddings, overrides and isolates) becomes
+ * '?', one per character, one per byte when invalid.
+ * util_utf8_clean: a malloc'd copy of s[0..len) (NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);
+/* The filter's classifier, for writers with escapes of their own (the
+ * report's HTML): the character at s[0..len) (len > 0), its length in *n
+ * (1 for a byte that is not valid UTF-8), and what it is: text, a control
+ * (tab and newline are controls: the caller decides), invalid, or a valid
+ * start cut short by len. */
+enum { UTIL_CH_TEXT, UTIL_CH_CONTROL, UTIL_CH_INVALID, UTIL_CH_SHORT };
+int util_utf8_char(const char *s, size_t len, size_t *n);
+/* The same written to f: at most max characters of s[0..len), tab and
+ * newline kept only when lines is set (one-line fields). 0, or -1 when f
+ * has an error. */
+int util_term_put(FILE *f, const char *s, size_t len, size_t max, int lines);
+/* A stream that writes everything through the filter to descriptor fd
+ * (tab and newline kept; a character cut between two writes is joined,
+ * one still cut when the stream is closed is '?'). NULL on ENOMEM. */
+FILE *util_term_fdopen(int fd);
+/* stdout and stderr replaced by such streams on descriptors 1 and 2
+ * (closed at exit): for a program all of whose output is for people or
+ * quotes what others wrote (nicstallctl). 0, or -1 when out of memory. */
+int util_term_std(void);
 /* Is s a safe name ([A-Za-z0-9_.-]{1,max}, not "." or "..")? */
 int util_valid_name(const char *s, size_t max);
 

@@ -7,6 +7,8 @@
 #   make fuzz-check   (part of `make check`) every target FUZZ_CHECK_TIME
 #        seconds (default 2) and every kept input once
 #   build/fuzz/fuzz_NAME -max_total_time=60 DIR    by hand
+# A target's own libFuzzer dictionary and options, when it has them:
+# tests/fuzz/NAME.dict, tests/fuzz/NAME.flags (run.sh passes both).
 # The library is compiled a second time here by clang with coverage and
 # sanitizer instrumentation (apart from the gcc build) into
 # $(BUILD)/fuzz/libnicstall-fuzz.a; each target is one tests/fuzz/fuzz_*.c.

@@ -1,14 +1,23 @@
 /* libFuzzer target: a bundle on disk as nicstallctl reads it (anyone may
  * hand one over): the manifest, the summary (with and without rules),
- * verify, list, and the report (HTML and the text timeline).
+ * verify, list, and the report: the model (series, story), the HTML page
+ * with its SVG and the text timeline, in both character sets, and what
+ * `show` prints of summary.txt. What reaches a terminal or a page is
+ * checked, not only that nothing crashes: the timeline and the page must
+ * pass the terminal filter unchanged (util_utf8_clean: valid UTF-8, no
+ * control character but tab and newline), else the target aborts.
  * Input: files packed as "==> NAME\nCONTENT" parts (fz_unpack) that become
- * STATE/bundles/B/. Seeds: tests/fixtures/bundles packed that way. */
+ * STATE/bundles/B/. Seeds: tests/fixtures/bundles packed that way and the
+ * small bundles of tests/fuzz/seeds/bundle; tokens: tests/fuzz/bundle.dict.
+ * Kept crash inputs: tests/fuzz/crashes/bundle (a window.json whose sources
+ * wrap a counter's sum to 0: issue 34). */
 #include "tests/fuzz/fuzz.h"
 
 #include <json-c/json.h>
 
 #include "bundle/bundle.h"
 #include "bundle/report.h"
+#include "lib/util.h"
 #include "rules/rules.h"
 
 static struct rules *shipped;
@@ -26,6 +35,25 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* Text the filter would change reached an output: abort naming it. */
+static void filtered(const char *what, const char *s, size_t len)
+{
+	char *c = util_utf8_clean(s, len);
+
+	if (!c)
+		abort();
+	if (strlen(c) != len || memcmp(c, s, len)) {
+		size_t i = 0;
+
+		while (i < len && c[i] == s[i])
+			i++;
+		fprintf(stderr, "fuzz_bundle: %s holds a control character or invalid UTF-8 at "
+			"byte %zu: \"%.*s\"\n", what, i, (int)(len - i < 40 ? len - i : 40), s + i);
+		abort();
+	}
+	free(c);
+}
+
 static void listed(const char *path, struct json_object *man, uint64_t bytes, void *arg)
 {
 	(void)man;
@@ -40,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char state[128], path[192], err[512];
 	struct json_object *man = NULL;
 	struct report *rep;
+	size_t n;
 	char *s;
 
 	fz_fresh("state", state, sizeof(state));
@@ -66,9 +95,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct report_opts o = { .rules = shipped, .link_prefix = "../b/",
 					 .bundle_name = "b", .verify_note = "fuzz" };
 
-		report_html(rep, &o, devnull);
-		report_timeline(rep, &o, data[0] & 1, devnull);
+		char *h, *t = NULL;
+		size_t hlen = 0, tlen = 0;
+		FILE *f;
+
+		h = report_html_string(rep, &o, &hlen);
+		if (h)
+			filtered("the report page", h, hlen);
+		free(h);
+		for (int utf8 = 0; utf8 < 2; utf8++) {
+			f = open_memstream(&t, &tlen);
+			if (!f)
+				abort();
+			report_timeline(rep, &o, utf8, f);
+			fclose(f);
+			filtered("the text timeline", t, tlen);
+			free(t);
+			t = NULL;
+		}
 		report_free(rep);
+	}
+	/* show: summary.txt through the terminal filter */
+	s = bundle_read_file(path, "summary.txt", 1u << 20, &n, err, sizeof(err));
+	if (s) {
+		char *t = NULL;
+		size_t tlen = 0;
+		FILE *f = open_memstream(&t, &tlen);
+
+		if (!f)
+			abort();
+		util_term_put(f, s, n, SIZE_MAX, 1);
+		fclose(f);
+		filtered("show's summary.txt", t, tlen);
+		free(t);
+		free(s);
 	}
 	return 0;
 }

@@ -5,7 +5,9 @@
 # starts from its seeds (tests/fuzz/seeds/NAME and the fixtures below) and
 # keeps what it finds between runs. A crash found in a long run is written
 # to tests/fuzz/crashes/NAME/ (commit it with the fix); in a check run to
-# BUILD/fuzz/artifacts/NAME/. Prints one line per target with its
+# BUILD/fuzz/artifacts/NAME/. tests/fuzz/NAME.dict, when there is one, is
+# the target's libFuzzer dictionary, and tests/fuzz/NAME.flags (one line)
+# its own libFuzzer options. Prints one line per target with its
 # executions; check mode appends "PASS n FAIL m" to BUILD/results.
 set -u
 build=$1 mode=$2 secs=$3; shift 3
@@ -61,8 +63,11 @@ for name in "${targets[@]}"; do
 			ok=0 why="a kept input fails again (see $log.regress)"
 		fi
 	fi
+	dict=()
+	[ -f "tests/fuzz/$name.dict" ] && dict=(-dict="tests/fuzz/$name.dict")
+	[ -f "tests/fuzz/$name.flags" ] && read -r -a flags < "tests/fuzz/$name.flags" && dict+=("${flags[@]}")
 	"$bin" -max_total_time="$secs" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1 \
-		-artifact_prefix="$art" "$corpus" > "$log" 2>&1
+		"${dict[@]}" -artifact_prefix="$art" "$corpus" > "$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	if [ "$rc" -ne 0 ]; then

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "bundle/bundle.h"
+#include "client/client.h"
 
 struct fx {
 	char dir[64];           /* state dir (mkdtemp) */
@@ -330,6 +331,77 @@ static void bundle_read_file__symlink_and_fifo__refused_without_hanging(void **s
 	assert_int_equal(errno, EINVAL);
 	assert_null(bundle_read_file(path, "record.json", 4, &len, err, sizeof(err)));
 	assert_non_null(strstr(err, "record.json: too large"));
+}
+
+/* issue 34 finding 8: nicstallctl show passed C1 controls of summary.txt
+ * (U+009B as UTF-8 C2 9B, the byte 0x9B: CSI to some terminals) and
+ * bidirectional overrides to the terminal */
+static void cmd_show__c1_in_summary__replaced(void **state)
+{
+	static const char txt[] = "verdict\xc2\x9b" "2J x\x9b" "31m y\x1b]0;t\x07 z\xe2\x80\xae" "w\n"
+				  "tab\tkept\n";
+	struct bundle_file files[] = { { .name = "summary.txt", .data = txt, .len = sizeof(txt) - 1 } };
+	struct json_object *m = json_object_new_object();
+	struct fx *f = *state;
+	char path[512], err[512], out[160], buf[8192];
+	char *args[1] = { path };
+	struct cli c = { .cmd = "show", .args = args, .nargs = 1, .state_dir = f->dir };
+	int fd, saved;
+	ssize_t n;
+
+	json_object_object_add(m, "host", json_object_new_string("scan"));
+	assert_int_equal(bundle_write(f->dir, "c1", m, files, 1, 0, path, sizeof(path), err,
+				      sizeof(err)), 0);
+	json_object_put(m);
+	snprintf(out, sizeof(out), "%s/show.out", f->dir);
+	fd = open(out, O_RDWR | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	assert_true(dup2(fd, STDOUT_FILENO) >= 0);
+	assert_int_equal(cmd_show(&c), EXIT_OK);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) >= 0);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "verdict?2J x?31m y?]0;t? z?w\ntab\tkept\n"));
+	assert_null(memmem(buf, (size_t)n, "\x9b", 1));
+	assert_null(memmem(buf, (size_t)n, "\x1b", 1));
+	assert_null(memmem(buf, (size_t)n, "\xe2\x80\xae", 3));
+}
+
+/* The same for every line nicstallctl prints (util_term_std in its main):
+ * `bundles` lists the verdict a bundle's manifest names. Runs the
+ * nicstallctl built beside this test (BUILD/tests/.. /nicstallctl). */
+static void nicstallctl_bundles__c1_in_manifest__replaced(void **state)
+{
+	struct fx *f = *state;
+	struct json_object *m = json_object_new_object(), *v = json_object_new_object();
+	char path[512], err[512], exe[512], cmd[1400], buf[8192];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t n;
+	FILE *p;
+
+	assert_true(el > 0);
+	exe[el] = '\0';
+	*strrchr(exe, '/') = '\0';
+	json_object_object_add(v, "verdict", json_object_new_string("v\xc2\x9b" "2J\x9b" "31m\xe2\x80\xae"));
+	json_object_object_add(m, "verdict", v);
+	assert_int_equal(bundle_write(f->dir, "c1", m, NULL, 0, 0, path, sizeof(path), err,
+				      sizeof(err)), 0);
+	json_object_put(m);
+	snprintf(cmd, sizeof(cmd), "'%s/../nicstallctl' -S '%s' bundles 2>&1", exe, f->dir);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	assert_int_equal(pclose(p), 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, " v?2J?31m? "));
+	assert_null(memmem(buf, n, "\x9b", 1));
+	assert_null(memmem(buf, n, "\xe2\x80\xae", 3));
 }
 
 static void set_schema(const char *path, int schema)
@@ -742,6 +814,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bundle_verify__file_added__not_in_sums, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__symlink_and_fifo__refused_without_hanging, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_read_file__symlink_and_fifo__refused_without_hanging, setup, teardown),
+		cmocka_unit_test_setup_teardown(cmd_show__c1_in_summary__replaced, setup, teardown),
+		cmocka_unit_test_setup_teardown(nicstallctl_bundles__c1_in_manifest__replaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__newer_schema__refused_naming_versions, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_verify__missing_or_older_schema__clear_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_write__tmpfs_full__enospc_and_nothing_left, setup, teardown),

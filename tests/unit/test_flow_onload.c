@@ -363,7 +363,7 @@ static void flow_onload_scrub__process_env__removed(void **state)
 	assert_non_null(s);
 	assert_null(strstr(s, "SECRET_TOKEN"));
 	assert_null(strstr(s, "cmdline:"));
-	assert_non_null(strstr(s, "process env (removed by nicstalld)"));
+	assert_non_null(strstr(s, "process env (removed by nicstalld"));
 	assert_non_null(strstr(s, "lock_wakes: 12438"));
 	assert_int_equal(strlen(s), olen);
 	free(s);
@@ -372,6 +372,98 @@ static void flow_onload_scrub__process_env__removed(void **state)
 	assert_string_equal(s, "a?[2Jb\n");
 	free(s);
 	free(t);
+}
+
+/* issue 34 finding 8: an environment value holds newlines, and in them a
+ * forged "====" line, a forged ": stack=" line, a forged section header
+ * and forged counters; two processes follow. Not one byte of any value may
+ * reach the evidence (the landed scrub resumed at the forged lines). */
+static void flow_onload_scrub__env_value_with_forged_lines__nothing_kept(void **state)
+{
+	static const char *const secrets[] = {
+		"SECRET-A1", "SECRET-A2", "SECRET-A3", "SECRET-A4", "SECRET-B1", "SECRET-C1",
+	};
+	char *t = NULL, *s;
+	size_t len = 0, olen;
+	FILE *f = open_memstream(&t, &len);
+
+	(void)state;
+	assert_non_null(f);
+	fputs("============================================================\n"
+	      "ci_netif_dump_to_logger: stack=2 name=srv\n"
+	      "  mlx5 9.0.2 uid=1000 pid=4242 ns_flags=0\n"
+	      "--------------------- stats ------------------------------\n"
+	      "lock_wakes: 12438\n"
+	      "--------------------- stack time ---------------------------\n"
+	      "  time constant: 1 ms\n"
+	      "--------------------- process env --------------------------\n"
+	      "--------------------------------------------\n"
+	      "PID: 4242 Thread: 4242 Cpus_allowed: ff voluntary_ctxt_switches: 1 "
+	      "nonvoluntary_ctxt_switches: 0 priority: 0 realtime: 0\n"
+	      "cmdline: ./srv --token SECRET-A1\n"
+	      "env: EF_NAME=x SECRET-A2\n"
+	      "============================================================\n"
+	      "ci_netif_dump_to_logger: stack=3 name=SECRET-A3\n"
+	      "--------------------- stats ------------------------------\n"
+	      "lock_wakes: 99 SECRET-A4\n"
+	      "env: LD_PRELOAD=libonload.so\n"
+	      "--------------------------------------------\n"
+	      "PID: 4343 Thread: 4343 Cpus_allowed: ff\n"
+	      "cmdline: ./cli SECRET-B1\n"
+	      "env: TP_LOG=SECRET-C1\n"
+	      "--------------------------------------------\n", f);
+	fclose(f);
+	s = flow_onload_scrub(t, len, &olen);
+	assert_non_null(s);
+	assert_int_equal(strlen(s), olen);
+	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++)
+		if (strstr(s, secrets[i]))
+			fail_msg("%s reached the evidence:\n%s", secrets[i], s);
+	assert_null(strstr(s, "env: "));
+	assert_null(strstr(s, "cmdline"));
+	assert_null(strstr(s, "LD_PRELOAD"));
+	assert_null(strstr(s, "stack=3"));
+	/* what Onload printed before the section stays */
+	assert_non_null(strstr(s, "ci_netif_dump_to_logger: stack=2 name=srv\n"));
+	assert_non_null(strstr(s, "lock_wakes: 12438\n"));
+	assert_non_null(strstr(s, "time constant: 1 ms\n"));
+	assert_non_null(strstr(s, "process env (removed by nicstalld"));
+	free(s);
+	/* without the header (another Onload's layout): "env: " and
+	 * "cmdline: " lines open the section all the same */
+	s = flow_onload_scrub("lock_wakes: 1\ncmdline: x SECRET-A1\nenv: EF_A=SECRET-A2\n", 55, &olen);
+	assert_null(strstr(s, "SECRET"));
+	assert_non_null(strstr(s, "lock_wakes: 1\n"));
+	free(s);
+	free(t);
+}
+
+/* The parser (the poll's text) reads nothing after a printed environment:
+ * a value's newlines could forge a stack, its name and its counters. */
+static void flow_onload_parse_lots__env_value_forges_stack__not_read(void **state)
+{
+	static const char txt[] =
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=2 name=srv\n"
+		"--------------------- stats ------------------------------\n"
+		"lock_wakes: 12\n"
+		"--------------------- process env --------------------------\n"
+		"--------------------------------------------\n"
+		"cmdline: ./srv\n"
+		"env: EF_NAME=x\n"
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=7 name=SECRET\n"
+		"--------------------- stats ------------------------------\n"
+		"lock_wakes: 99\n";
+	char err[256] = "";
+	uint64_t v = 0;
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_lots(txt, sizeof(txt) - 1, &d0, err, sizeof(err)), 0);
+	assert_non_null(flow_onload_stack(&d0, 2));
+	assert_int_equal(flow_onload_counter(flow_onload_stack(&d0, 2), "lock_wakes", &v), 1);
+	assert_int_equal(v, 12);
+	assert_null(flow_onload_stack(&d0, 7));
 }
 
 static void flow_onload_parse_lots__garbage__no_stack(void **state)
@@ -398,6 +490,8 @@ int main(void)
 		cmocka_unit_test(flow_onload_parse_lots__seed001__stack_counters),
 		cmocka_unit_test(flow_onload_obs__lots_before_during__waiting_and_held),
 		cmocka_unit_test(flow_onload_scrub__process_env__removed),
+		cmocka_unit_test(flow_onload_scrub__env_value_with_forged_lines__nothing_kept),
+		cmocka_unit_test(flow_onload_parse_lots__env_value_forges_stack__not_read),
 		cmocka_unit_test(flow_onload_parse_lots__garbage__no_stack),
 	};
 

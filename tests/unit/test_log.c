@@ -66,6 +66,27 @@ static void log_prefixed__pipe__sd_daemon_prefixes(void **state)
 	assert_string_equal(out, "<4>port p1: down\n<6>port p1: up\n");
 }
 
+static void say_hostile(void)
+{
+	log_warnx("peer %s: refused", "a\n<3>forged\x1b[2J\xc2\x9b" "31m");
+}
+
+/* A message quoting others' text: no control reaches the terminal, no
+ * newline starts a forged line (issue 34 finding 8: one filter everywhere) */
+static void log_stderr__hostile_text__one_filtered_line(void **state)
+{
+	char *out;
+
+	(void)state;
+	log_init("nicstalld", 1);
+	log_set_level(LOG_INFO);
+	out = capture_stderr(say_hostile);
+	assert_string_equal(out, "<4>peer a?<3>forged?[2J?31m: refused\n");
+	log_init("nicstalld", 0);
+	out = capture_stderr(say_hostile);
+	assert_string_equal(out, "nicstalld: peer a?<3>forged?[2J?31m: refused\n");
+}
+
 static enum log_target opened;
 static void open_auto(void)
 {
@@ -219,6 +240,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(log_plain__terminal__no_priority_prefix),
 		cmocka_unit_test(log_prefixed__pipe__sd_daemon_prefixes),
+		cmocka_unit_test(log_stderr__hostile_text__one_filtered_line),
 		cmocka_unit_test(log_open__journal_stream_is_stderr__journal),
 		cmocka_unit_test(log_event__below_level__hook_still_hears_it),
 		cmocka_unit_test(log_event__bad_kind__ignored),
