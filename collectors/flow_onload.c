@@ -34,6 +34,7 @@ int flow_onload_dump_init(struct flow_onload_dump *d)
 void flow_onload_dump_reset(struct flow_onload_dump *d)
 {
 	d->nstacks = d->nsocks = d->dropped = 0;
+	d->cut = 0;
 	d->version[0] = '\0';
 }
 
@@ -159,6 +160,16 @@ int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uin
 	for (unsigned i = 0; s && i < s->ncounters; i++)
 		if (!strcmp(s->counters[i].name, name)) {
 			*value = s->counters[i].value;
+			return 1;
+		}
+	return 0;
+}
+
+int flow_onload_opt(const struct flow_onload_stack *s, const char *name, uint64_t *value)
+{
+	for (unsigned i = 0; s && i < s->nopts; i++)
+		if (!strcmp(s->opts[i].name, name)) {
+			*value = s->opts[i].value;
 			return 1;
 		}
 	return 0;

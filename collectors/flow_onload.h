@@ -48,6 +48,7 @@
 #define FLOW_ONLOAD_MAX_SOCKS    16384u
 #define FLOW_ONLOAD_MAX_COUNTERS 512u
 #define FLOW_ONLOAD_NAME         48u
+#define FLOW_ONLOAD_MAX_OPTS     8u
 
 /* Onload's TCP state word (ip.h CI_TCP_*): the state number is bits 12-15. */
 #define FLOW_ONLOAD_STATE_NUM(s) (((s) >> 12) & 0xfu)
@@ -95,12 +96,17 @@ struct flow_onload_stack {
 	int have_time;
 	unsigned ncounters;
 	struct flow_onload_counter counters[FLOW_ONLOAD_MAX_COUNTERS];
+	/* the options of flow_onload_opt_names the lots text printed (its
+	 * "config opts" section): the stack's effective values */
+	unsigned nopts;
+	struct flow_onload_counter opts[FLOW_ONLOAD_MAX_OPTS];
 };
 
 struct flow_onload_dump {
 	char version[32];
 	unsigned nstacks, nsocks;
 	unsigned dropped;           /* records over the limits */
+	int cut;                    /* lots text ended inside a line (not read) */
 	struct flow_onload_stack *stacks;   /* FLOW_ONLOAD_MAX_STACKS */
 	struct flow_onload_sock *socks;     /* FLOW_ONLOAD_MAX_SOCKS */
 };
@@ -125,6 +131,16 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
  * *value, 0 when the stack has no such counter. */
 const struct flow_onload_stack *flow_onload_stack(const struct flow_onload_dump *d, int id);
 int flow_onload_counter(const struct flow_onload_stack *s, const char *name, uint64_t *value);
+
+/* The options the lots parser keeps from a stack's "config opts" section
+ * (netif_debug.c ci_netif_config_opts_dump(), "%30s: %u" or "%30s: %u
+ * (default: %u)"): EF_SPIN_USEC, EF_BUZZ_USEC and a few more. Onload 9
+ * prints the stack's netif options only: EF_POLL_USEC is a per-process
+ * option (opts_citp_def.h) whose effect shows in EF_SPIN_USEC and
+ * EF_BUZZ_USEC, and is read only where a version prints it. One of them:
+ * 1 with *value, 0 when the dump did not print it (absent, not 0). */
+extern const char *const flow_onload_opt_names[FLOW_ONLOAD_MAX_OPTS];
+int flow_onload_opt(const struct flow_onload_stack *s, const char *name, uint64_t *value);
 
 /* Evidence: a copy of one stack's lots text cut where the "process env"
  * section begins (or a "cmdline: " / "env: " line), everything after it

@@ -110,25 +110,91 @@ int flow_onload_parse_netstat(const char *text, size_t len, int stack_id,
 	return 0;
 }
 
-/* "k=v k=v" pairs of a line into counters prefix_k (decimal values). */
+/* A decimal count at p: digits only (no sign, no blank), at most
+ * UINT64_MAX. 1 with *v and *n (the characters read), 0 otherwise: a
+ * negative level (Onload prints the pkt_bufs levels with %d), a number
+ * over 64 bits or no digits is no value, never a wrapped or clamped one. */
+static int dec_u64(const char *p, uint64_t *v, int *n)
+{
+	uint64_t x = 0;
+	int i = 0;
+
+	for (; p[i] >= '0' && p[i] <= '9'; i++) {
+		unsigned d = (unsigned)(p[i] - '0');
+
+		if (x > (UINT64_MAX - d) / 10)
+			return 0;
+		x = x * 10 + d;
+	}
+	if (!i)
+		return 0;
+	*v = x;
+	*n = i;
+	return 1;
+}
+
+/* "k=v k=v" pairs of a line into counters prefix_k (decimal values; a
+ * value that is not a count leaves its counter absent). */
 static void kv_counters(struct flow_onload_dump *d, struct flow_onload_stack *st,
 			const char *prefix, const char *p)
 {
 	while (*p) {
 		char key[32], name[FLOW_ONLOAD_NAME];
-		unsigned long long v;
-		int n = 0;
+		uint64_t v;
+		int n = 0, m = 0;
 
 		while (*p == ' ')
 			p++;
-		if (sscanf(p, "%31[a-z_]=%llu%n", key, &v, &n) == 2 && n > 0) {
+		if (sscanf(p, "%31[a-z_]=%n", key, &n) == 1 && n > 0 && dec_u64(p + n, &v, &m) &&
+		    (p[n + m] == ' ' || p[n + m] == '\0')) {
 			snprintf(name, sizeof(name), "%s%s", prefix, key);
 			ol_counter_set(st, name, v, d);
-			p += n;
+			p += n + m;
 		} else {
 			while (*p && *p != ' ')
 				p++;
 		}
+	}
+}
+
+const char *const flow_onload_opt_names[FLOW_ONLOAD_MAX_OPTS] = {
+	"EF_POLL_USEC", "EF_SPIN_USEC", "EF_BUZZ_USEC", "EF_INT_DRIVEN",
+	"EF_TCP_SEND_NONBLOCK_NO_PACKETS_MODE", "EF_MAX_PACKETS", "EF_DEFER_WORK_LIMIT",
+	"EF_MAX_TX_PACKETS",
+};
+
+/* One line of the options: netif_debug.c ci_netif_config_opts_dump()
+ * prints each with LOG_PRINT("%30s: " type##_fmt, env, value), or, when
+ * it is not the default, "%30s: <fmt> (default: <fmt>)"; ci_uint* as %u,
+ * ci_int* as %d (a negative value is no value here), strings quoted (not
+ * read). Those of flow_onload_opt_names are kept. */
+static void opt_line(struct flow_onload_stack *st, const char *line)
+{
+	char name[FLOW_ONLOAD_NAME];
+	uint64_t v, dv;
+	int n = 0, m = 0, k = 0;
+
+	while (*line == ' ')
+		line++;
+	if (sscanf(line, "%47[A-Z0-9_]: %n", name, &n) != 1 || !n || !dec_u64(line + n, &v, &m))
+		return;
+	line += n + m;
+	if (*line && !(!strncmp(line, " (default: ", 11) && dec_u64(line + 11, &dv, &k) &&
+		       !strcmp(line + 11 + k, ")")))
+		return;
+	for (unsigned i = 0; i < FLOW_ONLOAD_MAX_OPTS; i++) {
+		if (strcmp(name, flow_onload_opt_names[i]))
+			continue;
+		for (unsigned j = 0; j < st->nopts; j++)
+			if (!strcmp(st->opts[j].name, name)) {
+				st->opts[j].value = v;
+				return;
+			}
+		if (st->nopts < FLOW_ONLOAD_MAX_OPTS) {
+			util_strlcpy(st->opts[st->nopts].name, name, sizeof(st->opts[0].name));
+			st->opts[st->nopts++].value = v;
+		}
+		return;
 	}
 }
 
@@ -139,15 +205,23 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 	struct flow_onload_sock *k = NULL;
 	char line[1024];
 	size_t off = 0;
-	int counters_on = 0, in_env = 0;
+	int counters_on = 0, in_env = 0, in_opts = 0;
 
 	flow_onload_dump_reset(d);
 	if (len > FLOW_ONLOAD_MAX_TEXT)
 		return util_errf(err, errlen, "stackdump output too large"), -E2BIG;
+	/* every line Onload prints ends with a newline (ci_log): text that
+	 * ends inside a line was cut (the output cap, a killed tool), and its
+	 * last line may be a number cut short: not read */
+	if (len && text[len - 1] != '\n') {
+		while (len && text[len - 1] != '\n')
+			len--;
+		d->cut = 1;
+	}
 	while (next_line(text, len, &off, line, sizeof(line))) {
-		char name[FLOW_ONLOAD_NAME], word[64], l[80], r[80], state[24];
-		unsigned long long v;
-		int id, sid, n = 0;
+		char name[FLOW_ONLOAD_NAME], l[80], r[80], state[24];
+		uint64_t v;
+		int id, sid, n = 0, m = 0;
 		const char *p;
 
 		/* a stack: "ci_netif_dump_to_logger: stack=2 name=srv" */
@@ -155,7 +229,7 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 		    sscanf(p, ": stack=%d%n", &id, &n) == 1) {
 			st = ol_stack_get(d, id, 1);
 			k = NULL;
-			counters_on = in_env = 0;
+			counters_on = in_env = in_opts = 0;
 			p += n;
 			if (st && !strncmp(p, " name=", 6))
 				ol_clean_copy(st->name, sizeof(st->name), p + 6);
@@ -173,13 +247,26 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 		if (!strncmp(line, "----", 4)) {
 			k = NULL;
 			in_env = strstr(line, "process env") != NULL;
+			in_opts = strstr(line, "config opts") != NULL;
 			counters_on = !in_env && strstr(line, "stats") != NULL &&
 				      !strstr(line, "vi stats");
 			continue;
 		}
 		if (!strncmp(line, "====", 4)) {
 			k = NULL;
-			counters_on = in_env = 0;
+			counters_on = in_env = in_opts = 0;
+			continue;
+		}
+		/* libstack.c stack_lots(): "--- config opts ---", then
+		 * ci_netif_config_opts_dump() (stack_opts() of `opts` heads
+		 * it "ci_netif_config_opts_dump: N" instead) */
+		if (!strncmp(line, "ci_netif_config_opts_dump: ", 27)) {
+			in_opts = 1;
+			counters_on = 0;
+			continue;
+		}
+		if (in_opts) {
+			opt_line(st, line);
 			continue;
 		}
 		/* a socket: "TCP 2:3 lcl=10.9.0.2:11111 rmt=10.9.0.1:40000 ESTABLISHED" */
@@ -247,12 +334,11 @@ int flow_onload_parse_lots(const char *text, size_t len, struct flow_onload_dump
 				ol_counter_set(st, "time_stuck", 1, d);
 			continue;
 		}
-		/* "name: value" counters of the stats sections */
-		if (counters_on && sscanf(line, "%47[a-z0-9_]: %llu%n", name, &v, &n) == 2 &&
-		    line[n] == '\0')
+		/* "name: value" counters of the stats sections: stats_dump.h
+		 * ci_dump_stats() prints each "%s: %u" (32-bit) or "%s: %llu" */
+		if (counters_on && sscanf(line, "%47[a-z0-9_]: %n", name, &n) == 1 && n > 0 &&
+		    dec_u64(line + n, &v, &m) && line[n + m] == '\0')
 			ol_counter_set(st, name, v, d);
-		else if (sscanf(line, "%63s", word) == 1 && !strcmp(word, "ci_netif_config_opts_dump:"))
-			counters_on = 0;
 	}
 	if (!d->nstacks) {
 		util_errf(err, errlen, "no stack found in onload_stackdump output");

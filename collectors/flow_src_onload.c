@@ -16,6 +16,15 @@
  *    bytes, the "process env" section scrubbed (flow_onload_scrub) before
  *    the text leaves this file. Never onload_tcpdump, never an operation
  *    that takes the stack lock.
+ *  - the record's method (seed 001): a dump before, during and after the
+ *    stall, each with when the tool ran. "Before" is the last periodic
+ *    poll that showed the stack (a ring of one per stack: its values, its
+ *    lots text in stackdump mode, the run's start and end), handed over
+ *    with its age when the stall is called; "during" is the evidence
+ *    run at the call ("at_stall"), "after" the one at the end of the
+ *    investigation. Each carries start_mono_ns/end_mono_ns
+ *    (CLOCK_MONOTONIC: the run's start, and its start plus the runner's
+ *    wall time to its exit) and the same on CLOCK_REALTIME.
  * ctx->tools_dir (configured) names the directory of both tools; else they
  * are looked up in the runner's fixed PATH. When neither is there the
  * source says so and looks again every FIND_RETRY_NS.
@@ -36,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <json-c/json.h>
 
@@ -46,6 +56,8 @@
 #define EVID_MAX (8u << 20)
 #define MAX_EVID_STACKS 4
 #define MAX_EVID_SOCKS 64
+#define BEFORE_MAX (1u << 20)           /* lots text kept per stack */
+#define BEFORE_TOTAL (8u << 20)         /* ... and for all stacks */
 
 enum mode { M_FIND = 0, M_ORM, M_LOTS, M_NONE };
 
@@ -58,12 +70,24 @@ struct otrk {
 	int fresh;
 };
 
+/* The last periodic dump of a stack: the "before" of an incident. */
+struct before {
+	int id, used;
+	uint64_t t0, t1, r0, r1;    /* the run: start, end (mono, real) */
+	enum mode tool;
+	struct json_object *vals;   /* {counters, opts} (record_json) */
+	char *text;                 /* its lots text (stackdump mode), or NULL */
+	size_t len;
+	const char *no_text;        /* why there is none */
+};
+
 struct osrc;
 struct ejob {                   /* one evidence stackdump */
 	struct ejob *next;
 	struct osrc *src;
 	void *job;
 	int stack;
+	uint64_t t0, r0;            /* when it started (mono, real) */
 	struct json_object *entry;  /* referenced */
 	flow_src_evid_done_fn done;
 	void *arg;
@@ -80,6 +104,9 @@ struct osrc {
 	struct otrk *trk;
 	unsigned ntrk;
 	struct ejob *ejobs;
+	struct before before[FLOW_ONLOAD_MAX_STACKS];
+	size_t before_bytes;
+	uint64_t job_start_real;
 	uint64_t runs, failures, cost_ns, last_cost_ns, parse_ns;
 	char version[32];
 	char err[256];
@@ -128,6 +155,150 @@ static void absorb(struct osrc *o, uint64_t now)
 	free(o->trk);
 	o->trk = nt;
 	o->ntrk = n;
+}
+
+/* The values of seed 001's table and the record's "what it is not"
+ * checks, as the lots text (or orm_json stats) gives them: counters of
+ * ci_netif_stats (stats_def.h, printed by stats_dump.h ci_dump_stats()),
+ * the pkt_bufs levels of netif_debug.c ci_netif_dump_pkt_summary(),
+ * nonb_pool of ci_netif_dump_extra_to_logger() (a boolean:
+ * ci_netif_pkt_nonb_pool_not_empty()), time_stuck. A value the dump did
+ * not print is left out: absent, never 0. */
+static const char *const record_counters[] = {
+	"lock_wakes", "tcp_send_ni_lock_contends", "tcp_send_nonb_pool_empty",
+	"pkt_bufs_free", "pkt_bufs_alloc", "pkt_bufs_max", "nonb_pool", "pkt_wait_spin",
+	"pkt_wait_primes", "unlock_slow_pkt_waiter", "reap_buf_limited", "refill_rx_limited",
+	"refill_buf_limited", "defer_work_limited", "defer_work_contended_unsafe",
+	"stack_lock_buzz", "time_stuck",
+};
+
+/* {counters: {...}, opts: {EF_...}} of a parsed stack into e. */
+static void record_json(const struct flow_onload_stack *st, struct json_object *e)
+{
+	struct json_object *c = json_object_new_object(), *op = json_object_new_object();
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(record_counters) / sizeof(record_counters[0]); i++)
+		if (flow_onload_counter(st, record_counters[i], &v) == 1)
+			jx_add_u64(c, record_counters[i], v);
+	for (unsigned i = 0; i < st->nopts; i++)
+		jx_add_u64(op, st->opts[i].name, st->opts[i].value);
+	json_object_object_add(e, "counters", c);
+	json_object_object_add(e, "opts", op);
+}
+
+/* "2026-09-18T10:02:11.123456Z" of a CLOCK_REALTIME time. */
+static void add_utc(struct json_object *o, const char *key, uint64_t real_ns)
+{
+	char b[48], f[64];
+	time_t t = (time_t)(real_ns / 1000000000ull);
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm))
+		return;
+	snprintf(f, sizeof(f), "%s.%06uZ", b, (unsigned)(real_ns % 1000000000ull / 1000));
+	jx_add_str(o, key, f);
+}
+
+/* A dump's times: its tool's run from t0 to t1 (mono) and r0 to r1 (real). */
+static void add_times(struct json_object *e, uint64_t t0, uint64_t t1, uint64_t r0,
+		      uint64_t r1)
+{
+	jx_add_u64(e, "start_mono_ns", t0);
+	jx_add_u64(e, "end_mono_ns", t1);
+	jx_add_u64(e, "start_real_ns", r0);
+	jx_add_u64(e, "end_real_ns", r1);
+	add_utc(e, "start_utc", r0);
+	add_utc(e, "end_utc", r1);
+}
+
+/* Stack id's part of lots text: from the "====" line before its
+ * "...: stack=ID" header (stack_lots() prints one first) to the next
+ * "====" line or the end. 0 and *len when found. */
+static int stack_slice(const char *text, size_t len, int id, size_t *off, size_t *n)
+{
+	size_t p = 0, sep = 0;
+	int in = 0;
+
+	while (p < len) {
+		size_t e = p, l;
+		int sid;
+		const char *h;
+
+		while (e < len && text[e] != '\n')
+			e++;
+		l = e - p;
+		if (l >= 4 && !memcmp(text + p, "====", 4)) {
+			if (in) {
+				*n = p - *off;
+				return 0;
+			}
+			sep = p;
+		} else if (!in && text[p] != ' ' && (h = memmem(text + p, l, ": stack=", 8)) &&
+			   sscanf(h + 8, "%d", &sid) == 1 && sid == id) {
+			in = 1;
+			*off = sep;
+		}
+		p = e < len ? e + 1 : len;
+	}
+	if (!in)
+		return -1;
+	*n = len - *off;
+	return 0;
+}
+
+/* After a good poll: each stack's slot takes this run's values (and, in
+ * stackdump mode, its scrubbed text, within BEFORE_MAX / BEFORE_TOTAL). A
+ * stack the run did not show keeps its older slot; over
+ * FLOW_ONLOAD_MAX_STACKS slots the oldest goes. */
+static void keep_before(struct osrc *o, enum mode m, const char *out, size_t len, uint64_t t1,
+			uint64_t r1)
+{
+	for (unsigned i = 0; i < o->d.nstacks; i++) {
+		const struct flow_onload_stack *st = &o->d.stacks[i];
+		struct before *b = NULL, *old = &o->before[0];
+		size_t off = 0, n = 0;
+
+		for (unsigned k = 0; k < FLOW_ONLOAD_MAX_STACKS && !b; k++) {
+			if (o->before[k].used && o->before[k].id == st->id)
+				b = &o->before[k];
+			else if (!o->before[k].used || (old->used && o->before[k].t1 < old->t1))
+				old = &o->before[k];
+		}
+		if (!b)
+			b = old;
+		json_object_put(b->vals);
+		if (b->text)
+			o->before_bytes -= b->len;
+		free(b->text);
+		memset(b, 0, sizeof(*b));
+		b->used = 1;
+		b->id = st->id;
+		b->t0 = o->job_start_ns;
+		b->t1 = t1;
+		b->r0 = o->job_start_real;
+		b->r1 = r1;
+		b->tool = m;
+		b->vals = json_object_new_object();
+		record_json(st, b->vals);
+		if (m != M_LOTS) {
+			b->no_text = "orm_json polls print no stackdump text";
+			continue;
+		}
+		if (stack_slice(out, len, st->id, &off, &n) < 0) {
+			b->no_text = "the stack's part of the poll's text was not found";
+			continue;
+		}
+		if (n > BEFORE_MAX || o->before_bytes + n > BEFORE_TOTAL) {
+			b->no_text = "the stack's text is over the limit kept between polls";
+			continue;
+		}
+		b->text = flow_onload_scrub(out + off, n, &b->len);
+		if (b->text)
+			o->before_bytes += b->len;
+		else
+			b->no_text = "out of memory";
+	}
 }
 
 static void start(struct flow_src *s, struct osrc *o, uint64_t now);
@@ -185,6 +356,8 @@ static void poll_done(const struct flow_src_run_result *r, void *arg)
 	util_strlcpy(o->version, o->d.version, sizeof(o->version));
 	o->err[0] = s->err[0] = '\0';
 	absorb(o, o->job_start_ns);
+	keep_before(o, m, r->out, r->len, o->job_start_ns + r->cost_ns,
+		    o->job_start_real + r->cost_ns);
 }
 
 static void start(struct flow_src *s, struct osrc *o, uint64_t now)
@@ -202,6 +375,7 @@ static void start(struct flow_src *s, struct osrc *o, uint64_t now)
 	argv[0] = mode_tool(o, m);
 	o->trying = m;
 	o->last_start_ns = o->job_start_ns = now;
+	o->job_start_real = loop_real_ns();
 	o->job = o->run->start(o->run->ctx, argv, -1, TOOL_TIMEOUT_NS, FLOW_ONLOAD_MAX_TEXT,
 			       poll_done, s, e, sizeof(e));
 	if (!o->job) {
@@ -282,30 +456,24 @@ static void ejob_unlink(struct osrc *o, struct ejob *j)
 		}
 }
 
-/* The counters of seed 001's table, as the scrubbed lots text gives them. */
+/* The values of the record's table and options, as the scrubbed lots
+ * text gives them (record_json); a text cut inside a line says so. */
 static void lots_counters(const char *text, size_t len, int stack, struct json_object *entry)
 {
-	static const char *const names[] = {
-		"tcp_send_nonb_pool_empty", "tcp_send_ni_lock_contends", "lock_wakes",
-		"pkt_bufs_free", "nonb_pool", "pkt_wait_spin", "unlock_slow_pkt_waiter",
-		"defer_work_limited", "time_stuck",
-	};
 	struct flow_onload_dump d;
 	const struct flow_onload_stack *st;
-	struct json_object *c;
 	char e[200];
-	uint64_t v;
 
 	if (flow_onload_dump_init(&d) < 0)
 		return;
-	if (flow_onload_parse_lots(text, len, &d, e, sizeof(e)) == 0 &&
-	    (st = flow_onload_stack(&d, stack))) {
-		c = json_object_new_object();
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			if (flow_onload_counter(st, names[i], &v) == 1)
-				jx_add_u64(c, names[i], v);
-		json_object_object_add(entry, "counters", c);
-	}
+	if (flow_onload_parse_lots(text, len, &d, e, sizeof(e)) < 0)
+		jx_add_str(entry, "parse_error", e);
+	else if (!(st = flow_onload_stack(&d, stack)))
+		jx_add_str(entry, "parse_error", "the stack is not in its dump");
+	else
+		record_json(st, entry);
+	if (d.cut)
+		jx_add_bool(entry, "cut", 1);
 	flow_onload_dump_free(&d);
 }
 
@@ -317,6 +485,7 @@ static void evid_done(const struct flow_src_run_result *r, void *arg)
 
 	ejob_unlink(j->src, j);
 	jx_add_double(j->entry, "run_ms", (double)r->cost_ns / 1e6);
+	add_times(j->entry, j->t0, j->t0 + r->cost_ns, j->r0, j->r0 + r->cost_ns);
 	if (r->truncated)
 		jx_add_bool(j->entry, "truncated", 1);
 	if (!r->ok)
@@ -369,15 +538,44 @@ static struct json_object *sock_json(const struct otrk *t)
 	return o;
 }
 
+/* entry.before: stack id's last periodic dump, its age at now. */
+static void add_before(const struct osrc *o, int id, uint64_t now, struct json_object *entry)
+{
+	const struct before *b = NULL;
+	struct json_object *e = json_object_new_object();
+
+	for (unsigned k = 0; k < FLOW_ONLOAD_MAX_STACKS && !b; k++)
+		if (o->before[k].used && o->before[k].id == id)
+			b = &o->before[k];
+	jx_add_str(e, "dump", "before");
+	if (!b) {
+		jx_add_str(e, "error", "no periodic poll showed this stack");
+		json_object_object_add(entry, "before", e);
+		return;
+	}
+	jx_add_str(e, "from", b->tool == M_ORM ? "orm_json stack stats (the periodic poll)" :
+		   "onload_stackdump --nolock --nopids lots (the periodic poll)");
+	add_times(e, b->t0, b->t1, b->r0, b->r1);
+	json_object_object_add(e, "age_ms", jx_new_fixed(now > b->t1 ?
+		(double)(now - b->t1) / 1e6 : 0, 3));
+	json_object_object_foreach(b->vals, key, v)
+		json_object_object_add(e, key, json_object_get(v));
+	if (b->text)
+		json_object_object_add(e, "lots", json_object_new_string_len(b->text, (int)b->len));
+	else
+		jx_add_str(e, "no_text", b->no_text ? b->no_text : "none kept");
+	json_object_object_add(entry, "before", e);
+}
+
 static int os_evidence(struct flow_src *s, const struct flow_src_ref *refs, unsigned n,
 		       const char *when, struct json_object *out, flow_src_evid_done_fn done,
 		       void *arg)
 {
 	struct osrc *o = s->priv;
 	struct json_object *socks = json_object_new_array(), *stacks = json_object_new_array();
-	int ids[MAX_EVID_STACKS], nids = 0, pending = 0;
+	int ids[MAX_EVID_STACKS], nids = 0, pending = 0, during = when && !strcmp(when, "at_stall");
+	uint64_t now = loop_mono_ns();
 
-	(void)when;
 	for (unsigned i = 0; o && i < o->ntrk; i++) {
 		int mine = 0;
 
@@ -410,17 +608,13 @@ static int os_evidence(struct flow_src *s, const struct flow_src_ref *refs, unsi
 
 		snprintf(id, sizeof(id), "%d", ids[k]);
 		jx_add_int(entry, "id", ids[k]);
+		jx_add_str(entry, "dump", during ? "during" : "after");
+		if (during)
+			add_before(o, ids[k], now, entry);
 		if (st) {
 			jx_add_str(entry, "name", st->name);
 			if (st->pid)
 				jx_add_int(entry, "pid", st->pid);
-			if (st->ncounters) {
-				struct json_object *c = json_object_new_object();
-
-				for (unsigned i = 0; i < st->ncounters; i++)
-					jx_add_u64(c, st->counters[i].name, st->counters[i].value);
-				json_object_object_add(entry, "poll_counters", c);
-			}
 		}
 		snprintf(cmd, sizeof(cmd), "%s --nolock --nopids %s lots", o->tool[1], id);
 		jx_add_str(entry, "command", cmd);
@@ -429,6 +623,8 @@ static int os_evidence(struct flow_src *s, const struct flow_src_ref *refs, unsi
 			continue;
 		j->src = o;
 		j->stack = ids[k];
+		j->t0 = loop_mono_ns();
+		j->r0 = loop_real_ns();
 		j->entry = json_object_get(entry);
 		j->done = done;
 		j->arg = arg;
@@ -505,6 +701,10 @@ static void os_close(struct flow_src *s)
 		free(j);
 	}
 	flow_onload_dump_free(&o->d);
+	for (unsigned k = 0; k < FLOW_ONLOAD_MAX_STACKS; k++) {
+		json_object_put(o->before[k].vals);
+		free(o->before[k].text);
+	}
 	free(o->trk);
 	free(o);
 	s->priv = NULL;

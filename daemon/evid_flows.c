@@ -33,7 +33,7 @@ struct evid_flows {
 	char spool[PATH_MAX];
 	char when[16];
 	uint64_t inv_id;
-	char files[8][PATH_MAX];        /* work files written */
+	char files[16][PATH_MAX];       /* work files written (4 stacks x 3 dumps) */
 	unsigned nfiles;
 };
 
@@ -78,45 +78,56 @@ static unsigned refs_of(struct json_object *arr, uint64_t incident_id, const cha
 	return n;
 }
 
-/* Move every "lots" text of the Onload part into a work file. */
+/* Move the "lots" text of stack entry s (its dump "when") into a work
+ * file; s.file names it. */
+static void spool_one(struct evid_flows *e, struct json_object *s, uint64_t id, const char *when)
+{
+	struct json_object *t = jx_get(s, "lots");
+	char rel[96], path[PATH_MAX + 128];
+	const char *text;
+	size_t len;
+	int dfd, fd;
+
+	if (!t || !json_object_is_type(t, json_type_string))
+		return;
+	text = json_object_get_string(t);
+	len = (size_t)json_object_get_string_len(t);
+	snprintf(rel, sizeof(rel), "inv%" PRIu64 "-onload-stack%" PRIu64 "-%s.txt",
+		 e->inv_id, id, when);
+	snprintf(path, sizeof(path), "%s/%s", e->spool, rel);
+	mkdir(e->spool, 0750);
+	dfd = open(e->spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	unlinkat(dfd, rel, 0);  /* ours from an earlier run of the same id */
+	fd = dfd < 0 ? -1 : fsu_create_excl_at(dfd, rel, 0640);
+	if (fd < 0 || fsu_write_all(fd, text, len) < 0) {
+		jx_add_str(s, "spool_error", strerror(errno));
+		log_warnx("investigation %" PRIu64 ": onload stackdump text: %s: %s",
+			  e->inv_id, path, strerror(errno));
+	} else {
+		jx_add_str(s, "file", path);
+		jx_add_u64(s, "bytes", len);
+		if (e->nfiles < sizeof(e->files) / sizeof(e->files[0]))
+			util_strlcpy(e->files[e->nfiles++], path, sizeof(e->files[0]));
+	}
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	json_object_object_del(s, "lots");
+}
+
+/* Every "lots" text of the Onload part (the dump at this time, and at the
+ * stall the periodic one before it) into work files. */
 static void spool(struct evid_flows *e)
 {
 	struct json_object *stacks = jx_arr(jx_obj(e->out, "onload"), "stacks");
 
 	for (size_t i = 0; i < jx_len(stacks); i++) {
 		struct json_object *s = json_object_array_get_idx(stacks, i);
-		struct json_object *t = jx_get(s, "lots");
-		char rel[96], path[PATH_MAX + 128];
-		const char *text;
-		size_t len;
-		int dfd, fd;
 
-		if (!t || !json_object_is_type(t, json_type_string))
-			continue;
-		text = json_object_get_string(t);
-		len = (size_t)json_object_get_string_len(t);
-		snprintf(rel, sizeof(rel), "inv%" PRIu64 "-onload-stack%" PRIu64 "-%s.txt",
-			 e->inv_id, jx_u64(s, "id"), e->when);
-		snprintf(path, sizeof(path), "%s/%s", e->spool, rel);
-		mkdir(e->spool, 0750);
-		dfd = open(e->spool, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		unlinkat(dfd, rel, 0);  /* ours from an earlier run of the same id */
-		fd = dfd < 0 ? -1 : fsu_create_excl_at(dfd, rel, 0640);
-		if (fd < 0 || fsu_write_all(fd, text, len) < 0) {
-			jx_add_str(s, "spool_error", strerror(errno));
-			log_warnx("investigation %" PRIu64 ": onload stackdump text: %s: %s",
-				  e->inv_id, path, strerror(errno));
-		} else {
-			jx_add_str(s, "file", path);
-			jx_add_u64(s, "bytes", len);
-			if (e->nfiles < sizeof(e->files) / sizeof(e->files[0]))
-				util_strlcpy(e->files[e->nfiles++], path, sizeof(e->files[0]));
-		}
-		if (fd >= 0)
-			close(fd);
-		if (dfd >= 0)
-			close(dfd);
-		json_object_object_del(s, "lots");
+		spool_one(e, s, jx_u64(s, "id"), e->when);
+		if (jx_obj(s, "before"))
+			spool_one(e, jx_obj(s, "before"), jx_u64(s, "id"), "before");
 	}
 }
 
@@ -207,16 +218,21 @@ void evid_flows_files(struct json_object *rec,
 
 		for (size_t i = 0; i < jx_len(stacks); i++) {
 			struct json_object *s = json_object_array_get_idx(stacks, i);
-			const char *path = jx_str(s, "file");
-			char name[128];
+			struct json_object *dumps[2] = { s, jx_obj(s, "before") };
 
-			if (!path || !strchr(path, '/'))
-				continue;
-			/* the name inside the bundle: no user-controlled text */
-			snprintf(name, sizeof(name), "engines/onload-stack%" PRIu64 "-%s.txt",
-				 jx_u64(s, "id"), !strcmp(when, "after") ? "after" : "at_stall");
-			jx_add_str(s, "bundle_file", name);
-			cb(path, name, arg);
+			for (int k = 0; k < 2; k++) {
+				const char *path = jx_str(dumps[k], "file");
+				char name[128];
+
+				if (!path || !strchr(path, '/'))
+					continue;
+				/* the name inside the bundle: no user-controlled text */
+				snprintf(name, sizeof(name), "engines/onload-stack%" PRIu64 "-%s.txt",
+					 jx_u64(s, "id"), k ? "before" : !strcmp(when, "after") ?
+					 "after" : "at_stall");
+				jx_add_str(dumps[k], "bundle_file", name);
+				cb(path, name, arg);
+			}
 		}
 	}
 }
