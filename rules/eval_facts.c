@@ -97,28 +97,31 @@ static const struct { const char *key, *sub, *what; } lists[] = {
 	[D_CAPTURE] = { FK_CAPTURES, NULL, FK_CAPTURES },
 	[D_PORT] = { FK_PORTS, NULL, FK_PORTS },
 	[D_PEER] = { FK_PEERS, NULL, FK_PEERS },
+	[D_ONLOAD] = { FK_ONLOAD, NULL, FK_ONLOAD },
 };
 
 /* The list of d, or NULL and why: missing, of the wrong type, or (when
  * nonempty) without items. */
 static struct json_object *list_of(struct ectx *c, enum dom d, int nonempty, const char **why)
 {
-	const char *what = d > D_NONE && d <= D_PEER ? lists[d].what : "?";
+	const char *what = d > D_NONE && d < D_MULTI ? lists[d].what : "?";
 	struct json_object *l = NULL;
 	int obj = d == D_PORT || d == D_PEER;
 
-	if (d > D_NONE && d <= D_PEER) {
+	if (d > D_NONE && d < D_MULTI) {
 		l = jx_get(c->facts, lists[d].key);
 		if (lists[d].sub)
 			l = jx_get(l, lists[d].sub);
-		if (!l && d == D_PEER && jx_get(c->facts, FK_SCHEMA)) {
-			/* facts of a host without peers (or from before them): no
-			 * peer, an empty list, not an unknown one */
-			static struct json_object *none;
+		if (!l && (d == D_PEER || d == D_ONLOAD) && jx_get(c->facts, FK_SCHEMA)) {
+			/* facts of a host without peers or Onload stacks (or
+			 * from before them): none, an empty list, not an
+			 * unknown one */
+			static struct json_object *none[2];
 
-			if (!none)
-				none = json_object_new_object();
-			l = none;
+			if (!none[d == D_ONLOAD])
+				none[d == D_ONLOAD] = d == D_ONLOAD ? json_object_new_array() :
+							 json_object_new_object();
+			l = none[d == D_ONLOAD];
 		}
 		if (l && !json_object_is_type(l, obj ? json_type_object : json_type_array))
 			l = NULL;

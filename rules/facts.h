@@ -10,6 +10,10 @@
  *              list: [ {tuple, src, waited_ms, unsent, inflight, unread, staged} ] },
  *     threads: [ {pid, tid, comm, state, wchan, stack, syscall, vcsw_rate,
  *                 nvcsw_rate, role} ],
+ *     onload: [ {stack, name, pid, dumps, span_ms, before_age_ms,
+ *                COUNTER, COUNTER_before, COUNTER_after, COUNTER_rise,
+ *                LEVEL, LEVEL_before, LEVEL_after, pkt_bufs_free_min,
+ *                ef_buzz_usec, ef_spin_usec, ef_poll_usec} ],
  *     pings: [ {from, to, sent, received} ],
  *     captures: [ {port, promisc, frames, transition} ],
  *     release: { released, action (self | promisc-capture | reprogram |
@@ -21,7 +25,11 @@
  *                               stall|window|baseline: { span_s, counters, signals } } } } } }
  * A peer that was not heard from has answered false and no ports: its
  * numbers are unknown, never zero. flows.list[].peer names the peer that
- * holds the other end of a stalled flow (from its summary). */
+ * holds the other end of a stalled flow (from its summary).
+ * onload[]: one item per Onload stack of the stalled flows, from the
+ * stackdumps before (the last periodic poll), during (at the stall) and
+ * after (the end of the investigation): a value the dumps did not print
+ * is absent, never 0 (FK_ONLOAD_* below). */
 #ifndef NICSTALL_FACTS_KEYS_H
 #define NICSTALL_FACTS_KEYS_H
 
@@ -36,6 +44,7 @@
 #define FK_CAPTURES     "captures"
 #define FK_RELEASE      "release"
 #define FK_PEERS        "peers"
+#define FK_ONLOAD       "onload"
 
 /* ports.NAME */
 #define FK_P_PROFILE    "profile"
@@ -90,6 +99,32 @@
 #define FK_T_VCSW_RATE  "vcsw_rate"
 #define FK_T_NVCSW_RATE "nvcsw_rate"
 #define FK_T_ROLE       "role"
+
+/* onload[]: the stack, and its dumps (daemon/facts.c onload_facts()) */
+#define FK_O_STACK      "stack"
+#define FK_O_NAME       "name"
+#define FK_O_PID        "pid"
+#define FK_O_DUMPS      "dumps"         /* how many of before/during/after parsed */
+#define FK_O_SPAN_MS    "span_ms"       /* first dump's start to last dump's end */
+#define FK_O_BEFORE_AGE_MS "before_age_ms"  /* the before dump's age at the stall */
+#define FK_O_FREE_MIN   "pkt_bufs_free_min"
+/* ci_netif_stats counters (stats_def.h): NAME is the value during the
+ * stall, NAME_before / NAME_after those of the other dumps, NAME_rise
+ * the rise from the first dump that has it to the last (absent when it
+ * fell: the stack's counters were reset) */
+#define FK_ONLOAD_COUNTERS(X) X("lock_wakes") X("tcp_send_ni_lock_contends") \
+	X("tcp_send_nonb_pool_empty") X("pkt_wait_spin") X("pkt_wait_primes") \
+	X("unlock_slow_pkt_waiter") X("reap_buf_limited") X("refill_rx_limited") \
+	X("refill_buf_limited") X("defer_work_limited") X("defer_work_contended_unsafe") \
+	X("stack_lock_buzz")
+/* levels (ci_netif_dump_pkt_summary(), ci_netif_dump_extra_to_logger()):
+ * NAME, NAME_before, NAME_after; nonb_pool is a boolean */
+#define FK_ONLOAD_LEVELS(X) X("pkt_bufs_free") X("pkt_bufs_alloc") X("pkt_bufs_max") \
+	X("nonb_pool")
+/* the stack's effective options (ci_netif_config_opts_dump()): the fact
+ * name and the EF_ name the dump prints */
+#define FK_ONLOAD_OPTS(X) X("ef_buzz_usec", "EF_BUZZ_USEC") X("ef_spin_usec", "EF_SPIN_USEC") \
+	X("ef_poll_usec", "EF_POLL_USEC")
 
 /* pings[] */
 #define FK_PG_FROM      "from"

@@ -405,7 +405,7 @@ static struct node *parse_call(struct pstate *ps, const struct tok *t, size_t fi
 			d = dom_join(d, expr_dom(n->args[i], 0));
 		if (d == D_NONE || d == D_MULTI) {
 			rl_perr(ps, t->line, t->col, d == D_NONE ?
-				"%s() names no thread., flow., ping., capture., port. or peer. field" :
+				"%s() names no thread., flow., ping., capture., port., peer. or onload. field" :
 			     "%s() mixes fields of different lists", t->str);
 			rl_node_free(n);
 			return NULL;

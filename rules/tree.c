@@ -10,7 +10,7 @@
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE };
-const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "" };
+const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "onload", "" };
 
 const struct rl_fact_name rl_facts_tab[] = {
 	{ "port", F_PORT }, { "profile", F_PROFILE }, { "driver", F_DRIVER },
@@ -44,6 +44,17 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_PEER, FK_PE_ERROR, 0 }, { D_PEER, FK_PE_FLOWS_TOTAL, 0 },
 	{ D_PEER, FK_PE_FLOWS_STALLED, 0 }, { D_PEER, FK_PE_FLOWS_WAITING, 0 },
 	{ D_PEER, FK_PE_OTHER_END, 0 },
+#define OL_CNT(n) { D_ONLOAD, n, 0 }, { D_ONLOAD, n "_before", 0 }, { D_ONLOAD, n "_after", 0 }, \
+	{ D_ONLOAD, n "_rise", 0 },
+#define OL_LVL(n) { D_ONLOAD, n, 0 }, { D_ONLOAD, n "_before", 0 }, { D_ONLOAD, n "_after", 0 },
+#define OL_OPT(n, ef) { D_ONLOAD, n, 0 },
+	{ D_ONLOAD, FK_O_STACK, 0 }, { D_ONLOAD, FK_O_NAME, 0 }, { D_ONLOAD, FK_O_PID, 0 },
+	{ D_ONLOAD, FK_O_DUMPS, 0 }, { D_ONLOAD, FK_O_SPAN_MS, 0 },
+	{ D_ONLOAD, FK_O_BEFORE_AGE_MS, 0 }, { D_ONLOAD, FK_O_FREE_MIN, 0 },
+	FK_ONLOAD_COUNTERS(OL_CNT) FK_ONLOAD_LEVELS(OL_LVL) FK_ONLOAD_OPTS(OL_OPT)
+#undef OL_CNT
+#undef OL_LVL
+#undef OL_OPT
 };
 const size_t rl_nfields = N_OF(rl_fields_tab);
 
