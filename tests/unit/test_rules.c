@@ -88,7 +88,8 @@ static void expect_verdict(const char *fixture, const char *verdict)
 static void test_rules_load__shipped__every_verdict(void **state)
 {
 	static const char *const want[] = {
-		"fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "host-drop", "engine-hold",
+		"fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "engine-blocked",
+		"host-drop", "engine-hold",
 		"steering-miss", "rx-recovery", "buffer-drop", "port-drop", "producer-stall",
 	};
 	struct rules *r = shipped();
@@ -158,6 +159,73 @@ static void test_rules_classify__seed001_eplock_sleeper__engine_blocked(void **s
 	assert_non_null(strstr(ex, "45000 voluntary switches/s"));
 	/* the sfc port's gap is measured and clean */
 	assert_true(num_of(oget(not_entry(res, "port-drop"), "values"), "maxof(gap)") == 0);
+	json_object_put(res);
+	rules_free(r);
+}
+
+/* Seed 001 with its Onload stack's dumps before, during and after: the
+ * lock-wake figures, "not packet-memory exhaustion" from free buffers
+ * against the pool, and the measured cost of the candidate in the action. */
+static void test_rules_classify__seed001_with_onload_dumps__lock_wakes_and_not_exhaustion(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "engine-blocked-onload");
+	const char *ex = sget(res, "explanation"), *ac = sget(res, "action");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_string_equal(sget(res, "rule"), "engine-blocked");
+	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) sleeps in oo_eplock_lock"));
+	assert_non_null(strstr(ex, "; Onload stack 2 woke lock waiters 28900 times in 1641.2 ms "
+				   "(lock_wakes 0 before, 12438 during, 28900 after; "
+				   "tcp_send_nonb_pool_empty +17, tcp_send_ni_lock_contends +17)"));
+	assert_non_null(strstr(ex, "not packet-memory exhaustion: at least 379 of 1024 packet buffers "
+				   "free in every dump, nonb_pool true during, pkt_wait_spin +0, "
+				   "reap_buf_limited +0, refill_rx_limited +0, refill_buf_limited +0"));
+	assert_non_null(strstr(ac, "EF_BUZZ_USEC, now 100 us"));
+	assert_non_null(strstr(ac, "EF_BUZZ_USEC=1000 removed the stall but p99 rose from 95 to 118 us"));
+	assert_non_null(strstr(ac, "EF_STACK_PER_THREAD=1 alone does not move accepted sockets"));
+	json_object_put(res);
+	rules_free(r);
+}
+
+/* Without Onload facts the explanation has no Onload words and no "?" */
+static void test_rules_classify__seed001_without_onload__reads_without_it(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "engine-blocked");
+	const char *ex = sget(res, "explanation"), *ac = sget(res, "action");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_null(strstr(ex, "Onload stack"));
+	assert_null(strstr(ex, "?"));
+	assert_null(strstr(ac, "?"));
+	assert_null(strstr(ac, ", now"));
+	assert_non_null(strstr(ac, "p99 rose from 95 to 118 us"));
+	json_object_put(res);
+	rules_free(r);
+}
+
+/* The issue's emulation: the /proc snapshot caught the starved thread
+ * running (state R, 25114 switches/s) and 512 bytes unread, which the
+ * landed rules called engine-hold; the stack's lock wakes say
+ * engine-blocked. */
+static void test_rules_classify__starved_thread_caught_running__engine_blocked_from_onload(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "engine-blocked-onload-running"), *e;
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_string_equal(sget(res, "rule"), "engine-blocked-onload");
+	assert_non_null(strstr(ex, "Onload stack 2 (srv, pid 3933257) woke lock waiters 28900 times "
+				   "in 1641.2 ms (lock_wakes 0 before, 12438 during, 28900 after"));
+	assert_non_null(strstr(ex, "not packet-memory exhaustion: at least 379 of 1024"));
+	assert_non_null(strstr(sget(res, "action"), "EF_BUZZ_USEC, now 100 us"));
+	e = not_entry(res, "engine-blocked");
+	assert_string_equal(sget(e, "failed"), "any(starved)");
 	json_object_put(res);
 	rules_free(r);
 }
@@ -760,6 +828,9 @@ int main(void)
 		cmocka_unit_test(test_rules_load__shipped__every_verdict),
 		cmocka_unit_test(test_rules_classify__seed000_port_drop__port_drop),
 		cmocka_unit_test(test_rules_classify__seed001_eplock_sleeper__engine_blocked),
+		cmocka_unit_test(test_rules_classify__seed001_with_onload_dumps__lock_wakes_and_not_exhaustion),
+		cmocka_unit_test(test_rules_classify__seed001_without_onload__reads_without_it),
+		cmocka_unit_test(test_rules_classify__starved_thread_caught_running__engine_blocked_from_onload),
 		cmocka_unit_test(test_rules_classify__seed004_frozen_writes__producer_stall),
 		cmocka_unit_test(test_rules_classify__retries_exceeded__fabric_fault),
 		cmocka_unit_test(test_rules_classify__steer_missed__steering_miss),
