@@ -360,6 +360,14 @@ static void json_stack(struct flow_onload_dump *d, int id, const char *name,
 	}
 	json_counters(d, st, jx_obj(so, "stats"));
 	json_counters(d, st, jx_obj(so, "more_stats"));
+	/* "opts" (orm_json_lib.c orm_oo_opts_dump(): "EF_NAME":value over
+	 * opts_netif_def.h): those of flow_onload_opt_names */
+	for (unsigned i = 0; i < FLOW_ONLOAD_MAX_OPTS && st->nopts < FLOW_ONLOAD_MAX_OPTS; i++)
+		if (orm_u64(jx_obj(so, "opts"), flow_onload_opt_names[i], &v)) {
+			util_strlcpy(st->opts[st->nopts].name, flow_onload_opt_names[i],
+				     sizeof(st->opts[0].name));
+			st->opts[st->nopts++].value = v;
+		}
 	{
 		struct json_object *tcp = jx_obj(stack, "tcp"), *udp = jx_obj(stack, "udp");
 

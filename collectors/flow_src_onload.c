@@ -4,8 +4,9 @@
  *
  * Tools, run through ctx->run (no shell, fixed environment, timeout,
  * output cap; the loop watches them, nothing here waits):
- *  - poll: `orm_json stack stats` (sockets, stack state with its clock, and
- *    the ci_netif_stats counters; read without the stack lock), or, where
+ *  - poll: `orm_json stack stats opts` (sockets, stack state with its
+ *    clock, the ci_netif_stats counters and the stack's options; read
+ *    without the stack lock), or, where
  *    orm_json is not installed, `onload_stackdump --nolock --nopids lots`
  *    (every stack, sequence numbers and queues in text; --nopids: no
  *    process environment is printed at all). At most one run at a time, one every
@@ -282,7 +283,8 @@ static void keep_before(struct osrc *o, enum mode m, const char *out, size_t len
 		b->vals = json_object_new_object();
 		record_json(st, b->vals);
 		if (m != M_LOTS) {
-			b->no_text = "orm_json polls print no stackdump text";
+			b->no_text = "orm_json polls print no stackdump text (nor the "
+				     "pkt_bufs levels and nonb_pool)";
 			continue;
 		}
 		if (stack_slice(out, len, st->id, &off, &n) < 0) {
@@ -365,7 +367,7 @@ static void start(struct flow_src *s, struct osrc *o, uint64_t now)
 	/* --nopids: without it stack_lots() ends each stack with the pids'
 	 * environments (libstack.c process_dump), values raw, which could
 	 * forge the next stack's lines for the parser */
-	static const char *const orm[] = { NULL, "stack", "stats", NULL, NULL };
+	static const char *const orm[] = { NULL, "stack", "stats", "opts", NULL };
 	static const char *const lots[] = { NULL, "--nolock", "--nopids", "lots", NULL };
 	const char *argv[5];
 	enum mode m = o->mode == M_FIND ? o->trying : o->mode;
@@ -553,7 +555,7 @@ static void add_before(const struct osrc *o, int id, uint64_t now, struct json_o
 		json_object_object_add(entry, "before", e);
 		return;
 	}
-	jx_add_str(e, "from", b->tool == M_ORM ? "orm_json stack stats (the periodic poll)" :
+	jx_add_str(e, "from", b->tool == M_ORM ? "orm_json stack stats opts (the periodic poll)" :
 		   "onload_stackdump --nolock --nopids lots (the periodic poll)");
 	add_times(e, b->t0, b->t1, b->r0, b->r1);
 	json_object_object_add(e, "age_ms", jx_new_fixed(now > b->t1 ?

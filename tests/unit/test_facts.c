@@ -222,6 +222,70 @@ static void facts_build__hostile_record__no_crash_and_no_port(void **state)
 	json_object_put(r);
 }
 
+/* Seed 001's dumps 0042 (before), 0044 (during) and 0046 (after) of
+ * stack 2 as the evidence records them: onload[] has each value at each
+ * time, the counters' rises, the lowest free buffers, the options; a
+ * counter an older dump lacks is absent, one that fell has no rise. */
+static void facts_build__onload_dumps__values_rises_and_absent(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = json_tokener_parse(
+		"{\"engines\": {"
+		" \"at_stall\": {\"onload\": {\"stacks\": [{\"id\": 2, \"name\": \"srv\", \"pid\": 3933257,"
+		"   \"dump\": \"during\", \"start_mono_ns\": 2000000000, \"end_mono_ns\": 2165000000,"
+		"   \"counters\": {\"lock_wakes\": 12438, \"tcp_send_ni_lock_contends\": 38,"
+		"     \"tcp_send_nonb_pool_empty\": 39, \"pkt_bufs_free\": 392, \"pkt_bufs_alloc\": 1024,"
+		"     \"nonb_pool\": 1, \"pkt_wait_spin\": 0, \"stack_lock_buzz\": 9},"
+		"   \"opts\": {\"EF_BUZZ_USEC\": 100, \"EF_SPIN_USEC\": 100000},"
+		"   \"before\": {\"dump\": \"before\", \"start_mono_ns\": 1000000000,"
+		"     \"end_mono_ns\": 1165000000, \"age_ms\": 835.0,"
+		"     \"counters\": {\"lock_wakes\": 0, \"tcp_send_ni_lock_contends\": 27,"
+		"       \"pkt_bufs_free\": 401, \"nonb_pool\": 1, \"stack_lock_buzz\": 12}, \"opts\": {}}}]}},"
+		" \"after\": {\"onload\": {\"stacks\": [{\"id\": 2, \"dump\": \"after\","
+		"   \"start_mono_ns\": 3000000000, \"end_mono_ns\": 3165000000,"
+		"   \"counters\": {\"lock_wakes\": 28900, \"tcp_send_ni_lock_contends\": 44,"
+		"     \"tcp_send_nonb_pool_empty\": 44, \"pkt_bufs_free\": 379, \"nonb_pool\": 0,"
+		"     \"stack_lock_buzz\": 10}, \"opts\": {\"EF_BUZZ_USEC\": 100}},"
+		"  {\"id\": 5, \"error\": \"exit 1\"}]}}}}");
+	struct json_object *f = facts_build(x->ps, r), *ol = jx_arr(f, FK_ONLOAD), *e;
+
+	assert_int_equal(jx_len(ol), 2);
+	e = json_object_array_get_idx(ol, 0);
+	assert_int_equal(jx_u64(e, FK_O_STACK), 2);
+	assert_string_equal(jx_str(e, FK_O_NAME), "srv");
+	assert_int_equal(jx_u64(e, FK_O_DUMPS), 3);
+	assert_true(jx_double(e, FK_O_SPAN_MS, 0) == 2165);
+	assert_true(jx_double(e, FK_O_BEFORE_AGE_MS, 0) == 835);
+	assert_int_equal(jx_u64(e, "lock_wakes_before"), 0);
+	assert_int_equal(jx_u64(e, "lock_wakes"), 12438);
+	assert_int_equal(jx_u64(e, "lock_wakes_after"), 28900);
+	assert_int_equal(jx_u64(e, "lock_wakes_rise"), 28900);
+	assert_int_equal(jx_u64(e, "tcp_send_ni_lock_contends_rise"), 17);
+	/* not in the before dump: its rise is from during */
+	assert_null(jx_get(e, "tcp_send_nonb_pool_empty_before"));
+	assert_int_equal(jx_u64(e, "tcp_send_nonb_pool_empty_rise"), 5);
+	/* fell (counters reset): no rise */
+	assert_null(jx_get(e, "stack_lock_buzz_rise"));
+	/* in no dump: absent, never 0 */
+	assert_null(jx_get(e, "refill_buf_limited"));
+	assert_null(jx_get(e, "refill_buf_limited_rise"));
+	assert_int_equal(jx_u64(e, FK_O_FREE_MIN), 379);
+	assert_null(jx_get(e, "pkt_bufs_free_rise"));
+	assert_true(json_object_is_type(jx_get(e, "nonb_pool"), json_type_boolean));
+	assert_true(jx_bool(e, "nonb_pool"));
+	assert_false(jx_bool(e, "nonb_pool_after"));
+	assert_int_equal(jx_u64(e, "ef_buzz_usec"), 100);
+	assert_int_equal(jx_u64(e, "ef_spin_usec"), 100000);
+	assert_null(jx_get(e, "ef_poll_usec"));
+	/* a stack whose dump failed: listed, nothing made up */
+	e = json_object_array_get_idx(ol, 1);
+	assert_int_equal(jx_u64(e, FK_O_STACK), 5);
+	assert_int_equal(jx_u64(e, FK_O_DUMPS), 0);
+	assert_null(jx_get(e, "lock_wakes"));
+	json_object_put(f);
+	json_object_put(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +293,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(facts_build__flows__held_bytes_without_kernel_inflight, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__threads_pings_captures__second_reading_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__hostile_record__no_crash_and_no_port, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -477,6 +477,152 @@ static void flow_onload_parse_lots__garbage__no_stack(void **state)
 	assert_non_null(strstr(err, "no stack"));
 }
 
+/* The record's counters and the stack's options, each line as Onload
+ * prints it: stats_dump.h ci_dump_stats() "%s: %u"; netif_debug.c
+ * ci_netif_dump_pkt_summary() "  pkt_bufs: max=%d alloc=%d free=%d
+ * async=%d%s"; ci_netif_dump_extra_to_logger() "  tx_may_alloc=%d can=%d
+ * nonb_pool=%d is_spinner=%d,%d"; ci_netif_config_opts_dump() "%30s: %u"
+ * or "%30s: %u (default: %u)". */
+static void flow_onload_parse_lots__onload_format__record_counters_and_options(void **state)
+{
+	const struct flow_onload_stack *st;
+	static const struct { const char *name; uint64_t v; } want[] = {
+		{ "lock_wakes", 12438 }, { "tcp_send_ni_lock_contends", 38 },
+		{ "tcp_send_nonb_pool_empty", 39 }, { "pkt_bufs_free", 392 },
+		{ "pkt_bufs_alloc", 1024 }, { "pkt_bufs_max", 32768 }, { "nonb_pool", 1 },
+		{ "pkt_wait_spin", 0 }, { "reap_buf_limited", 0 }, { "refill_rx_limited", 0 },
+		{ "refill_buf_limited", 0 }, { "defer_work_limited", 0 },
+	};
+	uint64_t v;
+
+	(void)state;
+	load_lots(FX "stackdump-lots-0044-during.txt", &d1);
+	st = flow_onload_stack(&d1, 2);
+	assert_non_null(st);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		if (flow_onload_counter(st, want[i].name, &v) != 1)
+			fail_msg("%s absent", want[i].name);
+		assert_int_equal(v, want[i].v);
+	}
+	assert_int_equal(flow_onload_opt(st, "EF_BUZZ_USEC", &v), 1);
+	assert_int_equal(v, 100);
+	assert_int_equal(flow_onload_opt(st, "EF_SPIN_USEC", &v), 1);
+	assert_int_equal(v, 100000);
+	assert_int_equal(flow_onload_opt(st, "EF_MAX_PACKETS", &v), 1);
+	assert_int_equal(v, 32768);
+	/* Onload 9 prints no EF_POLL_USEC among the stack's options */
+	assert_int_equal(flow_onload_opt(st, "EF_POLL_USEC", &v), 0);
+	assert_int_equal(d1.cut, 0);
+}
+
+/* An older Onload without some counters, and the `opts` command's header:
+ * what is not printed is absent, never 0; a value that is not a count
+ * (a string option, a negative level) is no value. */
+static void flow_onload_parse_lots__older_dump__missing_counters_absent(void **state)
+{
+	static const char txt[] =
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=4 name=old\n"
+		"  pkt_bufs: max=16384 alloc=512 free=-3 async=0 LOW\n"
+		"  tx_may_alloc=1 can=1 is_spinner=0,0\n"
+		"-------------------- ci_netif_stats: 4 ---------------------\n"
+		"lock_wakes: 7\n"
+		"tcp_send_ni_lock_contends: 3\n"
+		"ci_netif_config_opts_dump: 4\n"
+		"                  EF_SPIN_USEC: 0\n"
+		"                  EF_BUZZ_USEC: 50 (default: 0)\n"
+		"        EF_CLUSTER_NAME_STRING: \"x\"\n";
+	const struct flow_onload_stack *st;
+	char err[256] = "";
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_lots(txt, sizeof(txt) - 1, &d0, err, sizeof(err)), 0);
+	st = flow_onload_stack(&d0, 4);
+	assert_non_null(st);
+	assert_int_equal(flow_onload_counter(st, "lock_wakes", &v), 1);
+	assert_int_equal(v, 7);
+	assert_int_equal(flow_onload_counter(st, "tcp_send_nonb_pool_empty", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "refill_buf_limited", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "nonb_pool", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_free", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_alloc", &v), 1);
+	assert_int_equal(v, 512);
+	assert_int_equal(flow_onload_opt(st, "EF_SPIN_USEC", &v), 1);
+	assert_int_equal(v, 0);
+	assert_int_equal(flow_onload_opt(st, "EF_BUZZ_USEC", &v), 1);
+	assert_int_equal(v, 50);
+}
+
+/* Output cut inside a line (the cap, a killed tool): "lock_wakes: 12438"
+ * cut to "lock_wakes: 124" is not read; the lines before it are. */
+static void flow_onload_parse_lots__truncated__cut_line_not_read(void **state)
+{
+	size_t len;
+	char *t = slurp(FX "stackdump-lots-0044-during.txt", &len), err[256] = "";
+	const char *cut = strstr(t, "lock_wakes: 12438");
+	const struct flow_onload_stack *st;
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(cut);
+	assert_int_equal(flow_onload_parse_lots(t, (size_t)(cut - t) + strlen("lock_wakes: 124"),
+						&d0, err, sizeof(err)), 0);
+	assert_int_equal(d0.cut, 1);
+	st = flow_onload_stack(&d0, 2);
+	assert_non_null(st);
+	assert_int_equal(flow_onload_counter(st, "lock_wakes", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "unlock_slow_pkt_waiter", &v), 1);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_free", &v), 1);
+	assert_int_equal(v, 392);
+	assert_int_equal(flow_onload_opt(st, "EF_BUZZ_USEC", &v), 0);
+	free(t);
+}
+
+/* Numbers a hostile or broken tool could print: over 64 bits, signed,
+ * with trailing junk or exponent: absent, never wrapped or clamped. */
+static void flow_onload_parse_lots__hostile_numbers__absent(void **state)
+{
+	static const char txt[] =
+		"============================================================\n"
+		"ci_netif_dump_to_logger: stack=2 name=srv\n"
+		"  pkt_bufs: max=99999999999999999999999 alloc=18446744073709551615 free=+5 async=0\n"
+		"  tx_may_alloc=1 can=1 nonb_pool=18446744073709551616 is_spinner=0,0\n"
+		"-------------------- ci_netif_stats: 2 ---------------------\n"
+		"lock_wakes: 99999999999999999999999\n"
+		"tcp_send_ni_lock_contends: 18446744073709551615\n"
+		"tcp_send_nonb_pool_empty: 18446744073709551616\n"
+		"pkt_wait_spin: 12 junk\n"
+		"reap_buf_limited: -1\n"
+		"--------------------- config opts --------------------------\n"
+		"                  EF_SPIN_USEC: 1e9\n"
+		"                  EF_BUZZ_USEC: 4294967295 (default: 0)\n"
+		"                EF_MAX_PACKETS: 7 (default: 32768) trailing\n";
+	const struct flow_onload_stack *st;
+	char err[256] = "";
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(flow_onload_parse_lots(txt, sizeof(txt) - 1, &d0, err, sizeof(err)), 0);
+	st = flow_onload_stack(&d0, 2);
+	assert_non_null(st);
+	assert_int_equal(flow_onload_counter(st, "lock_wakes", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "tcp_send_ni_lock_contends", &v), 1);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(flow_onload_counter(st, "tcp_send_nonb_pool_empty", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "pkt_wait_spin", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "reap_buf_limited", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_max", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_alloc", &v), 1);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(flow_onload_counter(st, "pkt_bufs_free", &v), 0);
+	assert_int_equal(flow_onload_counter(st, "nonb_pool", &v), 0);
+	assert_int_equal(flow_onload_opt(st, "EF_SPIN_USEC", &v), 0);
+	assert_int_equal(flow_onload_opt(st, "EF_BUZZ_USEC", &v), 1);
+	assert_int_equal(v, 4294967295u);
+	assert_int_equal(flow_onload_opt(st, "EF_MAX_PACKETS", &v), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -493,6 +639,10 @@ int main(void)
 		cmocka_unit_test(flow_onload_scrub__env_value_with_forged_lines__nothing_kept),
 		cmocka_unit_test(flow_onload_parse_lots__env_value_forges_stack__not_read),
 		cmocka_unit_test(flow_onload_parse_lots__garbage__no_stack),
+		cmocka_unit_test(flow_onload_parse_lots__onload_format__record_counters_and_options),
+		cmocka_unit_test(flow_onload_parse_lots__older_dump__missing_counters_absent),
+		cmocka_unit_test(flow_onload_parse_lots__truncated__cut_line_not_read),
+		cmocka_unit_test(flow_onload_parse_lots__hostile_numbers__absent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

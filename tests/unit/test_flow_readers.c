@@ -354,6 +354,7 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 		const char *text;
 
 		evid_calls = 0;
+		usleep(2000);   /* past the fake poll's 1 ms run */
 		assert_int_equal(flow_src_onload_ops.evidence(&s, &ref, 1, "at_stall", out, evid_done,
 							      out), 1);
 		assert_int_equal(njobs, before + 1);
@@ -374,6 +375,28 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 		assert_non_null(strstr(text, "removed by nicstalld"));
 		assert_int_equal(jx_u64(jx_obj(stack, "counters"), "lock_wakes"), 12438);
 		assert_int_equal(jx_u64(jx_obj(stack, "counters"), "tcp_send_nonb_pool_empty"), 39);
+		/* the record's method: this dump is "during", with its run's
+		 * times; the last periodic poll is "before", with its age */
+		assert_string_equal(jx_str(stack, "dump"), "during");
+		assert_true(jx_u64(stack, "start_mono_ns") > 0);
+		assert_int_equal(jx_u64(stack, "end_mono_ns") - jx_u64(stack, "start_mono_ns"), 1000000);
+		assert_true(jx_u64(stack, "start_real_ns") > 0);
+		assert_non_null(jx_str(stack, "start_utc"));
+		assert_int_equal(jx_u64(jx_obj(stack, "opts"), "EF_BUZZ_USEC"), 100);
+		{
+			struct json_object *b = jx_obj(stack, "before");
+
+			assert_non_null(b);
+			assert_string_equal(jx_str(b, "dump"), "before");
+			assert_non_null(strstr(jx_str(b, "from"), "orm_json"));
+			assert_true(jx_u64(b, "start_mono_ns") > 0);
+			assert_true(jx_u64(b, "end_mono_ns") == jx_u64(b, "start_mono_ns") + 1000000);
+			assert_true(jx_u64(b, "end_mono_ns") <= jx_u64(stack, "start_mono_ns"));
+			assert_non_null(jx_get(b, "age_ms"));
+			assert_non_null(jx_obj(b, "counters"));
+			assert_null(jx_get(b, "lots"));
+			assert_non_null(jx_str(b, "no_text"));
+		}
 	}
 	/* a cancelled evidence run never calls back */
 	{
@@ -397,6 +420,28 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 		assert_string_equal(j->argv[3], "lots");
 		assert_int_equal(j->argc, 4);
 		finish(j, lots, ll, 1, 0);
+	}
+	/* in stackdump mode the "before" is that poll's text of the stack,
+	 * scrubbed, with its values and options */
+	{
+		struct json_object *o2 = json_object_new_object(), *b;
+		unsigned before = njobs;
+
+		assert_int_equal(flow_src_onload_ops.evidence(&s, &ref, 1, "at_stall", o2, evid_done,
+							      o2), 1);
+		b = jx_obj(json_object_array_get_idx(jx_arr(o2, "stacks"), 0), "before");
+		assert_non_null(b);
+		assert_non_null(strstr(jx_str(b, "from"), "onload_stackdump"));
+		assert_non_null(jx_str(b, "lots"));
+		assert_non_null(strstr(jx_str(b, "lots"), "ci_netif_dump_to_logger: stack=2 name=srv"));
+		assert_null(strstr(jx_str(b, "lots"), "SECRET"));
+		assert_int_equal(jx_u64(jx_obj(b, "counters"), "lock_wakes"), 12438);
+		assert_int_equal(jx_u64(jx_obj(b, "counters"), "pkt_bufs_free"), 392);
+		assert_true(jx_bool(jx_obj(b, "counters"), "nonb_pool") ||
+			    jx_u64(jx_obj(b, "counters"), "nonb_pool") == 1);
+		assert_int_equal(jx_u64(jx_obj(b, "opts"), "EF_SPIN_USEC"), 100000);
+		finish(&jobs[before % 16], lots, ll, 1, 0);
+		json_object_put(o2);
 	}
 	st = json_object_new_object();
 	flow_src_onload_ops.status(&s, st);
