@@ -28,20 +28,34 @@ static struct json_object *match_in(struct json_object *arr, const char *k, cons
 	return NULL;
 }
 
-/* "name a -> b" for each counter of a (b from after, "?" when missing). */
-static void put_pairs(FILE *f, struct json_object *a, struct json_object *b)
+/* "name b -> d -> a" for each counter of the first of d, a that is an
+ * object (the dumps before, during and after; a dump that is NULL is
+ * left out, a counter missing from one present is "unknown"). */
+static void put_series(FILE *f, struct json_object *const *dumps)
 {
+	struct json_object *keys = NULL;
 	int n = 0;
 
-	if (!a || !json_object_is_type(a, json_type_object))
+	for (int k = 1; k < 3 && !keys; k++)
+		if (dumps[k] && json_object_is_type(dumps[k], json_type_object))
+			keys = dumps[k];
+	if (!keys)
 		return;
-	json_object_object_foreach(a, k, v) {
+	json_object_object_foreach(keys, key, v) {
+		int first = 1;
+
+		(void)v;
 		if (n == 12)
 			break;
-		fprintf(f, "%s%.64s ", n++ ? ", " : "", k);
-		put_val(f, v);
-		fputs(" -> ", f);
-		put_val(f, jx_get(b, k));
+		fprintf(f, "%s%.64s ", n++ ? ", " : "", key);
+		for (int k = 0; k < 3; k++) {
+			if (!dumps[k])
+				continue;
+			if (!first)
+				fputs(" -> ", f);
+			put_val(f, jx_get(dumps[k], key));
+			first = 0;
+		}
 	}
 }
 
@@ -80,20 +94,31 @@ static void one_stack(FILE *f, struct json_object *a, struct json_object *b, con
 		put_line(f, s, (const char *const[]){ ", pid ", "pid", NULL });
 	fputs("): ", f);
 	if (jx_obj(s, "counters")) {
-		put_pairs(f, jx_obj(a, "counters"), jx_obj(b, "counters"));
-		if (!a)
-			put_pairs(f, jx_obj(b, "counters"), NULL);
-		fputs(a && b ? " (at the stall -> after)" : a ? " (at the stall; after: not recorded)" :
-		      " (after; at the stall: not recorded)", f);
+		struct json_object *bf = jx_obj(jx_obj(a, "before"), "counters");
+		struct json_object *d[3] = { bf, jx_obj(a, "counters"), jx_obj(b, "counters") };
+
+		put_series(f, d);
+		fprintf(f, " (%s%s%s)", bf ? "before -> " : "",
+			a && b ? "at the stall -> after" : a ? "at the stall; after: not recorded" :
+			"after; at the stall: not recorded", bf || !a ? "" : "; before: not recorded");
+		if (bf && jx_get(jx_obj(a, "before"), "age_ms")) {
+			fputs("; before taken ", f);
+			put_val(f, jx_get(jx_obj(a, "before"), "age_ms"));
+			fputs(" ms before the stall's dump", f);
+		}
 	} else {
 		fputs("no stackdump counters", f);
 		if (jx_str(s, "error"))
 			fprintf(f, " (%.200s)", jx_str(s, "error"));
 	}
+	if (a && jx_str(jx_obj(a, "before"), "bundle_file"))
+		fprintf(f, "; %.100s", jx_str(jx_obj(a, "before"), "bundle_file"));
 	if (a && jx_str(a, "bundle_file"))
-		fprintf(f, "; %.100s", jx_str(a, "bundle_file"));
+		fprintf(f, "%s%.100s", jx_str(jx_obj(a, "before"), "bundle_file") ? ", " : "; ",
+			jx_str(a, "bundle_file"));
 	if (b && jx_str(b, "bundle_file"))
-		fprintf(f, "%s%.100s", a && jx_str(a, "bundle_file") ? ", " : "; ",
+		fprintf(f, "%s%.100s", a && (jx_str(a, "bundle_file") ||
+					     jx_str(jx_obj(a, "before"), "bundle_file")) ? ", " : "; ",
 			jx_str(b, "bundle_file"));
 	fputs(".\n", f);
 }

@@ -24,7 +24,9 @@ cat > "$T_DIR/onload/orm_json" <<TOOL
 echo "orm_json \$*" >> $T_DIR/ol/calls
 [ -e $T_DIR/ol/off ] && { echo '{"onload_version":"9.0.2","json":[]}'; exit 0; }
 n=\$(( \$(cat $T_DIR/ol/n 2>/dev/null || echo 0) + 1 )); echo \$n > $T_DIR/ol/n
-jq --argjson d \$((n * 64)) '.json[0]["2"].stack.tcp["3"].tcp_state |= (.snd_nxt += \$d | .snd_una += \$d | .rcv_added += \$d | .rcv_delivered += \$d)' $F/orm_json-stack.json
+# with "stats" and "opts" as orm_json_lib.c orm_oo_stats_dump() and
+# orm_oo_opts_dump() print them: the periodic poll's "before" (dump 0042)
+jq --argjson d \$((n * 64)) --slurpfile so $F/orm_json-stats-opts-0042.json '.json[0]["2"].stack.tcp["3"].tcp_state |= (.snd_nxt += \$d | .snd_una += \$d | .rcv_added += \$d | .rcv_delivered += \$d) | .json[0]["2"] += \$so[0]' $F/orm_json-stack.json
 TOOL
 cat > "$T_DIR/onload/onload_stackdump" <<TOOL
 #!/bin/bash
@@ -150,8 +152,18 @@ if [ -n "$B" ]; then
 	check "onload: verify passes" "$NICSTALLCTL" verify "$B"
 	check "onload: the stackdump at the stall is in the bundle" grep -q "lock_wakes: 12438" "$B/engines/onload-stack2-at_stall.txt"
 	check "onload: and after it" grep -q "lock_wakes: 28900" "$B/engines/onload-stack2-after.txt"
+	# the record's method: before (the last periodic poll, its age),
+	# during and after, each with its run's start and end
+	check "onload: before, during and after with their times" jqe \
+		'(.at_stall.onload.stacks[0] | .dump == "during" and .start_mono_ns > 0 and .end_mono_ns >= .start_mono_ns and (.start_utc | test("Z$")) and .counters.lock_wakes == 12438 and .opts.EF_BUZZ_USEC == 100)
+		 and (.at_stall.onload.stacks[0].before | .dump == "before" and .end_mono_ns > 0 and .age_ms >= 0 and .counters.lock_wakes == 0 and .counters.tcp_send_nonb_pool_empty == 27 and .opts.EF_SPIN_USEC == 100000)
+		 and (.at_stall.onload.stacks[0].before.end_mono_ns <= .at_stall.onload.stacks[0].start_mono_ns)
+		 and (.after.onload.stacks[0] | .dump == "after" and .counters.lock_wakes == 28900)
+		 and (.after.onload.stacks[0].start_mono_ns >= .at_stall.onload.stacks[0].end_mono_ns)' "$B/engines.json"
+	check "onload: the facts have the lock wakes over the dumps" jqe \
+		'.facts.onload[0] | .stack == 2 and .lock_wakes_before == 0 and .lock_wakes == 12438 and .lock_wakes_after == 28900 and .lock_wakes_rise == 28900 and .pkt_bufs_free_min == 379 and .nonb_pool == true and .ef_buzz_usec == 100 and (has("ef_poll_usec") | not)' "$B/manifest.json"
 	check "onload: no process environment in the bundle" bash -c "! grep -rq 'hunter2\|SECRET_TOKEN' '$B'"
-	check "onload: the summary has seed 001's table" grep -q "tcp_send_nonb_pool_empty 39 -> 44, tcp_send_ni_lock_contends 38 -> 44, lock_wakes 12438 -> 28900, pkt_bufs_free 392 -> 379, nonb_pool 1 -> 1" "$B/summary.txt"
+	check "onload: the summary has seed 001's table, before, at the stall and after" grep -q "lock_wakes 0 -> 12438 -> 28900, tcp_send_ni_lock_contends 27 -> 38 -> 44, tcp_send_nonb_pool_empty 27 -> 39 -> 44, pkt_bufs_free unknown -> 392 -> 379, .*nonb_pool unknown -> 1 -> 1, .*(before -> at the stall -> after); before taken" "$B/summary.txt"
 	check "onload: engines.json has the involved sockets at the stall and after" jqe \
 		'(.at_stall.onload.sockets | length >= 1) and ((.at_stall.onload.sockets + .after.onload.sockets) | any(.socket == 5 and .inflight == 64 and .verdict == "waiting")) and ((.at_stall.onload.sockets + .after.onload.sockets) | any(.socket == 6 and .unread == 64 and .verdict == "held"))' "$B/engines.json"
 	check "onload: the held bytes reach the facts" jqe '.facts.flows.held.unread >= 64' "$B/manifest.json"

@@ -182,10 +182,18 @@ static void bundle_summary__engines__sockets_and_qps_at_stall_and_after(void **s
 		"        \"pid\": 7, \"fd\": 8, \"n_rx_packets\": 10, \"n_tx_sent_pkt_count\": 11,"
 		"        \"n_rx_ready_byte_count\": 12, \"n_tx_ready_byte_count\": 13,"
 		"        \"verdict\": \"waiting\" } ] },"
+		"    \"onload\": { \"stacks\": [ { \"id\": 2, \"name\": \"srv\", \"pid\": 9,"
+		"        \"counters\": { \"lock_wakes\": 12438, \"pkt_bufs_free\": 392 },"
+		"        \"bundle_file\": \"engines/onload-stack2-at_stall.txt\","
+		"        \"before\": { \"age_ms\": 835.5, \"counters\": { \"lock_wakes\": 0 },"
+		"          \"bundle_file\": \"engines/onload-stack2-before.txt\" } } ] },"
 		"    \"rdmaqp\": { \"srv\": { \"involved\": [ { \"device\": \"mlx5_0\", \"lqpn\": 18,"
 		"        \"rqpn\": 34, \"type\": \"RC\", \"state\": \"RTS\", \"sq_psn\": 109,"
 		"        \"rq_psn\": 58 } ] } } },"
 		"  \"after\": {"
+		"    \"onload\": { \"stacks\": [ { \"id\": 2, \"name\": \"srv\","
+		"        \"counters\": { \"lock_wakes\": 28900, \"pkt_bufs_free\": 379 },"
+		"        \"bundle_file\": \"engines/onload-stack2-after.txt\" } ] },"
 		"    \"vma\": { \"sockets\": [ { \"local\": \"10.9.0.1:5\", \"remote\": \"10.9.0.2:6\","
 		"        \"pid\": 7, \"fd\": 8, \"n_rx_packets\": 20, \"n_tx_sent_pkt_count\": 21,"
 		"        \"n_rx_ready_byte_count\": 0, \"n_tx_ready_byte_count\": 0,"
@@ -202,6 +210,12 @@ static void bundle_summary__engines__sockets_and_qps_at_stall_and_after(void **s
 			       "rx 20, tx 21, ready to read 0 bytes, to send 0 bytes (moving).\n"));
 	assert_non_null(strstr(s, "- VMA/XLIO socket 10.9.0.1:9 -> 10.9.0.2:6 (pid 7, fd 9): after "
 			       "rx 1, tx 2, ready to read 3 bytes, to send 4 bytes (new).\n"));
+	/* the record's before, during and after, the before's age, the files */
+	assert_non_null(strstr(s, "- Onload stack 2 (srv, pid 9): lock_wakes 0 -> 12438 -> 28900, "
+			       "pkt_bufs_free unknown -> 392 -> 379 (before -> at the stall -> after); "
+			       "before taken 835.5 ms before the stall's dump; "
+			       "engines/onload-stack2-before.txt, engines/onload-stack2-at_stall.txt, "
+			       "engines/onload-stack2-after.txt.\n"));
 	assert_non_null(strstr(s, "- RDMA QP on port srv: mlx5_0 qp 18 -> 34 (RC) at the stall "
 			       "RTS, sq_psn 109, rq_psn 58.\n"));
 	free(s);
