@@ -213,13 +213,19 @@ static void add_times(struct json_object *e, uint64_t t0, uint64_t t1, uint64_t 
 	add_utc(e, "end_utc", r1);
 }
 
-/* Stack id's part of lots text: from the "====" line before its
- * "...: stack=ID" header (stack_lots() prints one first) to the next
- * "====" line or the end. 0 and *len when found. */
-static int stack_slice(const char *text, size_t len, int id, size_t *off, size_t *n)
+/* The stacks' parts of lots text, in one pass: each from the "====" line
+ * before its "...: stack=ID" header (stack_lots() prints one first) to
+ * the next "====" line or the end. At most FLOW_ONLOAD_MAX_STACKS. */
+struct slice {
+	int id;
+	size_t off, n;
+};
+
+static unsigned stack_slices(const char *text, size_t len, struct slice *sl)
 {
 	size_t p = 0, sep = 0;
-	int in = 0;
+	unsigned n = 0;
+	int open = 0;
 
 	while (p < len) {
 		size_t e = p, l;
@@ -230,22 +236,22 @@ static int stack_slice(const char *text, size_t len, int id, size_t *off, size_t
 			e++;
 		l = e - p;
 		if (l >= 4 && !memcmp(text + p, "====", 4)) {
-			if (in) {
-				*n = p - *off;
-				return 0;
+			if (open) {
+				sl[n - 1].n = p - sl[n - 1].off;
+				open = 0;
 			}
 			sep = p;
-		} else if (!in && text[p] != ' ' && (h = memmem(text + p, l, ": stack=", 8)) &&
-			   sscanf(h + 8, "%d", &sid) == 1 && sid == id) {
-			in = 1;
-			*off = sep;
+		} else if (!open && n < FLOW_ONLOAD_MAX_STACKS && text[p] != ' ' &&
+			   (h = memmem(text + p, l, ": stack=", 8)) && sscanf(h + 8, "%d", &sid) == 1) {
+			sl[n].id = sid;
+			sl[n++].off = sep;
+			open = 1;
 		}
 		p = e < len ? e + 1 : len;
 	}
-	if (!in)
-		return -1;
-	*n = len - *off;
-	return 0;
+	if (open)
+		sl[n - 1].n = len - sl[n - 1].off;
+	return n;
 }
 
 /* After a good poll: each stack's slot takes this run's values (and, in
@@ -255,10 +261,14 @@ static int stack_slice(const char *text, size_t len, int id, size_t *off, size_t
 static void keep_before(struct osrc *o, enum mode m, const char *out, size_t len, uint64_t t1,
 			uint64_t r1)
 {
+	struct slice sl[FLOW_ONLOAD_MAX_STACKS];
+	unsigned nsl = m == M_LOTS ? stack_slices(out, len, sl) : 0;
+
 	for (unsigned i = 0; i < o->d.nstacks; i++) {
 		const struct flow_onload_stack *st = &o->d.stacks[i];
 		struct before *b = NULL, *old = &o->before[0];
-		size_t off = 0, n = 0;
+		const struct slice *x = NULL;
+		size_t n;
 
 		for (unsigned k = 0; k < FLOW_ONLOAD_MAX_STACKS && !b; k++) {
 			if (o->before[k].used && o->before[k].id == st->id)
@@ -287,15 +297,19 @@ static void keep_before(struct osrc *o, enum mode m, const char *out, size_t len
 				     "pkt_bufs levels and nonb_pool)";
 			continue;
 		}
-		if (stack_slice(out, len, st->id, &off, &n) < 0) {
+		for (unsigned k = 0; k < nsl && !x; k++)
+			if (sl[k].id == st->id)
+				x = &sl[k];
+		if (!x) {
 			b->no_text = "the stack's part of the poll's text was not found";
 			continue;
 		}
+		n = x->n;
 		if (n > BEFORE_MAX || o->before_bytes + n > BEFORE_TOTAL) {
 			b->no_text = "the stack's text is over the limit kept between polls";
 			continue;
 		}
-		b->text = flow_onload_scrub(out + off, n, &b->len);
+		b->text = flow_onload_scrub(out + x->off, n, &b->len);
 		if (b->text)
 			o->before_bytes += b->len;
 		else
@@ -358,8 +372,13 @@ static void poll_done(const struct flow_src_run_result *r, void *arg)
 	util_strlcpy(o->version, o->d.version, sizeof(o->version));
 	o->err[0] = s->err[0] = '\0';
 	absorb(o, o->job_start_ns);
-	keep_before(o, m, r->out, r->len, o->job_start_ns + r->cost_ns,
-		    o->job_start_real + r->cost_ns);
+	{
+		uint64_t t0 = loop_mono_ns();
+
+		keep_before(o, m, r->out, r->len, o->job_start_ns + r->cost_ns,
+			    o->job_start_real + r->cost_ns);
+		o->parse_ns += loop_mono_ns() - t0;
+	}
 }
 
 static void start(struct flow_src *s, struct osrc *o, uint64_t now)
