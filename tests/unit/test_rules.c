@@ -141,6 +141,9 @@ static void test_rules_classify__seed000_port_drop__port_drop(void **state)
 	e = not_entry(res, "kernel-path-down");
 	assert_string_equal(sget(e, "failed"), "not ping.ok");
 	assert_true(json_object_get_boolean(oget(oget(e, "values"), "ping.ok")));
+	/* no Onload stack: said so, no made-up figure */
+	e = not_entry(res, "engine-blocked-onload");
+	assert_string_equal(sget(e, "text"), "not a starved Onload stack lock: no Onload stack among the flows");
 	e = not_entry(res, "producer-stall");
 	assert_string_equal(sget(e, "failed"), "maxof(default(port.baseline.rdma_work, 0)) > 0");
 	json_object_put(res);
