@@ -206,12 +206,20 @@ static void fmt_end(const struct in6_addr *a, uint16_t port, char *buf, size_t l
 
 enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t whylen)
 {
+	return claimv_verify_port(c, NULL, why, whylen);
+}
+
+enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, char *why,
+				     size_t whylen)
+{
 	struct sockdiag_ent *ents = NULL;
 	uint64_t *socks = NULL;
 	char e[200], l[64], nsp[64];
 	int ns = -1, nents, nsocks, ok = 0, same = -1;
 	const char *proto = c->proto == IPPROTO_UDP ? "udp" : "tcp";
 
+	if (any_remote)
+		*any_remote = 0;
 	if (why && whylen)
 		why[0] = '\0';
 	fmt_end(&c->laddr, c->lport, l, sizeof(l));
@@ -253,8 +261,13 @@ enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t 
 	for (int i = 0; i < nents; i++) {
 		if (c->inode && ents[i].inode == c->inode)
 			same = i;
-		if (held(socks, nsocks, ents[i].inode) && ent_agrees(&ents[i], c))
+		if (held(socks, nsocks, ents[i].inode) && ent_agrees(&ents[i], c)) {
 			ok = 1;
+			/* bound, connected to nothing: this process's local
+			 * end, whatever the remote end a claim names */
+			if (any_remote && !ents[i].rport && unspecified(&ents[i].raddr))
+				*any_remote = 1;
+		}
 	}
 	if (same >= 0 && !ent_agrees(&ents[same], c)) {
 		char kl[64], kr[64];
@@ -264,6 +277,13 @@ enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t 
 		fmt_end(&ents[same].raddr, ents[same].rport, kr, sizeof(kr));
 		util_errf(why, whylen, "the kernel has socket inode %llu of process %d as %s %s -> %s",
 			  (unsigned long long)c->inode, c->pid, proto, kl, kr);
+		ok = 0;
+	} else if (ok && c->inode && same < 0 && c->proto == IPPROTO_UDP) {
+		/* a VMA/XLIO UDP socket binds its OS socket where it is bound
+		 * (sockinfo_udp::bind()): it must be on the port itself; only
+		 * an accepted TCP connection's OS socket is bound to nothing */
+		util_errf(why, whylen, "socket inode %llu of process %d is not bound to udp %s (the kernel's sockets of its namespace)",
+			  (unsigned long long)c->inode, c->pid, l);
 		ok = 0;
 	} else if (!ok) {
 		util_errf(why, whylen, "process %d holds no %s socket on %s (the kernel's sockets of its namespace)",
@@ -331,9 +351,25 @@ static void prune(struct claimv *cv, uint64_t now)
 enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			       uint64_t now_ns, char *why, size_t whylen)
 {
-	struct centry *s;
-	struct ckey k;
+	struct claimv_claim pc = *c;
+	struct centry *s, *ps = NULL;
+	struct ckey k, pk;
+	int any = 0;
 
+	/* a claim without an inode (an engine table's) is verified for every
+	 * remote end once the process holds an unconnected socket on its
+	 * local end: one entry per local end, not one per session */
+	pc.fd = -1;
+	memset(&pc.raddr, 0, sizeof(pc.raddr));
+	pc.rport = 0;
+	key_of(&pk, &pc);
+	if (!c->inode && (ps = slot_of(cv, &pk)) && ps->used && ps->state == CLAIMV_VERIFIED &&
+	    now_ns - ps->checked_ns < CLAIMV_TTL_NS) {
+		ps->used_ns = now_ns;
+		if (why && whylen)
+			why[0] = '\0';
+		return CLAIMV_VERIFIED;
+	}
 	key_of(&k, c);
 	s = slot_of(cv, &k);
 	if (s && s->used && now_ns - s->checked_ns < CLAIMV_TTL_NS) {
@@ -360,7 +396,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 	}
 	{
 		char w[160];
-		enum claimv_state st = claimv_verify(c, w, sizeof(w));
+		enum claimv_state st = claimv_verify_port(c, &any, w, sizeof(w));
 
 		if (st == CLAIMV_VERIFIED)
 			cv->st.verified++;
@@ -374,6 +410,16 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			s->state = (uint8_t)st;
 			s->checked_ns = s->used_ns = now_ns;
 			util_strlcpy(s->why, w, sizeof(s->why));
+		}
+		if (st == CLAIMV_VERIFIED && any && !c->inode && (ps = slot_of(cv, &pk)) &&
+		    (ps->used || cv->n < CLAIMV_MAX_ENTRIES)) {
+			if (!ps->used)
+				cv->n++;
+			ps->k = pk;
+			ps->used = 1;
+			ps->state = CLAIMV_VERIFIED;
+			ps->checked_ns = ps->used_ns = now_ns;
+			ps->why[0] = '\0';
 		}
 		if (why && whylen)
 			util_strlcpy(why, w, whylen);

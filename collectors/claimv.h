@@ -31,7 +31,9 @@
  * verified claim can at most name its own process's local port, and
  * traffic to and from that port is what the daemon may then capture.
  *
- * Results are cached per claim (pid, fd, inode, protocol, both ends):
+ * Results are cached per claim (pid, fd, inode, protocol, both ends), and
+ * for claims without an inode also per local end when an unconnected
+ * socket proved it (one entry for every session of an engine's port):
  * a changed claim is a new one, checked anew; an unchanged one is checked
  * again after CLAIMV_TTL_NS (an fd closed, a socket gone). Checks are
  * bounded per second (max_per_sec): a claim over the budget stays
@@ -79,6 +81,10 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 
 /* Check c now, without the cache (tests, and claimv_check itself). */
 enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t whylen);
+/* The same; *any_remote (may be NULL) set when an unconnected socket of
+ * the process on the local end proved it, which holds for any remote end. */
+enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, char *why,
+				     size_t whylen);
 
 /* Does the text of a /proc/PID/maps (len bytes) map a file whose base
  * name starts with lib? The first such path into path (NUL-terminated),
