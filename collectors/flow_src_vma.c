@@ -547,7 +547,9 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 
 		/* a block the engine enabled but has not copied its socket
 		 * into yet (before the first publish): nothing to say */
-		if (!s->fd && !s->inode && !s->lport && IN6_IS_ADDR_UNSPECIFIED(&s->laddr))
+		if (!s->fd && !s->inode && !s->lport &&
+		    (IN6_IS_ADDR_UNSPECIFIED(&s->laddr) || (IN6_IS_ADDR_V4MAPPED(&s->laddr) &&
+							    !s->laddr.s6_addr32[3])))
 			continue;
 		k = n++;
 		for (unsigned j = 0; j < vf->n; j++) {

@@ -253,8 +253,15 @@ int main(int argc, char **argv)
 
 		getsockname(fd, (struct sockaddr *)&me, &sl);
 	}
-	/* socket_stats_t control fields, as sockinfo fills them */
+	/* socket_stats_t control fields, as sockinfo fills them: fd and
+	 * inode = fd2inode(m_fd), the OS socket's (sockinfo::sockinfo()) */
 	p32(p.local, l->fd, (uint32_t)fd);
+	{
+		struct stat sst;
+
+		if (fstat(fd, &sst) == 0)
+			p32(p.local, l->inode, (uint32_t)sst.st_ino);
+	}
 	p32(p.local, l->tcp_state, 0);
 	p.local[l->socket_type] = SOCK_DGRAM;
 	p.local[l->b_is_offloaded] = 1;
