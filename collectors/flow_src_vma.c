@@ -144,7 +144,7 @@ static uint64_t now_ns(void)
 
 static void rlog_flush(struct rlog *r, uint64_t now)
 {
-	if (!r->pending || (r->last_ns && now - r->last_ns < VS_LOG_NS))
+	if (!r->pending || (r->last_ns && now < r->last_ns + VS_LOG_NS))
 		return;
 	log_warnx("vma: %u %s%s (%llu so far; e.g. %s); `nicstallctl status` lists the recent ones",
 		  r->pending, r->what, r->last_ns ? " in the last minute" : "",
