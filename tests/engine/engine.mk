@@ -26,3 +26,5 @@ all: $(BUILD)/libvma.so.9.8.84
 $(BUILD)/libvma.so.9.8.84: tests/engine/libvma_stub.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -Wall -Wextra -Werror -o $@ $<
+# ... and test_flow_src_vma_bounds dlopens it, to be an engine that verifies
+$(BUILD)/tests/test_flow_src_vma_bounds: $(BUILD)/libvma.so.9.8.84
