@@ -33,7 +33,7 @@ struct centry {
 	struct ckey k;
 	uint8_t used, state;
 	uint64_t checked_ns, used_ns;
-	char why[160];
+	char why[120];
 };
 
 struct claimv {
@@ -395,7 +395,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			s = NULL;       /* every entry in use: checked, not kept */
 	}
 	{
-		char w[160];
+		char w[120];
 		enum claimv_state st = claimv_verify_port(c, &any, w, sizeof(w));
 
 		if (st == CLAIMV_VERIFIED)

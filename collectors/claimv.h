@@ -47,7 +47,7 @@
 #include <stdint.h>
 
 #define CLAIMV_TTL_NS 10000000000ull    /* re-check a cached result after 10 s */
-#define CLAIMV_MAX_ENTRIES 8192u        /* claims remembered */
+#define CLAIMV_MAX_ENTRIES 4096u        /* claims remembered */
 #define CLAIMV_MAX_SOCKS 4096u          /* sockets of one process looked at */
 
 enum claimv_state {

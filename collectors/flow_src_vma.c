@@ -62,7 +62,7 @@
 #define DEF_INTERVAL_NS 100000000ull
 #define VS_LOG_NS 60000000000ull        /* one summary line per kind a minute */
 #define VS_RECENT 32u                   /* refusals listed in status */
-#define VS_REFUSED_MAX 65536u           /* refused names remembered */
+#define VS_REFUSED_MAX 32768u           /* refused names remembered */
 #define VS_SOCKS_PER_UID 4096u
 #define VS_SOCKS_TOTAL 16384u
 #define VS_BYTES_PER_UID (8u << 20)     /* copied per poll (two copies a file) */
