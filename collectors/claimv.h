@@ -18,7 +18,9 @@
  *  (c) the kernel's own view of the process's sockets agrees with the
  *      claimed local address and port: in the process's network namespace,
  *      sock_diag shows a socket of the claimed protocol on the claimed
- *      local port, bound to the claimed address (or to the wildcard),
+ *      local port (TCP: the socket an exact lookup of the claimed
+ *      conversation finds, then those only bound to the port; UDP: a dump
+ *      of the port), bound to the claimed address (or to the wildcard),
  *      either unconnected or connected to the claimed remote end, and the
  *      process holds it. For a VMA/XLIO claim whose inode sock_diag shows
  *      on that port, it must be that very socket (VMA and XLIO bind and
@@ -82,9 +84,11 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 /* Check c now, without the cache (tests, and claimv_check itself). */
 enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t whylen);
 /* The same; *any_remote (may be NULL) set when an unconnected socket of
- * the process on the local end proved it, which holds for any remote end. */
-enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, char *why,
-				     size_t whylen);
+ * the process on the local end proved it, which holds for any remote end;
+ * *walked (may be NULL) when it had to walk the kernel's bind hash (TCP
+ * sockets only bound: milliseconds, charged as 16 checks). */
+enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, int *walked,
+				     char *why, size_t whylen);
 
 /* Does the text of a /proc/PID/maps (len bytes) map a file whose base
  * name starts with lib? The first such path into path (NUL-terminated),

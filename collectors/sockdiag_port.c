@@ -65,8 +65,8 @@ static int port_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, struct sockdiag_ent *out,
-			  size_t max, char *err, size_t errlen)
+int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, int bound_only,
+			  struct sockdiag_ent *out, size_t max, char *err, size_t errlen)
 {
 	char reqbuf[MNL_NLMSG_HDRLEN + 64 + PORT_BC_MAX] __attribute__((aligned(8)));
 	unsigned char bc[PORT_BC_MAX] __attribute__((aligned(4)));
@@ -78,7 +78,8 @@ int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, struct sockdi
 	struct nl_sock *ns;
 	int bclen, rc = 0;
 
-	if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP) || !lport)
+	if ((proto != IPPROTO_TCP && proto != IPPROTO_UDP) || !lport ||
+	    (bound_only && proto != IPPROTO_TCP))
 		return util_errf(err, errlen, "sock_diag: no protocol or port to look for"), -EINVAL;
 	bclen = sockdiag_bytecode(&sel, 1, bc, sizeof(bc));
 	if (bclen < 0)
@@ -95,9 +96,10 @@ int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, struct sockdi
 		nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 		r->sdiag_family = (uint8_t)fams[k];
 		r->sdiag_protocol = proto;
-		r->idiag_states = ~0u;  /* every state, the bound-only ones too */
-		if (proto == IPPROTO_TCP)
-			r->idiag_states |= 1u << PORT_TCP_BOUND_INACTIVE;
+		/* the bound-only walk visits every bucket of the bind hash
+		 * (milliseconds): asked for apart, when needed */
+		r->idiag_states = bound_only ? 1u << PORT_TCP_BOUND_INACTIVE :
+			~(1u << PORT_TCP_BOUND_INACTIVE);
 		if (bclen > 0)
 			mnl_attr_put(nlh, INET_DIAG_REQ_BYTECODE, (size_t)bclen, bc);
 		snprintf(what, sizeof(what), "sock_diag: %s %s sockets on port %u",
@@ -108,5 +110,43 @@ int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, struct sockdi
 			rc = 0;
 	}
 	nl_sock_close(ns);
+	return rc < 0 ? rc : (int)d.n;
+}
+
+int sockdiag_tcp_lookup(int nsfd, const struct in6_addr *laddr, uint16_t lport,
+			const struct in6_addr *raddr, uint16_t rport, struct sockdiag_ent *out,
+			char *err, size_t errlen)
+{
+	char reqbuf[MNL_NLMSG_HDRLEN + 64] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(reqbuf);
+	struct inet_diag_req_v2 *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+	struct port_dump d = { .proto = IPPROTO_TCP, .lport = lport, .out = out, .max = 1 };
+	int v4 = IN6_IS_ADDR_V4MAPPED(laddr) && IN6_IS_ADDR_V4MAPPED(raddr), rc;
+	struct nl_sock *ns;
+
+	if (!lport)
+		return util_errf(err, errlen, "sock_diag: no local port to look up"), -EINVAL;
+	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	r->sdiag_family = v4 ? AF_INET : AF_INET6;
+	r->sdiag_protocol = IPPROTO_TCP;
+	r->idiag_states = ~0u;
+	r->id.idiag_sport = lport;
+	r->id.idiag_dport = rport;
+	if (v4) {
+		memcpy(&r->id.idiag_src[0], &laddr->s6_addr[12], 4);
+		memcpy(&r->id.idiag_dst[0], &raddr->s6_addr[12], 4);
+	} else {
+		memcpy(r->id.idiag_src, laddr, 16);
+		memcpy(r->id.idiag_dst, raddr, 16);
+	}
+	r->id.idiag_cookie[0] = r->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	ns = nl_sock_open(nsfd, NETLINK_SOCK_DIAG, 0, err, errlen);
+	if (!ns)
+		return -(errno ? errno : EIO);
+	rc = nl_sock_request(ns, nlh, port_cb, &d, "sock_diag: TCP socket lookup", err, errlen);
+	nl_sock_close(ns);
+	if (rc == -ENOENT)
+		return 0;
 	return rc < 0 ? rc : (int)d.n;
 }

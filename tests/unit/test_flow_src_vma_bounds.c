@@ -53,6 +53,7 @@ static void log_restore(void)
 	dup2(saved_err, 2);
 	close(saved_err);
 	close(log_fd);
+	unlink(log_path);
 }
 
 static int log_lines(const char *needle)
@@ -153,6 +154,7 @@ static void flow_src_vma__20000_empty_files__one_line_not_retried(void **state)
 	assert_int_equal(log_lines("statistics files refused"), 1);
 	flow_src_vma_ops.close(&s);
 	log_restore();
+	coretest_rmdir(dir);
 }
 
 /* A known version whose size fits no layout is read once, not at every
@@ -193,6 +195,7 @@ static void flow_src_vma__known_version_wrong_size__read_once_until_changed(void
 	assert_int_equal(log_lines("statistics files refused"), 1);
 	flow_src_vma_ops.close(&s);
 	log_restore();
+	coretest_rmdir(dir);
 }
 
 /* Processes to name files after: children waiting on a pipe, as uid. */
@@ -263,6 +266,7 @@ static void flow_src_vma__one_users_files__capped_others_read(void **state)
 		waitpid(pids[i], NULL, 0);
 	waitpid(other, NULL, 0);
 	close(p[0]);
+	coretest_rmdir(dir);
 }
 
 /* The copies of a read: one pair for the reader, whatever the number of
@@ -306,6 +310,7 @@ static void flow_src_vma__many_large_files__memory_of_one_pair(void **state)
 	for (unsigned i = 0; i < n; i++)
 		waitpid(pids[i], NULL, 0);
 	close(p[0]);
+	coretest_rmdir(dir);
 }
 
 /* A verified engine is read at every poll even when one user's files are
@@ -388,6 +393,7 @@ static void flow_src_vma__budget_short__verified_file_read_first(void **state)
 	close(p[0]);
 	close(fd);
 	dlclose(h);
+	coretest_rmdir(dir);
 }
 
 int main(void)
