@@ -332,7 +332,7 @@ int cmd_snapshot(struct cli *c)
 static void print_flows(struct json_object *o)
 {
 	struct json_object *fl = jx_get(o, "flows");
-	size_t n = jx_len(fl);
+	size_t n = jx_len(fl), unverified = 0;
 
 	printf("%-10s %-6s %-48s %-8s %10s %10s %10s %8s %8s %8s\n", "PORT", "SOURCE", "TUPLE",
 	       "STATE", "AGE_MS", "TX", "RX", "UNSENT", "UNREAD", "STAGED");
@@ -340,12 +340,19 @@ static void print_flows(struct json_object *o)
 		struct json_object *f = json_object_array_get_idx(fl, i);
 		struct json_object *h = jx_get(f, "held");
 
-		printf("%-10s %-6s %-48s %-8s %10.0f %10s %10s %8s %8s %8s\n", jx_text(f, "port"),
+		const char *claim = jx_str(f, "claim");
+		int unv = claim && strcmp(claim, "verified");
+
+		printf("%-10s %-6s %-48s %-8s %10.0f %10s %10s %8s %8s %8s%s%s\n", jx_text(f, "port"),
 		       jx_text(f, "source"), jx_text(f, "tuple"), jx_text(f, "state"),
 		       json_object_get_double(jx_get(f, "progress_age_ms")), jx_text(f, "tx_msgs"),
 		       jx_text(f, "rx_msgs"), jx_text(h, "unsent"), jx_text(h, "unread"),
-		       jx_text(h, "staged"));
+		       jx_text(h, "staged"), unv ? "  " : "", unv ? claim : "");
+		unverified += unv;
 	}
+	if (unverified)
+		printf("(%zu flow%s an engine claims the kernel did not verify: shown, never "
+		       "investigated)\n", unverified, unverified == 1 ? "" : "s");
 	if (!n)
 		printf("(no flows)\n");
 	else if (jx_u64(o, "flows_total") > n)

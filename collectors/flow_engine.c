@@ -239,7 +239,8 @@ struct flow_engine *flow_engine_open(const char *dir, char *err, size_t errlen)
 	for (i = 1; i < 3; i++)
 		fe->buf[i] = malloc(FE_CHUNK);
 	fe->rbuf = malloc(NSFT_MAX_REC_SIZE);
-	if (!fe->buf[0] || !fe->buf[1] || !fe->buf[2] || !fe->rbuf) {
+	fe->cv = claimv_new(0);
+	if (!fe->buf[0] || !fe->buf[1] || !fe->buf[2] || !fe->rbuf || !fe->cv) {
 		util_errf(err, errlen, "flow tables %s: out of memory", fe->dir);
 		goto fail;
 	}
@@ -297,6 +298,7 @@ void flow_engine_close(struct flow_engine *fe)
 	for (i = 0; i < 3; i++)
 		free(fe->buf[i]);
 	free(fe->rbuf);
+	claimv_free(fe->cv);
 	free(fe);
 }
 

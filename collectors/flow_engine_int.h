@@ -24,6 +24,7 @@
 
 #include <nicstall/flowtab.h>
 
+#include "collectors/claimv.h"
 #include "collectors/flow_engine.h"
 
 #define FE_HDR 128u                 /* bytes of the v1 header we read */
@@ -51,7 +52,7 @@ enum {
 	P_COUNT = 1u << 15, P_UNSTABLE = 1u << 16, P_FAMILY = 1u << 17,
 	P_MAPPED = 1u << 18, P_FUTURE = 1u << 19, P_DUP = 1u << 20,
 	P_TOTAL = 1u << 21, P_LIMIT = 1u << 22, P_FS = 1u << 23,
-	P_NOTYET = 1u << 25,
+	P_NOTYET = 1u << 25, P_CLAIM = 1u << 26,
 };
 
 enum ft_state { T_ACTIVE, T_BAD, T_DEAD, T_WAIT };
@@ -97,6 +98,7 @@ struct ft {
 	int pid_ok;             /* claim checked: same uid, table open or mapped */
 	uint64_t pid_checked_ns;
 	char pidnote[160];      /* why the claim is not believed */
+	char claimnote[240];    /* why a record's local end is not (claimv.h) */
 	char engine[NSFT_ENGINE_LEN];
 	struct owner *own;
 	unsigned records;
@@ -132,6 +134,8 @@ struct flow_engine {
 	unsigned verifies;      /* owner re-checks this poll */
 	unsigned scans;         /* process maps / fd sets read this poll */
 	struct fe_budget budget;        /* of the running poll */
+	struct claimv *cv;              /* records' local ends against the kernel */
+	uint64_t claims_unverified;     /* records emitted unverified */
 	int logged_limit, logged_entries, dropped, logged_dir, logged_emfile;
 	int need_rescan;
 };

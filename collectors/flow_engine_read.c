@@ -17,6 +17,7 @@
  * last; at most 3 times, with a per-table budget) and otherwise skipped as
  * unstable for this poll. */
 #include "collectors/flow_engine_int.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -343,9 +344,51 @@ static int mapped4(const uint8_t a[16])
 	return memcmp(a, pfx, 12) == 0;
 }
 
+/* What the kernel says of record r's claim (claimv.h): the table's owner
+ * pid must be believed (flow_engine_owner.c) and hold a kernel socket of
+ * the record's protocol on its local end, unconnected or connected to its
+ * remote end. A record without an IP address or of another protocol
+ * cannot be verified. */
+static uint8_t ft_claim(struct flow_engine *fe, struct ft *t, unsigned idx,
+			const struct nsft_record *r, uint64_t now)
+{
+	struct claimv_claim c = { .pid = t->pid, .fd = -1, .proto = r->proto,
+				  .lport = r->local_port, .rport = r->remote_port };
+	enum claimv_state st;
+	char why[200];
+
+	if (!t->pid_ok) {
+		util_strlcpy(why, "the table's owner pid is not verified", sizeof(why));
+		st = CLAIMV_UNVERIFIED;
+	} else if (r->family == NSFT_FAMILY_NONE ||
+		   (r->proto != IPPROTO_TCP && r->proto != IPPROTO_UDP)) {
+		util_strlcpy(why, "no TCP or UDP address to check", sizeof(why));
+		st = CLAIMV_UNVERIFIED;
+	} else {
+		memcpy(&c.laddr, r->local_addr, 16);
+		memcpy(&c.raddr, r->remote_addr, 16);
+		st = claimv_check(fe->cv, &c, now, why, sizeof(why));
+	}
+	if (st == CLAIMV_VERIFIED)
+		return FLOW_CLAIM_VERIFIED;
+	fe->claims_unverified++;
+	if (st == CLAIMV_UNVERIFIED && t->pid_ok) {
+		/* not the table's problem (it is read): a note, logged once
+		 * per table file */
+		util_errf(t->claimnote, sizeof(t->claimnote),
+			  "record %u: not verified by the kernel (%s); such sessions are shown, never investigated",
+			  idx, why);
+		if (!(t->logged & P_CLAIM)) {
+			t->logged |= P_CLAIM;
+			log_warnx("flow table %s: %s", t->path, t->claimnote);
+		}
+	}
+	return st == CLAIMV_UNVERIFIED ? FLOW_CLAIM_UNVERIFIED : FLOW_CLAIM_UNCHECKED;
+}
+
 /* Emit one stable record copy; 1 if emitted. */
-static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t now,
-		   flow_emit_fn emit, void *arg)
+static int ft_emit(struct flow_engine *fe, struct ft *t, unsigned idx, const unsigned char *p,
+		   uint64_t now, flow_emit_fn emit, void *arg)
 {
 	struct nsft_record r;
 	struct flow_obs o;
@@ -395,6 +438,7 @@ static int ft_emit(struct ft *t, unsigned idx, const unsigned char *p, uint64_t 
 	o.uid = t->uid;
 	o.uid_known = 1;
 	memcpy(o.engine, t->engine, sizeof(o.engine));
+	o.claim = ft_claim(fe, t, idx, &r, now);
 	emit(&o, arg);
 	return 1;
 }
@@ -533,7 +577,7 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 				unstable++;
 				continue;
 			}
-			emitted += ft_emit(t, i + j, rec, now, emit, arg);
+			emitted += ft_emit(fe, t, i + j, rec, now, emit, arg);
 		}
 	}
 	t->guess = count;

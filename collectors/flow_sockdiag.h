@@ -111,6 +111,37 @@ int sockdiag_bytecode(const struct flow_sel *sel, unsigned nsel, void *buf, size
  * 0 with *pid and comm filled, -ENOENT when not found, other -errno. */
 int sockdiag_inode_owner(uint64_t inode, int *pid, char *comm, size_t commlen);
 
+/* One socket as the kernel has it (sockdiag_port_sockets). Addresses as
+ * in flow_key (IPv4 as IPv4-mapped), ports in network byte order. */
+struct sockdiag_ent {
+	uint64_t inode;
+	uint32_t uid;
+	uint8_t proto, state;
+	struct in6_addr laddr, raddr;
+	uint16_t lport, rport;
+};
+
+/* Every socket of protocol proto (IPPROTO_TCP or IPPROTO_UDP) in the
+ * network namespace nsfd (-1: the caller's) whose local port is lport
+ * (network byte order), IPv4 and IPv6, up to max, from one kernel-filtered
+ * dump per family: every state but, for TCP, the sockets that are only
+ * bound; with bound_only (TCP) just those (TCPF_BOUND_INACTIVE:
+ * inet_diag_dump_icsk() walks every bucket of the bind hash for them since
+ * Linux 6.6, milliseconds; older kernels have none). Returns how many, or
+ * -errno with err filled. Never waits (nl_sock_request()); for the claim
+ * checks (claimv.h), which cache what it says. */
+int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, int bound_only,
+			  struct sockdiag_ent *out, size_t max, char *err, size_t errlen);
+
+/* The TCP socket the kernel would give a segment of the conversation
+ * raddr:rport -> laddr:lport (IPv4 as IPv4-mapped, ports in network byte
+ * order) in namespace nsfd: the connected socket, else the listener (one
+ * exact sock_diag lookup, inet_diag_find_one_icsk(): a hash lookup, not a
+ * walk). 1 with *out filled, 0 none, or -errno with err filled. */
+int sockdiag_tcp_lookup(int nsfd, const struct in6_addr *laddr, uint16_t lport,
+			const struct in6_addr *raddr, uint16_t rport, struct sockdiag_ent *out,
+			char *err, size_t errlen);
+
 /* Parse a buffer of SOCK_DIAG_BY_FAMILY messages (a dump reply as
  * received) the way sockdiag_poll does, with now_ns as CLOCK_MONOTONIC now:
  * the number of observations emitted, or -EBADMSG when nl_msgs_check()

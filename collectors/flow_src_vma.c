@@ -5,10 +5,29 @@
  * Files: vmastat.<pid> in ctx->vma_dir (VMA_STATS_SHMEM_DIR, default /tmp)
  * and xliostat.<pid> in ctx->xlio_dir (XLIO_STATS_SHMEM_DIR, default
  * /tmp/xlio), found by inotify and a rescan every RESCAN_NS (a directory
- * created later is watched from then on). At most FLOW_VMA_MAX_FILES are
- * open; a file whose process is gone is closed; a refused file (owner,
- * size, unknown version) is retried at each rescan and logged once per
- * reason.
+ * created later is watched from then on). Every file is written by some
+ * local user and is hostile input; what it costs is bounded:
+ *  - at most FLOW_VMA_MAX_FILES files are read, FLOW_VMA_FILES_PER_UID of
+ *    them one user's; when the slots are short a file none of whose claims
+ *    the kernel verified makes room for a new one (the user with the most
+ *    files first), a file with a verified claim never does;
+ *  - the two copies of a read are one pair of buffers for all files
+ *    (twice the largest file, FLOW_VMA_MAX_FILE); the sockets kept are at
+ *    most VS_SOCKS_PER_UID per user and VS_SOCKS_TOTAL in all;
+ *  - a poll copies at most VS_BYTES_PER_UID bytes of one user's files and
+ *    VS_BYTES_PER_POLL in all, files with verified claims first, the rest
+ *    in turn; a file left out is read at the next poll;
+ *  - a refused file (owner, size, version, a size that fits no layout) is
+ *    not opened or read again until it changes (device, inode, size,
+ *    mtime): up to VS_REFUSED_MAX names remembered;
+ *  - refusals and unverified claims are logged as one summary line per
+ *    VS_LOG_NS each, with the count and one example; `nicstallctl status`
+ *    lists the recent ones.
+ *
+ * Every claim a socket block makes (its pid, fd, inode, addresses) is
+ * checked against the kernel (collectors/claimv.h) and the observation
+ * carries the answer (flow_obs.claim): the stall detector acts on verified
+ * claims only (daemon/stall.c).
  *
  * Every poll due (interval_ns, default 100 ms) reads each file (two copies,
  * agreeing blocks only) and then bumps its reader_counter, the one write:
@@ -16,6 +35,7 @@
  * (stats_publisher.cpp should_write()), so the next read finds them fresh,
  * and it keeps publishing only while the counter moves. Between reads the
  * last observations are emitted again, a stale "progress" as "idle". */
+#include "collectors/claimv.h"
 #include "collectors/flow_vma.h"
 #include "collectors/flowsel.h"
 #include "collectors/flowsrc.h"
@@ -26,25 +46,40 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #define RESCAN_NS 2000000000ull
 #define DEF_INTERVAL_NS 100000000ull
-#define MAX_REFUSED 64
+#define VS_LOG_NS 60000000000ull        /* one summary line per kind a minute */
+#define VS_RECENT 32u                   /* refusals listed in status */
+#define VS_REFUSED_MAX 32768u           /* refused names remembered */
+#define VS_SOCKS_PER_UID 4096u
+#define VS_SOCKS_TOTAL 16384u
+#define VS_BYTES_PER_UID (8u << 20)     /* copied per poll (two copies a file) */
+#define VS_BYTES_PER_POLL (32u << 20)
+#define VS_CLAIMS_PER_SEC 64u
 
 struct vsock {                  /* one socket of a file, across reads */
 	struct flow_vma_sock s;
 	struct flow_vma_track t;
 	struct flow_obs o;
 	int fresh;              /* o is from the last read */
+	uint8_t claim;          /* enum flow_claim */
+};
+
+/* What a file looked like when it was refused: not again until it changes. */
+struct vsig {
+	uint64_t dev, ino, size, mtime_ns;
 };
 
 struct vfile {
@@ -55,25 +90,49 @@ struct vfile {
 	struct vsock *socks;
 	unsigned n, cap;
 	unsigned torn, bad;     /* of the last read */
-	int unknown;            /* unknown layout: read again at the next rescan */
-	uint64_t reads, bumps, errors;
+	unsigned verified, unverified;  /* claims of the last read */
+	int refused;            /* its content was refused: sig holds it */
+	struct vsig sig;
+	uint64_t reads, bumps, errors, skipped;
 	char err[256];          /* last error, "" */
-	char logged[256];
 };
 
-struct refused {                /* a name we could not take, and why */
+struct refused {                /* a name not taken: (dir, pid) is the name */
+	uint8_t used, k;
+	int32_t pid;
+	uint32_t gen;           /* the rescan that last saw it */
+	struct vsig sig;
+};
+
+struct recent {
 	char path[PATH_MAX];
 	char why[256];
+};
+
+/* One summary line per VS_LOG_NS: the first event at once, the rest
+ * counted and said in the next line. */
+struct rlog {
+	const char *what;       /* "statistics files refused" */
+	uint64_t last_ns, total;
+	unsigned pending;
+	char example[400];
 };
 
 struct vsrc {
 	char dir[2][PATH_MAX];  /* vmastat, xliostat */
 	int ino, wd[2];
 	struct vfile *files[FLOW_VMA_MAX_FILES];
-	unsigned nfiles, dropped;
-	struct refused refused[MAX_REFUSED];
+	unsigned nfiles, rr;
+	struct refused *refused;        /* open addressing, VS_REFUSED_MAX * 2 */
 	unsigned nrefused;
+	uint32_t gen;
+	struct recent recent[VS_RECENT];
+	unsigned nrecent, recent_at;
+	struct rlog log_refused, log_claims;
+	struct claimv *cv;
+	struct flow_vma_buf buf;        /* the copies of every read */
 	uint64_t interval_ns, last_read_ns, last_scan_ns;
+	uint64_t evicted, deferred;     /* files made room for; reads put off */
 	struct flow_vma_snap *snap;     /* scratch */
 	uint64_t polls, cost_ns, last_cost_ns;
 };
@@ -81,6 +140,102 @@ struct vsrc {
 static uint64_t now_ns(void)
 {
 	return loop_mono_ns();
+}
+
+static void rlog_flush(struct rlog *r, uint64_t now)
+{
+	if (!r->pending || (r->last_ns && now < r->last_ns + VS_LOG_NS))
+		return;
+	log_warnx("vma: %u %s%s (%llu so far; e.g. %s); `nicstallctl status` lists the recent ones",
+		  r->pending, r->what, r->last_ns ? " in the last minute" : "",
+		  (unsigned long long)r->total, r->example);
+	r->last_ns = now;
+	r->pending = 0;
+}
+
+static void rlog_note(struct rlog *r, uint64_t now, const char *example)
+{
+	r->total++;
+	if (!r->pending++)
+		util_strlcpy(r->example, example, sizeof(r->example));
+	rlog_flush(r, now);
+}
+
+static void recent_add(struct vsrc *v, const char *path, const char *why)
+{
+	struct recent *r = &v->recent[v->recent_at];
+
+	util_strlcpy(r->path, path, sizeof(r->path));
+	util_strlcpy(r->why, why, sizeof(r->why));
+	v->recent_at = (v->recent_at + 1) % VS_RECENT;
+	if (v->nrecent < VS_RECENT)
+		v->nrecent++;
+}
+
+static void sig_of(const struct stat *st, struct vsig *g)
+{
+	g->dev = st->st_dev;
+	g->ino = st->st_ino;
+	g->size = (uint64_t)st->st_size;
+	g->mtime_ns = (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+static int sig_same(const struct vsig *a, const struct vsig *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns;
+}
+
+/* The refused entry of name (k, pid), or the free slot where it goes. */
+static struct refused *refused_slot(struct vsrc *v, int k, int pid)
+{
+	unsigned cap = VS_REFUSED_MAX * 2, h = ((unsigned)pid * 2654435761u + (unsigned)k) % cap;
+
+	for (unsigned i = 0; i < cap; i++) {
+		struct refused *r = &v->refused[(h + i) % cap];
+
+		if (!r->used || (r->pid == pid && r->k == k))
+			return r;
+	}
+	return NULL;
+}
+
+/* Forget the names the last full rescan did not see (deleted files). */
+static void refused_prune(struct vsrc *v)
+{
+	unsigned cap = VS_REFUSED_MAX * 2;
+	struct refused *old = v->refused, *nt = calloc(cap, sizeof(*nt));
+
+	if (!nt)
+		return;
+	v->refused = nt;
+	v->nrefused = 0;
+	for (unsigned i = 0; i < cap; i++)
+		if (old[i].used && old[i].gen == v->gen) {
+			*refused_slot(v, old[i].k, old[i].pid) = old[i];
+			v->nrefused++;
+		}
+	free(old);
+}
+
+/* Remember that (k, pid) was refused as it is now (sig), and say why
+ * (summarised). */
+static void refuse(struct vsrc *v, int k, int pid, const struct vsig *sig, const char *path,
+		   const char *why)
+{
+	struct refused *r = sig && v->nrefused < VS_REFUSED_MAX ? refused_slot(v, k, pid) : NULL;
+
+	if (r) {
+		if (!r->used)
+			v->nrefused++;
+		r->used = 1;
+		r->k = (uint8_t)k;
+		r->pid = pid;
+		r->gen = v->gen;
+		r->sig = *sig;
+	}
+	recent_add(v, path, why);
+	rlog_note(&v->log_refused, now_ns(), why);
 }
 
 static struct vfile *file_find(struct vsrc *v, const char *path)
@@ -107,39 +262,51 @@ static void file_drop(struct vsrc *v, unsigned i, const char *why)
 	v->files[i] = v->files[--v->nfiles];
 }
 
-/* Remember (and log once) why path was not taken; "" forgets it. */
-static void refuse(struct vsrc *v, const char *path, const char *why)
+static unsigned files_of(const struct vsrc *v, unsigned uid)
 {
-	unsigned i;
+	unsigned n = 0;
 
-	for (i = 0; i < v->nrefused; i++)
-		if (!strcmp(v->refused[i].path, path))
-			break;
-	if (!*why) {
-		if (i < v->nrefused)
-			v->refused[i] = v->refused[--v->nrefused];
-		return;
-	}
-	if (i == v->nrefused) {
-		if (v->nrefused == MAX_REFUSED)
-			i = 0;          /* forget the oldest: it may log again */
-		else
-			v->nrefused++;
-		util_strlcpy(v->refused[i].path, path, sizeof(v->refused[i].path));
-		v->refused[i].why[0] = '\0';
-	}
-	if (strcmp(v->refused[i].why, why)) {
-		log_warnx("vma: %s", why);
-		util_strlcpy(v->refused[i].why, why, sizeof(v->refused[i].why));
-	}
+	for (unsigned i = 0; i < v->nfiles; i++)
+		n += flow_vma_file_uid(v->files[i]->f) == uid;
+	return n;
 }
 
-/* quiet: an inotify event (a file just created may still be empty: no
- * warning, the next rescan tries again and says why). */
-static void file_try(struct vsrc *v, const char *dir, const char *name, int quiet)
+/* Slots are short: drop a file that was read and none of whose claims
+ * the kernel verified, of the user with the most files. 1 made room. */
+static int make_room(struct vsrc *v)
 {
+	int best = -1;
+	unsigned bestn = 0;
+
+	for (unsigned i = 0; i < v->nfiles; i++) {
+		const struct vfile *vf = v->files[i];
+		unsigned n;
+
+		if (!vf->reads || vf->verified)
+			continue;
+		n = files_of(v, flow_vma_file_uid(vf->f));
+		if (best < 0 || n > bestn) {
+			best = (int)i;
+			bestn = n;
+		}
+	}
+	if (best < 0)
+		return 0;
+	v->evicted++;
+	file_drop(v, (unsigned)best, "no claim of it verified, and the slots are short");
+	return 1;
+}
+
+/* quiet: an inotify event (a file just created may still be empty: not
+ * refused, the next rescan tries again and says why). */
+static void file_try(struct vsrc *v, int k, const char *name, int quiet)
+{
+	const char *dir = v->dir[k];
 	enum flow_vma_engine e;
+	struct refused *r;
 	struct vfile *vf;
+	struct stat st;
+	struct vsig sig;
 	char path[PATH_MAX], err[256];
 	int pid;
 
@@ -149,10 +316,30 @@ static void file_try(struct vsrc *v, const char *dir, const char *name, int quie
 		return;
 	if (file_find(v, path))
 		return;
-	if (v->nfiles >= FLOW_VMA_MAX_FILES) {
-		if (!v->dropped++)
-			log_warnx("vma: more than %u statistics files; %s and others not read",
-				  FLOW_VMA_MAX_FILES, path);
+	if (lstat(path, &st) < 0)
+		return;                 /* gone already */
+	sig_of(&st, &sig);
+	r = refused_slot(v, k, pid);
+	if (r && r->used) {
+		r->gen = v->gen;
+		if (sig_same(&r->sig, &sig))
+			return;         /* refused, and unchanged since */
+		/* changed: tried again; a new refusal overwrites the entry */
+	}
+	if (files_of(v, (unsigned)st.st_uid) >= FLOW_VMA_FILES_PER_UID) {
+		if (!quiet) {
+			util_errf(err, sizeof(err), "%s: uid %u has %u statistics files read already; not read",
+				 path, (unsigned)st.st_uid, FLOW_VMA_FILES_PER_UID);
+			refuse(v, k, pid, NULL, path, err);
+		}
+		return;
+	}
+	if (v->nfiles >= FLOW_VMA_MAX_FILES && !make_room(v)) {
+		if (!quiet) {
+			util_errf(err, sizeof(err), "%s: %u statistics files read already, each with a verified claim; not read",
+				 path, FLOW_VMA_MAX_FILES);
+			refuse(v, k, pid, NULL, path, err);
+		}
 		return;
 	}
 	vf = calloc(1, sizeof(*vf));
@@ -162,14 +349,13 @@ static void file_try(struct vsrc *v, const char *dir, const char *name, int quie
 	if (!vf->f) {
 		free(vf);
 		if (!quiet)
-			refuse(v, path, err);
+			refuse(v, k, pid, &sig, path, err);
 		return;
 	}
-	refuse(v, path, "");
 	util_strlcpy(vf->path, path, sizeof(vf->path));
 	v->files[v->nfiles++] = vf;
-	log_info("vma: reading %s (%s, pid %d)", path, e == FLOW_VMA_XLIO ? "libxlio" : "libvma",
-		 pid);
+	log_info("vma: reading %s (%s, pid %d, uid %u)", path,
+		 e == FLOW_VMA_XLIO ? "libxlio" : "libvma", pid, flow_vma_file_uid(vf->f));
 }
 
 static void watch(struct vsrc *v)
@@ -185,9 +371,8 @@ static void watch(struct vsrc *v)
 static void rescan(struct vsrc *v)
 {
 	v->last_scan_ns = now_ns();
+	v->gen++;
 	watch(v);
-	for (unsigned i = 0; i < v->nfiles; i++)
-		v->files[i]->unknown = 0;
 	for (unsigned i = 0; i < v->nfiles;) {
 		int pid = flow_vma_file_pid(v->files[i]->f);
 
@@ -205,10 +390,14 @@ static void rescan(struct vsrc *v)
 
 		while (d && (de = readdir(d)) && seen++ < 100000)
 			if (de->d_name[0] == (k ? 'x' : 'v'))
-				file_try(v, v->dir[k], de->d_name, 0);
+				file_try(v, k, de->d_name, 0);
 		if (d)
 			closedir(d);
 	}
+	if (v->nrefused > VS_REFUSED_MAX / 2)
+		refused_prune(v);
+	rlog_flush(&v->log_refused, v->last_scan_ns);
+	rlog_flush(&v->log_claims, v->last_scan_ns);
 }
 
 static int vs_fd(const struct flow_src *s)
@@ -250,10 +439,52 @@ static void vs_handle(struct flow_src *s)
 						break;
 					}
 			} else {
-				file_try(v, v->dir[k], ev->name, 1);
+				file_try(v, k, ev->name, 1);
 			}
 		}
 	}
+}
+
+/* Sockets kept for uid's files other than vf, and for all files. */
+static void socks_held(const struct vsrc *v, const struct vfile *vf, unsigned uid,
+		       unsigned *mine, unsigned *all)
+{
+	*mine = *all = 0;
+	for (unsigned i = 0; i < v->nfiles; i++) {
+		if (v->files[i] == vf)
+			continue;
+		*all += v->files[i]->n;
+		if (flow_vma_file_uid(v->files[i]->f) == uid)
+			*mine += v->files[i]->n;
+	}
+}
+
+/* The claim one socket block makes, against the kernel (claimv.h). */
+static uint8_t claim_check(struct vsrc *v, const struct vfile *vf, const struct vsock *prev,
+			   const struct flow_vma_sock *s, uint64_t now)
+{
+	enum flow_vma_engine e = flow_vma_file_engine(vf->f);
+	struct claimv_claim c = {
+		.pid = flow_vma_file_pid(vf->f), .fd = s->fd, .inode = s->inode,
+		.proto = s->socket_type == SOCK_DGRAM ? IPPROTO_UDP : IPPROTO_TCP,
+		.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
+		.lib = e == FLOW_VMA_XLIO ? "libxlio.so" : "libvma.so",
+	};
+	char why[200], ex[400], tuple[96];
+	enum claimv_state st = claimv_check(v->cv, &c, now, why, sizeof(why));
+	uint8_t claim = st == CLAIMV_VERIFIED ? FLOW_CLAIM_VERIFIED :
+			st == CLAIMV_UNVERIFIED ? FLOW_CLAIM_UNVERIFIED : FLOW_CLAIM_UNCHECKED;
+
+	if (claim == FLOW_CLAIM_UNVERIFIED && (!prev || prev->claim != FLOW_CLAIM_UNVERIFIED)) {
+		struct flow_key key;
+
+		flow_key_set(&key, &s->laddr, &s->raddr, s->lport, s->rport, c.proto);
+		flow_key_format(&key, tuple, sizeof(tuple));
+		util_errf(ex, sizeof(ex), "%s slot %u, %s: %s", vf->path, s->slot, tuple, why);
+		recent_add(v, vf->path, ex);
+		rlog_note(&v->log_claims, now, ex);
+	}
+	return claim;
 }
 
 /* Read one file and judge its sockets; then bump (the one write). */
@@ -262,33 +493,49 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	struct flow_vma_snap *sn = v->snap;
 	enum flow_vma_engine e = flow_vma_file_engine(vf->f);
 	int pid = flow_vma_file_pid(vf->f), rc;
+	unsigned uid = flow_vma_file_uid(vf->f), mine, all, room;
 	struct vsock *ns;
+	struct stat st;
 	unsigned n = 0;
 	char err[300], eng[32];
 
 	for (unsigned i = 0; i < vf->n; i++)
 		vf->socks[i].fresh = 0;
-	if (vf->unknown)
-		return;
 	vf->reads++;
-	rc = flow_vma_file_read(vf->f, sn, err, sizeof(err));
+	rc = flow_vma_file_read_buf(vf->f, &v->buf, sn, err, sizeof(err));
 	if (rc < 0) {
 		vf->errors++;
-		vf->unknown = rc == -ENOMSG;    /* the version will not change soon */
 		vf->n = 0;
+		vf->verified = vf->unverified = 0;
 		util_strlcpy(vf->err, err, sizeof(vf->err));
-		if (strcmp(vf->logged, err)) {
-			log_warnx("vma: %s", err);
-			util_strlcpy(vf->logged, err, sizeof(vf->logged));
+		/* what the file says is refused (not a read torn by a writer):
+		 * not read again until it changes */
+		if (rc != -EAGAIN && rc != -EIO && flow_vma_file_stat(vf->f, &st) == 0) {
+			vf->refused = 1;
+			sig_of(&st, &vf->sig);
+			recent_add(v, vf->path, err);
+			rlog_note(&v->log_refused, now, err);
 		}
 		return;
 	}
-	vf->err[0] = vf->logged[0] = '\0';
+	vf->err[0] = '\0';
 	vf->lay = sn->lay;
 	vf->nslots = sn->nslots;
 	vf->torn = sn->torn;
 	vf->bad = sn->bad;
+	vf->verified = vf->unverified = 0;
 	snprintf(eng, sizeof(eng), "%s:%d", e == FLOW_VMA_XLIO ? "xlio" : "vma", pid);
+	socks_held(v, vf, uid, &mine, &all);
+	room = VS_SOCKS_PER_UID > mine ? VS_SOCKS_PER_UID - mine : 0;
+	if (VS_SOCKS_TOTAL - (all < VS_SOCKS_TOTAL ? all : VS_SOCKS_TOTAL) < room)
+		room = VS_SOCKS_TOTAL - (all < VS_SOCKS_TOTAL ? all : VS_SOCKS_TOTAL);
+	if (sn->n > room) {
+		util_errf(err, sizeof(err), "%s: %u sockets, more than uid %u's share (%u of %u, %u in all); %u kept",
+			 vf->path, sn->n, uid, VS_SOCKS_PER_UID, mine, VS_SOCKS_TOTAL, room);
+		recent_add(v, vf->path, err);
+		rlog_note(&v->log_refused, now, err);
+		sn->n = room;
+	}
 	/* the sockets of this read, each with its tracker if it was there
 	 * before (same slot, inode and fd), else a new one */
 	ns = calloc(sn->n ? sn->n : 1, sizeof(*ns));
@@ -296,10 +543,13 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 		return;
 	for (unsigned i = 0, k; i < sn->n; i++) {
 		const struct flow_vma_sock *s = &sn->s[i];
+		const struct vsock *prev = NULL;
 
 		/* a block the engine enabled but has not copied its socket
 		 * into yet (before the first publish): nothing to say */
-		if (!s->fd && !s->inode && !s->lport && IN6_IS_ADDR_UNSPECIFIED(&s->laddr))
+		if (!s->fd && !s->inode && !s->lport &&
+		    (IN6_IS_ADDR_UNSPECIFIED(&s->laddr) || (IN6_IS_ADDR_V4MAPPED(&s->laddr) &&
+							    !s->laddr.s6_addr32[3])))
 			continue;
 		k = n++;
 		for (unsigned j = 0; j < vf->n; j++) {
@@ -307,11 +557,16 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 
 			if (o->slot == s->slot && o->inode == s->inode && o->fd == s->fd) {
 				ns[k].t = vf->socks[j].t;
+				prev = &vf->socks[j];
 				break;
 			}
 		}
 		ns[k].s = *s;
+		ns[k].claim = claim_check(v, vf, prev, s, now);
+		vf->verified += ns[k].claim == FLOW_CLAIM_VERIFIED;
+		vf->unverified += ns[k].claim != FLOW_CLAIM_VERIFIED;
 		flow_vma_obs(s, eng, pid, &ns[k].t, now, &ns[k].o);
+		ns[k].o.claim = ns[k].claim;
 		ns[k].fresh = 1;
 	}
 	free(vf->socks);
@@ -320,10 +575,74 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	rc = flow_vma_file_bump(vf->f, now, v->interval_ns, err, sizeof(err));
 	if (rc > 0)
 		vf->bumps++;
-	else if (rc < 0 && strcmp(vf->logged, err)) {
-		log_warnx("vma: %s", err);
-		util_strlcpy(vf->logged, err, sizeof(vf->logged));
+	else if (rc < 0 && strcmp(vf->err, err)) {
+		util_strlcpy(vf->err, err, sizeof(vf->err));
+		recent_add(v, vf->path, err);
+		rlog_note(&v->log_refused, now, err);
 	}
+}
+
+/* Is vf due a read within this poll's budgets? Charges them when it is. */
+static int budget_take(struct vsrc *v, struct vfile *vf, uint64_t *total, uint64_t *per_uid,
+		       unsigned *uids, unsigned *nuids)
+{
+	unsigned uid = flow_vma_file_uid(vf->f), u;
+	struct stat st;
+	uint64_t cost;
+
+	if (flow_vma_file_stat(vf->f, &st) < 0)
+		return 1;               /* the read says what is wrong */
+	if (vf->refused) {
+		struct vsig g;
+
+		sig_of(&st, &g);
+		if (sig_same(&g, &vf->sig))
+			return 0;       /* refused, unchanged */
+		vf->refused = 0;
+	}
+	cost = 2 * (uint64_t)(st.st_size > 0 ? st.st_size : 0);
+	for (u = 0; u < *nuids && uids[u] != uid; u++)
+		;
+	if (u == *nuids) {
+		uids[u] = uid;
+		per_uid[u] = 0;
+		(*nuids)++;
+	}
+	if (*total + cost > VS_BYTES_PER_POLL || per_uid[u] + cost > VS_BYTES_PER_UID) {
+		vf->skipped++;
+		v->deferred++;
+		return 0;
+	}
+	*total += cost;
+	per_uid[u] += cost;
+	return 1;
+}
+
+/* Files with verified claims first, then the others from where the last
+ * poll's turn ended; each within the budgets. */
+static void read_all(struct vsrc *v, uint64_t now)
+{
+	unsigned uids[FLOW_VMA_MAX_FILES], nuids = 0, n = v->nfiles, last = v->rr;
+	uint64_t per_uid[FLOW_VMA_MAX_FILES], total = 0;
+	unsigned char done[FLOW_VMA_MAX_FILES] = { 0 };
+
+	for (unsigned i = 0; i < n; i++)
+		if (v->files[i]->verified) {
+			done[i] = 1;
+			if (budget_take(v, v->files[i], &total, per_uid, uids, &nuids))
+				file_read(v, v->files[i], now);
+		}
+	for (unsigned j = 0; j < n; j++) {
+		unsigned i = (v->rr + j) % n;
+
+		if (done[i])
+			continue;
+		if (budget_take(v, v->files[i], &total, per_uid, uids, &nuids)) {
+			file_read(v, v->files[i], now);
+			last = i + 1;
+		}
+	}
+	v->rr = n ? last % n : 0;
 }
 
 static int vs_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
@@ -339,8 +658,7 @@ static int vs_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	if (!v->last_read_ns || now - v->last_read_ns >= v->interval_ns) {
 		v->last_read_ns = now;
 		read = 1;
-		for (unsigned i = 0; i < v->nfiles; i++)
-			file_read(v, v->files[i], now);
+		read_all(v, now);
 	}
 	for (unsigned i = 0; i < v->nfiles; i++) {
 		struct vfile *vf = v->files[i];
@@ -375,11 +693,19 @@ static int vs_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	struct vsrc *v = calloc(1, sizeof(*v));
 
 	s->err[0] = '\0';
-	if (!v || !(v->snap = malloc(sizeof(*v->snap)))) {
+	if (!v || !(v->snap = malloc(sizeof(*v->snap))) ||
+	    !(v->refused = calloc(VS_REFUSED_MAX * 2, sizeof(*v->refused))) ||
+	    !(v->cv = claimv_new(VS_CLAIMS_PER_SEC))) {
+		if (v) {
+			free(v->snap);
+			free(v->refused);
+		}
 		free(v);
 		util_errf(s->err, sizeof(s->err), "vma: out of memory");
 		return -ENOMEM;
 	}
+	v->log_refused.what = "statistics files refused";
+	v->log_claims.what = "socket claims the kernel did not verify (shown, never investigated)";
 	util_strlcpy(v->dir[0], ctx && ctx->vma_dir ? ctx->vma_dir : "/tmp", sizeof(v->dir[0]));
 	util_strlcpy(v->dir[1], ctx && ctx->xlio_dir ? ctx->xlio_dir : "/tmp/xlio",
 		     sizeof(v->dir[1]));
@@ -405,6 +731,9 @@ static void vs_close(struct flow_src *s)
 		file_free(v->files[i]);
 	if (v->ino >= 0)
 		close(v->ino);
+	flow_vma_buf_free(&v->buf);
+	claimv_free(v->cv);
+	free(v->refused);
 	free(v->snap);
 	free(v);
 	s->priv = NULL;
@@ -462,6 +791,8 @@ static struct json_object *sock_json(const struct vfile *vf, const struct vsock 
 	jx_add_u64(o, "n_tx_os_errors", s->tx_os_errors);
 	jx_add_u64(o, "n_tx_os_eagain", s->tx_os_eagain);
 	jx_add_str(o, "verdict", flow_live_name((enum flow_live)vs->t.live.verdict));
+	jx_add_str(o, "claim", vs->claim == FLOW_CLAIM_VERIFIED ? "verified" :
+		   vs->claim == FLOW_CLAIM_UNVERIFIED ? "unverified" : "unchecked");
 	return o;
 }
 
@@ -537,7 +868,11 @@ static void vs_status(const struct flow_src *s, struct json_object *out)
 		jx_add_u64(f, "sockets", vf->n);
 		jx_add_u64(f, "torn", vf->torn);
 		jx_add_u64(f, "bad", vf->bad);
+		jx_add_u64(f, "uid", flow_vma_file_uid(vf->f));
+		jx_add_u64(f, "claims_verified", vf->verified);
+		jx_add_u64(f, "claims_unverified", vf->unverified);
 		jx_add_u64(f, "reads", vf->reads);
+		jx_add_u64(f, "skipped", vf->skipped);
 		jx_add_u64(f, "bumps", vf->bumps);
 		if (vf->err[0])
 			jx_add_str(f, "error", vf->err);
@@ -548,14 +883,33 @@ static void vs_status(const struct flow_src *s, struct json_object *out)
 		json_object_array_add(files, f);
 	}
 	json_object_object_add(out, "files", files);
-	for (unsigned i = 0; i < v->nrefused; i++) {
+	for (unsigned i = 0; i < v->nrecent; i++) {
+		const struct recent *rc = &v->recent[(v->recent_at + VS_RECENT - v->nrecent + i) %
+						    VS_RECENT];
 		struct json_object *r = json_object_new_object();
 
-		jx_add_str(r, "file", v->refused[i].path);
-		jx_add_str(r, "error", v->refused[i].why);
+		jx_add_str(r, "file", rc->path);
+		jx_add_str(r, "error", rc->why);
 		json_object_array_add(ref, r);
 	}
 	json_object_object_add(out, "refused", ref);
+	jx_add_u64(out, "refused_total", v->log_refused.total);
+	jx_add_u64(out, "refused_names", v->nrefused);
+	jx_add_u64(out, "unverified_claims_total", v->log_claims.total);
+	jx_add_u64(out, "evicted", v->evicted);
+	jx_add_u64(out, "reads_deferred", v->deferred);
+	{
+		struct claimv_stats cs;
+		struct json_object *c = json_object_new_object();
+
+		claimv_stats(v->cv, &cs);
+		jx_add_u64(c, "checks", cs.checks);
+		jx_add_u64(c, "verified", cs.verified);
+		jx_add_u64(c, "unverified", cs.unverified);
+		jx_add_u64(c, "deferred", cs.deferred);
+		jx_add_u64(c, "cached", cs.entries);
+		json_object_object_add(out, "claim_checks", c);
+	}
 }
 
 const struct flow_src_ops flow_src_vma_ops = {

@@ -407,8 +407,7 @@ struct flow_vma_file {
 	int pid;
 	enum flow_vma_engine engine;
 	uint64_t last_bump_ns;
-	unsigned char *a, *b;
-	size_t cap;
+	unsigned uid;
 };
 
 int flow_vma_name(const char *name, enum flow_vma_engine *e, int *pid)
@@ -506,10 +505,17 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 	f->ino = st.st_ino;
 	f->pid = pid;
 	f->engine = e;
+	f->uid = (unsigned)st.st_uid;
 	return f;
 }
 
 int flow_vma_file_pid(const struct flow_vma_file *f) { return f->pid; }
+unsigned flow_vma_file_uid(const struct flow_vma_file *f) { return f->uid; }
+
+int flow_vma_file_stat(const struct flow_vma_file *f, struct stat *st)
+{
+	return fstat(f->fd, st) < 0 ? -errno : 0;
+}
 enum flow_vma_engine flow_vma_file_engine(const struct flow_vma_file *f) { return f->engine; }
 
 void flow_vma_file_close(struct flow_vma_file *f)
@@ -519,13 +525,19 @@ void flow_vma_file_close(struct flow_vma_file *f)
 	close(f->fd);
 	if (f->wfd >= 0)
 		close(f->wfd);
-	free(f->a);
-	free(f->b);
 	free(f->path);
 	free(f);
 }
 
-static int grow(struct flow_vma_file *f, size_t len)
+void flow_vma_buf_free(struct flow_vma_buf *buf)
+{
+	free(buf->a);
+	free(buf->b);
+	buf->a = buf->b = NULL;
+	buf->cap = 0;
+}
+
+static int grow(struct flow_vma_buf *f, size_t len)
 {
 	unsigned char *a, *b;
 
@@ -546,6 +558,16 @@ static int grow(struct flow_vma_file *f, size_t len)
 int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char *err,
 		       size_t errlen)
 {
+	struct flow_vma_buf buf = { 0 };
+	int rc = flow_vma_file_read_buf(f, &buf, out, err, errlen);
+
+	flow_vma_buf_free(&buf);
+	return rc;
+}
+
+int flow_vma_file_read_buf(struct flow_vma_file *f, struct flow_vma_buf *buf,
+			   struct flow_vma_snap *out, char *err, size_t errlen)
+{
 	char e2[300];
 	struct stat st;
 	size_t len;
@@ -561,15 +583,15 @@ int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char 
 		return -EFBIG;
 	}
 	len = (size_t)st.st_size;
-	if (grow(f, len) < 0)
+	if (grow(buf, len) < 0)
 		return util_errf(err, errlen, "%s: out of memory", f->path), -ENOMEM;
 	for (k = 0; k < 3; k++) {
-		if (pread(f->fd, f->a, len, 0) != (ssize_t)len ||
-		    pread(f->fd, f->b, len, 0) != (ssize_t)len) {
+		if (pread(f->fd, buf->a, len, 0) != (ssize_t)len ||
+		    pread(f->fd, buf->b, len, 0) != (ssize_t)len) {
 			util_errf(err, errlen, "%s: short read (truncated while read?)", f->path);
 			return -EIO;
 		}
-		rc = flow_vma_parse(f->engine, f->a, f->b, len, out, e2, sizeof(e2));
+		rc = flow_vma_parse(f->engine, buf->a, buf->b, len, out, e2, sizeof(e2));
 		if (rc != -EAGAIN)
 			break;
 	}
@@ -583,12 +605,12 @@ int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char 
 		const struct flow_vma_layout *l = out->lay;
 		unsigned torn = 0;
 
-		memcpy(f->a, f->b, len);
-		if (pread(f->fd, f->b, len, 0) != (ssize_t)len)
+		memcpy(buf->a, buf->b, len);
+		if (pread(f->fd, buf->b, len, 0) != (ssize_t)len)
 			return util_errf(err, errlen, "%s: short read", f->path), -EIO;
 		for (unsigned i = 0; i < out->nslots && out->n < FLOW_VMA_MAX_SOCKS; i++) {
 			size_t off = l->skt_inst_arr + (size_t)i * l->block_size;
-			const unsigned char *pa = f->a + off, *pb = f->b + off;
+			const unsigned char *pa = buf->a + off, *pb = buf->b + off;
 			int have = 0;
 
 			for (unsigned j = 0; j < out->n; j++)

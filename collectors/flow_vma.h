@@ -31,13 +31,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
+#include <sys/stat.h>
 
 #include "collectors/flow_live.h"
 #include "collectors/flows.h"
 
-#define FLOW_VMA_MAX_FILE   (4u << 20)   /* bytes of one statistics file */
+/* Bytes of one statistics file: above the largest shipped layout (libxlio
+ * 3.70.2 with DEFINED_UTLS and 1024 sockets: 41784 + 1024 * 528 = 582456
+ * bytes); every file a shipped layout fits is smaller. */
+#define FLOW_VMA_MAX_FILE   (600u << 10)
 #define FLOW_VMA_MAX_SOCKS  1024u        /* MAX_STATS_FD_NUM in both engines */
 #define FLOW_VMA_MAX_FILES  256u         /* files tracked per reader */
+#define FLOW_VMA_FILES_PER_UID 16u       /* of which one user's at most */
 
 enum flow_vma_engine { FLOW_VMA_VMA = 1, FLOW_VMA_XLIO = 2 };
 
@@ -127,7 +132,19 @@ struct flow_vma_file;
  * unless check_owner is 0 (tests). NULL with err filled on refusal. */
 struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char *err,
 					 size_t errlen);
-/* Copy the file twice (a third read for torn blocks) and parse it. */
+/* The two copies of a read: one pair per reader, shared by its files, so
+ * the memory is twice the largest file whatever the number of files. */
+struct flow_vma_buf {
+	unsigned char *a, *b;
+	size_t cap;
+};
+void flow_vma_buf_free(struct flow_vma_buf *buf);
+
+/* Copy the file twice into buf (a third read for torn blocks) and parse
+ * it. */
+int flow_vma_file_read_buf(struct flow_vma_file *f, struct flow_vma_buf *buf,
+			   struct flow_vma_snap *out, char *err, size_t errlen);
+/* The same with buffers of its own, freed before it returns (tests). */
 int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char *err,
 		       size_t errlen);
 /* Bump reader_counter (the one write) unless bumped less than interval_ns
@@ -137,6 +154,9 @@ int flow_vma_file_read(struct flow_vma_file *f, struct flow_vma_snap *out, char 
 int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interval_ns,
 		       char *err, size_t errlen);
 int flow_vma_file_pid(const struct flow_vma_file *f);
+unsigned flow_vma_file_uid(const struct flow_vma_file *f);    /* the file's owner */
+/* fstat() of the open file: 0, or -errno. */
+int flow_vma_file_stat(const struct flow_vma_file *f, struct stat *st);
 enum flow_vma_engine flow_vma_file_engine(const struct flow_vma_file *f);
 void flow_vma_file_close(struct flow_vma_file *f);
 

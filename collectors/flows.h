@@ -86,7 +86,32 @@ struct flow_obs {
 	 * live_since_ns when WAITING/HELD/FAILED began (0 otherwise). */
 	uint8_t live;
 	uint64_t live_since_ns;
+	/* Sources whose observations are claims a process wrote (engine
+	 * tables, VMA/XLIO statistics files) say whether the kernel backs
+	 * the claim (collectors/claimv.h): enum flow_claim. */
+	uint8_t claim;
 };
+
+enum flow_claim {
+	FLOW_CLAIM_UNCHECKED = 0,       /* not checked (yet) */
+	FLOW_CLAIM_VERIFIED = 1,        /* the kernel agrees */
+	FLOW_CLAIM_UNVERIFIED = 2,      /* checked; the kernel does not */
+};
+
+/* Is this observation a claim written by a process (not the kernel's or
+ * an engine driver's own view)? */
+static inline int flow_obs_is_claim(const struct flow_obs *o)
+{
+	return o->src == FLOW_SRC_ENGINE || o->src == FLOW_SRC_VMA;
+}
+
+/* May the daemon act on this flow: open or join an incident (captures,
+ * the reprogram)? Only the kernel's own views, and claims the kernel
+ * verified. An unverified flow is shown, never acted on. */
+static inline int flow_obs_may_act(const struct flow_obs *o)
+{
+	return !flow_obs_is_claim(o) || o->claim == FLOW_CLAIM_VERIFIED;
+}
 
 typedef void (*flow_emit_fn)(const struct flow_obs *o, void *arg);
 

@@ -34,6 +34,7 @@ struct stall {
 	struct kent *kset;
 	size_t kcap;
 	uint64_t sibling_scans;         /* passes over the flow table for siblings */
+	uint64_t unverified_stalls;     /* stalls of claims the kernel did not back */
 	unsigned lines;                 /* per-flow log lines this poll */
 	unsigned released_unlogged, closed_unlogged;
 	uint64_t refused_logged, refused_log_ns;
@@ -260,6 +261,15 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	struct incident_refusal why;
 	struct incident *inc;
 
+	/* The one gate between a claim a process wrote and root acting on it
+	 * (an incident: its captures, the reprogram, a bundle that pushes
+	 * others out): a claim the kernel did not verify is shown in the flow
+	 * list, marked, and goes no further. Its source logs why (rate-limited,
+	 * collectors/claimv.h); here it is only counted. */
+	if (!flow_obs_may_act(&f->obs)) {
+		s->unverified_stalls++;
+		return;
+	}
 	group_of(s, f->port, group, sizeof(group));
 	inc = incidents_open_of(s->incs, group);
 	/* within the grouping window a stall joins the open incident (and
@@ -327,7 +337,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 		for (struct sflow *o = flowtab_next(s->flows, NULL); o;
 		     o = flowtab_next(s->flows, o)) {
 			if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc) ||
-			    !in_group(o, names, ng))
+			    !in_group(o, names, ng) || !flow_obs_may_act(&o->obs))
 				continue;
 			incident_add_flow(inc, o);
 			o->incident = incident_id(inc);
@@ -860,6 +870,9 @@ static struct json_object *flow_json(const struct sflow *f, uint64_t now)
 		jx_add_str(o, "engine", f->obs.engine);
 	if (f->obs.inode)
 		jx_add_u64(o, "inode", f->obs.inode);
+	if (flow_obs_is_claim(&f->obs))
+		jx_add_str(o, "claim", f->obs.claim == FLOW_CLAIM_VERIFIED ? "verified" :
+			   f->obs.claim == FLOW_CLAIM_UNVERIFIED ? "unverified" : "unchecked");
 	jx_add_u64(o, "stalls", f->stalls);
 	if (f->last_stall_ns)
 		jx_add_ms(o, "last_stall_ms", f->last_stall_ns);
@@ -952,6 +965,7 @@ struct json_object *stall_engines_json(struct stall *s)
 	json_object_object_add(o, "limits", lim);
 	jx_add_u64(o, "hash_buckets", flowtab_buckets(s->flows));
 	jx_add_u64(o, "sibling_scans", s->sibling_scans);
+	jx_add_u64(o, "unverified_stalls", s->unverified_stalls);
 	jx_add_u64(o, "polls", s->polls);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
 	/* when the next poll comes, and why then (plan_next) */

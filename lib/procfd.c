@@ -129,3 +129,79 @@ int procfd_socket_owners(uint64_t inode, struct procfd_owner *out, size_t max,
 	close(procfd);
 	return (int)n;
 }
+
+/* "socket:[N]" -> N; 0 when link is not a socket's. */
+static uint64_t socket_link(const char *link)
+{
+	unsigned long long v;
+	char end;
+
+	if (strncmp(link, "socket:[", 8) || sscanf(link + 8, "%llu%c", &v, &end) != 2 || end != ']')
+		return 0;
+	return v;
+}
+
+int procfd_fd_inode(int pid, int fd, uint64_t *inode)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	if (pid <= 0 || fd < 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	link[n] = '\0';
+	*inode = socket_link(link);
+	return *inode ? 0 : -ENOTSOCK;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int procfd_pid_sockets(int pid, uint64_t *out, size_t max, int *truncated)
+{
+	char path[64], link[64];
+	struct dirent *fe;
+	unsigned fds = 0;
+	size_t n = 0, k = 0;
+	DIR *d;
+
+	if (truncated)
+		*truncated = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ENOENT : -errno;
+	while ((fe = readdir(d))) {
+		ssize_t l;
+		uint64_t ino;
+
+		if (fe->d_name[0] == '.')
+			continue;
+		if (n >= max || ++fds > PROCFD_MAX_FDS) {
+			if (truncated)
+				*truncated = 1;
+			break;
+		}
+		l = readlinkat(dirfd(d), fe->d_name, link, sizeof(link) - 1);
+		if (l <= 0)
+			continue;
+		link[l] = '\0';
+		if ((ino = socket_link(link)))
+			out[n++] = ino;
+	}
+	closedir(d);
+	qsort(out, n, sizeof(*out), u64_cmp);
+	for (size_t i = 0; i < n; i++)       /* a socket dup()ed is one socket */
+		if (!k || out[k - 1] != out[i])
+			out[k++] = out[i];
+	return (int)k;
+}

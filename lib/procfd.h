@@ -23,4 +23,15 @@ struct procfd_owner {
 int procfd_socket_owners(uint64_t inode, struct procfd_owner *out, size_t max,
 			 int *truncated);
 
+/* The socket inode behind /proc/PID/fd/FD ("socket:[inode]"): 0 with
+ * *inode set, -ENOTSOCK when the fd is not a socket, -ENOENT when the fd
+ * (or the process) is gone, other -errno. One readlink(). */
+int procfd_fd_inode(int pid, int fd, uint64_t *inode);
+
+/* The socket inodes process pid holds (each once), sorted, up to max
+ * (and PROCFD_MAX_FDS fds looked at). Returns how many, or -errno
+ * (-ENOENT: the process is gone). *truncated (may be NULL) says whether
+ * a bound stopped the scan first. */
+int procfd_pid_sockets(int pid, uint64_t *out, size_t max, int *truncated);
+
 #endif

@@ -51,3 +51,15 @@ all: $(BUILD)/flowstorm
 $(BUILD)/flowstorm: tests/engine/flowstorm.c include/nicstall/flowtab.h
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -o $@ tests/engine/flowstorm.c
+
+# An empty libvma.so.9.8.84 the system tests preload into vmaengine: the
+# daemon believes a statistics file only from a process mapping a
+# root-installed libvma.so* (collectors/claimv.h).
+EXTRA_BINS += $(BUILD)/libvma.so.9.8.84
+all: $(BUILD)/libvma.so.9.8.84
+
+$(BUILD)/libvma.so.9.8.84: tests/engine/libvma_stub.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -Wall -Wextra -Werror -o $@ $<
+# ... and test_flow_src_vma_bounds dlopens it, to be an engine that verifies
+$(BUILD)/tests/test_flow_src_vma_bounds: $(BUILD)/libvma.so.9.8.84

@@ -12,8 +12,14 @@
  * again (--release-ms) and exits, removing the table. --engine-name writes
  * TEXT into the header's engine field as is, past nsft_create()'s checks:
  * the daemon must treat it as hostile text. Prints "stalled" and
- * "released" on stdout at those moments. */
+ * "released" on stdout at those moments.
+ *
+ * Like an engine whose records the daemon believes, it holds a kernel TCP
+ * socket listening on each local port it publishes (bound to the wildcard,
+ * SO_REUSEPORT so that runs side by side share it): nicstalld acts only on
+ * records whose owner holds a socket on their local end (claimv.h). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -84,6 +90,17 @@ int main(int argc, char **argv)
 	rec = calloc(n, sizeof(*rec));
 	if (!rec)
 		return 1;
+	for (unsigned p = port; p <= port + (n - 1) / 50000; p++) {
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p) };
+		int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+		    bind(fd, (struct sockaddr *)&any, sizeof(any)) < 0 || listen(fd, 1) < 0) {
+			fprintf(stderr, "flowstorm: reserving TCP port %u: %s\n", p, strerror(errno));
+			return 1;
+		}
+	}
 	for (unsigned i = 0; i < n; i++) {
 		la->sin_family = ra->sin_family = AF_INET;
 		la->sin_port = htons((uint16_t)(port + i / 50000));

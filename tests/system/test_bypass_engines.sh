@@ -177,21 +177,24 @@ touch "$T_DIR/ol/off"
 sleep 3
 
 # ================================================================ VMA
+# a real libvma process maps libvma.so: the daemon believes its file only
+# then (and when the kernel backs its socket, collectors/claimv.h)
+PRE=LD_PRELOAD=$BUILD/libvma.so.9.8.84
 # without a reader the engine publishes nothing
-ip netns exec "$S" "$BUILD/vmaengine" --role server --bind 10.9.0.2:11199 --dir "$T_DIR/other" \
+ip netns exec "$S" env "$PRE" "$BUILD/vmaengine" --role server --bind 10.9.0.2:11199 --dir "$T_DIR/other" \
 	--duration 4 --publish-log > "$T_DIR/other-srv.log" 2>&1 &
 T_PIDS+=($!)
-ip netns exec "$S" "$BUILD/vmaengine" --role server --bind 10.9.0.2:11111 --dir "$T_DIR/vma" \
+ip netns exec "$S" env "$PRE" "$BUILD/vmaengine" --role server --bind 10.9.0.2:11111 --dir "$T_DIR/vma" \
 	--stall-after 1350 --duration 40 --publish-log > "$T_DIR/vma-srv.log" 2>&1 &
 T_PIDS+=($!)
 # a UDP request sent before the server is bound is lost, and the client
 # (like sockperf) never sends another: start the clients once both listen
 wait_for 5 grep -q '^ready' "$T_DIR/other-srv.log"
 wait_for 5 grep -q '^ready' "$T_DIR/vma-srv.log"
-ip netns exec "$C" "$BUILD/vmaengine" --role client --bind 10.9.0.1:0 --peer 10.9.0.2:11199 \
+ip netns exec "$C" env "$PRE" "$BUILD/vmaengine" --role client --bind 10.9.0.1:0 --peer 10.9.0.2:11199 \
 	--dir "$T_DIR/other" --interval-us 2000 --duration 4 --publish-log > "$T_DIR/other-cli.log" 2>&1 &
 T_PIDS+=($!)
-ip netns exec "$C" "$BUILD/vmaengine" --role client --bind 10.9.0.1:0 --peer 10.9.0.2:11111 \
+ip netns exec "$C" env "$PRE" "$BUILD/vmaengine" --role client --bind 10.9.0.1:0 --peer 10.9.0.2:11111 \
 	--dir "$T_DIR/vma" --interval-us 2000 --duration 40 --publish-log > "$T_DIR/vma-cli.log" 2>&1 &
 T_PIDS+=($!)
 sleep 3

@@ -116,7 +116,11 @@ static void flow_engine_poll__good_table__exact_values(void **state)
 	assert_int_equal(fetest_poll_all(fe), 2);
 	assert_non_null(fetest_find_session(3));
 	assert_int_equal(fetest_find_session(3)->tx_msgs, 0);
-	assert_int_equal(fetest_log_count(f, "flow table", NULL), 0);
+	/* nothing wrong with the table; its records' local ends are not this
+	 * process's sockets: one note for the table, not one per poll */
+	assert_int_equal(fetest_log_count(f, "flow table", NULL),
+			 fetest_log_count(f, "flow table", "not verified by the kernel"));
+	assert_int_equal(fetest_log_count(f, "flow table", "not verified by the kernel"), 1);
 
 	flow_engine_close(fe);
 	nsft_close(&t, 1);
@@ -656,6 +660,47 @@ static void nsft_create__bad_arguments__einval(void **state)
 	assert_int_equal(nsft_close(&t, 1), 0);
 }
 
+/* A record is verified when its owner holds a kernel socket on its local
+ * end (any remote end when the socket is unconnected); a record naming a
+ * port the owner does not hold is not (issue 34, finding 2). */
+static void flow_engine_poll__record_local_end__verified_only_if_held(void **state)
+{
+	struct fx *f = *state;
+	struct nsft_table t;
+	struct sockaddr_in l, r, n;
+	socklen_t sl = sizeof(l);
+	const struct flow_obs *o;
+	struct flow_engine *fe;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	assert_true(fd >= 0);
+	fetest_sa4(&l, "127.0.0.1", 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&l, sizeof(l)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&l, &sl), 0);
+	fetest_sa4(&r, "10.9.0.9", 40000);
+	n = l;
+	n.sin_port = htons((uint16_t)(ntohs(l.sin_port) ^ 1));   /* not held */
+	assert_int_equal(nsft_create(&t, f->dir, "held", 8), 0);
+	assert_non_null(nsft_add(&t, 1, IPPROTO_UDP, (struct sockaddr *)&l, (struct sockaddr *)&r));
+	assert_non_null(nsft_add(&t, 2, IPPROTO_UDP, (struct sockaddr *)&n, (struct sockaddr *)&r));
+	assert_non_null(nsft_add(&t, 3, IPPROTO_TCP, (struct sockaddr *)&l, (struct sockaddr *)&r));
+	fe = fetest_open(f);
+	assert_int_equal(fetest_poll_all(fe), 3);
+	o = fetest_find_session(1);
+	assert_non_null(o);
+	assert_int_equal(o->claim, FLOW_CLAIM_VERIFIED);
+	o = fetest_find_session(2);
+	assert_non_null(o);
+	assert_int_equal(o->claim, FLOW_CLAIM_UNVERIFIED);
+	o = fetest_find_session(3);             /* a UDP socket is no TCP one */
+	assert_non_null(o);
+	assert_int_equal(o->claim, FLOW_CLAIM_UNVERIFIED);
+	assert_int_equal(fetest_log_count(f, "flow table", "not verified by the kernel"), 1);
+	flow_engine_close(fe);
+	nsft_close(&t, 1);
+	close(fd);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fetest_setup, fetest_teardown)
 int main(void)
 {
@@ -663,6 +708,7 @@ int main(void)
 		cmocka_unit_test(nsft_layout__v1__documented_sizes),
 		T(nsft_create__bad_arguments__einval),
 		T(flow_engine_poll__good_table__exact_values),
+		T(flow_engine_poll__record_local_end__verified_only_if_held),
 		T(flow_engine_poll__odd_seq__record_skipped_until_stable),
 		T(flow_engine_poll__bad_magic__reported_once_ignored),
 		T(flow_engine_poll__bad_version__reported_once_ignored),

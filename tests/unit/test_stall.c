@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectors/flow_live.h"
 #include "coretest.h"
 #include "daemon/conf.h"
 #include "daemon/incident.h"
@@ -338,6 +339,50 @@ static void stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls(v
 	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
 }
 
+/* A claim the kernel did not verify (an engine table's record, a forged
+ * vmastat.<pid> block) stalls in the flow list, marked, and opens no
+ * incident and joins none (issue 34, finding 2). */
+static void stall_observe__unverified_claims__no_incident_shown_marked(void **state)
+{
+	struct stallfix *x = *state;
+	enum flow_src_kind kinds[2] = { FLOW_SRC_ENGINE, FLOW_SRC_VMA };
+	struct json_object *j;
+	unsigned marked = 0;
+
+	for (int k = 0; k < 2; k++) {
+		struct flow_obs o = coretest_engine_obs((uint16_t)(40001 + k), (uint64_t)k + 1, 5, 5,
+							 4242);
+		uint8_t claims[2] = { FLOW_CLAIM_UNVERIFIED, FLOW_CLAIM_UNCHECKED };
+
+		o.src = kinds[k];
+		o.claim = claims[k];
+		if (kinds[k] == FLOW_SRC_VMA) {        /* judges itself: held */
+			o.live = FLOW_LIVE_HELD + 1;
+			o.live_since_ns = 1 * SEC;
+			o.unread = 4096;
+		}
+		stall_observe(x->s, &o, "c", 1 * SEC);
+		o.tx_msgs = 6;
+		for (uint64_t t = 1 * SEC + 50 * MS; t <= 1 * SEC + 400 * MS; t += 50 * MS)
+			stall_observe(x->s, &o, "c", t);
+	}
+	assert_int_equal(x->nev, 0);
+	j = stall_flows_json(x->s, NULL, 0, 100, NULL);
+	for (size_t i = 0; i < jx_len(j); i++) {
+		struct json_object *f = json_object_array_get_idx(j, i);
+
+		assert_string_equal(jx_str(f, "state"), "stalled");
+		marked += !strcmp(jx_str(f, "claim"), "unverified") ||
+			  !strcmp(jx_str(f, "claim"), "unchecked");
+	}
+	assert_int_equal(marked, 2);
+	json_object_put(j);
+	/* a verified claim on the port opens one; the unverified stay out */
+	stall_flow(x, "c", 40010, 10, 2 * SEC, 2 * SEC + 400 * MS, 4242);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+}
+
 /* each test on a detector of conf_text (stallfix.h) */
 #define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
 						      (void *)conf_text)
@@ -357,6 +402,7 @@ int main(void)
 		T(stall_observe__mass_stall_of_100k__one_incident_linear),
 		T(stall_flows_json__mass_stall__bounded_stalled_first_same_order),
 		T(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls),
+		T(stall_observe__unverified_claims__no_incident_shown_marked),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

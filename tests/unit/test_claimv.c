@@ -1,0 +1,258 @@
+/* Unit tests: claims checked against the kernel (collectors/claimv.c),
+ * on this process's own sockets: what it holds verifies, what it names
+ * without holding does not (issue 34, finding 2). Needs sock_diag (root
+ * or not: a process may dump its namespace's sockets). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collectors/claimv.h"
+#include "lib/procfd.h"
+
+#define SEC 1000000000ull
+
+struct own {
+	int fd;
+	uint64_t inode;
+	struct sockaddr_in a;
+};
+
+/* A socket of type bound to 127.0.0.1 on a port the kernel picks. */
+static struct own own_socket(int type, int listen_too)
+{
+	struct own o = { .fd = socket(AF_INET, type, 0) };
+	socklen_t sl = sizeof(o.a);
+	struct stat st;
+
+	assert_true(o.fd >= 0);
+	o.a.sin_family = AF_INET;
+	o.a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(o.fd, (struct sockaddr *)&o.a, sizeof(o.a)), 0);
+	if (listen_too)
+		assert_int_equal(listen(o.fd, 1), 0);
+	assert_int_equal(getsockname(o.fd, (struct sockaddr *)&o.a, &sl), 0);
+	assert_int_equal(fstat(o.fd, &st), 0);
+	o.inode = st.st_ino;
+	return o;
+}
+
+static void v4(struct in6_addr *a, const char *s)
+{
+	memset(a, 0, sizeof(*a));
+	a->s6_addr[10] = a->s6_addr[11] = 0xff;
+	assert_int_equal(inet_pton(AF_INET, s, &a->s6_addr[12]), 1);
+}
+
+static struct claimv_claim claim_of(const struct own *o, uint8_t proto)
+{
+	struct claimv_claim c = { .pid = getpid(), .fd = o->fd, .inode = o->inode,
+				  .proto = proto, .lport = o->a.sin_port, .rport = htons(40000) };
+
+	v4(&c.laddr, "127.0.0.1");
+	v4(&c.raddr, "10.9.0.9");
+	return c;
+}
+
+static void procfd__own_socket__inode_and_listed(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	uint64_t ino = 0, socks[64];
+	int n, found = 0;
+
+	(void)state;
+	assert_int_equal(procfd_fd_inode(getpid(), o.fd, &ino), 0);
+	assert_int_equal(ino, o.inode);
+	assert_int_equal(procfd_fd_inode(getpid(), 0, &ino) == 0 ? 0 : 1, 1);  /* stdin: no socket */
+	n = procfd_pid_sockets(getpid(), socks, 64, NULL);
+	assert_true(n >= 1);
+	for (int i = 0; i < n; i++)
+		found |= socks[i] == o.inode;
+	assert_true(found);
+	close(o.fd);
+}
+
+static void claimv_verify__udp_socket_held__verified(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	struct claimv_claim c = claim_of(&o, IPPROTO_UDP);
+	char why[200];
+
+	(void)state;
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_VERIFIED);
+	assert_string_equal(why, "");
+	close(o.fd);
+}
+
+/* The forgery of the issue: the file names another conversation's port
+ * and an inode the process does not hold. */
+static void claimv_verify__forged_inode_or_port__unverified(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0), other = own_socket(SOCK_DGRAM, 0);
+	struct claimv_claim c = claim_of(&o, IPPROTO_UDP);
+	char why[200];
+
+	(void)state;
+	c.inode = 777;          /* held by nobody */
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	assert_non_null(strstr(why, "holds no socket inode 777"));
+	/* its own socket, claimed on another socket's port */
+	c = claim_of(&o, IPPROTO_UDP);
+	c.lport = other.a.sin_port;
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	assert_non_null(strstr(why, "is not bound to udp"));
+	/* the right port, another local address */
+	c = claim_of(&o, IPPROTO_UDP);
+	v4(&c.laddr, "10.9.0.1");
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	/* the right socket, the wrong protocol */
+	c = claim_of(&o, IPPROTO_TCP);
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	close(o.fd);
+	close(other.fd);
+}
+
+/* Another process's socket: the claimer does not hold it. */
+static void claimv_verify__another_process_socket__unverified(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	struct claimv_claim c = claim_of(&o, IPPROTO_UDP);
+	int p[2], r[2];
+	pid_t kid;
+	char b, why[200];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(r), 0);
+	kid = fork();
+	assert_true(kid >= 0);
+	if (kid == 0) {         /* holds nothing of the parent's but the pipes */
+		close(o.fd);
+		close(p[1]);
+		close(r[0]);
+		(void)!write(r[1], "k", 1);
+		(void)!read(p[0], &b, 1);
+		_exit(0);
+	}
+	close(p[0]);
+	close(r[1]);
+	assert_int_equal(read(r[0], &b, 1), 1);        /* the child let go of it */
+	close(r[0]);
+	c.pid = kid;
+	c.inode = 0;            /* engine-table style: no inode, the port only */
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	assert_non_null(strstr(why, "holds no udp socket"));
+	close(p[1]);
+	waitpid(kid, NULL, 0);
+	close(o.fd);
+}
+
+/* Engine tables: no inode; a listening (or only bound) TCP socket on the
+ * local end proves it for every remote end. */
+static void claimv_check__tcp_listener_no_inode__verified_cached_per_port(void **state)
+{
+	struct own l = own_socket(SOCK_STREAM, 1), b = own_socket(SOCK_STREAM, 0);
+	struct claimv *cv = claimv_new(4);
+	struct claimv_claim c = claim_of(&l, IPPROTO_TCP);
+	struct claimv_stats st;
+	char why[200];
+
+	(void)state;
+	assert_non_null(cv);
+	c.inode = 0;
+	c.fd = -1;
+	assert_int_equal(claimv_check(cv, &c, 1 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	for (unsigned r = 1; r < 50; r++) {     /* 50 sessions, one check */
+		c.rport = htons((uint16_t)(40000 + r));
+		assert_int_equal(claimv_check(cv, &c, 1 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	}
+	claimv_stats(cv, &st);
+	assert_int_equal(st.checks, 1);
+	/* a socket only bound (TCP_CLOSE): sock_diag shows it since 6.6 */
+	c = claim_of(&b, IPPROTO_TCP);
+	c.inode = 0;
+	(void)claimv_check(cv, &c, 1 * SEC, why, sizeof(why));
+	/* the budget: 4 checks a second; the rest wait, never verified */
+	for (unsigned r = 0; r < 8; r++) {
+		struct claimv_claim f = claim_of(&l, IPPROTO_UDP);
+
+		f.lport = htons((uint16_t)(20000 + r));
+		assert_int_not_equal(claimv_check(cv, &f, 1 * SEC, why, sizeof(why)),
+				     CLAIMV_VERIFIED);
+	}
+	claimv_stats(cv, &st);
+	assert_true(st.deferred >= 4);
+	/* a second later the budget is back, and a cached answer is kept
+	 * until CLAIMV_TTL_NS */
+	c = claim_of(&l, IPPROTO_TCP);
+	c.inode = 0;
+	assert_int_equal(claimv_check(cv, &c, 2 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	close(l.fd);
+	assert_int_equal(claimv_check(cv, &c, 2 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	assert_int_equal(claimv_check(cv, &c, 2 * SEC + CLAIMV_TTL_NS, why, sizeof(why)),
+			 CLAIMV_UNVERIFIED);
+	close(b.fd);
+	claimv_free(cv);
+}
+
+/* (b): the engine's library must be mapped and root's. */
+static void claimv_verify__library__mapped_root_owned(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	struct claimv_claim c = claim_of(&o, IPPROTO_UDP);
+	char why[200];
+
+	(void)state;
+	c.lib = "libvma.so";
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	assert_non_null(strstr(why, "does not map libvma.so"));
+	c.lib = "libc.so";      /* mapped here, installed by root */
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)),
+			 CLAIMV_VERIFIED);
+	close(o.fd);
+}
+
+static void claimv_maps_find__lines__path_of_library(void **state)
+{
+	static const char maps[] =
+		"55d0c0000000-55d0c0001000 r--p 00000000 08:01 123 /usr/bin/sleep\n"
+		"7f00 r-xp 0 08:01 5 /home/u/libvma.so.evil/libc.so.6\n"
+		"7f10 r-xp 0 08:01 6 /usr/lib/libvma.so.9.8.84\n"
+		"7f20 rw-p 0 00:00 0 \n"
+		"7ffd rw-p 0 00:00 0 [stack]\n";
+	char path[256];
+
+	(void)state;
+	assert_int_equal(claimv_maps_find(maps, sizeof(maps) - 1, "libvma.so", path, sizeof(path)),
+			 1);
+	assert_string_equal(path, "/usr/lib/libvma.so.9.8.84");
+	assert_int_equal(claimv_maps_find(maps, sizeof(maps) - 1, "libxlio.so", path,
+					  sizeof(path)), 0);
+	/* a directory named like the library is not the library */
+	assert_int_equal(claimv_maps_find(maps, 120, "libvma.so", path, sizeof(path)), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(procfd__own_socket__inode_and_listed),
+		cmocka_unit_test(claimv_verify__udp_socket_held__verified),
+		cmocka_unit_test(claimv_verify__forged_inode_or_port__unverified),
+		cmocka_unit_test(claimv_verify__another_process_socket__unverified),
+		cmocka_unit_test(claimv_check__tcp_listener_no_inode__verified_cached_per_port),
+		cmocka_unit_test(claimv_verify__library__mapped_root_owned),
+		cmocka_unit_test(claimv_maps_find__lines__path_of_library),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
