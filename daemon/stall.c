@@ -4,6 +4,8 @@
 #include "daemon/flowsrcs.h"
 #include "daemon/incident.h"
 #include "daemon/liveness.h"
+#include "daemon/port.h"
+#include "daemon/ports.h"
 #include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -23,6 +25,7 @@ struct stall {
 	struct loop_timer *timer;
 	struct flowtab *flows;
 	struct flowsrcs *srcs;
+	struct ports *ports;            /* the host source reads their flows' owners */
 	uint64_t want_ns;               /* the last flowsrcs_want: when, port */
 	char want_port[32];
 	struct incidents *incs;
@@ -515,6 +518,28 @@ static void log_refusals(struct stall *s, uint64_t now)
 	log_warnx("flow limits: new flows not tracked so far: %s", buf);
 }
 
+/* Each port's host-resource source reads the processes that own its
+ * watched flows (their pids as the flow sources give them). */
+static void watch_owners(struct stall *s)
+{
+	for (unsigned i = 0; i < ports_count(s->ports); i++) {
+		struct port *p = ports_at(s->ports, i);
+		int pids[HOST_MAX_PIDS];
+		unsigned n = 0;
+
+		for (struct sflow *f = flowtab_next(s->flows, NULL); f && n < HOST_MAX_PIDS;
+		     f = flowtab_next(s->flows, f)) {
+			int dup = f->obs.pid <= 0 || strcmp(f->port, port_name(p));
+
+			for (unsigned j = 0; j < n && !dup; j++)
+				dup = pids[j] == f->obs.pid;
+			if (!dup)
+				pids[n++] = f->obs.pid;
+		}
+		port_host_watch(p, pids, n);
+	}
+}
+
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
@@ -523,6 +548,7 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		flowtab_expire(s->flows, now, gone_cb, s);
+		watch_owners(s);
 		s->next_expire = now + STALL_EXPIRE_EVERY_NS;
 	}
 	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
@@ -708,6 +734,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->flows = flowtab_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
+	s->ports = ps;
 	s->timer = loop_timer_new(l, timer_cb, s);
 	s->chunk = loop_timer_new(l, chunk_cb, s);
 	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk) {
