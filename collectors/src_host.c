@@ -54,6 +54,8 @@ struct hproc {
 	int prod;                   /* producer index, -1: a flow owner */
 	char comm[16];
 	uint64_t v[NPF];
+	uint64_t base[NPF];         /* the first reading (a producer's sums
+				     * count from when it was found) */
 	int have;                   /* v holds a reading */
 };
 
@@ -678,9 +680,18 @@ static int read_proc(struct host *h, struct hproc *p)
 		}
 		closedir(d);
 	}
+	if (!p->have)
+		memcpy(p->base, v, sizeof(v));
 	memcpy(p->v, v, sizeof(v));
 	p->have = 1;
 	return 0;
+}
+
+/* What a process used since it was found (a thread that exited takes its
+ * part of the total with it: never below 0). */
+static uint64_t since(const struct hproc *p, unsigned k)
+{
+	return p->v[k] > p->base[k] ? p->v[k] - p->base[k] : 0;
 }
 
 static int has_proc(const struct host *h, int pid, int prod)
@@ -794,9 +805,9 @@ static void read_procs(struct host *h, int rescan)
 			if (p->prod >= 0) {
 				/* what it used stays in the producer's sums */
 				for (unsigned k = 0; p->have && k < NPF; k++)
-					h->retired[p->prod][k] += p->v[k];
+					h->retired[p->prod][k] += since(p, k);
 				for (unsigned k = 0; p->have && k < NPF; k++)
-					sum[p->prod][k] += p->v[k];
+					sum[p->prod][k] += since(p, k);
 				log_info("host: producer %s: process %d (%s) exited; dropped",
 					 h->o.prod[p->prod].name, p->pid, p->comm);
 			} else {
@@ -811,7 +822,7 @@ static void read_procs(struct host *h, int rescan)
 				add(h, p->v[k], "owner.%d.%s", p->pid, pf_names[k]);
 		} else if (rc == 0) {
 			for (unsigned k = 0; k < NPF; k++)
-				sum[p->prod][k] += p->v[k];
+				sum[p->prod][k] += since(p, k);
 			h->nlive[p->prod]++;
 		}
 		i++;

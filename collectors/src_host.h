@@ -14,8 +14,9 @@
  *       discard_sectors, discard_ms (4.18+), flushes, flush_ms (5.5+)
  *   owner.PID.FIELD, producer.NAME.FIELD            the processes that own
  *       the port's watched flows (src_host_watch) and the configured
- *       producers (summed over their processes; one that exits keeps what
- *       it used): cpu_ns (utime + stime of /proc/PID/stat), run_delay_ns
+ *       producers (summed over their processes, each counted from when it
+ *       was found, so a process found late adds no history to a window;
+ *       one that exits keeps what it used): cpu_ns (utime + stime of /proc/PID/stat), run_delay_ns
  *       (the second word of /proc/PID/task/TID/schedstat, summed over the
  *       threads: proc_pid_schedstat() prints one task's), blkio_delay_ns
  *       (field 42 of /proc/PID/task/TID/stat, delayacct_blkio_ticks(),

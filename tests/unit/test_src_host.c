@@ -350,8 +350,13 @@ static void source__producer_exits__sum_kept(void **st)
 	s = open_tree(&o);
 	assert_int_equal(s->ops->read(s, &l, &v), 0);
 	assert_int_equal(val(l, v, "producer.engram.processes"), 1);
+	/* counted from when it was found: no history in a window */
+	assert_int_equal(val(l, v, "producer.engram.run_delay_ns"), 0);
+	put("proc/4242/task/4243/schedstat", "100 3500 3\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
 	before = val(l, v, "producer.engram.run_delay_ns");
-	assert_int_equal(before, 3500);
+	assert_int_equal(before, 1000);
+	put("proc/4242/task/4243/schedstat", "100 2500 3\n");
 	{
 		char a[256], b[256];
 

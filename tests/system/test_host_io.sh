@@ -1,0 +1,80 @@
+#!/bin/bash
+# Host resources (issue 29, item 1): a reader starved by the kernel's own
+# block I/O throttle (cgroup v1 blkio.throttle.read_iops_device on a loop
+# device) shows in the daemon's recorder as the loop device's reads per
+# second near the throttle, and as the producer's block I/O delay growing
+# with the time it waits; the device's identity and the producer's process
+# in the snapshot. Bounded: the reader runs at most 20 s; the loop device,
+# the cgroup and kernel.task_delayacct are restored in the EXIT trap.
+. "$(dirname "$0")/lib.sh"
+t_init
+IOPS=200
+BLKIO=/sys/fs/cgroup/blkio
+[ -w "$BLKIO/cgroup.procs" ] || { echo "no cgroup v1 blkio hierarchy at $BLKIO: skipped"; exit 0; }
+command -v losetup >/dev/null || { echo "no losetup: skipped"; exit 0; }
+
+pair_up 10.213.0 || exit 1
+truncate -s 64M "$T_DIR/disk.img"
+LOOP=$(losetup -f --show --direct-io=on "$T_DIR/disk.img" 2>/dev/null ||
+       losetup -f --show "$T_DIR/disk.img") || { fail "losetup"; exit 1; }
+T_CLEANUP+=("losetup -d $LOOP")
+DEV=${LOOP#/dev/}
+MAJMIN=$(cat "/sys/block/$DEV/dev")
+CG=$BLKIO/${T_PREFIX}io
+mkdir "$CG" || { fail "mkdir $CG"; exit 1; }
+# the reader ends before the cgroup goes (rmdir fails while it has tasks)
+T_CLEANUP+=("kill -KILL \$(cat $T_DIR/reader.pid); sleep 0.2; rmdir $CG")
+echo "$MAJMIN $IOPS" > "$CG/blkio.throttle.read_iops_device" ||
+	{ fail "blkio.throttle.read_iops_device"; exit 1; }
+DA=$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo none)
+if [ "$DA" = 0 ]; then
+	echo "# turning kernel.task_delayacct on for the test (restored after)"
+	echo 1 > /proc/sys/kernel/task_delayacct
+	T_CLEANUP+=("echo 0 > /proc/sys/kernel/task_delayacct")
+fi
+
+{ conf_daemon "interval = 500ms"
+  conf_port cli
+  printf '[host]\n[producer reader]\ncgroup = %s\n' "$CG"
+} > "$T_DIR/n.conf"
+start_daemon "$T_DIR/n.conf" || exit 1
+
+# the reader: 4 KiB O_DIRECT reads, one at a time, from inside the cgroup
+# (20 s of them at the throttle)
+sh -c "echo \$\$ > $CG/cgroup.procs && exec dd if=$LOOP of=/dev/null bs=4k \
+	iflag=direct count=$((IOPS * 20))" 2>/dev/null &
+echo $! > "$T_DIR/reader.pid"
+T_PIDS+=("$(cat "$T_DIR/reader.pid")")
+# the producer's processes are found at the source's next rescan (5 s)
+wait_for 12 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j snapshot cli |
+	jqe '.ports.cli.host_resources.processes | map(select(.producer == \"reader\")) | length == 1'"
+check "snapshot names the producer's process (by its cgroup)" test $? -eq 0
+sleep 3.2
+ctl -j counters cli --window 3 > "$T_DIR/w.json"
+ctl -j snapshot cli > "$T_DIR/s.json"
+ctl snapshot cli > "$T_DIR/s.txt"
+kill -TERM "$(cat "$T_DIR/reader.pid")" 2>/dev/null
+
+# reads per second over the window: near the throttle
+span=$(jq -r '.span_s' "$T_DIR/w.json")
+reads=$(jq -r ".sources.host[\"host.disk.$DEV.reads\"].delta" "$T_DIR/w.json")
+rate=$(awk -v r="$reads" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? r / s : 0) }')
+echo "# $DEV: $reads reads in ${span}s = $rate reads/s (throttle $IOPS)"
+check "the loop device reads near the throttle ($rate/s of $IOPS)" \
+	test "$rate" -ge $((IOPS * 7 / 10)) -a "$rate" -le $((IOPS * 13 / 10))
+bd=$(jq -r '.sources.host["producer.reader.blkio_delay_ns"].delta' "$T_DIR/w.json")
+share=$(awk -v d="$bd" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? d / (s * 1e7) : 0) }')
+echo "# producer reader: block I/O delay $bd ns over ${span}s ($share% of the window)"
+check "the producer's block I/O delay grows with the wait ($share% of the window)" \
+	test "$share" -ge 50 -a "$share" -le 110
+check "the io pressure moved" \
+	jqe '.sources.host["host.psi.io.some_us"].delta > 0' "$T_DIR/w.json"
+check "the snapshot gives the loop device's identity (transport loop)" \
+	jqe ".ports.cli.host_resources.devices | map(select(.name == \"$DEV\" and .transport == \"loop\")) | length == 1" "$T_DIR/s.json"
+check "the snapshot's host source counts the producer's reads" \
+	jqe '.ports.cli.sources.host["producer.reader.syscr"] > 100' "$T_DIR/s.json"
+check "the text snapshot lists the disk and the producer" \
+	bash -c "grep -q '^  disk $DEV .*loop' '$T_DIR/s.txt' && grep -q 'producer reader' '$T_DIR/s.txt'"
+# the reader exits: dropped, said once, its use kept in the producer's sums
+wait_for 10 grep -q "producer reader: process .* exited; dropped" "$T_DIR/daemon.log"
+check "the daemon logs the producer's exit" test $? -eq 0
