@@ -18,6 +18,8 @@
 
 #include "collectors/src_host.h"
 #include "daemon/hostconf.h"
+#include "rules/facts.h"
+#include "rules/rules.h"
 
 /* recorded on a 6.18 kernel (vda, loop0) and a 4.15 one (11 fields) */
 static const char psi_io[] =
@@ -428,6 +430,81 @@ static void source__missing_and_huge__says_why(void **st)
 	put("proc/diskstats", diskstats);
 }
 
+static const char *sget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "";
+}
+
+static void say(const char *msg, void *arg)
+{
+	(void)arg;
+	print_message("rules: %s\n", msg);
+}
+
+/* The source's names are counter names a site's signals can read as they
+ * stand (nicstall.rules(5)): dotted names and sum() over a disk pattern. */
+static void rules__host_counter_names__signals_read_them(void **st)
+{
+	static const char *const names[] = { "90-host.rules" };
+	static const char *const texts[] = {
+		"signal io_full generic = host.psi.io.full_us\n"
+		"signal disk_reads generic = sum(host.disk.*.reads)\n"
+		"signal wait generic = producer.engram.blkio_delay_ns + owner.4242.run_delay_ns\n"
+		"rule disk-bound {\n  verdict producer-stall\n"
+		"  require maxof(port.stall.io_full) > 0.5 * 1e6 * stall.span_s\n"
+		"  explain \"io full {maxof(port.stall.io_full)} us\"\n}\n",
+	};
+	struct host_opts o = { 0 };
+	struct src *s;
+	struct clayout *l;
+	const uint64_t *v;
+	struct rules *r = NULL;
+	struct json_object *c = json_object_new_object();
+	double x;
+	int pid = 4242;
+
+	(void)st;
+	strcpy(o.prod[0].name, "engram");
+	strcpy(o.prod[0].comm, "cat");
+	o.nprod = 1;
+	s = open_tree(&o);
+	src_host_watch(s, &pid, 1);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	for (unsigned i = 0; i < l->n; i++)
+		json_object_object_add(c, l->names[i], json_object_new_uint64(v[i]));
+	assert_int_equal(rules_load_texts(names, texts, 1, &r, say, NULL), 0);
+	assert_int_equal(rules_signal(r, "generic", "io_full", c, &x), 0);
+	assert_true(x == 6543492);
+	assert_int_equal(rules_signal(r, "generic", "disk_reads", c, &x), 0);
+	assert_true(x == 51234 + 2320000);              /* vda and nvme0n1, not vda1 */
+	assert_int_equal(rules_signal(r, "generic", "wait", c, &x), 0);
+	assert_true(x == 3500);
+	{
+		/* the port's counters in the facts as facts_build() puts them */
+		struct json_object *f = json_object_new_object(), *ps = json_object_new_object();
+		struct json_object *po = json_object_new_object(), *per = json_object_new_object();
+		struct json_object *res;
+
+		json_object_object_add(f, FK_SCHEMA, json_object_new_int(FACTS_SCHEMA));
+		json_object_object_add(f, FK_PORT, json_object_new_string("p"));
+		json_object_object_add(po, FK_P_PROFILE, json_object_new_string("generic"));
+		json_object_object_add(per, FK_SPAN_S, json_object_new_double(2.0));
+		json_object_object_add(per, FK_COUNTERS, json_object_get(c));
+		json_object_object_add(po, FK_PER_STALL, per);
+		json_object_object_add(ps, "p", po);
+		json_object_object_add(f, FK_PORTS, ps);
+		res = rules_classify(r, f);
+		assert_string_equal(sget(res, RK_VERDICT), "producer-stall");
+		json_object_put(res);
+		json_object_put(f);
+	}
+	rules_free(r);
+	json_object_put(c);
+	s->ops->close(s);
+}
+
 static void hostconf__bad_values__errors(void **st)
 {
 	struct host_opts o = { 0 };
@@ -470,6 +547,7 @@ int main(void)
 		cmocka_unit_test(source__tree__psi_whole_disks_owner_threads),
 		cmocka_unit_test(source__producer_exits__sum_kept),
 		cmocka_unit_test(source__missing_and_huge__says_why),
+		cmocka_unit_test(rules__host_counter_names__signals_read_them),
 		cmocka_unit_test(hostconf__bad_values__errors),
 	};
 
