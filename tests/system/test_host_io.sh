@@ -53,6 +53,7 @@ sleep 3.2
 ctl -j counters cli --window 3 > "$T_DIR/w.json"
 ctl -j snapshot cli > "$T_DIR/s.json"
 ctl snapshot cli > "$T_DIR/s.txt"
+ctl -j snapshot --bundle cli > "$T_DIR/b.json"
 kill -TERM "$(cat "$T_DIR/reader.pid")" 2>/dev/null
 
 # reads per second over the window: near the throttle
@@ -75,6 +76,13 @@ check "the snapshot's host source counts the producer's reads" \
 	jqe '.ports.cli.sources.host["producer.reader.syscr"] > 100' "$T_DIR/s.json"
 check "the text snapshot lists the disk and the producer" \
 	bash -c "grep -q '^  disk $DEV .*loop' '$T_DIR/s.txt' && grep -q 'producer reader' '$T_DIR/s.txt'"
+# the bundle: the series in recorder/PORT.json, the identity in the manifest
+BD=$(jq -r '.bundle' "$T_DIR/b.json")
+check "the bundle's recorder holds the loop device's reads" \
+	jqe "[.samples[] | (.values // .changed).host[\"host.disk.$DEV.reads\"] // empty] | length >= 4" "$BD/recorder/cli.json"
+check "the bundle's manifest names the device and the producer" \
+	jqe "(.ports.cli.host.devices | map(select(.name == \"$DEV\")) | length == 1) and
+	     (.ports.cli.host.processes | map(select(.producer == \"reader\")) | length == 1)" "$BD/manifest.json"
 # the reader exits: dropped, said once, its use kept in the producer's sums
 wait_for 10 grep -q "producer reader: process .* exited; dropped" "$T_DIR/daemon.log"
 check "the daemon logs the producer's exit" test $? -eq 0
