@@ -82,6 +82,7 @@ struct host {
 	char *buf;
 	char small[SMALL];
 	char psi_note[256], delay_note[256], proc_note[256], disk_note[256];
+	int delay_off;              /* kernel.task_delayacct = 0: blkio reads 0 */
 };
 
 static uint64_t mono_ns(void)
@@ -673,8 +674,9 @@ static int read_proc(struct host *h, struct hproc *p)
 			if (n >= 0 && host_parse_schedstat(h->small, (size_t)n, &run, &wait, e,
 							   sizeof(e)) == 0)
 				v[PF_RUNQ] += wait;
-			n = read_rel(h, h->proc, h->small, sizeof(h->small), "%d/task/%ld/stat",
-				     p->pid, tid);
+			/* with delay accounting off the field is 0: not read */
+			n = h->delay_off ? -1 : read_rel(h, h->proc, h->small, sizeof(h->small),
+							 "%d/task/%ld/stat", p->pid, tid);
 			if (n >= 0 && host_parse_stat(h->small, (size_t)n, &st, e, sizeof(e)) == 0)
 				v[PF_BLKIO] += st.blkio_ticks * (1000000000ull / (uint64_t)h->tck);
 		}
@@ -844,6 +846,30 @@ static int same_layout(const struct host *h)
 	return 1;
 }
 
+/* delayacct_blkio_ticks() reads 0 unless delay accounting is on
+ * (kernel.task_delayacct since 5.14, off by default; before it, on unless
+ * booted with nodelayacct). Looked at again at every rescan: turned on
+ * later, it is read from then on. Said once per daemon when off. */
+static void check_delayacct(struct host *h)
+{
+	static int said;
+	char buf[32];
+	ssize_t n = read_rel(h, h->proc, buf, sizeof(buf), "sys/kernel/task_delayacct");
+
+	h->delay_off = n > 0 && buf[0] == '0';
+	h->delay_note[0] = 0;
+	if (h->delay_off)
+		util_errf(h->delay_note, sizeof(h->delay_note), "delay accounting is off "
+			  "(kernel.task_delayacct = 0): block I/O delays read 0; "
+			  "`sysctl kernel.task_delayacct=1` or boot with delayacct turns it on");
+	else if (n < 0)
+		util_errf(h->delay_note, sizeof(h->delay_note), "no kernel.task_delayacct "
+			  "(a kernel before 5.14: delay accounting on unless booted nodelayacct)");
+	if (h->delay_off && !said)
+		log_warnx("host: %s", h->delay_note);
+	said |= h->delay_off;
+}
+
 static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 {
 	struct host *h = s->priv;
@@ -855,6 +881,7 @@ static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	if (rescan) {
 		h->nknown = 0;          /* devices judged again: attached, removed */
 		h->next_scan_ns = now + RESCAN_NS;
+		check_delayacct(h);
 	}
 	read_psi(h);
 	read_disks(h);
@@ -890,8 +917,6 @@ static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 int src_host_open(struct src *s, const struct src_host_ctx *ctx)
 {
 	struct host *h;
-	char buf[32];
-	ssize_t n;
 
 	s->err[0] = 0;
 	h = calloc(1, sizeof(*h));
@@ -914,19 +939,7 @@ int src_host_open(struct src *s, const struct src_host_ctx *ctx)
 	h->tck = sysconf(_SC_CLK_TCK);
 	if (h->tck <= 0 || h->tck > 1000000000)
 		h->tck = 100;
-	/* delayacct_blkio_ticks() reads 0 unless delay accounting is on
-	 * (kernel.task_delayacct since 5.14, off by default; before it, on
-	 * unless booted with nodelayacct) */
-	n = read_rel(h, h->proc, buf, sizeof(buf), "sys/kernel/task_delayacct");
-	if (n > 0 && buf[0] == '0')
-		util_errf(h->delay_note, sizeof(h->delay_note), "delay accounting is off "
-			  "(kernel.task_delayacct = 0): block I/O delays read 0; "
-			  "`sysctl kernel.task_delayacct=1` or boot with delayacct turns it on");
-	else if (n < 0)
-		util_errf(h->delay_note, sizeof(h->delay_note), "no kernel.task_delayacct "
-			  "(a kernel before 5.14: delay accounting on unless booted nodelayacct)");
-	if (h->delay_note[0] && h->delay_note[0] == 'd')
-		log_warnx("host: %s", h->delay_note);
+	check_delayacct(h);
 	s->ops = &src_host_ops;
 	s->priv = h;
 	return 0;

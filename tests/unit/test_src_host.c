@@ -231,7 +231,7 @@ static int tree_setup(void **st)
 	put("proc/pressure/memory", "some avg10=0.00 avg60=0.00 avg300=0.00 total=5\n"
 	    "full avg10=0.00 avg60=0.00 avg300=0.00 total=3\n");
 	put("proc/diskstats", diskstats);
-	put("proc/sys/kernel/task_delayacct", "0\n");
+	put("proc/sys/kernel/task_delayacct", "1\n");
 	put("proc/4242/stat", self_stat);
 	put("proc/4242/io", self_io);
 	put("proc/4242/task/4242/schedstat", "100 1000 3\n");
@@ -311,7 +311,7 @@ static void source__tree__psi_whole_disks_owner_threads(void **st)
 	j = src_host_json(s);
 	txt = json_object_to_json_string(j);
 	assert_null(strstr(txt, "SN13683"));            /* never the raw serial */
-	assert_non_null(strstr(txt, "kernel.task_delayacct = 0"));
+	assert_string_equal(json_object_get_string(json_object_object_get(j, "delayacct")), "on");
 	devs = json_object_object_get(j, "devices");
 	assert_int_equal(json_object_array_length(devs), 2);
 	{
@@ -335,6 +335,20 @@ static void source__tree__psi_whole_disks_owner_threads(void **st)
 	assert_int_equal(clayout_find(l, "owner.4242.cpu_ns"), -1);
 	put("proc/4242/stat", self_stat);
 	s->ops->close(s);
+
+	/* delay accounting off: said, the delays read 0 (the threads' stat
+	 * files not read), never turned on */
+	put("proc/sys/kernel/task_delayacct", "0\n");
+	s = open_tree(&o);
+	src_host_watch(s, &pid, 1);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "owner.4242.blkio_delay_ns"), 0);
+	assert_int_equal(val(l, v, "owner.4242.run_delay_ns"), 3500);
+	j = src_host_json(s);
+	assert_non_null(strstr(json_object_to_json_string(j), "kernel.task_delayacct = 0"));
+	json_object_put(j);
+	s->ops->close(s);
+	put("proc/sys/kernel/task_delayacct", "1\n");
 }
 
 static void source__producer_exits__sum_kept(void **st)
