@@ -52,6 +52,8 @@ struct hdisk {                  /* one diskstats name, judged */
 struct hproc {
 	int pid;
 	int prod;                   /* producer index, -1: a flow owner */
+	int seen;                   /* found by this rescan (producers) */
+	uint64_t start;             /* starttime of the first reading */
 	char comm[16];
 	uint64_t v[NPF];
 	uint64_t base[NPF];         /* the first reading (a producer's sums
@@ -65,6 +67,8 @@ struct host {
 	long tck;
 	int owners[HOST_MAX_PIDS];
 	unsigned nowners;
+	int gone[HOST_MAX_PIDS];    /* owners dropped (exited) still named by flows */
+	unsigned ngone;
 	int owners_dirty;
 	struct hproc procs[HOST_MAX_PIDS];
 	unsigned nprocs;
@@ -289,7 +293,7 @@ int host_parse_stat(const char *text, size_t len, struct host_pstat *out,
 				util_errf(err, errlen, "%u fields, not 42", field - 1);
 				return -EINVAL;
 			}
-			if (field != 14 && field != 15 && field != 42)
+			if (field != 14 && field != 15 && field != 22 && field != 42)
 				continue;
 			if (parse_u64(num, &e, &v) < 0 || *e) {
 				util_errf(err, errlen, "field %u: '%s' is not a number", field, num);
@@ -299,6 +303,8 @@ int host_parse_stat(const char *text, size_t len, struct host_pstat *out,
 				out->utime = v;
 			else if (field == 15)
 				out->stime = v;
+			else if (field == 22)
+				out->starttime = v;
 			else
 				out->blkio_ticks = v;
 		}
@@ -638,8 +644,11 @@ static int read_proc(struct host *h, struct hproc *p)
 		util_errf(h->proc_note, sizeof(h->proc_note), "%s/%d/stat: %s", h->proc, p->pid, e);
 		return -EINVAL;
 	}
-	if (st.state == 'Z' || st.state == 'X')
+	/* a zombie has used what it will; a pid reused by another process
+	 * is not the one watched */
+	if (st.state == 'Z' || st.state == 'X' || (p->have && st.starttime != p->start))
 		return -ESRCH;
+	p->start = st.starttime;
 	util_strlcpy(p->comm, st.comm, sizeof(p->comm));
 	v[PF_CPU] = (st.utime + st.stime) * (1000000000ull / (uint64_t)h->tck);
 	n = read_rel(h, h->proc, h->small, sizeof(h->small), "%d/io", p->pid);
@@ -708,8 +717,13 @@ static void track(struct host *h, int pid, int prod)
 {
 	struct hproc *p;
 
-	if (pid <= 0 || has_proc(h, pid, prod))
+	if (pid <= 0)
 		return;
+	for (unsigned i = 0; i < h->nprocs; i++)
+		if (h->procs[i].pid == pid && h->procs[i].prod == prod) {
+			h->procs[i].seen = 1;
+			return;
+		}
 	if (h->nprocs >= HOST_MAX_PIDS) {
 		util_errf(h->proc_note, sizeof(h->proc_note), "more than %d processes: pid %d "
 			  "not read", HOST_MAX_PIDS, pid);
@@ -719,6 +733,7 @@ static void track(struct host *h, int pid, int prod)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->prod = prod;
+	p->seen = 1;
 }
 
 /* The producers' processes: by comm (every /proc/PID/comm) or by cgroup
@@ -795,14 +810,26 @@ static void read_procs(struct host *h, int rescan)
 			track(h, h->owners[j], -1);
 		h->owners_dirty = 0;
 	}
-	if (h->o.nprod && rescan)
+	if (h->o.nprod && rescan) {
+		for (unsigned i = 0; i < h->nprocs; i++)
+			h->procs[i].seen = 0;
 		scan_producers(h);
+	}
 	memcpy(sum, h->retired, sizeof(sum));
 	memset(h->nlive, 0, sizeof(h->nlive));
 	for (unsigned i = 0; i < h->nprocs;) {
 		struct hproc *p = &h->procs[i];
-		int rc = read_proc(h, p);
+		/* a producer's process that left its cgroup or changed its
+		 * name is no longer the producer's: dropped as if it exited */
+		int left = p->prod >= 0 && rescan && !p->seen;
+		int rc = left ? -ESRCH : read_proc(h, p);
 
+		if (rc == -ESRCH && !p->have) {
+			/* gone (or a zombie) before its first reading: nothing
+			 * to keep, nothing to say */
+			*p = h->procs[--h->nprocs];
+			continue;
+		}
 		if (rc == -ESRCH) {
 			if (p->prod >= 0) {
 				/* what it used stays in the producer's sums */
@@ -810,11 +837,16 @@ static void read_procs(struct host *h, int rescan)
 					h->retired[p->prod][k] += since(p, k);
 				for (unsigned k = 0; p->have && k < NPF; k++)
 					sum[p->prod][k] += since(p, k);
-				log_info("host: producer %s: process %d (%s) exited; dropped",
-					 h->o.prod[p->prod].name, p->pid, p->comm);
+				log_info("host: producer %s: process %d (%s) %s; dropped",
+					 h->o.prod[p->prod].name, p->pid, p->comm,
+					 left ? "is no longer one of its processes" : "exited");
 			} else {
-				log_info("host: process %d (%s), owner of watched flows, exited; "
-					 "dropped", p->pid, p->comm[0] ? p->comm : "?");
+				log_info("host: process %d (%s), owner of watched flows, exited "
+					 "(or its pid went to another process); dropped", p->pid,
+					 p->comm[0] ? p->comm : "?");
+				/* its flows may name it a while yet: not taken again */
+				if (h->ngone < HOST_MAX_PIDS)
+					h->gone[h->ngone++] = p->pid;
 			}
 			*p = h->procs[--h->nprocs];
 			continue;
@@ -960,11 +992,23 @@ void src_host_watch(struct src *s, const int *pids, unsigned n)
 
 	if (!h)
 		return;
+	unsigned g = 0;
+
+	/* a pid dropped as exited is forgotten once no flow names it */
+	for (unsigned k = 0; k < h->ngone; k++)
+		for (unsigned i = 0; i < n; i++)
+			if (pids[i] == h->gone[k]) {
+				h->gone[g++] = h->gone[k];
+				break;
+			}
+	h->ngone = g;
 	for (unsigned i = 0; i < n && m < HOST_MAX_PIDS; i++) {
 		int dup = pids[i] <= 0;
 
 		for (unsigned j = 0; j < m && !dup; j++)
 			dup = h->owners[j] == pids[i];
+		for (unsigned k = 0; k < h->ngone && !dup; k++)
+			dup = h->gone[k] == pids[i];
 		if (!dup)
 			h->owners[m++] = pids[i];
 	}

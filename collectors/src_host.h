@@ -105,6 +105,7 @@ struct host_pstat {
 	char comm[16];
 	char state;
 	uint64_t utime, stime;       /* clock ticks */
+	uint64_t starttime;          /* field 22: tells a reused pid apart */
 	uint64_t blkio_ticks;        /* field 42; clock ticks */
 };
 /* /proc/PID/stat or /proc/PID/task/TID/stat (the comm may hold spaces and

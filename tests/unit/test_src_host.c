@@ -328,9 +328,32 @@ static void source__tree__psi_whole_disks_owner_threads(void **st)
 	}
 	json_object_put(j);
 
+	/* the pid is taken by another process (another start time): not the
+	 * one watched, dropped */
+	{
+		char other[sizeof(self_stat) + 8];
+		char *q;
+
+		strcpy(other, self_stat);
+		q = strstr(other, " 161750 ");
+		assert_non_null(q);
+		memcpy(q, " 161751 ", 8);
+		put("proc/4242/stat", other);
+		assert_int_equal(s->ops->read(s, &l, &v), 0);
+		assert_int_equal(clayout_find(l, "owner.4242.cpu_ns"), -1);
+		put("proc/4242/stat", self_stat);
+		src_host_watch(s, &pid, 0);
+		src_host_watch(s, &pid, 1);
+		assert_int_equal(s->ops->read(s, &l, &v), 0);
+		assert_true(clayout_find(l, "owner.4242.cpu_ns") >= 0);
+	}
 	/* the owner exits: dropped, its counters leave the layout */
 	put("proc/4242/stat", "4242 (cat) Z 1 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 1 1 1 1 1 1 1 "
 	    "0 0 0 0 0 0 0 0 0 0 0 0 0 250 0 0\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(clayout_find(l, "owner.4242.cpu_ns"), -1);
+	/* its flows still name it: not taken again (nor logged again) */
+	src_host_watch(s, &pid, 1);
 	assert_int_equal(s->ops->read(s, &l, &v), 0);
 	assert_int_equal(clayout_find(l, "owner.4242.cpu_ns"), -1);
 	put("proc/4242/stat", self_stat);
