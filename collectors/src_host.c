@@ -99,24 +99,32 @@ static uint64_t mono_ns(void)
 
 /* ---- parsers ---- */
 
-/* One line of text at *p (without its newline) into l; 0 at the end,
- * -1 when longer than l. */
-static int next_line(const char **p, const char *end, char *l, size_t lsz, size_t *n)
-{
-	const char *nl;
+/* The lines of a text, one at a time, empty ones skipped. */
+struct lines {
+	const char *p, *end;
+	unsigned no;                /* the line's number, from 1 */
+};
 
-	if (*p >= end)
-		return 0;
-	nl = memchr(*p, '\n', (size_t)(end - *p));
-	*n = nl ? (size_t)(nl - *p) : (size_t)(end - *p);
-	if (*n >= lsz) {
-		*p += *n + 1;
-		return -1;
+/* The next non-empty line into l (without its newline): 1, 0 at the end,
+ * or -EINVAL with err naming a line longer than l. */
+static int next_line(struct lines *L, char *l, size_t lsz, char *err, size_t errlen)
+{
+	while (L->p < L->end) {
+		const char *nl = memchr(L->p, '\n', (size_t)(L->end - L->p));
+		size_t n = nl ? (size_t)(nl - L->p) : (size_t)(L->end - L->p);
+
+		L->no++;
+		if (n >= lsz) {
+			util_errf(err, errlen, "line %u: too long", L->no);
+			return -EINVAL;
+		}
+		memcpy(l, L->p, n);
+		l[n] = 0;
+		L->p += n + 1;
+		if (n)
+			return 1;
 	}
-	memcpy(l, *p, *n);
-	l[*n] = 0;
-	*p += *n + 1;
-	return 1;
+	return 0;
 }
 
 static int parse_u64(const char *s, char **end, uint64_t *v)
@@ -138,27 +146,19 @@ static int parse_u64(const char *s, char **end, uint64_t *v)
 int host_parse_psi(const char *text, size_t len, uint64_t *some_us, uint64_t *full_us,
 		   int *has_full, char *err, size_t errlen)
 {
-	const char *p = text, *end = text + len;
+	struct lines L = { text, text + len, 0 };
 	int has_some = 0, rc;
-	unsigned line = 0;
 	char l[256];
-	size_t n;
 
 	*some_us = *full_us = 0;
 	*has_full = 0;
-	while ((rc = next_line(&p, end, l, sizeof(l), &n)) != 0) {
+	while ((rc = next_line(&L, l, sizeof(l), err, errlen)) > 0) {
+		const unsigned line = L.no;
 		const char *t;
 		char *e;
 		uint64_t v;
 		int full;
 
-		line++;
-		if (rc < 0) {
-			util_errf(err, errlen, "line %u: too long", line);
-			return -EINVAL;
-		}
-		if (!n)
-			continue;
 		if (!strncmp(l, "some ", 5))
 			full = 0;
 		else if (!strncmp(l, "full ", 5))
@@ -185,6 +185,8 @@ int host_parse_psi(const char *text, size_t len, uint64_t *some_us, uint64_t *fu
 			has_some = 1;
 		}
 	}
+	if (rc < 0)
+		return rc;
 	if (!has_some) {
 		util_errf(err, errlen, "no \"some\" line");
 		return -EINVAL;
@@ -195,24 +197,16 @@ int host_parse_psi(const char *text, size_t len, uint64_t *some_us, uint64_t *fu
 int host_parse_diskstats(const char *text, size_t len, host_dstat_fn cb, void *arg,
 			 char *err, size_t errlen)
 {
-	const char *p = text, *end = text + len;
-	unsigned line = 0;
+	struct lines L = { text, text + len, 0 };
 	int rc, given = 0;
 	char l[512];
-	size_t n;
 
-	while ((rc = next_line(&p, end, l, sizeof(l), &n)) != 0) {
+	while ((rc = next_line(&L, l, sizeof(l), err, errlen)) > 0) {
+		const unsigned line = L.no;
 		struct host_dstat d;
 		char *s = l, *e;
 		int c = 0;
 
-		line++;
-		if (rc < 0) {
-			util_errf(err, errlen, "line %u: too long", line);
-			return -EINVAL;
-		}
-		if (!n)
-			continue;
 		memset(&d, 0, sizeof(d));
 		if (sscanf(s, "%u %u %63s%n", &d.major, &d.minor, d.name, &c) != 3 || !c) {
 			util_errf(err, errlen, "line %u: not \"MAJOR MINOR NAME\"", line);
@@ -245,7 +239,7 @@ int host_parse_diskstats(const char *text, size_t len, host_dstat_fn cb, void *a
 		if (cb && cb(&d, arg) < 0)
 			break;
 	}
-	return given;
+	return rc < 0 ? rc : given;
 }
 
 int host_parse_stat(const char *text, size_t len, struct host_pstat *out,
@@ -337,27 +331,19 @@ int host_parse_io(const char *text, size_t len, struct host_pio *out,
 {
 	static const char *const keys[4] = { "read_bytes", "write_bytes", "syscr", "syscw" };
 	uint64_t *dst[4] = { &out->read_bytes, &out->write_bytes, &out->syscr, &out->syscw };
-	const char *p = text, *end = text + len;
-	unsigned seen = 0, line = 0;
+	struct lines L = { text, text + len, 0 };
+	unsigned seen = 0;
 	char l[128];
-	size_t n;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	while ((rc = next_line(&p, end, l, sizeof(l), &n)) != 0) {
+	while ((rc = next_line(&L, l, sizeof(l), err, errlen)) > 0) {
 		char *colon, *e;
 		uint64_t v;
 
-		line++;
-		if (rc < 0) {
-			util_errf(err, errlen, "line %u: too long", line);
-			return -EINVAL;
-		}
-		if (!n)
-			continue;
 		colon = strchr(l, ':');
 		if (!colon || parse_u64(colon + 1, &e, &v) < 0 || *e) {
-			util_errf(err, errlen, "line %u: not \"KEY: NUMBER\"", line);
+			util_errf(err, errlen, "line %u: not \"KEY: NUMBER\"", L.no);
 			return -EINVAL;
 		}
 		*colon = 0;
@@ -367,6 +353,8 @@ int host_parse_io(const char *text, size_t len, struct host_pio *out,
 				seen |= 1u << k;
 			}
 	}
+	if (rc < 0)
+		return rc;
 	for (unsigned k = 0; k < 4; k++)
 		if (!(seen & (1u << k))) {
 			util_errf(err, errlen, "no %s", keys[k]);

@@ -98,6 +98,18 @@ static void devlink_mon_close(struct port *p)
 	p->dlmon = NULL;
 }
 
+/* Close a source and forget its last reading. */
+static void src_shut(struct port_src *ps)
+{
+	if (ps->open && ps->s.ops->close)
+		ps->s.ops->close(&ps->s);
+	ps->open = 0;
+	ps->failed = 0;
+	ps->vals = NULL;
+	clayout_unref(ps->lay);
+	ps->lay = NULL;
+}
+
 /* Take the port down (or keep it down) for the reason given. A reason
  * that came from a link event (removed, renamed) is kept while retries
  * fail with the less telling "not found". */
@@ -114,17 +126,8 @@ static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 		return;
 	p->reason_sticky = sticky;
 	devlink_mon_close(p);
-	for (unsigned i = 0; i < p->nsrc; i++) {
-		struct port_src *ps = &p->src[i];
-
-		if (ps->open && ps->s.ops->close)
-			ps->s.ops->close(&ps->s);
-		ps->open = 0;
-		ps->failed = 0;
-		ps->vals = NULL;
-		clayout_unref(ps->lay);
-		ps->lay = NULL;
-	}
+	for (unsigned i = 0; i < p->nsrc; i++)
+		src_shut(&p->src[i]);
 	if (p->state == PORT_UP || strcmp(p->reason, why)) {
 		log_event(LOG_EV_PORT_DOWN, LOG_WARNING,
 			  LOG_FIELDS({ LF_PORT, p->conf.name }, { LF_REASON, why }),
@@ -192,25 +195,34 @@ static void mon_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
+/* After a source's open(): open, or why not (logged as "port P: what:
+ * why"). Returns rc. */
+static int src_opened(struct port *p, struct port_src *ps, int rc, const char *what)
+{
+	if (rc < 0) {
+		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
+		log_warnx("port %s: %s: %s", p->conf.name, what, ps->why);
+		return rc;
+	}
+	ps->open = 1;
+	ps->why[0] = 0;
+	return rc;
+}
+
 static void open_src(struct port *p, unsigned slot, const struct src_ops *ops,
 		     const struct src_ctx *ctx)
 {
 	struct port_src *ps = &p->src[slot];
 	int rc;
 
+	char what[64];
+
 	memset(&ps->s, 0, sizeof(ps->s));
 	ps->s.ops = ops;
 	ps->open = 0;
 	rc = ops->open(&ps->s, ctx);
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s",
-			 ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: source %s unavailable: %s", p->conf.name,
-			  ops->name, ps->why);
-		return;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
+	snprintf(what, sizeof(what), "source %s unavailable", ops->name);
+	src_opened(p, ps, rc, what);
 }
 
 /* ---- devlink health ---- */
@@ -292,13 +304,8 @@ static void open_devlink(struct port *p, const struct src_ctx *ctx)
 	diag[p->conf.ndiag] = NULL;
 	ps->s.ops = &src_devlink_health_ops;
 	rc = src_devlink_health_open(&ps->s, ctx, &o);
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: no devlink health: %s", p->conf.name, ps->why);
+	if (src_opened(p, ps, rc, "no devlink health") < 0)
 		return;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
 	if (o.fixture_dir)
 		return;         /* recorded replies have no events */
 	p->dlmon = src_devlink_health_mon_open(&ps->s, err, sizeof(err));
@@ -318,7 +325,6 @@ static void open_host(struct port *p)
 {
 	struct port_src *ps = &p->src[SLOT_HOST];
 	struct src_host_ctx hc = { p->host, p->sysfs_root };
-	int rc;
 
 	memset(&ps->s, 0, sizeof(ps->s));
 	ps->open = 0;
@@ -328,14 +334,7 @@ static void open_host(struct port *p)
 		return;
 	}
 	ps->s.ops = &src_host_ops;
-	rc = src_host_open(&ps->s, &hc);
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: no host resources: %s", p->conf.name, ps->why);
-		return;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
+	src_opened(p, ps, src_host_open(&ps->s, &hc), "no host resources");
 }
 
 void port_set_host(struct port *p, const struct host_opts *o)
@@ -354,13 +353,7 @@ void port_set_host(struct port *p, const struct host_opts *o)
 		*n = *o;
 	free(p->host);
 	p->host = n;
-	if (ps->open && ps->s.ops->close)
-		ps->s.ops->close(&ps->s);
-	ps->open = 0;
-	ps->failed = 0;
-	ps->vals = NULL;
-	clayout_unref(ps->lay);
-	ps->lay = NULL;
+	src_shut(ps);
 	if (p->state == PORT_UP)
 		open_host(p);
 }
