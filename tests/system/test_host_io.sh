@@ -54,6 +54,10 @@ ctl -j counters cli --window 3 > "$T_DIR/w.json"
 ctl -j snapshot cli > "$T_DIR/s.json"
 ctl snapshot cli > "$T_DIR/s.txt"
 ctl -j snapshot --bundle cli > "$T_DIR/b.json"
+# an investigation's fast window reads the host source too
+ctl investigate cli > /dev/null
+wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show | jqe '.record.state == \"complete\"'"
+ctl -j incident show > "$T_DIR/inv.json"
 kill -TERM "$(cat "$T_DIR/reader.pid")" 2>/dev/null
 
 # reads per second over the window: near the throttle
@@ -83,6 +87,14 @@ check "the bundle's recorder holds the loop device's reads" \
 check "the bundle's manifest names the device and the producer" \
 	jqe "(.ports.cli.host.devices | map(select(.name == \"$DEV\")) | length == 1) and
 	     (.ports.cli.host.processes | map(select(.producer == \"reader\")) | length == 1)" "$BD/manifest.json"
+fw=$(jq -r ".record.window.cli.deltas.host[\"host.disk.$DEV.reads\"] // 0" "$T_DIR/inv.json")
+fs=$(jq -r '.record.window.span_s // 0' "$T_DIR/inv.json")
+echo "# fast window: $fw reads of $DEV in ${fs}s, $(jq '.record.window.samples' "$T_DIR/inv.json") samples"
+check "the fast window's deltas hold the loop device's reads (${fw} in ${fs}s)" \
+	awk -v r="$fw" -v s="$fs" 'BEGIN { exit !(s > 0 && r / s >= '$((IOPS / 2))' && r / s <= '$((IOPS * 3 / 2))') }'
+check "the facts hold the host's counters and the pressure signals" \
+	jqe ".record.facts.ports.cli.window.counters[\"producer.reader.blkio_delay_ns\"] > 0 and
+	     (.record.facts.ports.cli.stall.counters | has(\"host.psi.io.full_us\"))" "$T_DIR/inv.json"
 # the reader exits: dropped, said once, its use kept in the producer's sums
 wait_for 10 grep -q "producer reader: process .* exited; dropped" "$T_DIR/daemon.log"
 check "the daemon logs the producer's exit" test $? -eq 0
