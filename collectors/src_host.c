@@ -25,6 +25,7 @@
 #define RESCAN_NS 5000000000ull         /* producers' processes, disk set */
 #define NAME_LEN 112
 #define KNOWN_MAX 1024                  /* diskstats names judged */
+#define SCAN_MAX 32768                  /* processes whose comm a rescan reads */
 
 const char *const host_dstat_names[HOST_DSTAT_N] = {
 	"reads", "reads_merged", "read_sectors", "read_ms",
@@ -212,11 +213,18 @@ int host_parse_diskstats(const char *text, size_t len, host_dstat_fn cb, void *a
 			util_errf(err, errlen, "line %u: not \"MAJOR MINOR NAME\"", line);
 			return -EINVAL;
 		}
+		/* the kernel writes '!' for a '/' in a name (cciss!c0d0): a name
+		 * is a file name under /sys/block, never a path */
 		for (const char *q = d.name; *q; q++)
-			if (!isgraph((unsigned char)*q)) {
-				util_errf(err, errlen, "line %u: device name has a control byte", line);
+			if (!isgraph((unsigned char)*q) || *q == '/') {
+				util_errf(err, errlen, "line %u: device name has a control byte "
+					  "or a '/'", line);
 				return -EINVAL;
 			}
+		if (!strcmp(d.name, ".") || !strcmp(d.name, "..")) {
+			util_errf(err, errlen, "line %u: device name '%s'", line, d.name);
+			return -EINVAL;
+		}
 		s += c;
 		if (*s && *s != ' ' && *s != '\t') {
 			util_errf(err, errlen, "line %u: device name longer than 63", line);
@@ -605,9 +613,13 @@ static void read_disks(struct host *h)
 			  strerror(errno));
 		return;
 	}
-	if (n >= BUF_MAX - 1)
+	if (n >= BUF_MAX - 1) {
+		/* the line cut at the end is not read */
+		while (n > 0 && h->buf[n - 1] != '\n')
+			n--;
 		util_errf(h->disk_note, sizeof(h->disk_note), "%s/diskstats is larger than %d "
 			  "KiB: the devices after that are not read", h->proc, BUF_MAX / 1024);
+	}
 	if (host_parse_diskstats(h->buf, (size_t)n, disk_cb, &c, e, sizeof(e)) < 0)
 		util_errf(h->disk_note, sizeof(h->disk_note), "%s/diskstats: %s", h->proc, e);
 }
@@ -728,6 +740,7 @@ static void track(struct host *h, int pid, int prod)
  * (its cgroup.procs), every RESCAN_NS. */
 static void scan_producers(struct host *h)
 {
+	unsigned scanned = 0;
 	DIR *d = NULL;
 	struct dirent *de;
 
@@ -763,6 +776,12 @@ static void scan_producers(struct host *h)
 
 		if (*end || pid <= 0)
 			continue;
+		if (++scanned > SCAN_MAX) {
+			util_errf(h->proc_note, sizeof(h->proc_note), "more than %d processes: "
+				  "the producers' names looked for in the first %d", SCAN_MAX,
+				  SCAN_MAX);
+			break;
+		}
 		n = read_rel(h, h->proc, h->small, sizeof(h->small), "%ld/comm", pid);
 		if (n <= 0)
 			continue;

@@ -129,6 +129,8 @@ static void diskstats__malformed__einval_names_line(void **st)
 		"   8 0 sda 1 2 3 4 5 6 7 8 9 10 x1\n",
 		"x y z\n",
 		"   8 0 sda\x01 1 2 3 4 5 6 7 8 9 10 11\n",
+		"   8 0 ../../etc 1 2 3 4 5 6 7 8 9 10 11\n",
+		"   8 0 .. 1 2 3 4 5 6 7 8 9 10 11\n",
 	};
 	struct seen s = { 0 };
 	char e[160];
@@ -463,6 +465,21 @@ static void source__missing_and_huge__says_why(void **st)
 	assert_int_equal(s->ops->read(s, &l, &v), 0);
 	assert_true(clayout_find(l, "host.disk.d0.reads") >= 0);
 	assert_non_null(strstr(s->err, "line 2"));
+	s->ops->close(s);
+	/* a diskstats beyond the 256 KiB read: what fits is read, the line
+	 * cut at the end is not, and that is said */
+	strcpy(o.disks[0], "keep*");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "8 0 keep0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n");
+	for (int i = 0; i < 8000; i++)
+		fprintf(f, "8 %d other%d 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", i, i);
+	fclose(f);
+	s = open_tree(&o);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "host.disk.keep0.flush_ms"), 17);
+	assert_non_null(strstr(s->err, "larger than 256 KiB"));
+	assert_null(strstr(s->err, "numbers, not"));
 	s->ops->close(s);
 	put("proc/diskstats", diskstats);
 }
