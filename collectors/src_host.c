@@ -371,6 +371,28 @@ int host_parse_io(const char *text, size_t len, struct host_pio *out,
 	return 0;
 }
 
+int host_parse_kv(const char *text, size_t len, const char *key, uint64_t *v,
+		  char *err, size_t errlen)
+{
+	struct lines L = { text, text + len, 0 };
+	size_t kl = strlen(key);
+	char l[256];
+	int rc;
+
+	while ((rc = next_line(&L, l, sizeof(l), err, errlen)) > 0) {
+		char *e;
+
+		if (strncmp(l, key, kl) || l[kl] != ' ')
+			continue;
+		if (parse_u64(l + kl + 1, &e, v) < 0 || (*e && *e != ' ')) {
+			util_errf(err, errlen, "line %u: %s is not a number", L.no, key);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return rc < 0 ? rc : -ENOENT;
+}
+
 /* ---- reading ---- */
 
 static ssize_t read_rel(struct host *h, const char *root, char *buf, size_t size,
@@ -795,6 +817,42 @@ static void scan_producers(struct host *h)
 		closedir(d);
 }
 
+/* A producer named by its cgroup: the group's own pressure (cgroup v2
+ * RES.pressure, psi_show() of the group's psi) and its CPU throttling
+ * (cpu.stat: v2 throttled_usec, a v1 cpu controller's throttled_time in
+ * ns). What the directory does not have (a v1 blkio one has neither) is
+ * left out without a word; a malformed file is said. */
+static void read_cgroup(struct host *h, const struct host_producer *pr)
+{
+	uint64_t some, full, v;
+	char e[160];
+	int has_full;
+	ssize_t n;
+
+	for (unsigned r = 0; r < 3; r++) {
+		n = read_rel(h, pr->cgroup, h->small, sizeof(h->small), "%s.pressure", psi_res[r]);
+		if (n < 0)
+			continue;
+		if (host_parse_psi(h->small, (size_t)n, &some, &full, &has_full, e, sizeof(e)) < 0) {
+			util_errf(h->proc_note, sizeof(h->proc_note), "producer %s: %s/%s.pressure: %s",
+				  pr->name, pr->cgroup, psi_res[r], e);
+			continue;
+		}
+		add(h, some, "producer.%s.psi.%s.some_us", pr->name, psi_res[r]);
+		if (has_full)
+			add(h, full, "producer.%s.psi.%s.full_us", pr->name, psi_res[r]);
+	}
+	n = read_rel(h, pr->cgroup, h->small, sizeof(h->small), "cpu.stat");
+	if (n < 0)
+		return;
+	if (host_parse_kv(h->small, (size_t)n, "nr_throttled", &v, e, sizeof(e)) == 0)
+		add(h, v, "producer.%s.nr_throttled", pr->name);
+	if (host_parse_kv(h->small, (size_t)n, "throttled_usec", &v, e, sizeof(e)) == 0)
+		add(h, v * 1000, "producer.%s.throttled_ns", pr->name);
+	else if (host_parse_kv(h->small, (size_t)n, "throttled_time", &v, e, sizeof(e)) == 0)
+		add(h, v, "producer.%s.throttled_ns", pr->name);
+}
+
 static void read_procs(struct host *h, int rescan)
 {
 	uint64_t sum[HOST_MAX_PRODUCERS][NPF];
@@ -872,6 +930,8 @@ static void read_procs(struct host *h, int rescan)
 		for (unsigned f = 0; f < NPF; f++)
 			add(h, sum[k][f], "producer.%s.%s", h->o.prod[k].name, pf_names[f]);
 		add(h, h->nlive[k], "producer.%s.processes", h->o.prod[k].name);
+		if (h->o.prod[k].cgroup[0])
+			read_cgroup(h, &h->o.prod[k]);
 	}
 }
 

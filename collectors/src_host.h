@@ -22,7 +22,11 @@
  *       (field 42 of /proc/PID/task/TID/stat, delayacct_blkio_ticks(),
  *       summed over the threads: do_task_stat() prints the leader's),
  *       read_bytes, write_bytes, syscr, syscw (/proc/PID/io), and for a
- *       producer `processes` (a gauge)
+ *       producer `processes` (a gauge); a producer named by its cgroup
+ *       adds the cgroup's own pressure where it has it (cgroup v2
+ *       RES.pressure: producer.NAME.psi.RES.some_us, .full_us) and its
+ *       CPU throttling (cpu.stat: nr_throttled, throttled_ns from v2
+ *       throttled_usec or a v1 cpu controller's throttled_time)
  *
  * Every file is read with one bounded read, opened O_NONBLOCK; a file that
  * is missing or malformed leaves its counters out and says why (s->err,
@@ -115,6 +119,10 @@ int host_parse_stat(const char *text, size_t len, struct host_pstat *out,
 /* /proc/PID/schedstat: "run_ns wait_ns slices". 0 or -EINVAL. */
 int host_parse_schedstat(const char *text, size_t len, uint64_t *run_ns,
 			 uint64_t *wait_ns, char *err, size_t errlen);
+/* "KEY VALUE" lines (cpu.stat): the value of key. 0, -ENOENT when no line
+ * has it, or -EINVAL with err naming a malformed line. */
+int host_parse_kv(const char *text, size_t len, const char *key, uint64_t *v,
+		  char *err, size_t errlen);
 struct host_pio {
 	uint64_t read_bytes, write_bytes, syscr, syscw;
 };

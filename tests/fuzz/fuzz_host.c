@@ -1,8 +1,9 @@
 /* libFuzzer target: the host source's parsers (collectors/src_host.h) on
  * one input each: /proc/pressure/RES, /proc/diskstats, /proc/PID/stat,
- * /proc/PID/schedstat and /proc/PID/io. An accepted input must keep each
- * parser's promises (a "some" total, 11, 15 or 17 fields of a printable
- * device name, a comm of at most 15 bytes); a refused one must say why.
+ * /proc/PID/schedstat, /proc/PID/io and a cgroup's cpu.stat. An accepted
+ * input must keep each parser's promises (a "some" total, 11, 15 or 17
+ * fields of a printable device name, a comm of at most 15 bytes); a
+ * refused one must say why.
  * Seeds: tests/fuzz/seeds/host (recorded from a 6.18 kernel). */
 #include "tests/fuzz/fuzz.h"
 
@@ -53,6 +54,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	err[0] = 0;
 	if (host_parse_io(buf, size, &io, err, sizeof(err)) < 0 && !err[0])
+		abort();
+	err[0] = 0;
+	rc = host_parse_kv(buf, size, "throttled_usec", &a, err, sizeof(err));
+	if (rc == -EINVAL && !err[0])
 		abort();
 	free(buf);
 	return 0;

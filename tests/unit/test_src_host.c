@@ -413,6 +413,42 @@ static void source__producer_exits__sum_kept(void **st)
 	s->ops->close(s);
 }
 
+/* A producer named by its cgroup: its processes from cgroup.procs, the
+ * group's own pressure (v2) and CPU throttling (v2 usec, v1 ns). */
+static void source__cgroup_producer__pressure_and_throttling(void **st)
+{
+	struct host_opts o = { 0 };
+	struct src *s;
+	struct clayout *l;
+	const uint64_t *v;
+	char e[128];
+	uint64_t x;
+
+	(void)st;
+	put("cg2/cgroup.procs", "4242\n");
+	put("cg2/io.pressure", psi_io);
+	put("cg2/cpu.stat", "usage_usec 10\nnr_periods 5\nnr_throttled 2\nthrottled_usec 7000\n");
+	put("cg1/cgroup.procs", "4242\n");
+	put("cg1/cpu.stat", "nr_periods 5\nnr_throttled 3\nthrottled_time 9000\n");
+	strcpy(o.prod[0].name, "v2");
+	snprintf(o.prod[0].cgroup, sizeof(o.prod[0].cgroup), "%s/cg2", root);
+	strcpy(o.prod[1].name, "v1");
+	snprintf(o.prod[1].cgroup, sizeof(o.prod[1].cgroup), "%s/cg1", root);
+	o.nprod = 2;
+	s = open_tree(&o);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "producer.v2.processes"), 1);
+	assert_int_equal(val(l, v, "producer.v2.psi.io.full_us"), 6543492);
+	assert_int_equal(val(l, v, "producer.v2.throttled_ns"), 7000000);
+	assert_int_equal(val(l, v, "producer.v2.nr_throttled"), 2);
+	assert_int_equal(val(l, v, "producer.v1.throttled_ns"), 9000);
+	assert_int_equal(clayout_find(l, "producer.v1.psi.io.some_us"), -1);
+	s->ops->close(s);
+	assert_int_equal(host_parse_kv("a 1\nthrottled_usec x\n", 21, "throttled_usec", &x, e,
+				       sizeof(e)), -EINVAL);
+	assert_int_equal(host_parse_kv("a 1\n", 4, "throttled_usec", &x, e, sizeof(e)), -ENOENT);
+}
+
 static void source__missing_and_huge__says_why(void **st)
 {
 	struct host_opts o = { 0 };
@@ -600,6 +636,7 @@ int main(void)
 		cmocka_unit_test(stat_schedstat_io__malformed__einval),
 		cmocka_unit_test(source__tree__psi_whole_disks_owner_threads),
 		cmocka_unit_test(source__producer_exits__sum_kept),
+		cmocka_unit_test(source__cgroup_producer__pressure_and_throttling),
 		cmocka_unit_test(source__missing_and_huge__says_why),
 		cmocka_unit_test(rules__host_counter_names__signals_read_them),
 		cmocka_unit_test(hostconf__bad_values__errors),
