@@ -4,8 +4,11 @@
 # device) shows in the daemon's recorder as the loop device's reads per
 # second near the throttle, and as the producer's block I/O delay growing
 # with the time it waits; the device's identity and the producer's process
-# in the snapshot. Bounded: the reader runs at most 20 s; the loop device,
-# the cgroup and kernel.task_delayacct are restored in the EXIT trap.
+# in the snapshot. A second producer held to 20% of a core by a v1 cpu quota
+# shows its CPU time near the quota, its throttled time, and its wait on
+# the run queue, not on I/O. Bounded: the reader and the spinner run at most
+# 20 and 25 s; the loop device, the cgroups and kernel.task_delayacct are
+# restored in the EXIT trap.
 . "$(dirname "$0")/lib.sh"
 t_init
 IOPS=200
@@ -26,6 +29,15 @@ mkdir "$CG" || { fail "mkdir $CG"; exit 1; }
 T_CLEANUP+=("kill -KILL \$(cat $T_DIR/reader.pid); sleep 0.2; rmdir $CG")
 echo "$MAJMIN $IOPS" > "$CG/blkio.throttle.read_iops_device" ||
 	{ fail "blkio.throttle.read_iops_device"; exit 1; }
+# a CPU-bound producer held to 20% of a core by a v1 cpu quota
+CPUCG=/sys/fs/cgroup/cpu/${T_PREFIX}cpu
+if [ -w /sys/fs/cgroup/cpu/cgroup.procs ] && mkdir "$CPUCG"; then
+	T_CLEANUP+=("kill -KILL \$(cat $T_DIR/spin.pid); sleep 0.2; rmdir $CPUCG")
+	echo 100000 > "$CPUCG/cpu.cfs_period_us"
+	echo 20000 > "$CPUCG/cpu.cfs_quota_us"
+else
+	CPUCG=
+fi
 DA=$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo none)
 if [ "$DA" = 0 ]; then
 	echo "# turning kernel.task_delayacct on for the test (restored after)"
@@ -36,6 +48,7 @@ fi
 { conf_daemon "interval = 500ms"
   conf_port cli
   printf '[host]\n[producer reader]\ncgroup = %s\n' "$CG"
+  [ -z "$CPUCG" ] || printf '[producer spinner]\ncgroup = %s\n' "$CPUCG"
 } > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
 
@@ -45,6 +58,11 @@ sh -c "echo \$\$ > $CG/cgroup.procs && exec dd if=$LOOP of=/dev/null bs=4k \
 	iflag=direct count=$((IOPS * 20))" 2>/dev/null &
 echo $! > "$T_DIR/reader.pid"
 T_PIDS+=("$(cat "$T_DIR/reader.pid")")
+if [ -n "$CPUCG" ]; then
+	sh -c "echo \$\$ > $CPUCG/cgroup.procs && exec timeout 25 sh -c 'while :; do :; done'" &
+	echo $! > "$T_DIR/spin.pid"
+	T_PIDS+=("$(cat "$T_DIR/spin.pid")")
+fi
 # the producer's processes are found at the source's next rescan (5 s)
 wait_for 12 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j snapshot cli |
 	jqe '.ports.cli.host_resources.processes | map(select(.producer == \"reader\")) | length == 1'"
@@ -59,6 +77,7 @@ ctl investigate cli > /dev/null
 wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j incident show | jqe '.record.state == \"complete\"'"
 ctl -j incident show > "$T_DIR/inv.json"
 kill -TERM "$(cat "$T_DIR/reader.pid")" 2>/dev/null
+[ -z "$CPUCG" ] || kill -TERM "$(cat "$T_DIR/spin.pid")" 2>/dev/null
 
 # reads per second over the window: near the throttle
 span=$(jq -r '.span_s' "$T_DIR/w.json")
@@ -72,6 +91,21 @@ share=$(awk -v d="$bd" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? d / (s * 1e7)
 echo "# producer reader: block I/O delay $bd ns over ${span}s ($share% of the window)"
 check "the producer's block I/O delay grows with the wait ($share% of the window)" \
 	test "$share" -ge 50 -a "$share" -le 110
+if [ -n "$CPUCG" ]; then
+	cpu=$(jq -r '.sources.host["producer.spinner.cpu_ns"].delta' "$T_DIR/w.json")
+	thr=$(jq -r '.sources.host["producer.spinner.throttled_ns"].delta' "$T_DIR/w.json")
+	rq=$(jq -r '.sources.host["producer.spinner.run_delay_ns"].delta' "$T_DIR/w.json")
+	cshare=$(awk -v d="$cpu" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? d / (s * 1e7) : 0) }')
+	echo "# producer spinner: CPU $cshare% of a core, throttled $thr ns, run-queue delay $rq ns over ${span}s"
+	check "the CPU-quota producer's CPU time is near its quota ($cshare% of 20%)" \
+		test "$cshare" -ge 12 -a "$cshare" -le 28
+	check "the CPU-quota producer's throttled time grows" test "${thr:-0}" -gt 0
+	rshare=$(awk -v d="$rq" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? d / (s * 1e7) : 0) }')
+	check "the CPU-quota producer waits on the run queue, not on I/O ($rshare% of the window)" \
+		jqe "$rshare >= 50 and .sources.host[\"producer.spinner.blkio_delay_ns\"].delta == 0" "$T_DIR/w.json"
+else
+	echo "# no writable cgroup v1 cpu controller: the CPU-quota part skipped"
+fi
 check "the io pressure moved" \
 	jqe '.sources.host["host.psi.io.some_us"].delta > 0' "$T_DIR/w.json"
 check "the snapshot gives the loop device's identity (transport loop)" \
