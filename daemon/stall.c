@@ -519,25 +519,33 @@ static void log_refusals(struct stall *s, uint64_t now)
 }
 
 /* Each port's host-resource source reads the processes that own its
- * watched flows (their pids as the flow sources give them). */
+ * watched flows (their pids as the flow sources give them): one pass over
+ * the flows, kernel TCP flows (no pid) skipped at once. */
 static void watch_owners(struct stall *s)
 {
-	for (unsigned i = 0; i < ports_count(s->ports); i++) {
-		struct port *p = ports_at(s->ports, i);
-		int pids[HOST_MAX_PIDS];
-		unsigned n = 0;
+	unsigned np = ports_count(s->ports);
+	int (*pids)[HOST_MAX_PIDS] = np ? calloc(np, sizeof(*pids)) : NULL;
+	unsigned *n = np ? calloc(np, sizeof(*n)) : NULL;
 
-		for (struct sflow *f = flowtab_next(s->flows, NULL); f && n < HOST_MAX_PIDS;
-		     f = flowtab_next(s->flows, f)) {
-			int dup = f->obs.pid <= 0 || strcmp(f->port, port_name(p));
+	for (struct sflow *f = pids && n ? flowtab_next(s->flows, NULL) : NULL; f;
+	     f = flowtab_next(s->flows, f)) {
+		unsigned i = 0, j = 0;
 
-			for (unsigned j = 0; j < n && !dup; j++)
-				dup = pids[j] == f->obs.pid;
-			if (!dup)
-				pids[n++] = f->obs.pid;
-		}
-		port_host_watch(p, pids, n);
+		if (f->obs.pid <= 0)
+			continue;
+		while (i < np && strcmp(f->port, port_name(ports_at(s->ports, i))))
+			i++;
+		if (i == np || n[i] >= HOST_MAX_PIDS)
+			continue;
+		while (j < n[i] && pids[i][j] != f->obs.pid)
+			j++;
+		if (j == n[i])
+			pids[i][n[i]++] = f->obs.pid;
 	}
+	for (unsigned i = 0; pids && n && i < np; i++)
+		port_host_watch(ports_at(s->ports, i), pids[i], n[i]);
+	free(pids);
+	free(n);
 }
 
 void stall_poll_end(struct stall *s, uint64_t now)
