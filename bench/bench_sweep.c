@@ -12,6 +12,11 @@
  *                                       from a sysfs tree (src_rdma)
  *   bench_sweep floor-sysfs ROOT DEV PORT N  fstat of the port directory and
  *                                       one pread per kept counter fd
+ *   bench_sweep ours-host PROC SYS PIDS N   the host resources (src_host) of
+ *                                       a recorded /proc (PROC: pressure,
+ *                                       diskstats, PID/...) and /sys (SYS)
+ *                                       tree, the processes PIDS (a,b,...)
+ *                                       watched as flow owners
  *   bench_sweep spawn CMD N             what scripts do: popen(CMD) (a shell
  *                                       and the tools it runs) and read all
  *   bench_sweep scrape ADDR:PORT PID N  one HTTP GET /metrics of a
@@ -20,6 +25,7 @@
  * Prints one JSON object: mode, n, cpu_us (CPU time per sweep: ours, our
  * children's, and the exporter's for scrape), wall_us, counters, bytes. */
 #include "collectors/counters.h"
+#include "collectors/src_host.h"
 #include "daemon/recorder.h"
 #include "lib/log.h"
 
@@ -138,6 +144,43 @@ static void ours(struct run *r, const struct src_ops **ops, unsigned nops, struc
 	report(r, ns_of(CLOCK_PROCESS_CPUTIME_ID) - c0, ns_of(CLOCK_MONOTONIC) - w0);
 	for (unsigned k = 0; k < nops; k++)
 		s[k].ops->close(&s[k]);
+	rec_free(rec);
+}
+
+/* The host source of a recorded tree, PIDS watched as flow owners. */
+static void ours_host(struct run *r, const char *proc, const char *sys, const char *pids)
+{
+	static struct host_opts o;
+	struct src_host_ctx hc = { &o, sys };
+	struct recorder *rec = rec_new(121, 1);
+	int pid[HOST_MAX_PIDS];
+	unsigned np = 0;
+	uint64_t c0 = 0, w0 = 0;
+	struct src s;
+
+	snprintf(o.proc_root, sizeof(o.proc_root), "%s", proc);
+	for (const char *q = pids; *q && np < HOST_MAX_PIDS; q += strcspn(q, ","), q += *q == ',')
+		pid[np++] = atoi(q);
+	memset(&s, 0, sizeof(s));
+	if (src_host_open(&s, &hc) < 0)
+		die("host", s.err);
+	src_host_watch(&s, pid, np);
+	for (unsigned i = 0; i <= r->n; i++) {
+		struct clayout *lay = NULL;
+		const uint64_t *vals = NULL;
+
+		if (i == 1) {
+			c0 = ns_of(CLOCK_PROCESS_CPUTIME_ID);
+			w0 = ns_of(CLOCK_MONOTONIC);
+		}
+		if (s.ops->read(&s, &lay, &vals) < 0)
+			die("host", s.err);
+		rec_push(rec, i, i, &lay, &vals);
+		if (i == 0)
+			r->counters = lay->n;
+	}
+	report(r, ns_of(CLOCK_PROCESS_CPUTIME_ID) - c0, ns_of(CLOCK_MONOTONIC) - w0);
+	s.ops->close(&s);
 	rec_free(rec);
 }
 
@@ -396,6 +439,8 @@ int main(int argc, char **argv)
 		ours(&r, ops, 1, &ctx);
 	} else if (!strcmp(r.mode, "floor-sysfs") && argc == 6) {
 		floor_sysfs(&r, argv[2], argv[3], argv[4]);
+	} else if (!strcmp(r.mode, "ours-host") && argc == 6) {
+		ours_host(&r, argv[2], argv[3], argv[4]);
 	} else if (!strcmp(r.mode, "spawn")) {
 		spawn(&r, argv[2]);
 	} else if (!strcmp(r.mode, "scrape") && argc == 5) {

@@ -40,6 +40,43 @@ sweep_one() {
 	echo "$out" >> "$WORK/sweep.jsonl"
 }
 
+# host_tree DIR: a /proc and /sys tree of 16 NVMe disks (and their
+# partitions, which the host source skips) and the live pressure files;
+# the watched processes are linked in by the caller.
+host_tree() {
+	local d=$1 i
+	mkdir -p "$d/proc/sys/kernel" "$d/sys/block"
+	ln -s /proc/pressure "$d/proc/pressure"
+	echo 1 > "$d/proc/sys/kernel/task_delayacct"
+	: > "$d/proc/diskstats"
+	for i in $(seq 0 15); do
+		printf '259 %d nvme%dn1 2320000 0 18560000 9100000 1000 0 8000 500 31 9900000 17010000 0 0 0 0 60602 106555\n' \
+			"$i" "$i" >> "$d/proc/diskstats"
+		printf '259 %d nvme%dn1p1 492 813 17572 96 848 81 108288 210 0 76 307 0 0 0 0 0 0\n' \
+			"$((i + 100))" "$i" >> "$d/proc/diskstats"
+		mkdir -p "$d/sys/block/nvme${i}n1/device" "$d/sys/block/nvme${i}n1/queue"
+		echo "XG7000-2TB 2242" > "$d/sys/block/nvme${i}n1/device/model"
+		echo GT0d9d63 > "$d/sys/block/nvme${i}n1/device/firmware_rev"
+		echo "SN$i" > "$d/sys/block/nvme${i}n1/device/serial"
+		echo 1023 > "$d/sys/block/nvme${i}n1/queue/nr_requests"
+		echo 0 > "$d/sys/block/nvme${i}n1/queue/rotational"
+	done
+}
+
+# host_procs DIR: 8 processes of 4 threads each (cleaned up with the
+# bench's), linked into DIR/proc; their pids in HPIDS as a,b,...
+host_procs() {
+	local d=$1 i
+	HPIDS=""
+	for i in 1 2 3 4 5 6 7 8; do
+		spawn_bg python3 -c 'import threading, time
+[threading.Thread(target=time.sleep, args=(3600,), daemon=True).start() for _ in range(3)]
+time.sleep(3600)' </dev/null >/dev/null 2>&1
+		ln -s "/proc/$LAST_PID" "$d/proc/$LAST_PID"
+		HPIDS=$HPIDS${HPIDS:+,}$LAST_PID
+	done
+}
+
 section_sweep() {
 	local W=${PFX}w IF=${PFX}w0 sysroot=$WORK/sysfs/fixtures port rounds n m k
 	local ib=$sysroot/sys/class/infiniband/mlx5_0/ports/1
@@ -68,7 +105,11 @@ section_sweep() {
 		echo "bench: node_exporter (textfile) did not start" >&2
 	NE_TEXT=$NE_PID
 	ip netns exec "$W" curl -s http://127.0.0.1:19101/metrics | grep '^node_ethtool' > "$WORK/ne-veth.txt"
+	host_tree "$WORK/host"
+	host_procs "$WORK/host"
+	sleep 0.5       # their threads are up
 	for r in $(seq "$rounds"); do
+		sweep_one host_ours - ours-host "$WORK/host/proc" "$WORK/host" "$HPIDS" "$n"
 		sweep_one veth_ours "$W" ours-veth "$IF" "$n"
 		sweep_one veth_floor "$W" floor-veth "$IF" "$n"
 		sweep_one veth_spawn "$W" spawn "ethtool -S $IF; ip -s link show dev $IF" "$m"
@@ -83,6 +124,10 @@ section_sweep() {
 		sweep_one sysfs_ne - scrape 127.0.0.1:19102 "$NE_SYSFS" "$k"
 	done
 	stop_pid "$NE_VETH"; stop_pid "$NE_SYSFS"; stop_pid "$NE_TEXT"
+	for p in ${HPIDS//,/ }; do stop_pid "$p"; done
+	row section=sweep name="host resources (16 disks, 8 processes of 4 threads): ours" unit=us \
+		series=host_ours goal="" check=none \
+		note="CPU per sweep of the host source (src_host.c), recorder push included: PSI, 32 diskstats lines (16 whole disks kept), and per process its stat and io and each thread's schedstat and stat; once per port per sweep"
 	local nveth nser
 	nveth=$(jq -s '[.[] | select(.mode == "ours-veth")][0].counters' "$WORK/sweep.jsonl")
 	nser=$(wc -l < "$WORK/ne-veth.txt")

@@ -285,6 +285,40 @@ static void print_devlink_health(struct json_object *dh)
 		printf("    last read failed: %s\n", jx_text(dh, "error"));
 }
 
+/* The host source's devices and processes (src_host_json()). */
+static void print_host_resources(struct json_object *h)
+{
+	struct json_object *devs = jx_arr(h, "devices"), *procs = jx_arr(h, "processes");
+	struct json_object *notes = jx_arr(h, "notes");
+
+	if (!h)
+		return;
+	if (jx_text(h, "note")[0]) {
+		printf("  host resources: none (%s)\n", jx_text(h, "reason"));
+		return;
+	}
+	for (size_t i = 0; i < jx_len(devs); i++) {
+		struct json_object *d = json_object_array_get_idx(devs, i);
+
+		printf("  disk %-10s %-6s model %s firmware %s%s%s, nr_requests %s\n",
+		       jx_text(d, "name"), jx_text(d, "transport"), cli_dash(jx_text(d, "model")),
+		       cli_dash(jx_text(d, "firmware")), jx_text(d, "serial_sha256")[0] ?
+		       ", serial sha256 " : "", jx_text(d, "serial_sha256"),
+		       cli_dash(jx_text(d, "nr_requests")));
+	}
+	for (size_t i = 0; i < jx_len(procs); i++) {
+		struct json_object *q = json_object_array_get_idx(procs, i);
+
+		printf("  process %s (%s): %s%s%s\n", jx_text(q, "pid"), jx_text(q, "comm"),
+		       jx_text(q, "role"), jx_text(q, "producer")[0] ? " " : "",
+		       jx_text(q, "producer"));
+	}
+	if (strcmp(jx_text(h, "delayacct"), "on"))
+		printf("  %s\n", jx_text(h, "delayacct"));
+	for (size_t i = 0; i < jx_len(notes); i++)
+		printf("  host: %s\n", json_object_get_string(json_object_array_get_idx(notes, i)));
+}
+
 static void print_snapshot(struct json_object *o)
 {
 	struct json_object *ports = jx_get(o, "ports");
@@ -304,6 +338,7 @@ static void print_snapshot(struct json_object *o)
 			printf("  down: %s\n", jx_text(p, "reason"));
 		print_sources(jx_get(p, "sources"), 0);
 		print_devlink_health(jx_get(p, "devlink_health"));
+		print_host_resources(jx_get(p, "host_resources"));
 	}
 }
 

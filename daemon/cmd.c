@@ -177,6 +177,8 @@ static struct json_object *snapshot_port(struct port *p, uint64_t mono, uint64_t
 	json_object_object_add(o, "identity", id);
 	json_object_object_add(o, "sources", port_counters_json(p, 1));
 	json_object_object_add(o, "devlink_health", port_devlink_json(p));
+	/* the block devices' identity and the processes the host source reads */
+	json_object_object_add(o, "host_resources", port_host_json(p));
 	return o;
 }
 

@@ -2,6 +2,7 @@
 #include "daemon/conf.h"
 #include "collectors/flowsel.h"
 #include "lib/ctlproto.h"
+#include "daemon/hostconf.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -28,6 +29,8 @@ struct parser {
 	struct port_conf *port;     /* current [port] section or NULL */
 	struct peer_conf *peer;     /* current [peer] section or NULL */
 	int in_daemon;
+	int in_host;                /* [host] */
+	struct host_producer *prod; /* current [producer] section or NULL */
 	int bad_section;            /* keys of a rejected section are skipped */
 };
 
@@ -452,11 +455,23 @@ static void section(struct parser *p, char *hdr)
 	p->port = NULL;
 	p->peer = NULL;
 	p->in_daemon = 0;
+	p->in_host = 0;
+	p->prod = NULL;
 	p->bad_section = 1;         /* until the header proves valid */
 	hdr = util_strip(hdr);
-	if (!strcmp(hdr, "daemon")) {
-		p->in_daemon = 1;
+	if (!strcmp(hdr, "daemon") || !strcmp(hdr, "host")) {
+		p->in_daemon = hdr[0] == 'd';
+		p->in_host = hdr[0] == 'h';
 		p->bad_section = 0;
+		return;
+	}
+	if (!strncmp(hdr, "producer", 8) && (hdr[8] == ' ' || hdr[8] == '\t')) {
+		char e[256];
+
+		if (hostconf_producer_new(&c->host, util_strip(hdr + 8), p->line, &p->prod,
+					  e, sizeof(e)) < 0)
+			perr(p, "%s", e);
+		p->bad_section = !p->prod;
 		return;
 	}
 	if (!strncmp(hdr, "peer", 4) && (hdr[4] == ' ' || hdr[4] == '\t')) {
@@ -469,7 +484,8 @@ static void section(struct parser *p, char *hdr)
 		return;
 	}
 	if (strncmp(hdr, "port", 4) || (hdr[4] != ' ' && hdr[4] != '\t')) {
-		perr(p, "unknown section [%s] (expected [daemon], [port NAME] or [peer NAME])", hdr);
+		perr(p, "unknown section [%s] (expected [daemon], [port NAME], [peer NAME], "
+		     "[host] or [producer NAME])", hdr);
 		return;
 	}
 	name = util_strip(hdr + 4);
@@ -738,6 +754,8 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 				p.port = NULL;
 				p.peer = NULL;
 				p.in_daemon = 0;
+				p.in_host = 0;
+				p.prod = NULL;
 				p.bad_section = 1;
 				continue;
 			}
@@ -766,6 +784,13 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		}
 		if (p.in_daemon)
 			daemon_key(&p, key, val);
+		else if (p.in_host || p.prod) {
+			char e[512];
+
+			if ((p.prod ? hostconf_producer_key(p.prod, key, val, e, sizeof(e)) :
+			     hostconf_key(&p.c->host, key, val, e, sizeof(e))) < 0)
+				perr(&p, "%s", e);
+		}
 		else if (p.port)
 			port_key(&p, key, val);
 		else if (p.peer) {
@@ -820,6 +845,13 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 				     pc->netns, p.c->ports[j].name);
 	}
 	resolve_children(&p);
+	for (unsigned i = 0; i < p.c->host.nprod; i++) {
+		char e[256];
+
+		p.line = p.c->host.prod[i].line;
+		if (hostconf_producer_finish(&p.c->host.prod[i], e, sizeof(e)) < 0)
+			perr(&p, "%s", e);
+	}
 	for (unsigned i = 0; i < p.c->npeers; i++) {
 		char e[PATH_MAX + 256];
 

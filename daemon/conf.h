@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "collectors/flows.h"
+#include "collectors/src_host.h"
 #include "daemon/peerconf.h"
 #include "probes/probe_exec.h"
 
@@ -120,6 +121,8 @@ struct conf {
 	uint64_t peer_bundle_max_bytes;
 	struct peer_conf *peers;
 	unsigned npeers;
+	/* host resources: [host] and [producer NAME] (daemon/hostconf.h) */
+	struct host_opts host;
 };
 
 #define CONF_DEFAULT_PATH NICSTALL_SYSCONFDIR "/nicstalld/nicstalld.conf"

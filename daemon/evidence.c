@@ -112,6 +112,7 @@ struct json_object *evid_port_snapshot(struct port *p)
 	jx_add_str(po, IR_S_STATE, port_state_name(port_state(p)));
 	json_object_object_add(po, IR_S_COUNTERS, port_counters_json(p, 1));
 	json_object_object_add(po, IR_S_DEVLINK, port_devlink_json(p));
+	json_object_object_add(po, IR_S_HOST, port_host_json(p));
 	if (port_state(p) == PORT_UP && port_conf(p)->ifname[0]) {
 		json_object_object_add(po, IR_S_LINK, evid_link_json(p));
 		nb = json_object_new_array();
@@ -171,6 +172,8 @@ struct json_object *evid_identity_json(const struct port *p)
 	jx_add_str(po, "profile", conf_profile_name(port_profile(p)));
 	ident_to_json(port_ident(p), po);
 	jx_add_str(po, "rdma_device", port_rdma_dev(p, NULL));
+	/* the block devices' identity, the watched processes (src_host.h) */
+	json_object_object_add(po, "host", port_host_json(p));
 	return po;
 }
 

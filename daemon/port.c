@@ -4,6 +4,7 @@
 #include "collectors/ident.h"
 #include "collectors/rdma_disc.h"
 #include "collectors/src_kernel.h"
+#include "collectors/src_host.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -24,7 +25,7 @@
 /* REC_MAX_SRC (recorder.h) bounds the sources of a sample: the devlink
  * health source takes the slot after the host kernel's counters */
 enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, SLOT_DEVLINK = 4,
-       NSLOTS = 5 };
+       SLOT_HOST = 5, NSLOTS = 6 };
 _Static_assert(NSLOTS <= REC_MAX_SRC, "the recorder keeps REC_MAX_SRC sources per sample");
 
 #define DEVLINK_EVENTS 32       /* health events kept per port */
@@ -75,6 +76,7 @@ struct port {
 	uint64_t last_sample_ns, sample_cost_ns;
 	struct cost rec_cost;   /* CPU time of the recorder pushes */
 	uint64_t sample_cost_total_ns;        /* every read's cost summed (metrics) */
+	struct host_opts *host;               /* [host], [producer]: NULL not set */
 };
 
 const char *port_state_name(enum port_state s)
@@ -96,6 +98,18 @@ static void devlink_mon_close(struct port *p)
 	p->dlmon = NULL;
 }
 
+/* Close a source and forget its last reading. */
+static void src_shut(struct port_src *ps)
+{
+	if (ps->open && ps->s.ops->close)
+		ps->s.ops->close(&ps->s);
+	ps->open = 0;
+	ps->failed = 0;
+	ps->vals = NULL;
+	clayout_unref(ps->lay);
+	ps->lay = NULL;
+}
+
 /* Take the port down (or keep it down) for the reason given. A reason
  * that came from a link event (removed, renamed) is kept while retries
  * fail with the less telling "not found". */
@@ -112,17 +126,8 @@ static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 		return;
 	p->reason_sticky = sticky;
 	devlink_mon_close(p);
-	for (unsigned i = 0; i < p->nsrc; i++) {
-		struct port_src *ps = &p->src[i];
-
-		if (ps->open && ps->s.ops->close)
-			ps->s.ops->close(&ps->s);
-		ps->open = 0;
-		ps->failed = 0;
-		ps->vals = NULL;
-		clayout_unref(ps->lay);
-		ps->lay = NULL;
-	}
+	for (unsigned i = 0; i < p->nsrc; i++)
+		src_shut(&p->src[i]);
 	if (p->state == PORT_UP || strcmp(p->reason, why)) {
 		log_event(LOG_EV_PORT_DOWN, LOG_WARNING,
 			  LOG_FIELDS({ LF_PORT, p->conf.name }, { LF_REASON, why }),
@@ -190,25 +195,34 @@ static void mon_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
+/* After a source's open(): open, or why not (logged as "port P: what:
+ * why"). Returns rc. */
+static int src_opened(struct port *p, struct port_src *ps, int rc, const char *what)
+{
+	if (rc < 0) {
+		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
+		log_warnx("port %s: %s: %s", p->conf.name, what, ps->why);
+		return rc;
+	}
+	ps->open = 1;
+	ps->why[0] = 0;
+	return rc;
+}
+
 static void open_src(struct port *p, unsigned slot, const struct src_ops *ops,
 		     const struct src_ctx *ctx)
 {
 	struct port_src *ps = &p->src[slot];
 	int rc;
 
+	char what[64];
+
 	memset(&ps->s, 0, sizeof(ps->s));
 	ps->s.ops = ops;
 	ps->open = 0;
 	rc = ops->open(&ps->s, ctx);
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s",
-			 ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: source %s unavailable: %s", p->conf.name,
-			  ops->name, ps->why);
-		return;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
+	snprintf(what, sizeof(what), "source %s unavailable", ops->name);
+	src_opened(p, ps, rc, what);
 }
 
 /* ---- devlink health ---- */
@@ -290,13 +304,8 @@ static void open_devlink(struct port *p, const struct src_ctx *ctx)
 	diag[p->conf.ndiag] = NULL;
 	ps->s.ops = &src_devlink_health_ops;
 	rc = src_devlink_health_open(&ps->s, ctx, &o);
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: no devlink health: %s", p->conf.name, ps->why);
+	if (src_opened(p, ps, rc, "no devlink health") < 0)
 		return;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
 	if (o.fixture_dir)
 		return;         /* recorded replies have no events */
 	p->dlmon = src_devlink_health_mon_open(&ps->s, err, sizeof(err));
@@ -307,6 +316,66 @@ static void open_devlink(struct port *p, const struct src_ctx *ctx)
 		dlh_mon_close(p->dlmon);
 		p->dlmon = NULL;
 	}
+}
+
+/* The host's resources (collectors/src_host.h): in every port's
+ * recorder, so the port's window and facts carry them; off with
+ * [host] resources = off. */
+static void open_host(struct port *p)
+{
+	struct port_src *ps = &p->src[SLOT_HOST];
+	struct src_host_ctx hc = { p->host, p->sysfs_root };
+
+	memset(&ps->s, 0, sizeof(ps->s));
+	ps->open = 0;
+	if (!p->host || p->host->off) {
+		snprintf(ps->why, sizeof(ps->why), "%s", p->host ? "[host] resources = off" :
+			 "not configured");
+		return;
+	}
+	ps->s.ops = &src_host_ops;
+	src_opened(p, ps, src_host_open(&ps->s, &hc), "no host resources");
+}
+
+void port_set_host(struct port *p, const struct host_opts *o)
+{
+	struct port_src *ps = &p->src[SLOT_HOST];
+	struct host_opts *n;
+
+	if (p->host && o && !memcmp(p->host, o, sizeof(*o)))
+		return;
+	n = o ? malloc(sizeof(*n)) : NULL;
+	if (o && !n) {
+		log_errx("port %s: out of memory for the host resources' options", p->conf.name);
+		return;
+	}
+	if (n)
+		*n = *o;
+	free(p->host);
+	p->host = n;
+	src_shut(ps);
+	if (p->state == PORT_UP)
+		open_host(p);
+}
+
+void port_host_watch(struct port *p, const int *pids, unsigned n)
+{
+	if (p->src[SLOT_HOST].open)
+		src_host_watch(&p->src[SLOT_HOST].s, pids, n);
+}
+
+struct json_object *port_host_json(const struct port *p)
+{
+	struct port_src *ps = (struct port_src *)&p->src[SLOT_HOST];
+	struct json_object *o;
+
+	if (p->state == PORT_UP && ps->open)
+		return src_host_json(&ps->s);
+	o = json_object_new_object();
+	jx_add_str(o, "note", "no host resources");
+	jx_add_str(o, "reason", p->state != PORT_UP ? "the port is down" :
+		   ps->why[0] ? ps->why : "not opened");
+	return o;
 }
 
 void port_try_up(struct port *p)
@@ -406,6 +475,7 @@ void port_try_up(struct port *p)
 		snprintf(p->src[SLOT_RDMA].why, sizeof(p->src[0].why),
 			 "no RDMA device for this port");
 	open_devlink(p, &ctx);
+	open_host(p);
 
 	p->state = PORT_UP;
 	p->reason[0] = 0;
@@ -464,6 +534,7 @@ void port_free(struct port *p)
 	devlink_mon_close(p);
 	if (p->nsfd >= 0)
 		close(p->nsfd);
+	free(p->host);
 	rec_free(p->rec);
 	free(p->ident);
 	free(p);
@@ -510,7 +581,7 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 			/* the RDMA and devlink devices outlive (or predate)
 			 * the netdev: their loss is not the interface's */
 			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA &&
-			    i != SLOT_DEVLINK)
+			    i != SLOT_DEVLINK && i != SLOT_HOST)
 				gone = 1;
 			continue;
 		}

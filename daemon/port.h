@@ -76,6 +76,16 @@ struct json_object *port_devlink_json(const struct port *p);
 struct json_object *port_devlink_events_json(const struct port *p, uint64_t since_mono_ns);
 int port_devlink_events_lost(const struct port *p);
 
+/* Host resources (the sixth counter source, "host", collectors/src_host.h):
+ * the [host] and [producer] options (copied; reopened when they changed;
+ * NULL: none); the owners of the port's watched flows, read from the next
+ * sample on; the devices' identity and what could not be read, or {note,
+ * reason} without the source. */
+struct host_opts;
+void port_set_host(struct port *p, const struct host_opts *o);
+void port_host_watch(struct port *p, const int *pids, unsigned n);
+struct json_object *port_host_json(const struct port *p);
+
 /* What `nicstallctl status` shows of the port. */
 struct json_object *port_status_json(const struct port *p, uint64_t now_ns);
 

@@ -71,10 +71,12 @@ void ports_apply(struct ports *ps, const struct conf *c, int keep_history)
 			}
 		if (!p)
 			p = port_new(&c->ports[i], ps->sysfs_root, cap, ps->loop);
-		if (!p)
+		if (!p) {
 			log_errx("port %s: out of memory, not watched", c->ports[i].name);
-		else
+		} else {
+			port_set_host(p, &c->host);
 			np[n++] = p;
+		}
 	}
 	for (unsigned j = 0; j < ps->n; j++)
 		if (ps->p[j]) {

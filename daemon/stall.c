@@ -4,6 +4,8 @@
 #include "daemon/flowsrcs.h"
 #include "daemon/incident.h"
 #include "daemon/liveness.h"
+#include "daemon/port.h"
+#include "daemon/ports.h"
 #include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -23,6 +25,7 @@ struct stall {
 	struct loop_timer *timer;
 	struct flowtab *flows;
 	struct flowsrcs *srcs;
+	struct ports *ports;            /* the host source reads their flows' owners */
 	uint64_t want_ns;               /* the last flowsrcs_want: when, port */
 	char want_port[32];
 	struct incidents *incs;
@@ -525,6 +528,36 @@ static void log_refusals(struct stall *s, uint64_t now)
 	log_warnx("flow limits: new flows not tracked so far: %s", buf);
 }
 
+/* Each port's host-resource source reads the processes that own its
+ * watched flows (their pids as the flow sources give them): one pass over
+ * the flows, kernel TCP flows (no pid) skipped at once. */
+static void watch_owners(struct stall *s)
+{
+	unsigned np = ports_count(s->ports);
+	int (*pids)[HOST_MAX_PIDS] = np ? calloc(np, sizeof(*pids)) : NULL;
+	unsigned *n = np ? calloc(np, sizeof(*n)) : NULL;
+
+	for (struct sflow *f = pids && n ? flowtab_next(s->flows, NULL) : NULL; f;
+	     f = flowtab_next(s->flows, f)) {
+		unsigned i = 0, j = 0;
+
+		if (f->obs.pid <= 0)
+			continue;
+		while (i < np && strcmp(f->port, port_name(ports_at(s->ports, i))))
+			i++;
+		if (i == np || n[i] >= HOST_MAX_PIDS)
+			continue;
+		while (j < n[i] && pids[i][j] != f->obs.pid)
+			j++;
+		if (j == n[i])
+			pids[i][n[i]++] = f->obs.pid;
+	}
+	for (unsigned i = 0; pids && n && i < np; i++)
+		port_host_watch(ports_at(s->ports, i), pids[i], n[i]);
+	free(pids);
+	free(n);
+}
+
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
@@ -533,6 +566,7 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		flowtab_expire(s->flows, now, gone_cb, s);
+		watch_owners(s);
 		s->next_expire = now + STALL_EXPIRE_EVERY_NS;
 	}
 	for (struct incident *inc = incidents_next(s->incs, NULL); inc;
@@ -718,6 +752,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->flows = flowtab_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
+	s->ports = ps;
 	s->timer = loop_timer_new(l, timer_cb, s);
 	s->chunk = loop_timer_new(l, chunk_cb, s);
 	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk) {

@@ -44,6 +44,14 @@ jq_ok "bench_sweep floor-text reads the file" "$out" '.bytes > 0'
 sh "$ROOT/tests/tools/ttar-unpack" "$SYSFS_TTAR" "$T_DIR/sysfs" > /dev/null 2>&1
 out=$("$BUILD/bench_sweep" ours-sysfs "$T_DIR/sysfs/fixtures" mlx5_0 1 3)
 jq_ok "bench_sweep ours-sysfs: the mlx5 fixture tree" "$out" '.counters > 0 and .cpu_us > 0'
+# the host source on bench/sections.sh's tree: 16 disks kept of 32 lines,
+# this test's own process watched (psi 6 or fewer, 16 x 17, 7 of it)
+. "$ROOT/bench/sections.sh"     # functions only
+host_tree "$T_DIR/host"
+ln -s "/proc/$$" "$T_DIR/host/proc/$$"
+out=$("$BUILD/bench_sweep" ours-host "$T_DIR/host/proc" "$T_DIR/host" "$$" 3)
+jq_ok "bench_sweep ours-host: 16 disks and one process" "$out" \
+	'.counters >= 16 * 17 + 7 and .counters <= 16 * 17 + 7 + 6 and .cpu_us > 0'
 out=$("$BUILD/bench_sweep" spawn "true" 2)
 jq_ok "bench_sweep spawn" "$out" '.mode == "spawn" and .cpu_us > 0'
 

@@ -166,6 +166,8 @@ if run "fabric"; then
 		'.facts.ports.rank0.stall.signals.fabric_errors == 0 or .facts.ports.rank0.stall.signals.fabric_errors == null' "$B0/manifest.json"
 	check "fabric: producer-stall is ruled out with the peer's numbers" \
 		grep -qE 'Not producer-stall.*peer_errors = \{[^}]*"rank2":[1-9]' "$B0/summary.txt"
+	check "fabric: the peers' summaries carry their host's I/O pressure" jqe \
+		'[.facts.peers[] | .ports // {} | .[] | .stall.signals.io_pressure_some // empty] | length >= 1' "$B0/manifest.json"
 fi
 "$BUILD/emuport" ctl "$T_DIR/emu" mode rank2 healthy > /dev/null
 end fabric

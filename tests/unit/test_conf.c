@@ -241,6 +241,38 @@ static void conf_load__tracker_attach__values_and_bad_value(void **state)
 	assert_non_null(strstr(ms.m[0], want));
 }
 
+/* [host] and [producer NAME]: the values taken, every bad one named with
+ * its line; a producer names its processes one way. */
+static void conf_load__host_and_producers__values_and_errors(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("[port a]\ninterface = eth0\n[host]\nresources = on\n"
+			      "disks = nvme* loop3\n[producer flare]\ncomm = flare\n"
+			      "[producer job]\ncgroup = /sys/fs/cgroup/blkio/job\n", &c, &ms), 0);
+	assert_int_equal(c->host.off, 0);
+	assert_int_equal(c->host.ndisks, 2);
+	assert_string_equal(c->host.disks[1], "loop3");
+	assert_int_equal(c->host.nprod, 2);
+	assert_string_equal(c->host.prod[0].comm, "flare");
+	assert_string_equal(c->host.prod[1].cgroup, "/sys/fs/cgroup/blkio/job");
+	conf_free(c);
+	assert_int_equal(load("[port a]\ninterface = eth0\n[host]\nresources = sometimes\n"
+			      "disks = a/b\nspeed = 3\n[producer x y]\ncomm = z\n"
+			      "[producer p]\n[producer q]\ncomm = q\ncgroup = /sys/fs/cgroup/q\n"
+			      "[producer r]\ncomm = abcdefghijklmnopq\n", &c, &ms), 8);
+	assert_non_null(strstr(ms.m[0], ":4: resources: "));
+	assert_non_null(strstr(ms.m[1], ":5: disks: 'a/b'"));
+	assert_non_null(strstr(ms.m[2], ":6: unknown key 'speed' in [host]"));
+	assert_non_null(strstr(ms.m[3], ":7: producer name 'x y'"));
+	assert_non_null(strstr(ms.m[4], ":14: comm: 'abcdefghijklmnopq'"));
+	assert_non_null(strstr(ms.m[5], ":9: producer 'p': give one of"));
+	assert_non_null(strstr(ms.m[6], ":10: producer 'q': give one of"));
+	assert_non_null(strstr(ms.m[7], ":13: producer 'r': give one of"));
+}
+
 static void conf_load__missing_file__named(void **state)
 {
 	struct conf *c;
@@ -273,6 +305,7 @@ int main(void)
 		cmocka_unit_test(conf_load__text_after_nul__error_with_line),
 		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),
 		cmocka_unit_test(conf_profile_for_driver__names__profiles),
+		cmocka_unit_test(conf_load__host_and_producers__values_and_errors),
 	};
 
 	log_set_level(LOG_EMERG);

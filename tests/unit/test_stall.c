@@ -13,6 +13,7 @@
 #include "coretest.h"
 #include "daemon/conf.h"
 #include "daemon/incident.h"
+#include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/stall.h"
 #include "lib/json.h"
@@ -383,6 +384,46 @@ static void stall_observe__unverified_claims__no_incident_shown_marked(void **st
 	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
 }
 
+/* The processes that own a port's watched flows are what its host source
+ * reads (owner.PID.*), and no other port's. */
+static void stall_poll_end__flow_owners__host_source_reads_them(void **state)
+{
+	struct stallfix *x = *state;
+	struct json_object *j, *h;
+	struct port *a, *b;
+	char name[64];
+	int found = 0;
+
+	ports_apply(x->ps, x->c, 0);
+	a = ports_find(x->ps, "a");
+	b = ports_find(x->ps, "b");
+	assert_non_null(a);
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC, (int)getpid());
+	stall_poll_end(x->s, 1 * SEC);
+	port_sample(a, 2 * SEC, 2 * SEC, 1);
+	port_sample(b, 2 * SEC, 2 * SEC, 1);
+	snprintf(name, sizeof(name), "owner.%d.cpu_ns", (int)getpid());
+	j = port_counters_json(a, 0);
+	h = json_object_object_get(j, "host");
+	assert_non_null(h);
+	assert_non_null(json_object_object_get(h, name));
+	assert_true(json_object_get_uint64(json_object_object_get(h, name)) > 0);
+	json_object_put(j);
+	j = port_counters_json(b, 0);
+	assert_null(json_object_object_get(json_object_object_get(j, "host"), name));
+	json_object_put(j);
+	j = port_host_json(a);
+	h = json_object_object_get(j, "processes");
+	for (size_t i = 0; i < json_object_array_length(h); i++) {
+		struct json_object *e = json_object_array_get_idx(h, i);
+
+		found |= json_object_get_int(json_object_object_get(e, "pid")) == (int)getpid() &&
+			 !strcmp(json_object_get_string(json_object_object_get(e, "role")), "owner");
+	}
+	assert_true(found);
+	json_object_put(j);
+}
+
 /* each test on a detector of conf_text (stallfix.h) */
 #define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
 						      (void *)conf_text)
@@ -403,6 +444,7 @@ int main(void)
 		T(stall_flows_json__mass_stall__bounded_stalled_first_same_order),
 		T(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls),
 		T(stall_observe__unverified_claims__no_incident_shown_marked),
+		T(stall_poll_end__flow_owners__host_source_reads_them),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

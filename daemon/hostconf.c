@@ -1,0 +1,136 @@
+/* hostconf: [host] and [producer NAME] (see hostconf.h). */
+#include "daemon/hostconf.h"
+#include "lib/util.h"
+
+#include <string.h>
+
+static int word_ok(const char *w, size_t max)
+{
+	size_t n = strlen(w);
+
+	if (!n || n > max)
+		return 0;
+	for (const char *q = w; *q; q++)
+		if ((unsigned char)*q <= ' ' || *q == 0x7f)
+			return 0;
+	return 1;
+}
+
+int hostconf_key(struct host_opts *o, const char *key, const char *val,
+		 char *err, size_t errlen)
+{
+	if (!strcmp(key, "resources")) {
+		int on;
+		char e[128];
+
+		if (util_parse_bool(val, &on, e, sizeof(e)) < 0) {
+			util_errf(err, errlen, "resources: %s", e);
+			return -1;
+		}
+		o->off = !on;
+	} else if (!strcmp(key, "proc_root")) {
+		if (val[0] && val[0] != '/') {
+			util_errf(err, errlen, "proc_root: '%s' is not an absolute path", val);
+			return -1;
+		}
+		if (strlen(val) >= sizeof(o->proc_root)) {
+			util_errf(err, errlen, "proc_root: longer than %zu characters",
+				  sizeof(o->proc_root) - 1);
+			return -1;
+		}
+		util_strlcpy(o->proc_root, val, sizeof(o->proc_root));
+	} else if (!strcmp(key, "disks")) {
+		char buf[HOST_MAX_PATTERNS * 64 + 64], *save = NULL;
+
+		if (strlen(val) >= sizeof(buf)) {
+			util_errf(err, errlen, "disks: the list is too long");
+			return -1;
+		}
+		util_strlcpy(buf, val, sizeof(buf));
+		o->ndisks = 0;
+		for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+			if (o->ndisks >= HOST_MAX_PATTERNS) {
+				util_errf(err, errlen, "disks: at most %d patterns", HOST_MAX_PATTERNS);
+				return -1;
+			}
+			if (!word_ok(w, 63) || strchr(w, '/')) {
+				util_errf(err, errlen, "disks: '%s' is not a device name pattern "
+					  "(1-63 characters, no '/')", w);
+				return -1;
+			}
+			util_strlcpy(o->disks[o->ndisks++], w, sizeof(o->disks[0]));
+		}
+		if (!o->ndisks) {
+			util_errf(err, errlen, "disks: no pattern given (leave the key out for "
+				  "the whole disks)");
+			return -1;
+		}
+	} else {
+		util_errf(err, errlen, "unknown key '%s' in [host] (resources, disks, proc_root)",
+			  key);
+		return -1;
+	}
+	return 0;
+}
+
+int hostconf_producer_new(struct host_opts *o, const char *name, unsigned line,
+			  struct host_producer **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!util_valid_name(name, sizeof(o->prod[0].name) - 1)) {
+		util_errf(err, errlen, "producer name '%s' must be 1-31 characters of "
+			  "[A-Za-z0-9_.-]", name);
+		return -1;
+	}
+	for (unsigned i = 0; i < o->nprod; i++)
+		if (!strcmp(o->prod[i].name, name)) {
+			util_errf(err, errlen, "producer '%s' is already defined at line %u",
+				  name, o->prod[i].line);
+			return -1;
+		}
+	if (o->nprod >= HOST_MAX_PRODUCERS) {
+		util_errf(err, errlen, "too many producers (at most %d)", HOST_MAX_PRODUCERS);
+		return -1;
+	}
+	*out = &o->prod[o->nprod++];
+	memset(*out, 0, sizeof(**out));
+	util_strlcpy((*out)->name, name, sizeof((*out)->name));
+	(*out)->line = line;
+	return 0;
+}
+
+int hostconf_producer_key(struct host_producer *p, const char *key, const char *val,
+			  char *err, size_t errlen)
+{
+	if (!strcmp(key, "comm")) {
+		/* TASK_COMM_LEN is 16 with the NUL: a longer name never matches */
+		if (!*val || strlen(val) > 15 || strchr(val, '/') || strchr(val, '\n')) {
+			util_errf(err, errlen, "comm: '%s' is not a process name (1-15 "
+				  "characters, as /proc/PID/comm shows it)", val);
+			return -1;
+		}
+		util_strlcpy(p->comm, val, sizeof(p->comm));
+	} else if (!strcmp(key, "cgroup")) {
+		if (val[0] != '/' || strstr(val, "/../") || strlen(val) >= sizeof(p->cgroup)) {
+			util_errf(err, errlen, "cgroup: '%s' is not an absolute cgroup directory "
+				  "(e.g. /sys/fs/cgroup/blkio/job)", val);
+			return -1;
+		}
+		util_strlcpy(p->cgroup, val, sizeof(p->cgroup));
+	} else {
+		util_errf(err, errlen, "unknown key '%s' in [producer %s] (comm, cgroup)", key,
+			  p->name);
+		return -1;
+	}
+	return 0;
+}
+
+int hostconf_producer_finish(const struct host_producer *p, char *err, size_t errlen)
+{
+	if (!p->comm[0] == !p->cgroup[0]) {
+		util_errf(err, errlen, "producer '%s': give one of comm = NAME or cgroup = PATH",
+			  p->name);
+		return -1;
+	}
+	return 0;
+}
