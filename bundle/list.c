@@ -215,11 +215,15 @@ static int manifest_peek(int dfd, struct json_object **trigger, struct json_obje
 
 	*trigger = *peer = NULL;
 	*whole = 0;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		util_errf(why, whylen, MANIFEST_NAME ": %s", fd < 0 || S_ISREG(st.st_mode) ?
-			  fsu_strerror(errno) : "not a regular file");
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		util_errf(why, whylen, MANIFEST_NAME ": %s", fsu_strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		util_errf(why, whylen, MANIFEST_NAME ": not a regular file");
+		close(fd);
 		return -1;
 	}
 	while (n < CLASSIFY_PEEK) {
