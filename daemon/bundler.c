@@ -332,7 +332,11 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 
 	uname(&u);
 	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
+	/* "trigger" first, "peer" second: retention reads only the first
+	 * few KiB of a snapshot's manifest to tell its pool and its peer
+	 * (bundle/list.c classify) */
 	jx_copy(man, "trigger", rec, IR_TRIGGER);
+	jx_copy(man, MK_PEER, rec, IR_PEER);
 	jx_add_str(man, "host", host);
 	jx_add_str(man, "kernel", kernel);
 	jx_add_str(man, "nicstalld_version", NICSTALL_VERSION);
@@ -348,7 +352,6 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
 	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
 	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
-	jx_copy(man, MK_PEER, rec, IR_PEER);
 	if (jx_obj(rec, IR_PEERS)) {
 		/* who was notified, who answered, after how long, their bundles;
 		 * the summaries themselves are in peers.json */

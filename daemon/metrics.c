@@ -553,7 +553,7 @@ static void render_peers(struct metrics *m, FILE *o)
 	}
 	family(o, "nicstalld_peer_signature_checks_total", "counter",
 	       "HMACs computed for datagrams from the peer's address (bounded per address: "
-	       "16 at once, then 10 a second).");
+	       "100 at once, then 1000 a second).");
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *e = json_object_array_get_idx(arr, i);
 

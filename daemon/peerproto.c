@@ -172,11 +172,10 @@ void peer_nonce_hex(const uint8_t nonce[PEER_NONCE_LEN], char *buf, size_t len)
 		buf[o < len ? o : len - 1] = 0;
 }
 
-int peer_replay_check(struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
+int peer_replay_fresh(const struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
 		      uint64_t ts, const uint8_t nonce[PEER_NONCE_LEN], const char **why)
 {
 	static char msg[128];
-	unsigned slot;
 
 	if (ts + window_ns < now_real_ns) {
 		snprintf(msg, sizeof(msg), "stale: sent %.1f s ago, the window is %.1f s",
@@ -199,6 +198,14 @@ int peer_replay_check(struct peer_replay *r, uint64_t now_real_ns, uint64_t wind
 			*why = "replayed: this nonce was seen before";
 			return -1;
 		}
+	return 0;
+}
+
+void peer_replay_remember(struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
+			  uint64_t ts, const uint8_t nonce[PEER_NONCE_LEN])
+{
+	unsigned slot;
+
 	/* forget what has left the window first */
 	if (r->n == PEER_NONCES) {
 		slot = r->next;
@@ -210,6 +217,14 @@ int peer_replay_check(struct peer_replay *r, uint64_t now_real_ns, uint64_t wind
 	}
 	r->seen[slot].ts = ts;
 	memcpy(r->seen[slot].nonce, nonce, PEER_NONCE_LEN);
+}
+
+int peer_replay_check(struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
+		      uint64_t ts, const uint8_t nonce[PEER_NONCE_LEN], const char **why)
+{
+	if (peer_replay_fresh(r, now_real_ns, window_ns, ts, nonce, why) < 0)
+		return -1;
+	peer_replay_remember(r, now_real_ns, window_ns, ts, nonce);
 	return 0;
 }
 

@@ -18,13 +18,15 @@
  * the version. A receiver checks, in this order, with nothing but
  * counters changed by a refusal: the size, the header (magic, version,
  * type, flags, length, recipient), the key id, the recipient (its own
- * host name), its budget of signature checks for the sender's address
- * (a token bucket: the HMAC costs, so a flood from one address costs a
- * bounded number of them), the HMAC (constant time), and only then the
- * replay defences (the time within the allowed skew of its own clock, the
- * nonce never seen before within that window) and the payload's JSON, so
- * nothing an unauthenticated sender writes reaches any state but a
- * counter. */
+ * host name, compared case-insensitively: DNS names), the replay defences
+ * (the time within the allowed skew of its own clock, the nonce never
+ * seen before within that window: looked up only, so a replay costs no
+ * HMAC), its budget of signature checks for the sender's address (a
+ * token bucket: source addresses can be forged, so the budget is wide
+ * enough for a flood that a peer's genuine datagrams survive, and bounds
+ * the HMACs a flood costs), the HMAC (constant time), and only then
+ * remembers the nonce and reads the payload's JSON, so nothing an
+ * unauthenticated sender writes reaches any state but a counter. */
 #ifndef NICSTALL_PEERPROTO_H
 #define NICSTALL_PEERPROTO_H
 
@@ -94,6 +96,16 @@ struct peer_replay {
  * forgotten". why points into a static buffer. */
 int peer_replay_check(struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
 		      uint64_t ts_real_ns, const uint8_t nonce[PEER_NONCE_LEN], const char **why);
+/* The two halves of peer_replay_check, for a receiver that checks
+ * freshness before the signature (so a replay costs no HMAC) and may
+ * remember a nonce only once the signature proved it the peer's (a
+ * forgery must not fill the cache, nor raise the floor):
+ * peer_replay_fresh changes nothing; peer_replay_remember keeps a nonce
+ * that peer_replay_fresh accepted, with the same clock reading. */
+int peer_replay_fresh(const struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
+		      uint64_t ts_real_ns, const uint8_t nonce[PEER_NONCE_LEN], const char **why);
+void peer_replay_remember(struct peer_replay *r, uint64_t now_real_ns, uint64_t window_ns,
+			  uint64_t ts_real_ns, const uint8_t nonce[PEER_NONCE_LEN]);
 
 /* A token bucket: at most burst at once, one more every every_ns. */
 struct peer_bucket {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -112,6 +113,18 @@ struct peer *peers_peer_by_addr(struct peers *ps, const struct sockaddr_storage 
 const char *peers_peer_host(const struct peer *p)
 {
 	return p->pc.host[0] ? p->pc.host : p->name;
+}
+
+int peers_same_host_name(const char *a, const char *b)
+{
+	return !strcasecmp(a, b);
+}
+
+unsigned peers_snapshot_share(const struct peers *ps)
+{
+	unsigned share = ps->n ? ps->c->peer_snapshots_per_hour / ps->n : 0;
+
+	return share ? share : 1;
 }
 
 static struct peer *peer_by_name(struct peers *ps, const char *name)
@@ -277,10 +290,23 @@ static void give_up(struct peers *ps, struct outstanding *o, uint64_t now)
 	for (unsigned k = 0; k < o->nper; k++) {
 		struct peer *p = peer_by_name(ps, o->per[k].name);
 
-		if (!o->per[k].answered && o->per[k].n && p)
-			peers_refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %" PRIu64
-			       " within %.1f s (%u sent)", o->incident,
-			       (double)(now - o->first_mono) / 1e9, o->per[k].n);
+		if (o->per[k].answered || !o->per[k].n || !p)
+			continue;
+		peers_refuse(ps, p, LR_NOANSWER, "no answer to the notice of incident %" PRIu64
+			     " within %.1f s (%u sent)", o->incident,
+			     (double)(now - o->first_mono) / 1e9, o->per[k].n);
+		if (!p->pc.host[0] && !p->unanswered_hint) {
+			/* the likeliest cause after an upgrade to protocol 2, and
+			 * the peer's refusal is logged on the peer only: said
+			 * here, once per peer */
+			p->unanswered_hint = 1;
+			log_warnx("peer %s: unanswered, and [peer %s] sets no host =: its notices "
+				  "are addressed to the host named '%s' (the section's name); a peer "
+				  "whose host_name differs refuses every one as wrong_recipient "
+				  "(logged only on that host). If so, set host = its host_name in "
+				  "[peer %s] (nicstalld.conf(5)); said once per peer", p->name,
+				  p->name, p->name, p->name);
+		}
 	}
 	out_free(o);
 }
@@ -459,6 +485,8 @@ int peers_configure(struct peers *ps, const struct conf *c, char *err, size_t er
 			memset(old->recent, 0, sizeof(old->recent));
 		} else {
 			util_strlcpy(np[i].name, pc->name, sizeof(np[i].name));
+			if (old)        /* its share of the hour stays spent */
+				np[i].snapshots = old->snapshots;
 		}
 		np[i].pc = *pc;
 		if (make_addr(family, pc->address, pc->port, &np[i].sa, &np[i].salen) < 0) {
@@ -604,6 +632,7 @@ struct json_object *peers_status_json(const struct peers *ps)
 	jx_add_u64(o, "snapshots_per_hour", ps->c->peer_snapshots_per_hour);
 	jx_add_u64(o, "snapshots_last_hour", peer_hourly_count(&ps->snapshots, now));
 	jx_add_u64(o, "snapshots_over_budget", ps->snapshots_refused);
+	jx_add_u64(o, "snapshots_per_hour_per_peer", peers_snapshot_share(ps));
 	for (unsigned i = 0; i < ps->n; i++) {
 		const struct peer *p = &ps->p[i];
 		struct json_object *e = json_object_new_object(), *k = json_object_new_object();
@@ -628,6 +657,7 @@ struct json_object *peers_status_json(const struct peers *ps)
 		json_object_object_add(e, "key", k);
 		jx_add_u64(e, "notices_sent", p->tx_notices);
 		jx_add_u64(e, "notices_received", p->rx_notices);
+		jx_add_u64(e, "snapshots_last_hour", peer_hourly_count(&p->snapshots, now));
 		jx_add_u64(e, "summaries_sent", p->tx_summaries);
 		jx_add_u64(e, "summaries_received", p->rx_summaries);
 		for (int r = 0; r < LR_N; r++)

@@ -80,7 +80,7 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 	const char *origin;
 	uint64_t inc, now = loop_mono_ns();
 	struct recent *r;
-	unsigned in_hour;
+	unsigned in_hour, share;
 
 	if (!n) {
 		peers_refuse(ps, p, LR_PAYLOAD, "a notice refused: %s", why);
@@ -88,7 +88,7 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 	}
 	origin = jx_str(n, "origin");
 	inc = jx_u64(n, "incident");
-	if (!strcmp(origin, ps->host)) {
+	if (peers_same_host_name(origin, ps->host)) {
 		/* this host's own notice, reflected back at it */
 		peers_refuse(ps, p, LR_SELF, "a notice of incident %s:%" PRIu64 " whose origin is "
 			     "this host (%s): a notice of ours sent back, not acted on", origin, inc,
@@ -114,6 +114,19 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 		json_object_put(n);
 		return;
 	}
+	/* each peer its fair share of the hour's budget, so one keyed peer
+	 * cannot use up the snapshots of all the others */
+	share = peers_snapshot_share(ps);
+	if (peer_hourly_count(&p->snapshots, now) >= share) {
+		ps->snapshots_refused++;
+		peers_refuse(ps, p, LR_BUDGET, "notice of incident %s:%" PRIu64 " not acted on: %u "
+			     "snapshots for this peer within the last hour, its share of "
+			     "peer_snapshots_per_hour (%u among %u peers)", origin, inc,
+			     peer_hourly_count(&p->snapshots, now), ps->c->peer_snapshots_per_hour,
+			     ps->n);
+		json_object_put(n);
+		return;
+	}
 	if (!peer_hourly_admit(&ps->snapshots, now, ps->c->peer_snapshots_per_hour, &in_hour)) {
 		ps->snapshots_refused++;
 		peers_refuse(ps, p, LR_BUDGET, "notice of incident %s:%" PRIu64 " not acted on: %u "
@@ -123,6 +136,7 @@ static void on_notice(struct peers *ps, struct peer *p, const struct peer_hdr *h
 		json_object_put(n);
 		return;
 	}
+	peer_hourly_admit(&p->snapshots, now, share, &in_hour);
 	r = &p->recent[p->recent_next];
 	p->recent_next = (p->recent_next + 1) % RECENT;
 	peers_recent_clear(r);
@@ -151,7 +165,7 @@ static void on_summary(struct peers *ps, struct peer *p, const struct peer_hdr *
 	}
 	inc = jx_u64(s, "incident");
 	nh = jx_str(s, "notice_nonce");
-	if (strcmp(jx_text(s, "origin"), ps->host)) {
+	if (!peers_same_host_name(jx_text(s, "origin"), ps->host)) {
 		peers_refuse(ps, p, LR_STRAY, "a summary for host %s, not this one (%s)", jx_text(s, "origin"),
 		       ps->host);
 		json_object_put(s);
@@ -198,11 +212,12 @@ static void on_summary(struct peers *ps, struct peer *p, const struct peer_hdr *
 
 /* ---- receiving ---- */
 
-/* Everything here up to the signature is cheap (sizes, fields compared)
- * and changes nothing but the source's counters; the signature check runs
- * only within the source's budget (VERIFY_BURST at once, then one per
- * VERIFY_EVERY_NS), so a flood from one address costs a bounded number of
- * HMACs. The peer's state (last contact, key state, last error) changes
+/* Everything here up to the signature is cheap (sizes, fields compared,
+ * the nonce looked up) and changes nothing but the source's counters; the
+ * signature check runs only within the source's budget (VERIFY_BURST at
+ * once, then one per VERIFY_EVERY_NS), so a flood from one address costs
+ * a bounded number of HMACs, and a replay or a stale copy none. The peer's
+ * state (last contact, key state, last error) and its nonce cache change
  * only once a datagram proved authentic and fresh. */
 static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t real_len,
 		     const struct sockaddr_storage *from)
@@ -211,6 +226,7 @@ static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t re
 	struct peer_hdr h;
 	const char *why;
 	char at[96];
+	uint64_t now_real;
 	int rc;
 
 	if (!p) {
@@ -243,15 +259,24 @@ static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t re
 				    "peer's key %u: ignored", h.key_id, p->pc.key.id);
 		return;
 	}
-	if (strcmp(h.to, ps->host)) {
+	if (!peers_same_host_name(h.to, ps->host)) {
 		peers_refuse_unauth(ps, p, from, UR_RECIPIENT, "a datagram for host %s, not this one "
 				    "(%s): ignored", h.to, ps->host);
 		return;
 	}
+	/* the time and the nonce before the signature: a replay costs nothing;
+	 * the nonce is remembered only once the signature proved it the peer's */
+	now_real = loop_real_ns();
+	if (peer_replay_fresh(&p->replay, now_real, ps->c->peer_skew_ns, h.ts_real_ns, h.nonce,
+			      &why) < 0) {
+		peers_refuse_unauth(ps, p, from, UR_REPLAY, "a datagram refused before its signature "
+				    "check: %s", why);
+		return;
+	}
 	if (!peer_bucket_take(&p->from.verify, loop_mono_ns(), VERIFY_BURST, VERIFY_EVERY_NS)) {
 		peers_refuse_unauth(ps, p, from, UR_THROTTLED, "more than %d datagrams to verify at "
-				    "once from this address, then one per %llu ms: ignored unverified",
-				    VERIFY_BURST, VERIFY_EVERY_NS / 1000000ull);
+				    "once from this address, then %llu a second: ignored unverified",
+				    VERIFY_BURST, 1000000000ull / VERIFY_EVERY_NS);
 		return;
 	}
 	p->from.verified++;
@@ -261,11 +286,7 @@ static void on_dgram(struct peers *ps, const uint8_t *buf, size_t len, size_t re
 				    "someone else sent it)", h.key_id, p->pc.key_file);
 		return;
 	}
-	if (peer_replay_check(&p->replay, loop_real_ns(), ps->c->peer_skew_ns, h.ts_real_ns,
-			      h.nonce, &why) < 0) {
-		peers_refuse_unauth(ps, p, from, UR_REPLAY, "a signed datagram refused: %s", why);
-		return;
-	}
+	peer_replay_remember(&p->replay, now_real, ps->c->peer_skew_ns, h.ts_real_ns, h.nonce);
 	p->last_rx_mono = loop_mono_ns();
 	p->last_rx_real = loop_real_ns();
 	if (h.type == PEER_NOTICE)

@@ -144,6 +144,13 @@ if run "silent" 0 1 2; then
 	check "silent: metrics: rank3's unanswered notice counted ($(unanswered rank3))" unanswered_ge rank3 1
 	check "silent: metrics: rank1 and rank2 answered, none unanswered" \
 		test "$(unanswered rank1)/$(unanswered rank2)" = 0/0
+	# its section sets no host =: the sender says so once (after an
+	# upgrade a section name other than the peer's host_name has every
+	# notice refused, and the refusal is logged on the peer only)
+	check "silent: rank 0 says once that [peer rank3] sets no host =" test \
+		"$(grep -c 'peer rank3: unanswered, and \[peer rank3\] sets no host =.*set host = its host_name' "$T_DIR/rank0.log")" = 1
+	check "silent: nothing of the kind for rank1 and rank2, which answered" bash -c \
+		"! grep -qE 'peer rank[12]: unanswered, and' '$T_DIR/rank0.log'"
 	rctl 0 peers > "$T_DIR/peers-silent.txt"; cat "$T_DIR/peers-silent.txt"
 	check "silent: nicstallctl peers: rank3 never heard from, its unanswered notice counted" \
 		bash -c "awk '\$1 == \"rank3\" && \$5 == \"never\" && \$6 == \"-\" && \$9 >= 1 { ok = 1 } END { exit !ok }' '$T_DIR/peers-silent.txt'"

@@ -650,6 +650,107 @@ static void bundle_retention__peer_snapshots__never_evict_own_bundles(void **sta
 		      "20260101T000109Z-h-p-peer-snapshot-2 ");
 }
 
+/* A snapshot of peer origin (its manifest as the daemon writes it:
+ * "trigger", then "peer"), padded to pad bytes of manifest. */
+static void write_snap(struct fx *f, const char *name, const char *origin, size_t pad)
+{
+	struct json_object *m = json_object_new_object(), *pe = json_object_new_object();
+	struct bundle_file file = { .name = "summary.txt", .data = "peer\n", .len = 5 };
+	char path[512], err[256], *big = NULL;
+
+	json_object_object_add(m, "trigger", json_object_new_string("peer-snapshot"));
+	json_object_object_add(pe, "origin_peer", json_object_new_string(origin));
+	json_object_object_add(pe, "origin_host", json_object_new_string(origin));
+	json_object_object_add(m, "peer", pe);
+	if (pad) {
+		big = malloc(pad + 1);
+		assert_non_null(big);
+		memset(big, 'x', pad);
+		big[pad] = 0;
+		json_object_object_add(m, "facts", json_object_new_string(big));
+	}
+	assert_int_equal(bundle_write(f->dir, name, m, &file, 1, 0, path, sizeof(path), err,
+				      sizeof(err)), 0);
+	json_object_put(m);
+	free(big);
+}
+
+/* Review of issue 34's fix, 2: a bundle named like a peer snapshot whose
+ * manifest cannot be read (missing, not a file, not JSON, no trigger
+ * where the daemon writes it) counts in neither pool and is never
+ * removed: it was counted as this host's, so this host's retention
+ * removed one more of its own bundles. A snapshot's manifest is read
+ * only as far as its first members: one over the manifest limit still
+ * counts as a snapshot, not as this host's. */
+static void bundle_retention__manifest_in_doubt__neither_pool_kept(void **state)
+{
+	struct fx *f = *state;
+	char path[512], err[256], p[700];
+	static const char *own[] = { "20260101T000001Z-h-p-v", "20260101T000005Z-h-p-v",
+				     "20260101T000009Z-h-p-v" };
+	int fd;
+
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(write_std(f, own[i], path, sizeof(path), err, sizeof(err)), 0);
+	/* no manifest; a manifest that is a directory; one that is no JSON;
+	 * one whose trigger is not within the bytes read */
+	run("mkdir -p %s/bundles/20260101T000002Z-h-p-peer-snapshot", f->dir);
+	run("mkdir -p %s/bundles/20260101T000003Z-h-p-peer-snapshot/manifest.json", f->dir);
+	run("mkdir -p %s/bundles/20260101T000004Z-h-p-peer-snapshot && printf '[1,' > "
+	    "%s/bundles/20260101T000004Z-h-p-peer-snapshot/manifest.json", f->dir, f->dir);
+	run("mkdir -p %s/bundles/20260101T000006Z-h-p-peer-snapshot && { printf '{\"a\": \"'; "
+	    "head -c 8000 /dev/zero | tr '\\0' x; printf '\", \"trigger\": \"stall\"}'; } > "
+	    "%s/bundles/20260101T000006Z-h-p-peer-snapshot/manifest.json", f->dir, f->dir);
+	/* a snapshot whose manifest is over the limit of a whole read (32 MiB) */
+	write_snap(f, "20260101T000007Z-h-p-peer-snapshot", "a", 0);
+	snprintf(p, sizeof(p), "%s/bundles/20260101T000007Z-h-p-peer-snapshot/manifest.json", f->dir);
+	fd = open(p, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 33 << 20), 0);
+	close(fd);
+	/* this host's three are within its limit of three: nothing removed */
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 3, 0), 0);
+	/* nor by the peer pool's retention, but the one snapshot it holds */
+	write_snap(f, "20260101T000008Z-h-p-peer-snapshot", "a", 0);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 1, 0), 1);
+	assert_listed(f, list_cb_any, 8, "20260101T000001Z-h-p-v 20260101T000002Z-h-p-peer-snapshot "
+		      "20260101T000003Z-h-p-peer-snapshot 20260101T000004Z-h-p-peer-snapshot "
+		      "20260101T000005Z-h-p-v 20260101T000006Z-h-p-peer-snapshot "
+		      "20260101T000008Z-h-p-peer-snapshot 20260101T000009Z-h-p-v ");
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_OWN, 2, 0), 1);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 1, 0), 0);
+	assert_listed(f, list_cb_any, 7, "20260101T000002Z-h-p-peer-snapshot "
+		      "20260101T000003Z-h-p-peer-snapshot 20260101T000004Z-h-p-peer-snapshot "
+		      "20260101T000005Z-h-p-v 20260101T000006Z-h-p-peer-snapshot "
+		      "20260101T000008Z-h-p-peer-snapshot 20260101T000009Z-h-p-v ");
+}
+
+/* Review of issue 34's fix, 4: the peer pool gives way by the peer
+ * holding the most, its oldest first: a peer whose notices keep coming
+ * cycles out its own snapshots, not another peer's older one. By bytes
+ * when the pool is over its bytes only. */
+static void bundle_retention__peer_pool__the_peer_holding_most_gives_way(void **state)
+{
+	struct fx *f = *state;
+	char name[96];
+
+	write_snap(f, "20260101T000100Z-h-p-peer-snapshot", "a", 0);
+	for (int i = 1; i <= 4; i++) {
+		snprintf(name, sizeof(name), "20260101T00010%dZ-h-p-peer-snapshot", i);
+		write_snap(f, name, "b", 0);
+	}
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 3, 0), 2);
+	assert_listed(f, list_cb_any, 3, "20260101T000100Z-h-p-peer-snapshot "
+		      "20260101T000103Z-h-p-peer-snapshot 20260101T000104Z-h-p-peer-snapshot ");
+	/* over the bytes: c holds one large snapshot, more bytes than b's two */
+	write_snap(f, "20260101T000090Z-h-p-peer-snapshot", "c", 200000);
+	write_snap(f, "20260101T000105Z-h-p-peer-snapshot", "a", 0);
+	assert_int_equal(bundle_retention(f->dir, BUNDLE_POOL_PEER, 0, 150000), 1);
+	assert_listed(f, list_cb_any, 4, "20260101T000100Z-h-p-peer-snapshot "
+		      "20260101T000103Z-h-p-peer-snapshot 20260101T000104Z-h-p-peer-snapshot "
+		      "20260101T000105Z-h-p-peer-snapshot ");
+}
+
 static void bundle_name__hostile_parts__sanitised(void **state)
 {
 	char buf[256];
@@ -824,6 +925,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(bundle_locate__name_in_cwd__state_dir_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_retention__five_bundles_max_three__oldest_two_removed, setup, teardown),
 		cmocka_unit_test_setup_teardown(bundle_retention__peer_snapshots__never_evict_own_bundles, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_retention__manifest_in_doubt__neither_pool_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(bundle_retention__peer_pool__the_peer_holding_most_gives_way, setup, teardown),
 		cmocka_unit_test(bundle_name__hostile_parts__sanitised),
 		cmocka_unit_test(bundle_summary__port_drop__verdict_not_and_missing_parts),
 		cmocka_unit_test(bundle_summary__empty_manifest__says_missing),

@@ -192,6 +192,33 @@ static void replay__same_nonce_twice__second_refused(void **state)
 	free(r);
 }
 
+/* The receiver looks the nonce up before the signature (a replay costs no
+ * HMAC) and remembers it only after: a lookup changes nothing, so a
+ * forged datagram cannot fill the cache or raise its floor. */
+static void replay__lookup_then_remember__lookup_changes_nothing(void **state)
+{
+	struct peer_replay *r = calloc(1, sizeof(*r));
+	uint8_t n[PEER_NONCE_LEN] = { 3 };
+	const char *why;
+
+	(void)state;
+	for (unsigned i = 0; i < PEER_NONCES + 5; i++) {
+		n[1] = (uint8_t)i;
+		n[2] = (uint8_t)(i >> 8);
+		assert_int_equal(peer_replay_fresh(r, 100 * S, 5 * S, 99 * S, n, &why), 0);
+	}
+	assert_int_equal(r->n, 0);
+	assert_true(r->floor_ns == 0);
+	n[1] = n[2] = 0;
+	assert_int_equal(peer_replay_fresh(r, 100 * S, 5 * S, 99 * S, n, &why), 0);
+	peer_replay_remember(r, 100 * S, 5 * S, 99 * S, n);
+	assert_int_equal(peer_replay_fresh(r, 100 * S, 5 * S, 99 * S, n, &why), -1);
+	assert_non_null(strstr(why, "replayed"));
+	assert_int_equal(peer_replay_fresh(r, 100 * S, 5 * S, 90 * S, n, &why), -1);
+	assert_non_null(strstr(why, "stale"));
+	free(r);
+}
+
 static void replay__outside_window__stale_and_future_refused(void **state)
 {
 	struct peer_replay *r = calloc(1, sizeof(*r));
@@ -378,6 +405,7 @@ static void msg__same_conn__either_direction(void **state)
  *   test_peerproto --send ADDR:PORT --key FILE [--mode MODE] [--count N]
  *                  [--incident ID] [--origin HOST] [--skew-ms MS]
  *                  [--save FILE | --raw FILE] [--from IPV4] [--to HOST]
+ *                  [--rate N]
  *
  * MODE: notice (signed, a fresh nonce each; the default), badkey (signed
  * with a key that is not FILE's), garbage (random bytes), oversized (a
@@ -386,12 +414,14 @@ static void msg__same_conn__either_direction(void **state)
  * signed). --to names the recipient (default rank0).
  * --count N sends N (incident ID, ID+1, ...); --skew-ms moves the
  * timestamp; --save keeps the first datagram, --raw sends a saved one
- * again (a replay); --from binds the source address. Run it in the sender's namespace (ip netns exec). */
+ * again (a replay); --from binds the source address; --rate N sends at
+ * most N a second (a pause of 1/N s after each, never a burst to catch
+ * up). Run it in the sender's namespace (ip netns exec). */
 static int send_main(int argc, char **argv)
 {
 	const char *to = NULL, *keyf = NULL, *mode = "notice", *origin = "rank1";
 	const char *save = NULL, *raw = NULL, *from = NULL, *rcpt = "rank0";
-	long count = 1, skew_ms = 0;
+	long count = 1, skew_ms = 0, rate = 0;
 	uint64_t inc = 1;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	struct peer_key k;
@@ -423,6 +453,8 @@ static int send_main(int argc, char **argv)
 			from = v;
 		else if (!strcmp(o, "--to"))
 			rcpt = v;
+		else if (!strcmp(o, "--rate"))
+			rate = atol(v);
 		else {
 			fprintf(stderr, "--send: unknown option %s\n", o);
 			return 2;
@@ -432,7 +464,8 @@ static int send_main(int argc, char **argv)
 	    inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
 		fprintf(stderr, "usage: %s --send IPV4:PORT --key FILE [--mode notice|badkey|"
 			"garbage|oversized|short] [--count N] [--incident ID] [--origin HOST] "
-			"[--skew-ms MS] [--save FILE | --raw FILE] [--from IPV4] [--to HOST]\n", argv[0]);
+			"[--skew-ms MS] [--save FILE | --raw FILE] [--from IPV4] [--to HOST] [--rate N]\n",
+			argv[0]);
 		return 2;
 	}
 	sa.sin_port = htons(sa.sin_port);
@@ -530,6 +563,13 @@ static int send_main(int argc, char **argv)
 			perror("sendto");
 			return 1;
 		}
+		if (rate > 0) {
+			struct timespec gap = { .tv_sec = 0, .tv_nsec = (long)(S / (uint64_t)rate) };
+
+			if (rate == 1)
+				gap = (struct timespec){ .tv_sec = 1 };
+			nanosleep(&gap, NULL);
+		}
 	}
 	close(fd);
 	return 0;
@@ -548,6 +588,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(hourly__limit_per_sliding_hour),
 		cmocka_unit_test(encode__too_large__refused),
 		cmocka_unit_test(replay__same_nonce_twice__second_refused),
+		cmocka_unit_test(replay__lookup_then_remember__lookup_changes_nothing),
 		cmocka_unit_test(replay__outside_window__stale_and_future_refused),
 		cmocka_unit_test(replay__cache_overflows__forgotten_nonce_still_refused),
 		cmocka_unit_test(bucket__burst_then_one_per_interval),
