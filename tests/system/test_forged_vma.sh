@@ -87,10 +87,14 @@ check "one rate-limited line about it ($n)" test "$n" -eq 1
 grep 'socket claims the kernel did not verify' "$T_DIR/daemon.log" | head -1
 check "the line says why" grep -q "process $SP does not map libvma.so" "$T_DIR/daemon.log"
 
-# ---- the real (emulated) engine on the same port: verified, investigated
+# ---- the real (emulated) engine on the same port: verified, investigated.
+# Its server stops answering after 1500 requests (about 3 s at one per 2 ms):
+# the reader must first see the flow move, or a flow first seen already
+# waiting is idle to the detector (it cannot date the wait), and the check
+# below flipped with how soon the daemon's rescan found the engine's file.
 PRE=LD_PRELOAD=$BUILD/libvma.so.9.8.84
 ip netns exec "$B" env "$PRE" "$BUILD/vmaengine" --role server --bind 10.223.0.2:11111 --dir "$T_DIR/vma" \
-	--stall-after 100 --duration 40 > "$T_DIR/vsrv.log" 2>&1 &
+	--stall-after 1500 --duration 40 > "$T_DIR/vsrv.log" 2>&1 &
 T_PIDS+=($!)
 wait_for 5 grep -q '^ready' "$T_DIR/vsrv.log"
 ip netns exec "$A" env "$PRE" "$BUILD/vmaengine" --role client --bind 10.223.0.1:0 --peer 10.223.0.2:11111 \
