@@ -64,6 +64,10 @@ static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt
 	struct tw_thread init = {};
 	__u32 off;
 
+	if (state & 0x80) {     /* TASK_DEAD: its last switch (do_task_dead()) */
+		bpf_map_delete_elem(&tw_threads, &tid);
+		return;
+	}
 	if (!t) {
 		init.tgid = tgid;
 		init.first_ns = now;

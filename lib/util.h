@@ -36,6 +36,10 @@ char *util_read_file(const char *path, size_t max, size_t *len);
 ssize_t util_read_buf(const char *path, char *buf, size_t size);
 /* The same for path beneath dirfd (openat(2); AT_FDCWD: as above). */
 ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size);
+/* When process pid started (/proc/PID/stat field 22, clock ticks since
+ * boot); 0 when it cannot be read (gone, or no such pid). With the pid it
+ * names one process: a pid reused by another starts at another time. */
+unsigned long long util_proc_start(int pid);
 /* Copy of s[0..len) with invalid UTF-8 and every control character but tab
  * and newline (C0, DEL, C1) replaced by '?' (malloc'd; NULL on ENOMEM). */
 char *util_utf8_clean(const char *s, size_t len);

@@ -1,0 +1,462 @@
+/* Unit tests: threadwatch, the engine-thread watch, with its program
+ * loaded for real on the scheduler's switch tracepoint (root, kernel BTF;
+ * skipped with the reason otherwise). Children stand in for engines:
+ *  - seed 001's sender: one thread asleep in futex_wait, woken thousands
+ *    of times a second by another thread, for 650 ms while its flow waits;
+ *  - a healthy server: one thread asleep in epoll_wait between requests;
+ *  - a process that exits mid-poll, a pid reused by another process, and
+ *    /proc/kallsyms unreadable. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <inttypes.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/threadwatch_api.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+
+#define MS 1000000ull
+
+static struct threadwatch *tw;
+static char skip_why[512];
+
+/* ---- log capture: stderr into a file the test reads ---- */
+
+static char logpath[] = "/tmp/test_threadwatch_log.XXXXXX";
+static int saved_err = -1;
+
+static void log_capture(void)
+{
+	int fd = mkstemp(logpath);
+
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved_err = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+/* What was logged since log_capture (malloc'd). */
+static char *log_release(void)
+{
+	char *buf = calloc(1, 65536);
+	int fd;
+
+	fflush(stderr);
+	dup2(saved_err, 2);
+	close(saved_err);
+	fd = open(logpath, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(read(fd, buf, 65535) >= 0);
+	close(fd);
+	unlink(logpath);
+	strcpy(logpath, "/tmp/test_threadwatch_log.XXXXXX");
+	return buf;
+}
+
+/* ---- children ---- */
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint32_t fword;
+static volatile int waker_stop;
+
+static void *waker(void *arg)
+{
+	(void)arg;
+	while (!waker_stop) {
+		struct timespec ts = { 0, 100000 };     /* 100 us */
+
+		nanosleep(&ts, NULL);
+		__atomic_store_n(&fword, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &fword, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+/* The starved sender: futex waits for span_ms, each woken by the waker
+ * (the lock is lost again: wait again). Reports its tid on out. */
+struct sender_arg { int out; unsigned span_ms; };
+
+static void *sender(void *p)
+{
+	struct sender_arg *a = p;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	struct timespec t0, t;
+
+	assert_true(write(a->out, &tid, sizeof(tid)) == sizeof(tid));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		while (!__atomic_exchange_n(&fword, 0, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &fword, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (((int64_t)(t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec)) /
+		 1000000 < (int64_t)a->span_ms);
+	return NULL;
+}
+
+/* A child: waits for a byte on go, runs the starved sender, then sleeps
+ * until killed. The sender's tid comes back on out. */
+static pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
+{
+	int go[2], tp[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(tp), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct sender_arg a = { tp[1], span_ms };
+		pthread_t w, s;
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		pthread_create(&w, NULL, waker, NULL);
+		pthread_create(&s, NULL, sender, &a);
+		pthread_join(s, NULL);
+		waker_stop = 1;
+		pthread_join(w, NULL);
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	close(tp[1]);
+	*go_w = go[1];
+	*tid_r = tp[0];
+	return pid;
+}
+
+static void stop_child(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* ---- setup ---- */
+
+static int group_setup(void **st)
+{
+	(void)st;
+	log_init("test", 0);
+	tw = threadwatch_open(skip_why, sizeof(skip_why));
+	return 0;
+}
+
+static int group_teardown(void **st)
+{
+	(void)st;
+	threadwatch_close(tw);
+	return 0;
+}
+
+#define NEED_TW()                                                            \
+	do {                                                                 \
+		if (!tw) {                                                   \
+			print_message("skipped: %s\n", skip_why);            \
+			skip();                                              \
+		}                                                            \
+	} while (0)
+
+struct find { int32_t tid; struct tw_view v; int found; unsigned threads; };
+
+static void find_cb(const struct tw_view *v, void *arg)
+{
+	struct find *f = arg;
+
+	f->threads++;
+	if (v->tid == f->tid) {
+		f->v = *v;
+		f->found = 1;
+	}
+}
+
+static void read_now(void)
+{
+	char err[256] = "";
+
+	if (threadwatch_read(tw, loop_mono_ns(), 20 * MS, err, sizeof(err)) < 0)
+		fail_msg("threadwatch_read: %s", err);
+}
+
+/* ---- tests ---- */
+
+static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32, tid = 0;
+	uint64_t t0, wait_since;
+	struct find f = { 0 };
+	char stack[4096];
+	unsigned stalled = 0;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 650);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	read_now();             /* the base, before the send */
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	t0 = loop_mono_ns();
+	wait_since = t0;        /* its flow waits from the send's start */
+	/* poll every 50 ms, as the detector does, until threshold + a poll */
+	while (loop_mono_ns() - t0 < 560 * MS) {
+		sleep_ms(50);
+		read_now();
+	}
+	f.tid = tid;
+	stalled = threadwatch_judge(tw, pid, 500 * MS, 50, wait_since, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	print_message("sender tid %d: %s, share %.3f, %" PRIu64 " voluntary / %" PRIu64
+		      " involuntary switches over %.0f ms\n", (int)tid,
+		      tj_verdict_name(f.v.r.verdict), f.v.r.share_pm / 1000.0, f.v.r.nvcsw,
+		      f.v.r.nivcsw, f.v.r.window_ns / 1e6);
+	assert_int_equal(f.v.r.verdict, TJ_ASLEEP);
+	assert_true(f.v.r.stalled);
+	assert_true(stalled >= 1);
+	assert_true(f.v.r.share_pm >= 700);
+	assert_true(f.v.r.nvcsw >= 1000);       /* ~10k/s woken */
+	/* without a waiting flow it is no stall */
+	assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, NULL, NULL), 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	print_message("stack at sleep:\n%s\n", stack);
+	assert_non_null(strstr(stack, "futex"));
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
+/* The healthy server: asleep in epoll_wait, woken for a request every
+ * 100 ms, served at once. */
+static void healthy_epoll_sleeper__no_waiting_flow__not_stalled(void **st)
+{
+	int rq[2], tidp[2];
+	pid_t pid;
+	int32_t p32, tid = 0;
+	uint64_t t0;
+	struct find f = { 0 };
+	char stack[4096];
+
+	(void)st;
+	NEED_TW();
+	assert_int_equal(pipe(rq), 0);
+	assert_int_equal(pipe(tidp), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct epoll_event ev = { .events = EPOLLIN }, out;
+		int ep = epoll_create1(0);
+		pid_t me = (pid_t)syscall(SYS_gettid);
+		char c;
+
+		close(rq[1]);
+		epoll_ctl(ep, EPOLL_CTL_ADD, rq[0], &ev);
+		if (write(tidp[1], &me, sizeof(me)) != sizeof(me))
+			_exit(1);
+		for (;;)
+			if (epoll_wait(ep, &out, 1, -1) == 1 && read(rq[0], &c, 1) != 1)
+				_exit(0);
+	}
+	close(rq[0]);
+	assert_int_equal(read(tidp[0], &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	read_now();
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 600 * MS) {
+		assert_int_equal(write(rq[1], "r", 1), 1);
+		sleep_ms(50);
+		read_now();
+		/* its flows: a request now and then, served in microseconds */
+		assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, NULL, NULL),
+				 0);
+	}
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	/* it does sleep most of the time: the flows' wait is what tells */
+	assert_int_equal(f.v.r.verdict, TJ_ASLEEP);
+	assert_false(f.v.r.stalled);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_non_null(strstr(stack, "epoll"));
+	stop_child(pid);
+	close(rq[1]);
+	close(tidp[0]);
+	close(tidp[1]);
+}
+
+static void watched_pid_exits_mid_poll__dropped_with_log_line(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32;
+	struct json_object *ev, *status;
+	char *log;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 300);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(go, "g", 1), 1);
+	sleep_ms(100);
+	read_now();
+	stop_child(pid);
+	log_capture();
+	read_now();
+	log = log_release();
+	assert_non_null(strstr(log, "exited: its threads are no longer watched"));
+	free(log);
+	/* nothing judged, no evidence, status says why */
+	assert_int_equal(threadwatch_judge(tw, pid, 100 * MS, 50, 1, 0, NULL, NULL), 0);
+	ev = threadwatch_evidence(tw, pid, 0, 100 * MS);
+	assert_null(ev);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	assert_true(json_object_get_int64(json_object_object_get(status, "dropped_exited")) >= 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(status, "processes")), 0);
+	json_object_put(status);
+	close(go);
+	close(tidr);
+}
+
+/* Fork until a child gets pid want (ns_last_pid; the host forks too). */
+static pid_t fork_as(pid_t want)
+{
+	for (int i = 0; i < 50; i++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		pid_t pid;
+
+		if (!f)
+			return -1;
+		fprintf(f, "%d", (int)want - 1);
+		fclose(f);
+		pid = fork();
+		if (!pid) {
+			pause();
+			_exit(0);
+		}
+		if (pid == want)
+			return pid;
+		stop_child(pid);
+	}
+	return -1;
+}
+
+static void pid_reused__old_process_dropped__new_one_watched_afresh(void **st)
+{
+	pid_t a, b;
+	int32_t p32;
+	char *log;
+
+	(void)st;
+	NEED_TW();
+	a = fork();
+	if (!a) {
+		pause();
+		_exit(0);
+	}
+	p32 = a;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	sleep_ms(20);
+	read_now();
+	stop_child(a);
+	sleep_ms(10);           /* a later start time, in clock ticks */
+	b = fork_as(a);
+	if (b < 0) {
+		print_message("skipped: pid %d could not be had again\n", (int)a);
+		skip();
+	}
+	log_capture();
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	log = log_release();
+	assert_non_null(strstr(log, "reused by another process"));
+	free(log);
+	stop_child(b);
+}
+
+static void kallsyms_unreadable__addresses_kept__one_log_line(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32, tid;
+	struct find f = { 0 };
+	char stack[4096], *log;
+	struct json_object *status, *ev;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 200);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	sleep_ms(50);
+	read_now();
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, &f);
+	assert_true(f.found);
+	threadwatch_set_kallsyms(tw, "/nonexistent/kallsyms");
+	log_capture();
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	ev = threadwatch_evidence(tw, pid, 0, 500 * MS);
+	log = log_release();
+	assert_non_null(ev);
+	json_object_put(ev);
+	assert_true(strncmp(stack, "0xffff", 6) == 0);
+	assert_null(strstr(stack, "futex"));
+	/* one line, naming the file, however many stacks */
+	assert_non_null(strstr(log, "kernel symbols unreadable (/nonexistent/kallsyms"));
+	assert_null(strstr(strstr(log, "unreadable") + 1, "unreadable"));
+	free(log);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(status,
+									     "kernel_symbols")),
+			       "/nonexistent/kallsyms"));
+	json_object_put(status);
+	threadwatch_set_kallsyms(tw, "/proc/kallsyms");
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
+		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
+		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
+		cmocka_unit_test(pid_reused__old_process_dropped__new_one_watched_afresh),
+		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
