@@ -28,8 +28,8 @@ struct tw_proc_ent {
 struct tw_thr {
 	int32_t tid, pid;
 	struct tj_sample cur;
-	struct tj_sample hist[TW_HIST];  /* ring, oldest at head */
-	unsigned head, nh;
+	struct tj_sample hist[TW_HIST];  /* oldest first */
+	unsigned nh;
 	int32_t stack_id;
 	uint64_t sleep_at_ns;
 };
@@ -292,13 +292,12 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		x->stack_id = t->stack_id;
 		x->sleep_at_ns = t->sleep_at_ns;
 		/* history: one sample every keep_ns at most */
-		if (!x->nh || now - x->hist[(x->head + x->nh - 1) % TW_HIST].at_ns >= keep_ns) {
-			if (x->nh == TW_HIST) {
-				x->hist[x->head] = x->cur;
-				x->head = (x->head + 1) % TW_HIST;
-			} else {
-				x->hist[(x->head + x->nh++) % TW_HIST] = x->cur;
-			}
+		if (!x->nh || now - x->hist[x->nh - 1].at_ns >= keep_ns) {
+			if (x->nh == TW_HIST)
+				memmove(x->hist, x->hist + 1, (TW_HIST - 1) * sizeof(x->hist[0]));
+			else
+				x->nh++;
+			x->hist[x->nh - 1] = x->cur;
 		}
 		nn++;
 	}
@@ -309,18 +308,6 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 	return (int)nn;
 }
 
-/* The newest sample at or before t (NULL: none that old). */
-static const struct tj_sample *tw_base(const struct tw_thr *x, uint64_t t)
-{
-	for (unsigned k = x->nh; k-- > 0;) {
-		const struct tj_sample *s = &x->hist[(x->head + k) % TW_HIST];
-
-		if (s->at_ns <= t)
-			return s;
-	}
-	return NULL;
-}
-
 unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t threshold_ns,
 			   unsigned min_share_pct, uint64_t flows_wait_since_ns,
 			   uint64_t min_wait_ns, threadwatch_fn fn, void *arg)
@@ -329,20 +316,18 @@ unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t thresho
 
 	for (unsigned i = 0; i < tw->nthr; i++) {
 		const struct tw_thr *x = &tw->thr[i];
-		const struct tj_sample *b;
 		struct tw_view v;
 
 		if (pid && x->pid != pid)
 			continue;
-		b = x->cur.at_ns > threshold_ns ? tw_base(x, x->cur.at_ns - threshold_ns) : NULL;
 		memset(&v, 0, sizeof(v));
 		v.pid = x->pid;
 		v.tid = x->tid;
 		v.cur = x->cur;
 		v.stack_id = x->stack_id;
 		v.sleep_at_ns = x->sleep_at_ns;
-		tj_judge(b, &x->cur, threshold_ns, min_share_pct, flows_wait_since_ns, min_wait_ns,
-			 &v.r);
+		tj_judge_hist(x->hist, x->nh, &x->cur, threshold_ns, min_share_pct,
+			      flows_wait_since_ns, min_wait_ns, &v.r);
 		stalled += v.r.stalled;
 		if (fn)
 			fn(&v, arg);
@@ -582,12 +567,16 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	char stack[TW_STACK_DEPTH * 96];
 
 	/* over the wait: from the newest sample at or before its start */
-	if (e->since_ns && x) {
-		const struct tj_sample *b = tw_base(x, e->since_ns);
+	if (e->since_ns && x && x->nh) {
+		const struct tj_sample *b = &x->hist[0];
 
-		if (!b && x->nh)
-			b = &x->hist[x->head];  /* watched since after the wait began */
-		tj_judge(b, &x->cur, UINT64_MAX, 100, 0, 0, &r);
+		for (unsigned k = x->nh; k-- > 0;)
+			if (x->hist[k].at_ns <= e->since_ns) {
+				b = &x->hist[k];
+				break;
+			}
+		/* b: at or before the wait's start, or the oldest kept */
+		tj_span(b, &x->cur, &r);
 	}
 	json_object_object_add(o, "tid", json_object_new_int(v->tid));
 	tw_proc_state(v->pid, v->tid, o);
