@@ -223,7 +223,7 @@ static struct tw_thr *tw_thr_find(struct tw_thr *v, unsigned n, int32_t tid)
 {
 	struct tw_thr key = { .tid = tid };
 
-	return bsearch(&key, v, n, sizeof(*v), tw_thr_cmp);
+	return n ? bsearch(&key, v, n, sizeof(*v), tw_thr_cmp) : NULL;
 }
 
 static void tw_sample_of(const struct tw_thread *t, uint64_t now, struct tj_sample *s)
