@@ -16,9 +16,9 @@
  * TASK_UNINTERRUPTIBLE (0x2) a D sleep.
  *
  * Every switch on the host runs this. A switch of two unwatched threads
- * costs a read of a global, one bpf_get_current_pid_tgid(), one hash
- * lookup by tgid that misses, one load of next->tgid and a second lookup
- * that misses; with nothing watched, only the global. */
+ * costs a read of a global, one bpf_get_current_pid_tgid(), one load of
+ * next->tgid and two bit tests in an array (inlined lookups); with nothing
+ * watched, only the global. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -33,11 +33,13 @@ struct task_struct___tw {
 	int tgid;
 } __attribute__((preserve_access_index));
 
+/* The watched processes: one bit per tgid (the daemon keeps it). An array
+ * lookup is inlined by the verifier: a load and a compare, no hash. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TW_MAX_TGIDS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TW_TGID_WORDS);
 	__type(key, __u32);
-	__type(value, struct tw_proc);
+	__type(value, __u64);
 } tw_procs SEC(".maps");
 
 struct {
@@ -106,6 +108,14 @@ static __always_inline void tw_in(__u32 tid, __u64 now)
 	t->off_at_ns = 0;
 }
 
+static __always_inline int tw_watched(__u32 tgid)
+{
+	__u32 w = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tw_procs, &w);
+
+	return bits && (*bits >> (tgid & 63)) & 1;
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
 	     struct task_struct___tw *next, unsigned int prev_state)
@@ -119,12 +129,12 @@ int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
 	id = bpf_get_current_pid_tgid();
 	tgid = id >> 32;
 	now = 0;
-	if (bpf_map_lookup_elem(&tw_procs, &tgid)) {
+	if (tw_watched(tgid)) {
 		now = bpf_ktime_get_ns();
 		tw_out(ctx, (__u32)id, tgid, preempt, prev_state, now);
 	}
 	ntgid = next->tgid;
-	if (bpf_map_lookup_elem(&tw_procs, &ntgid)) {
+	if (tw_watched(ntgid)) {
 		if (!now)
 			now = bpf_ktime_get_ns();
 		tw_in((__u32)next->pid, now);

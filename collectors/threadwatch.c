@@ -130,12 +130,28 @@ static void tw_forget_threads(struct threadwatch *tw, int32_t pid)
 	tw->nthr = j;
 }
 
+/* Set or clear pid's bit in the kernel's watched set. */
+static int tw_bit(struct threadwatch *tw, int32_t pid, int on)
+{
+	uint32_t w = (uint32_t)pid >> 6;
+	uint64_t bits = 0, m = 1ull << ((uint32_t)pid & 63);
+
+	if (pid <= 0 || w >= TW_TGID_WORDS) {
+		errno = ERANGE;
+		return -1;
+	}
+	if (bpf_map_lookup_elem(tw->procs_fd, &w, &bits) < 0)
+		return -1;
+	bits = on ? bits | m : bits & ~m;
+	return bpf_map_update_elem(tw->procs_fd, &w, &bits, BPF_ANY);
+}
+
 static void tw_drop(struct threadwatch *tw, unsigned i, const char *why)
 {
 	uint32_t k = (uint32_t)tw->procs[i].pid;
 
 	log_info("thread watch: pid %d %s: its threads are no longer watched", (int)k, why);
-	bpf_map_delete_elem(tw->procs_fd, &k);
+	tw_bit(tw, tw->procs[i].pid, 0);
 	tw_forget_threads(tw, tw->procs[i].pid);
 	tw->procs[i] = tw->procs[--tw->nprocs];
 	tw_publish_count(tw);
@@ -182,8 +198,7 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 			i++;
 	}
 	for (unsigned j = 0; j < n; j++) {
-		struct tw_proc v = { 0 };
-		uint32_t k;
+		unsigned long long start;
 
 		if (pids[j] <= 0 || tw_find_proc(tw, pids[j]) >= 0)
 			continue;
@@ -194,16 +209,15 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 					  (int)pids[j]);
 			continue;
 		}
-		v.start_ticks = util_proc_start(pids[j]);
-		if (!v.start_ticks)
+		start = util_proc_start(pids[j]);
+		if (!start)
 			continue;       /* gone already */
-		k = (uint32_t)pids[j];
-		if (bpf_map_update_elem(tw->procs_fd, &k, &v, BPF_ANY) < 0) {
+		if (tw_bit(tw, pids[j], 1) < 0) {
 			log_warn("thread watch: pid %d: map update", (int)pids[j]);
 			continue;
 		}
 		tw->procs[tw->nprocs].pid = pids[j];
-		tw->procs[tw->nprocs].start = v.start_ticks;
+		tw->procs[tw->nprocs].start = start;
 		tw->nprocs++;
 	}
 	tw_publish_count(tw);

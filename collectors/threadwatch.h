@@ -17,6 +17,8 @@ typedef uint64_t tw_u64;
 #endif
 
 #define TW_MAX_TGIDS 1024       /* watched processes */
+#define TW_TGID_WORDS 65536     /* the watched set: one bit per tgid up to
+				 * 2^22 (PID_MAX_LIMIT on 64-bit) */
 #define TW_MAX_THREADS 16384    /* their threads (LRU: the least recently
 				 * switched go first) */
 #define TW_MAX_STACKS 4096      /* kernel stacks at sleep */
@@ -50,10 +52,5 @@ struct tw_thread {
 	tw_u32 pad;
 };
 
-/* A watched process (key: its tgid): the start time (field 22 of
- * /proc/PID/stat, clock ticks) the daemon saw, for pid reuse. */
-struct tw_proc {
-	tw_u64 start_ticks;
-};
 
 #endif
