@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "collectors/bpflog.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "threadwatch.skel.h"
@@ -534,11 +535,6 @@ int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_
 
 /* ---- evidence and status ---- */
 
-static void tw_jadd_u64(struct json_object *o, const char *k, uint64_t v)
-{
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
 /* The thread's state now, from /proc (the program sees only switches). */
 static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
 {
@@ -550,7 +546,7 @@ static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
 
 		buf[strcspn(buf, "\n")] = 0;
 		clean = util_utf8_clean(buf, strlen(buf));     /* the engine names it */
-		json_object_object_add(o, "name", json_object_new_string(clean ? clean : "?"));
+		jx_add_str(o, "name", clean ? clean : "?");
 		free(clean);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
@@ -558,9 +554,9 @@ static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
 	    p[2]) {
 		char st[2] = { p[2], 0 };
 
-		json_object_object_add(o, "state_now", json_object_new_string(st));
+		jx_add_str(o, "state_now", st);
 	} else {
-		json_object_object_add(o, "state_now", json_object_new_string("gone"));
+		jx_add_str(o, "state_now", "gone");
 	}
 }
 
@@ -592,26 +588,25 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 		/* b: at or before the wait's start, or the oldest kept */
 		tj_span(b, &x->cur, &r);
 	}
-	json_object_object_add(o, "tid", json_object_new_int(v->tid));
+	jx_add_int(o, "tid", v->tid);
 	tw_proc_state(v->pid, v->tid, o);
-	tw_jadd_u64(o, "window_ns", r.window_ns);
-	tw_jadd_u64(o, "voluntary_switches", r.nvcsw);
-	tw_jadd_u64(o, "involuntary_switches", r.nivcsw);
-	tw_jadd_u64(o, "off_cpu_sleep_ns", r.sleep_ns);
-	tw_jadd_u64(o, "off_cpu_disk_ns", r.disk_ns);
-	tw_jadd_u64(o, "off_cpu_preempted_ns", r.preempt_ns);
-	json_object_object_add(o, "off_cpu_share", json_object_new_double(r.share_pm / 1000.0));
-	json_object_object_add(o, "verdict", json_object_new_string(tj_verdict_name(v->r.verdict)));
-	json_object_object_add(o, "off_cpu_now", json_object_new_boolean(v->cur.off_at_ns != 0));
+	jx_add_u64(o, "window_ns", r.window_ns);
+	jx_add_u64(o, "voluntary_switches", r.nvcsw);
+	jx_add_u64(o, "involuntary_switches", r.nivcsw);
+	jx_add_u64(o, "off_cpu_sleep_ns", r.sleep_ns);
+	jx_add_u64(o, "off_cpu_disk_ns", r.disk_ns);
+	jx_add_u64(o, "off_cpu_preempted_ns", r.preempt_ns);
+	jx_add_double(o, "off_cpu_share", r.share_pm / 1000.0);
+	jx_add_str(o, "verdict", tj_verdict_name(v->r.verdict));
+	jx_add_bool(o, "off_cpu_now", v->cur.off_at_ns != 0);
 	if (v->cur.off_at_ns) {
-		json_object_object_add(o, "off_reason",
-				       json_object_new_string(tj_off_name(v->cur.off_state)));
-		tw_jadd_u64(o, "off_since_ns", v->cur.off_at_ns);
+		jx_add_str(o, "off_reason", tj_off_name(v->cur.off_state));
+		jx_add_u64(o, "off_since_ns", v->cur.off_at_ns);
 	}
 	if (v->sleep_at_ns)
-		tw_jadd_u64(o, "last_sleep_ns", v->sleep_at_ns);
+		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
 	if (tw_stack_with(e->tw, v->stack_id, e->syms, e->nsyms, stack, sizeof(stack)) >= 0)
-		json_object_object_add(o, "stack_at_sleep", json_object_new_string(stack));
+		jx_add_str(o, "stack_at_sleep", stack);
 	json_object_array_add(e->arr, o);
 }
 
@@ -636,16 +631,15 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	struct bpf_prog_info info;
 	uint32_t len = sizeof(info);
 
-	json_object_object_add(out, "on", json_object_new_boolean(1));
-	json_object_object_add(out, "processes", json_object_new_int((int)tw->nprocs));
-	json_object_object_add(out, "threads", json_object_new_int((int)tw->nthr));
-	tw_jadd_u64(out, "dropped_exited", tw->dropped_exit);
-	tw_jadd_u64(out, "dropped_pid_reused", tw->dropped_reuse);
-	tw_jadd_u64(out, "refused_over_limit", tw->refused);
-	json_object_object_add(out, "kernel_symbols",
-			       json_object_new_string(tw->ksym_state < 0 ? tw->ksym_err :
-						      tw->ksym_state ? "readable" : "not read yet"));
+	jx_add_bool(out, "on", 1);
+	jx_add_int(out, "processes", (int)tw->nprocs);
+	jx_add_int(out, "threads", (int)tw->nthr);
+	jx_add_u64(out, "dropped_exited", tw->dropped_exit);
+	jx_add_u64(out, "dropped_pid_reused", tw->dropped_reuse);
+	jx_add_u64(out, "refused_over_limit", tw->refused);
+	jx_add_str(out, "kernel_symbols", tw->ksym_state < 0 ? tw->ksym_err :
+						      tw->ksym_state ? "readable" : "not read yet");
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))
-		json_object_object_add(out, "prog_id", json_object_new_int((int)info.id));
+		jx_add_int(out, "prog_id", (int)info.id);
 }

@@ -9,6 +9,7 @@
 #include "collectors/threadwatch_api.h"
 #include "daemon/conf.h"
 #include "daemon/liveness.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -227,11 +228,11 @@ void tpass_status(const struct tpass *tp, struct json_object *out)
 
 	if (tp->tw) {
 		threadwatch_status(tp->tw, o);
-		json_object_object_add(o, "stalls_called", json_object_new_uint64(tp->threads_called));
-		json_object_object_add(o, "sleep_share_pct", json_object_new_int((int)tp->share));
+		jx_add_u64(o, "stalls_called", tp->threads_called);
+		jx_add_int(o, "sleep_share_pct", (int)tp->share);
 	} else {
-		json_object_object_add(o, "on", json_object_new_boolean(0));
-		json_object_object_add(o, "why_off", json_object_new_string(tp->off_why));
+		jx_add_bool(o, "on", 0);
+		jx_add_str(o, "why_off", tp->off_why);
 	}
 	json_object_object_add(out, "thread_watch", o);
 }
