@@ -46,6 +46,11 @@ struct threadwatch {
 	struct tw_thread *bvals;
 	uint64_t last_read_ns;
 	uint64_t dropped_exit, dropped_reuse, refused;
+	/* pids dropped because another process took them: not watched again
+	 * while the flows still name them (those flows were the old
+	 * process's; the new one's threads say nothing of them) */
+	int32_t reused[TW_MAX_TGIDS];
+	unsigned nreused;
 	char kallsyms[256];
 	int ksym_state;                 /* 0 not tried, 1 read, -1 unreadable */
 	char ksym_err[320];
@@ -171,7 +176,10 @@ static void tw_check_procs(struct threadwatch *tw)
 			tw_drop(tw, i, "exited");
 		} else {
 			tw->dropped_reuse++;
-			tw_drop(tw, i, "was reused by another process (start time changed)");
+			if (tw->nreused < TW_MAX_TGIDS)
+				tw->reused[tw->nreused++] = tw->procs[i].pid;
+			tw_drop(tw, i, "was reused by another process (start time changed; not "
+				"watched again while flows name it)");
 		}
 	}
 }
@@ -184,16 +192,26 @@ static int tw_find_proc(const struct threadwatch *tw, int32_t pid)
 	return -1;
 }
 
+static int tw_in(const int32_t *v, unsigned n, int32_t pid)
+{
+	for (unsigned j = 0; j < n; j++)
+		if (v[j] == pid)
+			return 1;
+	return 0;
+}
+
 unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n)
 {
 	tw_check_procs(tw);
+	/* a reused pid may be watched again once no flow names it */
+	for (unsigned i = 0; i < tw->nreused;)
+		if (tw_in(pids, n, tw->reused[i]))
+			i++;
+		else
+			tw->reused[i] = tw->reused[--tw->nreused];
 	/* those no longer asked for */
 	for (unsigned i = 0; i < tw->nprocs;) {
-		unsigned j;
-
-		for (j = 0; j < n && pids[j] != tw->procs[i].pid; j++)
-			;
-		if (j == n)
+		if (!tw_in(pids, n, tw->procs[i].pid))
 			tw_drop(tw, i, "owns no watched flow now");
 		else
 			i++;
@@ -201,7 +219,8 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 	for (unsigned j = 0; j < n; j++) {
 		unsigned long long start;
 
-		if (pids[j] <= 0 || tw_find_proc(tw, pids[j]) >= 0)
+		if (pids[j] <= 0 || tw_find_proc(tw, pids[j]) >= 0 ||
+		    tw_in(tw->reused, tw->nreused, pids[j]))
 			continue;
 		if (tw->nprocs == TW_MAX_TGIDS) {
 			if (!tw->refused++)

@@ -26,8 +26,9 @@ void threadwatch_close(struct threadwatch *tw);
 /* Watch exactly the processes pids[0..n) (0 and negative skipped) from
  * now. A process already watched stays (its threads' history with it); a
  * pid whose process is gone, or whose start time changed (reused), is
- * dropped with one log line, its threads forgotten, and the new process
- * watched afresh when asked for. Returns how many are watched. */
+ * dropped with one log line and its threads forgotten. A reused pid is
+ * not watched again until a call that does not ask for it: the flows
+ * that name it were the old process's. Returns how many are watched. */
 unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n);
 /* Read every watched thread at now (CLOCK_MONOTONIC); a history sample is
  * kept every keep_ns at most (a sixteenth of the least threshold is

@@ -259,7 +259,7 @@ static pid_t fork_as(pid_t want)
 			return -1;
 		fprintf(f, "%d", (int)want - 1);
 		fclose(f);
-		pid = fork();
+		pid = twchild_fork();
 		if (!pid) {
 			pause();
 			_exit(0);
@@ -271,7 +271,7 @@ static pid_t fork_as(pid_t want)
 	return -1;
 }
 
-static void pid_reused__old_process_dropped__new_one_watched_afresh(void **st)
+static void pid_reused__old_process_dropped__new_one_not_watched_for_old_flows(void **st)
 {
 	pid_t a, b;
 	int32_t p32;
@@ -279,7 +279,7 @@ static void pid_reused__old_process_dropped__new_one_watched_afresh(void **st)
 
 	(void)st;
 	NEED_TW();
-	a = fork();
+	a = twchild_fork();
 	if (!a) {
 		pause();
 		_exit(0);
@@ -296,10 +296,19 @@ static void pid_reused__old_process_dropped__new_one_watched_afresh(void **st)
 		skip();
 	}
 	log_capture();
-	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	/* the old process's flows still name the pid: the new one, an
+	 * unrelated process, is not watched for them */
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 0);
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 0);
 	log = log_release();
 	assert_non_null(strstr(log, "reused by another process"));
+	assert_null(strstr(strstr(log, "reused") + 1, "reused"));  /* one line */
 	free(log);
+	assert_int_equal(threadwatch_judge(tw, b, 100 * MS, 50, 1, 0, NULL, NULL), 0);
+	/* once no flow names it, a flow of the new process is watched */
+	assert_int_equal(threadwatch_set(tw, NULL, 0), 0);
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(threadwatch_set(tw, NULL, 0), 0);
 	stop_child(b);
 }
 
@@ -356,7 +365,7 @@ int main(void)
 		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
 		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
 		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
-		cmocka_unit_test(pid_reused__old_process_dropped__new_one_watched_afresh),
+		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
 		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -10,12 +10,24 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "twchild.h"
+
+pid_t twchild_fork(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	assert_true(pid >= 0);
+	/* a failed assertion in the test must not leave it behind */
+	if (!pid && (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent))
+		_exit(1);
+	return pid;
+}
 
 void sleep_ms(unsigned ms)
 {
@@ -73,8 +85,7 @@ pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
 
 	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(tp), 0);
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = twchild_fork();
 	if (!pid) {
 		struct sender_arg a = { tp[1], span_ms };
 		pthread_t w, s;
@@ -110,8 +121,7 @@ pid_t start_epoll_server(int *req_w, pid_t *tid)
 
 	assert_int_equal(pipe(rq), 0);
 	assert_int_equal(pipe(tp), 0);
-	pid = fork();
-	assert_true(pid >= 0);
+	pid = twchild_fork();
 	if (!pid) {
 		struct epoll_event ev = { .events = EPOLLIN }, out;
 		int ep = epoll_create1(0);

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 
 void sleep_ms(unsigned ms);
+/* fork(), the child killed when the test process dies. */
+pid_t twchild_fork(void);
 /* Seed 001's sender: a child whose sender thread busy-polls (on CPU, as
  * a spinning engine thread) until a byte is written to *go_w, then waits
  * in futex_wait for span_ms, woken every ~100 us by
