@@ -248,6 +248,67 @@ static void watched_pid_exits_mid_poll__dropped_with_log_line(void **st)
 	close(tidr);
 }
 
+static void *short_thread(void *arg)
+{
+	(void)arg;
+	sleep_ms(1);
+	return NULL;
+}
+
+static void threads_born_and_ending_between_polls__forgotten_never_stalled(void **st)
+{
+	int go[2];
+	pid_t pid;
+	int32_t p32;
+	uint64_t t0;
+	struct json_object *status;
+	struct find f = { .tid = -1 };
+
+	(void)st;
+	NEED_TW();
+	assert_int_equal(pipe(go), 0);
+	pid = twchild_fork();
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		/* 400 threads, each sleeping 1 ms and ending, one at a time */
+		for (int i = 0; i < 400; i++) {
+			pthread_t t;
+
+			pthread_create(&t, NULL, short_thread, NULL);
+			pthread_join(t, NULL);
+		}
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	read_now();
+	assert_int_equal(write(go[1], "g", 1), 1);
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 700 * MS) {
+		sleep_ms(50);
+		read_now();
+		/* its flows wait all along: no thread of a few ms is a stall */
+		assert_int_equal(threadwatch_judge(tw, pid, 200 * MS, 50, t0, 0, NULL, NULL), 0);
+	}
+	threadwatch_judge(tw, pid, 200 * MS, 50, t0, 0, find_cb, &f);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	print_message("%u threads of the process left in the map after 400 came and went\n",
+		      f.threads);
+	/* the kernel forgot each at its last switch (TASK_DEAD) */
+	assert_true(f.threads <= 2);
+	assert_true(json_object_get_int(json_object_object_get(status, "threads")) <= 2);
+	json_object_put(status);
+	stop_child(pid);
+	close(go[1]);
+}
+
 /* Fork until a child gets pid want (ns_last_pid; the host forks too). */
 static pid_t fork_as(pid_t want)
 {
@@ -365,6 +426,7 @@ int main(void)
 		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
 		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
 		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
+		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
 		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
 		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
 	};
