@@ -105,6 +105,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/collectors/flowtrack.o $(BUILD)/collectors/flowtrack_read.o $(BUILD)/collectors/flowtrack_tcx.o: $(BUILD)/flowtrack.skel.h
 $(BUILD)/collectors/sockread.o: $(BUILD)/sockread.skel.h
+$(BUILD)/collectors/threadwatch.o: $(BUILD)/threadwatch.skel.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)
 	@rm -f $@

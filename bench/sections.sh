@@ -695,3 +695,24 @@ section_metrics() {
 	row section=metrics name="the metrics file at the defaults" unit=% series=met_core_pct \
 		note="of one core, beside the sampling it reports on"
 }
+
+# The thread watch's program on the scheduler's switch tracepoint: its cost
+# per switch of the host, by the kernel's own accounting (bpf_stats; its
+# two clock reads included, which is most of the "nothing watched" row).
+section_threads() {
+	local r out
+	for r in $(seq "$(pick 1 3)"); do
+		out=$("$BUILD/bench_threads" "$(pick 1 3)" 2>/dev/null) ||
+			{ echo "bench: bench_threads failed (thread watch off here?)" >&2; return; }
+		sample tw_none_ns "$(echo "$out" | sed -n 's/^nothing watched: \([0-9.]*\) ns.*/\1/p')"
+		sample tw_unw_ns "$(echo "$out" | sed -n 's/^unwatched switch: \([0-9.]*\) ns.*/\1/p')"
+		sample tw_w_ns "$(echo "$out" | sed -n 's/^watched switch: \([0-9.]*\) ns.*/\1/p')"
+	done
+	row section=threads name="thread watch, nothing watched / switch" unit=ns series=tw_none_ns \
+		note="the accounting's own clock reads and one global; every switch of the host"
+	row section=threads name="  an unwatched switch, a process watched / switch" unit=ns \
+		series=tw_unw_ns vs=tw_none_ns \
+		note="two bit tests in the watched set (array lookups, inlined)"
+	row section=threads name="  a watched thread's switch / switch" unit=ns series=tw_w_ns \
+		vs=tw_none_ns note="off-CPU accounting and a kernel stack walk per voluntary sleep"
+}

@@ -102,6 +102,18 @@ static void print_cost(struct json_object *o)
 			       json_object_get_double(jx_get(jx_get(fs, "next_poll"), "in_ms")),
 			       jx_text(jx_get(fs, "next_poll"), "why"));
 	}
+	/* engine threads (an older daemon sends nothing) */
+	if (jx_get(fs, "thread_watch")) {
+		struct json_object *tw = jx_get(fs, "thread_watch");
+
+		if (json_object_get_boolean(jx_get(tw, "on")))
+			printf("thread watch: on, %s process(es), %s thread(s) watched, %s stall(s) "
+			       "called; kernel symbols: %s\n", jx_text(tw, "processes"),
+			       jx_text(tw, "threads"), jx_text(tw, "stalls_called"),
+			       jx_text(tw, "kernel_symbols"));
+		else
+			printf("thread watch: off (%s)\n", jx_text(tw, "why_off"));
+	}
 	if (cpu) {
 		printf("\ndaemon: %.3f%% of one core since start (%.2f s of CPU), rss %.1f MiB",
 		       json_object_get_double(jx_get(cpu, "pct_since_start")),

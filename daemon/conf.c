@@ -233,6 +233,22 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 	} else if (!strcmp(key, "vma_interval")) {
 		if (util_parse_duration(val, &c->vma_ns, 10000000ull, 5000000000ull, e, sizeof(e)) < 0)
 			perr(p, "vma_interval: %s", e);
+	} else if (!strcmp(key, "thread_watch")) {
+		if (!strcmp(val, "auto"))
+			c->thread_watch = CONF_TW_AUTO;
+		else if (!strcmp(val, "on"))
+			c->thread_watch = CONF_TW_ON;
+		else if (!strcmp(val, "off"))
+			c->thread_watch = CONF_TW_OFF;
+		else
+			perr(p, "thread_watch: '%s' is not one of auto, on, off", val);
+	} else if (!strcmp(key, "thread_sleep_share")) {
+		uint64_t v;
+
+		if (util_parse_u64(val, &v, 10, 100, e, sizeof(e)) < 0)
+			perr(p, "thread_sleep_share: %s", e);
+		else
+			c->thread_share_pct = (unsigned)v;
 	} else if (!strcmp(key, "log_level")) {
 		static const char *lv[] = { "err", "warning", "notice", "info", "debug" };
 		static const int pri[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
@@ -569,6 +585,8 @@ static void defaults(struct conf *c, const char *path)
 	util_strlcpy(c->vma_dir, "/tmp", sizeof(c->vma_dir));
 	util_strlcpy(c->xlio_dir, "/tmp/xlio", sizeof(c->xlio_dir));
 	c->vma_ns = 100000000ull;
+	c->thread_watch = CONF_TW_AUTO;
+	c->thread_share_pct = 50;
 	util_strlcpy(c->rules_dir, NICSTALL_DATADIR "/rules", sizeof(c->rules_dir));
 	util_strlcpy(c->rules_local_dir, NICSTALL_SYSCONFDIR "/nicstalld/rules.d",
 		     sizeof(c->rules_local_dir));

@@ -60,6 +60,10 @@ struct port_conf {
 	unsigned line;               /* where the [port] section starts */
 };
 
+/* thread_watch: auto (on where the kernel allows it), on (a warning when
+ * it cannot be), off. */
+enum conf_tw { CONF_TW_AUTO = 0, CONF_TW_ON, CONF_TW_OFF };
+
 struct conf {
 	char path[PATH_MAX];
 	uint64_t interval_ns;        /* base sampling interval */
@@ -106,6 +110,8 @@ struct conf {
 	char vma_dir[PATH_MAX];      /* vmastat.<pid> files */
 	char xlio_dir[PATH_MAX];     /* xliostat.<pid> files */
 	uint64_t vma_ns;             /* VMA/XLIO read and bump interval */
+	int thread_watch;            /* enum conf_tw: engine threads (threadwatch) */
+	unsigned thread_share_pct;   /* asleep this much of a threshold: blocked */
 	struct port_conf *ports;
 	unsigned nports;
 	/* peer daemons (peerconf.h) */

@@ -502,3 +502,13 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 	}
 	return ev;
 }
+
+enum flow_event flow_stall_now(struct sflow *f)
+{
+	if (f->state != FLOW_WAITING)
+		return FLOW_EV_NONE;
+	f->state = FLOW_STALLED;
+	f->stalled_at_ns = f->wait_since_ns;
+	f->stalls++;
+	return FLOW_EV_STALLED;
+}

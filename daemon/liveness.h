@@ -106,6 +106,12 @@ unsigned flowtab_longest_chain(const struct flowtab *ft);
 enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			    uint64_t threshold_ns, uint64_t poll_ns);
 
+/* Stall a waiting flow now, for a reason of the detector's own (its
+ * process's engine thread is blocked: daemon/threadpass.h), as flow_update
+ * stalls one that waited its threshold. FLOW_EV_STALLED, or FLOW_EV_NONE
+ * when it was not waiting. */
+enum flow_event flow_stall_now(struct sflow *f);
+
 /* "tcp 10.0.0.1:40000 -> 10.0.0.2:11111" as the owner sees it, and the same
  * with the endpoints in a fixed order (both ends of one connection, and
  * every source that sees it, give the same text). */

@@ -114,9 +114,13 @@ void inv_threads_second(struct loop_timer *t, void *arg)
 		char err[256];
 		int ok = pr->threads_snapshot(v->pids[i], &second, err, sizeof(err)) == 0;
 
+		struct json_object *w = stall_thread_evidence(v->F->stall, v->pids[i]);
+
 		pr->threads_to_json(&v->th1[i], ok ? &second : NULL, o);
 		if (!ok)
 			jx_add_str(o, "second_error", err);
+		if (w)          /* the kernel's account over the wait */
+			json_object_object_add(o, "watch", w);
 		json_object_array_add(arr, o);
 		if (ok)
 			pr->threads_free(&second);

@@ -6,6 +6,7 @@
 #include "daemon/liveness.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
+#include "daemon/threadpass.h"
 #include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -83,6 +84,7 @@ struct stall {
 	uint64_t next_poll;             /* when the next poll is armed for */
 	const char *next_why;
 	uint64_t min_th;                /* the least threshold of any port */
+	struct tpass *tpass;            /* engine threads (threadpass.h) */
 };
 
 /* Why the next poll comes when it does (status: flow_sources.next_poll). */
@@ -470,6 +472,7 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 			s->repoll = 1;
 	}
 	plan_flow(s, f, o, now, th);
+	tpass_observe(s->tpass, f, now, th);
 }
 
 static void emit_cb(const struct flow_obs *o, const char *port, void *arg)
@@ -558,11 +561,21 @@ static void watch_owners(struct stall *s)
 	free(n);
 }
 
+static void thread_stall(struct sflow *f, void *arg)
+{
+	if (flow_stall_now(f) == FLOW_EV_STALLED)
+		on_stalled(arg, f);
+}
+
 void stall_poll_end(struct stall *s, uint64_t now)
 {
 	s->now = now;
 	if (now > s->poll_end)
 		s->poll_end = now;
+	/* engine threads blocked while their flows wait (before any flow
+	 * is freed: the pass holds this poll's waiting flows) */
+	tpass_run(s->tpass, now, s->gap_ns ? s->gap_ns : s->c->flow_interval_ns, thread_stall,
+		  s);
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		flowtab_expire(s->flows, now, gone_cb, s);
@@ -755,7 +768,8 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->ports = ps;
 	s->timer = loop_timer_new(l, timer_cb, s);
 	s->chunk = loop_timer_new(l, chunk_cb, s);
-	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk) {
+	s->tpass = tpass_new();
+	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk || !s->tpass) {
 		util_errf(err, errlen, "%s", s->timer ? "out of memory" : "flow timer");
 		stall_free(s);
 		return NULL;
@@ -773,6 +787,7 @@ void stall_configure(struct stall *s, const struct conf *c)
 		if (c->ports[i].stall_ns && c->ports[i].stall_ns < s->min_th)
 			s->min_th = c->ports[i].stall_ns;
 	flowsrcs_configure(s->srcs, c);
+	tpass_configure(s->tpass, c);
 	/* a poll after the interval, with the new sources; the plan goes on
 	 * from its end (a poll still being handled plans the next itself) */
 	if (!s->chunked) {
@@ -796,6 +811,7 @@ void stall_free(struct stall *s)
 	loop_timer_free(s->chunk);
 	free(s->q);
 	flowsrcs_free(s->srcs);
+	tpass_free(s->tpass);
 	flowtab_free(s->flows);
 	incidents_free(s->incs);
 	free(s->kset);
@@ -994,6 +1010,7 @@ struct json_object *stall_engines_json(struct stall *s)
 	uint64_t now;
 
 	flowsrcs_status(s->srcs, o);
+	tpass_status(s->tpass, o);
 	jx_add_u64(o, "flows", flowtab_count(s->flows));
 	/* every source, and the owners that have had flows refused */
 	flowtab_usage(s->flows, 0, use_json, lim);
@@ -1071,4 +1088,9 @@ unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 			n++;
 		}
 	return n;
+}
+
+struct json_object *stall_thread_evidence(struct stall *s, int pid)
+{
+	return tpass_evidence(s->tpass, pid, 0);
 }

@@ -90,4 +90,9 @@ struct stall_owner {
 size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 			     struct stall_owner *out, size_t max);
 
+/* The engine-thread watch's evidence of process pid: each of its threads'
+ * switches and off-CPU time over its flows' wait, its state, its kernel
+ * stack at the last sleep (threadpass.h). NULL when pid is not watched. */
+struct json_object *stall_thread_evidence(struct stall *s, int pid);
+
 #endif

@@ -481,3 +481,21 @@ int util_term_std(void)
 	stderr = e;
 	return 0;
 }
+
+unsigned long long util_proc_start(int pid)
+{
+	char path[32], txt[1024], *p;
+	unsigned long long start = 0;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (util_read_buf(path, txt, sizeof(txt)) <= 0)
+		return 0;
+	/* the name in parentheses may hold anything: fields follow the last ')' */
+	p = strrchr(txt, ')');
+	for (i = 3; p && i <= 22; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		start = strtoull(p + 1, NULL, 10);
+	return start;
+}

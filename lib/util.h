@@ -37,6 +37,10 @@ char *util_read_file(const char *path, size_t max, size_t *len);
 ssize_t util_read_buf(const char *path, char *buf, size_t size);
 /* The same for path beneath dirfd (openat(2); AT_FDCWD: as above). */
 ssize_t util_read_buf_at(int dirfd, const char *path, char *buf, size_t size);
+/* When process pid started (/proc/PID/stat field 22, clock ticks since
+ * boot); 0 when it cannot be read (gone, or no such pid). With the pid it
+ * names one process: a pid reused by another starts at another time. */
+unsigned long long util_proc_start(int pid);
 /* The one filter for text that reaches people (a terminal above all):
  * valid UTF-8 passes; invalid UTF-8 (the byte 0x9B, a C1 CSI, among it)
  * and every control character (C0 but tab and newline, DEL, C1 U+0080..

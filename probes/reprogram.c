@@ -56,27 +56,6 @@ int reprogram_plan(int flag, unsigned count)
 
 /* ---- markers ---- */
 
-/* When process pid started (/proc/PID/stat field 22, clock ticks since
- * boot); 0 when it cannot be read. With the pid it names one process: a
- * marker whose pid was reused by another is not that daemon's. */
-static unsigned long long proc_start(int pid)
-{
-	char path[32], txt[1024], *p;
-	unsigned long long start = 0;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (util_read_buf(path, txt, sizeof(txt)) <= 0)
-		return 0;
-	/* the name in parentheses may hold anything: fields follow the last ')' */
-	p = strrchr(txt, ')');
-	for (i = 3; p && i <= 22; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		start = strtoull(p + 1, NULL, 10);
-	return start;
-}
-
 static void marker_write(struct reprogram *r, const char *ns_name)
 {
 	char body[PATH_MAX + 128], name[64], err[PATH_MAX + 200];
@@ -100,7 +79,7 @@ static void marker_write(struct reprogram *r, const char *ns_name)
 	n = snprintf(body, sizeof(body),
 		     "netns=%s\nifname=%s\nifindex=%d\nflag=%d\npid=%d\nstart=%llu\n",
 		     ns_name ? ns_name : "", r->ifname, r->ifindex, r->res.flag_before,
-		     (int)getpid(), proc_start(getpid()));
+		     (int)getpid(), util_proc_start(getpid()));
 	if (fsu_replace_at(dfd, name, body, (size_t)n, 0600) < 0)
 		log_warn("reprogram: marker %s/%s", state_dir, name);
 	else
@@ -151,7 +130,7 @@ static int restore_one(int dfd, const char *name, const char *path)
 	/* a daemon that is still running is in the middle of its own hold;
 	 * a live pid that started at another time is a reused pid */
 	if (pid > 0 && pid != getpid() && (kill(pid, 0) == 0 || errno == EPERM) &&
-	    (!start || proc_start(pid) == start))
+	    (!start || util_proc_start(pid) == start))
 		return 0;
 	if (ifindex <= 0 || (flag != 0 && flag != 1)) {
 		log_warnx("reprogram: %s: not a marker; removed", path);

@@ -273,6 +273,34 @@ static void conf_load__host_and_producers__values_and_errors(void **state)
 	assert_non_null(strstr(ms.m[7], ":13: producer 'r': give one of"));
 }
 
+static void conf_load__thread_watch__values_and_bad_values(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+	char want[160];
+
+	(void)state;
+	assert_int_equal(load("[daemon]\nstall_threshold = 1s\n"
+			      "[port a]\ninterface = eth0\n", &c, &ms), 0);
+	assert_int_equal(c->thread_watch, CONF_TW_AUTO);
+	assert_int_equal(c->thread_share_pct, 50);
+	conf_free(c);
+	assert_int_equal(load("[daemon]\nthread_watch = off\nthread_sleep_share = 90\n"
+			      "[port a]\ninterface = eth0\n", &c, &ms), 0);
+	assert_int_equal(c->thread_watch, CONF_TW_OFF);
+	assert_int_equal(c->thread_share_pct, 90);
+	conf_free(c);
+	c = (struct conf *)1;
+	assert_int_equal(load("[daemon]\nthread_watch = yes\nthread_sleep_share = 5\n"
+			      "[port a]\ninterface = eth0\n", &c, &ms), 2);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:2: thread_watch: 'yes' is not one of auto, on, off",
+		 path);
+	assert_non_null(strstr(ms.m[0], want));
+	snprintf(want, sizeof(want), "%s:3: thread_sleep_share:", path);
+	assert_non_null(strstr(ms.m[1], want));
+}
+
 static void conf_load__missing_file__named(void **state)
 {
 	struct conf *c;
@@ -299,6 +327,7 @@ int main(void)
 		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
 		cmocka_unit_test(conf_load__structural_errors__named),
 		cmocka_unit_test(conf_load__tracker_attach__values_and_bad_value),
+		cmocka_unit_test(conf_load__thread_watch__values_and_bad_values),
 		cmocka_unit_test(conf_load__missing_file__named),
 		cmocka_unit_test(conf_load__children__unprivileged_by_default),
 		cmocka_unit_test(conf_load__children__root_or_unknown_refused_with_line),

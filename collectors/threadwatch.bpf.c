@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/* threadwatch: per-thread time off CPU, by why it left, for the threads of
+ * the processes the daemon watches (those that own watched flows), from the
+ * scheduler's switch tracepoint (tp_btf/sched_switch: needs kernel BTF).
+ *
+ * The kernel's __schedule() (kernel/sched/core.c) reads prev_state =
+ * prev->__state once; on a switch that is not a preemption with a non-zero
+ * state it blocks the task (try_to_block_task(), which turns prev_state
+ * back to TASK_RUNNING when a signal is pending) and counts the switch in
+ * prev->nvcsw, otherwise in prev->nivcsw; then trace_sched_switch(preempt,
+ * prev, next, prev_state) fires, before context_switch(), so current is
+ * still prev (fa2c3254d7cf "sched/tracing: Don't re-read p->state when
+ * emitting sched_switch event" made prev_state an argument). We classify as
+ * it counts: preempt or state 0 (a yield) is involuntary, the rest
+ * voluntary, TASK_INTERRUPTIBLE (0x1) a sleep on an event,
+ * TASK_UNINTERRUPTIBLE (0x2) a D sleep.
+ *
+ * Every switch on the host runs this. A switch of two unwatched threads
+ * costs a read of a global, one bpf_get_current_pid_tgid(), one load of
+ * next->tgid and two bit tests in an array (inlined lookups); with nothing
+ * watched, only the global. */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "collectors/threadwatch.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* What we read of the next task (CO-RE: relocated against the kernel's BTF). */
+struct task_struct___tw {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/* The watched processes: one bit per tgid (the daemon keeps it). An array
+ * lookup is inlined by the verifier: a load and a compare, no hash. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TW_TGID_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tw_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TW_MAX_THREADS);
+	__type(key, __u32);
+	__type(value, struct tw_thread);
+} tw_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, TW_MAX_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, TW_STACK_DEPTH * sizeof(__u64));
+} tw_stacks SEC(".maps");
+
+/* Processes in tw_procs: the daemon keeps it (0: leave at once). */
+__u32 tw_nprocs = 0;
+
+static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt,
+				   unsigned int state, __u64 now)
+{
+	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
+	struct tw_thread init = {};
+	__u32 off;
+
+	if (state & 0x80) {     /* TASK_DEAD: its last switch (do_task_dead()) */
+		bpf_map_delete_elem(&tw_threads, &tid);
+		return;
+	}
+	if (!t) {
+		init.tgid = tgid;
+		init.first_ns = now;
+		init.stack_id = -1;
+		bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&tw_threads, &tid);
+		if (!t)
+			return;
+	}
+	if (preempt || !state) {
+		off = TW_OFF_PREEMPT;
+		__sync_fetch_and_add(&t->nivcsw, 1);
+	} else {
+		off = state & 0x1 ? TW_OFF_SLEEP : state & 0x2 ? TW_OFF_DISK : TW_OFF_OTHER;
+		__sync_fetch_and_add(&t->nvcsw, 1);
+		t->sleep_at_ns = now;
+		/* the kernel stack it sleeps in (current is prev here) */
+		t->stack_id = bpf_get_stackid(ctx, &tw_stacks, BPF_F_REUSE_STACKID);
+	}
+	t->off_state = off;
+	t->off_at_ns = now;
+}
+
+static __always_inline void tw_in(__u32 tid, __u64 now)
+{
+	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
+	__u64 at;
+	__u32 off;
+
+	if (!t)
+		return;
+	at = t->off_at_ns;
+	off = t->off_state;
+	if (at && now > at && off < TW_OFF_N)
+		__sync_fetch_and_add(&t->off_ns[off], now - at);
+	t->off_at_ns = 0;
+}
+
+static __always_inline int tw_watched(__u32 tgid)
+{
+	__u32 w = tgid >> 6;
+	__u64 *bits = bpf_map_lookup_elem(&tw_procs, &w);
+
+	return bits && (*bits >> (tgid & 63)) & 1;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
+	     struct task_struct___tw *next, unsigned int prev_state)
+{
+	__u64 id, now;
+	__u32 tgid, ntgid;
+
+	if (!tw_nprocs)
+		return 0;
+	(void)prev;
+	id = bpf_get_current_pid_tgid();
+	tgid = id >> 32;
+	now = 0;
+	if (tw_watched(tgid)) {
+		now = bpf_ktime_get_ns();
+		tw_out(ctx, (__u32)id, tgid, preempt, prev_state, now);
+	}
+	ntgid = next->tgid;
+	if (tw_watched(ntgid)) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		tw_in((__u32)next->pid, now);
+	}
+	return 0;
+}

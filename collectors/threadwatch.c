@@ -1,0 +1,664 @@
+/* threadwatch: loader and reader of the engine-thread watch
+ * (threadwatch.bpf.c). See threadwatch_api.h. */
+#include "collectors/threadwatch_api.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/bpflog.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+#include "threadwatch.skel.h"
+
+#define TW_HIST 64              /* samples kept per thread */
+#define TW_KALLSYMS_MAX (64u << 20)
+
+struct tw_proc_ent {
+	int32_t pid;
+	unsigned long long start;
+};
+
+struct tw_thr {
+	int32_t tid, pid;
+	struct tj_sample cur;
+	struct tj_sample hist[TW_HIST];  /* oldest first */
+	unsigned nh;
+	int32_t stack_id;
+	uint64_t sleep_at_ns;
+};
+
+struct threadwatch {
+	struct threadwatch_bpf *skel;
+	int procs_fd, threads_fd, stacks_fd;
+	struct tw_proc_ent procs[TW_MAX_TGIDS];
+	unsigned nprocs;
+	struct tw_thr *thr;             /* sorted by tid */
+	unsigned nthr;
+	uint32_t *bkeys;                /* batch read buffers */
+	struct tw_thread *bvals;
+	uint64_t last_read_ns;
+	uint64_t dropped_exit, dropped_reuse, refused;
+	/* pids dropped because another process took them: not watched again
+	 * while the flows still name them (those flows were the old
+	 * process's; the new one's threads say nothing of them) */
+	int32_t reused[TW_MAX_TGIDS];
+	unsigned nreused;
+	char kallsyms[256];
+	int ksym_state;                 /* 0 not tried, 1 read, -1 unreadable */
+	char ksym_err[320];
+};
+
+/* ---- loading ---- */
+
+struct threadwatch *threadwatch_open(char *err, size_t errlen)
+{
+	struct threadwatch *tw = calloc(1, sizeof(*tw));
+	int rc;
+
+	if (!tw) {
+		util_errf(err, errlen, "thread watch: out of memory");
+		return NULL;
+	}
+	util_strlcpy(tw->kallsyms, "/proc/kallsyms", sizeof(tw->kallsyms));
+	tw->bkeys = calloc(TW_MAX_THREADS, sizeof(*tw->bkeys));
+	tw->bvals = calloc(TW_MAX_THREADS, sizeof(*tw->bvals));
+	if (!tw->bkeys || !tw->bvals) {
+		util_errf(err, errlen, "thread watch: out of memory");
+		goto fail;
+	}
+	bpflog_init();
+	bpflog_quiet(1);        /* an older kernel refuses: one line from us */
+	tw->skel = threadwatch_bpf__open();
+	rc = tw->skel ? threadwatch_bpf__load(tw->skel) : -errno;
+	if (!rc)
+		rc = threadwatch_bpf__attach(tw->skel);
+	bpflog_quiet(0);
+	if (!tw->skel || rc) {
+		util_errf(err, errlen, "thread watch: load and attach of tp_btf/sched_switch: %s "
+			  "(needs kernel BTF, /sys/kernel/btf/vmlinux, and BPF tracing: Linux 5.5)",
+			  strerror(rc < 0 ? -rc : EINVAL));
+		goto fail;
+	}
+	tw->procs_fd = bpf_map__fd(tw->skel->maps.tw_procs);
+	tw->threads_fd = bpf_map__fd(tw->skel->maps.tw_threads);
+	tw->stacks_fd = bpf_map__fd(tw->skel->maps.tw_stacks);
+	return tw;
+fail:
+	threadwatch_close(tw);
+	return NULL;
+}
+
+void threadwatch_close(struct threadwatch *tw)
+{
+	if (!tw)
+		return;
+	threadwatch_bpf__destroy(tw->skel);
+	free(tw->thr);
+	free(tw->bkeys);
+	free(tw->bvals);
+	free(tw);
+}
+
+void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path)
+{
+	util_strlcpy(tw->kallsyms, path, sizeof(tw->kallsyms));
+	tw->ksym_state = 0;
+}
+
+/* ---- the watched processes ---- */
+
+static void tw_publish_count(struct threadwatch *tw)
+{
+	tw->skel->bss->tw_nprocs = tw->nprocs;
+}
+
+static void tw_forget_threads(struct threadwatch *tw, int32_t pid)
+{
+	unsigned i, j;
+
+	for (i = j = 0; i < tw->nthr; i++) {
+		if (tw->thr[i].pid == pid) {
+			uint32_t k = (uint32_t)tw->thr[i].tid;
+
+			bpf_map_delete_elem(tw->threads_fd, &k);
+			continue;
+		}
+		tw->thr[j++] = tw->thr[i];
+	}
+	tw->nthr = j;
+}
+
+/* Set or clear pid's bit in the kernel's watched set. */
+static int tw_bit(struct threadwatch *tw, int32_t pid, int on)
+{
+	uint32_t w = (uint32_t)pid >> 6;
+	uint64_t bits = 0, m = 1ull << ((uint32_t)pid & 63);
+
+	if (pid <= 0 || w >= TW_TGID_WORDS) {
+		errno = ERANGE;
+		return -1;
+	}
+	if (bpf_map_lookup_elem(tw->procs_fd, &w, &bits) < 0)
+		return -1;
+	bits = on ? bits | m : bits & ~m;
+	return bpf_map_update_elem(tw->procs_fd, &w, &bits, BPF_ANY);
+}
+
+static void tw_drop(struct threadwatch *tw, unsigned i, const char *why)
+{
+	uint32_t k = (uint32_t)tw->procs[i].pid;
+
+	log_info("thread watch: pid %d %s: its threads are no longer watched", (int)k, why);
+	tw_bit(tw, tw->procs[i].pid, 0);
+	tw_forget_threads(tw, tw->procs[i].pid);
+	tw->procs[i] = tw->procs[--tw->nprocs];
+	tw_publish_count(tw);
+}
+
+/* Drop the processes that exited or whose pid now names another. */
+static void tw_check_procs(struct threadwatch *tw)
+{
+	for (unsigned i = 0; i < tw->nprocs;) {
+		unsigned long long st = util_proc_start(tw->procs[i].pid);
+
+		if (st == tw->procs[i].start) {
+			i++;
+		} else if (!st) {
+			tw->dropped_exit++;
+			tw_drop(tw, i, "exited");
+		} else {
+			tw->dropped_reuse++;
+			if (tw->nreused < TW_MAX_TGIDS)
+				tw->reused[tw->nreused++] = tw->procs[i].pid;
+			tw_drop(tw, i, "was reused by another process (start time changed; not "
+				"watched again while flows name it)");
+		}
+	}
+}
+
+static int tw_find_proc(const struct threadwatch *tw, int32_t pid)
+{
+	for (unsigned i = 0; i < tw->nprocs; i++)
+		if (tw->procs[i].pid == pid)
+			return (int)i;
+	return -1;
+}
+
+static int tw_in(const int32_t *v, unsigned n, int32_t pid)
+{
+	for (unsigned j = 0; j < n; j++)
+		if (v[j] == pid)
+			return 1;
+	return 0;
+}
+
+unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n)
+{
+	tw_check_procs(tw);
+	/* a reused pid may be watched again once no flow names it */
+	for (unsigned i = 0; i < tw->nreused;)
+		if (tw_in(pids, n, tw->reused[i]))
+			i++;
+		else
+			tw->reused[i] = tw->reused[--tw->nreused];
+	/* those no longer asked for */
+	for (unsigned i = 0; i < tw->nprocs;) {
+		if (!tw_in(pids, n, tw->procs[i].pid))
+			tw_drop(tw, i, "owns no watched flow now");
+		else
+			i++;
+	}
+	for (unsigned j = 0; j < n; j++) {
+		unsigned long long start;
+
+		if (pids[j] <= 0 || tw_find_proc(tw, pids[j]) >= 0 ||
+		    tw_in(tw->reused, tw->nreused, pids[j]))
+			continue;
+		if (tw->nprocs == TW_MAX_TGIDS) {
+			if (!tw->refused++)
+				log_warnx("thread watch: more than %u processes own watched flows: "
+					  "pid %d and later ones are not watched", TW_MAX_TGIDS,
+					  (int)pids[j]);
+			continue;
+		}
+		start = util_proc_start(pids[j]);
+		if (!start)
+			continue;       /* gone already */
+		if (tw_bit(tw, pids[j], 1) < 0) {
+			log_warn("thread watch: pid %d: map update", (int)pids[j]);
+			continue;
+		}
+		tw->procs[tw->nprocs].pid = pids[j];
+		tw->procs[tw->nprocs].start = start;
+		tw->nprocs++;
+	}
+	tw_publish_count(tw);
+	return tw->nprocs;
+}
+
+/* ---- reading ---- */
+
+static int tw_thr_cmp(const void *a, const void *b)
+{
+	const struct tw_thr *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static struct tw_thr *tw_thr_find(struct tw_thr *v, unsigned n, int32_t tid)
+{
+	struct tw_thr key = { .tid = tid };
+
+	return n ? bsearch(&key, v, n, sizeof(*v), tw_thr_cmp) : NULL;
+}
+
+static void tw_sample_of(const struct tw_thread *t, uint64_t now, struct tj_sample *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->at_ns = now;
+	memcpy(s->off_ns, t->off_ns, sizeof(s->off_ns));
+	s->nvcsw = t->nvcsw;
+	s->nivcsw = t->nivcsw;
+	s->off_at_ns = t->off_at_ns;
+	s->off_state = t->off_state;
+}
+
+int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, char *err,
+		     size_t errlen)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, o);
+	uint32_t in = 0, out = 0, cnt;
+	unsigned n = 0, nn = 0;
+	struct tw_thr *nt;
+	int rc, first = 1;
+
+	tw_check_procs(tw);
+	tw->last_read_ns = now;
+	if (!tw->nprocs) {
+		free(tw->thr);
+		tw->thr = NULL;
+		tw->nthr = 0;
+		return 0;
+	}
+	do {
+		cnt = TW_MAX_THREADS - n;
+		rc = bpf_map_lookup_batch(tw->threads_fd, first ? NULL : &in, &out, tw->bkeys + n,
+					  tw->bvals + n, &cnt, &o);
+		if (rc < 0 && errno != ENOENT) {
+			rc = -errno;
+			util_errf(err, errlen, "thread watch: read: %s", strerror(-rc));
+			return rc;
+		}
+		n += cnt;
+		in = out;
+		first = 0;
+	} while (rc == 0 && n < TW_MAX_THREADS);
+	nt = calloc(n ? n : 1, sizeof(*nt));
+	if (!nt) {
+		util_errf(err, errlen, "thread watch: out of memory");
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct tw_thread *t = &tw->bvals[i];
+		struct tw_thr *old, *x = &nt[nn];
+
+		if (tw_find_proc(tw, (int32_t)t->tgid) < 0) {
+			/* a process we dropped: its threads go too */
+			bpf_map_delete_elem(tw->threads_fd, &tw->bkeys[i]);
+			continue;
+		}
+		old = tw_thr_find(tw->thr, tw->nthr, (int32_t)tw->bkeys[i]);
+		if (old && old->pid == (int32_t)t->tgid)
+			*x = *old;
+		else
+			memset(x, 0, sizeof(*x));
+		x->tid = (int32_t)tw->bkeys[i];
+		x->pid = (int32_t)t->tgid;
+		tw_sample_of(t, now, &x->cur);
+		x->stack_id = t->stack_id;
+		x->sleep_at_ns = t->sleep_at_ns;
+		/* history: one sample every keep_ns at most */
+		if (!x->nh || now - x->hist[x->nh - 1].at_ns >= keep_ns) {
+			if (x->nh == TW_HIST)
+				memmove(x->hist, x->hist + 1, (TW_HIST - 1) * sizeof(x->hist[0]));
+			else
+				x->nh++;
+			x->hist[x->nh - 1] = x->cur;
+		}
+		nn++;
+	}
+	qsort(nt, nn, sizeof(*nt), tw_thr_cmp);
+	free(tw->thr);
+	tw->thr = nt;
+	tw->nthr = nn;
+	return (int)nn;
+}
+
+unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t threshold_ns,
+			   unsigned min_share_pct, uint64_t flows_wait_since_ns,
+			   uint64_t min_wait_ns, threadwatch_fn fn, void *arg)
+{
+	unsigned stalled = 0;
+
+	for (unsigned i = 0; i < tw->nthr; i++) {
+		const struct tw_thr *x = &tw->thr[i];
+		struct tw_view v;
+
+		if (pid && x->pid != pid)
+			continue;
+		memset(&v, 0, sizeof(v));
+		v.pid = x->pid;
+		v.tid = x->tid;
+		v.cur = x->cur;
+		v.stack_id = x->stack_id;
+		v.sleep_at_ns = x->sleep_at_ns;
+		tj_judge_hist(x->hist, x->nh, &x->cur, threshold_ns, min_share_pct,
+			      flows_wait_since_ns, min_wait_ns, &v.r);
+		stalled += v.r.stalled;
+		if (fn)
+			fn(&v, arg);
+	}
+	return stalled;
+}
+
+/* ---- kernel symbols ---- */
+
+struct ksym {
+	uint64_t addr;
+	const char *name, *mod;         /* in the file's text */
+};
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+/* The whole table, sorted (freed by the caller: *text and the array).
+ * Read on demand at an incident only: 5 MB, 120k lines here. */
+static struct ksym *ksyms_load(struct threadwatch *tw, char **text, size_t *n)
+{
+	size_t len = 0, cap = 0, k = 0;
+	struct ksym *v = NULL;
+	char *p, *line, *save = NULL;
+	int nonzero = 0;
+
+	*text = util_read_file(tw->kallsyms, TW_KALLSYMS_MAX, &len);
+	if (!*text) {
+		snprintf(tw->ksym_err, sizeof(tw->ksym_err), "%s: %s", tw->kallsyms,
+			 strerror(errno));
+		return NULL;
+	}
+	for (line = strtok_r(*text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *type, *name, *mod;
+
+		p = strchr(line, ' ');
+		if (!p)
+			continue;
+		*p = 0;
+		type = p + 1;
+		if (!type[0] || type[1] != ' ')
+			continue;
+		if (type[0] != 't' && type[0] != 'T' && type[0] != 'w' && type[0] != 'W')
+			continue;
+		name = type + 2;
+		mod = strchr(name, '\t');
+		if (mod) {
+			*mod++ = 0;
+			if (*mod == '[')
+				mod++;
+			p = strchr(mod, ']');
+			if (p)
+				*p = 0;
+		}
+		if (k == cap) {
+			struct ksym *nv = realloc(v, (cap = cap ? cap * 2 : 65536) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				snprintf(tw->ksym_err, sizeof(tw->ksym_err), "%s: out of memory",
+					 tw->kallsyms);
+				return NULL;
+			}
+			v = nv;
+		}
+		v[k].addr = strtoull(line, NULL, 16);
+		v[k].name = name;
+		v[k].mod = mod;
+		nonzero |= v[k].addr != 0;
+		k++;
+	}
+	if (!nonzero) {
+		free(v);
+		snprintf(tw->ksym_err, sizeof(tw->ksym_err),
+			 "%s: every address is zero (kptr_restrict, or no CAP_SYSLOG)", tw->kallsyms);
+		return NULL;
+	}
+	qsort(v, k, sizeof(*v), ksym_cmp);
+	*n = k;
+	return v;
+}
+
+static const struct ksym *ksym_find(const struct ksym *v, size_t n, uint64_t a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v[lo - 1] : NULL;
+}
+
+/* One frame into buf at *off. */
+static void tw_frame(char *buf, size_t len, size_t *off, uint64_t a, const struct ksym *v,
+		     size_t n)
+{
+	const struct ksym *s = v ? ksym_find(v, n, a) : NULL;
+	int w;
+
+	if (*off >= len)
+		return;
+	if (s && s->name[0]) {
+		uint64_t size = s + 1 < v + n ? (s + 1)->addr - s->addr : 0;
+
+		w = snprintf(buf + *off, len - *off, "%s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n",
+			     s->name, a - s->addr, size, s->mod ? " [" : "", s->mod ? s->mod : "",
+			     s->mod ? "]" : "");
+	} else {
+		w = snprintf(buf + *off, len - *off, "0x%016" PRIx64 "\n", a);
+	}
+	*off += w > 0 ? (size_t)w : 0;
+	if (*off >= len)
+		*off = len - 1;
+}
+
+static int tw_switch_frame(const struct ksym *v, size_t n, uint64_t a)
+{
+	const struct ksym *s = ksym_find(v, n, a);
+
+	return s && (!strncmp(s->name, "bpf_", 4) || !strcmp(s->name, "__schedule") ||
+		     !strncmp(s->name, "__traceiter_", 12) || (s->mod && !strcmp(s->mod, "bpf")));
+}
+
+/* Symbolise with v (NULL: addresses). */
+static int tw_stack_with(struct threadwatch *tw, int32_t id, const struct ksym *v, size_t n,
+			 char *buf, size_t len)
+{
+	uint64_t ips[TW_STACK_DEPTH];
+	uint32_t k = (uint32_t)id;
+	size_t off = 0;
+	int frames = 0;
+
+	if (!len)
+		return -1;
+	buf[0] = 0;
+	if (id < 0 || bpf_map_lookup_elem(tw->stacks_fd, &k, ips) < 0)
+		return -1;
+	for (unsigned i = 0; i < TW_STACK_DEPTH && ips[i]; i++) {
+		/* the frames of the switch itself (this program, the
+		 * tracepoint's runner, __schedule) say nothing of the sleep */
+		if (!frames && v && tw_switch_frame(v, n, ips[i]))
+			continue;
+		tw_frame(buf, len, &off, ips[i], v, n);
+		frames++;
+	}
+	if (off && buf[off - 1] == '\n')
+		buf[off - 1] = 0;
+	return frames;
+}
+
+static struct ksym *tw_ksyms(struct threadwatch *tw, char **text, size_t *n)
+{
+	struct ksym *v = ksyms_load(tw, text, n);
+
+	if (!v) {
+		free(*text);
+		*text = NULL;
+		/* one line per change of state, not one per stack */
+		if (tw->ksym_state != -1)
+			log_warnx("thread watch: kernel symbols unreadable (%s): stacks are kept as "
+				  "addresses", tw->ksym_err);
+		tw->ksym_state = -1;
+		return NULL;
+	}
+	tw->ksym_state = 1;
+	tw->ksym_err[0] = 0;
+	return v;
+}
+
+int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_t len)
+{
+	char *text = NULL;
+	size_t n = 0;
+	struct ksym *v = tw_ksyms(tw, &text, &n);
+	int rc = tw_stack_with(tw, stack_id, v, n, buf, len);
+
+	free(v);
+	free(text);
+	return rc;
+}
+
+/* ---- evidence and status ---- */
+
+/* The thread's state now, from /proc (the program sees only switches). */
+static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	if (util_read_buf(path, buf, sizeof(buf)) > 0) {
+		char *clean;
+
+		buf[strcspn(buf, "\n")] = 0;
+		clean = util_utf8_clean(buf, strlen(buf));     /* the engine names it */
+		jx_add_str(o, "name", clean ? clean : "?");
+		free(clean);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	if (util_read_buf(path, buf, sizeof(buf)) > 0 && (p = strrchr(buf, ')')) && p[1] == ' ' &&
+	    p[2]) {
+		char st[2] = { p[2], 0 };
+
+		jx_add_str(o, "state_now", st);
+	} else {
+		jx_add_str(o, "state_now", "gone");
+	}
+}
+
+struct tw_ev {
+	struct threadwatch *tw;
+	struct json_object *arr;
+	uint64_t since_ns;
+	struct ksym *syms;
+	size_t nsyms;
+};
+
+static void tw_ev_thread(const struct tw_view *v, void *arg)
+{
+	struct tw_ev *e = arg;
+	const struct tw_thr *x = tw_thr_find(e->tw->thr, e->tw->nthr, v->tid);
+	struct json_object *o = json_object_new_object();
+	struct tj_result r = v->r;
+	char stack[TW_STACK_DEPTH * 96];
+
+	/* over the wait: from the newest sample at or before its start */
+	if (e->since_ns && x && x->nh) {
+		const struct tj_sample *b = &x->hist[0];
+
+		for (unsigned k = x->nh; k-- > 0;)
+			if (x->hist[k].at_ns <= e->since_ns) {
+				b = &x->hist[k];
+				break;
+			}
+		/* b: at or before the wait's start, or the oldest kept */
+		tj_span(b, &x->cur, &r);
+	}
+	jx_add_int(o, "tid", v->tid);
+	tw_proc_state(v->pid, v->tid, o);
+	jx_add_u64(o, "window_ns", r.window_ns);
+	jx_add_u64(o, "voluntary_switches", r.nvcsw);
+	jx_add_u64(o, "involuntary_switches", r.nivcsw);
+	jx_add_u64(o, "off_cpu_sleep_ns", r.sleep_ns);
+	jx_add_u64(o, "off_cpu_disk_ns", r.disk_ns);
+	jx_add_u64(o, "off_cpu_preempted_ns", r.preempt_ns);
+	jx_add_double(o, "off_cpu_share", r.share_pm / 1000.0);
+	jx_add_str(o, "verdict", tj_verdict_name(v->r.verdict));
+	jx_add_bool(o, "off_cpu_now", v->cur.off_at_ns != 0);
+	if (v->cur.off_at_ns) {
+		jx_add_str(o, "off_reason", tj_off_name(v->cur.off_state));
+		jx_add_u64(o, "off_since_ns", v->cur.off_at_ns);
+	}
+	if (v->sleep_at_ns)
+		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
+	if (tw_stack_with(e->tw, v->stack_id, e->syms, e->nsyms, stack, sizeof(stack)) >= 0)
+		jx_add_str(o, "stack_at_sleep", stack);
+	json_object_array_add(e->arr, o);
+}
+
+struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, uint64_t since_ns,
+					 uint64_t threshold_ns)
+{
+	struct tw_ev e = { .tw = tw, .since_ns = since_ns };
+	char *text = NULL;
+
+	if (pid <= 0 || tw_find_proc(tw, pid) < 0)
+		return NULL;
+	e.arr = json_object_new_array();
+	e.syms = tw_ksyms(tw, &text, &e.nsyms);
+	threadwatch_judge(tw, pid, threshold_ns, 50, 0, 0, tw_ev_thread, &e);
+	free(e.syms);
+	free(text);
+	return e.arr;
+}
+
+void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	jx_add_bool(out, "on", 1);
+	jx_add_int(out, "processes", (int)tw->nprocs);
+	jx_add_int(out, "threads", (int)tw->nthr);
+	jx_add_u64(out, "dropped_exited", tw->dropped_exit);
+	jx_add_u64(out, "dropped_pid_reused", tw->dropped_reuse);
+	jx_add_u64(out, "refused_over_limit", tw->refused);
+	jx_add_str(out, "kernel_symbols", tw->ksym_state < 0 ? tw->ksym_err :
+						      tw->ksym_state ? "readable" : "not read yet");
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))
+		jx_add_int(out, "prog_id", (int)info.id);
+}

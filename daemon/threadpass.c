@@ -1,0 +1,248 @@
+/* threadpass: engine threads as a liveness input. See threadpass.h. */
+#include "daemon/threadpass.h"
+
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/threadwatch_api.h"
+#include "daemon/conf.h"
+#include "daemon/liveness.h"
+#include "lib/json.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+struct tp_pid {
+	int32_t pid;
+	uint64_t seen_ns;       /* the last poll that saw a flow of it */
+	uint64_t poll_ns;       /* the poll wait_since and th belong to */
+	uint64_t wait_since;    /* its flows' oldest wait this poll, 0 none */
+	uint64_t th;            /* the least threshold of their ports */
+	uint64_t stalled_since; /* the wait its last thread stall began with */
+	int called;             /* a thread stall is being called (one log line) */
+};
+
+struct tpass {
+	struct threadwatch *tw;
+	int mode;               /* enum conf_tw */
+	unsigned share;
+	char off_why[320];      /* why it is off ("" while on) */
+	struct tp_pid *p;
+	unsigned np, cap, last;
+	int changed;
+	struct sflow **wq;      /* this poll's waiting flows of known owners */
+	size_t wn, wcap;
+	uint64_t threads_called, read_errors;
+};
+
+struct tpass *tpass_new(void)
+{
+	struct tpass *tp = calloc(1, sizeof(*tp));
+
+	if (tp)
+		tp->mode = -1;
+	return tp;
+}
+
+void tpass_free(struct tpass *tp)
+{
+	if (!tp)
+		return;
+	threadwatch_close(tp->tw);
+	free(tp->p);
+	free(tp->wq);
+	free(tp);
+}
+
+void tpass_configure(struct tpass *tp, const struct conf *c)
+{
+	tp->share = c->thread_share_pct;
+	if (c->thread_watch == tp->mode)
+		return;
+	tp->mode = c->thread_watch;
+	if (tp->mode == CONF_TW_OFF) {
+		threadwatch_close(tp->tw);
+		tp->tw = NULL;
+		tp->np = 0;
+		util_strlcpy(tp->off_why, "thread_watch = off", sizeof(tp->off_why));
+		return;
+	}
+	if (tp->tw)
+		return;
+	tp->tw = threadwatch_open(tp->off_why, sizeof(tp->off_why));
+	if (tp->tw) {
+		tp->off_why[0] = 0;
+		tp->changed = 1;
+		log_info("thread watch: on (engine threads of the processes that own watched flows)");
+	} else if (tp->mode == CONF_TW_ON) {
+		log_warnx("%s; thread_watch = on, the rest runs without it", tp->off_why);
+	} else {
+		log_info("%s; off (thread_watch = auto)", tp->off_why);
+	}
+}
+
+static struct tp_pid *tp_find(struct tpass *tp, int32_t pid, int add)
+{
+	if (tp->last < tp->np && tp->p[tp->last].pid == pid)
+		return &tp->p[tp->last];
+	for (unsigned i = 0; i < tp->np; i++)
+		if (tp->p[i].pid == pid) {
+			tp->last = i;
+			return &tp->p[i];
+		}
+	if (!add || tp->np >= TW_MAX_TGIDS)
+		return NULL;
+	if (tp->np == tp->cap) {
+		unsigned nc = tp->cap ? tp->cap * 2 : 16;
+		struct tp_pid *n = realloc(tp->p, nc * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		tp->p = n;
+		tp->cap = nc;
+	}
+	memset(&tp->p[tp->np], 0, sizeof(tp->p[0]));
+	tp->p[tp->np].pid = pid;
+	tp->changed = 1;
+	tp->last = tp->np;
+	return &tp->p[tp->np++];
+}
+
+void tpass_observe(struct tpass *tp, struct sflow *f, uint64_t now, uint64_t th)
+{
+	struct tp_pid *p;
+
+	if (!tp->tw || f->obs.pid <= 0)
+		return;
+	p = tp_find(tp, f->obs.pid, 1);
+	if (!p)
+		return;
+	p->seen_ns = now;
+	if (p->poll_ns != now) {
+		p->poll_ns = now;
+		p->wait_since = 0;
+		p->th = th;
+	}
+	if (th < p->th)
+		p->th = th;
+	if (f->state != FLOW_WAITING)
+		return;
+	if (!p->wait_since || f->wait_since_ns < p->wait_since)
+		p->wait_since = f->wait_since_ns;
+	if (tp->wn == tp->wcap) {
+		size_t nc = tp->wcap ? tp->wcap * 2 : 256;
+		struct sflow **n = realloc(tp->wq, nc * sizeof(*n));
+
+		if (!n)
+			return;
+		tp->wq = n;
+		tp->wcap = nc;
+	}
+	tp->wq[tp->wn++] = f;
+}
+
+struct tp_worst {
+	struct tw_view v;
+	int any;
+};
+
+static void worst_cb(const struct tw_view *v, void *arg)
+{
+	struct tp_worst *w = arg;
+
+	if (v->r.stalled && (!w->any || v->r.share_pm > w->v.r.share_pm)) {
+		w->v = *v;
+		w->any = 1;
+	}
+}
+
+void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn stall_fn,
+	       void *arg)
+{
+	uint64_t min_th = UINT64_MAX;
+	char err[256];
+
+	if (!tp->tw)
+		return;
+	/* owners unseen for as long as a flow counts as closed */
+	for (unsigned i = 0; i < tp->np;) {
+		if (now - tp->p[i].seen_ns > LIVENESS_GONE_NS) {
+			tp->p[i] = tp->p[--tp->np];
+			tp->changed = 1;
+		} else {
+			if (tp->p[i].th && tp->p[i].th < min_th)
+				min_th = tp->p[i].th;
+			i++;
+		}
+	}
+	if (tp->changed) {
+		int32_t pids[TW_MAX_TGIDS] = { 0 };
+
+		for (unsigned i = 0; i < tp->np; i++)
+			pids[i] = tp->p[i].pid;
+		threadwatch_set(tp->tw, pids, tp->np);
+		tp->changed = 0;
+	}
+	if (threadwatch_read(tp->tw, now, min_th == UINT64_MAX ? poll_ns : min_th / 16, err,
+			     sizeof(err)) < 0) {
+		if (!tp->read_errors++)
+			log_warnx("%s", err);
+		tp->wn = 0;
+		return;
+	}
+	for (unsigned i = 0; i < tp->np; i++) {
+		struct tp_pid *p = &tp->p[i];
+		struct tp_worst w = { .any = 0 };
+
+		if (p->poll_ns != now || !p->wait_since) {
+			p->called = 0;
+			continue;
+		}
+		if (!threadwatch_judge(tp->tw, p->pid, p->th, tp->share, p->wait_since, poll_ns,
+				       worst_cb, &w)) {
+			p->called = 0;
+			continue;
+		}
+		if (!p->called) {
+			p->called = 1;
+			p->stalled_since = p->wait_since;
+			tp->threads_called++;
+			log_info("thread watch: pid %d thread %d %s: off CPU of its own accord "
+				 "%u.%u%% of the last %" PRIu64 " ms (%" PRIu64 " voluntary, %" PRIu64
+				 " involuntary switches) while its flows wait: they are stalled",
+				 (int)p->pid, (int)w.v.tid, tj_verdict_name(w.v.r.verdict),
+				 w.v.r.share_pm / 10, w.v.r.share_pm % 10, w.v.r.window_ns / 1000000,
+				 w.v.r.nvcsw, w.v.r.nivcsw);
+		}
+		for (size_t k = 0; k < tp->wn; k++)
+			if (tp->wq[k]->obs.pid == p->pid && tp->wq[k]->state == FLOW_WAITING)
+				stall_fn(tp->wq[k], arg);
+	}
+	tp->wn = 0;
+}
+
+void tpass_status(const struct tpass *tp, struct json_object *out)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (tp->tw) {
+		threadwatch_status(tp->tw, o);
+		jx_add_u64(o, "stalls_called", tp->threads_called);
+		jx_add_int(o, "sleep_share_pct", (int)tp->share);
+	} else {
+		jx_add_bool(o, "on", 0);
+		jx_add_str(o, "why_off", tp->off_why);
+	}
+	json_object_object_add(out, "thread_watch", o);
+}
+
+struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since_ns)
+{
+	struct tp_pid *p;
+
+	if (!tp->tw || !(p = tp_find(tp, pid, 0)))
+		return NULL;
+	return threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
+				    p->th ? p->th : 200000000ull);
+}

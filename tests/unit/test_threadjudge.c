@@ -1,0 +1,248 @@
+/* Unit tests: threadjudge, the engine-thread stall decision, on fed samples
+ * (no kernel): seed 001's sender (asleep 95% of 650 ms, 29,463 voluntary
+ * switches), the busy poller, the healthy epoll sleeper, one long sleep. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collectors/threadjudge.h"
+
+#define MS 1000000ull
+#define T0 (1000000 * MS)
+
+/* A thread that over [t0, t0 + span) sleeps off_pm per mille in n short
+ * sleeps (woken to lose a lock again), read at the end while it happens to
+ * be on CPU: the emulation's /proc snapshot saw state R. */
+static struct tj_sample prior;  /* a threshold before b: serving (on CPU) */
+
+static void starved(struct tj_sample *b, struct tj_sample *c, uint64_t span, unsigned off_pm,
+		    uint64_t n)
+{
+	memset(b, 0, sizeof(*b));
+	memset(c, 0, sizeof(*c));
+	b->at_ns = T0;
+	b->off_ns[TW_OFF_SLEEP] = 5 * MS;
+	b->nvcsw = 100;
+	prior = *b;
+	prior.at_ns = T0 - 700 * MS;
+	prior.off_ns[TW_OFF_SLEEP] = 0;
+	prior.nvcsw = 90;
+	*c = *b;
+	c->at_ns = T0 + span;
+	c->off_ns[TW_OFF_SLEEP] += span * off_pm / 1000;
+	c->nvcsw += n;
+	c->off_at_ns = 0;       /* running at the read */
+}
+
+/* The naive signature (what the landed snapshot judged by): the state at
+ * one instant. It says "running" for the starved sender. */
+static int naive_asleep(const struct tj_sample *c)
+{
+	return c->off_at_ns != 0 && c->off_state == TW_OFF_SLEEP;
+}
+
+static void tj_judge__seed001_starved_sender_running_at_read__asleep_and_stalled(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	starved(&b, &c, 649 * MS, 950, 29463);
+	assert_false(naive_asleep(&c));         /* the snapshot's mistake */
+	tj_judge(&prior, &b, &c, 500 * MS, 50, T0 + 10 * MS, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_ASLEEP);
+	assert_true(r.stalled);
+	assert_int_equal(r.share_pm, 950);
+	assert_int_equal(r.nvcsw, 29463);
+	assert_int_equal(r.nivcsw, 0);
+	assert_int_equal(r.since_ns, T0);
+}
+
+static void tj_judge__busy_poller__running(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	starved(&b, &c, 600 * MS, 0, 0);
+	c.off_ns[TW_OFF_PREEMPT] += 200 * MS;   /* preempted: not its choice */
+	c.nivcsw += 500;
+	tj_judge(&prior, &b, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_RUNNING);
+	assert_false(r.stalled);
+	assert_int_equal(r.preempt_ns, 200 * MS);
+	assert_int_equal(r.share_pm, 0);
+}
+
+static void tj_judge__epoll_sleeper_no_flow_waits__not_stalled(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	starved(&b, &c, 600 * MS, 990, 300);
+	c.off_at_ns = c.at_ns - 3 * MS;         /* back in epoll_wait now */
+	c.off_state = TW_OFF_SLEEP;
+	tj_judge(&prior, &b, &c, 500 * MS, 50, 0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_ASLEEP);
+	assert_false(r.stalled);
+	/* a request that arrived a moment ago is not a wait of the thread's */
+	tj_judge(&prior, &b, &c, 500 * MS, 50, c.at_ns - 1 * MS, 50 * MS, &r);
+	assert_false(r.stalled);
+}
+
+/* History every 50 ms from T0 - 1 s: on CPU until T0 + 100 ms, then in
+ * one D sleep. */
+static unsigned serving_then_one_sleep(struct tj_sample *h, struct tj_sample *c, uint64_t now)
+{
+	unsigned n = 0;
+
+	for (uint64_t t = T0 - 1000 * MS; t <= now; t += 50 * MS, n++) {
+		memset(&h[n], 0, sizeof(h[n]));
+		h[n].at_ns = t;
+		h[n].nvcsw = 10;
+		if (t > T0 + 100 * MS) {
+			h[n].off_at_ns = T0 + 100 * MS;
+			h[n].off_state = TW_OFF_DISK;
+		}
+	}
+	*c = h[n - 1];
+	return n - 1;
+}
+
+static void tj_judge_hist__one_sleep_longer_than_threshold__one_sleep(void **st)
+{
+	struct tj_sample h[64], c;
+	struct tj_result r;
+	unsigned n;
+
+	(void)st;
+	n = serving_then_one_sleep(h, &c, T0 + 700 * MS);
+	tj_judge_hist(h, n, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_ONE_SLEEP);
+	assert_true(r.stalled);
+	assert_int_equal(r.since_ns, T0 + 100 * MS);
+	assert_true(r.before_pm < 100);
+	/* the same sleep, 300 ms in: the window holds 200 ms on CPU */
+	n = serving_then_one_sleep(h, &c, T0 + 400 * MS);
+	tj_judge_hist(h, n, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_ASLEEP);         /* 60% asleep */
+	n = serving_then_one_sleep(h, &c, T0 + 300 * MS);
+	tj_judge_hist(h, n, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_RUNNING);        /* 40% */
+	assert_false(r.stalled);
+}
+
+/* An idle thread (the main thread in pthread_join, a helper) asleep since
+ * long before, and an engine that sleeps in epoll_wait by design: asleep
+ * before as after, never a stall, whatever the flows do. */
+static void tj_judge_hist__asleep_before_too__sleeper_never_stalled(void **st)
+{
+	struct tj_sample h[64], c;
+	struct tj_result r;
+	unsigned n = 0;
+
+	(void)st;
+	for (uint64_t t = T0 - 1000 * MS; t <= T0 + 700 * MS; t += 50 * MS, n++) {
+		memset(&h[n], 0, sizeof(h[n]));
+		h[n].at_ns = t;
+		h[n].off_at_ns = T0 - 5000 * MS;
+		h[n].off_state = TW_OFF_SLEEP;
+	}
+	c = h[--n];
+	tj_judge_hist(h, n, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_SLEEPER);
+	assert_false(r.stalled);
+	/* woken now and then, asleep 97% before and after */
+	for (unsigned i = 0; i <= n; i++) {
+		h[i].off_at_ns = 0;
+		h[i].off_ns[TW_OFF_SLEEP] = (h[i].at_ns - (T0 - 1000 * MS)) * 97 / 100;
+		h[i].nvcsw = i * 10;
+	}
+	c = h[n];
+	tj_judge_hist(h, n, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_SLEEPER);
+	assert_false(r.stalled);
+	assert_true(r.before_pm >= 960);
+}
+
+static void tj_judge__no_history_before__unknown(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	/* a thread first seen in the window: whether it served before is
+	 * not known, so it is not judged */
+	starved(&b, &c, 649 * MS, 950, 29463);
+	tj_judge(NULL, &b, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_UNKNOWN);
+	assert_false(r.stalled);
+	assert_int_equal(r.share_pm, 950);
+}
+
+static void tj_judge__open_span_at_both_ends__counted_once(void **st)
+{
+	struct tj_sample b = { 0 }, c;
+	struct tj_result r;
+
+	(void)st;
+	/* asleep since before the base, still asleep: only the part in the
+	 * window counts */
+	b.at_ns = T0;
+	b.off_at_ns = T0 - 100 * MS;
+	b.off_state = TW_OFF_SLEEP;
+	c = b;
+	c.at_ns = T0 + 300 * MS;
+	tj_span(&b, &c, &r);
+	assert_int_equal(r.sleep_ns, 300 * MS);
+	assert_int_equal(r.share_pm, 1000);
+}
+
+static void tj_judge__window_shorter_than_threshold__unknown(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	starved(&b, &c, 200 * MS, 950, 9000);
+	tj_judge(&prior, &b, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.verdict, TJ_UNKNOWN);
+	assert_false(r.stalled);
+	assert_int_equal(r.share_pm, 950);
+}
+
+static void tj_judge__counters_back_in_time__no_underflow(void **st)
+{
+	struct tj_sample b, c;
+	struct tj_result r;
+
+	(void)st;
+	/* a reused tid read as the same thread: its counters restart */
+	starved(&b, &c, 600 * MS, 0, 0);
+	b.off_ns[TW_OFF_SLEEP] = 10000 * MS;
+	b.nvcsw = 1000000;
+	tj_judge(&prior, &b, &c, 500 * MS, 50, T0, 50 * MS, &r);
+	assert_int_equal(r.sleep_ns, 0);
+	assert_int_equal(r.nvcsw, 0);
+	assert_int_equal(r.verdict, TJ_RUNNING);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tj_judge__seed001_starved_sender_running_at_read__asleep_and_stalled),
+		cmocka_unit_test(tj_judge__busy_poller__running),
+		cmocka_unit_test(tj_judge__epoll_sleeper_no_flow_waits__not_stalled),
+		cmocka_unit_test(tj_judge_hist__one_sleep_longer_than_threshold__one_sleep),
+		cmocka_unit_test(tj_judge_hist__asleep_before_too__sleeper_never_stalled),
+		cmocka_unit_test(tj_judge__no_history_before__unknown),
+		cmocka_unit_test(tj_judge__open_span_at_both_ends__counted_once),
+		cmocka_unit_test(tj_judge__window_shorter_than_threshold__unknown),
+		cmocka_unit_test(tj_judge__counters_back_in_time__no_underflow),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,434 @@
+/* Unit tests: threadwatch, the engine-thread watch, with its program
+ * loaded for real on the scheduler's switch tracepoint (root, kernel BTF;
+ * skipped with the reason otherwise). Children stand in for engines:
+ *  - seed 001's sender: one thread asleep in futex_wait, woken thousands
+ *    of times a second by another thread, for 650 ms while its flow waits;
+ *  - a healthy server: one thread asleep in epoll_wait between requests;
+ *  - a process that exits mid-poll, a pid reused by another process, and
+ *    /proc/kallsyms unreadable. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <inttypes.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collectors/threadwatch_api.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "twchild.h"
+
+#define MS 1000000ull
+
+static struct threadwatch *tw;
+static char skip_why[512];
+
+/* ---- log capture: stderr into a file the test reads ---- */
+
+static char logpath[] = "/tmp/test_threadwatch_log.XXXXXX";
+static int saved_err = -1;
+
+static void log_capture(void)
+{
+	int fd = mkstemp(logpath);
+
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved_err = dup(2);
+	dup2(fd, 2);
+	close(fd);
+}
+
+/* What was logged since log_capture (malloc'd). */
+static char *log_release(void)
+{
+	char *buf = calloc(1, 65536);
+	int fd;
+
+	fflush(stderr);
+	dup2(saved_err, 2);
+	close(saved_err);
+	fd = open(logpath, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_true(read(fd, buf, 65535) >= 0);
+	close(fd);
+	unlink(logpath);
+	strcpy(logpath, "/tmp/test_threadwatch_log.XXXXXX");
+	return buf;
+}
+
+/* ---- setup ---- */
+
+static int group_setup(void **st)
+{
+	(void)st;
+	log_init("test", 0);
+	tw = threadwatch_open(skip_why, sizeof(skip_why));
+	return 0;
+}
+
+static int group_teardown(void **st)
+{
+	(void)st;
+	threadwatch_close(tw);
+	return 0;
+}
+
+#define NEED_TW()                                                            \
+	do {                                                                 \
+		if (!tw) {                                                   \
+			print_message("skipped: %s\n", skip_why);            \
+			skip();                                              \
+		}                                                            \
+	} while (0)
+
+struct find { int32_t tid; struct tw_view v; int found; unsigned threads; };
+
+static void find_cb(const struct tw_view *v, void *arg)
+{
+	struct find *f = arg;
+
+	f->threads++;
+	if (v->tid == f->tid) {
+		f->v = *v;
+		f->found = 1;
+	}
+}
+
+static void read_now(void)
+{
+	char err[256] = "";
+
+	if (threadwatch_read(tw, loop_mono_ns(), 20 * MS, err, sizeof(err)) < 0)
+		fail_msg("threadwatch_read: %s", err);
+}
+
+/* ---- tests ---- */
+
+static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32, tid = 0;
+	uint64_t t0, wait_since;
+	struct find f = { 0 };
+	char stack[4096];
+	unsigned stalled = 0;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 650);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	/* a threshold and more of serving (busy-polling) before the send */
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 600 * MS) {
+		read_now();
+		sleep_ms(50);
+	}
+	assert_int_equal(write(go, "g", 1), 1);
+	t0 = loop_mono_ns();
+	wait_since = t0;        /* its flow waits from the send's start */
+	/* poll every 50 ms, as the detector does, until threshold + a poll */
+	while (loop_mono_ns() - t0 < 560 * MS) {
+		sleep_ms(50);
+		read_now();
+	}
+	f.tid = tid;
+	stalled = threadwatch_judge(tw, pid, 500 * MS, 50, wait_since, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	print_message("sender tid %d: %s, share %.3f (%.3f before), %" PRIu64 " voluntary / %" PRIu64
+		      " involuntary switches over %.0f ms\n", (int)tid,
+		      tj_verdict_name(f.v.r.verdict), f.v.r.share_pm / 1000.0,
+		      f.v.r.before_pm / 1000.0, f.v.r.nvcsw,
+		      f.v.r.nivcsw, f.v.r.window_ns / 1e6);
+	assert_int_equal(f.v.r.verdict, TJ_ASLEEP);
+	assert_true(f.v.r.stalled);
+	assert_true(stalled >= 1);
+	assert_true(f.v.r.share_pm >= 700);
+	assert_true(f.v.r.nvcsw >= 1000);       /* ~10k/s woken */
+	/* without a waiting flow it is no stall */
+	assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, NULL, NULL), 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	print_message("stack at sleep:\n%s\n", stack);
+	assert_non_null(strstr(stack, "futex"));
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
+/* The healthy server: asleep in epoll_wait, woken for a request every
+ * 100 ms, served at once. */
+static void healthy_epoll_sleeper__no_waiting_flow__not_stalled(void **st)
+{
+	int rq;
+	pid_t pid, tid = 0;
+	int32_t p32;
+	uint64_t t0;
+	struct find f = { 0 };
+	char stack[4096];
+
+	(void)st;
+	NEED_TW();
+	pid = start_epoll_server(&rq, &tid);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	read_now();
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 1100 * MS) {
+		assert_int_equal(write(rq, "r", 1), 1);
+		sleep_ms(50);
+		read_now();
+		/* its flows: a request now and then, served in microseconds */
+		assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, NULL, NULL),
+				 0);
+	}
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	/* it sleeps most of the time, as it did before: by design */
+	assert_int_equal(f.v.r.verdict, TJ_SLEEPER);
+	assert_false(f.v.r.stalled);
+	/* and even with a flow waiting all along it is no stall */
+	assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, t0, 50 * MS, NULL, NULL), 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_non_null(strstr(stack, "epoll"));
+	stop_child(pid);
+	close(rq);
+}
+
+static void watched_pid_exits_mid_poll__dropped_with_log_line(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32;
+	struct json_object *ev, *status;
+	char *log;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 300);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(go, "g", 1), 1);
+	sleep_ms(100);
+	read_now();
+	stop_child(pid);
+	log_capture();
+	read_now();
+	log = log_release();
+	assert_non_null(strstr(log, "exited: its threads are no longer watched"));
+	free(log);
+	/* nothing judged, no evidence, status says why */
+	assert_int_equal(threadwatch_judge(tw, pid, 100 * MS, 50, 1, 0, NULL, NULL), 0);
+	ev = threadwatch_evidence(tw, pid, 0, 100 * MS);
+	assert_null(ev);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	assert_true(json_object_get_int64(json_object_object_get(status, "dropped_exited")) >= 1);
+	assert_int_equal(json_object_get_int(json_object_object_get(status, "processes")), 0);
+	json_object_put(status);
+	close(go);
+	close(tidr);
+}
+
+static void *short_thread(void *arg)
+{
+	(void)arg;
+	sleep_ms(1);
+	return NULL;
+}
+
+static void threads_born_and_ending_between_polls__forgotten_never_stalled(void **st)
+{
+	int go[2];
+	pid_t pid;
+	int32_t p32;
+	uint64_t t0;
+	struct json_object *status;
+	struct find f = { .tid = -1 };
+
+	(void)st;
+	NEED_TW();
+	assert_int_equal(pipe(go), 0);
+	pid = twchild_fork();
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		/* 400 threads, each sleeping 1 ms and ending, one at a time */
+		for (int i = 0; i < 400; i++) {
+			pthread_t t;
+
+			pthread_create(&t, NULL, short_thread, NULL);
+			pthread_join(t, NULL);
+		}
+		pause();
+		_exit(0);
+	}
+	close(go[0]);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	read_now();
+	assert_int_equal(write(go[1], "g", 1), 1);
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 700 * MS) {
+		sleep_ms(50);
+		read_now();
+		/* its flows wait all along: no thread of a few ms is a stall */
+		assert_int_equal(threadwatch_judge(tw, pid, 200 * MS, 50, t0, 0, NULL, NULL), 0);
+	}
+	threadwatch_judge(tw, pid, 200 * MS, 50, t0, 0, find_cb, &f);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	print_message("%u threads of the process left in the map after 400 came and went\n",
+		      f.threads);
+	/* the kernel forgot each at its last switch (TASK_DEAD) */
+	assert_true(f.threads <= 2);
+	assert_true(json_object_get_int(json_object_object_get(status, "threads")) <= 2);
+	json_object_put(status);
+	stop_child(pid);
+	close(go[1]);
+}
+
+/* Fork until a child gets pid want (ns_last_pid; the host forks too). */
+static pid_t fork_as(pid_t want)
+{
+	for (int i = 0; i < 50; i++) {
+		FILE *f = fopen("/proc/sys/kernel/ns_last_pid", "w");
+		pid_t pid;
+
+		if (!f)
+			return -1;
+		fprintf(f, "%d", (int)want - 1);
+		fclose(f);
+		pid = twchild_fork();
+		if (!pid) {
+			pause();
+			_exit(0);
+		}
+		if (pid == want)
+			return pid;
+		stop_child(pid);
+	}
+	return -1;
+}
+
+static void pid_reused__old_process_dropped__new_one_not_watched_for_old_flows(void **st)
+{
+	pid_t a, b;
+	int32_t p32;
+	char *log;
+
+	(void)st;
+	NEED_TW();
+	a = twchild_fork();
+	if (!a) {
+		pause();
+		_exit(0);
+	}
+	p32 = a;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	sleep_ms(20);
+	read_now();
+	stop_child(a);
+	sleep_ms(10);           /* a later start time, in clock ticks */
+	b = fork_as(a);
+	if (b < 0) {
+		print_message("skipped: pid %d could not be had again\n", (int)a);
+		skip();
+	}
+	log_capture();
+	/* the old process's flows still name the pid: the new one, an
+	 * unrelated process, is not watched for them */
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 0);
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 0);
+	log = log_release();
+	assert_non_null(strstr(log, "reused by another process"));
+	assert_null(strstr(strstr(log, "reused") + 1, "reused"));  /* one line */
+	free(log);
+	assert_int_equal(threadwatch_judge(tw, b, 100 * MS, 50, 1, 0, NULL, NULL), 0);
+	/* once no flow names it, a flow of the new process is watched */
+	assert_int_equal(threadwatch_set(tw, NULL, 0), 0);
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(threadwatch_set(tw, NULL, 0), 0);
+	stop_child(b);
+}
+
+static void kallsyms_unreadable__addresses_kept__one_log_line(void **st)
+{
+	int go, tidr;
+	pid_t pid;
+	int32_t p32, tid;
+	struct find f = { 0 };
+	char stack[4096], *log;
+	struct json_object *status, *ev;
+
+	(void)st;
+	NEED_TW();
+	pid = start_starved(&go, &tidr, 200);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	sleep_ms(50);
+	read_now();
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, &f);
+	assert_true(f.found);
+	threadwatch_set_kallsyms(tw, "/nonexistent/kallsyms");
+	log_capture();
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	ev = threadwatch_evidence(tw, pid, 0, 500 * MS);
+	log = log_release();
+	assert_non_null(ev);
+	json_object_put(ev);
+	assert_true(strncmp(stack, "0xffff", 6) == 0);
+	assert_null(strstr(stack, "futex"));
+	/* one line, naming the file, however many stacks */
+	assert_non_null(strstr(log, "kernel symbols unreadable (/nonexistent/kallsyms"));
+	assert_null(strstr(strstr(log, "unreadable") + 1, "unreadable"));
+	free(log);
+	status = json_object_new_object();
+	threadwatch_status(tw, status);
+	assert_non_null(strstr(json_object_get_string(json_object_object_get(status,
+									     "kernel_symbols")),
+			       "/nonexistent/kallsyms"));
+	json_object_put(status);
+	threadwatch_set_kallsyms(tw, "/proc/kallsyms");
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
+		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
+		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
+		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
+		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
+		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
+	};
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
