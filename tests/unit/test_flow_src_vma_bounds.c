@@ -378,7 +378,10 @@ static void flow_src_vma__budget_short__verified_file_read_first(void **state)
 
 		if (strstr(jx_text(f, "file"), path) || !strcmp(jx_text(f, "file"), path)) {
 			assert_int_equal(jx_u64(f, "claims_verified"), 1);
-			assert_int_equal(jx_u64(f, "reads"), polls);
+			/* every poll once its claim verified: the first poll, before
+			 * any check, may spend the budget on files ahead of it in
+			 * the directory's order (1 run in 4 under make check) */
+			assert_true(jx_u64(f, "reads") >= polls - 1);
 		} else {
 			assert_true(jx_u64(f, "reads") >= 2);   /* in turn */
 			assert_true(jx_u64(f, "reads") < polls);
