@@ -772,11 +772,19 @@ static void limit_of(const char *out, const char *name, char *val, size_t len)
 		snprintf(val, len, "%s %s", s, h);
 }
 
+static void assert_limit(const char *out, const char *name, const char *want)
+{
+	char v[64];
+
+	limit_of(out, name, v, sizeof(v));
+	if (strcmp(v, want))
+		fail_msg("%s: \"%s\", not \"%s\"", name, v, want);
+}
+
 static void probe_exec_start__limits__in_every_child(void **state)
 {
 	const char *argv[] = { "cat", "/proc/self/limits", "/proc/self/oom_score_adj", NULL };
 	const struct probe_exec_result *r;
-	char v[64];
 	struct ctx c;
 
 	(void)state;
@@ -785,32 +793,23 @@ static void probe_exec_start__limits__in_every_child(void **state)
 						 .gid = 65534, .data_max = 64 << 20,
 						 .nofile_max = 256 }, argv);
 	assert_true(r->exited && r->status == 0);
-	limit_of(r->out, "Max data size", v, sizeof(v));
-	assert_string_equal(v, "67108864 67108864");
-	limit_of(r->out, "Max address space", v, sizeof(v));
-	assert_string_equal(v, "268435456 268435456");
-	limit_of(r->out, "Max open files", v, sizeof(v));
-	assert_string_equal(v, "256 256");
-	limit_of(r->out, "Max core file size", v, sizeof(v));
-	assert_string_equal(v, "0 0");
+	assert_limit(r->out, "Max data size", "67108864 67108864");
+	assert_limit(r->out, "Max address space", "268435456 268435456");
+	assert_limit(r->out, "Max open files", "256 256");
+	assert_limit(r->out, "Max core file size", "0 0");
 	assert_non_null(strstr(r->out, "\n1000\n"));    /* oom_score_adj */
 	ctx_fini(&c);
 	/* Onload's tools: the defaults, and no address-space limit (they map
 	 * stacks); probe_user = root: limited all the same */
 	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS }, argv);
 	assert_true(r->exited && r->status == 0);
-	limit_of(r->out, "Max data size", v, sizeof(v));
-	assert_string_equal(v, "268435456 268435456");
-	limit_of(r->out, "Max address space", v, sizeof(v));
-	assert_string_equal(v, "unlimited unlimited");
-	limit_of(r->out, "Max open files", v, sizeof(v));
-	assert_string_equal(v, "1024 1024");
+	assert_limit(r->out, "Max data size", "268435456 268435456");
+	assert_limit(r->out, "Max address space", "unlimited unlimited");
+	assert_limit(r->out, "Max open files", "1024 1024");
 	ctx_fini(&c);
 	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_DAEMON }, argv);
-	limit_of(r->out, "Max data size", v, sizeof(v));
-	assert_string_equal(v, "268435456 268435456");
-	limit_of(r->out, "Max core file size", v, sizeof(v));
-	assert_string_equal(v, "0 0");
+	assert_limit(r->out, "Max data size", "268435456 268435456");
+	assert_limit(r->out, "Max core file size", "0 0");
 	ctx_fini(&c);
 }
 
