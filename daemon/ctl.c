@@ -124,6 +124,9 @@ int ctl_peer_root_caps(int cfd, pid_t pid, char *why, size_t whylen)
 				 "namespace?): its capabilities cannot be read"), 0;
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
 		pidfd = -1;
+		if (errno == ESRCH)     /* the peer is gone: its pid may be another's */
+			return util_errf(why, whylen, "pid %d exited before its capabilities "
+					 "were read", (int)pid), 0;
 		if (!said_no_pidfd++)
 			log_warnx("control: no SO_PEERPIDFD (%s; Linux 6.5): a uid 0 client's "
 				  "capabilities are read from /proc of its pid, which a client "
