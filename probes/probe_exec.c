@@ -582,6 +582,12 @@ static void report_child(struct probe_exec *p)
 	case ST_GROUPS: case ST_GID: case ST_BSET: case ST_AMBIENT:
 	case ST_UID: case ST_CAPS: case ST_NNP: case ST_VERIFY:
 	case ST_LIMITS: case ST_OOM: case ST_MNTNS: case ST_HIDE:
+		for (int i = 0; rep.idx >= 0; i++)
+			if (!p->hide || !p->hide[i]) {
+				rep.idx = -1;   /* not one of ours */
+				break;
+			} else if (i == rep.idx)
+				break;
 		p->r.priv_failed = 1;
 		snprintf(p->r.error, sizeof(p->r.error),
 			 "%.64s: not run: dropping privileges to uid %u gid %u failed at %s%s%.80s: %s",

@@ -891,6 +891,32 @@ static void probe_exec_start__root_nocaps__hidden_paths_empty_readonly(void **st
 	rmdir(dir);
 }
 
+/* A path that cannot be covered ends the child before its exec, and the
+ * error names it: the tool never runs with the daemon's paths in view. */
+static void probe_exec_start__hide_fails__not_run_error_names_path(void **state)
+{
+	char dir[] = "/tmp/test_probe_hide.XXXXXX", loop[64], mark[64];
+	const char *hide[] = { loop, NULL };
+	const char *argv[] = { "touch", mark, NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(loop, sizeof(loop), "%s/loop", dir);
+	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	assert_int_equal(symlink(loop, loop), 0);       /* stat: ELOOP */
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS, .hide = hide },
+		   argv);
+	assert_true(r->priv_failed);
+	assert_non_null(strstr(r->error, "hiding the daemon's paths"));
+	assert_non_null(strstr(r->error, loop));
+	assert_int_equal(access(mark, F_OK), -1);
+	ctx_fini(&c);
+	unlink(loop);
+	rmdir(dir);
+}
+
 static void probe_exec_start__daemon__keeps_the_daemons_sets(void **state)
 {
 	struct status st;
@@ -1000,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(probe_exec_start__limits__in_every_child),
 		cmocka_unit_test(probe_exec_start__allocates_beyond_limit__fails_alone),
 		cmocka_unit_test(probe_exec_start__root_nocaps__hidden_paths_empty_readonly),
+		cmocka_unit_test(probe_exec_start__hide_fails__not_run_error_names_path),
 		cmocka_unit_test(probe_exec_to_json__binary_output__valid_text),
 		cmocka_unit_test(probe_exec_start__unpriv__user_group_no_caps_no_new_privs),
 		cmocka_unit_test(probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs),
