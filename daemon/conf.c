@@ -670,12 +670,12 @@ static void resolve_children(struct parser *p)
 
 	for (unsigned i = 0; i < c->nports; i++)
 		nprobe += c->ports[i].nprobe;
+	c->hook_cred.data_max = c->child_memory_max;
+	c->probe_cred.data_max = c->child_memory_max;
 	if (!c->bundle_hook[0] && !c->hook_user[0] && !c->hook_group[0])
 		goto probes;
 	p->line = c->hook_user[0] ? c->hook_user_line : c->bundle_hook_line;
 	c->hook_cred.priv = PROBE_EXEC_UNPRIV;
-	c->hook_cred.data_max = c->child_memory_max;
-	c->probe_cred.data_max = c->child_memory_max;
 	if (lookup_user(hu, &uid, &gid) < 0)
 		perr(p, "%s: no user '%s' on this host%s", c->hook_user[0] ? "hook_user" :
 		     "bundle_hook", hu, c->hook_user[0] ? "" : " (hook_user's default: run "

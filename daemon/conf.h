@@ -95,7 +95,8 @@ struct conf {
 	char hook_user[64], hook_group[64], probe_user[64];
 	unsigned hook_user_line, hook_group_line, probe_user_line, bundle_hook_line;
 	/* every child's RLIMIT_DATA (and 4x that RLIMIT_AS for the hook and
-	 * probes): child_memory_max, default PROBE_EXEC_DATA_DEFAULT */
+	 * unprivileged probes): child_memory_max, default
+	 * PROBE_EXEC_DATA_DEFAULT */
 	uint64_t child_memory_max;
 	struct probe_exec_cred hook_cred;   /* PROBE_EXEC_UNPRIV, always */
 	struct probe_exec_cred probe_cred;  /* UNPRIV, or DAEMON for root */

@@ -338,7 +338,7 @@ static int set_limits(const struct probe_exec_cred *c)
 	_Static_assert(PROBE_EXEC_OOM_SCORE_ADJ == 1000, "adj above");
 	if (limit(RLIMIT_DATA, data) < 0 || limit(RLIMIT_CORE, 0) < 0 ||
 	    limit(RLIMIT_NOFILE, c->nofile_max ? c->nofile_max : PROBE_EXEC_NOFILE_DEFAULT) < 0 ||
-	    (c->priv != PROBE_EXEC_ROOT_NOCAPS && limit(RLIMIT_AS, as) < 0))
+	    (c->priv == PROBE_EXEC_UNPRIV && limit(RLIMIT_AS, as) < 0))
 		return ST_LIMITS;
 	/* the memory cgroup's OOM killer (the unit's MemoryMax=) takes the
 	 * child first (mm/oom_kill.c oom_badness adds oom_score_adj) */

@@ -57,9 +57,9 @@ enum probe_exec_priv {
 
 /* Resource limits of every child (the unit's MemoryMax= is shared with the
  * daemon: a child that grows must fail alone): RLIMIT_DATA (heap and
- * private writable mappings), RLIMIT_AS except for PROBE_EXEC_ROOT_NOCAPS
- * (Onload's tools map every stack's shared memory: address space, not
- * memory), RLIMIT_NOFILE, RLIMIT_CORE 0, and oom_score_adj 1000 so that the
+ * private writable mappings), RLIMIT_AS for PROBE_EXEC_UNPRIV only (Onload's
+ * tools, and onload_stackdump as a probe_user = root probe, map every
+ * stack's shared memory: address space, not memory), RLIMIT_NOFILE, RLIMIT_CORE 0, and oom_score_adj 1000 so that the
  * kernel's OOM killer takes a child before the daemon. */
 #define PROBE_EXEC_DATA_DEFAULT (256ull << 20)
 #define PROBE_EXEC_AS_FACTOR 4          /* RLIMIT_AS = data_max x this */

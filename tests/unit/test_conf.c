@@ -101,6 +101,13 @@ static void conf_load__children__unprivileged_by_default(void **state)
 	assert_int_equal(c->hook_cred.gid, 4001);
 	assert_int_equal(c->probe_cred.priv, PROBE_EXEC_DAEMON);
 	conf_free(c);
+	/* child_memory_max: every child's RLIMIT_DATA, probes without a hook */
+	assert_int_equal(load("[daemon]\nchild_memory_max = 64M\n[port a]\ninterface = eth0\n"
+			      "probe = ip -s link\n", &c, &ms), 0);
+	assert_true(c->probe_cred.data_max == 64ull << 20);
+	conf_free(c);
+	assert_int_equal(load("[daemon]\nchild_memory_max = 1M\n", &c, &ms), 1);
+	assert_non_null(strstr(ms.m[0], ":2: child_memory_max: "));
 }
 
 static void conf_load__children__root_or_unknown_refused_with_line(void **state)

@@ -808,6 +808,7 @@ static void probe_exec_start__limits__in_every_child(void **state)
 	assert_limit(r->out, "Max open files", "1024 1024");
 	ctx_fini(&c);
 	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_DAEMON }, argv);
+	assert_limit(r->out, "Max address space", "unlimited unlimited");
 	assert_limit(r->out, "Max data size", "268435456 268435456");
 	assert_limit(r->out, "Max core file size", "0 0");
 	ctx_fini(&c);
