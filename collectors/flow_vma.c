@@ -645,10 +645,12 @@ int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interv
 		 * whatever the name comes to point at */
 		/* as the file's owner, who may write it (mode 0644): no
 		 * CAP_DAC_OVERRIDE, and a file the owner could not write
-		 * stays unwritten (fsu_open_as) */
+		 * stays unwritten; reopened through the read fd, so it is the
+		 * inode already read, not what the name points at now
+		 * (fsu_reopen_as) */
 		int wfd = fstat(f->fd, &st) < 0 ? -1 :
-			fsu_open_as(f->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
-				    O_NOCTTY, st.st_uid);
+			fsu_reopen_as(f->fd, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+				      st.st_uid, st.st_gid);
 
 		if (wfd < 0)
 			return util_errf(err, errlen, "%s: open for the reader_counter bump: %s",

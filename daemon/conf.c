@@ -3,6 +3,7 @@
 #include "collectors/flowsel.h"
 #include "lib/ctlproto.h"
 #include "daemon/hostconf.h"
+#include "lib/ipfilter.h"
 #include "lib/log.h"
 #include "lib/util.h"
 
@@ -51,6 +52,20 @@ static void perr(struct parser *p, const char *fmt, ...)
 	p->nerr++;
 	if (p->report)
 		p->report(full, p->arg);
+}
+
+/* An address the unit's IP filter refuses (lib/ipfilter.h): loaded, and
+ * said, since every datagram to it will fail with EPERM. */
+static void warn_ipfilter(struct parser *p, const char *key, const char *addr)
+{
+	struct conf *c = p->c;
+
+	if (ipfilter_unit_allows(addr) != 0 || c->nwarn >= CONF_MAX_WARN)
+		return;
+	snprintf(c->warn[c->nwarn++], sizeof(c->warn[0]), "%s:%u: %s: %.64s is outside the "
+		 "unit's IPAddressAllow= (" IPFILTER_UNIT_ALLOW "): under nicstalld.service "
+		 "traffic to it is refused (EPERM); add IPAddressAllow=%.64s in a drop-in",
+		 p->path, p->line, key, addr, addr);
 }
 
 const char *conf_profile_name(enum profile p)
@@ -196,7 +211,12 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 		if (util_parse_size(val, &c->bundle_max_bytes, 1u << 20, 1ull << 40, e, sizeof(e)) < 0)
 			perr(p, "bundle_max_bytes: %s", e);
 	} else if (!strcmp(key, "bundle_hook")) {
-		set_str(p, c->bundle_hook, sizeof(c->bundle_hook), key, val);
+		if (set_str(p, c->bundle_hook, sizeof(c->bundle_hook), key, val) == 0)
+			c->bundle_hook_line = p->line;
+	} else if (!strcmp(key, "child_memory_max")) {
+		if (util_parse_size(val, &c->child_memory_max, 16u << 20, 64ull << 30, e,
+				    sizeof(e)) < 0)
+			perr(p, "child_memory_max: %s", e);
 	} else if (!strcmp(key, "hook_user")) {
 		if (set_str(p, c->hook_user, sizeof(c->hook_user), key, val) == 0)
 			c->hook_user_line = p->line;
@@ -394,8 +414,10 @@ static void port_key(struct parser *p, const char *key, const char *val)
 
 		if (inet_pton(AF_INET, val, &a) != 1 && inet_pton(AF_INET6, val, &a) != 1)
 			perr(p, "peer_address: '%s' is not an IPv4 or IPv6 address", val);
-		else
+		else {
 			util_strlcpy(pc->peer_address, val, sizeof(pc->peer_address));
+			warn_ipfilter(p, "peer_address", val);
+		}
 	} else if (!strcmp(key, "recover")) {
 		if (!strcmp(val, "none"))
 			pc->recover = 0;
@@ -580,6 +602,7 @@ static void defaults(struct conf *c, const char *path)
 	c->bundle_max_count = 50;
 	c->bundle_max_bytes = 1ull << 30;
 	c->hook_timeout_ns = 30000000000ull;
+	c->child_memory_max = PROBE_EXEC_DATA_DEFAULT;
 	c->metrics_interval_ns = 5000000000ull;
 	c->onload_ns = 1000000000ull;
 	util_strlcpy(c->vma_dir, "/tmp", sizeof(c->vma_dir));
@@ -658,18 +681,22 @@ static int lookup_group(const char *name, gid_t *gid)
 }
 
 /* Who the children run as (probes/probe_exec.h struct probe_exec_cred).
- * The bundle hook: hook_user (default nobody), never uid 0, with the group
- * hook_group (default nicstall, the bundles' group, so it reads the bundle;
- * where that group does not exist, the user's own group), no capabilities.
- * Configured probes: probe_user (default nobody) with its own group and no
- * capabilities; probe_user = root is the explicit choice of the daemon's
- * own uid and capabilities. Names are looked up here, at load, never when a
- * child starts (a slow user database must not stall the loop). Only what
- * is used is looked up: no hook, no hook_user needed. */
+ * The bundle hook: hook_user (default HOOK_USER_DEFAULT, the unit's own
+ * system user from nicstalld.sysusers: nobody is shared with other
+ * services, which could then signal or trace the hook), never uid 0, with
+ * the group hook_group (default nicstall, the bundles' group, so it reads
+ * the bundle; where that group does not exist, the user's own group), never
+ * gid 0, no capabilities. Configured probes: probe_user (default nobody:
+ * a probe reads what any user may, and holds no secret) with its own group,
+ * never gid 0, and no capabilities; probe_user = root is the explicit
+ * choice of the daemon's own uid and capabilities. Names are looked up
+ * here, at load, never when a child starts (a slow user database must not
+ * stall the loop). Only what is used is looked up: no hook, no hook_user
+ * needed. */
 static void resolve_children(struct parser *p)
 {
 	struct conf *c = p->c;
-	const char *hu = c->hook_user[0] ? c->hook_user : "nobody";
+	const char *hu = c->hook_user[0] ? c->hook_user : HOOK_USER_DEFAULT;
 	const char *pu = c->probe_user[0] ? c->probe_user : "nobody";
 	unsigned nprobe = 0;
 	uid_t uid;
@@ -677,13 +704,16 @@ static void resolve_children(struct parser *p)
 
 	for (unsigned i = 0; i < c->nports; i++)
 		nprobe += c->ports[i].nprobe;
+	c->hook_cred.data_max = c->child_memory_max;
+	c->probe_cred.data_max = c->child_memory_max;
 	if (!c->bundle_hook[0] && !c->hook_user[0] && !c->hook_group[0])
 		goto probes;
-	p->line = c->hook_user_line;
+	p->line = c->hook_user[0] ? c->hook_user_line : c->bundle_hook_line;
 	c->hook_cred.priv = PROBE_EXEC_UNPRIV;
 	if (lookup_user(hu, &uid, &gid) < 0)
-		perr(p, "hook_user: no user '%s' on this host%s", hu,
-		     c->hook_user[0] ? "" : " (the default; set hook_user = NAME)");
+		perr(p, "%s: no user '%s' on this host%s", c->hook_user[0] ? "hook_user" :
+		     "bundle_hook", hu, c->hook_user[0] ? "" : " (hook_user's default: run "
+		     "systemd-sysusers to create it from nicstalld.sysusers, or set hook_user = NAME)");
 	else if (uid == 0)
 		perr(p, "hook_user: '%s' is uid 0: the hook runs unprivileged (name a user "
 		     "that can read the bundles through hook_group)", hu);
@@ -702,6 +732,10 @@ static void resolve_children(struct parser *p)
 			c->hook_cred.gid = gid;
 	} else if (lookup_group(CTL_GROUP, &gid) == 0)
 		c->hook_cred.gid = gid;
+	else if (c->hook_cred.uid && c->hook_cred.gid == 0)
+		/* no group nicstall: the user's own, which must not be root's */
+		perr(p, "hook_user: '%s' has gid 0 as its group and there is no group "
+		     CTL_GROUP ": set hook_group = NAME (not gid 0)", hu);
 probes:
 	if (!nprobe && !c->probe_user[0])
 		return;
@@ -714,8 +748,12 @@ probes:
 	} else if (uid == 0) {
 		perr(p, "probe_user: '%s' is uid 0: write probe_user = root to run the probes "
 		     "with the daemon's privileges", pu);
+	} else if (gid == 0) {
+		perr(p, "probe_user: '%s' has gid 0 as its group: probes run unprivileged "
+		     "(name a user whose group is not root's, or probe_user = root)", pu);
 	} else {
-		c->probe_cred = (struct probe_exec_cred){ PROBE_EXEC_UNPRIV, uid, gid };
+		c->probe_cred = (struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = uid,
+							  .gid = gid, .data_max = c->child_memory_max };
 	}
 	p->line = 0;
 }
@@ -816,6 +854,8 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 
 			if (peerconf_key(p.peer, key, val, e, sizeof(e)) < 0)
 				perr(&p, "%s", e);
+			else if (!strcmp(key, "address"))
+				warn_ipfilter(&p, "address", val);
 		} else if (!p.bad_section)
 			perr(&p, "key '%s' outside a [daemon], [port NAME] or [peer NAME] section", key);
 	}

@@ -92,8 +92,17 @@ struct conf {
 	/* Who children run as (nicstalld.conf(5) hook_user, hook_group,
 	 * probe_user): the names as written ("" = the default) and what they
 	 * resolved to at load. */
+	/* warnings of a file that loaded (file:line: text), for the log */
+#define CONF_MAX_WARN 8
+	char warn[CONF_MAX_WARN][400];
+	unsigned nwarn;
+#define HOOK_USER_DEFAULT "nicstall-hook"     /* systemd/nicstalld.sysusers */
 	char hook_user[64], hook_group[64], probe_user[64];
-	unsigned hook_user_line, hook_group_line, probe_user_line;
+	unsigned hook_user_line, hook_group_line, probe_user_line, bundle_hook_line;
+	/* every child's RLIMIT_DATA (and 4x that RLIMIT_AS for the hook and
+	 * unprivileged probes): child_memory_max, default
+	 * PROBE_EXEC_DATA_DEFAULT */
+	uint64_t child_memory_max;
 	struct probe_exec_cred hook_cred;   /* PROBE_EXEC_UNPRIV, always */
 	struct probe_exec_cred probe_cred;  /* UNPRIV, or DAEMON for root */
 	char rules_dir[PATH_MAX];    /* shipped rules */

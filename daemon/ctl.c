@@ -69,6 +69,7 @@ struct ctl {
 	/* refusals, logged at most once per CTL_REFUSE_LOG_NS */
 	uint64_t refused, busy, refuse_log_ns;
 	uid_t last_refused_uid;
+	uint64_t nocaps_log_ns;         /* uid 0 without capabilities, logged */
 };
 
 /* The one control socket of the process, and the client whose request is
@@ -91,10 +92,10 @@ struct json_object *ctl_error(const char *fmt, ...)
 	return o;
 }
 
-enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-			       int have_group, gid_t group)
+enum ctl_access ctl_access_for(uid_t uid, int root_caps, gid_t gid, const gid_t *groups,
+			       size_t ngroups, int have_group, gid_t group)
 {
-	if (uid == 0)
+	if (uid == 0 && root_caps)
 		return CTL_ROOT;
 	if (!have_group)
 		return CTL_DENIED;
@@ -104,6 +105,54 @@ enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t
 		if (groups[i] == group)
 			return CTL_READ;
 	return CTL_DENIED;
+}
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77         /* Linux 6.5, asm-generic/socket.h */
+#endif
+
+int ctl_peer_root_caps(int cfd, pid_t pid, char *why, size_t whylen)
+{
+	static int said_no_pidfd;
+	socklen_t len = sizeof(int);
+	char path[64], buf[8192], *cap;
+	unsigned long long eff;
+	int pidfd = -1, alive = 1;
+
+	if (pid <= 0)
+		return util_errf(why, whylen, "its pid is not known here (another pid "
+				 "namespace?): its capabilities cannot be read"), 0;
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0) {
+		pidfd = -1;
+		if (errno == ESRCH)     /* the peer is gone: its pid may be another's */
+			return util_errf(why, whylen, "pid %d exited before its capabilities "
+					 "were read", (int)pid), 0;
+		if (!said_no_pidfd++)
+			log_warnx("control: no SO_PEERPIDFD (%s; Linux 6.5): a uid 0 client's "
+				  "capabilities are read from /proc of its pid, which a client "
+				  "that exits at once could leave to another process",
+				  strerror(errno));
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (util_read_buf(path, buf, sizeof(buf)) <= 0 || !(cap = strstr(buf, "\nCapEff:")) ||
+	    sscanf(cap + 8, "%llx", &eff) != 1) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return util_errf(why, whylen, "pid %d: its CapEff could not be read",
+				 (int)pid), 0;
+	}
+	/* still the process that connected: then pid was not reused */
+	if (pidfd >= 0) {
+		alive = syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+		close(pidfd);
+	}
+	if (!alive)
+		return util_errf(why, whylen, "pid %d exited before its capabilities were "
+				 "read", (int)pid), 0;
+	if ((eff & CTL_ROOT_CAPS) != CTL_ROOT_CAPS)
+		return util_errf(why, whylen, "pid %d lacks CAP_NET_ADMIN and CAP_NET_RAW "
+				 "(CapEff %016llx)", (int)pid, eff), 0;
+	return 1;
 }
 
 /* The peer's supplementary groups as of its connect(): SO_PEERGROUPS
@@ -370,7 +419,7 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 
 	(void)events;
 	for (;;) {
-		char msg[160];
+		char msg[224];
 		struct ucred cred;
 		socklen_t len = sizeof(cred);
 		gid_t groups[CTL_MAX_GROUPS];
@@ -378,6 +427,8 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 		enum ctl_access acc;
 		struct client *c;
 		uint64_t now;
+		char why[160];
+		int root_caps = 0;
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (cfd < 0)
@@ -387,17 +438,25 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 			continue;
 		}
 		now = loop_mono_ns();
-		if (cred.uid != 0 && ctl->have_group && cred.gid != ctl->gid) {
+		if (cred.uid == 0 && !(root_caps = ctl_peer_root_caps(cfd, cred.pid, why,
+								      sizeof(why))) &&
+		    now - ctl->nocaps_log_ns >= CTL_REFUSE_LOG_NS) {
+			ctl->nocaps_log_ns = now;
+			log_warnx("control: a uid 0 client without root's capabilities is judged "
+				  "like any other user, by group '%s': %s", ctl->group, why);
+		}
+		if ((cred.uid != 0 || !root_caps) && ctl->have_group && cred.gid != ctl->gid) {
 			ng = peer_groups(cfd, cred.pid, groups, CTL_MAX_GROUPS);
 			if (ng < 0)
 				ng = 0;
 		}
-		acc = ctl_access_for(cred.uid, cred.gid, groups, (size_t)ng, ctl->have_group,
-				     ctl->gid);
+		acc = ctl_access_for(cred.uid, root_caps, cred.gid, groups, (size_t)ng,
+				     ctl->have_group, ctl->gid);
 		/* refused peers are closed at once: they never hold a slot */
 		if (acc == CTL_DENIED) {
-			snprintf(msg, sizeof(msg), "permission denied: uid %u is neither root nor a "
-				 "member of group '%s'", (unsigned)cred.uid, ctl->group);
+			snprintf(msg, sizeof(msg), "permission denied: uid %u is neither root%s nor a "
+				 "member of group '%s'", (unsigned)cred.uid, cred.uid ? "" :
+				 " with CAP_NET_ADMIN and CAP_NET_RAW", ctl->group);
 			turn_away(ctl, cfd, msg, now);
 			note_refusal(ctl, cred.uid, 0, now);
 			continue;

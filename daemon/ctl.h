@@ -48,11 +48,28 @@ void ctl_close(struct ctl *c);
  * the socket's owner or mode cannot be set. */
 int ctl_set_group(struct ctl *ctl, const char *name, char *err, size_t errlen);
 
-/* Access for a peer: root everything; the peer's primary or one of its
- * supplementary groups is the access group: read; else refused. No name
- * service call (exported for tests). */
-enum ctl_access ctl_access_for(uid_t uid, gid_t gid, const gid_t *groups, size_t ngroups,
-			       int have_group, gid_t group);
+/* Root's commands act on the ports (investigate captures, recover
+ * reprograms, reload chooses what is watched): a uid 0 client gets them
+ * only when its effective set holds these, so that it could do as much
+ * itself. Onload's tools run as uid 0 with none (daemon/srcrun.c);
+ * `nicstallctl reload` from the unit's ExecReload= and sudo hold them. */
+#define CTL_ROOT_CAPS ((1ull << 12) | (1ull << 13))    /* CAP_NET_ADMIN, CAP_NET_RAW */
+
+/* Access for a peer: uid 0 whose effective capabilities were read and hold
+ * CTL_ROOT_CAPS (root_caps != 0): everything; any other peer, uid 0
+ * without them included: the peer's primary or one of its supplementary
+ * groups is the access group: read; else refused. No name service call
+ * (exported for tests). */
+enum ctl_access ctl_access_for(uid_t uid, int root_caps, gid_t gid, const gid_t *groups,
+			       size_t ngroups, int have_group, gid_t group);
+
+/* Whether the process that connected cfd (pid from SO_PEERCRED) holds
+ * CTL_ROOT_CAPS in its effective set: 1 yes, 0 no or unknown, with why
+ * saying which. Race-free with SO_PEERPIDFD (Linux 6.5): the pidfd names
+ * the connecting process itself, and is checked to be still alive after
+ * /proc/PID/status is read, so the pid cannot have been reused. Without
+ * it, the pid alone (logged once). Exported for tests. */
+int ctl_peer_root_caps(int cfd, pid_t pid, char *why, size_t whylen);
 
 /* Inside a handler: its reply will come later, through ctl_reply_later()
  * (an action that completes from the loop, such as a reprogram's hold); the

@@ -14,6 +14,7 @@
 #include "daemon/ports.h"
 #include "daemon/sampler.h"
 #include "daemon/service.h"
+#include "daemon/srcrun.h"
 #include "daemon/stall.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -40,6 +41,7 @@ struct daemon {
 	char sysfs_root[PATH_MAX];      /* effective: --sysfs-root or config */
 	int sysfs_override;             /* --sysfs-root given */
 	char socket_override[PATH_MAX]; /* --socket given */
+	char sock_path[PATH_MAX + 32];  /* the control socket in use */
 	struct conf *conf;
 	struct rules *rules;
 	struct loop *loop;
@@ -110,6 +112,31 @@ static void reload_failed(struct daemon *d, const char *why, char *err, size_t e
 	service_reloaded(d->svc, why);
 }
 
+static void conf_warnings(const struct conf *c)
+{
+	for (unsigned i = 0; i < c->nwarn; i++)
+		log_warnx("%s", c->warn[i]);
+}
+
+/* Out of the view of Onload's tools (daemon/srcrun.h): what the daemon
+ * writes or serves, which uid 0 without capabilities could otherwise
+ * write, plant, delete or connect to. */
+static void tools_configure(const struct daemon *d, const struct conf *c)
+{
+	char mdir[PATH_MAX] = "";
+	const char *hide[] = { d->sock_path, c->state_dir, c->run_dir, c->flows_dir,
+			       c->journal_dir, mdir, NULL };
+	char *slash;
+
+	_Static_assert(sizeof(hide) / sizeof(hide[0]) - 1 <= SRCRUN_HIDE_MAX, "hide");
+	util_strlcpy(mdir, c->metrics_file, sizeof(mdir));
+	if ((slash = strrchr(mdir, '/')) && slash != mdir)
+		*slash = '\0';
+	else
+		mdir[0] = '\0';
+	srcrun_configure(hide, c->child_memory_max);
+}
+
 /* A reload applies the configuration and its rules together, or nothing:
  * either one with an error keeps everything that runs. */
 static int daemon_reload(struct daemon *d, char *err, size_t errlen)
@@ -174,6 +201,8 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 			log_warnx("reload: %s", gerr);
 	}
 	metrics_configure(d->metrics, c);
+	tools_configure(d, c);
+	conf_warnings(c);
 	conf_free(d->conf);
 	d->conf = c;
 	d->reloads++;
@@ -374,6 +403,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
+		for (unsigned i = 0; i < c->nwarn; i++)
+			fprintf(stderr, "warning: %s\n", c->warn[i]);
 		conf_free(c);
 		printf("configuration OK\n");
 		return 0;
@@ -492,6 +523,9 @@ int main(int argc, char **argv)
 	metrics_set_rules(d.metrics, d.rules);
 	metrics_set_peers(d.metrics, d.peers);
 	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d, d.peers };
+	util_strlcpy(d.sock_path, sock, sizeof(d.sock_path));
+	conf_warnings(d.conf);
+	tools_configure(&d, d.conf);
 	d.ctl = ctl_open(d.loop, sock, dispatch, &d.cmd, err, sizeof(err));
 	if (!d.ctl) {
 		log_errx("%s", err);

@@ -4,6 +4,7 @@
 #include "daemon/conf.h"
 #include "daemon/peermsg.h"
 #include "daemon/peerproto.h"
+#include "lib/ipfilter.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -241,8 +242,11 @@ int peers_send_dgram(struct peers *ps, struct peer *p, enum peer_type type, cons
 		return -1;
 	}
 	if (sendto(ps->fd, out, (size_t)n, MSG_DONTWAIT, (struct sockaddr *)&p->sa, p->salen) != n) {
+		char why[256];
+
+		/* EPERM: the unit's cgroup filter (IPAddressDeny=) */
 		peers_refuse(ps, p, LR_SEND, "send to %s port %u: %s", p->pc.address, p->pc.port,
-		       strerror(errno));
+			     ipfilter_errstr(errno, p->pc.address, why, sizeof(why)));
 		return -1;
 	}
 	if (type == PEER_NOTICE)

@@ -7,6 +7,7 @@
 #include "lib/util.h"
 #include "probes/probe_exec.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 /* The flow sources' tools are Onload's orm_json and onload_stackdump (the
@@ -24,7 +25,28 @@
  * CAP_SYS_PTRACE stackdump's /proc walk for a stack's pids skips other
  * users' processes (libstack_mappings_init: EACCES is skipped); the
  * readers take each socket's pid from the stack itself. */
-static const struct probe_exec_cred tool_cred = { PROBE_EXEC_ROOT_NOCAPS, 0, 0 };
+/* uid 0 without a capability still owns every root-owned file and may
+ * signal the daemon (same uid, kernel/signal.c kill_ok_by_cred): each tool
+ * runs in a mount namespace of its own where the daemon's directories and
+ * control socket (srcrun_configure) are empty and read-only, and the
+ * control socket refuses root's commands to a client without capabilities
+ * (daemon/ctl.c ctl_access_for). */
+static char hidden[SRCRUN_HIDE_MAX][PATH_MAX];
+static const char *hidden_v[SRCRUN_HIDE_MAX + 1];
+static struct probe_exec_cred tool_cred = {
+	.priv = PROBE_EXEC_ROOT_NOCAPS, .hide = hidden_v,
+};
+
+void srcrun_configure(const char *const *hide, uint64_t data_max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; hide && hide[i] && n < SRCRUN_HIDE_MAX; i++)
+		if (hide[i][0] && util_strlcpy(hidden[n], hide[i], PATH_MAX) < PATH_MAX)
+			hidden_v[n] = hidden[n], n++;
+	hidden_v[n] = NULL;
+	tool_cred.data_max = data_max;
+}
 
 struct runjob {
 	struct probe_exec *pe;

@@ -496,37 +496,71 @@ uint64_t fsu_du_at(int dirfd, const char *name, int max_depth, unsigned *budget)
 	return du(dirfd, name, 0, max_depth, budget);
 }
 
-int fsu_open_as(const char *path, int flags, uid_t uid)
+/* What the mode bits give uid:gid, alone, for flags' access mode. */
+static int mode_allows(const struct stat *st, int flags, uid_t uid, gid_t gid)
 {
-	/* setfsuid returns the previous fsuid whether or not it changed it:
-	 * a second call with the same value tells whether the first took */
+	int acc = flags & O_ACCMODE;
+	mode_t m = st->st_uid == uid ? st->st_mode >> 6 : st->st_gid == gid ? st->st_mode >> 3 :
+		   st->st_mode;
+	int want = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6) | (flags & O_TRUNC ? 2 : 0);
+
+	return ((m & 7) & (mode_t)want) == (mode_t)want;
+}
+
+int fsu_reopen_as(int fd, int flags, uid_t uid, gid_t gid)
+{
+	/* setfsuid and setfsgid return the previous value whether or not they
+	 * changed it: a second call with the same value tells whether the
+	 * first took */
 	uid_t prev = (uid_t)setfsuid((uid_t)-1);
+	gid_t prevg = (gid_t)setfsgid((gid_t)-1);
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
-	int fd, e;
+	struct stat st, nst;
+	char path[64];
+	int nfd, e;
 
 	if (flags & O_CREAT) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (prev == uid)
-		return open(path, flags);
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!mode_allows(&st, flags, uid, gid)) {
+		errno = EACCES;
+		return -1;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	/* the way back to fsuid 0 raises the file-system capabilities of the
 	 * permitted set into the effective one (cap_task_fix_setuid,
 	 * LSM_SETID_FS): the effective set is put back as it was */
 	if (syscall(SYS_capget, &h, caps) < 0)
 		return -1;
+	setfsgid(gid);
 	setfsuid(uid);
-	if ((uid_t)setfsuid(uid) != uid) {
-		setfsuid(prev);
-		errno = EPERM;
-		return -1;
+	if ((gid_t)setfsgid(gid) != gid || (uid_t)setfsuid(uid) != uid) {
+		nfd = -1;
+		e = EPERM;
+	} else {
+		/* the magic link is followed (no O_NOFOLLOW: it is one) */
+		nfd = open(path, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+		e = errno;
 	}
-	fd = open(path, flags);
-	e = errno;
 	setfsuid(prev);
-	if ((uid_t)setfsuid(prev) != prev || syscall(SYS_capset, &h, caps) < 0)
+	setfsgid(prevg);
+	if ((uid_t)setfsuid(prev) != prev || (gid_t)setfsgid(prevg) != prevg ||
+	    syscall(SYS_capset, &h, caps) < 0)
 		abort();
+	if (nfd >= 0 && (fstat(nfd, &nst) < 0 || nst.st_dev != st.st_dev ||
+			 nst.st_ino != st.st_ino)) {
+		close(nfd);
+		nfd = -1;
+		e = ESTALE;
+	}
 	errno = e;
-	return fd;
+	return nfd;
 }

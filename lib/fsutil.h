@@ -83,13 +83,21 @@ int fsu_fsync_tree(int fd, int max_depth);
  * is a regular file); at most max_depth deep, and at most *budget entries
  * are looked at (decremented). Symbolic links count nothing. */
 uint64_t fsu_du_at(int dirfd, const char *name, int max_depth, unsigned *budget);
-/* open(path, flags) (no O_CREAT) with the file-system identity of uid
- * (setfsuid, this thread only, put back before returning): a root process
- * writes into a file another user owns with that owner's own permission,
- * with CAP_SETUID instead of CAP_DAC_OVERRIDE. When uid is already the
- * file-system uid, a plain open. -1 with errno (EPERM: the identity could
- * not be taken, e.g. no CAP_SETUID). A failure to take back the old
- * identity aborts: nothing may go on with the wrong one. */
-int fsu_open_as(const char *path, int flags, uid_t uid);
+/* Open again the file fd already names, for flags (no O_CREAT), with the
+ * file-system identity uid:gid (setfsuid and setfsgid, this thread only,
+ * put back before returning): a root process writes into a file another
+ * user owns with that owner's own permission, with CAP_SETUID and
+ * CAP_SETGID instead of CAP_DAC_OVERRIDE. It opens /proc/self/fd/N, which
+ * walks no directory and reaches exactly fd's inode (not whatever its name
+ * points at now), regular files only. The access is what the mode bits
+ * give uid:gid alone, checked here (the owner's bits when uid owns it, the
+ * group's when gid is its group, else the others'), and the kernel's check
+ * under the same fsuid and fsgid: the daemon's supplementary groups (a
+ * process-wide set, not dropped here) can add nothing the first check did
+ * not allow, and neither can a capability, even when uid is 0. -1 with
+ * errno (EACCES: the mode refuses it; EPERM: the identity could not be
+ * taken). A failure to take back the old identity aborts: nothing may go on
+ * with the wrong one. */
+int fsu_reopen_as(int fd, int flags, uid_t uid, gid_t gid);
 
 #endif

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +35,8 @@ enum {
 	ST_SETSIG = 1, ST_SETNS, ST_FDS, ST_EXEC,
 	/* dropping privileges, in this order (drop_privileges) */
 	ST_GROUPS, ST_GID, ST_BSET, ST_AMBIENT, ST_UID, ST_CAPS, ST_NNP, ST_VERIFY,
+	/* before them: limits (set_limits), the Onload tools' view (hide_paths) */
+	ST_LIMITS, ST_OOM, ST_MNTNS, ST_HIDE,
 };
 
 /* What each step is, for the result's error. */
@@ -44,6 +49,12 @@ static const char *const priv_step[] = {
 	[ST_CAPS] = "capset (effective, permitted, inheritable)",
 	[ST_NNP] = "PR_SET_NO_NEW_PRIVS",
 	[ST_VERIFY] = "reading back uid, gid, groups and capabilities (not as set)",
+	[ST_LIMITS] = "setting its resource limits (RLIMIT_DATA, AS, NOFILE, CORE)",
+	[ST_OOM] = "writing /proc/self/oom_score_adj",
+	[ST_MNTNS] = "a private mount namespace (unshare CLONE_NEWNS, MS_PRIVATE; needs "
+		     "CAP_SYS_ADMIN, and the unit's RestrictNamespaces= to allow mnt and "
+		     "SystemCallFilter= mount)",
+	[ST_HIDE] = "hiding the daemon's paths",
 };
 
 #define CAP_PROBE_MAX 64        /* capability numbers tried (0..63) */
@@ -53,12 +64,14 @@ enum phase { PH_RUNNING, PH_TERM, PH_KILL, PH_NOTIFY, PH_DONE };
 struct child_report {
 	int stage;
 	int err;
+	int idx;                /* ST_HIDE: which of hide */
 };
 
 struct probe_exec {
 	struct loop *l;
 	char **argv;
-	struct probe_exec_cred cred;
+	struct probe_exec_cred cred;   /* .hide: NULL (copied to hide) */
+	char **hide;            /* PROBE_EXEC_ROOT_NOCAPS: paths out of view */
 	char path[PATH_MAX];
 	pid_t pid;              /* > 0 until reaped */
 	int pidfd, outfd, errfd;
@@ -222,13 +235,18 @@ static int resolve(const char *name, char *out, size_t outlen)
 
 /* ---- child ---- */
 
-static void child_fail(int fd, int stage, int e)
+static void child_fail_at(int fd, int stage, int e, int idx)
 {
-	struct child_report rep = { stage, e };
+	struct child_report rep = { stage, e, idx };
 	ssize_t w = write(fd, &rep, sizeof(rep));
 
 	(void)w;
 	_exit(127);
+}
+
+static void child_fail(int fd, int stage, int e)
+{
+	child_fail_at(fd, stage, e, -1);
 }
 
 /* After fork, in the child (one thread): raw system calls only, so nothing
@@ -299,12 +317,88 @@ static int drop_privileges(const struct probe_exec_cred *c)
 	return 0;
 }
 
+static int limit(int res, uint64_t v)
+{
+	struct rlimit r = { (rlim_t)v, (rlim_t)v };
+
+	return (int)syscall(SYS_prlimit64, 0, res, &r, NULL);
+}
+
+/* Every child's resource limits (probe_exec.h), with raw system calls. The
+ * hard limits are lowered too: a child cannot raise them back. Returns 0 or
+ * the ST_ step with errno set. */
+static int set_limits(const struct probe_exec_cred *c)
+{
+	static const char adj[] = "1000";
+	uint64_t data = c->data_max ? c->data_max : PROBE_EXEC_DATA_DEFAULT;
+	uint64_t as = data > UINT64_MAX / PROBE_EXEC_AS_FACTOR ? (uint64_t)RLIM_INFINITY :
+		      data * PROBE_EXEC_AS_FACTOR;
+	int fd;
+
+	_Static_assert(PROBE_EXEC_OOM_SCORE_ADJ == 1000, "adj above");
+	if (limit(RLIMIT_DATA, data) < 0 || limit(RLIMIT_CORE, 0) < 0 ||
+	    limit(RLIMIT_NOFILE, c->nofile_max ? c->nofile_max : PROBE_EXEC_NOFILE_DEFAULT) < 0 ||
+	    (c->priv == PROBE_EXEC_UNPRIV && limit(RLIMIT_AS, as) < 0))
+		return ST_LIMITS;
+	/* the memory cgroup's OOM killer (the unit's MemoryMax=) takes the
+	 * child first (mm/oom_kill.c oom_badness adds oom_score_adj) */
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ST_OOM;
+	if (write(fd, adj, sizeof(adj) - 1) != (ssize_t)sizeof(adj) - 1) {
+		int e = errno;
+
+		close(fd);
+		errno = e ? e : EIO;
+		return ST_OOM;
+	}
+	close(fd);
+	return 0;
+}
+
+/* PROBE_EXEC_ROOT_NOCAPS, while CAP_SYS_ADMIN is still held: a mount
+ * namespace of its own, nothing propagating back, and each path of hide
+ * covered read-only (probe_exec.h). Without a capability the child can
+ * neither unmount nor remount them (fs/namespace.c may_mount), nor reach
+ * the daemon's own view through /proc/PID/root or /cwd (a ptrace access
+ * check it fails: cap_ptrace_access_check, the daemon's permitted set is
+ * no subset of its empty one). Returns 0 or the step, *idx the path. */
+static int hide_paths(char *const *hide, int *idx)
+{
+	const unsigned long ro = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
+
+	*idx = -1;
+	if (syscall(SYS_unshare, CLONE_NEWNS) < 0 ||
+	    syscall(SYS_mount, "none", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return ST_MNTNS;
+	for (int i = 0; hide && hide[i]; i++) {
+		struct stat st;
+
+		*idx = i;
+		/* inside one already covered (flows/ in run_dir): gone */
+		if (stat(hide[i], &st) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return ST_HIDE;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			if (syscall(SYS_mount, "nicstalld-hidden", hide[i], "tmpfs", ro,
+				    "size=4k,nr_inodes=1,mode=0555") < 0)
+				return ST_HIDE;
+		} else if (syscall(SYS_mount, "/dev/null", hide[i], NULL, MS_BIND, NULL) < 0 ||
+			   syscall(SYS_mount, NULL, hide[i], NULL, MS_REMOUNT | MS_BIND | ro,
+				   NULL) < 0)
+			return ST_HIDE;
+	}
+	return 0;
+}
+
 /* After fork: async-signal-safe calls only. */
 static void __attribute__((noreturn))
-child_exec(const char *path, char *const *argv, const struct probe_exec_cred *cred, int nsfd,
-	   int nul, int outw, int errw)
+child_exec(const char *path, char *const *argv, const struct probe_exec_cred *cred,
+	   char *const *hide, int nsfd, int nul, int outw, int errw)
 {
-	int step;
+	int step, idx = -1;
 
 	struct sigaction sa = { .sa_handler = SIG_DFL };
 	sigset_t all;
@@ -337,7 +431,11 @@ child_exec(const char *path, char *const *argv, const struct probe_exec_cred *cr
 	if (close_range(4, ~0u, 0) < 0)
 		for (int fd = 4; fd < 4096; fd++)
 			close(fd);
-	/* last: setns needed CAP_SYS_ADMIN */
+	if ((step = set_limits(cred)) != 0)
+		child_fail(errw, step, errno);
+	if (cred->priv == PROBE_EXEC_ROOT_NOCAPS && (step = hide_paths(hide, &idx)) != 0)
+		child_fail_at(errw, step, errno, idx);
+	/* last: setns and the mounts needed CAP_SYS_ADMIN */
 	if ((step = drop_privileges(cred)) != 0)
 		child_fail(errw, step, errno);
 	execve(path, argv, (char *const *)child_env);
@@ -483,12 +581,21 @@ static void report_child(struct probe_exec *p)
 		break;
 	case ST_GROUPS: case ST_GID: case ST_BSET: case ST_AMBIENT:
 	case ST_UID: case ST_CAPS: case ST_NNP: case ST_VERIFY:
+	case ST_LIMITS: case ST_OOM: case ST_MNTNS: case ST_HIDE:
+		for (int i = 0; rep.idx >= 0; i++)
+			if (!p->hide || !p->hide[i]) {
+				rep.idx = -1;   /* not one of ours */
+				break;
+			} else if (i == rep.idx)
+				break;
 		p->r.priv_failed = 1;
 		snprintf(p->r.error, sizeof(p->r.error),
-			 "%.64s: not run: dropping privileges to uid %u gid %u failed at %s: %s",
+			 "%.64s: not run: dropping privileges to uid %u gid %u failed at %s%s%.80s: %s",
 			 p->argv[0], (unsigned)(p->cred.priv == PROBE_EXEC_UNPRIV ? p->cred.uid : 0),
 			 (unsigned)(p->cred.priv == PROBE_EXEC_UNPRIV ? p->cred.gid : 0),
-			 priv_step[rep.stage], strerror(rep.err));
+			 priv_step[rep.stage], rep.stage == ST_HIDE && rep.idx >= 0 ? " " : "",
+			 rep.stage == ST_HIDE && rep.idx >= 0 && p->hide ? p->hide[rep.idx] : "",
+			 strerror(rep.err));
 		break;
 	default:
 		snprintf(p->r.error, sizeof(p->r.error), "%s: child setup (stage %d): %s",
@@ -601,6 +708,13 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
 	}
 	p->l = l;
 	p->cred = *cred;
+	p->cred.hide = NULL;
+	if (cred->hide && !(p->hide = argv_dup(cred->hide))) {
+		snprintf(err, errlen, "probe %s: out of memory", argv[0]);
+		probe_exec_argv_free(p->argv);
+		free(p);
+		return NULL;
+	}
 	p->pidfd = p->outfd = p->errfd = -1;
 	p->max_output = max_output;
 	p->done = done;
@@ -642,7 +756,7 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
 		goto fail;
 	}
 	if (p->pid == 0)
-		child_exec(p->path, p->argv, &p->cred, nsfd, nul, outp[1], errp[1]);
+		child_exec(p->path, p->argv, &p->cred, p->hide, nsfd, nul, outp[1], errp[1]);
 	setpgid(p->pid, p->pid);        /* also done by the child: no race */
 	close_if(&outp[1]);
 	close_if(&errp[1]);
@@ -744,6 +858,7 @@ void probe_exec_free(struct probe_exec *p)
 	close_if(&p->errfd);
 	loop_timer_free(p->timer);
 	probe_exec_argv_free(p->argv);
+	probe_exec_argv_free(p->hide);
 	free(p->r.out);
 	free(p);
 }

@@ -21,7 +21,13 @@
  * back. Any step that fails ends the child before the exec, and the result's
  * error names the step: a command never runs with more than it was given.
  * The daemon needs CAP_SETUID, CAP_SETGID and CAP_SETPCAP for this, and
- * CAP_KILL to signal a child that no longer runs as root. */
+ * CAP_KILL to signal a child that no longer runs as root.
+ *
+ * Before that, every child gets its resource limits (struct probe_exec_cred
+ * data_max, nofile_max), and PROBE_EXEC_ROOT_NOCAPS children a private mount
+ * namespace hiding the daemon's own paths (cred.hide): uid 0 without a
+ * capability still owns every root-owned file, so what it must not touch is
+ * taken out of its view. */
 #ifndef NICSTALL_PROBE_EXEC_H
 #define NICSTALL_PROBE_EXEC_H
 
@@ -49,10 +55,30 @@ enum probe_exec_priv {
 	PROBE_EXEC_DAEMON,
 };
 
+/* Resource limits of every child (the unit's MemoryMax= is shared with the
+ * daemon: a child that grows must fail alone): RLIMIT_DATA (heap and
+ * private writable mappings), RLIMIT_AS for PROBE_EXEC_UNPRIV only (Onload's
+ * tools, and onload_stackdump as a probe_user = root probe, map every
+ * stack's shared memory: address space, not memory), RLIMIT_NOFILE, RLIMIT_CORE 0, and oom_score_adj 1000 so that the
+ * kernel's OOM killer takes a child before the daemon. */
+#define PROBE_EXEC_DATA_DEFAULT (256ull << 20)
+#define PROBE_EXEC_AS_FACTOR 4          /* RLIMIT_AS = data_max x this */
+#define PROBE_EXEC_NOFILE_DEFAULT 1024
+#define PROBE_EXEC_OOM_SCORE_ADJ 1000
+
 struct probe_exec_cred {
 	enum probe_exec_priv priv;  /* 0 is invalid: every caller chooses */
 	uid_t uid;                  /* PROBE_EXEC_UNPRIV */
 	gid_t gid;
+	/* PROBE_EXEC_ROOT_NOCAPS: the child enters a private mount namespace
+	 * (while it still holds CAP_SYS_ADMIN) in which each of these paths
+	 * (NULL-terminated; NULL = none) is covered: a directory by an empty,
+	 * read-only tmpfs, anything else (the control socket) by /dev/null
+	 * bound read-only over it; a path that does not exist is skipped.
+	 * Read only by probe_exec_start (the strings need not outlive it). */
+	const char *const *hide;
+	uint64_t data_max;          /* RLIMIT_DATA; 0 = PROBE_EXEC_DATA_DEFAULT */
+	unsigned nofile_max;        /* RLIMIT_NOFILE; 0 = PROBE_EXEC_NOFILE_DEFAULT */
 };
 
 struct probe_exec_result {

@@ -1,5 +1,6 @@
 /* probe_ping: asynchronous ICMP/ICMPv6 echo probe on the daemon's loop. */
 #include "probes/probe_ping.h"
+#include "lib/ipfilter.h"
 #include "lib/loop.h"
 #include "lib/nl.h"
 #include "lib/netns.h"
@@ -144,9 +145,12 @@ static void send_one(struct probe_ping *p)
 	p->res.echo[i].seq = seq;
 	now = loop_mono_ns();
 	if (sendto(p->fd, pkt, sizeof(pkt), 0, &p->dst.sa, p->dstlen) < 0) {
+		char why[256];
+
+		/* EPERM: the unit's cgroup filter (IPAddressDeny=) */
 		set_error(p, "send echo %u to %s%s%s in %s: %s", (unsigned)seq,
-			  p->dst_text, p->ifname[0] ? " via " : "", p->ifname,
-			  p->nsname, strerror(errno));
+			  p->dst_text, p->ifname[0] ? " via " : "", p->ifname, p->nsname,
+			  ipfilter_errstr(errno, p->dst_text, why, sizeof(why)));
 	} else {
 		p->res.echo[i].sent_ns = now;
 		p->res.sent++;

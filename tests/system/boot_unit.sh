@@ -16,8 +16,12 @@
 # sock_diag and the tc eBPF tracker, a stall investigated with pings,
 # captures, thread readings and a reprogram confirmed through /dev/kmsg,
 # nothing denied; MemoryMax= and TasksMax= in force, and the peaks of the
-# unit's cgroup while it investigates well inside them; the hook and a
-# probe run as nobody without any capability; IPAddressAllow= lets a
+# unit's cgroup while it investigates well inside them, OOMPolicy=continue;
+# the hook (as nicstall-hook) and a probe (as nobody) run without any
+# capability; a stand-in for Onload's orm_json runs as uid 0 without one,
+# in a view where the daemon's state and runtime directories are empty and
+# read-only, and a uid 0 client without capabilities is refused root's
+# commands while ExecReload= still reloads; IPAddressAllow= lets a
 # datagram from a port's namespace to a private address through and
 # refuses one to a public address; engine-readers.conf makes the VMA
 # reader work with no capability added; and with WatchdogSec=3s a loop
@@ -86,6 +90,8 @@ pid=$(systemctl show -p MainPID --value nicstalld)
 r capeff "$(awk '/^CapEff/ { print $2 }' /proc/$pid/status)"
 r memmax "$(systemctl show -p MemoryMax --value nicstalld)"
 r tasksmax "$(systemctl show -p TasksMax --value nicstalld)"
+r oompolicy "$(systemctl show -p OOMPolicy --value nicstalld)"
+r hook_uid "$(id -u nicstall-hook)"
 r ipdeny "$(systemctl show -p IPAddressDeny --value nicstalld)"
 r capbnd "$(awk '/^CapBnd/ { print $2 }' /proc/$pid/status)"
 r nonewprivs "$(awk '/^NoNewPrivs/ { print $2 }' /proc/$pid/status)"
@@ -118,9 +124,25 @@ cat > /etc/nicstalld/hook.sh <<'H'
   head -c 1 "$1/manifest.json" > /dev/null && echo "Bundle: readable"; } > /dev/shm/hook.status 2>&1
 H
 chmod 755 /etc/nicstalld/hook.sh
+# a stand-in for Onload's orm_json (uid 0, no capability): what it sees of
+# the daemon's directories and socket
+mkdir -p /etc/nicstalld/onload
+cat > /etc/nicstalld/onload/orm_json <<'O'
+#!/bin/sh
+{ grep -E '^(Uid|Cap[A-Za-z]+|NoNewPrivs):' /proc/self/status
+  echo "StateEntries: $(ls -A /var/lib/nicstalld | wc -l)"
+  echo "RunEntries: $(ls -A /run/nicstalld | wc -l)"
+  touch /var/lib/nicstalld/planted 2>/dev/null && echo "Planted: yes" || echo "Planted: no"
+  [ -S /run/nicstalld/nicstalld.sock ] && echo "Socket: yes" || echo "Socket: no"
+} > /dev/shm/orm.tmp && mv /dev/shm/orm.tmp /dev/shm/orm.status
+exit 1
+O
+chmod 755 /etc/nicstalld/onload/orm_json
 cat > /etc/nicstalld/nicstalld.conf <<C
 [daemon]
 bundle_hook = /etc/nicstalld/hook.sh
+onload_tools = /etc/nicstalld/onload
+onload_interval = 500ms
 interval = 200ms
 incident_cooldown = 0s
 reprogram_interval = 0s
@@ -142,6 +164,7 @@ tracker_hooks = always
 peer = cli
 peer_address = 10.9.0.1
 recover = reprogram
+track = engine sock bpf onload
 C
 systemctl restart nicstalld
 r ns_before "$(nicstallctl -j status | jq -r '[.ports[].state] | join(",")')"
@@ -185,6 +208,10 @@ done
 nicstallctl -j incident show > /opt/out/rec.json 2>&1
 for i in $(seq 1 50); do [ -s /dev/shm/hook.status ] && break; sleep 0.2; done
 cp /dev/shm/hook.status /opt/out/hook.status 2>/dev/null
+cp /dev/shm/orm.status /opt/out/orm.status 2>/dev/null
+r state_entries "$(ls -A /var/lib/nicstalld | wc -l)"
+r nocaps_recover "$(setpriv --inh-caps=-all --bounding-set=-all -- nicstallctl recover srv 2>&1 | tr ' ' _)"
+r nocaps_reload "$(setpriv --inh-caps=-all --bounding-set=-all -- nicstallctl reload > /dev/null 2>&1; echo $?)"
 touch /opt/out/stop-sampling
 r peak_mem "$(cut -d' ' -f1 /opt/out/peaks)"
 r peak_tasks "$(cut -d' ' -f2 /opt/out/peaks)"
@@ -284,6 +311,7 @@ check "the daemon is a member of nicstall (SupplementaryGroups)" bash -c "echo '
 check "nicstallctl status answers" test "$(R ctl_status)" = 0
 check "MemoryMax=1G and TasksMax=128 are in force ($(R memmax), $(R tasksmax))" \
 	test "$(R memmax) $(R tasksmax)" = "1073741824 128"
+check "OOMPolicy=continue: a child the OOM killer takes fails alone ($(R oompolicy))" test "$(R oompolicy)" = continue
 check "IPAddressDeny=any is in force ($(R ipdeny))" \
 	bash -c "echo ' $(R ipdeny) ' | grep -q ' 0.0.0.0/0 ' && echo ' $(R ipdeny) ' | grep -q ' ::/0 '"
 check "a bundle gets the group nicstall; bundles/ is 2750" test "$(R bundle_group) $(R bundles_mode)" = "nicstall 2750:nicstall"
@@ -319,12 +347,20 @@ check "its peaks were measured and stay well inside MemoryMax and TasksMax ($(R 
 # the port's namespace
 jq -r '.record.probes[] | select(.argv[0] == "/bin/bash") | .output' "$T_DIR/out/rec.json" > "$T_DIR/probe.out"
 field() { awk -v k="$2:" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$1"; }
-for who in probe hook; do
-	f=$T_DIR/probe.out; [ $who = hook ] && f=$T_DIR/out/hook.status
+for who in probe hook onload; do
+	f=$T_DIR/probe.out u=65534
+	[ $who = hook ] && f=$T_DIR/out/hook.status u=$(R hook_uid)
+	[ $who = onload ] && f=$T_DIR/out/orm.status u=0
 	caps=$(for s in CapInh CapPrm CapEff CapBnd CapAmb; do field "$f" $s; done | sort -u | tr '\n' ' ')
-	check "$who: uid nobody, no capability in any set, no new privileges ($(field "$f" Uid) / $caps/ $(field "$f" NoNewPrivs))" \
-		test "$(field "$f" Uid)|$caps|$(field "$f" NoNewPrivs)" = "65534 65534 65534 65534|0000000000000000 |1"
+	check "$who: uid $u, no capability in any set, no new privileges ($(field "$f" Uid) / $caps/ $(field "$f" NoNewPrivs))" \
+		test "$(field "$f" Uid)|$caps|$(field "$f" NoNewPrivs)" = "$u $u $u $u|0000000000000000 |1"
 done
+O=$T_DIR/out/orm.status
+check "onload tool: state_dir and run_dir empty in its view, nothing planted, no socket ($(field "$O" StateEntries)/$(field "$O" RunEntries)/$(field "$O" Planted)/$(field "$O" Socket); the daemon's state_dir: $(R state_entries))" \
+	test "$(field "$O" StateEntries)/$(field "$O" RunEntries)/$(field "$O" Planted)/$(field "$O" Socket)" = "0/0/no/no" -a "$(R state_entries)" -gt 0
+check "uid 0 without capabilities: recover refused ($(R nocaps_recover))" \
+	bash -c "grep -q 'neither_root_with_CAP_NET_ADMIN' <<< '$(R nocaps_recover)'"
+check "uid 0 without capabilities: reload refused; ExecReload= reloads (above)" test "$(R nocaps_reload)" != 0
 check "hook: group nicstall, reads the bundle ($(field "$T_DIR/out/hook.status" Gid))" \
 	test "$(field "$T_DIR/out/hook.status" Gid | cut -d' ' -f1):$(field "$T_DIR/out/hook.status" Bundle)" = "$(R nicstall_gid):readable"
 check "IPAddressAllow: a datagram to a private address leaves the port's namespace" grep -qx 'private:sent' "$T_DIR/probe.out"

@@ -22,6 +22,20 @@ t_init() {
 	trap 'exit 130' INT TERM
 }
 
+# hook_user_up: the bundle hook's default user, as systemd/nicstalld.sysusers
+# makes it (nicstall-hook, a member of group nicstall), created for the test
+# where the host has none and removed after it; HOOK_UID is its uid.
+hook_user_up() {
+	if ! getent group nicstall >/dev/null; then
+		groupadd -r nicstall && T_CLEANUP+=("groupdel nicstall")
+	fi
+	if ! getent passwd nicstall-hook >/dev/null; then
+		useradd -r -M -U -G nicstall -s /usr/sbin/nologin -c "nicstalld bundle hook" \
+			nicstall-hook && T_CLEANUP=("userdel nicstall-hook" "${T_CLEANUP[@]}")
+	fi
+	HOOK_UID=$(id -u nicstall-hook)
+}
+
 # t_stop_pids: end the test's background processes (T_PIDS, the daemon's
 # among them): SIGTERM, 2 s, SIGKILL.
 t_stop_pids() {

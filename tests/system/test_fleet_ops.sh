@@ -9,12 +9,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fleet_lib.sh"
 t_init
-# the hook runs as nobody with the bundles' group nicstall (hook_user and
-# hook_group's defaults), without capabilities: it reads rank 0's bundles
-# through that group, as under the unit (StateDirectory 0755, bundles/ 2750)
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
+# the hook runs as nicstall-hook with the bundles' group nicstall (hook_user
+# and hook_group's defaults), without capabilities: it reads rank 0's
+# bundles through that group, as under the unit (StateDirectory 0755,
+# bundles/ 2750)
+hook_user_up
 chmod 711 "$T_DIR" && mkdir -m 755 "$T_DIR/state0"
 command -v promtool > /dev/null || { fail "promtool missing (tools/deps.sh installs prometheus)"; exit 1; }
 check "promtool check rules: fleet/nicstalld-alerts.yml" promtool check rules "$ROOT/fleet/nicstalld-alerts.yml"

@@ -9,8 +9,10 @@
 # and its socket queue holding the request. Interface flags are unchanged.
 . "$(dirname "$0")/lib.sh"
 t_init
-# the hook runs as nobody (hook_user's default), without capabilities: it
-# reaches its log through a directory it may search, a file it may write
+# the hook runs as nicstall-hook (hook_user's default), without
+# capabilities: it reaches its log through a directory it may search, a
+# file it may write
+hook_user_up
 chmod 711 "$T_DIR" && install -m 666 /dev/null "$T_DIR/hook.log"
 pair_up 10.209.0 || exit 1
 {

@@ -16,8 +16,10 @@ if [ -z "${NICSTALL_JOURNAL_NS:-}" ]; then
 fi
 . "$(dirname "$0")/lib.sh"
 t_init
-# the hook runs as nobody (hook_user's default), without capabilities: it
-# reaches its log through a directory it may search, a file it may write
+# the hook runs as nicstall-hook (hook_user's default), without
+# capabilities: it reaches its log through a directory it may search, a
+# file it may write
+hook_user_up
 chmod 711 "$T_DIR" && install -m 666 /dev/null "$T_DIR/hook.log"
 J=/run/log/journal
 for m in /run/systemd /run/log /var/log/journal /var/lib/systemd/catalog; do

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,12 +70,24 @@ static void conf_load__children__unprivileged_by_default(void **state)
 	struct msgs ms;
 
 	(void)state;
-	/* the hook: nobody, with the bundles' group where it exists; probes:
-	 * nobody with its own group; neither keeps a capability */
-	assert_int_equal(load("[daemon]\nbundle_hook = /bin/true\n[port a]\ninterface = eth0\n"
-			      "probe = ip -s link\n", &c, &ms), 0);
+	/* the hook: nicstall-hook (nicstalld.sysusers) by default, with the
+	 * bundles' group where it exists; probes: nobody with its own group;
+	 * neither keeps a capability */
+	struct passwd *hook = getpwnam("nicstall-hook");
+	int n = load("[daemon]\nbundle_hook = /bin/true\n[port a]\ninterface = eth0\n"
+		     "probe = ip -s link\n", &c, &ms);
+
+	if (!hook) {
+		/* not created here: an error naming the hook's line and the fix */
+		assert_int_equal(n, 1);
+		assert_non_null(strstr(ms.m[0], ":2: bundle_hook: no user 'nicstall-hook' on this "
+				       "host (hook_user's default: run systemd-sysusers"));
+		assert_int_equal(load("[daemon]\nbundle_hook = /bin/true\nhook_user = nobody\n"
+				      "[port a]\ninterface = eth0\nprobe = ip -s link\n", &c, &ms), 0);
+	} else
+		assert_int_equal(n, 0);
 	assert_int_equal(c->hook_cred.priv, PROBE_EXEC_UNPRIV);
-	assert_int_equal(c->hook_cred.uid, 65534);
+	assert_int_equal(c->hook_cred.uid, hook ? hook->pw_uid : 65534);
 	assert_int_equal(c->hook_cred.gid, gr ? gr->gr_gid : 65534);
 	assert_int_equal(c->probe_cred.priv, PROBE_EXEC_UNPRIV);
 	assert_int_equal(c->probe_cred.uid, 65534);
@@ -88,6 +101,13 @@ static void conf_load__children__unprivileged_by_default(void **state)
 	assert_int_equal(c->hook_cred.gid, 4001);
 	assert_int_equal(c->probe_cred.priv, PROBE_EXEC_DAEMON);
 	conf_free(c);
+	/* child_memory_max: every child's RLIMIT_DATA, probes without a hook */
+	assert_int_equal(load("[daemon]\nchild_memory_max = 64M\n[port a]\ninterface = eth0\n"
+			      "probe = ip -s link\n", &c, &ms), 0);
+	assert_true(c->probe_cred.data_max == 64ull << 20);
+	conf_free(c);
+	assert_int_equal(load("[daemon]\nchild_memory_max = 1M\n", &c, &ms), 1);
+	assert_non_null(strstr(ms.m[0], ":2: child_memory_max: "));
 }
 
 static void conf_load__children__root_or_unknown_refused_with_line(void **state)
@@ -105,6 +125,36 @@ static void conf_load__children__root_or_unknown_refused_with_line(void **state)
 	assert_non_null(strstr(ms.m[2], ":5: probe_user: '0' is uid 0: write probe_user = root"));
 	assert_int_equal(load("[daemon]\nhook_user = no-such-user-x\n", &c, &ms), 1);
 	assert_non_null(strstr(ms.m[0], ":2: hook_user: no user 'no-such-user-x' on this host"));
+	/* without a hook nor hook_user, the default user is never looked up */
+	assert_int_equal(load("[daemon]\ninterval = 1s\n", &c, &ms), 0);
+	conf_free(c);
+}
+
+/* A child never gets gid 0 from a user's primary group: probe_user whose
+ * group is root's is refused with its line (the hook's group is nicstall,
+ * or refused the same way where that group is missing). */
+static void conf_load__user_with_gid0__refused_with_line(void **state)
+{
+	char cmd[160], text[256];
+	struct conf *c = NULL;
+	struct msgs ms;
+	const char *name = "nstest-gid0";
+	int n;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	snprintf(cmd, sizeof(cmd), "userdel %s >/dev/null 2>&1; useradd -r -M -N -g 0 "
+		 "-s /usr/sbin/nologin %s", name, name);
+	assert_int_equal(system(cmd), 0);
+	snprintf(text, sizeof(text), "[daemon]\nprobe_user = %s\n[port a]\ninterface = eth0\n"
+		 "probe = ip -s link\n", name);
+	n = load(text, &c, &ms);
+	snprintf(cmd, sizeof(cmd), "userdel %s", name);
+	assert_int_equal(system(cmd), 0);     /* before any assertion can fail */
+	assert_int_equal(n, 1);
+	assert_null(c);
+	assert_non_null(strstr(ms.m[0], ":2: probe_user: 'nstest-gid0' has gid 0 as its group"));
 }
 
 static void conf_load__text_after_nul__error_with_line(void **state)
@@ -331,6 +381,7 @@ int main(void)
 		cmocka_unit_test(conf_load__missing_file__named),
 		cmocka_unit_test(conf_load__children__unprivileged_by_default),
 		cmocka_unit_test(conf_load__children__root_or_unknown_refused_with_line),
+		cmocka_unit_test(conf_load__user_with_gid0__refused_with_line),
 		cmocka_unit_test(conf_load__text_after_nul__error_with_line),
 		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),
 		cmocka_unit_test(conf_profile_for_driver__names__profiles),

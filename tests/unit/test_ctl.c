@@ -19,8 +19,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "daemon/ctl.h"
 #include "lib/json.h"
@@ -162,6 +165,7 @@ struct who {
 	gid_t gid;
 	const gid_t *groups;
 	size_t ng;
+	int nocaps;             /* uid 0 with empty capability sets */
 };
 
 /* A client in a child: one request, a reply within wait_ms; writes 'k'
@@ -179,6 +183,13 @@ static pid_t client(const char *path, int res[2], struct who w, const char *req,
 		alarm(10);
 		if (w.uid)
 			become(w.uid, w.gid, w.groups, w.ng);
+		if (w.nocaps) {
+			struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+			struct __user_cap_data_struct d[2] = { { 0, 0, 0 }, { 0, 0, 0 } };
+
+			if (syscall(SYS_capset, &h, d) < 0)
+				_exit(98);
+		}
 		fd = dial(path);
 		if (fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
 		    outcome(fd, wait_ms, buf, sizeof(buf)) == 'c')
@@ -349,7 +360,7 @@ static void ctl_accept__supplementary_group_of_peer__read(void **state)
 		skip();
 	assert_int_equal(ctl_set_group(x->ctl, "nogroup", buf, sizeof(buf)), 0);
 	assert_int_equal(pipe(res), 0);
-	pid = client(x->path, res, (struct who){ 12345, 12345, g, 2 },
+	pid = client(x->path, res, (struct who){ 12345, 12345, g, 2, 0 },
 		     "{\"cmd\":\"status\"}\n", 3000, "\"access\":1");
 	serve(x, 500);
 	expect_result(res, pid, 'k');
@@ -405,7 +416,7 @@ static void ctl_defer__member_waits_past_entry_timeout__gets_reply(void **state)
 		skip();
 	assert_int_equal(ctl_set_group(x->ctl, "nogroup", buf, sizeof(buf)), 0);
 	assert_int_equal(pipe(res), 0);
-	pid = client(x->path, res, (struct who){ 65534, 65534, NULL, 0 }, "{\"cmd\":\"defer\"}\n",
+	pid = client(x->path, res, (struct who){ 65534, 65534, NULL, 0, 0 }, "{\"cmd\":\"defer\"}\n",
 		     5000, "\"later\":\"yes\"");
 	t = loop_timer_new(x->l, reply_later_cb, NULL);
 	loop_timer_set(t, (CTL_ENTRY_TIMEOUT_NS * 13) / 10, 0);
@@ -447,16 +458,45 @@ static void ctl_set_group__path_replaced_by_symlink__target_untouched(void **sta
 	assert_int_equal(rename(moved, x->path), 0);
 }
 
+/* Onload's tools run as uid 0 without a capability (daemon/srcrun.c): such
+ * a client is not root to the control socket; root with its capabilities
+ * (sudo, the unit's ExecReload=) still is. */
+static void ctl_accept__uid0_without_caps__not_root(void **state)
+{
+	struct fx *x = *state;
+	int res[2];
+	pid_t pid;
+
+	if (!x)
+		skip();
+	assert_int_equal(pipe(res), 0);
+	pid = client(x->path, res, (struct who){ .nocaps = 1 }, "{\"cmd\":\"recover\"}\n", 3000,
+		     "neither root with CAP_NET_ADMIN and CAP_NET_RAW nor a member");
+	serve_until(x, res[0], 3000);
+	serve(x, 100);
+	expect_result(res, pid, 'k');
+	assert_int_equal(pipe(res), 0);
+	pid = client(x->path, res, (struct who){ 0 }, "{\"cmd\":\"reload\"}\n", 3000,
+		     "\"access\":2");
+	serve_until(x, res[0], 3000);
+	serve(x, 100);
+	expect_result(res, pid, 'k');
+}
+
 static void ctl_access_for__uids_and_groups__decided(void **state)
 {
 	gid_t g[3] = { 10, 20, 30 };
 
 	(void)state;
-	assert_int_equal(ctl_access_for(0, 0, NULL, 0, 0, 0), CTL_ROOT);
-	assert_int_equal(ctl_access_for(1000, 20, NULL, 0, 1, 20), CTL_READ);
-	assert_int_equal(ctl_access_for(1000, 5, g, 3, 1, 30), CTL_READ);
-	assert_int_equal(ctl_access_for(1000, 5, g, 3, 1, 40), CTL_DENIED);
-	assert_int_equal(ctl_access_for(1000, 30, g, 3, 0, 30), CTL_DENIED);  /* no group */
+	assert_int_equal(ctl_access_for(0, 1, 0, NULL, 0, 0, 0), CTL_ROOT);
+	assert_int_equal(ctl_access_for(1000, 1, 20, NULL, 0, 1, 20), CTL_READ);
+	assert_int_equal(ctl_access_for(1000, 1, 5, g, 3, 1, 30), CTL_READ);
+	assert_int_equal(ctl_access_for(1000, 1, 5, g, 3, 1, 40), CTL_DENIED);
+	assert_int_equal(ctl_access_for(1000, 1, 30, g, 3, 0, 30), CTL_DENIED);  /* no group */
+	/* uid 0 without root's capabilities: a user like any other */
+	assert_int_equal(ctl_access_for(0, 0, 0, NULL, 0, 1, 20), CTL_DENIED);
+	assert_int_equal(ctl_access_for(0, 0, 0, g, 3, 1, 20), CTL_READ);
+	assert_int_equal(ctl_access_for(0, 0, 0, NULL, 0, 0, 0), CTL_DENIED);
 }
 
 /* Wakeups of the loop over ms milliseconds of serving (the stop timer's
@@ -512,6 +552,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(ctl_defer__member_waits_past_entry_timeout__gets_reply, setup, teardown),
 		cmocka_unit_test_setup_teardown(ctl_set_group__path_replaced_by_symlink__target_untouched, setup, teardown),
 		cmocka_unit_test(ctl_access_for__uids_and_groups__decided),
+		cmocka_unit_test_setup_teardown(ctl_accept__uid0_without_caps__not_root, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(ctl_reaper__no_connection__no_wakeup, setup, teardown),
 	};
 

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,38 +64,109 @@ static void dac_effective(int on)
 	assert_int_equal(syscall(SYS_capset, &h, d), 0);
 }
 
-static void fsu_open_as__file_of_another_user__written_as_its_owner(void **state)
+/* Create rel in f's directory, owned uid:gid with mode, and open it for
+ * reading (as the reader holds it). */
+static int held(struct fx *f, const char *rel, uid_t uid, gid_t gid, mode_t mode, char *path,
+		size_t len)
 {
-	struct fx *f = *state;
-	char path[128];
 	int fd;
 
-	/* a VMA statistics file: the engine's user's, mode 0644 */
-	snprintf(path, sizeof(path), "%s/vmastat.1", f->dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	snprintf(path, len, "%s/%s", f->dir, rel);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	assert_true(fd >= 0);
 	close(fd);
-	assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(chown(path, uid, gid), 0);
+	assert_int_equal(chmod(path, mode), 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void fsu_reopen_as__file_of_another_user__written_as_its_owner(void **state)
+{
+	struct fx *f = *state;
+	char path[128], moved[160], buf[4];
+	int rfd, fd;
+
+	/* a VMA statistics file: the engine's user's, mode 0644 */
+	rfd = held(f, "vmastat.1", 65534, 65534, 0644, path, sizeof(path));
 	assert_int_equal(chmod(f->dir, 0755), 0);
 	dac_effective(0);
 	/* root without CAP_DAC_OVERRIDE may not write it... */
 	assert_int_equal(open(path, O_WRONLY), -1);
 	assert_int_equal(errno, EACCES);
 	/* ...its owner may, and so may root as its owner */
-	fd = fsu_open_as(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 65534);
+	fd = fsu_reopen_as(rfd, O_WRONLY | O_CLOEXEC, 65534, 65534);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "x", 1), 1);
 	close(fd);
 	/* and the identity is ours again: the plain open still fails, a file
 	 * the user could not write is not written through it */
 	assert_int_equal(setfsuid((uid_t)-1), 0);
+	assert_int_equal(setfsgid((gid_t)-1), 0);
 	assert_int_equal(open(path, O_WRONLY), -1);
 	assert_int_equal(chmod(path, 0444), 0);
-	assert_int_equal(fsu_open_as(path, O_WRONLY, 65534), -1);
+	assert_int_equal(fsu_reopen_as(rfd, O_WRONLY, 65534, 65534), -1);
 	assert_int_equal(errno, EACCES);
-	assert_int_equal(fsu_open_as(path, O_WRONLY | O_CREAT, 65534), -1);
+	assert_int_equal(fsu_reopen_as(rfd, O_WRONLY | O_CREAT, 65534, 65534), -1);
 	assert_int_equal(errno, EINVAL);
+	/* the inode held, not the name: another file put in its place is not
+	 * the one written */
+	assert_int_equal(chmod(path, 0644), 0);
+	snprintf(moved, sizeof(moved), "%s.old", path);
+	assert_int_equal(rename(path, moved), 0);
+	close(held(f, "vmastat.1", 65534, 65534, 0644, path, sizeof(path)));
+	fd = fsu_reopen_as(rfd, O_WRONLY | O_TRUNC | O_CLOEXEC, 65534, 65534);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "held", 4), 4);
+	close(fd);
+	fd = open(moved, O_RDONLY);
+	assert_int_equal(read(fd, buf, 4), 4);
+	assert_memory_equal(buf, "held", 4);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	assert_int_equal(read(fd, buf, 4), 0);
+	close(fd);
 	dac_effective(1);
+	close(rfd);
+	unlink(moved);
+}
+
+/* Only the owner's bits count for the owner: a file its owner may not
+ * write is not opened for writing, whatever its group (root's, or the
+ * daemon's supplementary nicstall) may do and whatever capability the
+ * daemon holds, root's own files included. */
+static void fsu_reopen_as__writable_by_group_only__not_opened(void **state)
+{
+	struct fx *f = *state;
+	struct group *gr = getgrnam("nicstall");
+	gid_t groups[1];
+	char path[128];
+	int rfd;
+
+	rfd = held(f, "group-root", 65534, 0, 0464, path, sizeof(path));
+	assert_int_equal(fsu_reopen_as(rfd, O_WRONLY, 65534, 0), -1);
+	assert_int_equal(errno, EACCES);
+	close(rfd);
+	/* root's own, group-writable only: CAP_DAC_OVERRIDE must not open it */
+	rfd = held(f, "root-0464", 0, 0, 0464, path, sizeof(path));
+	assert_int_equal(fsu_reopen_as(rfd, O_WRONLY, 0, 0), -1);
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(fsu_reopen_as(rfd, O_RDWR, 0, 0), -1);
+	close(rfd);
+	/* the group the daemon is a supplementary member of */
+	groups[0] = gr ? gr->gr_gid : 4343;
+	assert_int_equal(setgroups(1, groups), 0);
+	rfd = held(f, "group-nicstall", 65534, groups[0], 0464, path, sizeof(path));
+	assert_int_equal(fsu_reopen_as(rfd, O_WRONLY, 65534, groups[0]), -1);
+	assert_int_equal(errno, EACCES);
+	assert_int_equal(setgroups(0, NULL), 0);
+	close(rfd);
+	/* a directory or a device is not reopened at all */
+	rfd = open(f->dir, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fsu_reopen_as(rfd, O_RDONLY, 0, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	close(rfd);
 }
 
 static void put(struct fx *f, const char *rel, const char *text)
@@ -436,7 +508,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(fsu_mkparents_at__nested__created, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_private_dir__owners_and_modes__checked_at_every_level, setup, teardown),
 		cmocka_unit_test_setup_teardown(fsu_replace_at__planted_tmp_link__not_followed, setup, teardown),
-		cmocka_unit_test_setup_teardown(fsu_open_as__file_of_another_user__written_as_its_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(fsu_reopen_as__file_of_another_user__written_as_its_owner, setup, teardown),
+		cmocka_unit_test_setup_teardown(fsu_reopen_as__writable_by_group_only__not_opened, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,6 +172,32 @@ static void conf_load__peer_sections__addresses_keys_daemon_keys(void **state)
 	assert_int_equal(c->peer_bundle_max_count, 9);
 	assert_true(c->peer_bundle_max_bytes == 2ull << 20);
 	assert_int_equal(c->peers[1].key.len, 32);
+	assert_int_equal(c->nwarn, 0);          /* private addresses */
+	conf_free(c);
+}
+
+/* Under the unit, IPAddressDeny=any refuses public addresses: a peer or a
+ * peer_address outside its allow list loads, with a warning naming the
+ * line and the IPAddressAllow= to add; private ones say nothing. */
+static void conf_load__public_peer_addresses__warned_with_line(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+	char text[2048];
+
+	(void)state;
+	file("fleet.keys", "1 SHA256 " KEY32 "\n", 0600);
+	snprintf(text, sizeof(text),
+		 "[port p]\ninterface = eth0\npeer_address = 198.51.100.9\n"     /* 1-3 */
+		 "[port q]\ninterface = eth1\npeer_address = 10.0.0.9\n"         /* 4-6 */
+		 "[peer rank1]\naddress = 2001:db8::4\nkey_file = %s/fleet.keys\n" /* 7-9 */
+		 "[peer rank2]\naddress = 192.168.1.2\nkey_file = %s/fleet.keys\n", dir, dir);
+	assert_int_equal(load(text, &c, &ms), 0);
+	assert_int_equal(c->nwarn, 2);
+	assert_non_null(strstr(c->warn[0], ":3: peer_address: 198.51.100.9 is outside the unit's "
+			       "IPAddressAllow="));
+	assert_non_null(strstr(c->warn[0], "add IPAddressAllow=198.51.100.9 in a drop-in"));
+	assert_non_null(strstr(c->warn[1], ":8: address: 2001:db8::4 is outside"));
 	conf_free(c);
 }
 
@@ -223,6 +249,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(peerkey_load__bad_keys__refused_naming_the_line,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(conf_load__peer_sections__addresses_keys_daemon_keys,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(conf_load__public_peer_addresses__warned_with_line,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(conf_load__bad_peers__every_error_with_its_line,
 						setup, teardown),

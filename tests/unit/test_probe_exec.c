@@ -17,6 +17,9 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -725,7 +728,7 @@ static void probe_exec_start__unpriv__user_group_no_caps_no_new_privs(void **sta
 	(void)state;
 	/* the hook's and a probe's kind: nobody, group 4343 (as the hook gets
 	 * group nicstall), not the parent's groups, nothing in any set */
-	status_as((struct probe_exec_cred){ PROBE_EXEC_UNPRIV, 65534, 4343 }, &st);
+	status_as((struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = 65534, .gid = 4343 }, &st);
 	assert_bare(&st, "65534 65534 65534 65534", "4343 4343 4343 4343");
 }
 
@@ -737,8 +740,182 @@ static void probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs(void **stat
 	/* Onload's tools: uid 0 (the driver's test), no capability at all, and
 	 * an exec cannot give root's full sets back (empty bounding set, no
 	 * new privileges) */
-	status_as((struct probe_exec_cred){ PROBE_EXEC_ROOT_NOCAPS, 1, 1 }, &st);
+	status_as((struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS, .uid = 1, .gid = 1 }, &st);
 	assert_bare(&st, "0 0 0 0", "0 0 0 0");
+}
+
+/* Run argv with cred, wait for it; its result stays in c (ctx_fini). */
+static const struct probe_exec_result *run_as(struct ctx *c, struct probe_exec_cred cred,
+					      const char *const *argv)
+{
+	ctx_init(c);
+	c->cred = cred;
+	start(c, argv, -1, 10000 * MS, 1 << 20);
+	ctx_run(c, 10000 * MS);
+	return probe_exec_result(c->p);
+}
+
+/* The value columns of a /proc/PID/limits line "Max NAME  soft  hard  unit". */
+static void limit_of(const char *out, const char *name, char *val, size_t len)
+{
+	const char *l = strstr(out, name);
+	unsigned long long soft, hard;
+	char s[32], h[32];
+
+	val[0] = 0;
+	assert_non_null(l);
+	l += strlen(name);
+	assert_int_equal(sscanf(l, "%31s %31s", s, h), 2);
+	if (sscanf(s, "%llu", &soft) == 1 && sscanf(h, "%llu", &hard) == 1)
+		snprintf(val, len, "%llu %llu", soft, hard);
+	else
+		snprintf(val, len, "%s %s", s, h);
+}
+
+static void assert_limit(const char *out, const char *name, const char *want)
+{
+	char v[64];
+
+	limit_of(out, name, v, sizeof(v));
+	if (strcmp(v, want))
+		fail_msg("%s: \"%s\", not \"%s\"", name, v, want);
+}
+
+static void probe_exec_start__limits__in_every_child(void **state)
+{
+	const char *argv[] = { "cat", "/proc/self/limits", "/proc/self/oom_score_adj", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	/* the hook's and probes' kind: data, address space, files, no core */
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = 65534,
+						 .gid = 65534, .data_max = 64 << 20,
+						 .nofile_max = 256 }, argv);
+	assert_true(r->exited && r->status == 0);
+	assert_limit(r->out, "Max data size", "67108864 67108864");
+	assert_limit(r->out, "Max address space", "268435456 268435456");
+	assert_limit(r->out, "Max open files", "256 256");
+	assert_limit(r->out, "Max core file size", "0 0");
+	assert_non_null(strstr(r->out, "\n1000\n"));    /* oom_score_adj */
+	ctx_fini(&c);
+	/* Onload's tools: the defaults, and no address-space limit (they map
+	 * stacks); probe_user = root: limited all the same */
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS }, argv);
+	assert_true(r->exited && r->status == 0);
+	assert_limit(r->out, "Max data size", "268435456 268435456");
+	assert_limit(r->out, "Max address space", "unlimited unlimited");
+	assert_limit(r->out, "Max open files", "1024 1024");
+	ctx_fini(&c);
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_DAEMON }, argv);
+	assert_limit(r->out, "Max address space", "unlimited unlimited");
+	assert_limit(r->out, "Max data size", "268435456 268435456");
+	assert_limit(r->out, "Max core file size", "0 0");
+	ctx_fini(&c);
+}
+
+static void probe_exec_start__allocates_beyond_limit__fails_alone(void **state)
+{
+	/* 200 MB of string in a child allowed 64 MiB: the allocation fails
+	 * in the child, the parent (this test) goes on */
+	const char *argv[] = { "awk", "BEGIN { s = \"x\"; while (length(s) < 200000000) "
+			       "s = s s; print length(s) }", NULL };
+	const char *small[] = { "awk", "BEGIN { s = \"x\"; while (length(s) < 2000000) "
+				"s = s s; print length(s) }", NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = 65534,
+						 .gid = 65534, .data_max = 64 << 20 }, argv);
+	assert_false(r->exited && r->status == 0);
+	assert_null(strstr(r->out, "268435456"));
+	ctx_fini(&c);
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = 65534,
+						 .gid = 65534, .data_max = 64 << 20 }, small);
+	assert_true(r->exited && r->status == 0);
+	assert_non_null(strstr(r->out, "2097152"));
+	ctx_fini(&c);
+}
+
+/* Onload's tools are uid 0: the daemon's directories and its socket are out
+ * of their view, empty and read-only; the daemon's own view is untouched. */
+static void probe_exec_start__root_nocaps__hidden_paths_empty_readonly(void **state)
+{
+	char dir[] = "/tmp/test_probe_hide.XXXXXX", state_dir[64], keep[96], sock[96],
+	     script[1024];
+	const char *hide[] = { sock, state_dir, "/nonexistent/nicstall-test", NULL };
+	const char *argv[] = { "sh", "-c", script, NULL };
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const struct probe_exec_result *r;
+	struct ctx c;
+	int sfd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(state_dir, sizeof(state_dir), "%s/state", dir);
+	snprintf(keep, sizeof(keep), "%s/bundle", state_dir);
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", dir);
+	assert_int_equal(mkdir(state_dir, 0755), 0);
+	assert_int_equal(close(open(keep, O_CREAT | O_WRONLY, 0644)), 0);
+	sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock);
+	assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(sfd, 1), 0);
+	snprintf(script, sizeof(script),
+		 "ls -A %s; touch %s/planted && echo PLANTED; rm -f %s && echo DELETED; "
+		 "[ -S %s ] && echo SOCKET; echo > %s && echo WROTE-SOCK; echo end",
+		 state_dir, state_dir, keep, sock, sock);
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS, .hide = hide },
+		   argv);
+	if (!r->exited)
+		fail_msg("%s", r->error);
+	assert_non_null(strstr(r->out, "end"));
+	assert_null(strstr(r->out, "bundle"));
+	assert_null(strstr(r->out, "PLANTED"));
+	assert_null(strstr(r->out, "SOCKET"));
+	assert_null(strstr(r->out, "WROTE-SOCK"));
+	ctx_fini(&c);
+	/* the daemon's view: still there, nothing planted */
+	assert_int_equal(access(keep, F_OK), 0);
+	assert_int_equal(access(state_dir, F_OK), 0);
+	{
+		char planted[128];
+
+		snprintf(planted, sizeof(planted), "%s/planted", state_dir);
+		assert_int_equal(access(planted, F_OK), -1);
+	}
+	close(sfd);
+	unlink(sock);
+	unlink(keep);
+	rmdir(state_dir);
+	rmdir(dir);
+}
+
+/* A path that cannot be covered ends the child before its exec, and the
+ * error names it: the tool never runs with the daemon's paths in view. */
+static void probe_exec_start__hide_fails__not_run_error_names_path(void **state)
+{
+	char dir[] = "/tmp/test_probe_hide.XXXXXX", loop[64], mark[64];
+	const char *hide[] = { loop, NULL };
+	const char *argv[] = { "touch", mark, NULL };
+	const struct probe_exec_result *r;
+	struct ctx c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(loop, sizeof(loop), "%s/loop", dir);
+	snprintf(mark, sizeof(mark), "%s/ran", dir);
+	assert_int_equal(symlink(loop, loop), 0);       /* stat: ELOOP */
+	r = run_as(&c, (struct probe_exec_cred){ .priv = PROBE_EXEC_ROOT_NOCAPS, .hide = hide },
+		   argv);
+	assert_true(r->priv_failed);
+	assert_non_null(strstr(r->error, "hiding the daemon's paths"));
+	assert_non_null(strstr(r->error, loop));
+	assert_int_equal(access(mark, F_OK), -1);
+	ctx_fini(&c);
+	unlink(loop);
+	rmdir(dir);
 }
 
 static void probe_exec_start__daemon__keeps_the_daemons_sets(void **state)
@@ -747,7 +924,7 @@ static void probe_exec_start__daemon__keeps_the_daemons_sets(void **state)
 
 	(void)state;
 	/* probe_user = root: the daemon's own uid and sets, on purpose */
-	status_as((struct probe_exec_cred){ PROBE_EXEC_DAEMON, 0, 0 }, &st);
+	status_as((struct probe_exec_cred){ .priv = PROBE_EXEC_DAEMON }, &st);
 	assert_string_equal(st.uid, "0 0 0 0");
 	assert_string_not_equal(st.eff, NOCAPS);
 	assert_string_not_equal(st.bnd, NOCAPS);
@@ -772,7 +949,7 @@ static void probe_exec_start__drop_fails__not_run_error_names_step(void **state)
 	d[0].effective &= ~(1u << CAP_SETPCAP);
 	assert_int_equal(syscall(SYS_capset, &h, d), 0);
 	ctx_init(&c);
-	c.cred = (struct probe_exec_cred){ PROBE_EXEC_UNPRIV, 65534, 65534 };
+	c.cred = (struct probe_exec_cred){ .priv = PROBE_EXEC_UNPRIV, .uid = 65534, .gid = 65534 };
 	start(&c, argv, -1, 5000 * MS, 4096);
 	assert_int_equal(syscall(SYS_capset, &h, saved), 0);
 	ctx_run(&c, 5000 * MS);
@@ -847,6 +1024,10 @@ int main(void)
 		cmocka_unit_test(probe_exec_terminate__traps_sigterm__cleans_up_then_reaped),
 		cmocka_unit_test(probe_exec_terminate__ignores_sigterm__grace_then_killed),
 		cmocka_unit_test(probe_exec_to_json__echo__fields),
+		cmocka_unit_test(probe_exec_start__limits__in_every_child),
+		cmocka_unit_test(probe_exec_start__allocates_beyond_limit__fails_alone),
+		cmocka_unit_test(probe_exec_start__root_nocaps__hidden_paths_empty_readonly),
+		cmocka_unit_test(probe_exec_start__hide_fails__not_run_error_names_path),
 		cmocka_unit_test(probe_exec_to_json__binary_output__valid_text),
 		cmocka_unit_test(probe_exec_start__unpriv__user_group_no_caps_no_new_privs),
 		cmocka_unit_test(probe_exec_start__root_nocaps__uid0_no_caps_no_new_privs),

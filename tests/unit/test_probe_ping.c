@@ -285,6 +285,34 @@ static void probe_ping_start__no_route__send_error_recorded(void **state)
 	loop_free(r.l);
 }
 
+/* A datagram the unit's cgroup filter (IPAddressDeny=any) refuses fails
+ * with EPERM; a netfilter drop on output gives the same errno here. The
+ * error must say what refused it and what to add, not only "Operation not
+ * permitted". */
+static void probe_ping_start__eperm_public_address__says_ipaddressallow(void **state)
+{
+	struct run r;
+	char err[256];
+	const struct probe_ping_result *res;
+
+	(void)state;
+	assert_int_equal(nstest_sh("ip route replace 198.51.100.0/24 via 10.77.0.2 && "
+				   "nft add table inet eperm && nft add chain inet eperm out "
+				   "'{ type filter hook output priority 0; }' && "
+				   "nft add rule inet eperm out ip daddr 198.51.100.7 drop"), 0);
+	assert_non_null(start(&r, -1, NULL, "198.51.100.7", 2, 10, 300, err, sizeof(err)));
+	run_loop(&r, 5000);
+	res = probe_ping_result(r.p);
+	assert_int_equal(res->sent, 0);
+	assert_non_null(strstr(res->error, "Operation not permitted: refused by the unit's IP "
+				"address filter (IPAddressDeny=): add IPAddressAllow=198.51.100.7 in "
+				"a drop-in"));
+	probe_ping_free(r.p);
+	loop_free(r.l);
+	assert_int_equal(nstest_sh("nft delete table inet eperm && "
+				   "ip route del 198.51.100.0/24"), 0);
+}
+
 static void on_cancel(struct loop_timer *t, void *arg)
 {
 	struct run *r = arg;
@@ -407,6 +435,7 @@ int main(void)
 		cmocka_unit_test(probe_ping_start__ipv6_link_local_scoped__replies),
 		cmocka_unit_test(probe_ping_start__silent_address__zero_received_within_timeout),
 		cmocka_unit_test(probe_ping_start__no_route__send_error_recorded),
+		cmocka_unit_test(probe_ping_start__eperm_public_address__says_ipaddressallow),
 		cmocka_unit_test(probe_ping_free__before_completion__done_never_called),
 		cmocka_unit_test(probe_ping_free__inside_done__safe),
 		cmocka_unit_test(probe_ping_start__bad_input__clear_error),
