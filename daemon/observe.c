@@ -2,6 +2,7 @@
  * kernel pings each way, engine threads twice, external probes) and its
  * captures (plain, then promiscuous). */
 #include "collectors/flow_sockdiag.h"
+#include "daemon/capfilter.h"
 #include "daemon/conf.h"
 #include "daemon/forensic_int.h"
 #include "daemon/incident.h"
@@ -252,35 +253,14 @@ void inv_start_observe(struct inv *v)
 	start_exec(v);
 }
 
-/* "(tcp and host A and port P and host B and port Q) or ... or icmp" */
+/* the incident's flows, each by direction, and ICMP (capfilter.h) */
 static void capture_filter(struct inv *v, char *buf, size_t len)
 {
 	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 	struct json_object *ij = inc ? incident_json(inc, loop_mono_ns()) : NULL;
-	struct json_object *fl = jx_arr(ij, "flows");
-	size_t off = 0;
 
-	buf[0] = 0;
-	for (size_t i = 0; i < jx_len(fl) && off < len - 200; i++) {
-		const char *t = jx_str(json_object_array_get_idx(fl, i), "tuple");
-		char proto[8], a[80], b[80], *pa, *pb;
-
-		if (!t || sscanf(t, "%7s %79s -> %79s", proto, a, b) != 3)
-			continue;
-		pa = strrchr(a, ':');
-		pb = strrchr(b, ':');
-		if (!pa || !pb || (strcmp(proto, "tcp") && strcmp(proto, "udp")))
-			continue;
-		*pa++ = 0;
-		*pb++ = 0;
-		off += (size_t)snprintf(buf + off, len - off,
-			"(%s and host %s and port %s and host %s and port %s) or ", proto,
-			a[0] == '[' ? a + 1 : a, pa, b[0] == '[' ? b + 1 : b, pb);
-	}
+	capfilter_build(jx_arr(ij, "flows"), buf, len);
 	json_object_put(ij);
-	for (char *q = buf; (q = strchr(q, ']')); )
-		memmove(q, q + 1, strlen(q));
-	snprintf(buf + off, len - off, "icmp or icmp6");
 }
 
 static void cap_done(struct probe_cap *pc, void *arg)
@@ -313,7 +293,7 @@ static void cap_done(struct probe_cap *pc, void *arg)
 int inv_start_captures(struct inv *v, int port, int promisc)
 {
 	const struct conf *c = v->F->c;
-	char filter[2048], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256], derr[PATH_MAX + 160];
+	char filter[8192], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256], derr[PATH_MAX + 160];
 	int started = 0, wfd;
 
 	capture_filter(v, filter, sizeof(filter));
