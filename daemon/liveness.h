@@ -54,6 +54,8 @@ struct sflow {
 					 * that saw it, for lack of a usable
 					 * time of its source (wait_start) */
 	uint64_t incident;              /* id of the incident it belongs to, 0 */
+	uint8_t claim_held;             /* stalled while its claim was not
+					 * verified: acted on once it is */
 };
 
 /* What an observation did to its flow. */

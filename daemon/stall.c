@@ -273,8 +273,10 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	 * collectors/claimv.h); here it is only counted. */
 	if (!flow_obs_may_act(&f->obs)) {
 		s->unverified_stalls++;
+		f->claim_held = 1;
 		return;
 	}
+	f->claim_held = 0;
 	group_of(s, f->port, group, sizeof(group));
 	inc = incidents_open_of(s->incs, group);
 	/* within the grouping window a stall joins the open incident (and
@@ -460,6 +462,12 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 		on_released(s, f, 0);
 		break;
 	default:
+		/* stalled while its claim was unchecked (the checks' budget
+		 * spent) or unverified, and verified now: the stall is acted on
+		 * now, not never (liveness reports a stall once) */
+		if (f->claim_held && f->state == FLOW_STALLED && !f->incident &&
+		    flow_obs_may_act(&f->obs))
+			on_stalled(s, f);
 		break;
 	}
 	/* a flow waiting half its threshold: the port's evidence-only

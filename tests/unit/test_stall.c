@@ -384,6 +384,39 @@ static void stall_observe__unverified_claims__no_incident_shown_marked(void **st
 	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
 }
 
+/* A flow that stalled while its claim was unchecked (the checks' budget
+ * spent at the time) is acted on once the claim verifies: liveness calls a
+ * stall once, so without a second look it would never be investigated
+ * (the claims review, 1e). A claim that stays unverified never is. */
+static void stall_observe__claim_verified_after_stall__incident_then(void **state)
+{
+	struct stallfix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 5, 5, 4242);
+	struct flow_obs u = coretest_engine_obs(40002, 2, 5, 5, 4242);
+	uint64_t t;
+
+	o.claim = FLOW_CLAIM_UNCHECKED;
+	u.claim = FLOW_CLAIM_UNVERIFIED;
+	stall_observe(x->s, &o, "c", 1 * SEC);
+	stall_observe(x->s, &u, "c", 1 * SEC);
+	o.tx_msgs = u.tx_msgs = 6;
+	for (t = 1 * SEC + 50 * MS; t <= 1 * SEC + 400 * MS; t += 50 * MS) {
+		stall_observe(x->s, &o, "c", t);
+		stall_observe(x->s, &u, "c", t);
+	}
+	assert_int_equal(x->nopen, 0);
+	o.claim = FLOW_CLAIM_VERIFIED;
+	stall_observe(x->s, &o, "c", t);
+	stall_observe(x->s, &u, "c", t);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+	/* once: later polls of the same stall open nothing more */
+	stall_observe(x->s, &o, "c", t + 50 * MS);
+	stall_observe(x->s, &u, "c", t + 50 * MS);
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+}
+
 /* The processes that own a port's watched flows are what its host source
  * reads (owner.PID.*), and no other port's. */
 static void stall_poll_end__flow_owners__host_source_reads_them(void **state)
@@ -444,6 +477,7 @@ int main(void)
 		T(stall_flows_json__mass_stall__bounded_stalled_first_same_order),
 		T(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls),
 		T(stall_observe__unverified_claims__no_incident_shown_marked),
+		T(stall_observe__claim_verified_after_stall__incident_then),
 		T(stall_poll_end__flow_owners__host_source_reads_them),
 	};
 
