@@ -20,6 +20,8 @@ useradd -M -N -g nogroup -s /bin/sh "$O" && T_CLEANUP+=("userdel $O")
 check "test users made: $M in nicstall, $O not" bash -c "id -nG $M | grep -qw nicstall && ! id -nG $O | grep -qw nicstall"
 chmod 755 "$T_DIR"
 mkdir -m 755 "$T_DIR/state"
+# the users run a copy: the checkout may be in a 0700 directory
+NICSTALLCTL=$(t_public_copy "$NICSTALLCTL") || { fail "a copy of nicstallctl the users may run"; exit 1; }
 cat > "$T_DIR/n.conf" <<CONF
 [daemon]
 interval = 200ms

@@ -50,7 +50,10 @@ wait_for 5 test -s "$T_DIR/put.port" || { fail "the loopback HTTP server starts"
 PORT=$(cat "$T_DIR/put.port")
 
 NET=10.$((248 + RANDOM % 4))
-fleet_up "$NET" 2 "bundle_hook = $ROOT/fleet/nicstall-upload http://127.0.0.1:$PORT/attach/
+# the hook runs as nicstall-hook: a copy it may execute (the checkout may
+# be in a 0700 directory)
+UPLOAD=$(t_public_copy "$ROOT/fleet/nicstall-upload") || { fail "a copy of the hook"; exit 1; }
+fleet_up "$NET" 2 "bundle_hook = $UPLOAD http://127.0.0.1:$PORT/attach/
 hook_timeout = 20s
 peer_window = 20ms" || { fail "two ranks come up"; exit 1; }
 fleet_start 0 || exit 1
