@@ -120,7 +120,13 @@ struct conf {
 	uint64_t peer_bundle_max_bytes;
 	struct peer_conf *peers;
 	unsigned npeers;
+	/* benchmark runs (runs.h): while one is open, the daemon makes no
+	 * promiscuous transition and no reprogram (observe), or makes them and
+	 * taints the run (recover) */
+	int run_policy;              /* RUN_POLICY_* */
 };
+#define RUN_POLICY_OBSERVE 0
+#define RUN_POLICY_RECOVER 1
 
 #define CONF_DEFAULT_PATH NICSTALL_SYSCONFDIR "/nicstalld/nicstalld.conf"
 
