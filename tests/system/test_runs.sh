@@ -78,6 +78,8 @@ B=$(jq -r '.incidents[0].bundle' "$T_DIR/r4.json")
 check "run 4's bundle names the run in its manifest" jqe --arg c "$(jq -r .certificate "$T_DIR/r4.json")" '.run.name == "r4" and (.run.certificates | index($c)) != null and .run.run_policy == "observe"' "$B/manifest.json"
 check "run 4's bundle: its promiscuous capture skipped while the run was open, or run after it" \
 	jqe --argjson e "$(jq .end.mono_ns "$T_DIR/r4.json")" '[.steps[] | select(.step == "capture-promisc" and .outcome != "skipped") | .start_mono_ns < $e] | all(. == false)' "$B/manifest.json"
+"$NICSTALLCTL" report "$B" -o "$T_DIR/r4.html" > /dev/null
+check "run 4's report marks the run on its timeline" bash -c "grep -q 'data-kind=\"run\"' '$T_DIR/r4.html' && grep -q '<title>benchmark run r4: ' '$T_DIR/r4.html'"
 # the kernel's own word: no "entered promiscuous mode" inside a run
 sleep 0.2
 for i in $(seq 1 10); do cert "r$i" | jq -r '"\(.start.mono_ns / 1000 | floor) \(.end.mono_ns / 1000 | floor) \(.run)"'; done > "$T_DIR/windows"
