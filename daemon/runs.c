@@ -651,6 +651,14 @@ static void tick(struct loop_timer *t, void *arg)
 		if (longest > u->longest_wait_ns)
 			u->longest_wait_ns = longest;
 	}
+	for (struct run *u = r->open, *next; u; u = next) {
+		next = u->next;
+		if (now - u->start_mono >= RUNS_MAX_DURATION_NS) {
+			unlink_open(r, u->name);
+			json_object_put(close_run(r, u, "never ended: open for an hour, the longest a "
+						     "run may hold the daemon's interventions back", 1));
+		}
+	}
 	for (struct run **pp = &r->closing; *pp;) {
 		struct run *u = *pp;
 

@@ -39,6 +39,9 @@ struct json_object;
 /* An ended run waits this long at most for the bundles of its incidents
  * before its certificate is written without them. */
 #define RUNS_BUNDLE_WAIT_NS (60ull * 1000000000ull)
+/* A run open longer is closed incomplete: a group member cannot hold the
+ * daemon's promiscuous capture and reprogram back for longer than this. */
+#define RUNS_MAX_DURATION_NS (3600ull * 1000000000ull)
 #define RUNS_DIR "runs"
 
 /* c, ps, st borrowed (runs_configure for a new c). Reads runs/ of the

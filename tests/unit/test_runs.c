@@ -18,6 +18,7 @@
 
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
+#include "daemon/metrics.h"
 #include "daemon/ports.h"
 #include "daemon/runs.h"
 #include "lib/json.h"
@@ -381,6 +382,29 @@ static void runs_files__never_ended__incomplete_never_lost(void **state)
 	assert_int_equal(access(dir, F_OK), -1);        /* closed once */
 }
 
+/* ---- the metrics ---- */
+
+static void metrics__runs__info_by_name_certificates_by_word(void **state)
+{
+	struct fx *x = *state;
+	struct metrics *m = metrics_new(x->l, x->ps, NULL, &x->c);
+	char *t;
+
+	assert_non_null(m);
+	metrics_set_runs(m, x->r);
+	assert_true(ok_of(runs_begin(x->r, "done", NULL, 0)));
+	assert_true(ok_of(runs_end(x->r, "done", 0, NULL)));
+	assert_true(ok_of(runs_begin(x->r, "bench-7", NULL, 0)));
+	t = metrics_render(m);
+	assert_non_null(t);
+	assert_non_null(strstr(t, "\nnicstalld_run_info{run=\"bench-7\"} 1\n"));
+	assert_null(strstr(t, "run=\"done\""));
+	assert_non_null(strstr(t, "\nnicstalld_run_certificates_total{word=\"clean\"} 1\n"));
+	assert_non_null(strstr(t, "\nnicstalld_run_certificates_total{word=\"tainted\"} 0\n"));
+	free(t);
+	metrics_free(m);
+}
+
 /* ---- the control request ---- */
 
 static void cmd_run__malformed__clear_errors(void **state)
@@ -435,6 +459,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(runs_allow__policy__observe_refuses_recover_taints, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_incident__bundle_later__certificate_waits_names_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(runs_files__never_ended__incomplete_never_lost, setup, teardown),
+		cmocka_unit_test_setup_teardown(metrics__runs__info_by_name_certificates_by_word, setup, teardown),
 		cmocka_unit_test_setup_teardown(cmd_run__malformed__clear_errors, setup, teardown),
 	};
 
