@@ -838,9 +838,29 @@ struct json_object *runs_end(struct runs *r, const char *name, uid_t uid,
 	}
 	if (u->uid != uid && uid != 0)
 		return ctl_error("run end: run '%s' belongs to uid %u", name, (unsigned)u->uid);
+	if (status) {
+		/* the client's word: only what nicstallctl sends, checked */
+		struct json_object *st = json_object_new_object(), *v;
+		const char *cmd = jx_str(status, "command");
+
+		if ((v = jx_get(status, "exit")) && json_object_is_type(v, json_type_int) &&
+		    json_object_get_int64(v) >= 0 && json_object_get_int64(v) <= 255)
+			jx_add_int(st, "exit", json_object_get_int64(v));
+		if ((v = jx_get(status, "signal")) && json_object_is_type(v, json_type_int) &&
+		    json_object_get_int64(v) > 0 && json_object_get_int64(v) < 128)
+			jx_add_int(st, "signal", json_object_get_int64(v));
+		if (cmd && strlen(cmd) <= RUN_LABEL_VALUE_MAX) {
+			char kv[RUN_LABEL_VALUE_MAX + 16];
+			size_t kl;
+
+			/* printable ASCII, as a label's value */
+			snprintf(kv, sizeof(kv), "command=%s", cmd);
+			if (run_label_check(kv, &kl, err, sizeof(err)) == 0)
+				jx_add_str(st, "command", cmd);
+		}
+		u->status = st;
+	}
 	unlink_open(r, name);
-	if (status)
-		u->status = json_object_get(status);
 	c = close_run(r, u, NULL, 1);
 	o = json_object_new_object();
 	jx_add_bool(o, "ok", 1);

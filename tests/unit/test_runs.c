@@ -232,7 +232,19 @@ static void runs_end__unknown_or_other_uid__refused(void **state)
 	o = runs_end(x->r, "a/b", 1000, NULL);
 	assert_non_null(strstr(jx_text(o, "error"), "has a '/'"));
 	json_object_put(o);
-	assert_true(ok_of(runs_end(x->r, "mine", 0, NULL)));      /* root may */
+	{
+		/* the client's status: only exit, signal and a printable command */
+		struct json_object *st = json_tokener_parse(
+			"{\"exit\": 3, \"signal\": 9999, \"command\": \"b\\u001b[2J\", \"junk\": [1]}");
+
+		o = runs_end(x->r, "mine", 0, st);              /* root may */
+		assert_true(jx_bool(o, "ok"));
+		assert_string_equal(json_object_to_json_string_ext(
+			jx_get(jx_get(o, "certificate"), "command_status"), JSON_C_TO_STRING_PLAIN),
+			"{\"exit\":3}");
+		json_object_put(o);
+		json_object_put(st);
+	}
 }
 
 static void runs_begin__labels__checked(void **state)
