@@ -238,5 +238,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(opt_names) / sizeof(opt_names[0]); i++)
 		if ((c.opts & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit))
 			return cli_usage_error("%s: option %s does not apply", c.cmd, opt_names[i].name);
-	return cmd->fn(&c);
+	ch = cmd->fn(&c);
+	free(c.argv_after);
+	return ch;
 }

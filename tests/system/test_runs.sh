@@ -44,7 +44,9 @@ wedged_run() {
 	sleep 0.3
 	p=$(cport $PORT)
 	emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" $PORT
-	wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.state $until)) | length >= 1' >/dev/null"
+	# (recover: each port's promiscuous capture and reprogram in turn, each
+	# watched up to release_wait, until one releases the flow)
+	wait_for 25 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.state $until)) | length >= 1' >/dev/null"
 	# the investigation reaches its promiscuous capture and reprogram
 	# (observe 400 ms, capture 300 ms) while the run is still open
 	sleep "${3:-0}"
@@ -168,6 +170,7 @@ useradd -M -N -g nogroup -G nicstall -s /bin/sh "$M" && T_CLEANUP+=("userdel $M"
 ctl reload > /dev/null     # the group is resolved at start and reload
 chmod o+x "$T_DIR"
 ctl run begin rootrun > /dev/null
+rss0=$(awk '/VmRSS/ {print $2}' /proc/$T_DPID/status)
 runuser -u "$M" -- python3 - "$T_SOCK" > "$T_DIR/flood.txt" <<'PY'
 import json, socket, sys
 def req(o):
@@ -190,7 +193,13 @@ check "10,000 begins from one uid: 8 open" test "$(sed -n 1p "$T_DIR/flood.txt")
 check "the others refused with a clear error" bash -c "sed -n 2p '$T_DIR/flood.txt' | jqe 'to_entries | length == 1 and (.[0].key | test(\"uid [0-9]+ has 8 runs open, at most 8\")) and .[0].value == 9992'"
 check "the member ends its own run" test "$(sed -n 3p "$T_DIR/flood.txt")" = '"clean"'
 check "but not root's" bash -c "sed -n 4p '$T_DIR/flood.txt' | jqe '.ok == false and .error == \"run end: run '\"'\"'rootrun'\"'\"' belongs to uid 0\"'"
-check "the daemon's memory stays bounded (VmRSS $(awk '/VmRSS/ {print $2}' /proc/$T_DPID/status) kB)" test "$(awk '/VmRSS/ {print $2}' /proc/$T_DPID/status)" -lt 200000
+rss1=$(awk '/VmRSS/ {print $2}' /proc/$T_DPID/status)
+# (ASan's quarantine keeps freed memory: only the plain build is measured)
+if ldd "$NICSTALLD" | grep -q libasan; then
+	echo "skip - memory through the flood under ASan (VmRSS $rss0 -> $rss1 kB)"
+else
+	check "the daemon's memory stays bounded through the flood (VmRSS $rss0 -> $rss1 kB)" test $((rss1 - rss0)) -lt 8192
+fi
 ctl -j status > /dev/null
 # the daemon stops during a run: incomplete; killed during one: incomplete
 # at its next start, with the reason
