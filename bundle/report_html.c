@@ -173,7 +173,7 @@ static const char css[] =
 "svg .gapl{stroke:#444;stroke-width:1.5;fill:none}svg .healthy{stroke:#2e7d32;stroke-width:1.5;"
 "stroke-dasharray:5 4}svg .lane{fill:#f4f4f4}\n"
 "svg .act{fill:#7a7a7a;stroke:#222;stroke-width:.5}svg .act.mine{fill:#222}"
-"svg .rel{stroke:#2e7d32;stroke-width:2}svg .relm{fill:#2e7d32}\n"
+"svg .rel{stroke:#2e7d32;stroke-width:2}svg .relm{fill:#2e7d32}svg .run{fill:#1565c0}\n"
 "svg .wait{stroke:#8a1c1c;stroke-width:1}svg .spark{stroke:#1f5fa8;"
 "stroke-width:1;fill:none}\n"
 ".note{color:#5a3b00;background:#fff6e0;padding:.3em .6em;border:1px solid #e0c070}\n"

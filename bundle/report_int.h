@@ -104,6 +104,10 @@ struct story {
 	size_t release_before;
 	double win_t0, win_t1;  /* the observation step */
 	int has_win;
+	/* the benchmark run the incident fell in (manifest "run"), ms */
+	int has_run, run_ended;
+	double run_t0, run_t1;
+	const char *run_name;
 };
 
 /* ---- per-port series (report_series.c) ---- */

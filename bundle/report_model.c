@@ -117,6 +117,22 @@ static void story_build(const struct report *r, struct story *s)
 		}
 		s->nst++;
 	}
+	/* the benchmark run it fell in: from its start to its end (or on) */
+	{
+		struct json_object *run = jx_get(r->man, "run");
+		double a, b;
+
+		if (s->has_mono && jx_str(run, "name") &&
+		    jx_num(jx_get(jx_get(run, "start"), "mono_ns"), &a) && a > 0 &&
+		    fabs((a - s->open_mono_ns) / 1e6) < 1e12) {
+			s->has_run = 1;
+			s->run_name = jx_str(run, "name");
+			s->run_t0 = (a - s->open_mono_ns) / 1e6;
+			s->run_ended = jx_num(jx_get(jx_get(run, "end"), "mono_ns"), &b) && b >= a &&
+				       fabs((b - s->open_mono_ns) / 1e6) < 1e12;
+			s->run_t1 = s->run_ended ? (b - s->open_mono_ns) / 1e6 : 1e12;
+		}
+	}
 	/* the stall began when the first stalled flow began to wait */
 	for (size_t i = 0; i < jx_len(list); i++)
 		if (jx_num(jx_get(json_object_array_get_idx(list, i), FK_FL_WAITED_MS), &x) &&

@@ -209,6 +209,35 @@ static void stall_band(struct ctx *c, const struct axis *a, const char *panel)
 		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\">stall</text>", x0 + 3, a->y1 + 11);
 }
 
+/* The benchmark run the incident fell in, a bar along the panel's top. */
+static void run_band(struct ctx *c, const struct axis *a, const char *panel)
+{
+	struct story *s = &c->s;
+	double t0, t1, x0, x1;
+
+	if (!s->has_run || s->run_t1 < a->t0 || s->run_t0 > a->t1)
+		return;
+	t0 = s->run_t0 < a->t0 ? a->t0 : s->run_t0;
+	t1 = s->run_t1 > a->t1 ? a->t1 : s->run_t1;
+	x0 = ax_x(a, t0);
+	x1 = ax_x(a, t1);
+	fprintf(c->f, "<rect class=\"run band\" data-kind=\"run\" data-panel=\"%s\" "
+		"data-t-ms=\"%.3f\" data-x=\"%.1f\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		"height=\"4\"><title>benchmark run ", panel, s->run_t0, x0, x0, a->y1 - 6,
+		x1 - x0 < 1 ? 1 : x1 - x0);
+	rp_esc(c->f, s->run_name);
+	if (s->run_ended)
+		fprintf(c->f, ": %.1f ms to %.1f ms</title></rect>", s->run_t0, s->run_t1);
+	else
+		fprintf(c->f, ": from %.1f ms, open when the bundle was written</title></rect>",
+			s->run_t0);
+	if (x1 - x0 > 60) {
+		fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\">run ", x0 + 3, a->y1 - 8);
+		rp_esc(c->f, s->run_name);
+		fputs("</text>", c->f);
+	}
+}
+
 /* The release happened within panel a. */
 static int release_in(const struct story *s, const struct axis *a)
 {
@@ -357,8 +386,10 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 	if (c->has_a) {
 		panel_attrs(f, "recorder", &A);
 		value_ticks(f, &A, unit, 1);
-		if (with_bands)
+		if (with_bands) {
 			stall_band(c, &A, "recorder");
+			run_band(c, &A, "recorder");
+		}
 		for (int j = 0; j < nk; j++)
 			if (drawn(p, ks[j]))
 				series_path(f, &A, p->rec, p->nrec, ks[j], series_class(ks[j]), p->name,
@@ -375,8 +406,10 @@ static void rates_row(struct ctx *c, struct pdata *p, const int *ks, int nk, dou
 	if (c->has_a)
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>", B.x0 - 4,
 			ytop + 4, rp_fnum(b, sizeof(b), vmax));
-	if (with_bands)
+	if (with_bands) {
 		stall_band(c, &B, "investigation");
+		run_band(c, &B, "investigation");
+	}
 	for (int j = 0; j < nk; j++) {
 		double win0 = p->nwin ? p->win[0].t0 : 1, win1 = p->nwin ? p->win[p->nwin - 1].t1 : 0;
 

@@ -7,6 +7,7 @@
  *                  directory, JSON output
  *   daemon_cmds.c  status, counters, snapshot, flows, incident,
  *                  investigate, recover, reload, peers: requests and text
+ *   run_cmds.c     run: benchmark runs, a command bracketed by one
  *   bundle_cmds.c  bundles, show, report, verify, classify: read the files,
  *                  the daemon need not run */
 #ifndef NICSTALL_CLIENT_H
@@ -30,6 +31,8 @@ struct json_object;
 #define OPT_OUTPUT  0x20u
 #define OPT_LIMIT   0x40u
 #define OPT_INCIDENT 0x80u
+#define OPT_LABEL   0x100u
+#define CLI_MAX_LABELS 32               /* --label given (the daemon takes 16) */
 
 struct cli {
 	const char *sock_path;
@@ -41,8 +44,11 @@ struct cli {
 	const char *rules_dir;          /* --rules */
 	const char *output;             /* -o */
 	const char *incident;           /* --incident HOST:ID */
+	const char *labels[CLI_MAX_LABELS];     /* --label K=V */
+	int nlabels;
+	char **argv_after;              /* after a "--": run's COMMAND ARGS, NULL-ended */
 	const char *cmd;
-	char **args;                    /* the command's arguments */
+	char **args;                    /* the command's arguments (before a "--") */
 	int nargs;
 };
 
@@ -72,6 +78,7 @@ int cmd_investigate(struct cli *c);
 int cmd_recover(struct cli *c);
 int cmd_reload(struct cli *c);
 int cmd_peers(struct cli *c);
+int cmd_run(struct cli *c);
 int cmd_bundles(struct cli *c);
 int cmd_show(struct cli *c);
 int cmd_report(struct cli *c);

@@ -27,6 +27,7 @@ static const struct command {
 	{ "recover", cmd_recover, 0 },
 	{ "reload", cmd_reload, 0 },
 	{ "peers", cmd_peers, 0 },
+	{ "run", cmd_run, OPT_LABEL },
 	{ "bundles", cmd_bundles, OPT_INCIDENT },
 	{ "show", cmd_show, 0 },
 	{ "report", cmd_report, OPT_OUTPUT },
@@ -42,6 +43,7 @@ static const struct {
 	{ OPT_BUNDLE, "--bundle" }, { OPT_RULES, "--rules" }, { OPT_OUTPUT, "-o/--output" },
 	{ OPT_LIMIT, "--limit" },
 	{ OPT_INCIDENT, "--incident" },
+	{ OPT_LABEL, "--label" },
 };
 
 static void usage(FILE *f)
@@ -63,6 +65,12 @@ static void usage(FILE *f)
 "  snapshot --bundle [PORT...]  write a manual bundle of every counter now (root)\n"
 "  peers                        the peer daemons: address, key state, last contact,\n"
 "                               round trip, notices answered, datagrams refused\n"
+"  run begin NAME [--label K=V]...  begin a benchmark run (group " CTL_GROUP " too)\n"
+"  run end NAME                 end it: its certificate (clean, anomalous, tainted)\n"
+"  run [NAME] [--label K=V]... -- COMMAND [ARGS]\n"
+"                               a run around COMMAND; exits with its status\n"
+"  run show NAME                the newest certificate of run NAME\n"
+"  run list                     open runs, recent certificates\n"
 "  bundles [--incident HOST:ID] list the bundles with verdict and size (of one\n"
 "                               incident: the origin's and the peers' snapshots)\n"
 "  show BUNDLE                  print a bundle's summary and timeline\n"
@@ -81,7 +89,7 @@ static void usage(FILE *f)
 }
 
 /* Long-only options. */
-enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_LIMIT, O_INCIDENT };
+enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_LIMIT, O_INCIDENT, O_LABEL };
 
 int main(int argc, char **argv)
 {
@@ -99,11 +107,12 @@ int main(int argc, char **argv)
 		{ "bundle", no_argument, NULL, O_BUNDLE },
 		{ "rules", required_argument, NULL, O_RULES },
 		{ "incident", required_argument, NULL, O_INCIDENT },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli c = { .sock_path = DEFAULT_SOCKET };
 	const struct command *cmd = NULL;
-	int ch;
+	int ch, nafter = 0;
 
 	/* everything printed goes through the one terminal filter: bundles,
 	 * the daemon's tables (engine, process and peer names) and errors
@@ -116,6 +125,23 @@ int main(int argc, char **argv)
 	log_init("nicstallctl", 0);
 	if (getenv("NICSTALL_SOCKET") && *getenv("NICSTALL_SOCKET"))
 		c.sock_path = getenv("NICSTALL_SOCKET");
+	/* "--" ends the options; what follows is run's COMMAND ARGS (getopt
+	 * permutes argv: the pointers are kept here first) */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			nafter = argc - i - 1;
+			if (nafter)
+				c.argv_after = argv + i + 1;
+			break;
+		}
+	if (c.argv_after) {
+		char **copy = calloc((size_t)nafter + 1, sizeof(char *));
+
+		if (!copy)
+			return cli_error("out of memory");
+		memcpy(copy, c.argv_after, (size_t)nafter * sizeof(char *));
+		c.argv_after = copy;
+	}
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":s:S:jhVo:", opts, NULL)) != -1) {
 		switch (ch) {
@@ -175,6 +201,12 @@ int main(int argc, char **argv)
 			c.opts |= OPT_INCIDENT;
 			c.incident = optarg;
 			break;
+		case O_LABEL:
+			if (c.nlabels == CLI_MAX_LABELS)
+				return cli_usage_error("--label: more than %d", CLI_MAX_LABELS);
+			c.opts |= OPT_LABEL;
+			c.labels[c.nlabels++] = optarg;
+			break;
 		case ':':
 			if (!strncmp(argv[optind - 1], "--", 2))
 				return cli_usage_error("option '%s' needs an argument", argv[optind - 1]);
@@ -190,8 +222,14 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	c.cmd = argv[optind];
+	if (strcmp(c.cmd, "run")) {
+		/* for the others "--" only ends the options */
+		free(c.argv_after);
+		c.argv_after = NULL;
+		nafter = 0;
+	}
 	c.args = argv + optind + 1;
-	c.nargs = argc - optind - 1;
+	c.nargs = argc - optind - 1 - nafter;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(commands[i].name, c.cmd))
 			cmd = &commands[i];
@@ -200,5 +238,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(opt_names) / sizeof(opt_names[0]); i++)
 		if ((c.opts & opt_names[i].bit) && !(cmd->opts & opt_names[i].bit))
 			return cli_usage_error("%s: option %s does not apply", c.cmd, opt_names[i].name);
-	return cmd->fn(&c);
+	ch = cmd->fn(&c);
+	free(c.argv_after);
+	return ch;
 }

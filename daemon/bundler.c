@@ -352,6 +352,7 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
 	json_object_object_add(man, "release", json_object_get(jx_get(rec, IR_RELEASE)));
 	json_object_object_add(man, "steps", json_object_get(jx_get(rec, IR_STEPS)));
+	jx_copy(man, "run", rec, "run");        /* the benchmark run it fell in (runs.h) */
 	if (jx_obj(rec, IR_PEERS)) {
 		/* who was notified, who answered, after how long, their bundles;
 		 * the summaries themselves are in peers.json */

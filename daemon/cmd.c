@@ -6,6 +6,7 @@
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/recorder.h"
+#include "daemon/runs.h"
 #include "daemon/stall.h"
 #include "lib/json.h"
 #include "lib/loop.h"
@@ -322,6 +323,10 @@ static struct json_object *cmd_investigate(struct cmd_env *env, struct json_obje
 		return no_port(env, port);
 	if (forensic_investigate(env->forensics, port, &id, err, sizeof(err)) < 0)
 		return ctl_error("investigate: %s", err);
+	/* root asked: its promiscuous capture and reprogram run whatever the
+	 * run_policy, and taint every open run */
+	runs_intervention(env->runs, "investigate", port, loop_mono_ns(), 1,
+			  "nicstallctl investigate by root");
 	o = ok_reply();
 	jx_add_u64(o, "id", id);
 	return o;
@@ -350,6 +355,9 @@ static struct json_object *cmd_recover(struct cmd_env *env, struct json_object *
 		return no_port(env, port);
 	ticket = ctl_defer();
 	e = forensic_recover(env->forensics, port, recover_done, (void *)(uintptr_t)ticket);
+	if (!e)
+		runs_intervention(env->runs, "recover", port, loop_mono_ns(), 1,
+				  "nicstallctl recover by root: a reprogram");
 	if (e) {
 		struct json_object *x = ctl_error("recover: %s", jx_text(e, "error"));
 
@@ -387,6 +395,38 @@ static struct json_object *cmd_peers(struct cmd_env *env, struct json_object *re
 	return o;
 }
 
+/* nicstallctl run: {"cmd": "run", "op": "begin"|"end"|"show"|"list",
+ * "name": NAME, "labels": {K: V}, "status": {...}}. A run is a record, not
+ * an action on a port: members of the group may keep them (runs.h bounds
+ * them per uid). */
+static struct json_object *cmd_run(struct cmd_env *env, struct json_object *req)
+{
+	const char *op = jx_str(req, "op"), *name = jx_str(req, "name");
+	uid_t uid = ctl_peer_uid();
+
+	if (!env->runs)
+		return ctl_error("run: runs are not available");
+	if (!op)
+		return ctl_error("run: missing \"op\" (begin, end, show, list)");
+	if (!strcmp(op, "list"))
+		return runs_list(env->runs);
+	if (strcmp(op, "begin") && strcmp(op, "end") && strcmp(op, "show"))
+		return ctl_error("run: unknown op '%.32s' (begin, end, show, list)", op);
+	if (jx_get(req, "name") && !name)
+		return ctl_error("run %s: \"name\" must be a string", op);
+	if (!name)
+		return ctl_error("run %s: missing \"name\"", op);
+	if (!strcmp(op, "show"))
+		return runs_show(env->runs, name);
+	if (uid == (uid_t)-1)
+		return ctl_error("run %s: the client's uid is unknown", op);
+	if (!strcmp(op, "begin"))
+		return runs_begin(env->runs, name, jx_get(req, "labels"), uid);
+	if (jx_get(req, "status") && !json_object_is_type(jx_get(req, "status"), json_type_object))
+		return ctl_error("run end: \"status\" must be an object");
+	return runs_end(env->runs, name, uid, jx_get(req, "status"));
+}
+
 static const struct {
 	const char *name;
 	int root_only;
@@ -401,6 +441,7 @@ static const struct {
 	{ "recover", 1, cmd_recover },
 	{ "reload", 1, cmd_reload },
 	{ "peers", 0, cmd_peers },
+	{ "run", 0, cmd_run },
 };
 
 struct json_object *cmd_dispatch(struct json_object *req, enum ctl_access access,

@@ -13,6 +13,7 @@ struct ports;
 struct stall;
 struct forensics;
 struct peers;
+struct runs;
 
 struct cmd_env {
 	struct ports *ports;
@@ -25,6 +26,7 @@ struct cmd_env {
 	int (*reload)(void *arg, char *err, size_t errlen);
 	void *arg;
 	struct peers *peers;            /* may be NULL */
+	struct runs *runs;              /* benchmark runs (runs.h); may be NULL */
 };
 
 /* ctl_handler_fn for a struct cmd_env *arg. */

@@ -174,6 +174,13 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 	} else if (!strcmp(key, "probe_timeout")) {
 		if (util_parse_duration(val, &c->probe_timeout_ns, 100000000ull, 300000000000ull, e, sizeof(e)) < 0)
 			perr(p, "probe_timeout: %s", e);
+	} else if (!strcmp(key, "run_policy")) {
+		if (!strcmp(val, "observe"))
+			c->run_policy = RUN_POLICY_OBSERVE;
+		else if (!strcmp(val, "recover"))
+			c->run_policy = RUN_POLICY_RECOVER;
+		else
+			perr(p, "run_policy: '%s' is not one of observe, recover", val);
 	} else if (!strcmp(key, "reprogram_interval")) {
 		if (util_parse_duration(val, &c->reprogram_every_ns, 0, 86400000000000ull, e, sizeof(e)) < 0)
 			perr(p, "reprogram_interval: %s", e);

@@ -138,7 +138,13 @@ struct conf {
 	unsigned npeers;
 	/* host resources: [host] and [producer NAME] (daemon/hostconf.h) */
 	struct host_opts host;
+	/* benchmark runs (runs.h): while one is open, the daemon makes no
+	 * promiscuous transition and no reprogram (observe), or makes them and
+	 * taints the run (recover) */
+	int run_policy;              /* RUN_POLICY_* */
 };
+#define RUN_POLICY_OBSERVE 0
+#define RUN_POLICY_RECOVER 1
 
 #define CONF_DEFAULT_PATH NICSTALL_SYSCONFDIR "/nicstalld/nicstalld.conf"
 

@@ -494,6 +494,11 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
+uid_t ctl_peer_uid(void)
+{
+	return handling ? handling->uid : (uid_t)-1;
+}
+
 uint64_t ctl_defer(void)
 {
 	if (!handling)

@@ -80,6 +80,8 @@ uint64_t ctl_defer(void);
 /* The reply of a deferred request (owned by ctl afterwards). When the
  * client has gone meanwhile the reply is dropped. */
 void ctl_reply_later(uint64_t ticket, struct json_object *reply);
+/* Inside a handler: the client's uid (SO_PEERCRED); (uid_t)-1 outside. */
+uid_t ctl_peer_uid(void);
 /* An error reply: {"ok": false, "error": msg}. */
 struct json_object *ctl_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

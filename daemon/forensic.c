@@ -11,6 +11,7 @@
 #include "daemon/ports.h"
 #include "daemon/record.h"
 #include "daemon/recovery.h"
+#include "daemon/runs.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -191,8 +192,12 @@ static void write_bundle(struct inv *v)
 	in.rules = v->F->rules;
 	for (unsigned i = 0; i < v->npcap && i < BUNDLER_MAX_PCAPS; i++)
 		in.pcaps[in.npcap++] = v->pcap[i];
+	/* the bundle names the run it fell in; the run's certificate names it */
+	runs_annotate(v->F->runs, v->rec, v->open_ns);
 	if (bundler_write(v->F->bundler, &in, v->bundle, sizeof(v->bundle), err, sizeof(err)) < 0)
 		v->bundle[0] = 0;
+	runs_bundle(v->F->runs, v->id, jx_str(jx_get(v->rec, IR_VERDICT), "verdict"),
+		    v->bundle[0] ? v->bundle : NULL);
 }
 
 /* Facts from the record, then the verdict from the rules. */
@@ -415,7 +420,9 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 	struct forensics *F = arg;
 
 	if (event == INCIDENT_OPEN) {
-		inv_start(F, incident_port(inc), incident_id(inc));
+		struct inv *v = inv_start(F, incident_port(inc), incident_id(inc));
+
+		runs_incident(F->runs, incident_id(inc), v ? v->id : 0, incident_port(inc));
 		return;
 	}
 	for (unsigned i = 0; i < KEEP; i++) {
@@ -572,6 +579,11 @@ void forensic_configure(struct forensics *F, const struct conf *c)
 void forensic_set_rules(struct forensics *F, const struct rules *r)
 {
 	F->rules = r;
+}
+
+void forensic_set_runs(struct forensics *F, struct runs *r)
+{
+	F->runs = r;
 }
 
 void forensic_set_peers(struct forensics *F, struct peers *p)

@@ -108,6 +108,10 @@ int forensic_manual_bundle(struct forensics *f, const char *const *ports, size_t
 /* Peer daemons (peers.h): notices go out as incidents open; NULL: none. */
 struct peers;
 void forensic_set_peers(struct forensics *f, struct peers *p);
+/* Benchmark runs (runs.h): told of incidents, bundles and interventions,
+ * and asked before a promiscuous capture or a reprogram; NULL: none. */
+struct runs;
+void forensic_set_runs(struct forensics *f, struct runs *r);
 /* peers_notice_fn: a peer's incident, snapshot now (peersnap.c). */
 void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint64_t mono,
 			     uint64_t real, uint64_t token, void *arg);

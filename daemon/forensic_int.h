@@ -98,6 +98,7 @@ struct forensics {
 	struct inv *inv[KEEP];
 	uint64_t ninv;
 	struct peers *peers;            /* NULL: no peer daemons */
+	struct runs *runs;              /* benchmark runs (runs.h), NULL: none */
 	struct psnap *psnap[MAXPSNAP];  /* snapshots for peers, under way */
 };
 

@@ -12,6 +12,7 @@
 #include "daemon/peers.h"
 #include "daemon/metrics.h"
 #include "daemon/ports.h"
+#include "daemon/runs.h"
 #include "daemon/sampler.h"
 #include "daemon/service.h"
 #include "daemon/srcrun.h"
@@ -53,6 +54,7 @@ struct daemon {
 	struct ctl *ctl;
 	struct service *svc;
 	struct metrics *metrics;
+	struct runs *runs;
 	int debug;                      /* -d: debug log and the debug commands */
 	struct cmd_env cmd;
 	uint64_t start_mono_ns, start_real_ns;
@@ -178,6 +180,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	ports_apply(d->ports, c, keep);
 	forensic_set_rules(d->forensics, nr);
 	metrics_set_rules(d->metrics, nr);
+	runs_set_rules(d->runs, nr);
 	rules_free(d->rules);
 	d->rules = nr;
 	sampler_set_interval(d->sampler, c->interval_ns);
@@ -186,6 +189,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 		      LOG_DEBUG : c->log_level);
 	stall_configure(d->stall, c);
 	forensic_configure(d->forensics, c);
+	runs_configure(d->runs, c);
 	{
 		char perr[512];
 
@@ -522,7 +526,17 @@ int main(int argc, char **argv)
 	}
 	metrics_set_rules(d.metrics, d.rules);
 	metrics_set_peers(d.metrics, d.peers);
-	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d, d.peers };
+	/* closes the runs a killed daemon left open (reads runs/ now) */
+	d.runs = runs_new(d.loop, d.ports, d.stall, d.conf);
+	if (!d.runs) {
+		log_errx("out of memory");
+		return 1;
+	}
+	runs_set_rules(d.runs, d.rules);
+	forensic_set_runs(d.forensics, d.runs);
+	metrics_set_runs(d.metrics, d.runs);
+	d.cmd = (struct cmd_env){ d.ports, d.stall, d.forensics, status_cb, reload_cb, &d, d.peers,
+				  d.runs };
 	util_strlcpy(d.sock_path, sock, sizeof(d.sock_path));
 	conf_warnings(d.conf);
 	tools_configure(&d, d.conf);
@@ -541,6 +555,9 @@ int main(int argc, char **argv)
 	ctl_close(d.ctl);
 	service_free(d.svc);
 	metrics_free(d.metrics);
+	/* the runs still open end incomplete; their certificates are written */
+	forensic_set_runs(d.forensics, NULL);
+	runs_free(d.runs);
 	forensic_free(d.forensics);
 	peers_free(d.peers);
 	stall_free(d.stall);

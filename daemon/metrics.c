@@ -1,5 +1,6 @@
 /* metrics: Prometheus textfile of the daemon's counters, from events and
  * the flight recorders. */
+#include "daemon/runs.h"
 #include "daemon/metrics.h"
 #include "daemon/conf.h"
 #include "daemon/facts.h"
@@ -69,6 +70,7 @@ struct metrics {
 	const struct conf *c;
 	const struct rules *rules;
 	const struct peers *peers;
+	const struct runs *runs;
 	struct loop_timer *timer;
 	uint64_t interval_ns;
 	char path[PATH_MAX];
@@ -507,6 +509,24 @@ static void render_daemon(struct metrics *m, FILE *o)
  * the incidents whose notice it never answered, and the datagrams refused
  * by reason ("unanswered" is the first family, not a reason of the
  * second). */
+/* Benchmark runs (runs.h): the open ones by name, certificates by word. */
+static void render_runs(struct metrics *m, FILE *o)
+{
+	family(o, "nicstalld_run_info", "gauge",
+	       "1 for each benchmark run open now (nicstallctl run begin), by its name.");
+	for (unsigned i = 0; i < runs_open_count(m->runs); i++) {
+		fputs("nicstalld_run_info{run=\"", o);
+		label_value(o, runs_open_name(m->runs, i));
+		fputs("\"} 1\n", o);
+	}
+	family(o, "nicstalld_run_certificates_total", "counter",
+	       "Run certificates written, by their first word (clean, anomalous, tainted, "
+	       "incomplete).");
+	for (int w = 0; w < RUN_WORDS; w++)
+		fprintf(o, "nicstalld_run_certificates_total{word=\"%s\"} %" PRIu64 "\n",
+			run_word_name((enum run_word)w), runs_certificates(m->runs, (enum run_word)w));
+}
+
 static void render_peers(struct metrics *m, FILE *o)
 {
 	struct json_object *st = m->peers ? peers_status_json(m->peers) : NULL;
@@ -584,6 +604,7 @@ char *metrics_render(struct metrics *m)
 	render_ports(m, o);
 	render_events(m, o);
 	render_peers(m, o);
+	render_runs(m, o);
 	if (fclose(o) != 0) {
 		free(buf);
 		return NULL;
@@ -714,6 +735,11 @@ void metrics_set_rules(struct metrics *m, const struct rules *r)
 void metrics_set_peers(struct metrics *m, const struct peers *p)
 {
 	m->peers = p;
+}
+
+void metrics_set_runs(struct metrics *m, const struct runs *r)
+{
+	m->runs = r;
 }
 
 void metrics_free(struct metrics *m)

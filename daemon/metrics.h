@@ -37,6 +37,9 @@ void metrics_set_rules(struct metrics *m, const struct rules *r);
 /* The peers whose counts are exported (nicstalld_peer_*; NULL: none, only
  * the families' HELP and TYPE); borrowed. */
 void metrics_set_peers(struct metrics *m, const struct peers *p);
+/* Benchmark runs (runs.h), borrowed; NULL: none. */
+struct runs;
+void metrics_set_runs(struct metrics *m, const struct runs *r);
 
 /* Fold the recorders' samples since the last call into the totals and
  * render the exposition. Returns a malloc'd string (NULL: out of memory). */

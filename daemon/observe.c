@@ -8,6 +8,7 @@
 #include "daemon/incident.h"
 #include "daemon/port.h"
 #include "daemon/record.h"
+#include "daemon/runs.h"
 #include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -294,6 +295,7 @@ int inv_start_captures(struct inv *v, int port, int promisc)
 {
 	const struct conf *c = v->F->c;
 	char filter[8192], path[PATH_MAX + 128], dir[PATH_MAX + 16], err[256], derr[PATH_MAX + 160];
+	char why[160];
 	int started = 0, wfd;
 
 	capture_filter(v, filter, sizeof(filter));
@@ -313,6 +315,11 @@ int inv_start_captures(struct inv *v, int port, int promisc)
 			continue;
 		if (promisc && !port_conf(p)->promisc_capture)
 			continue;
+		if (promisc && !runs_allow(v->F->runs, !v->incident_id, why, sizeof(why))) {
+			/* a benchmark run is open: no promiscuous transition */
+			inv_step_end(v, inv_step_begin(v, "capture-promisc", v->ports[i]), "skipped", why);
+			continue;
+		}
 		v->cap_step[i] = inv_step_begin(v, promisc ? "capture-promisc" : "capture", v->ports[i]);
 		if (wfd < 0) {
 			inv_step_end(v, v->cap_step[i], "failed", derr);
@@ -324,8 +331,15 @@ int inv_start_captures(struct inv *v, int port, int promisc)
 						filter, promisc, c->snaplen, c->capture_ns, 10000,
 						8u << 20, path, cap_done, v, err, sizeof(err));
 		if (v->cap[i]) {
+			int tr = promisc && v->F->pr->cap_result(v->cap[i])->transition == 1;
+
 			v->pending++;
 			started++;
+			runs_intervention(v->F->runs, promisc ? "promisc-capture" : "capture",
+					  v->ports[i], loop_mono_ns(), promisc,
+					  promisc ? (tr ? "promiscuous transition" :
+						     "promiscuous requested, no transition") :
+					  "capture without a mode change");
 		} else
 			inv_step_end(v, v->cap_step[i], "failed", err);
 	}

@@ -17,6 +17,7 @@
 #include "daemon/incident.h"
 #include "daemon/port.h"
 #include "daemon/record.h"
+#include "daemon/runs.h"
 #include "daemon/recovery.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -223,6 +224,10 @@ static void reprogram_done(struct json_object *o, int performed, void *arg)
 	inv_step_end(v, a->step, performed ? "ok" : jx_str(o, "refused") ? "no-transition" : "failed",
 		     jx_str(o, "refused") ? jx_str(o, "refused") :
 		     jx_str(o, "error") ? jx_str(o, "error") : jx_str(o, "sequence"));
+	if (a->ran)
+		runs_intervention(v->F->runs, "reprogram", v->ports[a->port], a->effect_ns,
+				  performed || jx_u64(o, "first_mono_ns"),
+				  performed ? jx_str(o, "sequence") : "no transition");
 	json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
 	if (performed && inv_still_stalled(v))
 		arm_watch(v, a);
@@ -259,6 +264,16 @@ static int start_action(struct inv *v, struct action *a)
 	}
 	if (!port_conf(p)->recover)
 		return -1;
+	{
+		char why[160];
+
+		if (!runs_allow(v->F->runs, !v->incident_id, why, sizeof(why))) {
+			/* a benchmark run is open: no reprogram */
+			inv_step_end(v, inv_step_begin(v, "reprogram", v->ports[a->port]),
+				     "skipped", why);
+			return -1;
+		}
+	}
 	o = json_object_new_object();
 	a->step = inv_step_begin(v, "reprogram", v->ports[a->port]);
 	a->ran = 1;

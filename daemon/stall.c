@@ -1085,6 +1085,20 @@ void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[
 			counts[f->state]++;
 }
 
+unsigned stall_longest_wait(const struct stall *s, uint64_t now, uint64_t *longest_ns)
+{
+	unsigned n = 0;
+
+	*longest_ns = 0;
+	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+		n++;
+		if ((f->state == FLOW_WAITING || f->state == FLOW_STALLED) && f->wait_since_ns &&
+		    now > f->wait_since_ns && now - f->wait_since_ns > *longest_ns)
+			*longest_ns = now - f->wait_since_ns;
+	}
+	return n;
+}
+
 unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 			      void (*fn)(const struct flow_obs *o, void *arg), void *arg)
 {

@@ -67,6 +67,9 @@ struct json_object *stall_engines_json(struct stall *s);
 /* The flows watched on port (NULL: every port) by state: counts[0] idle,
  * [1] waiting, [2] stalled (enum flow_state). Read-only (metrics). */
 void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[3]);
+/* Every port's flows watched now, and the longest wait among them at now
+ * (a waiting or stalled flow's age of its wait; 0 none). For runs.c. */
+unsigned stall_longest_wait(const struct stall *s, uint64_t now, uint64_t *longest_ns);
 /* The flow sources it polls (the forensic sequence asks them for evidence). */
 struct flowsrcs *stall_flowsrcs(struct stall *s);
 

@@ -44,6 +44,7 @@ static const struct {
 	[LOG_EV_HOOK_DROPPED]        = { "hook-dropped", "c1dbeeed45ed446082f6d4ac069ce262" },
 	[LOG_EV_RELOAD_OK]           = { "reload-ok", "cb8cfe5ef4a3437cbdbe6a6446bd71a0" },
 	[LOG_EV_RELOAD_FAILED]       = { "reload-failed", "1236334ab55444e29197acc48c786ee7" },
+	[LOG_EV_RUN_FLAGGED]         = { "run-flagged", "5b0e5c2f8a7d4e61b3c9d7a4f1e6b208" },
 };
 
 void log_init(const char *ident, int prefix_priorities)

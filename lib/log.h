@@ -60,6 +60,7 @@ enum log_ev {
 	LOG_EV_HOOK_DROPPED,
 	LOG_EV_RELOAD_OK,
 	LOG_EV_RELOAD_FAILED,
+	LOG_EV_RUN_FLAGGED,             /* a run's certificate is not clean (runs.h) */
 	LOG_EV_COUNT
 };
 

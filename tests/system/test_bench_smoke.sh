@@ -10,7 +10,7 @@ TEXT=$ROOT/tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
 SYSFS_TTAR=$ROOT/tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
 
 # built by `make system` (bench/bench.mk adds them to EXTRA_BINS)
-for b in bench_sweep bench_scale bench_conns bench_metrics; do
+for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs; do
 	[ -x "$BUILD/$b" ] || { fail "$BUILD/$b missing (make system builds it)"; exit 1; }
 done
 ok "bench programs built"
@@ -88,6 +88,11 @@ T_PIDS+=($!)
 for _ in $(seq 50); do grep -q ready "$T_DIR/conns.out" && break; sleep 0.1; done
 check "bench_conns: 20 connections up" grep -q "ready 20" "$T_DIR/conns.out"
 
+# run begin and end with 8 ports of 751 counters: each under 10 ms (issue 30)
+out=$(cd "$ROOT" && "$BUILD/bench_runs" 5)
+echo "$out"
+check "bench_runs: run begin and run end each under 10 ms (median)" \
+	bash -c "echo '$out' | awk '/^run (begin|end) / { if (\$3 >= 10) bad = 1; n++ } END { exit !(n == 2 && !bad) }'"
 # run.sh refuses what it does not know, before touching anything
 "$ROOT/bench/run.sh" "$BUILD" --bogus > "$T_DIR/run.out" 2>&1
 rc=$?
