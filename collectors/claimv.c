@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "collectors/flow_sockdiag.h"
+#include "collectors/flows.h"
 #include "lib/procfd.h"
 #include "lib/siphash.h"
 #include "lib/util.h"
@@ -24,6 +25,8 @@
 struct ckey {
 	int32_t pid, fd;
 	uint64_t inode;
+	uint64_t start, ns;     /* the pid's start time; the namespace's inode */
+	uint32_t uid, pad2;
 	struct in6_addr laddr, raddr;
 	uint16_t lport, rport;
 	uint8_t proto, pad[3];
@@ -44,6 +47,9 @@ struct claimv {
 	unsigned rate, spent;
 	uint64_t window_ns;
 	struct claimv_stats st;
+	claimv_route_fn route;
+	void *route_arg;
+	int route_kind;
 };
 
 const char *claimv_state_name(enum claimv_state s)
@@ -67,6 +73,13 @@ struct claimv *claimv_new(unsigned max_per_sec)
 	cv->rate = max_per_sec ? max_per_sec : CLAIMV_DEF_RATE;
 	sip_key_random(&cv->sip);
 	return cv;
+}
+
+void claimv_set_route(struct claimv *cv, int src_kind, claimv_route_fn fn, void *arg)
+{
+	cv->route = fn;
+	cv->route_arg = arg;
+	cv->route_kind = src_kind;
 }
 
 void claimv_free(struct claimv *cv)
@@ -159,22 +172,41 @@ static int lib_mapped(int pid, const char *lib, char *why, size_t whylen)
 	return 1;
 }
 
+static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
+
 static int unspecified(const struct in6_addr *a)
 {
-	static const uint8_t v4any[16] = { [10] = 0xff, [11] = 0xff };
-
 	return IN6_IS_ADDR_UNSPECIFIED(a) || !memcmp(a, v4any, 16);
 }
 
-/* The kernel's socket e against the claim: local end equal (or e bound to
- * the wildcard), remote end equal unless e is connected to nothing. */
+/* Does the kernel's local address ka take the claimed address ca: equal,
+ * or ka the wildcard of ca's family (0.0.0.0 never takes an IPv6 address;
+ * "::" takes an IPv4 one only as the kernel's own lookup chose it, i.e.
+ * not IPV6_V6ONLY: callers pass only lookup answers here). */
+static int addr_takes(const struct in6_addr *ka, const struct in6_addr *ca)
+{
+	if (!memcmp(ka, ca, 16))
+		return 1;
+	if (IN6_IS_ADDR_V4MAPPED(ca))
+		return !memcmp(ka, v4any, 16) || IN6_IS_ADDR_UNSPECIFIED(ka);
+	return IN6_IS_ADDR_UNSPECIFIED(ka);
+}
+
+/* The kernel's socket e (a lookup's answer) against the claim: local end
+ * taken, remote end equal unless e is connected to nothing. */
 static int ent_agrees(const struct sockdiag_ent *e, const struct claimv_claim *c)
 {
-	if (e->lport != c->lport || (!unspecified(&e->laddr) && memcmp(&e->laddr, &c->laddr, 16)))
+	if (e->lport != c->lport || !addr_takes(&e->laddr, &c->laddr))
 		return 0;
 	if (!e->rport && unspecified(&e->raddr))
 		return 1;
 	return e->rport == c->rport && !memcmp(&e->raddr, &c->raddr, 16);
+}
+
+/* Could sockets bound to a and b receive the same traffic? */
+static int addr_overlap(const struct in6_addr *a, const struct in6_addr *b)
+{
+	return unspecified(a) || unspecified(b) || !memcmp(a, b, 16);
 }
 
 static int held(const uint64_t *socks, int n, uint64_t inode)
@@ -190,20 +222,6 @@ static int held(const uint64_t *socks, int n, uint64_t inode)
 			lo = m + 1;
 		else
 			hi = m - 1;
-	}
-	return 0;
-}
-
-/* Do the sockets found settle the claim: the claimed socket is among
- * them, or (no inode claimed) one the process holds agrees? */
-static int port_decides(const struct sockdiag_ent *ents, int n, const uint64_t *socks,
-			int nsocks, const struct claimv_claim *c)
-{
-	for (int i = 0; i < n; i++) {
-		if (c->inode && ents[i].inode == c->inode)
-			return 1;
-		if (!c->inode && held(socks, nsocks, ents[i].inode) && ent_agrees(&ents[i], c))
-			return 1;
 	}
 	return 0;
 }
@@ -224,13 +242,85 @@ enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t 
 	return claimv_verify_port(c, NULL, NULL, why, whylen);
 }
 
+/* The process is the one that made the claim: the pid not reused since
+ * (its start time) and run by the claim's owner. */
+static int same_process(const struct claimv_claim *c, char *why, size_t whylen)
+{
+	char pp[64];
+	struct stat st;
+
+	snprintf(pp, sizeof(pp), "/proc/%d", c->pid);
+	if (stat(pp, &st) < 0) {
+		util_errf(why, whylen, "%s: %s", pp, strerror(errno));
+		return 0;
+	}
+	if (st.st_uid != c->uid) {
+		util_errf(why, whylen, "process %d is uid %u's, the claim uid %u's", c->pid,
+			  (unsigned)st.st_uid, (unsigned)c->uid);
+		return 0;
+	}
+	if (c->start && util_proc_start(c->pid) != c->start) {
+		util_errf(why, whylen, "pid %d is another process than the one that made the claim (its start time changed)",
+			  c->pid);
+		return 0;
+	}
+	return 1;
+}
+
+/* TCP, no socket takes the conversation: the process's socket only bound
+ * to the claimed local end (VMA's OS socket of a connection it made:
+ * sockinfo_tcp::connect() binds m_fd, never connects it), one walk of the
+ * bind hash. Only an exact local address counts, and only if no socket of
+ * another uid shares the port on an overlapping address and neither dump
+ * was cut short. */
+static int bound_only(const struct claimv_claim *c, const uint64_t *socks, int nsocks,
+		      struct sockdiag_ent *ents, char *why, size_t whylen)
+{
+	char e[200], l[64];
+	int trunc = 0, trunc2 = 0, nb, na, mine = -1;
+
+	fmt_end(&c->laddr, c->lport, l, sizeof(l));
+	nb = sockdiag_port_sockets(c->netns_fd, IPPROTO_TCP, c->lport, 1, ents, CLAIMV_PORT_SOCKS / 2,
+				   &trunc, e, sizeof(e));
+	if (nb < 0) {
+		util_errf(why, whylen, "%s", e);
+		return 0;
+	}
+	na = sockdiag_port_sockets(c->netns_fd, IPPROTO_TCP, c->lport, 0, ents + nb,
+				   CLAIMV_PORT_SOCKS - (size_t)nb, &trunc2, e, sizeof(e));
+	if (na < 0) {
+		util_errf(why, whylen, "%s", e);
+		return 0;
+	}
+	if (trunc || trunc2) {
+		util_errf(why, whylen, "more than %u sockets on tcp port %u: not checked", CLAIMV_PORT_SOCKS / 2,
+			  ntohs(c->lport));
+		return 0;
+	}
+	for (int i = 0; i < nb && mine < 0; i++)
+		if (!memcmp(&ents[i].laddr, &c->laddr, 16) && held(socks, nsocks, ents[i].inode) &&
+		    (!c->inode || ents[i].inode == c->inode) && ents[i].uid == c->uid)
+			mine = i;
+	if (mine < 0) {
+		util_errf(why, whylen, "process %d holds no tcp socket on %s (the kernel's sockets of the port's namespace)",
+			  c->pid, l);
+		return 0;
+	}
+	for (int i = 0; i < nb + na; i++)
+		if (ents[i].uid != c->uid && addr_overlap(&ents[i].laddr, &c->laddr)) {
+			util_errf(why, whylen, "uid %u also has a tcp socket on %s", (unsigned)ents[i].uid, l);
+			return 0;
+		}
+	return 1;
+}
+
 enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, int *walked,
 				     char *why, size_t whylen)
 {
-	struct sockdiag_ent *ents = NULL;
+	struct sockdiag_ent *ents = NULL, ent;
 	uint64_t *socks = NULL;
-	char e[200], l[64], nsp[64];
-	int ns = -1, nents, nsocks, ok = 0, same = -1;
+	char e[200], l[64], r[64];
+	int nsocks, n, ok = 0;
 	const char *proto = c->proto == IPPROTO_UDP ? "udp" : "tcp";
 
 	if (any_remote)
@@ -240,10 +330,17 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 	if (why && whylen)
 		why[0] = '\0';
 	fmt_end(&c->laddr, c->lport, l, sizeof(l));
+	fmt_end(&c->raddr, c->rport, r, sizeof(r));
 	if (c->pid <= 0 || (c->proto != IPPROTO_TCP && c->proto != IPPROTO_UDP) || !c->lport) {
 		util_errf(why, whylen, "no pid, protocol or local port to check");
 		return CLAIMV_UNVERIFIED;
 	}
+	if (c->netns_fd == CLAIMV_NO_PORT) {
+		util_errf(why, whylen, "no watched port takes %s %s", proto, l);
+		return CLAIMV_UNVERIFIED;
+	}
+	if (!same_process(c, why, whylen))
+		return CLAIMV_UNVERIFIED;
 	if (c->lib && !lib_mapped(c->pid, c->lib, why, whylen))
 		return CLAIMV_UNVERIFIED;
 	socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*socks));
@@ -263,81 +360,76 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 			  (unsigned long long)c->inode);
 		goto out;
 	}
-	/* (c), in the process's own network namespace */
-	snprintf(nsp, sizeof(nsp), "/proc/%d/ns/net", c->pid);
-	ns = open(nsp, O_RDONLY | O_CLOEXEC);
-	if (ns < 0) {
-		util_errf(why, whylen, "%s: %s", nsp, strerror(errno));
-		goto out;
-	}
-	if (c->proto == IPPROTO_TCP) {
-		/* TCP: the socket the kernel gives the claimed conversation
-		 * to (a hash lookup: a dump walks the whole established hash,
-		 * milliseconds); only when that does not settle it, the
-		 * sockets only bound to the port (VMA's OS socket of a
-		 * connection it made), a walk of the bind hash */
-		nents = sockdiag_tcp_lookup(ns, &c->laddr, c->lport, &c->raddr, c->rport, ents, e,
-					    sizeof(e));
-		if (nents >= 0 && !port_decides(ents, nents, socks, nsocks, c)) {
-			int more = sockdiag_port_sockets(ns, c->proto, c->lport, 1, ents + nents,
-							 CLAIMV_PORT_SOCKS - (size_t)nents, e,
-							 sizeof(e));
-
-			if (walked)
-				*walked = 1;
-			nents = more < 0 ? more : nents + more;
-		}
-	} else {
-		nents = sockdiag_port_sockets(ns, c->proto, c->lport, 0, ents, CLAIMV_PORT_SOCKS, e,
-					      sizeof(e));
-	}
-	if (nents < 0) {
+	/* (c), in the namespace of the port the flow routes to: a socket of
+	 * any other namespace (one a user made with unshare -Urn) is not
+	 * there. The socket the kernel gives the claimed conversation to (an
+	 * exact lookup: a hash lookup, not a walk) must be the process's. */
+	n = sockdiag_lookup(c->netns_fd, c->proto, &c->laddr, c->lport, &c->raddr, c->rport, &ent,
+			    e, sizeof(e));
+	if (n < 0) {
 		util_errf(why, whylen, "%s", e);
 		goto out;
 	}
-	for (int i = 0; i < nents; i++) {
-		if (c->inode && ents[i].inode == c->inode)
-			same = i;
-		if (held(socks, nsocks, ents[i].inode) && ent_agrees(&ents[i], c)) {
+	if (n == 1) {
+		if (!held(socks, nsocks, ent.inode) || ent.uid != c->uid) {
+			util_errf(why, whylen, "the kernel gives %s %s -> %s to socket inode %llu of uid %u, not one process %d holds",
+				  proto, r, l, (unsigned long long)ent.inode, (unsigned)ent.uid, c->pid);
+		} else if (c->inode && ent.inode != c->inode && c->proto == IPPROTO_UDP) {
+			/* a VMA/XLIO UDP socket binds its OS socket where it
+			 * is bound (sockinfo_udp::bind()): it is the one */
+			util_errf(why, whylen, "the kernel gives udp %s -> %s to socket inode %llu, not the claimed %llu",
+				  r, l, (unsigned long long)ent.inode, (unsigned long long)c->inode);
+		} else if (!ent_agrees(&ent, c)) {
+			char kl[64], kr[64];
+
+			fmt_end(&ent.laddr, ent.lport, kl, sizeof(kl));
+			fmt_end(&ent.raddr, ent.rport, kr, sizeof(kr));
+			util_errf(why, whylen, "the kernel has socket inode %llu of process %d as %s %s -> %s",
+				  (unsigned long long)ent.inode, c->pid, proto, kl, kr);
+		} else {
 			ok = 1;
-			/* bound, connected to nothing: this process's local
-			 * end, whatever the remote end a claim names */
-			if (any_remote && !ents[i].rport && unspecified(&ents[i].raddr))
+			/* a TCP listener of the process: every conversation on
+			 * its local end is one it accepted (another uid cannot
+			 * bind a port a listener holds) */
+			if (any_remote && c->proto == IPPROTO_TCP && !ent.rport &&
+			    unspecified(&ent.raddr))
 				*any_remote = 1;
 		}
+		goto out;
 	}
-	if (same >= 0 && !ent_agrees(&ents[same], c)) {
-		char kl[64], kr[64];
-
-		/* the claimed socket itself is elsewhere */
-		fmt_end(&ents[same].laddr, ents[same].lport, kl, sizeof(kl));
-		fmt_end(&ents[same].raddr, ents[same].rport, kr, sizeof(kr));
-		util_errf(why, whylen, "the kernel has socket inode %llu of process %d as %s %s -> %s",
-			  (unsigned long long)c->inode, c->pid, proto, kl, kr);
-		ok = 0;
-	} else if (ok && c->inode && same < 0 && c->proto == IPPROTO_UDP) {
-		/* a VMA/XLIO UDP socket binds its OS socket where it is bound
-		 * (sockinfo_udp::bind()): it must be on the port itself; only
-		 * an accepted TCP connection's OS socket is bound to nothing */
-		util_errf(why, whylen, "socket inode %llu of process %d is not bound to udp %s (the kernel's sockets of its namespace)",
-			  (unsigned long long)c->inode, c->pid, l);
-		ok = 0;
-	} else if (!ok) {
-		util_errf(why, whylen, "process %d holds no %s socket on %s (the kernel's sockets of its namespace)",
-			  c->pid, proto, l);
+	if (c->proto == IPPROTO_UDP) {
+		util_errf(why, whylen, "no udp socket receives %s -> %s (the kernel's sockets of the port's namespace)",
+			  r, l);
+		goto out;
 	}
+	if (walked)
+		*walked = 1;
+	ok = bound_only(c, socks, nsocks, ents, why, whylen);
 out:
-	if (ns >= 0)
-		close(ns);
 	free(socks);
 	free(ents);
 	return ok ? CLAIMV_VERIFIED : CLAIMV_UNVERIFIED;
 }
 
-static void key_of(struct ckey *k, const struct claimv_claim *c)
+/* The inode of namespace fd nsfd (-1: ours), 0 unknown. */
+static uint64_t ns_ino(int nsfd)
+{
+	struct stat st;
+
+	if (nsfd == CLAIMV_NO_PORT)
+		return 0;
+	if (nsfd >= 0 ? fstat(nsfd, &st) : stat("/proc/self/ns/net", &st))
+		return 0;
+	return (uint64_t)st.st_ino;
+}
+
+static void key_of(struct ckey *k, const struct claimv_claim *c, uint64_t ns)
 {
 	memset(k, 0, sizeof(*k));
 	k->pid = c->pid;
+	k->start = c->start;
+	k->uid = c->uid;
+	k->ns = ns;
 	k->fd = c->fd;
 	k->inode = c->inode;
 	k->laddr = c->laddr;
@@ -388,10 +480,23 @@ static void prune(struct claimv *cv, uint64_t now)
 enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			       uint64_t now_ns, char *why, size_t whylen)
 {
-	struct claimv_claim pc = *c;
+	struct claimv_claim rc = *c, pc;
 	struct centry *s, *ps = NULL;
 	struct ckey k, pk;
+	uint64_t ns;
 	int any = 0;
+
+	/* where the flow goes decides where the socket must be: routed
+	 * before it is checked */
+	if (cv->route) {
+		struct flow_key fk;
+
+		flow_key_set(&fk, &c->laddr, &c->raddr, c->lport, c->rport, c->proto);
+		rc.netns_fd = cv->route(cv->route_arg, cv->route_kind, &fk);
+	}
+	c = &rc;
+	pc = rc;
+	ns = ns_ino(rc.netns_fd);
 
 	/* a claim without an inode (an engine table's) is verified for every
 	 * remote end once the process holds an unconnected socket on its
@@ -399,7 +504,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 	pc.fd = -1;
 	memset(&pc.raddr, 0, sizeof(pc.raddr));
 	pc.rport = 0;
-	key_of(&pk, &pc);
+	key_of(&pk, &pc, ns);
 	if (!c->inode && (ps = slot_of(cv, &pk)) && ps->used && ps->state == CLAIMV_VERIFIED &&
 	    now_ns - ps->checked_ns < CLAIMV_TTL_NS) {
 		ps->used_ns = now_ns;
@@ -407,7 +512,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			why[0] = '\0';
 		return CLAIMV_VERIFIED;
 	}
-	key_of(&k, c);
+	key_of(&k, c, ns);
 	s = slot_of(cv, &k);
 	if (s && s->used && now_ns - s->checked_ns < CLAIMV_TTL_NS) {
 		s->used_ns = now_ns;

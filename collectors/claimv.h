@@ -60,6 +60,16 @@ enum claimv_state {
 
 struct claimv_claim {
 	int pid;
+	unsigned long long start;       /* the pid's start time (util_proc_start)
+					 * when its file was opened: a pid
+					 * reused since is another process */
+	uint32_t uid;           /* who made the claim (the file's owner): the
+				 * process and the socket must be its */
+	int netns_fd;           /* the namespace of the port the claim's flow
+				 * routes to (-1: the daemon's), where the
+				 * socket must be; set by claimv_check from
+				 * the route (claimv_set_route) when there
+				 * is one */
 	int fd;                 /* the claimed fd, -1: none */
 	uint64_t inode;         /* the claimed socket inode, 0: none */
 	uint8_t proto;          /* IPPROTO_TCP, IPPROTO_UDP */
@@ -69,11 +79,21 @@ struct claimv_claim {
 };
 
 struct claimv;
+struct flow_key;
+
+/* The namespace a claim is checked in: that of the port its flow routes
+ * to, decided as the flow will be routed. Returns the port's namespace fd
+ * (-1: the daemon's), CLAIMV_NO_PORT when no watched port takes it. */
+#define CLAIMV_NO_PORT (-2)
+typedef int (*claimv_route_fn)(void *arg, int src_kind, const struct flow_key *k);
 
 /* A cache; max_per_sec: checks made per second at most (0: 64). NULL when
  * out of memory. */
 struct claimv *claimv_new(unsigned max_per_sec);
 void claimv_free(struct claimv *cv);
+/* Route every claim of source kind src_kind (enum flow_src_kind) by fn
+ * before it is checked (fn NULL: each claim's own netns_fd). */
+void claimv_set_route(struct claimv *cv, int src_kind, claimv_route_fn fn, void *arg);
 
 /* The state of claim c at now_ns (CLOCK_MONOTONIC), from the cache or
  * checked now. why (may be NULL) gets what failed for UNVERIFIED, what
