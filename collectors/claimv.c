@@ -12,6 +12,7 @@
 
 #include "collectors/flow_sockdiag.h"
 #include "collectors/flows.h"
+#include "lib/loop.h"
 #include "lib/procfd.h"
 #include "lib/siphash.h"
 #include "lib/util.h"
@@ -20,6 +21,9 @@
 #define CLAIMV_PORT_SOCKS 256u          /* sockets on one port looked at */
 #define CLAIMV_DEF_RATE 64u
 #define CLAIMV_WALK_COST 16u
+#define CLAIMV_USERS 64u                /* uids budgeted apart; more share the last */
+#define CLAIMV_USER_ENTRIES (CLAIMV_MAX_ENTRIES / 4)    /* cache entries of one uid */
+#define CLAIMV_TOTAL_RATES 4u           /* all uids together: 4 uids' budgets */
 
 /* The part of a claim that identifies it (hashed and compared as bytes). */
 struct ckey {
@@ -40,8 +44,18 @@ struct centry {
 	char why[120];
 };
 
+/* One uid's share: a uid's flood of claims spends its own budget and
+ * fills its own part of the cache, not everyone's. */
+struct cuser {
+	uint32_t uid;
+	uint8_t used;
+	unsigned spent, entries;
+	uint64_t window_ns;
+};
+
 struct claimv {
 	struct sip_key sip;
+	struct cuser users[CLAIMV_USERS];
 	struct centry *tab;             /* open addressing, CLAIMV_MAX_ENTRIES * 2 */
 	unsigned cap, n;
 	unsigned rate, spent;
@@ -455,6 +469,23 @@ static struct centry *slot_of(struct claimv *cv, const struct ckey *k)
 	return NULL;
 }
 
+/* uid's share (the last one when every other is taken). */
+static struct cuser *user_of(struct claimv *cv, uint32_t uid)
+{
+	for (unsigned i = 0; i < CLAIMV_USERS - 1; i++) {
+		struct cuser *u = &cv->users[i];
+
+		if (u->used && u->uid == uid)
+			return u;
+		if (!u->used) {
+			u->used = 1;
+			u->uid = uid;
+			return u;
+		}
+	}
+	return &cv->users[CLAIMV_USERS - 1];
+}
+
 /* Forget every entry not used for a TTL (a full table): rebuilt in place
  * by reinserting the ones kept. */
 static void prune(struct claimv *cv, uint64_t now)
@@ -465,6 +496,8 @@ static void prune(struct claimv *cv, uint64_t now)
 		return;
 	cv->tab = nt;
 	cv->n = 0;
+	for (unsigned u = 0; u < CLAIMV_USERS; u++)
+		cv->users[u].entries = 0;
 	for (unsigned i = 0; i < cv->cap; i++) {
 		struct centry *s;
 
@@ -473,6 +506,7 @@ static void prune(struct claimv *cv, uint64_t now)
 		s = slot_of(cv, &old[i].k);
 		*s = old[i];
 		cv->n++;
+		user_of(cv, old[i].k.uid)->entries++;
 	}
 	free(old);
 }
@@ -482,6 +516,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 {
 	struct claimv_claim rc = *c, pc;
 	struct centry *s, *ps = NULL;
+	struct cuser *u;
 	struct ckey k, pk;
 	uint64_t ns;
 	int any = 0;
@@ -519,40 +554,55 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 		util_strlcpy(why ? why : (char[1]){ 0 }, s->why, why ? whylen : 1);
 		return (enum claimv_state)s->state;
 	}
+	u = user_of(cv, c->uid);
 	if (now_ns - cv->window_ns >= 1000000000ull) {
 		cv->window_ns = now_ns;
 		cv->spent = 0;
 	}
-	if (cv->spent >= cv->rate) {
-		cv->st.deferred++;
-		util_errf(why, whylen, "not checked yet (more than %u claims a second)", cv->rate);
-		return s && s->used ? (enum claimv_state)s->state : CLAIMV_UNCHECKED;
+	if (now_ns - u->window_ns >= 1000000000ull) {
+		u->window_ns = now_ns;
+		u->spent = 0;
 	}
-	cv->spent++;
+	if (u->spent >= cv->rate || cv->spent >= cv->rate * CLAIMV_TOTAL_RATES) {
+		cv->st.deferred++;
+		util_errf(why, whylen, "not checked yet (more than %u claims a second%s)", cv->rate,
+			  u->spent >= cv->rate ? " of this uid" : " in all");
+		/* an answer past its TTL is no answer: never kept verified */
+		return CLAIMV_UNCHECKED;
+	}
 	cv->st.checks++;
-	if (!s || (!s->used && cv->n >= CLAIMV_MAX_ENTRIES)) {
+	if (!s || (!s->used && (cv->n >= CLAIMV_MAX_ENTRIES ||
+				u->entries >= CLAIMV_USER_ENTRIES))) {
 		prune(cv, now_ns);
 		s = slot_of(cv, &k);
-		if (s && !s->used && cv->n >= CLAIMV_MAX_ENTRIES)
-			s = NULL;       /* every entry in use: checked, not kept */
+		if (s && !s->used && (cv->n >= CLAIMV_MAX_ENTRIES ||
+				      u->entries >= CLAIMV_USER_ENTRIES))
+			s = NULL;       /* every entry (or the uid's) in use: checked, not kept */
 	}
 	{
 		char w[120];
 		int walked;
+		uint64_t t0 = loop_mono_ns(), cost;
 		enum claimv_state st = claimv_verify_port(c, &any, &walked, w, sizeof(w));
 
-		/* a walk of the bind hash costs as much as CLAIMV_WALK_COST
+		/* charged by the time it took (a check a millisecond, at
+		 * least one), and a walk of the bind hash as CLAIMV_WALK_COST
 		 * checks */
-		if (walked)
-			cv->spent += CLAIMV_WALK_COST - 1;
+		cost = 1 + (loop_mono_ns() - t0) / 1000000u;
+		if (walked && cost < CLAIMV_WALK_COST)
+			cost = CLAIMV_WALK_COST;
+		cv->spent += (unsigned)cost;
+		u->spent += (unsigned)cost;
 
 		if (st == CLAIMV_VERIFIED)
 			cv->st.verified++;
 		else
 			cv->st.unverified++;
 		if (s) {
-			if (!s->used)
+			if (!s->used) {
 				cv->n++;
+				u->entries++;
+			}
 			s->k = k;
 			s->used = 1;
 			s->state = (uint8_t)st;
@@ -560,9 +610,11 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			util_strlcpy(s->why, w, sizeof(s->why));
 		}
 		if (st == CLAIMV_VERIFIED && any && !c->inode && (ps = slot_of(cv, &pk)) &&
-		    (ps->used || cv->n < CLAIMV_MAX_ENTRIES)) {
-			if (!ps->used)
+		    (ps->used || (cv->n < CLAIMV_MAX_ENTRIES && u->entries < CLAIMV_USER_ENTRIES))) {
+			if (!ps->used) {
 				cv->n++;
+				u->entries++;
+			}
 			ps->k = pk;
 			ps->used = 1;
 			ps->state = CLAIMV_VERIFIED;

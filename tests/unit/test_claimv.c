@@ -381,6 +381,40 @@ static void claimv_verify__pid_reused_or_other_uid__unverified(void **state)
 	close(o.fd);
 }
 
+/* 1e: the budget is per uid (one uid's flood leaves another's claims
+ * checked) and an answer past its TTL is not kept verified while the
+ * budget is spent. */
+static void claimv_check__budget_per_uid_and_expired_not_kept(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	struct claimv *cv = claimv_new(4);
+	struct claimv_claim c = claim_of(&o, IPPROTO_UDP), f, g;
+	char why[200];
+
+	(void)state;
+	assert_non_null(cv);
+	assert_int_equal(claimv_check(cv, &c, 1 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	/* past the TTL, the uid floods first: its budget is spent */
+	for (unsigned r = 0; r < 8; r++) {
+		f = claim_of(&o, IPPROTO_UDP);
+		f.lport = htons((uint16_t)(20000 + r));
+		(void)claimv_check(cv, &f, 1 * SEC + CLAIMV_TTL_NS, why, sizeof(why));
+	}
+	assert_int_equal(claimv_check(cv, &c, 1 * SEC + CLAIMV_TTL_NS, why, sizeof(why)),
+			 CLAIMV_UNCHECKED);
+	/* another uid's claim is still checked (its owner is not this
+	 * process's: unverified, but checked) */
+	g = claim_of(&o, IPPROTO_UDP);
+	g.uid = c.uid + 1;
+	assert_int_equal(claimv_check(cv, &g, 1 * SEC + CLAIMV_TTL_NS, why, sizeof(why)),
+			 CLAIMV_UNVERIFIED);
+	/* a second later the uid's budget is back */
+	assert_int_equal(claimv_check(cv, &c, 2 * SEC + CLAIMV_TTL_NS, why, sizeof(why)),
+			 CLAIMV_VERIFIED);
+	close(o.fd);
+	claimv_free(cv);
+}
+
 /* (b): the engine's library must be mapped and root's. */
 static void claimv_verify__library__mapped_root_owned(void **state)
 {
@@ -430,6 +464,7 @@ int main(void)
 		cmocka_unit_test(claimv_verify__socket_in_own_netns__unverified),
 		cmocka_unit_test(claimv_verify__v6only_wildcard_beside_other_uid__unverified),
 		cmocka_unit_test(claimv_verify__pid_reused_or_other_uid__unverified),
+		cmocka_unit_test(claimv_check__budget_per_uid_and_expired_not_kept),
 		cmocka_unit_test(claimv_maps_find__lines__path_of_library),
 	};
 
