@@ -17,7 +17,7 @@
 #include "lib/siphash.h"
 #include "lib/util.h"
 
-#define CLAIMV_MAPS_MAX (4u << 20)      /* bytes of /proc/PID/maps read */
+#define CLAIMV_MAPS_CHUNK (64u << 10)   /* /proc/PID/maps read in pieces */
 #define CLAIMV_PORT_SOCKS 256u          /* sockets on one port looked at */
 #define CLAIMV_DEF_RATE 64u
 #define CLAIMV_WALK_COST 16u
@@ -53,8 +53,20 @@ struct cuser {
 	uint64_t window_ns;
 };
 
+/* What /proc/PID/maps said of a process (lib_mapped): read once per
+ * process (pid and start time), not per claim. */
+#define CLAIMV_LIBS 256u
+struct clib {
+	int32_t pid;
+	unsigned long long start;
+	char lib[16];
+	uint8_t used, ok;
+	char why[120];
+};
+
 struct claimv {
 	struct sip_key sip;
+	struct clib libs[CLAIMV_LIBS];  /* by pid, direct-mapped */
 	struct cuser users[CLAIMV_USERS];
 	struct centry *tab;             /* open addressing, CLAIMV_MAX_ENTRIES * 2 */
 	unsigned cap, n;
@@ -110,7 +122,7 @@ void claimv_stats(const struct claimv *cv, struct claimv_stats *out)
 	out->entries = cv->n;
 }
 
-int claimv_maps_find(const char *maps, size_t len, const char *lib, char *path, size_t plen)
+int claimv_maps_find(const char *maps, size_t len, const char *lib, struct claimv_map *out)
 {
 	size_t ll = strlen(lib);
 
@@ -118,11 +130,13 @@ int claimv_maps_find(const char *maps, size_t len, const char *lib, char *path, 
 		const char *line = maps + i, *nl = memchr(line, '\n', len - i);
 		size_t n = nl ? (size_t)(nl - line) : len - i;
 		const char *p = memchr(line, '/', n), *base;
-		size_t pn;
+		char head[160], perms[8];
+		unsigned long long ino;
+		size_t pn, hn;
 
 		i += n + 1;
-		/* "addr perms offset dev inode   /path": the path starts at
-		 * the first '/' (nothing before it has one) */
+		/* "start-end perms offset dev inode   /path": the path starts
+		 * at the first '/' (nothing before it has one) */
 		if (!p)
 			continue;
 		pn = n - (size_t)(p - line);
@@ -132,24 +146,40 @@ int claimv_maps_find(const char *maps, size_t len, const char *lib, char *path, 
 				base = q + 1;
 		if ((size_t)(p + pn - base) < ll || memcmp(base, lib, ll))
 			continue;
-		if (pn >= plen)
+		hn = (size_t)(p - line);
+		if (hn >= sizeof(head))
 			continue;
-		memcpy(path, p, pn);
-		path[pn] = '\0';
+		memcpy(head, line, hn);
+		head[hn] = '\0';
+		if (sscanf(head, "%63s %7s %*s %*s %llu", out->range, perms, &ino) != 3 ||
+		    strlen(perms) < 3 || perms[2] != 'x' || !ino)
+			continue;       /* only code run from the file counts */
+		out->ino = ino;
+		if (pn >= sizeof(out->path))
+			pn = sizeof(out->path) - 1;
+		memcpy(out->path, p, pn);
+		out->path[pn] = '\0';
 		return 1;
 	}
 	return 0;
 }
 
-/* (b): the process maps a root-installed file named lib*. */
+/* (b): the process runs code from a file named lib* that root owns and
+ * only root may write. The file is the one mapped, looked at through
+ * /proc/PID/map_files/<range> (not its path, which would resolve in the
+ * daemon's mount namespace) and required to be the inode the maps line
+ * names. /proc/PID/maps is read in pieces of CLAIMV_MAPS_CHUNK, to its
+ * end or the first match, whatever its size; the answer is kept per
+ * (pid, start time) by the caller. */
 static int lib_mapped(int pid, const char *lib, char *why, size_t whylen)
 {
-	char mp[64], path[4096];
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
+	char mp[64], mf[128];
+	char *buf = malloc(CLAIMV_MAPS_CHUNK);
+	struct claimv_map m;
+	size_t len = 0;
 	struct stat st;
 	ssize_t r;
-	int fd, found;
+	int fd, found = 0;
 
 	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
 	fd = open(mp, O_RDONLY | O_CLOEXEC);
@@ -160,27 +190,32 @@ static int lib_mapped(int pid, const char *lib, char *why, size_t whylen)
 		free(buf);
 		return 0;
 	}
-	while ((r = read(fd, buf + len, cap - len)) > 0) {
-		len += (size_t)r;
-		if (len == cap) {
-			char *nb = cap < CLAIMV_MAPS_MAX ? realloc(buf, cap * 2) : NULL;
+	while (!found && (r = read(fd, buf + len, CLAIMV_MAPS_CHUNK - len)) > 0) {
+		char *last;
+		size_t whole;
 
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
+		len += (size_t)r;
+		last = memrchr(buf, '\n', len);
+		whole = last ? (size_t)(last - buf) + 1 : 0;
+		if (!whole) {
+			len = 0;        /* a line longer than the chunk: no path of ours */
+			continue;
 		}
+		found = claimv_maps_find(buf, whole, lib, &m);
+		memmove(buf, buf + whole, len - whole);
+		len -= whole;
 	}
 	close(fd);
-	found = claimv_maps_find(buf, len, lib, path, sizeof(path));
 	free(buf);
 	if (!found) {
-		util_errf(why, whylen, "process %d does not map %s*", pid, lib);
+		util_errf(why, whylen, "process %d runs no code from a file named %s*", pid, lib);
 		return 0;
 	}
-	if (stat(path, &st) < 0 || st.st_uid != 0 || (st.st_mode & 022)) {
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%s", pid, m.range);
+	if (stat(mf, &st) < 0 || (uint64_t)st.st_ino != m.ino || st.st_uid != 0 ||
+	    (st.st_mode & 022) || !S_ISREG(st.st_mode)) {
 		util_errf(why, whylen, "process %d maps %s, which is not a file only root may write",
-			  pid, path);
+			  pid, m.path);
 		return 0;
 	}
 	return 1;
@@ -223,16 +258,38 @@ static int addr_overlap(const struct in6_addr *a, const struct in6_addr *b)
 	return unspecified(a) || unspecified(b) || !memcmp(a, b, 16);
 }
 
-static int held(const uint64_t *socks, int n, uint64_t inode)
-{
-	int lo = 0, hi = n - 1;
+/* The sockets a process holds, read only when a question needs them: a
+ * claimed inode whose fd is named is answered from that one fd
+ * (procfd_fd_inode), not from a walk of every fd. */
+struct holder {
+	const struct claimv_claim *c;
+	int fd_ok;              /* c->fd is socket c->inode */
+	uint64_t *socks;
+	int n, read, truncated;
+};
 
+/* Does the process hold socket inode? 1 yes, 0 no, -errno. */
+static int holds(struct holder *h, uint64_t inode)
+{
+	int lo = 0, hi;
+
+	if (h->fd_ok && inode == h->c->inode)
+		return 1;
+	if (!h->read) {
+		if (!h->socks && !(h->socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*h->socks))))
+			return -ENOMEM;
+		h->n = procfd_pid_sockets(h->c->pid, h->socks, CLAIMV_MAX_SOCKS, &h->truncated);
+		h->read = 1;
+	}
+	if (h->n < 0)
+		return h->n;
+	hi = h->n - 1;
 	while (lo <= hi) {
 		int m = lo + (hi - lo) / 2;
 
-		if (socks[m] == inode)
+		if (h->socks[m] == inode)
 			return 1;
-		if (socks[m] < inode)
+		if (h->socks[m] < inode)
 			lo = m + 1;
 		else
 			hi = m - 1;
@@ -287,8 +344,8 @@ static int same_process(const struct claimv_claim *c, char *why, size_t whylen)
  * bind hash. Only an exact local address counts, and only if no socket of
  * another uid shares the port on an overlapping address and neither dump
  * was cut short. */
-static int bound_only(const struct claimv_claim *c, const uint64_t *socks, int nsocks,
-		      struct sockdiag_ent *ents, char *why, size_t whylen)
+static int bound_only(const struct claimv_claim *c, struct holder *h, struct sockdiag_ent *ents,
+		      char *why, size_t whylen)
 {
 	char e[200], l[64];
 	int trunc = 0, trunc2 = 0, nb, na, mine = -1;
@@ -312,8 +369,9 @@ static int bound_only(const struct claimv_claim *c, const uint64_t *socks, int n
 		return 0;
 	}
 	for (int i = 0; i < nb && mine < 0; i++)
-		if (!memcmp(&ents[i].laddr, &c->laddr, 16) && held(socks, nsocks, ents[i].inode) &&
-		    (!c->inode || ents[i].inode == c->inode) && ents[i].uid == c->uid)
+		if (!memcmp(&ents[i].laddr, &c->laddr, 16) &&
+		    (!c->inode || ents[i].inode == c->inode) && ents[i].uid == c->uid &&
+		    holds(h, ents[i].inode) == 1)
 			mine = i;
 	if (mine < 0) {
 		util_errf(why, whylen, "process %d holds no tcp socket on %s (the kernel's sockets of the port's namespace)",
@@ -332,9 +390,9 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 				     char *why, size_t whylen)
 {
 	struct sockdiag_ent *ents = NULL, ent;
-	uint64_t *socks = NULL;
+	struct holder h = { .c = c };
 	char e[200], l[64], r[64];
-	int nsocks, n, ok = 0;
+	int n, ok = 0, hr;
 	const char *proto = c->proto == IPPROTO_UDP ? "udp" : "tcp";
 
 	if (any_remote)
@@ -357,21 +415,28 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 		return CLAIMV_UNVERIFIED;
 	if (c->lib && !lib_mapped(c->pid, c->lib, why, whylen))
 		return CLAIMV_UNVERIFIED;
-	socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*socks));
 	ents = malloc(CLAIMV_PORT_SOCKS * sizeof(*ents));
-	if (!socks || !ents) {
+	if (!ents) {
 		util_errf(why, whylen, "out of memory");
 		goto out;
 	}
-	/* (a) */
-	nsocks = procfd_pid_sockets(c->pid, socks, CLAIMV_MAX_SOCKS, NULL);
-	if (nsocks < 0) {
-		util_errf(why, whylen, "/proc/%d/fd: %s", c->pid, strerror(-nsocks));
-		goto out;
-	}
-	if (c->inode && !held(socks, nsocks, c->inode)) {
-		util_errf(why, whylen, "process %d holds no socket inode %llu", c->pid,
-			  (unsigned long long)c->inode);
+	/* (a): the claimed fd is the claimed socket (one readlink), or
+	 * without an fd the process holds it */
+	if (c->inode && c->fd >= 0) {
+		uint64_t ino = 0;
+		int rc = procfd_fd_inode(c->pid, c->fd, &ino);
+
+		if (rc < 0 || ino != c->inode) {
+			util_errf(why, whylen, "fd %d of process %d is not socket inode %llu%s%s", c->fd,
+				  c->pid, (unsigned long long)c->inode, rc < 0 ? ": " : "",
+				  rc < 0 ? strerror(-rc) : "");
+			goto out;
+		}
+		h.fd_ok = 1;
+	} else if (c->inode && (hr = holds(&h, c->inode)) != 1) {
+		util_errf(why, whylen, "process %d holds no socket inode %llu%s", c->pid,
+			  (unsigned long long)c->inode, hr < 0 ? " (its fds unreadable)" :
+			  h.truncated ? " (among the fds read: too many)" : "");
 		goto out;
 	}
 	/* (c), in the namespace of the port the flow routes to: a socket of
@@ -385,9 +450,10 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 		goto out;
 	}
 	if (n == 1) {
-		if (!held(socks, nsocks, ent.inode) || ent.uid != c->uid) {
-			util_errf(why, whylen, "the kernel gives %s %s -> %s to socket inode %llu of uid %u, not one process %d holds",
-				  proto, r, l, (unsigned long long)ent.inode, (unsigned)ent.uid, c->pid);
+		if (ent.uid != c->uid || (hr = holds(&h, ent.inode)) != 1) {
+			util_errf(why, whylen, "the kernel gives %s %s -> %s to socket inode %llu of uid %u, not one process %d holds%s",
+				  proto, r, l, (unsigned long long)ent.inode, (unsigned)ent.uid, c->pid,
+				  h.truncated ? " (among the fds read: too many)" : "");
 		} else if (c->inode && ent.inode != c->inode && c->proto == IPPROTO_UDP) {
 			/* a VMA/XLIO UDP socket binds its OS socket where it
 			 * is bound (sockinfo_udp::bind()): it is the one */
@@ -418,9 +484,9 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 	}
 	if (walked)
 		*walked = 1;
-	ok = bound_only(c, socks, nsocks, ents, why, whylen);
+	ok = bound_only(c, &h, ents, why, whylen);
 out:
-	free(socks);
+	free(h.socks);
 	free(ents);
 	return ok ? CLAIMV_VERIFIED : CLAIMV_UNVERIFIED;
 }
@@ -467,6 +533,34 @@ static struct centry *slot_of(struct claimv *cv, const struct ckey *k)
 			return s;
 	}
 	return NULL;
+}
+
+/* (b) for c's process, from what was read of it before, or read now. */
+static int lib_cached(struct claimv *cv, const struct claimv_claim *c, char *why, size_t whylen)
+{
+	struct clib *l = &cv->libs[(unsigned)c->pid % CLAIMV_LIBS];
+
+	if (!c->lib)
+		return 1;
+	if (!c->start)          /* no process to remember it of: read now */
+		return lib_mapped(c->pid, c->lib, why, whylen);
+	if (!l->used || l->pid != c->pid || l->start != c->start ||
+	    strncmp(l->lib, c->lib, sizeof(l->lib))) {
+		if (util_proc_start(c->pid) != c->start) {
+			util_errf(why, whylen, "pid %d is another process than the one that made the claim (its start time changed)",
+				  c->pid);
+			return 0;
+		}
+		l->used = 1;
+		l->pid = c->pid;
+		l->start = c->start;
+		util_strlcpy(l->lib, c->lib, sizeof(l->lib));
+		l->why[0] = '\0';
+		l->ok = (uint8_t)lib_mapped(c->pid, c->lib, l->why, sizeof(l->why));
+	}
+	if (!l->ok)
+		util_strlcpy(why, l->why, whylen);
+	return l->ok;
 }
 
 /* uid's share (the last one when every other is taken). */
@@ -581,9 +675,14 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 	}
 	{
 		char w[120];
-		int walked;
+		int walked = 0;
 		uint64_t t0 = loop_mono_ns(), cost;
-		enum claimv_state st = claimv_verify_port(c, &any, &walked, w, sizeof(w));
+		enum claimv_state st = CLAIMV_UNVERIFIED;
+		struct claimv_claim nl = *c;
+
+		nl.lib = NULL;
+		if (lib_cached(cv, c, w, sizeof(w)))
+			st = claimv_verify_port(&nl, &any, &walked, w, sizeof(w));
 
 		/* charged by the time it took (a check a millisecond, at
 		 * least one), and a walk of the bind hash as CLAIMV_WALK_COST

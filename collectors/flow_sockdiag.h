@@ -127,7 +127,7 @@ struct sockdiag_ent {
  * dump per family: every state but, for TCP, the sockets that are only
  * bound; with bound_only (TCP) just those (TCPF_BOUND_INACTIVE:
  * inet_diag_dump_icsk() walks every bucket of the bind hash for them since
- * Linux 6.6, milliseconds; older kernels have none). Returns how many, or
+ * Linux 6.8, milliseconds; older kernels have none). Returns how many, or
  * -errno with err filled; *truncated (may be NULL) set when there were
  * more than max. Never waits (nl_sock_request()); for the claim
  * checks (claimv.h), which cache what it says. */

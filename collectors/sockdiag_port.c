@@ -14,7 +14,8 @@
 #include "lib/nl.h"
 #include "lib/util.h"
 
-/* TCP_BOUND_INACTIVE (include/net/tcp_states.h, Linux 6.6): a pseudo-state
+/* TCP_BOUND_INACTIVE (include/net/tcp_states.h, Linux 6.8: commit
+ * 91051f003948 "tcp: Dump bound-only sockets in inet_diag."): a pseudo-state
  * a dump asks for to get the sockets that are bound and nothing else */
 #define PORT_TCP_BOUND_INACTIVE 13
 #define PORT_BC_MAX 256

@@ -85,7 +85,7 @@ check "no reprogram" bash -c "! grep -qi 'reprogram' '$T_DIR/daemon.log'"
 n=$(grep -c 'socket claims the kernel did not verify' "$T_DIR/daemon.log")
 check "one rate-limited line about it ($n)" test "$n" -eq 1
 grep 'socket claims the kernel did not verify' "$T_DIR/daemon.log" | head -1
-check "the line says why" grep -q "process $SP does not map libvma.so" "$T_DIR/daemon.log"
+check "the line says why" grep -q "process $SP runs no code from a file named libvma.so" "$T_DIR/daemon.log"
 
 # ---- the real (emulated) engine on the same port: verified, investigated.
 # Its server stops answering after 1500 requests (about 3 s at one per 2 ms):
