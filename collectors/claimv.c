@@ -64,8 +64,21 @@ struct clib {
 	char why[120];
 };
 
+/* A process's sockets as one walk of /proc/PID/fd found them, kept for
+ * the second: the claims of one engine table (many records, one owner)
+ * cost one walk a second, not one each. */
+#define CLAIMV_FDSETS 16u
+struct cfds {
+	int32_t pid;
+	unsigned long long start;
+	uint64_t at_ns;
+	uint64_t *socks;
+	int n, truncated, used;
+};
+
 struct claimv {
 	struct sip_key sip;
+	struct cfds fds[CLAIMV_FDSETS]; /* by pid, direct-mapped */
 	struct clib libs[CLAIMV_LIBS];  /* by pid, direct-mapped */
 	struct cuser users[CLAIMV_USERS];
 	struct centry *tab;             /* open addressing, CLAIMV_MAX_ENTRIES * 2 */
@@ -112,6 +125,8 @@ void claimv_free(struct claimv *cv)
 {
 	if (!cv)
 		return;
+	for (unsigned i = 0; i < CLAIMV_FDSETS; i++)
+		free(cv->fds[i].socks);
 	free(cv->tab);
 	free(cv);
 }
@@ -264,9 +279,40 @@ static int addr_overlap(const struct in6_addr *a, const struct in6_addr *b)
 struct holder {
 	const struct claimv_claim *c;
 	int fd_ok;              /* c->fd is socket c->inode */
-	uint64_t *socks;
-	int n, read, truncated;
+	uint64_t *socks;        /* own, or a set of the cache's */
+	int n, read, truncated, borrowed;
+	struct claimv *cv;      /* the cache of walks, NULL none */
+	uint64_t now_ns;
 };
+
+static int walk_fds(struct holder *h)
+{
+	struct cfds *f;
+
+	if (h->cv) {
+		f = &h->cv->fds[(unsigned)h->c->pid % CLAIMV_FDSETS];
+		if (!(f->used && f->pid == h->c->pid && f->start == h->c->start &&
+		      h->now_ns - f->at_ns < 1000000000ull)) {
+			if (!f->socks && !(f->socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*f->socks))))
+				return -ENOMEM;
+			f->used = 1;
+			f->pid = h->c->pid;
+			f->start = h->c->start;
+			f->at_ns = h->now_ns;
+			f->n = procfd_pid_sockets(h->c->pid, f->socks, CLAIMV_MAX_SOCKS, &f->truncated);
+			h->cv->st.fd_walks++;
+		}
+		h->socks = f->socks;
+		h->n = f->n;
+		h->truncated = f->truncated;
+		h->borrowed = 1;
+		return 0;
+	}
+	if (!(h->socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*h->socks))))
+		return -ENOMEM;
+	h->n = procfd_pid_sockets(h->c->pid, h->socks, CLAIMV_MAX_SOCKS, &h->truncated);
+	return 0;
+}
 
 /* Does the process hold socket inode? 1 yes, 0 no, -errno. */
 static int holds(struct holder *h, uint64_t inode)
@@ -276,9 +322,10 @@ static int holds(struct holder *h, uint64_t inode)
 	if (h->fd_ok && inode == h->c->inode)
 		return 1;
 	if (!h->read) {
-		if (!h->socks && !(h->socks = malloc(CLAIMV_MAX_SOCKS * sizeof(*h->socks))))
-			return -ENOMEM;
-		h->n = procfd_pid_sockets(h->c->pid, h->socks, CLAIMV_MAX_SOCKS, &h->truncated);
+		int rc = walk_fds(h);
+
+		if (rc < 0)
+			return rc;
 		h->read = 1;
 	}
 	if (h->n < 0)
@@ -386,11 +433,11 @@ static int bound_only(const struct claimv_claim *c, struct holder *h, struct soc
 	return 1;
 }
 
-enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, int *walked,
-				     char *why, size_t whylen)
+static enum claimv_state verify(struct claimv *cv, uint64_t now_ns, const struct claimv_claim *c,
+			        int *any_remote, int *walked, char *why, size_t whylen)
 {
 	struct sockdiag_ent *ents = NULL, ent;
-	struct holder h = { .c = c };
+	struct holder h = { .c = c, .cv = cv, .now_ns = now_ns };
 	char e[200], l[64], r[64];
 	int n, ok = 0, hr;
 	const char *proto = c->proto == IPPROTO_UDP ? "udp" : "tcp";
@@ -486,9 +533,16 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 		*walked = 1;
 	ok = bound_only(c, &h, ents, why, whylen);
 out:
-	free(h.socks);
+	if (!h.borrowed)
+		free(h.socks);
 	free(ents);
 	return ok ? CLAIMV_VERIFIED : CLAIMV_UNVERIFIED;
+}
+
+enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, int *walked,
+				     char *why, size_t whylen)
+{
+	return verify(NULL, 0, c, any_remote, walked, why, whylen);
 }
 
 /* The inode of namespace fd nsfd (-1: ours), 0 unknown. */
@@ -682,7 +736,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 
 		nl.lib = NULL;
 		if (lib_cached(cv, c, w, sizeof(w)))
-			st = claimv_verify_port(&nl, &any, &walked, w, sizeof(w));
+			st = verify(cv, now_ns, &nl, &any, &walked, w, sizeof(w));
 
 		/* charged by the time it took (a check a millisecond, at
 		 * least one), and a walk of the bind hash as CLAIMV_WALK_COST

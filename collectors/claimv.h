@@ -134,6 +134,8 @@ struct claimv_stats {
 	uint64_t checks;        /* made (not from the cache) */
 	uint64_t verified, unverified;
 	uint64_t deferred;      /* over the budget */
+	uint64_t fd_walks;      /* walks of a /proc/PID/fd (one per process a
+				 * second at most) */
 	unsigned entries;
 };
 void claimv_stats(const struct claimv *cv, struct claimv_stats *out);

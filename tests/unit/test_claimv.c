@@ -415,6 +415,32 @@ static void claimv_check__budget_per_uid_and_expired_not_kept(void **state)
 	claimv_free(cv);
 }
 
+/* 6: an engine table's records (no inode, one owner) cost one walk of
+ * the owner's /proc/PID/fd a second, not one each. */
+static void claimv_check__table_records__one_fd_walk_a_second(void **state)
+{
+	struct own o = own_socket(SOCK_DGRAM, 0);
+	struct claimv *cv = claimv_new(64);
+	struct claimv_stats st;
+	char why[200];
+
+	(void)state;
+	assert_non_null(cv);
+	for (unsigned r = 0; r < 20; r++) {
+		struct claimv_claim c = claim_of(&o, IPPROTO_UDP);
+
+		c.inode = 0;
+		c.fd = -1;
+		c.rport = htons((uint16_t)(41000 + r));
+		assert_int_equal(claimv_check(cv, &c, 1 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	}
+	claimv_stats(cv, &st);
+	assert_int_equal(st.checks, 20);
+	assert_int_equal(st.fd_walks, 1);
+	close(o.fd);
+	claimv_free(cv);
+}
+
 /* (b): the engine's library must be mapped and root's. */
 static void claimv_verify__library__mapped_root_owned(void **state)
 {
@@ -467,6 +493,7 @@ int main(void)
 		cmocka_unit_test(claimv_verify__v6only_wildcard_beside_other_uid__unverified),
 		cmocka_unit_test(claimv_verify__pid_reused_or_other_uid__unverified),
 		cmocka_unit_test(claimv_check__budget_per_uid_and_expired_not_kept),
+		cmocka_unit_test(claimv_check__table_records__one_fd_walk_a_second),
 		cmocka_unit_test(claimv_maps_find__lines__path_of_library),
 	};
 
