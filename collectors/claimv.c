@@ -361,20 +361,29 @@ enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t 
 }
 
 /* The process is the one that made the claim: the pid not reused since
- * (its start time) and run by the claim's owner. */
+ * (its start time) and run by the claim's owner (real or effective uid,
+ * as flow_engine_owner.c believes a table's owner; /proc/PID/status, not
+ * the owner of /proc/PID, which is root's for a process not dumpable). */
 static int same_process(const struct claimv_claim *c, char *why, size_t whylen)
 {
-	char pp[64];
-	struct stat st;
+	char pp[64], b[4096], *u;
+	unsigned long r, e;
+	ssize_t n;
 
-	snprintf(pp, sizeof(pp), "/proc/%d", c->pid);
-	if (stat(pp, &st) < 0) {
-		util_errf(why, whylen, "%s: %s", pp, strerror(errno));
+	snprintf(pp, sizeof(pp), "/proc/%d/status", c->pid);
+	n = util_read_buf(pp, b, sizeof(b));
+	if (n <= 0) {
+		util_errf(why, whylen, "%s: %s", pp, n < 0 ? strerror(errno) : "empty");
 		return 0;
 	}
-	if (st.st_uid != c->uid) {
-		util_errf(why, whylen, "process %d is uid %u's, the claim uid %u's", c->pid,
-			  (unsigned)st.st_uid, (unsigned)c->uid);
+	u = strstr(b, "\nUid:");
+	if (!u || sscanf(u + 5, "%lu %lu", &r, &e) != 2) {
+		util_errf(why, whylen, "%s: no Uid line", pp);
+		return 0;
+	}
+	if (r != c->uid && e != c->uid) {
+		util_errf(why, whylen, "process %d is uid %lu's, the claim uid %u's", c->pid, e,
+			  (unsigned)c->uid);
 		return 0;
 	}
 	if (c->start && util_proc_start(c->pid) != c->start) {

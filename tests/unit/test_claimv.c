@@ -362,6 +362,60 @@ static void claimv_verify__v6only_wildcard_beside_other_uid__unverified(void **s
 	close(t6);
 }
 
+/* Another uid's TCP socket only bound to 0.0.0.0:g_port (SO_REUSEADDR). */
+static void kid_other_uid_bound(int w)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = g_port };
+	int one = 1, t;
+	char ok = 'k';
+
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		_exit(1);
+	t = socket(AF_INET, SOCK_STREAM, 0);
+	if (setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(t, (struct sockaddr *)&a, sizeof(a)) < 0)
+		ok = 'n';
+	(void)!write(w, &ok, 1);
+}
+
+/* 1b: the bound-only proof (a TCP socket only bound, nothing takes the
+ * conversation) holds only for the exact local address, and not when
+ * another uid also has a socket on the port that overlaps it. */
+static void claimv_verify__bound_only_beside_other_uid__unverified(void **state)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t sl = sizeof(a);
+	int one = 1, t = socket(AF_INET, SOCK_STREAM, 0);
+	struct claimv_claim c = { .pid = getpid(), .start = util_proc_start(getpid()),
+				  .uid = (uint32_t)getuid(), .netns_fd = -1, .fd = -1,
+				  .proto = IPPROTO_TCP, .rport = htons(40000) };
+	struct kid k;
+	char ok, why[200];
+
+	(void)state;
+	if (getuid() != 0)
+		skip();
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(setsockopt(t, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)), 0);
+	assert_int_equal(bind(t, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(t, (struct sockaddr *)&a, &sl), 0);
+	c.lport = g_port = a.sin_port;
+	v4(&c.laddr, "127.0.0.1");
+	v4(&c.raddr, "10.9.0.9");
+	/* alone on the port: its own exact local end */
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_VERIFIED);
+	/* another address than the one it is bound to */
+	v4(&c.laddr, "127.0.0.2");
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	v4(&c.laddr, "127.0.0.1");
+	k = kid_run(kid_other_uid_bound, &ok, 1);
+	assert_int_equal(ok, 'k');
+	assert_int_equal(claimv_verify(&c, why, sizeof(why)), CLAIMV_UNVERIFIED);
+	assert_non_null(strstr(why, "uid 65534 also has"));
+	kid_end(&k);
+	close(t);
+}
+
 /* 1f: a pid reused by another process, or run by another uid, is not the
  * claimer: its sockets prove nothing. */
 static void claimv_verify__pid_reused_or_other_uid__unverified(void **state)
@@ -492,6 +546,7 @@ int main(void)
 		cmocka_unit_test(claimv_verify__socket_in_own_netns__unverified),
 		cmocka_unit_test(claimv_verify__v6only_wildcard_beside_other_uid__unverified),
 		cmocka_unit_test(claimv_verify__pid_reused_or_other_uid__unverified),
+		cmocka_unit_test(claimv_verify__bound_only_beside_other_uid__unverified),
 		cmocka_unit_test(claimv_check__budget_per_uid_and_expired_not_kept),
 		cmocka_unit_test(claimv_check__table_records__one_fd_walk_a_second),
 		cmocka_unit_test(claimv_maps_find__lines__path_of_library),
