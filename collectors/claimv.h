@@ -5,42 +5,50 @@
  * (vmastat.<pid>: pid from the name, fd, inode, local and remote address),
  * or a record of an engine flow table (flowtab.h: owner_pid, local and
  * remote address, no inode). Anyone can write any of it. A claim is
- * VERIFIED only when the kernel says:
- *  (a) the process holds the socket: "socket:[inode]" among its
- *      /proc/PID/fd links (VMA and XLIO put the inode of their OS socket
- *      in the block: sockinfo::sockinfo() sets inode = fd2inode(m_fd),
- *      libvma src/vma/sock/sockinfo.cpp, libxlio src/core/sock/sockinfo.cpp);
- *  (b) the process maps the engine's library (lib, e.g. "libvma.so"): a
- *      file of that name in /proc/PID/maps that root owns and only root may
- *      write (the library an administrator installed, not one a user put
- *      next to a forged file); skipped when lib is NULL (engine tables:
- *      nothing to map);
- *  (c) the kernel's own view of the process's sockets agrees with the
- *      claimed local address and port: in the process's network namespace,
- *      sock_diag shows a socket of the claimed protocol on the claimed
- *      local port (TCP: the socket an exact lookup of the claimed
- *      conversation finds, then those only bound to the port; UDP: a dump
- *      of the port), bound to the claimed address (or to the wildcard),
- *      either unconnected or connected to the claimed remote end, and the
- *      process holds it. For a VMA/XLIO claim whose inode sock_diag shows
- *      on that port, it must be that very socket (VMA and XLIO bind and
- *      connect their OS socket as the offloaded one: sockinfo_udp::bind(),
- *      sockinfo_tcp::bind() call the OS bind() on m_fd); an accepted
- *      offloaded TCP connection's OS socket is bound to nothing, so then
- *      the listening socket the process holds on the port proves it.
- * What this does not prove: the remote end of an unconnected socket, and
- * the counters (only the claimed endpoints are bound to the kernel). So a
- * verified claim can at most name its own process's local port, and
- * traffic to and from that port is what the daemon may then capture.
+ * VERIFIED only when the kernel says, in the network namespace of the
+ * port the claim's flow is routed to (claimv_set_route: decided before
+ * the check, as the flow will be routed; never the claimer's own
+ * namespace, which any user can make with any address in it):
+ *  (p) the pid is the claimer: the start time recorded when its file was
+ *      opened (util_proc_start) and its uid the file's owner;
+ *  (a) the process holds the socket: a VMA/XLIO block's fd is its inode
+ *      (procfd_fd_inode: one readlink; sockinfo::sockinfo() sets inode =
+ *      fd2inode(m_fd), libvma src/vma/sock/sockinfo.cpp, libxlio
+ *      src/core/sock/sockinfo.cpp);
+ *  (b) a VMA/XLIO process runs code from a file named lib* that root owns
+ *      and only root may write (its executable mapping in /proc/PID/maps,
+ *      the file looked at through /proc/PID/map_files, read once per
+ *      process). A sanity check that it runs the engine, NOT a defence:
+ *      any user may map that library;
+ *  (c) the socket the kernel gives the claimed conversation to (one exact
+ *      sock_diag lookup: TCP inet_diag_find_one_icsk(), UDP udp_dump_one()
+ *      / __udp4_lib_lookup()) is one the process holds and the claimer's
+ *      uid owns; for a VMA/XLIO UDP claim, that very socket (sockinfo_udp
+ *      ::bind() binds the OS socket). If it is anyone else's: UNVERIFIED,
+ *      whatever else the process holds. Only for TCP when no socket takes
+ *      it (VMA's OS socket of a connection it made is only bound:
+ *      sockinfo_tcp::connect()), a socket the process holds bound to
+ *      exactly the claimed local address and port, with no socket of
+ *      another uid on that port on an overlapping address and no dump
+ *      cut short (TCP_BOUND_INACTIVE: Linux 6.8, commit 91051f003948;
+ *      older kernels find none, and such claims stay unverified).
+ * What this does not prove: the counters, the state, and for a TCP
+ * listener the remote end. So a verified claim can at most name a
+ * conversation the kernel gives its own process's socket, and a user who
+ * really holds a port can make the daemon investigate their own
+ * conversations on it.
  *
- * Results are cached per claim (pid, fd, inode, protocol, both ends), and
- * for claims without an inode also per local end when an unconnected
- * socket proved it (one entry for every session of an engine's port):
- * a changed claim is a new one, checked anew; an unchanged one is checked
- * again after CLAIMV_TTL_NS (an fd closed, a socket gone). Checks are
- * bounded per second (max_per_sec): a claim over the budget stays
- * UNCHECKED (never acted on) until a later call. Everything is a few
- * /proc reads and one sock_diag dump, which never waits. */
+ * Results are cached per claim (pid, start, uid, namespace, fd, inode,
+ * protocol, both ends), and for claims without an inode also per local
+ * end when a TCP listener of the process proved it: a changed claim is a
+ * new one, checked anew; an unchanged one is checked again CLAIMV_TTL_NS
+ * after its last check (an fd closed, a socket gone, a pid reused).
+ * Checks are budgeted per uid (max_per_sec each, 4 times that in all),
+ * charged a unit per millisecond they took (a bind-hash walk at least
+ * 16); a claim over its uid's budget is UNCHECKED (never acted on), also
+ * when its cached answer expired: never kept verified. Each uid's claims
+ * take at most a quarter of the cache. Everything is a few /proc reads
+ * and sock_diag requests, which never wait. */
 #ifndef NICSTALL_CLAIMV_H
 #define NICSTALL_CLAIMV_H
 
@@ -60,6 +68,16 @@ enum claimv_state {
 
 struct claimv_claim {
 	int pid;
+	unsigned long long start;       /* the pid's start time (util_proc_start)
+					 * when its file was opened: a pid
+					 * reused since is another process */
+	uint32_t uid;           /* who made the claim (the file's owner): the
+				 * process and the socket must be its */
+	int netns_fd;           /* the namespace of the port the claim's flow
+				 * routes to (-1: the daemon's), where the
+				 * socket must be; set by claimv_check from
+				 * the route (claimv_set_route) when there
+				 * is one */
 	int fd;                 /* the claimed fd, -1: none */
 	uint64_t inode;         /* the claimed socket inode, 0: none */
 	uint8_t proto;          /* IPPROTO_TCP, IPPROTO_UDP */
@@ -69,11 +87,21 @@ struct claimv_claim {
 };
 
 struct claimv;
+struct flow_key;
+
+/* The namespace a claim is checked in: that of the port its flow routes
+ * to, decided as the flow will be routed. Returns the port's namespace fd
+ * (-1: the daemon's), CLAIMV_NO_PORT when no watched port takes it. */
+#define CLAIMV_NO_PORT (-2)
+typedef int (*claimv_route_fn)(void *arg, int src_kind, const struct flow_key *k);
 
 /* A cache; max_per_sec: checks made per second at most (0: 64). NULL when
  * out of memory. */
 struct claimv *claimv_new(unsigned max_per_sec);
 void claimv_free(struct claimv *cv);
+/* Route every claim of source kind src_kind (enum flow_src_kind) by fn
+ * before it is checked (fn NULL: each claim's own netns_fd). */
+void claimv_set_route(struct claimv *cv, int src_kind, claimv_route_fn fn, void *arg);
 
 /* The state of claim c at now_ns (CLOCK_MONOTONIC), from the cache or
  * checked now. why (may be NULL) gets what failed for UNVERIFIED, what
@@ -90,15 +118,24 @@ enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t 
 enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remote, int *walked,
 				     char *why, size_t whylen);
 
-/* Does the text of a /proc/PID/maps (len bytes) map a file whose base
- * name starts with lib? The first such path into path (NUL-terminated),
- * 1; 0 none. */
-int claimv_maps_find(const char *maps, size_t len, const char *lib, char *path, size_t plen);
+/* An executable mapping of a file: its range ("start-end", the name in
+ * /proc/PID/map_files), inode and path as /proc/PID/maps shows them. */
+struct claimv_map {
+	char range[64];
+	uint64_t ino;
+	char path[256];
+};
+/* Does the text of a /proc/PID/maps (len bytes, whole lines) map a file
+ * whose base name starts with lib executable? The first such mapping into
+ * out, 1; 0 none. */
+int claimv_maps_find(const char *maps, size_t len, const char *lib, struct claimv_map *out);
 
 struct claimv_stats {
 	uint64_t checks;        /* made (not from the cache) */
 	uint64_t verified, unverified;
 	uint64_t deferred;      /* over the budget */
+	uint64_t fd_walks;      /* walks of a /proc/PID/fd (one per process a
+				 * second at most) */
 	unsigned entries;
 };
 void claimv_stats(const struct claimv *cv, struct claimv_stats *out);

@@ -476,6 +476,8 @@ static int fe_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	fe = flow_engine_open(ctx ? ctx->dir : NULL, s->err, sizeof(s->err));
 	if (!fe)
 		return -(errno ? errno : EIO);
+	if (ctx && ctx->claim_route)
+		claimv_set_route(fe->cv, FLOW_SRC_ENGINE, ctx->claim_route, ctx->claim_route_arg);
 	s->priv = fe;
 	return 0;
 }

@@ -96,6 +96,8 @@ struct ft {
 	pid_t pid;              /* as the header claims it */
 	uid_t uid;              /* the file's owner: limits and budgets */
 	int pid_ok;             /* claim checked: same uid, table open or mapped */
+	unsigned long long start;       /* the pid's start time when checked:
+					 * its claims are that process's only */
 	uint64_t pid_checked_ns;
 	char pidnote[160];      /* why the claim is not believed */
 	char claimnote[240];    /* why a record's local end is not (claimv.h) */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/util.h"
 
 struct owner *ft_owner_get(struct flow_engine *fe, pid_t pid)
 {
@@ -258,6 +259,9 @@ void ft_verify(struct flow_engine *fe, struct ft *t, uint64_t now)
 	t->pid_checked_ns = now;
 	t->pid_ok = 0;
 	t->pidnote[0] = '\0';
+	/* first: what follows is about this process, not one that reuses
+	 * the pid later (the claims check it again, claimv.h) */
+	t->start = util_proc_start(t->pid);
 	if (!o)
 		return;
 	rc = owner_uids(o);

@@ -352,7 +352,8 @@ static int mapped4(const uint8_t a[16])
 static uint8_t ft_claim(struct flow_engine *fe, struct ft *t, unsigned idx,
 			const struct nsft_record *r, uint64_t now)
 {
-	struct claimv_claim c = { .pid = t->pid, .fd = -1, .proto = r->proto,
+	struct claimv_claim c = { .pid = t->pid, .start = t->start, .uid = t->uid,
+				  .netns_fd = -1, .fd = -1, .proto = r->proto,
 				  .lport = r->local_port, .rport = r->remote_port };
 	enum claimv_state st;
 	char why[200];

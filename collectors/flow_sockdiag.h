@@ -127,20 +127,25 @@ struct sockdiag_ent {
  * dump per family: every state but, for TCP, the sockets that are only
  * bound; with bound_only (TCP) just those (TCPF_BOUND_INACTIVE:
  * inet_diag_dump_icsk() walks every bucket of the bind hash for them since
- * Linux 6.6, milliseconds; older kernels have none). Returns how many, or
- * -errno with err filled. Never waits (nl_sock_request()); for the claim
+ * Linux 6.8, milliseconds; older kernels have none). Returns how many, or
+ * -errno with err filled; *truncated (may be NULL) set when there were
+ * more than max. Never waits (nl_sock_request()); for the claim
  * checks (claimv.h), which cache what it says. */
 int sockdiag_port_sockets(int nsfd, uint8_t proto, uint16_t lport, int bound_only,
-			  struct sockdiag_ent *out, size_t max, char *err, size_t errlen);
+			  struct sockdiag_ent *out, size_t max, int *truncated, char *err,
+			  size_t errlen);
 
-/* The TCP socket the kernel would give a segment of the conversation
- * raddr:rport -> laddr:lport (IPv4 as IPv4-mapped, ports in network byte
- * order) in namespace nsfd: the connected socket, else the listener (one
- * exact sock_diag lookup, inet_diag_find_one_icsk(): a hash lookup, not a
- * walk). 1 with *out filled, 0 none, or -errno with err filled. */
-int sockdiag_tcp_lookup(int nsfd, const struct in6_addr *laddr, uint16_t lport,
-			const struct in6_addr *raddr, uint16_t rport, struct sockdiag_ent *out,
-			char *err, size_t errlen);
+/* The socket the kernel would give a segment (proto IPPROTO_TCP) or a
+ * datagram (IPPROTO_UDP) of the conversation raddr:rport -> laddr:lport
+ * (IPv4 as IPv4-mapped, ports in network byte order; UDP: raddr may be
+ * unspecified and rport 0, "any sender") in namespace nsfd: TCP, the
+ * connected socket, else the listener (inet_diag_find_one_icsk()); UDP,
+ * the connected socket, else the bound one (udp_dump_one(),
+ * __udp4_lib_lookup()). One exact lookup, a hash lookup, not a walk.
+ * 1 with *out filled, 0 none, or -errno with err filled. */
+int sockdiag_lookup(int nsfd, uint8_t proto, const struct in6_addr *laddr, uint16_t lport,
+		    const struct in6_addr *raddr, uint16_t rport, struct sockdiag_ent *out,
+		    char *err, size_t errlen);
 
 /* Parse a buffer of SOCK_DIAG_BY_FAMILY messages (a dump reply as
  * received) the way sockdiag_poll does, with now_ns as CLOCK_MONOTONIC now:

@@ -465,7 +465,8 @@ static uint8_t claim_check(struct vsrc *v, const struct vfile *vf, const struct 
 {
 	enum flow_vma_engine e = flow_vma_file_engine(vf->f);
 	struct claimv_claim c = {
-		.pid = flow_vma_file_pid(vf->f), .fd = s->fd, .inode = s->inode,
+		.pid = flow_vma_file_pid(vf->f), .start = flow_vma_file_start(vf->f),
+		.uid = flow_vma_file_uid(vf->f), .netns_fd = -1, .fd = s->fd, .inode = s->inode,
 		.proto = s->socket_type == SOCK_DGRAM ? IPPROTO_UDP : IPPROTO_TCP,
 		.laddr = s->laddr, .raddr = s->raddr, .lport = s->lport, .rport = s->rport,
 		.lib = e == FLOW_VMA_XLIO ? "libxlio.so" : "libvma.so",
@@ -710,6 +711,8 @@ static int vs_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	util_strlcpy(v->dir[1], ctx && ctx->xlio_dir ? ctx->xlio_dir : "/tmp/xlio",
 		     sizeof(v->dir[1]));
 	v->interval_ns = ctx && ctx->interval_ns ? ctx->interval_ns : DEF_INTERVAL_NS;
+	if (ctx && ctx->claim_route)
+		claimv_set_route(v->cv, FLOW_SRC_VMA, ctx->claim_route, ctx->claim_route_arg);
 	v->wd[0] = v->wd[1] = -1;
 	v->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (v->ino < 0)

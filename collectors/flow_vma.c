@@ -408,6 +408,7 @@ struct flow_vma_file {
 	enum flow_vma_engine engine;
 	uint64_t last_bump_ns;
 	unsigned uid;
+	unsigned long long start;       /* the pid's start time at the open */
 };
 
 int flow_vma_name(const char *name, enum flow_vma_engine *e, int *pid)
@@ -442,6 +443,7 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 	struct flow_vma_file *f;
 	enum flow_vma_engine e;
 	struct stat st;
+	unsigned long long start;
 	int fd, pid;
 
 	base = base ? base + 1 : path;
@@ -449,6 +451,9 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 		util_errf(err, errlen, "%s: not a vmastat.<pid> or xliostat.<pid> name", path);
 		return NULL;
 	}
+	/* the process the owner check below is about: a pid reused later
+	 * is another process (claimv.h) */
+	start = util_proc_start(pid);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		util_errf(err, errlen, "%s: %s%s", path, strerror(errno),
@@ -491,6 +496,11 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 			close(fd);
 			return NULL;
 		}
+		if (!start || util_proc_start(pid) != start) {
+			util_errf(err, errlen, "%s: process %d is gone", path, pid);
+			close(fd);
+			return NULL;
+		}
 	}
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->path = strdup(path))) {
@@ -506,11 +516,13 @@ struct flow_vma_file *flow_vma_file_open(const char *path, int check_owner, char
 	f->pid = pid;
 	f->engine = e;
 	f->uid = (unsigned)st.st_uid;
+	f->start = start;
 	return f;
 }
 
 int flow_vma_file_pid(const struct flow_vma_file *f) { return f->pid; }
 unsigned flow_vma_file_uid(const struct flow_vma_file *f) { return f->uid; }
+unsigned long long flow_vma_file_start(const struct flow_vma_file *f) { return f->start; }
 
 int flow_vma_file_stat(const struct flow_vma_file *f, struct stat *st)
 {

@@ -155,6 +155,9 @@ int flow_vma_file_bump(struct flow_vma_file *f, uint64_t now_ns, uint64_t interv
 		       char *err, size_t errlen);
 int flow_vma_file_pid(const struct flow_vma_file *f);
 unsigned flow_vma_file_uid(const struct flow_vma_file *f);    /* the file's owner */
+/* The pid's start time (util_proc_start) when the file was opened, 0 if
+ * the process was gone: claims are checked against that process only. */
+unsigned long long flow_vma_file_start(const struct flow_vma_file *f);
 /* fstat() of the open file: 0, or -errno. */
 int flow_vma_file_stat(const struct flow_vma_file *f, struct stat *st);
 enum flow_vma_engine flow_vma_file_engine(const struct flow_vma_file *f);

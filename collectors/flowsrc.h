@@ -73,6 +73,11 @@ struct flow_src_ctx {
 	int tracker_attach;         /* bpf: enum flowtrack_attach_mode
 				     * (flowtrack_api.h); 0 auto */
 	const struct flow_src_runner *run;  /* onload: external tools */
+	/* host sources whose claims are checked (engine, vma): the namespace
+	 * of the port a flow routes to, as it will be routed (claimv.h,
+	 * claimv_route_fn); NULL: the daemon's own */
+	int (*claim_route)(void *arg, int src_kind, const struct flow_key *k);
+	void *claim_route_arg;
 };
 
 /* One flow an investigation is about, as the stall detector knows it:

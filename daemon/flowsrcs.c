@@ -1,6 +1,7 @@
 /* flowsrcs: per-port and host flow sources (flow_src_ops), and routing of
  * their observations to ports. */
 #include "daemon/flowsrcs.h"
+#include "collectors/claimv.h"
 #include "collectors/flowsel.h"
 #include "collectors/flowsrc.h"
 #include "collectors/flowtrack_api.h"
@@ -159,12 +160,15 @@ void flowsrcs_free(struct flowsrcs *fs)
 	free(fs);
 }
 
+static int claim_route(void *arg, int src_kind, const struct flow_key *k);
+
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 {
 	struct flow_src_ctx ctx = {
 		.netns_fd = -1, .dir = c->flows_dir, .run = &fs->run,
 		.vma_dir = c->vma_dir, .xlio_dir = c->xlio_dir,
 		.tools_dir = c->onload_tools[0] ? c->onload_tools : NULL,
+		.claim_route = claim_route, .claim_route_arg = fs,
 	};
 
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
@@ -318,6 +322,33 @@ struct route {
 	uint64_t next_ns;       /* the sources' next_ns, the earliest */
 };
 
+/* The port a host source's flow goes to: the one that owns its local
+ * address, watches that source and selects the flow; NULL none. */
+static struct psrc *host_port(const struct flowsrcs *fs, enum flow_src_kind src,
+			      const struct flow_key *k)
+{
+	unsigned track = src == FLOW_SRC_ONLOAD ? TRACK_ONLOAD :
+			 src == FLOW_SRC_VMA ? TRACK_VMA : TRACK_ENGINE;
+
+	for (struct psrc *q = fs->psrcs; q; q = q->next) {
+		const struct port_conf *pc = port_conf(q->p);
+
+		if ((pc->track & track) && addr_is_port(q, &k->saddr) == 1 &&
+		    flow_sel_match(pc->sel, pc->nsel, k))
+			return q;
+	}
+	return NULL;
+}
+
+/* claimv_route_fn: a claim is checked in the namespace of the port its
+ * flow is routed to below (route_cb), decided the same way. */
+static int claim_route(void *arg, int src_kind, const struct flow_key *k)
+{
+	struct psrc *q = host_port(arg, (enum flow_src_kind)src_kind, k);
+
+	return q ? port_nsfd(q->p) : CLAIMV_NO_PORT;
+}
+
 static void route_cb(const struct flow_obs *o, void *arg)
 {
 	struct route *r = arg;
@@ -331,18 +362,9 @@ static void route_cb(const struct flow_obs *o, void *arg)
 	} else {
 		/* a host source's flow: the port that owns its local address and
 		 * watches that source */
-		unsigned track = o->src == FLOW_SRC_ONLOAD ? TRACK_ONLOAD :
-				 o->src == FLOW_SRC_VMA ? TRACK_VMA : TRACK_ENGINE;
+		struct psrc *q = host_port(r->fs, o->src, &o->key);
 
-		for (struct psrc *q = r->fs->psrcs; q && !port; q = q->next) {
-			const struct port_conf *pc = port_conf(q->p);
-
-			if ((pc->track & track) && addr_is_port(q, &o->key.saddr) == 1 &&
-			    flow_sel_match(pc->sel, pc->nsel, &o->key))
-				port = pc->name;
-		}
-		if (!port)
-			port = "-";
+		port = q ? port_name(q->p) : "-";
 	}
 	r->emit(o, port, r->arg);
 }
