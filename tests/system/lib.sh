@@ -36,13 +36,19 @@ hook_user_up() {
 	HOOK_UID=$(id -u nicstall-hook)
 }
 
-# t_public_copy FILE: a copy of FILE (mode 755) under $T_DIR/pub, for a
-# test user or an unprivileged child to execute; its path is printed. The
-# checkout itself may be unreachable to them (a clone in /root or another
-# 0700 directory); $T_DIR is opened to 711 for it.
+# t_public_copy PATH: a copy of the file PATH (mode 755) or of the
+# directory PATH (readable by all) under $T_DIR/pub, for a test user or an
+# unprivileged child to run or read; its path is printed. The checkout
+# itself may be unreachable to them (a clone in /root or another 0700
+# directory); $T_DIR is opened to 711 for it.
 t_public_copy() {
-	chmod o+x "$T_DIR" && mkdir -p -m 755 "$T_DIR/pub" &&
-		install -m 755 "$1" "$T_DIR/pub/" && echo "$T_DIR/pub/$(basename "$1")"
+	chmod o+x "$T_DIR" && mkdir -p -m 755 "$T_DIR/pub" || return 1
+	if [ -d "$1" ]; then
+		cp -r "$1" "$T_DIR/pub/" && chmod -R a+rX "$T_DIR/pub/$(basename "$1")" || return 1
+	else
+		install -m 755 "$1" "$T_DIR/pub/" || return 1
+	fi
+	echo "$T_DIR/pub/$(basename "$1")"
 }
 
 # t_stop_pids: end the test's background processes (T_PIDS, the daemon's

@@ -22,6 +22,7 @@ chmod 755 "$T_DIR"
 mkdir -m 755 "$T_DIR/state"
 # the users run a copy: the checkout may be in a 0700 directory
 NICSTALLCTL=$(t_public_copy "$NICSTALLCTL") || { fail "a copy of nicstallctl the users may run"; exit 1; }
+RULES=$(t_public_copy "$ROOT/rules") || { fail "a copy of the rules the users may read"; exit 1; }
 cat > "$T_DIR/n.conf" <<CONF
 [daemon]
 interval = 200ms
@@ -57,7 +58,7 @@ check "member: incident list" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLC
 check "member: bundles lists the bundle" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M bundles | grep -q '$(basename "$b")'"
 check "member: show" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M show '$(basename "$b")' | grep -q 'bundle: '"
 check "member: verify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M verify '$b' | grep -q ': OK'"
-check "member: classify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j classify '$b' --rules '$ROOT/rules' | jq -en 'input | .classification' >/dev/null"
+check "member: classify" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M -j classify '$b' --rules '$RULES' | jq -en 'input | .classification' >/dev/null"
 mkdir -m 777 "$T_DIR/out"
 check "member: report" bash -c "$(declare -f as); NICSTALLCTL='$NICSTALLCTL' T_SOCK='$T_SOCK' as $M report '$b' -o '$T_DIR/out/r.html' && grep -q '<html' '$T_DIR/out/r.html'"
 for c in "reload" "recover srv" "investigate srv" "snapshot --bundle srv"; do

@@ -69,7 +69,7 @@ check "root's recover is refused by the policy" \
 touch "$T_DIR/mark"
 ( while :; do echo "$(promisc) $(flag)"; sleep 0.05; done ) > "$T_DIR/promisc.log" 2>/dev/null &
 T_PIDS+=($!)
-"$BUILD/flowstorm" --dir "$T_DIR/flows" --sessions 3 --local 10.213.0.1 --remote 10.213.0.2 \
+ip netns exec "$A" "$BUILD/flowstorm" --dir "$T_DIR/flows" --sessions 3 --local 10.213.0.1 --remote 10.213.0.2 \
 	--port 12301 --healthy-ms 800 --stall-ms 6000 --release-ms 300 \
 	--engine-name $'../../../../tmp/nsauth-pwn\e[2J' > "$T_DIR/storm.out" 2>&1 &
 T_PIDS+=($!)

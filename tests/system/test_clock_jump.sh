@@ -29,7 +29,7 @@ NICSTALLD=$T_DIR/nicstalld-ft
 start_daemon "$T_DIR/n.conf" || exit 1
 inv() { ctl -j incident list | jq -r "[.investigations[]] | .[$1] | .$2 // empty"; }
 storm() {
-	"$BUILD/flowstorm" --dir "$T_DIR/flows" --name "c$1" --sessions 2 --local 10.217.0.1 \
+	ip netns exec "$A" "$BUILD/flowstorm" --dir "$T_DIR/flows" --name "c$1" --sessions 2 --local 10.217.0.1 \
 		--remote 10.217.0.2 --port 12701 --healthy-ms 600 --stall-ms "$2" --release-ms 300 \
 		> "$T_DIR/storm$1.out" 2>&1 &
 	T_PIDS+=($!)

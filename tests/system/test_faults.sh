@@ -35,7 +35,7 @@ check "three ports up" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j statu
 
 # storm I: three sessions of port p$I that stall and stay stalled
 storm() {
-	"$BUILD/flowstorm" --dir "$T_DIR/flows" --name "f$1" --sessions 3 --local 10.215.$1.1 \
+	ip netns exec "${P}a$1" "$BUILD/flowstorm" --dir "$T_DIR/flows" --name "f$1" --sessions 3 --local 10.215.$1.1 \
 		--remote 10.215.$1.2 --port 1250$1 --healthy-ms 600 --stall-ms 20000 --release-ms 100 \
 		> "$T_DIR/storm$1.out" 2>&1 &
 	T_PIDS+=($!)

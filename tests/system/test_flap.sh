@@ -33,7 +33,7 @@ T_PIDS+=($!)
 cycles=0
 end=$((SECONDS + 14))
 while ((SECONDS < end)); do
-	"$BUILD/flowstorm" --dir "$T_DIR/flows" --name "fl$cycles" --sessions 2 --local 10.218.0.1 \
+	ip netns exec "$A" "$BUILD/flowstorm" --dir "$T_DIR/flows" --name "fl$cycles" --sessions 2 --local 10.218.0.1 \
 		--remote 10.218.0.2 --port 12801 --healthy-ms 300 --stall-ms 700 --release-ms 200 \
 		> /dev/null 2>&1
 	cycles=$((cycles+1))

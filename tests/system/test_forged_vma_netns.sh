@@ -36,8 +36,11 @@ os.rename(p + ".tmp", p)
 print("ready", os.getpid(), fd, ino, flush=True)
 time.sleep(60)
 PY
+# the root-owned library, where the user may map it (the checkout may be
+# in a 0700 directory)
+LIBVMA=$(t_public_copy "$BUILD/libvma.so.9.8.84") || { fail "a copy of the library"; exit 1; }
 as_user unshare -Urn sh -c "ip addr add 10.223.0.1/24 dev lo && ip link set lo up && \
-	exec env LD_PRELOAD='$BUILD/libvma.so.9.8.84' python3 '$T_DIR/forge.py' '$T_DIR' '$T_DIR/vma'" \
+	exec env LD_PRELOAD='$LIBVMA' python3 '$T_DIR/forge.py' '$T_DIR' '$T_DIR/vma'" \
 	> "$T_DIR/forge.log" 2>&1 &
 T_PIDS+=($!)
 check "the user's process is up in its own namespace" wait_for 5 grep -q '^ready' "$T_DIR/forge.log"

@@ -28,7 +28,7 @@ for run in $(seq 1 "$RUNS"); do
 	start_daemon "$T_DIR/n.conf" || break
 	compgen -G "$STATE/bundles/.tmp-*" >/dev/null && half=$((half+1))
 	compgen -G "$STATE/work/*" >/dev/null && work=$((work+1))
-	"$BUILD/flowstorm" --dir "$T_DIR/flows" --name "k$run" --sessions 2 --local 10.216.0.1 \
+	ip netns exec "$A" "$BUILD/flowstorm" --dir "$T_DIR/flows" --name "k$run" --sessions 2 --local 10.216.0.1 \
 		--remote 10.216.0.2 --port 12601 --healthy-ms 500 --stall-ms 30000 > /dev/null 2>&1 &
 	spid=$!
 	T_PIDS+=($spid)

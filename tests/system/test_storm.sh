@@ -35,7 +35,7 @@ probe() {
 echo healthy > "$T_DIR/phase"
 probe &
 T_PIDS+=($!)
-"$BUILD/flowstorm" --dir "$T_DIR/flows" --sessions "$N" --local 10.214.0.1 --remote 10.214.0.2 \
+ip netns exec "$A" "$BUILD/flowstorm" --dir "$T_DIR/flows" --sessions "$N" --local 10.214.0.1 --remote 10.214.0.2 \
 	--port 12401 --healthy-ms 4000 --stall-ms 8000 --release-ms 1500 --period-ms 100 \
 	> "$T_DIR/storm.out" 2> "$T_DIR/storm.err" &
 spid=$!
