@@ -25,11 +25,15 @@ CONF
 # 20 idle connections, and one that will wait for a reply that never comes
 ip netns exec "$B" "$BUILD/bench_conns" listen 10.207.0.2 12002 > "$T_DIR/listen.log" 2>&1 &
 T_PIDS+=($!)
-wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':12002 '"
+# (generous waits: they end as soon as the sockets are up, and under make
+# check's load, beside the other lane's renders, 5 s and 10 s were once
+# not enough for the listener and the 20 exchanges)
+wait_for 20 bash -c "ip netns exec $B ss -ltn | grep -q ':12002 '"
 ip netns exec "$A" "$BUILD/bench_conns" connect 10.207.0.2 12002 20 > "$T_DIR/conns.out" 2>&1 &
 T_PIDS+=($!)
-wait_for 10 grep -q "ready 20" "$T_DIR/conns.out"
-check "20 idle connections up" grep -q "ready 20" "$T_DIR/conns.out"
+wait_for 30 grep -q "ready 20" "$T_DIR/conns.out"
+check "20 idle connections up" grep -q "ready 20" "$T_DIR/conns.out" ||
+	{ echo "conns: $(cat "$T_DIR/conns.out")"; echo "listen: $(cat "$T_DIR/listen.log")"; }
 start_daemon "$T_DIR/n.conf" || exit 1
 sleep 3
 ctl -j status > "$T_DIR/st.json"
