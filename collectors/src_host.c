@@ -886,8 +886,13 @@ static void read_procs(struct host *h, int rescan)
 		struct hproc *p = &h->procs[i];
 		/* a producer's process that left its cgroup or changed its
 		 * name is no longer the producer's: dropped as if it exited */
-		int left = p->prod >= 0 && rescan && !p->seen;
-		int rc = left ? -ESRCH : read_proc(h, p);
+		int rc = read_proc(h, p);
+		/* an exited process leaves its cgroup too (cgroup_exit): one
+		 * the rescan missed is "left" only while it still lives */
+		int left = rc != -ESRCH && p->prod >= 0 && rescan && !p->seen;
+
+		if (left)
+			rc = -ESRCH;
 
 		if (rc == -ESRCH && !p->have) {
 			/* gone (or a zombie) before its first reading: nothing
