@@ -48,7 +48,9 @@ check "counters readable after return" bash -c "'$NICSTALLCTL' -s '$T_SOCK' coun
 
 ip netns add "$C" && T_NETNS+=("$C")
 ip link add vC netns "$C" type veth peer name vC9 netns "$C"
-check "port late comes up once its namespace and interface exist" wait_for 5 bash -c "[ \"\$('$NICSTALLCTL' -s '$T_SOCK' -j status | jq -r '.ports[2].state')\" = up ]"
+# (the namespace is looked for again on the daemon's retry; 5 s once fell
+# short under make check's load, beside the other lane)
+check "port late comes up once its namespace and interface exist" wait_for 15 bash -c "[ \"\$('$NICSTALLCTL' -s '$T_SOCK' -j status | jq -r '.ports[2].state')\" = up ]"
 
 # rename: the port watches a name
 ip -n "$C" link set vC name vC2
