@@ -713,6 +713,15 @@ static int read_proc(struct host *h, struct hproc *p)
 		}
 		closedir(d);
 	}
+	/* A live process's counters never go back. Its per-thread sums do
+	 * when a thread's file could not be read this time, or a thread
+	 * exited and took its part with it: the last figure is kept (the sum
+	 * pauses until the other threads make up the part), for a window's
+	 * delta reads a fall as a counter reset and would count the whole
+	 * total again (cnt_delta). */
+	for (unsigned k = 0; p->have && k < NPF; k++)
+		if (v[k] < p->v[k])
+			v[k] = p->v[k];
 	if (!p->have)
 		memcpy(p->base, v, sizeof(v));
 	memcpy(p->v, v, sizeof(v));
@@ -924,7 +933,10 @@ static void read_procs(struct host *h, int rescan)
 		if (rc == 0 && p->prod < 0) {
 			for (unsigned k = 0; k < NPF; k++)
 				add(h, p->v[k], "owner.%d.%s", p->pid, pf_names[k]);
-		} else if (rc == 0) {
+		} else if (p->prod >= 0 && p->have) {
+			/* a read that failed this time (the error is in the
+			 * note) leaves the last figures in the sum: a producer's
+			 * counter that fell would read as a reset */
 			for (unsigned k = 0; k < NPF; k++)
 				sum[p->prod][k] += since(p, k);
 			h->nlive[p->prod]++;

@@ -413,6 +413,50 @@ static void source__producer_exits__sum_kept(void **st)
 	s->ops->close(s);
 }
 
+/* A producer's counters never fall while its process lives: a read that
+ * fails once, a thread file that cannot be parsed, a thread that exits.
+ * A fall reads as a counter reset in a window (cnt_delta) and counts the
+ * whole total again: seen in CI as a block I/O delay of 323% of the window. */
+static void source__producer_read_fails__sum_never_falls(void **st)
+{
+	struct host_opts o = { 0 };
+	struct src *s;
+	struct clayout *l;
+	const uint64_t *v;
+	uint64_t before;
+
+	(void)st;
+	strcpy(o.prod[0].name, "engram");
+	strcpy(o.prod[0].comm, "cat");
+	o.nprod = 1;
+	s = open_tree(&o);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	put("proc/4242/task/4243/schedstat", "100 3500 3\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	before = val(l, v, "producer.engram.run_delay_ns");
+	assert_int_equal(before, 1000);
+	/* the process's stat cannot be parsed this time */
+	put("proc/4242/stat", "4242 (cat\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "producer.engram.run_delay_ns"), before);
+	assert_int_equal(val(l, v, "producer.engram.processes"), 1);
+	put("proc/4242/stat", self_stat);
+	/* a thread's schedstat cannot be parsed: its part is not lost */
+	put("proc/4242/task/4243/schedstat", "garbage\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "producer.engram.run_delay_ns"), before);
+	/* read again: it goes on from where it was, not counted twice */
+	put("proc/4242/task/4243/schedstat", "100 4000 3\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "producer.engram.run_delay_ns"), 1500);
+	/* a thread exits (its part leaves the sum): the figure holds */
+	put("proc/4242/task/4243/schedstat", "100 200 3\n");
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	assert_int_equal(val(l, v, "producer.engram.run_delay_ns"), 1500);
+	put("proc/4242/task/4243/schedstat", "100 2500 3\n");
+	s->ops->close(s);
+}
+
 /* A producer named by its cgroup: its processes from cgroup.procs, the
  * group's own pressure (v2) and CPU throttling (v2 usec, v1 ns). */
 static void source__cgroup_producer__pressure_and_throttling(void **st)
@@ -636,6 +680,7 @@ int main(void)
 		cmocka_unit_test(stat_schedstat_io__malformed__einval),
 		cmocka_unit_test(source__tree__psi_whole_disks_owner_threads),
 		cmocka_unit_test(source__producer_exits__sum_kept),
+		cmocka_unit_test(source__producer_read_fails__sum_never_falls),
 		cmocka_unit_test(source__cgroup_producer__pressure_and_throttling),
 		cmocka_unit_test(source__missing_and_huge__says_why),
 		cmocka_unit_test(rules__host_counter_names__signals_read_them),
