@@ -186,8 +186,11 @@ section_idle() {
 	mkconf "$WORK/bpf.conf" "track = bpf
 tracker_hooks = always"
 	mkconf "$WORK/engine.conf" "track = engine"
+	# all sources, the thread watch off: beside "all", what watching the
+	# sessions' owners' threads costs the idle daemon
+	mkconf "$WORK/notw.conf" "" "" "thread_watch = off"
 	for r in $(seq "$seg"); do
-		for v in all sock bpf engine; do
+		for v in all notw sock bpf engine; do
 			idle_run "$v" "$WORK/$v.conf" "$warm" "$secs"
 		done
 	done
@@ -203,6 +206,8 @@ tracker_hooks = always"
 	row section=idle name="  of it: counter sweeps (ethtool, stats64, recorder)" unit=% series=idle_all_counters
 	row section=idle name="  of it: the detector" unit=% series=idle_all_detector \
 		note="its work on the sources' observations, done after each poll (status flow_sources.detector); the rest of the total is the wakeups"
+	row section=idle name="  the same, thread watch off (all / this: the watch's part)" unit=% \
+		series=idle_notw vs=idle_all note="thread_watch = off, runs alternated with the all-sources runs; in those the watch held at most $(stats idle_tw_procs | cut -d' ' -f3) processes (the sessions' owners), their every switch accounted in the kernel"
 	row section=idle name="track = sock only, ${total} s" unit=% series=idle_sock \
 		goal="< 0.5%" check=below:0.5 note="$(idle_note sock)"
 	row section=idle name="track = bpf only, hooks always on, ${total} s" unit=% series=idle_bpf \
@@ -277,6 +282,7 @@ idle_run() {
 		sample idle_all_counters "$(echo "$st" | jq '[.ports[] | (.sources[].cpu_pct // 0), (.recorder.cpu_pct // 0)] | add // 0')"
 		x=$(echo "$st" | jq '.flow_sources.detector.cpu_pct // empty') && [ -n "$x" ] &&
 			sample idle_all_detector "$x"
+		sample idle_tw_procs "$(echo "$st" | jq '.flow_sources.thread_watch.processes // 0')"
 		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
 		# a failed status leaves the series without a sample, not a 0
@@ -350,12 +356,15 @@ section_perturb() {
 	mkconf "$WORK/perturb.conf"
 	mkconf "$WORK/perturb-watched.conf" "" "flows = tcp port 11111"
 	mkconf "$WORK/perturb-always.conf" "tracker_hooks = always"
+	# the same watched flow, the thread watch off: the pair "watched"
+	# and "watchednotw" is what watching sockperf's own threads costs
+	mkconf "$WORK/perturb-watchednotw.conf" "" "flows = tcp port 11111" "thread_watch = off"
 	for r in $(seq "$rounds"); do
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="off on always watched"
-		[ $((r % 2)) = 0 ] && order="on off always watched"
+		local order="off on always watched watchednotw"
+		[ $((r % 2)) = 0 ] && order="on off always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -364,7 +373,9 @@ section_perturb() {
 			# remarks: one round in five each (the whole bench stays
 			# inside 15 minutes)
 			[ "$v" = always ] && [ $((r % 5)) != 1 ] && [ "$rounds" -gt 1 ] && continue
-			[ "$v" = watched ] && [ $((r % 5)) != 3 ] && [ "$rounds" -gt 1 ] && continue
+			case $v in watched|watchednotw)
+				[ $((r % 5)) != 3 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
+			esac
 			perturb_run "$v" "$secs"
 		done
 		# the round's pair: on over the off run beside it (none when a
@@ -375,6 +386,11 @@ section_perturb() {
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
 					"$WORK/round_on_$p" "$WORK/round_off_$p")"
 			rm -f "$WORK/round_off_$p" "$WORK/round_on_$p"
+			[ -s "$WORK/round_watchednotw_$p" ] && [ -s "$WORK/round_watched_$p" ] &&
+				sample "sp_twpair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_watched_$p" "$WORK/round_watchednotw_$p")"
+			rm -f "$WORK/round_watched_$p" "$WORK/round_watchednotw_$p"
 		done
 	done
 	stop_pid "$SP_PID"
@@ -405,6 +421,13 @@ section_perturb() {
 		row section=perturb name="  the same with sockperf's own flow watched / off" unit=us \
 			series=sp_watched_$p vs=sp_off_$p note="$(perturb_note $p watched)"
 	done
+	for p in p50 p99; do
+		local goal="<= 1.02x" check=max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
+		row section=perturb name="  its flow watched, thread watch on / off (sockperf's threads watched)" \
+			unit=x series=sp_twpair_$p goal="$goal" check="$check" \
+			note="$(perturb_note $p tw)"
+	done
 	row section=perturb name="host drops (tx/rx_dropped, both veths), daemon off" unit=frames \
 		series=drops_off
 	row section=perturb name="host drops, daemon on" unit=frames series=drops_on \
@@ -422,6 +445,7 @@ perturb_note() {
 	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
+	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
 }
 
@@ -479,6 +503,7 @@ perturb_run() {
 	on) dstart "$WORK/perturb.conf" || return; perturb_settle ;;
 	always) dstart "$WORK/perturb-always.conf" || return; perturb_settle ;;
 	watched) dstart "$WORK/perturb-watched.conf" || return; perturb_settle ;;
+	watchednotw) dstart "$WORK/perturb-watchednotw.conf" || return; perturb_settle ;;
 	esac
 	d0=$(drops)
 	[ "$v" = on ] && h0=$(hooks_on)
@@ -491,6 +516,8 @@ perturb_run() {
 		.attach // "?"' | sed 's/ /-/g' >> "$WORK/series/sp_attach"
 	# an incident during the measured run: the daemon investigating
 	[ "$v" = off ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
+	[ "$v" = watched ] && sample sp_tw_procs "$(ctl -j status |
+		jq '.flow_sources.thread_watch.processes // 0')"
 	[ "$v" = off ] || dstop
 	# what the daemon's start and stop dropped, the measured run left out
 	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)
@@ -500,6 +527,9 @@ perturb_run() {
 	sample "sp_${v}_p50" "$p50"
 	sample "sp_${v}_p99" "$p99"
 	case $v in off|on)
+		echo "$p50" > "$WORK/round_${v}_p50"
+		echo "$p99" > "$WORK/round_${v}_p99" ;;
+	watched|watchednotw)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac
