@@ -9,6 +9,7 @@
 #include "daemon/recorder.h"
 #include "daemon/stall.h"
 #include "daemon/ctl.h"
+#include "lib/bgwrite.h"
 #include "lib/fsutil.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -20,8 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,86 +28,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-#define MAX_PORTS 32
-#define SAMPLE_NS 1000000000ull         /* flows and deadlines looked at */
-
-struct run_src {
-	struct clayout *lay;
-	uint64_t *vals;
-};
-
-struct run_port {
-	char name[32];
-	const char *profile;
-	struct run_src src[REC_MAX_SRC];
-	double gap_rate;                /* frames/s of port-vport gap before the run, -1 unknown */
-};
-
-struct run_event {
-	uint64_t mono, real;
-	char kind[24], port[32];
-	int changed;
-	char note[160];
-};
-
-struct run_inc {
-	uint64_t incident, inv, mono, real;
-	char port[32], verdict[48], bundle[256];
-	int done;
-};
-
-struct run {
-	struct run *next;
-	char name[RUN_NAME_MAX + 1];
-	char file[RUN_NAME_MAX + 32];   /* NAME@yyyymmddTHHMMSS.mmmZ */
-	uid_t uid;
-	int policy;
-	uint64_t start_mono, start_real, end_mono, end_real, deadline;
-	uint64_t cpu_start_ns, cpu_ns;
-	struct json_object *labels, *status, *cert;
-	char incomplete[256];
-	struct run_port ports[MAX_PORTS];
-	unsigned nports;
-	struct run_event ev[RUNS_EVENTS_MAX];
-	unsigned nev, ev_more, taints;
-	struct run_inc inc[RUNS_INCIDENTS_MAX];
-	unsigned ninc, inc_more;
-	unsigned flows_max;
-	uint64_t longest_wait_ns;
-};
-
-/* The writer: files of runs/ written (and removed) by a thread, in order. */
-struct wjob {
-	struct wjob *next;
-	char name[RUN_NAME_MAX + 48];
-	char *data;                     /* NULL: unlink name */
-	size_t len;
-	int sum;                        /* also name.sha256 */
-};
-
-struct runs {
-	struct loop *loop;
-	struct ports *ports;
-	struct stall *stall;
-	const struct conf *c;
-	const struct rules *rules;
-	struct loop_timer *tick;
-	struct run *open, *closing;     /* closing: ended, waiting for bundles */
-	unsigned nopen;
-	struct json_object *kept[RUNS_KEEP];    /* certificates, newest at kept_next - 1 */
-	unsigned kept_next;
-	uint64_t words[RUN_WORDS];
-	/* writer */
-	pthread_t th;
-	int th_ok, stop;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct wjob *head, *tail;
-	int dirfd;
-	char last_file[RUN_NAME_MAX + 32];      /* the newest file name given */
-	unsigned same;                          /* and how many times in its ms */
-};
+#include "daemon/runs_int.h"
 
 /* ---- small helpers ---- */
 
@@ -122,461 +42,11 @@ static uint64_t cpu_ns(void)
 	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
 }
 
-static void utc(uint64_t real_ns, char *buf, size_t len, int compact)
-{
-	time_t t = (time_t)(real_ns / 1000000000ull);
-	struct tm tm;
-	char s[32];
-
-	gmtime_r(&t, &tm);
-	strftime(s, sizeof(s), compact ? "%Y%m%dT%H%M%S" : "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%03uZ", s, (unsigned)(real_ns / 1000000ull % 1000));
-}
-
-static void add_time(struct json_object *o, const char *key, uint64_t real, uint64_t mono)
-{
-	struct json_object *t = json_object_new_object();
-	char u[48];
-
-	utc(real, u, sizeof(u), 0);
-	jx_add_str(t, "utc", u);
-	jx_add_u64(t, "real_ns", real);
-	jx_add_u64(t, "mono_ns", mono);
-	json_object_object_add(o, key, t);
-}
-
-static const char *policy_name(int p)
-{
-	return p == RUN_POLICY_RECOVER ? "recover" : "observe";
-}
-
-/* ---- the writer thread ---- */
-
-static int write_sum(int dfd, const char *name, const char *data, size_t len)
-{
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-	char line[64 * 2 + RUN_NAME_MAX + 64], sname[RUN_NAME_MAX + 64];
-	int k;
-
-	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32)
-		return -1;
-	for (unsigned i = 0; i < n; i++)
-		snprintf(line + 2 * i, 3, "%02x", md[i]);
-	k = snprintf(line + 64, sizeof(line) - 64, "  %s\n", name);
-	snprintf(sname, sizeof(sname), "%s.sha256", name);
-	return fsu_replace_at(dfd, sname, line, (size_t)(64 + k), 0640);
-}
-
-static void *writer(void *arg)
-{
-	struct runs *r = arg;
-
-	pthread_mutex_lock(&r->mu);
-	for (;;) {
-		struct wjob *j = r->head;
-
-		if (!j) {
-			if (r->stop)
-				break;
-			pthread_cond_wait(&r->cv, &r->mu);
-			continue;
-		}
-		r->head = j->next;
-		if (!r->head)
-			r->tail = NULL;
-		pthread_mutex_unlock(&r->mu);
-		if (r->dirfd < 0)
-			;
-		else if (!j->data)
-			unlinkat(r->dirfd, j->name, 0);
-		else if (fsu_replace_at(r->dirfd, j->name, j->data, j->len, 0640) < 0 ||
-			 (j->sum && write_sum(r->dirfd, j->name, j->data, j->len) < 0))
-			log_warnx("runs: %s/%s/%s: %s", r->c->state_dir, RUNS_DIR, j->name,
-				  strerror(errno));
-		free(j->data);
-		free(j);
-		pthread_mutex_lock(&r->mu);
-	}
-	pthread_mutex_unlock(&r->mu);
-	return NULL;
-}
-
-/* Queue a file (data taken over; NULL: remove it). Without the thread (it
- * could not start) the file is written here. */
-static void put_file(struct runs *r, const char *name, char *data, size_t len, int sum)
-{
-	struct wjob *j = calloc(1, sizeof(*j));
-
-	if (!j) {
-		free(data);
-		log_warnx("runs: %s not written: out of memory", name);
-		return;
-	}
-	util_strlcpy(j->name, name, sizeof(j->name));
-	j->data = data;
-	j->len = len;
-	j->sum = sum;
-	if (!r->th_ok) {
-		if (r->dirfd >= 0 && data)
-			fsu_replace_at(r->dirfd, name, data, len, 0640);
-		if (r->dirfd >= 0 && data && sum)
-			write_sum(r->dirfd, name, data, len);
-		if (r->dirfd >= 0 && !data)
-			unlinkat(r->dirfd, name, 0);
-		free(data);
-		free(j);
-		return;
-	}
-	pthread_mutex_lock(&r->mu);
-	if (r->tail)
-		r->tail->next = j;
-	else
-		r->head = j;
-	r->tail = j;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
-}
-
-static void put_json(struct runs *r, const char *name, struct json_object *o, const char *first)
-{
-	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-						      JSON_C_TO_STRING_SPACED);
-	size_t fl = first ? strlen(first) + 1 : 0, n = strlen(s);
-	char *buf = malloc(fl + n + 2);
-
-	if (!buf) {
-		log_warnx("runs: %s not written: out of memory", name);
-		return;
-	}
-	if (first) {
-		memcpy(buf, first, fl - 1);
-		buf[fl - 1] = '\n';
-	}
-	memcpy(buf + fl, s, n);
-	buf[fl + n] = '\n';
-	put_file(r, name, buf, fl + n + 1, first != NULL);
-}
-
-/* ---- counters ---- */
-
-static void snap_free(struct run *u)
-{
-	for (unsigned i = 0; i < u->nports; i++)
-		for (unsigned s = 0; s < REC_MAX_SRC; s++) {
-			if (u->ports[i].src[s].lay)
-				clayout_unref(u->ports[i].src[s].lay);
-			free(u->ports[i].src[s].vals);
-			u->ports[i].src[s].lay = NULL;
-			u->ports[i].src[s].vals = NULL;
-		}
-}
-
-static double signal_of(const struct runs *r, const char *profile, const char *sig,
-			struct json_object *d)
-{
-	double v;
-
-	return r->rules && d && rules_signal(r->rules, profile, sig, d, &v) == 0 ? v : -1;
-}
-
-/* The gap's rate over what the recorder holds before the run (seed 000:
- * a healthy port counts a few frames the vport never sees, e.g. LLDP the
- * firmware consumes). From the oldest and the newest sample only, so that
- * its cost does not grow with the recorder (run begin answers within
- * 10 ms with 8 ports of 751 counters); a source whose layout changed in
- * between is left out. */
-static double gap_rate(const struct runs *r, const struct port *p, const char *profile)
-{
-	const struct recorder *rec = port_recorder(p);
-	unsigned n = rec_count(rec);
-	const struct rec_sample *a, *b;
-	struct json_object *d;
-	double g, span;
-
-	if (n < 2 || !r->rules)
-		return -1;
-	a = rec_get(rec, 0);
-	b = rec_get(rec, n - 1);
-	span = (double)(b->mono_ns - a->mono_ns) / 1e9;
-	d = json_object_new_object();
-	for (unsigned k = 0; k < port_nsrc(p) && k < REC_MAX_SRC; k++) {
-		const struct rec_part *pa = &a->part[k], *pb = &b->part[k];
-		const char *src = port_src_name(p, k);
-		char nb[320];
-
-		if (!src || !pa->lay || !pb->lay ||
-		    (pa->lay != pb->lay && !clayout_equal(pa->lay, pb->lay)))
-			continue;
-		for (unsigned c = 0; c < pb->lay->n; c++)
-			jx_add_u64(d, facts_counter_name(src, pb->lay->names[c], nb, sizeof(nb)),
-				   cnt_delta(pa->vals[c], pb->vals[c], pb->lay->width[c], NULL));
-	}
-	g = signal_of(r, profile, "gap", d);
-	json_object_put(d);
-	return g >= 0 && span > 0 ? g / span : -1;
-}
-
-static void snap_take(struct runs *r, struct run *u)
-{
-	u->nports = 0;
-	for (unsigned i = 0; i < ports_count(r->ports) && u->nports < MAX_PORTS; i++) {
-		struct port *p = ports_at(r->ports, i);
-		const struct rec_sample *s = rec_latest(port_recorder(p));
-		struct run_port *rp = &u->ports[u->nports++];
-
-		memset(rp, 0, sizeof(*rp));
-		util_strlcpy(rp->name, port_name(p), sizeof(rp->name));
-		rp->profile = conf_profile_name(port_profile(p));
-		rp->gap_rate = gap_rate(r, p, rp->profile);
-		for (unsigned k = 0; s && k < port_nsrc(p) && k < REC_MAX_SRC; k++) {
-			const struct rec_part *pt = &s->part[k];
-
-			if (!pt->lay)
-				continue;
-			rp->src[k].vals = malloc(pt->lay->n * sizeof(uint64_t));
-			if (!rp->src[k].vals)
-				continue;
-			memcpy(rp->src[k].vals, pt->vals, pt->lay->n * sizeof(uint64_t));
-			rp->src[k].lay = clayout_ref(pt->lay);
-		}
-	}
-}
-
-/* The counters whose move a published number cannot ignore, by name, on
- * top of the signals of the rules (00-signals.rules): pause and PFC frames
- * and durations, link changes, FCS/CRC and symbol errors, buffer and
- * discard drops of every kind. */
-static int matters(const char *name)
-{
-	/* frames for another host's MAC (a shared segment; a veth's peer):
-	 * dropped by design, nothing lost (ip_rcv: PACKET_OTHERHOST) */
-	if (strstr(name, "otherhost"))
-		return 0;
-	static const char *const pats[] = { "pause", "pfc", "link_down", "carrier_changes",
-		"carrier_down", "fcs", "crc", "symbol", "out_of_buffer", "discard", "drop",
-		"missed", "fifo", "over_errors", "frame_errors" };
-
-	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++)
-		if (strstr(name, pats[i]))
-			return 1;
-	return 0;
-}
-
-static const char *const run_signals[] = { "gap", "buffer_drops", "steer_misses",
-	"steer_discards", "fabric_errors", "host_drops", "rxq_recoveries", "rx_reporter_errors" };
-
-struct moved {
-	unsigned n;
-	char first[400];
-};
-
-static void note_moved(struct moved *m, const char *fmt, const char *port, const char *what,
-		       double v)
-{
-	if (!m->n++)
-		snprintf(m->first, sizeof(m->first), fmt, port, what, v);
-}
-
-/* Port i's deltas since the run began: the signals and the counters that
- * matter, into o; what moved counted in m. */
-static struct json_object *port_deltas(struct runs *r, struct run *u, unsigned i,
-				       struct moved *m, double span)
-{
-	struct run_port *rp = &u->ports[i];
-	struct port *p = ports_find(r->ports, rp->name);
-	const struct rec_sample *s = p ? rec_latest(port_recorder(p)) : NULL;
-	struct json_object *o = json_object_new_object(), *all = json_object_new_object();
-	struct json_object *sig = json_object_new_object(), *cnt = json_object_new_object();
-
-	jx_add_str(o, "profile", rp->profile);
-	for (unsigned k = 0; s && k < port_nsrc(p) && k < REC_MAX_SRC; k++) {
-		const struct rec_part *pt = &s->part[k];
-		const char *src = port_src_name(p, k), *cn;
-		char nb[320];
-
-		if (!pt->lay || !src || !rp->src[k].lay)
-			continue;
-		for (unsigned c = 0; c < pt->lay->n; c++) {
-			int at = (pt->lay == rp->src[k].lay) ? (int)c :
-				 clayout_find(rp->src[k].lay, pt->lay->names[c]);
-			uint64_t d;
-
-			if (at < 0)
-				continue;
-			d = cnt_delta(rp->src[k].vals[at], pt->vals[c], pt->lay->width[c], NULL);
-			cn = facts_counter_name(src, pt->lay->names[c], nb, sizeof(nb));
-			jx_add_u64(all, cn, d);
-			if (d && matters(cn)) {
-				jx_add_u64(cnt, cn, d);
-				note_moved(m, "port %s: %s +%.0f", rp->name, cn, (double)d);
-			}
-		}
-	}
-	for (size_t k = 0; k < sizeof(run_signals) / sizeof(run_signals[0]); k++) {
-		double v = signal_of(r, rp->profile, run_signals[k], all);
-
-		if (v < 0)
-			continue;
-		json_object_object_add(sig, run_signals[k], jx_new_fixed(v, 0));
-		if (!strcmp(run_signals[k], "gap")) {
-			double base = rp->gap_rate > 0 ? rp->gap_rate * span : 0;
-
-			json_object_object_add(o, "gap_expected", jx_new_fixed(base, 1));
-			/* a gap beyond what the port showed before the run */
-			if (v > base * 1.5 + 2)
-				note_moved(m, "port %s: %s %.0f frames at the port not at the vport",
-					   rp->name, "gap", v);
-		} else if (v > 0 && !json_object_object_length(cnt))
-			note_moved(m, "port %s: %s +%.0f", rp->name, run_signals[k], v);
-	}
-	json_object_put(all);
-	json_object_object_add(o, "signals", sig);
-	json_object_object_add(o, "counters", cnt);
-	if (!s)
-		jx_add_str(o, "note", "no sample at the end");
-	return o;
-}
-
-/* ---- certificates ---- */
-
-static void keep_cert(struct runs *r, struct json_object *cert)
-{
-	unsigned i = r->kept_next % RUNS_KEEP;
-
-	json_object_put(r->kept[i]);
-	r->kept[i] = json_object_get(cert);
-	r->kept_next++;
-}
-
-static void flagged_event(const struct run *u, const char *word, const char *reason)
-{
-	log_event(LOG_EV_RUN_FLAGGED, LOG_WARNING,
-		  LOG_FIELDS({ "NICSTALL_RUN", u->name }, { LF_VERDICT, word },
-			     { LF_REASON, reason }),
-		  "run %s: %s: %s", u->name, word, reason);
-}
-
-/* The certificate of u as it stands (final: its word counted, written). */
-static struct json_object *build_cert(struct runs *r, struct run *u, int final)
-{
-	struct json_object *o = json_object_new_object(), *ports = json_object_new_object();
-	struct json_object *incs = json_object_new_array(), *evs = json_object_new_array();
-	struct json_object *flows = json_object_new_object();
-	struct run_facts f = { 0 };
-	struct moved m = { 0 };
-	char reason[600], inc1[512] = "", taint1[512] = "", u8[48];
-	double span = (double)(u->end_mono - u->start_mono) / 1e9;
-	unsigned pending = 0;
-	enum run_word w;
-
-	for (unsigned i = 0; i < u->nports; i++)
-		json_object_object_add(ports, u->ports[i].name, port_deltas(r, u, i, &m, span));
-	for (unsigned i = 0; i < u->ninc; i++) {
-		struct json_object *e = json_object_new_object();
-		const struct run_inc *x = &u->inc[i];
-
-		jx_add_u64(e, "incident", x->incident);
-		jx_add_u64(e, "investigation", x->inv);
-		jx_add_str(e, "port", x->port);
-		add_time(e, "opened", x->real, x->mono);
-		jx_add_str(e, "verdict", x->verdict[0] ? x->verdict : x->done ? "unknown" : "pending");
-		if (x->bundle[0])
-			jx_add_str(e, "bundle", x->bundle);
-		else if (x->done)
-			jx_add_str(e, "bundle_error", "no bundle was written");
-		if (!x->done)
-			pending++;
-		json_object_array_add(incs, e);
-	}
-	if (u->ninc) {
-		const struct run_inc *x = &u->inc[0];
-		const char *b = strrchr(x->bundle, '/');
-
-		snprintf(inc1, sizeof(inc1), "incident %" PRIu64 " opened on port %s (verdict %s, "
-			 "bundle %s)", x->incident, x->port, x->verdict[0] ? x->verdict : "pending",
-			 x->bundle[0] ? (b ? b + 1 : x->bundle) : x->done ? "none" : "pending");
-	}
-	for (unsigned i = 0; i < u->nev; i++) {
-		struct json_object *e = json_object_new_object();
-		const struct run_event *x = &u->ev[i];
-
-		jx_add_str(e, "kind", x->kind);
-		if (x->port[0])
-			jx_add_str(e, "port", x->port);
-		add_time(e, "at", x->real, x->mono);
-		json_object_object_add(e, "at_s", jx_new_fixed((double)(x->mono - u->start_mono) / 1e9, 3));
-		jx_add_bool(e, "changed_system", x->changed);
-		if (x->note[0])
-			jx_add_str(e, "note", x->note);
-		json_object_array_add(evs, e);
-		if (x->changed && !taint1[0]) {
-			utc(x->real, u8, sizeof(u8), 0);
-			snprintf(taint1, sizeof(taint1), "%s%s%s at %s (+%.3f s)%s%s", x->kind,
-				 x->port[0] ? " of port " : "", x->port, u8,
-				 (double)(x->mono - u->start_mono) / 1e9, x->note[0] ? ": " : "", x->note);
-		}
-	}
-	f.incomplete = u->incomplete[0] ? u->incomplete : NULL;
-	f.taints = u->taints;
-	f.first_taint = taint1;
-	f.incidents = u->ninc + u->inc_more;
-	f.first_incident = inc1;
-	f.moved = m.n;
-	f.first_moved = m.first;
-	w = run_verdict(&f, reason, sizeof(reason));
-	jx_add_str(o, "word", run_word_name(w));
-	jx_add_str(o, "reason", reason);
-	jx_add_str(o, "run", u->name);
-	jx_add_str(o, "certificate", u->file);
-	jx_add_u64(o, "uid", (uint64_t)u->uid);
-	jx_add_str(o, "run_policy", policy_name(u->policy));
-	json_object_object_add(o, "labels", json_object_get(u->labels));
-	add_time(o, "start", u->start_real, u->start_mono);
-	add_time(o, "end", u->end_real, u->end_mono);
-	json_object_object_add(o, "duration_s", jx_new_fixed(span, 3));
-	if (u->status)
-		json_object_object_add(o, "command_status", json_object_get(u->status));
-	json_object_object_add(o, "ports", ports);
-	jx_add_u64(flows, "watched_max", u->flows_max);
-	json_object_object_add(flows, "longest_wait_ms",
-			       jx_new_fixed((double)u->longest_wait_ns / 1e6, 1));
-	json_object_object_add(o, "flows", flows);
-	json_object_object_add(o, "incidents", incs);
-	if (u->inc_more)
-		jx_add_u64(o, "incidents_not_listed", u->inc_more);
-	json_object_object_add(o, "interventions", evs);
-	if (u->ev_more)
-		jx_add_u64(o, "interventions_not_listed", u->ev_more);
-	json_object_object_add(o, "daemon_cpu_s", jx_new_fixed((double)u->cpu_ns / 1e9, 3));
-	if (!final) {
-		jx_add_str(o, "state", "pending");
-		jx_add_u64(o, "bundles_pending", pending);
-		return o;
-	}
-	jx_add_str(o, "state", "written");
-	r->words[w]++;
-	if (w == RUN_TAINTED || w == RUN_ANOMALOUS || w == RUN_INCOMPLETE)
-		flagged_event(u, run_word_name(w), reason);
-	else
-		log_info("run %s: clean", u->name);
-	{
-		char fname[RUN_NAME_MAX + 48];
-
-		snprintf(fname, sizeof(fname), "%s.cert", u->file);
-		put_json(r, fname, o, run_word_name(w));
-		snprintf(fname, sizeof(fname), "%s.open", u->file);
-		put_file(r, fname, NULL, 0, 0);
-	}
-	keep_cert(r, o);
-	return o;
-}
-
 static void run_free(struct run *u)
 {
 	if (!u)
 		return;
-	snap_free(u);
+	runs_snap_free(u);
 	json_object_put(u->labels);
 	json_object_put(u->status);
 	json_object_put(u->cert);
@@ -593,7 +63,7 @@ static int all_bundled(const struct run *u)
 
 static void finish(struct runs *r, struct run *u)
 {
-	json_object_put(build_cert(r, u, 1));
+	json_object_put(runs_build_cert(r, u, 1));
 	run_free(u);
 }
 
@@ -613,9 +83,9 @@ static struct json_object *close_run(struct runs *r, struct run *u, const char *
 		u->deadline = u->end_mono + RUNS_BUNDLE_WAIT_NS;
 		u->next = r->closing;
 		r->closing = u;
-		return build_cert(r, u, 0);
+		return runs_build_cert(r, u, 0);
 	}
-	c = build_cert(r, u, 1);
+	c = runs_build_cert(r, u, 1);
 	run_free(u);
 	return c;
 }
@@ -767,7 +237,7 @@ struct json_object *runs_begin(struct runs *r, const char *name, struct json_obj
 		char why[200];
 		struct json_object *c;
 
-		utc(loop_real_ns(), when, sizeof(when), 0);
+		runs_utc(loop_real_ns(), when, sizeof(when), 0);
 		snprintf(why, sizeof(why), "never ended: a new run named %s began at %s", name, when);
 		unlink_open(r, name);
 		c = close_run(r, old, why, 1);
@@ -781,7 +251,7 @@ struct json_object *runs_begin(struct runs *r, const char *name, struct json_obj
 	u->start_mono = loop_mono_ns();
 	u->start_real = loop_real_ns();
 	u->cpu_start_ns = cpu_ns();
-	utc(u->start_real, u8, sizeof(u8), 1);
+	runs_utc(u->start_real, u8, sizeof(u8), 1);
 	snprintf(u->file, sizeof(u->file), "%s@%s", name, u8);
 	/* two runs of one name in one millisecond: never one file */
 	if (!strcmp(u->file, r->last_file))
@@ -790,7 +260,7 @@ struct json_object *runs_begin(struct runs *r, const char *name, struct json_obj
 		util_strlcpy(r->last_file, u->file, sizeof(r->last_file));
 		r->same = 0;
 	}
-	snap_take(r, u);
+	runs_snap_take(r, u);
 	u->next = r->open;
 	r->open = u;
 	r->nopen++;
@@ -804,17 +274,17 @@ struct json_object *runs_begin(struct runs *r, const char *name, struct json_obj
 		jx_add_str(st, "certificate", u->file);
 		jx_add_u64(st, "uid", uid);
 		jx_add_u64(st, "pid", (uint64_t)getpid());
-		jx_add_str(st, "run_policy", policy_name(u->policy));
+		jx_add_str(st, "run_policy", runs_policy_name(u->policy));
 		json_object_object_add(st, "labels", json_object_get(lab));
-		add_time(st, "start", u->start_real, u->start_mono);
+		runs_add_time(st, "start", u->start_real, u->start_mono);
 		snprintf(fn, sizeof(fn), "%s.open", u->file);
-		put_json(r, fn, st, NULL);
+		bgw_put_json(r->w, fn, st, NULL);
 		json_object_put(st);
 	}
 	jx_add_str(o, "run", name);
 	jx_add_str(o, "certificate", u->file);
-	jx_add_str(o, "run_policy", policy_name(u->policy));
-	add_time(o, "start", u->start_real, u->start_mono);
+	jx_add_str(o, "run_policy", runs_policy_name(u->policy));
+	runs_add_time(o, "start", u->start_real, u->start_mono);
 	json_object_object_add(o, "took_ms", jx_new_fixed((double)(loop_mono_ns() - t0) / 1e6, 3));
 	return o;
 }
@@ -880,7 +350,7 @@ struct json_object *runs_show(struct runs *r, const char *name)
 	jx_add_bool(o, "ok", 1);
 	for (struct run *u = r->closing; u; u = u->next)
 		if (!strcmp(u->name, name)) {
-			json_object_object_add(o, "certificate", build_cert(r, u, 0));
+			json_object_object_add(o, "certificate", runs_build_cert(r, u, 0));
 			return o;
 		}
 	for (unsigned i = 0; i < RUNS_KEEP; i++) {
@@ -908,13 +378,13 @@ struct json_object *runs_list(struct runs *r)
 	struct json_object *done = json_object_new_array();
 
 	jx_add_bool(o, "ok", 1);
-	jx_add_str(o, "run_policy", policy_name(r->c->run_policy));
+	jx_add_str(o, "run_policy", runs_policy_name(r->c->run_policy));
 	for (struct run *u = r->open; u; u = u->next) {
 		struct json_object *e = json_object_new_object();
 
 		jx_add_str(e, "run", u->name);
 		jx_add_u64(e, "uid", u->uid);
-		add_time(e, "start", u->start_real, u->start_mono);
+		runs_add_time(e, "start", u->start_real, u->start_mono);
 		jx_add_u64(e, "incidents", u->ninc + u->inc_more);
 		jx_add_u64(e, "interventions", u->nev + u->ev_more);
 		json_object_array_add(op, e);
@@ -1050,19 +520,19 @@ void runs_annotate(const struct runs *r, struct json_object *rec, uint64_t mono)
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, "certificates", names);
-	jx_add_str(o, "run_policy", policy_name(r->c->run_policy));
+	jx_add_str(o, "run_policy", runs_policy_name(r->c->run_policy));
 	for (const struct run *u = r->open; u; u = u->next)
 		if (u->start_mono <= mono) {
 			jx_add_str(o, "name", u->name);
-			add_time(o, "start", u->start_real, u->start_mono);
+			runs_add_time(o, "start", u->start_real, u->start_mono);
 			break;
 		}
 	if (!jx_get(o, "name"))
 		for (const struct run *u = r->closing; u; u = u->next)
 			if (u->start_mono <= mono && mono <= u->end_mono) {
 				jx_add_str(o, "name", u->name);
-				add_time(o, "start", u->start_real, u->start_mono);
-				add_time(o, "end", u->end_real, u->end_mono);
+				runs_add_time(o, "start", u->start_real, u->start_mono);
+				runs_add_time(o, "end", u->end_real, u->end_mono);
 				break;
 			}
 	json_object_object_add(rec, "run", o);
@@ -1096,7 +566,7 @@ static void close_stale(struct runs *r)
 	struct dirent *de;
 	int fd;
 
-	if (r->dirfd < 0 || (fd = dup(r->dirfd)) < 0)
+	if (bgw_dirfd(r->w) < 0 || (fd = dup(bgw_dirfd(r->w))) < 0)
 		return;
 	d = fdopendir(fd);
 	if (!d) {
@@ -1121,7 +591,7 @@ static void close_stale(struct runs *r)
 		name[at - fn] = 0;
 		if (run_name_check(name, why, sizeof(why)) < 0)
 			continue;
-		buf = fsu_read_at(r->dirfd, de->d_name, 65536, &len, &e);
+		buf = fsu_read_at(bgw_dirfd(r->w), de->d_name, 65536, &len, &e);
 		st = buf ? json_tokener_parse(buf) : NULL;
 		free(buf);
 		cert = json_object_new_object();
@@ -1135,7 +605,7 @@ static void close_stale(struct runs *r)
 		jx_copy(cert, "run_policy", st, "run_policy");
 		jx_copy(cert, "labels", st, "labels");
 		jx_copy(cert, "start", st, "start");
-		add_time(cert, "closed", loop_real_ns(), loop_mono_ns());
+		runs_add_time(cert, "closed", loop_real_ns(), loop_mono_ns());
 		jx_add_str(cert, "note", "nothing of the run after the daemon stopped is known: "
 			   "no counters, incidents or interventions are certified");
 		jx_add_str(cert, "certificate", fn);
@@ -1144,15 +614,15 @@ static void close_stale(struct runs *r)
 			char cn[RUN_NAME_MAX + 56];
 
 			snprintf(cn, sizeof(cn), "%s.cert", fn);
-			put_json(r, cn, cert, "incomplete");
+			bgw_put_json(r->w, cn, cert, "incomplete");
 		}
-		put_file(r, de->d_name, NULL, 0, 0);
+		bgw_put(r->w, de->d_name, NULL, 0, 0);
 		log_event(LOG_EV_RUN_FLAGGED, LOG_WARNING,
 			  LOG_FIELDS({ "NICSTALL_RUN", name }, { LF_VERDICT, "incomplete" },
 				     { LF_REASON, why }),
 			  "run %s: incomplete: %s", name, why);
 		r->words[RUN_INCOMPLETE]++;
-		keep_cert(r, cert);
+		runs_keep_cert(r, cert);
 		json_object_put(cert);
 		json_object_put(st);
 	}
@@ -1163,6 +633,7 @@ struct runs *runs_new(struct loop *l, struct ports *ps, struct stall *st, const 
 {
 	struct runs *r = calloc(1, sizeof(*r));
 	char dir[PATH_MAX + 8], err[PATH_MAX + 160];
+	int fd;
 
 	if (!r)
 		return NULL;
@@ -1176,14 +647,15 @@ struct runs *runs_new(struct loop *l, struct ports *ps, struct stall *st, const 
 		return NULL;
 	}
 	snprintf(dir, sizeof(dir), "%s/%s", c->state_dir, RUNS_DIR);
-	r->dirfd = fsu_private_dir(dir, 0750, err, sizeof(err));
-	if (r->dirfd < 0)
+	fd = fsu_private_dir(dir, 0750, err, sizeof(err));
+	if (fd < 0)
 		log_warnx("runs: no certificates will be written: %s", err);
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
-	r->th_ok = pthread_create(&r->th, NULL, writer, r) == 0;
-	if (!r->th_ok)
-		log_warnx("runs: no writer thread; certificates are written by the loop");
+	r->w = bgw_new(fd, dir);
+	if (!r->w) {
+		loop_timer_free(r->tick);
+		free(r);
+		return NULL;
+	}
 	close_stale(r);
 	return r;
 }
@@ -1215,17 +687,7 @@ void runs_free(struct runs *r)
 		r->closing = u->next;
 		finish(r, u);
 	}
-	if (r->th_ok) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = 1;
-		pthread_cond_signal(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-		pthread_join(r->th, NULL);
-	}
-	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
-	if (r->dirfd >= 0)
-		close(r->dirfd);
+	bgw_free(r->w);
 	for (unsigned i = 0; i < RUNS_KEEP; i++)
 		json_object_put(r->kept[i]);
 	loop_timer_free(r->tick);

@@ -1,0 +1,188 @@
+/* bgwrite: a directory's files written by a thread, in order. See bgwrite.h. */
+#include "lib/bgwrite.h"
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/fsutil.h"
+#include "lib/log.h"
+#include "lib/util.h"
+
+#define BGW_NAME_MAX 200
+
+struct wjob {
+	struct wjob *next;
+	char name[BGW_NAME_MAX];
+	char *data;                     /* NULL: unlink name */
+	size_t len;
+	int sum;                        /* also name.sha256 */
+};
+
+struct bgwrite {
+	pthread_t th;
+	int th_ok, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct wjob *head, *tail;
+	int dirfd;
+	char dir[PATH_MAX];
+};
+
+static int write_sum(int dfd, const char *name, const char *data, size_t len)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned n = 0;
+	char line[64 + BGW_NAME_MAX + 8], sname[BGW_NAME_MAX + 8];
+	int k;
+
+	if (EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) != 1 || n != 32) {
+		errno = EIO;
+		return -1;
+	}
+	for (unsigned i = 0; i < n; i++)
+		snprintf(line + 2 * i, 3, "%02x", md[i]);
+	k = snprintf(line + 64, sizeof(line) - 64, "  %s\n", name);
+	snprintf(sname, sizeof(sname), "%s.sha256", name);
+	return fsu_replace_at(dfd, sname, line, (size_t)(64 + k), 0640);
+}
+
+static void do_job(struct bgwrite *w, const struct wjob *j)
+{
+	if (w->dirfd < 0)
+		return;
+	if (!j->data) {
+		if (unlinkat(w->dirfd, j->name, 0) < 0 && errno != ENOENT)
+			log_warnx("%s/%s: cannot remove: %s", w->dir, j->name, strerror(errno));
+	} else if (fsu_replace_at(w->dirfd, j->name, j->data, j->len, 0640) < 0 ||
+		   (j->sum && write_sum(w->dirfd, j->name, j->data, j->len) < 0)) {
+		log_warnx("%s/%s: %s", w->dir, j->name, strerror(errno));
+	}
+}
+
+static void *writer(void *arg)
+{
+	struct bgwrite *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		struct wjob *j = w->head;
+
+		if (!j) {
+			if (w->stop)
+				break;
+			pthread_cond_wait(&w->cv, &w->mu);
+			continue;
+		}
+		w->head = j->next;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->mu);
+		do_job(w, j);
+		free(j->data);
+		free(j);
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+struct bgwrite *bgw_new(int dirfd, const char *dir)
+{
+	struct bgwrite *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		if (dirfd >= 0)
+			close(dirfd);
+		return NULL;
+	}
+	w->dirfd = dirfd;
+	util_strlcpy(w->dir, dir, sizeof(w->dir));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->th_ok = pthread_create(&w->th, NULL, writer, w) == 0;
+	if (!w->th_ok)
+		log_warnx("%s: no writer thread; its files are written by the event loop", dir);
+	return w;
+}
+
+void bgw_free(struct bgwrite *w)
+{
+	if (!w)
+		return;
+	if (w->th_ok) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_signal(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+	}
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	free(w);
+}
+
+int bgw_dirfd(const struct bgwrite *w)
+{
+	return w ? w->dirfd : -1;
+}
+
+void bgw_put(struct bgwrite *w, const char *name, char *data, size_t len, int sum)
+{
+	struct wjob *j = calloc(1, sizeof(*j));
+
+	if (!j || strlen(name) >= sizeof(j->name)) {
+		log_warnx("%s/%s not written: %s", w->dir, name,
+			  j ? "name too long" : "out of memory");
+		free(data);
+		free(j);
+		return;
+	}
+	util_strlcpy(j->name, name, sizeof(j->name));
+	j->data = data;
+	j->len = len;
+	j->sum = sum;
+	if (!w->th_ok) {
+		do_job(w, j);
+		free(data);
+		free(j);
+		return;
+	}
+	pthread_mutex_lock(&w->mu);
+	if (w->tail)
+		w->tail->next = j;
+	else
+		w->head = j;
+	w->tail = j;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+void bgw_put_json(struct bgwrite *w, const char *name, struct json_object *o,
+		  const char *first)
+{
+	const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_SPACED);
+	size_t fl = first ? strlen(first) + 1 : 0, n = strlen(s);
+	char *buf = malloc(fl + n + 2);
+
+	if (!buf) {
+		log_warnx("%s/%s not written: out of memory", w->dir, name);
+		return;
+	}
+	if (first) {
+		memcpy(buf, first, fl - 1);
+		buf[fl - 1] = '\n';
+	}
+	memcpy(buf + fl, s, n);
+	buf[fl + n] = '\n';
+	bgw_put(w, name, buf, fl + n + 1, first != NULL);
+}

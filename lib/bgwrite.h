@@ -1,0 +1,33 @@
+/* bgwrite: the files of one directory written, replaced and removed by a
+ * thread of their own, in the order they were given, so that the event loop
+ * never waits on the disk. Each file is replaced whole (fsu_replace_at: a
+ * reader sees the old file or the new one, never a part), with an optional
+ * sha256sum(1) line beside it (NAME.sha256). A failed write is logged with
+ * the directory and the file's name; later files are still written.
+ *
+ * Without a thread (pthread_create failed, said in the log) the files are
+ * written by the caller, at the call. */
+#ifndef NICSTALL_BGWRITE_H
+#define NICSTALL_BGWRITE_H
+
+#include <stddef.h>
+
+struct bgwrite;
+struct json_object;
+
+/* dirfd is taken over (closed by bgw_free; < 0: nothing is written, the
+ * files given are dropped); dir names it in log lines. */
+struct bgwrite *bgw_new(int dirfd, const char *dir);
+/* Writes what is queued, ends the thread, closes the directory. */
+void bgw_free(struct bgwrite *w);
+/* The directory (borrowed; -1 none): for reads made before the loop runs. */
+int bgw_dirfd(const struct bgwrite *w);
+/* Queue name: data (taken over, len bytes) replaces it; data NULL removes
+ * it (and nothing else). sum: also write name.sha256. */
+void bgw_put(struct bgwrite *w, const char *name, char *data, size_t len, int sum);
+/* o as pretty JSON, after a first line first (NULL none); with first, a
+ * sha256sum line too. */
+void bgw_put_json(struct bgwrite *w, const char *name, struct json_object *o,
+		  const char *first);
+
+#endif
