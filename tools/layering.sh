@@ -8,8 +8,9 @@
 #   examples   -> the public header <nicstall/...> only
 # A project header is included with its folder ("lib/loop.h"); a bare name
 # must be a file of the including file's own folder (or a generated BPF
-# skeleton); "../" is never allowed. Prints each offence as file:line and
-# exits 1 when there is any.
+# skeleton); "../" is never allowed. Every source file is named in its
+# folder's README. Prints each offence as file:line and exits 1 when there
+# is any.
 cd "$(dirname "$0")/.." || exit 2
 allowed() {
 	case $1 in
@@ -53,13 +54,25 @@ done > /tmp/layering.$$
 # would leave one of them out of libnicstall.a
 ls lib collectors probes rules bundle daemon client 2>/dev/null | grep '\.c$' | sort | uniq -d |
 	sed 's/^/two library sources are named /' >> /tmp/layering.$$
+# every source file is in its folder's README (by its name, its header's
+# or its stem), so a newcomer's map of the tree cannot leave one out
+for layer in lib collectors probes rules bundle daemon client; do
+	[ -f "$layer/README" ] || { echo "$layer/README: missing"; continue; }
+	for f in "$layer"/*.c; do
+		[ -f "$f" ] || continue
+		b=$(basename "$f" .c)
+		case $b in *.bpf) b=${b%.bpf} ;; esac
+		grep -qE "(^|[^A-Za-z0-9_])$b(\.c|\.h|\.bpf\.c)?([^A-Za-z0-9_]|\$)" "$layer/README" ||
+			echo "$f: not in $layer/README (say in a line what it holds)"
+	done
+done >> /tmp/layering.$$
 if [ -s /tmp/layering.$$ ]; then
 	cat /tmp/layering.$$
 	bad=$(wc -l < /tmp/layering.$$)
 fi
 rm -f /tmp/layering.$$
 if [ "$bad" -ne 0 ]; then
-	echo "layering: $bad include(s) point up or sideways"
+	echo "layering: $bad offence(s): includes that point up or sideways, sources no README names"
 	exit 1
 fi
 echo "layering: every include points down"
