@@ -60,7 +60,8 @@ static void val_text(struct val v, char *buf, size_t len)
 		break;
 	}
 	default:
-		snprintf(buf, len, "?");
+		/* never a placeholder: unknown, and why (the missing fact) */
+		snprintf(buf, len, "unknown (%.*s)", (int)(len > 16 ? len - 16 : 0), v.why ? v.why : "not recorded");
 	}
 }
 
