@@ -4,8 +4,8 @@
  * cut, lists are bounded.
  *
  * Figures: counts print as integers (a double that holds an integer too),
- * durations with a fixed precision (milliseconds to 0.1 ms, seconds to
- * 1 ms), other numbers with at most three decimals; a value that is not a
+ * durations in milliseconds to 0.1 ms, other numbers as the rules'
+ * templates print them or with at most four significant digits; a value that is not a
  * finite number (NaN, infinity) is never printed as a figure.
  *
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
@@ -32,12 +32,14 @@
 #define put_val bi_put_val
 #define put_line bi_put_line
 
-/* A number for people: an integer as an integer, else at most 3 decimals
- * (trailing zeros dropped), never an exponent for a plain figure. */
+/* A number for people: an integer as an integer, else at most 4
+ * significant digits and 3 decimals (trailing zeros dropped), never an
+ * exponent for a plain figure. */
 static void put_num(FILE *f, double d)
 {
 	char buf[64];
 	size_t n;
+	int dec;
 
 	if (isnan(d)) {
 		fputs("not a number", f);
@@ -55,7 +57,8 @@ static void put_num(FILE *f, double d)
 		fprintf(f, "%.3g", d);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.3f", d);
+	dec = 3 - (int)floor(log10(fabs(d)));
+	snprintf(buf, sizeof(buf), "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, d);
 	for (n = strlen(buf); n > 1 && buf[n - 1] == '0'; n--)
 		buf[n - 1] = '\0';
 	if (n > 1 && buf[n - 1] == '.')
@@ -331,61 +334,58 @@ static void sum_is(FILE *f, struct json_object *cls)
 /* One line per verdict, whatever number of rules name it: the rules' own
  * sentences (ruled_out), joined; a rule without one is named, and its
  * term is left to classify --explain. A verdict with a rule that could not
- * be decided is not ruled out. */
-static void sum_not(FILE *f, struct json_object *cls)
+ * be decided is not ruled out. Shared by summary.txt and report.html. */
+static const char *verdict_of(struct json_object *o)
+{
+	return jx_str(o, RK_VERDICT) ? jx_str(o, RK_VERDICT) : "(unnamed verdict)";
+}
+
+size_t bi_not_lines(struct json_object *cls, struct bi_not *out, size_t max)
 {
 	struct json_object *nots = jx_arr(cls, RK_NOT);
-	size_t n = jx_len(nots);
+	size_t n = jx_len(nots), m = 0;
 
-	fputs("\n## What it is not\n\n", f);
-	if (!n) {
-		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
-		return;
-	}
-	for (size_t i = 0; i < n && i < 64; i++) {
-		const char *v = jx_str(json_object_array_get_idx(nots, i), RK_VERDICT);
-		int seen = 0, matched = 0, undecided = 0, k = 0;
+	for (size_t i = 0; i < n && i < 64 && m < max; i++) {
+		const char *v = verdict_of(json_object_array_get_idx(nots, i));
+		char *buf = NULL;
+		size_t len = 0, j;
+		int k = 0;
+		FILE *f;
 
-		if (!v)
-			v = "(unnamed verdict)";
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(v, jx_str(json_object_array_get_idx(nots, j), RK_VERDICT) ?
-				    jx_str(json_object_array_get_idx(nots, j), RK_VERDICT) :
-				    "(unnamed verdict)"))
-				seen = 1;
-		if (seen)
+		for (j = 0; j < i && strcmp(v, verdict_of(json_object_array_get_idx(nots, j))); j++)
+			;
+		if (j < i)
 			continue;
-		for (size_t j = i; j < n && j < 64; j++) {
+		out[m].verdict = v;
+		out[m].kind = BI_NOT_RULED_OUT;
+		for (j = i; j < n && j < 64; j++) {
 			struct json_object *o = json_object_array_get_idx(nots, j);
-			const char *w = jx_str(o, RK_VERDICT);
 
-			if (strcmp(v, w ? w : "(unnamed verdict)"))
+			if (strcmp(v, verdict_of(o)))
 				continue;
 			if (jx_get(o, RK_MATCHED) && json_object_get_boolean(jx_get(o, RK_MATCHED)))
-				matched = 1;
-			else if (jx_obj(o, RK_UNKNOWN) && json_object_object_length(jx_obj(o, RK_UNKNOWN)))
-				undecided = 1;
+				out[m].kind = BI_NOT_ALSO_HELD;
+			else if (out[m].kind != BI_NOT_ALSO_HELD && jx_obj(o, RK_UNKNOWN) &&
+				 json_object_object_length(jx_obj(o, RK_UNKNOWN)))
+				out[m].kind = BI_NOT_UNDECIDED;
 		}
-		if (matched)
-			fprintf(f, "- **Also held: %s.** Its facts were all true, but an earlier rule "
-				"won", v);
-		else if (undecided)
-			fprintf(f, "- **Not decided: %s.**", v);
-		else
-			fprintf(f, "- **Not %s:**", v);
-		for (size_t j = i; j < n && j < 64 && !matched; j++) {
+		f = open_memstream(&buf, &len);
+		if (!f)
+			break;
+		if (out[m].kind == BI_NOT_ALSO_HELD)
+			fputs("its facts were all true, but an earlier rule won", f);
+		for (j = i; j < n && j < 64 && out[m].kind != BI_NOT_ALSO_HELD; j++) {
 			struct json_object *o = json_object_array_get_idx(nots, j), *un;
-			const char *w = jx_str(o, RK_VERDICT), *text = jx_str(o, RK_TEXT);
+			const char *text = jx_str(o, RK_TEXT), *rule = jx_str(o, RK_RULE);
 
-			if (strcmp(v, w ? w : "(unnamed verdict)"))
+			if (strcmp(v, verdict_of(o)))
 				continue;
-			fputs(k++ ? ";" : "", f);
+			fputs(k++ ? "; " : "", f);
 			un = jx_obj(o, RK_UNKNOWN);
 			if (un && json_object_object_length(un)) {
 				int u = 0;
 
-				fprintf(f, " rule %.64s could not be decided: ",
-					jx_str(o, RK_RULE) ? jx_str(o, RK_RULE) : v);
+				fprintf(f, "rule %.64s could not be decided: ", rule ? rule : v);
 				json_object_object_foreach(un, key, why) {
 					(void)key;
 					if (u == 4)
@@ -394,17 +394,50 @@ static void sum_not(FILE *f, struct json_object *cls)
 					put_val(f, why);
 				}
 			} else if (text) {
-				fprintf(f, " %.400s", text);
+				fprintf(f, "%.400s", text);
 			} else if (!jx_str(o, RK_FAILED)) {
-				fputs(" why it was ruled out was not recorded", f);
+				fputs("why it was ruled out was not recorded", f);
 			} else {
-				fprintf(f, " rule %.64s does not hold (its rule gives no sentence: "
-					"classify --explain shows the term)",
-					jx_str(o, RK_RULE) ? jx_str(o, RK_RULE) : v);
+				fprintf(f, "rule %.64s does not hold (it gives no sentence: "
+					"classify --explain shows the term)", rule ? rule : v);
 			}
 		}
-		fputs(".\n", f);
+		if (fclose(f) != 0) {
+			free(buf);
+			break;
+		}
+		out[m++].text = buf;
 	}
+	return m;
+}
+
+void bi_not_free(struct bi_not *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i].text);
+}
+
+static void sum_not(FILE *f, struct json_object *cls)
+{
+	static const char *const head[] = {
+		[BI_NOT_RULED_OUT] = "Not %s:", [BI_NOT_UNDECIDED] = "Not decided: %s.",
+		[BI_NOT_ALSO_HELD] = "Also held: %s.",
+	};
+	struct bi_not l[64];
+	size_t n;
+
+	fputs("\n## What it is not\n\n", f);
+	if (!jx_len(jx_arr(cls, RK_NOT))) {
+		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
+		return;
+	}
+	n = bi_not_lines(cls, l, 64);
+	for (size_t i = 0; i < n; i++) {
+		fputs("- **", f);
+		fprintf(f, head[l[i].kind], l[i].verdict);
+		fprintf(f, "** %s.\n", l[i].text);
+	}
+	bi_not_free(l, n);
 }
 
 /* The gap signal over one period's counters (0 when the period is there
@@ -433,13 +466,15 @@ static void sum_gap(FILE *f, const struct rules *r, const char *profile, struct 
 		gap += wgap;
 	gap = round(gap);
 	span = jx_double(stall, FK_SPAN_S, 0) + (win ? jx_double(win, FK_SPAN_S, 0) : 0);
+	if (gap == 0) {
+		fputs("  Gap: none: the port and the vport counted the same frames.\n", f);
+		return;
+	}
 	if (gap < 2) {
-		fputs("  Gap: none beyond read skew (", f);
-		put_fig(f, gap);
-		fputs(" frame", f);
-		fputs(gap == 1 || gap == -1 ? "" : "s", f);
-		fputs(" between the port's and the vport's counts, which the rules take for the "
-		      "time between the two counter reads).\n", f);
+		/* the rules' read skew: one firmware query a moment after the other */
+		fprintf(f, "  Gap: none beyond read skew (%.0f frame%s between the port's and the "
+			"vport's counts, which the rules take for the time between the two "
+			"counter reads).\n", fabs(gap), fabs(gap) == 1 ? "" : "s");
 		return;
 	}
 	fputs("  Gap: ", f);
@@ -648,7 +683,7 @@ static void sum_flows(FILE *f, struct json_object *facts)
 			unread += jx_u64(o, FK_H_UNREAD);
 			staged += jx_u64(o, FK_H_STAGED);
 		}
-		fprintf(f, "  - %.200s (%s%s): waited ", keys[c],
+		fprintf(f, "  - %.200s (%s%s): waited ", keys[c][0] ? keys[c] : "tuple not recorded",
 			src && (!strcmp(src, "sock") || !strcmp(src, "bpf")) ? "kernel socket" :
 			src ? src : "source not recorded", ends > 1 ? "s at both ends" : "");
 		if (isfinite(waited))

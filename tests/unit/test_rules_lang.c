@@ -87,7 +87,7 @@ static void test_rules_classify__ruled_out__text_when_false_only(void **state)
 	assert_int_equal(json_object_array_length(nots), 2);
 	/* a: decided false, its words with unknown values as '?' */
 	assert_string_equal(json_object_get_string(json_object_object_get(
-		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is ?");
+		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is unknown (pings missing)");
 	/* b: ping.ok unknown, not decided: no words of its own */
 	assert_null(json_object_object_get(json_object_array_get_idx(nots, 1), "text"));
 	json_object_put(res);
