@@ -196,3 +196,18 @@ struct json_object *jx_new_fixed(double v, int decimals)
 	/* the value is what the text says, and the text is what is written */
 	return json_object_new_double_s(strtod(buf, NULL), buf);
 }
+
+struct json_object *jx_new_sig(double v, int digits)
+{
+	char buf[64];
+
+	if (!isfinite(v))
+		return json_object_new_double(v);
+	if (digits < 1)
+		digits = 1;
+	if (digits > 17)
+		digits = 17;
+	snprintf(buf, sizeof(buf), "%.*g", digits, v);
+	/* %g may write "1e+06": a JSON number too, and what is written */
+	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
