@@ -863,16 +863,21 @@ static void sum_journal(FILE *f, struct json_object *m)
 		struct json_object *ls = jx_arr(e, MK_KL_LINES);
 		size_t n = jx_len(ls);
 
-		fprintf(f, "- Kernel log, %.120s%s%.64s: ", jx_str(e, MK_KL_WHAT) ?
-			jx_str(e, MK_KL_WHAT) : "lines", jx_str(e, "port") ? " on " : "",
-			jx_str(e, "port") ? jx_str(e, "port") : "");
+		fprintf(f, "- Kernel log%s%.64s, %.120s: ", jx_str(e, "port") ? " of port " : "",
+			jx_str(e, "port") ? jx_str(e, "port") : "", jx_str(e, MK_KL_WHAT) ?
+			jx_str(e, MK_KL_WHAT) : "lines");
+		if (jx_str(e, "error")) {
+			fprintf(f, "not read (%.200s).\n", jx_str(e, "error"));
+			continue;
+		}
 		if (!n)
-			fputs("no line", f);
+			fputs("none in the kernel's ring", f);
 		for (size_t k = 0; k < n && k < 4; k++)
-			fprintf(f, "%s\"%.200s\"", k ? ", " : "",
+			fprintf(f, "%s\"%.240s\"", k ? ", " : "",
 				json_object_get_string(json_object_array_get_idx(ls, k)));
-		if (n > 4)
-			fprintf(f, " and %zu more (record.json)", n - 4);
+		if (n > 4 || jx_u64(e, "more"))
+			fprintf(f, " and %" PRIu64 " more (manifest.json kernel_log)",
+				(uint64_t)(n > 4 ? n - 4 : 0) + jx_u64(e, "more"));
 		fputs(".\n", f);
 	}
 }

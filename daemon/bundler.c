@@ -327,8 +327,9 @@ static void host_of(const struct conf *c, char *host, size_t len)
  * own lines the investigation kept: each reprogram's promiscuous-mode
  * lines (the kernel log that confirmed it), so that summary.txt says what
  * record.json holds. */
-static void manifest_logs(struct json_object *man, struct json_object *rec)
+static void manifest_logs(struct json_object *man, const struct bundler_inv *in)
 {
+	struct json_object *rec = in->rec;
 	struct json_object *j = jx_get(rec, IR_JOURNAL), *rp = jx_arr(rec, IR_REPROGRAMS);
 	struct json_object *js = json_object_new_object(), *kl = json_object_new_array();
 
@@ -355,6 +356,20 @@ static void manifest_logs(struct json_object *man, struct json_object *rec)
 			   "the receive-filter reprogram, not confirmed");
 		jx_copy(e, "port", r, "port");
 		jx_copy(e, MK_KL_LINES, k, "lines");
+		json_object_array_add(kl, e);
+	}
+	/* each port's device lines, read when the port opened */
+	for (unsigned i = 0; i < in->nports; i++) {
+		struct json_object *k = in->ports[i] ? port_kmsg(in->ports[i]) : NULL, *e;
+
+		if (!k)
+			continue;
+		e = json_object_new_object();
+		jx_add_str(e, MK_KL_WHAT, "the device's lines since boot, read when the port opened");
+		jx_add_str(e, "port", in->port_names[i]);
+		jx_copy(e, MK_KL_LINES, k, "lines");
+		jx_copy(e, "more", k, "more");
+		jx_copy(e, "error", k, "error");
 		json_object_array_add(kl, e);
 	}
 	if (json_object_array_length(kl))
@@ -416,7 +431,7 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	}
 	if (jx_get(rec, IR_ENGINES))
 		json_object_object_add(man, MK_ENGINES, json_object_get(jx_get(rec, IR_ENGINES)));
-	manifest_logs(man, rec);
+	manifest_logs(man, in);
 	return man;
 }
 

@@ -39,6 +39,9 @@ for s in $scenarios; do
 		continue
 	fi
 	T_CLEANUP+=("rm -rf '$b'")
+	# seed 000's evidence: each port's device lines from /dev/kmsg at open
+	check "$s: the manifest keeps each port's kernel lines read at open" jqe \
+		'[.kernel_log[] | select(.what | startswith("the device")) | select(.lines | type == "array")] | length == 2' "$b/manifest.json"
 	if "$LINT" "$b" > "$T_DIR/lint-$s.txt"; then
 		ok "$s: summary, report and manifest pass the lint ($(basename "$b"))"
 	else
