@@ -77,6 +77,7 @@ struct rules;
 #define MK_P_DRIVER         "driver"
 #define MK_P_FIRMWARE       "firmware"
 #define MK_P_PSID           "psid"
+#define MK_P_NEIGHBOURS     "neighbours"    /* [{addr, state}] unicast, at the stall */
 /* trigger, when it is an object rather than a word ("stall", "manual") */
 #define MK_T_KIND           "kind"
 /* times the summary also reads, in the manifest or its trigger object */

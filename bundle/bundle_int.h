@@ -68,6 +68,9 @@ struct bi_not {
 };
 size_t bi_not_lines(struct json_object *classification, struct bi_not *out, size_t max);
 void bi_not_free(struct bi_not *l, size_t n);
+/* "10.219.0.1 REACHABLE on server, ...": the ports' unicast neighbour
+ * entries at the stall (a new string; NULL: none recorded). */
+char *bi_neighbours(struct json_object *manifest);
 /* summary_engines.c: the Evidence lines of manifest.engines. */
 void bi_sum_engines(FILE *f, struct json_object *m);
 /* summary_devlink.c: the "Devlink health" section (manifest.devlink). */

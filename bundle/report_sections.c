@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -408,6 +409,19 @@ static void sec_not(struct ctx *c)
 		fputs(l[i].kind == BI_NOT_RULED_OUT ? ":</strong> " : ".</strong> ", f);
 		rp_esc_n(f, l[i].text, 4000);
 		fputs(".</li>\n", f);
+	}
+	{
+		char *nb = bi_neighbours(c->r->man);
+
+		if (nb) {
+			fputs(strstr(nb, " FAILED on ") || strstr(nb, " INCOMPLETE on ") ?
+			      "<li><strong>Neighbour state:</strong> an entry the kernel could not "
+			      "resolve at the stall: " : "<li><strong>Not neighbour state:</strong> the "
+			      "ports' neighbour entries at the stall: ", f);
+			rp_esc_n(f, nb, 4000);
+			fputs(".</li>\n", f);
+		}
+		free(nb);
 	}
 	fputs("</ul>\n</section>\n", f);
 	bi_not_free(l, n);

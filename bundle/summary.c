@@ -440,6 +440,51 @@ static void sum_not(FILE *f, struct json_object *cls)
 	bi_not_free(l, n);
 }
 
+/* The neighbour entries of the ports at the stall ("10.219.0.1 REACHABLE
+ * on server"): seed 000's "not neighbour state". A new string, NULL when
+ * the manifest has none. */
+char *bi_neighbours(struct json_object *m)
+{
+	struct json_object *ports = jx_obj(m, MK_PORTS);
+	char *buf = NULL;
+	size_t len = 0;
+	int n = 0;
+	FILE *f;
+
+	if (!ports || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	json_object_object_foreach(ports, name, p) {
+		struct json_object *nb = jx_arr(p, MK_P_NEIGHBOURS);
+
+		for (size_t i = 0; i < jx_len(nb) && n < 16; i++) {
+			struct json_object *e = json_object_array_get_idx(nb, i);
+
+			fprintf(f, "%s%.64s %.24s on %.64s", n++ ? ", " : "",
+				jx_str(e, "addr") ? jx_str(e, "addr") : "(address not recorded)",
+				jx_str(e, "state") ? jx_str(e, "state") : "(state not recorded)", name);
+		}
+	}
+	if (fclose(f) != 0 || !n) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Not the neighbour state: the ports' entries, resolved or not. */
+static void sum_neighbours(FILE *f, struct json_object *m)
+{
+	char *nb = bi_neighbours(m);
+
+	if (nb && (strstr(nb, " FAILED on ") || strstr(nb, " INCOMPLETE on ")))
+		fprintf(f, "- **Neighbour state:** an entry the kernel could not resolve at the "
+			"stall: %s.\n", nb);
+	else if (nb)
+		fprintf(f, "- **Not neighbour state:** the ports' neighbour entries at the stall: "
+			"%s.\n", nb);
+	free(nb);
+}
+
 /* The gap signal over one period's counters (0 when the period is there
  * but the signal is unknown in it: a counter missing counts 0). */
 static int period_gap(const struct rules *r, const char *profile, struct json_object *period,
@@ -948,6 +993,7 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_title(f, manifest, cls, facts);
 	sum_is(f, cls);
 	sum_not(f, cls);
+	sum_neighbours(f, manifest);
 	sum_evidence(f, rules, manifest, facts);
 	if (jx_obj(manifest, MK_DEVLINK))
 		bi_sum_devlink(f, manifest);

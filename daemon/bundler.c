@@ -403,9 +403,30 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	jx_add_u64(man, "investigation_id", in->id);
 	jx_add_str(man, "port", in->port_names[0]);
 	jx_add_u64(man, "opened_real_ns", in->open_real_ns);
-	for (unsigned i = 0; i < in->nports; i++)
-		if (in->ports[i])
-			json_object_object_add(ports, in->port_names[i], evid_identity_json(in->ports[i]));
+	for (unsigned i = 0; i < in->nports; i++) {
+		struct json_object *id, *nb, *keep;
+
+		if (!in->ports[i])
+			continue;
+		id = evid_identity_json(in->ports[i]);
+		/* the neighbour entries at the stall, unicast ones (what a
+		 * failed resolution would show: "What it is not") */
+		nb = jx_arr(jx_get(jx_get(rec, IR_SNAPSHOT), in->port_names[i]), IR_S_NEIGHBOURS);
+		keep = json_object_new_array();
+		for (size_t k = 0; k < jx_len(nb) && k < 32; k++) {
+			struct json_object *e = json_object_array_get_idx(nb, k), *o;
+			const char *st = jx_str(e, "state");
+
+			if (!st || !strcmp(st, "NOARP") || !strcmp(st, "PERMANENT"))
+				continue;
+			o = json_object_new_object();
+			jx_copy(o, "addr", e, "addr");
+			jx_copy(o, "state", e, "state");
+			json_object_array_add(keep, o);
+		}
+		json_object_object_add(id, MK_P_NEIGHBOURS, keep);
+		json_object_object_add(ports, in->port_names[i], id);
+	}
 	json_object_object_add(man, "ports", ports);
 	json_object_object_add(man, "verdict", json_object_get(jx_get(rec, IR_VERDICT)));
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));

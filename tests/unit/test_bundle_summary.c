@@ -228,6 +228,30 @@ static void bundle_summary__engines__sockets_and_qps_at_stall_and_after(void **s
 	json_object_put(m);
 }
 
+/* Seed 000's "not neighbour state": the ports' entries at the stall, said
+ * as what they are; one the kernel could not resolve is said so. */
+static void bundle_summary__neighbours__in_what_it_is_not(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"ports\": { \"srv\": { \"neighbours\": [ { \"addr\": \"10.0.0.1\","
+		"    \"state\": \"REACHABLE\" } ] } } }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(strstr(s, "- **Not neighbour state:** the ports' neighbour entries at the "
+			       "stall: 10.0.0.1 REACHABLE on srv.\n"));
+	free(s);
+	json_object_put(m);
+	m = parse("{ \"ports\": { \"srv\": { \"neighbours\": [ { \"addr\": \"10.0.0.1\","
+		  "    \"state\": \"FAILED\" } ] } } }");
+	s = bundle_summary(m);
+	assert_null(strstr(s, "Not neighbour state"));
+	assert_non_null(strstr(s, "- **Neighbour state:** an entry the kernel could not resolve at "
+			       "the stall: 10.0.0.1 FAILED on srv.\n"));
+	free(s);
+	json_object_put(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +260,7 @@ int main(void)
 		cmocka_unit_test(bundle_summary__engines__sockets_and_qps_at_stall_and_after),
 		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
 		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
+		cmocka_unit_test(bundle_summary__neighbours__in_what_it_is_not),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
