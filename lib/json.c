@@ -182,32 +182,26 @@ struct json_object *jx_array_at(struct json_object *o, const char *key)
 	return a;
 }
 
-struct json_object *jx_new_fixed(double v, int decimals)
+/* v written as fmt prints it with prec (clamped to lo..hi): the value is
+ * what the text says, and the text is what is written. */
+static struct json_object *new_printed(double v, const char *fmt, int prec, int lo, int hi)
 {
 	char buf[64];
 
 	if (!isfinite(v))
 		return json_object_new_double(v);
-	if (decimals < 0)
-		decimals = 0;
-	if (decimals > 9)
-		decimals = 9;
-	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-	/* the value is what the text says, and the text is what is written */
+	prec = prec < lo ? lo : prec > hi ? hi : prec;
+	snprintf(buf, sizeof(buf), fmt, prec, v);
 	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+struct json_object *jx_new_fixed(double v, int decimals)
+{
+	return new_printed(v, "%.*f", decimals, 0, 9);
 }
 
 struct json_object *jx_new_sig(double v, int digits)
 {
-	char buf[64];
-
-	if (!isfinite(v))
-		return json_object_new_double(v);
-	if (digits < 1)
-		digits = 1;
-	if (digits > 17)
-		digits = 17;
-	snprintf(buf, sizeof(buf), "%.*g", digits, v);
-	/* %g may write "1e+06": a JSON number too, and what is written */
-	return json_object_new_double_s(strtod(buf, NULL), buf);
+	/* %g may write "1e+06": a JSON number too */
+	return new_printed(v, "%.*g", digits, 1, 17);
 }

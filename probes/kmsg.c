@@ -79,28 +79,41 @@ static int names_port(const char *text, size_t tlen, const char *ifname, const c
 	return 1;
 }
 
+/* A record's head "PRI,SEQ,TS_USEC,FLAG[,...];" and its text up to the
+ * first '\n' (end: that '\n', NULL when none; tl: the text's length). */
+static int parse_head(const char *rec, size_t len, unsigned long long *seq,
+		      unsigned long long *ts, const char **text, const char **end, size_t *tl)
+{
+	unsigned long long pri;
+	const char *semi = memchr(rec, ';', len);
+	char head[128];
+	size_t hl;
+
+	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+		return -1;
+	hl = (size_t)(semi - rec);
+	memcpy(head, rec, hl);
+	head[hl] = 0;
+	if (sscanf(head, "%llu,%llu,%llu,", &pri, seq, ts) != 3)
+		return -1;
+	*text = semi + 1;
+	*end = memchr(*text, '\n', len - (size_t)(*text - rec));
+	*tl = *end ? (size_t)(*end - *text) : len - (size_t)(*text - rec);
+	return 0;
+}
+
 int kmsg_parse_promisc(const char *rec, size_t len, const char *ifname, const char *bus,
 		       struct kmsg_promisc *p)
 {
 	static const struct { const char *s; int entered; } what[] = {
 		{ ": entered promiscuous mode", 1 }, { ": left promiscuous mode", 0 },
 	};
-	unsigned long long pri, seq, ts;
-	const char *semi, *text, *end;
-	char head[128];
-	size_t hl, tl;
+	unsigned long long seq, ts;
+	const char *text, *end;
+	size_t tl;
 
-	semi = memchr(rec, ';', len);
-	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+	if (parse_head(rec, len, &seq, &ts, &text, &end, &tl) < 0)
 		return -1;
-	hl = (size_t)(semi - rec);
-	memcpy(head, rec, hl);
-	head[hl] = 0;
-	if (sscanf(head, "%llu,%llu,%llu,", &pri, &seq, &ts) != 3)
-		return -1;
-	text = semi + 1;
-	end = memchr(text, '\n', len - (size_t)(text - rec));
-	tl = end ? (size_t)(end - text) : len - (size_t)(text - rec);
 	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
 		size_t wl = strlen(what[i].s);
 		const char *at;
@@ -188,23 +201,13 @@ static int names_word(const char *text, size_t tl, const char *word, int sp)
 int kmsg_parse_device(const char *rec, size_t len, const char *ifname, const char *bus,
 		      struct kmsg_line *l)
 {
-	unsigned long long pri, seq, ts;
-	const char *semi, *text, *end, *dict;
-	char head[128];
-	size_t hl, tl;
+	unsigned long long seq, ts;
+	const char *text, *end, *dict;
+	size_t tl;
 	int hit;
 
-	semi = memchr(rec, ';', len);
-	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+	if (parse_head(rec, len, &seq, &ts, &text, &end, &tl) < 0)
 		return -1;
-	hl = (size_t)(semi - rec);
-	memcpy(head, rec, hl);
-	head[hl] = 0;
-	if (sscanf(head, "%llu,%llu,%llu,", &pri, &seq, &ts) != 3)
-		return -1;
-	text = semi + 1;
-	end = memchr(text, '\n', len - (size_t)(text - rec));
-	tl = end ? (size_t)(end - text) : len - (size_t)(text - rec);
 	hit = names_word(text, tl, ifname, 0) || names_word(text, tl, bus, 1);
 	/* the dictionary: " KEY=VALUE" lines after the text */
 	for (dict = end; !hit && dict && dict + 1 < rec + len; dict = memchr(dict + 1, '\n',
