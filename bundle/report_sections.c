@@ -232,9 +232,18 @@ static void sec_flows(struct ctx *c)
 		o2 = find_flow(&xa, t, jx_str(o, "source"));
 		sib_after += jx_double(o2 ? o2 : o, "rx_msgs", 0);
 	}
-	fprintf(f, "<p>%zu stalled, ", n);
+	/* per connection, as summary.txt counts them: both ends of one
+	 * connection are one stalled flow (n records below) */
+	{
+		size_t nconn = jx_conn_count(list, FK_FL_TUPLE);
+
+		fprintf(f, "<p>%zu connection%s stalled", nconn, nconn == 1 ? "" : "s");
+		if (n > nconn)
+			fprintf(f, " (%zu flow records: both ends watched)", n);
+	}
+	fputs(", ", f);
 	rp_put_val(f, jx_get(fl, FK_F_PROGRESSING));
-	fputs(" siblings progressing.", f);
+	fputs(" other connection(s) of the ports progressing.", f);
 	if (nsib && isfinite(after_t))
 		fprintf(f, " The %zu sibling flow records of the snapshots received %s messages between the "
 			"start of the investigation and %+.1f ms.", nsib,

@@ -168,26 +168,6 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 	json_object_object_add(ports, name, po);
 }
 
-/* Distinct connections among the flow records (util_conn_key). */
-static size_t conns(struct json_object *fl)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < jx_len(fl); i++) {
-		char a[200], b[200];
-		size_t j;
-
-		util_conn_key(jx_str(json_object_array_get_idx(fl, i), "tuple"), a, sizeof(a));
-		for (j = 0; j < i; j++) {
-			util_conn_key(jx_str(json_object_array_get_idx(fl, j), "tuple"), b, sizeof(b));
-			if (!strcmp(a, b))
-				break;
-		}
-		n += j == i;
-	}
-	return n;
-}
-
 static struct json_object *flow_facts(struct json_object *rec, struct json_object *fl)
 {
 	struct json_object *flows = json_object_new_object(), *held = json_object_new_object();
@@ -221,7 +201,7 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 	jx_add_u64(held, FK_H_STAGED, hs);
 	/* connections, not flow records: both ends of one connection are
 	 * one stalled flow (the siblings are counted per connection too) */
-	jx_add_int(flows, FK_F_STALLED, (int64_t)conns(fl));
+	jx_add_int(flows, FK_F_STALLED, (int64_t)jx_conn_count(fl, "tuple"));
 	json_object_object_add(flows, FK_F_PROGRESSING,
 			       json_object_get(jx_get(jx_get(rec, IR_INCIDENT), "siblings_progressing")));
 	json_object_object_add(flows, FK_F_HELD, held);

@@ -60,5 +60,9 @@ struct json_object *jx_new_fixed(double v, int decimals);
 /* A double rounded to digits significant digits, written as rounded
  * ("4.365", not 4.3649637230843492): a figure a person may read. */
 struct json_object *jx_new_sig(double v, int digits);
+/* The connections among the flows of list, whose tuple is o[key]: both
+ * directions of one are one (util_conn_key). Quadratic: for the bounded
+ * lists of a record (an incident lists at most 64 flows). */
+size_t jx_conn_count(struct json_object *list, const char *key);
 
 #endif
