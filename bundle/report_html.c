@@ -113,8 +113,15 @@ const char *rp_fplain(char *buf, size_t len, double v)
 		snprintf(buf, len, "not a number");
 	else if (v == floor(v) && fabs(v) < 1e15)
 		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.6g", v);
+	else if (fabs(v) >= 1e15 || fabs(v) < 0.0005)
+		snprintf(buf, len, "%.3g", v);
+	else {
+		/* at most four significant digits and three decimals, as in
+		 * summary.txt (419.9, not 419.915) */
+		int dec = 3 - (int)floor(log10(fabs(v)));
+
+		snprintf(buf, len, "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, v);
+	}
 	return buf;
 }
 
