@@ -36,6 +36,9 @@ struct rules;
 #define MK_RELEASE          "release"
 #define MK_STEPS            "steps"
 #define MK_JOURNAL          "journal"
+#define MK_KERNEL_LOG       "kernel_log"    /* [{what, port, lines}] */
+#define MK_KL_WHAT          "what"
+#define MK_KL_LINES         "lines"
 #define MK_ENGINES          "engines"   /* the readers of unmodified engines */
 #define MK_DEVLINK          "devlink"   /* {PORT: {at_stall, after, events, dumps, file}} */
 /* a bundle of an incident on another host (verdict "peer-snapshot"): its
@@ -74,6 +77,7 @@ struct rules;
 #define MK_P_DRIVER         "driver"
 #define MK_P_FIRMWARE       "firmware"
 #define MK_P_PSID           "psid"
+#define MK_P_NEIGHBOURS     "neighbours"    /* [{addr, state}] unicast, at the stall */
 /* trigger, when it is an object rather than a word ("stall", "manual") */
 #define MK_T_KIND           "kind"
 /* times the summary also reads, in the manifest or its trigger object */
@@ -189,5 +193,12 @@ char *bundle_summary(struct json_object *manifest);
  * port/vport gap its profile defines: "Gap: 6 frames counted at the port and
  * not at the vport in 1.600 s; the healthy rate explains 1.6." */
 char *bundle_summary_rules(struct json_object *manifest, const struct rules *rules);
+/* A classification's terms and the term that ruled out each other rule,
+ * as expressions with the values they read (classify --explain); a new
+ * string, NULL when out of memory. */
+char *bundle_explain_text(struct json_object *classification);
+/* Why a release came when it did, when the bundle tells (kernel TCP flows
+ * and a port action: their retransmission backoff); NULL otherwise. */
+const char *bundle_release_why(struct json_object *manifest);
 
 #endif

@@ -57,6 +57,20 @@ int bi_load_manifest_at(int dfd, struct json_object **out, char *err, size_t err
  * null as unknown); labels and keys in turn ({label, key, ..., NULL}). */
 void bi_put_val(FILE *f, struct json_object *v);
 void bi_put_line(FILE *f, struct json_object *o, const char *const *lk);
+
+/* "What it is not", one entry per verdict (several rules may name one):
+ * what the rules' ruled_out sentences say, joined (text: a new string). */
+enum { BI_NOT_RULED_OUT, BI_NOT_UNDECIDED, BI_NOT_ALSO_HELD };
+struct bi_not {
+	const char *verdict;    /* in the classification */
+	int kind;               /* BI_NOT_* */
+	char *text;
+};
+size_t bi_not_lines(struct json_object *classification, struct bi_not *out, size_t max);
+void bi_not_free(struct bi_not *l, size_t n);
+/* "10.219.0.1 REACHABLE on server, ...": the ports' unicast neighbour
+ * entries at the stall (a new string; NULL: none recorded). */
+char *bi_neighbours(struct json_object *manifest);
 /* summary_engines.c: the Evidence lines of manifest.engines. */
 void bi_sum_engines(FILE *f, struct json_object *m);
 /* summary_devlink.c: the "Devlink health" section (manifest.devlink). */

@@ -4,6 +4,7 @@
  * across pages) and never needs colour to be read. Here also what every
  * output shares: the escaping of what a bundle says and numbers for
  * people. The sections are report_sections.c's, the charts report_svg.c's. */
+#include "bundle/bundle.h"
 #include "bundle/report.h"
 #include "bundle/report_int.h"
 #include "lib/json.h"
@@ -112,8 +113,15 @@ const char *rp_fplain(char *buf, size_t len, double v)
 		snprintf(buf, len, "not a number");
 	else if (v == floor(v) && fabs(v) < 1e15)
 		snprintf(buf, len, "%.0f", v);
-	else
-		snprintf(buf, len, "%.6g", v);
+	else if (fabs(v) >= 1e15 || fabs(v) < 0.0005)
+		snprintf(buf, len, "%.3g", v);
+	else {
+		/* at most four significant digits and three decimals, as in
+		 * summary.txt (419.9, not 419.915) */
+		int dec = 3 - (int)floor(log10(fabs(v)));
+
+		snprintf(buf, len, "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, v);
+	}
 	return buf;
 }
 
@@ -257,10 +265,22 @@ static void header(struct ctx *c)
 	if (c->s.released) {
 		fputs("<strong>Released</strong> by ", f);
 		rp_esc(f, c->s.release_action ? c->s.release_action : "an unnamed action");
+		if (jx_str(jx_obj(r->man, "release"), "port")) {
+			fputs(" on ", f);
+			rp_esc_n(f, jx_str(jx_obj(r->man, "release"), "port"), 64);
+		}
 		if (c->s.has_release_t)
-			fprintf(f, " at %+.1f ms (%.1f ms after the action).", c->s.release_t, c->s.after_ms);
+			fprintf(f, " at %+.1f ms", c->s.release_t);
 		else
-			fputs(", time not recorded.", f);
+			fputs(", time not recorded", f);
+		if (c->s.has_after)
+			fprintf(f, ", %.1f ms after the action", c->s.after_ms);
+		if (bundle_release_why(r->man)) {
+			fputs(" (", f);
+			rp_esc(f, bundle_release_why(r->man));
+			fputc(')', f);
+		}
+		fputc('.', f);
 	} else if (jx_obj(r->man, "release") || jx_obj(jx_obj(r->man, "facts"), FK_RELEASE)) {
 		fputs("<strong>Not released</strong> by any action of the investigation.", f);
 	} else {

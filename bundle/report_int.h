@@ -98,6 +98,7 @@ struct story {
 	double stall_t0, stall_t1;
 	int released, has_release_t;
 	double release_t, after_ms;
+	int has_after;                  /* after_ms: the release's own figure */
 	const char *release_action;
 	/* a timed release is told before st[release_before] (nst: after the
 	 * last step); SIZE_MAX when there is none */

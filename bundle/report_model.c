@@ -151,6 +151,12 @@ static void story_build(const struct report *r, struct story *s)
 		int last = !strcmp(a, "reprogram");     /* the daemon times the last one */
 		double base = NAN;
 
+		/* the delay after the action, as the release recorded it: the
+		 * one figure summary.txt prints too */
+		if (jx_num(jx_get(rel, "after_ms"), &x) && x >= 0 && x < 1e9) {
+			s->after_ms = x;
+			s->has_after = 1;
+		}
 		if (jx_num(jx_get(rel, "at_ms"), &x) && fabs(x) < 1e9) {
 			s->release_t = x;
 			s->has_release_t = 1;

@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json-c/json.h>
@@ -36,8 +37,10 @@ static void steps_table(struct ctx *c)
 		if (i == s->release_before) {
 			fprintf(f, "<tr><td class=\"n\">%+.1f</td><td></td><td>release</td><td></td>"
 				"<td>released</td><td>by ", s->release_t);
-			rp_esc(f, s->release_action ? s->release_action : "?");
-			fprintf(f, ", %.1f ms after it</td></tr>\n", s->after_ms);
+			rp_esc(f, s->release_action ? s->release_action : "an unnamed action");
+			if (s->has_after)
+				fprintf(f, ", %.1f ms after it", s->after_ms);
+			fputs("</td></tr>\n", f);
 		}
 		if (i == s->nst)
 			break;
@@ -176,11 +179,12 @@ static int in_list(const struct flowidx *x, const char *tuple)
 	return tuple && idx_get(x->by_t, tuple, &i) != NULL;
 }
 
-/* "sent / received" messages of a flow in a snapshot, "?" when absent */
+/* "sent / received" messages of a flow in a snapshot, "not in the
+ * snapshot" when the snapshot had no record of it */
 static void msgs(FILE *f, struct json_object *o)
 {
 	if (!o) {
-		fputs("?", f);
+		fputs("not in the snapshot", f);
 		return;
 	}
 	rp_put_val(f, jx_get(o, "tx_msgs"));
@@ -228,9 +232,18 @@ static void sec_flows(struct ctx *c)
 		o2 = find_flow(&xa, t, jx_str(o, "source"));
 		sib_after += jx_double(o2 ? o2 : o, "rx_msgs", 0);
 	}
-	fprintf(f, "<p>%zu stalled, ", n);
+	/* per connection, as summary.txt counts them: both ends of one
+	 * connection are one stalled flow (n records below) */
+	{
+		size_t nconn = jx_conn_count(list, FK_FL_TUPLE);
+
+		fprintf(f, "<p>%zu connection%s stalled", nconn, nconn == 1 ? "" : "s");
+		if (n > nconn)
+			fprintf(f, " (%zu flow records: both ends watched)", n);
+	}
+	fputs(", ", f);
 	rp_put_val(f, jx_get(fl, FK_F_PROGRESSING));
-	fputs(" siblings progressing.", f);
+	fputs(" other connection(s) of the ports progressing.", f);
 	if (nsib && isfinite(after_t))
 		fprintf(f, " The %zu sibling flow records of the snapshots received %s messages between the "
 			"start of the investigation and %+.1f ms.", nsib,
@@ -308,7 +321,7 @@ static void reading(FILE *f, struct json_object *rd)
 		return;
 	}
 	fputs("<td>", f);
-	rp_esc(f, st ? st : "?");
+	rp_esc(f, st ? st : "state not read");
 	if (*state_word(st))
 		fprintf(f, " (%s)", state_word(st));
 	fputs("</td><td class=\"mono w\">", f);
@@ -360,88 +373,67 @@ static void sec_threads(struct ctx *c)
 
 /* ---- why, and what it is not ---- */
 
-static void values_list(FILE *f, struct json_object *vals)
-{
-	int n = 0;
-
-	if (!vals || !json_object_is_type(vals, json_type_object))
-		return;
-	json_object_object_foreach(vals, k, v) {
-		if (n == 12) {
-			fputs(", &hellip;", f);
-			break;
-		}
-		fputs(n++ ? ", <code>" : "<code>", f);
-		rp_esc_n(f, k, 80);
-		fputs("</code> = ", f);
-		rp_put_val(f, v);
-	}
-}
-
+/* Why this verdict: the rule that matched, in the rule's own sentence
+ * (at the top); its terms as expressions are classify --explain's. */
 static void sec_is(struct ctx *c)
 {
 	FILE *f = c->f;
-	struct json_object *cls = jx_obj(c->r->man, "verdict"), *terms = jx_arr(cls, "terms");
+	struct json_object *cls = jx_obj(c->r->man, "verdict");
 
-	if (!jx_len(terms))
+	if (!jx_str(cls, "rule"))
 		return;
-	fputs("<section id=\"is\"><h2>Why: the terms of rule ", f);
-	rp_esc(f, jx_str(cls, "rule") ? jx_str(cls, "rule") : "(unnamed)");
-	fputs("</h2>\n<table><tr><th>term</th><th>values</th></tr>\n", f);
-	for (size_t i = 0; i < jx_len(terms) && i < RP_MAX_TERMS; i++) {
-		struct json_object *t = json_object_array_get_idx(terms, i);
-
-		fputs("<tr><td><code>", f);
-		rp_esc(f, jx_str(t, "expr") ? jx_str(t, "expr") : "?");
-		fputs("</code></td><td>", f);
-		values_list(f, jx_obj(t, "values"));
-		fputs("</td></tr>\n", f);
-	}
-	fputs("</table>\n</section>\n", f);
+	fputs("<section id=\"is\"><h2>Why</h2>\n<p>Rule ", f);
+	rp_esc_n(f, jx_str(cls, "rule"), 64);
+	fputs(" matched: ", f);
+	rp_esc_n(f, jx_str(cls, "explanation") ? jx_str(cls, "explanation") :
+		 "(the rule gave no explanation)", 1000);
+	fputs(". <code>nicstallctl classify BUNDLE --explain</code> lists its terms and the "
+	      "values they read.</p>\n</section>\n", f);
 }
 
+/* One line per verdict, in the rules' sentences (bi_not_lines, as in
+ * summary.txt). */
 static void sec_not(struct ctx *c)
 {
+	static const char *const head[] = {
+		[BI_NOT_RULED_OUT] = "Not ", [BI_NOT_UNDECIDED] = "Not decided: ",
+		[BI_NOT_ALSO_HELD] = "Also held: ",
+	};
 	FILE *f = c->f;
-	struct json_object *nots = jx_arr(jx_obj(c->r->man, "verdict"), "not");
+	struct json_object *cls = jx_obj(c->r->man, "verdict");
+	struct bi_not l[RP_MAX_NOT];
+	size_t n;
 
 	fputs("<section id=\"not\"><h2>What it is not</h2>\n", f);
-	if (!jx_len(nots)) {
+	if (!jx_len(jx_arr(cls, "not"))) {
 		fputs("<p>No other verdict was evaluated (the list of ruled-out causes is missing)."
 		      "</p></section>\n", f);
 		return;
 	}
-	fputs("<table id=\"not-table\"><tr><th>verdict</th><th>the term that ruled it out</th>"
-	      "<th>its value</th><th>the values it read</th></tr>\n", f);
-	for (size_t i = 0; i < jx_len(nots) && i < RP_MAX_NOT; i++) {
-		struct json_object *o = json_object_array_get_idx(nots, i), *un = jx_obj(o, "unknown");
-
-		fputs("<tr><td>", f);
-		rp_esc(f, jx_str(o, "verdict") ? jx_str(o, "verdict") : "(unnamed verdict)");
-		fputs("</td><td>", f);
-		if (jx_bool(o, "matched")) {
-			fputs("none: every term held, an earlier rule won</td><td>also held</td><td>", f);
-		} else if (!jx_str(o, "failed")) {
-			fputs("not recorded</td><td></td><td>", f);
-		} else {
-			fputs("<code>", f);
-			rp_esc(f, jx_str(o, "failed"));
-			fputs("</code></td><td>", f);
-			if (un && json_object_object_length(un))
-				fputs("unknown", f);
-			else
-				rp_put_val(f, jx_get(o, "value"));
-			fputs("</td><td>", f);
-			if (un && json_object_object_length(un)) {
-				fputs("could not be evaluated: ", f);
-				values_list(f, un);
-			} else {
-				values_list(f, jx_obj(o, "values"));
-			}
-		}
-		fputs("</td></tr>\n", f);
+	n = bi_not_lines(cls, l, RP_MAX_NOT);
+	fputs("<ul id=\"not-list\">\n", f);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "<li><strong>%s", head[l[i].kind]);
+		rp_esc_n(f, l[i].verdict, 64);
+		fputs(l[i].kind == BI_NOT_RULED_OUT ? ":</strong> " : ".</strong> ", f);
+		rp_esc_n(f, l[i].text, 4000);
+		fputs(".</li>\n", f);
 	}
-	fputs("</table>\n</section>\n", f);
+	{
+		char *nb = bi_neighbours(c->r->man);
+
+		if (nb) {
+			fputs(strstr(nb, " FAILED on ") || strstr(nb, " INCOMPLETE on ") ?
+			      "<li><strong>Neighbour state:</strong> an entry the kernel could not "
+			      "resolve at the stall: " : "<li><strong>Not neighbour state:</strong> the "
+			      "ports' neighbour entries at the stall: ", f);
+			rp_esc_n(f, nb, 4000);
+			fputs(".</li>\n", f);
+		}
+		free(nb);
+	}
+	fputs("</ul>\n</section>\n", f);
+	bi_not_free(l, n);
 }
 
 /* ---- counters ---- */

@@ -96,8 +96,10 @@ int report_timeline(const struct report *r, const struct report_opts *o, int utf
 
 		if (i == c->s.release_before) {
 			fprintf(f, "  %+9.1f  %-11sreleased by ", c->s.release_t, "");
-			tput(f, c->s.release_action ? c->s.release_action : "?", 32);
-			fprintf(f, ", %.1f ms after it\n", c->s.after_ms);
+			tput(f, c->s.release_action ? c->s.release_action : "an unnamed action", 32);
+			if (c->s.has_after)
+				fprintf(f, ", %.1f ms after it", c->s.after_ms);
+			fputc('\n', f);
 		}
 		if (i == c->s.nst)
 			break;
@@ -112,7 +114,7 @@ int report_timeline(const struct report *r, const struct report_opts *o, int utf
 			fputc(')', f);
 		}
 		fputs(": ", f);
-		tput(f, st->outcome ? st->outcome : "?", 32);
+		tput(f, st->outcome ? st->outcome : "outcome not recorded", 32);
 		if (st->note) {
 			fputs(", ", f);
 			tput(f, st->note, 120);

@@ -4,8 +4,8 @@
  * cut, lists are bounded.
  *
  * Figures: counts print as integers (a double that holds an integer too),
- * durations with a fixed precision (milliseconds to 0.1 ms, seconds to
- * 1 ms), other numbers with at most three decimals; a value that is not a
+ * durations in milliseconds to 0.1 ms, other numbers as the rules'
+ * templates print them or with at most four significant digits; a value that is not a
  * finite number (NaN, infinity) is never printed as a figure.
  *
  * Keys: the manifest's are MK_* (bundle.h), the facts' FK_* (rules/facts.h).
@@ -13,6 +13,7 @@
 #include "bundle/bundle.h"
 #include "bundle/bundle_int.h"
 #include "lib/json.h"
+#include "lib/util.h"
 #include "rules/facts.h"
 #include "rules/rules.h"
 
@@ -31,12 +32,14 @@
 #define put_val bi_put_val
 #define put_line bi_put_line
 
-/* A number for people: an integer as an integer, else at most 3 decimals
- * (trailing zeros dropped), never an exponent for a plain figure. */
+/* A number for people: an integer as an integer, else at most 4
+ * significant digits and 3 decimals (trailing zeros dropped), never an
+ * exponent for a plain figure. */
 static void put_num(FILE *f, double d)
 {
 	char buf[64];
 	size_t n;
+	int dec;
 
 	if (isnan(d)) {
 		fputs("not a number", f);
@@ -54,12 +57,31 @@ static void put_num(FILE *f, double d)
 		fprintf(f, "%.3g", d);
 		return;
 	}
-	snprintf(buf, sizeof(buf), "%.3f", d);
+	dec = 3 - (int)floor(log10(fabs(d)));
+	snprintf(buf, sizeof(buf), "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, d);
 	for (n = strlen(buf); n > 1 && buf[n - 1] == '0'; n--)
 		buf[n - 1] = '\0';
 	if (n > 1 && buf[n - 1] == '.')
 		buf[n - 1] = '\0';
 	fputs(buf, f);
+}
+
+/* A figure as the rules' templates print it (rules/classify.c val_text):
+ * a whole number as one, else one decimal, two significant digits below 1,
+ * so that the explanation and the evidence give one figure for one
+ * quantity ("0.74 s" in both). */
+static void put_fig(FILE *f, double d)
+{
+	if (!isfinite(d))
+		fputs("unknown", f);
+	else if (d == floor(d) && fabs(d) < 1e15)
+		fprintf(f, "%.0f", d);
+	else if (fabs(d) >= 1e15)
+		fprintf(f, "%.3g", d);
+	else if (fabs(d) >= 1)
+		fprintf(f, "%.1f", d);
+	else
+		fprintf(f, "%.2g", d);
 }
 
 /* A value for humans: numbers plainly, strings bounded, null as unknown. */
@@ -93,23 +115,9 @@ void bi_put_val(FILE *f, struct json_object *v)
 		return;
 	default:
 		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		fprintf(f, "%.200s%s", s ? s : "?", s && strlen(s) > 200 ? "..." : "");
+		fprintf(f, "%.200s%s", s ? s : "unknown", s && strlen(s) > 200 ? "..." : "");
 		return;
 	}
-}
-
-/* A duration in milliseconds, fixed precision; "unknown" when it is not a
- * finite number (a string is shown as it is). */
-static void put_ms(FILE *f, struct json_object *v)
-{
-	double d;
-
-	if (jx_num(v, &d))
-		fprintf(f, "%.1f ms", d);
-	else if (json_object_is_type(v, json_type_string))
-		put_val(f, v);
-	else
-		fputs("unknown", f);
 }
 
 /* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
@@ -218,44 +226,36 @@ static void sum_title(FILE *f, struct json_object *m, struct json_object *cls,
 	fputs(".\n", f);
 }
 
-static void sum_is(FILE *f, struct json_object *cls)
+/* The rule's terms as expressions, with the values they read: for
+ * `nicstallctl classify --explain`, not for the summary (people read
+ * sentences there). */
+static void explain_terms(FILE *f, struct json_object *cls)
 {
 	struct json_object *terms = jx_arr(cls, RK_TERMS);
-	const char *ex = jx_str(cls, RK_EXPLANATION), *rule = jx_str(cls, RK_RULE);
+	const char *rule = jx_str(cls, RK_RULE);
 	size_t n = jx_len(terms);
 
-	fputs("\n## What it is\n\n", f);
-	if (!cls) {
-		fputs("No classification in this bundle: the verdict is missing.\n", f);
-		return;
-	}
-	fprintf(f, "%s\n", ex ? ex : "(the rule gave no explanation)");
 	if (!n) {
-		fprintf(f, "\n%s\n", rule ? "The rule's terms were not recorded." :
-			"No rule matched.");
+		fprintf(f, "%s\n", rule ? "The rule's terms were not recorded." : "No rule matched.");
 		return;
 	}
-	fprintf(f, "\nRule %s holds:\n", rule ? rule : "(unnamed)");
+	fprintf(f, "Rule %s holds:\n", rule ? rule : "(unnamed)");
 	for (size_t i = 0; i < n && i < 32; i++) {
 		struct json_object *t = json_object_array_get_idx(terms, i);
 		const char *expr = jx_str(t, RK_EXPR);
 
-		fprintf(f, "- `%.300s`", expr ? expr : "?");
+		fprintf(f, "- `%.300s`", expr ? expr : "(term not recorded)");
 		put_values(f, jx_get(t, RK_VALUES), 12);
 		fputc('\n', f);
 	}
 }
 
-static void sum_not(FILE *f, struct json_object *cls)
+static void explain_not(FILE *f, struct json_object *cls)
 {
 	struct json_object *nots = jx_arr(cls, RK_NOT);
 	size_t n = jx_len(nots);
 
-	fputs("\n## What it is not\n\n", f);
-	if (!n) {
-		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
-		return;
-	}
+	fputs("\nOther rules:\n", f);
 	for (size_t i = 0; i < n && i < 64; i++) {
 		struct json_object *o = json_object_array_get_idx(nots, i);
 		struct json_object *unknown = jx_obj(o, RK_UNKNOWN);
@@ -293,6 +293,198 @@ static void sum_not(FILE *f, struct json_object *cls)
 	}
 }
 
+char *bundle_explain_text(struct json_object *cls)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (!cls)
+		fputs("No classification: the verdict is missing.\n", f);
+	else {
+		explain_terms(f, cls);
+		explain_not(f, cls);
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void sum_is(FILE *f, struct json_object *cls)
+{
+	const char *ex = jx_str(cls, RK_EXPLANATION), *rule = jx_str(cls, RK_RULE);
+
+	fputs("\n## What it is\n\n", f);
+	if (!cls) {
+		fputs("No classification in this bundle: the verdict is missing.\n", f);
+		return;
+	}
+	fprintf(f, "%s\n", ex ? ex : "(the rule gave no explanation)");
+	if (rule)
+		fprintf(f, "\nRule %.64s matched (`nicstallctl classify BUNDLE --explain` lists "
+			"its terms and the values they read).\n", rule);
+	else
+		fputs("\nNo rule matched.\n", f);
+}
+
+/* One line per verdict, whatever number of rules name it: the rules' own
+ * sentences (ruled_out), joined; a rule without one is named, and its
+ * term is left to classify --explain. A verdict with a rule that could not
+ * be decided is not ruled out. Shared by summary.txt and report.html. */
+static const char *verdict_of(struct json_object *o)
+{
+	return jx_str(o, RK_VERDICT) ? jx_str(o, RK_VERDICT) : "(unnamed verdict)";
+}
+
+size_t bi_not_lines(struct json_object *cls, struct bi_not *out, size_t max)
+{
+	struct json_object *nots = jx_arr(cls, RK_NOT);
+	size_t n = jx_len(nots), m = 0;
+
+	for (size_t i = 0; i < n && i < 64 && m < max; i++) {
+		const char *v = verdict_of(json_object_array_get_idx(nots, i));
+		char *buf = NULL;
+		size_t len = 0, j;
+		int k = 0;
+		FILE *f;
+
+		for (j = 0; j < i && strcmp(v, verdict_of(json_object_array_get_idx(nots, j))); j++)
+			;
+		if (j < i)
+			continue;
+		out[m].verdict = v;
+		out[m].kind = BI_NOT_RULED_OUT;
+		for (j = i; j < n && j < 64; j++) {
+			struct json_object *o = json_object_array_get_idx(nots, j);
+
+			if (strcmp(v, verdict_of(o)))
+				continue;
+			if (jx_get(o, RK_MATCHED) && json_object_get_boolean(jx_get(o, RK_MATCHED)))
+				out[m].kind = BI_NOT_ALSO_HELD;
+			else if (out[m].kind != BI_NOT_ALSO_HELD && jx_obj(o, RK_UNKNOWN) &&
+				 json_object_object_length(jx_obj(o, RK_UNKNOWN)))
+				out[m].kind = BI_NOT_UNDECIDED;
+		}
+		f = open_memstream(&buf, &len);
+		if (!f)
+			break;
+		if (out[m].kind == BI_NOT_ALSO_HELD)
+			fputs("its facts were all true, but an earlier rule won", f);
+		for (j = i; j < n && j < 64 && out[m].kind != BI_NOT_ALSO_HELD; j++) {
+			struct json_object *o = json_object_array_get_idx(nots, j), *un;
+			const char *text = jx_str(o, RK_TEXT), *rule = jx_str(o, RK_RULE);
+
+			if (strcmp(v, verdict_of(o)))
+				continue;
+			fputs(k++ ? "; " : "", f);
+			un = jx_obj(o, RK_UNKNOWN);
+			if (un && json_object_object_length(un)) {
+				int u = 0;
+
+				fprintf(f, "rule %.64s could not be decided: ", rule ? rule : v);
+				json_object_object_foreach(un, key, why) {
+					(void)key;
+					if (u == 4)
+						break;
+					fputs(u++ ? ", " : "", f);
+					put_val(f, why);
+				}
+			} else if (text) {
+				fprintf(f, "%.400s", text);
+			} else if (!jx_str(o, RK_FAILED)) {
+				fputs("why it was ruled out was not recorded", f);
+			} else {
+				fprintf(f, "rule %.64s does not hold (it gives no sentence: "
+					"classify --explain shows the term)", rule ? rule : v);
+			}
+		}
+		if (fclose(f) != 0) {
+			free(buf);
+			break;
+		}
+		out[m++].text = buf;
+	}
+	return m;
+}
+
+void bi_not_free(struct bi_not *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(l[i].text);
+}
+
+static void sum_not(FILE *f, struct json_object *cls)
+{
+	static const char *const head[] = {
+		[BI_NOT_RULED_OUT] = "Not %s:", [BI_NOT_UNDECIDED] = "Not decided: %s.",
+		[BI_NOT_ALSO_HELD] = "Also held: %s.",
+	};
+	struct bi_not l[64];
+	size_t n;
+
+	fputs("\n## What it is not\n\n", f);
+	if (!jx_len(jx_arr(cls, RK_NOT))) {
+		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
+		return;
+	}
+	n = bi_not_lines(cls, l, 64);
+	for (size_t i = 0; i < n; i++) {
+		fputs("- **", f);
+		fprintf(f, head[l[i].kind], l[i].verdict);
+		fprintf(f, "** %s.\n", l[i].text);
+	}
+	bi_not_free(l, n);
+}
+
+/* The neighbour entries of the ports at the stall ("10.219.0.1 REACHABLE
+ * on server"): seed 000's "not neighbour state". A new string, NULL when
+ * the manifest has none. */
+char *bi_neighbours(struct json_object *m)
+{
+	struct json_object *ports = jx_obj(m, MK_PORTS);
+	char *buf = NULL;
+	size_t len = 0;
+	int n = 0;
+	FILE *f;
+
+	if (!ports || !(f = open_memstream(&buf, &len)))
+		return NULL;
+	json_object_object_foreach(ports, name, p) {
+		struct json_object *nb = jx_arr(p, MK_P_NEIGHBOURS);
+
+		for (size_t i = 0; i < jx_len(nb) && n < 16; i++) {
+			struct json_object *e = json_object_array_get_idx(nb, i);
+
+			fprintf(f, "%s%.64s %.24s on %.64s", n++ ? ", " : "",
+				jx_str(e, "addr") ? jx_str(e, "addr") : "(address not recorded)",
+				jx_str(e, "state") ? jx_str(e, "state") : "(state not recorded)", name);
+		}
+	}
+	if (fclose(f) != 0 || !n) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Not the neighbour state: the ports' entries, resolved or not. */
+static void sum_neighbours(FILE *f, struct json_object *m)
+{
+	char *nb = bi_neighbours(m);
+
+	if (nb && (strstr(nb, " FAILED on ") || strstr(nb, " INCOMPLETE on ")))
+		fprintf(f, "- **Neighbour state:** an entry the kernel could not resolve at the "
+			"stall: %s.\n", nb);
+	else if (nb)
+		fprintf(f, "- **Not neighbour state:** the ports' neighbour entries at the stall: "
+			"%s.\n", nb);
+	free(nb);
+}
+
 /* The gap signal over one period's counters (0 when the period is there
  * but the signal is unknown in it: a counter missing counts 0). */
 static int period_gap(const struct rules *r, const char *profile, struct json_object *period,
@@ -301,10 +493,12 @@ static int period_gap(const struct rules *r, const char *profile, struct json_ob
 	return rules_signal(r, profile, GAP_SIGNAL, jx_obj(period, FK_COUNTERS), out) == 0;
 }
 
-/* "Gap: 6 frames counted at the port and not at the vport in 1.600 s; the
- * healthy rate explains 1.6." The frames are counted over the stall and the
- * observation window; the healthy share is the baseline's gap rate over the
- * same span, as the port-drop rule reckons it (rules/50-verdicts.rules). */
+/* "Gap: 6 frames counted at the port and not at the vport in 1.6 s, 2
+ * of them at the healthy rate (...)." The frames are counted over the
+ * stall and the observation window; the healthy share is the baseline's
+ * gap rate over the same span, as the port-drop rule reckons it
+ * (rules/50-verdicts.rules), printed as whole frames. Fewer than 2 is
+ * what the rules call read skew: not evidence of a loss. */
 static void sum_gap(FILE *f, const struct rules *r, const char *profile, struct json_object *fp)
 {
 	struct json_object *stall = jx_obj(fp, FK_PER_STALL), *win = jx_obj(fp, FK_PER_WINDOW);
@@ -315,21 +509,56 @@ static void sum_gap(FILE *f, const struct rules *r, const char *profile, struct 
 		return;
 	if (win && period_gap(r, profile, win, &wgap))
 		gap += wgap;
+	gap = round(gap);
 	span = jx_double(stall, FK_SPAN_S, 0) + (win ? jx_double(win, FK_SPAN_S, 0) : 0);
+	if (gap == 0) {
+		fputs("  Gap: none: the port and the vport counted the same frames.\n", f);
+		return;
+	}
+	if (gap < 2) {
+		/* the rules' read skew: one firmware query a moment after the other */
+		fprintf(f, "  Gap: none beyond read skew (%.0f frame%s between the port's and the "
+			"vport's counts, which the rules take for the time between the two "
+			"counter reads).\n", fabs(gap), fabs(gap) == 1 ? "" : "s");
+		return;
+	}
 	fputs("  Gap: ", f);
-	put_num(f, gap);
-	fprintf(f, " frame%s counted at the port and not at the vport", gap == 1 ? "" : "s");
-	if (span > 0)
-		fprintf(f, " in %.3f s", span);
+	put_fig(f, gap);
+	fputs(" frames counted at the port and not at the vport", f);
+	if (span > 0) {
+		fputs(" in ", f);
+		put_fig(f, span);
+		fputs(" s", f);
+	}
 	bspan = jx_double(base, FK_SPAN_S, 0);
-	if (base && bspan > 0 && span > 0 && period_gap(r, profile, base, &bgap))
-		fprintf(f, "; the healthy rate explains %.1f.\n", bgap / bspan * span);
-	else
+	if (base && bspan > 0 && span > 0 && period_gap(r, profile, base, &bgap)) {
+		fputs(", ", f);
+		put_fig(f, round(bgap / bspan * span));
+		fputs(" of them at the healthy rate (", f);
+		put_fig(f, bgap / bspan);
+		fputs(" a second, learned over the ", f);
+		put_fig(f, bspan);
+		fputs(" s before the stall).\n", f);
+	} else {
 		fputs("; no healthy rate was learned.\n", f);
+	}
+}
+
+/* The longest wait of the stalled flows at the snapshot, ms (NAN: none). */
+static double longest_wait(struct json_object *facts)
+{
+	struct json_object *list = jx_arr(jx_obj(facts, FK_FLOWS), FK_F_LIST);
+	double w = NAN, x;
+
+	for (size_t i = 0; i < jx_len(list); i++)
+		if (jx_num(jx_get(json_object_array_get_idx(list, i), FK_FL_WAITED_MS), &x) &&
+		    !(x <= w))
+			w = x;
+	return w;
 }
 
 static void sum_port(FILE *f, const struct rules *r, const char *name, struct json_object *mp,
-		     struct json_object *fp)
+		     struct json_object *fp, double waited)
 {
 	struct json_object *stall = jx_get(fp, FK_PER_STALL), *cnt = jx_get(stall, FK_COUNTERS);
 	const char *profile = jx_str(fp, FK_P_PROFILE);
@@ -350,9 +579,20 @@ static void sum_port(FILE *f, const struct rules *r, const char *name, struct js
 		fputs("  Counters at the stall: not recorded.\n", f);
 		return;
 	}
-	fputs("  Counters at the stall", f);
-	if (jx_num(jx_get(stall, FK_SPAN_S), &span))
-		fprintf(f, " (over %.3f s)", span);
+	/* the period: from the last recorder sample before the incident
+	 * opened to the investigation's first snapshot; it is not the stall,
+	 * which began when the first flow began to wait */
+	fputs("  Counters from the last sample before the incident to the first snapshot", f);
+	if (jx_num(jx_get(stall, FK_SPAN_S), &span)) {
+		fputs(" (", f);
+		put_fig(f, span);
+		fputs(" s", f);
+		if (isfinite(waited)) {
+			fprintf(f, "; the first stalled flow had waited %.1f ms at the snapshot",
+				waited);
+		}
+		fputs(")", f);
+	}
 	if (!cnt || !json_object_is_type(cnt, json_type_object)) {
 		fputs(": not recorded.\n", f);
 		return;
@@ -387,7 +627,7 @@ static void sum_ports(FILE *f, const struct rules *r, struct json_object *m,
 	if (mports) {
 		json_object_object_foreach(mports, k, v) {
 			if (nports++ < 16)
-				sum_port(f, r, k, v, jx_get(fports, k));
+				sum_port(f, r, k, v, jx_get(fports, k), longest_wait(facts));
 		}
 	}
 	if (fports) {
@@ -395,21 +635,34 @@ static void sum_ports(FILE *f, const struct rules *r, struct json_object *m,
 			if (jx_get(mports, k))
 				continue;
 			if (nports++ < 16)
-				sum_port(f, r, k, NULL, v);
+				sum_port(f, r, k, NULL, v, longest_wait(facts));
 		}
 	}
 	if (!nports)
 		fputs("- Ports: not recorded.\n", f);
 }
 
-static const char *const held_line[] = {
-	"unsent ", FK_H_UNSENT, ", unread ", FK_H_UNREAD, ", staged ", FK_H_STAGED, NULL
-};
+/* Do the stalled flows all read from kernel sockets (no engine's)? */
+static int all_kernel(struct json_object *list)
+{
+	for (size_t i = 0; i < jx_len(list); i++) {
+		const char *src = jx_str(json_object_array_get_idx(list, i), FK_FL_SRC);
 
+		if (!src || (strcmp(src, "sock") && strcmp(src, "bpf")))
+			return 0;
+	}
+	return jx_len(list) > 0;
+}
+
+/* The flows, one line per connection: a kernel socket at each end of one
+ * connection is one stalled flow seen twice, not two (the detector counts
+ * its siblings per connection too: stall.c count_siblings). */
 static void sum_flows(FILE *f, struct json_object *facts)
 {
 	struct json_object *flows = jx_obj(facts, FK_FLOWS), *held, *list;
-	size_t n;
+	char keys[8][200];
+	size_t n, nconn = 0, more = 0;
+	int kern;
 
 	if (!flows) {
 		fputs("- Flows: not recorded.\n", f);
@@ -418,27 +671,77 @@ static void sum_flows(FILE *f, struct json_object *facts)
 	held = jx_obj(flows, FK_F_HELD);
 	list = jx_arr(flows, FK_F_LIST);
 	n = jx_len(list);
-	put_line(f, flows, (const char *const[]){ "- Flows: ", FK_F_STALLED, " stalled, ",
-		 FK_F_PROGRESSING, " progressing. ", NULL });
-	if (held) {
-		fputs("Held by the engine: ", f);
-		put_line(f, held, held_line);
-		fputs(" bytes.\n", f);
-	} else {
-		fputs("What the engine held: not recorded.\n", f);
-	}
-	for (size_t i = 0; i < n && i < 8; i++) {
-		struct json_object *o = json_object_array_get_idx(list, i);
+	kern = all_kernel(list);
+	for (size_t i = 0; i < n; i++) {
+		char k[200];
+		size_t c;
 
-		put_line(f, o, (const char *const[]){ "  - ", FK_FL_TUPLE, " (", FK_FL_SRC,
-			 "): waited ", NULL });
-		put_ms(f, jx_get(o, FK_FL_WAITED_MS));
-		fputs(", ", f);
-		put_line(f, o, held_line);
+		util_conn_key(jx_str(json_object_array_get_idx(list, i), FK_FL_TUPLE), k, sizeof(k));
+		for (c = 0; c < nconn && strcmp(keys[c], k); c++)
+			;
+		if (c < nconn)
+			continue;
+		if (nconn < 8)
+			util_strlcpy(keys[nconn++], k, sizeof(keys[0]));
+		else
+			more++;
+	}
+	fputs("- Flows: ", f);
+	if (list) {
+		fprintf(f, "%zu connection%s stalled", nconn + more, nconn + more == 1 ? "" : "s");
+		if (n > nconn + more)
+			fprintf(f, " (%zu flow records: both ends watched)", n);
+	} else {
+		put_val(f, jx_get(flows, FK_F_STALLED));
+		fputs(" stalled", f);
+	}
+	fputs(", ", f);
+	put_val(f, jx_get(flows, FK_F_PROGRESSING));
+	fputs(" other connection(s) of the ports progressing. ", f);
+	if (!held)
+		fputs("What the flows held: not recorded.\n", f);
+	else if (kern)
+		put_line(f, held, (const char *const[]){ "Bytes in their kernel sockets: unsent ",
+			 FK_H_UNSENT, ", unread ", FK_H_UNREAD, ".\n", NULL });
+	else
+		put_line(f, held, (const char *const[]){ "Held by the engines and sockets: unsent ",
+			 FK_H_UNSENT, ", unread ", FK_H_UNREAD, ", staged ", FK_H_STAGED,
+			 " bytes.\n", NULL });
+	for (size_t c = 0; c < nconn; c++) {
+		double waited = NAN, x;
+		uint64_t unsent = 0, unread = 0, staged = 0;
+		const char *src = NULL;
+		int ends = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *o = json_object_array_get_idx(list, i);
+			char k[200];
+
+			util_conn_key(jx_str(o, FK_FL_TUPLE), k, sizeof(k));
+			if (strcmp(k, keys[c]))
+				continue;
+			ends++;
+			src = jx_str(o, FK_FL_SRC);
+			if (jx_num(jx_get(o, FK_FL_WAITED_MS), &x) && !(x <= waited))
+				waited = x;
+			unsent += jx_u64(o, FK_H_UNSENT);
+			unread += jx_u64(o, FK_H_UNREAD);
+			staged += jx_u64(o, FK_H_STAGED);
+		}
+		fprintf(f, "  - %.200s (%s%s): waited ", keys[c][0] ? keys[c] : "tuple not recorded",
+			src && (!strcmp(src, "sock") || !strcmp(src, "bpf")) ? "kernel socket" :
+			src ? src : "source not recorded", ends > 1 ? "s at both ends" : "");
+		if (isfinite(waited))
+			fprintf(f, "%.1f ms", waited);
+		else
+			fputs("for a time not recorded", f);
+		fprintf(f, ", unsent %" PRIu64 ", unread %" PRIu64, unsent, unread);
+		if (!kern)
+			fprintf(f, ", staged %" PRIu64, staged);
 		fputs("\n", f);
 	}
-	if (n > 8)
-		fprintf(f, "  - and %zu more (flows.json)\n", n - 8);
+	if (more)
+		fprintf(f, "  - and %zu more (flows.json)\n", more);
 }
 
 static void sum_threads(FILE *f, struct json_object *facts)
@@ -447,10 +750,10 @@ static void sum_threads(FILE *f, struct json_object *facts)
 	size_t n = jx_len(threads);
 
 	if (!threads) {
-		fputs("- Engine threads: not recorded.\n", f);
+		fputs("- Threads of the flows' processes: not recorded.\n", f);
 		return;
 	}
-	fprintf(f, "- Engine threads: %zu recorded.\n", n);
+	fprintf(f, "- Threads of the flows' processes: %zu recorded.\n", n);
 	for (size_t i = 0; i < n && i < 6; i++) {
 		struct json_object *o = json_object_array_get_idx(threads, i);
 
@@ -492,7 +795,8 @@ static void sum_captures(FILE *f, struct json_object *facts)
 		struct json_object *pr = jx_get(o, FK_C_PROMISC), *tr = jx_get(o, FK_C_TRANSITION);
 
 		put_line(f, o, (const char *const[]){ "- Capture on ", FK_C_PORT, ": ",
-			 FK_C_FRAMES, " frames, ", NULL });
+			 FK_C_FRAMES, NULL });
+		fputs(jx_u64(o, FK_C_FRAMES) == 1 ? " frame, " : " frames, ", f);
 		if (!recorded(pr))
 			fputs("promiscuous mode not recorded", f);
 		else
@@ -512,6 +816,24 @@ static void sum_captures(FILE *f, struct json_object *facts)
 }
 
 /* The manifest's release (the record's), else the facts': same shape. */
+/* Why the release came that long after a port action: kernel TCP flows
+ * move again only when their sender retransmits (tcp_retransmit_timer()
+ * doubles the RTO each time), so the delay after a filter action is the
+ * flows' retransmission backoff, not the action's own time. One sentence
+ * for summary.txt and report.html. */
+const char *bundle_release_why(struct json_object *m)
+{
+	struct json_object *rel = jx_get(m, MK_RELEASE), *facts = jx_obj(m, MK_FACTS);
+	const char *a = jx_str(rel, FK_R_ACTION);
+
+	if (!a || !strcmp(a, "self") || !strcmp(a, "none") || !strcmp(a, "ambiguous"))
+		return NULL;
+	if (!all_kernel(jx_arr(jx_obj(facts, FK_FLOWS), FK_F_LIST)))
+		return NULL;
+	return "the flows are kernel TCP, which moves again only at its next retransmission: "
+	       "the delay is the flows' retransmission backoff, not the action's own time";
+}
+
 static void sum_release(FILE *f, struct json_object *m, struct json_object *facts)
 {
 	struct json_object *rel = jx_get(m, MK_RELEASE);
@@ -541,6 +863,8 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 			fprintf(f, ", %.1f ms after the action", x);
 		else
 			fputs(", time not recorded", f);
+		if (bundle_release_why(m))
+			fprintf(f, " (%s)", bundle_release_why(m));
 		fputs(".\n", f);
 		if (port)
 			fprintf(f, "- The receive-filter state of port %s held the flows.\n", port);
@@ -551,28 +875,56 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 	}
 }
 
+/* The journal, and the kernel's own lines the investigation kept (the
+ * reprogram's promiscuous-mode lines, the device's driver lines since the
+ * port was opened): the manifest's "journal" and "kernel_log". */
 static void sum_journal(FILE *f, struct json_object *m)
 {
 	struct json_object *journal = jx_get(m, MK_JOURNAL), *lines, *avail;
+	struct json_object *klog = jx_arr(m, MK_KERNEL_LOG);
 
 	if (!recorded(journal)) {
-		fputs("- Journal: no journal excerpt in this bundle.\n", f);
-		return;
+		fputs("- Journal: not read for this bundle.\n", f);
+	} else if ((avail = jx_get(journal, MK_J_AVAILABLE)) && !json_object_get_boolean(avail)) {
+		fputs("- Journal: unavailable", f);
+		if (jx_str(journal, "reason"))
+			fprintf(f, ": %.200s", jx_str(journal, "reason"));
+		fputs(".\n", f);
+	} else {
+		lines = jx_arr(journal, MK_J_ENTRIES);
+		if (!lines)
+			lines = jx_arr(journal, MK_J_LINES);
+		if (lines)
+			fprintf(f, "- Journal: %zu lines around the stall (journal.json).\n",
+				jx_len(lines));
+		else if (jx_get(journal, "count"))
+			fprintf(f, "- Journal: %" PRIu64 " lines around the stall (journal.json).\n",
+				jx_u64(journal, "count"));
+		else
+			fputs("- Journal: excerpt present (journal.json).\n", f);
 	}
-	avail = jx_get(journal, MK_J_AVAILABLE);
-	if (avail && !json_object_get_boolean(avail)) {
-		fputs("- Journal: unavailable on this host.\n", f);
-		return;
+	for (size_t i = 0; i < jx_len(klog) && i < 16; i++) {
+		struct json_object *e = json_object_array_get_idx(klog, i);
+		struct json_object *ls = jx_arr(e, MK_KL_LINES);
+		size_t n = jx_len(ls);
+
+		fprintf(f, "- Kernel log%s%.64s, %.120s: ", jx_str(e, "port") ? " of port " : "",
+			jx_str(e, "port") ? jx_str(e, "port") : "", jx_str(e, MK_KL_WHAT) ?
+			jx_str(e, MK_KL_WHAT) : "lines");
+		if (jx_str(e, "error")) {
+			fprintf(f, "not read (%.200s).\n", jx_str(e, "error"));
+			continue;
+		}
+		if (!n)
+			fputs("none in the kernel's ring", f);
+		for (size_t k = 0; k < n && k < 4; k++)
+			fprintf(f, "%s\"%.240s\"", k ? ", " : "",
+				json_object_get_string(json_object_array_get_idx(ls, k)));
+		if (n > 4 || jx_u64(e, "more"))
+			fprintf(f, " and %" PRIu64 " more (manifest.json kernel_log)",
+				(uint64_t)(n > 4 ? n - 4 : 0) + jx_u64(e, "more"));
+		fputs(".\n", f);
 	}
-	lines = jx_arr(journal, MK_J_ENTRIES);
-	if (!lines)
-		lines = jx_arr(journal, MK_J_LINES);
-	if (!lines && json_object_is_type(journal, json_type_array))
-		lines = journal;
-	if (lines)
-		fprintf(f, "- Journal: %zu lines around the stall (journal.json).\n", jx_len(lines));
-	else
-		fputs("- Journal: excerpt present (journal.json).\n", f);
 }
 
 static void sum_evidence(FILE *f, const struct rules *r, struct json_object *m,
@@ -609,11 +961,11 @@ static void sum_timeline(FILE *f, struct json_object *m)
 		if (jx_num(jx_get(s, MK_S_START_MS), &a))
 			fprintf(f, "- %+9.1f ms", a);
 		else
-			fputs("-         ? ms", f);
+			fputs("-  (start unknown)", f);
 		if (jx_num(jx_get(s, MK_S_END_MS), &b))
 			fprintf(f, " .. %+9.1f ms", b);
 		else
-			fputs(" ..         ? ms", f);
+			fputs(" .. (end unknown)", f);
 		fputs("  ", f);
 		put_val(f, jx_get(s, MK_S_STEP));
 		if (port)
@@ -641,6 +993,7 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	sum_title(f, manifest, cls, facts);
 	sum_is(f, cls);
 	sum_not(f, cls);
+	sum_neighbours(f, manifest);
 	sum_evidence(f, rules, manifest, facts);
 	if (jx_obj(manifest, MK_DEVLINK))
 		bi_sum_devlink(f, manifest);

@@ -453,6 +453,14 @@ int cmd_classify(struct cli *c)
 	} else {
 		printf("verdict: %s (rule %s)\n%s\n", jx_text(res, "verdict"),
 		       cli_dash(jx_text(res, "rule")), jx_text(res, "explanation"));
+		if (c->opts & OPT_EXPLAIN) {
+			/* the terms as expressions: the summary gives sentences */
+			char *t = bundle_explain_text(res);
+
+			if (t)
+				fputs(t, stdout);
+			free(t);
+		}
 		if (same)
 			printf("identical to the recorded classification\n");
 		else

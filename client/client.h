@@ -32,6 +32,7 @@ struct json_object;
 #define OPT_LIMIT   0x40u
 #define OPT_INCIDENT 0x80u
 #define OPT_LABEL   0x100u
+#define OPT_EXPLAIN 0x200u
 #define CLI_MAX_LABELS 32               /* --label given (the daemon takes 16) */
 
 struct cli {

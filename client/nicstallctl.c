@@ -32,7 +32,7 @@ static const struct command {
 	{ "show", cmd_show, 0 },
 	{ "report", cmd_report, OPT_OUTPUT },
 	{ "verify", cmd_verify, 0 },
-	{ "classify", cmd_classify, OPT_RULES },
+	{ "classify", cmd_classify, OPT_RULES | OPT_EXPLAIN },
 };
 
 static const struct {
@@ -44,6 +44,7 @@ static const struct {
 	{ OPT_LIMIT, "--limit" },
 	{ OPT_INCIDENT, "--incident" },
 	{ OPT_LABEL, "--label" },
+	{ OPT_EXPLAIN, "--explain" },
 };
 
 static void usage(FILE *f)
@@ -76,7 +77,9 @@ static void usage(FILE *f)
 "  show BUNDLE                  print a bundle's summary and timeline\n"
 "  report BUNDLE [-o FILE]      write the bundle's HTML report (- for stdout)\n"
 "  verify BUNDLE                check a bundle's checksums and manifest\n"
-"  classify BUNDLE [--rules DIR]  re-run the rules on a recorded bundle\n"
+"  classify BUNDLE [--rules DIR] [--explain]\n"
+"                               re-run the rules on a recorded bundle; --explain:\n"
+"                               every term and the values it read\n"
 "options:\n"
 "  -s, --socket PATH            control socket (default " DEFAULT_SOCKET ",\n"
 "                               or $NICSTALL_SOCKET)\n"
@@ -89,7 +92,8 @@ static void usage(FILE *f)
 }
 
 /* Long-only options. */
-enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_LIMIT, O_INCIDENT, O_LABEL };
+enum { O_CHANGED = 256, O_WINDOW, O_STALLED, O_BUNDLE, O_RULES, O_LIMIT, O_INCIDENT, O_LABEL,
+       O_EXPLAIN };
 
 int main(int argc, char **argv)
 {
@@ -108,6 +112,7 @@ int main(int argc, char **argv)
 		{ "rules", required_argument, NULL, O_RULES },
 		{ "incident", required_argument, NULL, O_INCIDENT },
 		{ "label", required_argument, NULL, O_LABEL },
+		{ "explain", no_argument, NULL, O_EXPLAIN },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli c = { .sock_path = DEFAULT_SOCKET };
@@ -192,6 +197,9 @@ int main(int argc, char **argv)
 		}
 		case O_BUNDLE:
 			c.opts |= OPT_BUNDLE;
+			break;
+		case O_EXPLAIN:
+			c.opts |= OPT_EXPLAIN;
 			break;
 		case O_RULES:
 			c.opts |= OPT_RULES;

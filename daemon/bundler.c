@@ -323,6 +323,61 @@ static void host_of(const struct conf *c, char *host, size_t len)
 		gethostname(host, len - 1);
 }
 
+/* What the journal gave (its lines are journal.json) and the kernel's
+ * own lines the investigation kept: each reprogram's promiscuous-mode
+ * lines (the kernel log that confirmed it), so that summary.txt says what
+ * record.json holds. */
+static void manifest_logs(struct json_object *man, const struct bundler_inv *in)
+{
+	struct json_object *rec = in->rec;
+	struct json_object *j = jx_get(rec, IR_JOURNAL), *rp = jx_arr(rec, IR_REPROGRAMS);
+	struct json_object *js = json_object_new_object(), *kl = json_object_new_array();
+
+	if (j && json_object_is_type(j, json_type_object)) {
+		jx_copy(js, MK_J_AVAILABLE, j, MK_J_AVAILABLE);
+		jx_copy(js, "reason", j, "reason");
+		if (jx_arr(j, MK_J_ENTRIES))
+			jx_add_u64(js, "count", jx_len(jx_arr(j, MK_J_ENTRIES)));
+		else if (jx_arr(j, MK_J_LINES))
+			jx_add_u64(js, "count", jx_len(jx_arr(j, MK_J_LINES)));
+		json_object_object_add(man, MK_JOURNAL, js);
+	} else {
+		json_object_put(js);
+	}
+	for (size_t i = 0; i < jx_len(rp); i++) {
+		struct json_object *r = json_object_array_get_idx(rp, i);
+		struct json_object *k = jx_obj(r, "kernel_log"), *e;
+
+		if (!k || !jx_arr(k, "lines"))
+			continue;
+		e = json_object_new_object();
+		jx_add_str(e, MK_KL_WHAT, jx_bool(k, "confirmed") ?
+			   "the receive-filter reprogram, confirmed" :
+			   "the receive-filter reprogram, not confirmed");
+		jx_copy(e, "port", r, "port");
+		jx_copy(e, MK_KL_LINES, k, "lines");
+		json_object_array_add(kl, e);
+	}
+	/* each port's device lines, read when the port opened */
+	for (unsigned i = 0; i < in->nports; i++) {
+		struct json_object *k = in->ports[i] ? port_kmsg(in->ports[i]) : NULL, *e;
+
+		if (!k)
+			continue;
+		e = json_object_new_object();
+		jx_add_str(e, MK_KL_WHAT, "the device's lines since boot, read when the port opened");
+		jx_add_str(e, "port", in->port_names[i]);
+		jx_copy(e, MK_KL_LINES, k, "lines");
+		jx_copy(e, "more", k, "more");
+		jx_copy(e, "error", k, "error");
+		json_object_array_add(kl, e);
+	}
+	if (json_object_array_length(kl))
+		json_object_object_add(man, MK_KERNEL_LOG, kl);
+	else
+		json_object_put(kl);
+}
+
 static struct json_object *manifest(const struct bundler_inv *in, const char *host)
 {
 	struct json_object *man = json_object_new_object(), *ports = json_object_new_object();
@@ -330,8 +385,11 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	struct utsname u;
 	char kernel[400];
 
+	/* the release names the kernel; the version string ("#1 SMP
+	 * PREEMPT_DYNAMIC @0": a build time of 0 on reproducible builds) is
+	 * kept apart, for the record */
 	uname(&u);
-	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.version);
+	snprintf(kernel, sizeof(kernel), "%s %s", u.sysname, u.release);
 	/* "trigger" first, "peer" second: retention reads only the first
 	 * few KiB of a snapshot's manifest to tell its pool and its peer
 	 * (bundle/list.c classify) */
@@ -339,14 +397,36 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	jx_copy(man, MK_PEER, rec, IR_PEER);
 	jx_add_str(man, "host", host);
 	jx_add_str(man, "kernel", kernel);
+	jx_add_str(man, "kernel_build", u.version);
 	jx_add_str(man, "nicstalld_version", NICSTALL_VERSION);
 	jx_add_u64(man, "incident_id", in->incident_id);
 	jx_add_u64(man, "investigation_id", in->id);
 	jx_add_str(man, "port", in->port_names[0]);
 	jx_add_u64(man, "opened_real_ns", in->open_real_ns);
-	for (unsigned i = 0; i < in->nports; i++)
-		if (in->ports[i])
-			json_object_object_add(ports, in->port_names[i], evid_identity_json(in->ports[i]));
+	for (unsigned i = 0; i < in->nports; i++) {
+		struct json_object *id, *nb, *keep;
+
+		if (!in->ports[i])
+			continue;
+		id = evid_identity_json(in->ports[i]);
+		/* the neighbour entries at the stall, unicast ones (what a
+		 * failed resolution would show: "What it is not") */
+		nb = jx_arr(jx_get(jx_get(rec, IR_SNAPSHOT), in->port_names[i]), IR_S_NEIGHBOURS);
+		keep = json_object_new_array();
+		for (size_t k = 0; k < jx_len(nb) && k < 32; k++) {
+			struct json_object *e = json_object_array_get_idx(nb, k), *o;
+			const char *st = jx_str(e, "state");
+
+			if (!st || !strcmp(st, "NOARP") || !strcmp(st, "PERMANENT"))
+				continue;
+			o = json_object_new_object();
+			jx_copy(o, "addr", e, "addr");
+			jx_copy(o, "state", e, "state");
+			json_object_array_add(keep, o);
+		}
+		json_object_object_add(id, MK_P_NEIGHBOURS, keep);
+		json_object_object_add(ports, in->port_names[i], id);
+	}
 	json_object_object_add(man, "ports", ports);
 	json_object_object_add(man, "verdict", json_object_get(jx_get(rec, IR_VERDICT)));
 	json_object_object_add(man, "facts", json_object_get(jx_get(rec, IR_FACTS)));
@@ -372,6 +452,7 @@ static struct json_object *manifest(const struct bundler_inv *in, const char *ho
 	}
 	if (jx_get(rec, IR_ENGINES))
 		json_object_object_add(man, MK_ENGINES, json_object_get(jx_get(rec, IR_ENGINES)));
+	manifest_logs(man, in);
 	return man;
 }
 

@@ -8,6 +8,7 @@
 #include "daemon/record.h"
 #include "daemon/recorder.h"
 #include "lib/json.h"
+#include "lib/util.h"
 #include "rules/facts.h"
 
 #include <stdint.h>
@@ -198,7 +199,9 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 	jx_add_u64(held, FK_H_UNSENT, hu);
 	jx_add_u64(held, FK_H_UNREAD, hr);
 	jx_add_u64(held, FK_H_STAGED, hs);
-	jx_add_int(flows, FK_F_STALLED, (int64_t)jx_len(fl));
+	/* connections, not flow records: both ends of one connection are
+	 * one stalled flow (the siblings are counted per connection too) */
+	jx_add_int(flows, FK_F_STALLED, (int64_t)jx_conn_count(fl, "tuple"));
 	json_object_object_add(flows, FK_F_PROGRESSING,
 			       json_object_get(jx_get(jx_get(rec, IR_INCIDENT), "siblings_progressing")));
 	json_object_object_add(flows, FK_F_HELD, held);

@@ -328,6 +328,11 @@ int incident_ended(const struct incident *inc) { return inc->ended; }
 int incident_released(const struct incident *inc) { return inc->ended && inc->released; }
 unsigned incident_nflows(const struct incident *inc) { return inc->nflows; }
 
+const struct flow_key *incident_flow_norm(const struct incident *inc, unsigned i)
+{
+	return i < inc->nflows ? &inc->flows[i].norm : NULL;
+}
+
 int incident_has_norm(const struct incident *inc, const struct flow_key *norm)
 {
 	for (unsigned i = 0; i < inc->nflows; i++)
@@ -359,7 +364,8 @@ struct json_object *incident_json(const struct incident *inc, uint64_t now)
 
 		jx_add_str(f, "tuple", x->tuple);
 		jx_add_str(f, "source", flow_src_name(x->src));
-		jx_add_u64(f, "session", x->session);
+		if (x->src != FLOW_SRC_SOCK && x->src != FLOW_SRC_BPF)
+			jx_add_u64(f, "session", x->session);   /* an engine's word */
 		if (x->pid)
 			jx_add_int(f, "pid", x->pid);
 		if (x->engine[0])

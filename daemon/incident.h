@@ -85,6 +85,8 @@ unsigned incident_nflows(const struct incident *inc);
  * norm? */
 struct flow_key;
 int incident_has_norm(const struct incident *inc, const struct flow_key *norm);
+/* The normalised key of the incident's i-th flow; NULL past the last. */
+const struct flow_key *incident_flow_norm(const struct incident *inc, unsigned i);
 
 struct json_object *incident_json(const struct incident *inc, uint64_t now);
 struct json_object *incidents_json(const struct incidents *is, uint64_t now);

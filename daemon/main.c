@@ -259,7 +259,7 @@ static void status_cb(struct json_object *o, void *arg)
 	jx_add_int(o, "pid", getpid());
 	jx_add_double(o, "uptime_s", (double)(loop_mono_ns() - d->start_mono_ns) / 1e9);
 	jx_add_str(o, "config", d->conf_path);
-	jx_add_double(o, "interval_ms", (double)d->conf->interval_ns / 1e6);
+	json_object_object_add(o, "interval_ms", jx_new_fixed((double)d->conf->interval_ns / 1e6, 3));
 	jx_add_double(o, "horizon_s", (double)d->conf->horizon_ns / 1e9);
 	jx_add_str(o, "state_dir", d->conf->state_dir);
 	jx_add_str(o, "sysfs_root", d->sysfs_root);

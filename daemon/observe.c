@@ -280,8 +280,13 @@ static void cap_done(struct probe_cap *pc, void *arg)
 			if (v->npcap < MAXP * 2 && r->path[0])
 				util_strlcpy(v->pcap[v->npcap++], r->path, sizeof(v->pcap[0]));
 			json_object_array_add(jx_array_at(v->rec, IR_CAPTURES), o);
-			snprintf(note, sizeof(note), "%u frames, %s%s", r->packets,
-				 r->stop_reason, r->promisc_requested ? (r->transition ?
+			snprintf(note, sizeof(note), "%u frame%s, %s%s",
+				 r->packets, r->packets == 1 ? "" : "s",
+				 !strcmp(r->stop_reason, "duration") ? "ran its full time" :
+				 !strcmp(r->stop_reason, "bytes") ? "stopped at its byte limit" :
+				 !strcmp(r->stop_reason, "packets") ? "stopped at its frame limit" :
+				 !strcmp(r->stop_reason, "cancelled") ? "cancelled" : "stopped on an error",
+				 r->promisc_requested ? (r->transition ?
 				 ", promiscuous transition" : ", no promiscuous transition") : "");
 			inv_step_end(v, v->cap_step[i], r->error[0] ? "failed" : "ok",
 				 r->error[0] ? r->error : note);

@@ -13,8 +13,10 @@
 #include "lib/netns.h"
 #include "lib/rtnl.h"
 #include "lib/util.h"
+#include "probes/kmsg.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,11 +79,53 @@ struct port {
 	struct cost rec_cost;   /* CPU time of the recorder pushes */
 	uint64_t sample_cost_total_ns;        /* every read's cost summed (metrics) */
 	struct host_opts *host;               /* [host], [producer]: NULL not set */
+	struct json_object *kmsg;             /* the device's kernel lines at open */
 };
 
 const char *port_state_name(enum port_state s)
 {
 	return s == PORT_UP ? "up" : "down";
+}
+
+#define KMSG_LINES 64
+
+/* The device's lines in the kernel's ring when the port opens: the
+ * driver's since boot while the ring holds them (seed 000's "fw query
+ * isn't supported by the FW" comes at the first query of the device, long
+ * before a stall, and a stall's 30 s window never holds it). One read of
+ * /dev/kmsg to its end, without waiting, at open only. */
+static void read_kmsg(struct port *p)
+{
+	struct kmsg_line *l = calloc(KMSG_LINES, sizeof(*l));
+	struct json_object *o = json_object_new_object(), *a = json_object_new_array();
+	size_t more = 0;
+	char err[256];
+	int n = l ? kmsg_device_lines(p->conf.ifname, p->ident->bus_info, l, KMSG_LINES, &more,
+				      err, sizeof(err)) : -1;
+
+	if (!l)
+		util_strlcpy(err, "out of memory", sizeof(err));
+	if (n < 0)
+		jx_add_str(o, "error", err);
+	for (int i = 0; i < n; i++) {
+		char line[KMSG_LINE_MAX + 32];
+
+		/* dmesg's form: seconds since boot, to the microsecond */
+		snprintf(line, sizeof(line), "[%5" PRIu64 ".%06" PRIu64 "] %s",
+			 l[i].ts_us / 1000000u, l[i].ts_us % 1000000u, l[i].text);
+		json_object_array_add(a, json_object_new_string(line));
+	}
+	json_object_object_add(o, "lines", a);
+	if (more)
+		jx_add_u64(o, "more", more);
+	free(l);
+	json_object_put(p->kmsg);
+	p->kmsg = o;
+}
+
+struct json_object *port_kmsg(const struct port *p)
+{
+	return p->kmsg;
 }
 
 static const char *ns_label(const struct port *p)
@@ -430,6 +474,7 @@ void port_try_up(struct port *p)
 	}
 	p->profile = p->conf.profile != PROFILE_AUTO ? p->conf.profile :
 		     conf_profile_for_driver(p->ident->driver);
+	read_kmsg(p);
 
 	/* RDMA device: configured, or the one whose port belongs to ifname */
 	p->rdma_dev[0] = 0;
@@ -535,6 +580,7 @@ void port_free(struct port *p)
 	if (p->nsfd >= 0)
 		close(p->nsfd);
 	free(p->host);
+	json_object_put(p->kmsg);
 	rec_free(p->rec);
 	free(p->ident);
 	free(p);

@@ -75,6 +75,9 @@ void port_devlink_refresh(struct port *p, const char *const *diagnose);
 struct json_object *port_devlink_json(const struct port *p);
 struct json_object *port_devlink_events_json(const struct port *p, uint64_t since_mono_ns);
 int port_devlink_events_lost(const struct port *p);
+/* The device's kernel lines read when the port opened ({lines: ["[ts]
+ * text", ...], more, error}); NULL before the port first opened. */
+struct json_object *port_kmsg(const struct port *p);
 
 /* Host resources (the sixth counter source, "host", collectors/src_host.h):
  * the [host] and [producer] options (copied; reopened when they changed;

@@ -185,14 +185,15 @@ static int in_group(const struct sflow *f, const char *names[2], unsigned n)
  * are not among the stalled ones. One pass over the flows, O(flows): it
  * runs once per incident and poll (incident_siblings_stale), never per
  * joining flow, so a mass stall costs linear time, not quadratic. */
-static unsigned count_siblings(struct stall *s, const char *group, uint64_t since)
+static unsigned count_siblings(struct stall *s, const struct incident *inc, const char *group,
+			       uint64_t since)
 {
 	const char *names[2];
 	unsigned ng = group_ports(s, group, names), n = 0;
 	size_t need = 16;
 
 	s->sibling_scans++;
-	while (need < (size_t)flowtab_count(s->flows) * 2)
+	while (need < ((size_t)flowtab_count(s->flows) + (inc ? incident_nflows(inc) : 0)) * 2)
 		need *= 2;
 	if (need > s->kcap) {
 		struct kent *k = realloc(s->kset, need * sizeof(*k));
@@ -203,6 +204,17 @@ static unsigned count_siblings(struct stall *s, const char *group, uint64_t sinc
 		s->kcap = need;
 	}
 	memset(s->kset, 0, s->kcap * sizeof(*s->kset));
+	/* the incident's own connections are never its siblings, released
+	 * or not: counted again when the incident ends, a stalled flow that
+	 * moves again is no "other connection progressing" */
+	for (unsigned i = 0; inc && i < incident_nflows(inc); i++) {
+		const struct flow_key *k = incident_flow_norm(inc, i);
+		struct kent *e = kset_slot(s, k);
+
+		e->used = 1;
+		e->k = *k;
+		e->stalled = 1;
+	}
 	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
 		struct flow_key k;
 		struct kent *e;
@@ -234,7 +246,7 @@ static void refresh_siblings(struct stall *s, struct incident *inc)
 	uint64_t since;
 
 	if (inc && incident_siblings_due(inc, &since))
-		incident_set_siblings(inc, count_siblings(s, incident_group(inc), since));
+		incident_set_siblings(inc, count_siblings(s, inc, incident_group(inc), since));
 }
 
 /* Per-flow log lines (joins, releases) are kept to a few per poll: a mass
@@ -253,7 +265,7 @@ static int flow_line_ok(struct stall *s)
 
 static void end_incident(struct stall *s, struct incident *inc, int released)
 {
-	incident_set_siblings(inc, count_siblings(s, incident_group(inc),
+	incident_set_siblings(inc, count_siblings(s, inc, incident_group(inc),
 						  incident_opened_ns(inc)));
 	incident_end(inc, s->now, released, s->c->incident_max_ns);
 	if (s->hook)
@@ -350,7 +362,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 			o->incident = incident_id(inc);
 		}
 	}
-	incident_set_siblings(inc, count_siblings(s, group, s->now - threshold(s, f->port)));
+	incident_set_siblings(inc, count_siblings(s, inc, group, s->now - threshold(s, f->port)));
 	incident_log_open(inc);
 	if (s->hook)
 		s->hook(inc, INCIDENT_OPEN, s->hook_arg);
@@ -905,7 +917,10 @@ static struct json_object *flow_json(const struct sflow *f, uint64_t now)
 	jx_add_str(o, "port", f->port);
 	jx_add_str(o, "source", flow_src_name(f->obs.src));
 	jx_add_str(o, "tuple", tuple);
-	jx_add_u64(o, "session", f->obs.session);
+	/* a session is an engine's word: a kernel socket or the tc tracker
+	 * has none (not "session": 0) */
+	if (f->obs.src != FLOW_SRC_SOCK && f->obs.src != FLOW_SRC_BPF)
+		jx_add_u64(o, "session", f->obs.session);
 	jx_add_str(o, "state", flow_state_name(f->state));
 	jx_add_ms(o, "progress_age_ms", now - f->progress_ns);
 	if (f->state != FLOW_IDLE)

@@ -1,10 +1,12 @@
 /* json: json-c helpers (see json.h). */
 #include "lib/json.h"
+#include "lib/util.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct json_object *jx_get(struct json_object *o, const char *key)
 {
@@ -182,17 +184,45 @@ struct json_object *jx_array_at(struct json_object *o, const char *key)
 	return a;
 }
 
-struct json_object *jx_new_fixed(double v, int decimals)
+/* v written as fmt prints it with prec (clamped to lo..hi): the value is
+ * what the text says, and the text is what is written. */
+static struct json_object *new_printed(double v, const char *fmt, int prec, int lo, int hi)
 {
 	char buf[64];
 
 	if (!isfinite(v))
 		return json_object_new_double(v);
-	if (decimals < 0)
-		decimals = 0;
-	if (decimals > 9)
-		decimals = 9;
-	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-	/* the value is what the text says, and the text is what is written */
+	prec = prec < lo ? lo : prec > hi ? hi : prec;
+	snprintf(buf, sizeof(buf), fmt, prec, v);
 	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+struct json_object *jx_new_fixed(double v, int decimals)
+{
+	return new_printed(v, "%.*f", decimals, 0, 9);
+}
+
+struct json_object *jx_new_sig(double v, int digits)
+{
+	/* %g may write "1e+06": a JSON number too */
+	return new_printed(v, "%.*g", digits, 1, 17);
+}
+
+size_t jx_conn_count(struct json_object *list, const char *key)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < jx_len(list); i++) {
+		char a[200], b[200];
+		size_t j;
+
+		util_conn_key(jx_str(json_object_array_get_idx(list, i), key), a, sizeof(a));
+		for (j = 0; j < i; j++) {
+			util_conn_key(jx_str(json_object_array_get_idx(list, j), key), b, sizeof(b));
+			if (!strcmp(a, b))
+				break;
+		}
+		n += j == i;
+	}
+	return n;
 }

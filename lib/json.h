@@ -57,5 +57,12 @@ struct json_object *jx_array_at(struct json_object *o, const char *key);
 /* A double rounded to `decimals` places for output, so 332.89222799999999
  * is written 332.892 (json-c prints doubles with 17 digits). */
 struct json_object *jx_new_fixed(double v, int decimals);
+/* A double rounded to digits significant digits, written as rounded
+ * ("4.365", not 4.3649637230843492): a figure a person may read. */
+struct json_object *jx_new_sig(double v, int digits);
+/* The connections among the flows of list, whose tuple is o[key]: both
+ * directions of one are one (util_conn_key). Quadratic: for the bounded
+ * lists of a record (an incident lists at most 64 flows). */
+size_t jx_conn_count(struct json_object *list, const char *key);
 
 #endif

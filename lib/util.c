@@ -499,3 +499,24 @@ unsigned long long util_proc_start(int pid)
 		start = strtoull(p + 1, NULL, 10);
 	return start;
 }
+
+void util_conn_key(const char *tuple, char *out, size_t len)
+{
+	const char *sp = tuple ? strchr(tuple, ' ') : NULL, *arrow = sp ? strstr(sp, " -> ") : NULL;
+	char a[128];
+	const char *b;
+
+	if (!len)
+		return;
+	if (!arrow || strchr(arrow + 4, ' ') || arrow - sp - 1 >= (long)sizeof(a)) {
+		util_strlcpy(out, tuple ? tuple : "", len);
+		return;
+	}
+	memcpy(a, sp + 1, (size_t)(arrow - sp - 1));
+	a[arrow - sp - 1] = '\0';
+	b = arrow + 4;
+	if (strcmp(a, b) > 0)
+		snprintf(out, len, "%.*s %s <-> %s", (int)(sp - tuple), tuple, b, a);
+	else
+		snprintf(out, len, "%.*s %s <-> %s", (int)(sp - tuple), tuple, a, b);
+}

@@ -29,6 +29,11 @@ void util_errf(char *err, size_t errlen, const char *fmt, ...)
 char *util_strip(char *s);
 /* snprintf that never overflows and returns the string. */
 size_t util_strlcpy(char *dst, const char *src, size_t size);
+
+/* The connection a flow tuple ("tcp A:p -> B:q") belongs to, the same for
+ * both of its directions: "tcp A:p <-> B:q" with the endpoints in byte
+ * order. A string that is not such a tuple is its own connection. */
+void util_conn_key(const char *tuple, char *out, size_t len);
 /* Read a whole small file (at most max bytes) into a NUL-terminated buffer. */
 char *util_read_file(const char *path, size_t max, size_t *len);
 /* The same into buf (at most size - 1 bytes, NUL-terminated), for /proc

@@ -79,28 +79,41 @@ static int names_port(const char *text, size_t tlen, const char *ifname, const c
 	return 1;
 }
 
+/* A record's head "PRI,SEQ,TS_USEC,FLAG[,...];" and its text up to the
+ * first '\n' (end: that '\n', NULL when none; tl: the text's length). */
+static int parse_head(const char *rec, size_t len, unsigned long long *seq,
+		      unsigned long long *ts, const char **text, const char **end, size_t *tl)
+{
+	unsigned long long pri;
+	const char *semi = memchr(rec, ';', len);
+	char head[128];
+	size_t hl;
+
+	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+		return -1;
+	hl = (size_t)(semi - rec);
+	memcpy(head, rec, hl);
+	head[hl] = 0;
+	if (sscanf(head, "%llu,%llu,%llu,", &pri, seq, ts) != 3)
+		return -1;
+	*text = semi + 1;
+	*end = memchr(*text, '\n', len - (size_t)(*text - rec));
+	*tl = *end ? (size_t)(*end - *text) : len - (size_t)(*text - rec);
+	return 0;
+}
+
 int kmsg_parse_promisc(const char *rec, size_t len, const char *ifname, const char *bus,
 		       struct kmsg_promisc *p)
 {
 	static const struct { const char *s; int entered; } what[] = {
 		{ ": entered promiscuous mode", 1 }, { ": left promiscuous mode", 0 },
 	};
-	unsigned long long pri, seq, ts;
-	const char *semi, *text, *end;
-	char head[128];
-	size_t hl, tl;
+	unsigned long long seq, ts;
+	const char *text, *end;
+	size_t tl;
 
-	semi = memchr(rec, ';', len);
-	if (!semi || (size_t)(semi - rec) >= sizeof(head))
+	if (parse_head(rec, len, &seq, &ts, &text, &end, &tl) < 0)
 		return -1;
-	hl = (size_t)(semi - rec);
-	memcpy(head, rec, hl);
-	head[hl] = 0;
-	if (sscanf(head, "%llu,%llu,%llu,", &pri, &seq, &ts) != 3)
-		return -1;
-	text = semi + 1;
-	end = memchr(text, '\n', len - (size_t)(text - rec));
-	tl = end ? (size_t)(end - text) : len - (size_t)(text - rec);
 	for (size_t i = 0; i < sizeof(what) / sizeof(what[0]); i++) {
 		size_t wl = strlen(what[i].s);
 		const char *at;
@@ -165,4 +178,100 @@ int kmsg_read_promisc(struct kmsg *k, const char *ifname, const char *bus,
 			out[(*n)++] = p;
 	}
 	return reads;
+}
+
+/* Does text name word as a whole word followed by ':' or, when sp, by
+ * ':' or ' ' (a bus before an interface name)? */
+static int names_word(const char *text, size_t tl, const char *word, int sp)
+{
+	size_t wl = word ? strlen(word) : 0;
+
+	if (!wl)
+		return 0;
+	for (const char *p = text; p + wl < text + tl; p++) {
+		p = memmem(p, (size_t)(text + tl - p), word, wl);
+		if (!p || p + wl >= text + tl)
+			return 0;
+		if ((p == text || p[-1] == ' ') && (p[wl] == ':' || (sp && p[wl] == ' ')))
+			return 1;
+	}
+	return 0;
+}
+
+int kmsg_parse_device(const char *rec, size_t len, const char *ifname, const char *bus,
+		      struct kmsg_line *l)
+{
+	unsigned long long seq, ts;
+	const char *text, *end, *dict;
+	size_t tl;
+	int hit;
+
+	if (parse_head(rec, len, &seq, &ts, &text, &end, &tl) < 0)
+		return -1;
+	hit = names_word(text, tl, ifname, 0) || names_word(text, tl, bus, 1);
+	/* the dictionary: " KEY=VALUE" lines after the text */
+	for (dict = end; !hit && dict && dict + 1 < rec + len; dict = memchr(dict + 1, '\n',
+			(size_t)(rec + len - dict - 1))) {
+		char want[96];
+		size_t wl;
+
+		if (!bus || !*bus)
+			break;
+		wl = (size_t)snprintf(want, sizeof(want), "\n DEVICE=+pci:%s", bus);
+		if (wl < sizeof(want) && (size_t)(rec + len - dict) >= wl &&
+		    !memcmp(dict, want, wl) && (dict + wl == rec + len || dict[wl] == '\n'))
+			hit = 1;
+	}
+	if (!hit)
+		return 0;
+	l->seq = seq;
+	l->ts_us = ts;
+	snprintf(l->text, sizeof(l->text), "%.*s", (int)(tl < KMSG_LINE_MAX - 1 ? tl :
+							 KMSG_LINE_MAX - 1), text);
+	for (char *c = l->text; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+			*c = '?';
+	return 1;
+}
+
+int kmsg_device_lines(const char *ifname, const char *bus, struct kmsg_line *out, size_t max,
+		      size_t *more, char *err, size_t errlen)
+{
+	static char buf[REC_MAX];
+	size_t n = 0;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	*more = 0;
+	if (fd < 0) {
+		util_errf(err, errlen, "/dev/kmsg: not readable: %s", strerror(errno));
+		return -1;
+	}
+	/* the ring holds at most a few MiB: bounded, and never a wait */
+	for (int i = 0; i < READS_MAX * 64; i++) {
+		ssize_t r = read(fd, buf, sizeof(buf) - 1);
+		struct kmsg_line l;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EPIPE)
+			continue;       /* overwritten meanwhile: on to the oldest left */
+		if (r <= 0)
+			break;
+		buf[r] = 0;
+		if (kmsg_parse_device(buf, (size_t)r, ifname, bus, &l) != 1 || !max)
+			continue;
+		if (n < max) {
+			out[n++] = l;
+		} else if (max > KMSG_KEEP_FIRST) {
+			/* the first ones stay; the rest is the newest */
+			memmove(&out[KMSG_KEEP_FIRST], &out[KMSG_KEEP_FIRST + 1],
+				(max - KMSG_KEEP_FIRST - 1) * sizeof(*out));
+			out[max - 1] = l;
+			(*more)++;
+		} else {
+			(*more)++;
+		}
+	}
+	close(fd);
+	return (int)n;
 }

@@ -45,4 +45,33 @@ uint64_t kmsg_lost(const struct kmsg *k);
 int kmsg_parse_promisc(const char *rec, size_t len, const char *ifname, const char *bus,
 		       struct kmsg_promisc *p);
 
+/* One record of the kernel's ring about a device. */
+#define KMSG_LINE_MAX 240
+struct kmsg_line {
+	uint64_t seq;           /* the record's sequence number */
+	uint64_t ts_us;         /* its timestamp (local_clock: since boot) */
+	char text[KMSG_LINE_MAX]; /* its text, control characters as '?' */
+};
+
+/* Is the record about the device: its text names the interface ifname as
+ * a word followed by ':' ("eth0: ...", "IPv6: ADDRCONF(NETDEV_UP): eth0:
+ * ...") or the bus address bus as dev_printk() writes it ("mlx5_core
+ * 0000:03:00.1: ...", "mlx5_core 0000:03:00.1 eth0: ..."), or its
+ * dictionary says DEVICE=+pci:BUS (printk_info's dev_info, which
+ * devkmsg_read() prints after the text)? 1 and *l filled when it is, 0
+ * when not, -1 when malformed. ifname or bus may be NULL or "". */
+int kmsg_parse_device(const char *rec, size_t len, const char *ifname, const char *bus,
+		      struct kmsg_line *l);
+/* The records about the device still in the kernel's ring, read from its
+ * first record to its last without waiting (a reader of /dev/kmsg opened
+ * afresh starts at the oldest record: devkmsg_open()): the driver's lines
+ * since boot when the ring still holds them (seed 000's "fw query isn't
+ * supported by the FW" is printed when the device is first queried). Keeps
+ * the first KMSG_KEEP_FIRST and the last max - KMSG_KEEP_FIRST of them in
+ * out, oldest first; *more counts those left out between. Returns the
+ * number kept, or -1 with err (e.g. "/dev/kmsg: not readable: ..."). */
+#define KMSG_KEEP_FIRST 16
+int kmsg_device_lines(const char *ifname, const char *bus, struct kmsg_line *out, size_t max,
+		      size_t *more, char *err, size_t errlen);
+
 #endif

@@ -1,6 +1,7 @@
 /* probe_ping: asynchronous ICMP/ICMPv6 echo probe on the daemon's loop. */
 #include "probes/probe_ping.h"
 #include "lib/ipfilter.h"
+#include "lib/json.h"
 #include "lib/loop.h"
 #include "lib/nl.h"
 #include "lib/netns.h"
@@ -571,7 +572,7 @@ void probe_ping_free(struct probe_ping *p)
 
 static struct json_object *jdouble_or_null(int ok, double v)
 {
-	return ok ? json_object_new_double(v) : NULL;
+	return ok ? jx_new_fixed(v, 3) : NULL;        /* ms to the microsecond */
 }
 
 int probe_ping_to_json(const struct probe_ping *p, struct json_object *obj)
@@ -593,9 +594,9 @@ int probe_ping_to_json(const struct probe_ping *p, struct json_object *obj)
 		json_object_object_add(obj, "ident", json_object_new_int(p->ident));
 	json_object_object_add(obj, "count", json_object_new_int64(p->count));
 	json_object_object_add(obj, "interval_ms",
-			       json_object_new_double((double)p->interval_ns / 1e6));
+			       jx_new_fixed((double)p->interval_ns / 1e6, 3));
 	json_object_object_add(obj, "timeout_ms",
-			       json_object_new_double((double)p->timeout_ns / 1e6));
+			       jx_new_fixed((double)p->timeout_ns / 1e6, 3));
 	json_object_object_add(obj, "finished", json_object_new_boolean(p->finished));
 	json_object_object_add(obj, "sent", json_object_new_int64(r->sent));
 	json_object_object_add(obj, "received", json_object_new_int64(r->received));

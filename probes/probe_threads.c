@@ -571,16 +571,17 @@ static void rates(struct jb *b, struct json_object *o, const struct probe_thread
 	jadd(b, o, "interval_ns", json_object_new_int64((int64_t)(y->mono_ns - x->mono_ns)));
 	if ((x->have & y->have & PROBE_THREADS_F_STATUS) &&
 	    y->vol_cs >= x->vol_cs && y->nonvol_cs >= x->nonvol_cs) {
+		/* rates to 0.1 a second: what the readings can tell */
 		jadd(b, o, "voluntary_switches_per_s",
-		     json_object_new_double((double)(y->vol_cs - x->vol_cs) / dt));
+		     jx_new_fixed((double)(y->vol_cs - x->vol_cs) / dt, 1));
 		jadd(b, o, "nonvoluntary_switches_per_s",
-		     json_object_new_double((double)(y->nonvol_cs - x->nonvol_cs) / dt));
+		     jx_new_fixed((double)(y->nonvol_cs - x->nonvol_cs) / dt, 1));
 	}
 	if ((x->have & y->have & PROBE_THREADS_F_STAT) &&
 	    y->utime_ns + y->stime_ns >= x->utime_ns + x->stime_ns)
 		jadd(b, o, "cpu_per_s",
-		     json_object_new_double((double)(y->utime_ns + y->stime_ns -
-						      x->utime_ns - x->stime_ns) / 1e9 / dt));
+		     jx_new_fixed((double)(y->utime_ns + y->stime_ns -
+					    x->utime_ns - x->stime_ns) / 1e9 / dt, 4));
 }
 
 static struct json_object *thread_json(struct jb *b, pid_t tid, const struct probe_thread *x,

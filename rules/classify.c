@@ -17,7 +17,10 @@ static struct json_object *val_json(struct val v)
 	case V_NUM:
 		if (v.n == floor(v.n) && fabs(v.n) < 9e15)
 			return json_object_new_int64((int64_t)v.n);
-		return json_object_new_double(v.n);
+		/* a term's value, read by people in the manifest and by
+		 * classify --explain: four significant digits, as the summary
+		 * prints them (the facts keep their own precision) */
+		return jx_new_sig(v.n, 4);
 	case V_BOOL:
 		return json_object_new_boolean(v.n != 0);
 	case V_STR:
@@ -60,7 +63,8 @@ static void val_text(struct val v, char *buf, size_t len)
 		break;
 	}
 	default:
-		snprintf(buf, len, "?");
+		/* never a placeholder: unknown, and why (the missing fact) */
+		snprintf(buf, len, "unknown (%.*s)", (int)(len > 16 ? len - 16 : 0), v.why ? v.why : "not recorded");
 	}
 }
 

@@ -199,6 +199,13 @@ static struct val eval_call(struct ectx *c, const struct node *n)
 		if (a.t == V_UNK)
 			return a;
 		return a.t == V_NUM ? v_num(fabs(a.n)) : v_unk("abs() of a value that is not a number");
+	case FN_ROUND:
+		/* a count for people: frames are whole (the healthy share of a
+		 * span is an expectation, printed as the nearest whole frame) */
+		a = rl_eval(c, n->args[0]);
+		if (a.t == V_UNK)
+			return a;
+		return a.t == V_NUM ? v_num(round(a.n)) : v_unk("round() of a value that is not a number");
 	case FN_MIN:
 	case FN_MAX:
 		a = rl_eval(c, n->args[0]);

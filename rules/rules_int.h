@@ -74,7 +74,7 @@ extern const size_t rl_nfields;
 
 enum fn {
 	FN_ANY, FN_ALL, FN_COUNT, FN_FIRST, FN_SUMOF, FN_MAXOF, FN_MINOF,
-	FN_RATE, FN_BRATE, FN_KNOWN, FN_DEFAULT, FN_ABS, FN_MIN, FN_MAX,
+	FN_RATE, FN_BRATE, FN_KNOWN, FN_DEFAULT, FN_ABS, FN_ROUND, FN_MIN, FN_MAX,
 	FN_JOIN, FN_IF,
 };
 /* Indexed by enum fn. quant: a quantifier over list items. */

@@ -65,7 +65,7 @@ const struct rl_fn_name rl_fns_tab[] = {
 	{ "minof", FN_MINOF, 1, 1, 1 },
 	{ "rate", FN_RATE, 1, 1, 0 }, { "baseline_rate", FN_BRATE, 1, 1, 0 },
 	{ "known", FN_KNOWN, 1, 1, 0 }, { "default", FN_DEFAULT, 2, 2, 0 },
-	{ "abs", FN_ABS, 1, 1, 0 }, { "min", FN_MIN, 2, 2, 0 }, { "max", FN_MAX, 2, 2, 0 },
+	{ "abs", FN_ABS, 1, 1, 0 }, { "round", FN_ROUND, 1, 1, 0 }, { "min", FN_MIN, 2, 2, 0 }, { "max", FN_MAX, 2, 2, 0 },
 	{ "join", FN_JOIN, 2, 2, 1 }, { "if", FN_IF, 3, 3, 0 },
 };
 const size_t rl_nfns = N_OF(rl_fns_tab);

@@ -46,7 +46,12 @@ ctl() { "$BUILD/nicstallctl" -s "$WORK/ctl.sock" "$@"; }
 
 step "scenario: $SCENARIO"
 step "creating the emulated ConnectX-4 Lx pair: namespaces $CLI_NS and $SRV_NS, veth $CLI_IF <-> $SRV_IF"
-EMU_NET=$NET EMU_ARGS=--fw-frames EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair.sh" up "$PREFIX" "$WORK/emu" >/dev/null ||
+# the example engine's stream (producer-stall) stands in for an RDMA
+# transport: only its frames move the emulated RDMA counters, as only RDMA
+# traffic moves a real card's; sockperf's TCP moves none
+emu_args=--fw-frames
+[ "$SCENARIO" = producer-stall ] && emu_args="--fw-frames --rdma-port 11111"
+EMU_NET=$NET EMU_ARGS=$emu_args EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair.sh" up "$PREFIX" "$WORK/emu" >/dev/null ||
 	{ echo "demo: the emulated pair did not come up" >&2; exit 1; }
 mkdir -p "$STATE" "$WORK/flows"
 srv_extra="promisc_capture = no"

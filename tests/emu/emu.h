@@ -17,6 +17,9 @@ enum emu_cnt {
 	EC_TX_VP_BC_PKTS, EC_TX_VP_BC_BYTES,
 	EC_TX_DATA_PKTS, EC_TX_DATA_BYTES,
 	EC_BUF_SEQ,		/* per-CPU data frame sequence for buffer-drop */
+	/* frames of the RDMA transport (emu_cfg.rdma_port): what the RDMA
+	 * counters count, never TCP or ping */
+	EC_RX_RDMA_PKTS, EC_RX_RDMA_BYTES, EC_TX_RDMA_PKTS, EC_TX_RDMA_BYTES,
 	EC_NUM
 };
 
@@ -47,12 +50,20 @@ struct emu_cfg {
 	__u32 mode;
 	__u32 every;		/* buffer-drop: every Nth data frame */
 	__u32 steer_all;	/* steer-miss: every data frame, not one flow */
-	__u32 pad;
+	/* The emulated RDMA transport: data frames to or from this UDP or TCP
+	 * port (network byte order; 0: none) count as RDMA work, besides
+	 * RoCEv2 (UDP 4791, EMU_ROCE_PORT). A real card counts RDMA requests
+	 * only for its QPs (hw_counters rx_write_requests: a Q counter,
+	 * QUERY_Q_COUNTER) and port_rcv_packets only for RoCE traffic
+	 * (mlx5_ib pma_cnt_ext_assign(): received_ib_unicast + multicast). */
+	__u16 rdma_port;
+	__u16 pad;
 	struct emu_flow steer;	/* steer-miss: the flow that misses */
 };
 
 #define EMU_MAX_WEDGES 64
 #define EMU_ETH_P_LLDP 0x88cc
 #define EMU_FCS_LEN 4
+#define EMU_ROCE_PORT 4791	/* RoCEv2's UDP destination port (IANA) */
 
 #endif

@@ -95,7 +95,10 @@ static const char *const ec_names[EC_NUM] = {
 	"tx_vport_multicast_packets", "tx_vport_multicast_bytes",
 	"tx_vport_broadcast_packets", "tx_vport_broadcast_bytes",
 	"tx_data_packets", "tx_data_bytes", "buffer_seq",
+	"rx_rdma_packets", "rx_rdma_bytes", "tx_rdma_packets", "tx_rdma_bytes",
 };
+_Static_assert(sizeof(ec_names) / sizeof(ec_names[0]) == EC_NUM && EC_TX_RDMA_BYTES == EC_NUM - 1,
+	       "ec_names names every counter slot (emu.h)");
 
 /* The driver model's state, as key=value pairs (tests parse them). */
 static void rx_print(FILE *out, const struct port *p)
@@ -291,6 +294,7 @@ static void command(struct emu *e, char *line, FILE *out)
 				"[all | PROTO SADDR SPORT DADDR DPORT] | fabric-fault [traffic|always]\n");
 			return;
 		}
+		c.rdma_port = p->cfg.rdma_port;        /* the transport stays */
 		p->cfg = c;
 		p->fault_always = fa;
 		if (cfg_push(p) < 0)

@@ -48,8 +48,20 @@ struct parsed {
 	int is_lldp;
 	int has_flow;
 	int is_data;
+	int is_udp;
 	struct emu_flow flow;
 };
+
+/* A frame of the RDMA transport: RoCEv2, or the port the test bed names
+ * (emu_cfg.rdma_port) for an engine that stands in for one. */
+static __always_inline int is_rdma(const struct parsed *p, const struct emu_cfg *k)
+{
+	if (!p->is_data)
+		return 0;
+	if (p->is_udp && p->flow.dport == bpf_htons(EMU_ROCE_PORT))
+		return 1;
+	return k && k->rdma_port && (p->flow.sport == k->rdma_port || p->flow.dport == k->rdma_port);
+}
 
 static __always_inline void parse(struct __sk_buff *skb, struct parsed *p)
 {
@@ -104,6 +116,7 @@ static __always_inline void parse(struct __sk_buff *skb, struct parsed *p)
 		p->flow.dport = uh->dest;
 		p->has_flow = 1;
 		p->is_data = 1;
+		p->is_udp = 1;
 	}
 }
 
@@ -186,6 +199,10 @@ int emu_rx(struct __sk_buff *skb)
 		c->v[EC_RX_DATA_PKTS]++;
 		c->v[EC_RX_DATA_BYTES] += len;
 	}
+	if (is_rdma(&p, k)) {
+		c->v[EC_RX_RDMA_PKTS]++;
+		c->v[EC_RX_RDMA_BYTES] += len;
+	}
 	return TC_ACT_UNSPEC;
 }
 
@@ -218,6 +235,10 @@ int emu_tx(struct __sk_buff *skb)
 	if (p.is_data) {
 		c->v[EC_TX_DATA_PKTS]++;
 		c->v[EC_TX_DATA_BYTES] += len;
+	}
+	if (is_rdma(&p, bpf_map_lookup_elem(&cfg, &zero))) {
+		c->v[EC_TX_RDMA_PKTS]++;
+		c->v[EC_TX_RDMA_BYTES] += len;
 	}
 	return TC_ACT_UNSPEC;
 }

@@ -198,8 +198,11 @@ static uint64_t hw_value(const struct port *p, const uint64_t *v, size_t i)
 {
 	const char *n = hw_names[i];
 
+	/* RDMA WRITE requests to the port's QPs: RDMA frames only, never
+	 * TCP (mlx5_ib counters.c basic_q_cnts, a QUERY_Q_COUNTER field;
+	 * "IB +, EN -" in the commit that added it, 0ad17a8f7fa0) */
 	if (!strcmp(n, "rx_write_requests"))
-		return v[EC_RX_DATA_PKTS];
+		return v[EC_RX_RDMA_PKTS];
 	if (!strcmp(n, "out_of_buffer"))
 		return v[EC_RX_OUT_OF_BUFFER];
 	if (!strcmp(n, "lifespan"))
@@ -213,10 +216,12 @@ static uint64_t hw_value(const struct port *p, const uint64_t *v, size_t i)
 static uint64_t ib_value(const struct port *p, const uint64_t *v, size_t i)
 {
 	switch (i) {
-	case 0: return v[EC_RX_DATA_PKTS];
-	case 1: return v[EC_RX_DATA_BYTES] / 4;
-	case 2: return v[EC_TX_DATA_PKTS];
-	case 3: return v[EC_TX_DATA_BYTES] / 4;
+	/* RoCE traffic only: mlx5_ib's PMA counters of an Ethernet port are
+	 * the vport's received_ib_* / transmitted_ib_* (pma_cnt_ext_assign()) */
+	case 0: return v[EC_RX_RDMA_PKTS];
+	case 1: return v[EC_RX_RDMA_BYTES] / 4;
+	case 2: return v[EC_TX_RDMA_PKTS];
+	case 3: return v[EC_TX_RDMA_BYTES] / 4;
 	case 4: return p->crc;
 	case 5: return p->sym;
 	default: return 0;
@@ -234,16 +239,20 @@ void publish(struct emu *e, struct port *p)
 		logx("port %s: read counters: %s", p->name, strerror(errno));
 		return;
 	}
+	/* a faulty link: its wire errors come with any traffic, the RDMA
+	 * transport's errors only with RDMA traffic (or always, when asked) */
 	if (p->cfg.mode == EMU_FABRIC_FAULT &&
 	    (p->fault_always || v[EC_RX_DATA_PKTS] != p->last_data)) {
-		for (size_t f = 0; f < sizeof(p->fault) / sizeof(p->fault[0]); f++)
-			p->fault[f] += 1 + rnd(e) % 3;
+		if (p->fault_always || v[EC_RX_RDMA_PKTS] != p->last_rdma)
+			for (size_t f = 0; f < sizeof(p->fault) / sizeof(p->fault[0]); f++)
+				p->fault[f] += 1 + rnd(e) % 3;
 		p->crc += rnd(e) % 2;
 		p->sym += rnd(e) % 2;
 		v[X_CRC] = p->crc;
 		v[X_SYM] = p->sym;
 	}
 	p->last_data = v[EC_RX_DATA_PKTS];
+	p->last_rdma = v[EC_RX_RDMA_PKTS];
 
 	len = (size_t)snprintf(buf, sizeof(buf), "NIC statistics:\n");
 	for (size_t i = 0; i < sizeof(ethtool_names) / sizeof(ethtool_names[0]); i++) {

@@ -12,8 +12,13 @@
  * takes line commands on OUTDIR/ctl.sock.
  *
  *   emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] [--port ...]
- *               [--fw-frames] [--rx-mode-delay MS|instant]
+ *               [--fw-frames] [--rx-mode-delay MS|instant] [--rdma-port N]
  *   emuport ctl OUTDIR COMMAND...
+ *
+ * --rdma-port N: data frames to or from TCP or UDP port N are the emulated
+ * RDMA transport (as RoCEv2's UDP 4791 always is): only they move the RDMA
+ * counters (hw_counters/rx_write_requests, counters/port_rcv_*), as on a
+ * real card, where TCP traffic moves none of them.
  *
  * --rx-mode-delay MS: the driver model.  Each link change queues the
  * driver's set_rx_mode work (coalesced while it is pending); it runs MS
@@ -34,6 +39,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -216,6 +222,7 @@ static int run_setup(struct emu *e, int fwframes)
 		if (port_attach(p) < 0 || publish_static(e, p) < 0)
 			return -1;
 		p->cfg.every = 10;
+		p->cfg.rdma_port = e->rdma_port;
 		rxm_init(&p->rx, e->rx_deferred, e->rx_delay_ns);
 		p->wfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (cfg_push(p) < 0 || link_read(p, &ls) < 0 || p->wfd < 0 ||
@@ -315,6 +322,15 @@ static int run(int argc, char **argv)
 				return 2;
 		} else if (!strcmp(argv[i], "--fw-frames")) {
 			fwframes = 1;
+		} else if (!strcmp(argv[i], "--rdma-port") && i + 1 < argc) {
+			char *end;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+
+			if (*end || end == argv[i] || v < 1 || v > 65535) {
+				logx("--rdma-port '%s': want a port 1..65535", argv[i]);
+				return 2;
+			}
+			e.rdma_port = htons((uint16_t)v);
 		} else if (!strcmp(argv[i], "--rx-mode-delay") && i + 1 < argc) {
 			if (parse_rx_delay(argv[++i], &e.rx_deferred, &e.rx_delay_ns) < 0) {
 				logx("--rx-mode-delay '%s': want instant or milliseconds "
@@ -380,7 +396,7 @@ out:
 	return rc;
 usage:
 	fprintf(stderr, "usage: emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] "
-		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant]\n"
+		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant] [--rdma-port N]\n"
 		"       emuport ctl OUTDIR COMMAND...\n");
 	return 2;
 }
@@ -392,7 +408,7 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "ctl"))
 		return ctl_client(argv[2], argc - 3, argv + 3);
 	fprintf(stderr, "usage: emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] "
-		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant]\n"
+		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant] [--rdma-port N]\n"
 		"       emuport ctl OUTDIR COMMAND...\n"
 		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] | unwedge PORT "
 		"[FLOW] | mode PORT healthy|buffer-drop [N]|steer-miss [all|FLOW]|fabric-fault "

@@ -53,7 +53,7 @@ struct port {
 	int fault_always;
 	int fwframes, pkt_fd;	/* pkt_fd: AF_PACKET in the PEER's namespace */
 	unsigned char peer_mac[ETH_ALEN];
-	uint64_t fw_injected, crc, sym, last_data;
+	uint64_t fw_injected, crc, sym, last_data, last_rdma;
 	uint64_t fault[N_FAULT];
 	/* RDMA counter files, kept open and rewritten in place like sysfs */
 	uint64_t hw_last[N_HW], ib_last[N_IB];
@@ -68,6 +68,7 @@ struct emu {
 	int np, ncpus, ep, tfd, sfd, lfd;
 	int rx_deferred;	/* --rx-mode-delay given (not "instant") */
 	uint64_t rx_delay_ns;
+	uint16_t rdma_port;	/* --rdma-port, network byte order (0: none) */
 	unsigned long ticks;
 	uint32_t rnd;
 };

@@ -37,7 +37,9 @@ fleet_up() {
 		mkdir -p "$T_DIR/state$i" "$T_DIR/flows$i" "$T_DIR/run$i"
 	done
 	mkdir -p "$T_DIR/emu"
-	"$BUILD/emuport" run --dir "$T_DIR/emu" "${ports[@]}" --rx-mode-delay 5 \
+	# the ranks' engine traffic (port 11200) stands in for their RDMA
+	# transport: only it moves the RDMA work counters
+	"$BUILD/emuport" run --dir "$T_DIR/emu" "${ports[@]}" --rx-mode-delay 5 --rdma-port 11200 \
 		> "$T_DIR/emuport.log" 2>&1 < /dev/null &
 	FLEET_EMU=$!
 	T_PIDS+=("$FLEET_EMU")

@@ -14,7 +14,7 @@ PAIR=$top/tests/emu/emu-pair.sh
 PREFIX=emuc$$
 PREFIX=${PREFIX:0:12}
 NSC=$PREFIX-cli NSS=$PREFIX-srv IFC=${PREFIX}c IFS_=${PREFIX}s
-CLI=10.77.0.1 SRV=10.77.0.2 SPORT=11111
+CLI=10.77.0.1 SRV=10.77.0.2 SPORT=11111 RPORT=11112   # RPORT: the RDMA transport's stand-in
 pass=0 fail=0 pids=()
 TMP=
 
@@ -72,7 +72,7 @@ grows() {
 ctl() { "$E" ctl "$D" "$@" >/dev/null; }
 pingok() { ip netns exec "$1" ping -c 3 -i 0.2 -W 1 -q "$2" >/dev/null 2>&1; }
 
-if ! EMU_ARGS=--fw-frames "$PAIR" up "$PREFIX" "$D" >"$TMP/up.log" 2>&1; then
+if ! EMU_ARGS="--fw-frames --rdma-port $RPORT" "$PAIR" up "$PREFIX" "$D" >"$TMP/up.log" 2>&1; then
 	cat "$TMP/up.log"
 	bad "emu-pair.sh up"
 	finish
@@ -88,6 +88,8 @@ check "srv.ethtool is republished (mtime moves within 50 ms)" test "$m1" != "$m2
 # ---- healthy run: every frame is at the vport or was firmware-consumed ----
 ip netns exec "$NSS" sockperf server --tcp -i $SRV -p $SPORT >"$TMP/sps.log" 2>&1 &
 pids+=($!)
+ip netns exec "$NSS" sockperf server --tcp -i $SRV -p $RPORT >"$TMP/spr.log" 2>&1 &
+pids+=($!)
 sleep 0.3
 tx0=$(cnt cli tx_packets_phy) rx0=$(cnt srv rx_packets_phy)
 WR=$D/sysfs/sys/class/infiniband/mlx5_1/ports/1/hw_counters/rx_write_requests
@@ -97,6 +99,9 @@ check "healthy: 20 pings cli->srv" grep -q ' 0% packet loss' "$TMP/ping1.log"
 ip netns exec "$NSC" sockperf ping-pong --tcp -i $SRV -p $SPORT -t 2 --mps=200 \
 	</dev/null >"$TMP/spc1.log" 2>&1
 check "healthy: sockperf ping-pong completed" grep -q 'percentile 50.000' "$TMP/spc1.log"
+ip netns exec "$NSC" sockperf ping-pong --tcp -i $SRV -p $RPORT -t 1 --mps=200 \
+	</dev/null >"$TMP/spr1.log" 2>&1
+check "healthy: ping-pong on the RDMA stand-in completed" grep -q 'percentile 50.000' "$TMP/spr1.log"
 sleep 1.1	# at least one LLDP frame per port
 "$E" ctl "$D" fwframes cli off >/dev/null && "$E" ctl "$D" fwframes srv off >/dev/null
 sleep 0.3	# traffic over, several publish intervals passed
@@ -113,9 +118,16 @@ for p in cli srv; do
 	check "healthy $p: no drop counter moved" test "$(cnt $p rx_out_of_buffer)$(cnt $p \
 		rx_discards_phy)$(cnt $p rx_steer_missed_packets)$(st $p wedge_drops)" = 0000
 done
-check "healthy srv: rx_write_requests ($(hw mlx5_1 rx_write_requests)) == data frames > 0" \
-	test "$(hw mlx5_1 rx_write_requests)" = "$(st srv rx_data_packets)" -a \
+# the RDMA counters count RDMA frames only: a real card's rx_write_requests
+# is a queue counter of its QPs, and port_rcv_packets on RoCE counts the
+# vport's received_ib_* (mlx5_ib pma_cnt_ext_assign()); TCP moves neither
+check "healthy srv: rx_write_requests ($(hw mlx5_1 rx_write_requests)) == RDMA frames > 0" \
+	test "$(hw mlx5_1 rx_write_requests)" = "$(st srv rx_rdma_packets)" -a \
 	"$(hw mlx5_1 rx_write_requests)" -gt 0
+check "healthy srv: TCP data frames ($(st srv rx_data_packets)) are not RDMA work" \
+	test "$(st srv rx_data_packets)" -gt "$(st srv rx_rdma_packets)"
+check "healthy srv: port_rcv_packets == RDMA frames" \
+	test "$(cat "$D/sysfs/sys/class/infiniband/mlx5_1/ports/1/counters/port_rcv_packets")" = "$(st srv rx_rdma_packets)"
 check "rx_write_requests moved ($wr0 -> $(cat "$WR")) in place (same inode, sysfs-like)" \
 	test "$(stat -c %i "$WR")" = "$ino0" -a "$(cat "$WR")" -gt "$wr0"
 check "healthy srv: RDMA error counters at 0" test "$(hw mlx5_1 local_ack_timeout_err)$(hw \
@@ -194,7 +206,10 @@ sleep 0.05
 check "steer-miss: rx_steer_missed_packets ($(cnt srv rx_steer_missed_packets)) > 0" \
 	test "$(cnt srv rx_steer_missed_packets)" -gt 0
 grows 12 "$(rcvd)" >/dev/null
-"$E" ctl "$D" mode srv fabric-fault >/dev/null; sleep 0.3; "$E" ctl "$D" mode srv healthy >/dev/null
+# transport errors come with RDMA traffic (the stand-in on RPORT), not TCP
+"$E" ctl "$D" mode srv fabric-fault >/dev/null
+ip netns exec "$NSC" sockperf ping-pong --tcp -i $SRV -p $RPORT -t 1 --mps=200 </dev/null >/dev/null 2>&1
+"$E" ctl "$D" mode srv healthy >/dev/null
 sleep 0.05
 check "fabric-fault: local_ack_timeout_err ($(hw mlx5_1 local_ack_timeout_err)), retries_exceeded moved" test "$(hw mlx5_1 local_ack_timeout_err)" -gt 0 -a \
 	"$(hw mlx5_1 req_transport_retries_exceeded)" -gt 0

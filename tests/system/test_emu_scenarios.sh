@@ -22,7 +22,7 @@ mkdir -p "$DL"
 EMU_SRV_EXTRA="promisc_capture = no
 devlink = on
 devlink_replies = $DL
-devlink_interval = 100ms" emu_up 10.211.0 --fw-frames || { fail "emulated pair"; exit 1; }
+devlink_interval = 100ms" emu_up 10.211.0 "--fw-frames --rdma-port 11109" || { fail "emulated pair"; exit 1; }
 (
 	last=-1
 	while sleep 0.1; do
@@ -86,7 +86,7 @@ if scenario_bundle "port-drop" 11101; then
 	check "port-drop: released by the reprogram" released_by reprogram
 	check "port-drop: frames counted at the port, not at the vport" jqe '.facts.ports.srv.stall.counters.rx_packets_phy > (.facts.ports.srv.stall.counters.rx_vport_unicast_packets // 0)' "$B/manifest.json"
 	check "port-drop: summary says what it is not" grep -q "Not buffer-drop" "$B/summary.txt"
-	check "port-drop: not a steering discard, by the devlink figure" grep -q "not a steering discard: vnic nic_receive_steering_discard +0, ethtool rx_steer_missed_packets +0" "$B/summary.txt"
+	check "port-drop: not a steering discard, by the devlink figure" grep -q "not a steering discard: ethtool rx_steer_missed_packets +0, devlink vnic nic_receive_steering_discard +0" "$B/summary.txt"
 	check "port-drop: devlink health at the stall and after in the bundle" jqe \
 		'(.at_stall.reporters | length == 5) and (.after.reporters | length == 5) and (.events | type == "array")' "$B/devlink/srv.json"
 	check "port-drop: the summary's devlink section" grep -q "^- Port cli: no devlink health" "$B/summary.txt"

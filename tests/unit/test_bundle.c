@@ -809,21 +809,25 @@ static void bundle_summary__port_drop__verdict_not_and_missing_parts(void **stat
 	assert_non_null(s);
 	assert_non_null(strstr(s, "# nicstalld: port-drop on port srv, 2026-10-02 11:50:03 UTC"));
 	assert_non_null(strstr(s, "## What it is\n"));
-	assert_non_null(strstr(s, "gap = 22, held = 0, ping.ok = true"));
+	/* sentences for people: the terms are classify --explain's */
+	assert_non_null(strstr(s, "Rule port-drop matched (`nicstallctl classify BUNDLE --explain`"));
+	assert_null(strstr(s, "gap = 22"));
 	assert_non_null(strstr(s, "## What it is not\n"));
-	assert_non_null(strstr(s, "**Not buffer-drop.** `drops > 0` is false: drops = 0."));
+	assert_non_null(strstr(s, "**Not buffer-drop:** rule buffer-drop does not hold (it gives no "
+				  "sentence: classify --explain shows the term)."));
+	assert_null(strstr(s, "`drops > 0`"));
 	assert_non_null(strstr(s, "**Not decided: engine-blocked.**"));
-	assert_non_null(strstr(s, "thread.state: no thread facts"));
+	assert_non_null(strstr(s, "could not be decided: no thread facts"));
 	assert_non_null(strstr(s, "driver mlx5_core, firmware 14.17.1010, PSID MT_2420110034"));
 	assert_non_null(strstr(s, "rx_packets_phy +22"));
-	assert_non_null(strstr(s, "4 stalled, 28 progressing"));
+	assert_non_null(strstr(s, "1 connection stalled, 28 other connection(s) of the ports progressing"));
 	assert_non_null(strstr(s, "cli -> srv: 3 of 3 echo requests answered"));
 	assert_non_null(strstr(s, "0 frames, promiscuous, with a promiscuous transition"));
 	assert_non_null(strstr(s, "Released by promisc-capture, 12.5 ms after the action."));
 	assert_non_null(strstr(s, "promiscuous on"));
 	/* what is missing is said to be missing */
-	assert_non_null(strstr(s, "Journal: no journal excerpt in this bundle."));
-	assert_non_null(strstr(s, "Engine threads: not recorded."));
+	assert_non_null(strstr(s, "Journal: not read for this bundle."));
+	assert_non_null(strstr(s, "Threads of the flows' processes: not recorded."));
 	assert_non_null(strstr(s, "## Recommended action\n\nreceive-filter reprogram"));
 	free(s);
 	json_object_put(m);

@@ -49,12 +49,16 @@ static void bundle_summary__figures__counts_integral_durations_fixed(void **stat
 	assert_non_null(s);
 	assert_non_null(strstr(s, "waited 332.9 ms"));
 	assert_non_null(strstr(s, "349.0 ms after the action"));
-	assert_non_null(strstr(s, "(over 0.405 s)"));
+	/* the period named for what it is, and the stall's own start */
+	assert_non_null(strstr(s, "Counters from the last sample before the incident to the first "
+			       "snapshot (0.41 s; the first stalled flow had waited 332.9 ms at the "
+			       "snapshot)"));
 	assert_non_null(strstr(s, "rx_packets_phy +1234567"));
 	assert_non_null(strstr(s, "rx_vport_unicast_packets -3"));
-	assert_non_null(strstr(s, "Flows: 1 stalled, 0 progressing."));
-	assert_non_null(strstr(s, "maxof(gap) = 4.353"));
-	assert_non_null(strstr(s, "voluntary switches/s 12.346"));
+	assert_non_null(strstr(s, "Flows: 1 connection stalled, 0 other connection(s) of the ports "
+			       "progressing."));
+	assert_null(strstr(s, "maxof(gap)"));  /* expressions: classify --explain */
+	assert_non_null(strstr(s, "voluntary switches/s 12.35\n"));  /* 4 significant digits */
 	assert_null(strstr(s, "332.89222"));
 	assert_null(strstr(s, "e+06"));
 	assert_null(strstr(s, "+-"));
@@ -78,10 +82,11 @@ static void bundle_summary__nan_and_infinity__never_figures(void **state)
 	assert_non_null(s);
 	assert_null(strstr(s, "nan"));
 	assert_null(strstr(s, "inf"));
-	assert_non_null(strstr(s, "Counters at the stall: c +2; 1 counters did not move."));
-	assert_non_null(strstr(s, "waited unknown"));
+	assert_non_null(strstr(s, "to the first snapshot: c +2; 1 counters did not move."));
+	assert_non_null(strstr(s, "waited for a time not recorded"));
 	assert_non_null(strstr(s, "Released by reprogram, time not recorded."));
-	assert_non_null(strstr(s, "-         ? ms ..         ? ms  snapshot: ok"));
+	assert_non_null(strstr(s, "-  (start unknown) .. (end unknown)  snapshot: ok"));
+	assert_null(strstr(s, "?"));           /* never a placeholder */
 	free(s);
 	json_object_put(m);
 }
@@ -117,18 +122,19 @@ static void bundle_summary_rules__port_drop__gap_counted_and_healthy_share(void 
 	assert_int_equal(rules_load(dirs, 1, &r, print_msg, NULL), 0);
 	s = bundle_summary_rules(m, r);
 	assert_non_null(s);
+	/* whole frames: the healthy share of 1.6 s at 1 a second is 2 */
 	assert_non_null(strstr(s, "  Gap: 6 frames counted at the port and not at the vport in "
-			       "1.600 s; the healthy rate explains 1.6.\n"));
-	/* the client port lost nothing and learned a healthy rate of 0 */
-	assert_non_null(strstr(s, "  Gap: 0 frames counted at the port and not at the vport in "
-			       "1.600 s; the healthy rate explains 0.0.\n"));
+			       "1.6 s, 2 of them at the healthy rate (1 a second, learned over the "
+			       "60 s before the stall).\n"));
+	/* the client port lost nothing: no gap is evidence */
+	assert_non_null(strstr(s, "  Gap: none: the port and the vport counted the same frames.\n"));
 	free(s);
 	/* no baseline: said so */
 	json_object_object_del(json_object_object_get(json_object_object_get(
 		json_object_object_get(m, "facts"), "ports"), "srv"), "baseline");
 	s = bundle_summary_rules(m, r);
 	assert_non_null(strstr(s, "Gap: 6 frames counted at the port and not at the vport in "
-			       "1.600 s; no healthy rate was learned."));
+			       "1.6 s; no healthy rate was learned."));
 	free(s);
 	/* without rules, no gap line (the profile's signals are unknown) */
 	s = bundle_summary(m);
@@ -222,6 +228,30 @@ static void bundle_summary__engines__sockets_and_qps_at_stall_and_after(void **s
 	json_object_put(m);
 }
 
+/* Seed 000's "not neighbour state": the ports' entries at the stall, said
+ * as what they are; one the kernel could not resolve is said so. */
+static void bundle_summary__neighbours__in_what_it_is_not(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"ports\": { \"srv\": { \"neighbours\": [ { \"addr\": \"10.0.0.1\","
+		"    \"state\": \"REACHABLE\" } ] } } }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(strstr(s, "- **Not neighbour state:** the ports' neighbour entries at the "
+			       "stall: 10.0.0.1 REACHABLE on srv.\n"));
+	free(s);
+	json_object_put(m);
+	m = parse("{ \"ports\": { \"srv\": { \"neighbours\": [ { \"addr\": \"10.0.0.1\","
+		  "    \"state\": \"FAILED\" } ] } } }");
+	s = bundle_summary(m);
+	assert_null(strstr(s, "Not neighbour state"));
+	assert_non_null(strstr(s, "- **Neighbour state:** an entry the kernel could not resolve at "
+			       "the stall: 10.0.0.1 FAILED on srv.\n"));
+	free(s);
+	json_object_put(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +260,7 @@ int main(void)
 		cmocka_unit_test(bundle_summary__engines__sockets_and_qps_at_stall_and_after),
 		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
 		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
+		cmocka_unit_test(bundle_summary__neighbours__in_what_it_is_not),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

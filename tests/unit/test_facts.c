@@ -156,6 +156,24 @@ static void facts_build__flows__held_bytes_without_kernel_inflight(void **state)
 	json_object_put(r);
 }
 
+/* Both ends of one kernel TCP connection, each watched on its own port,
+ * are one stalled flow, not two (fc70e13's "Flows: 2 stalled" for one). */
+static void facts_build__both_ends_of_a_connection__one_stalled(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r = record(x), *f, *e = json_object_new_object();
+
+	jx_add_str(e, "tuple", "tcp 10.0.0.2:2 -> 10.0.0.1:1");
+	jx_add_str(e, "source", "sock");
+	jx_add_u64(e, "stalled_at_mono_ns", 8 * SEC + 500 * MS);
+	json_object_array_add(jx_arr(jx_get(r, IR_INCIDENT), "flows"), e);
+	f = facts_build(x->ps, r);
+	assert_int_equal(jx_u64(jx_get(f, FK_FLOWS), FK_F_STALLED), 2);
+	assert_int_equal(jx_len(jx_arr(jx_get(f, FK_FLOWS), FK_F_LIST)), 3);
+	json_object_put(f);
+	json_object_put(r);
+}
+
 static void facts_build__threads_pings_captures__second_reading_used(void **state)
 {
 	struct fix *x = *state;
@@ -291,6 +309,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(facts_build__recorded_port__stall_baseline_and_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__flows__held_bytes_without_kernel_inflight, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__both_ends_of_a_connection__one_stalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__threads_pings_captures__second_reading_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__hostile_record__no_crash_and_no_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),

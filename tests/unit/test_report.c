@@ -144,8 +144,10 @@ static void report_html__fixture_bundle__verdict_series_bands_and_links(void **s
 		assert_int_equal(count(h, "data-kind=\"action\""), 2 * acts);
 	}
 	assert_non_null(strstr(h, "data-kind=\"healthy\""));
-	assert_non_null(strstr(h, "id=\"not-table\""));
-	assert_non_null(strstr(h, "<td>kernel-path-down</td><td><code>not ping.ok</code>"));
+	/* sentences, one per verdict; no rule expression for people */
+	assert_non_null(strstr(h, "id=\"not-list\""));
+	assert_non_null(strstr(h, "<li><strong>Not kernel-path-down:</strong>"));
+	assert_null(strstr(h, "<code>not ping.ok</code>"));
 	assert_non_null(strstr(h, "href=\"captures/inv1-client-promisc.pcap\""));
 	assert_non_null(strstr(h, "href=\"recorder/server.json\""));
 	assert_non_null(strstr(h, "wait_woken"));

@@ -85,9 +85,9 @@ static void test_rules_classify__ruled_out__text_when_false_only(void **state)
 	res = rules_classify(r, facts);
 	nots = json_object_object_get(res, "not");
 	assert_int_equal(json_object_array_length(nots), 2);
-	/* a: decided false, its words with unknown values as '?' */
+	/* a: decided false, its words; an unknown value in words, with why */
 	assert_string_equal(json_object_get_string(json_object_object_get(
-		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is ?");
+		json_object_array_get_idx(nots, 0), "text")), "not a: n is 3, x is unknown (pings missing)");
 	/* b: ping.ok unknown, not decided: no words of its own */
 	assert_null(json_object_object_get(json_object_array_get_idx(nots, 1), "text"));
 	json_object_put(res);
@@ -397,12 +397,38 @@ static void test_rules_load_dirs__shipped_dir__same_as_rules_load(void **state)
 	rules_free(b);
 }
 
+/* round() gives people whole frames; a term's value that is not whole is
+ * recorded with four significant digits (not 0.66666666666666663). */
+static void test_rules_classify__round_and_recorded_values(void **state)
+{
+	const char *names[] = { "t.rules" };
+	const char *texts[] = {
+		"rule a {\n verdict va\n let x = 2 / 3\n require x > 1\n"
+		" ruled_out \"x is {x}, about {round(x)} frame; {round(2.5)}, {round(-1.4)}\"\n}\n"
+	};
+	struct json_object *facts = json_object_new_object(), *res, *e;
+	struct rules *r = NULL;
+
+	(void)state;
+	assert_int_equal(rules_load_texts(names, texts, 1, &r, print_msg, NULL), 0);
+	res = rules_classify(r, facts);
+	e = json_object_array_get_idx(json_object_object_get(res, "not"), 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(e, "text")),
+			    "x is 0.67, about 1 frame; 3, -1");
+	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(
+		json_object_object_get(e, "values"), "x"), JSON_C_TO_STRING_PLAIN), "0.6667");
+	json_object_put(res);
+	json_object_put(facts);
+	rules_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_load__several_errors__each_with_position),
 		cmocka_unit_test(test_rules_load__bad_reload__keeps_running_rules),
 		cmocka_unit_test(test_rules_classify__ruled_out__text_when_false_only),
+		cmocka_unit_test(test_rules_classify__round_and_recorded_values),
 		cmocka_unit_test(test_rules_load__later_dir__replaces_same_name),
 		cmocka_unit_test(test_rules_eval__three_valued_logic__as_documented),
 		cmocka_unit_test(test_rules_load__hostile_text__no_crash),

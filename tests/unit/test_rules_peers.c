@@ -170,6 +170,8 @@ static void shipped__errors_on_one_peer__fabric_fault_names_it(void **state)
 	e = not_entry(res, "producer-stall");
 	per = oget(oget(e, "values"), "peer_errors");
 	assert_int_equal(json_object_get_int(oget(per, "rank3")), 7);
+	/* and "What it is not" says it in words, with the peer's number */
+	assert_non_null(strstr(sget(e, "text"), "; peer rank3 counted 7 fabric errors"));
 	json_object_put(res);
 }
 

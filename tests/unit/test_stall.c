@@ -225,6 +225,29 @@ static void stall_observe__progressing_flow__counted_as_sibling(void **state)
 	json_object_put(j);
 }
 
+/* The stalled connection moves again and the incident ends: it is no
+ * sibling of its own incident (the bundle of fc70e13's demo said "2
+ * stalled, 4 progressing" for 4 sessions with one stalled: the released
+ * connection was counted as a fourth sibling when the incident ended). */
+static void stall_incident_end__released_flow__not_its_own_sibling(void **state)
+{
+	struct stallfix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 6, 6, 0);
+	struct json_object *j;
+
+	for (uint64_t t = 1 * SEC, n = 1; t <= 1 * SEC + 300 * MS; t += 50 * MS, n++) {
+		struct flow_obs p = coretest_engine_obs(40009, 9, n, n, 0);
+
+		stall_observe(x->s, &p, "b", t);
+	}
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	stall_observe(x->s, &o, "a", 1 * SEC + 400 * MS);
+	assert_true(incident_released(stall_incident(x->s, 0)));
+	j = incident_json(stall_incident(x->s, 0), 2 * SEC);
+	assert_int_equal(jx_u64(j, "siblings_progressing"), 1);
+	json_object_put(j);
+}
+
 /* 100k flows of one port stall in the same poll (a wedged receive path
  * under a big engine): one incident, every flow counted, the siblings
  * right. Each joining flow used to count the siblings afresh (a walk,
@@ -473,6 +496,7 @@ int main(void)
 		T(stall_poll_end__flow_gone_or_timeout__ends_unreleased),
 		T(stall_incident_owners__both_ends__both_pids),
 		T(stall_observe__progressing_flow__counted_as_sibling),
+		T(stall_incident_end__released_flow__not_its_own_sibling),
 		T(stall_observe__mass_stall_of_100k__one_incident_linear),
 		T(stall_flows_json__mass_stall__bounded_stalled_first_same_order),
 		T(stall_observe__engine_flood_of_one_owner__kernel_flow_still_stalls),
