@@ -162,17 +162,40 @@ static void add_str(struct json_object *o, const char *key, const char *v)
 		jx_add_str(o, key, v);
 }
 
+/* Is disk d one of the processes' (the producer's) open files' disks? */
+static int held_by(const char *disk, struct json_object *procs)
+{
+	for (size_t i = 0; i < jx_len(procs); i++) {
+		struct json_object *dv = jx_arr(json_object_array_get_idx(procs, i), "devices");
+
+		for (size_t k = 0; k < jx_len(dv); k++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(dv, k)), disk))
+				return 1;
+	}
+	return 0;
+}
+
+/* The disk the figures name: of the disks the producer's processes hold
+ * files open on (procs), the busiest; else the host's busiest that was
+ * busy at all. Busiest: the most time with I/O in flight, then the most
+ * I/O completed. */
 static void disk_figures(struct json_object *o, const struct hsum *h, double span,
-			 struct json_object *ident)
+			 struct json_object *ident, struct json_object *procs)
 {
 	const struct hdisk *b = NULL;
 	struct json_object *dev;
 	double ios;
 
-	for (unsigned i = 0; i < h->nd; i++)
-		if (h->d[i].io_ms > 0 && (!b || h->d[i].io_ms > b->io_ms ||
-		    (h->d[i].io_ms == b->io_ms && h->d[i].reads + h->d[i].writes > b->reads + b->writes)))
-			b = &h->d[i];
+	for (int pass = 0; pass < 2 && !b; pass++)
+		for (unsigned i = 0; i < h->nd; i++) {
+			const struct hdisk *d = &h->d[i];
+
+			if (pass == 0 ? !held_by(d->name, procs) : !(d->io_ms > 0))
+				continue;
+			if (!b || d->io_ms > b->io_ms ||
+			    (d->io_ms == b->io_ms && d->reads + d->writes > b->reads + b->writes))
+				b = d;
+		}
 	if (!b)
 		return;
 	ios = b->reads + b->writes;
@@ -181,32 +204,48 @@ static void disk_figures(struct json_object *o, const struct hsum *h, double spa
 	add_str(o, "disk_model", jx_str(dev, "model"));
 	add_str(o, "disk_firmware", jx_str(dev, "firmware"));
 	add_str(o, "disk_transport", jx_str(dev, "transport"));
-	json_object_object_add(o, "disk_reads_s", jx_new_fixed(b->reads / span, 0));
-	json_object_object_add(o, "disk_writes_s", jx_new_fixed(b->writes / span, 0));
+	json_object_object_add(o, "disk_reads_s", jx_new_fixed(b->reads / span, 1));
+	json_object_object_add(o, "disk_writes_s", jx_new_fixed(b->writes / span, 1));
 	if (ios > 0)
 		json_object_object_add(o, "disk_await_ms",
 				       jx_new_fixed((b->read_ms + b->write_ms) / ios, 1));
 	json_object_object_add(o, "disk_util_pct", jx_new_fixed(b->io_ms / (span * 10), 1));
 }
 
-/* The producer the figures name: the configured producer or flow owner
- * that waited most (block I/O, run queue, throttling), a configured one
- * first among equals. */
-static void producer_figures(struct json_object *o, const struct hsum *h, double span,
-			     struct json_object *ident)
+static double waited(const struct hent *e)
 {
-	const struct hent *b = NULL;
+	return e->blkio + e->runq + e->throttled;
+}
+
+/* The producer the figures name: the configured producer that waited most
+ * (block I/O, run queue, throttling), else, when none waited, the flow
+ * owner that did (a producer's process is often a flow owner as well: the
+ * name the configuration gave it wins). */
+static struct json_object *producer_figures(struct json_object *o, const struct hsum *h,
+					    double span, struct json_object *ident)
+{
+	struct json_object *procs = json_object_new_array();
+	const struct hent *bp = NULL, *bo = NULL, *b;
 	char name[96];
 
 	for (unsigned i = 0; i < h->ne; i++) {
-		const struct hent *e = &h->e[i];
-		double w = e->blkio + e->runq + e->throttled, bw = b ? b->blkio + b->runq + b->throttled : 0;
+		const struct hent *e = &h->e[i], **best = e->owner ? &bo : &bp;
 
-		if (!b || w > bw || (w == bw && !e->owner && b->owner))
-			b = e;
+		if (!*best || waited(e) > waited(*best))
+			*best = e;
 	}
+	b = bp && (waited(bp) > 0 || !bo || waited(bo) == 0) ? bp : bo;
 	if (!b)
-		return;
+		return procs;
+	for (size_t i = 0; i < jx_len(jx_arr(ident, "processes")); i++) {
+		struct json_object *x = json_object_array_get_idx(jx_arr(ident, "processes"), i);
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)jx_u64(x, "pid"));
+		if (b->owner ? !strcmp(pid, b->id) : (jx_str(x, "producer") &&
+						     !strcmp(jx_str(x, "producer"), b->id)))
+			json_object_array_add(procs, json_object_get(x));
+	}
 	if (b->owner) {
 		struct json_object *p = NULL;
 
@@ -232,11 +271,12 @@ static void producer_figures(struct json_object *o, const struct hsum *h, double
 	json_object_object_add(o, "producer_throttled_pct",
 			       jx_new_fixed(b->throttled / (span * 1e7), 1));
 	json_object_object_add(o, "producer_cpu_pct", jx_new_fixed(b->cpu / (span * 1e7), 1));
+	return procs;
 }
 
 struct json_object *hostfacts_build(struct json_object *ports, struct json_object *snapshot)
 {
-	struct json_object *o, *st = NULL, *win = NULL, *ident = NULL;
+	struct json_object *o, *st = NULL, *win = NULL, *ident = NULL, *procs;
 	struct hsum *h;
 	double span;
 
@@ -261,8 +301,9 @@ struct json_object *hostfacts_build(struct json_object *ports, struct json_objec
 	for (int i = 0; i < 5; i++)
 		if (h->have_psi[i])
 			json_object_object_add(o, psi_facts[i], jx_new_fixed(h->psi[i] / (span * 1e4), 1));
-	disk_figures(o, h, span, ident);
-	producer_figures(o, h, span, ident);
+	procs = producer_figures(o, h, span, ident);
+	disk_figures(o, h, span, ident, procs);
+	json_object_put(procs);
 	free(h);
 	return o;
 }

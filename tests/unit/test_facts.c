@@ -313,18 +313,30 @@ static void hostfacts__stall_and_window__figures_named(void **state)
 	struct json_object *snap = json_tokener_parse(
 		"{\"p\": {\"host\": {\"devices\": [{\"name\": \"loop7\", \"transport\": \"loop\","
 		"\"model\": \"\", \"firmware\": \"\"}, {\"name\": \"sda\", \"model\": \"X\"}],"
-		"\"processes\": [{\"pid\": 42, \"comm\": \"srv\", \"role\": \"owner\"}]}}}");
+		"\"processes\": [{\"pid\": 42, \"comm\": \"srv\", \"role\": \"owner\"},"
+		"{\"pid\": 7, \"comm\": \"dd\", \"producer\": \"reader\", \"devices\": [\"sda\"]}]}}}");
 	struct json_object *h = hostfacts_build(ports, snap);
 
 	(void)state;
 	assert_non_null(h);
+	/* the disk its producer holds open, though another was busier */
 	assert_string_equal(json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN),
 		"{\"span_s\":5.000,\"io_some_pct\":90.0,\"io_full_pct\":50.0,\"cpu_some_pct\":0.2,"
-		"\"mem_some_pct\":0.0,\"mem_full_pct\":0.0,\"disk\":\"loop7\",\"disk_transport\":\"loop\","
-		"\"disk_reads_s\":200,\"disk_writes_s\":0,\"disk_await_ms\":4.9,\"disk_util_pct\":99.8,"
-		"\"producer\":\"reader\",\"producer_blkio_s\":4.90,\"producer_blkio_pct\":98.0,"
-		"\"producer_run_delay_s\":0.00,\"producer_run_delay_pct\":0.0,\"producer_throttled_s\":0.00,"
-		"\"producer_throttled_pct\":0.0,\"producer_cpu_pct\":0.0}");
+		"\"mem_some_pct\":0.0,\"mem_full_pct\":0.0,\"producer\":\"reader\","
+		"\"producer_blkio_s\":4.90,\"producer_blkio_pct\":98.0,\"producer_run_delay_s\":0.00,"
+		"\"producer_run_delay_pct\":0.0,\"producer_throttled_s\":0.00,"
+		"\"producer_throttled_pct\":0.0,\"producer_cpu_pct\":0.0,\"disk\":\"sda\","
+		"\"disk_model\":\"X\",\"disk_reads_s\":8.0,\"disk_writes_s\":0.0,\"disk_await_ms\":0.0,"
+		"\"disk_util_pct\":0.6}");
+	json_object_put(h);
+	/* without it: the host's busiest */
+	json_object_object_del(json_object_array_get_idx(jx_arr(jx_obj(jx_obj(snap, "p"), "host"),
+								"processes"), 1), "devices");
+	h = hostfacts_build(ports, snap);
+	assert_string_equal(jx_str(h, "disk"), "loop7");
+	assert_string_equal(jx_str(h, "disk_transport"), "loop");
+	assert_true(jx_double(h, "disk_reads_s", 0) == 200 && jx_double(h, "disk_await_ms", 0) == 4.9 &&
+		    jx_double(h, "disk_util_pct", 0) == 99.8);
 	json_object_put(h);
 	/* no host source: no figures */
 	json_object_object_del(jx_obj(jx_obj(ports, "p"), "stall"), "counters");
