@@ -19,7 +19,7 @@
 #   seed_slow I          the disk of rank I turns slow (SEED_IOPS reads/s)
 #   seed_starve I        rank I's CPU quota drops to SEED_QUOTA_US per 100 ms
 #   seed_bundle I [S]    rank I's own incident bundle (not a peer
-#                        snapshot), once written
+#                        snapshot; since the slowness began), once written
 #   seed_incidents I     how many incident bundles of its own rank I wrote
 #   seed_steps           the collective's steps (the fewest round trips)
 #   seed_end NAME        stop producers, consumers and daemons, lift the
@@ -27,7 +27,7 @@
 
 SEED_IOPS=${SEED_IOPS:-2}
 SEED_KIB=${SEED_KIB:-128}
-SEED_QUOTA_US=${SEED_QUOTA_US:-2000}
+SEED_QUOTA_US=${SEED_QUOTA_US:-1000}   # per 100 ms: 1% of a CPU
 SEED_CG=${SEED_CG:-blkio}
 
 seed_up() {
@@ -85,6 +85,8 @@ seed_kill_cg() {
 seed_start() {
 	local ranks=${*:-0 1 2 3} i n cgs spin
 	: > "$T_DIR/step"
+	SEED_SINCE=
+	for i in $ranks; do fleet_start "$i" || return 1; done
 	for i in 0 1 2 3; do
 		ip netns exec "$T_PREFIX-r$i" "$BUILD/nsengine" server --await \
 			--listen "$FLEET_NET.0.$((i + 1)):11200" --table-dir "$T_DIR/flows$i" \
@@ -100,7 +102,7 @@ seed_start() {
 		cgs="echo \$\$ > $SEED_BLKIO/${T_PREFIX}b$i/cgroup.procs"
 		[ -d "$SEED_CPU/${T_PREFIX}c$i" ] && cgs="$cgs && echo \$\$ > $SEED_CPU/${T_PREFIX}c$i/cgroup.procs"
 		spin=
-		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-100000}"
+		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-50000}"
 		sh -c "$cgs && exec ip netns exec $T_PREFIX-r$i $BUILD/nsengine client \
 			--connect $FLEET_NET.0.$((n + 1)):11200 --sessions 1 --interval-us 5000 \
 			--duration ${SEED_DURATION:-60} --read-file ${SEED_LOOPS[$i]} --read-kib $SEED_KIB $spin \
@@ -108,9 +110,8 @@ seed_start() {
 			--table-dir $T_DIR/flows$i" > /dev/null 2>&1 &
 		T_PIDS+=($!)
 	done
-	# the daemons after the engines: each finds its producer, and the
-	# disk it reads, at its source's first scan (then every 5 s)
-	for i in $ranks; do fleet_start "$i" || return 1; done
+	# each daemon finds its producer, and the disk it reads, at its
+	# source's next rescan (every 5 s)
 	for i in $ranks; do
 		wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_DIR/rank$i.sock' -j snapshot rank$i |
 			jq -e '.ports.rank$i.host_resources.processes | map(select(.producer == \"sender\" and
@@ -120,20 +121,29 @@ seed_start() {
 }
 
 seed_slow() {
+	SEED_SINCE=$(date -u +%Y%m%dT%H%M%SZ)
 	echo "${SEED_MAJMIN[$1]} $SEED_IOPS" > "$SEED_BLKIO/${T_PREFIX}b$1/blkio.throttle.read_iops_device"
 }
 seed_starve() {
+	SEED_SINCE=$(date -u +%Y%m%dT%H%M%SZ)
+	# a short period: the kernel adds run-queue delay when the task runs
+	# again and throttled time when the group is unthrottled, so the
+	# figures lag the wait by at most a period
 	echo 100000 > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_period_us" &&
 	echo "$SEED_QUOTA_US" > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_quota_us"
 }
 
 seed_steps() { od -An -tu8 -N32 "$T_DIR/step" 2>/dev/null | tr -s ' ' '\n' | grep . | sort -n | head -1; }
 
-# the manifests of rank I's own incidents (not peer snapshots), oldest first
+# rank I's own incident bundles (not peer snapshots), oldest first; after
+# seed_slow or seed_starve, those opened since (a loaded machine may stall
+# the healthy collective too: that bundle is not the one judged)
 seed_own() {
-	local m
+	local m b
 	for m in "$T_DIR/state$1"/bundles/*/manifest.json; do
 		[ -f "$m" ] || continue
+		b=$(basename "$(dirname "$m")")
+		[[ -n "${SEED_SINCE:-}" && "${b:0:16}" < "$SEED_SINCE" ]] && continue
 		jq -e '.verdict.verdict != "peer-snapshot" and .verdict.verdict != "manual"' "$m" \
 			> /dev/null 2>&1 && dirname "$m"
 	done
@@ -146,17 +156,14 @@ seed_bundle() {
 }
 
 seed_end() {
-	local i p
-	for i in 0 1 2 3; do
-		for p in $(ip netns pids "$T_PREFIX-r$i"); do
-			grep -qa nsengine "/proc/$p/cmdline" 2>/dev/null && kill "$p"
-		done
-	done
+	local i
+	fleet_kill_engines
 	for i in 0 1 2 3; do
 		echo "${SEED_MAJMIN[$i]} 0" > "$SEED_BLKIO/${T_PREFIX}b$i/blkio.throttle.read_iops_device" 2>/dev/null
 		[ -d "$SEED_CPU/${T_PREFIX}c$i" ] && echo -1 > "$SEED_CPU/${T_PREFIX}c$i/cpu.cfs_quota_us"
 		fleet_stop "$i"
 	done
+	check "$1: no sanitizer report in the ranks' logs" fleet_sanitizers
 	for i in 0 1 2 3; do
 		[ -f "$T_DIR/rank$i.log" ] && mv "$T_DIR/rank$i.log" "$T_DIR/rank$i.$1.log"
 		rm -rf "$T_DIR/state$i"/* "$T_DIR/flows$i"/*
