@@ -8,7 +8,9 @@
 # itself makes one rank slow: blkio.throttle.read_iops_device on its cgroup,
 # or a CPU quota with --spin-us of compute per message. Its sends stop, the
 # collective stops, every rank's consumer waits past the stall threshold.
-# Source after lib.sh and fleet_lib.sh.
+# The engines run at nice -10 and a flow stalls after 3 s: a test machine's
+# load must not stall the healthy collective. Source after lib.sh and
+# fleet_lib.sh.
 #
 #   seed_up NET          the fleet, the loop devices, the cgroups, delay
 #                        accounting on (all undone at exit); rankI.conf gets
@@ -55,7 +57,7 @@ seed_up() {
 	fi
 	fleet_up "$net" 4 "peer_wait = 10s
 peer_window = 30ms
-stall_threshold = 1s" || { fail "the four ranks come up"; return 1; }
+stall_threshold = 3s" || { fail "the four ranks come up"; return 1; }
 	# the daemons read sysfs under the emulator's tree (its RDMA devices):
 	# the host's own block devices are linked into it, for the host source
 	mkdir -p "$T_DIR/emu/sysfs/sys/dev" &&
@@ -88,7 +90,7 @@ seed_start() {
 	SEED_SINCE=
 	for i in $ranks; do fleet_start "$i" || return 1; done
 	for i in 0 1 2 3; do
-		ip netns exec "$T_PREFIX-r$i" "$BUILD/nsengine" server --await \
+		nice -n -10 ip netns exec "$T_PREFIX-r$i" "$BUILD/nsengine" server --await \
 			--listen "$FLEET_NET.0.$((i + 1)):11200" --table-dir "$T_DIR/flows$i" \
 			> /dev/null 2>&1 &
 		T_PIDS+=($!)
@@ -102,8 +104,8 @@ seed_start() {
 		cgs="echo \$\$ > $SEED_BLKIO/${T_PREFIX}b$i/cgroup.procs"
 		[ -d "$SEED_CPU/${T_PREFIX}c$i" ] && cgs="$cgs && echo \$\$ > $SEED_CPU/${T_PREFIX}c$i/cgroup.procs"
 		spin=
-		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-50000}"
-		sh -c "$cgs && exec ip netns exec $T_PREFIX-r$i $BUILD/nsengine client \
+		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-100000}"
+		sh -c "$cgs && exec nice -n -10 ip netns exec $T_PREFIX-r$i $BUILD/nsengine client \
 			--connect $FLEET_NET.0.$((n + 1)):11200 --sessions 1 --interval-us 5000 \
 			--duration ${SEED_DURATION:-60} --read-file ${SEED_LOOPS[$i]} --read-kib $SEED_KIB $spin \
 			--step-file $T_DIR/step --step-rank $i --step-ranks 4 \

@@ -5,7 +5,7 @@
 # resource and figures, the other ranks as waiting on it:
 #   1. rank3's disk slow (blkio.throttle.read_iops_device on its cgroup)
 #   2. the same disk slowness on rank1: the verdict follows the node
-#   3. rank2's producer, 50 ms of compute a step, starved of CPU (a v1 cpu
+#   3. rank2's producer, 100 ms of compute a step, starved of CPU (a v1 cpu
 #      quota of 1 ms per 100 ms): run-queue delay, not I/O
 #   4. no throttle: the collective runs clean, no incident, for
 #      SEED_CLEAN_S seconds (20; `make demo SCENARIO=seed-004` runs 60)
@@ -88,7 +88,7 @@ if [ -d "$SEED_CPU/${T_PREFIX}c2" ]; then
 		sleep 2
 		seed_starve 2
 		judge cpu 2 producer-stall-cpu \
-			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.0+)? s"
+			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s"
 	fi
 	seed_end cpu
 	SEED_CG=blkio seed_conf
