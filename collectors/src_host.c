@@ -60,6 +60,8 @@ struct hproc {
 	uint64_t base[NPF];         /* the first reading (a producer's sums
 				     * count from when it was found) */
 	int have;                   /* v holds a reading */
+	char dev[HOST_PROC_DEVS][32]; /* the disks of the files it holds open */
+	unsigned ndev;
 };
 
 struct host {
@@ -986,6 +988,115 @@ static void check_delayacct(struct host *h)
 	said |= h->delay_off;
 }
 
+/* The whole disk of device MAJ:MIN (a partition's parent), when it is a
+ * disk the source reads: /sys/dev/block/MAJ:MIN links to its sysfs
+ * directory (.../nvme0n1/nvme0n1p2). */
+static const char *disk_of_devt(struct host *h, const char *majmin, char *out, size_t len)
+{
+	char path[PATH_MAX + 128], link[PATH_MAX];
+	ssize_t n;
+	char *base, *parent;
+	struct hdisk *d;
+
+	snprintf(path, sizeof(path), "%s/dev/block/%s", h->sys, majmin);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return NULL;
+	link[n] = 0;
+	base = strrchr(link, '/');
+	if (!base)
+		return NULL;
+	*base++ = 0;
+	parent = strrchr(link, '/');
+	parent = parent ? parent + 1 : link;
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? parent : base;
+
+		for (unsigned i = 0; i < h->nknown; i++) {
+			d = &h->known[i];
+			if (d->keep && !strcmp(d->name, name)) {
+				util_strlcpy(out, name, len);
+				return out;
+			}
+		}
+	}
+	return NULL;
+}
+
+static void proc_add_dev(struct hproc *p, const char *name)
+{
+	for (unsigned i = 0; i < p->ndev; i++)
+		if (!strcmp(p->dev[i], name))
+			return;
+	if (p->ndev < HOST_PROC_DEVS)
+		util_strlcpy(p->dev[p->ndev++], name, sizeof(p->dev[0]));
+}
+
+/* The disks a process reads from: the block devices it holds open
+ * (/proc/PID/fd links to /dev/NAME; readlink reads no file system) and
+ * the devices of the file systems of its other open files (fdinfo's
+ * mnt_id, in /proc/PID/mountinfo: proc_fdinfo_show(), show_mountinfo(),
+ * fs/proc). Proc reads only, never the files themselves: a hung mount
+ * cannot block the loop. At most HOST_FD_SCAN descriptors. */
+static void proc_devices(struct host *h, struct hproc *p)
+{
+	char path[PATH_MAX + 320], link[PATH_MAX], name[32], majmin[32];
+	unsigned mnt[HOST_FD_SCAN], nmnt = 0, seen = 0;
+	struct dirent *e;
+	DIR *dir;
+	ssize_t n;
+
+	p->ndev = 0;
+	snprintf(path, sizeof(path), "%s/%d/fd", h->proc, p->pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	while ((e = readdir(dir)) && seen < HOST_FD_SCAN) {
+		if (e->d_name[0] == '.')
+			continue;
+		seen++;
+		snprintf(path, sizeof(path), "%s/%d/fd/%s", h->proc, p->pid, e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0 || link[0] != '/')
+			continue;       /* socket:[..], pipe:[..], anon_inode:... */
+		link[n] = 0;
+		if (!strncmp(link, "/dev/", 5)) {
+			for (unsigned i = 0; i < h->nknown; i++)
+				if (h->known[i].keep && !strcmp(h->known[i].name, link + 5))
+					proc_add_dev(p, link + 5);
+			continue;
+		}
+		/* a file: its file system's mount */
+		if (read_rel(h, h->proc, h->small, sizeof(h->small), "%d/fdinfo/%s", p->pid,
+			     e->d_name) > 0) {
+			const char *m = strstr(h->small, "\nmnt_id:");
+			unsigned id, dup = 0;
+
+			if (!m || sscanf(m + 8, "%u", &id) != 1)
+				continue;
+			for (unsigned i = 0; i < nmnt; i++)
+				dup |= mnt[i] == id;
+			if (!dup)
+				mnt[nmnt++] = id;
+		}
+	}
+	closedir(dir);
+	if (!nmnt || read_rel(h, h->proc, h->buf, BUF_MAX, "%d/mountinfo", p->pid) <= 0)
+		return;
+	for (char *l = h->buf; l && *l;) {
+		char *nl = strchr(l, '\n');
+		unsigned id, parent;
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(l, "%u %u %31s", &id, &parent, majmin) == 3)
+			for (unsigned i = 0; i < nmnt; i++)
+				if (mnt[i] == id && disk_of_devt(h, majmin, name, sizeof(name)))
+					proc_add_dev(p, name);
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
 static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 {
 	struct host *h = s->priv;
@@ -1002,6 +1113,8 @@ static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	read_psi(h);
 	read_disks(h);
 	read_procs(h, rescan);
+	for (unsigned i = 0; rescan && i < h->nprocs; i++)
+		proc_devices(h, &h->procs[i]);
 	if (!same_layout(h)) {
 		const char **names = malloc((h->n ? h->n : 1) * sizeof(*names));
 		struct clayout *l;
@@ -1142,6 +1255,13 @@ struct json_object *src_host_json(struct src *s)
 		jx_add_str(e, "role", p->prod < 0 ? "owner" : "producer");
 		if (p->prod >= 0)
 			jx_add_str(e, "producer", h->o.prod[p->prod].name);
+		if (p->ndev) {
+			struct json_object *dv = json_object_new_array();
+
+			for (unsigned k = 0; k < p->ndev; k++)
+				json_object_array_add(dv, json_object_new_string(p->dev[k]));
+			json_object_object_add(e, "devices", dv);
+		}
 		json_object_array_add(a, e);
 	}
 	json_object_object_add(o, "processes", a);

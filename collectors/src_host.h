@@ -47,6 +47,8 @@
 #define HOST_MAX_THREADS 1024
 #define HOST_MAX_PRODUCERS 16
 #define HOST_MAX_PATTERNS 16
+#define HOST_PROC_DEVS 4             /* disks named per process */
+#define HOST_FD_SCAN 256             /* descriptors of a process judged */
 
 struct host_producer {
 	char name[32];
@@ -79,7 +81,9 @@ int src_host_open(struct src *s, const struct src_host_ctx *ctx);
  * taken); read from the next read on. */
 void src_host_watch(struct src *s, const int *pids, unsigned n);
 /* {devices: [{name, transport, model, firmware, vendor, serial_sha256,
- * rotational, nr_requests}], processes: [{pid, comm, role}], psi, delayacct,
+ * rotational, nr_requests}], processes: [{pid, comm, role, producer,
+ * devices: [the disks of the files it holds open, found every rescan]}],
+ * psi, delayacct,
  * notes: [...]}: the devices' identity and what could not be read. */
 struct json_object *src_host_json(struct src *s);
 

@@ -2,6 +2,7 @@
 #include "daemon/facts.h"
 #include "collectors/ident.h"
 #include "daemon/conf.h"
+#include "daemon/hostfacts.h"
 #include "daemon/peermsg.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
@@ -440,6 +441,9 @@ static struct json_object *peer_facts(struct json_object *peers, struct json_obj
 		}
 		jx_add_u64(e, FK_PE_OTHER_END, other);
 		json_object_object_add(e, FK_PE_PORTS, json_object_get(jx_get(sum, "ports")));
+		if (jx_obj(sum, FK_PE_RESOURCES))
+			json_object_object_add(e, FK_PE_RESOURCES,
+					       json_object_get(jx_obj(sum, FK_PE_RESOURCES)));
 		json_object_object_add(out, name, e);
 	}
 	return out;
@@ -450,7 +454,7 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 	struct json_object *f = json_object_new_object(), *ports = json_object_new_object();
 	struct json_object *inc = jx_get(rec, IR_INCIDENT), *fl = jx_get(inc, "flows");
 	struct json_object *pings = json_object_new_array(), *caps = json_object_new_array();
-	struct json_object *snapshot = jx_obj(rec, IR_SNAPSHOT);
+	struct json_object *snapshot = jx_obj(rec, IR_SNAPSHOT), *host, *ranks;
 	uint64_t stall_ns = jx_u64(rec, IR_OPENED_MONO);
 
 	jx_add_int(f, FK_SCHEMA, FACTS_SCHEMA);
@@ -472,6 +476,9 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 		}
 	}
 	json_object_object_add(f, FK_PORTS, ports);
+	host = hostfacts_build(ports, snapshot);
+	if (host)
+		json_object_object_add(f, FK_HOST, host);
 	if (inc) {
 		struct json_object *flows = flow_facts(rec, fl), *peers = jx_obj(rec, IR_PEERS);
 		struct json_object *list = jx_arr(flows, FK_F_LIST);
@@ -488,6 +495,16 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 	if (jx_obj(rec, IR_PEERS))
 		json_object_object_add(f, FK_PEERS, peer_facts(jx_obj(rec, IR_PEERS),
 							       jx_obj(f, FK_FLOWS)));
+	/* the ranks: this host, then each peer notified, with their figures */
+	ranks = json_object_new_array();
+	json_object_array_add(ranks, hostfacts_rank(jx_str(rec, IR_HOST) ? jx_str(rec, IR_HOST) :
+						    "this host", 1, 1, host));
+	if (jx_obj(f, FK_PEERS)) {
+		json_object_object_foreach(jx_obj(f, FK_PEERS), pn, pe)
+			json_object_array_add(ranks, hostfacts_rank(pn, 0, jx_bool(pe, FK_PE_ANSWERED),
+								    jx_obj(pe, FK_PE_RESOURCES)));
+	}
+	json_object_object_add(f, FK_RANKS, ranks);
 	json_object_object_add(f, FK_THREADS, thread_facts(jx_get(rec, IR_THREADS)));
 	json_object_object_add(f, FK_ONLOAD, onload_facts(rec));
 

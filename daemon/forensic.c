@@ -7,6 +7,7 @@
 #include "daemon/evidence.h"
 #include "daemon/facts.h"
 #include "daemon/incident.h"
+#include "daemon/peers.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/record.h"
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct forensic_probes forensic_real_probes = {
 	.ping_start = probe_ping_start,
@@ -376,10 +378,22 @@ static struct inv *inv_new(struct forensics *F)
 	return v;
 }
 
+void forensic_host_name(const struct forensics *F, char *buf, size_t len)
+{
+	if (F->peers && peers_host(F->peers) && peers_host(F->peers)[0])
+		util_strlcpy(buf, peers_host(F->peers), len);
+	else if (F->c->host_name[0])
+		util_strlcpy(buf, F->c->host_name, len);
+	else if (gethostname(buf, len - 1) < 0)
+		util_strlcpy(buf, "this host", len);
+	buf[len - 1] = 0;
+}
+
 static struct inv *inv_start(struct forensics *F, const char *port, uint64_t incident_id)
 {
 	struct port *p = ports_find(F->ports, port);
 	struct inv *v = p ? inv_new(F) : NULL;
+	char host[64];
 
 	if (!v)
 		return NULL;
@@ -399,6 +413,8 @@ static struct inv *inv_start(struct forensics *F, const char *port, uint64_t inc
 	json_object_object_add(v->rec, IR_INCIDENT, NULL);
 	jx_add_u64(v->rec, IR_INCIDENT_ID, incident_id);
 	jx_add_str(v->rec, IR_TRIGGER, incident_id ? "stall" : "manual");
+	forensic_host_name(F, host, sizeof(host));
+	jx_add_str(v->rec, IR_HOST, host);
 	jx_add_str(v->rec, IR_PORT, port);
 	jx_add_u64(v->rec, IR_OPENED_MONO, v->open_ns);
 	jx_add_u64(v->rec, IR_OPENED_REAL, v->open_real_ns);
@@ -461,6 +477,7 @@ int forensic_manual_bundle(struct forensics *F, const char *const *ports, size_t
 {
 	struct inv *v = inv_new(F);
 	struct json_object *verdict;
+	char host[64];
 
 	if (!v) {
 		util_errf(err, errlen, "out of memory");
@@ -472,6 +489,8 @@ int forensic_manual_bundle(struct forensics *F, const char *const *ports, size_t
 		util_strlcpy(v->ports[v->nports++], port_name(ports_at(F->ports, i)),
 			     sizeof(v->ports[0]));
 	jx_add_str(v->rec, IR_TRIGGER, "manual");
+	forensic_host_name(F, host, sizeof(host));
+	jx_add_str(v->rec, IR_HOST, host);
 	jx_add_str(v->rec, IR_PORT, v->ports[0]);
 	jx_add_u64(v->rec, IR_OPENED_MONO, v->open_ns);
 	json_object_object_add(v->rec, IR_STEPS, v->steps);

@@ -143,6 +143,9 @@ const char *inv_phase_name(const struct inv *v);
 
 /* peersnap.c: snapshots for peer daemons (the receiving side) */
 void psnap_free_all(struct forensics *F);
+/* This host's name in records (IR_HOST) and facts' ranks: the peers'
+ * host_name, else the configuration's, else the system's. */
+void forensic_host_name(const struct forensics *F, char *buf, size_t len);
 /* peerwait.c: the originating side */
 /* The notice to every peer as the incident opens (into the record). */
 void inv_notify_peers(struct inv *v);

@@ -1,6 +1,7 @@
 /* peermsg: peer notice and summary payloads, built to fit and read back
  * as hostile input. */
 #include "daemon/peermsg.h"
+#include "daemon/hostfacts.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -403,6 +404,15 @@ static int summary_body(struct json_object *in, struct json_object *out, const c
 		json_object_object_add(out, "flows", o);
 		if (read_flows(v, o, why) < 0)
 			return -1;
+	}
+	/* the host's figures over the stall (hostfacts.c): what names the
+	 * rank whose producer stopped */
+	if ((v = jx_get(in, "resources"))) {
+		struct json_object *o = hostfacts_read(v, why);
+
+		if (!o)
+			return -1;
+		json_object_object_add(out, "resources", o);
 	}
 	return 0;
 }

@@ -301,6 +301,8 @@ static void finish(struct psnap *s)
 		}
 		json_object_object_add(sum, "ports", ports);
 	}
+	if (jx_obj(facts, FK_HOST))
+		json_object_object_add(sum, FK_PE_RESOURCES, json_object_get(jx_obj(facts, FK_HOST)));
 	flows = jx_get(jx_get(s->rec, IR_SNAPSHOT), IR_S_FLOWS);
 	json_object_object_add(sum, "flows", summary_flows(s, flows));
 	{
@@ -398,6 +400,12 @@ void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint6
 	F->psnap[slot] = s;
 
 	jx_add_str(s->rec, IR_TRIGGER, BUNDLE_VERDICT_PEER);
+	{
+		char host[64];
+
+		forensic_host_name(F, host, sizeof(host));
+		jx_add_str(s->rec, IR_HOST, host);
+	}
 	link = json_object_new_object();
 	jx_add_str(link, MK_PE_ORIGIN_HOST, jx_text(notice, "origin"));
 	jx_add_str(link, MK_PE_ORIGIN_PEER, peer);

@@ -10,6 +10,8 @@
  *                   [--size BYTES] [--interval-us N] [--count N]
  *                   [--duration S] [--table-dir DIR] [--name NAME]
  *                   [--stop-after SESSION:N] [--mute-after SESSION:N]
+ *                   [--read-file PATH --read-kib N] [--spin-us N]
+ *                   [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]
  *                   (N sessions: 1..4096)
  *
  * Each client session sends a request (an 8-byte header: total length and
@@ -19,6 +21,17 @@
  * makes it send request N+1 and then drop every reply unseen, as if the
  * replies were lost before the engine: the table shows a session waiting,
  * holding nothing (the stall of nicstalld's seed 000). Both may repeat.
+ *
+ * A producer that reads its data: --read-file makes every request wait for
+ * N KiB read from PATH (a file or block device) in 4 KiB O_DIRECT reads,
+ * in order, wrapping at its end. The reads block the engine, as seed 004's
+ * prefill blocked on its disk: a slow disk stops the stream. --spin-us
+ * makes every request cost N microseconds of the engine's own CPU time
+ * (its compute): a CPU quota stops the stream. A collective:
+ * --step-file is a file of 16 counters shared by N ranks' clients (rank I
+ * publishes its round trips in counter I); a client sends request n+1 only
+ * while n < K + the fewest round trips of any rank (K = --step-slack, 2),
+ * so the ranks stop together when one of them stalls.
  *
  * SIGINT/SIGTERM: print a per-session summary, remove the table, exit 0.
  * Sockets are kernel sockets (non-blocking, one epoll loop), so the
@@ -36,15 +49,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HDR 8
 #define MSG_MAX 65000
 #define MAX_RULES 64
+#define STEP_SLOTS 16
+#define BLK 4096
 
 enum kind { K_SESS, K_LISTEN, K_SIGNAL, K_TIMER };
 
@@ -79,6 +98,14 @@ struct ctx {
 	uint64_t interval_ns, count, deadline_ns;
 	struct nsft_table table;
 	int failed;
+	int read_fd;                /* --read-file, -1: none */
+	unsigned read_kib;
+	uint64_t read_off, read_size;
+	unsigned char *read_buf;
+	uint64_t spin_ns;           /* --spin-us: CPU time per request */
+	uint64_t *step;             /* --step-file: STEP_SLOTS shared counters */
+	unsigned step_rank, step_ranks;
+	uint64_t step_slack;
 };
 
 static enum kind sig_kind = K_SIGNAL, timer_kind = K_TIMER;
@@ -287,6 +314,35 @@ static void queue_msg(struct ctx *c, struct sess *s, const unsigned char *msg, s
 	sess_flush(c, s);
 }
 
+/* The fewest round trips of any rank of the collective. */
+static uint64_t step_min(const struct ctx *c)
+{
+	uint64_t m = UINT64_MAX;
+
+	for (unsigned i = 0; i < c->step_ranks; i++) {
+		uint64_t v = __atomic_load_n(&c->step[i], __ATOMIC_ACQUIRE);
+
+		if (v < m)
+			m = v;
+	}
+	return m;
+}
+
+/* The request's data: read_kib KiB from the file, in order (blocking). */
+static void read_data(struct ctx *c)
+{
+	for (unsigned k = 0; k < c->read_kib / 4; k++) {
+		ssize_t n;
+
+		if (c->read_off + BLK > c->read_size)
+			c->read_off = 0;
+		n = pread(c->read_fd, c->read_buf, BLK, (off_t)c->read_off);
+		if (n < 0 && errno != EINTR)
+			die("nsengine: read-file");
+		c->read_off += BLK;
+	}
+}
+
 static void client_send(struct ctx *c, struct sess *s)
 {
 	unsigned char msg[MSG_MAX];
@@ -295,6 +351,22 @@ static void client_send(struct ctx *c, struct sess *s)
 	if (s->trips >= s->stop_after) {
 		s->stopped = 1;
 		return;
+	}
+	if (c->step && s->trips >= step_min(c) + c->step_slack) {
+		/* the collective waits for a slower rank: try again later */
+		s->next_ns = nsft_now_ns() + (c->interval_ns ? c->interval_ns : 1000000u);
+		return;
+	}
+	if (c->read_fd >= 0)
+		read_data(c);
+	if (c->spin_ns) {
+		struct timespec t0, t;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+		       (uint64_t)t0.tv_nsec < c->spin_ns);
 	}
 	if (s->trips >= s->mute_after)
 		s->muted = 1;
@@ -323,6 +395,8 @@ static void on_message(struct ctx *c, struct sess *s, const unsigned char *msg, 
 	}
 	s->waiting = 0;
 	s->trips++;
+	if (c->step && s->idx == 0)
+		__atomic_store_n(&c->step[c->step_rank], s->trips, __ATOMIC_RELEASE);
 	if (c->count && s->trips >= c->count) {
 		s->finished = 1;
 		return;
@@ -539,7 +613,9 @@ static void usage(void)
 		"       nsengine client --connect ADDR:PORT --sessions N [--proto tcp|udp]\n"
 		"                       [--size BYTES] [--interval-us N] [--count N] [--duration S]\n"
 		"                       [--table-dir DIR] [--name NAME]\n"
-		"                       [--stop-after SESSION:N] [--mute-after SESSION:N]\n");
+		"                       [--stop-after SESSION:N] [--mute-after SESSION:N]\n"
+		"                       [--read-file PATH --read-kib N] [--spin-us N]\n"
+		"                       [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]\n");
 	exit(2);
 }
 
@@ -550,10 +626,14 @@ int main(int argc, char **argv)
 		{ "table-dir", 1, 0, 'd' }, { "name", 1, 0, 'n' }, { "sessions", 1, 0, 's' },
 		{ "size", 1, 0, 'z' }, { "interval-us", 1, 0, 'i' }, { "count", 1, 0, 'k' },
 		{ "duration", 1, 0, 't' }, { "stop-after", 1, 0, 'S' }, { "mute-after", 1, 0, 'M' },
-		{ "capacity", 1, 0, 'C' }, { "await", 0, 0, 'A' }, { 0, 0, 0, 0 },
+		{ "capacity", 1, 0, 'C' }, { "await", 0, 0, 'A' }, { "read-file", 1, 0, 'r' },
+		{ "read-kib", 1, 0, 'K' }, { "step-file", 1, 0, 'F' }, { "step-rank", 1, 0, 'R' },
+		{ "step-ranks", 1, 0, 'N' }, { "step-slack", 1, 0, 'L' }, { "spin-us", 1, 0, 'U' },
+		{ 0, 0, 0, 0 },
 	};
 	struct { unsigned sess; uint64_t n; int mute; } rules[MAX_RULES];
-	const char *addr = NULL, *dir = NULL, *name = "nsengine";
+	const char *addr = NULL, *dir = NULL, *name = "nsengine", *read_file = NULL;
+	const char *step_file = NULL;
 	unsigned sessions = 0, capacity = 1024, nrules = 0, i;
 	double duration = 0;
 	struct ctx c;
@@ -564,6 +644,8 @@ int main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	c.size = 64;
 	c.lfd = -1;
+	c.read_fd = -1;
+	c.step_slack = 2;
 	if (argc < 2)
 		usage();
 	if (!strcmp(argv[1], "server"))
@@ -588,6 +670,13 @@ int main(int argc, char **argv)
 		case 't': duration = strtod(optarg, NULL); break;
 		case 'C': capacity = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'A': c.await = 1; break;
+		case 'r': read_file = optarg; break;
+		case 'K': c.read_kib = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'F': step_file = optarg; break;
+		case 'R': c.step_rank = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'N': c.step_ranks = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'L': c.step_slack = strtoull(optarg, NULL, 10); break;
+		case 'U': c.spin_ns = strtoull(optarg, NULL, 10) * 1000u; break;
 		case 'S': case 'M':
 			if (nrules == MAX_RULES || rule(optarg, &rules[nrules].sess, &rules[nrules].n) < 0)
 				usage();
@@ -601,6 +690,32 @@ int main(int argc, char **argv)
 		usage();
 	if (parse_addr(addr, c.udp, &c.addr, &c.addrlen) < 0)
 		usage();
+	if (read_file) {
+		off_t end;
+
+		if (c.server || c.read_kib < 4 || c.read_kib > 65536)
+			usage();
+		c.read_fd = open(read_file, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (c.read_fd < 0 || (end = lseek(c.read_fd, 0, SEEK_END)) < BLK ||
+		    posix_memalign((void **)&c.read_buf, BLK, BLK))
+			die("nsengine: read-file (O_DIRECT, at least 4 KiB)");
+		c.read_size = (uint64_t)end;
+	}
+	if (step_file) {
+		int fd;
+
+		if (c.server || c.step_ranks == 0 || c.step_ranks > STEP_SLOTS ||
+		    c.step_rank >= c.step_ranks)
+			usage();
+		fd = open(step_file, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0 || ftruncate(fd, STEP_SLOTS * sizeof(uint64_t)) < 0)
+			die("nsengine: step-file");
+		c.step = mmap(NULL, STEP_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED,
+			      fd, 0);
+		close(fd);
+		if (c.step == MAP_FAILED)
+			die("nsengine: step-file mmap");
+	}
 
 	/* PUBLISH: one table per process, <dir>/<name>.<pid>.flows */
 	rc = nsft_create(&c.table, dir, name, c.server ? capacity : sessions);

@@ -98,6 +98,7 @@ static const struct { const char *key, *sub, *what; } lists[] = {
 	[D_PORT] = { FK_PORTS, NULL, FK_PORTS },
 	[D_PEER] = { FK_PEERS, NULL, FK_PEERS },
 	[D_ONLOAD] = { FK_ONLOAD, NULL, FK_ONLOAD },
+	[D_RANK] = { FK_RANKS, NULL, FK_RANKS },
 };
 
 /* The list of d, or NULL and why: missing, of the wrong type, or (when
@@ -112,16 +113,17 @@ static struct json_object *list_of(struct ectx *c, enum dom d, int nonempty, con
 		l = jx_get(c->facts, lists[d].key);
 		if (lists[d].sub)
 			l = jx_get(l, lists[d].sub);
-		if (!l && (d == D_PEER || d == D_ONLOAD) && jx_get(c->facts, FK_SCHEMA)) {
-			/* facts of a host without peers or Onload stacks (or
-			 * from before them): none, an empty list, not an
+		if (!l && (d == D_PEER || d == D_ONLOAD || d == D_RANK) &&
+		    jx_get(c->facts, FK_SCHEMA)) {
+			/* facts of a host without peers, Onload stacks or ranks
+			 * (or from before them): none, an empty list, not an
 			 * unknown one */
 			static struct json_object *none[2];
 
-			if (!none[d == D_ONLOAD])
-				none[d == D_ONLOAD] = d == D_ONLOAD ? json_object_new_array() :
+			if (!none[d != D_PEER])
+				none[d != D_PEER] = d != D_PEER ? json_object_new_array() :
 							 json_object_new_object();
-			l = none[d == D_ONLOAD];
+			l = none[d != D_PEER];
 		}
 		if (l && !json_object_is_type(l, obj ? json_type_object : json_type_array))
 			l = NULL;

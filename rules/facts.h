@@ -19,6 +19,8 @@
  *     release: { released, action (self | promisc-capture | reprogram |
  *                ambiguous | none), port, after_ms, at_ms, ambiguous,
  *                after_second_ms, actions: [...] },
+ *     host: { span_s, io_full_pct, disk, producer, ... (FK_HOST_NUMS, FK_HOST_STRS) },
+ *     ranks: [ { name, self, answered, and host's keys } ],
  *     peers: { NAME: { host, notified, answered, rtt_ms, bundle, error,
  *                      flows_total, flows_stalled, flows_waiting, other_end,
  *                      ports: { PORT: { profile,
@@ -45,6 +47,8 @@
 #define FK_RELEASE      "release"
 #define FK_PEERS        "peers"
 #define FK_ONLOAD       "onload"
+#define FK_HOST         "host"
+#define FK_RANKS        "ranks"
 
 /* ports.NAME */
 #define FK_P_PROFILE    "profile"
@@ -87,6 +91,7 @@
 #define FK_PE_OTHER_END "other_end"    /* this host's stalled flows whose other end it holds */
 #define FK_PE_PORTS     "ports"
 #define FK_PE_SIGNALS   "signals"      /* a period's signals as the peer reckoned them */
+#define FK_PE_RESOURCES "resources"    /* its host figures (FK_HOST_NUMS, FK_HOST_STRS) */
 
 /* threads[] */
 #define FK_T_PID        "pid"
@@ -125,6 +130,27 @@
  * name and the EF_ name the dump prints */
 #define FK_ONLOAD_OPTS(X) X("ef_buzz_usec", "EF_BUZZ_USEC") X("ef_spin_usec", "EF_SPIN_USEC") \
 	X("ef_poll_usec", "EF_POLL_USEC")
+
+/* host: this host's resources over the stall and the observation window
+ * (the "host" source's counters, daemon/hostfacts.c), the figures the
+ * producer-stall verdicts name; peers.NAME.resources the same from a
+ * peer's summary. Percentages of the period's span (a producer's delays are
+ * summed over its threads: they may pass 100). X(key) for numbers,
+ * S(key) for strings. */
+#define FK_HOST_NUMS(X) X("span_s") \
+	X("io_some_pct") X("io_full_pct") X("cpu_some_pct") X("mem_some_pct") X("mem_full_pct") \
+	X("disk_reads_s") X("disk_writes_s") X("disk_await_ms") X("disk_util_pct") \
+	X("producer_blkio_s") X("producer_blkio_pct") X("producer_run_delay_s") \
+	X("producer_run_delay_pct") X("producer_throttled_s") X("producer_throttled_pct") \
+	X("producer_cpu_pct")
+#define FK_HOST_STRS(S) S("disk") S("disk_model") S("disk_firmware") S("disk_transport") \
+	S("producer")
+/* ranks[]: this host (self true, name its host_name) and every peer
+ * notified (answered, and when it did its host figures), each with the
+ * keys of host above */
+#define FK_RK_NAME      "name"
+#define FK_RK_SELF      "self"
+#define FK_RK_ANSWERED  "answered"
 
 /* pings[] */
 #define FK_PG_FROM      "from"

@@ -50,7 +50,7 @@ enum per { P_STALL, P_WINDOW, P_BASELINE, P_N };
 extern const char *const rl_per_name[P_N];
 
 /* List-item domains: rl_dom_name[] are their names in the language. */
-enum dom { D_NONE, D_THREAD, D_FLOW, D_PING, D_CAPTURE, D_PORT, D_PEER, D_ONLOAD, D_MULTI };
+enum dom { D_NONE, D_THREAD, D_FLOW, D_PING, D_CAPTURE, D_PORT, D_PEER, D_ONLOAD, D_RANK, D_MULTI };
 extern const char *const rl_dom_name[];
 
 /* Named facts of the language ("held.unsent", "ping.ok", ...). */

@@ -10,7 +10,7 @@
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE };
-const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "onload", "" };
+const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "onload", "rank", "" };
 
 const struct rl_fact_name rl_facts_tab[] = {
 	{ "port", F_PORT }, { "profile", F_PROFILE }, { "driver", F_DRIVER },
@@ -52,6 +52,10 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_ONLOAD, FK_O_DUMPS, 0 }, { D_ONLOAD, FK_O_SPAN_MS, 0 },
 	{ D_ONLOAD, FK_O_BEFORE_AGE_MS, 0 }, { D_ONLOAD, FK_O_FREE_MIN, 0 },
 	FK_ONLOAD_COUNTERS(OL_CNT) FK_ONLOAD_LEVELS(OL_LVL) FK_ONLOAD_OPTS(OL_OPT)
+#define RK_FIELD(n) { D_RANK, n, 0 },
+	{ D_RANK, FK_RK_NAME, 0 }, { D_RANK, FK_RK_SELF, 0 }, { D_RANK, FK_RK_ANSWERED, 0 },
+	FK_HOST_NUMS(RK_FIELD) FK_HOST_STRS(RK_FIELD)
+#undef RK_FIELD
 #undef OL_CNT
 #undef OL_LVL
 #undef OL_OPT

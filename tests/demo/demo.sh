@@ -7,7 +7,8 @@
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
 # producer-stall; producer-stall-4 (four ranks with their peers) is
-# demo-fleet.sh.
+# demo-fleet.sh; seed-004 (four ranks, one node's disk slowed by the
+# kernel, every rank naming it) is demo-seed004.sh.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 SCENARIO=${2:-port-drop}
@@ -23,9 +24,10 @@ PIDS=()
 t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
+[ "$SCENARIO" = seed-004 ] && exec "$ROOT/tests/demo/demo-seed004.sh" "$BUILD"
 case "$SCENARIO" in
 port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4)" >&2; exit 2 ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4, seed-004)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 

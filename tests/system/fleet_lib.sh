@@ -11,6 +11,7 @@
 #                            each [daemon] section
 #   fleet_start I            start rank I's daemon (socket $T_DIR/rankI.sock)
 #   fleet_stop I             stop it (TERM, then KILL after 2 s)
+#   fleet_kill_engines       end the engines in the ranks' namespaces
 #   rctl I ARGS...           nicstallctl against rank I
 #   fleet_metric I SERIES    a value of rank I's metrics textfile
 
@@ -102,6 +103,16 @@ fleet_stop() {
 	kill -KILL "$p" 2>/dev/null
 	wait "$p" 2>/dev/null
 	FLEET_PIDS[$1]=
+}
+
+# fleet_kill_engines: end the nsengine processes in every rank's namespace
+fleet_kill_engines() {
+	local i p
+	for i in $(seq 0 $((FLEET_N - 1))); do
+		for p in $(ip netns pids "$T_PREFIX-r$i"); do
+			grep -qa nsengine "/proc/$p/cmdline" 2>/dev/null && kill "$p"
+		done
+	done
 }
 
 rctl() { local i=$1; shift; "$NICSTALLCTL" -s "$T_DIR/rank$i.sock" "$@"; }

@@ -35,12 +35,8 @@ run() {
 
 # end: stop the engines and daemons, keep the logs of this part apart
 end() {
-	local i p
-	for i in 0 1 2 3; do
-		for p in $(ip netns pids "$T_PREFIX-r$i"); do
-			grep -qa nsengine "/proc/$p/cmdline" 2>/dev/null && kill "$p"
-		done
-	done
+	local i
+	fleet_kill_engines
 	for i in 0 1 2 3; do fleet_stop "$i"; done
 	check "$1: no sanitizer report in the ranks' logs" fleet_sanitizers
 	for i in 0 1 2 3; do

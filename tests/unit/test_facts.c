@@ -11,6 +11,7 @@
 #include "coretest.h"
 #include "daemon/conf.h"
 #include "daemon/facts.h"
+#include "daemon/hostfacts.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/record.h"
@@ -304,6 +305,95 @@ static void facts_build__onload_dumps__values_rises_and_absent(void **state)
 	json_object_put(r);
 }
 
+/* The host source's counters over the stall (4 s) and the window (1 s):
+ * shares of the 5 s, the busiest disk with its identity, the producer
+ * that waited most; the producer.NAME.psi.* of a cgroup is not a delay. */
+static void hostfacts__stall_and_window__figures_named(void **state)
+{
+	struct json_object *ports = json_tokener_parse(
+		"{\"p\": {\"stall\": {\"span_s\": 4, \"counters\": {"
+		"\"host.psi.io.some_us\": 3500000, \"host.psi.io.full_us\": 2500000,"
+		"\"host.psi.cpu.some_us\": 10000, \"host.psi.memory.some_us\": 0,"
+		"\"host.psi.memory.full_us\": 0,"
+		"\"host.disk.sda.reads\": 40, \"host.disk.sda.io_ms\": 30,"
+		"\"host.disk.loop7.reads\": 800, \"host.disk.loop7.read_ms\": 3900,"
+		"\"host.disk.loop7.writes\": 0, \"host.disk.loop7.write_ms\": 0,"
+		"\"host.disk.loop7.io_ms\": 3990,"
+		"\"producer.reader.blkio_delay_ns\": 3900000000,"
+		"\"producer.reader.run_delay_ns\": 1000000,"
+		"\"producer.reader.psi.io.full_us\": 99999999999,"
+		"\"owner.42.blkio_delay_ns\": 0, \"owner.42.run_delay_ns\": 2000000,"
+		"\"rx_packets_phy\": 5}},"
+		"\"window\": {\"span_s\": 1, \"counters\": {"
+		"\"host.psi.io.some_us\": 1000000, \"host.disk.loop7.reads\": 200,"
+		"\"host.disk.loop7.read_ms\": 1000, \"host.disk.loop7.io_ms\": 1000,"
+		"\"producer.reader.blkio_delay_ns\": 1000000000}}}}");
+	struct json_object *snap = json_tokener_parse(
+		"{\"p\": {\"host\": {\"devices\": [{\"name\": \"loop7\", \"transport\": \"loop\","
+		"\"model\": \"\", \"firmware\": \"\"}, {\"name\": \"sda\", \"model\": \"X\"}],"
+		"\"processes\": [{\"pid\": 42, \"comm\": \"srv\", \"role\": \"owner\"},"
+		"{\"pid\": 7, \"comm\": \"dd\", \"producer\": \"reader\", \"devices\": [\"sda\"]}]}}}");
+	struct json_object *h = hostfacts_build(ports, snap);
+
+	(void)state;
+	assert_non_null(h);
+	/* the disk its producer holds open, though another was busier */
+	assert_string_equal(json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN),
+		"{\"span_s\":5.000,\"io_some_pct\":90.0,\"io_full_pct\":50.0,\"cpu_some_pct\":0.2,"
+		"\"mem_some_pct\":0.0,\"mem_full_pct\":0.0,\"producer\":\"reader\","
+		"\"producer_blkio_s\":4.90,\"producer_blkio_pct\":98.0,\"producer_run_delay_s\":0.00,"
+		"\"producer_run_delay_pct\":0.0,\"producer_throttled_s\":0.00,"
+		"\"producer_throttled_pct\":0.0,\"producer_cpu_pct\":0.0,\"disk\":\"sda\","
+		"\"disk_model\":\"X\",\"disk_reads_s\":8.0,\"disk_writes_s\":0.0,\"disk_await_ms\":0.0,"
+		"\"disk_util_pct\":0.6}");
+	json_object_put(h);
+	/* without it: the host's busiest */
+	json_object_object_del(json_object_array_get_idx(jx_arr(jx_obj(jx_obj(snap, "p"), "host"),
+								"processes"), 1), "devices");
+	h = hostfacts_build(ports, snap);
+	assert_string_equal(jx_str(h, "disk"), "loop7");
+	assert_string_equal(jx_str(h, "disk_transport"), "loop");
+	assert_true(jx_double(h, "disk_reads_s", 0) == 200 && jx_double(h, "disk_await_ms", 0) == 4.9 &&
+		    jx_double(h, "disk_util_pct", 0) == 99.8);
+	json_object_put(h);
+	/* no host source: no figures */
+	json_object_object_del(jx_obj(jx_obj(ports, "p"), "stall"), "counters");
+	assert_null(hostfacts_build(ports, snap));
+	json_object_put(ports);
+	json_object_put(snap);
+}
+
+/* A peer's "resources": known figures kept, unknown keys left out, a
+ * bad value refuses the whole summary with why. */
+static void hostfacts_read__hostile__refused_with_why(void **state)
+{
+	static const char *const bad[] = {
+		"[1]", "{\"io_full_pct\": -1}", "{\"io_full_pct\": \"63\"}",
+		"{\"io_full_pct\": 1e300}", "{\"disk\": 5}", "{\"disk\": \"a\\nb\"}",
+		"{\"producer\": \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}",
+	};
+	struct json_object *in = json_tokener_parse("{\"io_full_pct\": 63, \"disk\": \"nvme0n1\","
+						    " \"what\": \"x\"}"), *o;
+	const char *why = NULL;
+
+	(void)state;
+	o = hostfacts_read(in, &why);
+	assert_non_null(o);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"io_full_pct\":63,\"disk\":\"nvme0n1\"}");
+	json_object_put(o);
+	json_object_put(in);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		in = json_tokener_parse(bad[i]);
+		why = NULL;
+		assert_non_null(in);
+		assert_null(hostfacts_read(in, &why));
+		assert_non_null(why);
+		json_object_put(in);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +403,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(facts_build__threads_pings_captures__second_reading_used, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__hostile_record__no_crash_and_no_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),
+		cmocka_unit_test(hostfacts__stall_and_window__figures_named),
+		cmocka_unit_test(hostfacts_read__hostile__refused_with_why),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -380,6 +380,26 @@ static void msg__big_summary__trimmed_to_fit(void **state)
 	free(t);
 }
 
+static void msg__summary_resources__carried_and_hostile_refused(void **state)
+{
+	const char *good = "{\"origin\":\"h\",\"incident\":1,\"notice_nonce\":"
+			   "\"00112233445566778899aabbccddeeff\",\"resources\":{\"io_full_pct\":63,"
+			   "\"disk\":\"nvme0n1\",\"producer_blkio_s\":9.8,\"novel\":1}}";
+	const char *bad = "{\"origin\":\"h\",\"incident\":1,\"notice_nonce\":"
+			  "\"00112233445566778899aabbccddeeff\",\"resources\":{\"io_full_pct\":\"63\"}}";
+	const char *why = NULL;
+	struct json_object *s = peermsg_read_summary(good, strlen(good), &why);
+
+	(void)state;
+	assert_non_null(s);
+	assert_string_equal(json_object_to_json_string_ext(jx_obj(s, "resources"),
+			    JSON_C_TO_STRING_PLAIN),
+			    "{\"io_full_pct\":63,\"disk\":\"nvme0n1\",\"producer_blkio_s\":9.8}");
+	json_object_put(s);
+	assert_null(peermsg_read_summary(bad, strlen(bad), &why));
+	assert_non_null(strstr(why, "resources"));
+}
+
 static void msg__summary_without_nonce__refused(void **state)
 {
 	const char *t = "{\"origin\":\"h\",\"incident\":1,\"ports\":{}}";
@@ -597,6 +617,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(msg__hostile_notices__refused_with_why),
 		cmocka_unit_test(msg__big_summary__trimmed_to_fit),
 		cmocka_unit_test(msg__summary_without_nonce__refused),
+		cmocka_unit_test(msg__summary_resources__carried_and_hostile_refused),
 		cmocka_unit_test(msg__same_conn__either_direction),
 	};
 

@@ -90,7 +90,8 @@ static void test_rules_load__shipped__every_verdict(void **state)
 	static const char *const want[] = {
 		"fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "engine-blocked",
 		"host-drop", "engine-hold",
-		"steering-miss", "rx-recovery", "buffer-drop", "port-drop", "producer-stall",
+		"steering-miss", "rx-recovery", "buffer-drop", "port-drop",
+		"producer-stall", "producer-stall", "producer-stall", "producer-stall",
 	};
 	struct rules *r = shipped();
 

@@ -134,6 +134,113 @@ static void shipped__one_peer_silent__producer_stall_says_which(void **state)
 	json_object_put(res);
 }
 
+/* ranks[] as the daemon builds it (daemon/facts.c): rank2 (this host)
+ * and its three peers, each with the figures given as "key=value ..." */
+static struct json_object *rank(const char *name, int self, const char *figs)
+{
+	struct json_object *r = json_object_new_object();
+	char buf[512], *save = NULL;
+
+	json_object_object_add(r, FK_RK_NAME, json_object_new_string(name));
+	json_object_object_add(r, FK_RK_SELF, json_object_new_boolean(self));
+	json_object_object_add(r, FK_RK_ANSWERED, json_object_new_boolean(figs != NULL));
+	if (!figs)
+		return r;
+	snprintf(buf, sizeof(buf), "%s", figs);
+	for (char *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(t, '='), *end;
+		double d;
+
+		assert_non_null(eq);
+		*eq = 0;
+		d = strtod(eq + 1, &end);
+		json_object_object_add(r, t, *end ? json_object_new_string(eq + 1) :
+				       json_object_new_double(d));
+	}
+	return r;
+}
+
+#define CLEAN "span_s=10 io_full_pct=0.4 io_some_pct=0.8 producer=sender producer_blkio_s=0 " \
+	"producer_blkio_pct=0 producer_run_delay_s=0.01 producer_run_delay_pct=0.1 mem_full_pct=0"
+
+static struct json_object *with_ranks(struct json_object *f, const char *r0, const char *r1,
+				      const char *r2, const char *r3)
+{
+	struct json_object *a = json_object_new_array();
+
+	json_object_array_add(a, rank("rank2", 1, r2));
+	json_object_array_add(a, rank("rank0", 0, r0));
+	json_object_array_add(a, rank("rank1", 0, r1));
+	json_object_array_add(a, rank("rank3", 0, r3));
+	json_object_object_add(f, FK_RANKS, a);
+	return f;
+}
+
+static void shipped__one_rank_disk_starved__named_with_its_device(void **state)
+{
+	/* seed 004: dgx4 (here rank3) I/O-starved, the others waiting */
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), CLEAN, CLEAN, CLEAN,
+		"span_s=10 io_full_pct=63 io_some_pct=71 disk=nvme0n1 disk_model=XG7000-2TB "
+		"disk_firmware=GT0d9d63 disk_transport=nvme disk_reads_s=24100 disk_await_ms=13 "
+		"disk_util_pct=99 producer=engram producer_blkio_s=9.8 producer_blkio_pct=98 "
+		"producer_run_delay_s=0.2 producer_run_delay_pct=2"));
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	assert_string_equal(sget(res, "rule"), "producer-stall-io");
+	assert_non_null(strstr(ex, "rank rank3: its producer engram waited on block I/O 9.8 s of "
+			       "10 s (98%); I/O pressure full 63% (some 71%) over the stall; nvme0n1 "
+			       "(XG7000-2TB, firmware GT0d9d63, nvme) 24100 reads/s at 13 ms await, "
+			       "99% busy; ranks rank2, rank0, rank1: their producers' block I/O delay "
+			       "at most 0%, waiting on rank3's writes. Not the fabric: fabric errors 0"));
+	assert_non_null(strstr(ex, "Not the local NIC: 0 frames lost before the vport"));
+	json_object_put(res);
+}
+
+static void shipped__cpu_starved_rank__run_queue_not_io(void **state)
+{
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), CLEAN,
+		"span_s=10 io_full_pct=0.4 producer=sender producer_blkio_s=0 producer_blkio_pct=0 "
+		"producer_run_delay_s=8.1 producer_run_delay_pct=81 producer_throttled_s=7.9 "
+		"producer_throttled_pct=79 producer_cpu_pct=2 cpu_some_pct=40", CLEAN, CLEAN));
+	const char *ex = sget(res, "explanation");
+
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall-cpu");
+	assert_non_null(strstr(ex, "rank rank1: its producer sender waited for a CPU 8.1 s of 10 s "
+			       "(81% on the run queue), throttled by its CPU quota 7.9 s"));
+	assert_non_null(strstr(ex, "not I/O: its block I/O delay 0 s; ranks rank2, rank0, rank3"));
+	json_object_put(res);
+}
+
+static void shipped__memory_pressure_rank__reclaim(void **state)
+{
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), CLEAN, CLEAN,
+		"span_s=10 mem_full_pct=35 mem_some_pct=60 producer=sender producer_blkio_pct=3 "
+		"producer_run_delay_pct=1", CLEAN));
+
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall-memory");
+	assert_non_null(strstr(sget(res, "explanation"), "rank rank2: memory pressure full 35% "
+			       "(some 60%)"));
+	json_object_put(res);
+}
+
+static void shipped__ranks_clean_or_silent__plain_producer_stall(void **state)
+{
+	/* no rank's producer waited on anything; a silent rank decides nothing */
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_silent()), CLEAN, CLEAN, CLEAN, NULL));
+
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall");
+	json_object_put(res);
+}
+
 static void shipped__peer_still_working__not_producer_stall(void **state)
 {
 	/* the peer's writes moved in its window: the stall is not the fleet's */
@@ -318,6 +425,10 @@ int main(void)
 		cmocka_unit_test(shipped__four_ranks_frozen__producer_stall_names_every_peer),
 		cmocka_unit_test(shipped__one_peer_silent__producer_stall_says_which),
 		cmocka_unit_test(shipped__peer_still_working__not_producer_stall),
+		cmocka_unit_test(shipped__one_rank_disk_starved__named_with_its_device),
+		cmocka_unit_test(shipped__cpu_starved_rank__run_queue_not_io),
+		cmocka_unit_test(shipped__memory_pressure_rank__reclaim),
+		cmocka_unit_test(shipped__ranks_clean_or_silent__plain_producer_stall),
 		cmocka_unit_test(shipped__errors_on_one_peer__fabric_fault_names_it),
 		cmocka_unit_test(shipped__silent_peer__never_counted_clean),
 		cmocka_unit_test(shipped__no_peers_configured__old_facts_unchanged),

@@ -376,6 +376,51 @@ static void source__tree__psi_whole_disks_owner_threads(void **st)
 	put("proc/sys/kernel/task_delayacct", "1\n");
 }
 
+/* The disks a process reads from: a block device it holds open, and the
+ * device of the file system of a file it holds (fdinfo's mnt_id in its
+ * mountinfo; a partition names its disk); sockets and pipes are not
+ * files. */
+static void source__process_disks__from_fds_and_mounts(void **st)
+{
+	struct host_opts o = { 0 };
+	struct src *s;
+	struct clayout *l;
+	const uint64_t *v;
+	struct json_object *j, *p;
+	char path[512];
+	int pid = 4242;
+
+	(void)st;
+	snprintf(path, sizeof(path), "%s/proc/4242/fd", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/proc/4242/fd/3", root);
+	assert_int_equal(symlink("/dev/nvme0n1", path), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242/fd/4", root);
+	assert_int_equal(symlink("/data/engram/rows.bin", path), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242/fd/5", root);
+	assert_int_equal(symlink("socket:[12345]", path), 0);
+	put("proc/4242/fdinfo/4", "pos:\t0\nflags:\t0100002\nmnt_id:\t31\nino:\t77\n");
+	put("proc/4242/mountinfo", "22 1 253:0 / / rw - ext4 /dev/root rw\n"
+	    "31 22 254:1 / /data rw,relatime shared:1 - ext4 /dev/vda1 rw\n");
+	snprintf(path, sizeof(path), "%s/sys/dev", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/dev/block", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/dev/block/254:1", root);
+	assert_int_equal(symlink("../../devices/pci0000:00/virtio1/block/vda/vda1", path), 0);
+	s = open_tree(&o);
+	src_host_watch(s, &pid, 1);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	j = src_host_json(s);
+	p = json_object_array_get_idx(json_object_object_get(j, "processes"), 0);
+	assert_non_null(p);
+	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(p, "devices"),
+							   JSON_C_TO_STRING_PLAIN),
+			    "[\"nvme0n1\",\"vda\"]");
+	json_object_put(j);
+	s->ops->close(s);
+}
+
 static void source__producer_exits__sum_kept(void **st)
 {
 	struct host_opts o = { 0 };
@@ -679,6 +724,7 @@ int main(void)
 		cmocka_unit_test(stat__real__utime_stime_blkio),
 		cmocka_unit_test(stat_schedstat_io__malformed__einval),
 		cmocka_unit_test(source__tree__psi_whole_disks_owner_threads),
+		cmocka_unit_test(source__process_disks__from_fds_and_mounts),
 		cmocka_unit_test(source__producer_exits__sum_kept),
 		cmocka_unit_test(source__producer_read_fails__sum_never_falls),
 		cmocka_unit_test(source__cgroup_producer__pressure_and_throttling),

@@ -1,0 +1,389 @@
+/* hostfacts: the host source's counters over an incident's stall and
+ * observation window as the figures the producer-stall verdicts name
+ * (rules/facts.h FK_HOST_NUMS, FK_HOST_STRS; hostfacts.h). */
+#include "daemon/hostfacts.h"
+#include "daemon/record.h"
+#include "lib/json.h"
+#include "lib/util.h"
+#include "rules/facts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DISKS 64
+#define MAX_PROCS 48
+
+struct hdisk {
+	char name[64];
+	double reads, writes, read_ms, write_ms, io_ms;
+};
+
+/* a configured producer (producer.NAME.) or a flow owner (owner.PID.) */
+struct hent {
+	char id[64];
+	int owner;
+	double blkio, runq, throttled, cpu;
+};
+
+struct hsum {
+	double psi[5];              /* io some, io full, cpu some, mem some, mem full */
+	int have_psi[5];
+	struct hdisk d[MAX_DISKS];
+	unsigned nd;
+	struct hent e[MAX_PROCS];
+	unsigned ne;
+};
+
+static const char *const psi_keys[5] = {
+	"host.psi.io.some_us", "host.psi.io.full_us", "host.psi.cpu.some_us",
+	"host.psi.memory.some_us", "host.psi.memory.full_us",
+};
+static const char *const psi_facts[5] = {
+	"io_some_pct", "io_full_pct", "cpu_some_pct", "mem_some_pct", "mem_full_pct",
+};
+
+static struct hdisk *disk_of(struct hsum *h, const char *name, size_t len)
+{
+	if (len >= sizeof(h->d[0].name))
+		return NULL;
+	for (unsigned i = 0; i < h->nd; i++)
+		if (strlen(h->d[i].name) == len && !memcmp(h->d[i].name, name, len))
+			return &h->d[i];
+	if (h->nd == MAX_DISKS)
+		return NULL;
+	memcpy(h->d[h->nd].name, name, len);
+	h->d[h->nd].name[len] = 0;
+	return &h->d[h->nd++];
+}
+
+static struct hent *ent_of(struct hsum *h, const char *id, size_t len, int owner)
+{
+	if (len >= sizeof(h->e[0].id))
+		return NULL;
+	for (unsigned i = 0; i < h->ne; i++)
+		if (h->e[i].owner == owner && strlen(h->e[i].id) == len && !memcmp(h->e[i].id, id, len))
+			return &h->e[i];
+	if (h->ne == MAX_PROCS)
+		return NULL;
+	memcpy(h->e[h->ne].id, id, len);
+	h->e[h->ne].id[len] = 0;
+	h->e[h->ne].owner = owner;
+	return &h->e[h->ne++];
+}
+
+/* One counter's delta v into h. */
+static void take(struct hsum *h, const char *name, double v)
+{
+	static const char *const pf[] = { ".blkio_delay_ns", ".run_delay_ns", ".throttled_ns",
+					  ".cpu_ns" };
+	size_t n = strlen(name);
+
+	for (int i = 0; i < 5; i++)
+		if (!strcmp(name, psi_keys[i])) {
+			h->psi[i] += v;
+			h->have_psi[i] = 1;
+			return;
+		}
+	if (!strncmp(name, "host.disk.", 10)) {
+		const char *dev = name + 10, *dot = strrchr(dev, '.');
+		struct hdisk *d;
+
+		if (!dot || dot == dev || !(d = disk_of(h, dev, (size_t)(dot - dev))))
+			return;
+		if (!strcmp(dot, ".reads"))
+			d->reads += v;
+		else if (!strcmp(dot, ".writes"))
+			d->writes += v;
+		else if (!strcmp(dot, ".read_ms"))
+			d->read_ms += v;
+		else if (!strcmp(dot, ".write_ms"))
+			d->write_ms += v;
+		else if (!strcmp(dot, ".io_ms"))
+			d->io_ms += v;
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *pre = k ? "owner." : "producer.";
+		size_t pl = strlen(pre);
+
+		if (strncmp(name, pre, pl))
+			continue;
+		for (int i = 0; i < 4; i++) {
+			size_t fl = strlen(pf[i]);
+			struct hent *e;
+
+			/* producer.NAME.psi.io.some_us ends in none of these */
+			if (n <= pl + fl || strcmp(name + n - fl, pf[i]) ||
+			    !(e = ent_of(h, name + pl, n - pl - fl, k)))
+				continue;
+			*(i == 0 ? &e->blkio : i == 1 ? &e->runq : i == 2 ? &e->throttled : &e->cpu) += v;
+			return;
+		}
+	}
+}
+
+static void take_period(struct hsum *h, struct json_object *per)
+{
+	struct json_object *c = jx_obj(per, FK_COUNTERS);
+	double v;
+
+	if (!c)
+		return;
+	json_object_object_foreach(c, name, val) {
+		if (strncmp(name, "host.", 5) && strncmp(name, "producer.", 9) &&
+		    strncmp(name, "owner.", 6))
+			continue;
+		if (jx_num(val, &v) && v >= 0)
+			take(h, name, v);
+	}
+}
+
+static int has_host(struct json_object *per)
+{
+	return jx_get(jx_obj(per, FK_COUNTERS), "host.psi.io.some_us") ||
+	       jx_get(jx_obj(per, FK_COUNTERS), "host.psi.cpu.some_us");
+}
+
+static struct json_object *find_by(struct json_object *arr, const char *key, const char *val)
+{
+	for (size_t i = 0; i < jx_len(arr); i++) {
+		struct json_object *x = json_object_array_get_idx(arr, i);
+
+		if (jx_str(x, key) && !strcmp(jx_str(x, key), val))
+			return x;
+	}
+	return NULL;
+}
+
+static void add_str(struct json_object *o, const char *key, const char *v)
+{
+	if (v && *v)
+		jx_add_str(o, key, v);
+}
+
+/* Is disk d one of the processes' (the producer's) open files' disks? */
+static int held_by(const char *disk, struct json_object *procs)
+{
+	for (size_t i = 0; i < jx_len(procs); i++) {
+		struct json_object *dv = jx_arr(json_object_array_get_idx(procs, i), "devices");
+
+		for (size_t k = 0; k < jx_len(dv); k++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(dv, k)), disk))
+				return 1;
+	}
+	return 0;
+}
+
+/* The disk the figures name: of the disks the producer's processes hold
+ * files open on (procs), the busiest; else the host's busiest that was
+ * busy at all. Busiest: the most time with I/O in flight, then the most
+ * I/O completed. */
+static void disk_figures(struct json_object *o, const struct hsum *h, double span,
+			 struct json_object *ident, struct json_object *procs)
+{
+	const struct hdisk *b = NULL;
+	struct json_object *dev;
+	double ios;
+
+	for (int pass = 0; pass < 2 && !b; pass++)
+		for (unsigned i = 0; i < h->nd; i++) {
+			const struct hdisk *d = &h->d[i];
+
+			if (pass == 0 ? !held_by(d->name, procs) : !(d->io_ms > 0))
+				continue;
+			if (!b || d->io_ms > b->io_ms ||
+			    (d->io_ms == b->io_ms && d->reads + d->writes > b->reads + b->writes))
+				b = d;
+		}
+	if (!b)
+		return;
+	ios = b->reads + b->writes;
+	jx_add_str(o, "disk", b->name);
+	dev = find_by(jx_arr(ident, "devices"), "name", b->name);
+	add_str(o, "disk_model", jx_str(dev, "model"));
+	add_str(o, "disk_firmware", jx_str(dev, "firmware"));
+	add_str(o, "disk_transport", jx_str(dev, "transport"));
+	json_object_object_add(o, "disk_reads_s", jx_new_fixed(b->reads / span, 1));
+	json_object_object_add(o, "disk_writes_s", jx_new_fixed(b->writes / span, 1));
+	if (ios > 0)
+		json_object_object_add(o, "disk_await_ms",
+				       jx_new_fixed((b->read_ms + b->write_ms) / ios, 1));
+	json_object_object_add(o, "disk_util_pct", jx_new_fixed(b->io_ms / (span * 10), 1));
+}
+
+static double waited(const struct hent *e)
+{
+	return e->blkio + e->runq + e->throttled;
+}
+
+/* The producer the figures name: the configured producer that waited most
+ * (block I/O, run queue, throttling), else, when none waited, the flow
+ * owner that did (a producer's process is often a flow owner as well: the
+ * name the configuration gave it wins). */
+static struct json_object *producer_figures(struct json_object *o, const struct hsum *h,
+					    double span, struct json_object *ident)
+{
+	struct json_object *procs = json_object_new_array();
+	const struct hent *bp = NULL, *bo = NULL, *b;
+	char name[96];
+
+	for (unsigned i = 0; i < h->ne; i++) {
+		const struct hent *e = &h->e[i], **best = e->owner ? &bo : &bp;
+
+		if (!*best || waited(e) > waited(*best))
+			*best = e;
+	}
+	b = bp && (waited(bp) > 0 || !bo || waited(bo) == 0) ? bp : bo;
+	if (!b)
+		return procs;
+	for (size_t i = 0; i < jx_len(jx_arr(ident, "processes")); i++) {
+		struct json_object *x = json_object_array_get_idx(jx_arr(ident, "processes"), i);
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)jx_u64(x, "pid"));
+		if (b->owner ? !strcmp(pid, b->id) : (jx_str(x, "producer") &&
+						     !strcmp(jx_str(x, "producer"), b->id)))
+			json_object_array_add(procs, json_object_get(x));
+	}
+	if (b->owner) {
+		struct json_object *p = NULL;
+
+		for (size_t i = 0; i < jx_len(jx_arr(ident, "processes")); i++) {
+			struct json_object *x = json_object_array_get_idx(jx_arr(ident, "processes"), i);
+			char pid[24];
+
+			snprintf(pid, sizeof(pid), "%d", (int)jx_u64(x, "pid"));
+			if (!strcmp(pid, b->id))
+				p = x;
+		}
+		snprintf(name, sizeof(name), "pid %s%s%s%s", b->id, jx_str(p, "comm") ? " (" : "",
+			 jx_str(p, "comm") ? jx_str(p, "comm") : "", jx_str(p, "comm") ? ")" : "");
+	} else {
+		snprintf(name, sizeof(name), "%s", b->id);
+	}
+	jx_add_str(o, "producer", name);
+	json_object_object_add(o, "producer_blkio_s", jx_new_fixed(b->blkio / 1e9, 2));
+	json_object_object_add(o, "producer_blkio_pct", jx_new_fixed(b->blkio / (span * 1e7), 1));
+	json_object_object_add(o, "producer_run_delay_s", jx_new_fixed(b->runq / 1e9, 2));
+	json_object_object_add(o, "producer_run_delay_pct", jx_new_fixed(b->runq / (span * 1e7), 1));
+	json_object_object_add(o, "producer_throttled_s", jx_new_fixed(b->throttled / 1e9, 2));
+	json_object_object_add(o, "producer_throttled_pct",
+			       jx_new_fixed(b->throttled / (span * 1e7), 1));
+	json_object_object_add(o, "producer_cpu_pct", jx_new_fixed(b->cpu / (span * 1e7), 1));
+	return procs;
+}
+
+struct json_object *hostfacts_build(struct json_object *ports, struct json_object *snapshot)
+{
+	struct json_object *o, *st = NULL, *win = NULL, *ident = NULL, *procs;
+	struct hsum *h;
+	double span;
+
+	json_object_object_foreach(ports, pname, po) {
+		if (has_host(jx_obj(po, FK_PER_STALL))) {
+			st = jx_obj(po, FK_PER_STALL);
+			win = jx_obj(po, FK_PER_WINDOW);
+			ident = jx_obj(jx_obj(snapshot, pname), IR_S_HOST);
+			break;
+		}
+	}
+	if (!st)
+		return NULL;
+	span = jx_double(st, FK_SPAN_S, 0) + (win ? jx_double(win, FK_SPAN_S, 0) : 0);
+	if (!(span > 0) || !(h = calloc(1, sizeof(*h))))
+		return NULL;
+	take_period(h, st);
+	if (win)
+		take_period(h, win);
+	o = json_object_new_object();
+	json_object_object_add(o, "span_s", jx_new_fixed(span, 3));
+	for (int i = 0; i < 5; i++)
+		if (h->have_psi[i])
+			json_object_object_add(o, psi_facts[i], jx_new_fixed(h->psi[i] / (span * 1e4), 1));
+	procs = producer_figures(o, h, span, ident);
+	disk_figures(o, h, span, ident, procs);
+	json_object_put(procs);
+	free(h);
+	return o;
+}
+
+struct json_object *hostfacts_rank(const char *name, int self, int answered,
+				   struct json_object *figures)
+{
+	struct json_object *r = json_object_new_object();
+
+	jx_add_str(r, FK_RK_NAME, name);
+	jx_add_bool(r, FK_RK_SELF, self);
+	jx_add_bool(r, FK_RK_ANSWERED, answered);
+	if (figures && answered) {
+		json_object_object_foreach(figures, k, v)
+			if (strcmp(k, FK_RK_NAME) && strcmp(k, FK_RK_SELF) && strcmp(k, FK_RK_ANSWERED))
+				json_object_object_add(r, k, json_object_get(v));
+	}
+	return r;
+}
+
+/* A figure of a peer's summary: a known key, a finite number >= 0 or a
+ * short clean string. */
+static int num_key(const char *k)
+{
+#define HF_IS(key) !strcmp(k, key) ||
+	return FK_HOST_NUMS(HF_IS) 0;
+}
+
+static int str_key(const char *k)
+{
+	return FK_HOST_STRS(HF_IS) 0;
+#undef HF_IS
+}
+
+struct json_object *hostfacts_read(struct json_object *in, const char **why)
+{
+	struct json_object *out;
+	const char *w = NULL;
+	size_t n = 0;
+
+	if (!json_object_is_type(in, json_type_object)) {
+		*why = "resources is not an object";
+		return NULL;
+	}
+	out = json_object_new_object();
+	json_object_object_foreach(in, k, v) {
+		double d;
+
+		if (++n > 64) {
+			w = "resources holds more than 64 figures";
+			break;
+		}
+		if (num_key(k)) {
+			if (!(json_object_is_type(v, json_type_int) ||
+			      json_object_is_type(v, json_type_double)) || !jx_num(v, &d) ||
+			    d < 0 || d > 1e12) {
+				w = "a figure of resources is not a number from 0 to 1e12";
+				break;
+			}
+			json_object_object_add(out, k, json_object_get(v));
+		} else if (str_key(k)) {
+			const char *s = json_object_is_type(v, json_type_string) ?
+					json_object_get_string(v) : NULL;
+			char *c = s ? util_utf8_clean(s, strlen(s)) : NULL;
+			int ok = s && strlen(s) <= 96 && (size_t)json_object_get_string_len(v) == strlen(s) &&
+				 c && !strcmp(c, s) && !strpbrk(s, "\n\t\r");
+
+			free(c);
+			if (!ok) {
+				w = "a name of resources is not a short line of text";
+				break;
+			}
+			json_object_object_add(out, k, json_object_get(v));
+		}
+		/* a key this version does not know: left out */
+	}
+	if (w) {
+		*why = w;
+		json_object_put(out);
+		return NULL;
+	}
+	return out;
+}
