@@ -342,8 +342,12 @@ static void port_key(struct parser *p, const char *key, const char *val)
 	struct port_conf *pc = p->port;
 	char e[256];
 	uint64_t v;
+	int a;
 
-	if (!strcmp(key, "interface")) {
+	if ((a = app_conf_key(&pc->app, key, val, e, sizeof(e))) != 0) {
+		if (a < 0)
+			perr(p, "%s", e);
+	} else if (!strcmp(key, "interface")) {
 		if (!*val || strlen(val) >= sizeof(pc->ifname) || strchr(val, '/') ||
 		    strchr(val, ' '))
 			perr(p, "interface: '%s' is not a valid interface name", val);

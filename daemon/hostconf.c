@@ -102,6 +102,10 @@ int hostconf_producer_new(struct host_opts *o, const char *name, unsigned line,
 int hostconf_producer_key(struct host_producer *p, const char *key, const char *val,
 			  char *err, size_t errlen)
 {
+	int a = app_conf_key(&p->app, key, val, err, errlen);
+
+	if (a)
+		return a < 0 ? -1 : 0;
 	if (!strcmp(key, "comm")) {
 		/* TASK_COMM_LEN is 16 with the NUL: a longer name never matches */
 		if (!*val || strlen(val) > 15 || strchr(val, '/') || strchr(val, '\n')) {
@@ -118,7 +122,8 @@ int hostconf_producer_key(struct host_producer *p, const char *key, const char *
 		}
 		util_strlcpy(p->cgroup, val, sizeof(p->cgroup));
 	} else {
-		util_errf(err, errlen, "unknown key '%s' in [producer %s] (comm, cgroup)", key,
+		util_errf(err, errlen, "unknown key '%s' in [producer %s] (comm, cgroup, "
+			  "app_metrics and its app_metrics_* keys)", key,
 			  p->name);
 		return -1;
 	}
