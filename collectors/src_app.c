@@ -713,6 +713,16 @@ static int app_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	return 0;
 }
 
+uint64_t src_app_scrapes(struct src *s)
+{
+	struct app_priv *ap = s->priv;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; ap && i < ap->nep; i++)
+		n += ap->ep[i].scrapes;
+	return n;
+}
+
 struct json_object *src_app_json(struct src *s, int with_text, size_t text_max)
 {
 	struct app_priv *ap = s->priv;

@@ -84,6 +84,9 @@ int src_app_open(struct src *s, const struct src_app_ctx *ctx);
  * page, made printable, at most text_max bytes; text_truncated)}]. */
 struct json_object *src_app_json(struct src *s, int with_text, size_t text_max);
 
+/* Scrapes completed (well or not) by every endpoint so far (bench). */
+uint64_t src_app_scrapes(struct src *s);
+
 /* The parse of one page into the source's series (bench, tests): the
  * series kept and left out, -EINVAL / -E2BIG with err. */
 struct app_page;
