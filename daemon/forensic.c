@@ -135,14 +135,7 @@ static void snapshot_all(struct inv *v, const char *label)
 		if (!p)
 			continue;
 		evid_devlink_refresh(p, first);
-		{
-			struct json_object *ps = evid_port_snapshot(p);
-
-			/* the record's own snapshots carry the endpoints'
-			 * last pages; a peer's summary does not */
-			json_object_object_add(ps, IR_S_APP, port_app_json(p, 1));
-			json_object_object_add(snap, v->ports[i], ps);
-		}
+		json_object_object_add(snap, v->ports[i], evid_port_snapshot(p));
 		if (first)
 			evid_counters_take(&v->first[i], p);
 	}
