@@ -70,6 +70,16 @@ static int url_check(const char *val, char *err, size_t errlen)
 	return rc;
 }
 
+int app_conf_finish(const struct app_conf *c, char *err, size_t errlen)
+{
+	if (!c->url[0] && (c->timeout_ns || c->max_bytes || c->max_series || c->min_gap_ns ||
+			   c->scale != 0 || c->nkeep)) {
+		util_errf(err, errlen, "app_metrics_* keys without app_metrics = URL");
+		return -1;
+	}
+	return 0;
+}
+
 int app_conf_key(struct app_conf *c, const char *key, const char *val,
 		 char *err, size_t errlen)
 {
@@ -109,26 +119,12 @@ int app_conf_key(struct app_conf *c, const char *key, const char *val,
 		}
 		c->scale = v;
 	} else if (!strcmp(key, "app_metrics_keep")) {
-		char buf[APP_MAX_KEEP * 128 + 64], *save = NULL;
+		int n = util_split_list(key, val, c->keep[0], sizeof(c->keep[0]), APP_MAX_KEEP,
+					err, errlen);
 
-		if (strlen(val) >= sizeof(buf)) {
-			util_errf(err, errlen, "app_metrics_keep: the list is too long");
+		if (n < 0)
 			return -1;
-		}
-		util_strlcpy(buf, val, sizeof(buf));
-		c->nkeep = 0;
-		for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-			if (c->nkeep >= APP_MAX_KEEP || strlen(w) >= sizeof(c->keep[0])) {
-				util_errf(err, errlen, "app_metrics_keep: at most %d patterns of at "
-					  "most 127 characters", APP_MAX_KEEP);
-				return -1;
-			}
-			util_strlcpy(c->keep[c->nkeep++], w, sizeof(c->keep[0]));
-		}
-		if (!c->nkeep) {
-			util_errf(err, errlen, "app_metrics_keep: no pattern given");
-			return -1;
-		}
+		c->nkeep = (unsigned)n;
 	} else {
 		util_errf(err, errlen, "unknown key '%s' (app_metrics, app_metrics_timeout, "
 			  "app_metrics_max_bytes, app_metrics_max_series, app_metrics_min_gap, "

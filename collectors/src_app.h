@@ -53,6 +53,9 @@ struct app_conf {
 
 /* Defaults for a conf with url set and the rest 0 (conf.c's finish). */
 void app_conf_defaults(struct app_conf *c);
+/* After the section: app_metrics_* keys need app_metrics. 0 or -1 with
+ * err. */
+int app_conf_finish(const struct app_conf *c, char *err, size_t errlen);
 /* One app_metrics* key of a [port] or [producer] section: 1 handled, 0 not
  * an app_metrics key, -1 with err. */
 int app_conf_key(struct app_conf *c, const char *key, const char *val,

@@ -297,6 +297,12 @@ static void conf__urls_and_keys(void **state)
 	assert_int_equal(c.nkeep, 2);
 	assert_int_equal(app_conf_key(&c, "app_metrics_bogus", "1", e, sizeof(e)), -1);
 	assert_non_null(strstr(e, "unknown key 'app_metrics_bogus'"));
+	assert_int_equal(app_conf_key(&c, "app_metrics_keep", " , ", e, sizeof(e)), -1);
+	assert_string_equal(e, "app_metrics_keep: nothing given");
+	assert_int_equal(app_conf_finish(&c, e, sizeof(e)), 0);
+	c.url[0] = 0;
+	assert_int_equal(app_conf_finish(&c, e, sizeof(e)), -1);
+	assert_string_equal(e, "app_metrics_* keys without app_metrics = URL");
 }
 
 int main(void)
