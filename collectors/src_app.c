@@ -608,6 +608,11 @@ int src_app_open(struct src *s, const struct src_app_ctx *ctx)
 		rc = -EINVAL;
 		goto fail;
 	}
+	/* a libcurl without its threaded (or c-ares) resolver would look a
+	 * host name up in the loop's thread */
+	if (!(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_ASYNCHDNS))
+		log_warnx("port %s: app metrics: this libcurl resolves host names while the "
+			  "daemon waits: give app_metrics an IP address", ap->port);
 	for (unsigned i = 0; i < ctx->nep; i++) {
 		struct ep *e = &ap->ep[ap->nep++];
 
