@@ -100,7 +100,9 @@ static int read_lvalue(struct pstate *p, char *out, const char *label)
 			p->i += 2;
 			continue;
 		}
-		switch (util_utf8_char(p->l + p->i, p->n - p->i, &k)) {
+		if (c >= 0x20 && c < 0x7f)
+			k = 1;          /* printable ASCII, the usual value */
+		else switch (util_utf8_char(p->l + p->i, p->n - p->i, &k)) {
 		case UTIL_CH_TEXT:
 			break;
 		case UTIL_CH_CONTROL:
@@ -148,11 +150,13 @@ static int parse_float(const char *t, double *v)
 	const char *q = t + (*t == '+' || *t == '-');
 	char *end;
 
-	if (!strcasecmp(q, "inf") || !strcasecmp(q, "infinity")) {
+	if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')))
+		;               /* a number: no word to compare */
+	else if (!strcasecmp(q, "inf") || !strcasecmp(q, "infinity")) {
 		*v = *t == '-' ? -INFINITY : INFINITY;
 		return 0;
 	}
-	if (!strcasecmp(q, "nan") && q == t) {
+	else if (!strcasecmp(q, "nan") && q == t) {
 		*v = NAN;
 		return 0;
 	}

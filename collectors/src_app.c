@@ -144,7 +144,8 @@ struct app_page {
 	uint64_t *vals;
 	unsigned n, cap, left_out;
 	/* parse state */
-	const char *ep;
+	char prefix[48];                /* "app.NAME." */
+	size_t prefix_len;
 	const struct app_conf *c;
 	char *err;
 	size_t errlen;
@@ -204,7 +205,8 @@ static int page_sample(const struct prom_sample *s, void *arg)
 			  "(app_metrics_max_series)", s->line, pg->c->max_series);
 		return -E2BIG;
 	}
-	pl = snprintf(key, sizeof(key), "app.%s.", pg->ep);
+	pl = (int)pg->prefix_len;
+	memcpy(key, pg->prefix, pg->prefix_len);
 	kl = prom_series_key(s, key + pl, sizeof(key) - (size_t)pl);
 	if (kl < 0) {
 		util_errf(pg->err, pg->errlen, "line %u: %s: a series name longer than %zu bytes",
@@ -238,7 +240,7 @@ int app_page_parse(struct app_page *pg, const char *name, const struct app_conf 
 	int rc;
 
 	page_clear(pg);
-	pg->ep = name;
+	pg->prefix_len = (size_t)snprintf(pg->prefix, sizeof(pg->prefix), "app.%.31s.", name);
 	pg->c = c;
 	pg->err = err;
 	pg->errlen = errlen;
