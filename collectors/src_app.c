@@ -684,7 +684,7 @@ static int app_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 {
 	struct app_priv *ap = s->priv;
 	uint64_t now = loop_mono_ns();
-	unsigned bad = 0, waiting = 0;
+	unsigned bad = 0;
 	size_t o = 0;
 
 	s->err[0] = 0;
@@ -700,7 +700,6 @@ static int app_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 				o += (size_t)snprintf(s->err + o, sizeof(s->err) - o, "%s%s: %s",
 						      o ? "; " : "", e->cf.name, e->err);
 		}
-		waiting += e->state == EP_WAITING;
 	}
 	if (ap->dirty || !ap->lay) {
 		int rc = rebuild(ap, s);
@@ -710,7 +709,6 @@ static int app_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	}
 	if (bad == ap->nep)
 		return -EIO;
-	(void)waiting;
 	*lay = ap->lay;
 	*vals = ap->vals;
 	return 0;
