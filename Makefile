@@ -30,7 +30,7 @@ SYSUSERSDIR ?= $(or $(call SYSTEMD_VAR,sysusersdir),/usr/lib/sysusers.d)
 TMPFILESDIR ?= $(or $(call SYSTEMD_VAR,tmpfilesdir),/usr/lib/tmpfiles.d)
 CATALOGDIR  ?= $(or $(call SYSTEMD_VAR,catalogdir),/usr/lib/systemd/catalog)
 
-PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto
+PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -40,7 +40,7 @@ tools/deps.sh || exit 1
 bench_init
 echo "bench: $(bench_machine_line)"
 echo "bench: load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
-for s in sweep idle rss perturb detect scale bundle metrics threads; do
+for s in sweep idle rss perturb detect scale bundle metrics threads app; do
 	want "$s" || continue
 	echo "== $s"
 	"section_$s"

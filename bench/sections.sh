@@ -726,6 +726,25 @@ section_metrics() {
 		note="of one core, beside the sampling it reports on"
 }
 
+# The application's metrics (collectors/src_app.c): one scrape of a
+# 2,000-series page from 127.0.0.1 on the daemon's loop (libcurl's multi
+# interface, the parse, the layout), on the thread's CPU clock, and the
+# parse of the same page alone.
+section_app() {
+	local r out
+	for r in $(seq "$(pick 1 3)"); do
+		out=$("$BUILD/bench_app" "$(pick 20 300)" 2000) ||
+			{ echo "bench: bench_app failed" >&2; return; }
+		sample app_scrape_us "$(echo "$out" | sed -n 's/^one scrape (.*): \([0-9.]*\) us CPU$/\1/p')"
+		sample app_parse_us "$(echo "$out" | sed -n 's/^of which the parse alone: \([0-9.]*\) us CPU$/\1/p')"
+	done
+	row section=app name="a scrape of a 2,000-series endpoint / scrape" unit=us \
+		series=app_scrape_us \
+		note="app_metrics on 127.0.0.1: libcurl multi on the loop, parse, series names, layout (CPU)"
+	row section=app name="  of which the parse / scrape" unit=us series=app_parse_us \
+		vs=app_scrape_us note="promtext.c and the series' names, 89 KB of text"
+}
+
 # The thread watch's program on the scheduler's switch tracepoint: its cost
 # per switch of the host, by the kernel's own accounting (bpf_stats; its
 # two clock reads included, which is most of the "nothing watched" row).

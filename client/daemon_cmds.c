@@ -47,6 +47,22 @@ static int no_args(struct cli *c)
 
 /* ---- status ---- */
 
+/* The app source's endpoints (collectors/src_app.h): one line each. */
+static void print_endpoints(struct json_object *eps)
+{
+	for (size_t k = 0; k < jx_len(eps); k++) {
+		struct json_object *e = json_object_array_get_idx(eps, k);
+
+		printf("    app %s %s: %s, %s series, %s scrapes, %s errors, last %s ms",
+		       jx_text(e, "name"), jx_text(e, "url"), jx_text(e, "state"),
+		       jx_text(e, "series"), jx_text(e, "scrapes"), jx_text(e, "errors"),
+		       jx_text(e, "last_duration_ms"));
+		if (jx_text(e, "error")[0])
+			printf(" (%s)", jx_text(e, "error"));
+		printf("\n");
+	}
+}
+
 static void print_incidents(struct json_object *incs)
 {
 	size_t n = jx_len(incs);
@@ -175,6 +191,7 @@ static void print_status(struct json_object *o)
 			if (jx_text(s, "error")[0])
 				printf("  (%s)", jx_text(s, "error"));
 			printf("\n");
+			print_endpoints(jx_get(s, "endpoints"));
 		}
 		if (jx_get(rec, "cpu_pct"))
 			printf("  recorder          cpu %.4f%% (%s us/sample)\n",

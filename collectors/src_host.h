@@ -41,6 +41,7 @@
 #include <stdint.h>
 
 #include "collectors/counters.h"
+#include "collectors/src_app.h"
 
 #define HOST_MAX_DISKS 256
 #define HOST_MAX_PIDS 64
@@ -55,6 +56,7 @@ struct host_producer {
 	char comm[16];               /* TASK_COMM_LEN - 1 characters at most */
 	char cgroup[PATH_MAX];       /* a cgroup directory (its cgroup.procs) */
 	unsigned line;
+	struct app_conf app;         /* app_metrics = URL: its Prometheus endpoint */
 };
 
 /* The [host] and [producer NAME] sections of nicstalld.conf(5). */

@@ -342,8 +342,12 @@ static void port_key(struct parser *p, const char *key, const char *val)
 	struct port_conf *pc = p->port;
 	char e[256];
 	uint64_t v;
+	int a;
 
-	if (!strcmp(key, "interface")) {
+	if ((a = app_conf_key(&pc->app, key, val, e, sizeof(e))) != 0) {
+		if (a < 0)
+			perr(p, "%s", e);
+	} else if (!strcmp(key, "interface")) {
 		if (!*val || strlen(val) >= sizeof(pc->ifname) || strchr(val, '/') ||
 		    strchr(val, ' '))
 			perr(p, "interface: '%s' is not a valid interface name", val);
@@ -876,6 +880,12 @@ int conf_load(const char *path, struct conf **out, conf_report_fn report, void *
 		p.line = pc->line;
 		if (!pc->ifname[0] && !pc->stats_file[0])
 			perr(&p, "port '%s' has no interface (set interface = NAME)", pc->name);
+		{
+			char e[160];
+
+			if (app_conf_finish(&pc->app, e, sizeof(e)) < 0)
+				perr(&p, "port '%s': %s", pc->name, e);
+		}
 		pc->promisc_capture = (pc->promisc_capture & 2) ? (pc->promisc_capture & 1) : 1;
 		/* the tc tracker costs every frame of the port something: by
 		 * default it goes only where flows = lines say what to count */

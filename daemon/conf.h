@@ -27,6 +27,7 @@ enum { CONF_ATTACH_AUTO = 0, CONF_ATTACH_TCX, CONF_ATTACH_CLSACT };
 
 struct port_conf {
 	char name[32];
+	struct app_conf app;         /* app_metrics = URL (collectors/src_app.h) */
 	char ifname[16];
 	char netns[PATH_MAX];        /* "" = the daemon's namespace */
 	enum profile profile;

@@ -113,6 +113,7 @@ struct json_object *evid_port_snapshot(struct port *p)
 	json_object_object_add(po, IR_S_COUNTERS, port_counters_json(p, 1));
 	json_object_object_add(po, IR_S_DEVLINK, port_devlink_json(p));
 	json_object_object_add(po, IR_S_HOST, port_host_json(p));
+	json_object_object_add(po, IR_S_APP, port_app_json(p, 1));
 	if (port_state(p) == PORT_UP && port_conf(p)->ifname[0]) {
 		json_object_object_add(po, IR_S_LINK, evid_link_json(p));
 		nb = json_object_new_array();

@@ -40,31 +40,18 @@ int hostconf_key(struct host_opts *o, const char *key, const char *val,
 		}
 		util_strlcpy(o->proc_root, val, sizeof(o->proc_root));
 	} else if (!strcmp(key, "disks")) {
-		char buf[HOST_MAX_PATTERNS * 64 + 64], *save = NULL;
+		int n = util_split_list(key, val, o->disks[0], sizeof(o->disks[0]),
+					HOST_MAX_PATTERNS, err, errlen);
 
-		if (strlen(val) >= sizeof(buf)) {
-			util_errf(err, errlen, "disks: the list is too long");
+		if (n < 0)
 			return -1;
-		}
-		util_strlcpy(buf, val, sizeof(buf));
-		o->ndisks = 0;
-		for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
-			if (o->ndisks >= HOST_MAX_PATTERNS) {
-				util_errf(err, errlen, "disks: at most %d patterns", HOST_MAX_PATTERNS);
-				return -1;
-			}
-			if (!word_ok(w, 63) || strchr(w, '/')) {
+		for (int i = 0; i < n; i++)
+			if (!word_ok(o->disks[i], 63) || strchr(o->disks[i], '/')) {
 				util_errf(err, errlen, "disks: '%s' is not a device name pattern "
-					  "(1-63 characters, no '/')", w);
+					  "(1-63 characters, no '/')", o->disks[i]);
 				return -1;
 			}
-			util_strlcpy(o->disks[o->ndisks++], w, sizeof(o->disks[0]));
-		}
-		if (!o->ndisks) {
-			util_errf(err, errlen, "disks: no pattern given (leave the key out for "
-				  "the whole disks)");
-			return -1;
-		}
+		o->ndisks = (unsigned)n;
 	} else {
 		util_errf(err, errlen, "unknown key '%s' in [host] (resources, disks, proc_root)",
 			  key);
@@ -102,6 +89,10 @@ int hostconf_producer_new(struct host_opts *o, const char *name, unsigned line,
 int hostconf_producer_key(struct host_producer *p, const char *key, const char *val,
 			  char *err, size_t errlen)
 {
+	int a = app_conf_key(&p->app, key, val, err, errlen);
+
+	if (a)
+		return a < 0 ? -1 : 0;
 	if (!strcmp(key, "comm")) {
 		/* TASK_COMM_LEN is 16 with the NUL: a longer name never matches */
 		if (!*val || strlen(val) > 15 || strchr(val, '/') || strchr(val, '\n')) {
@@ -118,7 +109,8 @@ int hostconf_producer_key(struct host_producer *p, const char *key, const char *
 		}
 		util_strlcpy(p->cgroup, val, sizeof(p->cgroup));
 	} else {
-		util_errf(err, errlen, "unknown key '%s' in [producer %s] (comm, cgroup)", key,
+		util_errf(err, errlen, "unknown key '%s' in [producer %s] (comm, cgroup, "
+			  "app_metrics and its app_metrics_* keys)", key,
 			  p->name);
 		return -1;
 	}
@@ -127,9 +119,15 @@ int hostconf_producer_key(struct host_producer *p, const char *key, const char *
 
 int hostconf_producer_finish(const struct host_producer *p, char *err, size_t errlen)
 {
+	char e[160];
+
 	if (!p->comm[0] == !p->cgroup[0]) {
 		util_errf(err, errlen, "producer '%s': give one of comm = NAME or cgroup = PATH",
 			  p->name);
+		return -1;
+	}
+	if (app_conf_finish(&p->app, e, sizeof(e)) < 0) {
+		util_errf(err, errlen, "producer '%s': %s", p->name, e);
 		return -1;
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include "collectors/rdma_disc.h"
 #include "collectors/src_kernel.h"
 #include "collectors/src_host.h"
+#include "collectors/src_app.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -25,9 +26,10 @@
 #include <unistd.h>
 
 /* REC_MAX_SRC (recorder.h) bounds the sources of a sample: the devlink
- * health source takes the slot after the host kernel's counters */
+ * health source takes the slot after the host kernel's counters, the
+ * application's metrics the last */
 enum { SLOT_DRV = 0, SLOT_NETDEV = 1, SLOT_RDMA = 2, SLOT_KERNEL = 3, SLOT_DEVLINK = 4,
-       SLOT_HOST = 5, NSLOTS = 6 };
+       SLOT_HOST = 5, SLOT_APP = 6, NSLOTS = 7 };
 _Static_assert(NSLOTS <= REC_MAX_SRC, "the recorder keeps REC_MAX_SRC sources per sample");
 
 #define DEVLINK_EVENTS 32       /* health events kept per port */
@@ -381,6 +383,33 @@ static void open_host(struct port *p)
 	src_opened(p, ps, src_host_open(&ps->s, &hc), "no host resources");
 }
 
+/* The application's metrics (collectors/src_app.h): the port's own
+ * app_metrics endpoint and every producer's, in the port's recorder. */
+static void open_app(struct port *p)
+{
+	struct port_src *ps = &p->src[SLOT_APP];
+	struct app_endpoint ep[APP_MAX_ENDPOINTS];
+	struct src_app_ctx ac = { p->loop, p->conf.name, ep, 0 };
+
+	memset(&ps->s, 0, sizeof(ps->s));
+	ps->open = 0;
+	if (p->conf.app.url[0]) {
+		util_strlcpy(ep[ac.nep].name, p->conf.name, sizeof(ep[0].name));
+		ep[ac.nep++].conf = p->conf.app;
+	}
+	for (unsigned i = 0; p->host && i < p->host->nprod && ac.nep < APP_MAX_ENDPOINTS; i++)
+		if (p->host->prod[i].app.url[0]) {
+			util_strlcpy(ep[ac.nep].name, p->host->prod[i].name, sizeof(ep[0].name));
+			ep[ac.nep++].conf = p->host->prod[i].app;
+		}
+	if (!ac.nep) {
+		snprintf(ps->why, sizeof(ps->why), "no app_metrics endpoint configured");
+		return;
+	}
+	ps->s.ops = &src_app_ops;
+	src_opened(p, ps, src_app_open(&ps->s, &ac), "no application metrics");
+}
+
 void port_set_host(struct port *p, const struct host_opts *o)
 {
 	struct port_src *ps = &p->src[SLOT_HOST];
@@ -398,8 +427,25 @@ void port_set_host(struct port *p, const struct host_opts *o)
 	free(p->host);
 	p->host = n;
 	src_shut(ps);
-	if (p->state == PORT_UP)
+	src_shut(&p->src[SLOT_APP]);
+	if (p->state == PORT_UP) {
 		open_host(p);
+		open_app(p);
+	}
+}
+
+struct json_object *port_app_json(const struct port *p, int with_text)
+{
+	struct port_src *ps = (struct port_src *)&p->src[SLOT_APP];
+	struct json_object *o;
+
+	if (p->state == PORT_UP && ps->open)
+		return src_app_json(&ps->s, with_text, PORT_APP_TEXT_MAX);
+	o = json_object_new_object();
+	jx_add_str(o, "note", "no application metrics");
+	jx_add_str(o, "reason", p->state != PORT_UP ? "the port is down" :
+		   ps->why[0] ? ps->why : "not opened");
+	return o;
 }
 
 void port_host_watch(struct port *p, const int *pids, unsigned n)
@@ -521,6 +567,7 @@ void port_try_up(struct port *p)
 			 "no RDMA device for this port");
 	open_devlink(p, &ctx);
 	open_host(p);
+	open_app(p);
 
 	p->state = PORT_UP;
 	p->reason[0] = 0;
@@ -627,7 +674,7 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 			/* the RDMA and devlink devices outlive (or predate)
 			 * the netdev: their loss is not the interface's */
 			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA &&
-			    i != SLOT_DEVLINK && i != SLOT_HOST)
+			    i != SLOT_DEVLINK && i != SLOT_HOST && i != SLOT_APP)
 				gone = 1;
 			continue;
 		}
@@ -791,6 +838,8 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 			jx_add_double(s, "mean_query_us", q ? (double)total / 1e3 / (double)q : 0);
 			jx_add_bool(s, "events_watched", p->dlmon != NULL);
 		}
+		if (i == SLOT_APP && ps->open)
+			json_object_object_add(s, "endpoints", src_app_json((struct src *)&ps->s, 0, 0));
 		json_object_array_add(srcs, s);
 	}
 	json_object_object_add(o, "sources", srcs);

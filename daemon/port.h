@@ -89,6 +89,14 @@ void port_set_host(struct port *p, const struct host_opts *o);
 void port_host_watch(struct port *p, const int *pids, unsigned n);
 struct json_object *port_host_json(const struct port *p);
 
+/* The application's metrics (the seventh counter source, "app",
+ * collectors/src_app.h): each endpoint's state, last error and figures,
+ * with the last good page's text (made printable, its first
+ * PORT_APP_TEXT_MAX bytes) when with_text; or {note, reason} without the
+ * source. */
+#define PORT_APP_TEXT_MAX (1u << 20)
+struct json_object *port_app_json(const struct port *p, int with_text);
+
 /* What `nicstallctl status` shows of the port. */
 struct json_object *port_status_json(const struct port *p, uint64_t now_ns);
 

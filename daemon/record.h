@@ -45,6 +45,8 @@
 #define IR_S_STATE        "state"
 #define IR_S_DEVLINK      "devlink_health" /* port_devlink_json(): reporters or "no devlink health" */
 #define IR_S_HOST         "host"           /* port_host_json(): devices' identity, processes */
+#define IR_S_APP          "app_metrics"    /* port_app_json(): endpoints, each with its
+					    * last page (text) */
 #define IR_S_COUNTERS     "counters"
 #define IR_S_LINK         "link"
 #define IR_S_NEIGHBOURS   "neighbours"

@@ -8,7 +8,7 @@
 
 #include "collectors/counters.h"
 
-#define REC_MAX_SRC 6
+#define REC_MAX_SRC 7
 
 struct rec_part {
 	struct clayout *lay;    /* NULL when the source failed this sample */

@@ -520,3 +520,28 @@ void util_conn_key(const char *tuple, char *out, size_t len)
 	else
 		snprintf(out, len, "%.*s %s <-> %s", (int)(sp - tuple), tuple, a, b);
 }
+
+int util_split_list(const char *key, const char *val, char *out, size_t width,
+		    unsigned max, char *err, size_t errlen)
+{
+	char *buf = strdup(val), *save = NULL;
+	unsigned n = 0;
+
+	if (!buf) {
+		util_errf(err, errlen, "%s: out of memory", key);
+		return -1;
+	}
+	for (char *w = strtok_r(buf, " \t,", &save); w; w = strtok_r(NULL, " \t,", &save)) {
+		if (n >= max || strlen(w) >= width) {
+			util_errf(err, errlen, "%s: at most %u items of at most %zu characters",
+				  key, max, width - 1);
+			free(buf);
+			return -1;
+		}
+		util_strlcpy(out + n++ * width, w, width);
+	}
+	free(buf);
+	if (!n)
+		util_errf(err, errlen, "%s: nothing given", key);
+	return n ? (int)n : -1;
+}

@@ -72,6 +72,11 @@ FILE *util_term_fdopen(int fd);
  * (closed at exit): for a program all of whose output is for people or
  * quotes what others wrote (nicstallctl). 0, or -1 when out of memory. */
 int util_term_std(void);
+/* A configuration list: val split at blanks, tabs and commas into at most
+ * max words of fewer than width bytes, copied into out (max rows of width
+ * bytes). The number of words (at least 1), or -1 with err naming key. */
+int util_split_list(const char *key, const char *val, char *out, size_t width,
+		    unsigned max, char *err, size_t errlen);
 /* Is s a safe name ([A-Za-z0-9_.-]{1,max}, not "." or "..")? */
 int util_valid_name(const char *s, size_t max);
 

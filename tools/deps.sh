@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). libclang-rt-dev: libFuzzer
-# (make fuzz, make check). libfaketime: test_clock_jump.sh moves only the
+# (make fuzz, make check). libcurl4-openssl-dev: the [port]/[producer]
+# app_metrics scraper (collectors/src_app.c). libfaketime: test_clock_jump.sh moves only the
 # daemon's wall clock; valgrind: tests/demo/valgrind.sh. chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
 # mandoc and man-db: the pages are linted, and systemd-analyze verify looks up
@@ -18,7 +19,7 @@
 set -e
 PKGS="gcc g++ make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
-libcmocka-dev libssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
+libcmocka-dev libssl-dev libcurl4-openssl-dev iproute2 ethtool iputils-ping tcpdump tshark sockperf nftables
 procps psmisc jq socat util-linux passwd systemd-journal-remote
 chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container python3
 libfaketime valgrind linux-perf"

@@ -10,7 +10,7 @@ TEXT=$ROOT/tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
 SYSFS_TTAR=$ROOT/tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
 
 # built by `make system` (bench/bench.mk adds them to EXTRA_BINS)
-for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs; do
+for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs bench_app; do
 	[ -x "$BUILD/$b" ] || { fail "$BUILD/$b missing (make system builds it)"; exit 1; }
 done
 ok "bench programs built"
@@ -93,6 +93,13 @@ out=$(cd "$ROOT" && "$BUILD/bench_runs" 5)
 echo "$out"
 check "bench_runs: run begin and run end each under 10 ms (median)" \
 	bash -c "echo '$out' | awk '/^run (begin|end) / { if (\$3 >= 10) bad = 1; n++ } END { exit !(n == 2 && !bad) }'"
+# a scrape of a 2,000-series endpoint on 127.0.0.1 (the make bench row)
+out=$("$BUILD/bench_app" 10 2000)
+echo "$out"
+check "bench_app: a 2,000-series scrape and its parse timed" \
+	bash -c "echo '$out' | grep -q '^page: 2000 series' &&
+		 echo '$out' | grep -Eq '^one scrape \(.*\): [0-9.]+ us CPU$' &&
+		 echo '$out' | grep -Eq '^of which the parse alone: [0-9.]+ us CPU$'"
 # run.sh refuses what it does not know, before touching anything
 "$ROOT/bench/run.sh" "$BUILD" --bogus > "$T_DIR/run.out" 2>&1
 rc=$?

@@ -323,6 +323,36 @@ static void conf_load__host_and_producers__values_and_errors(void **state)
 	assert_non_null(strstr(ms.m[7], ":13: producer 'r': give one of"));
 }
 
+/* app_metrics in [port] and [producer]: the values taken, every bad one
+ * named with its line; app_metrics_* keys need app_metrics. */
+static void conf_load__app_metrics__values_and_errors(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = http://127.0.0.1:9/m\n"
+			      "app_metrics_timeout = 300ms\n[producer flare]\ncomm = flare\n"
+			      "app_metrics = https://flare:8443/metrics\napp_metrics_keep = flare_*\n",
+			      &c, &ms), 0);
+	assert_string_equal(c->ports[0].app.url, "http://127.0.0.1:9/m");
+	assert_int_equal(c->ports[0].app.timeout_ns, 300000000ull);
+	assert_string_equal(c->host.prod[0].app.url, "https://flare:8443/metrics");
+	assert_string_equal(c->host.prod[0].app.keep[0], "flare_*");
+	conf_free(c);
+	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = ftp://h/m\n"
+			      "app_metrics_timeout = 2h\n[port b]\ninterface = eth1\n"
+			      "app_metrics_max_bytes = 1M\n[producer p]\ncomm = p\n"
+			      "app_metrics = gopher://x\napp_metrics_nope = 1\napp_metrics_scale = 5\n",
+			      &c, &ms), 6);
+	assert_non_null(strstr(ms.m[0], ":3: app_metrics: 'ftp://h/m': only http and https"));
+	assert_non_null(strstr(ms.m[1], ":4: app_metrics_timeout: "));
+	assert_non_null(strstr(ms.m[2], ":10: app_metrics: 'gopher://x'"));
+	assert_non_null(strstr(ms.m[3], ":11: unknown key 'app_metrics_nope'"));
+	assert_non_null(strstr(ms.m[4], ":5: port 'b': app_metrics_* keys without app_metrics"));
+	assert_non_null(strstr(ms.m[5], ":8: producer 'p': app_metrics_* keys without"));
+}
+
 static void conf_load__thread_watch__values_and_bad_values(void **state)
 {
 	struct conf *c;
@@ -386,6 +416,7 @@ int main(void)
 		cmocka_unit_test(conf_load__long_line__error_and_next_line_read),
 		cmocka_unit_test(conf_profile_for_driver__names__profiles),
 		cmocka_unit_test(conf_load__host_and_producers__values_and_errors),
+		cmocka_unit_test(conf_load__app_metrics__values_and_errors),
 	};
 
 	log_set_level(LOG_EMERG);
