@@ -621,6 +621,9 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	if (v->cur.off_at_ns) {
 		jx_add_str(o, "off_reason", tj_off_name(v->cur.off_state));
 		jx_add_u64(o, "off_since_ns", v->cur.off_at_ns);
+		/* in this sleep for so long, as of the last read */
+		if (v->cur.at_ns > v->cur.off_at_ns)
+			jx_add_u64(o, "off_for_ns", v->cur.at_ns - v->cur.off_at_ns);
 	}
 	if (v->sleep_at_ns)
 		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);

@@ -21,6 +21,9 @@ struct tp_pid {
 	uint64_t th;            /* the least threshold of their ports */
 	uint64_t stalled_since; /* the wait its last thread stall began with */
 	int called;             /* a thread stall is being called (one log line) */
+	int32_t called_tid;     /* the thread it was called on, */
+	struct tj_result called_r;      /* how it was judged then, */
+	uint64_t called_ns;     /* and when */
 };
 
 struct tpass {
@@ -207,6 +210,9 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		if (!p->called) {
 			p->called = 1;
 			p->stalled_since = p->wait_since;
+			p->called_tid = w.v.tid;
+			p->called_r = w.v.r;
+			p->called_ns = now;
 			tp->threads_called++;
 			log_info("thread watch: pid %d thread %d %s: off CPU of its own accord "
 				 "%u.%u%% of the last %" PRIu64 " ms (%" PRIu64 " voluntary, %" PRIu64
@@ -237,12 +243,34 @@ void tpass_status(const struct tpass *tp, struct json_object *out)
 	json_object_object_add(out, "thread_watch", o);
 }
 
+/* The thread the watch called the stall on: how it judged it then (the
+ * evidence is read later, when the thread may run again). */
+static void tp_mark_called(const struct tp_pid *p, struct json_object *arr)
+{
+	for (size_t i = 0; i < jx_len(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+
+		if (jx_u64(o, "tid") != (uint64_t)p->called_tid)
+			continue;
+		jx_add_bool(o, "called", 1);
+		jx_add_str(o, "verdict_at_call", tj_verdict_name(p->called_r.verdict));
+		jx_add_double(o, "off_cpu_share_at_call", p->called_r.share_pm / 1000.0);
+		jx_add_u64(o, "window_at_call_ns", p->called_r.window_ns);
+		jx_add_u64(o, "voluntary_switches_at_call", p->called_r.nvcsw);
+		jx_add_u64(o, "called_mono_ns", p->called_ns);
+	}
+}
+
 struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since_ns)
 {
+	struct json_object *arr;
 	struct tp_pid *p;
 
 	if (!tp->tw || !(p = tp_find(tp, pid, 0)))
 		return NULL;
-	return threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
-				    p->th ? p->th : 200000000ull);
+	arr = threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
+				   p->th ? p->th : 200000000ull);
+	if (arr && p->called_tid && p->stalled_since)
+		tp_mark_called(p, arr);
+	return arr;
 }
