@@ -206,16 +206,35 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 	return flows;
 }
 
-/* The kernel function of a symbolised frame ("oo_eplock_lock+0xa5/0x170
- * [onload]" -> "oo_eplock_lock") into buf. */
-static void frame_func(const char *frame, char *buf, size_t len)
+/* The kernel function a symbolised stack sleeps in ("schedule+0x23/0xa0\n
+ * futex_do_wait+0x46/0x90\n..." -> "futex_do_wait"), into buf: the first
+ * frame that is not the scheduler's own (schedule, schedule_timeout,
+ * schedule_hrtimeout_range_clock, io_schedule, preempt_schedule...). */
+static void sleep_func(const char *stack, char *buf, size_t len)
 {
-	size_t n = strcspn(frame, "+ \n");
+	static const char *const sched[] = { "schedule", "__schedule", "io_schedule",
+					     "preempt_schedule" };
+	const char *p = stack;
 
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, frame, n);
-	buf[n] = 0;
+	buf[0] = 0;
+	while (*p) {
+		size_t n = strcspn(p, "+ \n"), k;
+		int skip = 0;
+
+		for (k = 0; k < sizeof(sched) / sizeof(sched[0]); k++)
+			skip |= !strncmp(p, sched[k], strlen(sched[k]));
+		if (!skip || !buf[0]) {
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, p, n);
+			buf[n] = 0;
+			if (!skip)
+				return;
+		}
+		p += strcspn(p, "\n");
+		if (*p)
+			p++;
+	}
 }
 
 /* The thread watch's account of one thread over the flows' wait (the
@@ -224,7 +243,9 @@ static void watch_facts(struct json_object *w, struct json_object *e)
 {
 	uint64_t win = jx_u64(w, "window_ns"), vcsw = jx_u64(w, "voluntary_switches");
 	uint64_t off = jx_u64(w, "off_cpu_sleep_ns") + jx_u64(w, "off_cpu_disk_ns");
-	const char *stack = jx_str(w, "stack_at_sleep"), *v = jx_str(w, "verdict_at_call");
+	const char *stack = jx_str(w, "stack_at_call") ? jx_str(w, "stack_at_call") :
+			    jx_str(w, "stack_at_sleep");
+	const char *v = jx_str(w, "verdict_at_call");
 	char fn[128];
 
 	if (!win)
@@ -244,7 +265,7 @@ static void watch_facts(struct json_object *w, struct json_object *e)
 				       jx_new_fixed((double)off / 1e3 / (double)vcsw, 1));
 	if (stack && stack[0]) {
 		jx_add_str(e, FK_T_STACK_AT_SLEEP, stack);
-		frame_func(stack, fn, sizeof(fn));
+		sleep_func(stack, fn, sizeof(fn));
 		jx_add_str(e, FK_T_SLEEP_FUNC, fn);
 	}
 	json_object_object_add(e, FK_T_SLEEP_NOW_MS,

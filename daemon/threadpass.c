@@ -24,6 +24,8 @@ struct tp_pid {
 	int32_t called_tid;     /* the thread it was called on, */
 	struct tj_result called_r;      /* how it was judged then, */
 	uint64_t called_ns;     /* and when */
+	int32_t called_stack;   /* its kernel stack at sleep then */
+	uint64_t wait_end;      /* the first poll its flows no longer waited */
 };
 
 struct tpass {
@@ -199,6 +201,8 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		struct tp_worst w = { .any = 0 };
 
 		if (p->poll_ns != now || !p->wait_since) {
+			if (p->called && !p->wait_end)
+				p->wait_end = now;      /* the wait the call was for ended */
 			p->called = 0;
 			continue;
 		}
@@ -213,6 +217,8 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 			p->called_tid = w.v.tid;
 			p->called_r = w.v.r;
 			p->called_ns = now;
+			p->called_stack = w.v.stack_id;
+			p->wait_end = 0;
 			tp->threads_called++;
 			log_info("thread watch: pid %d thread %d %s: off CPU of its own accord "
 				 "%u.%u%% of the last %" PRIu64 " ms (%" PRIu64 " voluntary, %" PRIu64
@@ -245,13 +251,18 @@ void tpass_status(const struct tpass *tp, struct json_object *out)
 
 /* The thread the watch called the stall on: how it judged it then (the
  * evidence is read later, when the thread may run again). */
-static void tp_mark_called(const struct tp_pid *p, struct json_object *arr)
+static void tp_mark_called(struct tpass *tp, const struct tp_pid *p, struct json_object *arr)
 {
 	for (size_t i = 0; i < jx_len(arr); i++) {
 		struct json_object *o = json_object_array_get_idx(arr, i);
+		char stack[4096];
 
 		if (jx_u64(o, "tid") != (uint64_t)p->called_tid)
 			continue;
+		/* where it slept when it was called (it may sleep elsewhere
+		 * by now: back in epoll_wait once the wait ended) */
+		if (threadwatch_stack(tp->tw, p->called_stack, stack, sizeof(stack)) >= 0)
+			jx_add_str(o, "stack_at_call", stack);
 		jx_add_bool(o, "called", 1);
 		jx_add_str(o, "verdict_at_call", tj_verdict_name(p->called_r.verdict));
 		jx_add_double(o, "off_cpu_share_at_call", p->called_r.share_pm / 1000.0);
@@ -268,9 +279,11 @@ struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since
 
 	if (!tp->tw || !(p = tp_find(tp, pid, 0)))
 		return NULL;
+	/* over the wait the stall was called for: from its start to its end
+	 * (when it ended before the evidence is read) */
 	arr = threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
-				   p->th ? p->th : 200000000ull);
+				   since_ns ? 0 : p->wait_end, p->th ? p->th : 200000000ull);
 	if (arr && p->called_tid && p->stalled_since)
-		tp_mark_called(p, arr);
+		tp_mark_called(tp, p, arr);
 	return arr;
 }

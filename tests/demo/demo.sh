@@ -6,8 +6,20 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall; producer-stall-4 (four ranks with their peers) is
-# demo-fleet.sh.
+# producer-stall, seed-001, seed-001-healthy; producer-stall-4 (four ranks
+# with their peers) is demo-fleet.sh.
+#
+# seed-001 (nicstalld's seed 001, an engine thread starved of a shared
+# lock): tests/engine/lockengine.c serves 4 sessions with 2 spinning
+# workers that share a lock; one send of worker 0 waits for it
+# SEED001_STALL_MS (default 650, the record's send) while a sibling thread
+# keeps it and wakes the waiter tens of thousands of times to lose again;
+# worker 1's sessions run on. The flows are the engine's flow table. Knobs:
+# SEED001_THRESHOLD (stall_threshold, default the daemon's), and
+# SEED001_THREAD_WATCH (thread_watch, default auto). seed-001-healthy: the
+# same engine sleeping in epoll_wait between requests (and its sibling in
+# futex_wait), two clients 1 ms and 250 ms between requests, for
+# SEED001_HEALTHY_S seconds (default 60): no incident may open.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 SCENARIO=${2:-port-drop}
@@ -24,8 +36,8 @@ t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|seed-001|seed-001-healthy) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4, seed-001, seed-001-healthy)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -51,7 +63,14 @@ EMU_NET=$NET EMU_ARGS=--fw-frames EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pa
 mkdir -p "$STATE" "$WORK/flows"
 srv_extra="promisc_capture = no"
 [ "$SCENARIO" = egress ] && srv_extra=""
-EMU_DAEMON_EXTRA="flows_dir = $WORK/flows
+seed_extra=""
+case "$SCENARIO" in seed-001*)
+	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}"
+	[ -n "${SEED001_THRESHOLD:-}" ] && seed_extra="$seed_extra
+stall_threshold = $SEED001_THRESHOLD" ;;
+esac
+EMU_DAEMON_EXTRA="$seed_extra
+flows_dir = $WORK/flows
 state_dir = $STATE
 run_dir = $WORK
 rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA=$srv_extra \
@@ -64,7 +83,47 @@ PIDS+=($!)
 wait_for "${NICSTALL_START_WAIT:-10}" ctl status || { echo "demo: nicstalld did not start:" >&2; cat "$WORK/nicstalld.log" >&2; exit 1; }
 ctl status | sed 's/^/        /'
 
-if [ "$SCENARIO" = producer-stall ]; then
+seed_engine() {        # seed_engine SPIN_US: the lockengine, its sessions' clients
+	ip netns exec "$SRV_NS" "$BUILD/lockengine" --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" \
+		--workers 2 --spin-us "$1" --stall-ms "${SEED001_STALL_MS:-650}" > "$WORK/engine.out" 2>&1 &
+	PIDS+=($!)
+	ENGINE=$!
+	wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':11111 '"
+}
+if [ "$SCENARIO" = seed-001 ]; then
+	step "starting the emulated seed 001 engine: 2 workers spinning on their sessions (EF_SPIN_USEC as the record), sharing one lock with a sibling thread"
+	seed_engine 100000
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 4 --interval-us 1000 \
+		--duration 60 --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 3
+	ctl flows server | sed 's/^/        /'
+	step "worker 0's next send waits for the shared lock for ${SEED001_STALL_MS:-650} ms, woken to lose it again"
+	kill -USR1 "$ENGINE"
+	wait_for 5 grep -q send-end "$WORK/engine.out"
+	sed 's/^/        engine: /' "$WORK/engine.out"
+elif [ "$SCENARIO" = seed-001-healthy ]; then
+	step "starting the same engine healthy: workers asleep in epoll_wait between requests, the sibling in futex_wait"
+	seed_engine 0
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 2 --interval-us 1000 \
+		--duration "$(( ${SEED001_HEALTHY_S:-60} + 10 ))" --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 2 --interval-us 250000 \
+		--duration "$(( ${SEED001_HEALTHY_S:-60} + 10 ))" --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 2
+	ctl flows server | sed 's/^/        /'
+	step "healthy traffic for ${SEED001_HEALTHY_S:-60} s: no incident may open"
+	sleep "${SEED001_HEALTHY_S:-60}"
+	ctl status | grep "thread watch:" | sed 's/^ */        /'
+	if grep -q "incident" "$WORK/nicstalld.log"; then
+		grep "incident\|thread watch" "$WORK/nicstalld.log" >&2
+		echo "demo: an incident opened on a healthy engine" >&2
+		exit 1
+	fi
+	step "no incident in ${SEED001_HEALTHY_S:-60} s of healthy traffic"
+	exit 0
+elif [ "$SCENARIO" = producer-stall ]; then
 	step "starting the example engine: a consumer awaiting a stream, and its producer (3 sessions)"
 	ip netns exec "$SRV_NS" "$BUILD/nsengine" server --await --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" >/dev/null 2>&1 &
 	PIDS+=($!)
