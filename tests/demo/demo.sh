@@ -99,6 +99,8 @@ if [ "$SCENARIO" = seed-001 ]; then
 	sleep 3
 	ctl flows server | sed 's/^/        /'
 	step "worker 0's next send waits for the shared lock for ${SEED001_STALL_MS:-650} ms, woken to lose it again"
+	FIRST_INCIDENT=$(( $(grep -c "incident [0-9]* on port .* stalled" "$WORK/nicstalld.log") + 1 ))
+	[ "$FIRST_INCIDENT" -gt 1 ] && step "(an incident opened before the send: a loaded machine; the send's is number $FIRST_INCIDENT or later)"
 	kill -USR1 "$ENGINE"
 	wait_for 5 grep -q send-end "$WORK/engine.out"
 	sed 's/^/        engine: /' "$WORK/engine.out"
@@ -180,7 +182,11 @@ fi
 step "waiting for nicstalld to detect the stall, investigate, recover and write its bundle"
 bundle=""
 for _ in $(seq 1 $(( ${NICSTALL_BUNDLE_WAIT:-30} * 10 ))); do
-	bundle=$(grep -o 'bundle /[^ ]*' "$WORK/nicstalld.log" | head -1 | cut -d' ' -f2)
+	# the first bundle of an incident that opened after the failure was
+	# injected (FIRST_INCIDENT: on a loaded machine a scheduling delay
+	# may stall flows before it)
+	bundle=$(sed -n 's/.*incident \([0-9]*\): bundle \(\/[^ ]*\).*/\1 \2/p' "$WORK/nicstalld.log" |
+		awk -v f="${FIRST_INCIDENT:-1}" '$1 >= f { print $2; exit }')
 	[ -n "$bundle" ] && break
 	sleep 0.1
 done

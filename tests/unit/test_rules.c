@@ -169,8 +169,9 @@ static void test_rules_classify__seed001_eplock_sleeper__engine_blocked(void **s
 				   "oo_eplock_lock (29463 voluntary and 0 involuntary switches, 21 us "
 				   "a sleep on average) while 1 flows wait"));
 	assert_non_null(strstr(ex, "Not spinning: on CPU 4.6% of the wait."));
-	assert_non_null(strstr(ex, "Not a fixed timeout: woken 45412 times a second for 21 us at a "
-				   "time, by the others' work, and losing again"));
+	assert_non_null(strstr(ex, "Not a fixed timeout: woken 29463 times over the wait (45412 a "
+				   "second), asleep 21 us at a time: woken by the others' work, to "
+				   "lose again."));
 	assert_non_null(strstr(ex, "Not the network: 10 of 10 pings answered, the ports counted 0 "
 				   "buffer drops and fabric errors in the stall"));
 	/* the sfc port's gap is measured and clean */
@@ -270,6 +271,28 @@ static void test_rules_classify__thread_on_cpu_over_the_wait__not_engine_blocked
 	assert_string_equal(sget(e, "failed"), "any(blocked)");
 	assert_string_equal(sget(e, "text"), "not a blocked engine thread: off CPU of their own "
 			    "accord at most 3.5% of the wait");
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+/* A thread in one sleep over the wait (a call that did not return): still
+ * engine-blocked, but a timeout is not ruled out, and it says so. */
+static void test_rules_classify__thread_in_one_sleep__timeout_not_ruled_out(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *f = load_facts("engine-blocked"), *res, *t;
+	const char *ex;
+
+	(void)state;
+	t = json_object_array_get_idx(oget(f, "threads"), 0);
+	json_object_object_add(t, "vcsw", json_object_new_int(1));
+	json_object_object_add(t, "watch", json_object_new_string("one-sleep"));
+	res = rules_classify(r, f);
+	ex = sget(res, "explanation");
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_non_null(strstr(ex, "A timeout is not ruled out: 1 voluntary switches over the wait."));
+	assert_null(strstr(ex, "Not a fixed timeout"));
 	json_object_put(res);
 	json_object_put(f);
 	rules_free(r);
@@ -877,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_rules_classify__seed001_without_onload__reads_without_it),
 		cmocka_unit_test(test_rules_classify__starved_thread_caught_running__engine_blocked_from_onload),
 		cmocka_unit_test(test_rules_classify__thread_on_cpu_over_the_wait__not_engine_blocked),
+		cmocka_unit_test(test_rules_classify__thread_in_one_sleep__timeout_not_ruled_out),
 		cmocka_unit_test(test_rules_classify__seed004_frozen_writes__producer_stall),
 		cmocka_unit_test(test_rules_classify__retries_exceeded__fabric_fault),
 		cmocka_unit_test(test_rules_classify__steer_missed__steering_miss),

@@ -373,27 +373,34 @@ static void pid_reused__old_process_dropped__new_one_not_watched_for_old_flows(v
 	stop_child(b);
 }
 
+/* A starved sender (200 ms) watched, gone to sleep, found in *f. */
+static pid_t starved_asleep(int *go, int *tidr, struct find *f)
+{
+	pid_t pid = start_starved(go, tidr, 200);
+	int32_t p32 = pid, tid;
+
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(*go, "g", 1), 1);
+	assert_int_equal(read(*tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	sleep_ms(50);
+	read_now();
+	f->tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, f);
+	assert_true(f->found);
+	return pid;
+}
+
 static void kallsyms_unreadable__addresses_kept__one_log_line(void **st)
 {
 	int go, tidr;
 	pid_t pid;
-	int32_t p32, tid;
 	struct find f = { 0 };
 	char stack[4096], *log;
 	struct json_object *status, *ev;
 
 	(void)st;
 	NEED_TW();
-	pid = start_starved(&go, &tidr, 200);
-	p32 = pid;
-	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
-	sleep_ms(50);
-	read_now();
-	f.tid = tid;
-	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, &f);
-	assert_true(f.found);
+	pid = starved_asleep(&go, &tidr, &f);
 	threadwatch_set_kallsyms(tw, "/nonexistent/kallsyms", "/proc/modules");
 	log_capture();
 	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
@@ -438,7 +445,6 @@ static void kallsyms__read_once__again_when_modules_change(void **st)
 	char dir[] = "/tmp/twksyms.XXXXXX", mods[64], stack[4096], *log;
 	int go, tidr;
 	pid_t pid;
-	int32_t p32, tid;
 	struct find f = { 0 };
 	struct json_object *ev;
 	uint64_t n0;
@@ -452,16 +458,7 @@ static void kallsyms__read_once__again_when_modules_change(void **st)
 	assert_non_null(fp);
 	fputs("onload 1 0 - Live 0xffffffffc0000000\n", fp);
 	fclose(fp);
-	pid = start_starved(&go, &tidr, 200);
-	p32 = pid;
-	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
-	sleep_ms(50);
-	read_now();
-	f.tid = tid;
-	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, &f);
-	assert_true(f.found);
+	pid = starved_asleep(&go, &tidr, &f);
 	threadwatch_set_kallsyms(tw, "/proc/kallsyms", mods);
 	n0 = ksym_reads();
 	for (int i = 0; i < 5; i++) {
