@@ -6,19 +6,22 @@
  * watches the flows through a source it really reads.
  *
  *   lockengine --listen ADDR:PORT --table-dir DIR [--workers N]
- *              [--spin-us N] [--stall-ms N] [--hold-us N] [--name NAME]
+ *              [--spin-us N] [--spin-workers N] [--stall-ms N]
+ *              [--hold-us N] [--name NAME]
  *
  * The main thread accepts and hands session i to worker i % N. A worker
  * echoes what it reads. With --spin-us it polls its epoll set without
  * sleeping for that long after each event (Onload's EF_SPIN_USEC: the
- * record's workers spun, EF_POLL_USEC=100000); without, it sleeps in
- * epoll_wait between requests (a healthy engine that blocks by design).
+ * record's workers spun, EF_POLL_USEC=100000), the first --spin-workers of
+ * them (default all); the others, and all without --spin-us, sleep in
+ * epoll_wait between requests (an engine that blocks by design).
  *
  * SIGUSR1 arms one stall: worker 0's next send takes the shared lock while
  * the process's sibling thread keeps it for --stall-ms (default 650, the
- * record's 648.8 ms send), in bursts of --hold-us (default 20): at the end
- * of each burst the lock passes to the next of the siblings and the waiter
- * is woken to compete again, finds the lock taken and sleeps again. That is
+ * record's 648.8 ms send), in bursts of --hold-us (default 20, slept, so
+ * that the emulation does not need a CPU of its own): at the end of each
+ * burst the lock passes to the next of the siblings and the waiter is
+ * woken to compete again, finds the lock taken and sleeps again. That is
  * Onload's oo_eplock_lock() (src/driver/linux_onload/eplock_resource_manager.c
  * in Xilinx-CNS/onload): the unlocker wakes the waiters "to compete again,
  * not to transfer ownership", so a waiter that loses sleeps again, and the
@@ -46,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -66,7 +70,7 @@ struct worker {
 
 static struct nsft_table table;
 static struct worker workers[MAX_WORKERS];
-static unsigned nworkers = 2;
+static unsigned nworkers = 2, nspin = MAX_WORKERS;
 static uint64_t spin_ns, stall_ns = 650000000ull, hold_ns = 20000;
 static volatile sig_atomic_t armed, quit;
 static uint32_t lock_word;                      /* the shared lock */
@@ -107,10 +111,12 @@ static void lock_give(void)
 		futex(&lock_word, FUTEX_WAKE_PRIVATE, 1);
 }
 
-static void spin_until(uint64_t t)
+static void nap(uint64_t ns)
 {
-	while (nsft_now_ns() < t)
-		__asm__ __volatile__("pause");
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
+			       .tv_nsec = (long)(ns % 1000000000u) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 /* The siblings: on request, take the lock and keep it among themselves for
@@ -121,6 +127,7 @@ static void *sibling_main(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "sibling");
+	prctl(PR_SET_TIMERSLACK, 1000ul);       /* its bursts are short */
 	for (;;) {
 		uint64_t end;
 
@@ -131,7 +138,7 @@ static void *sibling_main(void *arg)
 		__atomic_store_n(&storm, 2, __ATOMIC_RELEASE);     /* taken */
 		futex(&storm, FUTEX_WAKE_PRIVATE, 1);
 		while (nsft_now_ns() < end) {
-			spin_until(nsft_now_ns() + hold_ns);
+			nap(hold_ns);
 			/* the burst ends: the lock passes on (the word stays
 			 * taken) and a waiter is woken to compete for it */
 			if (__atomic_load_n(&lock_word, __ATOMIC_RELAXED) == 2 &&
@@ -207,7 +214,7 @@ static void *worker_main(void *arg)
 	snprintf(name, sizeof(name), "worker%d", w->idx);
 	pthread_setname_np(pthread_self(), name);
 	while (!quit) {
-		int spin = spin_ns && nsft_now_ns() - last < spin_ns;
+		int spin = spin_ns && (unsigned)w->idx < nspin && nsft_now_ns() - last < spin_ns;
 		int n = epoll_wait(w->ep, ev, 32, spin ? 0 : 100);
 
 		if (n < 0 && errno != EINTR)
@@ -231,7 +238,7 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: lockengine --listen ADDR:PORT --table-dir DIR [--workers N] "
-		"[--spin-us N] [--stall-ms N] [--hold-us N] [--name NAME]\n");
+		"[--spin-us N] [--spin-workers N] [--stall-ms N] [--hold-us N] [--name NAME]\n");
 	exit(2);
 }
 
@@ -256,7 +263,7 @@ int main(int argc, char **argv)
 		{ "listen", 1, NULL, 'l' }, { "table-dir", 1, NULL, 't' },
 		{ "workers", 1, NULL, 'w' }, { "spin-us", 1, NULL, 's' },
 		{ "stall-ms", 1, NULL, 'd' }, { "hold-us", 1, NULL, 'h' },
-		{ "name", 1, NULL, 'n' }, { NULL, 0, NULL, 0 },
+		{ "name", 1, NULL, 'n' }, { "spin-workers", 1, NULL, 'S' }, { NULL, 0, NULL, 0 },
 	};
 	static struct sess sessions[MAX_SESS];
 	const char *listen_at = NULL, *dir = NULL, *name = "lockengine";
@@ -276,6 +283,7 @@ int main(int argc, char **argv)
 		case 'd': stall_ns = num(optarg, 60000, "--stall-ms") * 1000000; break;
 		case 'h': hold_ns = num(optarg, 100000, "--hold-us") * 1000; break;
 		case 'n': name = optarg; break;
+		case 'S': nspin = (unsigned)num(optarg, MAX_WORKERS, "--spin-workers"); break;
 		default: usage();
 		}
 	}
