@@ -1116,3 +1116,8 @@ struct json_object *stall_thread_evidence(struct stall *s, int pid)
 {
 	return tpass_evidence(s->tpass, pid, 0);
 }
+
+unsigned stall_thread_called(const struct stall *s, int32_t *pids, unsigned max)
+{
+	return tpass_called(s->tpass, pids, max);
+}

@@ -26,6 +26,7 @@ struct tp_pid {
 	uint64_t called_ns;     /* and when */
 	int32_t called_stack;   /* its kernel stack at sleep then */
 	uint64_t wait_end;      /* the first poll its flows no longer waited */
+	int stuck;              /* a flow of it waits or is stalled this poll */
 };
 
 struct tpass {
@@ -127,8 +128,11 @@ void tpass_observe(struct tpass *tp, struct sflow *f, uint64_t now, uint64_t th)
 	if (p->poll_ns != now) {
 		p->poll_ns = now;
 		p->wait_since = 0;
+		p->stuck = 0;
 		p->th = th;
 	}
+	if (f->state == FLOW_WAITING || f->state == FLOW_STALLED)
+		p->stuck = 1;
 	if (th < p->th)
 		p->th = th;
 	if (f->state != FLOW_WAITING)
@@ -200,9 +204,11 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		struct tp_pid *p = &tp->p[i];
 		struct tp_worst w = { .any = 0 };
 
+		/* the wait the call was for ended: none of its flows waits or
+		 * is stalled any more */
+		if (p->called_tid && !p->wait_end && (p->poll_ns != now || !p->stuck))
+			p->wait_end = now;
 		if (p->poll_ns != now || !p->wait_since) {
-			if (p->called && !p->wait_end)
-				p->wait_end = now;      /* the wait the call was for ended */
 			p->called = 0;
 			continue;
 		}
@@ -232,6 +238,16 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 				stall_fn(tp->wq[k], arg);
 	}
 	tp->wn = 0;
+}
+
+unsigned tpass_called(const struct tpass *tp, int32_t *pids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; tp->tw && i < tp->np && n < max; i++)
+		if (tp->p[i].called)
+			pids[n++] = tp->p[i].pid;
+	return n;
 }
 
 void tpass_status(const struct tpass *tp, struct json_object *out)

@@ -32,6 +32,7 @@ NET=10.219.0
 CLI_NS=$PREFIX-cli SRV_NS=$PREFIX-srv CLI_IF=${PREFIX}c SRV_IF=${PREFIX}s
 CLI_ADDR=$NET.1 SRV_ADDR=$NET.2
 PIDS=()
+OLDIR=""
 t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
@@ -49,7 +50,7 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair.sh" down "$PREFIX" "$WORK/emu" >/dev/null 2>&1
-	rm -rf "$WORK"
+	rm -rf "$WORK" ${OLDIR:+"$OLDIR"}
 }
 trap cleanup EXIT
 trap 'echo; step "interrupted"; exit 130' INT TERM
@@ -63,12 +64,25 @@ EMU_NET=$NET EMU_ARGS=--fw-frames EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pa
 mkdir -p "$STATE" "$WORK/flows"
 srv_extra="promisc_capture = no"
 [ "$SCENARIO" = egress ] && srv_extra=""
-seed_extra=""
+seed_extra="" seed_srv="" seed_cli=""
 case "$SCENARIO" in seed-001*)
 	# cooldown 1s: an incident a loaded machine opens before the send
 	# (a scheduling delay) must not hold back the send's own
+	# the stack-dump stand-in: the engine's counters in Onload's lots
+	# text. Not under $WORK: the daemon's run_dir, which its tools do not
+	# see (daemon/srcrun.c)
+	OLDIR=$(mktemp -d /tmp/nicstall-demo-ol.XXXXXX)
 	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}
-incident_cooldown = 1s"
+incident_cooldown = 1s
+onload_tools = $OLDIR"
+	sed -e "s|@STATE@|$OLDIR/state|" -e "s|@FIXTURE@|$ROOT/tests/fixtures/onload/stackdump-lots-0044-during.txt|" \
+		"$ROOT/tests/engine/onload_stackdump.in" > "$OLDIR/onload_stackdump"
+	chmod 0755 "$OLDIR" "$OLDIR/onload_stackdump"
+	# the flows are the engine's tables (their owner is the engine's
+	# process, whose Onload stack is dumped); a kernel socket's flow has no
+	# owner until the investigation's threads step finds it
+	seed_srv="track = engine onload"
+	seed_cli="track = engine"
 	[ -n "${SEED001_THRESHOLD:-}" ] && seed_extra="$seed_extra
 stall_threshold = $SEED001_THRESHOLD" ;;
 esac
@@ -76,7 +90,8 @@ EMU_DAEMON_EXTRA="$seed_extra
 flows_dir = $WORK/flows
 state_dir = $STATE
 run_dir = $WORK
-rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA=$srv_extra \
+rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA="$srv_extra
+$seed_srv" EMU_CLI_EXTRA="$seed_cli" \
 	"$ROOT/tests/emu/emu-conf.sh" "$PREFIX" "$WORK/emu" "$NET" "tcp port 11111-11114" client server \
 	> "$WORK/demo.conf"
 step "starting nicstalld on both ports (config: $WORK/demo.conf)"
@@ -89,7 +104,7 @@ ctl status | sed 's/^/        /'
 seed_engine() {        # seed_engine SPIN_US: the lockengine, its sessions' clients
 	ip netns exec "$SRV_NS" "$BUILD/lockengine" --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" \
 		--workers 2 --spin-us "$1" --spin-workers 1 --stall-ms "${SEED001_STALL_MS:-650}" \
-		> "$WORK/engine.out" 2>&1 &
+		--onload-state "$OLDIR/state" > "$WORK/engine.out" 2>&1 &
 	PIDS+=($!)
 	ENGINE=$!
 	wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':11111 '"

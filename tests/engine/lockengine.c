@@ -7,7 +7,7 @@
  *
  *   lockengine --listen ADDR:PORT --table-dir DIR [--workers N]
  *              [--spin-us N] [--spin-workers N] [--stall-ms N]
- *              [--hold-us N] [--name NAME]
+ *              [--hold-us N] [--name NAME] [--onload-state FILE]
  *
  * The main thread accepts and hands session i to worker i % N. A worker
  * echoes what it reads. With --spin-us it polls its epoll set without
@@ -34,6 +34,16 @@
  * Lines on stdout (flushed), CLOCK_MONOTONIC ns:
  *   send-start mono_ns=T tid=TID
  *   send-end mono_ns=T tid=TID ms=M wakes=W
+ * --onload-state FILE: the counters an Onload stack would count for this,
+ * for the stack-dump stand-in (tests/engine/onload_stackdump.in), written
+ * whole (a rename) at each change and every 50 ms of a stall, one
+ * "name value" a line, as Onload's ci_netif_stats (stats_def.h) counts
+ * them in the record's path: tcp_send.c ci_tcp_sendmsg_no_pkt_buf() counts
+ * tcp_send_nonb_pool_empty before it takes the stack lock and
+ * tcp_send_ni_lock_contends once it has it; lock_wakes counts each wake-up
+ * of a lock waiter (eplock_resource_manager.c). The record's final
+ * lock_wakes equalled the sender's voluntary switches.
+ *
  * SIGINT/SIGTERM: remove the table, exit 0. */
 #include <nicstall/flowtab.h>
 
@@ -76,6 +86,29 @@ static volatile sig_atomic_t armed, quit;
 static uint32_t lock_word;                      /* the shared lock */
 static uint32_t storm;                          /* a sibling's storm request */
 static uint64_t storm_wakes;                    /* wake-ups it gave the waiter */
+static uint64_t pool_empty, lock_contends;       /* the send path's, as Onload's */
+static const char *ol_state;                    /* --onload-state */
+
+/* The counters for the stack-dump stand-in, replaced whole. */
+static void ol_publish(void)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!ol_state)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", ol_state);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "lock_wakes %" PRIu64 "\ntcp_send_nonb_pool_empty %" PRIu64
+		"\ntcp_send_ni_lock_contends %" PRIu64 "\npid %d\n",
+		__atomic_load_n(&storm_wakes, __ATOMIC_RELAXED),
+		__atomic_load_n(&pool_empty, __ATOMIC_RELAXED),
+		__atomic_load_n(&lock_contends, __ATOMIC_RELAXED), (int)getpid());
+	if (fclose(f) == 0)
+		rename(tmp, ol_state);
+}
 
 static void die(const char *what)
 {
@@ -137,13 +170,19 @@ static void *sibling_main(void *arg)
 		end = nsft_now_ns() + stall_ns;
 		__atomic_store_n(&storm, 2, __ATOMIC_RELEASE);     /* taken */
 		futex(&storm, FUTEX_WAKE_PRIVATE, 1);
+		uint64_t pub = 0;
+
 		while (nsft_now_ns() < end) {
 			nap(hold_ns);
+			if (nsft_now_ns() - pub >= 50000000ull) {
+				ol_publish();
+				pub = nsft_now_ns();
+			}
 			/* the burst ends: the lock passes on (the word stays
 			 * taken) and a waiter is woken to compete for it */
 			if (__atomic_load_n(&lock_word, __ATOMIC_RELAXED) == 2 &&
 			    futex(&lock_word, FUTEX_WAKE_PRIVATE, 1) > 0)
-				storm_wakes++;
+				__atomic_fetch_add(&storm_wakes, 1, __ATOMIC_RELAXED);
 		}
 		__atomic_store_n(&storm, 0, __ATOMIC_RELEASE);
 		lock_give();
@@ -160,6 +199,8 @@ static void stalled_send(struct sess *s, const char *buf, size_t n)
 
 	t0 = nsft_now_ns();     /* the send begins: it asks for the lock */
 	nsft_set_held(s->rec, n, 0, 0);
+	__atomic_fetch_add(&pool_empty, 1, __ATOMIC_RELAXED);
+	ol_publish();
 	__atomic_store_n(&storm, 1, __ATOMIC_RELEASE);
 	futex(&storm, FUTEX_WAKE_PRIVATE, 1);
 	while (__atomic_load_n(&storm, __ATOMIC_ACQUIRE) == 1)
@@ -169,7 +210,9 @@ static void stalled_send(struct sess *s, const char *buf, size_t n)
 	fflush(stdout);
 	lock_take();
 	t1 = nsft_now_ns();
+	__atomic_fetch_add(&lock_contends, 1, __ATOMIC_RELAXED);
 	lock_give();
+	ol_publish();
 	if (send(s->fd, buf, n, MSG_NOSIGNAL) == (ssize_t)n)
 		nsft_on_send(s->rec, n, t1);
 	nsft_set_held(s->rec, 0, 0, 0);
@@ -238,7 +281,8 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: lockengine --listen ADDR:PORT --table-dir DIR [--workers N] "
-		"[--spin-us N] [--spin-workers N] [--stall-ms N] [--hold-us N] [--name NAME]\n");
+		"[--spin-us N] [--spin-workers N] [--stall-ms N] [--hold-us N] [--name NAME] "
+		"[--onload-state FILE]\n");
 	exit(2);
 }
 
@@ -263,7 +307,8 @@ int main(int argc, char **argv)
 		{ "listen", 1, NULL, 'l' }, { "table-dir", 1, NULL, 't' },
 		{ "workers", 1, NULL, 'w' }, { "spin-us", 1, NULL, 's' },
 		{ "stall-ms", 1, NULL, 'd' }, { "hold-us", 1, NULL, 'h' },
-		{ "name", 1, NULL, 'n' }, { "spin-workers", 1, NULL, 'S' }, { NULL, 0, NULL, 0 },
+		{ "name", 1, NULL, 'n' }, { "spin-workers", 1, NULL, 'S' },
+		{ "onload-state", 1, NULL, 'o' }, { NULL, 0, NULL, 0 },
 	};
 	static struct sess sessions[MAX_SESS];
 	const char *listen_at = NULL, *dir = NULL, *name = "lockengine";
@@ -283,6 +328,7 @@ int main(int argc, char **argv)
 		case 'd': stall_ns = num(optarg, 60000, "--stall-ms") * 1000000; break;
 		case 'h': hold_ns = num(optarg, 100000, "--hold-us") * 1000; break;
 		case 'n': name = optarg; break;
+		case 'o': ol_state = optarg; break;
 		case 'S': nspin = (unsigned)num(optarg, MAX_WORKERS, "--spin-workers"); break;
 		default: usage();
 		}
@@ -312,6 +358,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	if (nsft_create(&table, dir, name, MAX_SESS) < 0)
 		die("flow table");
+	ol_publish();
 	lfd = socket(AF_INET, SOCK_STREAM, 0);
 	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(lfd, 64) < 0)

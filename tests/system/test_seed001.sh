@@ -2,11 +2,13 @@
 # Seed 001 emulated (make demo SCENARIO=seed-001: tests/engine/lockengine.c,
 # an echo server whose worker 0 waits for a lock its sibling keeps, woken
 # thousands of times to lose it again, while worker 1's sessions run on;
-# the flows are the engine's flow table). For sends of 300 ms, 650 ms and
+# the flows are the engine's flow table; an onload_stackdump stand-in
+# prints its stack's counters). For sends of 300 ms, 650 ms and
 # 1.2 s at the defaults, and 150 ms with a 100 ms threshold: the incident
 # opens within the threshold and one poll of the send's start; the bundle
 # holds the thread's kernel stack at sleep, its switches and off-CPU share
-# over the wait; the verdict is engine-blocked with what it is not. The
+# over the wait, the stack dumps before, during and after with their
+# times; the verdict is engine-blocked with what it is not. The
 # same 650 ms send with thread_watch = off: what is lost. And the same
 # engine healthy (its threads asleep in epoll_wait and futex_wait between
 # requests) for SEED001_HEALTHY_S seconds (20 here; 60 under make demo
@@ -61,6 +63,12 @@ stall() {
 	check "$name: the summary says what it is not, with figures" bash -c \
 		"grep -q 'asleep in futex.*Not spinning: on CPU [0-9.]*% of the wait.*Not a fixed timeout: woken [0-9]* times over the wait.*Not the network: [0-9]* of [0-9]* pings answered' '$B/summary.txt'"
 	check "$name: worker 1's sessions ran on" jqe '.facts.flows.progressing >= 1' "$B/manifest.json"
+	check "$name: the Onload stand-in's dumps before, during and after, with their times" jqe \
+		'(.at_stall.onload.stacks[0] | .dump == "during" and .start_mono_ns > 0 and .end_mono_ns >= .start_mono_ns
+		  and .before.dump == "before" and .before.end_mono_ns <= .start_mono_ns and .before.age_ms >= 0)
+		 and (.after.onload.stacks[0] | .dump == "after" and .start_mono_ns >= 0 and .counters.lock_wakes > 0)' "$B/engines.json"
+	check "$name: the stack's lock wakes set against the thread's switches" bash -c \
+		"grep -q 'Onload stack 2 woke lock waiters [0-9]* times in [0-9.]* ms against the thread.s [0-9]* voluntary switches' '$B/summary.txt'"
 }
 
 stall stall-300 300 200
@@ -74,8 +82,9 @@ check "off: the demo ran and wrote a bundle" test "$RC" -eq 0 -a -n "$B"
 check "off: the status says the watch is off and why" grep -q "thread watch: off" "$LOG"
 check "off: no thread watch account in the bundle" jqe '[.[] | select(has("watch"))] | length == 0' "$B/threads.json"
 check "off: no off-CPU share in the facts" jqe '[.facts.threads[] | select(has("off_cpu_pct"))] | length == 0' "$B/manifest.json"
-check "off: not engine-blocked (the /proc snapshot alone cannot say it)" jqe '.verdict.verdict != "engine-blocked"' "$B/manifest.json"
-echo "note: off: without the thread watch the verdict is $(jq -r .verdict.verdict "$B/manifest.json" 2>/dev/null): no stack at sleep, no share or switches over the wait"
+check "off: not the thread rule (no account of the thread over the wait)" jqe '.verdict.rule != "engine-blocked"' "$B/manifest.json"
+check "off: the summary names no thread off CPU" bash -c "! grep -q 'off CPU of its own accord' '$B/summary.txt'"
+echo "note: off: without the thread watch the verdict is $(jq -r '.verdict.verdict + " (rule " + .verdict.rule + ")"' "$B/manifest.json" 2>/dev/null): no stack at sleep, no share or switches over the wait, no detection from the thread"
 
 # healthy: threads that sleep by design. The thread watch may call no
 # stall; an incident opened by the flows alone (a scheduling delay of a
