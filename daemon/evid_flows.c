@@ -178,14 +178,16 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 	if (inc) {
 		struct json_object *ij = incident_json(inc, loop_mono_ns());
 
-		int32_t pids[16];
+		int32_t pids[32];
 		unsigned np = stall_thread_called(st, pids, 16);
 
 		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, refs, n);
 		json_object_put(ij);
 		/* and the processes whose thread the thread watch calls
-		 * blocked (their flows may join the incident after it opened
-		 * on the other end's) */
+		 * blocked, and the owners of the flows waiting on the
+		 * incident's ports: their flows may join the incident after
+		 * it opened on the other end's */
+		np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
 		for (unsigned i = 0; i < np && n < MAX_REFS; i++) {
 			refs[n].src = FLOW_SRC_ENGINE;
 			refs[n].session = 0;
