@@ -613,6 +613,14 @@ static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
 	return rc > 0 ? rc : 0;
 }
 
+int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k)
+{
+	for (unsigned i = 1; i < NHOST; i++)
+		if (fs->host[i].open && host_srcs[i].ops->kind == k)
+			return 1;
+	return 0;
+}
+
 int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,
 		      const char *const *ports, unsigned nports, const char *when,
 		      struct json_object *out, flow_src_evid_done_fn done, void *arg)
