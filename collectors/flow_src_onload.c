@@ -613,6 +613,20 @@ static int os_evidence(struct flow_src *s, const struct flow_src_ref *refs, unsi
 		if (!have && nids < MAX_EVID_STACKS)
 			ids[nids++] = o->trk[i].stack;
 	}
+	/* the stacks of the processes of the stalled flows, whatever their
+	 * source: an engine thread blocked on its stack's lock leaves its
+	 * Onload sockets looking idle (seed 001); its stack's counters tell */
+	for (unsigned k = 0; o && k < o->d.nstacks; k++) {
+		const struct flow_onload_stack *st = &o->d.stacks[k];
+		int mine = 0, have = 0;
+
+		for (unsigned r = 0; r < n && !mine; r++)
+			mine = st->pid > 0 && refs[r].pid == st->pid;
+		for (int i = 0; i < nids; i++)
+			have |= ids[i] == st->id;
+		if (mine && !have && nids < MAX_EVID_STACKS)
+			ids[nids++] = st->id;
+	}
 	if (o) {
 		jx_add_str(out, "tool", o->mode == M_ORM ? "orm_json" : o->mode == M_LOTS ?
 			   "onload_stackdump" : "none");

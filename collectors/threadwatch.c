@@ -54,7 +54,20 @@ struct threadwatch {
 	char kallsyms[256];
 	int ksym_state;                 /* 0 not tried, 1 read, -1 unreadable */
 	char ksym_err[320];
+	/* the table, read once and kept (5 MB of text, 120k symbols: tens of
+	 * ms to parse, not to be paid at every incident in the event loop);
+	 * read again only when /proc/modules changes (a module loaded or
+	 * unloaded moves symbols) or the path does */
+	struct ksym *ks;
+	char *ks_text;
+	size_t ks_n;
+	char *ks_mods;                  /* /proc/modules when it was read */
+	char modules[256];              /* /proc/modules (tests: another file) */
+	uint64_t ks_loads;              /* how many times it was read */
 };
+
+static void tw_ksyms_drop(struct threadwatch *tw);
+static void tw_ksyms_prepare(struct threadwatch *tw);
 
 /* ---- loading ---- */
 
@@ -68,6 +81,7 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 		return NULL;
 	}
 	util_strlcpy(tw->kallsyms, "/proc/kallsyms", sizeof(tw->kallsyms));
+	util_strlcpy(tw->modules, "/proc/modules", sizeof(tw->modules));
 	tw->bkeys = calloc(TW_MAX_THREADS, sizeof(*tw->bkeys));
 	tw->bvals = calloc(TW_MAX_THREADS, sizeof(*tw->bvals));
 	if (!tw->bkeys || !tw->bvals) {
@@ -90,6 +104,7 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 	tw->procs_fd = bpf_map__fd(tw->skel->maps.tw_procs);
 	tw->threads_fd = bpf_map__fd(tw->skel->maps.tw_threads);
 	tw->stacks_fd = bpf_map__fd(tw->skel->maps.tw_stacks);
+	tw_ksyms_prepare(tw);   /* at start, off the incidents' path */
 	return tw;
 fail:
 	threadwatch_close(tw);
@@ -100,6 +115,7 @@ void threadwatch_close(struct threadwatch *tw)
 {
 	if (!tw)
 		return;
+	tw_ksyms_drop(tw);
 	threadwatch_bpf__destroy(tw->skel);
 	free(tw->thr);
 	free(tw->bkeys);
@@ -107,10 +123,11 @@ void threadwatch_close(struct threadwatch *tw)
 	free(tw);
 }
 
-void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path)
+void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const char *modules)
 {
 	util_strlcpy(tw->kallsyms, path, sizeof(tw->kallsyms));
-	tw->ksym_state = 0;
+	util_strlcpy(tw->modules, modules, sizeof(tw->modules));
+	tw_ksyms_drop(tw);
 }
 
 /* ---- the watched processes ---- */
@@ -521,14 +538,53 @@ static int tw_stack_with(struct threadwatch *tw, int32_t id, const struct ksym *
 	return frames;
 }
 
-static struct ksym *tw_ksyms(struct threadwatch *tw, char **text, size_t *n)
+static void tw_ksyms_drop(struct threadwatch *tw)
 {
-	struct ksym *v = ksyms_load(tw, text, n);
+	free(tw->ks);
+	free(tw->ks_text);
+	free(tw->ks_mods);
+	tw->ks = NULL;
+	tw->ks_text = tw->ks_mods = NULL;
+	tw->ks_n = 0;
+	tw->ksym_state = 0;
+}
 
+/* The kernel's modules now (their list and load addresses): NULL when
+ * unreadable (then the table is kept as it is). */
+static char *tw_modules(const struct threadwatch *tw)
+{
+	size_t len = 0;
+
+	return util_read_file(tw->modules, 4u << 20, &len);
+}
+
+/* The symbol table, read when it was not yet, or when the modules
+ * changed since; NULL (addresses only) when unreadable: one log line per
+ * change of state, and the status says why. */
+static const struct ksym *tw_ksyms(struct threadwatch *tw, size_t *n)
+{
+	char *mods = tw_modules(tw), *text = NULL;
+	struct ksym *v;
+
+	if (tw->ksym_state != 0 && (!mods || (tw->ks_mods && !strcmp(mods, tw->ks_mods)))) {
+		free(mods);
+		*n = tw->ks_n;
+		return tw->ks;          /* read before, modules unchanged */
+	}
+	if (tw->ksym_state != 0 && mods)
+		log_info("thread watch: kernel modules changed: kernel symbols read again");
+	v = ksyms_load(tw, &text, n);
+	free(tw->ks);
+	free(tw->ks_text);
+	free(tw->ks_mods);
+	tw->ks = v;
+	tw->ks_text = v ? text : NULL;
+	tw->ks_n = v ? *n : 0;
+	tw->ks_mods = mods;
+	tw->ks_loads++;
 	if (!v) {
-		free(*text);
-		*text = NULL;
-		/* one line per change of state, not one per stack */
+		free(text);
+		*n = 0;
 		if (tw->ksym_state != -1)
 			log_warnx("thread watch: kernel symbols unreadable (%s): stacks are kept as "
 				  "addresses", tw->ksym_err);
@@ -540,16 +596,19 @@ static struct ksym *tw_ksyms(struct threadwatch *tw, char **text, size_t *n)
 	return v;
 }
 
+static void tw_ksyms_prepare(struct threadwatch *tw)
+{
+	size_t n;
+
+	tw_ksyms(tw, &n);
+}
+
 int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_t len)
 {
-	char *text = NULL;
 	size_t n = 0;
-	struct ksym *v = tw_ksyms(tw, &text, &n);
-	int rc = tw_stack_with(tw, stack_id, v, n, buf, len);
+	const struct ksym *v = tw_ksyms(tw, &n);
 
-	free(v);
-	free(text);
-	return rc;
+	return tw_stack_with(tw, stack_id, v, n, buf, len);
 }
 
 /* ---- evidence and status ---- */
@@ -582,8 +641,8 @@ static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
 struct tw_ev {
 	struct threadwatch *tw;
 	struct json_object *arr;
-	uint64_t since_ns;
-	struct ksym *syms;
+	uint64_t since_ns, until_ns;
+	const struct ksym *syms;
 	size_t nsyms;
 };
 
@@ -595,17 +654,23 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	struct tj_result r = v->r;
 	char stack[TW_STACK_DEPTH * 96];
 
-	/* over the wait: from the newest sample at or before its start */
+	/* over the wait: from the newest sample at or before its start, to
+	 * its end (the first sample at or after it) or the last read */
 	if (e->since_ns && x && x->nh) {
-		const struct tj_sample *b = &x->hist[0];
+		const struct tj_sample *b = &x->hist[0], *c = &x->cur;
 
 		for (unsigned k = x->nh; k-- > 0;)
 			if (x->hist[k].at_ns <= e->since_ns) {
 				b = &x->hist[k];
 				break;
 			}
+		for (unsigned k = 0; e->until_ns && k < x->nh; k++)
+			if (x->hist[k].at_ns >= e->until_ns && x->hist[k].at_ns > b->at_ns) {
+				c = &x->hist[k];
+				break;
+			}
 		/* b: at or before the wait's start, or the oldest kept */
-		tj_span(b, &x->cur, &r);
+		tj_span(b, c, &r);
 	}
 	jx_add_int(o, "tid", v->tid);
 	tw_proc_state(v->pid, v->tid, o);
@@ -621,6 +686,9 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	if (v->cur.off_at_ns) {
 		jx_add_str(o, "off_reason", tj_off_name(v->cur.off_state));
 		jx_add_u64(o, "off_since_ns", v->cur.off_at_ns);
+		/* in this sleep for so long, as of the last read */
+		if (v->cur.at_ns > v->cur.off_at_ns)
+			jx_add_u64(o, "off_for_ns", v->cur.at_ns - v->cur.off_at_ns);
 	}
 	if (v->sleep_at_ns)
 		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
@@ -630,18 +698,15 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 }
 
 struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, uint64_t since_ns,
-					 uint64_t threshold_ns)
+					 uint64_t until_ns, uint64_t threshold_ns)
 {
-	struct tw_ev e = { .tw = tw, .since_ns = since_ns };
-	char *text = NULL;
+	struct tw_ev e = { .tw = tw, .since_ns = since_ns, .until_ns = until_ns };
 
 	if (pid <= 0 || tw_find_proc(tw, pid) < 0)
 		return NULL;
 	e.arr = json_object_new_array();
-	e.syms = tw_ksyms(tw, &text, &e.nsyms);
+	e.syms = tw_ksyms(tw, &e.nsyms);
 	threadwatch_judge(tw, pid, threshold_ns, 50, 0, 0, tw_ev_thread, &e);
-	free(e.syms);
-	free(text);
 	return e.arr;
 }
 
@@ -658,6 +723,7 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	jx_add_u64(out, "refused_over_limit", tw->refused);
 	jx_add_str(out, "kernel_symbols", tw->ksym_state < 0 ? tw->ksym_err :
 						      tw->ksym_state ? "readable" : "not read yet");
+	jx_add_u64(out, "kernel_symbols_reads", tw->ks_loads);
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))
 		jx_add_int(out, "prog_id", (int)info.id);

@@ -56,19 +56,25 @@ unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t thresho
 /* The threads of pid (the whole process, threads the program has not seen
  * switch included, from /proc/PID/task), as a JSON array for the evidence
  * bundle: per thread its name, state now, switches and off-CPU time by why
- * over [since_ns, the last read] (since_ns 0: over the threshold's
- * window), its share off CPU of its own accord, and the symbolised kernel
- * stack where it last went to sleep. NULL when pid is not watched. */
+ * over [since_ns, until_ns] (since_ns 0: over the threshold's window;
+ * until_ns 0: to the last read; else to the first sample at or after it),
+ * its share off CPU of its own accord, and the symbolised kernel stack
+ * where it last went to sleep. NULL when pid is not watched. */
 struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, uint64_t since_ns,
-					 uint64_t threshold_ns);
+					 uint64_t until_ns, uint64_t threshold_ns);
 
 /* The kernel stack stack_id as "func+0x1a/0x40 [module]" lines into buf
- * (newline-separated). Unreadable kallsyms (or all addresses zero: no
- * CAP_SYSLOG / kptr_restrict): hexadecimal addresses, and one log line.
+ * (newline-separated). The symbols are read from /proc/kallsyms once, at
+ * threadwatch_open(), and again only when /proc/modules changes.
+ * Unreadable kallsyms (or all addresses zero: no CAP_SYSLOG /
+ * kptr_restrict): hexadecimal addresses, one log line, and the status's
+ * kernel_symbols says why.
  * Returns the frames written, -1 when the stack is not known. */
 int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_t len);
-/* Tests: read symbols from path instead of /proc/kallsyms. */
-void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path);
+/* Tests: read symbols from path instead of /proc/kallsyms, and the
+ * modules from modules instead of /proc/modules (read again at the next
+ * stack). */
+void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const char *modules);
 
 /* What `nicstallctl status` shows: on, processes and threads watched,
  * drops, the kallsyms state, the program's id. */

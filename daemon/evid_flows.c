@@ -50,17 +50,35 @@ static enum flow_src_kind kind_of(const char *name)
 	return 0;
 }
 
+/* The kind of a flow of a source that takes no evidence of its own. */
+static enum flow_src_kind other_kind(const char *name)
+{
+	return name && !strcmp(name, "sock") ? FLOW_SRC_SOCK :
+	       name && !strcmp(name, "bpf") ? FLOW_SRC_BPF : FLOW_SRC_ENGINE;
+}
+
 /* The flows of the readers among arr (incident or flow-table JSON). */
 static unsigned refs_of(struct json_object *arr, uint64_t incident_id, const char *const *ports,
-			unsigned nports, struct flow_src_ref *refs, unsigned n)
+			unsigned nports, int by_pid, struct flow_src_ref *refs, unsigned n)
 {
 	for (size_t i = 0; i < jx_len(arr) && n < MAX_REFS; i++) {
 		struct json_object *f = json_object_array_get_idx(arr, i);
 		enum flow_src_kind k = kind_of(jx_str(f, "source"));
 		int want = incident_id != 0;
 
-		if (!k)
+		if (!k) {
+			/* a flow of another source (an engine table, a kernel
+			 * socket): its process, whose Onload stacks are
+			 * evidence too (the thread watch's stall of an engine
+			 * whose own flows look idle to Onload: seed 001) */
+			if (!incident_id || !jx_u64(f, "pid") || !by_pid)
+				continue;
+			refs[n].src = other_kind(jx_str(f, "source"));
+			refs[n].session = 0;
+			refs[n].pid = (int32_t)jx_u64(f, "pid");
+			n++;
 			continue;
+		}
 		if (!incident_id) {
 			const char *st = jx_text(f, "state");
 
@@ -160,11 +178,29 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 	if (inc) {
 		struct json_object *ij = incident_json(inc, loop_mono_ns());
 
-		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, refs, n);
+		int32_t pids[32];
+		unsigned np = stall_thread_called(st, pids, 16);
+
+		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports,
+			    flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD), refs, n);
 		json_object_put(ij);
+		/* and the processes whose thread the thread watch calls
+		 * blocked, and the owners of the flows waiting on the
+		 * incident's ports: their flows may join the incident after
+		 * it opened on the other end's */
+		np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
+		/* (only the Onload source takes evidence by process) */
+		if (!flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD))
+			np = 0;
+		for (unsigned i = 0; i < np && n < MAX_REFS; i++) {
+			refs[n].src = FLOW_SRC_ENGINE;
+			refs[n].session = 0;
+			refs[n].pid = pids[i];
+			n++;
+		}
 	} else {
 		arr = stall_flows_json(st, NULL, 0, 0, NULL);
-		n = refs_of(arr, 0, ports, nports, refs, n);
+		n = refs_of(arr, 0, ports, nports, 0, refs, n);
 		json_object_put(arr);
 	}
 	e = n ? calloc(1, sizeof(*e)) : NULL;

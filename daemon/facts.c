@@ -210,19 +210,103 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 	return flows;
 }
 
-/* threads: the second reading when there is one */
+/* The kernel function a symbolised stack sleeps in ("schedule+0x23/0xa0\n
+ * futex_do_wait+0x46/0x90\n..." -> "futex_do_wait"), into buf: the first
+ * frame that is not the scheduler's own (schedule, schedule_timeout,
+ * schedule_hrtimeout_range_clock, io_schedule, preempt_schedule...). */
+static void sleep_func(const char *stack, char *buf, size_t len)
+{
+	static const char *const sched[] = { "schedule", "__schedule", "io_schedule",
+					     "preempt_schedule" };
+	const char *p = stack;
+
+	buf[0] = 0;
+	while (*p) {
+		size_t n = strcspn(p, "+ \n"), k;
+		int skip = 0;
+
+		for (k = 0; k < sizeof(sched) / sizeof(sched[0]); k++)
+			skip |= !strncmp(p, sched[k], strlen(sched[k]));
+		if (!skip || !buf[0]) {
+			if (n >= len)
+				n = len - 1;
+			memcpy(buf, p, n);
+			buf[n] = 0;
+			if (!skip)
+				return;
+		}
+		p += strcspn(p, "\n");
+		if (*p)
+			p++;
+	}
+}
+
+/* The thread watch's account of one thread over the flows' wait (the
+ * "watch" array of threads.json, threadwatch_evidence()) into e. */
+static void watch_facts(struct json_object *w, struct json_object *e)
+{
+	uint64_t win = jx_u64(w, "window_ns"), vcsw = jx_u64(w, "voluntary_switches");
+	uint64_t off = jx_u64(w, "off_cpu_sleep_ns") + jx_u64(w, "off_cpu_disk_ns");
+	const char *stack = jx_str(w, "stack_at_call") ? jx_str(w, "stack_at_call") :
+			    jx_str(w, "stack_at_sleep");
+	const char *v = jx_str(w, "verdict_at_call");
+	char fn[128];
+
+	if (!win)
+		return;
+	json_object_object_add(e, FK_T_WAIT_MS, jx_new_fixed((double)win / 1e6, 3));
+	json_object_object_add(e, FK_T_OFF_CPU_PCT, jx_new_fixed(
+		off >= win ? 100.0 : (double)off * 100.0 / (double)win, 1));
+	json_object_object_add(e, FK_T_OFF_CPU_MS, jx_new_fixed((double)off / 1e6, 3));
+	json_object_object_add(e, FK_T_PREEMPTED_MS,
+			       jx_new_fixed((double)jx_u64(w, "off_cpu_preempted_ns") / 1e6, 3));
+	jx_add_u64(e, FK_T_VCSW, vcsw);
+	jx_add_u64(e, FK_T_IVCSW, jx_u64(w, "involuntary_switches"));
+	json_object_object_add(e, FK_T_VCSW_PER_S,
+			       jx_new_fixed((double)vcsw * 1e9 / (double)win, 0));
+	if (vcsw)
+		json_object_object_add(e, FK_T_SLEEP_US,
+				       jx_new_fixed((double)off / 1e3 / (double)vcsw, 1));
+	if (stack && stack[0]) {
+		jx_add_str(e, FK_T_STACK_AT_SLEEP, stack);
+		sleep_func(stack, fn, sizeof(fn));
+		jx_add_str(e, FK_T_SLEEP_FUNC, fn);
+	}
+	json_object_object_add(e, FK_T_SLEEP_NOW_MS,
+			       jx_new_fixed((double)jx_u64(w, "off_for_ns") / 1e6, 3));
+	jx_add_str(e, FK_T_WATCH, v ? v : jx_str(w, "verdict") ? jx_str(w, "verdict") : "unknown");
+	jx_add_bool(e, FK_T_CALLED, jx_bool(w, "called"));
+}
+
+/* The watch's entry of tid among pr's (NULL: none). */
+static struct json_object *watch_of(struct json_object *pr, struct json_object *tid)
+{
+	struct json_object *ws = jx_arr(pr, "watch");
+
+	for (size_t i = 0; tid && i < jx_len(ws); i++) {
+		struct json_object *w = json_object_array_get_idx(ws, i);
+
+		if (jx_get(w, "tid") && json_object_get_int64(jx_get(w, "tid")) ==
+					json_object_get_int64(tid))
+			return w;
+	}
+	return NULL;
+}
+
+/* threads: the second reading when there is one, with the thread watch's
+ * account over the wait; a thread only the watch saw is one too */
 static struct json_object *thread_facts(struct json_object *threads)
 {
 	struct json_object *th = json_object_new_array();
 
 	for (size_t i = 0; i < jx_len(threads); i++) {
 		struct json_object *pr = json_object_array_get_idx(threads, i);
-		struct json_object *ts = jx_get(pr, "threads");
+		struct json_object *ts = jx_arr(pr, "threads"), *ws = jx_arr(pr, "watch");
 
 		for (size_t k = 0; k < jx_len(ts); k++) {
 			struct json_object *t = json_object_array_get_idx(ts, k), *e = json_object_new_object();
 			struct json_object *rd = jx_get(t, "second") ? jx_get(t, "second") : jx_get(t, "first");
-			struct json_object *st = jx_arr(rd, "stack");
+			struct json_object *st = jx_arr(rd, "stack"), *w = watch_of(pr, jx_get(t, "tid"));
 			char stack[4096] = "";
 			size_t off = 0;
 
@@ -240,6 +324,27 @@ static struct json_object *thread_facts(struct json_object *threads)
 					       json_object_get(jx_get(t, "voluntary_switches_per_s")));
 			json_object_object_add(e, FK_T_NVCSW_RATE,
 					       json_object_get(jx_get(t, "nonvoluntary_switches_per_s")));
+			if (w)
+				watch_facts(w, e);
+			json_object_array_add(th, e);
+		}
+		/* threads the snapshot missed (born since) that the watch has */
+		for (size_t k = 0; k < jx_len(ws); k++) {
+			struct json_object *w = json_object_array_get_idx(ws, k), *e, *tid = jx_get(w, "tid");
+			int known = 0;
+
+			for (size_t j = 0; j < jx_len(ts) && !known; j++) {
+				struct json_object *x = jx_get(json_object_array_get_idx(ts, j), "tid");
+
+				known = x && tid && json_object_get_int64(x) == json_object_get_int64(tid);
+			}
+			if (known || !tid)
+				continue;
+			e = json_object_new_object();
+			json_object_object_add(e, FK_T_PID, json_object_get(jx_get(pr, "pid")));
+			json_object_object_add(e, FK_T_TID, json_object_get(tid));
+			json_object_object_add(e, FK_T_COMM, json_object_get(jx_get(w, "name")));
+			watch_facts(w, e);
 			json_object_array_add(th, e);
 		}
 	}

@@ -585,6 +585,14 @@ static int has_kind(const struct flow_src_ref *refs, unsigned n, enum flow_src_k
 	return 0;
 }
 
+static int has_pid(const struct flow_src_ref *refs, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (refs[i].pid > 0)
+			return 1;
+	return 0;
+}
+
 static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
 		    const char *when, struct json_object *parent, const char *key,
 		    flow_src_evid_done_fn done, void *arg)
@@ -592,12 +600,25 @@ static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
 	struct json_object *o;
 	int rc;
 
-	if (!f->open || !f->s.ops->evidence || !has_kind(refs, n, f->s.ops->kind))
+	if (!f->open || !f->s.ops->evidence)
+		return 0;
+	/* the Onload source also for the processes of other flows: their
+	 * stacks are evidence of a stall its own sockets do not show */
+	if (!has_kind(refs, n, f->s.ops->kind) &&
+	    !(f->s.ops->kind == FLOW_SRC_ONLOAD && has_pid(refs, n)))
 		return 0;
 	o = json_object_new_object();
 	json_object_object_add(parent, key, o);
 	rc = f->s.ops->evidence(&f->s, refs, n, when, o, done, arg);
 	return rc > 0 ? rc : 0;
+}
+
+int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k)
+{
+	for (unsigned i = 1; i < NHOST; i++)
+		if (fs->host[i].open && host_srcs[i].ops->kind == k)
+			return 1;
+	return 0;
 }
 
 int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,

@@ -58,6 +58,8 @@ void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out);
  * of the ports named in ports[0..nports) as {SOURCE: {PORT: {...}}}. when:
  * "at_stall" or "after". Returns how many parts still run (a tool): each
  * ends with one call of done(arg) from the loop; 0 when out is complete. */
+/* 1 when a host source of kind k is open (its evidence can be taken). */
+int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k);
 int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,
 		      const char *const *ports, unsigned nports, const char *when,
 		      struct json_object *out, flow_src_evid_done_fn done, void *arg);

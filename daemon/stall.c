@@ -1131,3 +1131,29 @@ struct json_object *stall_thread_evidence(struct stall *s, int pid)
 {
 	return tpass_evidence(s->tpass, pid, 0);
 }
+
+unsigned stall_waiting_pids(struct stall *s, const char *const *ports, unsigned nports,
+			    int32_t *pids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (struct sflow *f = flowtab_next(s->flows, NULL); f && n < max;
+	     f = flowtab_next(s->flows, f)) {
+		int on = 0, have = 0;
+
+		if ((f->state != FLOW_WAITING && f->state != FLOW_STALLED) || f->obs.pid <= 0)
+			continue;
+		for (unsigned i = 0; i < nports && !on; i++)
+			on = !strcmp(f->port, ports[i]);
+		for (unsigned i = 0; i < n && !have; i++)
+			have = pids[i] == f->obs.pid;
+		if (on && !have)
+			pids[n++] = f->obs.pid;
+	}
+	return n;
+}
+
+unsigned stall_thread_called(const struct stall *s, int32_t *pids, unsigned max)
+{
+	return tpass_called(s->tpass, pids, max);
+}

@@ -97,5 +97,12 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
  * switches and off-CPU time over its flows' wait, its state, its kernel
  * stack at the last sleep (threadpass.h). NULL when pid is not watched. */
 struct json_object *stall_thread_evidence(struct stall *s, int pid);
+/* The processes whose engine thread the thread watch calls blocked now
+ * (at most max into pids); how many. */
+unsigned stall_thread_called(const struct stall *s, int32_t *pids, unsigned max);
+/* The owners (pid) of the flows waiting or stalled now on ports[0..n), at
+ * most max, each once; how many. */
+unsigned stall_waiting_pids(struct stall *s, const char *const *ports, unsigned nports,
+			    int32_t *pids, unsigned max);
 
 #endif

@@ -21,6 +21,12 @@ struct tp_pid {
 	uint64_t th;            /* the least threshold of their ports */
 	uint64_t stalled_since; /* the wait its last thread stall began with */
 	int called;             /* a thread stall is being called (one log line) */
+	int32_t called_tid;     /* the thread it was called on, */
+	struct tj_result called_r;      /* how it was judged then, */
+	uint64_t called_ns;     /* and when */
+	int32_t called_stack;   /* its kernel stack at sleep then */
+	uint64_t wait_end;      /* the first poll its flows no longer waited */
+	int stuck;              /* a flow of it waits or is stalled this poll */
 };
 
 struct tpass {
@@ -122,8 +128,11 @@ void tpass_observe(struct tpass *tp, struct sflow *f, uint64_t now, uint64_t th)
 	if (p->poll_ns != now) {
 		p->poll_ns = now;
 		p->wait_since = 0;
+		p->stuck = 0;
 		p->th = th;
 	}
+	if (f->state == FLOW_WAITING || f->state == FLOW_STALLED)
+		p->stuck = 1;
 	if (th < p->th)
 		p->th = th;
 	if (f->state != FLOW_WAITING)
@@ -195,6 +204,10 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		struct tp_pid *p = &tp->p[i];
 		struct tp_worst w = { .any = 0 };
 
+		/* the wait the call was for ended: none of its flows waits or
+		 * is stalled any more */
+		if (p->called_tid && !p->wait_end && (p->poll_ns != now || !p->stuck))
+			p->wait_end = now;
 		if (p->poll_ns != now || !p->wait_since) {
 			p->called = 0;
 			continue;
@@ -207,6 +220,11 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		if (!p->called) {
 			p->called = 1;
 			p->stalled_since = p->wait_since;
+			p->called_tid = w.v.tid;
+			p->called_r = w.v.r;
+			p->called_ns = now;
+			p->called_stack = w.v.stack_id;
+			p->wait_end = 0;
 			tp->threads_called++;
 			log_info("thread watch: pid %d thread %d %s: off CPU of its own accord "
 				 "%u.%u%% of the last %" PRIu64 " ms (%" PRIu64 " voluntary, %" PRIu64
@@ -220,6 +238,16 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 				stall_fn(tp->wq[k], arg);
 	}
 	tp->wn = 0;
+}
+
+unsigned tpass_called(const struct tpass *tp, int32_t *pids, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; tp->tw && i < tp->np && n < max; i++)
+		if (tp->p[i].called)
+			pids[n++] = tp->p[i].pid;
+	return n;
 }
 
 void tpass_status(const struct tpass *tp, struct json_object *out)
@@ -237,12 +265,41 @@ void tpass_status(const struct tpass *tp, struct json_object *out)
 	json_object_object_add(out, "thread_watch", o);
 }
 
+/* The thread the watch called the stall on: how it judged it then (the
+ * evidence is read later, when the thread may run again). */
+static void tp_mark_called(struct tpass *tp, const struct tp_pid *p, struct json_object *arr)
+{
+	for (size_t i = 0; i < jx_len(arr); i++) {
+		struct json_object *o = json_object_array_get_idx(arr, i);
+		char stack[4096];
+
+		if (jx_u64(o, "tid") != (uint64_t)p->called_tid)
+			continue;
+		/* where it slept when it was called (it may sleep elsewhere
+		 * by now: back in epoll_wait once the wait ended) */
+		if (threadwatch_stack(tp->tw, p->called_stack, stack, sizeof(stack)) >= 0)
+			jx_add_str(o, "stack_at_call", stack);
+		jx_add_bool(o, "called", 1);
+		jx_add_str(o, "verdict_at_call", tj_verdict_name(p->called_r.verdict));
+		jx_add_double(o, "off_cpu_share_at_call", p->called_r.share_pm / 1000.0);
+		jx_add_u64(o, "window_at_call_ns", p->called_r.window_ns);
+		jx_add_u64(o, "voluntary_switches_at_call", p->called_r.nvcsw);
+		jx_add_u64(o, "called_mono_ns", p->called_ns);
+	}
+}
+
 struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since_ns)
 {
+	struct json_object *arr;
 	struct tp_pid *p;
 
 	if (!tp->tw || !(p = tp_find(tp, pid, 0)))
 		return NULL;
-	return threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
-				    p->th ? p->th : 200000000ull);
+	/* over the wait the stall was called for: from its start to its end
+	 * (when it ended before the evidence is read) */
+	arr = threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
+				   since_ns ? 0 : p->wait_end, p->th ? p->th : 200000000ull);
+	if (arr && p->called_tid && p->stalled_since)
+		tp_mark_called(tp, p, arr);
+	return arr;
 }

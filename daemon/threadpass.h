@@ -32,6 +32,9 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 	       void *arg);
 /* Status: on or why not, processes and threads watched. */
 void tpass_status(const struct tpass *tp, struct json_object *out);
+/* The processes with a thread stall called now (their flows still wait),
+ * at most max into pids; how many. */
+unsigned tpass_called(const struct tpass *tp, int32_t *pids, unsigned max);
 /* Evidence of pid's threads over [since_ns, now] (NULL: not watched). */
 struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since_ns);
 

@@ -9,7 +9,10 @@
  *     flows: { stalled, progressing, held: {unsent, unread, staged},
  *              list: [ {tuple, src, waited_ms, unsent, inflight, unread, staged} ] },
  *     threads: [ {pid, tid, comm, state, wchan, stack, syscall, vcsw_rate,
- *                 nvcsw_rate, role} ],
+ *                 nvcsw_rate, role, wait_ms, off_cpu_pct, off_cpu_ms,
+ *                 preempted_ms, vcsw, ivcsw, vcsw_per_s, sleep_us,
+ *                 sleep_func, stack_at_sleep, sleep_now_ms, watch,
+ *                 called} ],
  *     onload: [ {stack, name, pid, dumps, span_ms, before_age_ms,
  *                COUNTER, COUNTER_before, COUNTER_after, COUNTER_rise,
  *                LEVEL, LEVEL_before, LEVEL_after, pkt_bufs_free_min,
@@ -104,6 +107,21 @@
 #define FK_T_VCSW_RATE  "vcsw_rate"
 #define FK_T_NVCSW_RATE "nvcsw_rate"
 #define FK_T_ROLE       "role"
+/* threads[] from the thread watch (daemon/threadpass.c), over the flows'
+ * wait (its start to the evidence): absent without the watch */
+#define FK_T_WAIT_MS    "wait_ms"       /* the span the figures cover */
+#define FK_T_OFF_CPU_PCT "off_cpu_pct"  /* off CPU of its own accord, % */
+#define FK_T_OFF_CPU_MS "off_cpu_ms"    /* the same in ms */
+#define FK_T_PREEMPTED_MS "preempted_ms"
+#define FK_T_VCSW       "vcsw"          /* voluntary switches */
+#define FK_T_IVCSW      "ivcsw"         /* involuntary switches */
+#define FK_T_VCSW_PER_S "vcsw_per_s"
+#define FK_T_SLEEP_US   "sleep_us"      /* mean voluntary sleep */
+#define FK_T_SLEEP_FUNC "sleep_func"    /* the kernel function of its last sleep */
+#define FK_T_STACK_AT_SLEEP "stack_at_sleep"
+#define FK_T_SLEEP_NOW_MS "sleep_now_ms" /* in one sleep for so long (0: on CPU) */
+#define FK_T_WATCH      "watch"         /* the watch's verdict (threadjudge.h) */
+#define FK_T_CALLED     "called"        /* the watch called the stall on it */
 
 /* onload[]: the stack, and its dumps (daemon/facts.c onload_facts()) */
 #define FK_O_STACK      "stack"

@@ -6,9 +6,21 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall; producer-stall-4 (four ranks with their peers) is
-# demo-fleet.sh; seed-004 (four ranks, one node's disk slowed by the
-# kernel, every rank naming it) is demo-seed004.sh.
+# producer-stall, seed-001, seed-001-healthy; producer-stall-4 (four ranks
+# with their peers) is demo-fleet.sh; seed-004 (four ranks, one node's disk
+# slowed by the kernel, every rank naming it) is demo-seed004.sh.
+#
+# seed-001 (nicstalld's seed 001, an engine thread starved of a shared
+# lock): tests/engine/lockengine.c serves 4 sessions with 2 spinning
+# workers that share a lock; one send of worker 0 waits for it
+# SEED001_STALL_MS (default 650, the record's send) while a sibling thread
+# keeps it and wakes the waiter tens of thousands of times to lose again;
+# worker 1's sessions run on. The flows are the engine's flow table. Knobs:
+# SEED001_THRESHOLD (stall_threshold, default the daemon's), and
+# SEED001_THREAD_WATCH (thread_watch, default auto). seed-001-healthy: the
+# same engine sleeping in epoll_wait between requests (and its sibling in
+# futex_wait), two clients 1 ms and 250 ms between requests, for
+# SEED001_HEALTHY_S seconds (default 60): no incident may open.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 SCENARIO=${2:-port-drop}
@@ -21,13 +33,14 @@ NET=10.219.0
 CLI_NS=$PREFIX-cli SRV_NS=$PREFIX-srv CLI_IF=${PREFIX}c SRV_IF=${PREFIX}s
 CLI_ADDR=$NET.1 SRV_ADDR=$NET.2
 PIDS=()
+OLDIR=""
 t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 [ "$SCENARIO" = seed-004 ] && exec "$ROOT/tests/demo/demo-seed004.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4, seed-004)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|seed-001|seed-001-healthy) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -39,7 +52,7 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair.sh" down "$PREFIX" "$WORK/emu" >/dev/null 2>&1
-	rm -rf "$WORK"
+	rm -rf "$WORK" ${OLDIR:+"$OLDIR"}
 }
 trap cleanup EXIT
 trap 'echo; step "interrupted"; exit 130' INT TERM
@@ -58,10 +71,34 @@ EMU_NET=$NET EMU_ARGS=$emu_args EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair
 mkdir -p "$STATE" "$WORK/flows"
 srv_extra="promisc_capture = no"
 [ "$SCENARIO" = egress ] && srv_extra=""
-EMU_DAEMON_EXTRA="flows_dir = $WORK/flows
+seed_extra="" seed_srv="" seed_cli=""
+case "$SCENARIO" in seed-001*)
+	# cooldown 1s: an incident a loaded machine opens before the send
+	# (a scheduling delay) must not hold back the send's own
+	# the stack-dump stand-in: the engine's counters in Onload's lots
+	# text. Not under $WORK: the daemon's run_dir, which its tools do not
+	# see (daemon/srcrun.c)
+	OLDIR=$(mktemp -d /tmp/nicstall-demo-ol.XXXXXX)
+	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}
+incident_cooldown = 1s
+onload_tools = $OLDIR"
+	sed -e "s|@STATE@|$OLDIR/state|" -e "s|@FIXTURE@|$ROOT/tests/fixtures/onload/stackdump-lots-0044-during.txt|" \
+		"$ROOT/tests/engine/onload_stackdump.in" > "$OLDIR/onload_stackdump"
+	chmod 0755 "$OLDIR" "$OLDIR/onload_stackdump"
+	# the flows are the engine's tables (their owner is the engine's
+	# process, whose Onload stack is dumped); a kernel socket's flow has no
+	# owner until the investigation's threads step finds it
+	seed_srv="track = engine onload"
+	seed_cli="track = engine"
+	[ -n "${SEED001_THRESHOLD:-}" ] && seed_extra="$seed_extra
+stall_threshold = $SEED001_THRESHOLD" ;;
+esac
+EMU_DAEMON_EXTRA="$seed_extra
+flows_dir = $WORK/flows
 state_dir = $STATE
 run_dir = $WORK
-rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA=$srv_extra \
+rules_local_dir = $WORK/rules.d" EMU_SRV_EXTRA="$srv_extra
+$seed_srv" EMU_CLI_EXTRA="$seed_cli" \
 	"$ROOT/tests/emu/emu-conf.sh" "$PREFIX" "$WORK/emu" "$NET" "tcp port 11111-11114" client server \
 	> "$WORK/demo.conf"
 step "starting nicstalld on both ports (config: $WORK/demo.conf)"
@@ -71,7 +108,50 @@ PIDS+=($!)
 wait_for "${NICSTALL_START_WAIT:-10}" ctl status || { echo "demo: nicstalld did not start:" >&2; cat "$WORK/nicstalld.log" >&2; exit 1; }
 ctl status | sed 's/^/        /'
 
-if [ "$SCENARIO" = producer-stall ]; then
+seed_engine() {        # seed_engine SPIN_US: the lockengine, its sessions' clients
+	ip netns exec "$SRV_NS" "$BUILD/lockengine" --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" \
+		--workers 2 --spin-us "$1" --spin-workers 1 --stall-ms "${SEED001_STALL_MS:-650}" \
+		--onload-state "$OLDIR/state" > "$WORK/engine.out" 2>&1 &
+	PIDS+=($!)
+	ENGINE=$!
+	wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':11111 '"
+}
+if [ "$SCENARIO" = seed-001 ]; then
+	step "starting the emulated seed 001 engine: worker 0 spinning on its sessions (EF_SPIN_USEC as the record), worker 1 blocking in epoll_wait, sharing one lock with a sibling thread"
+	seed_engine 100000
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 4 --interval-us 1000 \
+		--duration 60 --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 3
+	ctl flows server | sed 's/^/        /'
+	step "worker 0's next send waits for the shared lock for ${SEED001_STALL_MS:-650} ms, woken to lose it again"
+	FIRST_INCIDENT=$(( $(grep -c "incident [0-9]* on port [^:]*: [0-9]* flow(s) stalled" "$WORK/nicstalld.log") + 1 ))
+	[ "$FIRST_INCIDENT" -gt 1 ] && step "(an incident opened before the send: a loaded machine; the send's is number $FIRST_INCIDENT or later)"
+	kill -USR1 "$ENGINE"
+	wait_for 5 grep -q send-end "$WORK/engine.out"
+	sed 's/^/        engine: /' "$WORK/engine.out"
+elif [ "$SCENARIO" = seed-001-healthy ]; then
+	step "starting the same engine healthy: workers asleep in epoll_wait between requests, the sibling in futex_wait"
+	seed_engine 0
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 2 --interval-us 1000 \
+		--duration "$(( ${SEED001_HEALTHY_S:-60} + 10 ))" --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	ip netns exec "$CLI_NS" "$BUILD/nsengine" client --connect "$SRV_ADDR:11111" --sessions 2 --interval-us 250000 \
+		--duration "$(( ${SEED001_HEALTHY_S:-60} + 10 ))" --table-dir "$WORK/flows" >/dev/null 2>&1 &
+	PIDS+=($!)
+	sleep 2
+	ctl flows server | sed 's/^/        /'
+	step "healthy traffic for ${SEED001_HEALTHY_S:-60} s: no incident may open"
+	sleep "${SEED001_HEALTHY_S:-60}"
+	ctl status | grep "thread watch:" | sed 's/^ */        /'
+	if grep -q "incident" "$WORK/nicstalld.log"; then
+		grep "incident\|thread watch" "$WORK/nicstalld.log" >&2
+		echo "demo: an incident opened on a healthy engine" >&2
+		exit 1
+	fi
+	step "no incident in ${SEED001_HEALTHY_S:-60} s of healthy traffic"
+	exit 0
+elif [ "$SCENARIO" = producer-stall ]; then
 	step "starting the example engine: a consumer awaiting a stream, and its producer (3 sessions)"
 	ip netns exec "$SRV_NS" "$BUILD/nsengine" server --await --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" >/dev/null 2>&1 &
 	PIDS+=($!)
@@ -128,7 +208,11 @@ fi
 step "waiting for nicstalld to detect the stall, investigate, recover and write its bundle"
 bundle=""
 for _ in $(seq 1 $(( ${NICSTALL_BUNDLE_WAIT:-30} * 10 ))); do
-	bundle=$(grep -o 'bundle /[^ ]*' "$WORK/nicstalld.log" | head -1 | cut -d' ' -f2)
+	# the first bundle of an incident that opened after the failure was
+	# injected (FIRST_INCIDENT: on a loaded machine a scheduling delay
+	# may stall flows before it)
+	bundle=$(sed -n 's/.*incident \([0-9]*\): bundle \(\/[^ ]*\).*/\1 \2/p' "$WORK/nicstalld.log" |
+		awk -v f="${FIRST_INCIDENT:-1}" '$1 >= f { print $2; exit }')
 	[ -n "$bundle" ] && break
 	sleep 0.1
 done

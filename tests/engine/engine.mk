@@ -63,3 +63,14 @@ $(BUILD)/libvma.so.9.8.84: tests/engine/libvma_stub.c
 	$(CC) -shared -fPIC -Wall -Wextra -Werror -o $@ $<
 # ... and test_flow_src_vma_bounds dlopens it, to be an engine that verifies
 $(BUILD)/tests/test_flow_src_vma_bounds: $(BUILD)/libvma.so.9.8.84
+
+# An emulated seed 001 engine (tests/engine/lockengine.c): an echo server
+# whose workers share a lock; on SIGUSR1 one send waits for it while a
+# sibling keeps it, woken thousands of times to lose again. make demo
+# SCENARIO=seed-001 and test_seed001. The public header, libc, pthreads.
+EXTRA_BINS += $(BUILD)/lockengine
+all: $(BUILD)/lockengine
+
+$(BUILD)/lockengine: tests/engine/lockengine.c include/nicstall/flowtab.h
+	@mkdir -p $(dir $@)
+	$(COMPILE) -pthread $(NS_LDFLAGS) $(LDFLAGS) -o $@ tests/engine/lockengine.c

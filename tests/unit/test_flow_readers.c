@@ -477,11 +477,64 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	free(two);
 }
 
+/* Seed 001: the sender's Onload sockets look idle while its thread waits
+ * for the stack lock; the stalled flows come from another source (an
+ * engine table, the thread watch). A process's stacks are evidence of its
+ * flows whatever their source: stack 2 (pid 3933257 in the dump) for a
+ * ref of that pid, none for another. */
+static void flow_src_onload__evidence__stacks_of_the_stalled_flows_process(void **state)
+{
+	struct flow_src_ctx ctx = { .netns_fd = -1, .interval_ns = 1, .run = &fake_run,
+				    .tools_dir = "/opt/onload/bin" };
+	struct flow_src s = { 0 };
+	struct json_object *out = json_object_new_object(), *other = json_object_new_object();
+	struct flow_src_ref mine = { .src = FLOW_SRC_ENGINE, .pid = 3933257 };
+	struct flow_src_ref stranger = { .src = FLOW_SRC_ENGINE, .pid = 4242 };
+	struct nstest_obs g = { 0 };
+	size_t ll;
+	char *lots = slurp("stackdump-lots-0044-during.txt", &ll);
+	unsigned before;
+	struct fakejob *j;
+
+	(void)state;
+	njobs = ncancel = 0;
+	assert_int_equal(flow_src_onload_ops.open(&s, &ctx), 0);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
+	finish(&jobs[0], "", 0, 0, 1);          /* no orm_json: lots */
+	j = &jobs[(njobs - 1) % 16];
+	assert_string_equal(j->argv[3], "lots");
+	finish(j, lots, ll, 1, 0);
+	usleep(2000);
+	flow_src_onload_ops.poll(&s, nstest_collect, &g);
+	before = njobs;
+	assert_int_equal(flow_src_onload_ops.evidence(&s, &stranger, 1, "at_stall", other, evid_done,
+						      other), 0);
+	assert_int_equal(jx_len(jx_arr(other, "stacks")), 0);
+	assert_int_equal(njobs, before);
+	evid_calls = 0;
+	assert_int_equal(flow_src_onload_ops.evidence(&s, &mine, 1, "at_stall", out, evid_done, out),
+			 1);
+	j = &jobs[before % 16];
+	assert_string_equal(j->argv[0], "/opt/onload/bin/onload_stackdump");
+	assert_string_equal(j->argv[3], "2");
+	assert_int_equal(jx_len(jx_arr(out, "sockets")), 0);
+	finish(j, lots, ll, 1, 0);
+	assert_int_equal(evid_calls, 1);
+	assert_int_equal(jx_u64(json_object_array_get_idx(jx_arr(out, "stacks"), 0), "id"), 2);
+	assert_string_equal(jx_str(json_object_array_get_idx(jx_arr(out, "stacks"), 0), "dump"),
+			    "during");
+	flow_src_onload_ops.close(&s);
+	json_object_put(out);
+	json_object_put(other);
+	free(lots);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence),
 		cmocka_unit_test(flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump),
+		cmocka_unit_test(flow_src_onload__evidence__stacks_of_the_stalled_flows_process),
 	};
 
 	if (argc >= 3 && !strcmp(argv[1], "--write-qp"))

@@ -151,6 +151,10 @@ static void test_rules_classify__seed000_port_drop__port_drop(void **state)
 	rules_free(r);
 }
 
+/* Seed 001 as the thread watch saw it over the wait, while the /proc
+ * snapshot caught the thread running (state R, wchan 0: the issue's
+ * emulation, which the landed rule called engine-hold): engine-blocked from
+ * the off-CPU share, with what it is not and the figures. */
 static void test_rules_classify__seed001_eplock_sleeper__engine_blocked(void **state)
 {
 	struct rules *r = shipped();
@@ -158,9 +162,19 @@ static void test_rules_classify__seed001_eplock_sleeper__engine_blocked(void **s
 	const char *ex = sget(res, "explanation");
 
 	(void)state;
+	print_message("%s\n", ex);
 	assert_string_equal(sget(res, "verdict"), "engine-blocked");
-	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) sleeps in oo_eplock_lock"));
-	assert_non_null(strstr(ex, "45000 voluntary switches/s"));
+	assert_string_equal(sget(res, "rule"), "engine-blocked");
+	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) was off CPU of its own "
+				   "accord 95.4% of the 648.8 ms its flows waited, asleep in "
+				   "oo_eplock_lock (29463 voluntary and 0 involuntary switches, 21 us "
+				   "a sleep on average) while 1 flows wait"));
+	assert_non_null(strstr(ex, "Not spinning: on CPU 4.6% of the wait."));
+	assert_non_null(strstr(ex, "Not a fixed timeout: woken 29463 times over the wait (45412 a "
+				   "second), asleep 21 us at a time: woken by the others' work, to "
+				   "lose again."));
+	assert_non_null(strstr(ex, "Not the network: 10 of 10 pings answered, the ports counted 0 "
+				   "buffer drops and fabric errors in the stall"));
 	/* the sfc port's gap is measured and clean */
 	assert_true(num_of(oget(not_entry(res, "port-drop"), "values"), "maxof(gap)") == 0);
 	json_object_put(res);
@@ -179,11 +193,13 @@ static void test_rules_classify__seed001_with_onload_dumps__lock_wakes_and_not_e
 	(void)state;
 	assert_string_equal(sget(res, "verdict"), "engine-blocked");
 	assert_string_equal(sget(res, "rule"), "engine-blocked");
-	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) sleeps in oo_eplock_lock"));
+	assert_non_null(strstr(ex, "thread 3933305 (rust_pure, pid 3933257) was off CPU"));
+	/* the thread's switches against the stack's lock wakes */
 	assert_non_null(strstr(ex, "; Onload stack 2 woke lock waiters 28900 times in 1641.2 ms "
+				   "against the thread's 29463 voluntary switches "
 				   "(lock_wakes 0 before, 12438 during, 28900 after; "
 				   "tcp_send_nonb_pool_empty +17, tcp_send_ni_lock_contends +17)"));
-	assert_non_null(strstr(ex, "not packet-memory exhaustion: at least 379 of 1024 packet buffers "
+	assert_non_null(strstr(ex, "Not packet-memory exhaustion: at least 379 of 1024 packet buffers "
 				   "free in every dump, nonb_pool true during, pkt_wait_spin +0, "
 				   "reap_buf_limited +0, refill_rx_limited +0, refill_buf_limited +0"));
 	assert_non_null(strstr(ac, "EF_BUZZ_USEC, now 100 us"));
@@ -229,8 +245,57 @@ static void test_rules_classify__starved_thread_caught_running__engine_blocked_f
 	assert_non_null(strstr(ex, "not packet-memory exhaustion: at least 379 of 1024"));
 	assert_non_null(strstr(sget(res, "action"), "EF_BUZZ_USEC, now 100 us"));
 	e = not_entry(res, "engine-blocked");
-	assert_string_equal(sget(e, "failed"), "any(starved)");
+	assert_string_equal(sget(e, "failed"), "any(blocked)");
+	/* no thread watch account: unknown, not "not blocked" */
+	assert_non_null(oget(e, "unknown"));
 	json_object_put(res);
+	rules_free(r);
+}
+
+/* A busy-polling thread (on CPU over the wait, the watch: running) with
+ * 512 bytes unread is no blocked thread: the data the engine holds says
+ * engine-hold, and engine-blocked says why not with the share. */
+static void test_rules_classify__thread_on_cpu_over_the_wait__not_engine_blocked(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *f = load_facts("engine-blocked"), *res, *t, *e;
+
+	(void)state;
+	t = json_object_array_get_idx(oget(f, "threads"), 0);
+	json_object_object_add(t, "off_cpu_pct", json_object_new_double(3.5));
+	json_object_object_add(t, "watch", json_object_new_string("running"));
+	json_object_object_add(t, "called", json_object_new_boolean(0));
+	json_object_object_add(oget(oget(f, "flows"), "held"), "unread", json_object_new_int(512));
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "engine-hold");
+	e = not_entry(res, "engine-blocked");
+	assert_string_equal(sget(e, "failed"), "any(blocked)");
+	assert_string_equal(sget(e, "text"), "not a blocked engine thread: off CPU of their own "
+			    "accord at most 3.5% of the wait");
+	json_object_put(res);
+	json_object_put(f);
+	rules_free(r);
+}
+
+/* A thread in one sleep over the wait (a call that did not return): still
+ * engine-blocked, but a timeout is not ruled out, and it says so. */
+static void test_rules_classify__thread_in_one_sleep__timeout_not_ruled_out(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *f = load_facts("engine-blocked"), *res, *t;
+	const char *ex;
+
+	(void)state;
+	t = json_object_array_get_idx(oget(f, "threads"), 0);
+	json_object_object_add(t, "vcsw", json_object_new_int(1));
+	json_object_object_add(t, "watch", json_object_new_string("one-sleep"));
+	res = rules_classify(r, f);
+	ex = sget(res, "explanation");
+	assert_string_equal(sget(res, "verdict"), "engine-blocked");
+	assert_non_null(strstr(ex, "A timeout is not ruled out: 1 voluntary switches over the wait."));
+	assert_null(strstr(ex, "Not a fixed timeout"));
+	json_object_put(res);
+	json_object_put(f);
 	rules_free(r);
 }
 
@@ -842,6 +907,8 @@ int main(void)
 		cmocka_unit_test(test_rules_classify__seed001_with_onload_dumps__lock_wakes_and_not_exhaustion),
 		cmocka_unit_test(test_rules_classify__seed001_without_onload__reads_without_it),
 		cmocka_unit_test(test_rules_classify__starved_thread_caught_running__engine_blocked_from_onload),
+		cmocka_unit_test(test_rules_classify__thread_on_cpu_over_the_wait__not_engine_blocked),
+		cmocka_unit_test(test_rules_classify__thread_in_one_sleep__timeout_not_ruled_out),
 		cmocka_unit_test(test_rules_classify__seed004_frozen_writes__producer_stall),
 		cmocka_unit_test(test_rules_classify__retries_exceeded__fabric_fault),
 		cmocka_unit_test(test_rules_classify__steer_missed__steering_miss),

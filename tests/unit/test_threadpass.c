@@ -69,6 +69,8 @@ static void poll_once(struct stallfix *x, const struct flow_obs *o, uint64_t t)
 /* Run the starved sender against a flow its source sees waiting only
  * 400 ms into the send; returns when the incident opened after the send's
  * start (ms), or 0 when none did within 1.2 s. */
+static int called_ok;   /* the evidence marks the sender as the called thread */
+
 static uint64_t run_seed001(struct stallfix *x)
 {
 	int go, tidr;
@@ -99,9 +101,22 @@ static uint64_t run_seed001(struct stallfix *x)
 	if (opened) {
 		struct json_object *ev = stall_thread_evidence(x->s, pid);
 
+		called_ok = 0;
 		if (ev) {
 			print_message("evidence: %s\n",
 				      json_object_to_json_string_ext(ev, JSON_C_TO_STRING_PRETTY));
+			for (size_t i = 0; i < json_object_array_length(ev); i++) {
+				struct json_object *e = json_object_array_get_idx(ev, i), *v;
+
+				if (json_object_get_int(json_object_object_get(e, "tid")) != tid)
+					continue;
+				v = json_object_object_get(e, "verdict_at_call");
+				called_ok = json_object_get_boolean(json_object_object_get(e, "called")) &&
+					    v && (!strcmp(json_object_get_string(v), "asleep") ||
+						  !strcmp(json_object_get_string(v), "one-sleep")) &&
+					    json_object_get_double(json_object_object_get(
+						    e, "off_cpu_share_at_call")) >= 0.5;
+			}
 			json_object_put(ev);
 		}
 	}
@@ -124,6 +139,8 @@ static void seed001_sender__watch_on__called_within_a_poll_of_threshold(void **s
 	assert_int_equal(x->nopen, 1);
 	/* threshold 500 ms + one poll (50 ms) + the read's slack */
 	assert_true(ms > 0 && ms <= 620);
+	/* the thread it was called on, as judged then (the facts' thread.called) */
+	assert_true(called_ok);
 	(void)ev;
 }
 

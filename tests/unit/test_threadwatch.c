@@ -237,7 +237,7 @@ static void watched_pid_exits_mid_poll__dropped_with_log_line(void **st)
 	free(log);
 	/* nothing judged, no evidence, status says why */
 	assert_int_equal(threadwatch_judge(tw, pid, 100 * MS, 50, 1, 0, NULL, NULL), 0);
-	ev = threadwatch_evidence(tw, pid, 0, 100 * MS);
+	ev = threadwatch_evidence(tw, pid, 0, 0, 100 * MS);
 	assert_null(ev);
 	status = json_object_new_object();
 	threadwatch_status(tw, status);
@@ -373,32 +373,39 @@ static void pid_reused__old_process_dropped__new_one_not_watched_for_old_flows(v
 	stop_child(b);
 }
 
+/* A starved sender (200 ms) watched, gone to sleep, found in *f. */
+static pid_t starved_asleep(int *go, int *tidr, struct find *f)
+{
+	pid_t pid = start_starved(go, tidr, 200);
+	int32_t p32 = pid, tid;
+
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(write(*go, "g", 1), 1);
+	assert_int_equal(read(*tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	sleep_ms(50);
+	read_now();
+	f->tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, f);
+	assert_true(f->found);
+	return pid;
+}
+
 static void kallsyms_unreadable__addresses_kept__one_log_line(void **st)
 {
 	int go, tidr;
 	pid_t pid;
-	int32_t p32, tid;
 	struct find f = { 0 };
 	char stack[4096], *log;
 	struct json_object *status, *ev;
 
 	(void)st;
 	NEED_TW();
-	pid = start_starved(&go, &tidr, 200);
-	p32 = pid;
-	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
-	sleep_ms(50);
-	read_now();
-	f.tid = tid;
-	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 0, find_cb, &f);
-	assert_true(f.found);
-	threadwatch_set_kallsyms(tw, "/nonexistent/kallsyms");
+	pid = starved_asleep(&go, &tidr, &f);
+	threadwatch_set_kallsyms(tw, "/nonexistent/kallsyms", "/proc/modules");
 	log_capture();
 	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
 	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
-	ev = threadwatch_evidence(tw, pid, 0, 500 * MS);
+	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
 	log = log_release();
 	assert_non_null(ev);
 	json_object_put(ev);
@@ -414,7 +421,69 @@ static void kallsyms_unreadable__addresses_kept__one_log_line(void **st)
 									     "kernel_symbols")),
 			       "/nonexistent/kallsyms"));
 	json_object_put(status);
-	threadwatch_set_kallsyms(tw, "/proc/kallsyms");
+	threadwatch_set_kallsyms(tw, "/proc/kallsyms", "/proc/modules");
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
+static uint64_t ksym_reads(void)
+{
+	struct json_object *status = json_object_new_object();
+	uint64_t n;
+
+	threadwatch_status(tw, status);
+	n = (uint64_t)json_object_get_int64(json_object_object_get(status, "kernel_symbols_reads"));
+	json_object_put(status);
+	return n;
+}
+
+/* The 5 MB symbol table is read once, not at every stack or incident; a
+ * change of the kernel's modules reads it again (their symbols moved). */
+static void kallsyms__read_once__again_when_modules_change(void **st)
+{
+	char dir[] = "/tmp/twksyms.XXXXXX", mods[64], stack[4096], *log;
+	int go, tidr;
+	pid_t pid;
+	struct find f = { 0 };
+	struct json_object *ev;
+	uint64_t n0;
+	FILE *fp;
+
+	(void)st;
+	NEED_TW();
+	assert_non_null(mkdtemp(dir));
+	snprintf(mods, sizeof(mods), "%s/modules", dir);
+	fp = fopen(mods, "w");
+	assert_non_null(fp);
+	fputs("onload 1 0 - Live 0xffffffffc0000000\n", fp);
+	fclose(fp);
+	pid = starved_asleep(&go, &tidr, &f);
+	threadwatch_set_kallsyms(tw, "/proc/kallsyms", mods);
+	n0 = ksym_reads();
+	for (int i = 0; i < 5; i++) {
+		assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+		ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+		json_object_put(ev);
+	}
+	assert_non_null(strstr(stack, "futex"));
+	assert_int_equal(ksym_reads(), n0 + 1);
+	/* a module loaded */
+	fp = fopen(mods, "a");
+	assert_non_null(fp);
+	fputs("sfc 1 0 - Live 0xffffffffc1000000\n", fp);
+	fclose(fp);
+	log_capture();
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	log = log_release();
+	assert_int_equal(ksym_reads(), n0 + 2);
+	assert_non_null(strstr(log, "kernel modules changed: kernel symbols read again"));
+	free(log);
+	assert_non_null(strstr(stack, "futex"));
+	threadwatch_set_kallsyms(tw, "/proc/kallsyms", "/proc/modules");
+	unlink(mods);
+	rmdir(dir);
 	stop_child(pid);
 	close(go);
 	close(tidr);
@@ -429,6 +498,7 @@ int main(void)
 		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
 		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
 		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
+		cmocka_unit_test(kallsyms__read_once__again_when_modules_change),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
