@@ -37,7 +37,7 @@ _nicstallctl_ports()
 {
 	local IFS=$'\n'
 	_nicstallctl_add "$1" $(_nicstallctl_run status |
-		awk '/^PORT / { p = 1; next } p && /^[^ \t]/ { print $1 }')
+		awk '/^PORT / { p = 1; next } p && /^$/ { exit } p && /^[^ \t]/ { print $1 }')
 }
 
 _nicstallctl_bundles()
