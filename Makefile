@@ -241,6 +241,7 @@ bench: deps
 # pkg-config file are written with PREFIX, SYSCONFDIR and friends in place
 # of the defaults they are written with in the source.
 INSTALL_SED := sed -e 's|/usr/local/share/doc/nicstalld|$(DOCDIR)|g' \
+	-e 's|/usr/local/share/bash-completion/completions|$(COMPLETIONSDIR)|g' \
 	-e 's|/usr/local/share/nicstalld|$(DATADIR)|g' \
 	-e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/bin|$(BINDIR)|g' \
 	-e 's|/usr/local/include|$(INCLUDEDIR)|g' -e 's|/etc/nicstalld|$(SYSCONFDIR)/nicstalld|g'

@@ -37,6 +37,20 @@ StandardError=append:/opt/out/err
 TimeoutStartSec=$1
 ExecStopPost=/bin/systemctl --no-block poweroff
 U
+	# for run.sh: r KEY VALUE reports a result; conf_nic [LINES...] writes
+	# a configuration with one port, nic, read from a recorded ethtool -S
+	# (/var/lib/nicstalld/s.txt), metrics on, LINES after it
+	cat > "$T_DIR/nst/lib.sh" <<'L'
+r() { echo "R $1 $2"; }
+conf_nic() {
+	mkdir -p /var/lib/prometheus/node-exporter /var/lib/nicstalld /etc/nicstalld
+	printf 'NIC statistics:\n     rx_packets_phy: 10\n     rx_vport_unicast_packets: 9\n' > /var/lib/nicstalld/s.txt
+	printf '%s\n' '[daemon]' 'interval = 200ms' \
+		'metrics_file = /var/lib/prometheus/node-exporter/nicstalld.prom' 'metrics_interval = 1s' \
+		'[port nic]' 'stats_file = /var/lib/nicstalld/s.txt' 'profile = mlx5' "$@" \
+		> /etc/nicstalld/nicstalld.conf
+}
+L
 }
 
 # boot_run TIMEOUT [NSPAWN-OPTIONS...]: boot the container (in a mount

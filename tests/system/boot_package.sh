@@ -24,7 +24,7 @@ check "the rebuild has a newer version ($v1 -> $v2)" dpkg --compare-versions "$v
 boot_etc 300
 cat > "$T_DIR/nst/run.sh" <<'EOF'
 # inside the container: "R key value" lines for the test to check
-r() { echo "R $1 $2"; }
+. /opt/nst/lib.sh
 t0=$(date +%s)
 # The host this runs on is a container image whose /usr/sbin/policy-rc.d
 # (Docker's) forbids maintainer scripts to start services; a host as
@@ -42,19 +42,8 @@ r bundles_mode "$(stat -c '%a:%U:%G' /var/lib/nicstalld/bundles)"
 r flows_mode "$(stat -c '%a:%U:%G' /run/nicstalld/flows)"
 r conffiles "$(dpkg-query -W -f='${Conffiles}' nicstalld | awk 'NF { print $1 }' | paste -sd,)"
 r rules_d "$(test -d /etc/nicstalld/rules.d && echo yes)"
-# the site's configuration: a port read from a recorded ethtool -S, metrics on
-mkdir -p /var/lib/prometheus/node-exporter
-printf 'NIC statistics:\n     rx_packets_phy: 10\n     rx_vport_unicast_packets: 9\n' > /var/lib/nicstalld/s.txt
-cat > /etc/nicstalld/nicstalld.conf <<C
-# edited on this host
-[daemon]
-interval = 200ms
-metrics_file = /var/lib/prometheus/node-exporter/nicstalld.prom
-metrics_interval = 1s
-[port nic]
-stats_file = /var/lib/nicstalld/s.txt
-profile = mlx5
-C
+# the site's configuration (edited on this host)
+conf_nic
 sum=$(md5sum < /etc/nicstalld/nicstalld.conf)
 sleep 1
 since=$(date '+%Y-%m-%d %H:%M:%S')

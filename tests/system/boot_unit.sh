@@ -45,22 +45,10 @@ cp "$ROOT/systemd/nicstalld.tmpfiles" "$E/tmpfiles.d/nicstalld.conf"
 mkdir -p "$E/nicstalld"
 cat > "$T_DIR/nst/run.sh" <<'EOF'
 # inside the container: "R key value" lines for the test to check
-r() { echo "R $1 $2"; }
+. /opt/nst/lib.sh
 systemd-sysusers
 systemd-tmpfiles --create nicstalld.conf
-mkdir -p /var/lib/prometheus/node-exporter
-printf 'NIC statistics:\n     rx_packets_phy: 10\n     rx_vport_unicast_packets: 9\n' > /var/lib/nicstalld/s.txt
-cat > /etc/nicstalld/nicstalld.conf <<C
-[daemon]
-interval = 200ms
-metrics_file = /var/lib/prometheus/node-exporter/nicstalld.prom
-metrics_interval = 1s
-[port nic]
-stats_file = /var/lib/nicstalld/s.txt
-profile = mlx5
-[port gone]
-interface = nosuch0
-C
+conf_nic '[port gone]' 'interface = nosuch0'
 systemctl daemon-reload
 systemctl start nicstalld; r start_rc $?
 r active "$(systemctl is-active nicstalld)"

@@ -159,6 +159,16 @@ check "an engine compiles against the installed header" test -x "$T_DIR/engine/n
 check "and without pkg-config it does not (the header is not found elsewhere)" \
 	bash -c "cd '$T_DIR/engine' && ! cc -std=gnu17 -D_GNU_SOURCE -c -o /dev/null nsengine.c 2>/dev/null"
 
+# the installed bash completion (with the running daemon's ports: make
+# check-package); bundle names from the state directory -S names
+comp() {
+	PATH=$D/usr/bin:$PATH bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_nicstallctl; echo "${COMPREPLY[*]}"' bash "$D/usr/share/bash-completion/completions/nicstallctl" "$@"
+}
+check "the bash completion completes commands ($(comp nicstallctl re))" test "$(comp nicstallctl re)" = "recover reload report"
+check "and bundle names, from the state directory -S names ($(comp nicstallctl -S "$ROOT/tests/fixtures" verify 2026))" \
+	test "$(comp nicstallctl -S "$ROOT/tests/fixtures" verify 2026)" = 20261201T093030Z-vm-server-port-drop
+
 # uninstall: nothing of ours left, an edited configuration kept
 mk uninstall > "$T_DIR/uninstall.log" 2>&1
 left=$(cd "$D" && find . \( -type f -o -type l \) | sort)
