@@ -29,6 +29,8 @@ UNITDIR     ?= $(or $(call SYSTEMD_VAR,systemdsystemunitdir),/lib/systemd/system
 SYSUSERSDIR ?= $(or $(call SYSTEMD_VAR,sysusersdir),/usr/lib/sysusers.d)
 TMPFILESDIR ?= $(or $(call SYSTEMD_VAR,tmpfilesdir),/usr/lib/tmpfiles.d)
 CATALOGDIR  ?= $(or $(call SYSTEMD_VAR,catalogdir),/usr/lib/systemd/catalog)
+# bash-completion loads completions from share/ of /usr and /usr/local alike
+COMPLETIONSDIR ?= $(PREFIX)/share/bash-completion/completions
 
 PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -73,7 +75,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps check check-systemd unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
+.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -180,6 +182,34 @@ check-systemd: deps
 	 rc=$$?; grep -E '^(ok|FAIL) ' $(BUILD)/system-boot_unit.log | grep -v '^ok' ; \
 	 tail -1 $(BUILD)/system-boot_unit.log; exit $$rc
 
+# Packages (README "Production host"), built out of the tree under PKG_DIR
+# by tools/package.sh from what a clean clone holds: make deb (debian/,
+# dpkg-buildpackage -us -uc -b, lintian), make rpm (nicstalld.spec, written
+# for EL9; rpmbuild and rpmlint). PKG_VERSION replaces the version.
+PKG_DIR     ?= $(BUILD)/pkg
+PKG_VERSION ?=
+pkg-deps:
+	@tools/deps.sh package
+deb: pkg-deps
+	@tools/package.sh deb $(PKG_DIR) $(PKG_VERSION)
+rpm: pkg-deps
+	@tools/package.sh rpm $(PKG_DIR) $(PKG_VERSION)
+
+# The .deb installed, upgraded, removed and purged under a systemd booted in
+# a container (tests/system/boot_package.sh; like check-systemd, kept out of
+# make check): builds the package twice, as debian/changelog says and as
+# $(PKG_NEXT), the upgrade.
+PKG_NEXT ?= $(shell dpkg-parsechangelog -S Version 2>/dev/null)+rebuild1
+check-package: pkg-deps
+	@mkdir -p $(BUILD)
+	@tools/package.sh deb $(BUILD)/pkg-check/v1 > $(BUILD)/pkg-check.log 2>&1 && \
+	 tools/package.sh deb $(BUILD)/pkg-check/v2 $(PKG_NEXT) >> $(BUILD)/pkg-check.log 2>&1 || \
+	 { tail -30 $(BUILD)/pkg-check.log; echo "check-package: the build failed ($(BUILD)/pkg-check.log)"; exit 1; }
+	@timeout -k 10 400 bash tests/system/boot_package.sh $(BUILD) $(BUILD)/pkg-check/v1/deb \
+	   $(BUILD)/pkg-check/v2/deb > $(BUILD)/system-boot_package.log 2>&1; \
+	 rc=$$?; grep -E '^(ok|FAIL) ' $(BUILD)/system-boot_package.log | grep -v '^ok' ; \
+	 tail -1 $(BUILD)/system-boot_package.log; exit $$rc
+
 # The README's test command: set-up, build, unit tests (plain and under
 # ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
 # tests, one closing line. A stage that fails before its runner wrote its
@@ -211,6 +241,7 @@ bench: deps
 # pkg-config file are written with PREFIX, SYSCONFDIR and friends in place
 # of the defaults they are written with in the source.
 INSTALL_SED := sed -e 's|/usr/local/share/doc/nicstalld|$(DOCDIR)|g' \
+	-e 's|/usr/local/share/bash-completion/completions|$(COMPLETIONSDIR)|g' \
 	-e 's|/usr/local/share/nicstalld|$(DATADIR)|g' \
 	-e 's|/usr/local/sbin|$(SBINDIR)|g' -e 's|/usr/local/bin|$(BINDIR)|g' \
 	-e 's|/usr/local/include|$(INCLUDEDIR)|g' -e 's|/etc/nicstalld|$(SYSCONFDIR)/nicstalld|g'
@@ -226,7 +257,7 @@ $(BUILD)/nicstall-flowtab.pc: $(FLAGS_STAMP) include/nicstall/flowtab.h
 	  'Description: nicstalld flow table for kernel-bypass engines (header only, nicstall-flowtab(7))' \
 	  'URL: man:nicstall-flowtab(7)' 'Version: $(FLOWTAB_VERSION)' 'Cflags: -I$${includedir}' > $@
 
-install: all $(BUILD)/nicstall-flowtab.pc
+install: $(BINS) $(BUILD)/nicstall-flowtab.pc
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(BUILD)/nicstalld $(DESTDIR)$(SBINDIR)/nicstalld
 	install -m 0755 $(BUILD)/nicstallctl $(DESTDIR)$(BINDIR)/nicstallctl
@@ -250,6 +281,8 @@ install: all $(BUILD)/nicstall-flowtab.pc
 	install -m 0644 systemd/nicstalld.sysusers $(DESTDIR)$(SYSUSERSDIR)/nicstalld.conf
 	install -m 0644 systemd/nicstalld.tmpfiles $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf
 	install -m 0644 systemd/nicstalld.catalog $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
+	install -d $(DESTDIR)$(COMPLETIONSDIR)
+	install -m 0644 client/nicstallctl.bash $(DESTDIR)$(COMPLETIONSDIR)/nicstallctl
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 README.md LICENSE LICENSES/*.txt systemd/nicstalld.conf.example \
 	  systemd/engine-readers.conf $(DESTDIR)$(DOCDIR)/
@@ -268,6 +301,7 @@ uninstall:
 	  $(DESTDIR)$(TMPFILESDIR)/nicstalld.conf $(DESTDIR)$(CATALOGDIR)/nicstalld.catalog
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,README.md LICENSE $(notdir $(wildcard LICENSES/*.txt)) \
 	  nicstalld.conf.example engine-readers.conf)
+	rm -f $(DESTDIR)$(COMPLETIONSDIR)/nicstallctl
 	rm -f $(DESTDIR)$(DATADIR)/fleet/nicstalld-alerts.yml $(DESTDIR)$(DATADIR)/fleet/nicstall-upload
 	if cmp -s systemd/nicstalld.conf.example $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; then \
 	  rm -f $(DESTDIR)$(SYSCONFDIR)/nicstalld/nicstalld.conf; \

@@ -16,6 +16,10 @@
 # against are C++ (tests/fixtures/engines).
 # make bench and bench/run.sh compare with node_exporter, scraped with curl,
 # and count the idle daemon's system calls with perf stat (linux-perf).
+# `deps.sh package` (make deb, rpm, check-package; not make check) adds the
+# packaging tools: debhelper, dpkg-dev and fakeroot for dpkg-buildpackage,
+# lintian, rpm (rpmbuild) and rpmlint, bash-completion (its pkg-config file
+# and the completion's own test).
 set -e
 PKGS="gcc g++ make pkg-config clang llvm libclang-rt-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 libmnl-dev libjson-c-dev libpcap-dev libsystemd-dev libibverbs-dev rdma-core
@@ -23,6 +27,7 @@ libcmocka-dev libssl-dev libcurl4-openssl-dev iproute2 ethtool iputils-ping tcpd
 procps psmisc jq socat util-linux passwd systemd-journal-remote
 chromium nodejs mandoc man-db prometheus prometheus-node-exporter curl systemd-container python3
 libfaketime valgrind linux-perf"
+[ "$1" = package ] && PKGS="$PKGS debhelper dpkg-dev fakeroot lintian rpm rpmlint bash-completion"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -28,59 +28,27 @@
 # blocked on purpose (debug-block) is killed by the watchdog and restarted.
 . "$(dirname "$0")/lib.sh"
 t_init
-command -v systemd-nspawn >/dev/null || { fail "systemd-nspawn is missing (tools/deps.sh installs systemd-container)"; exit 1; }
+. "$(dirname "$0")/boot_lib.sh"
+boot_etc 150
 # /usr/local of the container: this build, where the unit expects it
 L=$T_DIR/local
-mkdir -p "$L/sbin" "$L/bin" "$L/share/nicstalld/rules" "$T_DIR/nst" "$T_DIR/out"
+mkdir -p "$L/sbin" "$L/bin" "$L/share/nicstalld/rules"
 cp "$NICSTALLD" "$L/sbin/nicstalld" && cp "$NICSTALLCTL" "$L/bin/nicstallctl"
 cp "$BUILD/vmaengine" "$L/bin/vmaengine" && cp "$ROOT/systemd/engine-readers.conf" "$T_DIR/nst/"
 cp "$ROOT"/rules/*.rules "$L/share/nicstalld/rules/"
 check "the build's daemon reads rules from /usr/local/share/nicstalld/rules" \
 	bash -c "strings '$NICSTALLD' | grep -qx /usr/local/share/nicstalld/rules"
-# /etc of the container: the host's, with only our units to start
-E=$T_DIR/etc
-cp -a /etc "$E" 2>/dev/null
-rm -rf "$E/systemd/system" && mkdir -p "$E/systemd/system" "$E/sysusers.d" "$E/tmpfiles.d"
+# the unit, sysusers and tmpfiles from the source tree
 cp "$ROOT/systemd/nicstalld.service" "$E/systemd/system/"
 cp "$ROOT/systemd/nicstalld.sysusers" "$E/sysusers.d/nicstalld.conf"
 cp "$ROOT/systemd/nicstalld.tmpfiles" "$E/tmpfiles.d/nicstalld.conf"
-rm -rf "$E/nicstalld" && mkdir -p "$E/nicstalld"
-cat > "$E/systemd/system/nstest.target" <<'EOF'
-[Unit]
-Description=nicstalld unit test
-Requires=basic.target nstest.service
-After=basic.target
-AllowIsolate=yes
-EOF
-cat > "$E/systemd/system/nstest.service" <<'EOF'
-[Unit]
-After=basic.target
-[Service]
-Type=oneshot
-ExecStart=/bin/bash /opt/nst/run.sh
-StandardOutput=append:/opt/out/log
-StandardError=append:/opt/out/err
-TimeoutStartSec=150
-ExecStopPost=/bin/systemctl --no-block poweroff
-EOF
+mkdir -p "$E/nicstalld"
 cat > "$T_DIR/nst/run.sh" <<'EOF'
 # inside the container: "R key value" lines for the test to check
-r() { echo "R $1 $2"; }
+. /opt/nst/lib.sh
 systemd-sysusers
 systemd-tmpfiles --create nicstalld.conf
-mkdir -p /var/lib/prometheus/node-exporter
-printf 'NIC statistics:\n     rx_packets_phy: 10\n     rx_vport_unicast_packets: 9\n' > /var/lib/nicstalld/s.txt
-cat > /etc/nicstalld/nicstalld.conf <<C
-[daemon]
-interval = 200ms
-metrics_file = /var/lib/prometheus/node-exporter/nicstalld.prom
-metrics_interval = 1s
-[port nic]
-stats_file = /var/lib/nicstalld/s.txt
-profile = mlx5
-[port gone]
-interface = nosuch0
-C
+conf_nic '[port gone]' 'interface = nosuch0'
 systemctl daemon-reload
 systemctl start nicstalld; r start_rc $?
 r active "$(systemctl is-active nicstalld)"
@@ -270,29 +238,10 @@ r watchdog_logged "$(journalctl -u nicstalld --no-pager | grep -c 'Watchdog time
 systemctl stop nicstalld
 r stop_result "$(systemctl show -p Result --value nicstalld)"
 EOF
-# the container's root: the host's as the lower layer of an overlay, its /dev
-# left to nspawn (in a mount namespace of this test's own)
-cat > "$T_DIR/boot.sh" <<EOF
-set -e
-# nspawn's own state (/run/systemd/nspawn) stays in this namespace too
-mount -t tmpfs tmpfs /run/systemd
-mount -t tmpfs tmpfs "$T_DIR/ovl"
-mkdir -p "$T_DIR/ovl/upper" "$T_DIR/ovl/work" "$T_DIR/ovl/root"
-mount -t overlay overlay -o lowerdir=/,upperdir=$T_DIR/ovl/upper,workdir=$T_DIR/ovl/work "$T_DIR/ovl/root"
-rm -rf "$T_DIR/ovl/root/dev/"* 2>/dev/null || true
-mkdir -p "$T_DIR/ovl/root/opt/nst" "$T_DIR/ovl/root/opt/out"
-set +e
-timeout 200 systemd-nspawn -q -D "$T_DIR/ovl/root" --register=no --keep-unit --link-journal=no \
-	--capability=CAP_BPF,CAP_PERFMON,CAP_SYSLOG --system-call-filter="bpf perf_event_open" \
-	--bind-ro=/dev/kmsg \
-	--private-network --bind="$E:/etc" --bind-ro="$L:/usr/local" --bind-ro="$T_DIR/nst:/opt/nst" \
-	--bind="$T_DIR/out:/opt/out" -b -- systemd.unit=nstest.target
-echo "nspawn rc=\$?"
-EOF
-mkdir -p "$T_DIR/ovl"
-unshare -m --propagation private bash "$T_DIR/boot.sh" > "$T_DIR/boot.log" 2>&1
-tail -3 "$T_DIR/boot.log"
-R() { awk -v k="$1" '$1 == "R" && $2 == k { $1 = ""; $2 = ""; sub(/^  /, ""); print; exit }' "$T_DIR/out/log" 2>/dev/null; }
+# CAP_BPF, CAP_PERFMON and CAP_SYSLOG, bpf and perf_event_open through
+# nspawn's own seccomp filter, /dev/kmsg bound in
+boot_run 200 --capability=CAP_BPF,CAP_PERFMON,CAP_SYSLOG --system-call-filter="bpf perf_event_open" \
+	--bind-ro=/dev/kmsg --bind-ro="$L:/usr/local"
 check "the container booted and ran the checks" test -n "$(R stop_result)" || { tail -30 "$T_DIR/boot.log"; cat "$T_DIR/out/log"; }
 check "systemctl start nicstalld succeeds" test "$(R start_rc)" = 0
 check "the service is active (READY reached)" test "$(R active)" = active

@@ -28,6 +28,7 @@ UNITDIR=$(pkg-config --variable=systemdsystemunitdir systemd)
 		echo "/usr/share/doc/nicstalld/$f"; done
 	for p in "$ROOT"/man/*.[1-8]; do n=$(basename "$p"); echo "/usr/share/man/man${n##*.}/$n"; done
 	for r in "$ROOT"/rules/*.rules; do echo "/usr/share/nicstalld/rules/$(basename "$r")"; done
+	echo /usr/share/bash-completion/completions/nicstallctl
 	echo /usr/share/nicstalld/fleet/nicstall-upload
 	echo /usr/share/nicstalld/fleet/nicstalld-alerts.yml
 	echo /usr/share/pkgconfig/nicstall-flowtab.pc
@@ -50,6 +51,47 @@ for p in "$D"/usr/share/man/man*/*; do
 done
 check "the example configuration passes --check-config" "$D/usr/sbin/nicstalld" --check-config -c "$D/etc/nicstalld/nicstalld.conf"
 check "nicstallctl --version" bash -c "'$D/usr/bin/nicstallctl' --version | grep -q '^nicstallctl '"
+
+# The packages ship what make install installs (make deb and make rpm
+# build from it): every file of the tree is in exactly one of the Debian
+# lists (debian/nicstalld.install, nicstalld-dev.install, not-installed) and
+# in nicstalld.spec's %files (or removed by its %install), and no entry of
+# them names a file the tree lacks (directories aside). The spec's macros as EL9 expands them,
+# but for %{_unitdir}: the spec passes UNITDIR=%{_unitdir} to make install.
+declare -A debpat=() rpmpat=()
+for l in nicstalld nicstalld-dev not-installed; do
+	f=$ROOT/debian/$l.install
+	[ $l = not-installed ] && f=$ROOT/debian/not-installed
+	while read -r p _; do
+		[ -n "$p" ] && [ "${p#\#}" = "$p" ] && debpat["/$p"]=$l
+	done < "$f"
+done
+spec_path() {
+	sed -e 's|%{_sbindir}|/usr/sbin|g; s|%{_bindir}|/usr/bin|g; s|%{_mandir}|/usr/share/man|g' \
+	    -e 's|%{_docdir}|/usr/share/doc|g; s|%{_datadir}|/usr/share|g; s|%{_includedir}|/usr/include|g' \
+	    -e 's|%{_sysconfdir}|/etc|g; s|%{_sysusersdir}|/usr/lib/sysusers.d|g; s|%{_tmpfilesdir}|/usr/lib/tmpfiles.d|g' \
+	    -e "s|%{_unitdir}|$UNITDIR|g; s|%{_journalcatalogdir}|/usr/lib/systemd/catalog|g; s|%{name}|nicstalld|g" \
+	    -e 's|%{buildroot}||g'
+}
+while read -r p; do rpmpat["$p"]=files; done < <(awk '/^%files/ { f = 1; next } /^%[a-z]+( |$)/ && !/^%(doc|license|dir|config|attr|ghost)/ { f = 0 }
+	f && NF && $1 != "%dir" { sub(/^(%(doc|license|ghost)|%config\([a-z]*\)|%attr\([^)]*\)) +/, ""); print $1 }' "$ROOT/nicstalld.spec" | spec_path | grep '^/')
+while read -r p; do rpmpat["$p"]=removed; done < <(sed -n 's/^rm \(%{buildroot}.*\)/\1/p' "$ROOT/nicstalld.spec" | spec_path | tr ' ' '\n' | grep '^/')
+missing="" twice="" unused=""
+declare -A used=()
+while read -r f; do
+	n=0 m=0
+	for p in "${!debpat[@]}"; do [[ $f == $p ]] && n=$((n + 1)) && used["deb $p"]=1; done
+	for p in "${!rpmpat[@]}"; do [[ $f == $p ]] && m=$((m + 1)) && used["rpm $p"]=1; done
+	[ $n -eq 0 ] && missing="$missing debian:$f"
+	[ $n -gt 1 ] && twice="$twice $f"
+	[ $m -eq 0 ] && missing="$missing spec:$f"
+done < "$T_DIR/tree"
+for p in "${!debpat[@]}"; do [ -n "${used["deb $p"]:-}" ] || unused="$unused debian:$p"; done
+for p in "${!rpmpat[@]}"; do [ -n "${used["rpm $p"]:-}" ] || unused="$unused spec:$p"; done
+check "every installed file is in the Debian lists and the spec (${#debpat[@]} and ${#rpmpat[@]} entries)${missing:+; not in:$missing}" \
+	test -z "$missing" -a "${#debpat[@]}" -gt 10 -a "${#rpmpat[@]}" -gt 10
+check "in one Debian package only${twice:+: $twice}" test -z "$twice"
+check "and no entry names a file make install does not install${unused:+:$unused}" test -z "$unused"
 
 # systemd-analyze verify: a root holding the installed tree and the host's
 # own units (the targets it refers to); man: links resolved in its pages
@@ -116,6 +158,16 @@ check "its cflags point at the installed header" test "$(pc --cflags nicstall-fl
 check "an engine compiles against the installed header" test -x "$T_DIR/engine/nsengine" || cat "$T_DIR/cc.log"
 check "and without pkg-config it does not (the header is not found elsewhere)" \
 	bash -c "cd '$T_DIR/engine' && ! cc -std=gnu17 -D_GNU_SOURCE -c -o /dev/null nsengine.c 2>/dev/null"
+
+# the installed bash completion (with the running daemon's ports: make
+# check-package); bundle names from the state directory -S names
+comp() {
+	PATH=$D/usr/bin:$PATH bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+		_nicstallctl; echo "${COMPREPLY[*]}"' bash "$D/usr/share/bash-completion/completions/nicstallctl" "$@"
+}
+check "the bash completion completes commands ($(comp nicstallctl re))" test "$(comp nicstallctl re)" = "recover reload report"
+check "and bundle names, from the state directory -S names ($(comp nicstallctl -S "$ROOT/tests/fixtures" verify 2026))" \
+	test "$(comp nicstallctl -S "$ROOT/tests/fixtures" verify 2026)" = 20261201T093030Z-vm-server-port-drop
 
 # uninstall: nothing of ours left, an edited configuration kept
 mk uninstall > "$T_DIR/uninstall.log" 2>&1
