@@ -505,7 +505,7 @@ static void evid_done(const struct flow_src_run_result *r, void *arg)
 	size_t n = 0;
 
 	ejob_unlink(j->src, j);
-	jx_add_double(j->entry, "run_ms", (double)r->cost_ns / 1e6);
+	json_object_object_add(j->entry, "run_ms", jx_new_fixed((double)r->cost_ns / 1e6, 3));
 	add_times(j->entry, j->t0, j->t0 + r->cost_ns, j->r0, j->r0 + r->cost_ns);
 	if (r->truncated)
 		jx_add_bool(j->entry, "truncated", 1);

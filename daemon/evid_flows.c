@@ -219,7 +219,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 	}
 	e->out = json_object_new_object();
 	json_object_object_add(eng, when, json_object_get(e->out));
-	jx_add_double(e->out, "taken_mono_s", (double)loop_mono_ns() / 1e9);
+	json_object_object_add(e->out, "taken_mono_s", jx_new_fixed((double)loop_mono_ns() / 1e9, 6));
 	rc = flowsrcs_evidence(e->fs, refs, n, ports, nports, when, e->out, part_done, e);
 	free(refs);
 	e->mine = rc > 0 ? (unsigned)rc : 0;

@@ -254,26 +254,26 @@ static void watch_facts(struct json_object *w, struct json_object *e)
 
 	if (!win)
 		return;
-	json_object_object_add(e, FK_T_WAIT_MS, jx_new_fixed((double)win / 1e6, 3));
-	json_object_object_add(e, FK_T_OFF_CPU_PCT, jx_new_fixed(
-		off >= win ? 100.0 : (double)off * 100.0 / (double)win, 1));
-	json_object_object_add(e, FK_T_OFF_CPU_MS, jx_new_fixed((double)off / 1e6, 3));
+	json_object_object_add(e, FK_T_WAIT_MS, jx_new_sig((double)win / 1e6, 4));
+	json_object_object_add(e, FK_T_OFF_CPU_PCT, jx_new_sig(
+		off >= win ? 100.0 : (double)off * 100.0 / (double)win, 4));
+	json_object_object_add(e, FK_T_OFF_CPU_MS, jx_new_sig((double)off / 1e6, 4));
 	json_object_object_add(e, FK_T_PREEMPTED_MS,
-			       jx_new_fixed((double)jx_u64(w, "off_cpu_preempted_ns") / 1e6, 3));
+			       jx_new_sig((double)jx_u64(w, "off_cpu_preempted_ns") / 1e6, 4));
 	jx_add_u64(e, FK_T_VCSW, vcsw);
 	jx_add_u64(e, FK_T_IVCSW, jx_u64(w, "involuntary_switches"));
 	json_object_object_add(e, FK_T_VCSW_PER_S,
-			       jx_new_fixed((double)vcsw * 1e9 / (double)win, 0));
+			       jx_new_sig((double)vcsw * 1e9 / (double)win, 4));
 	if (vcsw)
 		json_object_object_add(e, FK_T_SLEEP_US,
-				       jx_new_fixed((double)off / 1e3 / (double)vcsw, 1));
+				       jx_new_sig((double)off / 1e3 / (double)vcsw, 4));
 	if (stack && stack[0]) {
 		jx_add_str(e, FK_T_STACK_AT_SLEEP, stack);
 		sleep_func(stack, fn, sizeof(fn));
 		jx_add_str(e, FK_T_SLEEP_FUNC, fn);
 	}
 	json_object_object_add(e, FK_T_SLEEP_NOW_MS,
-			       jx_new_fixed((double)jx_u64(w, "off_for_ns") / 1e6, 3));
+			       jx_new_sig((double)jx_u64(w, "off_for_ns") / 1e6, 4));
 	jx_add_str(e, FK_T_WATCH, v ? v : jx_str(w, "verdict") ? jx_str(w, "verdict") : "unknown");
 	jx_add_bool(e, FK_T_CALLED, jx_bool(w, "called"));
 }

@@ -56,10 +56,13 @@ stall() {
 	check "$name: the bundle has the called thread's stack at sleep, its switches and off-CPU share over the wait" jqe \
 		'[.[] | .watch[]? | select(.called == true and .name == "worker0" and (.stack_at_call | test("futex"))
 		  and .voluntary_switches >= 50 and .off_cpu_share >= 0.5 and .window_ns > 0
-		  and (.verdict_at_call == "asleep" or .verdict_at_call == "one-sleep"))] | length == 1' "$B/threads.json"
+		  and (.verdict_at_call == "asleep" or .verdict_at_call == "one-sleep"))] | length == 1' "$B/threads.json" ||
+		jq -c '.[] | {pid, watch: [.watch[]? | {name, called, window_ns, voluntary_switches,
+			off_cpu_share, verdict, verdict_at_call, stack_at_call}]}' "$B/threads.json"
 	check "$name: the facts have worker0 off CPU over the wait, asleep in a futex" jqe \
 		'[.facts.threads[] | select(.comm == "worker0" and .called == true and .off_cpu_pct >= 50
-		  and (.sleep_func | test("futex")) and .vcsw > 0 and .sleep_us > 0)] | length == 1' "$B/manifest.json"
+		  and (.sleep_func | test("futex")) and .vcsw > 0 and .sleep_us > 0)] | length == 1' "$B/manifest.json" ||
+		jq -c '.facts.threads[] | {comm, called, off_cpu_pct, sleep_func, vcsw, sleep_us, watch}' "$B/manifest.json"
 	check "$name: the summary says what it is not, with figures" bash -c \
 		"grep -q 'asleep in futex.*Not spinning: on CPU [0-9.]*% of the wait.*Not a fixed timeout: woken [0-9]* times over the wait.*Not the network: [0-9]* of [0-9]* pings answered' '$B/summary.txt'"
 	check "$name: worker 1's sessions ran on" jqe '.facts.flows.progressing >= 1' "$B/manifest.json"
