@@ -75,7 +75,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
+.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd check-demos unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -181,6 +181,13 @@ check-systemd: deps
 	@timeout -k 10 300 bash tests/system/boot_unit.sh $(BUILD) > $(BUILD)/system-boot_unit.log 2>&1; \
 	 rc=$$?; grep -E '^(ok|FAIL) ' $(BUILD)/system-boot_unit.log | grep -v '^ok' ; \
 	 tail -1 $(BUILD)/system-boot_unit.log; exit $$rc
+
+# The summary lint on every make demo scenario as a user runs it (about a
+# minute and a half; make check lints the same scenarios' bundles where its
+# tests make them: test_emu_scenarios, test_seed001, test_seed004).
+check-demos: deps
+	@$(MAKE) --no-print-directory all system-bins
+	@NICSTALL_LINT_DEMOS=1 NICSTALL_TESTS='/test_summary_lint\.sh$$' tests/system/run.sh $(BUILD)
 
 # Packages (README "Production host"), built out of the tree under PKG_DIR
 # by tools/package.sh from what a clean clone holds: make deb (debian/,

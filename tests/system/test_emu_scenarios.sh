@@ -70,6 +70,11 @@ scenario_bundle() {
 	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
 	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
 	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
+	# the summary lint (issue 35): whole frames, no placeholder, no rule
+	# expression, one figure per quantity across summary, report, manifest
+	"$ROOT/tests/tools/summary-lint" "$b" > "$T_DIR/lint-$1.txt" 2>&1 &&
+		ok "$1: summary, report and manifest pass the summary lint" ||
+		{ fail "$1: the summary lint finds:"; cat "$T_DIR/lint-$1.txt"; }
 	[ "$REPORTS" = 1 ] && report_later "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
 	B=$b
 }

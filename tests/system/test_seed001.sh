@@ -63,6 +63,9 @@ stall() {
 		'[.facts.threads[] | select(.comm == "worker0" and .called == true and .off_cpu_pct >= 50
 		  and (.sleep_func | test("futex")) and .vcsw > 0 and .sleep_us > 0)] | length == 1' "$B/manifest.json" ||
 		jq -c '.facts.threads[] | {comm, called, off_cpu_pct, sleep_func, vcsw, sleep_us, watch}' "$B/manifest.json"
+	"$ROOT/tests/tools/summary-lint" "$B" > "$T_DIR/lint.txt" 2>&1 &&
+		ok "$name: summary, report and manifest pass the summary lint" ||
+		{ fail "$name: the summary lint finds:"; cat "$T_DIR/lint.txt"; }
 	check "$name: the summary says what it is not, with figures" bash -c \
 		"grep -q 'asleep in futex.*Not spinning: on CPU [0-9.]*% of the wait.*Not a fixed timeout: woken [0-9]* times over the wait.*Not the network: [0-9]* of [0-9]* pings answered' '$B/summary.txt'"
 	check "$name: worker 1's sessions ran on" jqe '.facts.flows.progressing >= 1' "$B/manifest.json"

@@ -45,6 +45,10 @@ judge() {
 		check "$part: rank $i's bundle says it is not the fabric nor the local NIC, with figures" \
 			jqe '.verdict.explanation | test("Not the fabric: fabric errors 0 on this host.s ports and 0 at the peers that answered .*RDMA work frozen on every rank. Not the local NIC: -?[0-9]+ frames lost before the vport")' \
 			"$b/manifest.json"
+		# the summary lint (issue 35) on one rank's bundle of each part
+		[ "$i" = "$slow" ] && { "$ROOT/tests/tools/summary-lint" "$b" > "$T_DIR/lint.txt" 2>&1 &&
+			ok "$part: rank $i's summary, report and manifest pass the summary lint" ||
+			{ fail "$part: the summary lint finds:"; cat "$T_DIR/lint.txt"; }; }
 		check "$part: rank $i's facts carry the four ranks' figures" jqe \
 			'(.facts.ranks | length == 4) and all(.facts.ranks[]; .answered and .span_s > 0)' \
 			"$b/manifest.json"
