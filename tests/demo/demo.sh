@@ -6,7 +6,7 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall; producer-stall-4 (four ranks with their peers) is
+# producer-stall, self-release; producer-stall-4 (four ranks with their peers) is
 # demo-fleet.sh.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
@@ -24,8 +24,8 @@ t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, producer-stall-4)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, producer-stall-4)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -109,6 +109,9 @@ else
 	steering-miss)
 		step "session 1's frames miss the server port's steering rules"
 		emu mode srv steer-miss "tcp $CLI_ADDR $cport $SRV_ADDR 11111" ;;
+	self-release)
+		step "wedging session 1 at the server port for 2 frames only: the request and its first retransmission are lost, the second gets through before any action"
+		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 2 ;;
 	engine-hold)
 		step "stopping the server process of session 1 (SIGSTOP): requests pile up in its socket"
 		kill -STOP "$SRV1" ;;

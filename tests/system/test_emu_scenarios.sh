@@ -156,6 +156,11 @@ kill -STOP "$PP_SRV"; T_CLEANUP+=("kill -CONT $PP_SRV")
 if scenario_bundle "engine-hold" 11107; then
 	check "engine-hold: verdict engine-hold" verdict_is engine-hold
 	check "engine-hold: threads of the stopped server recorded" jqe '[.facts.threads[] | select(.state == "T")] | length >= 1' "$B/manifest.json"
+	# no port lost a frame of the flows: a receive-filter reprogram
+	# cannot act on the cause, so none is planned, and the record says why
+	check "engine-hold: no reprogram ran" jqe '[.steps[] | select(.step == "reprogram")] | length == 0' "$B/manifest.json"
+	check "engine-hold: the plan says why" jqe '[.port_order[] | .reprogram | startswith("not planned: the port lost no frame")] | all' "$B/manifest.json"
+	check "engine-hold: no action credited" jqe '.release.action == "none" or .release.action == "self"' "$B/manifest.json"
 fi
 kill -CONT "$PP_SRV"
 
@@ -169,6 +174,39 @@ if scenario_bundle "fabric-fault" 11108; then
 	check "fabric-fault: RDMA error counters moved" jqe '.facts.ports.srv.stall.counters["hw_counters/req_transport_retries_exceeded"] > 0' "$B/manifest.json"
 fi
 emu mode srv healthy
+
+# 8b. a single frame in the stall and the window: the client's retransmission
+#     timeout raised to 1.5 s (rto_min on its route, read by tcp_rto_min()),
+#     so the request is the only frame lost before the window ends; the
+#     window waits for the next retransmission, and the verdict is port-drop
+ip -n "$CLI_NS" route replace "$SRV_ADDR/32" dev "$CLI_IF" rto_min 1500ms
+T_CLEANUP+=("ip -n $CLI_NS route del $SRV_ADDR/32 2>/dev/null")
+pingpong 11110; p=$(cport 11110)
+sleep 1
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11110
+if scenario_bundle "single-frame" 11110; then
+	check "single-frame: verdict port-drop" verdict_is port-drop
+	check "single-frame: the window waited for the next retransmission" jqe '.extended >= 1 and .flows.retrans >= 1' "$B/window.json"
+	check "single-frame: the stalled flow's own retransmissions counted" jqe '.facts.flows.retrans >= 1' "$B/manifest.json"
+	check "single-frame: the explanation puts them beside the gap" bash -c \
+		"jq -r .verdict.explanation '$B/manifest.json' | grep -q 'own retransmission count rose by [1-9]'"
+	check "single-frame: released by the reprogram" released_by reprogram
+fi
+ip -n "$CLI_NS" route del "$SRV_ADDR/32"
+
+# 8c. a stall that clears by itself: the wedge lets the flow's third try
+#     through (the request and its first retransmission lost), before any
+#     action; the release is the flow's own, the verdict the evidence's
+pingpong 11111; p=$(cport 11111)
+sleep 1
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11111 limit 2
+if scenario_bundle "self-release" 11111; then
+	check "self-release: verdict port-drop" verdict_is port-drop
+	check "self-release: released by itself" released_by self
+	check "self-release: no action ran before it" jqe '[.steps[] | select(.step == "reprogram" or .step == "capture-promisc")] | length == 0' "$B/manifest.json"
+	check "self-release: which came first, with the time" jqe '.release.order | test("^the flows moved again at \\+[0-9.]+ ms, before any action")' "$B/manifest.json"
+	check "self-release: the summary says no action is credited" grep -q "^- Released by itself, no action credited" "$B/summary.txt"
+fi
 
 # 9. producer stall: a consumer engine awaiting a stream, the producer stopped
 #    (the earlier sessions end first: nothing else may move on the pair)
