@@ -90,9 +90,11 @@ static double port_score(const struct rules *r, struct json_object *pf, double *
 	return (*gap > 0 ? *gap : 0) + (*drops > 0 ? *drops : 0);
 }
 
-/* Did port i lose frames of the flows, by the evidence (a net gap or a
- * drop of at least one frame beyond the healthy rate)? A receive-filter
- * action can only release frames the port was losing. */
+/* Did port i lose frames of the flows, by the evidence: a net gap or a
+ * drop of at least one frame beyond the healthy rate, unless the stalled
+ * flows' own count says they retransmitted nothing (a frame of theirs lost
+ * is one they send again: the port's frames were another flow's)? A
+ * receive-filter action can only release frames the port was losing. */
 static int port_lost(const struct inv *v, unsigned i)
 {
 	return v->lost[i];
@@ -135,15 +137,19 @@ double inv_max_gap(struct inv *v)
 void inv_plan_steps(struct inv *v)
 {
 	struct json_object *facts = inv_facts(v), *order = json_object_new_array();
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 	double score[MAXP], gap[MAXP], drops[MAXP];
-	unsigned idx[MAXP];
+	unsigned idx[MAXP], counted;
+	uint64_t retrans = 0;
 
+	/* the flows' own retransmissions so far (0 flows: no count) */
+	counted = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct json_object *pf = jx_get(jx_get(facts, FK_PORTS), v->ports[i]);
 
 		gap[i] = drops[i] = 0;
 		score[i] = pf ? port_score(v->F->rules, pf, &gap[i], &drops[i]) : 0;
-		v->lost[i] = gap[i] >= 1 || drops[i] >= 1;
+		v->lost[i] = (gap[i] >= 1 || drops[i] >= 1) && !(counted && !retrans);
 		idx[i] = i;
 	}
 	json_object_put(facts);
@@ -167,6 +173,8 @@ void inv_plan_steps(struct inv *v)
 		json_object_object_add(o, "drops", jx_new_fixed(drops[i], 1));
 		json_object_object_add(o, "score", jx_new_fixed(score[i], 1));
 		jx_add_bool(o, "lost_frames", port_lost(v, i));
+		if (counted)
+			jx_add_u64(o, "flows_retrans", retrans);
 		v->act[v->nact++] = (struct action){ .kind = ACT_PROMISC, .port = i, .step = -1 };
 		/* the reprogram acts on the port's receive filter: planned
 		 * only where the port lost frames of the flows, or where the
@@ -177,7 +185,10 @@ void inv_plan_steps(struct inv *v)
 			jx_add_str(o, "reprogram", port_lost(v, i) ? "planned: the port lost frames of the flows" :
 				   "planned by policy (reprogram_without_loss = yes): the port lost no frame of the flows");
 		} else
-			jx_add_str(o, "reprogram", "not planned: the port lost no frame of the flows "
+			jx_add_str(o, "reprogram", gap[i] >= 1 || drops[i] >= 1 ?
+				   "not planned: the port lost no frame of the flows (its frames "
+				   "lost were another flow's: the stalled flows retransmitted none)" :
+				   "not planned: the port lost no frame of the flows "
 				   "(no gap between port and vport, no drop beyond the healthy rate)");
 		json_object_array_add(order, o);
 	}

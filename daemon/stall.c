@@ -1130,7 +1130,8 @@ unsigned stall_incident_retrans(struct stall *s, const struct incident *inc, uin
 		if (f->obs.retrans >= f->retrans_at_progress)
 			*retrans += f->obs.retrans - f->retrans_at_progress;
 	}
-	return n;
+	/* and those released meanwhile: the wait their release ended */
+	return n + incident_released_retrans(inc, retrans);
 }
 
 struct json_object *stall_thread_evidence(struct stall *s, int pid)

@@ -80,9 +80,10 @@ struct incident *stall_incident(struct stall *s, uint64_t id);
  * it (retry_due_ns and rto_ns say when it will next try again). Returns
  * how many. */
 /* The retransmissions the incident's stalled flows made since their last
- * progress, summed over the flows whose source publishes a count (kernel
- * TCP, Onload, VMA/XLIO); returns how many such flows there are (0: the
- * count is unknown). */
+ * progress (a flow released meanwhile: over the wait its release ended),
+ * summed over the flows whose source publishes a count (kernel TCP,
+ * Onload, VMA/XLIO); returns how many such flows there are (0: the count
+ * is unknown). */
 unsigned stall_incident_retrans(struct stall *s, const struct incident *inc, uint64_t *retrans);
 unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 			      void (*fn)(const struct flow_obs *o, void *arg), void *arg);
