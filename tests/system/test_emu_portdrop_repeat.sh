@@ -27,6 +27,7 @@ run_one() {     # run_one SCENARIO PORT SINGLE
 		b=$(bundle_for "$port")
 		V=$(jq -r '.verdict.verdict' "$b/manifest.json")
 		X=$(jq -r '"window +\(.extended // 0), retrans \(.flows.retrans // "?")"' "$b/window.json")
+		X="$X, released by $(jq -r '.release.action' "$b/manifest.json")"
 	else
 		V="no bundle" X=""
 	fi

@@ -68,6 +68,7 @@ scenario_bundle() {
 	b=$(bundle_for "$2")
 	ok "$1: bundle $(basename "$b")"
 	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
+	jq -c '{flows: [.incident.flows[]? | "\(.tuple) \(.state)"], window: {extended: .window.extended, flows: .window.flows}}' "$b/record.json" 2>/dev/null
 	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
 	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
 	[ "$REPORTS" = 1 ] && report_later "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
