@@ -28,6 +28,13 @@ run_one() {     # run_one SCENARIO PORT SINGLE
 		V=$(jq -r '.verdict.verdict' "$b/manifest.json")
 		X=$(jq -r '"window +\(.extended // 0), retrans \(.flows.retrans // "?")"' "$b/window.json")
 		X="$X, released by $(jq -r '.release.action' "$b/manifest.json")"
+		# a single frame: the window waited for the next retransmission,
+		# and the explanation puts the flow's count beside the gap
+		[ "$single" = 1 ] && ! jqe '.extended >= 1 and .flows.retrans >= 1' "$b/window.json" >/dev/null &&
+			V="$V, but the window did not wait for a retransmission"
+		jq -r .verdict.explanation "$b/manifest.json" | grep -q 'own retransmission count rose by [1-9]' ||
+			V="$V, but without the flow's retransmission count"
+		jqe '.release.action == "reprogram"' "$b/manifest.json" >/dev/null || V="$V, not released by the reprogram"
 	else
 		V="no bundle" X=""
 	fi

@@ -194,25 +194,8 @@ if scenario_bundle "fabric-fault" 11108; then
 fi
 emu mode srv healthy
 
-# 8b. a single frame in the stall and the window: the client's retransmission
-#     timeout raised to 1.5 s (rto_min on its route, read by tcp_rto_min()),
-#     so the request is the only frame lost before the window ends; the
-#     window waits for the next retransmission, and the verdict is port-drop
-isolate
-ip -n "$CLI_NS" route replace "$SRV_ADDR/32" dev "$CLI_IF" rto_min 1500ms
-T_CLEANUP+=("ip -n $CLI_NS route del $SRV_ADDR/32 2>/dev/null")
-pingpong 11110; p=$(cport 11110)
-sleep 1
-emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11110
-if scenario_bundle "single-frame" 11110; then
-	check "single-frame: verdict port-drop" verdict_is port-drop
-	check "single-frame: the window waited for the next retransmission" jqe '.extended >= 1 and .flows.retrans >= 1' "$B/window.json"
-	check "single-frame: the stalled flow's own retransmissions counted" jqe '.facts.flows.retrans >= 1' "$B/manifest.json"
-	check "single-frame: the explanation puts them beside the gap" bash -c \
-		"jq -r .verdict.explanation '$B/manifest.json' | grep -q 'own retransmission count rose by [1-9]'"
-	check "single-frame: released by the reprogram" released_by reprogram
-fi
-ip -n "$CLI_NS" route del "$SRV_ADDR/32"
+# (8b. a single frame in the stall and the window: test_emu_portdrop_repeat,
+#     where each run is alone on the pair and the healthy rate is the port's)
 isolate
 
 # 8c. a stall that clears by itself: the wedge lets the flow's third try
