@@ -110,8 +110,8 @@ else
 		step "session 1's frames miss the server port's steering rules"
 		emu mode srv steer-miss "tcp $CLI_ADDR $cport $SRV_ADDR 11111" ;;
 	self-release)
-		step "wedging session 1 at the server port for 2 frames only: the request and its first retransmission are lost, the second gets through before any action"
-		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 2 ;;
+		step "wedging session 1 at the server port for 3 frames only: the request, its tail-loss probe and its first retransmission are lost, the second retransmission gets through before any action"
+		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 3 ;;
 	engine-hold)
 		step "stopping the server process of session 1 (SIGSTOP): requests pile up in its socket"
 		kill -STOP "$SRV1" ;;

@@ -199,11 +199,12 @@ emu mode srv healthy
 isolate
 
 # 8c. a stall that clears by itself: the wedge lets the flow's third try
-#     through (the request and its first retransmission lost), before any
+#     through (the request, its tail-loss probe (tcp_send_loss_probe) and its
+#     first retransmission lost), before any
 #     action; the release is the flow's own, the verdict the evidence's
 pingpong 11111; p=$(cport 11111)
 sleep 1
-emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11111 limit 2
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11111 limit 3
 if scenario_bundle "self-release" 11111; then
 	check "self-release: verdict port-drop" verdict_is port-drop
 	check "self-release: released by itself" released_by self
