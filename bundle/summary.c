@@ -855,6 +855,17 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 			fputs(": the release came while both could have caused it.\n", f);
 			return;
 		}
+		if (!strcmp(jx_text(rel, FK_R_ACTION), "self")) {
+			/* no action is credited; the verdict rests on the evidence */
+			fputs("- Released by itself, no action credited", f);
+			if (jx_str(rel, FK_R_ORDER))
+				fprintf(f, ": %s", jx_str(rel, FK_R_ORDER));
+			fputs(".\n", f);
+			if (jx_str(rel, FK_R_NOT_CREDITED))
+				fprintf(f, "- The release is %s.\n", jx_str(rel, FK_R_NOT_CREDITED));
+			fputs("- The verdict is the evidence's, not the release's.\n", f);
+			return;
+		}
 		fputs("- Released by ", f);
 		put_val(f, jx_get(rel, FK_R_ACTION));
 		if (port)

@@ -456,6 +456,9 @@ static void port_key(struct parser *p, const char *key, const char *val)
 		if (util_parse_bool(val, &pc->promisc_capture, e, sizeof(e)) < 0)
 			perr(p, "promisc_capture: %s", e);
 		pc->promisc_capture |= 2;       /* explicitly set */
+	} else if (!strcmp(key, "reprogram_without_loss")) {
+		if (util_parse_bool(val, &pc->reprogram_without_loss, e, sizeof(e)) < 0)
+			perr(p, "reprogram_without_loss: %s", e);
 	} else if (!strcmp(key, "probe")) {
 		if (pc->nprobe >= 4)
 			perr(p, "probe: at most 4 probes per port");

@@ -43,6 +43,8 @@ struct port_conf {
 	char peer_address[64];       /* pinged from this port's namespace */
 	int recover;                 /* 1: reprogram allowed */
 	int promisc_capture;         /* 1: promiscuous capture allowed */
+	int reprogram_without_loss;  /* 1: reprogram even where the evidence
+				      * shows no frame of the flows lost */
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
 	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */

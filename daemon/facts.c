@@ -207,6 +207,10 @@ static struct json_object *flow_facts(struct json_object *rec, struct json_objec
 			       json_object_get(jx_get(jx_get(rec, IR_INCIDENT), "siblings_progressing")));
 	json_object_object_add(flows, FK_F_HELD, held);
 	json_object_object_add(flows, FK_F_LIST, list);
+	/* counted at the end of the observation window, for the flows whose
+	 * source publishes it; absent (unknown) otherwise */
+	if (jx_get(jx_get(jx_get(rec, IR_WINDOW), "flows"), "retrans"))
+		jx_add_u64(flows, FK_F_RETRANS, jx_u64(jx_get(jx_get(rec, IR_WINDOW), "flows"), "retrans"));
 	return flows;
 }
 

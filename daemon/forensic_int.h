@@ -59,6 +59,7 @@ struct inv {
 	struct json_object *series[MAXP];
 	unsigned nsamples;
 	int win_step;
+	unsigned win_extended;          /* times the window waited for a retry */
 	/* probes */
 	struct probe_ping *ping[MAXP];
 	int ping_step[MAXP];
@@ -75,6 +76,7 @@ struct inv {
 	uint64_t capture_ns;            /* the plain captures' start */
 	struct action act[MAXACT];      /* the promiscuous steps, in order */
 	unsigned nact, cur;             /* planned, the one running */
+	int lost[MAXP];                 /* the port lost frames of the flows */
 	int watching;                   /* the watch timer is armed */
 	uint64_t release_ns;            /* the incident was released, 0 not yet */
 	int peers_step;                 /* the wait for the peers' summaries, -1 none */
@@ -128,6 +130,13 @@ void inv_threads_second(struct loop_timer *t, void *arg);
 int inv_start_captures(struct inv *v, int port, int promisc);
 
 /* release.c */
+/* The largest net gap (frames at the port and not at the vport beyond the
+ * healthy rate) of the ports over the stall and the window so far. */
+double inv_max_gap(struct inv *v);
+/* When the stalled flows have all tried again after t (their next
+ * retransmission, with the timer's slack and a poll), 0 when no flow's
+ * retry time is known. */
+uint64_t inv_next_retry(struct inv *v, uint64_t t);
 /* Order the ports by what the evidence says and plan the steps. */
 void inv_plan_steps(struct inv *v);
 /* Run the next step, or go on when none is left (or the flows were

@@ -24,6 +24,8 @@ struct inc_flow {
 	uint64_t wait_since_ns, stalled_at_ns, released_at_ns;
 	uint64_t unsent, unread, staged, inflight;
 	int released, gone;
+	uint32_t retrans;               /* released: its wait's retransmissions */
+	int retrans_known;              /* ... its source publishes a count */
 };
 
 struct incident {
@@ -265,6 +267,9 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 			x->released = !gone;
 			x->gone = gone;
 			x->released_at_ns = now;
+			x->retrans = f->retrans_wait;
+			x->retrans_known = f->obs.src == FLOW_SRC_SOCK ||
+					   f->obs.src == FLOW_SRC_ONLOAD || f->obs.src == FLOW_SRC_VMA;
 		}
 	}
 	for (unsigned i = 0; i < inc->nflows; i++) {
@@ -275,6 +280,18 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 	/* released when a flow moved again; flows that only closed did not */
 	*any_released = any;
 	return 1;
+}
+
+unsigned incident_released_retrans(const struct incident *inc, uint64_t *retrans)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < inc->nflows; i++)
+		if (inc->flows[i].released && inc->flows[i].retrans_known) {
+			*retrans += inc->flows[i].retrans;
+			n++;
+		}
+	return n;
 }
 
 void incident_end(struct incident *inc, uint64_t now, int released, uint64_t max_ns)

@@ -68,6 +68,10 @@ unsigned incident_flows_stalled(const struct incident *inc);
  * moved again (rather than only closing). */
 int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, uint64_t now,
 		       int *any_released);
+/* Add the retransmissions of inc's listed flows that were released (the
+ * wait each release ended) to *retrans, for the sources that publish a
+ * count; returns how many such flows. */
+unsigned incident_released_retrans(const struct incident *inc, uint64_t *retrans);
 /* End inc at now; logs it. max_ns: the incident timeout (for the log). */
 void incident_end(struct incident *inc, uint64_t now, int released, uint64_t max_ns);
 /* The log line of an incident that just opened. */

@@ -464,6 +464,11 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 	}
 	if (progress)
 		f->progress_ns = moved;
+	/* the retransmissions a wait since then made are counted from here */
+	if (progress && o->retrans >= f->retrans_at_progress)
+		f->retrans_wait = o->retrans - f->retrans_at_progress;
+	if (first || progress)
+		f->retrans_at_progress = o->retrans;
 
 	switch (f->state) {
 	case FLOW_IDLE:

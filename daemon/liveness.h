@@ -47,6 +47,9 @@ struct sflow {
 	enum flow_state state;
 	uint64_t first_ns, seen_ns;
 	uint64_t wait_since_ns, progress_ns, stalled_at_ns;
+	uint32_t retrans_at_progress;   /* obs.retrans at the last progress */
+	uint32_t retrans_wait;          /* retransmissions of the wait that the
+					 * last progress ended */
 	uint64_t tx_at_rx;              /* BPF: tx frames when rx last moved */
 	uint64_t last_stall_ns;         /* duration of the last released stall */
 	unsigned stalls;

@@ -56,10 +56,21 @@ void inv_tick(struct loop_timer *t, void *arg)
 	v->nsamples++;
 	if (now >= v->win_end) {
 		struct json_object *w = json_object_new_object();
+		struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+		uint64_t retrans = 0, next;
+		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 
-		loop_timer_set(v->tick, 0, 0);
 		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
+		if (known) {
+			struct json_object *fo = json_object_new_object();
+
+			jx_add_u64(fo, "retrans", retrans);
+			jx_add_int(fo, "counted", known);
+			json_object_object_add(w, "flows", fo);
+		}
+		if (v->win_extended)
+			jx_add_int(w, "extended", v->win_extended);
 		for (unsigned i = 0; i < v->nports; i++) {
 			struct port *p = inv_port(v, i);
 			struct json_object *po = json_object_new_object();
@@ -74,7 +85,27 @@ void inv_tick(struct loop_timer *t, void *arg)
 			json_object_object_add(w, v->ports[i], po);
 		}
 		json_object_object_add(v->rec, IR_WINDOW, w);
-		inv_step_end(v, v->win_step, "ok", NULL);
+		/* A frame lost in a stall is the sender's backed-off
+		 * retransmission: one, or none, in the window is an ordinary
+		 * outcome, and a gap of one frame is also what read skew
+		 * makes. When the count is marginal, the window goes on until
+		 * the stalled flows have tried again (at most twice, within
+		 * release_wait_max), so that the verdict does not depend on
+		 * where a retransmission fell. */
+		if (v->win_extended < 2 && inv_still_stalled(v) && inv_max_gap(v) < 2 &&
+		    (next = inv_next_retry(v, now)) > now &&
+		    next - v->win_start <= v->F->c->release_wait_max_ns) {
+			json_object_object_del(v->rec, IR_WINDOW);
+			v->win_extended++;
+			v->win_end = next;
+			log_info("investigation %" PRIu64 ": fewer than 2 frames lost so far: the window "
+				 "waits %.0f ms for the stalled flows' next retransmission", v->id,
+				 (double)(next - now) / 1e6);
+			return;
+		}
+		loop_timer_set(v->tick, 0, 0);
+		inv_step_end(v, v->win_step, "ok", v->win_extended ?
+			     "extended to the stalled flows' next retransmission" : NULL);
 		inv_finish_one(v);
 	}
 }

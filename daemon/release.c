@@ -90,17 +90,66 @@ static double port_score(const struct rules *r, struct json_object *pf, double *
 	return (*gap > 0 ? *gap : 0) + (*drops > 0 ? *drops : 0);
 }
 
+/* Did port i lose frames of the flows, by the evidence: a net gap or a
+ * drop of at least one frame beyond the healthy rate, unless the stalled
+ * flows' own count says they retransmitted nothing (a frame of theirs lost
+ * is one they send again: the port's frames were another flow's)? A
+ * receive-filter action can only release frames the port was losing. */
+static int port_lost(const struct inv *v, unsigned i)
+{
+	return v->lost[i];
+}
+
+/* The facts of the record so far, with the incident's flows as they are
+ * now (the record gets them for good at the end): the stall began when
+ * its first flow started waiting. */
+static struct json_object *inv_facts(struct inv *v)
+{
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+	struct json_object *f;
+
+	if (!inc || jx_get(v->rec, IR_INCIDENT))
+		return facts_build(v->F->ports, v->rec);
+	json_object_object_add(v->rec, IR_INCIDENT, incident_json(inc, loop_mono_ns()));
+	f = facts_build(v->F->ports, v->rec);
+	json_object_object_add(v->rec, IR_INCIDENT, NULL);
+	return f;
+}
+
+double inv_max_gap(struct inv *v)
+{
+	struct json_object *facts = inv_facts(v);
+	double best = 0, gap, drops;
+
+	for (unsigned i = 0; i < v->nports; i++) {
+		struct json_object *pf = jx_get(jx_get(facts, FK_PORTS), v->ports[i]);
+
+		gap = drops = 0;
+		if (pf)
+			port_score(v->F->rules, pf, &gap, &drops);
+		if (gap > best)
+			best = gap;
+	}
+	json_object_put(facts);
+	return best;
+}
+
 void inv_plan_steps(struct inv *v)
 {
-	struct json_object *facts = facts_build(v->F->ports, v->rec), *order = json_object_new_array();
+	struct json_object *facts = inv_facts(v), *order = json_object_new_array();
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 	double score[MAXP], gap[MAXP], drops[MAXP];
-	unsigned idx[MAXP];
+	unsigned idx[MAXP], counted;
+	uint64_t retrans = 0;
 
+	/* the flows' own retransmissions so far (0 flows: no count) */
+	counted = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct json_object *pf = jx_get(jx_get(facts, FK_PORTS), v->ports[i]);
 
 		gap[i] = drops[i] = 0;
 		score[i] = pf ? port_score(v->F->rules, pf, &gap[i], &drops[i]) : 0;
+		v->lost[i] = (gap[i] >= 1 || drops[i] >= 1) && !(counted && !retrans);
 		idx[i] = i;
 	}
 	json_object_put(facts);
@@ -116,14 +165,32 @@ void inv_plan_steps(struct inv *v)
 	for (unsigned k = 0; k < v->nports; k++) {
 		struct json_object *o = json_object_new_object();
 		unsigned i = idx[k];
+		struct port *p = inv_port(v, i);
+		int policy = p && port_conf(p)->reprogram_without_loss;
 
 		jx_add_str(o, "port", v->ports[i]);
 		json_object_object_add(o, "gap", jx_new_fixed(gap[i], 1));
 		json_object_object_add(o, "drops", jx_new_fixed(drops[i], 1));
 		json_object_object_add(o, "score", jx_new_fixed(score[i], 1));
-		json_object_array_add(order, o);
+		jx_add_bool(o, "lost_frames", port_lost(v, i));
+		if (counted)
+			jx_add_u64(o, "flows_retrans", retrans);
 		v->act[v->nact++] = (struct action){ .kind = ACT_PROMISC, .port = i, .step = -1 };
-		v->act[v->nact++] = (struct action){ .kind = ACT_REPROGRAM, .port = i, .step = -1 };
+		/* the reprogram acts on the port's receive filter: planned
+		 * only where the port lost frames of the flows, or where the
+		 * policy says so (and the record says that it did) */
+		if (port_lost(v, i) || policy) {
+			v->act[v->nact++] = (struct action){ .kind = ACT_REPROGRAM, .port = i,
+							     .step = -1 };
+			jx_add_str(o, "reprogram", port_lost(v, i) ? "planned: the port lost frames of the flows" :
+				   "planned by policy (reprogram_without_loss = yes): the port lost no frame of the flows");
+		} else
+			jx_add_str(o, "reprogram", gap[i] >= 1 || drops[i] >= 1 ?
+				   "not planned: the port lost no frame of the flows (its frames "
+				   "lost were another flow's: the stalled flows retransmitted none)" :
+				   "not planned: the port lost no frame of the flows "
+				   "(no gap between port and vport, no drop beyond the healthy rate)");
+		json_object_array_add(order, o);
 	}
 	v->cur = 0;
 	json_object_object_add(v->rec, IR_PORT_ORDER, order);
@@ -164,6 +231,16 @@ static void due_cb(const struct flow_obs *o, void *arg)
 	}
 	if (due + margin > d->latest)
 		d->latest = due + margin;
+}
+
+uint64_t inv_next_retry(struct inv *v, uint64_t t)
+{
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+	struct due_ctx d = { v->F->c, t, 0, 0 };
+
+	if (inc)
+		stall_incident_flows(v->F->stall, inc, due_cb, &d);
+	return d.known ? d.latest : 0;
 }
 
 static void arm_watch(struct inv *v, struct action *a)
@@ -330,13 +407,16 @@ static void action_json(struct inv *v, const struct action *a, struct json_objec
 
 void inv_release_json(struct inv *v, struct json_object *rel)
 {
-	const struct action *k = NULL, *j = NULL;
+	const struct action *k = NULL, *j = NULL, *first = NULL, *inert = NULL;
 	struct json_object *acts = json_object_new_array();
 	uint64_t r = v->release_ns;
 
 	for (unsigned i = 0; i < v->nact; i++)
-		if (v->act[i].ran)
+		if (v->act[i].ran) {
 			action_json(v, &v->act[i], acts);
+			if (!first)
+				first = &v->act[i];
+		}
 	if (!r) {
 		jx_add_bool(rel, "released", 0);
 		jx_add_str(rel, "action", "none");
@@ -344,25 +424,60 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 		return;
 	}
 	/* the candidates: actions that made a crossing the driver acts on
-	 * before the release was seen; the last one, unless the one before it
-	 * was still within the retry it waited for when its watch was cut */
+	 * before the release was seen, on a port that lost frames of the
+	 * flows (a receive filter can only give back frames it was losing:
+	 * an engine's held bytes that drain with no port losing any are the
+	 * engine's); the last one, unless the one before it was still
+	 * within the retry it waited for when its watch was cut */
 	for (unsigned i = 0; i < v->nact; i++) {
 		const struct action *a = &v->act[i];
 
 		if (!a->ran || !a->transition || a->effect_ns > r)
 			continue;
+		if (!v->lost[a->port]) {
+			inert = a;
+			continue;
+		}
 		j = k;
 		k = a;
 	}
 	jx_add_bool(rel, "released", 1);
 	json_object_object_add(rel, "at_ms", jx_new_fixed(inv_rel_ms(v, r), 3));
 	if (!k) {
-		/* nothing that changes the port had run: the flows came back
-		 * on their own (or during a capture without a mode change) */
+		/* nothing that could act on the cause had run: the flows came
+		 * back on their own (or during a capture without a mode
+		 * change); the verdict of the evidence stands. Which came
+		 * first, with both times. */
+		char why[320];
+
 		jx_add_str(rel, "action", "self");
 		json_object_object_add(rel, "after_ms", jx_new_fixed(
 			(double)(r - (v->capture_ns && v->capture_ns <= r ? v->capture_ns :
 				      v->open_ns)) / 1e6, 3));
+		if (inert) {
+			snprintf(why, sizeof(why), "not credited to %s on %s (at +%.1f ms): port %s lost "
+				 "no frame of the flows, so its receive filter held none of them",
+				 act_name(inert->kind), v->ports[inert->port],
+				 inv_rel_ms(v, inert->effect_ns), v->ports[inert->port]);
+			jx_add_str(rel, FK_R_NOT_CREDITED, why);
+		}
+		if (first && first->effect_ns <= r)
+			snprintf(why, sizeof(why), "the flows moved again at +%.1f ms, after the first "
+				 "action (%s on %s at +%.1f ms)", inv_rel_ms(v, r),
+				 act_name(first->kind), v->ports[first->port],
+				 inv_rel_ms(v, first->effect_ns));
+		else if (first)
+			snprintf(why, sizeof(why), "the flows moved again at +%.1f ms, before the first "
+				 "action (%s on %s at +%.1f ms)", inv_rel_ms(v, r),
+				 act_name(first->kind), v->ports[first->port],
+				 inv_rel_ms(v, first->effect_ns));
+		else
+			snprintf(why, sizeof(why), "the flows moved again at +%.1f ms, before any action "
+				 "(none ran)", inv_rel_ms(v, r));
+		jx_add_str(rel, FK_R_ORDER, why);
+		if (first)
+			json_object_object_add(rel, FK_R_FIRST_ACTION_MS,
+					       jx_new_fixed(inv_rel_ms(v, first->effect_ns), 3));
 	} else if (j && j->capped && r <= j->natural_ns) {
 		char what[160];
 

@@ -1127,6 +1127,28 @@ unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 	return n;
 }
 
+unsigned stall_incident_retrans(struct stall *s, const struct incident *inc, uint64_t *retrans)
+{
+	unsigned n = 0;
+
+	*retrans = 0;
+	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+		if (f->state != FLOW_STALLED || f->incident != incident_id(inc))
+			continue;
+		/* the sources that publish the sender's own count:
+		 * tcp_get_info() tcpi_total_retrans, Onload's total_retrans,
+		 * VMA/XLIO n_tx_retransmits */
+		if (f->obs.src != FLOW_SRC_SOCK && f->obs.src != FLOW_SRC_ONLOAD &&
+		    f->obs.src != FLOW_SRC_VMA)
+			continue;
+		n++;
+		if (f->obs.retrans >= f->retrans_at_progress)
+			*retrans += f->obs.retrans - f->retrans_at_progress;
+	}
+	/* and those released meanwhile: the wait their release ended */
+	return n + incident_released_retrans(inc, retrans);
+}
+
 struct json_object *stall_thread_evidence(struct stall *s, int pid)
 {
 	return tpass_evidence(s->tpass, pid, 0);

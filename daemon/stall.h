@@ -79,6 +79,12 @@ struct incident *stall_incident(struct stall *s, uint64_t id);
 /* Each flow of the incident that is still stalled, as its source last saw
  * it (retry_due_ns and rto_ns say when it will next try again). Returns
  * how many. */
+/* The retransmissions the incident's stalled flows made since their last
+ * progress (a flow released meanwhile: over the wait its release ended),
+ * summed over the flows whose source publishes a count (kernel TCP,
+ * Onload, VMA/XLIO); returns how many such flows there are (0: the count
+ * is unknown). */
+unsigned stall_incident_retrans(struct stall *s, const struct incident *inc, uint64_t *retrans);
 unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 			      void (*fn)(const struct flow_obs *o, void *arg), void *arg);
 

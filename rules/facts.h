@@ -71,6 +71,11 @@
 #define FK_F_PROGRESSING "progressing"
 #define FK_F_HELD       "held"
 #define FK_F_LIST       "list"
+/* The stalled flows' own retransmissions from their last progress to the
+ * end of the observation window (kernel TCP tcpi_total_retrans, Onload
+ * total_retrans, VMA/XLIO n_tx_retransmits); absent when no stalled flow
+ * publishes a count. */
+#define FK_F_RETRANS    "retrans"
 #define FK_H_UNSENT     "unsent"
 #define FK_H_UNREAD     "unread"
 #define FK_H_STAGED     "staged"
@@ -190,6 +195,9 @@
 #define FK_R_AT_MS      "at_ms"        /* from the investigation's start */
 #define FK_R_AMBIGUOUS  "ambiguous"    /* "ambiguous between X on P and Y on Q" */
 #define FK_R_AFTER_SECOND_MS "after_second_ms"  /* ... from the second's effect */
+#define FK_R_ORDER      "order"        /* self: the release and the first action, in order */
+#define FK_R_NOT_CREDITED "not_credited" /* self: an action that ran before and why it is not the cause */
+#define FK_R_FIRST_ACTION_MS "first_action_ms" /* self: the first action's effect */
 
 /* The name a counter has in facts: "netdev/NAME" for netdev stats64 (their
  * names clash with driver counters), NAME as is otherwise. */

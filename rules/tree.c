@@ -18,6 +18,7 @@ const struct rl_fact_name rl_facts_tab[] = {
 	{ "held", F_HELD }, { "held.unsent", F_HELD_UNSENT },
 	{ "held.unread", F_HELD_UNREAD }, { "held.staged", F_HELD_STAGED },
 	{ "flows.stalled", F_FLOWS_STALLED }, { "flows.progressing", F_FLOWS_PROGRESSING },
+	{ "flows.retrans", F_FLOWS_RETRANS },
 	{ "ping.ok", F_PING_OK }, { "ping.count", F_PING_COUNT },
 	{ "capture.count", F_CAPTURE_COUNT },
 	{ "release.released", F_RELEASED }, { "release.action", F_RELEASE_ACTION },

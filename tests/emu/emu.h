@@ -42,6 +42,10 @@ struct emu_wedge {
 	__u64 after;		/* frames of the flow let through first */
 	__u64 passed;
 	__u64 dropped;
+	/* at most this many dropped, then the flow's frames reach the vport
+	 * again with nothing done to the port (0: no end): a receive-filter
+	 * state that mends itself, the stall that clears by itself */
+	__u64 limit;
 };
 
 enum emu_mode { EMU_HEALTHY, EMU_BUFFER_DROP, EMU_STEER_MISS, EMU_FABRIC_FAULT };

@@ -195,8 +195,9 @@ static void status(struct emu *e, struct port *only, FILE *out)
 				continue;
 			fprintf(out, "wedge %s ", p->name);
 			flow_print(out, &key);
-			fprintf(out, " after=%llu passed=%llu dropped=%llu\n", (unsigned long long)w.after,
-				(unsigned long long)w.passed, (unsigned long long)w.dropped);
+			fprintf(out, " after=%llu passed=%llu dropped=%llu limit=%llu\n",
+				(unsigned long long)w.after, (unsigned long long)w.passed,
+				(unsigned long long)w.dropped, (unsigned long long)w.limit);
 		}
 		if (read_counters(e, p, v) < 0)
 			continue;
@@ -243,11 +244,18 @@ static void command(struct emu *e, char *line, FILE *out)
 
 		if (parse_flow(av + 2, ac - 2, &f, out) < 0)
 			return;
-		if (ac == 9 && !strcmp(av[7], "after") && parse_u64(av[8], UINT32_MAX, &v) == 0)
-			w.after = v;
-		else if (ac != 7) {
-			fprintf(out, "error: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N]\n");
-			return;
+		for (int i = 7; i < ac; i += 2) {
+			if (i + 1 < ac && !strcmp(av[i], "after") &&
+			    parse_u64(av[i + 1], UINT32_MAX, &v) == 0)
+				w.after = v;
+			else if (i + 1 < ac && !strcmp(av[i], "limit") &&
+				 parse_u64(av[i + 1], UINT32_MAX, &v) == 0 && v > 0)
+				w.limit = v;
+			else {
+				fprintf(out, "error: wedge PORT PROTO SADDR SPORT DADDR DPORT "
+					"[after N] [limit N]: bad '%s'\n", av[i]);
+				return;
+			}
 		}
 		if (wedge_set(p, &f, &w) < 0)
 			fprintf(out, "error: wedge on %s: %s\n", p->name, strerror(errno));

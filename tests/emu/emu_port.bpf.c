@@ -160,6 +160,13 @@ int emu_rx(struct __sk_buff *skb)
 		if (w) {
 			if (w->passed < w->after) {
 				__sync_fetch_and_add(&w->passed, 1);
+			} else if (w->limit && w->dropped >= w->limit) {
+				/* mended by itself: steered to the vport again.
+				 * While it held, the port counted the frames
+				 * (en_stats.c pport_802_3_stats_desc
+				 * "rx_packets_phy", PPCNT a_frames_received_ok)
+				 * and the vport did not (vport_stats_desc
+				 * "rx_vport_unicast_packets", QUERY_VPORT_COUNTER) */
 			} else {
 				__sync_fetch_and_add(&w->dropped, 1);
 				c->v[EC_RX_WEDGE_DROPS]++;

@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "usage: emuport run --dir OUTDIR --port NAME:NETNS:IFNAME[:PEER] "
 		"[--port ...] [--fw-frames] [--rx-mode-delay MS|instant] [--rdma-port N]\n"
 		"       emuport ctl OUTDIR COMMAND...\n"
-		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] | unwedge PORT "
+		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] [limit N] | unwedge PORT "
 		"[FLOW] | mode PORT healthy|buffer-drop [N]|steer-miss [all|FLOW]|fabric-fault "
 		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | "
 		"status [PORT]\n");

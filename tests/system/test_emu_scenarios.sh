@@ -68,6 +68,7 @@ scenario_bundle() {
 	b=$(bundle_for "$2")
 	ok "$1: bundle $(basename "$b")"
 	jq '{verdict: .verdict.verdict, explanation: .verdict.explanation, release}' "$b/manifest.json"
+	jq -c '{flows: [.incident.flows[]? | "\(.tuple) \(.state)"], window: {extended: .window.extended, flows: .window.flows}}' "$b/record.json" 2>/dev/null
 	check "$1: verify passes" "$NICSTALLCTL" verify "$b"
 	check "$1: classify reproduces the verdict" bash -c "'$NICSTALLCTL' classify '$b' --rules '$ROOT/rules' | grep -q 'identical to the recorded'"
 	# the summary lint (issue 35): whole frames, no placeholder, no rule
@@ -77,6 +78,23 @@ scenario_bundle() {
 		{ fail "$1: the summary lint finds:"; cat "$T_DIR/lint-$1.txt"; }
 	[ "$REPORTS" = 1 ] && report_later "$1: report" "$b" "$BUILD/report/scenarios/$1" --full
 	B=$b
+}
+# isolate: the earlier scenarios' sessions end and their wedges and modes
+# go (their retransmissions would be frames the port counts and the vport
+# does not, their flows would join the next incident)
+isolate() {
+	local pid
+	# only the traffic: emuport may be in a namespace for a moment
+	for pid in $(ip netns pids "$CLI_NS") $(ip netns pids "$SRV_NS"); do
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		sockperf|nsengine) kill -CONT "$pid"; kill "$pid" ;;
+		esac
+	done 2>/dev/null
+	emu unwedge srv > /dev/null; emu unwedge cli > /dev/null; emu mode srv healthy > /dev/null
+	# until their sockets are gone or idle: a stalled one would join the
+	# next incident
+	wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j flows | jq -e '[.flows[] | select(.state == \"stalled\" or .state == \"waiting\")] | length == 0'"
+	sleep 1
 }
 verdict_is() { jqe --arg v "$1" '.verdict.verdict == $v' "$B/manifest.json" > /dev/null; }
 released_by() { jqe --arg a "$1" '.release.released == true and .release.action == $a' "$B/manifest.json" > /dev/null; }
@@ -154,13 +172,19 @@ if scenario_bundle "steering-miss" 11106; then
 fi
 emu mode srv healthy
 
-# 7. engine hold: the server stopped
+# 7. engine hold: the server stopped, no frame lost anywhere
+isolate
 pingpong 11107
 sleep 1
 kill -STOP "$PP_SRV"; T_CLEANUP+=("kill -CONT $PP_SRV")
 if scenario_bundle "engine-hold" 11107; then
 	check "engine-hold: verdict engine-hold" verdict_is engine-hold
 	check "engine-hold: threads of the stopped server recorded" jqe '[.facts.threads[] | select(.state == "T")] | length >= 1' "$B/manifest.json"
+	# no port lost a frame of the flows: a receive-filter reprogram
+	# cannot act on the cause, so none is planned, and the record says why
+	check "engine-hold: no reprogram ran" jqe '[.steps[] | select(.step == "reprogram")] | length == 0' "$B/manifest.json"
+	check "engine-hold: the plan says why" jqe '[.port_order[] | .reprogram | startswith("not planned: the port lost no frame")] | all' "$B/record.json"
+	check "engine-hold: no action credited" jqe '.release.action == "none" or .release.action == "self"' "$B/manifest.json"
 fi
 kill -CONT "$PP_SRV"
 
@@ -174,6 +198,25 @@ if scenario_bundle "fabric-fault" 11108; then
 	check "fabric-fault: RDMA error counters moved" jqe '.facts.ports.srv.stall.counters["hw_counters/req_transport_retries_exceeded"] > 0' "$B/manifest.json"
 fi
 emu mode srv healthy
+
+# (8b. a single frame in the stall and the window: test_emu_portdrop_repeat,
+#     where each run is alone on the pair and the healthy rate is the port's)
+isolate
+
+# 8c. a stall that clears by itself: the wedge lets the flow's third try
+#     through (the request, its tail-loss probe (tcp_send_loss_probe) and its
+#     first retransmission lost), before any
+#     action; the release is the flow's own, the verdict the evidence's
+pingpong 11111; p=$(cport 11111)
+sleep 1
+emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" 11111 limit 3
+if scenario_bundle "self-release" 11111; then
+	check "self-release: verdict port-drop" verdict_is port-drop
+	check "self-release: released by itself" released_by self
+	check "self-release: no action ran before it" jqe '[.steps[] | select(.step == "reprogram" or .step == "capture-promisc")] | length == 0' "$B/manifest.json"
+	check "self-release: which came first, with the time" jqe '.release.order | test("^the flows moved again at \\+[0-9.]+ ms, before any action")' "$B/manifest.json"
+	check "self-release: the summary says no action is credited" grep -q "^- Released by itself, no action credited" "$B/summary.txt"
+fi
 
 # 9. producer stall: a consumer engine awaiting a stream, the producer stopped
 #    (the earlier sessions end first: nothing else may move on the pair)

@@ -91,6 +91,36 @@ static void bundle_summary__nan_and_infinity__never_figures(void **state)
 	json_object_put(m);
 }
 
+/* A release before any action, and one after an action on a port that lost
+ * nothing: neither reads as "Released by self ... after the action", and
+ * neither names a port whose receive filter held the flows. */
+static void bundle_summary__self_release__no_action_credited(void **state)
+{
+	struct json_object *m = parse(
+		"{ \"release\": { \"released\": true, \"action\": \"self\", \"after_ms\": 360.4,"
+		"    \"at_ms\": 360.4, \"order\": \"the flows moved again at +360.4 ms, before any "
+		"action (none ran)\" } }");
+	char *s = bundle_summary(m);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(strstr(s, "- Released by itself, no action credited: the flows moved again at "
+			       "+360.4 ms, before any action (none ran).\n"));
+	assert_non_null(strstr(s, "- The verdict is the evidence's, not the release's.\n"));
+	assert_null(strstr(s, "after the action"));
+	assert_null(strstr(s, "held the flows"));
+	free(s);
+	json_object_put(m);
+	m = parse("{ \"release\": { \"released\": true, \"action\": \"self\", \"after_ms\": 909.3,"
+		  "    \"not_credited\": \"not credited to reprogram on cli (at +1200.0 ms): port cli "
+		  "lost no frame of the flows, so its receive filter held none of them\" } }");
+	s = bundle_summary(m);
+	assert_non_null(strstr(s, "- The release is not credited to reprogram on cli (at +1200.0 ms)"));
+	assert_null(strstr(s, "The receive-filter state of port cli held the flows"));
+	free(s);
+	json_object_put(m);
+}
+
 /* The port-drop fixture with a stall of 5 + 1 frames lost before the vport
  * over 1.6 s and a baseline that loses 1 frame a second. */
 static struct json_object *gap_manifest(void)
@@ -261,6 +291,7 @@ int main(void)
 		cmocka_unit_test(bundle_summary__nan_and_infinity__never_figures),
 		cmocka_unit_test(bundle_summary_rules__port_drop__gap_counted_and_healthy_share),
 		cmocka_unit_test(bundle_summary__neighbours__in_what_it_is_not),
+		cmocka_unit_test(bundle_summary__self_release__no_action_credited),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

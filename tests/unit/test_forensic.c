@@ -35,6 +35,7 @@
 enum {
 	REL_NONE, REL_CAPTURE, REL_PROMISC, REL_REPROGRAM,
 	REL_PROMISC_AT_RETRY,   /* the capture frees it; it shows at the retry */
+	REL_EARLY,              /* it moves again by itself, before any action */
 };
 
 struct fix {
@@ -109,6 +110,11 @@ static struct probe_ping *f_ping_start(struct loop *l, int nsfd, const char *ifn
 	p->arg = arg;
 	p->t = loop_timer_new(l, ping_fire, p);
 	loop_timer_set(p->t, 20 * MS, 0);
+	if (X->release_by == REL_EARLY && !X->later) {
+		/* during the observation window */
+		X->later = loop_timer_new(l, release_later, NULL);
+		loop_timer_set(X->later, 10 * MS, 0);
+	}
 	return p;
 }
 static const struct probe_ping_result *f_ping_result(const struct probe_ping *p) { return &p->r; }
@@ -432,6 +438,26 @@ static void steps(struct json_object *r, char *buf, size_t len)
 	}
 }
 
+/* Ports a and b count lost_a and lost_b frames at the port and not at the
+ * vport from now on, beyond a healthy rate of none. */
+static void lose_frames(struct fix *x, unsigned lost_a, unsigned lost_b)
+{
+	static const char *const file[] = { "a.txt", "b.txt" };
+	unsigned lost[] = { lost_a, lost_b };
+	char text[160];
+
+	for (unsigned i = 0; i < 2; i++)
+		coretest_write(x->dir, file[i], "NIC statistics:\n     rx_packets_phy: 100\n"
+			       "     rx_vport_unicast_packets: 100\n");
+	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
+	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets_phy: %u\n"
+			 "     rx_vport_unicast_packets: 100\n", 100 + lost[i]);
+		coretest_write(x->dir, file[i], text);
+	}
+}
+
 static void forensic__released_by_reprogram__every_step_then_reprogram_named(void **state)
 {
 	struct fix *x = *state;
@@ -439,6 +465,7 @@ static void forensic__released_by_reprogram__every_step_then_reprogram_named(voi
 	char buf[1024], err[256];
 	const char *bundle;
 
+	lose_frames(x, 6, 0);
 	x->release_by = REL_REPROGRAM;
 	r = run(x);
 	steps(r, buf, sizeof(buf));
@@ -468,6 +495,8 @@ static void forensic__released_by_promiscuous_capture__no_reprogram(void **state
 	struct fix *x = *state;
 	struct json_object *r;
 	char buf[1024];
+
+	lose_frames(x, 6, 0);
 
 	x->release_by = REL_PROMISC;
 	r = run(x);
@@ -500,6 +529,8 @@ static void forensic__never_released__reprogrammed_and_reported_not_released(voi
 	struct fix *x = *state;
 	struct json_object *r;
 
+	lose_frames(x, 6, 0);
+
 	x->release_by = REL_NONE;
 	r = run(x);
 	assert_int_equal(x->reprograms, 1);
@@ -527,6 +558,8 @@ static void forensic__release_at_the_next_retry__credited_to_the_capture(void **
 	struct json_object *r, *s0;
 	char buf[1024];
 
+	lose_frames(x, 6, 0);
+
 	x->release_by = REL_PROMISC_AT_RETRY;
 	x->retry_at = loop_mono_ns() + 900 * MS;        /* after the stall and window */
 	/* a fixed watch would have given up long before the retry */
@@ -553,6 +586,8 @@ static void forensic__release_within_a_capped_watch__ambiguous(void **state)
 	struct fix *x = *state;
 	struct json_object *r, *rel;
 
+	lose_frames(x, 6, 0);
+
 	x->c->release_wait_max_ns = 100 * MS;
 	x->release_by = REL_REPROGRAM;
 	x->retry_at = loop_mono_ns() + 5 * SEC;
@@ -573,18 +608,85 @@ static void forensic__gap_on_the_other_port__its_steps_first(void **state)
 	struct json_object *r;
 	char buf[1024];
 
-	coretest_write(x->dir, "b.txt", "NIC statistics:\n     rx_packets_phy: 100\n"
-		       "     rx_vport_unicast_packets: 100\n");
-	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
-	ports_sample(x->ps, loop_mono_ns(), loop_real_ns());
-	coretest_write(x->dir, "b.txt", "NIC statistics:\n     rx_packets_phy: 160\n"
-		       "     rx_vport_unicast_packets: 100\n");
+	lose_frames(x, 6, 60);
 	x->release_by = REL_NONE;
 	r = run(x);
 	steps(r, buf, sizeof(buf));
 	/* b has no reprogram policy: its capture, then a's steps */
 	assert_non_null(strstr(buf, "capture@b capture-promisc@b capture-promisc@a reprogram@a "));
 	assert_string_equal(jx_str(json_object_array_get_idx(jx_arr(r, "port_order"), 0), "port"), "b");
+	json_object_put(r);
+}
+
+/* An independent emulation of seed 001: no port lost a frame of the flows
+ * (an engine held them), the flows moved again after a promiscuous
+ * capture. No reprogram is planned, the record says why, and the capture
+ * is not credited: a receive filter cannot give back frames no port lost. */
+static void forensic__no_port_lost_frames__no_reprogram_no_credit(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel, *o;
+	char buf[1024];
+
+	x->release_by = REL_PROMISC;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_null(strstr(buf, "reprogram"));
+	assert_int_equal(x->reprograms, 0);
+	o = json_object_array_get_idx(jx_arr(r, "port_order"), 0);
+	assert_false(jx_bool(o, "lost_frames"));
+	assert_non_null(strstr(jx_text(o, "reprogram"), "not planned: the port lost no frame"));
+	rel = jx_get(r, "release");
+	assert_true(jx_bool(rel, "released"));
+	assert_string_equal(jx_str(rel, "action"), "self");
+	assert_non_null(strstr(jx_text(rel, "not_credited"), "not credited to promisc-capture on a"));
+	assert_non_null(strstr(jx_text(rel, "order"), "after the first action (promisc-capture on a"));
+	json_object_put(r);
+}
+
+/* The same with reprogram_without_loss = yes on a: the reprogram runs and
+ * the record says it was the policy's, and a release after it is still
+ * not credited to it. */
+static void forensic__policy_reprograms_without_loss__said_and_not_credited(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel, *o;
+
+	x->c->ports[0].reprogram_without_loss = 1;
+	x->c->ports[0].promisc_capture = 0;
+	ports_apply(x->ps, x->c, 1);    /* the ports keep their own copy */
+	x->release_by = REL_REPROGRAM;
+	r = run(x);
+	assert_int_equal(x->reprograms, 1);
+	o = json_object_array_get_idx(jx_arr(r, "port_order"), 0);
+	assert_non_null(strstr(jx_text(o, "reprogram"), "planned by policy (reprogram_without_loss = yes)"));
+	rel = jx_get(r, "release");
+	assert_string_equal(jx_str(rel, "action"), "self");
+	assert_non_null(strstr(jx_text(rel, "not_credited"), "not credited to reprogram on a"));
+	json_object_put(r);
+}
+
+/* The flows move again during the observation window, before any action:
+ * the release is the flows' own, no action ran, and the record says which
+ * came first with the time. */
+static void forensic__released_before_any_action__self_with_its_time(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel;
+	char buf[1024];
+
+	lose_frames(x, 6, 0);
+	x->release_by = REL_EARLY;
+	r = run(x);
+	steps(r, buf, sizeof(buf));
+	assert_null(strstr(buf, "reprogram"));
+	assert_null(strstr(buf, "capture-promisc"));
+	rel = jx_get(r, "release");
+	assert_true(jx_bool(rel, "released"));
+	assert_string_equal(jx_str(rel, "action"), "self");
+	assert_non_null(jx_get(rel, "at_ms"));
+	assert_non_null(strstr(jx_text(rel, "order"), "before any action (none ran)"));
+	assert_null(jx_get(rel, "not_credited"));
 	json_object_put(r);
 }
 
@@ -634,6 +736,8 @@ static void forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_i
 	char err[256];
 	uint64_t id;
 
+	lose_frames(x, 6, 0);
+
 	x->release_by = REL_NONE;
 	loop_timer_set(t, 5 * MS, 5 * MS);
 	stall_now(x);
@@ -666,6 +770,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__release_at_the_next_retry__credited_to_the_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__release_within_a_capped_watch__ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__no_port_lost_frames__no_reprogram_no_credit, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__policy_reprograms_without_loss__said_and_not_credited, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__released_before_any_action__self_with_its_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),
 	};

@@ -111,7 +111,8 @@ static void test_rules_classify__seed000_port_drop__port_drop(void **state)
 	assert_string_equal(sget(res, "rule"), "port-drop");
 	assert_string_equal(sget(res, "file"), "50-verdicts.rules");
 	ex = sget(res, "explanation");
-	assert_non_null(strstr(ex, "srv: 24 frames counted at the port and not at the vport in 1.6 s, "));
+	assert_non_null(strstr(ex, "srv: 24 frames counted at the port and not at the vport in 1.6 s "
+				   "(no retransmission count published by the stalled flows); "));
 	assert_non_null(strstr(ex, " of them at the healthy rate"));
 	/* figures a reader trusts: no six-digit fractions anywhere */
 	for (const char *q = ex; *q; q++)
@@ -122,12 +123,12 @@ static void test_rules_classify__seed000_port_drop__port_drop(void **state)
 	assert_non_null(strstr(sget(res, "action"), "firmware 14.17.1010 (PSID MT_2420110034)"));
 	/* every term, true, with its values */
 	terms = oget(res, "terms");
-	assert_int_equal(json_object_array_length(terms), 3);
+	assert_int_equal(json_object_array_length(terms), 4);
 	e = json_object_array_get_idx(terms, 0);
-	assert_string_equal(sget(e, "expr"), "maxof(gap) >= 2");
+	assert_non_null(strstr(sget(e, "expr"), "maxof(gap) >= 2"));
 	assert_true(json_object_get_boolean(oget(e, "value")));
 	assert_true(num_of(oget(e, "values"), "maxof(gap)") == 24);
-	e = json_object_array_get_idx(terms, 2);
+	e = json_object_array_get_idx(terms, 3);
 	assert_string_equal(sget(e, "expr"), "ping.ok");
 	/* what it is not, with the numbers */
 	e = not_entry(res, "buffer-drop");
@@ -453,6 +454,45 @@ static void test_rules_classify__seed000_with_devlink__port_drop(void **state)
 	assert_string_equal(sget(res, "verdict"), "port-drop");
 	e = not_entry(res, "rx-recovery");
 	assert_string_equal(sget(e, "failed"), "maxof(default(gap, 0)) < 2");
+	json_object_put(res);
+}
+
+/* Seed 000 where a single frame fell in the stall and the window (the
+ * flow's first backed-off retransmission came after it): one frame alone
+ * is read skew, so no verdict; the same frame beside the stalled flow's
+ * own retransmission is the flow's, port-drop, and the explanation puts
+ * the two counts side by side. */
+static void test_rules_classify__one_frame_gap_and_a_retransmission__port_drop(void **state)
+{
+	static const char *const ports[] = { "srv", "cli" };
+	struct json_object *f = load_facts("port-drop"), *res;
+	const char *ex;
+
+	(void)state;
+	for (unsigned i = 0; i < 2; i++) {
+		/* no healthy gap, one frame at the port and not at the vport */
+		set_counter(f, ports[i], "baseline", "rx_packets_phy", 0);
+		set_counter(f, ports[i], "baseline", "rx_vport_unicast_packets", 0);
+		set_counter(f, ports[i], "baseline", "rx_vport_multicast_packets", 0);
+		set_counter(f, ports[i], "stall", "rx_packets_phy", i ? 0 : 1);
+		set_counter(f, ports[i], "stall", "rx_vport_unicast_packets", 0);
+		set_counter(f, ports[i], "window", "rx_packets_phy", 0);
+		set_counter(f, ports[i], "window", "rx_vport_unicast_packets", 0);
+	}
+	res = classify_facts(json_object_get(f));
+	assert_string_not_equal(sget(res, "verdict"), "port-drop");
+	json_object_put(res);
+	/* the flows say they retransmitted nothing: the frame was another's */
+	json_object_object_add(oget(f, "flows"), "retrans", json_object_new_int(0));
+	res = classify_facts(json_object_get(f));
+	assert_string_not_equal(sget(res, "verdict"), "port-drop");
+	json_object_put(res);
+	json_object_object_add(oget(f, "flows"), "retrans", json_object_new_int(1));
+	res = classify_facts(f);
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	ex = sget(res, "explanation");
+	assert_non_null(strstr(ex, "srv: 1 frames counted at the port and not at the vport in 1.6s, "
+				   "while the stalled flows' own retransmission count rose by 1 since they last moved"));
 	json_object_put(res);
 }
 
@@ -915,6 +955,7 @@ int main(void)
 		cmocka_unit_test(test_rules_classify__devlink_steering_discard_only__steering_miss),
 		cmocka_unit_test(test_rules_classify__ethtool_and_devlink_same_count__not_added),
 		cmocka_unit_test(test_rules_classify__seed000_with_devlink__port_drop),
+		cmocka_unit_test(test_rules_classify__one_frame_gap_and_a_retransmission__port_drop),
 		cmocka_unit_test(test_rules_classify__rx_reporter_recovered__rx_recovery),
 		cmocka_unit_test(test_rules_classify__out_of_buffer__buffer_drop),
 		cmocka_unit_test(test_rules_classify__held_bytes__engine_hold),
