@@ -491,7 +491,7 @@ static void test_rules_classify__one_frame_gap_and_a_retransmission__port_drop(v
 	res = classify_facts(f);
 	assert_string_equal(sget(res, "verdict"), "port-drop");
 	ex = sget(res, "explanation");
-	assert_non_null(strstr(ex, "srv: 1 frames counted at the port and not at the vport in 1.6s, "
+	assert_non_null(strstr(ex, "srv: 1 frames counted at the port and not at the vport in 1.6 s, "
 				   "while the stalled flows' own retransmission count rose by 1 since they last moved"));
 	json_object_put(res);
 }
