@@ -75,7 +75,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd check-demos unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
+.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd check-demos check-repeat unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -188,6 +188,15 @@ check-systemd: deps
 check-demos: deps
 	@$(MAKE) --no-print-directory all system-bins
 	@NICSTALL_LINT_DEMOS=1 NICSTALL_TESTS='/test_summary_lint\.sh$$' tests/system/run.sh $(BUILD)
+
+# port-drop does not flip with timing: its two scenarios NICSTALL_REPEAT
+# times each (20 by default; about 10 minutes), kept out of make check.
+check-repeat: deps
+	@$(MAKE) --no-print-directory all system-bins
+	@timeout -k 10 1800 bash tests/system/repeat_emu_portdrop.sh $(BUILD) \
+	 > $(BUILD)/system-repeat_emu_portdrop.log 2>&1; rc=$$?; \
+	 grep -E '^(FAIL|note) ' $(BUILD)/system-repeat_emu_portdrop.log; \
+	 tail -1 $(BUILD)/system-repeat_emu_portdrop.log; exit $$rc
 
 # Packages (README "Production host"), built out of the tree under PKG_DIR
 # by tools/package.sh from what a clean clone holds: make deb (debian/,

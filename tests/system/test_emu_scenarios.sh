@@ -199,7 +199,7 @@ if scenario_bundle "fabric-fault" 11108; then
 fi
 emu mode srv healthy
 
-# (8b. a single frame in the stall and the window: test_emu_portdrop_repeat,
+# (8b. a single frame in the stall and the window: repeat_emu_portdrop.sh (make check-repeat),
 #     where each run is alone on the pair and the healthy rate is the port's)
 isolate
 
