@@ -77,6 +77,7 @@ struct inv {
 	struct action act[MAXACT];      /* the promiscuous steps, in order */
 	unsigned nact, cur;             /* planned, the one running */
 	int lost[MAXP];                 /* the port lost frames of the flows */
+	int unknown_loss[MAXP];         /* its counters cannot tell (no port/vport pair) */
 	int watching;                   /* the watch timer is armed */
 	uint64_t release_ns;            /* the incident was released, 0 not yet */
 	int peers_step;                 /* the wait for the peers' summaries, -1 none */
@@ -130,9 +131,10 @@ void inv_threads_second(struct loop_timer *t, void *arg);
 int inv_start_captures(struct inv *v, int port, int promisc);
 
 /* release.c */
-/* The largest net gap (frames at the port and not at the vport beyond the
- * healthy rate) of the ports over the stall and the window so far. */
-double inv_max_gap(struct inv *v);
+/* Some port's counters can count frames lost before the vport, and the
+ * most any counted is under 2 (a count the window should make sure of);
+ * 0 when no port can count them (a veth: nothing to wait for). */
+int inv_gap_marginal(struct inv *v);
 /* When the stalled flows have all tried again after t (their next
  * retransmission, with the timer's slack and a poll), 0 when no flow's
  * retry time is known. */

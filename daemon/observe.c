@@ -92,7 +92,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		 * the stalled flows have tried again (at most twice, within
 		 * release_wait_max), so that the verdict does not depend on
 		 * where a retransmission fell. */
-		if (v->win_extended < 2 && inv_still_stalled(v) && inv_max_gap(v) < 2 &&
+		if (v->win_extended < 2 && inv_still_stalled(v) && inv_gap_marginal(v) &&
 		    (next = inv_next_retry(v, now)) > now &&
 		    next - v->win_start <= v->F->c->release_wait_max_ns) {
 			json_object_object_del(v->rec, IR_WINDOW);

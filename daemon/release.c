@@ -90,6 +90,18 @@ static double port_score(const struct rules *r, struct json_object *pf, double *
 	return (*gap > 0 ? *gap : 0) + (*drops > 0 ? *drops : 0);
 }
 
+/* Can the port's counters tell frames lost before the vport at all (the
+ * rules' gap signal has its counters: a card with port and vport
+ * counters)? A veth or a driver without them cannot. */
+static int gap_known(const struct rules *r, struct json_object *pf)
+{
+	const char *profile = jx_str(pf, FK_P_PROFILE);
+	struct json_object *st = jx_get(jx_get(pf, FK_PER_STALL), FK_COUNTERS);
+	double d;
+
+	return r && st && rules_signal(r, profile ? profile : "generic", "gap", st, &d) == 0;
+}
+
 /* Did port i lose frames of the flows, by the evidence: a net gap or a
  * drop of at least one frame beyond the healthy rate, unless the stalled
  * flows' own count says they retransmitted nothing (a frame of theirs lost
@@ -116,22 +128,25 @@ static struct json_object *inv_facts(struct inv *v)
 	return f;
 }
 
-double inv_max_gap(struct inv *v)
+int inv_gap_marginal(struct inv *v)
 {
 	struct json_object *facts = inv_facts(v);
 	double best = 0, gap, drops;
+	int known = 0;
 
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct json_object *pf = jx_get(jx_get(facts, FK_PORTS), v->ports[i]);
 
 		gap = drops = 0;
-		if (pf)
-			port_score(v->F->rules, pf, &gap, &drops);
+		if (!pf || !gap_known(v->F->rules, pf))
+			continue;
+		known = 1;
+		port_score(v->F->rules, pf, &gap, &drops);
 		if (gap > best)
 			best = gap;
 	}
 	json_object_put(facts);
-	return best;
+	return known && best < 2;
 }
 
 void inv_plan_steps(struct inv *v)
@@ -149,7 +164,11 @@ void inv_plan_steps(struct inv *v)
 
 		gap[i] = drops[i] = 0;
 		score[i] = pf ? port_score(v->F->rules, pf, &gap[i], &drops[i]) : 0;
-		v->lost[i] = (gap[i] >= 1 || drops[i] >= 1) && !(counted && !retrans);
+		/* counters that cannot tell a loss are no evidence against
+		 * one: the port is planned as before (the record says why) */
+		v->unknown_loss[i] = pf && !gap_known(v->F->rules, pf) && drops[i] < 1;
+		v->lost[i] = v->unknown_loss[i] ||
+			     ((gap[i] >= 1 || drops[i] >= 1) && !(counted && !retrans));
 		idx[i] = i;
 	}
 	json_object_put(facts);
@@ -172,7 +191,10 @@ void inv_plan_steps(struct inv *v)
 		json_object_object_add(o, "gap", jx_new_fixed(gap[i], 1));
 		json_object_object_add(o, "drops", jx_new_fixed(drops[i], 1));
 		json_object_object_add(o, "score", jx_new_fixed(score[i], 1));
-		jx_add_bool(o, "lost_frames", port_lost(v, i));
+		if (v->unknown_loss[i])
+			jx_add_str(o, "lost_frames", "unknown: its counters have no port/vport pair");
+		else
+			jx_add_bool(o, "lost_frames", port_lost(v, i));
 		if (counted)
 			jx_add_u64(o, "flows_retrans", retrans);
 		v->act[v->nact++] = (struct action){ .kind = ACT_PROMISC, .port = i, .step = -1 };
@@ -182,7 +204,9 @@ void inv_plan_steps(struct inv *v)
 		if (port_lost(v, i) || policy) {
 			v->act[v->nact++] = (struct action){ .kind = ACT_REPROGRAM, .port = i,
 							     .step = -1 };
-			jx_add_str(o, "reprogram", port_lost(v, i) ? "planned: the port lost frames of the flows" :
+			jx_add_str(o, "reprogram", v->unknown_loss[i] ?
+				   "planned: the port's counters cannot tell whether it lost frames of the flows" :
+				   port_lost(v, i) ? "planned: the port lost frames of the flows" :
 				   "planned by policy (reprogram_without_loss = yes): the port lost no frame of the flows");
 		} else
 			jx_add_str(o, "reprogram", gap[i] >= 1 || drops[i] >= 1 ?

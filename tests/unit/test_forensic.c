@@ -497,7 +497,6 @@ static void forensic__released_by_promiscuous_capture__no_reprogram(void **state
 	char buf[1024];
 
 	lose_frames(x, 6, 0);
-
 	x->release_by = REL_PROMISC;
 	r = run(x);
 	steps(r, buf, sizeof(buf));
@@ -628,6 +627,7 @@ static void forensic__no_port_lost_frames__no_reprogram_no_credit(void **state)
 	struct json_object *r, *rel, *o;
 	char buf[1024];
 
+	lose_frames(x, 0, 0);   /* port and vport counted: nothing lost */
 	x->release_by = REL_PROMISC;
 	r = run(x);
 	steps(r, buf, sizeof(buf));
@@ -644,6 +644,23 @@ static void forensic__no_port_lost_frames__no_reprogram_no_credit(void **state)
 	json_object_put(r);
 }
 
+/* Counters without a port/vport pair (a veth, a driver without vport
+ * counters) cannot tell a loss: no evidence against one, so the
+ * reprogram is planned as before and the record says why. */
+static void forensic__loss_unknown__reprogram_planned_said(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *o;
+
+	x->release_by = REL_REPROGRAM;
+	r = run(x);
+	assert_int_equal(x->reprograms, 1);
+	o = json_object_array_get_idx(jx_arr(r, "port_order"), 0);
+	assert_non_null(strstr(jx_text(o, "lost_frames"), "unknown"));
+	assert_non_null(strstr(jx_text(o, "reprogram"), "cannot tell whether it lost frames"));
+	json_object_put(r);
+}
+
 /* The same with reprogram_without_loss = yes on a: the reprogram runs and
  * the record says it was the policy's, and a release after it is still
  * not credited to it. */
@@ -655,6 +672,7 @@ static void forensic__policy_reprograms_without_loss__said_and_not_credited(void
 	x->c->ports[0].reprogram_without_loss = 1;
 	x->c->ports[0].promisc_capture = 0;
 	ports_apply(x->ps, x->c, 1);    /* the ports keep their own copy */
+	lose_frames(x, 0, 0);
 	x->release_by = REL_REPROGRAM;
 	r = run(x);
 	assert_int_equal(x->reprograms, 1);
@@ -772,6 +790,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__no_port_lost_frames__no_reprogram_no_credit, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__policy_reprograms_without_loss__said_and_not_credited, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__loss_unknown__reprogram_planned_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__released_before_any_action__self_with_its_time, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),
