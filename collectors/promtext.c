@@ -106,7 +106,10 @@ static int read_lvalue(struct pstate *p, char *out, const char *label)
 		case UTIL_CH_TEXT:
 			break;
 		case UTIL_CH_CONTROL:
-			if (c != '\t' && (unsigned char)c < 0x80)
+			/* C0, DEL, C1 (U+009B is a terminal's CSI) and the bidi
+			 * overrides: the value becomes part of a counter's name
+			 * that people read */
+			if (c != '\t')
 				return perr(p, "label %s: a control character in its value", label);
 			break;
 		default:

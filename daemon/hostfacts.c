@@ -257,8 +257,18 @@ static struct json_object *producer_figures(struct json_object *o, const struct 
 			if (!strcmp(pid, b->id))
 				p = x;
 		}
-		snprintf(name, sizeof(name), "pid %s%s%s%s", b->id, jx_str(p, "comm") ? " (" : "",
-			 jx_str(p, "comm") ? jx_str(p, "comm") : "", jx_str(p, "comm") ? ")" : "");
+		/* comm is the process's own choice (prctl PR_SET_NAME): only
+		 * printable text reaches a summary and a peer, which refuses
+		 * a control character */
+		const char *comm = jx_str(p, "comm");
+		char *c = comm ? util_utf8_clean(comm, strlen(comm)) : NULL;
+
+		for (char *q = c; q && *q; q++)
+			if (*q == '\t' || *q == '\n' || *q == '\r')
+				*q = '?';
+		snprintf(name, sizeof(name), "pid %s%s%s%s", b->id, c ? " (" : "", c ? c : "",
+			 c ? ")" : "");
+		free(c);
 	} else {
 		snprintf(name, sizeof(name), "%s", b->id);
 	}

@@ -103,10 +103,9 @@ static int gap_known(const struct rules *r, struct json_object *pf)
 }
 
 /* Did port i lose frames of the flows, by the evidence: a net gap or a
- * drop of at least one frame beyond the healthy rate, unless the stalled
- * flows' own count says they retransmitted nothing (a frame of theirs lost
- * is one they send again: the port's frames were another flow's)? A
- * receive-filter action can only release frames the port was losing. */
+ * drop of at least one frame beyond the healthy rate, or counters that
+ * cannot tell? A receive-filter action can only release frames the port
+ * was losing. */
 static int port_lost(const struct inv *v, unsigned i)
 {
 	return v->lost[i];
@@ -124,7 +123,7 @@ static struct json_object *inv_facts(struct inv *v)
 		return facts_build(v->F->ports, v->rec);
 	json_object_object_add(v->rec, IR_INCIDENT, incident_json(inc, loop_mono_ns()));
 	f = facts_build(v->F->ports, v->rec);
-	json_object_object_add(v->rec, IR_INCIDENT, NULL);
+	json_object_object_del(v->rec, IR_INCIDENT);
 	return f;
 }
 
@@ -167,8 +166,9 @@ void inv_plan_steps(struct inv *v)
 		/* counters that cannot tell a loss are no evidence against
 		 * one: the port is planned as before (the record says why) */
 		v->unknown_loss[i] = pf && !gap_known(v->F->rules, pf) && drops[i] < 1;
-		v->lost[i] = v->unknown_loss[i] ||
-			     ((gap[i] >= 1 || drops[i] >= 1) && !(counted && !retrans));
+		/* the flows' count of 0 is no evidence against: a flow that
+		 * waits to receive has nothing of its own to send again */
+		v->lost[i] = v->unknown_loss[i] || gap[i] >= 1 || drops[i] >= 1;
 		idx[i] = i;
 	}
 	json_object_put(facts);
@@ -209,10 +209,7 @@ void inv_plan_steps(struct inv *v)
 				   port_lost(v, i) ? "planned: the port lost frames of the flows" :
 				   "planned by policy (reprogram_without_loss = yes): the port lost no frame of the flows");
 		} else
-			jx_add_str(o, "reprogram", gap[i] >= 1 || drops[i] >= 1 ?
-				   "not planned: the port lost no frame of the flows (its frames "
-				   "lost were another flow's: the stalled flows retransmitted none)" :
-				   "not planned: the port lost no frame of the flows "
+			jx_add_str(o, "reprogram", "not planned: the port lost no frame of the flows "
 				   "(no gap between port and vport, no drop beyond the healthy rate)");
 		json_object_array_add(order, o);
 	}

@@ -173,6 +173,9 @@ static void parse__malformed__refused_with_line_and_why(void **state)
 		{ "x 1\ny 2", "line 2: the last line does not end with a newline" },
 		{ "x{a=\"\xff\"} 1\n", "line 1: label a: its value is not UTF-8" },
 		{ "x{a=\"\x01\"} 1\n", "line 1: label a: a control character in its value" },
+		/* C1 CSI (U+009B) and a bidi override (U+202E): people read it */
+		{ "x{a=\"\xc2\x9b\"} 1\n", "line 1: label a: a control character in its value" },
+		{ "x{a=\"\xe2\x80\xae\"} 1\n", "line 1: label a: a control character in its value" },
 		{ "x 1\r\n", "line 1: x: the value '1\r' is not a number" },
 	};
 	char err[256];
