@@ -448,7 +448,7 @@ static struct json_object *onload_item(uint64_t id, struct json_object *const *d
 	}
 	jx_add_int(e, FK_O_DUMPS, n);
 	if (n >= 2 && t0 < t1)
-		json_object_object_add(e, FK_O_SPAN_MS, jx_new_fixed((double)(t1 - t0) / 1e6, 3));
+		json_object_object_add(e, FK_O_SPAN_MS, jx_new_sig((double)(t1 - t0) / 1e6, 4));
 	if (d[0] && jx_get(d[0], "age_ms"))
 		jx_copy(e, FK_O_BEFORE_AGE_MS, d[0], "age_ms");
 	if (fmin != UINT64_MAX)

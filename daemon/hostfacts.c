@@ -307,7 +307,7 @@ struct json_object *hostfacts_build(struct json_object *ports, struct json_objec
 	if (win)
 		take_period(h, win);
 	o = json_object_new_object();
-	json_object_object_add(o, "span_s", jx_new_fixed(span, 3));
+	json_object_object_add(o, "span_s", jx_new_sig(span, 4));
 	for (int i = 0; i < 5; i++)
 		if (h->have_psi[i])
 			json_object_object_add(o, psi_facts[i], jx_new_fixed(h->psi[i] / (span * 1e4), 1));

@@ -398,7 +398,7 @@ static void hostfacts__stall_and_window__figures_named(void **state)
 	assert_non_null(h);
 	/* the disk its producer holds open, though another was busier */
 	assert_string_equal(json_object_to_json_string_ext(h, JSON_C_TO_STRING_PLAIN),
-		"{\"span_s\":5.000,\"io_some_pct\":90.0,\"io_full_pct\":50.0,\"cpu_some_pct\":0.2,"
+		"{\"span_s\":5,\"io_some_pct\":90.0,\"io_full_pct\":50.0,\"cpu_some_pct\":0.2,"
 		"\"mem_some_pct\":0.0,\"mem_full_pct\":0.0,\"producer\":\"reader\","
 		"\"producer_blkio_s\":4.90,\"producer_blkio_pct\":98.0,\"producer_run_delay_s\":0.00,"
 		"\"producer_run_delay_pct\":0.0,\"producer_throttled_s\":0.00,"
