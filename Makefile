@@ -142,13 +142,17 @@ unit: deps
 unit-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 unit-run
 
+# test_seed004 (its verdicts wait 3 s stalls, judged by figures over the
+# stall, not by when they were called) and test_app_metrics (a scrape
+# server that mostly waits) run there too: make check was at 17 minutes
+# with them in the first lane.
 # Tests that mostly wait, or use little CPU, and time nothing of their own
 # run in a second lane beside the others (tests/system/run.sh): about 5 of
 # the plain pass's 15 minutes of tests. The ones that time detections,
 # release watches, counters or rx-mode work stay in the first, and so do
 # the CPU-heavy (hostile_tables): beside them test_stall_healthy saw its
 # healthy flows pause 300 ms, and test_emu_consistency a frame in flight.
-SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify)\.sh$$
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|app_metrics)\.sh$$
 # The healthy run first: its 60 s of "no stall" then lie beside the main
 # lane's first, light minute. Beside a Chromium render (test_emu_scenarios'
 # and test_report's, at their ends) its healthy flows paused 250-440 ms,
@@ -161,14 +165,15 @@ system: all $(EXTRA_BINS)
 # The daemon itself under ASan+UBSan through the tests that exercise most
 # of it (leaks are reported when it exits and fail the test): the forensic
 # sequence and the recovery on the emulated driver, and every test that
-# feeds it hostile input (tables, clients, peers). The verdict scenarios
+# feeds it hostile input (tables, clients, hostile peers; the four ranks of
+# test_fleet_peers run in the plain pass only). The verdict scenarios
 # (emu_scenarios, 2 minutes) run once, in the plain build: their rules and
 # bundle code run under the sanitizers in the unit tests. They run alone,
 # after the plain ones: beside them, the two copies of a test share what is
 # the host's (the nicstall group that test_access, test_authority and
 # test_control add and remove, test_hostile_tables' loopback port), and
 # test_forensic's release watches were outlasted by the contention.
-SYSTEM_ASAN_TESTS ?= /test_(snapshot_veth|control|forensic|emu_recovery|hostile_tables|peer_hostile|fleet_peers|authority)\.sh$$
+SYSTEM_ASAN_TESTS ?= /test_(snapshot_veth|control|forensic|emu_recovery|hostile_tables|peer_hostile|authority)\.sh$$
 system-asan:
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins
 	@NICSTALL_TESTS='$(SYSTEM_ASAN_TESTS)' tests/system/run.sh build-asan

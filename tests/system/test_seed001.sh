@@ -11,7 +11,7 @@
 # times; the verdict is engine-blocked with what it is not. The
 # same 650 ms send with thread_watch = off: what is lost. And the same
 # engine healthy (its threads asleep in epoll_wait and futex_wait between
-# requests) for SEED001_HEALTHY_S seconds (20 here; 60 under make demo
+# requests) for SEED001_HEALTHY_S seconds (10 here; 60 under make demo
 # SCENARIO=seed-001-healthy): no incident.
 . "$(dirname "$0")/lib.sh"
 t_init
@@ -97,14 +97,14 @@ echo "note: off: without the thread watch the verdict is $(jq -r '.verdict.verdi
 # threshold on this loaded machine stalls them for real) is reported, and
 # make demo SCENARIO=seed-001-healthy fails on it
 LOG=$T_DIR/healthy.log
-SEED001_HEALTHY_S=${SEED001_HEALTHY_S:-20} "$ROOT/tests/demo/demo.sh" "$BUILD" seed-001-healthy > "$LOG" 2>&1
+SEED001_HEALTHY_S=${SEED001_HEALTHY_S:-10} "$ROOT/tests/demo/demo.sh" "$BUILD" seed-001-healthy > "$LOG" 2>&1
 rc=$?
 check "healthy: the engine's and the clients' processes were watched" \
 	grep -Eq 'thread watch: on, [2-9] process' "$LOG"
-check "healthy: the thread watch called no stall in ${SEED001_HEALTHY_S:-20} s" bash -c \
+check "healthy: the thread watch called no stall in ${SEED001_HEALTHY_S:-10} s" bash -c \
 	"! grep -q 'they are stalled' '$LOG' && grep -Eq 'thread watch: on, [2-9] process.*, 0 stall\(s\) called' '$LOG'"
 if [ "$rc" -eq 0 ]; then
-	ok "healthy: no incident in ${SEED001_HEALTHY_S:-20} s"
+	ok "healthy: no incident in ${SEED001_HEALTHY_S:-10} s"
 else
 	echo "note: healthy: an incident opened without the thread watch (load $(cut -d' ' -f1 /proc/loadavg)):"
 	grep -E "incident|thread watch" "$LOG" | sed 's/^/note:   /'
