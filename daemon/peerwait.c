@@ -114,8 +114,8 @@ void inv_peers_done(struct inv *v)
 		if (off >= sizeof(note) - 1)
 			break;
 		if (jx_bool(pv, "answered"))
-			off += (size_t)snprintf(note + off, sizeof(note) - off, "; %s in %s ms", name,
-						jx_text(pv, "rtt_ms"));
+			off += (size_t)snprintf(note + off, sizeof(note) - off, "; %s in %.1f ms", name,
+						jx_double(pv, "rtt_ms", 0));
 		else if (jx_bool(pv, "notified")) {
 			jx_add_str(pv, "error", "not heard from within peer_wait");
 			off += (size_t)snprintf(note + off, sizeof(note) - off, "; %s not heard from",
