@@ -283,27 +283,7 @@ struct app_priv {
 	int dirty;
 	struct clayout *lay;
 	uint64_t *vals;
-	uint64_t lay_ns;                /* when lay was made */
-	unsigned held_back;             /* series kept out since (churn) */
 };
-
-/* A page whose series names change at every scrape (a label holding a
- * request id, a time) would give every recorder sample a layout of its own:
- * memory for every one, and a window's deltas match names across layouts
- * (rec_deltas: clayout_find per counter per sample). A new layout is made
- * at most once a minute; in between, the series of the layout in force
- * are read from the page, and new ones wait (counted, said once). */
-#define APP_LAYOUT_HOLD_NS (60ull * 1000000000ull)
-
-struct nv {
-	const char *name;
-	uint64_t v;
-};
-
-static int cmp_nv(const void *a, const void *b)
-{
-	return strcmp(((const struct nv *)a)->name, ((const struct nv *)b)->name);
-}
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
@@ -691,43 +671,6 @@ static int rebuild(struct app_priv *ap, struct src *s)
 	same = ap->lay && ap->lay->n == n;
 	for (unsigned i = 0; same && i < n; i++)
 		same = !strcmp(ap->lay->names[i], names[i]);
-	if (!same && ap->lay && loop_mono_ns() - ap->lay_ns < APP_LAYOUT_HOLD_NS) {
-		/* the layout in force, its series looked up in the page (a
-		 * series gone keeps its last value) */
-		struct nv *pv = malloc((n + 1) * sizeof(*pv));
-		uint64_t *kept = malloc((ap->lay->n + 1) * sizeof(*kept));
-		unsigned found = 0;
-
-		if (!pv || !kept) {
-			free(pv);
-			free(kept);
-			free(names);
-			free(vals);
-			util_errf(s->err, sizeof(s->err), "out of memory");
-			return -ENOMEM;
-		}
-		for (unsigned i = 0; i < n; i++)
-			pv[i] = (struct nv){ names[i], vals[i] };
-		qsort(pv, n, sizeof(*pv), cmp_nv);
-		for (unsigned i = 0; i < ap->lay->n; i++) {
-			struct nv key = { ap->lay->names[i], 0 };
-			const struct nv *hit = n ? bsearch(&key, pv, n, sizeof(*pv), cmp_nv) : NULL;
-
-			kept[i] = hit ? hit->v : ap->vals ? ap->vals[i] : 0;
-			found += hit != NULL;
-		}
-		free(pv);
-		if (!ap->held_back)
-			log_info("port %s: app metrics: the endpoints' series names changed; new "
-				 "series wait up to a minute for the next layout", ap->port);
-		ap->held_back += n > found ? n - found : 0;
-		free(names);
-		free(vals);
-		free(ap->vals);
-		ap->vals = kept;
-		ap->dirty = 0;
-		return 0;
-	}
 	if (!same) {
 		struct clayout *l = clayout_new(n, names, NULL);
 
@@ -739,8 +682,6 @@ static int rebuild(struct app_priv *ap, struct src *s)
 		}
 		clayout_unref(ap->lay);
 		ap->lay = l;
-		ap->lay_ns = loop_mono_ns();
-		ap->held_back = 0;
 	}
 	free(names);
 	free(ap->vals);
@@ -820,8 +761,6 @@ struct json_object *src_app_json(struct src *s, int with_text, size_t text_max)
 		jx_add_u64(o, "bytes", e->text_len);
 		jx_add_u64(o, "series", e->page ? app_page_count(e->page) : 0);
 		jx_add_u64(o, "left_out", e->page ? e->page->left_out : 0);
-		/* series held out of the recorder while the names churn */
-		jx_add_u64(o, "series_held_back", ap->held_back);
 		json_object_object_add(o, "parse_cpu_us",
 				       jx_new_fixed((double)e->parse_cpu_ns / 1e3, 1));
 		if (with_text && e->text) {
