@@ -13,7 +13,8 @@ fv_setup() {
 	mkdir -p "$T_DIR/vma" "$T_DIR/xlio" "$T_DIR/flows"
 	chmod 1777 "$T_DIR/vma"         # a /tmp: every user may write there
 	U=ns$1$$ U=${U:0:16}
-	useradd -M -N -g nogroup -s /usr/sbin/nologin "$U" && T_CLEANUP+=("userdel $U")
+	# its engine still runs when the cleanup comes (the pids are stopped after)
+	useradd -M -N -g nogroup -s /usr/sbin/nologin "$U" && T_CLEANUP+=("pkill -KILL -u $U; userdel -f $U")
 	{
 		conf_daemon "vma_stats_dir = $T_DIR/vma" "xlio_stats_dir = $T_DIR/xlio" \
 			"stall_threshold = 500ms" "flow_interval = 50ms" "incident_cooldown = 0s" \

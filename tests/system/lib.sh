@@ -22,17 +22,76 @@ t_init() {
 	trap 'exit 130' INT TERM
 }
 
+# t_shared NAME UP DOWN: host-wide state (a sysctl, a group, a user) that
+# tests in make check's two lanes may need at the same time. The first
+# holder runs UP, which succeeds only when it changed something; the last
+# holder to leave runs DOWN then. A test that made the state while another
+# used it must not undo it under that one (seen in CI: test_seed004 turned
+# kernel.task_delayacct off in the middle of test_host_io's window, whose
+# block I/O delay then read 135% of it; a group removed under a test whose
+# daemon's socket was that group's). Holders are files named by their
+# test's pid under $T_SHARED/NAME, read and changed under a lock; a holder
+# whose test is gone (killed past its time limit) does not count.
+T_SHARED=${T_SHARED:-/run/nicstall-tests}
+t_shared() {
+	local d=$T_SHARED/$1
+	mkdir -p "$d" || return 1
+	(
+		flock -w 120 9 || exit 1
+		_t_shared_prune "$d"
+		# no holder and no undo: nobody made it yet (an undo without a
+		# holder is a killed holder's, whose state is still made)
+		if ! compgen -G "$d/holder.*" >/dev/null && [ ! -f "$d/undo" ]; then
+			if eval "$2"; then printf '%s\n' "$3" > "$d/undo"; fi
+		fi
+		: > "$d/holder.$$"
+	) 9> "$d.lock" || { fail "t_shared $1: no lock on $d.lock in 120 s"; return 1; }
+	T_CLEANUP=("t_unshare $1" "${T_CLEANUP[@]}")
+}
+
+t_unshare() {
+	local d=$T_SHARED/$1
+	(
+		flock -w 120 9 || exit 1
+		rm -f "$d/holder.$$"
+		_t_shared_prune "$d"
+		if ! compgen -G "$d/holder.*" >/dev/null && [ -f "$d/undo" ]; then
+			eval "$(cat "$d/undo")"
+			rm -f "$d/undo"
+		fi
+	) 9> "$d.lock"
+}
+
+_t_shared_prune() {
+	local h
+	for h in "$1"/holder.*; do
+		[ -e "$h" ] || continue
+		kill -0 "${h##*.}" 2>/dev/null || rm -f "$h"
+	done
+}
+
+# t_group_up: group nicstall (the control socket's), made for the test where
+# the host has none and removed after the last test that needed it.
+t_group_up() {
+	t_shared group-nicstall '! getent group nicstall >/dev/null && groupadd -r nicstall' \
+		'groupdel nicstall'
+}
+
+# t_delayacct_up: kernel.task_delayacct on for the test (block I/O delays
+# read 0 without it), restored after the last test that needed it.
+t_delayacct_up() {
+	t_shared delayacct '[ "$(cat /proc/sys/kernel/task_delayacct 2>/dev/null)" = 0 ] &&
+		echo 1 > /proc/sys/kernel/task_delayacct' 'echo 0 > /proc/sys/kernel/task_delayacct'
+}
+
 # hook_user_up: the bundle hook's default user, as systemd/nicstalld.sysusers
 # makes it (nicstall-hook, a member of group nicstall), created for the test
 # where the host has none and removed after it; HOOK_UID is its uid.
 hook_user_up() {
-	if ! getent group nicstall >/dev/null; then
-		groupadd -r nicstall && T_CLEANUP+=("groupdel nicstall")
-	fi
-	if ! getent passwd nicstall-hook >/dev/null; then
-		useradd -r -M -U -G nicstall -s /usr/sbin/nologin -c "nicstalld bundle hook" \
-			nicstall-hook && T_CLEANUP=("userdel nicstall-hook" "${T_CLEANUP[@]}")
-	fi
+	t_group_up || return 1
+	t_shared user-nicstall-hook '! getent passwd nicstall-hook >/dev/null &&
+		useradd -r -M -U -G nicstall -s /usr/sbin/nologin -c "nicstalld bundle hook" nicstall-hook' \
+		'userdel nicstall-hook' || return 1
 	HOOK_UID=$(id -u nicstall-hook)
 }
 

@@ -50,11 +50,7 @@ seed_up() {
 			T_CLEANUP+=("seed_kill_cg $SEED_CPU/${T_PREFIX}c$i; rmdir $SEED_CPU/${T_PREFIX}c$i")
 		fi
 	done
-	SEED_DA=$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo none)
-	if [ "$SEED_DA" = 0 ]; then
-		echo 1 > /proc/sys/kernel/task_delayacct
-		T_CLEANUP+=("echo 0 > /proc/sys/kernel/task_delayacct")
-	fi
+	t_delayacct_up || return 1
 	fleet_up "$net" 4 "peer_wait = 10s
 peer_window = 30ms
 stall_threshold = 3s" || { fail "the four ranks come up"; return 1; }

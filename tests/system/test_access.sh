@@ -10,9 +10,7 @@
 t_init
 A=${T_PREFIX}a B=${T_PREFIX}b
 netns_pair "$A" "$B" vA vB 10.211.0.1 10.211.0.2 || { fail "namespace pair"; exit 1; }
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
+t_group_up || exit 1
 M=nsm$$ O=nso$$
 M=${M:0:12} O=${O:0:12}
 useradd -M -N -g nogroup -G nicstall -s /bin/sh "$M" && T_CLEANUP+=("userdel $M")

@@ -9,9 +9,7 @@
 t_init
 pair_up 10.213.0 || exit 1
 chmod 755 "$T_DIR"              # the users reach the socket; state_dir stays 0750
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
+t_group_up || exit 1
 OUT=nso$$ MEM=nsm$$
 OUT=${OUT:0:16} MEM=${MEM:0:16}
 useradd -M -N -g nogroup -s /usr/sbin/nologin "$OUT" && T_CLEANUP+=("userdel $OUT")

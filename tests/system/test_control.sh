@@ -7,9 +7,7 @@ printf 'NIC statistics:\n     rx_packets: 1\n' > "$T_DIR/s.txt"
 printf '[daemon]\ninterval = 100ms\n[port p]\nstats_file = %s\n' "$T_DIR/s.txt" > "$T_DIR/n.conf"
 # the access group exists before the daemon starts (it is resolved at start
 # and reload, never per client)
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
+t_group_up || exit 1
 gid=$(getent group nicstall | cut -d: -f3)
 start_daemon "$T_DIR/n.conf" || exit 1
 chmod 755 "$T_DIR"

@@ -38,12 +38,7 @@ if [ -w /sys/fs/cgroup/cpu/cgroup.procs ] && mkdir "$CPUCG"; then
 else
 	CPUCG=
 fi
-DA=$(cat /proc/sys/kernel/task_delayacct 2>/dev/null || echo none)
-if [ "$DA" = 0 ]; then
-	echo "# turning kernel.task_delayacct on for the test (restored after)"
-	echo 1 > /proc/sys/kernel/task_delayacct
-	T_CLEANUP+=("echo 0 > /proc/sys/kernel/task_delayacct")
-fi
+t_delayacct_up || exit 1
 
 { conf_daemon "interval = 500ms"
   conf_port cli

@@ -163,10 +163,8 @@ out=$(ctl run begin "$(printf 'x%.0s' $(seq 300))" 2>&1); rc=$?
 check "a name of 300 characters: refused ($out)" refused $rc "$out" "300 characters, at most 64"
 # 10,000 begins from one group member: at most 8 open, clear errors
 M=nsrun$$
-created=0
-if ! getent group nicstall >/dev/null; then groupadd -r nicstall && created=1; fi
+t_group_up || exit 1
 useradd -M -N -g nogroup -G nicstall -s /bin/sh "$M" && T_CLEANUP+=("userdel $M")
-[ "$created" = 1 ] && T_CLEANUP+=("groupdel nicstall")
 ctl reload > /dev/null     # the group is resolved at start and reload
 chmod o+x "$T_DIR"
 ctl run begin rootrun > /dev/null
