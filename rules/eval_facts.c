@@ -197,7 +197,7 @@ struct qst {
 static void q_join_add(struct ectx *c, struct qst *q)
 {
 	struct val v = rl_eval(c, q->n->args[0]);
-	char buf[96];
+	char buf[160];
 	size_t n;
 	char *j;
 
@@ -208,7 +208,9 @@ static void q_join_add(struct ectx *c, struct qst *q)
 	else if (v.t == V_BOOL)
 		snprintf(buf, sizeof(buf), "%s", v.n ? "true" : "false");
 	else
-		snprintf(buf, sizeof(buf), "?");
+		/* never a placeholder where a figure belongs: unknown, and
+		 * why (classify.c val_text says it the same way) */
+		snprintf(buf, sizeof(buf), "unknown (%.120s)", v.why ? v.why : "not recorded");
 	n = strlen(buf);
 	if (q->jlen > 4096)
 		return;
