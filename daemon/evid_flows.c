@@ -24,6 +24,8 @@
 #include <json-c/json.h>
 
 #define MAX_REFS 256
+#define MAX_PIDS 64             /* processes followed per investigation */
+#define FOLLOW_MAX_STACKS 4     /* flow_src_onload.c MAX_EVID_STACKS */
 
 struct evid_flows {
 	struct flowsrcs *fs;
@@ -35,7 +37,23 @@ struct evid_flows {
 	uint64_t inv_id;
 	char files[16][PATH_MAX];       /* work files written (4 stacks x 3 dumps) */
 	unsigned nfiles;
+	/* what evid_flows_follow has looked at: the incident's flows up to
+	 * nseen, the processes whose evidence was asked for */
+	unsigned nseen;
+	int32_t pids[MAX_PIDS];
+	unsigned npids;
 };
+
+static int seen_pid(struct evid_flows *e, int32_t pid)
+{
+	for (unsigned i = 0; i < e->npids; i++)
+		if (e->pids[i] == pid)
+			return 1;
+	if (e->npids >= MAX_PIDS)
+		return 1;               /* no more followed */
+	e->pids[e->npids++] = pid;
+	return 0;
+}
 
 static enum flow_src_kind kind_of(const char *name)
 {
@@ -164,7 +182,8 @@ static void part_done(void *arg)
 struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 				   const char *const *ports, unsigned nports,
 				   struct json_object *rec, const char *when,
-				   const char *spool_dir, uint64_t inv_id, unsigned *pending)
+				   const char *spool_dir, uint64_t inv_id, unsigned *pending,
+				   const struct evid_flows *again)
 {
 	struct flow_src_ref *refs = calloc(MAX_REFS, sizeof(*refs));
 	struct incident *inc = incident_id ? stall_incident(st, incident_id) : NULL;
@@ -189,6 +208,16 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 		 * incident's ports: their flows may join the incident after
 		 * it opened on the other end's */
 		np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
+		/* and those of the earlier view again (after the stall the
+		 * thread watch calls nobody and nothing waits) */
+		for (unsigned i = 0; again && i < again->npids && np < 32; i++) {
+			int have = 0;
+
+			for (unsigned k = 0; k < np && !have; k++)
+				have = pids[k] == again->pids[i];
+			if (!have)
+				pids[np++] = again->pids[i];
+		}
 		/* (only the Onload source takes evidence by process) */
 		if (!flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD))
 			np = 0;
@@ -220,12 +249,107 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 	e->out = json_object_new_object();
 	json_object_object_add(eng, when, json_object_get(e->out));
 	json_object_object_add(e->out, "taken_mono_s", jx_new_fixed((double)loop_mono_ns() / 1e9, 6));
+	for (unsigned i = 0; i < n; i++)
+		if (refs[i].pid > 0)
+			seen_pid(e, refs[i].pid);
+	e->nseen = inc ? incident_nflows(inc) : 0;
 	rc = flowsrcs_evidence(e->fs, refs, n, ports, nports, when, e->out, part_done, e);
 	free(refs);
 	e->mine = rc > 0 ? (unsigned)rc : 0;
 	*pending += e->mine;
 	spool(e);
 	return e;
+}
+
+/* Append the entries of the array key of from to the one of to (made when
+ * missing); an Onload stack already there (by id) is not listed twice. */
+static void append(struct json_object *to, struct json_object *from, const char *key)
+{
+	struct json_object *src = jx_arr(from, key), *dst = jx_arr(to, key);
+
+	if (!src)
+		return;
+	if (!dst) {
+		json_object_object_add(to, key, json_object_get(src));
+		return;
+	}
+	for (size_t i = 0; i < jx_len(src); i++) {
+		struct json_object *x = json_object_array_get_idx(src, i);
+		int dup = 0;
+
+		for (size_t k = 0; !strcmp(key, "stacks") && k < jx_len(dst) && !dup; k++)
+			dup = jx_u64(json_object_array_get_idx(dst, k), "id") == jx_u64(x, "id");
+		if (!dup)
+			json_object_array_add(dst, json_object_get(x));
+	}
+}
+
+unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, uint64_t incident_id,
+			   const char *const *ports, unsigned nports)
+{
+	struct incident *inc = stall_incident(st, incident_id);
+	struct flow_src_ref refs[MAX_PIDS];
+	int32_t called[16];
+	unsigned n = 0, nc;
+	struct json_object *tmp;
+	int rc;
+
+	/* as many stacks as one take dumps (their work files are kept
+	 * track of: 4 stacks' dumps and their "before") */
+	if (!e || !inc || strcmp(e->when, "at_stall") ||
+	    !flowsrcs_host_open(e->fs, FLOW_SRC_ONLOAD) ||
+	    jx_len(jx_arr(jx_obj(e->out, "onload"), "stacks")) >= FOLLOW_MAX_STACKS)
+		return 0;
+	/* the flows that joined since, and the processes whose thread the
+	 * thread watch calls blocked (only new processes: a stack is
+	 * dumped once) */
+	for (; e->nseen < incident_nflows(inc) && n < MAX_PIDS; e->nseen++) {
+		struct flow_src_ref r;
+
+		if (incident_flow_ref(inc, e->nseen, &r) < 0 || r.pid <= 0 || seen_pid(e, r.pid))
+			continue;
+		refs[n].src = r.src == FLOW_SRC_ONLOAD ? FLOW_SRC_ONLOAD : FLOW_SRC_ENGINE;
+		refs[n].session = r.src == FLOW_SRC_ONLOAD ? r.session : 0;
+		refs[n].pid = r.pid;
+		n++;
+	}
+	nc = stall_thread_called(st, called, 16);
+	for (unsigned i = 0; i < nc && n < MAX_PIDS; i++) {
+		if (called[i] <= 0 || seen_pid(e, called[i]))
+			continue;
+		refs[n].src = FLOW_SRC_ENGINE;
+		refs[n].session = 0;
+		refs[n].pid = called[i];
+		n++;
+	}
+	if (!n)
+		return 0;
+	tmp = json_object_new_object();
+	rc = flowsrcs_evidence(e->fs, refs, n, ports, nports, e->when, tmp, part_done, e);
+	json_object_object_foreach(tmp, name, part) {
+		struct json_object *mine = jx_obj(e->out, name);
+		struct json_object *stacks = jx_arr(part, "stacks");
+
+		/* said on each entry: taken when its process came into the
+		 * incident, not when it opened */
+		for (size_t i = 0; i < jx_len(stacks); i++)
+			jx_add_str(json_object_array_get_idx(stacks, i), "taken",
+				   "when its process's flows joined the incident or the thread "
+				   "watch called one of its threads, after the incident opened");
+		if (!mine) {
+			json_object_object_add(e->out, name, json_object_get(part));
+			continue;
+		}
+		append(mine, part, "sockets");
+		append(mine, part, "stacks");
+	}
+	json_object_put(tmp);
+	if (rc > 0) {
+		e->mine += (unsigned)rc;
+		*e->pending += (unsigned)rc;
+	}
+	spool(e);
+	return rc > 0 ? (unsigned)rc : 0;
 }
 
 void evid_flows_free(struct evid_flows *e)

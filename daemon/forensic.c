@@ -121,7 +121,29 @@ static void take_engines(struct inv *v, int after)
 		names[i] = v->ports[i];
 	snprintf(spool, sizeof(spool), "%s/work", v->F->c->state_dir);
 	v->engines[after] = evid_flows_take(v->F->stall, v->incident_id, names, v->nports, v->rec,
-					    after ? "after" : "at_stall", spool, v->id, &v->exec_left);
+					    after ? "after" : "at_stall", spool, v->id, &v->exec_left,
+					    after ? v->engines[0] : NULL);
+}
+
+void inv_follow_engines(struct inv *v)
+{
+	const char *names[MAXP];
+	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+
+	if (!inc || v->engines[1] || !jx_get(v->rec, IR_SNAPSHOT))
+		return;
+	if (!v->engines[0]) {
+		/* again only when flows joined since the last try (a mass
+		 * stall's joins are many, its listed flows at most 64) */
+		if (incident_nflows(inc) != v->engines_tried) {
+			v->engines_tried = incident_nflows(inc);
+			take_engines(v, 0);
+		}
+		return;
+	}
+	for (unsigned i = 0; i < v->nports; i++)
+		names[i] = v->ports[i];
+	evid_flows_follow(v->engines[0], v->F->stall, v->incident_id, names, v->nports);
 }
 
 static void snapshot_all(struct inv *v, const char *label)
@@ -449,7 +471,10 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 				v->release_ns = loop_mono_ns();
 				inv_released(v);
 			}
-			/* INCIDENT_JOIN: the flows join the running sequence */
+			/* INCIDENT_JOIN: the flows join the running sequence;
+			 * their processes' engine views too while it stalls */
+			if (event == INCIDENT_JOIN)
+				inv_follow_engines(v);
 		}
 	}
 }

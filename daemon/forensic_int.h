@@ -87,6 +87,8 @@ struct inv {
 	unsigned npcap;
 	struct evid_flows *engines[2];  /* readers of unmodified engines:
 					 * at the stall, after (evid_flows.h) */
+	unsigned engines_tried;         /* the incident's flows when a take
+					 * found nothing to take */
 };
 
 struct forensics {
@@ -120,6 +122,10 @@ void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
 void inv_finish_one(struct inv *v);
 /* Are the incident's flows still stalled (always, for a manual run)? */
 int inv_still_stalled(struct inv *v);
+/* The engine views of the processes that came into the incident after the
+ * snapshot (its flows joined, the thread watch called a thread of theirs),
+ * while it stalls (evid_flows_follow). */
+void inv_follow_engines(struct inv *v);
 
 /* observe.c */
 /* the observation window's fast sampling timer */

@@ -1,5 +1,6 @@
 /* incident: incident records and their rate limits. */
 #include "daemon/incident.h"
+#include "collectors/flowsrc.h"
 #include "daemon/liveness.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -348,6 +349,16 @@ unsigned incident_nflows(const struct incident *inc) { return inc->nflows; }
 const struct flow_key *incident_flow_norm(const struct incident *inc, unsigned i)
 {
 	return i < inc->nflows ? &inc->flows[i].norm : NULL;
+}
+
+int incident_flow_ref(const struct incident *inc, unsigned i, struct flow_src_ref *r)
+{
+	if (i >= inc->nflows)
+		return -1;
+	r->src = inc->flows[i].src;
+	r->session = inc->flows[i].session;
+	r->pid = inc->flows[i].pid;
+	return 0;
 }
 
 int incident_has_norm(const struct incident *inc, const struct flow_key *norm)

@@ -91,6 +91,10 @@ struct flow_key;
 int incident_has_norm(const struct incident *inc, const struct flow_key *norm);
 /* The normalised key of the incident's i-th flow; NULL past the last. */
 const struct flow_key *incident_flow_norm(const struct incident *inc, unsigned i);
+/* Who the incident's i-th flow is (its source, session and process) as a
+ * reader's reference; 0, or -1 past the last. */
+struct flow_src_ref;
+int incident_flow_ref(const struct incident *inc, unsigned i, struct flow_src_ref *r);
 
 struct json_object *incident_json(const struct incident *inc, uint64_t now);
 struct json_object *incidents_json(const struct incidents *is, uint64_t now);

@@ -32,6 +32,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 	uint64_t now = loop_mono_ns();
 
 	(void)t;
+	inv_follow_engines(v);
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 		struct evid_counters cur = { 0 };

@@ -16,7 +16,9 @@
 # SEED001_STALL_MS (default 650, the record's send) while a sibling thread
 # keeps it and wakes the waiter tens of thousands of times to lose again;
 # worker 1's sessions run on. The flows are the engine's flow table. Knobs:
-# SEED001_THRESHOLD (stall_threshold, default the daemon's), and
+# SEED001_THRESHOLD (stall_threshold, default the daemon's),
+# SEED001_CLIENT_THRESHOLD (the client port's own), SEED001_SERVER_TRACK
+# (the server port's flow sources, default "engine onload") and
 # SEED001_THREAD_WATCH (thread_watch, default auto). seed-001-healthy: the
 # same engine sleeping in epoll_wait between requests (and its sibling in
 # futex_wait), two clients 1 ms and 250 ms between requests, for
@@ -88,8 +90,13 @@ onload_tools = $OLDIR"
 	# the flows are the engine's tables (their owner is the engine's
 	# process, whose Onload stack is dumped); a kernel socket's flow has no
 	# owner until the investigation's threads step finds it
-	seed_srv="track = engine onload"
+	seed_srv="track = ${SEED001_SERVER_TRACK:-engine onload}"
 	seed_cli="track = engine"
+	# SEED001_CLIENT_THRESHOLD: the client's port calls its flows sooner,
+	# so that the incident opens on the other end's port and the engine's
+	# flows join it (test_seed001's client-first)
+	[ -n "${SEED001_CLIENT_THRESHOLD:-}" ] && seed_cli="$seed_cli
+stall_threshold = $SEED001_CLIENT_THRESHOLD"
 	[ -n "${SEED001_THRESHOLD:-}" ] && seed_extra="$seed_extra
 stall_threshold = $SEED001_THRESHOLD" ;;
 esac
