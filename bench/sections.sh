@@ -743,6 +743,21 @@ section_app() {
 		note="app_metrics on 127.0.0.1: libcurl multi on the loop, parse, series names, layout (CPU)"
 	row section=app name="  of which the parse / scrape" unit=us series=app_parse_us \
 		vs=app_scrape_us note="promtext.c and the series' names, 89 KB of text"
+	# a window's deltas over such series when they come and go (a new
+	# layout each sample), against the search by name it replaced
+	for r in $(seq "$(pick 1 3)"); do
+		out=$("$BUILD/bench_window" "$(pick 2 20)" 2000 60) ||
+			{ echo "bench: bench_window failed" >&2; return; }
+		sample win_churn_us "$(echo "$out" | sed -n 's/^deltas, churning series: \([0-9.]*\) us CPU$/\1/p')"
+		sample win_search_us "$(echo "$out" | sed -n 's/^by search, churning series: \([0-9.]*\) us CPU$/\1/p')"
+		sample win_steady_us "$(echo "$out" | sed -n 's/^deltas, one layout: \([0-9.]*\) us CPU$/\1/p')"
+	done
+	row section=app name="a 60-sample window of 2,000 churning series / window" unit=us \
+		series=win_churn_us note="rec_deltas, a tenth of the series replaced each sample (CPU)"
+	row section=app name="  the same by search per counter (before) / window" unit=us \
+		series=win_search_us vs=win_churn_us note="a name search per counter and sample: quadratic"
+	row section=app name="  the same window, one layout / window" unit=us \
+		series=win_steady_us vs=win_churn_us note="series that stay"
 }
 
 # The thread watch's program on the scheduler's switch tracepoint: its cost

@@ -145,55 +145,109 @@ unsigned rec_window(const struct recorder *r, uint64_t from_ns, uint64_t to_ns,
 	return l - f + 1;
 }
 
-/* Value of counter name in part p (index hint idx when layouts match). */
-static int part_value(const struct rec_part *p, const struct clayout *ref,
-		      unsigned idx, const char *name, uint64_t *v)
+/* Where each counter of ref is in layout l: map[c] its index in l, -1
+ * where l lacks it. Names are hashed once per layout (a table of 2n slots,
+ * FNV-1a), never searched per counter: a source whose series come and go
+ * (an application's metrics) changes its layout at every sample, and a
+ * search per counter and sample made a window over 2,000 series quadratic
+ * in the event loop. */
+static uint32_t name_hash(const char *s)
 {
-	int j;
+	uint32_t h = 2166136261u;
 
-	if (!p->lay)
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+static int layout_map(const struct clayout *l, const struct clayout *ref, int *map)
+{
+	unsigned nslot = 1;
+	int *slot;
+
+	if (l == ref || clayout_equal(l, ref)) {
+		for (unsigned c = 0; c < ref->n; c++)
+			map[c] = (int)c;
 		return 0;
-	if (p->lay == ref || clayout_equal(p->lay, ref)) {
-		*v = p->vals[idx];
-		return 1;
 	}
-	j = clayout_find(p->lay, name);
-	if (j < 0)
-		return 0;
-	*v = p->vals[j];
-	return 1;
+	while (nslot < 2 * l->n + 2)
+		nslot <<= 1;
+	slot = malloc(nslot * sizeof(*slot));
+	if (!slot)
+		return -1;
+	for (unsigned i = 0; i < nslot; i++)
+		slot[i] = -1;
+	for (unsigned i = 0; i < l->n; i++) {
+		unsigned k = name_hash(l->names[i]) & (nslot - 1);
+
+		while (slot[k] >= 0)
+			k = (k + 1) & (nslot - 1);
+		slot[k] = (int)i;
+	}
+	for (unsigned c = 0; c < ref->n; c++) {
+		unsigned k = name_hash(ref->names[c]) & (nslot - 1);
+
+		map[c] = -1;
+		for (; slot[k] >= 0; k = (k + 1) & (nslot - 1))
+			if (!strcmp(l->names[slot[k]], ref->names[c])) {
+				map[c] = slot[k];
+				break;
+			}
+	}
+	free(slot);
+	return 0;
 }
 
 unsigned rec_deltas(const struct recorder *r, unsigned src, unsigned first,
 		    unsigned last, rec_delta_fn cb, void *arg)
 {
 	const struct rec_sample *ls = rec_get(r, last);
-	const struct clayout *ref;
-	unsigned n = 0;
+	const struct clayout *ref, *mlay = NULL;
+	struct acc { uint64_t sum, prev; unsigned flags; int have; } *a;
+	int *map;
 
 	if (!ls || src >= r->nsrc || first > last || !ls->part[src].lay)
 		return 0;
 	ref = ls->part[src].lay;
-	for (unsigned c = 0; c < ref->n; c++) {
-		const char *name = ref->names[c];
-		uint64_t sum = 0, prev = 0, cur;
-		unsigned flags = 0, f;
-		int have_prev = 0;
-
-		for (unsigned i = first; i <= last; i++) {
-			const struct rec_part *p = &rec_get(r, i)->part[src];
-
-			if (!part_value(p, ref, c, name, &cur))
-				continue;       /* a failed read: bridge the gap */
-			if (have_prev) {
-				sum += cnt_delta(prev, cur, ref->width[c], &f);
-				flags |= f;
-			}
-			prev = cur;
-			have_prev = 1;
-		}
-		cb(name, sum, flags, ls->part[src].vals[c], arg);
-		n++;
+	a = calloc(ref->n ? ref->n : 1, sizeof(*a));
+	map = malloc((ref->n ? ref->n : 1) * sizeof(*map));
+	if (!a || !map) {
+		free(a);
+		free(map);
+		return 0;
 	}
-	return n;
+	/* sample by sample; the map is made again only when the layout is
+	 * not the previous sample's */
+	for (unsigned i = first; i <= last; i++) {
+		const struct rec_part *p = &rec_get(r, i)->part[src];
+
+		if (!p->lay)
+			continue;       /* a failed read: bridge the gap */
+		if (p->lay != mlay) {
+			if (layout_map(p->lay, ref, map) < 0) {
+				mlay = NULL;
+				continue;
+			}
+			mlay = p->lay;
+		}
+		for (unsigned c = 0; c < ref->n; c++) {
+			uint64_t cur;
+			unsigned f;
+
+			if (map[c] < 0)
+				continue;
+			cur = p->vals[map[c]];
+			if (a[c].have) {
+				a[c].sum += cnt_delta(a[c].prev, cur, ref->width[c], &f);
+				a[c].flags |= f;
+			}
+			a[c].prev = cur;
+			a[c].have = 1;
+		}
+	}
+	for (unsigned c = 0; c < ref->n; c++)
+		cb(ref->names[c], a[c].sum, a[c].flags, ls->part[src].vals[c], arg);
+	free(a);
+	free(map);
+	return ref->n;
 }

@@ -10,7 +10,7 @@ TEXT=$ROOT/tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
 SYSFS_TTAR=$ROOT/tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
 
 # built by `make system` (bench/bench.mk adds them to EXTRA_BINS)
-for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs bench_app; do
+for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs bench_app bench_window; do
 	[ -x "$BUILD/$b" ] || { fail "$BUILD/$b missing (make system builds it)"; exit 1; }
 done
 ok "bench programs built"
@@ -102,6 +102,13 @@ check "bench_app: a 2,000-series scrape and its parse timed" \
 	bash -c "echo '$out' | grep -q '^page: 2000 series' &&
 		 echo '$out' | grep -Eq '^one scrape \(.*\): [0-9.]+ us CPU$' &&
 		 echo '$out' | grep -Eq '^of which the parse alone: [0-9.]+ us CPU$'"
+# a window's deltas over churning series, side by side with the search
+out=$("$BUILD/bench_window" 1 500 20)
+echo "$out"
+check "bench_window: the window's deltas, the search and one layout timed" \
+	bash -c "echo '$out' | grep -Eq '^deltas, churning series: [0-9.]+ us CPU$' &&
+		 echo '$out' | grep -Eq '^by search, churning series: [0-9.]+ us CPU$' &&
+		 echo '$out' | grep -Eq '^deltas, one layout: [0-9.]+ us CPU$'"
 # run.sh refuses what it does not know, before touching anything
 "$ROOT/bench/run.sh" "$BUILD" --bogus > "$T_DIR/run.out" 2>&1
 rc=$?

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,99 @@ static void rec_deltas__layout_change__matched_by_name(void **state)
 	clayout_unref(b);
 }
 
+/* A source whose series come and go (an application's metrics): a new
+ * layout at every sample, names in another order each time, some counters
+ * reset. Every delta, flag and last value equals a plain search by name
+ * over every sample (the definition), whatever the layout's map. */
+#define CH_NAMES 300
+#define CH_SAMPLES 40
+struct chv { char name[32]; uint64_t delta, last; unsigned flags; };
+struct chs { struct chv v[CH_NAMES]; unsigned n; };
+
+static void ch_cb(const char *name, uint64_t d, unsigned f, uint64_t last, void *arg)
+{
+	struct chs *c = arg;
+
+	assert_true(c->n < CH_NAMES);
+	snprintf(c->v[c->n].name, sizeof(c->v[0].name), "%s", name);
+	c->v[c->n].delta = d;
+	c->v[c->n].flags = f;
+	c->v[c->n].last = last;
+	c->n++;
+}
+
+static void rec_deltas__churning_layouts__same_as_search_by_name(void **state)
+{
+	static char names[CH_NAMES][24];
+	struct recorder *r = rec_new(CH_SAMPLES, 1);
+	struct clayout *lay[CH_SAMPLES];
+	uint64_t *val[CH_SAMPLES], level[CH_NAMES];
+	struct chs got = { .n = 0 };
+	unsigned seed = 7;
+
+	(void)state;
+	for (unsigned i = 0; i < CH_NAMES; i++) {
+		snprintf(names[i], sizeof(names[i]), "app.series_%u", i);
+		level[i] = i * 1000;
+	}
+	for (unsigned t = 0; t < CH_SAMPLES; t++) {
+		const char *nm[CH_NAMES];
+		uint8_t w[CH_NAMES];
+		unsigned n = 0, rot = (t * 37) % CH_NAMES;
+		struct clayout *lays[1];
+		const uint64_t *vals[1];
+
+		val[t] = calloc(CH_NAMES, sizeof(uint64_t));
+		for (unsigned k = 0; k < CH_NAMES; k++) {
+			unsigned i = (k + rot) % CH_NAMES;
+
+			seed = seed * 1103515245u + 12345u;
+			if ((seed >> 16) % 5 == 0)
+				continue;               /* absent from this sample */
+			level[i] = (seed >> 16) % 97 == 0 ? 3 : level[i] + (seed >> 20) % 50;
+			nm[n] = names[i];
+			w[n] = CNT_W64;
+			val[t][n] = level[i];
+			n++;
+		}
+		lay[t] = clayout_new(n, nm, w);
+		assert_non_null(lay[t]);
+		lays[0] = lay[t];
+		vals[0] = val[t];
+		assert_int_equal(rec_push(r, 1000 + t, 2000 + t, lays, vals), 0);
+	}
+	assert_int_equal(rec_deltas(r, 0, 0, CH_SAMPLES - 1, ch_cb, &got), lay[CH_SAMPLES - 1]->n);
+	/* the definition: for each counter of the last layout, each sample's
+	 * value found by name, deltas summed pair by pair */
+	for (unsigned c = 0; c < got.n; c++) {
+		uint64_t sum = 0, prev = 0;
+		unsigned flags = 0, f;
+		int have = 0;
+
+		assert_string_equal(got.v[c].name, lay[CH_SAMPLES - 1]->names[c]);
+		for (unsigned t = 0; t < CH_SAMPLES; t++) {
+			int j = clayout_find(lay[t], got.v[c].name);
+
+			if (j < 0)
+				continue;
+			if (have) {
+				sum += cnt_delta(prev, val[t][j], CNT_W64, &f);
+				flags |= f;
+			}
+			prev = val[t][j];
+			have = 1;
+		}
+		assert_int_equal(got.v[c].delta, sum);
+		assert_int_equal(got.v[c].flags, flags);
+		assert_int_equal(got.v[c].last, val[CH_SAMPLES - 1][c]);
+	}
+	rec_free(r);
+	for (unsigned t = 0; t < CH_SAMPLES; t++) {
+		clayout_unref(lay[t]);
+		free(val[t]);
+	}
+}
+
 static void rec_deltas__failed_source_sample__skipped(void **state)
 {
 	struct recorder *r = rec_new(8, 1);
@@ -158,6 +252,7 @@ int main(void)
 		cmocka_unit_test(rec_deltas__wrap_and_reset_inside_window__summed_pairwise),
 		cmocka_unit_test(rec_deltas__layout_change__matched_by_name),
 		cmocka_unit_test(rec_deltas__failed_source_sample__skipped),
+		cmocka_unit_test(rec_deltas__churning_layouts__same_as_search_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
