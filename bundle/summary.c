@@ -59,10 +59,14 @@ static void put_num(FILE *f, double d)
 	}
 	dec = 3 - (int)floor(log10(fabs(d)));
 	snprintf(buf, sizeof(buf), "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, d);
-	for (n = strlen(buf); n > 1 && buf[n - 1] == '0'; n--)
-		buf[n - 1] = '\0';
-	if (n > 1 && buf[n - 1] == '.')
-		buf[n - 1] = '\0';
+	/* trailing zeros of the decimals only: 1230 is not 123 */
+	n = strlen(buf);
+	if (strchr(buf, '.')) {
+		for (; n > 1 && buf[n - 1] == '0'; n--)
+			buf[n - 1] = '\0';
+		if (n > 1 && buf[n - 1] == '.')
+			buf[n - 1] = '\0';
+	}
 	fputs(buf, f);
 }
 

@@ -41,7 +41,8 @@ static void bundle_summary__figures__counts_integral_durations_fixed(void **stat
 		"        \"counters\": { \"rx_packets_phy\": 1234567.0, \"rx_vport_unicast_packets\": -3 } } } },"
 		"     \"flows\": { \"stalled\": 1.0, \"progressing\": 0, \"list\": [ { \"tuple\": \"t\","
 		"        \"waited_ms\": 332.89222799999999 } ] },"
-		"     \"threads\": [ { \"tid\": 5, \"comm\": \"x\", \"vcsw_rate\": 12.3456789 } ] },"
+		"     \"threads\": [ { \"tid\": 5, \"comm\": \"x\", \"vcsw_rate\": 12.3456789 },"
+		"                  { \"tid\": 6, \"comm\": \"y\", \"vcsw_rate\": 1230.4 } ] },"
 		"  \"release\": { \"released\": true, \"action\": \"reprogram\", \"after_ms\": 349.00000000000006 } }");
 	char *s = bundle_summary(m);
 
@@ -59,6 +60,8 @@ static void bundle_summary__figures__counts_integral_durations_fixed(void **stat
 			       "progressing."));
 	assert_null(strstr(s, "maxof(gap)"));  /* expressions: classify --explain */
 	assert_non_null(strstr(s, "voluntary switches/s 12.35\n"));  /* 4 significant digits */
+	/* a figure of 4 digits or more keeps its zeros (it read "123") */
+	assert_non_null(strstr(s, "voluntary switches/s 1230\n"));
 	assert_null(strstr(s, "332.89222"));
 	assert_null(strstr(s, "e+06"));
 	assert_null(strstr(s, "+-"));
