@@ -55,8 +55,10 @@ t_unshare() {
 		flock -w 120 9 || exit 1
 		rm -f "$d/holder.$$"
 		_t_shared_prune "$d"
-		if ! compgen -G "$d/holder.*" >/dev/null && [ -f "$d/undo" ]; then
-			eval "$(cat "$d/undo")"
+		# the undo kept until it worked (a user still running a hook
+		# is busy: the next holder to leave tries again)
+		if ! compgen -G "$d/holder.*" >/dev/null && [ -f "$d/undo" ] &&
+		   eval "$(cat "$d/undo")"; then
 			rm -f "$d/undo"
 		fi
 	) 9> "$d.lock"
@@ -91,7 +93,7 @@ hook_user_up() {
 	t_group_up || return 1
 	t_shared user-nicstall-hook '! getent passwd nicstall-hook >/dev/null &&
 		useradd -r -M -U -G nicstall -s /usr/sbin/nologin -c "nicstalld bundle hook" nicstall-hook' \
-		'userdel nicstall-hook' || return 1
+		'pkill -KILL -u nicstall-hook; userdel nicstall-hook' || return 1
 	HOOK_UID=$(id -u nicstall-hook)
 }
 

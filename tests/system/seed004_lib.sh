@@ -131,7 +131,7 @@ seed_starve() {
 	echo "$SEED_QUOTA_US" > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_quota_us"
 }
 
-seed_steps() { od -An -tu8 -N32 "$T_DIR/step" 2>/dev/null | tr -s ' ' '\n' | grep . | sort -n | head -1; }
+seed_steps() { od -v -An -tu8 -N32 "$T_DIR/step" 2>/dev/null | tr -s ' ' '\n' | grep . | sort -n | head -1; }
 
 # rank I's own incident bundles (not peer snapshots), oldest first; after
 # seed_slow or seed_starve, those opened since (a loaded machine may stall

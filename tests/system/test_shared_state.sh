@@ -36,7 +36,8 @@ wait_for 10 test -e "$T_DIR/up.c"
 kill -KILL "$H_c"; wait "$H_c" 2>/dev/null   # reaped, as timeout reaps a test
 holder d
 wait_for 10 test -e "$T_DIR/up.d"
-check "with a killed holder the state stays on for the next" test "$(cat "$F")" = 1
+check "with a killed holder the state stays on for the next, and its undo is kept" \
+	test "$(cat "$F")" = 1 -a -f "$T_SHARED/flag/undo"
 touch "$T_DIR/go.d"
 wait_for 10 bash -c "! kill -0 $H_d 2>/dev/null"
 check "and the killed holder does not keep it after the last leaves" test "$(cat "$F")" = 0
