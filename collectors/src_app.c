@@ -532,6 +532,14 @@ static int ep_setup(struct ep *e)
 	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+#if LIBCURL_VERSION_NUM >= 0x075700
+	    /* a transfer ended (its timeout, a reload) in the middle of a
+	     * name lookup: the threaded resolver's thread is left to finish
+	     * on its own, not joined on the loop (Curl_resolver_kill waits
+	     * for getaddrinfo otherwise: a resolver that does not answer
+	     * held the loop for its timeouts times its attempts) */
+	    curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK ||
+#endif
 	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, to) != CURLE_OK ||
 	    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_bytes) != CURLE_OK ||
