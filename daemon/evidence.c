@@ -54,12 +54,20 @@ struct json_object *evid_deltas_json(const struct port *p, const struct evid_cou
 	for (unsigned i = 0; i < REC_MAX_SRC; i++) {
 		struct json_object *c;
 
+		int *map;
+
 		if (!a->lay[i] || !b->lay[i])
 			continue;
+		/* by a map of the names, not a search per counter: a layout
+		 * that changed (an application's series) is not quadratic */
+		map = malloc((b->lay[i]->n ? b->lay[i]->n : 1) * sizeof(*map));
+		if (!map || clayout_map(a->lay[i], b->lay[i], map) < 0) {
+			free(map);
+			continue;
+		}
 		c = json_object_new_object();
 		for (unsigned k = 0; k < b->lay[i]->n; k++) {
-			int j = a->lay[i] == b->lay[i] ? (int)k :
-				clayout_find(a->lay[i], b->lay[i]->names[k]);
+			int j = map[k];
 			uint64_t d;
 
 			if (j < 0)
@@ -68,6 +76,7 @@ struct json_object *evid_deltas_json(const struct port *p, const struct evid_cou
 			if (d || all)
 				jx_add_u64(c, b->lay[i]->names[k], d);
 		}
+		free(map);
 		json_object_object_add(o, port_src_name(p, i) ? port_src_name(p, i) : "?", c);
 	}
 	return o;
@@ -145,15 +154,24 @@ struct json_object *evid_recorder_json(const struct port *p, uint64_t from)
 
 			if (!pt->lay || !port_src_name(p, k))
 				continue;
+			int *map = NULL;
+
+			if (pp && pp->lay) {
+				map = malloc((pt->lay->n ? pt->lay->n : 1) * sizeof(*map));
+				if (map && clayout_map(pp->lay, pt->lay, map) < 0) {
+					free(map);
+					map = NULL;
+				}
+			}
 			c = json_object_new_object();
 			for (unsigned j = 0; j < pt->lay->n; j++) {
-				int pj = pp && pp->lay ? (pp->lay == pt->lay ? (int)j :
-					 clayout_find(pp->lay, pt->lay->names[j])) : -1;
+				int pj = map ? map[j] : -1;
 
 				if (pj >= 0 && pp->vals[pj] == pt->vals[j])
 					continue;
 				jx_add_u64(c, pt->lay->names[j], pt->vals[j]);
 			}
+			free(map);
 			json_object_object_add(src, port_src_name(p, k), c);
 		}
 		json_object_object_add(e, prev ? "changed" : "values", src);

@@ -145,59 +145,6 @@ unsigned rec_window(const struct recorder *r, uint64_t from_ns, uint64_t to_ns,
 	return l - f + 1;
 }
 
-/* Where each counter of ref is in layout l: map[c] its index in l, -1
- * where l lacks it. Names are hashed once per layout (a table of 2n slots,
- * FNV-1a), never searched per counter: a source whose series come and go
- * (an application's metrics) changes its layout at every sample, and a
- * search per counter and sample made a window over 2,000 series quadratic
- * in the event loop. */
-static uint32_t name_hash(const char *s)
-{
-	uint32_t h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 16777619u;
-	return h;
-}
-
-static int layout_map(const struct clayout *l, const struct clayout *ref, int *map)
-{
-	unsigned nslot = 1;
-	int *slot;
-
-	if (l == ref || clayout_equal(l, ref)) {
-		for (unsigned c = 0; c < ref->n; c++)
-			map[c] = (int)c;
-		return 0;
-	}
-	while (nslot < 2 * l->n + 2)
-		nslot <<= 1;
-	slot = malloc(nslot * sizeof(*slot));
-	if (!slot)
-		return -1;
-	for (unsigned i = 0; i < nslot; i++)
-		slot[i] = -1;
-	for (unsigned i = 0; i < l->n; i++) {
-		unsigned k = name_hash(l->names[i]) & (nslot - 1);
-
-		while (slot[k] >= 0)
-			k = (k + 1) & (nslot - 1);
-		slot[k] = (int)i;
-	}
-	for (unsigned c = 0; c < ref->n; c++) {
-		unsigned k = name_hash(ref->names[c]) & (nslot - 1);
-
-		map[c] = -1;
-		for (; slot[k] >= 0; k = (k + 1) & (nslot - 1))
-			if (!strcmp(l->names[slot[k]], ref->names[c])) {
-				map[c] = slot[k];
-				break;
-			}
-	}
-	free(slot);
-	return 0;
-}
-
 unsigned rec_deltas(const struct recorder *r, unsigned src, unsigned first,
 		    unsigned last, rec_delta_fn cb, void *arg)
 {
@@ -224,7 +171,7 @@ unsigned rec_deltas(const struct recorder *r, unsigned src, unsigned first,
 		if (!p->lay)
 			continue;       /* a failed read: bridge the gap */
 		if (p->lay != mlay) {
-			if (layout_map(p->lay, ref, map) < 0) {
+			if (clayout_map(p->lay, ref, map) < 0) {
 				mlay = NULL;
 				continue;
 			}

@@ -193,11 +193,21 @@ static struct json_object *port_deltas(struct runs *r, struct run *u, unsigned i
 		const char *src = port_src_name(p, k), *cn;
 		char nb[320];
 
+		/* the host's and the application's counters are not the
+		 * NIC's: a disk's discards or an application's
+		 * requests_dropped_total make no run anomalous */
+		int nic, *map;
+
 		if (!pt->lay || !src || !rp->src[k].lay)
 			continue;
+		nic = strcmp(src, "host") && strcmp(src, "app");
+		map = malloc((pt->lay->n ? pt->lay->n : 1) * sizeof(*map));
+		if (!map || clayout_map(rp->src[k].lay, pt->lay, map) < 0) {
+			free(map);
+			continue;
+		}
 		for (unsigned c = 0; c < pt->lay->n; c++) {
-			int at = (pt->lay == rp->src[k].lay) ? (int)c :
-				 clayout_find(rp->src[k].lay, pt->lay->names[c]);
+			int at = map[c];
 			uint64_t d;
 
 			if (at < 0)
@@ -205,11 +215,12 @@ static struct json_object *port_deltas(struct runs *r, struct run *u, unsigned i
 			d = cnt_delta(rp->src[k].vals[at], pt->vals[c], pt->lay->width[c], NULL);
 			cn = facts_counter_name(src, pt->lay->names[c], nb, sizeof(nb));
 			jx_add_u64(all, cn, d);
-			if (d && matters(cn)) {
+			if (d && nic && matters(cn)) {
 				jx_add_u64(cnt, cn, d);
 				note_moved(m, "port %s: %s +%.0f", rp->name, cn, (double)d);
 			}
 		}
+		free(map);
 	}
 	for (size_t k = 0; k < sizeof(run_signals) / sizeof(run_signals[0]); k++) {
 		double v = signal_of(r, rp->profile, run_signals[k], all);
