@@ -549,13 +549,38 @@ static void tw_ksyms_drop(struct threadwatch *tw)
 	tw->ksym_state = 0;
 }
 
-/* The kernel's modules now (their list and load addresses): NULL when
- * unreadable (then the table is kept as it is). */
+/* The kernel's modules now: each one's name and load address, one a line
+ * (/proc/modules: "name size refcount deps state address [taint]", whose
+ * use count and users move without any symbol moving: Onload's with every
+ * process that opens /dev/onload); NULL when unreadable (then the table is
+ * kept as it is). */
 static char *tw_modules(const struct threadwatch *tw)
 {
-	size_t len = 0;
+	size_t len = 0, o = 0;
+	char *text = util_read_file(tw->modules, 4u << 20, &len), *save = NULL, *line, *key;
 
-	return util_read_file(tw->modules, 4u << 20, &len);
+	if (!text)
+		return NULL;
+	/* a line of fewer than 6 fields gains " -": at most twice the text */
+	key = malloc(2 * len + 16);
+	if (!key) {
+		free(text);
+		return NULL;
+	}
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *fs = NULL, *f[6] = { 0 };
+		unsigned nf = 0;
+
+		for (char *t = strtok_r(line, " \t", &fs); t && nf < 6; t = strtok_r(NULL, " \t", &fs))
+			f[nf++] = t;
+		if (!nf)
+			continue;
+		o += (size_t)snprintf(key + o, 2 * len + 16 - o, "%s %s\n", f[0],
+				      nf == 6 ? f[5] : "-");
+	}
+	key[o] = '\0';
+	free(text);
+	return key;
 }
 
 /* The symbol table, read when it was not yet, or when the modules

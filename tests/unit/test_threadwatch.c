@@ -468,6 +468,15 @@ static void kallsyms__read_once__again_when_modules_change(void **st)
 	}
 	assert_non_null(strstr(stack, "futex"));
 	assert_int_equal(ksym_reads(), n0 + 1);
+	/* a process opened /dev/onload: the module's use count moved, its
+	 * symbols did not (Onload's count moves with every process that
+	 * opens the device: read again at nearly every incident before) */
+	fp = fopen(mods, "w");
+	assert_non_null(fp);
+	fputs("onload 1 7 - Live 0xffffffffc0000000\n", fp);
+	fclose(fp);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	assert_int_equal(ksym_reads(), n0 + 1);
 	/* a module loaded */
 	fp = fopen(mods, "a");
 	assert_non_null(fp);
