@@ -284,29 +284,42 @@ static void append(struct json_object *to, struct json_object *from, const char 
 	}
 }
 
+/* Is a stack of process pid among those dumped already? */
+static int dumped_pid(struct json_object *stacks, int32_t pid)
+{
+	for (size_t i = 0; i < jx_len(stacks); i++)
+		if (jx_u64(json_object_array_get_idx(stacks, i), "pid") == (uint64_t)pid)
+			return 1;
+	return 0;
+}
+
 unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, uint64_t incident_id,
 			   const char *const *ports, unsigned nports)
 {
 	struct incident *inc = stall_incident(st, incident_id);
 	struct flow_src_ref refs[MAX_PIDS];
 	int32_t called[16];
-	unsigned n = 0, nc;
-	struct json_object *tmp;
+	unsigned n = 0, nc, room;
+	struct json_object *tmp, *have = jx_arr(jx_obj(e ? e->out : NULL, "onload"), "stacks");
 	int rc;
 
 	/* as many stacks as one take dumps (their work files are kept
 	 * track of: 4 stacks' dumps and their "before") */
 	if (!e || !inc || strcmp(e->when, "at_stall") ||
 	    !flowsrcs_host_open(e->fs, FLOW_SRC_ONLOAD) ||
-	    jx_len(jx_arr(jx_obj(e->out, "onload"), "stacks")) >= FOLLOW_MAX_STACKS)
+	    jx_len(have) >= FOLLOW_MAX_STACKS)
 		return 0;
+	/* a process's stacks are one each, mostly: one process a stack's
+	 * room (the cap holds for the rest: append() lists a stack once) */
+	room = FOLLOW_MAX_STACKS - (unsigned)jx_len(have);
 	/* the flows that joined since, and the processes whose thread the
 	 * thread watch calls blocked (only new processes: a stack is
 	 * dumped once) */
-	for (; e->nseen < incident_nflows(inc) && n < MAX_PIDS; e->nseen++) {
+	for (; e->nseen < incident_nflows(inc) && n < room; e->nseen++) {
 		struct flow_src_ref r;
 
-		if (incident_flow_ref(inc, e->nseen, &r) < 0 || r.pid <= 0 || seen_pid(e, r.pid))
+		if (incident_flow_ref(inc, e->nseen, &r) < 0 || r.pid <= 0 ||
+		    dumped_pid(have, r.pid) || seen_pid(e, r.pid))
 			continue;
 		refs[n].src = r.src == FLOW_SRC_ONLOAD ? FLOW_SRC_ONLOAD : FLOW_SRC_ENGINE;
 		refs[n].session = r.src == FLOW_SRC_ONLOAD ? r.session : 0;
@@ -314,8 +327,8 @@ unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, uint64_t inci
 		n++;
 	}
 	nc = stall_thread_called(st, called, 16);
-	for (unsigned i = 0; i < nc && n < MAX_PIDS; i++) {
-		if (called[i] <= 0 || seen_pid(e, called[i]))
+	for (unsigned i = 0; i < nc && n < room; i++) {
+		if (called[i] <= 0 || dumped_pid(have, called[i]) || seen_pid(e, called[i]))
 			continue;
 		refs[n].src = FLOW_SRC_ENGINE;
 		refs[n].session = 0;
