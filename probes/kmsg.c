@@ -238,7 +238,8 @@ int kmsg_device_lines(const char *ifname, const char *bus, struct kmsg_line *out
 		      size_t *more, char *err, size_t errlen)
 {
 	static char buf[REC_MAX];
-	size_t n = 0;
+	size_t n;
+	struct kmsg_keep k = { .out = out, .max = max };
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	*more = 0;
@@ -258,20 +259,50 @@ int kmsg_device_lines(const char *ifname, const char *bus, struct kmsg_line *out
 		if (r <= 0)
 			break;
 		buf[r] = 0;
-		if (kmsg_parse_device(buf, (size_t)r, ifname, bus, &l) != 1 || !max)
+		if (kmsg_parse_device(buf, (size_t)r, ifname, bus, &l) != 1)
 			continue;
-		if (n < max) {
-			out[n++] = l;
-		} else if (max > KMSG_KEEP_FIRST) {
-			/* the first ones stay; the rest is the newest */
-			memmove(&out[KMSG_KEEP_FIRST], &out[KMSG_KEEP_FIRST + 1],
-				(max - KMSG_KEEP_FIRST - 1) * sizeof(*out));
-			out[max - 1] = l;
-			(*more)++;
-		} else {
-			(*more)++;
-		}
+		kmsg_keep_add(&k, &l);
 	}
 	close(fd);
+	n = kmsg_keep_end(&k);
+	*more = k.more;
 	return (int)n;
+}
+
+void kmsg_keep_add(struct kmsg_keep *k, const struct kmsg_line *l)
+{
+	if (k->n < k->max) {
+		k->out[k->n++] = *l;
+		return;
+	}
+	k->more++;
+	if (k->max <= KMSG_KEEP_FIRST)
+		return;
+	/* the first ones stay; the oldest of the tail gives way */
+	if (k->head < KMSG_KEEP_FIRST)
+		k->head = KMSG_KEEP_FIRST;
+	k->out[k->head] = *l;
+	k->head = k->head + 1 == k->max ? KMSG_KEEP_FIRST : k->head + 1;
+}
+
+static void reverse(struct kmsg_line *v, size_t a, size_t b)     /* [a, b) */
+{
+	while (a + 1 < b) {
+		struct kmsg_line t = v[a];
+
+		v[a++] = v[--b];
+		v[b] = t;
+	}
+}
+
+size_t kmsg_keep_end(struct kmsg_keep *k)
+{
+	/* the tail's oldest is at head: rotated to KMSG_KEEP_FIRST */
+	if (k->more && k->max > KMSG_KEEP_FIRST && k->head > KMSG_KEEP_FIRST) {
+		reverse(k->out, KMSG_KEEP_FIRST, k->head);
+		reverse(k->out, k->head, k->max);
+		reverse(k->out, KMSG_KEEP_FIRST, k->max);
+	}
+	k->head = 0;
+	return k->n;
 }

@@ -70,6 +70,17 @@ int kmsg_parse_device(const char *rec, size_t len, const char *ifname, const cha
  * the first KMSG_KEEP_FIRST and the last max - KMSG_KEEP_FIRST of them in
  * out, oldest first; *more counts those left out between. Returns the
  * number kept, or -1 with err (e.g. "/dev/kmsg: not readable: ..."). */
+/* What kmsg_device_lines keeps, a line at a time and each in constant time
+ * (a driver that filled the ring with 100k lines moved the kept tail once
+ * for each): the first KMSG_KEEP_FIRST lines, then a ring over the rest of
+ * out[0..max); kmsg_keep_end puts the tail in order and returns the number
+ * kept. */
+struct kmsg_keep {
+	struct kmsg_line *out;
+	size_t max, n, head, more;
+};
+void kmsg_keep_add(struct kmsg_keep *k, const struct kmsg_line *l);
+size_t kmsg_keep_end(struct kmsg_keep *k);
 #define KMSG_KEEP_FIRST 16
 int kmsg_device_lines(const char *ifname, const char *bus, struct kmsg_line *out, size_t max,
 		      size_t *more, char *err, size_t errlen);

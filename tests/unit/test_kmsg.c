@@ -86,6 +86,47 @@ static void kmsg_parse_device__hostile_records__bounded(void **state)
 
 /* Both directions of one connection are one connection (the summary's
  * flows, the facts' stalled count). */
+/* The device's lines kept: the first 16, then the newest, oldest first,
+ * and the count left out between; for 1,000 lines into 64 slots, for
+ * exactly as many lines as slots, one more, and fewer slots than the first
+ * 16. */
+static void keep_n(size_t max, unsigned lines, struct kmsg_line *out, size_t *n, size_t *more)
+{
+	struct kmsg_keep k = { .out = out, .max = max };
+
+	for (unsigned i = 0; i < lines; i++) {
+		struct kmsg_line l = { .seq = i };
+
+		kmsg_keep_add(&k, &l);
+	}
+	*n = kmsg_keep_end(&k);
+	*more = k.more;
+}
+
+static void kmsg_keep__more_lines_than_slots__first_and_newest_in_order(void **state)
+{
+	static struct kmsg_line out[64];
+	static const unsigned lines[] = { 1000, 64, 65, 80, 10 };
+	size_t n, more;
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(lines) / sizeof(lines[0]); t++) {
+		unsigned m = lines[t];
+
+		keep_n(64, m, out, &n, &more);
+		assert_int_equal(n, m < 64 ? m : 64);
+		assert_int_equal(more, m > 64 ? m - 64 : 0);
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(out[i].seq, i < KMSG_KEEP_FIRST || m <= 64 ? i :
+					 m - 64 + i);
+	}
+	keep_n(8, 100, out, &n, &more);         /* fewer slots than the first 16 */
+	assert_int_equal(n, 8);
+	assert_int_equal(more, 92);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(out[i].seq, i);
+}
+
 static void util_conn_key__both_directions__one_key(void **state)
 {
 	char a[200], b[200];
@@ -111,6 +152,7 @@ int main(void)
 		cmocka_unit_test(kmsg_parse_device__netdev_name__a_whole_word),
 		cmocka_unit_test(kmsg_parse_device__dictionary_only__by_its_device),
 		cmocka_unit_test(kmsg_parse_device__hostile_records__bounded),
+		cmocka_unit_test(kmsg_keep__more_lines_than_slots__first_and_newest_in_order),
 		cmocka_unit_test(util_conn_key__both_directions__one_key),
 	};
 
