@@ -16,6 +16,11 @@
 #include "lib/util.h"
 
 #define BGW_NAME_MAX 200
+/* What may wait for the disk: a state directory on a disk that stalls (the
+ * producer-stall-io case) while clients begin and end runs must not grow
+ * the daemon without bound. Beyond either, a file is dropped and said. */
+#define BGW_MAX_JOBS 1024
+#define BGW_MAX_BYTES (32u << 20)
 
 struct wjob {
 	struct wjob *next;
@@ -31,6 +36,10 @@ struct bgwrite {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct wjob *head, *tail;
+	unsigned qjobs, max_jobs;       /* queued now, and the bound */
+	size_t qbytes, max_bytes;
+	unsigned long dropped;
+	int paused;                     /* bgw_pause (tests) */
 	int dirfd;
 	char dir[PATH_MAX];
 };
@@ -74,8 +83,8 @@ static void *writer(void *arg)
 	for (;;) {
 		struct wjob *j = w->head;
 
-		if (!j) {
-			if (w->stop)
+		if (!j || (w->paused && !w->stop)) {
+			if (!j && w->stop)
 				break;
 			pthread_cond_wait(&w->cv, &w->mu);
 			continue;
@@ -83,6 +92,8 @@ static void *writer(void *arg)
 		w->head = j->next;
 		if (!w->head)
 			w->tail = NULL;
+		w->qjobs--;
+		w->qbytes -= j->len;
 		pthread_mutex_unlock(&w->mu);
 		do_job(w, j);
 		free(j->data);
@@ -103,6 +114,8 @@ struct bgwrite *bgw_new(int dirfd, const char *dir)
 		return NULL;
 	}
 	w->dirfd = dirfd;
+	w->max_jobs = BGW_MAX_JOBS;
+	w->max_bytes = BGW_MAX_BYTES;
 	util_strlcpy(w->dir, dir, sizeof(w->dir));
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -157,11 +170,49 @@ void bgw_put(struct bgwrite *w, const char *name, char *data, size_t len, int su
 		return;
 	}
 	pthread_mutex_lock(&w->mu);
+	if (w->qjobs >= w->max_jobs || (data && w->qbytes + len > w->max_bytes)) {
+		unsigned long d = ++w->dropped;
+		unsigned qj = w->qjobs;
+		size_t qb = w->qbytes;
+
+		pthread_mutex_unlock(&w->mu);
+		/* the first, then at each power of two */
+		if (!(d & (d - 1)))
+			log_warnx("%s/%s not written: %u files (%zu bytes) already wait for "
+				  "the disk; %lu dropped so far", w->dir, name, qj, qb, d);
+		free(data);
+		free(j);
+		return;
+	}
+	w->qjobs++;
+	w->qbytes += len;
 	if (w->tail)
 		w->tail->next = j;
 	else
 		w->head = j;
 	w->tail = j;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+unsigned long bgw_dropped(struct bgwrite *w)
+{
+	unsigned long d;
+
+	pthread_mutex_lock(&w->mu);
+	d = w->dropped;
+	pthread_mutex_unlock(&w->mu);
+	return d;
+}
+
+void bgw_test_hold(struct bgwrite *w, int hold, unsigned max_jobs, size_t max_bytes)
+{
+	pthread_mutex_lock(&w->mu);
+	w->paused = hold;
+	if (max_jobs)
+		w->max_jobs = max_jobs;
+	if (max_bytes)
+		w->max_bytes = max_bytes;
 	pthread_cond_signal(&w->cv);
 	pthread_mutex_unlock(&w->mu);
 }

@@ -25,6 +25,13 @@ int bgw_dirfd(const struct bgwrite *w);
 /* Queue name: data (taken over, len bytes) replaces it; data NULL removes
  * it (and nothing else). sum: also write name.sha256. */
 void bgw_put(struct bgwrite *w, const char *name, char *data, size_t len, int sum);
+/* Files not written because too much already waited for the disk
+ * (BGW_MAX_JOBS files or BGW_MAX_BYTES: each said in the log, the first
+ * and then at each power of two). */
+unsigned long bgw_dropped(struct bgwrite *w);
+/* Tests: hold the writer (as a disk that does not answer would) and set
+ * the bounds (0: as they are). */
+void bgw_test_hold(struct bgwrite *w, int hold, unsigned max_jobs, size_t max_bytes);
 /* o as pretty JSON, after a first line first (NULL none); with first, a
  * sha256sum line too. */
 void bgw_put_json(struct bgwrite *w, const char *name, struct json_object *o,

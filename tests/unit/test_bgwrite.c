@@ -111,11 +111,53 @@ static void bad__name_too_long_and_no_dir__said_nothing_written(void **st)
 	assert_null(slurp("d.txt"));
 }
 
+/* A disk that does not answer (the writer held): what waits is bounded by
+ * files and by bytes; the rest is dropped and counted, never queued; what
+ * was queued is written when the disk answers again. */
+static void disk_stalled__queue_bounded__rest_dropped_counted(void **st)
+{
+	struct bgwrite *w = bgw_new(open(dir, O_RDONLY | O_DIRECTORY), dir);
+	char name[32];
+	char *s;
+
+	(void)st;
+	bgw_test_hold(w, 1, 3, 64);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		bgw_put(w, name, strdup("0123456789"), 10, 0);
+	}
+	assert_int_equal(bgw_dropped(w), 2);    /* f3, f4: three files wait */
+	bgw_test_hold(w, 1, 100, 0);
+	s = malloc(100);
+	memset(s, 'x', 100);
+	bgw_put(w, "big", s, 100, 0);          /* 30 + 100 bytes > 64 */
+	assert_int_equal(bgw_dropped(w), 3);
+	bgw_put(w, "small", strdup("abc"), 3, 0);
+	assert_int_equal(bgw_dropped(w), 3);
+	bgw_test_hold(w, 0, 0, 0);
+	bgw_free(w);
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		s = slurp(name);
+		if (i < 3)
+			assert_string_equal(s, "0123456789");
+		else
+			assert_null(s);
+		free(s);
+	}
+	assert_null(slurp("big"));
+	s = slurp("small");
+	assert_string_equal(s, "abc");
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest t[] = {
 		cmocka_unit_test_setup_teardown(queued__in_order_whole_with_sum, setup, teardown),
 		cmocka_unit_test_setup_teardown(bad__name_too_long_and_no_dir__said_nothing_written,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(disk_stalled__queue_bounded__rest_dropped_counted,
 						setup, teardown),
 	};
 
