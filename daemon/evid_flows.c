@@ -293,10 +293,9 @@ static int dumped_pid(struct json_object *stacks, int32_t pid)
 	return 0;
 }
 
-unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, uint64_t incident_id,
+unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, struct incident *inc,
 			   const char *const *ports, unsigned nports)
 {
-	struct incident *inc = stall_incident(st, incident_id);
 	struct flow_src_ref refs[MAX_PIDS];
 	int32_t called[16];
 	unsigned n = 0, nc, room;

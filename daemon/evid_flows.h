@@ -28,14 +28,15 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 				   struct json_object *rec, const char *when,
 				   const char *spool_dir, uint64_t inv_id, unsigned *pending,
 				   const struct evid_flows *again);
-/* The processes that came into incident incident_id after e was taken
+/* The processes that came into incident inc after e was taken
  * ("at_stall" only): the owners of the flows that joined it since, and of
  * the threads the thread watch calls blocked. Their Onload stacks are
  * dumped as e's were and listed with e's (each once), marked as taken
  * later. An engine's flows may join an incident that opened on the other
  * end's port first (seed 001 emulated: the client's flows waited first).
  * Returns the number of parts started (*pending raised by it). */
-unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, uint64_t incident_id,
+struct incident;
+unsigned evid_flows_follow(struct evid_flows *e, struct stall *st, struct incident *inc,
 			   const char *const *ports, unsigned nports);
 /* Stop what still runs (*pending is lowered for it), remove the work files
  * left over, free. NULL is fine. */

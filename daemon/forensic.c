@@ -125,10 +125,9 @@ static void take_engines(struct inv *v, int after)
 					    after ? v->engines[0] : NULL);
 }
 
-void inv_follow_engines(struct inv *v)
+void inv_follow_engines(struct inv *v, struct incident *inc)
 {
 	const char *names[MAXP];
-	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 
 	if (!inc || v->engines[1] || !jx_get(v->rec, IR_SNAPSHOT))
 		return;
@@ -143,7 +142,7 @@ void inv_follow_engines(struct inv *v)
 	}
 	for (unsigned i = 0; i < v->nports; i++)
 		names[i] = v->ports[i];
-	evid_flows_follow(v->engines[0], v->F->stall, v->incident_id, names, v->nports);
+	evid_flows_follow(v->engines[0], v->F->stall, inc, names, v->nports);
 }
 
 static void snapshot_all(struct inv *v, const char *label)
@@ -474,7 +473,7 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 			/* INCIDENT_JOIN: the flows join the running sequence;
 			 * their processes' engine views too while it stalls */
 			if (event == INCIDENT_JOIN)
-				inv_follow_engines(v);
+				inv_follow_engines(v, inc);
 		}
 	}
 }

@@ -32,7 +32,8 @@ void inv_tick(struct loop_timer *t, void *arg)
 	uint64_t now = loop_mono_ns();
 
 	(void)t;
-	inv_follow_engines(v);
+	/* once a tick: stall_incident counts the siblings when they are due */
+	inv_follow_engines(v, v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL);
 	for (unsigned i = 0; i < v->nports; i++) {
 		struct port *p = inv_port(v, i);
 		struct evid_counters cur = { 0 };
