@@ -155,6 +155,12 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 		unsigned f, l;
 		uint64_t from = s->mono_ns > FACTS_BASELINE_NS ? s->mono_ns - FACTS_BASELINE_NS : 0;
 
+		/* after the last investigation here: an earlier stall's lost
+		 * frames are no healthy rate (port-drop read a run's one
+		 * lost frame as within it: make check-repeat) */
+		if (port_disturbed(p) > from && port_disturbed(p) < s->mono_ns)
+			from = port_disturbed(p);
+
 		if (rec_window(r, from, s->mono_ns, &f, &l) >= 2) {
 			struct json_object *c = facts_window_deltas(p, f, l);
 

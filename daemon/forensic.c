@@ -288,6 +288,10 @@ static void conclude(struct inv *v)
 	classify(v);
 	v->phase = PH_DONE;
 	v->done = 1;
+	/* the ports' next healthy baselines start after this (facts.c) */
+	for (unsigned i = 0; i < v->nports; i++)
+		if (inv_port(v, i))
+			port_set_disturbed(inv_port(v, i), loop_mono_ns());
 	jx_add_str(v->rec, IR_STATE, "complete");
 	write_bundle(v);
 	log_info("investigation %" PRIu64 " (incident %" PRIu64 ", port %s): complete, %s",

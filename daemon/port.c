@@ -78,6 +78,7 @@ struct port {
 	struct loop *loop;
 	uint64_t samples, sample_errors;
 	uint64_t last_sample_ns, sample_cost_ns;
+	uint64_t disturbed_ns;  /* the end of the last investigation here */
 	struct cost rec_cost;   /* CPU time of the recorder pushes */
 	uint64_t sample_cost_total_ns;        /* every read's cost summed (metrics) */
 	struct host_opts *host;               /* [host], [producer]: NULL not set */
@@ -743,6 +744,16 @@ const char *port_rdma_dev(const struct port *p, unsigned *rdma_port)
 	if (rdma_port)
 		*rdma_port = p->rdma_port;
 	return p->rdma_dev;
+}
+
+void port_set_disturbed(struct port *p, uint64_t mono_ns)
+{
+	p->disturbed_ns = mono_ns;
+}
+
+uint64_t port_disturbed(const struct port *p)
+{
+	return p->disturbed_ns;
 }
 
 const char *port_src_name(const struct port *p, unsigned i)

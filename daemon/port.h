@@ -41,6 +41,11 @@ enum profile port_profile(const struct port *p);   /* resolved from the driver *
 const struct ident *port_ident(const struct port *p);
 const char *port_rdma_dev(const struct port *p, unsigned *rdma_port); /* "" none */
 struct recorder *port_recorder(const struct port *p);
+/* When the last investigation on the port ended (CLOCK_MONOTONIC ns; 0:
+ * none yet): a healthy baseline starts after it, never holding the frames
+ * an earlier stall lost or its actions' transitions. */
+void port_set_disturbed(struct port *p, uint64_t mono_ns);
+uint64_t port_disturbed(const struct port *p);
 /* Unique per port_new(), never reused: tells a re-created port apart. */
 unsigned long port_serial(const struct port *p);
 uint64_t port_samples(const struct port *p);

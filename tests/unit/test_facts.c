@@ -139,6 +139,34 @@ static void facts_build__recorded_port__stall_baseline_and_window(void **state)
 	json_object_put(r);
 }
 
+/* An investigation ended at 4 s on the port (an earlier stall, its lost
+ * frames, its actions): the healthy baseline starts there, 4 s .. 8 s,
+ * not a minute back (make check-repeat: a run's single lost frame read as
+ * within a healthy rate that held the earlier runs' losses). */
+static void facts_build__after_an_investigation__baseline_starts_after_it(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *f, *pa;
+
+	port_set_disturbed(ports_find(x->ps, "a"), 4 * SEC);
+	r = record(x);
+	f = facts_build(x->ps, r);
+	pa = jx_get(jx_get(f, FK_PORTS), "a");
+	assert_true(jx_double(jx_get(pa, FK_PER_BASELINE), FK_SPAN_S, 0) == 4.0);
+	assert_int_equal(jx_u64(jx_get(jx_get(pa, FK_PER_BASELINE), FK_COUNTERS), "rx_packets_phy"),
+			 400);
+	json_object_put(f);
+	json_object_put(r);
+	/* one after the stall began does not move it */
+	port_set_disturbed(ports_find(x->ps, "a"), 9 * SEC);
+	r = record(x);
+	f = facts_build(x->ps, r);
+	pa = jx_get(jx_get(f, FK_PORTS), "a");
+	assert_true(jx_double(jx_get(pa, FK_PER_BASELINE), FK_SPAN_S, 0) == 7.0);
+	json_object_put(f);
+	json_object_put(r);
+}
+
 static void facts_build__flows__held_bytes_without_kernel_inflight(void **state)
 {
 	struct fix *x = *state;
@@ -457,6 +485,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(facts_build__recorded_port__stall_baseline_and_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(facts_build__after_an_investigation__baseline_starts_after_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__flows__held_bytes_without_kernel_inflight, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__both_ends_of_a_connection__one_stalled, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__threads_pings_captures__second_reading_used, setup, teardown),
