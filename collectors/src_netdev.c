@@ -28,14 +28,24 @@ static const char *const stats64_names[] = {
 };
 #define NF (sizeof(stats64_names) / sizeof(stats64_names[0]))
 #define NF_MIN 23u      /* fields every kernel with IFLA_STATS64 sends */
+/* The link's carrier counts (IFLA_CARRIER_CHANGES since 3.15, the up and
+ * down counts since 4.19: linkwatch's __linkwatch_run_queue counts each
+ * carrier transition netif_carrier_on/off made): a link that went down and
+ * came back inside a stall (link-flap), after the stats, when sent. */
+static const char *const carrier_names[] = {
+	"carrier_changes", "carrier_up_count", "carrier_down_count",
+};
+#define NC (sizeof(carrier_names) / sizeof(carrier_names[0]))
 
 struct netdev {
 	struct nl_sock *ns;
 	char ifname[IFNAMSIZ];
 	int ifindex;
 	struct clayout *lay;
-	uint64_t vals[NF];
+	uint64_t vals[NF + NC];
 	unsigned got;            /* fields in the last reply, 0: none */
+	unsigned carrier;        /* which carrier counts it had (bit i: carrier_names[i]) */
+	unsigned lay_got, lay_carrier;  /* what lay was made for */
 	int bad;                 /* reply failed validation */
 	char what[224];
 	char req[256] __attribute__((aligned(8)));
@@ -44,6 +54,9 @@ struct netdev {
 static const struct nl_pol stats_pol[IFLA_MAX + 1] = {
 	[IFLA_IFNAME] = { MNL_TYPE_NUL_STRING, 0 },
 	[IFLA_STATS64] = { MNL_TYPE_BINARY, NF_MIN * 8 },
+	[IFLA_CARRIER_CHANGES] = { MNL_TYPE_U32, 0 },
+	[IFLA_CARRIER_UP_COUNT] = { MNL_TYPE_U32, 0 },
+	[IFLA_CARRIER_DOWN_COUNT] = { MNL_TYPE_U32, 0 },
 };
 
 static int netdev_cb(const struct nlmsghdr *nlh, void *data)
@@ -81,6 +94,17 @@ static int netdev_cb(const struct nlmsghdr *nlh, void *data)
 	p = mnl_attr_get_payload(tb[IFLA_STATS64]);
 	memcpy(d->vals, p, (size_t)n * 8);      /* attributes are 4-aligned */
 	d->got = n;
+	d->carrier = 0;
+	{
+		static const int attr[NC] = { IFLA_CARRIER_CHANGES, IFLA_CARRIER_UP_COUNT,
+					      IFLA_CARRIER_DOWN_COUNT };
+
+		for (unsigned i = 0; i < NC; i++)
+			if (tb[attr[i]]) {
+				d->vals[n + __builtin_popcount(d->carrier)] = mnl_attr_get_u32(tb[attr[i]]);
+				d->carrier |= 1u << i;
+			}
+	}
 	return MNL_CB_OK;
 }
 
@@ -169,8 +193,22 @@ static int netdev_read(struct src *s, struct clayout **lay,
 			  strerror(ENODEV));
 		return -ENODEV;
 	}
-	if (!d->lay || d->lay->n != d->got) {
-		struct clayout *nl = clayout_new(d->got, stats64_names, NULL);
+	if (!d->lay || d->lay_got != d->got || d->lay_carrier != d->carrier) {
+		const char *names[NF + NC];
+		uint8_t width[NF + NC];
+		unsigned n = d->got;
+		struct clayout *nl;
+
+		for (unsigned i = 0; i < d->got; i++) {
+			names[i] = stats64_names[i];
+			width[i] = CNT_W64;
+		}
+		for (unsigned i = 0; i < NC; i++)
+			if (d->carrier & (1u << i)) {
+				width[n] = CNT_W32;     /* atomic_t in the kernel */
+				names[n++] = carrier_names[i];
+			}
+		nl = clayout_new(n, names, width);
 
 		if (!nl) {
 			util_errf(s->err, sizeof(s->err), "%s: layout: %s", d->what,
@@ -179,6 +217,8 @@ static int netdev_read(struct src *s, struct clayout **lay,
 		}
 		clayout_unref(d->lay);
 		d->lay = nl;
+		d->lay_got = d->got;
+		d->lay_carrier = d->carrier;
 	}
 	*lay = d->lay;
 	*vals = d->vals;

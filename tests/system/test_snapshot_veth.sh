@@ -68,6 +68,20 @@ check "counters --window shows rx_packets delta of the pings" \
 ctl -j counters srv --changed --window 30 > "$T_DIR/c.json"
 check "counters --changed omits counters that did not move" \
 	jqe '(.sources.netdev | has("rx_crc_errors") | not) and (.sources.netdev | has("rx_packets"))' "$T_DIR/c.json"
+# the carrier's counts (IFLA_CARRIER_*), as sysfs gives them: the peer
+# taken down and up flaps srv's carrier (veth_close: netif_carrier_off of
+# the peer)
+carrier() { ip netns exec "$B" sh -c 'cd /sys/class/net/vB && echo $(cat carrier_changes) $(cat carrier_down_count) $(cat carrier_up_count)'; }
+c0=$(carrier)
+ip -n "$A" link set vA down && ip -n "$A" link set vA up
+wait_for 5 bash -c "$(declare -f carrier); B=$B; [ \"\$(carrier)\" != '$c0' ]"
+sleep 0.5
+ctl -j counters srv --window 2 > "$T_DIR/f.json"
+want=$(carrier)
+got=$(jq -r '.sources.netdev | "\(.carrier_changes.value) \(.carrier_down_count.value) \(.carrier_up_count.value)"' "$T_DIR/f.json")
+check "srv: the carrier's changes, downs and ups as sysfs has them ($got / $want)" test "$got" = "$want"
+check "srv: the flap is in the window's deltas (down +1, up +1)" \
+	jqe '.sources.netdev.carrier_down_count.delta == 1 and .sources.netdev.carrier_up_count.delta == 1' "$T_DIR/f.json"
 check "counters for an unknown port names it" \
 	bash -c "'$NICSTALLCTL' -s '$T_SOCK' counters nope 2>&1 | grep -q \"no port 'nope' (configured: cli, srv)\""
 check "recorder depth reported" \

@@ -88,7 +88,7 @@ static void expect_verdict(const char *fixture, const char *verdict)
 static void test_rules_load__shipped__every_verdict(void **state)
 {
 	static const char *const want[] = {
-		"fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "engine-blocked",
+		"link-flap", "fabric-fault", "fabric-fault", "kernel-path-down", "engine-blocked", "engine-blocked",
 		"host-drop", "engine-hold",
 		"steering-miss", "rx-recovery", "buffer-drop", "port-drop",
 		"producer-stall", "producer-stall", "producer-stall", "producer-stall",
@@ -97,6 +97,37 @@ static void test_rules_load__shipped__every_verdict(void **state)
 
 	(void)state;
 	assert_int_equal(rules_count(r), sizeof(want) / sizeof(want[0]));
+	rules_free(r);
+}
+
+/* A link that went down and came back in the stall (the seed-000 facts
+ * with the carrier's down count moved on both ports, every link up at the
+ * snapshot): link-flap, before port-drop and fabric-fault; the same facts
+ * with a link still down are fabric-fault's; without the flap port-drop
+ * keeps its verdict (and says no link went down). */
+static void test_rules_classify__carrier_down_in_the_stall__link_flap(void **state)
+{
+	struct rules *r = shipped();
+	struct json_object *res = classify_fixture(r, "link-flap"), *f, *e;
+	const char *ex;
+
+	(void)state;
+	assert_string_equal(sget(res, "verdict"), "link-flap");
+	ex = sget(res, "explanation");
+	assert_non_null(strstr(ex, "srv: the link went down 1 time(s) and came back in the 1.2 s of the stall"));
+	assert_null(strstr(ex, "?"));
+	json_object_put(res);
+	f = load_facts("link-flap");
+	json_object_object_add(oget(oget(f, "ports"), "cli"), "link_up", json_object_new_boolean(0));
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "fabric-fault");
+	json_object_put(res);
+	json_object_put(f);
+	res = classify_fixture(r, "port-drop");
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	e = not_entry(res, "link-flap");
+	assert_non_null(strstr(sget(e, "text"), "no link went down in the stall"));
+	json_object_put(res);
 	rules_free(r);
 }
 
@@ -969,6 +1000,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rules_load__shipped__every_verdict),
+		cmocka_unit_test(test_rules_classify__carrier_down_in_the_stall__link_flap),
 		cmocka_unit_test(test_rules_classify__seed000_port_drop__port_drop),
 		cmocka_unit_test(test_rules_classify__seed001_eplock_sleeper__engine_blocked),
 		cmocka_unit_test(test_rules_classify__seed001_with_onload_dumps__lock_wakes_and_not_exhaustion),
