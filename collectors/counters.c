@@ -123,6 +123,17 @@ int clayout_map(const struct clayout *l, const struct clayout *ref, int *map)
 	return 0;
 }
 
+int *clayout_map_new(const struct clayout *l, const struct clayout *ref)
+{
+	int *map = malloc((ref->n ? ref->n : 1) * sizeof(*map));
+
+	if (map && clayout_map(l, ref, map) < 0) {
+		free(map);
+		return NULL;
+	}
+	return map;
+}
+
 /*
  * A 32-bit counter that goes down by more than half its range wrapped; one
  * that goes down by less was reset (driver reload, counter set change), and

@@ -33,6 +33,8 @@ int clayout_find(const struct clayout *l, const char *name);
 /* Where each counter of ref is in l: map[c] (ref->n entries) its index
  * in l, -1 where l lacks it; linear in both. 0, or -1 out of memory. */
 int clayout_map(const struct clayout *l, const struct clayout *ref, int *map);
+/* The same in a map of its own (free() it); NULL out of memory. */
+int *clayout_map_new(const struct clayout *l, const struct clayout *ref);
 
 /* Delta between two reads of one counter, never huge or negative.
  * Sets *flags to CNT_WRAPPED or CNT_RESET when detected. */

@@ -60,11 +60,8 @@ struct json_object *evid_deltas_json(const struct port *p, const struct evid_cou
 			continue;
 		/* by a map of the names, not a search per counter: a layout
 		 * that changed (an application's series) is not quadratic */
-		map = malloc((b->lay[i]->n ? b->lay[i]->n : 1) * sizeof(*map));
-		if (!map || clayout_map(a->lay[i], b->lay[i], map) < 0) {
-			free(map);
+		if (!(map = clayout_map_new(a->lay[i], b->lay[i])))
 			continue;
-		}
 		c = json_object_new_object();
 		for (unsigned k = 0; k < b->lay[i]->n; k++) {
 			int j = map[k];
@@ -154,15 +151,8 @@ struct json_object *evid_recorder_json(const struct port *p, uint64_t from)
 
 			if (!pt->lay || !port_src_name(p, k))
 				continue;
-			int *map = NULL;
+			int *map = pp && pp->lay ? clayout_map_new(pp->lay, pt->lay) : NULL;
 
-			if (pp && pp->lay) {
-				map = malloc((pt->lay->n ? pt->lay->n : 1) * sizeof(*map));
-				if (map && clayout_map(pp->lay, pt->lay, map) < 0) {
-					free(map);
-					map = NULL;
-				}
-			}
 			c = json_object_new_object();
 			for (unsigned j = 0; j < pt->lay->n; j++) {
 				int pj = map ? map[j] : -1;

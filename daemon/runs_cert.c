@@ -201,11 +201,8 @@ static struct json_object *port_deltas(struct runs *r, struct run *u, unsigned i
 		if (!pt->lay || !src || !rp->src[k].lay)
 			continue;
 		nic = strcmp(src, "host") && strcmp(src, "app");
-		map = malloc((pt->lay->n ? pt->lay->n : 1) * sizeof(*map));
-		if (!map || clayout_map(rp->src[k].lay, pt->lay, map) < 0) {
-			free(map);
+		if (!(map = clayout_map_new(rp->src[k].lay, pt->lay)))
 			continue;
-		}
 		for (unsigned c = 0; c < pt->lay->n; c++) {
 			int at = map[c];
 			uint64_t d;
