@@ -62,8 +62,13 @@ fi
 wait_for 12 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j snapshot cli |
 	jqe '.ports.cli.host_resources.processes | map(select(.producer == \"reader\")) | length == 1'"
 check "snapshot names the producer's process (by its cgroup)" test $? -eq 0
+# the kernel's own block I/O delay of the reader (field 42 of its stat,
+# delayacct_blkio_ticks()) read before the window starts and after it ends
+blkio_ticks() { sed 's/.*) //' "/proc/$(cat "$T_DIR/reader.pid")/stat" | awk '{ print $40 }'; }
+k0=$(blkio_ticks)
 sleep 3.2
 ctl -j counters cli --window 3 > "$T_DIR/w.json"
+k1=$(blkio_ticks)
 ctl -j snapshot cli > "$T_DIR/s.json"
 ctl snapshot cli > "$T_DIR/s.txt"
 ctl -j snapshot --bundle cli > "$T_DIR/b.json"
@@ -83,9 +88,19 @@ check "the loop device reads near the throttle ($rate/s of $IOPS)" \
 	test "$rate" -ge $((IOPS * 7 / 10)) -a "$rate" -le $((IOPS * 13 / 10))
 bd=$(jq -r '.sources.host["producer.reader.blkio_delay_ns"].delta' "$T_DIR/w.json")
 share=$(awk -v d="$bd" -v s="$span" 'BEGIN { printf "%d", (s > 0 ? d / (s * 1e7) : 0) }')
-echo "# producer reader: block I/O delay $bd ns over ${span}s ($share% of the window)"
+echo "# producer reader: block I/O delay $bd ns over ${span}s ($share% of the window);" \
+	"the kernel's, over a span holding the window: $((k1 - k0)) ticks"
 check "the producer's block I/O delay grows with the wait ($share% of the window)" \
-	test "$share" -ge 50 -a "$share" -le 110
+	test "$share" -ge 50
+# Not above the kernel's own figure over a span that holds the window (a
+# bound of 100% of the window is not one: delayacct_end() sets a wait's
+# end, local_clock() on the waker's CPU, against its start on the
+# sleeper's, and on a VM whose sched_clock is unstable the two differ by
+# up to a tick; CI's 2-core machine read 346% of the window for this
+# single-threaded reader). A window that counted a total twice reads above.
+check "the producer's block I/O delay is the kernel's ($bd ns, at most $((k1 - k0)) ticks)" \
+	awk -v d="$bd" -v k="$((k1 - k0))" -v t="$(getconf CLK_TCK)" \
+	'BEGIN { exit !(d <= k * 1e9 / t) }'
 if [ -n "$CPUCG" ]; then
 	cpu=$(jq -r '.sources.host["producer.spinner.cpu_ns"].delta' "$T_DIR/w.json")
 	thr=$(jq -r '.sources.host["producer.spinner.throttled_ns"].delta' "$T_DIR/w.json")
