@@ -29,7 +29,10 @@
 
 #define PING_DATALEN 56         /* payload after the 8-byte ICMP header */
 #define PING_TOKEN_OFF 8        /* token right after the ICMP header */
+#define PING_PATTERN_OFF 16     /* the byte pattern after the token */
 #define RECV_BUDGET 64          /* datagrams per readable event */
+#define IP4_HDRLEN 20           /* the kernel's header: no options here */
+#define IP6_HDRLEN 40           /* nor extension headers */
 
 struct probe_ping {
 	struct loop *l;
@@ -52,6 +55,11 @@ struct probe_ping {
 	uint16_t ident;
 	int ident_known;
 	uint64_t token;
+	unsigned size;           /* the whole IP packet of each echo */
+	int df;
+	uint8_t *pkt;            /* the ICMP message sent: size - IP header */
+	size_t pktlen;
+	unsigned local_mtu;      /* from the error queue after EMSGSIZE */
 	double rtt_sum_ms;
 	struct loop_timer *tsend, *tdead;
 	probe_ping_done_fn done;
@@ -119,16 +127,19 @@ static int all_answered(const struct probe_ping *p)
 	return p->next >= p->count && p->res.received >= p->res.sent;
 }
 
+static void drain_errqueue(struct probe_ping *p);
+
 static void send_one(struct probe_ping *p)
 {
-	uint8_t pkt[8 + PING_DATALEN];
+	uint8_t *pkt = p->pkt;
 	unsigned i = p->next;
 	uint16_t seq = (uint16_t)i;
 	uint64_t now;
 
 	if (i >= p->count)
 		return;
-	memset(pkt, 0, sizeof(pkt));
+	/* the byte pattern after the token was laid down at start */
+	memset(pkt, 0, PING_TOKEN_OFF);
 	pkt[0] = p->family == AF_INET ? ICMP_ECHO : ICMP6_ECHO_REQUEST;
 	pkt[1] = 0;
 	pkt[4] = (uint8_t)(p->ident >> 8);
@@ -136,22 +147,35 @@ static void send_one(struct probe_ping *p)
 	pkt[6] = (uint8_t)(seq >> 8);
 	pkt[7] = (uint8_t)seq;
 	memcpy(pkt + PING_TOKEN_OFF, &p->token, sizeof(p->token));
-	for (size_t k = 16; k < sizeof(pkt); k++)
-		pkt[k] = (uint8_t)k;
 	if (p->family == AF_INET) {
-		uint16_t c = inet_csum(pkt, sizeof(pkt));
+		uint16_t c = inet_csum(pkt, p->pktlen);
 
 		memcpy(pkt + 2, &c, 2);
 	}               /* ICMPv6: the kernel fills the checksum */
 	p->res.echo[i].seq = seq;
 	now = loop_mono_ns();
-	if (sendto(p->fd, pkt, sizeof(pkt), 0, &p->dst.sa, p->dstlen) < 0) {
+	if (sendto(p->fd, pkt, p->pktlen, 0, &p->dst.sa, p->dstlen) < 0) {
+		int e = errno;
 		char why[256];
 
-		/* EPERM: the unit's cgroup filter (IPAddressDeny=) */
+		if (e == EMSGSIZE) {
+			/* don't fragment and larger than the route's MTU:
+			 * the kernel refused it here and queued the MTU on
+			 * the error queue (IP_RECVERR, origin local) */
+			p->local_mtu = 0;
+			drain_errqueue(p);
+			if (p->local_mtu)
+				snprintf(why, sizeof(why), "EMSGSIZE: the %u-byte packet is "
+					 "larger than the route's MTU %u", p->size, p->local_mtu);
+			else
+				snprintf(why, sizeof(why), "EMSGSIZE: the %u-byte packet is "
+					 "larger than the route's MTU", p->size);
+		} else {
+			/* EPERM: the unit's cgroup filter (IPAddressDeny=) */
+			ipfilter_errstr(e, p->dst_text, why, sizeof(why));
+		}
 		set_error(p, "send echo %u to %s%s%s in %s: %s", (unsigned)seq,
-			  p->dst_text, p->ifname[0] ? " via " : "", p->ifname, p->nsname,
-			  ipfilter_errstr(errno, p->dst_text, why, sizeof(why)));
+			  p->dst_text, p->ifname[0] ? " via " : "", p->ifname, p->nsname, why);
 	} else {
 		p->res.echo[i].sent_ns = now;
 		p->res.sent++;
@@ -244,7 +268,9 @@ static int from_dst(const struct probe_ping *p, const void *from, socklen_t fl)
 	}
 }
 
-/* ICMP errors about our echoes (IP_RECVERR): record the first one. */
+/* ICMP errors about our echoes (IP_RECVERR): record the first one. A
+ * local EMSGSIZE (our own send refused, larger than the route's MTU) is
+ * not recorded here: its MTU is left in local_mtu for send_one. */
 static void drain_errqueue(struct probe_ping *p)
 {
 	for (int n = 0; n < RECV_BUDGET; n++) {
@@ -261,10 +287,13 @@ static void drain_errqueue(struct probe_ping *p)
 		ssize_t len = recvmsg(p->fd, &mh, MSG_ERRQUEUE | MSG_DONTWAIT);
 		const uint8_t *icmp = data;
 		size_t il;
+		int ours;
 
 		if (len < 0)
 			return;
 		il = (size_t)len;
+		if (il > sizeof(data))
+			il = sizeof(data);
 		/* a raw socket may hand back the IP header first */
 		if (p->family == AF_INET && il >= 20 && (data[0] >> 4) == 4 &&
 		    (size_t)(data[0] & 0xf) * 4 + 16 <= il) {
@@ -281,10 +310,9 @@ static void drain_errqueue(struct probe_ping *p)
 			uint64_t t;
 
 			memcpy(&t, icmp + PING_TOKEN_OFF, sizeof(t));
-			if (t != p->token)
-				continue;       /* someone else's echo */
-		} else if (p->raw)
-			continue;
+			ours = t == p->token;   /* else someone else's echo */
+		} else
+			ours = !p->raw;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 			struct sock_extended_err ee;
 			char from[INET6_ADDRSTRLEN] = "?";
@@ -296,16 +324,52 @@ static void drain_errqueue(struct probe_ping *p)
 			if (c->cmsg_len < CMSG_LEN(sizeof(ee)))
 				continue;
 			memcpy(&ee, CMSG_DATA(c), sizeof(ee));
-			if (c->cmsg_len >= CMSG_LEN(sizeof(ee) + sizeof(struct sockaddr_in6))) {
+			if (ee.ee_origin == SO_EE_ORIGIN_LOCAL) {
+				/* raised by our own send on this socket: no
+				 * payload to match, always ours */
+				if (ee.ee_errno == EMSGSIZE)
+					p->local_mtu = ee.ee_info;
+				else
+					set_error(p, "echo to %s in %s: %s (local error)",
+						  p->dst_text, p->nsname,
+						  strerror((int)ee.ee_errno));
+				continue;
+			}
+			if (!ours)
+				continue;
+			/* the offender follows: a sockaddr_in for IPv4 (shorter
+			 * than a sockaddr_in6), a sockaddr_in6 for IPv6 */
+			if (c->cmsg_len >= CMSG_LEN(sizeof(ee) + sizeof(struct sockaddr_in))) {
 				off = (const struct sockaddr *)(CMSG_DATA(c) + sizeof(ee));
 				if (off->sa_family == AF_INET)
 					inet_ntop(AF_INET,
 						  &((const struct sockaddr_in *)(const void *)off)->sin_addr,
 						  from, sizeof(from));
-				else if (off->sa_family == AF_INET6)
+				else if (off->sa_family == AF_INET6 &&
+					 c->cmsg_len >= CMSG_LEN(sizeof(ee) +
+								 sizeof(struct sockaddr_in6)))
 					inet_ntop(AF_INET6,
 						  &((const struct sockaddr_in6 *)(const void *)off)->sin6_addr,
 						  from, sizeof(from));
+			}
+			if ((ee.ee_origin == SO_EE_ORIGIN_ICMP && ee.ee_type == ICMP_DEST_UNREACH &&
+			     ee.ee_code == ICMP_FRAG_NEEDED) ||
+			    (ee.ee_origin == SO_EE_ORIGIN_ICMP6 &&
+			     ee.ee_type == ICMP6_PACKET_TOO_BIG)) {
+				/* ee_info: the MTU the router gave (0: none) */
+				char mtu[40];
+				int v6 = ee.ee_origin == SO_EE_ORIGIN_ICMP6;
+
+				if (ee.ee_info)
+					snprintf(mtu, sizeof(mtu), "next-hop MTU %u", ee.ee_info);
+				else
+					snprintf(mtu, sizeof(mtu), "next-hop MTU not given");
+				set_error(p, "echo to %s in %s: %s: %s, the echo is %u bytes "
+					  "(ICMP%s type %u code %u from %s)",
+					  p->dst_text, p->nsname,
+					  v6 ? "packet too big" : "fragmentation needed", mtu,
+					  p->size, v6 ? "v6" : "", ee.ee_type, ee.ee_code, from);
+				continue;
 			}
 			set_error(p, "echo to %s in %s: %s (ICMP type %u code %u from %s)",
 				  p->dst_text, p->nsname,
@@ -321,6 +385,9 @@ static void on_readable(int fd, uint32_t events, void *arg)
 	if (events & EPOLLERR)
 		drain_errqueue(p);
 	for (int n = 0; n < RECV_BUDGET; n++) {
+		/* a larger reply (up to 64 KiB with size) is read truncated:
+		 * what is matched (header, identifier, sequence, token) sits
+		 * at its start */
 		uint8_t buf[2048];
 		union {
 			struct sockaddr sa;
@@ -336,8 +403,10 @@ static void on_readable(int fd, uint32_t events, void *arg)
 		if (len < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				break;
+			/* a pending ICMP error (sk_err), its detail on the
+			 * error queue: EMSGSIZE from "fragmentation needed" */
 			if (errno == EHOSTUNREACH || errno == ENETUNREACH ||
-			    errno == ECONNREFUSED) {
+			    errno == ECONNREFUSED || errno == EMSGSIZE) {
 				drain_errqueue(p);
 				continue;
 			}
@@ -346,6 +415,8 @@ static void on_readable(int fd, uint32_t events, void *arg)
 			break;
 		}
 		il = (size_t)len;
+		if (il > sizeof(buf))
+			il = sizeof(buf);
 		if (p->raw && p->family == AF_INET) {
 			size_t ihl;
 
@@ -455,6 +526,24 @@ static int open_socket(struct probe_ping *p, int nsfd, char *err, size_t errlen)
 			 p->dst_text, p->ifname, p->nsname, strerror(errno));
 		return -1;
 	}
+	if (p->df) {
+		/* as ping -M do: never fragment here, set DF, refuse (EMSGSIZE)
+		 * what exceeds the route's MTU */
+		int r, v = p->family == AF_INET ? IP_PMTUDISC_DO : IPV6_PMTUDISC_DO;
+
+		if (p->family == AF_INET)
+			r = setsockopt(p->fd, SOL_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+		else {
+			r = setsockopt(p->fd, SOL_IPV6, IPV6_MTU_DISCOVER, &v, sizeof(v));
+			if (r == 0)
+				r = setsockopt(p->fd, SOL_IPV6, IPV6_DONTFRAG, &on, sizeof(on));
+		}
+		if (r < 0) {
+			snprintf(err, errlen, "ping %s: don't-fragment option in %s: %s",
+				 p->dst_text, p->nsname, strerror(errno));
+			return -1;
+		}
+	}
 	if (p->family == AF_INET) {
 		setsockopt(p->fd, SOL_IP, IP_RECVERR, &on, sizeof(on));
 		if (p->raw) {
@@ -475,12 +564,55 @@ static int open_socket(struct probe_ping *p, int nsfd, char *err, size_t errlen)
 	return resolve_scope(p, err, errlen);
 }
 
+/* The size asked for, checked against the family's bounds, and the send
+ * buffer: the ICMP message with the byte pattern laid down once. */
+static int set_size(struct probe_ping *p, unsigned size, char *err, size_t errlen)
+{
+	int v4 = p->family == AF_INET;
+	unsigned min = v4 ? PROBE_PING_DEF_SIZE_V4 : PROBE_PING_DEF_SIZE_V6;
+	unsigned max = v4 ? PROBE_PING_MAX_SIZE_V4 : PROBE_PING_MAX_SIZE_V6;
+
+	if (!size)
+		size = min;
+	if (size < min || size > max) {
+		snprintf(err, errlen, "ping %s size %u: must be between %u and %u bytes "
+			 "(the whole IPv%d packet, header included: ping -s N sends N + %u)",
+			 p->dst_text, size, min, max, v4 ? 4 : 6,
+			 v4 ? IP4_HDRLEN + 8 : IP6_HDRLEN + 8);
+		return -1;
+	}
+	p->size = size;
+	p->pktlen = size - (v4 ? IP4_HDRLEN : IP6_HDRLEN);
+	p->pkt = malloc(p->pktlen);
+	if (!p->pkt) {
+		snprintf(err, errlen, "ping %s: out of memory for a %u-byte echo",
+			 p->dst_text, size);
+		return -1;
+	}
+	memset(p->pkt, 0, PING_PATTERN_OFF);
+	for (size_t k = PING_PATTERN_OFF; k < p->pktlen; k++)
+		p->pkt[k] = (uint8_t)k;
+	return 0;
+}
+
 struct probe_ping *probe_ping_start(struct loop *l, int nsfd, const char *ifname,
 				    const char *dst_text, unsigned count,
 				    uint64_t interval_ns, uint64_t timeout_ns,
 				    probe_ping_done_fn done, void *arg,
 				    char *err, size_t errlen)
 {
+	return probe_ping_start_opts(l, nsfd, ifname, dst_text, count, interval_ns,
+				     timeout_ns, NULL, done, arg, err, errlen);
+}
+
+struct probe_ping *probe_ping_start_opts(struct loop *l, int nsfd, const char *ifname,
+					 const char *dst_text, unsigned count,
+					 uint64_t interval_ns, uint64_t timeout_ns,
+					 const struct probe_ping_opts *o,
+					 probe_ping_done_fn done, void *arg,
+					 char *err, size_t errlen)
+{
+	static const struct probe_ping_opts defaults;
 	struct probe_ping *p;
 	char dummy[1];
 
@@ -489,6 +621,8 @@ struct probe_ping *probe_ping_start(struct loop *l, int nsfd, const char *ifname
 		errlen = sizeof(dummy);
 	}
 	err[0] = '\0';
+	if (!o)
+		o = &defaults;
 	if (!l || !done) {
 		snprintf(err, errlen, "ping: no loop or completion callback");
 		return NULL;
@@ -517,7 +651,10 @@ struct probe_ping *probe_ping_start(struct loop *l, int nsfd, const char *ifname
 	if (ifname)
 		snprintf(p->ifname, sizeof(p->ifname), "%s", ifname);
 	nl_ns_desc(nsfd, p->nsname, sizeof(p->nsname));
+	p->df = !!o->df;
 	if (parse_dst(p, dst_text, err, errlen) < 0)
+		goto fail;
+	if (set_size(p, o->size, err, errlen) < 0)
 		goto fail;
 	if (getrandom(&p->token, sizeof(p->token), GRND_NONBLOCK) != sizeof(p->token))
 		p->token = loop_mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uintptr_t)p;
@@ -567,6 +704,7 @@ void probe_ping_free(struct probe_ping *p)
 		loop_del_fd(p->l, p->fd);
 	if (p->fd >= 0)
 		close(p->fd);
+	free(p->pkt);
 	free(p);
 }
 
@@ -593,6 +731,8 @@ int probe_ping_to_json(const struct probe_ping *p, struct json_object *obj)
 	if (p->ident_known)
 		json_object_object_add(obj, "ident", json_object_new_int(p->ident));
 	json_object_object_add(obj, "count", json_object_new_int64(p->count));
+	json_object_object_add(obj, "size", json_object_new_int64(p->size));
+	json_object_object_add(obj, "df", json_object_new_boolean(p->df));
 	json_object_object_add(obj, "interval_ms",
 			       jx_new_fixed((double)p->interval_ns / 1e6, 3));
 	json_object_object_add(obj, "timeout_ms",
