@@ -20,6 +20,21 @@ enum emu_cnt {
 	/* frames of the RDMA transport (emu_cfg.rdma_port): what the RDMA
 	 * counters count, never TCP or ping */
 	EC_RX_RDMA_PKTS, EC_RX_RDMA_BYTES, EC_TX_RDMA_PKTS, EC_TX_RDMA_BYTES,
+	/* frames longer than the port's MTU: counted by the MAC as too long
+	 * and dropped there (emu_cfg.mtu) */
+	EC_RX_OVERSIZE,
+	/* every frame the port sees by its length, FCS included, bad ones
+	 * too (RFC 2819 etherStatsPkts64Octets...: en_stats.c
+	 * pport_2819_stats_desc rx_64_bytes_phy .. rx_8192_to_10239_bytes_phy) */
+	EC_RX_B64, EC_RX_B127, EC_RX_B255, EC_RX_B511, EC_RX_B1023, EC_RX_B1518,
+	EC_RX_B2047, EC_RX_B4095, EC_RX_B8191, EC_RX_B10239,
+	/* frames this port sent that are too long for its peer's port
+	 * (emu_cfg.peer_mtu), and their length buckets: what the peer's MAC
+	 * counts as too long (the veth would drop them before the peer's
+	 * program sees them: is_skb_forwardable()), added to the peer's
+	 * rx_oversize_pkts_phy and rx_*_bytes_phy when it publishes */
+	EC_TXP_OVERSIZE, EC_TXP_B64, EC_TXP_B127, EC_TXP_B255, EC_TXP_B511, EC_TXP_B1023,
+	EC_TXP_B1518, EC_TXP_B2047, EC_TXP_B4095, EC_TXP_B8191, EC_TXP_B10239,
 	EC_NUM
 };
 
@@ -63,11 +78,25 @@ struct emu_cfg {
 	__u16 rdma_port;
 	__u16 pad;
 	struct emu_flow steer;	/* steer-miss: the flow that misses */
+	/* The port's MTU (0: as large as the veth's): a frame longer than
+	 * MLX5E_SW2HW_MTU(mtu) = mtu + ETH_HLEN + VLAN_HLEN + ETH_FCS_LEN,
+	 * the port's PMTU register as mlx5e_set_mtu() sets it, is too long:
+	 * the MAC counts it (PPCNT 802.3 a_frame_too_long_errors, ethtool
+	 * rx_oversize_pkts_phy) and drops it; it is not a frame received OK
+	 * (a_frames_received_ok, rx_packets_phy) and never reaches the vport.
+	 * A jumbo peer facing a port at 1500, or a switch between. */
+	__u32 mtu;
+	/* The peer port's MTU, for the frames this port sends it (0: none). */
+	__u32 peer_mtu;
 };
 
 #define EMU_MAX_WEDGES 64
 #define EMU_ETH_P_LLDP 0x88cc
 #define EMU_FCS_LEN 4
+#define EMU_VLAN_HLEN 4
+/* the largest frame, FCS included, a port of MTU m takes: MLX5E_SW2HW_MTU */
+#define EMU_MAX_FRAME(m) ((__u64)(m) + 14 + EMU_VLAN_HLEN + EMU_FCS_LEN)
+#define EMU_NBUCKETS 10
 #define EMU_ROCE_PORT 4791	/* RoCEv2's UDP destination port (IANA) */
 
 #endif

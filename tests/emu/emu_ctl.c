@@ -96,8 +96,16 @@ static const char *const ec_names[EC_NUM] = {
 	"tx_vport_broadcast_packets", "tx_vport_broadcast_bytes",
 	"tx_data_packets", "tx_data_bytes", "buffer_seq",
 	"rx_rdma_packets", "rx_rdma_bytes", "tx_rdma_packets", "tx_rdma_bytes",
+	"rx_oversize_pkts_phy", "rx_64_bytes_phy", "rx_65_to_127_bytes_phy",
+	"rx_128_to_255_bytes_phy", "rx_256_to_511_bytes_phy", "rx_512_to_1023_bytes_phy",
+	"rx_1024_to_1518_bytes_phy", "rx_1519_to_2047_bytes_phy", "rx_2048_to_4095_bytes_phy",
+	"rx_4096_to_8191_bytes_phy", "rx_8192_to_10239_bytes_phy",
+	"tx_too_long_for_peer", "tx_peer_64_bytes", "tx_peer_65_to_127_bytes",
+	"tx_peer_128_to_255_bytes", "tx_peer_256_to_511_bytes", "tx_peer_512_to_1023_bytes",
+	"tx_peer_1024_to_1518_bytes", "tx_peer_1519_to_2047_bytes", "tx_peer_2048_to_4095_bytes",
+	"tx_peer_4096_to_8191_bytes", "tx_peer_8192_to_10239_bytes",
 };
-_Static_assert(sizeof(ec_names) / sizeof(ec_names[0]) == EC_NUM && EC_TX_RDMA_BYTES == EC_NUM - 1,
+_Static_assert(sizeof(ec_names) / sizeof(ec_names[0]) == EC_NUM && EC_TXP_B10239 == EC_NUM - 1,
 	       "ec_names names every counter slot (emu.h)");
 
 /* The driver model's state, as key=value pairs (tests parse them). */
@@ -231,7 +239,7 @@ static void command(struct emu *e, char *line, FILE *out)
 		return;
 	}
 	if (strcmp(av[0], "wedge") && strcmp(av[0], "unwedge") && strcmp(av[0], "mode") &&
-	    strcmp(av[0], "fwframes") && strcmp(av[0], "rxmode")) {
+	    strcmp(av[0], "fwframes") && strcmp(av[0], "rxmode") && strcmp(av[0], "mtu")) {
 		fprintf(out, "error: unknown command '%s'\n", av[0]);
 		return;
 	}
@@ -303,12 +311,37 @@ static void command(struct emu *e, char *line, FILE *out)
 			return;
 		}
 		c.rdma_port = p->cfg.rdma_port;        /* the transport stays */
+		c.mtu = p->cfg.mtu;                    /* and the port's MTU */
+		c.peer_mtu = p->cfg.peer_mtu;
 		p->cfg = c;
 		p->fault_always = fa;
 		if (cfg_push(p) < 0)
 			fprintf(out, "error: mode on %s: %s\n", p->name, strerror(errno));
 		else
 			fprintf(out, "ok\n");
+	} else if (!strcmp(av[0], "mtu") && ac == 3) {
+		/* the port's MTU (emu.h emu_cfg.mtu): frames longer are the
+		 * MAC's "too long" (rx_oversize_pkts_phy), dropped there */
+		if (!strcmp(av[2], "off")) {
+			v = 0;
+		} else if (parse_u64(av[2], 65535, &v) < 0 || v < 68) {
+			fprintf(out, "error: mtu PORT 68..65535 | off: '%s'\n", av[2]);
+			return;
+		}
+		p->cfg.mtu = (uint32_t)v;
+		if (cfg_push(p) < 0) {
+			fprintf(out, "error: mtu on %s: %s\n", p->name, strerror(errno));
+			return;
+		}
+		/* what its peer sends it crosses the wire to its MAC */
+		if (p->peer >= 0) {
+			e->p[p->peer].cfg.peer_mtu = (uint32_t)v;
+			if (cfg_push(&e->p[p->peer]) < 0) {
+				fprintf(out, "error: mtu on %s's peer: %s\n", p->name, strerror(errno));
+				return;
+			}
+		}
+		fprintf(out, "ok\n");
 	} else if (!strcmp(av[0], "rxmode") && ac == 2) {
 		rx_status(out, p);
 	} else if (!strcmp(av[0], "rxmode") && ac == 3) {

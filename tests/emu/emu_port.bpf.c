@@ -126,6 +126,40 @@ static __always_inline int flow_eq(const struct emu_flow *a, const struct emu_fl
 	       a->sport == b->sport && a->dport == b->dport && a->proto == b->proto;
 }
 
+/* The RFC 2819 length bucket of a frame of len bytes, FCS included, 0..9
+ * from the 64-byte one (a frame under 64 bytes is a runt the port pads). */
+static __always_inline int size_bucket(__u64 len)
+{
+	if (len <= 64)
+		return 0;
+	if (len <= 127)
+		return 1;
+	if (len <= 255)
+		return 2;
+	if (len <= 511)
+		return 3;
+	if (len <= 1023)
+		return 4;
+	if (len <= 1518)
+		return 5;
+	if (len <= 2047)
+		return 6;
+	if (len <= 4095)
+		return 7;
+	if (len <= 8191)
+		return 8;
+	return 9;
+}
+
+/* The length on the wire, FCS included, of the largest frame of skb: a GSO
+ * packet leaves as segments of gso_size payload after the headers. */
+static __always_inline __u64 wire_len(struct __sk_buff *skb)
+{
+	if (skb->gso_segs > 1 && skb->gso_size)
+		return (__u64)skb->gso_size + 66 + EMU_FCS_LEN;  /* eth + ip + tcp, timestamps */
+	return (__u64)skb->len + EMU_FCS_LEN;
+}
+
 SEC("tc")
 int emu_rx(struct __sk_buff *skb)
 {
@@ -141,6 +175,15 @@ int emu_rx(struct __sk_buff *skb)
 	if (!c || !k)
 		return TC_ACT_UNSPEC;
 	parse(skb, &p);
+
+	/* RFC 2819 counts every frame by its length, bad ones too */
+	c->v[EC_RX_B64 + size_bucket(wire_len(skb))]++;
+	/* too long for the port's MTU: the MAC's error, not a frame
+	 * received OK (emu.h, emu_cfg.mtu) */
+	if (k->mtu && wire_len(skb) > EMU_MAX_FRAME(k->mtu)) {
+		c->v[EC_RX_OVERSIZE]++;
+		return TC_ACT_SHOT;
+	}
 
 	/* the physical port sees everything */
 	c->v[EC_RX_PHY_PKTS]++;
@@ -218,6 +261,7 @@ int emu_tx(struct __sk_buff *skb)
 {
 	struct parsed p = {};
 	struct emu_counters *c;
+	struct emu_cfg *k;
 	__u32 zero = 0;
 	__u64 len = skb->len;
 
@@ -243,9 +287,24 @@ int emu_tx(struct __sk_buff *skb)
 		c->v[EC_TX_DATA_PKTS]++;
 		c->v[EC_TX_DATA_BYTES] += len;
 	}
-	if (is_rdma(&p, bpf_map_lookup_elem(&cfg, &zero))) {
+	k = bpf_map_lookup_elem(&cfg, &zero);
+	if (is_rdma(&p, k)) {
 		c->v[EC_TX_RDMA_PKTS]++;
 		c->v[EC_TX_RDMA_BYTES] += len;
+	}
+	/* sent, and too long for the peer's port: its MAC counts it and
+	 * drops it (emu.h EC_TXP_OVERSIZE). The frame left: the sender is
+	 * told nothing. Neither a drop here (TC_ACT_SHOT: NET_XMIT_DROP in
+	 * sch_handle_egress(), ENOBUFS to the sender) nor the veth's own
+	 * (veth_xmit(): is_skb_forwardable() fails on the peer's smaller
+	 * MTU, NET_XMIT_DROP too) is silent, and tcx has no "stolen"
+	 * (tcx_action_code() reads it as TCX_NEXT): the frame goes to this
+	 * namespace's loopback (ifindex 1), which takes it for another
+	 * host's (eth_type_trans(): PACKET_OTHERHOST) and ip_rcv() drops. */
+	if (k && k->peer_mtu && wire_len(skb) > EMU_MAX_FRAME(k->peer_mtu)) {
+		c->v[EC_TXP_OVERSIZE]++;
+		c->v[EC_TXP_B64 + size_bucket(wire_len(skb))]++;
+		return bpf_redirect(1, 0);
 	}
 	return TC_ACT_UNSPEC;
 }

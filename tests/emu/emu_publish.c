@@ -54,13 +54,21 @@ static const struct { const char *name; int src; } ethtool_names[] = {
 	{ "tx_multicast_phy", EC_TX_PHY_MCAST }, { "tx_broadcast_phy", EC_TX_PHY_BCAST },
 	{ "rx_multicast_phy", EC_RX_PHY_MCAST }, { "rx_broadcast_phy", EC_RX_PHY_BCAST },
 	{ "rx_in_range_len_errors_phy", X_ZERO }, { "rx_out_of_range_len_phy", X_ZERO },
-	{ "rx_oversize_pkts_phy", X_ZERO }, { "rx_symbol_err_phy", X_SYM },
+	{ "rx_oversize_pkts_phy", EC_RX_OVERSIZE }, { "rx_symbol_err_phy", X_SYM },
 	{ "tx_mac_control_phy", X_ZERO }, { "rx_mac_control_phy", X_ZERO },
 	{ "rx_unsupported_op_phy", X_ZERO }, { "rx_pause_ctrl_phy", X_ZERO },
 	{ "tx_pause_ctrl_phy", X_ZERO },
 	{ "rx_discards_phy", EC_RX_DISCARDS_PHY }, { "tx_discards_phy", X_ZERO },
 	{ "tx_errors_phy", X_ZERO }, { "rx_undersize_pkts_phy", X_ZERO },
 	{ "rx_fragments_phy", X_ZERO }, { "rx_jabbers_phy", X_ZERO },
+	{ "rx_64_bytes_phy", EC_RX_B64 }, { "rx_65_to_127_bytes_phy", EC_RX_B127 },
+	{ "rx_128_to_255_bytes_phy", EC_RX_B255 }, { "rx_256_to_511_bytes_phy", EC_RX_B511 },
+	{ "rx_512_to_1023_bytes_phy", EC_RX_B1023 },
+	{ "rx_1024_to_1518_bytes_phy", EC_RX_B1518 },
+	{ "rx_1519_to_2047_bytes_phy", EC_RX_B2047 },
+	{ "rx_2048_to_4095_bytes_phy", EC_RX_B4095 },
+	{ "rx_4096_to_8191_bytes_phy", EC_RX_B8191 },
+	{ "rx_8192_to_10239_bytes_phy", EC_RX_B10239 },
 	{ "rx_pcs_symbol_err_phy", X_ZERO }, { "rx_corrected_bits_phy", X_ZERO },
 	{ "rx_buffer_passed_thres_phy", X_ZERO },
 	{ "rx_prio0_bytes", EC_RX_PHY_BYTES }, { "rx_prio0_packets", EC_RX_PHY_PKTS },
@@ -253,6 +261,17 @@ void publish(struct emu *e, struct port *p)
 	}
 	p->last_data = v[EC_RX_DATA_PKTS];
 	p->last_rdma = v[EC_RX_RDMA_PKTS];
+	/* the frames its peer sent too long for it: this MAC's count, by
+	 * length (emu.h EC_TXP_OVERSIZE) */
+	if (p->peer >= 0) {
+		uint64_t pv[X_NVALS];
+
+		if (read_counters(e, &e->p[p->peer], pv) == 0) {
+			v[EC_RX_OVERSIZE] += pv[EC_TXP_OVERSIZE];
+			for (int b = 0; b < EMU_NBUCKETS; b++)
+				v[EC_RX_B64 + b] += pv[EC_TXP_B64 + b];
+		}
+	}
 
 	len = (size_t)snprintf(buf, sizeof(buf), "NIC statistics:\n");
 	for (size_t i = 0; i < sizeof(ethtool_names) / sizeof(ethtool_names[0]); i++) {

@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 		"       emuport ctl OUTDIR COMMAND...\n"
 		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] [limit N] | unwedge PORT "
 		"[FLOW] | mode PORT healthy|buffer-drop [N]|steer-miss [all|FLOW]|fabric-fault "
-		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | "
+		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | mtu PORT N|off | "
 		"status [PORT]\n");
 	return 2;
 }
