@@ -527,6 +527,7 @@ static const char *file_what(const char *n)
 		{ "flows.json", "flows at the start and of the incident" },
 		{ "threads.json", "engine threads" },
 		{ "pings.json", "kernel pings" },
+		{ "pings_mtu.json", "don't-fragment pings at each port's MTU" },
 		{ "links.json", "link and neighbour state" },
 		{ "journal.json", "kernel and driver journal lines" },
 	};

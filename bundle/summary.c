@@ -338,7 +338,9 @@ static void sum_is(FILE *f, struct json_object *cls)
 /* One line per verdict, whatever number of rules name it: the rules' own
  * sentences (ruled_out), joined; a rule without one is named, and its
  * term is left to classify --explain. A verdict with a rule that could not
- * be decided is not ruled out. Shared by summary.txt and report.html. */
+ * be decided is not ruled out. The verdict given is never a "not": its
+ * other rules (oversize-drop-path beside oversize-drop) are more of the
+ * same evidence. Shared by summary.txt and report.html. */
 static const char *verdict_of(struct json_object *o)
 {
 	return jx_str(o, RK_VERDICT) ? jx_str(o, RK_VERDICT) : "(unnamed verdict)";
@@ -348,6 +350,7 @@ size_t bi_not_lines(struct json_object *cls, struct bi_not *out, size_t max)
 {
 	struct json_object *nots = jx_arr(cls, RK_NOT);
 	size_t n = jx_len(nots), m = 0;
+	const char *given = jx_str(cls, RK_VERDICT);
 
 	for (size_t i = 0; i < n && i < 64 && m < max; i++) {
 		const char *v = verdict_of(json_object_array_get_idx(nots, i));
@@ -355,6 +358,9 @@ size_t bi_not_lines(struct json_object *cls, struct bi_not *out, size_t max)
 		size_t len = 0, j;
 		int k = 0;
 		FILE *f;
+
+		if (given && !strcmp(v, given))
+			continue;
 
 		for (j = 0; j < i && strcmp(v, verdict_of(json_object_array_get_idx(nots, j))); j++)
 			;
@@ -782,6 +788,18 @@ static void sum_pings(FILE *f, struct json_object *facts)
 		put_line(f, o, (const char *const[]){ "- Kernel ping ", FK_PG_FROM, " -> ",
 			 FK_PG_TO, ": ", FK_PG_RECEIVED, " of ", FK_PG_SENT,
 			 " echo requests answered.\n", NULL });
+	}
+	/* the don't-fragment echo at the MTU: the first that failed, else
+	 * the first (facts ping_mtu) */
+	if (jx_obj(facts, FK_PING_MTU)) {
+		struct json_object *o = jx_obj(facts, FK_PING_MTU);
+
+		put_line(f, o, (const char *const[]){ "- Don't-fragment ping at the port's MTU ",
+			 FK_PG_FROM, " -> ", FK_PG_TO, ", ", FK_PM_SIZE, " bytes: ", FK_PG_RECEIVED,
+			 " of ", FK_PG_SENT, " echo requests answered", NULL });
+		if (jx_str(o, FK_PM_ERROR))
+			put_line(f, o, (const char *const[]){ " (", FK_PM_ERROR, ")", NULL });
+		fputs(".\n", f);
 	}
 }
 

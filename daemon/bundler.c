@@ -490,6 +490,7 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	add_json(&fl, "window.json", jx_get(rec, IR_WINDOW));
 	add_json(&fl, "threads.json", jx_get(rec, IR_THREADS));
 	add_json(&fl, "pings.json", jx_get(rec, IR_PINGS));
+	add_json(&fl, "pings_mtu.json", jx_get(rec, IR_PINGS_MTU));
 	add_json(&fl, "journal.json", jx_get(rec, IR_JOURNAL));
 	add_json(&fl, "peers.json", jx_get(rec, IR_PEERS));
 	json_object_object_add(flows, "at_open",

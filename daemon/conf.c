@@ -200,6 +200,9 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			perr(p, "ping_count: %s", e);
 		else
 			c->ping_count = (unsigned)v;
+	} else if (!strcmp(key, "ping_mtu")) {
+		if (util_parse_bool(val, &c->ping_mtu, e, sizeof(e)) < 0)
+			perr(p, "ping_mtu: %s", e);
 	} else if (!strcmp(key, "capture_snaplen")) {
 		uint64_t v;
 
@@ -597,6 +600,7 @@ static void defaults(struct conf *c, const char *path)
 	c->observe_ns = 400000000ull;
 	c->observe_every_ns = 10000000ull;
 	c->ping_count = 5;
+	c->ping_mtu = 1;
 	c->capture_ns = 300000000ull;
 	c->snaplen = 128;
 	c->probe_timeout_ns = 5000000000ull;

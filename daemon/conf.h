@@ -85,6 +85,7 @@ struct conf {
 	uint64_t observe_ns;         /* fast observation window */
 	uint64_t observe_every_ns;   /* its sampling interval */
 	unsigned ping_count;
+	int ping_mtu;                /* a don't-fragment echo at the port's MTU too */
 	uint64_t capture_ns;         /* each capture's duration */
 	unsigned snaplen;
 	char journal_dir[PATH_MAX];  /* "" = the system journal */

@@ -123,6 +123,48 @@ static struct json_object *merged(struct json_object *bysrc)
 	return out;
 }
 
+/* The RFC 2819 length buckets of mlx5's ethtool -S (en_stats.c
+ * pport_2819_stats_desc): those that can hold a frame longer than a port of
+ * MTU mtu accepts (MLX5E_SW2HW_MTU: mtu + Ethernet header, VLAN tag, FCS)
+ * and counted frames in the observation window (the stall's period where
+ * there is none), "2048-4095 bytes: 7", largest first; NULL when none did. */
+static struct json_object *oversize_sizes(struct json_object *po, int mtu)
+{
+	static const struct { const char *name; unsigned lo, hi; } b[] = {
+		{ "rx_8192_to_10239_bytes_phy", 8192, 10239 },
+		{ "rx_4096_to_8191_bytes_phy", 4096, 8191 },
+		{ "rx_2048_to_4095_bytes_phy", 2048, 4095 },
+		{ "rx_1519_to_2047_bytes_phy", 1519, 2047 },
+		{ "rx_1024_to_1518_bytes_phy", 1024, 1518 },
+		{ "rx_512_to_1023_bytes_phy", 512, 1023 },
+		{ "rx_256_to_511_bytes_phy", 256, 511 },
+	};
+	/* the observation window's: the stall's period begins at the sample
+	 * before the flows stopped, which may hold their last good frames */
+	struct json_object *cn = jx_get(jx_get(po, FK_PER_WINDOW), FK_COUNTERS);
+	char out[256];
+	size_t n = 0;
+
+	if (!cn)
+		cn = jx_get(jx_get(po, FK_PER_STALL), FK_COUNTERS);
+	if (mtu <= 0 || !cn)
+		return NULL;
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
+		uint64_t d = jx_u64(cn, b[i].name);
+		int w;
+
+		if (b[i].hi <= (unsigned)mtu + 22 || !d)
+			continue;
+		w = snprintf(out + n, sizeof(out) - n, "%s%u-%u bytes: %" PRIu64, n ? ", " : "",
+			     b[i].lo, b[i].hi, d);
+		if (w < 0 || (size_t)w >= sizeof(out) - n)
+			break;
+		n += (size_t)w;
+	}
+	return n ? json_object_new_string(out) : NULL;
+}
+
 static void port_facts(const struct ports *ps, struct json_object *rec, const char *name,
 		       uint64_t stall_ns, struct json_object *ports)
 {
@@ -145,6 +187,8 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 	jx_add_str(po, FK_P_PSID, port_ident(p)->psid);
 	if (link && jx_get(link, "up"))
 		jx_add_bool(po, FK_P_LINK_UP, jx_bool(link, "up") && jx_bool(link, "running"));
+	if (link && jx_get(link, "mtu"))
+		jx_add_int(po, FK_P_MTU, (int)jx_u64(link, "mtu"));
 	/* across the stall: last sample before it began -> snapshot at t0 */
 	s = snap ? sample_before(r, stall_ns, &idx) : NULL;
 	if (s)
@@ -172,6 +216,12 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 	if (win)
 		json_object_object_add(po, FK_PER_WINDOW, period(
 			jx_double(jx_get(rec, IR_WINDOW), "span_s", 0), merged(jx_get(win, "deltas"))));
+	{
+		struct json_object *sz = oversize_sizes(po, (int)jx_u64(link, "mtu"));
+
+		if (sz)
+			json_object_object_add(po, FK_P_OVERSIZE_SIZES, sz);
+	}
 	json_object_object_add(ports, name, po);
 }
 
@@ -564,6 +614,46 @@ static struct json_object *peer_facts(struct json_object *peers, struct json_obj
 	return out;
 }
 
+/* The don't-fragment pings at each port's MTU: the first that went
+ * unanswered, else the first; ok when every one that was sent had a reply,
+ * false when one had none (a send the kernel refused, EMSGSIZE, is one). */
+static struct json_object *ping_mtu_facts(struct json_object *arr)
+{
+	struct json_object *e = json_object_new_object(), *pick = NULL;
+	int ok = 1, any = 0;
+
+	for (size_t i = 0; i < jx_len(arr); i++) {
+		struct json_object *x = json_object_array_get_idx(arr, i);
+		int failed = jx_u64(x, "received") == 0 &&
+			     (jx_u64(x, "sent") > 0 || (jx_str(x, "error") && *jx_str(x, "error")));
+
+		if (jx_u64(x, "sent") == 0 && !failed)
+			continue;       /* not sent, no error: nothing known */
+		any = 1;
+		if (failed && ok) {
+			ok = 0;
+			pick = x;
+		}
+		if (!pick)
+			pick = x;
+	}
+	if (!pick) {
+		json_object_put(e);
+		return NULL;
+	}
+	if (any)
+		jx_add_bool(e, FK_PM_OK, ok);
+	jx_copy(e, FK_PG_FROM, pick, "from");
+	jx_copy(e, FK_PG_TO, pick, "to");
+	jx_copy(e, FK_PM_SIZE, pick, "size");
+	jx_copy(e, FK_PM_SMALL, pick, "small_size");
+	jx_copy(e, FK_PG_SENT, pick, "sent");
+	jx_copy(e, FK_PG_RECEIVED, pick, "received");
+	if (jx_str(pick, "error") && *jx_str(pick, "error"))
+		jx_copy(e, FK_PM_ERROR, pick, "error");
+	return e;
+}
+
 struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 {
 	struct json_object *f = json_object_new_object(), *ports = json_object_new_object();
@@ -637,6 +727,12 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 		json_object_object_add(f, FK_PINGS, pings);
 	else
 		json_object_put(pings);
+	if (jx_len(jx_get(rec, IR_PINGS_MTU))) {
+		struct json_object *pm = ping_mtu_facts(jx_get(rec, IR_PINGS_MTU));
+
+		if (pm)
+			json_object_object_add(f, FK_PING_MTU, pm);
+	}
 	for (size_t i = 0; i < jx_len(jx_get(rec, IR_CAPTURES)); i++) {
 		struct json_object *x = json_object_array_get_idx(jx_get(rec, IR_CAPTURES), i);
 		struct json_object *e = json_object_new_object();

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 const struct forensic_probes forensic_real_probes = {
-	.ping_start = probe_ping_start,
+	.ping_start = probe_ping_start_opts,
 	.ping_result = probe_ping_result,
 	.ping_to_json = probe_ping_to_json,
 	.ping_free = probe_ping_free,
@@ -351,6 +351,8 @@ static void inv_free(struct inv *v)
 	for (unsigned i = 0; i < MAXP; i++) {
 		if (v->ping[i])
 			pr->ping_free(v->ping[i]);
+		if (v->ping_mtu[i])
+			pr->ping_free(v->ping_mtu[i]);
 		if (v->cap[i])
 			pr->cap_free(v->cap[i]);
 		evid_counters_free(&v->first[i]);

@@ -29,6 +29,7 @@ struct json_object;
 struct forensics;
 struct probe_ping;
 struct probe_ping_result;
+struct probe_ping_opts;
 struct probe_cap;
 struct probe_cap_result;
 struct probe_exec;
@@ -38,9 +39,11 @@ struct probe_threads_snap;
 
 /* The probes an investigation runs (forensic_real_probes: probes/). */
 struct forensic_probes {
+	/* o: size and don't-fragment (probe_ping.h), NULL the defaults */
 	struct probe_ping *(*ping_start)(struct loop *l, int nsfd, const char *ifname,
 					 const char *dst, unsigned count, uint64_t interval_ns,
-					 uint64_t timeout_ns, void (*done)(struct probe_ping *, void *),
+					 uint64_t timeout_ns, const struct probe_ping_opts *o,
+					 void (*done)(struct probe_ping *, void *),
 					 void *arg, char *err, size_t errlen);
 	const struct probe_ping_result *(*ping_result)(const struct probe_ping *p);
 	int (*ping_to_json)(const struct probe_ping *p, struct json_object *o);

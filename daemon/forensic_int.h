@@ -63,6 +63,9 @@ struct inv {
 	/* probes */
 	struct probe_ping *ping[MAXP];
 	int ping_step[MAXP];
+	/* the don't-fragment echo at the port's MTU (ping_mtu) */
+	struct probe_ping *ping_mtu[MAXP];
+	int ping_mtu_step[MAXP];
 	struct probe_cap *cap[MAXP];
 	int cap_step[MAXP];
 	struct probe_exec *exec[MAXEXEC];

@@ -135,6 +135,44 @@ static void ping_done(struct probe_ping *pp, void *arg)
 	inv_finish_one(v);
 }
 
+/* The don't-fragment echo at the port's MTU, beside the small one: in the
+ * record's pings_mtu, the small echo's size with it (facts ping_mtu). */
+static void ping_mtu_done(struct probe_ping *pp, void *arg)
+{
+	struct inv *v = arg;
+	const struct forensic_probes *pr = v->F->pr;
+
+	for (unsigned i = 0; i < v->nports; i++)
+		if (v->ping_mtu[i] == pp) {
+			const struct probe_ping_result *r = pr->ping_result(pp);
+			struct json_object *o = json_object_new_object();
+			struct port *p = inv_port(v, i);
+			const char *addr = p ? port_conf(p)->peer_address : "";
+			char note[320];
+
+			jx_add_str(o, "from", v->ports[i]);
+			jx_add_str(o, "to", p ? port_conf(p)->peer : "");
+			jx_add_str(o, "address", addr);
+			jx_add_int(o, "small_size", strchr(addr, ':') ? (int)PROBE_PING_DEF_SIZE_V6 :
+				   (int)PROBE_PING_DEF_SIZE_V4);
+			pr->ping_to_json(pp, o);
+			json_object_array_add(jx_array_at(v->rec, IR_PINGS_MTU), o);
+			snprintf(note, sizeof(note), "%u/%u replies of %d bytes, don't fragment%s%s",
+				 r->received, r->sent, (int)jx_u64(o, "size"), r->error[0] ? ": " : "",
+				 r->error);
+			inv_step_end(v, v->ping_mtu_step[i], r->received ? "ok" : "no-reply", note);
+		}
+	inv_finish_one(v);
+}
+
+/* The port's MTU as the snapshot read it (0: unknown). */
+static unsigned snapshot_mtu(const struct inv *v, unsigned i)
+{
+	struct json_object *l = jx_get(jx_get(jx_get(v->rec, IR_SNAPSHOT), v->ports[i]), IR_S_LINK);
+
+	return (unsigned)jx_u64(l, "mtu");
+}
+
 void inv_threads_second(struct loop_timer *t, void *arg)
 {
 	struct inv *v = arg;
@@ -277,11 +315,29 @@ void inv_start_observe(struct inv *v)
 		v->ping[i] = v->F->pr->ping_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
 						  port_conf(p)->peer_address, c->ping_count,
 						  c->observe_ns / (c->ping_count + 1),
-						  c->observe_ns, ping_done, v, err, sizeof(err));
+						  c->observe_ns, NULL, ping_done, v, err, sizeof(err));
 		if (v->ping[i])
 			v->pending++;
 		else
 			inv_step_end(v, v->ping_step[i], "failed", err);
+		/* the same path at the port's MTU, don't fragment (issue 35): a
+		 * hop or a port that takes smaller frames drops the flows' large
+		 * frames while the small echoes pass (ping -M do -s MTU-28) */
+		if (c->ping_mtu && snapshot_mtu(v, i) > PROBE_PING_DEF_SIZE_V6) {
+			struct probe_ping_opts o = { .size = snapshot_mtu(v, i), .df = 1 };
+
+			v->ping_mtu_step[i] = inv_step_begin(v, "ping-mtu", v->ports[i]);
+			v->ping_mtu[i] = v->F->pr->ping_start(v->F->loop, port_nsfd(p),
+							      port_conf(p)->ifname,
+							      port_conf(p)->peer_address, c->ping_count,
+							      c->observe_ns / (c->ping_count + 1),
+							      c->observe_ns, &o, ping_mtu_done, v,
+							      err, sizeof(err));
+			if (v->ping_mtu[i])
+				v->pending++;
+			else
+				inv_step_end(v, v->ping_mtu_step[i], "failed", err);
+		}
 	}
 	start_threads(v);
 	start_exec(v);

@@ -18,6 +18,7 @@
 #define IR_SNAPSHOT_AFTER "snapshot_after"
 #define IR_WINDOW         "window"         /* {span_s, samples, PORT: {deltas, series}} */
 #define IR_PINGS          "pings"
+#define IR_PINGS_MTU      "pings_mtu"      /* the don't-fragment pings at the port's MTU */
 #define IR_THREADS        "threads"
 #define IR_PROBES         "probes"
 #define IR_CAPTURES       "captures"

@@ -364,6 +364,14 @@ static const struct { const char *key[3], *text; } fact_paths[] = {
 	[F_RELEASED] = PATH2(FK_RELEASE, FK_R_RELEASED),
 	[F_RELEASE_ACTION] = PATH2(FK_RELEASE, FK_R_ACTION),
 	[F_RELEASE_AFTER_MS] = PATH2(FK_RELEASE, FK_R_AFTER_MS),
+	[F_PM_OK] = PATH2(FK_PING_MTU, FK_PM_OK),
+	[F_PM_FROM] = PATH2(FK_PING_MTU, FK_PG_FROM),
+	[F_PM_TO] = PATH2(FK_PING_MTU, FK_PG_TO),
+	[F_PM_SIZE] = PATH2(FK_PING_MTU, FK_PM_SIZE),
+	[F_PM_SMALL] = PATH2(FK_PING_MTU, FK_PM_SMALL),
+	[F_PM_SENT] = PATH2(FK_PING_MTU, FK_PG_SENT),
+	[F_PM_RECEIVED] = PATH2(FK_PING_MTU, FK_PG_RECEIVED),
+	[F_PM_ERROR] = PATH2(FK_PING_MTU, FK_PM_ERROR),
 };
 
 /* Of the current port: profile, driver, firmware, psid, link_up. */

@@ -4,7 +4,8 @@
  * named here once.
  *
  *   { schema, port,
- *     ports: { NAME: { profile, driver, firmware, psid, link_up,
+ *     ports: { NAME: { profile, driver, firmware, psid, link_up, mtu,
+ *                      oversize_sizes,
  *                      stall|window|baseline: { span_s, counters: {NAME: delta} } } },
  *     flows: { stalled, progressing, held: {unsent, unread, staged},
  *              list: [ {tuple, src, waited_ms, unsent, inflight, unread, staged} ] },
@@ -18,6 +19,7 @@
  *                LEVEL, LEVEL_before, LEVEL_after, pkt_bufs_free_min,
  *                ef_buzz_usec, ef_spin_usec, ef_poll_usec} ],
  *     pings: [ {from, to, sent, received} ],
+ *     ping_mtu: { ok, from, to, size, sent, received, error, small_size },
  *     captures: [ {port, promisc, frames, transition} ],
  *     release: { released, action (self | promisc-capture | reprogram |
  *                ambiguous | none), port, after_ms, at_ms, ambiguous,
@@ -46,6 +48,7 @@
 #define FK_FLOWS        "flows"
 #define FK_THREADS      "threads"
 #define FK_PINGS        "pings"
+#define FK_PING_MTU     "ping_mtu"
 #define FK_CAPTURES     "captures"
 #define FK_RELEASE      "release"
 #define FK_PEERS        "peers"
@@ -59,6 +62,11 @@
 #define FK_P_FIRMWARE   "firmware"
 #define FK_P_PSID       "psid"
 #define FK_P_LINK_UP    "link_up"
+#define FK_P_MTU        "mtu"
+/* the RFC 2819 length buckets above the port's MTU that counted frames in
+ * the observation window, else over the stall ("2048-4095 bytes: 7";
+ * absent: none) */
+#define FK_P_OVERSIZE_SIZES "oversize_sizes"
 /* the three periods of a port, each { span_s, counters } */
 #define FK_PER_STALL    "stall"
 #define FK_PER_WINDOW   "window"
@@ -180,6 +188,13 @@
 #define FK_PG_TO        "to"
 #define FK_PG_SENT      "sent"
 #define FK_PG_RECEIVED  "received"
+/* ping_mtu: the don't-fragment echo at the port's MTU, beside the small
+ * one: ok is false when one went unanswered (the first such is the one
+ * described), unknown when none was sent */
+#define FK_PM_OK        "ok"
+#define FK_PM_SIZE      "size"
+#define FK_PM_SMALL     "small_size"
+#define FK_PM_ERROR     "error"
 
 /* captures[] */
 #define FK_C_PORT       "port"

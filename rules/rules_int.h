@@ -60,6 +60,8 @@ enum fact {
 	F_FLOWS_STALLED, F_FLOWS_PROGRESSING, F_FLOWS_RETRANS,
 	F_PING_OK, F_PING_COUNT, F_CAPTURE_COUNT,
 	F_RELEASED, F_RELEASE_ACTION, F_RELEASE_AFTER_MS,
+	F_PM_OK, F_PM_FROM, F_PM_TO, F_PM_SIZE, F_PM_SMALL, F_PM_SENT, F_PM_RECEIVED,
+	F_PM_ERROR,
 };
 struct rl_fact_name { const char *name; enum fact f; };
 extern const struct rl_fact_name rl_facts_tab[];

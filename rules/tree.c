@@ -23,6 +23,10 @@ const struct rl_fact_name rl_facts_tab[] = {
 	{ "capture.count", F_CAPTURE_COUNT },
 	{ "release.released", F_RELEASED }, { "release.action", F_RELEASE_ACTION },
 	{ "release.after_ms", F_RELEASE_AFTER_MS },
+	{ "ping_mtu.ok", F_PM_OK }, { "ping_mtu.from", F_PM_FROM }, { "ping_mtu.to", F_PM_TO },
+	{ "ping_mtu.size", F_PM_SIZE }, { "ping_mtu.small_size", F_PM_SMALL },
+	{ "ping_mtu.sent", F_PM_SENT }, { "ping_mtu.received", F_PM_RECEIVED },
+	{ "ping_mtu.error", F_PM_ERROR },
 };
 const size_t rl_nfacts = N_OF(rl_facts_tab);
 
@@ -46,6 +50,7 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_CAPTURE, FK_C_FRAMES, 1 }, { D_CAPTURE, FK_C_TRANSITION, 0 },
 	{ D_PORT, "name", 0 }, { D_PORT, FK_P_PROFILE, 0 }, { D_PORT, FK_P_DRIVER, 0 },
 	{ D_PORT, FK_P_FIRMWARE, 0 }, { D_PORT, FK_P_PSID, 0 }, { D_PORT, FK_P_LINK_UP, 0 },
+	{ D_PORT, FK_P_MTU, 0 }, { D_PORT, FK_P_OVERSIZE_SIZES, 0 },
 	{ D_PEER, "name", 0 }, { D_PEER, FK_PE_HOST, 0 }, { D_PEER, FK_PE_NOTIFIED, 0 },
 	{ D_PEER, FK_PE_ANSWERED, 0 }, { D_PEER, FK_PE_RTT_MS, 0 }, { D_PEER, FK_PE_BUNDLE, 0 },
 	{ D_PEER, FK_PE_ERROR, 0 }, { D_PEER, FK_PE_FLOWS_TOTAL, 0 },

@@ -6,7 +6,7 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall, self-release, seed-001, seed-001-healthy; producer-stall-4 (four ranks
+# producer-stall, self-release, oversize-drop, seed-001, seed-001-healthy; producer-stall-4 (four ranks
 # with their peers) is demo-fleet.sh; seed-004 (four ranks, one node's disk
 # slowed by the kernel, every rank naming it) is demo-seed004.sh.
 #
@@ -41,8 +41,8 @@ t0=$(date +%s)
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 [ "$SCENARIO" = seed-004 ] && exec "$ROOT/tests/demo/demo-seed004.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|seed-001|seed-001-healthy) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|oversize-drop|seed-001|seed-001-healthy) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, oversize-drop, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -168,7 +168,15 @@ elif [ "$SCENARIO" = producer-stall ]; then
 	PIDS+=($!)
 	step "the producer stops sending after 1500 messages per session (about 3 s)"
 else
-	step "starting sockperf TCP ping-pong: 4 sessions, 500 round trips per second each"
+	msg1=""
+	if [ "$SCENARIO" = oversize-drop ]; then
+		# jumbo frames end to end while the sessions connect (MSS 8948);
+		# session 1 sends 3000-byte messages, one 3052-byte segment each
+		ip -n "$CLI_NS" link set "$CLI_IF" mtu 9000
+		ip -n "$SRV_NS" link set "$SRV_IF" mtu 9000
+		msg1="-m 3000"
+	fi
+	step "starting sockperf TCP ping-pong: 4 sessions, 500 round trips per second each${msg1:+ (session 1: 3000-byte messages, both ports at MTU 9000)}"
 	for i in 1 2 3 4; do
 		ip netns exec "$SRV_NS" sockperf server --tcp -i "$SRV_ADDR" -p $((11110 + i)) >/dev/null 2>&1 &
 		PIDS+=($!)
@@ -176,7 +184,9 @@ else
 	done
 	for i in 1 2 3 4; do
 		wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':$((11110 + i)) '"
-		ip netns exec "$CLI_NS" sockperf ping-pong --tcp -i "$SRV_ADDR" -p $((11110 + i)) -t 60 --mps 500 >/dev/null 2>&1 &
+		# shellcheck disable=SC2086
+		ip netns exec "$CLI_NS" sockperf ping-pong --tcp -i "$SRV_ADDR" -p $((11110 + i)) -t 60 --mps 500 \
+			$([ "$i" = 1 ] && echo "$msg1") >/dev/null 2>&1 &
 		PIDS+=($!)
 	done
 	sleep 3
@@ -206,6 +216,10 @@ else
 	self-release)
 		step "wedging session 1 at the server port for 3 frames only: the request, its tail-loss probe and its first retransmission are lost, the second retransmission gets through before any action"
 		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 3 ;;
+	oversize-drop)
+		step "the server port's MTU lowered to 1500 under the live sessions: session 1's 3052-byte segments are too long for its MAC (rx_oversize_pkts_phy), the small sessions and pings pass"
+		emu mtu srv 1500
+		ip -n "$SRV_NS" link set "$SRV_IF" mtu 1500 ;;
 	engine-hold)
 		step "stopping the server process of session 1 (SIGSTOP): requests pile up in its socket"
 		kill -STOP "$SRV1" ;;

@@ -386,6 +386,28 @@ static void conf_load__thread_watch__values_and_bad_values(void **state)
 	assert_non_null(strstr(ms.m[1], want));
 }
 
+/* ping_mtu (issue 35): on by default, off by "no", a bad value named
+ * with its line. */
+static void conf_load__ping_mtu__default_off_and_bad_value(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+	char want[160];
+
+	(void)state;
+	assert_int_equal(load("[daemon]\n[port a]\ninterface = eth0\n", &c, &ms), 0);
+	assert_int_equal(c->ping_mtu, 1);
+	conf_free(c);
+	assert_int_equal(load("[daemon]\nping_mtu = no\n[port a]\ninterface = eth0\n", &c, &ms), 0);
+	assert_int_equal(c->ping_mtu, 0);
+	conf_free(c);
+	c = (struct conf *)1;
+	assert_int_equal(load("[daemon]\nping_mtu = jumbo\n[port a]\ninterface = eth0\n", &c, &ms), 1);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:2: ping_mtu:", path);
+	assert_non_null(strstr(ms.m[0], want));
+}
+
 static void conf_load__missing_file__named(void **state)
 {
 	struct conf *c;
@@ -413,6 +435,7 @@ int main(void)
 		cmocka_unit_test(conf_load__structural_errors__named),
 		cmocka_unit_test(conf_load__tracker_attach__values_and_bad_value),
 		cmocka_unit_test(conf_load__thread_watch__values_and_bad_values),
+		cmocka_unit_test(conf_load__ping_mtu__default_off_and_bad_value),
 		cmocka_unit_test(conf_load__missing_file__named),
 		cmocka_unit_test(conf_load__children__unprivileged_by_default),
 		cmocka_unit_test(conf_load__children__root_or_unknown_refused_with_line),

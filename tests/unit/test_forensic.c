@@ -99,13 +99,14 @@ static void ping_fire(struct loop_timer *t, void *arg)
 
 static struct probe_ping *f_ping_start(struct loop *l, int nsfd, const char *ifname,
 				       const char *dst, unsigned count, uint64_t interval_ns,
-				       uint64_t timeout_ns, void (*done)(struct probe_ping *, void *),
+				       uint64_t timeout_ns, const struct probe_ping_opts *o,
+				       void (*done)(struct probe_ping *, void *),
 				       void *arg, char *err, size_t errlen)
 {
 	struct probe_ping *p = calloc(1, sizeof(*p));
 
 	(void)nsfd; (void)ifname; (void)dst; (void)count; (void)interval_ns;
-	(void)timeout_ns; (void)err; (void)errlen;
+	(void)timeout_ns; (void)err; (void)errlen; (void)o;
 	p->done = done;
 	p->arg = arg;
 	p->t = loop_timer_new(l, ping_fire, p);
@@ -471,7 +472,7 @@ static void forensic__released_by_reprogram__every_step_then_reprogram_named(voi
 	steps(r, buf, sizeof(buf));
 	/* port by port: a's promiscuous capture, then a's reprogram, which
 	 * releases; b's steps never run */
-	assert_string_equal(buf, "snapshot observe ping@a threads capture@a capture@b "
+	assert_string_equal(buf, "snapshot observe ping@a ping-mtu@a threads capture@a capture@b "
 			    "capture-promisc@a reprogram@a snapshot-after journal");
 	/* only the port whose policy allows it */
 	assert_int_equal(x->reprograms, 1);
