@@ -239,7 +239,8 @@ static void command(struct emu *e, char *line, FILE *out)
 		return;
 	}
 	if (strcmp(av[0], "wedge") && strcmp(av[0], "unwedge") && strcmp(av[0], "mode") &&
-	    strcmp(av[0], "fwframes") && strcmp(av[0], "rxmode") && strcmp(av[0], "mtu")) {
+	    strcmp(av[0], "fwframes") && strcmp(av[0], "rxmode") && strcmp(av[0], "mtu") &&
+	    strcmp(av[0], "pause")) {
 		fprintf(out, "error: unknown command '%s'\n", av[0]);
 		return;
 	}
@@ -317,6 +318,18 @@ static void command(struct emu *e, char *line, FILE *out)
 		p->fault_always = fa;
 		if (cfg_push(p) < 0)
 			fprintf(out, "error: mode on %s: %s\n", p->name, strerror(errno));
+		else
+			fprintf(out, "ok\n");
+	} else if (!strcmp(av[0], "pause") && ac == 3) {
+		/* the port's peer pauses it (emu_pause.c) */
+		char err[256];
+
+		if (parse_u64(av[2], 60000, &v) < 0 || v == 0) {
+			fprintf(out, "error: pause PORT MS (1..60000): '%s'\n", av[2]);
+			return;
+		}
+		if (pause_start(e, p, v, err, sizeof(err)) < 0)
+			fprintf(out, "error: pause on %s: %s\n", p->name, err);
 		else
 			fprintf(out, "ok\n");
 	} else if (!strcmp(av[0], "mtu") && ac == 3) {

@@ -56,8 +56,8 @@ static const struct { const char *name; int src; } ethtool_names[] = {
 	{ "rx_in_range_len_errors_phy", X_ZERO }, { "rx_out_of_range_len_phy", X_ZERO },
 	{ "rx_oversize_pkts_phy", EC_RX_OVERSIZE }, { "rx_symbol_err_phy", X_SYM },
 	{ "tx_mac_control_phy", X_ZERO }, { "rx_mac_control_phy", X_ZERO },
-	{ "rx_unsupported_op_phy", X_ZERO }, { "rx_pause_ctrl_phy", X_ZERO },
-	{ "tx_pause_ctrl_phy", X_ZERO },
+	{ "rx_unsupported_op_phy", X_ZERO }, { "rx_pause_ctrl_phy", X_RX_PAUSE },
+	{ "tx_pause_ctrl_phy", X_TX_PAUSE },
 	{ "rx_discards_phy", EC_RX_DISCARDS_PHY }, { "tx_discards_phy", X_ZERO },
 	{ "tx_errors_phy", X_ZERO }, { "rx_undersize_pkts_phy", X_ZERO },
 	{ "rx_fragments_phy", X_ZERO }, { "rx_jabbers_phy", X_ZERO },
@@ -76,7 +76,12 @@ static const struct { const char *name; int src; } ethtool_names[] = {
 	{ "tx_prio0_bytes", EC_TX_PHY_BYTES }, { "tx_prio0_packets", EC_TX_PHY_PKTS },
 	{ "rx_prio0_buf_discard", X_ZERO }, { "rx_prio0_cong_discard", X_ZERO },
 	{ "rx_prio0_marked", X_ZERO },
-	{ "rx_global_pause", X_ZERO }, { "tx_global_pause", X_ZERO },
+	/* global pause on (the driver prints the "global" group when
+	 * mlx5e_query_global_pause_combined(), pport_per_prio_pfc_stats_desc):
+	 * durations in microseconds */
+	{ "rx_global_pause", X_RX_PAUSE }, { "rx_global_pause_duration", X_RX_PAUSE_US },
+	{ "tx_global_pause", X_TX_PAUSE }, { "tx_global_pause_duration", X_TX_PAUSE_US },
+	{ "rx_global_pause_transition", X_RX_PAUSE_TRANS },
 	{ "module_unplug", X_ZERO }, { "module_bus_stuck", X_ZERO },
 	{ "module_high_temp", X_ZERO },
 };
@@ -261,6 +266,11 @@ void publish(struct emu *e, struct port *p)
 	}
 	p->last_data = v[EC_RX_DATA_PKTS];
 	p->last_rdma = v[EC_RX_RDMA_PKTS];
+	v[X_RX_PAUSE] = p->pause_frames;
+	v[X_RX_PAUSE_US] = p->pause_us;
+	v[X_RX_PAUSE_TRANS] = p->pause_transitions;
+	v[X_TX_PAUSE] = p->pause_sent;
+	v[X_TX_PAUSE_US] = p->pause_sent_us;
 	/* the frames its peer sent too long for it: this MAC's count, by
 	 * length (emu.h EC_TXP_OVERSIZE) */
 	if (p->peer >= 0) {

@@ -375,6 +375,7 @@ static int run(int argc, char **argv)
 				for (int j = 0; j < e.np; j++) {
 					if (e.p[j].fwframes && e.ticks % LLDP_TICKS == 0)
 						fw_send(&e, &e.p[j]);
+					pause_tick(&e, &e.p[j]);
 					publish(&e, &e.p[j]);
 				}
 			} else if (tag == 3) {
@@ -412,7 +413,7 @@ int main(int argc, char **argv)
 		"       emuport ctl OUTDIR COMMAND...\n"
 		"commands: wedge PORT PROTO SADDR SPORT DADDR DPORT [after N] [limit N] | unwedge PORT "
 		"[FLOW] | mode PORT healthy|buffer-drop [N]|steer-miss [all|FLOW]|fabric-fault "
-		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | mtu PORT N|off | "
+		"[traffic|always] | fwframes PORT on|off | rxmode PORT [instant|DELAY_MS] | mtu PORT N|off | pause PORT MS | "
 		"status [PORT]\n");
 	return 2;
 }

@@ -9,7 +9,8 @@
  *                  (rxmode.h): the deferred work, clearing the wedges
  *   emu_publish.c  `ethtool -S` / `ethtool -i` text and the RDMA sysfs tree
  *   emu_ctl.c      the control socket OUTDIR/ctl.sock: commands, status, and
- *                  the `emuport ctl` client */
+ *                  the `emuport ctl` client
+ *   emu_pause.c    link-level flow control: a port paused by its peer */
 #ifndef NICSTALL_EMUPORT_H
 #define NICSTALL_EMUPORT_H
 
@@ -26,7 +27,8 @@
 #define MAX_PORTS 8
 
 /* Values read from the counters map plus the ones made up in user space. */
-enum { X_ZERO = EC_NUM, X_CRC, X_SYM, X_TX_PKTS, X_TX_BYTES, X_NVALS };
+enum { X_ZERO = EC_NUM, X_CRC, X_SYM, X_TX_PKTS, X_TX_BYTES,
+       X_RX_PAUSE, X_RX_PAUSE_US, X_RX_PAUSE_TRANS, X_TX_PAUSE, X_TX_PAUSE_US, X_NVALS };
 
 /* RDMA counters (ports/1/hw_counters, ports/1/counters) and the transport
  * errors a fabric fault moves; the name tables are in emu_publish.c. */
@@ -54,6 +56,10 @@ struct port {
 	int fwframes, pkt_fd;	/* pkt_fd: AF_PACKET in the PEER's namespace */
 	unsigned char peer_mac[ETH_ALEN];
 	uint64_t fw_injected, crc, sym, last_data, last_rdma;
+	/* flow control (emu_pause.c): paused by the peer until pause_until
+	 * (CLOCK_MONOTONIC ns, 0: not), what it received and its peer sent */
+	uint64_t pause_until, pause_last, pause_ep_us;
+	uint64_t pause_us, pause_frames, pause_transitions, pause_sent, pause_sent_us;
 	uint64_t fault[N_FAULT];
 	/* RDMA counter files, kept open and rewritten in place like sysfs */
 	uint64_t hw_last[N_HW], ib_last[N_IB];
@@ -120,6 +126,10 @@ void rx_work_if_due(struct port *p);
 int mkdirs(const char *path);
 int publish_static(struct emu *e, struct port *p);
 void publish(struct emu *e, struct port *p);
+
+/* emu_pause.c */
+int pause_start(struct emu *e, struct port *p, uint64_t ms, char *err, size_t len);
+void pause_tick(struct emu *e, struct port *p);
 
 /* emu_ctl.c */
 int parse_rx_delay(const char *s, int *deferred, uint64_t *ns);
