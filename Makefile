@@ -146,8 +146,8 @@ unit-asan:
 # stall, not by when they were called) and test_app_metrics (a scrape
 # server that mostly waits) run there too: make check was at 17 minutes
 # with them in the first lane. test_forged_vma (its point is that nothing
-# happens for a while) and test_emu_oversize (a verdict by the too-long
-# counters, not by when the stall was called) too: at 907 s on CI's machine
+# happens for a while), test_emu_oversize and test_emu_pause (verdicts by
+# the too-long and pause counters, not by when the stall was called) too: at 907 s on CI's machine
 # before test_emu_oversize came.
 # Tests that mostly wait, or use little CPU, and time nothing of their own
 # run in a second lane beside the others (tests/system/run.sh): about 5 of
@@ -155,7 +155,7 @@ unit-asan:
 # release watches, counters or rx-mode work stay in the first, and so do
 # the CPU-heavy (hostile_tables): beside them test_stall_healthy saw its
 # healthy flows pause 300 ms, and test_emu_consistency a frame in flight.
-SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|app_metrics|forged_vma|emu_oversize)\.sh$$
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|app_metrics|forged_vma|emu_oversize|emu_pause)\.sh$$
 # The healthy run first: its 60 s of "no stall" then lie beside the main
 # lane's first, light minute. Beside a Chromium render (test_emu_scenarios'
 # and test_report's, at their ends) its healthy flows paused 250-440 ms,

@@ -6,7 +6,7 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall, self-release, oversize-drop, seed-001, seed-001-healthy; producer-stall-4 (four ranks
+# producer-stall, self-release, oversize-drop, flow-control, seed-001, seed-001-healthy; producer-stall-4 (four ranks
 # with their peers) is demo-fleet.sh; seed-004 (four ranks, one node's disk
 # slowed by the kernel, every rank naming it) is demo-seed004.sh.
 #
@@ -41,8 +41,8 @@ t0=$(date +%s)
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 [ "$SCENARIO" = seed-004 ] && exec "$ROOT/tests/demo/demo-seed004.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|oversize-drop|seed-001|seed-001-healthy) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, oversize-drop, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|oversize-drop|flow-control|seed-001|seed-001-healthy) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, oversize-drop, flow-control, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -216,6 +216,9 @@ else
 	self-release)
 		step "wedging session 1 at the server port for 3 frames only: the request, its tail-loss probe and its first retransmission are lost, the second retransmission gets through before any action"
 		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 3 ;;
+	flow-control)
+		step "the server port paused by its peer for 3 s (802.3x global pause): its transmitter stops, what it sends waits in its queue, nothing is lost"
+		emu pause srv 3000 ;;
 	oversize-drop)
 		step "the server port's MTU lowered to 1500 under the live sessions: session 1's 3052-byte segments are too long for its MAC (rx_oversize_pkts_phy), the small sessions and pings pass"
 		emu mtu srv 1500
