@@ -96,6 +96,9 @@ struct json_object *evid_link_json(const struct port *p)
 	jx_add_bool(o, "promisc", l.flags & IFF_PROMISC);
 	jx_add_int(o, "operstate", l.operstate);
 	jx_add_int(o, "mtu", (int)l.mtu);
+	/* its changes in the recorder's last minute, the times of a flap */
+	json_object_object_add(o, "events", port_link_events_json(p, loop_mono_ns() > 60000000000ull ?
+								      loop_mono_ns() - 60000000000ull : 0));
 	return o;
 }
 

@@ -165,6 +165,36 @@ static struct json_object *oversize_sizes(struct json_object *po, int mtu)
 	return n ? json_object_new_string(out) : NULL;
 }
 
+/* The link's changes the snapshot recorded (evid_link_json "events"), as
+ * "srv down at +12 ms and up at +113 ms" from when the first flow stopped;
+ * NULL when there were none. */
+static struct json_object *link_times(const char *port, struct json_object *events,
+				      uint64_t stall_ns)
+{
+	char out[256];
+	size_t n;
+	int prev = -1, nev = 0;
+
+	n = (size_t)snprintf(out, sizeof(out), "%.64s", port);
+	for (size_t i = 0; i < jx_len(events); i++) {
+		struct json_object *e = json_object_array_get_idx(events, i);
+		int on = jx_bool(e, "up") && jx_bool(e, "running");
+		double ms = ((double)jx_u64(e, "mono_ns") - (double)stall_ns) / 1e6;
+		int w;
+
+		if (on == prev)
+			continue;
+		prev = on;
+		w = snprintf(out + n, sizeof(out) - n, "%s%s at %+.0f ms", nev ? " and " : " ",
+			     on ? "up" : "down", ms);
+		if (w < 0 || (size_t)w >= sizeof(out) - n)
+			break;
+		n += (size_t)w;
+		nev++;
+	}
+	return nev ? json_object_new_string(out) : NULL;
+}
+
 static void port_facts(const struct ports *ps, struct json_object *rec, const char *name,
 		       uint64_t stall_ns, struct json_object *ports)
 {
@@ -189,6 +219,12 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 		jx_add_bool(po, FK_P_LINK_UP, jx_bool(link, "up") && jx_bool(link, "running"));
 	if (link && jx_get(link, "mtu"))
 		jx_add_int(po, FK_P_MTU, (int)jx_u64(link, "mtu"));
+	{
+		struct json_object *lt = link_times(name, jx_get(link, "events"), stall_ns);
+
+		if (lt)
+			json_object_object_add(po, FK_P_LINK_EVENTS, lt);
+	}
 	/* across the stall: last sample before it began -> snapshot at t0 */
 	s = snap ? sample_before(r, stall_ns, &idx) : NULL;
 	if (s)

@@ -60,6 +60,10 @@ struct port {
 	int nsfd;               /* -1: the daemon's namespace */
 	int ifindex;
 	unsigned ifflags;
+	/* the link's changes of IFF_UP and IFF_RUNNING as the monitor saw
+	 * them, a ring (port_link_events_json) */
+	struct { uint64_t mono_ns; unsigned flags; } lev[PORT_LINK_EVENTS];
+	unsigned nlev;          /* pushed in all; the ring holds the last */
 	enum port_state state;
 	char reason[256];       /* why the port is down */
 	int reason_sticky;      /* reason from a link event, kept on retries */
@@ -219,6 +223,12 @@ static void link_event(const struct nl_link *l, int event, void *arg)
 		if ((l->flags ^ p->ifflags) & (IFF_UP | IFF_PROMISC | IFF_RUNNING))
 			log_info("port %s: link flags 0x%x -> 0x%x", p->conf.name,
 				 p->ifflags, l->flags);
+		if ((l->flags ^ p->ifflags) & (IFF_UP | IFF_RUNNING)) {
+			unsigned k = p->nlev++ % PORT_LINK_EVENTS;
+
+			p->lev[k].mono_ns = loop_mono_ns();
+			p->lev[k].flags = l->flags;
+		}
 		p->ifflags = l->flags;
 		return;
 	}
@@ -921,6 +931,26 @@ struct json_object *port_devlink_events_json(const struct port *p, uint64_t sinc
 		jx_add_u64(o, "error_count", e->rep.error_count);
 		jx_add_u64(o, "recover_count", e->rep.recover_count);
 		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+struct json_object *port_link_events_json(const struct port *p, uint64_t since_mono_ns)
+{
+	struct json_object *a = json_object_new_array();
+	unsigned n = p->nlev < PORT_LINK_EVENTS ? p->nlev : PORT_LINK_EVENTS;
+
+	for (unsigned i = p->nlev - n; i < p->nlev; i++) {
+		const unsigned k = i % PORT_LINK_EVENTS;
+		struct json_object *e;
+
+		if (p->lev[k].mono_ns < since_mono_ns)
+			continue;
+		e = json_object_new_object();
+		jx_add_u64(e, "mono_ns", p->lev[k].mono_ns);
+		jx_add_bool(e, "up", p->lev[k].flags & IFF_UP);
+		jx_add_bool(e, "running", p->lev[k].flags & IFF_RUNNING);
+		json_object_array_add(a, e);
 	}
 	return a;
 }

@@ -80,6 +80,12 @@ void port_devlink_refresh(struct port *p, const char *const *diagnose);
 struct json_object *port_devlink_json(const struct port *p);
 struct json_object *port_devlink_events_json(const struct port *p, uint64_t since_mono_ns);
 int port_devlink_events_lost(const struct port *p);
+
+/* The link's changes of IFF_UP and IFF_RUNNING since since_mono_ns, as the
+ * link monitor saw them: [{mono_ns, up, running}], oldest first; the last
+ * PORT_LINK_EVENTS are kept (the times of a flap: verdict link-flap). */
+#define PORT_LINK_EVENTS 32
+struct json_object *port_link_events_json(const struct port *p, uint64_t since_mono_ns);
 /* The device's kernel lines read when the port opened ({lines: ["[ts]
  * text", ...], more, error}); NULL before the port first opened. */
 struct json_object *port_kmsg(const struct port *p);

@@ -5,7 +5,7 @@
  *
  *   { schema, port,
  *     ports: { NAME: { profile, driver, firmware, psid, link_up, mtu,
- *                      oversize_sizes,
+ *                      oversize_sizes, link_events,
  *                      stall|window|baseline: { span_s, counters: {NAME: delta} } } },
  *     flows: { stalled, progressing, held: {unsent, unread, staged},
  *              list: [ {tuple, src, waited_ms, unsent, inflight, unread, staged} ] },
@@ -63,6 +63,10 @@
 #define FK_P_PSID       "psid"
 #define FK_P_LINK_UP    "link_up"
 #define FK_P_MTU        "mtu"
+/* the link's changes the snapshot recorded, "srv down at +12 ms and up at
+ * +113 ms" from when the first flow stopped; absent: none in the last
+ * minute */
+#define FK_P_LINK_EVENTS "link_events"
 /* the RFC 2819 length buckets above the port's MTU that counted frames in
  * the observation window, else over the stall ("2048-4095 bytes: 7";
  * absent: none) */

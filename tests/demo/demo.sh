@@ -6,7 +6,7 @@
 # the bundle's summary and path, and tears everything down, also on Ctrl-C
 # or failure. Scenarios: port-drop (default), already-promiscuous,
 # egress, buffer-drop, steering-miss, engine-hold, fabric-fault,
-# producer-stall, self-release, oversize-drop, flow-control, seed-001, seed-001-healthy; producer-stall-4 (four ranks
+# producer-stall, self-release, oversize-drop, flow-control, link-flap, seed-001, seed-001-healthy; producer-stall-4 (four ranks
 # with their peers) is demo-fleet.sh; seed-004 (four ranks, one node's disk
 # slowed by the kernel, every rank naming it) is demo-seed004.sh.
 #
@@ -41,8 +41,8 @@ t0=$(date +%s)
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
 [ "$SCENARIO" = seed-004 ] && exec "$ROOT/tests/demo/demo-seed004.sh" "$BUILD"
 case "$SCENARIO" in
-port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|oversize-drop|flow-control|seed-001|seed-001-healthy) ;;
-*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, oversize-drop, flow-control, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
+port-drop|already-promiscuous|egress|buffer-drop|steering-miss|engine-hold|fabric-fault|producer-stall|self-release|oversize-drop|flow-control|link-flap|seed-001|seed-001-healthy) ;;
+*) echo "demo: unknown SCENARIO '$SCENARIO' (port-drop, already-promiscuous, egress, buffer-drop, steering-miss, engine-hold, fabric-fault, producer-stall, self-release, oversize-drop, flow-control, link-flap, producer-stall-4, seed-001, seed-001-healthy, seed-004)" >&2; exit 2 ;;
 esac
 [ "$(id -u)" = 0 ] || { echo "demo: needs root (network namespaces, tc, BPF)" >&2; exit 1; }
 
@@ -176,6 +176,13 @@ else
 		ip -n "$SRV_NS" link set "$SRV_IF" mtu 9000
 		msg1="-m 3000"
 	fi
+	if [ "$SCENARIO" = link-flap ]; then
+		# what the flap loses is sent again 1.5 s later, not 200 ms
+		# (rto_min on both ends' routes): the flow waits past the
+		# threshold with the link up again when the daemon looks
+		ip -n "$CLI_NS" route change "$NET.0/24" dev "$CLI_IF" rto_min 1500ms
+		ip -n "$SRV_NS" route change "$NET.0/24" dev "$SRV_IF" rto_min 1500ms
+	fi
 	step "starting sockperf TCP ping-pong: 4 sessions, 500 round trips per second each${msg1:+ (session 1: 3000-byte messages, both ports at MTU 9000)}"
 	for i in 1 2 3 4; do
 		ip netns exec "$SRV_NS" sockperf server --tcp -i "$SRV_ADDR" -p $((11110 + i)) >/dev/null 2>&1 &
@@ -216,6 +223,9 @@ else
 	self-release)
 		step "wedging session 1 at the server port for 3 frames only: the request, its tail-loss probe and its first retransmission are lost, the second retransmission gets through before any action"
 		emu wedge srv tcp "$CLI_ADDR" "$cport" "$SRV_ADDR" 11111 limit 3 ;;
+	link-flap)
+		step "the link down for 100 ms and up again (the server's end: both carriers drop); what was sent meanwhile is lost"
+		ip -n "$SRV_NS" link set "$SRV_IF" down; sleep 0.1; ip -n "$SRV_NS" link set "$SRV_IF" up ;;
 	flow-control)
 		step "the server port paused by its peer for 3 s (802.3x global pause): its transmitter stops, what it sends waits in its queue, nothing is lost"
 		emu pause srv 3000 ;;
