@@ -899,8 +899,18 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 		if (bundle_release_why(m))
 			fprintf(f, " (%s)", bundle_release_why(m));
 		fputs(".\n", f);
-		if (port)
-			fprintf(f, "- The receive-filter state of port %s held the flows.\n", port);
+		if (port && jx_obj(rel, FK_R_VPORT_AFTER)) {
+			struct json_object *va = jx_obj(rel, FK_R_VPORT_AFTER);
+
+			fprintf(f, "- The receive-filter state of port %s held the flows: after the "
+				"action its frames reached the vport again (port +%.0f, vport +%.0f in "
+				"%.0f ms).\n", port, jx_double(va, "port_frames", 0),
+				jx_double(va, "vport_frames", 0), jx_double(va, "span_ms", 0));
+		} else if (port) {
+			fprintf(f, "- The receive-filter state of port %s held the flows (its counters "
+				"after the action cannot show its frames reaching the vport again).\n",
+				port);
+		}
 	} else {
 		fputs("- Not released (action: ", f);
 		put_val(f, jx_get(rel, FK_R_ACTION));

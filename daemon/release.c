@@ -430,10 +430,46 @@ static void action_json(struct inv *v, const struct action *a, struct json_objec
 	json_object_array_add(arr, o);
 }
 
+/* After action a: did the frames its port was losing reach the vport again?
+ * The port's counters over the recorder's samples from the first after the
+ * action took effect to the last (the rules' port_frames, vport_frames and
+ * gap signals): 1 when frames reached both and the gap is under 2 frames
+ * (read skew), 0 when the port went on losing (a gap of 2 or more: a
+ * receive filter that was not the cause, or not mended by it), -1 when
+ * the counters cannot tell (fewer than two samples since, no port/vport
+ * pair, no frame at the port). The figures go into o. */
+static int vport_after(const struct inv *v, const struct action *a, struct json_object *o)
+{
+	const struct port *p = inv_port((struct inv *)v, a->port);
+	const struct recorder *r = p ? port_recorder(p) : NULL;
+	struct json_object *d;
+	const char *profile;
+	unsigned f, l;
+	double pf, vf, gap;
+	int known;
+
+	if (!r || rec_window(r, a->effect_ns, UINT64_MAX, &f, &l) < 2)
+		return -1;
+	d = facts_window_deltas(p, f, l);
+	profile = conf_profile_name(port_profile(p));
+	known = v->F->rules && rules_signal(v->F->rules, profile, "gap", d, &gap) == 0;
+	pf = sig(v->F->rules, profile, "port_frames", d);
+	vf = sig(v->F->rules, profile, "vport_frames", d);
+	json_object_put(d);
+	if (!known || pf < 1)
+		return -1;
+	json_object_object_add(o, "port_frames", jx_new_fixed(pf, 0));
+	json_object_object_add(o, "vport_frames", jx_new_fixed(vf, 0));
+	json_object_object_add(o, "span_ms", jx_new_fixed(
+		(double)(rec_get(r, l)->mono_ns - rec_get(r, f)->mono_ns) / 1e6, 1));
+	return gap >= 2 ? 0 : 1;
+}
+
 void inv_release_json(struct inv *v, struct json_object *rel)
 {
 	const struct action *k = NULL, *j = NULL, *first = NULL, *inert = NULL;
-	struct json_object *acts = json_object_new_array();
+	struct json_object *acts = json_object_new_array(), *after = NULL, *still = NULL;
+	const struct action *losing = NULL;
 	uint64_t r = v->release_ns;
 
 	for (unsigned i = 0; i < v->nact; i++)
@@ -463,6 +499,23 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 			inert = a;
 			continue;
 		}
+		/* a filter action is the release only if the port's frames
+		 * reached its vport again after it */
+		{
+			struct json_object *o = json_object_new_object();
+			int got = vport_after(v, a, o);
+
+			if (got == 0) {
+				json_object_put(still);
+				still = o;
+				losing = a;
+				continue;
+			}
+			json_object_put(after);
+			after = got == 1 ? o : NULL;
+			if (got != 1)
+				json_object_put(o);
+		}
 		j = k;
 		k = a;
 	}
@@ -479,7 +532,15 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 		json_object_object_add(rel, "after_ms", jx_new_fixed(
 			(double)(r - (v->capture_ns && v->capture_ns <= r ? v->capture_ns :
 				      v->open_ns)) / 1e6, 3));
-		if (inert) {
+		if (losing) {
+			snprintf(why, sizeof(why), "not credited to %s on %s (at +%.1f ms): port %s went "
+				 "on losing frames before its vport after it (port +%.0f, vport +%.0f "
+				 "in %.0f ms)", act_name(losing->kind), v->ports[losing->port],
+				 inv_rel_ms(v, losing->effect_ns), v->ports[losing->port],
+				 jx_double(still, "port_frames", 0), jx_double(still, "vport_frames", 0),
+				 jx_double(still, "span_ms", 0));
+			jx_add_str(rel, FK_R_NOT_CREDITED, why);
+		} else if (inert) {
 			snprintf(why, sizeof(why), "not credited to %s on %s (at +%.1f ms): port %s lost "
 				 "no frame of the flows, so its receive filter held none of them",
 				 act_name(inert->kind), v->ports[inert->port],
@@ -517,6 +578,12 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 		jx_add_str(rel, "action", act_name(k->kind));
 		jx_add_str(rel, "port", v->ports[k->port]);
 		json_object_object_add(rel, "after_ms", jx_new_fixed((double)(r - k->effect_ns) / 1e6, 3));
+		/* what shows the filter was the cause: its port's frames
+		 * counted at the vport again (absent: the counters cannot tell) */
+		if (after)
+			json_object_object_add(rel, FK_R_VPORT_AFTER, json_object_get(after));
 	}
+	json_object_put(after);
+	json_object_put(still);
 	json_object_object_add(rel, "actions", acts);
 }

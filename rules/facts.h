@@ -216,6 +216,9 @@
 #define FK_R_AFTER_SECOND_MS "after_second_ms"  /* ... from the second's effect */
 #define FK_R_ORDER      "order"        /* self: the release and the first action, in order */
 #define FK_R_NOT_CREDITED "not_credited" /* self: an action that ran before and why it is not the cause */
+/* a credited filter action: its port's frames after it, {port_frames,
+ * vport_frames, span_ms} (the frames reached the vport again) */
+#define FK_R_VPORT_AFTER "vport_after"
 #define FK_R_FIRST_ACTION_MS "first_action_ms" /* self: the first action's effect */
 
 /* The name a counter has in facts: "netdev/NAME" for netdev stats64 (their

@@ -53,6 +53,9 @@ struct fix {
 	uint64_t tx, rx;        /* the stalled session's counters */
 	uint64_t retry_at;      /* its published next retry, 0 none */
 	struct loop_timer *later;       /* a release due at retry_at */
+	/* after the reprogram port a counts 10 frames more, its vport this
+	 * many (the samples the release check reads); -1: no samples */
+	int vport_after;
 };
 static struct fix *X;
 
@@ -280,8 +283,20 @@ static struct reprogram *f_rp_start(struct loop *l, int nsfd, const char *ns_nam
 		 (unsigned long long)(hold_ns / 1000000));
 	r->t = loop_timer_new(l, rp_fire, r);
 	loop_timer_set(r->t, hold_ns, 0);
-	if (X->release_by == REL_REPROGRAM)
+	if (X->release_by == REL_REPROGRAM) {
 		release();      /* the driver acts on the first crossing */
+		if (X->vport_after >= 0) {
+			/* the recorder's samples after it: port a +10 frames,
+			 * its vport +vport_after */
+			char text[160];
+
+			ports_sample(X->ps, r->r.first_ns, loop_real_ns());
+			snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets_phy: %u\n"
+				 "     rx_vport_unicast_packets: %d\n", 116u, 100 + X->vport_after);
+			coretest_write(X->dir, "a.txt", text);
+			ports_sample(X->ps, r->r.first_ns + 100 * MS, loop_real_ns());
+		}
+	}
 	return r;
 }
 static const struct reprogram_result *f_rp_result(const struct reprogram *r) { return &r->r; }
@@ -324,6 +339,7 @@ static int setup(void **state)
 	char text[2048], err[256], *signals;
 
 	X = x;
+	x->vport_after = -1;
 	x->dir = coretest_tmpdir();
 	x->nsfd = nstest_make_netns();
 	assert_true(x->nsfd >= 0);
@@ -600,6 +616,48 @@ static void forensic__release_within_a_capped_watch__ambiguous(void **state)
 	json_object_put(r);
 }
 
+/* A reprogram is credited only if the port's frames reach its vport again
+ * after it (issue 35): with port a's vport counting the 10 frames that came
+ * after it, the release is the reprogram's, with those figures; with the
+ * port still losing them, the flows moved again but the filter was no
+ * cause: released by itself, the reprogram not credited, and why. */
+static void forensic__reprogram_then_vport_counts_again__credited_with_figures(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel, *va;
+
+	lose_frames(x, 6, 0);
+	x->release_by = REL_REPROGRAM;
+	x->vport_after = 10;
+	r = run(x);
+	rel = jx_get(r, "release");
+	assert_string_equal(jx_str(rel, "action"), "reprogram");
+	va = jx_get(rel, "vport_after");
+	assert_non_null(va);
+	assert_int_equal((int)jx_double(va, "port_frames", -1), 10);
+	assert_int_equal((int)jx_double(va, "vport_frames", -1), 10);
+	json_object_put(r);
+}
+
+static void forensic__reprogram_but_port_still_loses__not_credited(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *rel;
+
+	lose_frames(x, 6, 0);
+	x->release_by = REL_REPROGRAM;
+	x->vport_after = 0;
+	r = run(x);
+	rel = jx_get(r, "release");
+	assert_true(jx_bool(rel, "released"));
+	assert_string_equal(jx_str(rel, "action"), "self");
+	assert_non_null(strstr(jx_str(rel, "not_credited"), "not credited to reprogram on a"));
+	assert_non_null(strstr(jx_str(rel, "not_credited"),
+			       "went on losing frames before its vport after it (port +10, vport +0"));
+	assert_null(jx_get(rel, "vport_after"));
+	json_object_put(r);
+}
+
 /* The port the evidence points at goes first: b counts frames its vport
  * never sees, so b's capture runs before a's. */
 static void forensic__gap_on_the_other_port__its_steps_first(void **state)
@@ -811,6 +869,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__release_at_the_next_retry__credited_to_the_capture, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__release_within_a_capped_watch__ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__reprogram_then_vport_counts_again__credited_with_figures, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__reprogram_but_port_still_loses__not_credited, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__no_port_lost_frames__no_reprogram_no_credit, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__one_frame_gap_without_retransmission__read_skew_no_reprogram, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__policy_reprograms_without_loss__said_and_not_credited, setup, teardown),
