@@ -125,8 +125,8 @@ static struct json_object *merged(struct json_object *bysrc)
 
 /* The RFC 2819 length buckets of mlx5's ethtool -S (en_stats.c
  * pport_2819_stats_desc): those that can hold a frame longer than a port of
- * MTU mtu accepts (MLX5E_SW2HW_MTU: mtu + Ethernet header, VLAN tag, FCS)
- * and counted frames in the observation window (the stall's period where
+ * MTU mtu accepts (MLX5E_SW2HW_MTU: mtu + Ethernet header, VLAN tag, FCS),
+ * wholly above it, and counted frames in the observation window (the stall's period where
  * there is none), "2048-4095 bytes: 7", largest first; NULL when none did. */
 static struct json_object *oversize_sizes(struct json_object *po, int mtu)
 {
@@ -154,7 +154,9 @@ static struct json_object *oversize_sizes(struct json_object *po, int mtu)
 		uint64_t d = jx_u64(cn, b[i].name);
 		int w;
 
-		if (b[i].hi <= (unsigned)mtu + 22 || !d)
+		/* only buckets wholly above it: one that straddles the
+		 * largest frame the port takes also holds good frames */
+		if (b[i].lo <= (unsigned)mtu + 22 || !d)
 			continue;
 		w = snprintf(out + n, sizeof(out) - n, "%s%u-%u bytes: %" PRIu64, n ? ", " : "",
 			     b[i].lo, b[i].hi, d);
@@ -650,9 +652,12 @@ static struct json_object *peer_facts(struct json_object *peers, struct json_obj
 	return out;
 }
 
-/* The don't-fragment pings at each port's MTU: the first that went
- * unanswered, else the first; ok when every one that was sent had a reply,
- * false when one had none (a send the kernel refused, EMSGSIZE, is one). */
+/* The don't-fragment pings at each port's MTU: the first that was lost
+ * silently, else the first; ok false when one was sent and neither
+ * answered nor refused: a send the local kernel refused (EMSGSIZE) or a
+ * router's "fragmentation needed" is path MTU discovery working, which the
+ * flows use too, not a hop that drops large frames silently (its error is
+ * kept). */
 static struct json_object *ping_mtu_facts(struct json_object *arr)
 {
 	struct json_object *e = json_object_new_object(), *pick = NULL;
@@ -660,10 +665,10 @@ static struct json_object *ping_mtu_facts(struct json_object *arr)
 
 	for (size_t i = 0; i < jx_len(arr); i++) {
 		struct json_object *x = json_object_array_get_idx(arr, i);
-		int failed = jx_u64(x, "received") == 0 &&
-			     (jx_u64(x, "sent") > 0 || (jx_str(x, "error") && *jx_str(x, "error")));
+		int refused = jx_str(x, "error") && *jx_str(x, "error");
+		int failed = jx_u64(x, "received") == 0 && jx_u64(x, "sent") > 0 && !refused;
 
-		if (jx_u64(x, "sent") == 0 && !failed)
+		if (jx_u64(x, "sent") == 0 && !refused)
 			continue;       /* not sent, no error: nothing known */
 		any = 1;
 		if (failed && ok) {

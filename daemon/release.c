@@ -432,23 +432,28 @@ static void action_json(struct inv *v, const struct action *a, struct json_objec
 
 /* After action a: did the frames its port was losing reach the vport again?
  * The port's counters over the recorder's samples from the first after the
- * action took effect to the last (the rules' port_frames, vport_frames and
- * gap signals): 1 when frames reached both and the gap is under 2 frames
- * (read skew), 0 when the port went on losing (a gap of 2 or more: a
- * receive filter that was not the cause, or not mended by it), -1 when
- * the counters cannot tell (fewer than two samples since, no port/vport
- * pair, no frame at the port). The figures go into o. */
-static int vport_after(const struct inv *v, const struct action *a, struct json_object *o)
+ * action took effect to the last within VPORT_AFTER_NS of the release (the
+ * rules' port_frames, vport_frames and gap signals), less the gap its
+ * healthy rate explains (facts: its baseline; the firmware's own LLDP
+ * frames): 1 when frames reached both and the rest is under 2 frames (read
+ * skew), 0 when the port went on losing (2 or more: a receive filter that
+ * was not the cause, or not mended by it), -1 when the counters cannot
+ * tell (fewer than two samples, no port/vport pair, no frame at the
+ * port). The figures go into o. */
+#define VPORT_AFTER_NS 500000000ull
+static int vport_after(const struct inv *v, const struct action *a, struct json_object *facts,
+		       struct json_object *o)
 {
 	const struct port *p = inv_port((struct inv *)v, a->port);
 	const struct recorder *r = p ? port_recorder(p) : NULL;
-	struct json_object *d;
+	struct json_object *d, *bl = jx_get(jx_get(jx_get(facts, FK_PORTS), v->ports[a->port]),
+					    FK_PER_BASELINE);
 	const char *profile;
 	unsigned f, l;
-	double pf, vf, gap;
+	double pf, vf, gap, span, bspan = jx_double(bl, FK_SPAN_S, 0);
 	int known;
 
-	if (!r || rec_window(r, a->effect_ns, UINT64_MAX, &f, &l) < 2)
+	if (!r || rec_window(r, a->effect_ns, v->release_ns + VPORT_AFTER_NS, &f, &l) < 2)
 		return -1;
 	d = facts_window_deltas(p, f, l);
 	profile = conf_profile_name(port_profile(p));
@@ -458,10 +463,12 @@ static int vport_after(const struct inv *v, const struct action *a, struct json_
 	json_object_put(d);
 	if (!known || pf < 1)
 		return -1;
+	span = (double)(rec_get(r, l)->mono_ns - rec_get(r, f)->mono_ns) / 1e9;
+	if (bspan > 0)
+		gap -= sig(v->F->rules, profile, "gap", jx_get(bl, FK_COUNTERS)) / bspan * span;
 	json_object_object_add(o, "port_frames", jx_new_fixed(pf, 0));
 	json_object_object_add(o, "vport_frames", jx_new_fixed(vf, 0));
-	json_object_object_add(o, "span_ms", jx_new_fixed(
-		(double)(rec_get(r, l)->mono_ns - rec_get(r, f)->mono_ns) / 1e6, 1));
+	json_object_object_add(o, "span_ms", jx_new_fixed(span * 1000, 1));
 	return gap >= 2 ? 0 : 1;
 }
 
@@ -469,6 +476,7 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 {
 	const struct action *k = NULL, *j = NULL, *first = NULL, *inert = NULL;
 	struct json_object *acts = json_object_new_array(), *after = NULL, *still = NULL;
+	struct json_object *facts = NULL;
 	const struct action *losing = NULL;
 	uint64_t r = v->release_ns;
 
@@ -503,7 +511,11 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 		 * reached its vport again after it */
 		{
 			struct json_object *o = json_object_new_object();
-			int got = vport_after(v, a, o);
+			int got;
+
+			if (!facts)
+				facts = inv_facts(v);
+			got = vport_after(v, a, facts, o);
 
 			if (got == 0) {
 				json_object_put(still);
@@ -585,5 +597,6 @@ void inv_release_json(struct inv *v, struct json_object *rel)
 	}
 	json_object_put(after);
 	json_object_put(still);
+	json_object_put(facts);
 	json_object_object_add(rel, "actions", acts);
 }

@@ -7,6 +7,9 @@
  * qdisc), and at the end the same qdisc at 100 Gbit/s sends them (the
  * limit is unchanged, so tbf_change() keeps its queue). A frame already
  * in flight when the first XOFF arrives still leaves (tbf's first burst).
+ * The tc command is run and waited for in the emulator's loop: a test
+ * bed's few milliseconds, which delay one publication. PAUSE frames are
+ * MAC control frames too (rx_mac_control_phy, tx_mac_control_phy).
  *
  * The counters are mlx5's (en_stats.c pport_per_prio_pfc_stats_desc with
  * "global", pport_802_3_stats_desc a_pause_mac_ctrl_frames_*): PORT counts
@@ -54,7 +57,10 @@ int pause_start(struct emu *e, struct port *p, uint64_t ms, char *err, size_t le
 	uint64_t now = mono_ns();
 
 	(void)e;
-	if (!p->pause_until && tc_rate(p, "8bit", "10kb") < 0) {
+	/* a burst of one standard frame: what leaves after XOFF is at most
+	 * the frame in flight (a jumbo frame larger than it would be tbf's
+	 * drop: the emulated pause is for ports at MTU 1500) */
+	if (!p->pause_until && tc_rate(p, "8bit", "1600") < 0) {
 		snprintf(err, len, "tc qdisc tbf on %s in %s failed", p->ifname, p->netns);
 		return -1;
 	}
@@ -95,7 +101,7 @@ void pause_tick(struct emu *e, struct port *p)
 	if (now >= p->pause_until) {
 		p->pause_until = 0;
 		p->pause_transitions++;
-		if (tc_rate(p, "100gbit", "10mb") < 0)
+		if (tc_rate(p, "100gbit", "1600") < 0)
 			logx("port %s: tc qdisc tbf back to 100gbit failed: its frames stay held",
 			     p->name);
 		else

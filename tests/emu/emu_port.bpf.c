@@ -151,8 +151,16 @@ static __always_inline int size_bucket(__u64 len)
 	return 9;
 }
 
+/* The frames skb is on the wire: a GSO packet leaves as gso_segs segments,
+ * each of which a MAC counts. */
+static __always_inline __u64 segs(struct __sk_buff *skb)
+{
+	return skb->gso_segs > 1 ? skb->gso_segs : 1;
+}
+
 /* The length on the wire, FCS included, of the largest frame of skb: a GSO
- * packet leaves as segments of gso_size payload after the headers. */
+ * packet leaves as segments of gso_size payload after the headers (IPv4
+ * TCP with timestamps: the emulated pair carries IPv4 only). */
 static __always_inline __u64 wire_len(struct __sk_buff *skb)
 {
 	if (skb->gso_segs > 1 && skb->gso_size)
@@ -181,7 +189,7 @@ int emu_rx(struct __sk_buff *skb)
 	/* too long for the port's MTU: the MAC's error, not a frame
 	 * received OK (emu.h, emu_cfg.mtu) */
 	if (k->mtu && wire_len(skb) > EMU_MAX_FRAME(k->mtu)) {
-		c->v[EC_RX_OVERSIZE]++;
+		c->v[EC_RX_OVERSIZE] += segs(skb);
 		return TC_ACT_SHOT;
 	}
 
@@ -302,8 +310,8 @@ int emu_tx(struct __sk_buff *skb)
 	 * namespace's loopback (ifindex 1), which takes it for another
 	 * host's (eth_type_trans(): PACKET_OTHERHOST) and ip_rcv() drops. */
 	if (k && k->peer_mtu && wire_len(skb) > EMU_MAX_FRAME(k->peer_mtu)) {
-		c->v[EC_TXP_OVERSIZE]++;
-		c->v[EC_TXP_B64 + size_bucket(wire_len(skb))]++;
+		c->v[EC_TXP_OVERSIZE] += segs(skb);
+		c->v[EC_TXP_B64 + size_bucket(wire_len(skb))] += segs(skb);
 		return bpf_redirect(1, 0);
 	}
 	return TC_ACT_UNSPEC;

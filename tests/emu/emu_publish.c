@@ -55,7 +55,7 @@ static const struct { const char *name; int src; } ethtool_names[] = {
 	{ "rx_multicast_phy", EC_RX_PHY_MCAST }, { "rx_broadcast_phy", EC_RX_PHY_BCAST },
 	{ "rx_in_range_len_errors_phy", X_ZERO }, { "rx_out_of_range_len_phy", X_ZERO },
 	{ "rx_oversize_pkts_phy", EC_RX_OVERSIZE }, { "rx_symbol_err_phy", X_SYM },
-	{ "tx_mac_control_phy", X_ZERO }, { "rx_mac_control_phy", X_ZERO },
+	{ "tx_mac_control_phy", X_TX_PAUSE }, { "rx_mac_control_phy", X_RX_PAUSE },
 	{ "rx_unsupported_op_phy", X_ZERO }, { "rx_pause_ctrl_phy", X_RX_PAUSE },
 	{ "tx_pause_ctrl_phy", X_TX_PAUSE },
 	{ "rx_discards_phy", EC_RX_DISCARDS_PHY }, { "tx_discards_phy", X_ZERO },

@@ -165,8 +165,8 @@ static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 			       json_object_new_string("2048-4095 bytes: 24"));
 	pm = json_object_new_object();
 	json_object_object_add(pm, "ok", json_object_new_boolean(0));
-	json_object_object_add(pm, "from", json_object_new_string("srv"));
-	json_object_object_add(pm, "to", json_object_new_string("cli"));
+	json_object_object_add(pm, "from", json_object_new_string("cli"));
+	json_object_object_add(pm, "to", json_object_new_string("srv"));
 	json_object_object_add(pm, "size", json_object_new_int(9000));
 	json_object_object_add(pm, "small_size", json_object_new_int(84));
 	json_object_object_add(pm, "sent", json_object_new_int(3));
@@ -178,7 +178,7 @@ static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 	ex = sget(res, "explanation");
 	assert_non_null(strstr(ex, "srv: 24 frames longer than its MTU of 1500 bytes dropped by the port in 1.6 s, 0 of them at the healthy rate"));
 	assert_non_null(strstr(ex, "above its MTU in the observation window, by length: 2048-4095 bytes: 24"));
-	assert_non_null(strstr(ex, "a don't-fragment ping of 9000 bytes from srv went unanswered"));
+	assert_non_null(strstr(ex, "a don't-fragment ping of 9000 bytes from cli went unanswered"));
 	assert_non_null(strstr(ex, "10 of 10 small pings answered"));
 	assert_null(strstr(ex, "?"));
 	json_object_put(res);
@@ -226,6 +226,19 @@ static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 	json_object_put(res);
 	json_object_put(f);
 
+	/* seed 000 with one frame too long (a neighbour's jumbo frame) beside
+	 * its 24 lost: port-drop keeps it */
+	f = load_facts("port-drop");
+	set_cnt(f, "srv", "stall", "rx_oversize_pkts_phy", 0);
+	set_cnt(f, "srv", "window", "rx_oversize_pkts_phy", 1);
+	set_cnt(f, "cli", "stall", "rx_oversize_pkts_phy", 0);
+	set_cnt(f, "cli", "window", "rx_oversize_pkts_phy", 0);
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	assert_non_null(strstr(sget(not_entry(res, "oversize-drop"), "text"), "no frame too long for a port"));
+	json_object_put(res);
+	json_object_put(f);
+
 	/* seed 000's facts as recorded, without the too-long counters: port-drop,
 	 * and oversize-drop unknown, saying which counters were missing */
 	res = classify_fixture(r, "port-drop");
@@ -266,7 +279,8 @@ static void test_rules_classify__port_paused__flow_control(void **state)
 	assert_string_equal(sget(res, "rule"), "flow-control");
 	ex = sget(res, "explanation");
 	assert_non_null(strstr(ex, "srv: paused by its peer for 1200 ms of the 1.6 s of the stall "
-				   "(75% beyond its healthy rate), 1800 pause frames received, on priority 3"));
+				   "(75% of it; no healthy rate learned), 1800 pause frames received, "
+				   "on priority 3"));
 	assert_non_null(strstr(ex, "not lost (0 frames dropped or lost before the vport beyond the healthy rate)"));
 	assert_non_null(strstr(ex, "5 of 10 pings answered"));
 	assert_null(strstr(ex, "?"));
@@ -291,7 +305,7 @@ static void test_rules_classify__port_paused__flow_control(void **state)
 	res = rules_classify(r, f);
 	assert_string_not_equal(sget(res, "verdict"), "flow-control");
 	assert_non_null(strstr(sget(not_entry(res, "flow-control"), "text"),
-			       "no port paused beyond its healthy rate"));
+			       "no port paused by its peer for a tenth of the stall without losing frames"));
 	json_object_put(res);
 	json_object_put(f);
 
@@ -308,10 +322,30 @@ static void test_rules_classify__port_paused__flow_control(void **state)
 	json_object_put(res);
 	json_object_put(f);
 
-	/* seed 000 as recorded */
+	/* seed 000 as recorded, and with a priority the flows may not ride
+	 * paused 12% of the stall beside its 24 lost frames: port-drop keeps
+	 * it (a pause loses nothing); several priorities paused at once are
+	 * never more than the stall */
 	res = classify_fixture(r, "port-drop");
 	assert_string_equal(sget(res, "verdict"), "port-drop");
 	json_object_put(res);
+	f = load_facts("port-drop");
+	set_cnt(f, "srv", "stall", "rx_prio3_pause_duration", 192000);
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "port-drop");
+	assert_non_null(strstr(sget(not_entry(res, "flow-control"), "text"),
+			       "no port paused by its peer for a tenth of the stall without losing frames"));
+	json_object_put(res);
+	set_cnt(f, "srv", "stall", "rx_packets_phy", 0);
+	set_cnt(f, "srv", "window", "rx_packets_phy", 6);
+	set_cnt(f, "srv", "stall", "rx_prio3_pause_duration", 1600000);
+	set_cnt(f, "srv", "stall", "rx_prio4_pause_duration", 1600000);
+	res = rules_classify(r, f);
+	assert_string_equal(sget(res, "verdict"), "flow-control");
+	assert_non_null(strstr(sget(res, "explanation"), "paused by its peer for 1600 ms of the 1.6 s"));
+	assert_non_null(strstr(sget(res, "explanation"), "(100% of it;"));
+	json_object_put(res);
+	json_object_put(f);
 	rules_free(r);
 }
 
