@@ -252,6 +252,37 @@ static void query_ib_sysfs(const char *root, const char *dev, struct ident *out)
 		add_source(out, "sysfs");
 }
 
+/* The driver's PFC storm prevention timeout (mlx5e_get_pfc_prevention_tout:
+ * the firmware's PFCC device_stall_critical_watermark, in ms; 0 disabled,
+ * PFC_STORM_PREVENTION_AUTO the driver's default). Read once, when the
+ * port is identified: it is configuration, and a firmware command. */
+static void pfc_prevention(int fd, const char *ifname, struct ident *out)
+{
+	struct {
+		struct ethtool_tunable t;
+		uint16_t v;
+	} tun;
+	struct ifreq ifr;
+
+	memset(&tun, 0, sizeof(tun));
+	memset(&ifr, 0, sizeof(ifr));
+	tun.t.cmd = ETHTOOL_GTUNABLE;
+	tun.t.id = ETHTOOL_PFC_PREVENTION_TOUT;
+	tun.t.type_id = ETHTOOL_TUNABLE_U16;
+	tun.t.len = sizeof(tun.v);
+	memcpy(ifr.ifr_name, ifname, strlen(ifname));
+	ifr.ifr_data = (void *)&tun;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "%s",
+			 errno == EOPNOTSUPP ? "not supported by the driver" : strerror(errno));
+	else if (tun.v == PFC_STORM_PREVENTION_DISABLE)
+		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "disabled");
+	else if (tun.v == PFC_STORM_PREVENTION_AUTO)
+		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "auto");
+	else
+		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "%u ms", tun.v);
+}
+
 int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
 		const char *rdma_dev, struct ident *out, char *err,
 		size_t errlen)
@@ -291,6 +322,7 @@ int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
 		log_debug("ident %s (%s): ETHTOOL_GDRVINFO: %s", ifname,
 			  nl_ns_desc(nsfd, nsb, sizeof(nsb)), strerror(-rc));
 	} else {
+		pfc_prevention(fd, ifname, out);
 		close(fd);
 		put_field(out->driver, sizeof(out->driver), drv.driver, sizeof(drv.driver));
 		put_field(out->version, sizeof(out->version), drv.version,
@@ -455,7 +487,7 @@ static int to_json(const struct ident *id, struct json_object *obj)
 		{ "fw_version", id->fw_version }, { "psid", id->psid },
 		{ "bus_info", id->bus_info }, { "board_id", id->board_id },
 		{ "ib_fw_ver", id->ib_fw_ver }, { "fw_running", id->fw_running },
-		{ "source", id->source },
+		{ "source", id->source }, { "pfc_prevention_tout", id->pfc_prevention },
 	};
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {

@@ -21,6 +21,11 @@ struct ident {
 	     board_id[64], ib_fw_ver[64], fw_running[64];
 	char source[32];         /* parts that answered: "ethtool+devlink+sysfs",
 				  * or "text" */
+	/* the driver's PFC storm prevention (ETHTOOL_GTUNABLE
+	 * ETHTOOL_PFC_PREVENTION_TOUT, as ethtool --get-tunable
+	 * pfc-prevention-tout): "100 ms", "disabled", "auto", or why not
+	 * ("not supported by the driver"); "" not asked (a recorded ident) */
+	char pfc_prevention[48];
 };
 
 #define IDENT_MAX_FILE (64u * 1024u)

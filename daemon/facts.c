@@ -217,6 +217,8 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 	jx_add_str(po, FK_P_DRIVER, port_ident(p)->driver);
 	jx_add_str(po, FK_P_FIRMWARE, port_ident(p)->fw_version);
 	jx_add_str(po, FK_P_PSID, port_ident(p)->psid);
+	if (port_ident(p)->pfc_prevention[0])
+		jx_add_str(po, FK_P_PFC_PREVENTION, port_ident(p)->pfc_prevention);
 	if (link && jx_get(link, "up"))
 		jx_add_bool(po, FK_P_LINK_UP, jx_bool(link, "up") && jx_bool(link, "running"));
 	if (link && jx_get(link, "mtu"))

@@ -5,6 +5,7 @@
  *
  *   { schema, port,
  *     ports: { NAME: { profile, driver, firmware, psid, link_up, mtu,
+ *                      pfc_prevention_tout,
  *                      oversize_sizes, link_events,
  *                      stall|window|baseline: { span_s, counters: {NAME: delta} } } },
  *     flows: { stalled, progressing, held: {unsent, unread, staged},
@@ -63,6 +64,9 @@
 #define FK_P_PSID       "psid"
 #define FK_P_LINK_UP    "link_up"
 #define FK_P_MTU        "mtu"
+/* the driver's PFC storm prevention timeout ("100 ms", "disabled",
+ * "auto", "not supported by the driver"; absent: not asked) */
+#define FK_P_PFC_PREVENTION "pfc_prevention_tout"
 /* the link's changes the snapshot recorded, "srv down at +12 ms and up at
  * +113 ms" from when the first flow stopped; absent: none in the last
  * minute */

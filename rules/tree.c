@@ -50,7 +50,7 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_CAPTURE, FK_C_FRAMES, 1 }, { D_CAPTURE, FK_C_TRANSITION, 0 },
 	{ D_PORT, "name", 0 }, { D_PORT, FK_P_PROFILE, 0 }, { D_PORT, FK_P_DRIVER, 0 },
 	{ D_PORT, FK_P_FIRMWARE, 0 }, { D_PORT, FK_P_PSID, 0 }, { D_PORT, FK_P_LINK_UP, 0 },
-	{ D_PORT, FK_P_MTU, 0 }, { D_PORT, FK_P_OVERSIZE_SIZES, 0 }, { D_PORT, FK_P_LINK_EVENTS, 0 },
+	{ D_PORT, FK_P_MTU, 0 }, { D_PORT, FK_P_PFC_PREVENTION, 0 }, { D_PORT, FK_P_OVERSIZE_SIZES, 0 }, { D_PORT, FK_P_LINK_EVENTS, 0 },
 	{ D_PEER, "name", 0 }, { D_PEER, FK_PE_HOST, 0 }, { D_PEER, FK_PE_NOTIFIED, 0 },
 	{ D_PEER, FK_PE_ANSWERED, 0 }, { D_PEER, FK_PE_RTT_MS, 0 }, { D_PEER, FK_PE_BUNDLE, 0 },
 	{ D_PEER, FK_PE_ERROR, 0 }, { D_PEER, FK_PE_FLOWS_TOTAL, 0 },

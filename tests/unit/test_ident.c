@@ -397,6 +397,9 @@ static void ident_query__veth_in_private_netns__driver_veth(void **state)
 	assert_string_equal(id.bus_info, "");
 	assert_string_equal(id.psid, "");
 	assert_string_equal(id.source, "ethtool");
+	/* the PFC storm prevention tunable asked, and why it has none (a
+	 * veth has no ethtool tunables: EOPNOTSUPP) */
+	assert_string_equal(id.pfc_prevention, "not supported by the driver");
 
 	/* Through a namespace fd, with the fixture's RDMA device for the IB
 	 * identity. */

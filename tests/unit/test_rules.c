@@ -284,6 +284,14 @@ static void test_rules_classify__port_paused__flow_control(void **state)
 	assert_non_null(strstr(ex, "not lost (0 frames dropped or lost before the vport beyond the healthy rate)"));
 	assert_non_null(strstr(ex, "5 of 10 pings answered"));
 	assert_null(strstr(ex, "?"));
+	assert_null(strstr(ex, "pfc-prevention-tout"));
+	json_object_put(res);
+	/* the driver's storm prevention setting, where the port was asked */
+	json_object_object_add(oget(oget(f, "ports"), "srv"), "pfc_prevention_tout",
+			       json_object_new_string("100 ms"));
+	res = rules_classify(r, f);
+	assert_non_null(strstr(sget(res, "explanation"),
+			       "; PFC storm prevention (pfc-prevention-tout): 100 ms;"));
 	json_object_put(res);
 
 	/* a global pause: every priority */
