@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/fsutil.h"
@@ -21,6 +22,10 @@
  * the daemon without bound. Beyond either, a file is dropped and said. */
 #define BGW_MAX_JOBS 1024
 #define BGW_MAX_BYTES (32u << 20)
+/* How long bgw_free waits for what is queued: a disk that does not answer
+ * must not hold the daemon's stop (systemd's stop timeout would kill it,
+ * and a watchdog restart would wait the same). */
+#define BGW_STOP_WAIT_MS 5000
 
 struct wjob {
 	struct wjob *next;
@@ -40,6 +45,9 @@ struct bgwrite {
 	size_t qbytes, max_bytes;
 	unsigned long dropped;
 	int paused;                     /* bgw_pause (tests) */
+	unsigned stop_wait_ms;
+	int exited;                     /* the writer has left its loop */
+	int orphan;                     /* bgw_free gave up: the writer frees */
 	int dirfd;
 	char dir[PATH_MAX];
 };
@@ -62,8 +70,17 @@ static int write_sum(int dfd, const char *name, const char *data, size_t len)
 	return fsu_replace_at(dfd, sname, line, (size_t)(64 + k), 0640);
 }
 
+/* Tests: a disk that does not answer, for every writer (bgw_test_stick). */
+static pthread_mutex_t stick_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t stick_cv = PTHREAD_COND_INITIALIZER;
+static int stuck;
+
 static void do_job(struct bgwrite *w, const struct wjob *j)
 {
+	pthread_mutex_lock(&stick_mu);
+	while (stuck)
+		pthread_cond_wait(&stick_cv, &stick_mu);
+	pthread_mutex_unlock(&stick_mu);
 	if (w->dirfd < 0)
 		return;
 	if (!j->data) {
@@ -75,9 +92,19 @@ static void do_job(struct bgwrite *w, const struct wjob *j)
 	}
 }
 
+static void destroy(struct bgwrite *w)
+{
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	free(w);
+}
+
 static void *writer(void *arg)
 {
 	struct bgwrite *w = arg;
+	int orphan;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
@@ -100,7 +127,14 @@ static void *writer(void *arg)
 		free(j);
 		pthread_mutex_lock(&w->mu);
 	}
+	w->exited = 1;
+	orphan = w->orphan;
 	pthread_mutex_unlock(&w->mu);
+	if (orphan) {
+		/* bgw_free gave up on the disk; it answered at last */
+		log_info("%s: the files queued at the stop are written", w->dir);
+		destroy(w);
+	}
 	return NULL;
 }
 
@@ -116,6 +150,7 @@ struct bgwrite *bgw_new(int dirfd, const char *dir)
 	w->dirfd = dirfd;
 	w->max_jobs = BGW_MAX_JOBS;
 	w->max_bytes = BGW_MAX_BYTES;
+	w->stop_wait_ms = BGW_STOP_WAIT_MS;
 	util_strlcpy(w->dir, dir, sizeof(w->dir));
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
@@ -127,6 +162,8 @@ struct bgwrite *bgw_new(int dirfd, const char *dir)
 
 void bgw_free(struct bgwrite *w)
 {
+	struct timespec dl;
+
 	if (!w)
 		return;
 	if (w->th_ok) {
@@ -134,13 +171,35 @@ void bgw_free(struct bgwrite *w)
 		w->stop = 1;
 		pthread_cond_signal(&w->cv);
 		pthread_mutex_unlock(&w->mu);
-		pthread_join(w->th, NULL);
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += w->stop_wait_ms / 1000;
+		dl.tv_nsec += (long)(w->stop_wait_ms % 1000) * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		if (pthread_timedjoin_np(w->th, NULL, &dl) != 0) {
+			unsigned q;
+
+			pthread_mutex_lock(&w->mu);
+			if (!w->exited) {
+				/* the disk does not answer: the writer carries
+				 * on alone and frees all when it is done */
+				q = w->qjobs;
+				w->orphan = 1;
+				pthread_mutex_unlock(&w->mu);
+				pthread_detach(w->th);
+				log_warnx("%s: the disk did not answer in %u ms: %u file(s) still "
+					  "queued and one being written are left to the writer, "
+					  "which may not finish before the process ends", w->dir,
+					  w->stop_wait_ms, q);
+				return;
+			}
+			pthread_mutex_unlock(&w->mu);
+			pthread_join(w->th, NULL);
+		}
 	}
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
-	if (w->dirfd >= 0)
-		close(w->dirfd);
-	free(w);
+	destroy(w);
 }
 
 int bgw_dirfd(const struct bgwrite *w)
@@ -203,6 +262,19 @@ unsigned long bgw_dropped(struct bgwrite *w)
 	d = w->dropped;
 	pthread_mutex_unlock(&w->mu);
 	return d;
+}
+
+void bgw_test_stick(int on)
+{
+	pthread_mutex_lock(&stick_mu);
+	stuck = on;
+	pthread_cond_broadcast(&stick_cv);
+	pthread_mutex_unlock(&stick_mu);
+}
+
+void bgw_test_stop_wait(struct bgwrite *w, unsigned ms)
+{
+	w->stop_wait_ms = ms;
 }
 
 void bgw_test_hold(struct bgwrite *w, int hold, unsigned max_jobs, size_t max_bytes)

@@ -18,7 +18,10 @@ struct json_object;
 /* dirfd is taken over (closed by bgw_free; < 0: nothing is written, the
  * files given are dropped); dir names it in log lines. */
 struct bgwrite *bgw_new(int dirfd, const char *dir);
-/* Writes what is queued, ends the thread, closes the directory. */
+/* Writes what is queued, ends the thread, closes the directory. A disk that
+ * does not answer within 5 s does not hold it: the writer is left to
+ * finish alone (it frees everything when done) and the log says how many
+ * files it still had. */
 void bgw_free(struct bgwrite *w);
 /* The directory (borrowed; -1 none): for reads made before the loop runs. */
 int bgw_dirfd(const struct bgwrite *w);
@@ -32,6 +35,10 @@ unsigned long bgw_dropped(struct bgwrite *w);
 /* Tests: hold the writer (as a disk that does not answer would) and set
  * the bounds (0: as they are). */
 void bgw_test_hold(struct bgwrite *w, int hold, unsigned max_jobs, size_t max_bytes);
+/* Tests: every writer's next write waits until unstuck (a disk that does
+ * not answer, in the middle of a write); bgw_free's wait (ms). */
+void bgw_test_stick(int on);
+void bgw_test_stop_wait(struct bgwrite *w, unsigned ms);
 /* o as pretty JSON, after a first line first (NULL none); with first, a
  * sha256sum line too. */
 void bgw_put_json(struct bgwrite *w, const char *name, struct json_object *o,
