@@ -283,6 +283,12 @@ struct app_priv {
 	int dirty;
 	struct clayout *lay;
 	uint64_t *vals;
+	/* the times of the last changes of the series set, a ring: more
+	 * than the budget within APP_CHURN_NS and the layout is kept */
+	uint64_t changed_ns[APP_LAYOUT_RING];
+	unsigned nchanged;
+	int frozen;
+	unsigned long frozen_pages;     /* pages read onto the kept layout */
 };
 
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *arg)
@@ -680,6 +686,16 @@ static int rebuild(struct app_priv *ap, struct src *s)
 	for (unsigned i = 0; same && i < n; i++)
 		same = !strcmp(ap->lay->names[i], names[i]);
 	if (!same) {
+		uint64_t now = loop_mono_ns();
+		/* APP_MAX_LAYOUTS changes, and two for each endpoint's first
+		 * pages (they come up one by one) */
+		unsigned budget = APP_MAX_LAYOUTS + 2 * ap->nep;
+		uint64_t oldest;
+
+		if (budget > APP_LAYOUT_RING)
+			budget = APP_LAYOUT_RING;
+		oldest = ap->nchanged >= budget ?
+			 ap->changed_ns[(ap->nchanged - budget) % APP_LAYOUT_RING] : 0;
 		struct clayout *l = clayout_new(n, names, NULL);
 
 		if (!l) {
@@ -688,8 +704,46 @@ static int rebuild(struct app_priv *ap, struct src *s)
 			util_errf(s->err, sizeof(s->err), "out of memory");
 			return -ENOMEM;
 		}
-		clayout_unref(ap->lay);
-		ap->lay = l;
+		if (ap->lay && ap->nchanged >= budget && now - oldest < APP_CHURN_NS) {
+			/* A page whose series change at every scrape (a hostile
+			 * or broken endpoint: every label a request id) would
+			 * have each recorder sample keep a layout of its own,
+			 * up to APP_MAX_SERIES names each: the layout is kept,
+			 * the page's values read onto it by name (a series it
+			 * lacks keeps its last value; new series are left out) */
+			int *map = clayout_map_new(l, ap->lay);
+			uint64_t *kept = malloc((ap->lay->n + 1) * sizeof(*kept));
+
+			clayout_unref(l);
+			if (!map || !kept) {
+				free(map);
+				free(kept);
+				free(names);
+				free(vals);
+				util_errf(s->err, sizeof(s->err), "out of memory");
+				return -ENOMEM;
+			}
+			for (unsigned c = 0; c < ap->lay->n; c++)
+				kept[c] = map[c] >= 0 ? vals[map[c]] : ap->vals[c];
+			free(map);
+			free(vals);
+			vals = kept;
+			if (!ap->frozen)
+				log_warnx("port %s: app metrics: the series set changed %u times in "
+					  "%.0f s: its names are kept as they are until it settles "
+					  "(series new since are left out)", ap->port,
+					  budget, (double)(now - oldest) / 1e9);
+			ap->frozen = 1;
+			ap->frozen_pages++;
+		} else {
+			if (ap->frozen)
+				log_info("port %s: app metrics: the series set settled; its "
+					 "changes are taken again", ap->port);
+			ap->frozen = 0;
+			ap->changed_ns[ap->nchanged++ % APP_LAYOUT_RING] = now;
+			clayout_unref(ap->lay);
+			ap->lay = l;
+		}
 	}
 	free(names);
 	free(ap->vals);
@@ -724,6 +778,13 @@ static int app_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 
 		if (rc < 0)
 			return rc;
+	}
+	if (ap->frozen) {
+		size_t l = strlen(s->err);
+
+		snprintf(s->err + l, sizeof(s->err) - l, "%sthe series set changes at most every "
+			 "scrape: its names kept, new series left out (%lu pages so far)",
+			 l ? "; " : "", ap->frozen_pages);
 	}
 	if (bad == ap->nep)
 		return -EIO;
@@ -769,6 +830,7 @@ struct json_object *src_app_json(struct src *s, int with_text, size_t text_max)
 		jx_add_u64(o, "bytes", e->text_len);
 		jx_add_u64(o, "series", e->page ? app_page_count(e->page) : 0);
 		jx_add_u64(o, "left_out", e->page ? e->page->left_out : 0);
+		jx_add_bool(o, "series_set_kept", ap->frozen);
 		json_object_object_add(o, "parse_cpu_us",
 				       jx_new_fixed((double)e->parse_cpu_ns / 1e3, 1));
 		if (with_text && e->text) {

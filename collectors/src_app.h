@@ -49,6 +49,12 @@ struct app_conf {
 #define APP_TIMEOUT_NS 2000000000ull
 #define APP_MAX_BYTES (4u << 20)
 #define APP_MAX_SERIES 10000u
+/* A series set may change APP_MAX_LAYOUTS times in APP_CHURN_NS (the
+ * recorder's span), and twice more for each endpoint (their first pages);
+ * beyond, the source keeps its names (src_app.c). */
+#define APP_MAX_LAYOUTS 8u
+#define APP_LAYOUT_RING 64u
+#define APP_CHURN_NS 60000000000ull
 #define APP_MIN_GAP_NS 100000000ull
 
 /* Defaults for a conf with url set and the rest 0 (conf.c's finish). */

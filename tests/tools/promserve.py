@@ -88,6 +88,14 @@ class H(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "/good")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif p == "/churn":
+            # a hostile page: every scrape names 100 new series (a label
+            # that is a request id), and one steady counter
+            global CHURN
+            CHURN += 1
+            self.send("# TYPE churn_total counter\n" + "".join(
+                'churn_total{req="%d-%d"} 1\n' % (CHURN, i) for i in range(100)) +
+                "# TYPE steady_total counter\nsteady_total %d\n" % CHURN)
         elif p.startswith("/series/"):
             n = int(p[8:])
             self.send("# TYPE bench_ops_total counter\n" + "".join(
@@ -95,6 +103,9 @@ class H(http.server.BaseHTTPRequestHandler):
                 for i in range(n)))
         else:
             self.send("no such page\n", 404)
+
+
+CHURN = 0
 
 
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
