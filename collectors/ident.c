@@ -258,29 +258,31 @@ static void query_ib_sysfs(const char *root, const char *dev, struct ident *out)
  * port is identified: it is configuration, and a firmware command. */
 static void pfc_prevention(int fd, const char *ifname, struct ident *out)
 {
-	struct {
+	/* struct ethtool_tunable and its u16 value after it (its data[]) */
+	union {
 		struct ethtool_tunable t;
-		uint16_t v;
+		unsigned char b[sizeof(struct ethtool_tunable) + sizeof(uint16_t)];
 	} tun;
 	struct ifreq ifr;
+	uint16_t v;
 
 	memset(&tun, 0, sizeof(tun));
 	memset(&ifr, 0, sizeof(ifr));
 	tun.t.cmd = ETHTOOL_GTUNABLE;
 	tun.t.id = ETHTOOL_PFC_PREVENTION_TOUT;
 	tun.t.type_id = ETHTOOL_TUNABLE_U16;
-	tun.t.len = sizeof(tun.v);
+	tun.t.len = sizeof(v);
 	memcpy(ifr.ifr_name, ifname, strlen(ifname));
 	ifr.ifr_data = (void *)&tun;
 	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
 		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "%s",
 			 errno == EOPNOTSUPP ? "not supported by the driver" : strerror(errno));
-	else if (tun.v == PFC_STORM_PREVENTION_DISABLE)
+	else if (memcpy(&v, tun.b + sizeof(tun.t), sizeof(v)), v == PFC_STORM_PREVENTION_DISABLE)
 		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "disabled");
-	else if (tun.v == PFC_STORM_PREVENTION_AUTO)
+	else if (v == PFC_STORM_PREVENTION_AUTO)
 		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "auto");
 	else
-		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "%u ms", tun.v);
+		snprintf(out->pfc_prevention, sizeof(out->pfc_prevention), "%u ms", v);
 }
 
 int ident_query(int nsfd, const char *ifname, const char *sysfs_root,
