@@ -112,56 +112,46 @@ void inv_tick(struct loop_timer *t, void *arg)
 	}
 }
 
+/* A kernel ping of port i ended: its record (under key, the small
+ * echoes' or the don't-fragment ones at the MTU, which also keep the small
+ * echo's size: facts ping_mtu) and its step's end. */
+static void ping_record(struct inv *v, unsigned i, struct probe_ping *pp, const char *key,
+			int step, int mtu)
+{
+	const struct forensic_probes *pr = v->F->pr;
+	const struct probe_ping_result *r = pr->ping_result(pp);
+	struct json_object *o = json_object_new_object();
+	struct port *p = inv_port(v, i);
+	const char *addr = p ? port_conf(p)->peer_address : "";
+	char note[320];
+
+	jx_add_str(o, "from", v->ports[i]);
+	jx_add_str(o, "to", p ? port_conf(p)->peer : "");
+	jx_add_str(o, "address", addr);
+	if (mtu)
+		jx_add_int(o, "small_size", strchr(addr, ':') ? (int)PROBE_PING_DEF_SIZE_V6 :
+			   (int)PROBE_PING_DEF_SIZE_V4);
+	pr->ping_to_json(pp, o);
+	json_object_array_add(jx_array_at(v->rec, key), o);
+	if (mtu)
+		snprintf(note, sizeof(note), "%u/%u replies of %d bytes, don't fragment%s%s",
+			 r->received, r->sent, (int)jx_u64(o, "size"), r->error[0] ? ": " : "",
+			 r->error);
+	else
+		snprintf(note, sizeof(note), "%u/%u replies", r->received, r->sent);
+	inv_step_end(v, step, r->received ? "ok" : "no-reply", note);
+}
+
 static void ping_done(struct probe_ping *pp, void *arg)
 {
 	struct inv *v = arg;
-	const struct forensic_probes *pr = v->F->pr;
 
-	for (unsigned i = 0; i < v->nports; i++)
-		if (v->ping[i] == pp) {
-			const struct probe_ping_result *r = pr->ping_result(pp);
-			struct json_object *o = json_object_new_object();
-			struct port *p = inv_port(v, i);
-			char note[96];
-
-			jx_add_str(o, "from", v->ports[i]);
-			jx_add_str(o, "to", p ? port_conf(p)->peer : "");
-			jx_add_str(o, "address", p ? port_conf(p)->peer_address : "");
-			pr->ping_to_json(pp, o);
-			json_object_array_add(jx_array_at(v->rec, IR_PINGS), o);
-			snprintf(note, sizeof(note), "%u/%u replies", r->received, r->sent);
-			inv_step_end(v, v->ping_step[i], r->received ? "ok" : "no-reply", note);
-		}
-	inv_finish_one(v);
-}
-
-/* The don't-fragment echo at the port's MTU, beside the small one: in the
- * record's pings_mtu, the small echo's size with it (facts ping_mtu). */
-static void ping_mtu_done(struct probe_ping *pp, void *arg)
-{
-	struct inv *v = arg;
-	const struct forensic_probes *pr = v->F->pr;
-
-	for (unsigned i = 0; i < v->nports; i++)
-		if (v->ping_mtu[i] == pp) {
-			const struct probe_ping_result *r = pr->ping_result(pp);
-			struct json_object *o = json_object_new_object();
-			struct port *p = inv_port(v, i);
-			const char *addr = p ? port_conf(p)->peer_address : "";
-			char note[320];
-
-			jx_add_str(o, "from", v->ports[i]);
-			jx_add_str(o, "to", p ? port_conf(p)->peer : "");
-			jx_add_str(o, "address", addr);
-			jx_add_int(o, "small_size", strchr(addr, ':') ? (int)PROBE_PING_DEF_SIZE_V6 :
-				   (int)PROBE_PING_DEF_SIZE_V4);
-			pr->ping_to_json(pp, o);
-			json_object_array_add(jx_array_at(v->rec, IR_PINGS_MTU), o);
-			snprintf(note, sizeof(note), "%u/%u replies of %d bytes, don't fragment%s%s",
-				 r->received, r->sent, (int)jx_u64(o, "size"), r->error[0] ? ": " : "",
-				 r->error);
-			inv_step_end(v, v->ping_mtu_step[i], r->received ? "ok" : "no-reply", note);
-		}
+	for (unsigned i = 0; i < v->nports; i++) {
+		if (v->ping[i] == pp)
+			ping_record(v, i, pp, IR_PINGS, v->ping_step[i], 0);
+		if (v->ping_mtu[i] == pp)
+			ping_record(v, i, pp, IR_PINGS_MTU, v->ping_mtu_step[i], 1);
+	}
 	inv_finish_one(v);
 }
 
@@ -331,7 +321,7 @@ void inv_start_observe(struct inv *v)
 							      port_conf(p)->ifname,
 							      port_conf(p)->peer_address, c->ping_count,
 							      c->observe_ns / (c->ping_count + 1),
-							      c->observe_ns, &o, ping_mtu_done, v,
+							      c->observe_ns, &o, ping_done, v,
 							      err, sizeof(err));
 			if (v->ping_mtu[i])
 				v->pending++;

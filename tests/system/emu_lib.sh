@@ -22,6 +22,19 @@ reprogram_interval = 0s" \
 
 emu() { "$BUILD/emuport" ctl "$T_DIR/emu" "$@"; }
 
+# classify_without BUNDLE RULE...: the first line of `nicstallctl classify`
+# of BUNDLE with the shipped rules less the named ones (what the verdict
+# was before they came)
+classify_without() {
+	local b=$1 r sedargs=() d=$T_DIR/rules-without
+	shift
+	for r in "$@"; do sedargs+=(-e "/^rule $r /,/^}/d"); done
+	mkdir -p "$d"
+	sed "${sedargs[@]}" "$ROOT/rules/50-verdicts.rules" > "$d/50-verdicts.rules"
+	cp "$ROOT/rules/00-signals.rules" "$d/"
+	"$NICSTALLCTL" classify "$b" --rules "$d" 2>&1 | head -1
+}
+
 # pingpong PORT [SECONDS]: a sockperf server on SRV_ADDR:PORT and a client
 pingpong() {
 	ip netns exec "$SRV_NS" sockperf server --tcp -i "$SRV_ADDR" -p "$1" > /dev/null 2>&1 &

@@ -148,6 +148,18 @@ static void set_cnt(struct json_object *f, const char *port, const char *per, co
 			       json_object_new_int64(v));
 }
 
+/* A healthy period of span_s seconds in which port's counter name moved v. */
+static void set_baseline(struct json_object *f, const char *port, double span_s,
+			 const char *name, int64_t v)
+{
+	struct json_object *b = json_object_new_object(), *c = json_object_new_object();
+
+	json_object_object_add(b, "span_s", json_object_new_double(span_s));
+	json_object_object_add(c, name, json_object_new_int64(v));
+	json_object_object_add(b, "counters", c);
+	json_object_object_add(oget(oget(f, "ports"), port), "baseline", b);
+}
+
 static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 {
 	struct rules *r = shipped();
@@ -185,14 +197,7 @@ static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 
 	/* the same number at the healthy rate: not this verdict */
 	json_object_object_del(f, "ping_mtu");
-	{
-		struct json_object *b = json_object_new_object(), *c = json_object_new_object();
-
-		json_object_object_add(b, "span_s", json_object_new_double(10));
-		json_object_object_add(c, "rx_oversize_pkts_phy", json_object_new_int(200));
-		json_object_object_add(b, "counters", c);
-		json_object_object_add(oget(oget(f, "ports"), "srv"), "baseline", b);
-	}
+	set_baseline(f, "srv", 10, "rx_oversize_pkts_phy", 200);
 	res = rules_classify(r, f);
 	assert_string_not_equal(sget(res, "verdict"), "oversize-drop");
 	e = not_entry(res, "oversize-drop");
@@ -261,7 +266,7 @@ static void test_rules_classify__frames_too_long__oversize_drop(void **state)
 static void test_rules_classify__port_paused__flow_control(void **state)
 {
 	struct rules *r = shipped();
-	struct json_object *f = load_facts("port-drop"), *res, *pings, *b, *c;
+	struct json_object *f = load_facts("port-drop"), *res, *pings;
 	const char *ex;
 
 	(void)state;
@@ -304,12 +309,7 @@ static void test_rules_classify__port_paused__flow_control(void **state)
 	json_object_put(res);
 
 	/* its healthy rate: the port pauses this much all the time */
-	b = json_object_new_object();
-	c = json_object_new_object();
-	json_object_object_add(b, "span_s", json_object_new_double(10));
-	json_object_object_add(c, "rx_global_pause_duration", json_object_new_int(9000000));
-	json_object_object_add(b, "counters", c);
-	json_object_object_add(oget(oget(f, "ports"), "srv"), "baseline", b);
+	set_baseline(f, "srv", 10, "rx_global_pause_duration", 9000000);
 	res = rules_classify(r, f);
 	assert_string_not_equal(sget(res, "verdict"), "flow-control");
 	assert_non_null(strstr(sget(not_entry(res, "flow-control"), "text"),
