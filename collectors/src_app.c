@@ -815,6 +815,8 @@ struct json_object *src_app_json(struct src *s, int with_text, size_t text_max)
 
 		jx_add_str(o, "name", e->cf.name);
 		jx_add_str(o, "url", e->cf.conf.url);
+		json_object_object_add(o, "scale", jx_new_sig(e->cf.conf.scale > 0 ?
+							       e->cf.conf.scale : 1, 9));
 		jx_add_str(o, "state", e->state == EP_OK ? "ok" : e->state == EP_ERROR ? "error" :
 			   "waiting");
 		if (e->err[0])

@@ -87,7 +87,7 @@ extern const struct src_ops src_app_ops;
 
 /* Open s as the app source (s->ops set); 0 or -errno with s->err. */
 int src_app_open(struct src *s, const struct src_app_ctx *ctx);
-/* [{name, url, state ("ok", "error", "waiting"), error, scrapes, errors,
+/* [{name, url, scale, state ("ok", "error", "waiting"), error, scrapes, errors,
  * in_flight, last_ok_age_s, last_duration_ms, bytes, series, left_out,
  * cpu_us (the last good scrape's parse), text (with_text: the last good
  * page, made printable, at most text_max bytes; text_truncated)}]. */

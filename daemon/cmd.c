@@ -180,6 +180,8 @@ static struct json_object *snapshot_port(struct port *p, uint64_t mono, uint64_t
 	json_object_object_add(o, "devlink_health", port_devlink_json(p));
 	/* the block devices' identity and the processes the host source reads */
 	json_object_object_add(o, "host_resources", port_host_json(p));
+	/* the application metrics' endpoints, their state (no page text) */
+	json_object_object_add(o, "app_metrics", port_app_json(p, 0));
 	return o;
 }
 

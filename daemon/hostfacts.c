@@ -284,9 +284,125 @@ static struct json_object *producer_figures(struct json_object *o, const struct 
 	return procs;
 }
 
+/* The unit of a counter by its name's Prometheus suffix (base units:
+ * "_seconds_total"; a site's own "_nanoseconds_total", as seed 004's
+ * flare_engram_disk_wait_nanoseconds_total): seconds per count, 0 when it
+ * is no time. name is the series key, labels after '{'. */
+static double time_unit(const char *name)
+{
+	static const struct { const char *suf; double unit; } u[] = {
+		{ "_nanoseconds_total", 1e-9 }, { "_microseconds_total", 1e-6 },
+		{ "_milliseconds_total", 1e-3 }, { "_seconds_total", 1 },
+	};
+	size_t n = strcspn(name, "{");
+
+	for (size_t i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		size_t l = strlen(u[i].suf);
+
+		if (n >= l && !memcmp(name + n - l, u[i].suf, l))
+			return u[i].unit;
+	}
+	return 0;
+}
+
+static int is_counter(const char *name)
+{
+	size_t n = strcspn(name, "{");
+
+	return n > 6 && !memcmp(name + n - 6, "_total", 6);
+}
+
+/* An app counter's delta over the stall (and window) and the window alone
+ * (-1: none there). */
+static double app_delta(struct json_object *per, const char *key)
+{
+	double v;
+
+	return jx_num(jx_get(jx_obj(per, FK_COUNTERS), key), &v) && v >= 0 ? v : -1;
+}
+
+/* The producer's application metrics over the stall (the app source's
+ * counters app.EP.SERIES of endpoint EP: the producer's own, else the
+ * port's), by the Prometheus conventions alone, no name known in advance:
+ * of its counters (names ending in _total), the time counter (a unit
+ * suffix) that grew most, as seconds and a share of the stall, and those
+ * that moved at the healthy rate before and not at all in the observation
+ * window (the stall's period when there is none). app_said puts them in
+ * one line for a verdict. */
+static void app_figures(struct json_object *o, struct json_object *po, double span,
+			const char *prod, const char *pname, struct json_object *app)
+{
+	struct json_object *st = jx_obj(po, FK_PER_STALL), *win = jx_obj(po, FK_PER_WINDOW);
+	struct json_object *base = jx_obj(po, FK_PER_BASELINE), *ep = NULL;
+	double bspan = jx_double(base, FK_SPAN_S, 0), best = 0, scale;
+	const char *wait = NULL, *name;
+	char pre[48], said[240], stopped[160];
+	size_t pl, sl = 0;
+	unsigned nstop = 0;
+
+	if (!json_object_is_type(app, json_type_array))
+		return;
+	for (int k = 0; k < 2 && !ep; k++)
+		ep = find_by(app, "name", k ? pname : prod ? prod : "");
+	if (!ep || !(name = jx_str(ep, "name")))
+		return;
+	scale = jx_double(ep, "scale", 1);
+	if (!(scale > 0))
+		scale = 1;
+	pl = (size_t)snprintf(pre, sizeof(pre), "app.%s.", name);
+	if (pl >= sizeof(pre))
+		return;
+	stopped[0] = 0;
+	json_object_object_foreach(jx_obj(st, FK_COUNTERS), key, val) {
+		const char *series = key + pl;
+		double d, w, b, unit;
+
+		(void)val;
+		if (strncmp(key, pre, pl) || !is_counter(series))
+			continue;
+		d = app_delta(st, key);
+		w = app_delta(win, key);
+		if (d < 0)
+			continue;
+		if ((unit = time_unit(series)) > 0 && (d + (w > 0 ? w : 0)) / scale * unit > best) {
+			best = (d + (w > 0 ? w : 0)) / scale * unit;
+			wait = series;
+		}
+		b = app_delta(base, key);
+		if (unit == 0 && bspan > 0 && b > 0 && (win ? w == 0 : d == 0)) {
+			int n = snprintf(stopped + sl, sizeof(stopped) - sl, "%s%s (was %.4g/s)",
+					 nstop ? ", " : "", series, b / scale / bspan);
+
+			nstop++;
+			if (n > 0 && (size_t)n < sizeof(stopped) - sl)
+				sl += (size_t)n;
+			else
+				stopped[sl] = 0;
+		}
+	}
+	jx_add_str(o, "app_endpoint", name);
+	said[0] = 0;
+	if (wait && strlen(wait) <= 96) {
+		jx_add_str(o, "app_wait", wait);
+		json_object_object_add(o, "app_wait_s", jx_new_fixed(best, 2));
+		json_object_object_add(o, "app_wait_pct", jx_new_fixed(best * 100 / span, 1));
+		snprintf(said, sizeof(said), "%s rose %.2f s in %.1f s (%.1f%%)", wait, best, span,
+			 best * 100 / span);
+	}
+	jx_add_int(o, "app_stopped_n", (int)nstop);
+	if (nstop) {
+		size_t l = strlen(said);
+
+		snprintf(said + l, sizeof(said) - l, "%sstopped: %s", l ? "; " : "", stopped);
+	}
+	if (said[0])
+		jx_add_str(o, "app_said", said);
+}
+
 struct json_object *hostfacts_build(struct json_object *ports, struct json_object *snapshot)
 {
-	struct json_object *o, *st = NULL, *win = NULL, *ident = NULL, *procs;
+	struct json_object *o, *st = NULL, *win = NULL, *ident = NULL, *procs, *po_h = NULL;
+	const char *pn_h = NULL;
 	struct hsum *h;
 	double span;
 
@@ -295,6 +411,8 @@ struct json_object *hostfacts_build(struct json_object *ports, struct json_objec
 			st = jx_obj(po, FK_PER_STALL);
 			win = jx_obj(po, FK_PER_WINDOW);
 			ident = jx_obj(jx_obj(snapshot, pname), IR_S_HOST);
+			po_h = po;
+			pn_h = pname;
 			break;
 		}
 	}
@@ -313,6 +431,8 @@ struct json_object *hostfacts_build(struct json_object *ports, struct json_objec
 			json_object_object_add(o, psi_facts[i], jx_new_fixed(h->psi[i] / (span * 1e4), 1));
 	procs = producer_figures(o, h, span, ident);
 	disk_figures(o, h, span, ident, procs);
+	app_figures(o, po_h, span, jx_str(o, "producer"), pn_h,
+		    jx_get(jx_obj(snapshot, pn_h), IR_S_APP));
 	json_object_put(procs);
 	free(h);
 	return o;
@@ -378,7 +498,9 @@ struct json_object *hostfacts_read(struct json_object *in, const char **why)
 			const char *s = json_object_is_type(v, json_type_string) ?
 					json_object_get_string(v) : NULL;
 			char *c = s ? util_utf8_clean(s, strlen(s)) : NULL;
-			int ok = s && strlen(s) <= 96 && (size_t)json_object_get_string_len(v) == strlen(s) &&
+			/* app_said: the one line of several figures */
+			int ok = s && strlen(s) <= (strcmp(k, "app_said") ? 96u : 239u) &&
+				 (size_t)json_object_get_string_len(v) == strlen(s) &&
 				 c && !strcmp(c, s) && !strpbrk(s, "\n\t\r");
 
 			free(c);

@@ -5,7 +5,7 @@ all: $(BUILD)/nsengine
 
 $(BUILD)/nsengine: examples/nsengine.c include/nicstall/flowtab.h
 	@mkdir -p $(dir $@)
-	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -o $@ examples/nsengine.c
+	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -pthread -o $@ examples/nsengine.c
 
 # `make build/flowtab-check`: the public header compiles as strict C17 and
 # C++17 (not part of `all`: needs $(CXX)).

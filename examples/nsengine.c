@@ -12,6 +12,7 @@
  *                   [--stop-after SESSION:N] [--mute-after SESSION:N]
  *                   [--read-file PATH --read-kib N] [--spin-us N]
  *                   [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]
+ *                   [--metrics-fd FD]
  *                   (N sessions: 1..4096)
  *
  * Each client session sends a request (an 8-byte header: total length and
@@ -33,6 +34,17 @@
  * while n < K + the fewest round trips of any rank (K = --step-slack, 2),
  * so the ranks stop together when one of them stalls.
  *
+ * Its own metrics: --metrics-fd FD is a listening TCP socket it inherits
+ * (as systemd's socket activation passes one; the socket may live in
+ * another network namespace than the engine's sessions): a thread of its
+ * own answers every HTTP GET on it with the Prometheus text format, so a
+ * scrape is answered while the engine's loop is blocked on its disk, as an
+ * inference server's metrics thread is. The counters, over all sessions:
+ *   nsengine_round_trips_total              requests answered
+ *   nsengine_reads_total, nsengine_read_bytes_total   --read-file reads
+ *   nsengine_read_wait_nanoseconds_total    time spent in those reads
+ *   nsengine_compute_nanoseconds_total      --spin-us CPU time spent
+ *
  * SIGINT/SIGTERM: print a per-session summary, remove the table, exit 0.
  * Sockets are kernel sockets (non-blocking, one epoll loop), so the
  * engine-held bytes are the engine's own buffers: unsent = bytes of a
@@ -45,7 +57,9 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +123,81 @@ struct ctx {
 };
 
 static enum kind sig_kind = K_SIGNAL, timer_kind = K_TIMER;
+
+/* --metrics-fd: written by the engine's loop, read by the metrics thread */
+static struct {
+	uint64_t round_trips, reads, read_bytes, read_wait_ns, compute_ns;
+} mx;
+
+static void mx_add(uint64_t *v, uint64_t d)
+{
+	__atomic_fetch_add(v, d, __ATOMIC_RELAXED);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* The metrics thread: one connection at a time, a bounded request read
+ * (1 s, 4 KiB), the page, close. */
+static void *metrics_thread(void *arg)
+{
+	static const struct { const char *name, *help; size_t off; } m[] = {
+		{ "nsengine_round_trips_total", "Requests answered, all sessions.",
+		  offsetof(__typeof__(mx), round_trips) },
+		{ "nsengine_reads_total", "Reads of --read-file.", offsetof(__typeof__(mx), reads) },
+		{ "nsengine_read_bytes_total", "Bytes read from --read-file.",
+		  offsetof(__typeof__(mx), read_bytes) },
+		{ "nsengine_read_wait_nanoseconds_total", "Time spent in reads of --read-file.",
+		  offsetof(__typeof__(mx), read_wait_ns) },
+		{ "nsengine_compute_nanoseconds_total", "CPU time spent in --spin-us compute.",
+		  offsetof(__typeof__(mx), compute_ns) },
+	};
+	int lfd = (int)(intptr_t)arg;
+
+	for (;;) {
+		struct timeval tv = { 1, 0 };
+		char req[4096], body[2048], head[160];
+		size_t bl = 0, rl = 0;
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC), hl;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			perror("nsengine: metrics accept");
+			return NULL;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		/* the request up to its blank line, or what fits */
+		while (rl < sizeof(req) - 1) {
+			ssize_t n = read(fd, req + rl, sizeof(req) - 1 - rl);
+
+			if (n <= 0)
+				break;
+			rl += (size_t)n;
+			req[rl] = 0;
+			if (strstr(req, "\r\n\r\n"))
+				break;
+		}
+		for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+			bl += (size_t)snprintf(body + bl, sizeof(body) - bl,
+					       "# HELP %s %s\n# TYPE %s counter\n%s %" PRIu64 "\n",
+					       m[i].name, m[i].help, m[i].name, m[i].name,
+					       __atomic_load_n((uint64_t *)((char *)&mx + m[i].off),
+							       __ATOMIC_RELAXED));
+		hl = snprintf(head, sizeof(head),
+			      "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+			      "Content-Length: %zu\r\nConnection: close\r\n\r\n", bl);
+		if (rl >= 4 && !memcmp(req, "GET ", 4) && write(fd, head, (size_t)hl) == hl)
+			(void)!write(fd, body, bl);
+		close(fd);
+	}
+}
 
 static void die(const char *what)
 {
@@ -336,9 +425,14 @@ static void read_data(struct ctx *c)
 
 		if (c->read_off + BLK > c->read_size)
 			c->read_off = 0;
+		uint64_t t0 = mono_ns();
+
 		n = pread(c->read_fd, c->read_buf, BLK, (off_t)c->read_off);
 		if (n < 0 && errno != EINTR)
 			die("nsengine: read-file");
+		mx_add(&mx.read_wait_ns, mono_ns() - t0);
+		mx_add(&mx.reads, 1);
+		mx_add(&mx.read_bytes, n > 0 ? (uint64_t)n : 0);
 		c->read_off += BLK;
 	}
 }
@@ -367,6 +461,8 @@ static void client_send(struct ctx *c, struct sess *s)
 			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 		while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
 		       (uint64_t)t0.tv_nsec < c->spin_ns);
+		mx_add(&mx.compute_ns, (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u +
+				       (uint64_t)t.tv_nsec - (uint64_t)t0.tv_nsec);
 	}
 	if (s->trips >= s->mute_after)
 		s->muted = 1;
@@ -388,6 +484,7 @@ static void on_message(struct ctx *c, struct sess *s, const unsigned char *msg, 
 		return;                 /* "lost before the engine": not counted */
 	if (s->rec)
 		nsft_on_recv(s->rec, len, now);     /* PUBLISH */
+	mx_add(&mx.round_trips, 1);
 	if (c->server) {
 		s->trips++;
 		queue_msg(c, s, msg, len);
@@ -615,7 +712,8 @@ static void usage(void)
 		"                       [--table-dir DIR] [--name NAME]\n"
 		"                       [--stop-after SESSION:N] [--mute-after SESSION:N]\n"
 		"                       [--read-file PATH --read-kib N] [--spin-us N]\n"
-		"                       [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]\n");
+		"                       [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]\n"
+		"                       [--metrics-fd FD]\n");
 	exit(2);
 }
 
@@ -629,7 +727,7 @@ int main(int argc, char **argv)
 		{ "capacity", 1, 0, 'C' }, { "await", 0, 0, 'A' }, { "read-file", 1, 0, 'r' },
 		{ "read-kib", 1, 0, 'K' }, { "step-file", 1, 0, 'F' }, { "step-rank", 1, 0, 'R' },
 		{ "step-ranks", 1, 0, 'N' }, { "step-slack", 1, 0, 'L' }, { "spin-us", 1, 0, 'U' },
-		{ 0, 0, 0, 0 },
+		{ "metrics-fd", 1, 0, 'm' }, { 0, 0, 0, 0 },
 	};
 	struct { unsigned sess; uint64_t n; int mute; } rules[MAX_RULES];
 	const char *addr = NULL, *dir = NULL, *name = "nsengine", *read_file = NULL;
@@ -639,7 +737,7 @@ int main(int argc, char **argv)
 	struct ctx c;
 	struct epoll_event ev;
 	sigset_t mask;
-	int o, rc;
+	int o, rc, metrics_fd = -1;
 
 	memset(&c, 0, sizeof(c));
 	c.size = 64;
@@ -677,6 +775,7 @@ int main(int argc, char **argv)
 		case 'N': c.step_ranks = (unsigned)strtoul(optarg, NULL, 10); break;
 		case 'L': c.step_slack = strtoull(optarg, NULL, 10); break;
 		case 'U': c.spin_ns = strtoull(optarg, NULL, 10) * 1000u; break;
+		case 'm': metrics_fd = (int)strtol(optarg, NULL, 10); break;
 		case 'S': case 'M':
 			if (nrules == MAX_RULES || rule(optarg, &rules[nrules].sess, &rules[nrules].n) < 0)
 				usage();
@@ -700,6 +799,21 @@ int main(int argc, char **argv)
 		    posix_memalign((void **)&c.read_buf, BLK, BLK))
 			die("nsengine: read-file (O_DIRECT, at least 4 KiB)");
 		c.read_size = (uint64_t)end;
+	}
+	if (metrics_fd >= 0) {
+		pthread_t th;
+		int acc = 0;
+		socklen_t al = sizeof(acc);
+
+		if (getsockopt(metrics_fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 || !acc) {
+			fprintf(stderr, "nsengine: --metrics-fd %d is not a listening socket\n",
+				metrics_fd);
+			return 2;
+		}
+		fcntl(metrics_fd, F_SETFD, FD_CLOEXEC);
+		if (pthread_create(&th, NULL, metrics_thread, (void *)(intptr_t)metrics_fd))
+			die("nsengine: metrics thread");
+		pthread_detach(th);
 	}
 	if (step_file) {
 		int fd;

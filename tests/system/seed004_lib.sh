@@ -9,8 +9,10 @@
 # or a CPU quota with --spin-us of compute per message. Its sends stop, the
 # collective stops, every rank's consumer waits past the stall threshold.
 # The engines run at nice -10 and a flow stalls after 3 s: a test machine's
-# load must not stall the healthy collective. Source after lib.sh and
-# fleet_lib.sh.
+# load must not stall the healthy collective. Each producer serves its own
+# metrics (nsengine --metrics-fd: round trips, reads, the time in its reads)
+# on the host's loopback, port SEED_MPORT + I, named by its rank's
+# [producer sender] app_metrics. Source after lib.sh and fleet_lib.sh.
 #
 #   seed_up NET          the fleet, the loop devices, the cgroups, delay
 #                        accounting on (all undone at exit); rankI.conf gets
@@ -31,6 +33,7 @@ SEED_IOPS=${SEED_IOPS:-2}
 SEED_KIB=${SEED_KIB:-128}
 SEED_QUOTA_US=${SEED_QUOTA_US:-1000}   # per 100 ms: 1% of a CPU
 SEED_CG=${SEED_CG:-blkio}
+SEED_MPORT=${SEED_MPORT:-$((20000 + RANDOM % 20000))}
 
 seed_up() {
 	local net=$1 i
@@ -69,7 +72,8 @@ seed_conf() {
 		sed -i '/^# seed004$/,$d' "$T_DIR/rank$i.conf"
 		cg=$SEED_BLKIO/${T_PREFIX}b$i
 		[ "$SEED_CG" = cpu ] && cg=$SEED_CPU/${T_PREFIX}c$i
-		printf '# seed004\n[host]\n\n[producer sender]\ncgroup = %s\n' "$cg" >> "$T_DIR/rank$i.conf"
+		printf '# seed004\n[host]\n\n[producer sender]\ncgroup = %s\napp_metrics = http://127.0.0.1:%s/metrics\n' \
+			"$cg" $((SEED_MPORT + i)) >> "$T_DIR/rank$i.conf"
 	done
 }
 
@@ -101,8 +105,10 @@ seed_start() {
 		[ -d "$SEED_CPU/${T_PREFIX}c$i" ] && cgs="$cgs && echo \$\$ > $SEED_CPU/${T_PREFIX}c$i/cgroup.procs"
 		spin=
 		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-100000}"
+		"$ROOT/tests/tools/sockact" "127.0.0.1:$((SEED_MPORT + i))" \
 		sh -c "$cgs && exec nice -n -10 ip netns exec $T_PREFIX-r$i $BUILD/nsengine client \
 			--connect $FLEET_NET.0.$((n + 1)):11200 --sessions 1 --interval-us 5000 \
+			--metrics-fd 3 \
 			--duration ${SEED_DURATION:-60} --read-file ${SEED_LOOPS[$i]} --read-kib $SEED_KIB $spin \
 			--step-file $T_DIR/step --step-rank $i --step-ranks 4 \
 			--table-dir $T_DIR/flows$i" > /dev/null 2>&1 &
@@ -115,6 +121,9 @@ seed_start() {
 			jq -e '.ports.rank$i.host_resources.processes | map(select(.producer == \"sender\" and
 				(.devices // [] | index(\"${SEED_LOOPS[$i]#/dev/}\")))) | length >= 1'" ||
 			{ fail "rank $i's daemon finds its producer and the disk it reads"; return 1; }
+		wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_DIR/rank$i.sock' -j snapshot rank$i |
+			jq -e '.ports.rank$i.app_metrics | any(.[]; .name == \"sender\" and .state == \"ok\")'" ||
+			{ fail "rank $i's daemon scrapes its producer's metrics"; return 1; }
 	done
 }
 

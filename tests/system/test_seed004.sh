@@ -22,9 +22,10 @@ seed_up "$NET"
 case $? in 0) ;; 2) exit 0 ;; *) exit 1 ;; esac
 
 # every rank's own bundle: producer-stall by RULE naming rank SLOW; prints
-# the explanations; WANT is a regular expression on each explanation
+# the explanations; WANT is a regular expression on each explanation, APP
+# one on what it cites of the slow rank's own application metrics
 judge() {
-	local part=$1 slow=$2 rule=$3 want=$4 i b others
+	local part=$1 slow=$2 rule=$3 want=$4 app=$5 i b others
 	for i in 0 1 2 3; do
 		if ! b=$(seed_bundle "$i" 60); then
 			fail "$part: rank $i writes a bundle of its own incident"
@@ -37,6 +38,9 @@ judge() {
 			grep -iE "^- (not )?producer-stall|rank" "$b/summary.txt" | head -12
 		check "$part: rank $i's bundle names rank$slow and why" jqe --arg w "$want" \
 			'.verdict.explanation | test($w)' "$b/manifest.json"
+		check "$part: rank $i's bundle cites rank$slow's own application metrics" jqe --arg w "$app" \
+			'.verdict.explanation | test("its application.s own metrics \\(sender\\): " + $w)' \
+			"$b/manifest.json"
 		others=$(for j in 0 1 2 3; do [ "$j" != "$slow" ] && printf 'rank%s\n' "$j"; done)
 		check "$part: rank $i's bundle names the three others as waiting on rank$slow" \
 			jqe --arg s "rank$slow" --arg o "$(echo $others)" \
@@ -62,7 +66,8 @@ if seed_start; then
 	seed_slow 3
 	echo "# rank3's disk throttled to $SEED_IOPS reads/s after $s0 steps of the collective"
 	judge io 3 producer-stall-io \
-		"^rank rank3: its producer sender waited on block I/O [0-9.]+ s of [0-9.]+ s \\([0-9.]+%\\); I/O pressure full [0-9.]+% \\(some [0-9.]+%\\) over the stall; ${SEED_LOOPS[3]#/dev/} \\([^,]+, firmware [^,]+, loop\\) [0-9.]+ reads/s at [0-9.]+ ms await"
+		"^rank rank3: its producer sender waited on block I/O [0-9.]+ s of [0-9.]+ s \\([0-9.]+%\\); I/O pressure full [0-9.]+% \\(some [0-9.]+%\\) over the stall; ${SEED_LOOPS[3]#/dev/} \\([^,]+, firmware [^,]+, loop\\) [0-9.]+ reads/s at [0-9.]+ ms await" \
+		"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
 	b=$(seed_bundle 3 1)
 	jq -c '.facts.host, [.record.snapshot // {} | .[] | .host? // empty | .processes[]?]' "$b/manifest.json" 2>/dev/null
 	jq -c '.facts.host' "$b/facts.json" 2>/dev/null
@@ -81,7 +86,8 @@ if seed_start; then
 	sleep 2
 	seed_slow 1
 	judge moved 1 producer-stall-io \
-		"^rank rank1: its producer sender waited on block I/O [0-9.]+ s .*; ${SEED_LOOPS[1]#/dev/} \\("
+		"^rank rank1: its producer sender waited on block I/O [0-9.]+ s .*; ${SEED_LOOPS[1]#/dev/} \\(" \
+		"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s"
 fi
 seed_end moved
 
@@ -92,7 +98,8 @@ if [ -d "$SEED_CPU/${T_PREFIX}c2" ]; then
 		sleep 2
 		seed_starve 2
 		judge cpu 2 producer-stall-cpu \
-			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s"
+			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s" \
+			"(.* rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); )?stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
 	fi
 	seed_end cpu
 	SEED_CG=blkio seed_conf

@@ -450,6 +450,75 @@ static void hostfacts__stall_and_window__figures_named(void **state)
 	json_object_put(snap);
 }
 
+/* The producer's own application metrics over the stall, by the
+ * Prometheus conventions alone: the time counter that grew most (its unit
+ * by suffix, the endpoint's scale of 1000 undone: 4 s of disk wait beat 2 s
+ * of load), the counters that moved at the healthy rate and not at all in
+ * the window. A gauge (no _total), a time counter, a counter absent from
+ * the window (unknown) and one that never moved before are not "stopped";
+ * another endpoint's series are not its. */
+static void hostfacts__app_metrics__wait_and_stopped(void **state)
+{
+	struct json_object *ports = json_tokener_parse(
+		"{\"p\": {\"stall\": {\"span_s\": 4, \"counters\": {"
+		"\"host.psi.io.some_us\": 3500000, \"producer.flare.blkio_delay_ns\": 3900000000,"
+		"\"app.flare.flare_engram_disk_wait_nanoseconds_total\": 3000000000000,"
+		"\"app.flare.flare_load_seconds_total\": 2000,"
+		"\"app.flare.flare_prefill_tokens_total\": 900,"
+		"\"app.flare.flare_row_cache_misses_total{tier=\\\"ram\\\"}\": 5000,"
+		"\"app.flare.flare_queue_depth\": 0, \"app.flare.flare_idle_total\": 0,"
+		"\"app.flare.flare_late_total\": 7,"
+		"\"app.other.other_requests_total\": 0,"
+		"\"app.other.other_wait_seconds_total\": 99000}},"
+		"\"window\": {\"span_s\": 1, \"counters\": {"
+		"\"host.psi.io.some_us\": 1000000,"
+		"\"app.flare.flare_engram_disk_wait_nanoseconds_total\": 1000000000000,"
+		"\"app.flare.flare_load_seconds_total\": 0,"
+		"\"app.flare.flare_prefill_tokens_total\": 0,"
+		"\"app.flare.flare_row_cache_misses_total{tier=\\\"ram\\\"}\": 0,"
+		"\"app.flare.flare_queue_depth\": 0, \"app.flare.flare_idle_total\": 0}},"
+		"\"baseline\": {\"span_s\": 10, \"counters\": {"
+		"\"app.flare.flare_engram_disk_wait_nanoseconds_total\": 100000000,"
+		"\"app.flare.flare_load_seconds_total\": 0,"
+		"\"app.flare.flare_prefill_tokens_total\": 24000,"
+		"\"app.flare.flare_row_cache_misses_total{tier=\\\"ram\\\"}\": 2000,"
+		"\"app.flare.flare_queue_depth\": 40, \"app.flare.flare_idle_total\": 0,"
+		"\"app.flare.flare_late_total\": 3, \"app.other.other_requests_total\": 500}}}}");
+	struct json_object *snap = json_tokener_parse(
+		"{\"p\": {\"host\": {\"processes\": [{\"pid\": 7, \"comm\": \"flare\","
+		"\"producer\": \"flare\"}]},"
+		"\"app_metrics\": [{\"name\": \"other\", \"scale\": 1},"
+		"{\"name\": \"flare\", \"scale\": 1000}]}}");
+	struct json_object *h = hostfacts_build(ports, snap), *rd;
+	const char *why = NULL;
+
+	(void)state;
+	assert_non_null(h);
+	assert_string_equal(jx_str(h, "app_endpoint"), "flare");
+	assert_string_equal(jx_str(h, "app_wait"), "flare_engram_disk_wait_nanoseconds_total");
+	assert_true(jx_double(h, "app_wait_s", 0) == 4 && jx_double(h, "app_wait_pct", 0) == 80);
+	assert_int_equal((int)jx_u64(h, "app_stopped_n"), 2);
+	assert_string_equal(jx_str(h, "app_said"),
+		"flare_engram_disk_wait_nanoseconds_total rose 4.00 s in 5.0 s (80.0%); stopped: "
+		"flare_prefill_tokens_total (was 2.4/s), flare_row_cache_misses_total{tier=\"ram\"}"
+		" (was 0.2/s)");
+	/* a peer's copy of it is read back */
+	rd = hostfacts_read(h, &why);
+	assert_non_null(rd);
+	assert_string_equal(jx_str(rd, "app_said"), jx_str(h, "app_said"));
+	json_object_put(rd);
+	json_object_put(h);
+	/* no endpoint of the producer's name, and the port has none: none */
+	json_object_object_del(jx_obj(snap, "p"), "app_metrics");
+	h = hostfacts_build(ports, snap);
+	assert_non_null(h);
+	assert_null(jx_get(h, "app_endpoint"));
+	assert_null(jx_get(h, "app_said"));
+	json_object_put(h);
+	json_object_put(ports);
+	json_object_put(snap);
+}
+
 /* A peer's "resources": known figures kept, unknown keys left out, a
  * bad value refuses the whole summary with why. */
 static void hostfacts_read__hostile__refused_with_why(void **state)
@@ -493,6 +562,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(facts_build__hostile_record__no_crash_and_no_port, setup, teardown),
 		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),
 		cmocka_unit_test(hostfacts__stall_and_window__figures_named),
+		cmocka_unit_test(hostfacts__app_metrics__wait_and_stopped),
 		cmocka_unit_test(hostfacts_read__hostile__refused_with_why),
 	};
 
