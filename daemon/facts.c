@@ -743,7 +743,8 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 	if (jx_obj(rec, IR_PEERS))
 		json_object_object_add(f, FK_PEERS, peer_facts(jx_obj(rec, IR_PEERS),
 							       jx_obj(f, FK_FLOWS)));
-	/* the ranks: this host, then each peer notified, with their figures */
+	/* the ranks: this host and each peer notified, with their figures,
+	 * the most starved first */
 	ranks = json_object_new_array();
 	json_object_array_add(ranks, hostfacts_rank(jx_str(rec, IR_HOST) ? jx_str(rec, IR_HOST) :
 						    "this host", 1, 1, host));
@@ -752,6 +753,7 @@ struct json_object *facts_build(const struct ports *ps, struct json_object *rec)
 			json_object_array_add(ranks, hostfacts_rank(pn, 0, jx_bool(pe, FK_PE_ANSWERED),
 								    jx_obj(pe, FK_PE_RESOURCES)));
 	}
+	hostfacts_order(ranks);
 	json_object_object_add(f, FK_RANKS, ranks);
 	json_object_object_add(f, FK_THREADS, thread_facts(jx_get(rec, IR_THREADS)));
 	json_object_object_add(f, FK_ONLOAD, onload_facts(rec));

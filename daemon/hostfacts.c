@@ -454,6 +454,42 @@ struct json_object *hostfacts_rank(const char *name, int self, int answered,
 	return r;
 }
 
+/* How starved a rank's producer was: the largest of its block I/O,
+ * run-queue and throttled shares and its host's memory-full share. */
+static double starved(struct json_object *r)
+{
+	static const char *const k[] = { "producer_blkio_pct", "producer_run_delay_pct",
+					 "producer_throttled_pct", "mem_full_pct" };
+	double m = 0;
+
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (jx_double(r, k[i], 0) > m)
+			m = jx_double(r, k[i], 0);
+	return m;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
+	double sx = starved(x), sy = starved(y);
+	int ax = jx_bool(x, FK_RK_ANSWERED), ay = jx_bool(y, FK_RK_ANSWERED);
+	const char *nx = jx_str(x, FK_RK_NAME), *ny = jx_str(y, FK_RK_NAME);
+
+	if (ax != ay)
+		return ay - ax;
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	if (jx_bool(x, FK_RK_SELF) != jx_bool(y, FK_RK_SELF))
+		return jx_bool(y, FK_RK_SELF) - jx_bool(x, FK_RK_SELF);
+	return strcmp(nx ? nx : "", ny ? ny : "");
+}
+
+void hostfacts_order(struct json_object *ranks)
+{
+	if (json_object_is_type(ranks, json_type_array))
+		json_object_array_sort(ranks, rank_cmp);
+}
+
 /* A figure of a peer's summary: a known key, a finite number >= 0 or a
  * short clean string. */
 static int num_key(const char *k)

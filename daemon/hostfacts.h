@@ -20,6 +20,12 @@ struct json_object *hostfacts_build(struct json_object *ports, struct json_objec
  * answered). A new object. */
 struct json_object *hostfacts_rank(const char *name, int self, int answered,
 				   struct json_object *figures);
+/* Order ranks[] as the verdicts name them: those that answered first, the
+ * most starved producer first (the largest of its block I/O, run-queue and
+ * throttled shares and its host's memory-full share of the stall), then
+ * this host, then by name. Clocks of different hosts are not compared:
+ * "starved most", not "stopped first". */
+void hostfacts_order(struct json_object *ranks);
 /* A peer's "resources", hostile: the known figures copied (numbers 0 to
  * 1e12, names a short clean line), unknown keys left out; NULL with why
  * when one is bad. */

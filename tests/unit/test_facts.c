@@ -519,6 +519,31 @@ static void hostfacts__app_metrics__wait_and_stopped(void **state)
 	json_object_put(snap);
 }
 
+/* ranks[] as the verdicts name them: answered first, the most starved
+ * (the largest of block I/O, run-queue, throttled and memory-full shares)
+ * first, this host first on a tie, then by name. */
+static void hostfacts_order__most_starved_first(void **state)
+{
+	struct json_object *r = json_tokener_parse(
+		"[{\"name\": \"me\", \"self\": true, \"answered\": true, \"producer_blkio_pct\": 1},"
+		"{\"name\": \"silent\", \"self\": false, \"answered\": false},"
+		"{\"name\": \"b\", \"self\": false, \"answered\": true, \"producer_blkio_pct\": 41},"
+		"{\"name\": \"a\", \"self\": false, \"answered\": true, \"producer_blkio_pct\": 1},"
+		"{\"name\": \"cpu\", \"self\": false, \"answered\": true,"
+		" \"producer_run_delay_pct\": 20, \"producer_throttled_pct\": 80},"
+		"{\"name\": \"mem\", \"self\": false, \"answered\": true, \"mem_full_pct\": 60}]");
+	char names[128] = "";
+
+	(void)state;
+	hostfacts_order(r);
+	for (size_t i = 0; i < jx_len(r); i++) {
+		strcat(names, jx_str(json_object_array_get_idx(r, i), "name"));
+		strcat(names, " ");
+	}
+	assert_string_equal(names, "cpu mem b me a silent ");
+	json_object_put(r);
+}
+
 /* A peer's "resources": known figures kept, unknown keys left out, a
  * bad value refuses the whole summary with why. */
 static void hostfacts_read__hostile__refused_with_why(void **state)
@@ -563,6 +588,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),
 		cmocka_unit_test(hostfacts__stall_and_window__figures_named),
 		cmocka_unit_test(hostfacts__app_metrics__wait_and_stopped),
+		cmocka_unit_test(hostfacts_order__most_starved_first),
 		cmocka_unit_test(hostfacts_read__hostile__refused_with_why),
 	};
 

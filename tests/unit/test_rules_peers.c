@@ -199,6 +199,34 @@ static void shipped__one_rank_disk_starved__named_with_its_device(void **state)
 	json_object_put(res);
 }
 
+/* Two ranks starved of disk: the first of ranks[] (the most starved:
+ * hostfacts_order) is named, both listed most first, neither as waiting. */
+static void shipped__two_ranks_disk_starved__most_first_other_also(void **state)
+{
+	struct json_object *f = four_ranks(peer_answered("dgx1", 0, 0), peer_answered("dgx2", 0, 0),
+					   peer_answered("dgx4", 0, 0));
+	struct json_object *a = json_object_new_array(), *res;
+	const char *ex;
+
+	json_object_array_add(a, rank("rank3", 0, "span_s=10 producer=engram producer_blkio_s=9.8 "
+				      "producer_blkio_pct=98 disk=nvme0n1"));
+	json_object_array_add(a, rank("rank1", 0, "span_s=10 producer=engram producer_blkio_s=4.1 "
+				      "producer_blkio_pct=41 disk=nvme0n1"));
+	json_object_array_add(a, rank("rank2", 1, CLEAN));
+	json_object_array_add(a, rank("rank0", 0, CLEAN));
+	json_object_object_add(f, FK_RANKS, a);
+	res = classify(f);
+	ex = sget(res, "explanation");
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall-io");
+	assert_non_null(strstr(ex, "rank rank3: its producer engram waited on block I/O 9.8 s"));
+	assert_non_null(strstr(ex, "; ranks starved of disk (its producer's block I/O delay 30% "
+			       "or more of the stall), most first: rank3, rank1; ranks rank2, rank0: "
+			       "their producers' block I/O delay at most 0%, waiting on rank3's "
+			       "writes"));
+	json_object_put(res);
+}
+
 static void shipped__cpu_starved_rank__run_queue_not_io(void **state)
 {
 	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
@@ -426,6 +454,7 @@ int main(void)
 		cmocka_unit_test(shipped__one_peer_silent__producer_stall_says_which),
 		cmocka_unit_test(shipped__peer_still_working__not_producer_stall),
 		cmocka_unit_test(shipped__one_rank_disk_starved__named_with_its_device),
+		cmocka_unit_test(shipped__two_ranks_disk_starved__most_first_other_also),
 		cmocka_unit_test(shipped__cpu_starved_rank__run_queue_not_io),
 		cmocka_unit_test(shipped__memory_pressure_rank__reclaim),
 		cmocka_unit_test(shipped__ranks_clean_or_silent__plain_producer_stall),
