@@ -62,6 +62,10 @@ struct hproc {
 	int have;                   /* v holds a reading */
 	char dev[HOST_PROC_DEVS][32]; /* the disks of the files it holds open */
 	unsigned ndev;
+	struct {                    /* its cgroups' I/O limits (proc_io_limits) */
+		char dev[32], limit[64], cgroup[128];
+	} lim[HOST_PROC_LIMITS];
+	unsigned nlim;
 };
 
 struct host {
@@ -89,6 +93,7 @@ struct host {
 	char *buf;
 	char small[SMALL];
 	char psi_note[256], delay_note[256], proc_note[256], disk_note[256];
+	char cg2[PATH_MAX], cg1_blkio[PATH_MAX];   /* the mounts, "" none */
 	int delay_off;              /* kernel.task_delayacct = 0: blkio reads 0 */
 };
 
@@ -393,6 +398,57 @@ int host_parse_kv(const char *text, size_t len, const char *key, uint64_t *v,
 		return 0;
 	}
 	return rc < 0 ? rc : -ENOENT;
+}
+
+int host_parse_iolimit(const char *text, size_t len, const char *kind, host_iolim_fn cb,
+		       void *arg, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "rbps", "wbps", "riops", "wiops" };
+	struct lines L = { text, text + len, 0 };
+	char l[256];
+	int rc, n = 0;
+
+	while ((rc = next_line(&L, l, sizeof(l), err, errlen)) > 0) {
+		unsigned maj, min;
+		int off = 0;
+		char *t, *save = NULL;
+
+		if (sscanf(l, "%u:%u%n", &maj, &min, &off) != 2 || (l[off] != ' ' && l[off])) {
+			util_errf(err, errlen, "line %u: no MAJ:MIN", L.no);
+			return -EINVAL;
+		}
+		for (t = strtok_r(l + off, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+			const char *k = kind, *val = t;
+			char *eq = kind ? NULL : strchr(t, '='), *e;
+			uint64_t v;
+			size_t i;
+
+			if (!kind) {
+				if (!eq) {
+					util_errf(err, errlen, "line %u: '%.32s' is not KEY=VALUE",
+						  L.no, t);
+					return -EINVAL;
+				}
+				*eq = 0;
+				k = t;
+				val = eq + 1;
+				for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+					if (!strcmp(k, keys[i]))
+						break;
+				if (i == sizeof(keys) / sizeof(keys[0]))
+					continue;       /* a key a later kernel adds */
+			}
+			if (!strcmp(val, "max"))
+				continue;
+			if (parse_u64(val, &e, &v) < 0 || *e) {
+				util_errf(err, errlen, "line %u: %s is not a number", L.no, k);
+				return -EINVAL;
+			}
+			cb(maj, min, k, v, arg);
+			n++;
+		}
+	}
+	return rc < 0 ? rc : n;
 }
 
 /* ---- reading ---- */
@@ -1097,6 +1153,148 @@ static void proc_devices(struct host *h, struct hproc *p)
 	}
 }
 
+/* The cgroup mounts the I/O limits are read under: the first cgroup2 and
+ * the v1 hierarchy with the blkio controller (show_mountinfo(): "ID
+ * PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS] - FSTYPE SOURCE SUPER"). A
+ * mount point with a space (octal-escaped) is left out. */
+static void find_cgroup_mounts(struct host *h)
+{
+	if (read_rel(h, h->proc, h->buf, BUF_MAX, "self/mountinfo") <= 0)
+		return;
+	for (char *l = h->buf; l && *l;) {
+		char *nl = strchr(l, '\n'), *dash, mp[PATH_MAX], fs[32], super[256];
+
+		if (nl)
+			*nl = 0;
+		dash = strstr(l, " - ");
+		if (dash && sscanf(l, "%*u %*u %*s %*s %4095s", mp) == 1 && !strchr(mp, '\\') &&
+		    sscanf(dash + 3, "%31s %*s %255s", fs, super) == 2) {
+			if (!strcmp(fs, "cgroup2") && !h->cg2[0])
+				util_strlcpy(h->cg2, mp, sizeof(h->cg2));
+			else if (!strcmp(fs, "cgroup") && !h->cg1_blkio[0]) {
+				char *save = NULL;
+
+				for (char *t = strtok_r(super, ",", &save); t; t = strtok_r(NULL, ",", &save))
+					if (!strcmp(t, "blkio"))
+						util_strlcpy(h->cg1_blkio, mp, sizeof(h->cg1_blkio));
+			}
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+}
+
+struct limctx {
+	struct host *h;
+	struct hproc *p;
+	const char *cgroup;
+};
+
+static void lim_cb(unsigned maj, unsigned min, const char *kind, uint64_t v, void *arg)
+{
+	struct limctx *c = arg;
+	struct hproc *p = c->p;
+	char mm[32], name[32];
+	const char *dev;
+	unsigned i;
+
+	snprintf(mm, sizeof(mm), "%u:%u", maj, min);
+	dev = disk_of_devt(c->h, mm, name, sizeof(name));
+	if (!dev)
+		dev = mm;
+	for (i = 0; i < p->nlim; i++)
+		if (!strcmp(p->lim[i].dev, dev))
+			break;
+	if (i == p->nlim) {
+		if (p->nlim == HOST_PROC_LIMITS)
+			return;
+		p->nlim++;
+		util_strlcpy(p->lim[i].dev, dev, sizeof(p->lim[i].dev));
+		util_strlcpy(p->lim[i].cgroup, c->cgroup, sizeof(p->lim[i].cgroup));
+		p->lim[i].limit[0] = 0;
+	} else if (strstr(p->lim[i].limit, kind)) {
+		return;                 /* the nearest group's, an ancestor's after */
+	}
+	{
+		size_t l = strlen(p->lim[i].limit);
+
+		snprintf(p->lim[i].limit + l, sizeof(p->lim[i].limit) - l, "%s%s=%llu",
+			 l ? " " : "", kind, (unsigned long long)v);
+	}
+}
+
+/* The I/O limits on the process's block I/O: blk-throttle's, of its own
+ * cgroup and every ancestor's (a group's bio is throttled at each level:
+ * throtl_bio_submit() climbs tg->parent), from /proc/PID/cgroup ("0::PATH"
+ * for v2, "N:blkio[,..]:PATH" for v1). A cgroup throttle holds a read
+ * before the device sees it: the disk's await stays low while the process
+ * waits (seed 004's emulation), so the limit names the cause. Reads of
+ * cgroupfs only, bounded: at most 16 levels; at each src_host_json(), so
+ * the evidence has the limits of its moment. lim[].cgroup is the nearest
+ * group with a limit on that device. */
+static void proc_io_limits(struct host *h, struct hproc *p)
+{
+	static const struct { const char *file, *kind; } v1[] = {
+		{ "blkio.throttle.read_iops_device", "riops" },
+		{ "blkio.throttle.write_iops_device", "wiops" },
+		{ "blkio.throttle.read_bps_device", "rbps" },
+		{ "blkio.throttle.write_bps_device", "wbps" },
+	};
+	char cg[SMALL];
+	ssize_t n;
+
+	p->nlim = 0;
+	if ((!h->cg2[0] && !h->cg1_blkio[0]) ||
+	    (n = read_rel(h, h->proc, cg, sizeof(cg), "%d/cgroup", p->pid)) <= 0)
+		return;
+	for (char *l = cg, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		char *c1, *c2, path[PATH_MAX], e[160];
+		const char *root;
+		int is2, depth = 0;
+
+		nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		if (!(c1 = strchr(l, ':')) || !(c2 = strchr(c1 + 1, ':')) || c2[1] != '/')
+			continue;
+		*c2 = 0;
+		is2 = c1[1] == 0;
+		if (!is2) {
+			char ctl[128], *save = NULL;
+			int blk = 0;
+
+			util_strlcpy(ctl, c1 + 1, sizeof(ctl));
+			for (char *t = strtok_r(ctl, ",", &save); t; t = strtok_r(NULL, ",", &save))
+				blk |= !strcmp(t, "blkio");
+			if (!blk)
+				continue;
+		}
+		root = is2 ? h->cg2 : h->cg1_blkio;
+		if (!root[0] || strstr(c2 + 1, "/.."))
+			continue;
+		util_strlcpy(path, c2 + 1, sizeof(path));
+		for (;;) {
+			struct limctx lc = { h, p, path };
+
+			for (size_t k = 0; k < (is2 ? 1 : sizeof(v1) / sizeof(v1[0])); k++) {
+				n = read_rel(h, root, h->small, sizeof(h->small), "%s/%s", path,
+					     is2 ? "io.max" : v1[k].file);
+				if (n > 0 && host_parse_iolimit(h->small, (size_t)n, is2 ? NULL : v1[k].kind,
+							      lim_cb, &lc, e, sizeof(e)) < 0)
+					util_errf(h->proc_note, sizeof(h->proc_note),
+						  "pid %d: %s%s/%s: %s", p->pid, root, path,
+						  is2 ? "io.max" : v1[k].file, e);
+			}
+			{
+				char *slash = strrchr(path, '/');
+
+				if (!slash || slash == path || ++depth == 16)
+					break;  /* the root group sets no limit */
+				*slash = 0;
+			}
+		}
+	}
+}
+
 static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 {
 	struct host *h = s->priv;
@@ -1169,6 +1367,7 @@ int src_host_open(struct src *s, const struct src_host_ctx *ctx)
 	if (h->tck <= 0 || h->tck > 1000000000)
 		h->tck = 100;
 	check_delayacct(h);
+	find_cgroup_mounts(h);
 	s->ops = &src_host_ops;
 	s->priv = h;
 	return 0;
@@ -1247,8 +1446,12 @@ struct json_object *src_host_json(struct src *s)
 	json_object_object_add(o, "devices", a);
 	a = json_object_new_array();
 	for (unsigned i = 0; i < h->nprocs; i++) {
-		const struct hproc *p = &h->procs[i];
+		struct hproc *p = &h->procs[i];
 		struct json_object *e = json_object_new_object();
+
+		/* read now, not at the rescan: a limit set a second ago (the
+		 * stall it caused is why the evidence is taken) is named */
+		proc_io_limits(h, p);
 
 		jx_add_int(e, "pid", p->pid);
 		jx_add_str(e, "comm", p->comm);
@@ -1261,6 +1464,19 @@ struct json_object *src_host_json(struct src *s)
 			for (unsigned k = 0; k < p->ndev; k++)
 				json_object_array_add(dv, json_object_new_string(p->dev[k]));
 			json_object_object_add(e, "devices", dv);
+		}
+		if (p->nlim) {
+			struct json_object *lv = json_object_new_array();
+
+			for (unsigned k = 0; k < p->nlim; k++) {
+				struct json_object *x = json_object_new_object();
+
+				jx_add_str(x, "device", p->lim[k].dev);
+				jx_add_str(x, "limit", p->lim[k].limit);
+				jx_add_str(x, "cgroup", p->lim[k].cgroup);
+				json_object_array_add(lv, x);
+			}
+			json_object_object_add(e, "io_limits", lv);
 		}
 		json_object_array_add(a, e);
 	}

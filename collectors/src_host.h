@@ -50,6 +50,7 @@
 #define HOST_MAX_PATTERNS 16
 #define HOST_PROC_DEVS 4             /* disks named per process */
 #define HOST_FD_SCAN 256             /* descriptors of a process judged */
+#define HOST_PROC_LIMITS 4           /* I/O limits named per process */
 
 struct host_producer {
 	char name[32];
@@ -84,7 +85,12 @@ int src_host_open(struct src *s, const struct src_host_ctx *ctx);
 void src_host_watch(struct src *s, const int *pids, unsigned n);
 /* {devices: [{name, transport, model, firmware, vendor, serial_sha256,
  * rotational, nr_requests}], processes: [{pid, comm, role, producer,
- * devices: [the disks of the files it holds open, found every rescan]}],
+ * devices: [the disks of the files it holds open, found every rescan],
+ * io_limits: [{device (a disk's name, else MAJ:MIN), limit (io.max's
+ * words: "riops=2", "rbps=1048576 wiops=100"), cgroup (the nearest group
+ * that limits it: its own or an ancestor, v2 io.max or a v1
+ * blkio.throttle.* file; a nearer group's limit of a kind wins)}], read
+ * at each call}],
  * psi, delayacct,
  * notes: [...]}: the devices' identity and what could not be read. */
 struct json_object *src_host_json(struct src *s);
@@ -135,5 +141,16 @@ struct host_pio {
 /* /proc/PID/io: the four keys above must be there. 0 or -EINVAL. */
 int host_parse_io(const char *text, size_t len, struct host_pio *out,
 		  char *err, size_t errlen);
+/* A cgroup's I/O limits (blk-throttle, block/blk-throttle.c): with kind
+ * NULL a v2 io.max ("MAJ:MIN rbps=N wbps=max riops=N wiops=max", each key
+ * optional, "max" no limit: tg_print_limit()), else a v1
+ * blkio.throttle.*_device file ("MAJ:MIN N": tg_print_conf_u64()/uint())
+ * whose value is the limit kind names ("rbps", "wbps", "riops",
+ * "wiops"). cb once per limit set; returns how many, or -EINVAL with err
+ * naming the line. */
+typedef void (*host_iolim_fn)(unsigned major, unsigned minor, const char *kind, uint64_t v,
+			      void *arg);
+int host_parse_iolimit(const char *text, size_t len, const char *kind, host_iolim_fn cb,
+		       void *arg, char *err, size_t errlen);
 
 #endif

@@ -183,7 +183,8 @@
 	X("producer_run_delay_pct") X("producer_throttled_s") X("producer_throttled_pct") \
 	X("producer_cpu_pct") X("app_wait_s") X("app_wait_pct") X("app_stopped_n")
 #define FK_HOST_STRS(S) S("disk") S("disk_model") S("disk_firmware") S("disk_transport") \
-	S("producer") S("app_endpoint") S("app_wait") S("app_said")
+	S("producer") S("producer_io_limit") S("producer_io_limit_cgroup") \
+	S("app_endpoint") S("app_wait") S("app_said")
 /* ranks[]: this host (self true, name its host_name) and every peer
  * notified (answered, and when it did its host figures), each with the
  * keys of host above */

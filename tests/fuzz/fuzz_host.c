@@ -1,9 +1,10 @@
 /* libFuzzer target: the host source's parsers (collectors/src_host.h) on
  * one input each: /proc/pressure/RES, /proc/diskstats, /proc/PID/stat,
- * /proc/PID/schedstat, /proc/PID/io and a cgroup's cpu.stat. An accepted
+ * /proc/PID/schedstat, /proc/PID/io, a cgroup's cpu.stat and its I/O
+ * limits (io.max, a v1 blkio.throttle file). An accepted
  * input must keep each parser's promises (a "some" total, 11, 15 or 17
- * fields of a printable device name, a comm of at most 15 bytes); a
- * refused one must say why.
+ * fields of a printable device name, a comm of at most 15 bytes, a limit
+ * of a kind blk-throttle has); a refused one must say why.
  * Seeds: tests/fuzz/seeds/host (recorded from a 6.18 kernel). */
 #include "tests/fuzz/fuzz.h"
 
@@ -12,6 +13,17 @@
 #include "collectors/src_host.h"
 
 FZ_QUIET_INITIALIZE()
+
+static void lcb(unsigned maj, unsigned min, const char *kind, uint64_t v, void *arg)
+{
+	(void)maj;
+	(void)min;
+	(void)v;
+	if (strcmp(kind, "rbps") && strcmp(kind, "wbps") && strcmp(kind, "riops") &&
+	    strcmp(kind, "wiops"))
+		abort();
+	++*(int *)arg;
+}
 
 static int dcb(const struct host_dstat *d, void *arg)
 {
@@ -59,6 +71,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rc = host_parse_kv(buf, size, "throttled_usec", &a, err, sizeof(err));
 	if (rc == -EINVAL && !err[0])
 		abort();
+	for (int k = 0; k < 2; k++) {
+		int n = 0;
+
+		err[0] = 0;
+		rc = host_parse_iolimit(buf, size, k ? "riops" : NULL, lcb, &n, err, sizeof(err));
+		if (rc < 0 ? !err[0] : rc != n)
+			abort();
+	}
 	free(buf);
 	return 0;
 }

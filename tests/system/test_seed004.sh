@@ -78,6 +78,13 @@ if seed_start; then
 		awk -v p="$pct" 'BEGIN { exit !(p >= 50) }'
 	check "rank3's own facts name its own disk, ${SEED_LOOPS[3]#/dev/} (${rs} reads/s)" jqe \
 		--arg d "${SEED_LOOPS[3]#/dev/}" '.facts.host.disk == $d' "$b/manifest.json"
+	# the throttle is a cgroup's: named, and the action is to raise it
+	check "rank3's bundle names its cgroup's I/O limit, riops=$SEED_IOPS of ${T_PREFIX}b3" jqe \
+		--arg l "riops=$SEED_IOPS" --arg c "/${T_PREFIX}b3" \
+		'(.verdict.explanation | contains("its cgroup limits its I/O to that disk: " + $l +
+		  " (" + $c + "), so its reads wait before the device")) and
+		 (.verdict.action | startswith("the producer on rank3 is starved of disk by its cgroup" +
+		  "'"'"'s I/O limit (" + $l + "): raise or lift it"))' "$b/manifest.json"
 fi
 seed_end io
 

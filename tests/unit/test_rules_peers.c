@@ -196,6 +196,8 @@ static void shipped__one_rank_disk_starved__named_with_its_device(void **state)
 			       "99% busy; ranks rank2, rank0, rank1: their producers' block I/O delay "
 			       "at most 0%, waiting on rank3's writes. Not the fabric: fabric errors 0"));
 	assert_non_null(strstr(ex, "Not the local NIC: 0 frames lost before the vport"));
+	assert_non_null(strstr(sget(res, "action"), "the producer on rank3 is starved of disk: "
+			       "measure nvme0n1's random-read ceiling (4 KiB O_DIRECT)"));
 	json_object_put(res);
 }
 
@@ -224,6 +226,29 @@ static void shipped__two_ranks_disk_starved__most_first_other_also(void **state)
 			       "or more of the stall), most first: rank3, rank1; ranks rank2, rank0: "
 			       "their producers' block I/O delay at most 0%, waiting on rank3's "
 			       "writes"));
+	json_object_put(res);
+}
+
+/* The producer's reads held by its cgroup's I/O limit (the disk answers
+ * at once, the producer waits): the limit is named, and the action is to
+ * raise it, not to measure the disk. */
+static void shipped__disk_starved_by_cgroup_limit__limit_named(void **state)
+{
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), CLEAN, CLEAN, CLEAN,
+		"span_s=10 io_full_pct=63 disk=loop3 disk_transport=loop disk_reads_s=2 "
+		"disk_await_ms=0 producer=sender producer_blkio_s=9.8 producer_blkio_pct=98 "
+		"producer_io_limit=riops=2 producer_io_limit_cgroup=/jobs/b3"));
+	const char *ex = sget(res, "explanation"), *ac = sget(res, "action");
+
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall-io");
+	assert_non_null(strstr(ex, "2 reads/s at 0 ms await, 0% busy; its cgroup limits its I/O "
+			       "to that disk: riops=2 (/jobs/b3), so its reads wait before the "
+			       "device; ranks rank2, rank0, rank1"));
+	assert_string_equal(ac, "the producer on rank3 is starved of disk by its cgroup's I/O "
+			    "limit (riops=2): raise or lift it (io.max, blkio.throttle.*) against "
+			    "the reads/s the job demands, then see whether the disk itself keeps up");
 	json_object_put(res);
 }
 
@@ -455,6 +480,7 @@ int main(void)
 		cmocka_unit_test(shipped__peer_still_working__not_producer_stall),
 		cmocka_unit_test(shipped__one_rank_disk_starved__named_with_its_device),
 		cmocka_unit_test(shipped__two_ranks_disk_starved__most_first_other_also),
+		cmocka_unit_test(shipped__disk_starved_by_cgroup_limit__limit_named),
 		cmocka_unit_test(shipped__cpu_starved_rank__run_queue_not_io),
 		cmocka_unit_test(shipped__memory_pressure_rank__reclaim),
 		cmocka_unit_test(shipped__ranks_clean_or_silent__plain_producer_stall),

@@ -538,6 +538,91 @@ static void source__cgroup_producer__pressure_and_throttling(void **st)
 	assert_int_equal(host_parse_kv("a 1\n", 4, "throttled_usec", &x, e, sizeof(e)), -ENOENT);
 }
 
+struct lims {
+	char out[256];
+};
+
+static void lim_collect(unsigned maj, unsigned min, const char *kind, uint64_t v, void *arg)
+{
+	struct lims *L = arg;
+	size_t n = strlen(L->out);
+
+	snprintf(L->out + n, sizeof(L->out) - n, "%u:%u %s=%llu;", maj, min, kind,
+		 (unsigned long long)v);
+}
+
+/* blk-throttle's files: v2 io.max (max is no limit, an unknown key is a
+ * later kernel's), a v1 blkio.throttle file; malformed lines named. */
+static void iolimit__iomax_and_v1__limits_set(void **st)
+{
+	struct lims L = { "" };
+	char e[128];
+
+	(void)st;
+	assert_int_equal(host_parse_iolimit("7:3 rbps=max wbps=max riops=2 wiops=max\n"
+					    "8:0 rbps=1048576 wbps=max riops=max wiops=100 x=1\n",
+					    88, NULL, lim_collect, &L, e, sizeof(e)), 3);
+	assert_string_equal(L.out, "7:3 riops=2;8:0 rbps=1048576;8:0 wiops=100;");
+	L.out[0] = 0;
+	assert_int_equal(host_parse_iolimit("7:3 2\n254:1 50\n", 15, "riops", lim_collect, &L, e,
+					    sizeof(e)), 2);
+	assert_string_equal(L.out, "7:3 riops=2;254:1 riops=50;");
+	assert_int_equal(host_parse_iolimit("7:3 riops=x\n", 12, NULL, lim_collect, &L, e,
+					    sizeof(e)), -EINVAL);
+	assert_string_equal(e, "line 1: riops is not a number");
+	assert_int_equal(host_parse_iolimit("7:3 1\nnope 2\n", 13, "rbps", lim_collect, &L, e,
+					    sizeof(e)), -EINVAL);
+	assert_string_equal(e, "line 2: no MAJ:MIN");
+	assert_int_equal(host_parse_iolimit("7:3 riops\n", 10, NULL, lim_collect, &L, e,
+					    sizeof(e)), -EINVAL);
+}
+
+/* A process's I/O limits from its cgroups (/proc/PID/cgroup, the mounts
+ * of /proc/self/mountinfo): the nearest group's limit of a kind wins over
+ * an ancestor's, an ancestor adds the kinds it alone sets, v1 and v2 both;
+ * a device the source reads is named, another by MAJ:MIN. */
+static void source__process_io_limits__nearest_group_first(void **st)
+{
+	struct host_opts o = { 0 };
+	struct src *s;
+	struct clayout *l;
+	const uint64_t *v;
+	struct json_object *j, *p;
+	char path[512], mi[1024];
+	int pid = 4242;
+
+	(void)st;
+	snprintf(mi, sizeof(mi), "22 1 253:0 / / rw - ext4 /dev/root rw\n"
+		 "30 22 0:26 / %s/cgv2 rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n"
+		 "35 22 0:31 / %s/cgv1cpu rw - cgroup cgroup rw,cpu,cpuacct\n"
+		 "36 22 0:32 / %s/cgv1 rw - cgroup cgroup rw,blkio\n", root, root, root);
+	put("proc/self/mountinfo", mi);
+	put("proc/4242/cgroup", "9:cpu,cpuacct:/jobs/c3\n5:blkio:/jobs/b3\n0::/jobs/r3\n");
+	put("cgv1/jobs/b3/blkio.throttle.read_iops_device", "254:1 2\n");
+	put("cgv1/jobs/blkio.throttle.read_iops_device", "254:1 50\n");
+	put("cgv1/jobs/blkio.throttle.read_bps_device", "254:1 1048576\n");
+	put("cgv1cpu/jobs/c3/blkio.throttle.read_iops_device", "254:1 1\n");
+	put("cgv2/jobs/r3/io.max", "8:0 rbps=max wbps=max riops=max wiops=100\n");
+	snprintf(path, sizeof(path), "%s/sys/dev/block", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/dev/block/254:1", root);
+	if (symlink("../../devices/pci0000:00/virtio1/block/vda/vda1", path) < 0)
+		assert_int_equal(errno, EEXIST);
+	s = open_tree(&o);
+	src_host_watch(s, &pid, 1);
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+	j = src_host_json(s);
+	p = json_object_array_get_idx(json_object_object_get(j, "processes"), 0);
+	assert_non_null(p);
+	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(p, "io_limits"),
+							   JSON_C_TO_STRING_PLAIN),
+			    "[{\"device\":\"vda\",\"limit\":\"riops=2 rbps=1048576\","
+			    "\"cgroup\":\"\\/jobs\\/b3\"},{\"device\":\"8:0\",\"limit\":\"wiops=100\","
+			    "\"cgroup\":\"\\/jobs\\/r3\"}]");
+	json_object_put(j);
+	s->ops->close(s);
+}
+
 static void source__missing_and_huge__says_why(void **st)
 {
 	struct host_opts o = { 0 };
@@ -728,6 +813,8 @@ int main(void)
 		cmocka_unit_test(source__producer_exits__sum_kept),
 		cmocka_unit_test(source__producer_read_fails__sum_never_falls),
 		cmocka_unit_test(source__cgroup_producer__pressure_and_throttling),
+		cmocka_unit_test(iolimit__iomax_and_v1__limits_set),
+		cmocka_unit_test(source__process_io_limits__nearest_group_first),
 		cmocka_unit_test(source__missing_and_huge__says_why),
 		cmocka_unit_test(rules__host_counter_names__signals_read_them),
 		cmocka_unit_test(hostconf__bad_values__errors),
