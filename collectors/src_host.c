@@ -1414,6 +1414,22 @@ void src_host_watch(struct src *s, const int *pids, unsigned n)
 	h->nowners = m;
 }
 
+int src_host_keep(const char *name, const int *pids, unsigned n)
+{
+	char *end;
+	long pid;
+
+	if (strncmp(name, "owner.", 6))
+		return 1;
+	pid = strtol(name + 6, &end, 10);
+	if (*end != '.')
+		return 1;
+	for (unsigned i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
 struct json_object *src_host_json(struct src *s)
 {
 	struct host *h = s ? s->priv : NULL;

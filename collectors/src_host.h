@@ -83,6 +83,10 @@ int src_host_open(struct src *s, const struct src_host_ctx *ctx);
 /* The owners of the port's watched flows (pids > 0, at most HOST_MAX_PIDS
  * taken); read from the next read on. */
 void src_host_watch(struct src *s, const int *pids, unsigned n);
+/* A counter of a port whose flows' owners are pids: an owner.PID.* of
+ * one of them, or any that is no owner's (src_shared.h src_keep_fn: the
+ * ports share one host source, each keeps its own owners). */
+int src_host_keep(const char *name, const int *pids, unsigned n);
 /* {devices: [{name, transport, model, firmware, vendor, serial_sha256,
  * rotational, nr_requests}], processes: [{pid, comm, role, producer,
  * devices: [the disks of the files it holds open, found every rescan],

@@ -6,6 +6,7 @@
 #include "collectors/src_kernel.h"
 #include "collectors/src_host.h"
 #include "collectors/src_app.h"
+#include "collectors/src_shared.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -375,13 +376,34 @@ static void open_devlink(struct port *p, const struct src_ctx *ctx)
 	}
 }
 
+static int host_open_fn(struct src *inner, void *arg)
+{
+	return src_host_open(inner, arg);
+}
+
+static int app_open_fn(struct src *inner, void *arg)
+{
+	return src_app_open(inner, arg);
+}
+
+/* A source's own (its JSON, its watch) behind a port's share. */
+static struct src *own_src(struct port_src *ps)
+{
+	struct src *in = src_shared_inner(&ps->s);
+
+	return in ? in : &ps->s;
+}
+
 /* The host's resources (collectors/src_host.h): in every port's
  * recorder, so the port's window and facts carry them; off with
- * [host] resources = off. */
+ * [host] resources = off. One source for every port of the same options
+ * and sysfs root (collectors/src_shared.h): read once a sample, not once
+ * a port; it reads every port's flow owners, each port keeps its own. */
 static void open_host(struct port *p)
 {
 	struct port_src *ps = &p->src[SLOT_HOST];
 	struct src_host_ctx hc = { p->host, p->sysfs_root };
+	struct { struct host_opts o; char root[PATH_MAX]; } *key;
 
 	memset(&ps->s, 0, sizeof(ps->s));
 	ps->open = 0;
@@ -390,8 +412,17 @@ static void open_host(struct port *p)
 			 "not configured");
 		return;
 	}
+	if (!(key = calloc(1, sizeof(*key)))) {
+		src_opened(p, ps, -ENOMEM, "no host resources");
+		return;
+	}
+	key->o = *p->host;
+	util_strlcpy(key->root, p->sysfs_root ? p->sysfs_root : "", sizeof(key->root));
 	ps->s.ops = &src_host_ops;
-	src_opened(p, ps, src_host_open(&ps->s, &hc), "no host resources");
+	if (src_opened(p, ps, src_shared_open(&ps->s, key, sizeof(*key), host_open_fn, &hc),
+		       "no host resources") == 0)
+		src_shared_keep(&ps->s, src_host_keep);
+	free(key);
 }
 
 /* The application's metrics (collectors/src_app.h): the port's own
@@ -402,6 +433,8 @@ static void open_app(struct port *p)
 	struct app_endpoint ep[APP_MAX_ENDPOINTS];
 	struct src_app_ctx ac = { p->loop, p->conf.name, ep, 0 };
 
+	/* the endpoints are the share's key, compared whole */
+	memset(ep, 0, sizeof(ep));
 	memset(&ps->s, 0, sizeof(ps->s));
 	ps->open = 0;
 	if (p->conf.app.url[0]) {
@@ -417,8 +450,11 @@ static void open_app(struct port *p)
 		snprintf(ps->why, sizeof(ps->why), "no app_metrics endpoint configured");
 		return;
 	}
+	/* ports with the same endpoints (the producers', no port's own)
+	 * share one source: each endpoint is scraped once, not once a port */
 	ps->s.ops = &src_app_ops;
-	src_opened(p, ps, src_app_open(&ps->s, &ac), "no application metrics");
+	src_opened(p, ps, src_shared_open(&ps->s, ep, ac.nep * sizeof(ep[0]), app_open_fn, &ac),
+		   "no application metrics");
 }
 
 void port_set_host(struct port *p, const struct host_opts *o)
@@ -451,7 +487,7 @@ struct json_object *port_app_json(const struct port *p, int with_text)
 	struct json_object *o;
 
 	if (p->state == PORT_UP && ps->open)
-		return src_app_json(&ps->s, with_text, PORT_APP_TEXT_MAX);
+		return src_app_json(own_src(ps), with_text, PORT_APP_TEXT_MAX);
 	o = json_object_new_object();
 	jx_add_str(o, "note", "no application metrics");
 	jx_add_str(o, "reason", p->state != PORT_UP ? "the port is down" :
@@ -462,7 +498,7 @@ struct json_object *port_app_json(const struct port *p, int with_text)
 void port_host_watch(struct port *p, const int *pids, unsigned n)
 {
 	if (p->src[SLOT_HOST].open)
-		src_host_watch(&p->src[SLOT_HOST].s, pids, n);
+		src_shared_watch(&p->src[SLOT_HOST].s, pids, n, src_host_watch);
 }
 
 struct json_object *port_host_json(const struct port *p)
@@ -471,7 +507,7 @@ struct json_object *port_host_json(const struct port *p)
 	struct json_object *o;
 
 	if (p->state == PORT_UP && ps->open)
-		return src_host_json(&ps->s);
+		return src_host_json(own_src(ps));
 	o = json_object_new_object();
 	jx_add_str(o, "note", "no host resources");
 	jx_add_str(o, "reason", p->state != PORT_UP ? "the port is down" :
@@ -859,8 +895,11 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 			jx_add_double(s, "mean_query_us", q ? (double)total / 1e3 / (double)q : 0);
 			jx_add_bool(s, "events_watched", p->dlmon != NULL);
 		}
+		if (ps->open && src_shared_refs((struct src *)&ps->s))
+			jx_add_u64(s, "shared_by_ports", src_shared_refs((struct src *)&ps->s));
 		if (i == SLOT_APP && ps->open)
-			json_object_object_add(s, "endpoints", src_app_json((struct src *)&ps->s, 0, 0));
+			json_object_object_add(s, "endpoints",
+					       src_app_json(own_src((struct port_src *)ps), 0, 0));
 		json_object_array_add(srcs, s);
 	}
 	json_object_object_add(o, "sources", srcs);

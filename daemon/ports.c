@@ -1,5 +1,6 @@
 /* ports: the port registry. */
 #include "daemon/ports.h"
+#include "collectors/src_shared.h"
 #include "daemon/conf.h"
 #include "daemon/port.h"
 #include "daemon/recorder.h"
@@ -132,6 +133,9 @@ uint64_t ports_rec_bytes(const struct ports *ps)
 
 void ports_sample(struct ports *ps, uint64_t mono_ns, uint64_t real_ns)
 {
+	/* the sources the ports share are read once in this sweep */
+	src_shared_tick(mono_ns ? mono_ns : 1);
 	for (unsigned i = 0; i < ports_count(ps); i++)
 		port_sample(ps->p[i], mono_ns, real_ns, 1);
+	src_shared_tick(0);
 }

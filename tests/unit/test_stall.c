@@ -478,6 +478,23 @@ static void stall_poll_end__flow_owners__host_source_reads_them(void **state)
 	}
 	assert_true(found);
 	json_object_put(j);
+	/* one host source for both ports, read once in a sweep of them: the
+	 * second port's read costs it nothing and keeps its own owners */
+	ports_sample(x->ps, 3 * SEC, 3 * SEC);
+	j = port_status_json(a, 3 * SEC);
+	h = json_object_object_get(j, "sources");
+	found = 0;
+	for (size_t i = 0; i < json_object_array_length(h); i++) {
+		struct json_object *e = json_object_array_get_idx(h, i);
+
+		if (!strcmp(json_object_get_string(json_object_object_get(e, "name")), "host"))
+			found = json_object_get_int(json_object_object_get(e, "shared_by_ports"));
+	}
+	assert_int_equal(found, ports_count(x->ps));
+	json_object_put(j);
+	j = port_counters_json(b, 0);
+	assert_null(json_object_object_get(json_object_object_get(j, "host"), name));
+	json_object_put(j);
 }
 
 /* each test on a detector of conf_text (stallfix.h) */
