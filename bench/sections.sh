@@ -189,11 +189,23 @@ tracker_hooks = always"
 	# all sources, the thread watch off: beside "all", what watching the
 	# sessions' owners' threads costs the idle daemon
 	mkconf "$WORK/notw.conf" "" "" "thread_watch = off"
+	# all sources and a producer (the engines, by comm) serving 2,000
+	# series (promserve.py): the host source reads its processes, the app
+	# source scrapes its endpoint every sample, for both ports (one share)
+	local pf=$WORK/promserve.port pp
+	rm -f "$pf"
+	python3 "$ROOT/tests/tools/promserve.py" "$pf" > /dev/null 2>&1 &
+	pp=$!
+	for _ in $(seq 50); do [ -s "$pf" ] && break; sleep 0.1; done
+	mkconf "$WORK/app.conf"
+	printf '[producer engine]\ncomm = nsengine\napp_metrics = http://127.0.0.1:%s/series/2000\n' \
+		"$(cat "$pf" 2>/dev/null)" >> "$WORK/app.conf"
 	for r in $(seq "$seg"); do
-		for v in all notw sock bpf engine; do
+		for v in all app notw sock bpf engine; do
 			idle_run "$v" "$WORK/$v.conf" "$warm" "$secs"
 		done
 	done
+	stop_pid "$pp"
 	local total=$(( seg * secs ))
 	row section=idle name="all default sources (engine, sock, bpf), ${total} s" unit=% \
 		series=idle_all goal="< 0.5%" check=below:0.5 \
@@ -206,6 +218,13 @@ tracker_hooks = always"
 	row section=idle name="  of it: counter sweeps (ethtool, stats64, recorder)" unit=% series=idle_all_counters
 	row section=idle name="  of it: the detector" unit=% series=idle_all_detector \
 		note="its work on the sources' observations, done after each poll (status flow_sources.detector); the rest of the total is the wakeups"
+	row section=idle name="all default sources and a producer with a 2,000-series endpoint, ${total} s" \
+		unit=% series=idle_app goal="< 0.5%" check=below:0.5 \
+		note="[producer engine] comm = nsengine (the sessions' two processes) with app_metrics on a 2,000-series page (promserve.py), scraped every sample (1 s) for both ports; runs alternated with the all-sources runs"
+	row section=idle name="  of it: the host and app sources (daemon's own accounting)" unit=% \
+		series=idle_app_src note="status ports[].sources[host, app].cpu_pct summed over the ports: the second port's share of a shared source costs it nothing (read once per sweep)"
+	row section=idle name="  all sources / with the producer (this: the producer's part)" unit=% \
+		series=idle_all vs=idle_app note="the same runs"
 	row section=idle name="  the same, thread watch off (all / this: the watch's part)" unit=% \
 		series=idle_notw vs=idle_all note="thread_watch = off, runs alternated with the all-sources runs; in those the watch held at most $(stats idle_tw_procs | cut -d' ' -f3) processes (the sessions' owners), their every switch accounted in the kernel"
 	row section=idle name="track = sock only, ${total} s" unit=% series=idle_sock \
@@ -275,6 +294,7 @@ idle_run() {
 	sample "idle_$v" "$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.4f", 100 * c / t }')"
 	sample rss_kib "$(rss_kib "$DPID")"
 	sample idle_incidents "$(echo "$st" | jq '.incidents | length')"
+	[ "$v" = app ] && sample idle_app_src "$(echo "$st" | jq '[.ports[] | .sources[] | select(.name == "host" or .name == "app") | .cpu_pct // 0] | add // 0')"
 	if [ "$v" = all ]; then
 		for s in sock bpf engine; do
 			sample "idle_all_$s" "$(echo "$st" | jq --arg s $s '[.flow_sources.cost[] | select(.source == $s) | .cpu_pct] | add // 0')"
