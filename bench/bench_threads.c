@@ -1,10 +1,15 @@
 /* bench_threads: the thread watch's cost per scheduler switch, from the
  * kernel's own accounting of the program (kernel.bpf_stats_enabled: run
  * count and run time, which include the accounting's two clock reads).
- * Three phases of a few seconds, each printing one line:
+ * Four phases of a few seconds, each printing one line; in the first
+ * three two unwatched processes play ping-pong over pipes (tens of
+ * thousands of switches a second), so the figure is the program's hot
+ * path, not an idle machine's few cold switches:
  *   nothing watched      every switch of the host, the watched set empty
- *   unwatched switch     one idle process watched: the host's switches
- *                        test two bits and leave
+ *   unwatched switch     one idle process watched: the switches compare
+ *                        their two tgids with the watched list and leave
+ *   unwatched switch, bitmap   TW_LIST + 1 idle processes watched: two bit
+ *                        tests in the bitmap instead
  *   watched switch       one thread switching ~10k times a second watched
  *                        (off-CPU accounting, a stack walk per sleep)
  *   bench_threads [SECONDS]   (as root) */
@@ -14,9 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collectors/threadwatch.h"
 #include "collectors/threadwatch_api.h"
 #include "lib/log.h"
 
@@ -61,14 +68,53 @@ static void phase(int fd, const char *what, unsigned secs)
 	fflush(stdout);
 }
 
+/* Two processes that wake each other over pipes until killed. */
+static pid_t pingpong(void)
+{
+	int ab[2], ba[2];
+	pid_t a;
+
+	if (pipe(ab) < 0 || pipe(ba) < 0)
+		return -1;
+	a = fork();
+	if (a < 0)
+		return -1;
+	if (!a) {
+		pid_t b = fork();
+		char c = 0;
+
+		if (b < 0)
+			_exit(1);
+		if (!b) {
+			/* ends with its partner: it holds the caller's stdout */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (;;)
+				if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+					_exit(0);
+		}
+		for (;;)
+			if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1) {
+				kill(b, SIGKILL);
+				_exit(0);
+			}
+	}
+	close(ab[0]);
+	close(ab[1]);
+	close(ba[0]);
+	close(ba[1]);
+	return a;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned secs = argc > 1 ? (unsigned)atoi(argv[1]) : 3;
 	char err[256], was[16] = "0";
 	struct threadwatch *tw;
 	FILE *f;
-	pid_t idle, busy;
-	int32_t p;
+	pid_t idle, busy, load;
+	int32_t p, idles[TW_LIST + 1];
 	int fd;
 
 	log_init("bench_threads", 0);
@@ -88,15 +134,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fd = prog_fd();
+	load = pingpong();
 	phase(fd, "nothing watched", secs);
-	idle = fork();
-	if (!idle) {
-		pause();
-		_exit(0);
+	for (unsigned i = 0; i <= TW_LIST; i++) {
+		idles[i] = fork();
+		if (!idles[i]) {
+			pause();
+			_exit(0);
+		}
 	}
+	idle = idles[0];
 	p = idle;
 	threadwatch_set(tw, &p, 1);
 	phase(fd, "unwatched switch", secs);
+	threadwatch_set(tw, idles, TW_LIST + 1);
+	phase(fd, "unwatched switch, bitmap", secs);
+	if (load > 0) {
+		kill(load, SIGKILL);
+		waitpid(load, NULL, 0);
+	}
 	busy = fork();
 	if (!busy)
 		for (;;)
@@ -104,9 +160,11 @@ int main(int argc, char **argv)
 	p = busy;
 	threadwatch_set(tw, &p, 1);
 	phase(fd, "watched switch", secs);
-	kill(idle, SIGKILL);
+	for (unsigned i = 0; i <= TW_LIST; i++) {
+		kill(idles[i], SIGKILL);
+		waitpid(idles[i], NULL, 0);
+	}
 	kill(busy, SIGKILL);
-	waitpid(idle, NULL, 0);
 	waitpid(busy, NULL, 0);
 	threadwatch_close(tw);
 	if ((f = fopen("/proc/sys/kernel/bpf_stats_enabled", "w"))) {

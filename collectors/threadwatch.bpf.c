@@ -15,10 +15,14 @@
  * voluntary, TASK_INTERRUPTIBLE (0x1) a sleep on an event,
  * TASK_UNINTERRUPTIBLE (0x2) a D sleep.
  *
- * Every switch on the host runs this. A switch of two unwatched threads
- * costs a read of a global, one bpf_get_current_pid_tgid(), one load of
- * next->tgid and two bit tests in an array (inlined lookups); with nothing
- * watched, only the global. */
+ * Every switch on the host runs this. With nothing watched it costs a read
+ * of a global. With up to TW_LIST processes watched (the common case: the
+ * engines of one host), a switch of two unwatched threads costs the loads
+ * of prev->tgid and next->tgid (both tasks are hot: the scheduler just
+ * handled them) and 2 x TW_LIST compares against one cache line of
+ * globals: no helper call, no map lookup, no random memory access. With
+ * more, two bit tests in a 512 KiB array (inlined lookups, each a likely
+ * cache miss). */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -58,6 +62,11 @@ struct {
 
 /* Processes in tw_procs: the daemon keeps it (0: leave at once). */
 __u32 tw_nprocs = 0;
+/* The same when there are at most TW_LIST of them (tw_big 0): their tgids,
+ * the unused slots TW_LIST_NONE (no tgid is; the idle task's is 0). */
+__u32 tw_list[TW_LIST] = { TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE,
+			   TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE };
+__u32 tw_big = 0;
 
 static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt,
 				   unsigned int state, __u64 now)
@@ -74,6 +83,7 @@ static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt
 		init.tgid = tgid;
 		init.first_ns = now;
 		init.stack_id = -1;
+		init.first_how = TW_FIRST_OUT;
 		bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
 		t = bpf_map_lookup_elem(&tw_threads, &tid);
 		if (!t)
@@ -93,14 +103,24 @@ static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt
 	t->off_at_ns = now;
 }
 
-static __always_inline void tw_in(__u32 tid, __u64 now)
+static __always_inline void tw_in(__u32 tid, __u32 tgid, __u64 now)
 {
 	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
+	struct tw_thread init = {};
 	__u64 at;
 	__u32 off;
 
-	if (!t)
+	if (!t) {
+		/* first seen coming on: it was off the CPU (asleep since
+		 * before the watch, or new); a first switch out, later, would
+		 * say it ran since the watch began, which it did not */
+		init.tgid = tgid;
+		init.first_ns = now;
+		init.stack_id = -1;
+		init.first_how = TW_FIRST_IN;
+		bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
 		return;
+	}
 	at = t->off_at_ns;
 	off = t->off_state;
 	if (at && now > at && off < TW_OFF_N)
@@ -111,8 +131,21 @@ static __always_inline void tw_in(__u32 tid, __u64 now)
 static __always_inline int tw_watched(__u32 tgid)
 {
 	__u32 w = tgid >> 6;
-	__u64 *bits = bpf_map_lookup_elem(&tw_procs, &w);
+	__u64 *bits;
 
+	if (!tw_big) {
+		__u32 n = tw_nprocs;
+
+#pragma unroll
+		for (__u32 i = 0; i < TW_LIST; i++) {
+			if (i >= n)
+				break;
+			if (tw_list[i] == tgid)
+				return 1;
+		}
+		return 0;
+	}
+	bits = bpf_map_lookup_elem(&tw_procs, &w);
 	return bits && (*bits >> (tgid & 63)) & 1;
 }
 
@@ -120,24 +153,24 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
 	     struct task_struct___tw *next, unsigned int prev_state)
 {
-	__u64 id, now;
+	__u64 now;
 	__u32 tgid, ntgid;
 
 	if (!tw_nprocs)
 		return 0;
-	(void)prev;
-	id = bpf_get_current_pid_tgid();
-	tgid = id >> 32;
+	/* prev is current here (trace_sched_switch() precedes
+	 * context_switch()): its fields, not a helper call */
+	tgid = prev->tgid;
 	now = 0;
 	if (tw_watched(tgid)) {
 		now = bpf_ktime_get_ns();
-		tw_out(ctx, (__u32)id, tgid, preempt, prev_state, now);
+		tw_out(ctx, (__u32)prev->pid, tgid, preempt, prev_state, now);
 	}
 	ntgid = next->tgid;
 	if (tw_watched(ntgid)) {
 		if (!now)
 			now = bpf_ktime_get_ns();
-		tw_in((__u32)next->pid, now);
+		tw_in((__u32)next->pid, ntgid, now);
 	}
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "collectors/bpflog.h"
+#include "lib/loop.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
@@ -24,6 +25,7 @@
 struct tw_proc_ent {
 	int32_t pid;
 	unsigned long long start;
+	uint64_t watched_ns;        /* when the program began to watch it */
 };
 
 struct tw_thr {
@@ -132,9 +134,23 @@ void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const ch
 
 /* ---- the watched processes ---- */
 
+/* The watched set as the program reads it: the count, and up to TW_LIST
+ * tgids in a list of globals (the bitmap, always kept, when more). A
+ * switch read during the change may be counted for a process that is
+ * just added or dropped: the bitmap had the same window. */
 static void tw_publish_count(struct threadwatch *tw)
 {
-	tw->skel->bss->tw_nprocs = tw->nprocs;
+	volatile __u32 *list = tw->skel->data->tw_list;
+
+	if (tw->nprocs <= TW_LIST) {
+		for (unsigned i = 0; i < TW_LIST; i++)
+			if (list[i] != (i < tw->nprocs ? (__u32)tw->procs[i].pid : TW_LIST_NONE))
+				list[i] = i < tw->nprocs ? (__u32)tw->procs[i].pid : TW_LIST_NONE;
+		__atomic_store_n(&tw->skel->bss->tw_big, 0, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&tw->skel->bss->tw_big, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&tw->skel->bss->tw_nprocs, tw->nprocs, __ATOMIC_RELEASE);
 }
 
 static void tw_forget_threads(struct threadwatch *tw, int32_t pid)
@@ -255,9 +271,14 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 		}
 		tw->procs[tw->nprocs].pid = pids[j];
 		tw->procs[tw->nprocs].start = start;
+		tw->procs[tw->nprocs].watched_ns = 0;
 		tw->nprocs++;
 	}
 	tw_publish_count(tw);
+	/* watched from now: the program sees the set just published */
+	for (unsigned i = 0; i < tw->nprocs; i++)
+		if (!tw->procs[i].watched_ns)
+			tw->procs[i].watched_ns = loop_mono_ns();
 	return tw->nprocs;
 }
 
@@ -340,6 +361,20 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		x->tid = (int32_t)tw->bkeys[i];
 		x->pid = (int32_t)t->tgid;
 		tw_sample_of(t, now, &x->cur);
+		/* first seen going off the CPU: it ran from when its process
+		 * was watched to then (a busy-polling engine thread on a quiet
+		 * core is switched out first when it blocks): that span is its
+		 * history's first sample, all on CPU */
+		if (!x->nh && t->first_how == TW_FIRST_OUT) {
+			int k = tw_find_proc(tw, x->pid);
+			uint64_t w = k >= 0 ? tw->procs[k].watched_ns : 0;
+
+			if (w && w < t->first_ns && w < now) {
+				memset(&x->hist[0], 0, sizeof(x->hist[0]));
+				x->hist[0].at_ns = w;
+				x->nh = 1;
+			}
+		}
 		x->stack_id = t->stack_id;
 		x->sleep_at_ns = t->sleep_at_ns;
 		/* history: one sample every keep_ns at most */

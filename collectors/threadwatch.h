@@ -17,6 +17,8 @@ typedef uint64_t tw_u64;
 #endif
 
 #define TW_MAX_TGIDS 1024       /* watched processes */
+#define TW_LIST 8               /* up to so many watched: a list, not the bitmap */
+#define TW_LIST_NONE 0xffffffffu
 #define TW_TGID_WORDS 65536     /* the watched set: one bit per tgid up to
 				 * 2^22 (PID_MAX_LIMIT on 64-bit) */
 #define TW_MAX_THREADS 16384    /* their threads (LRU: the least recently
@@ -49,8 +51,15 @@ struct tw_thread {
 	tw_u32 off_state;       /* enum tw_off of the last switch out */
 	tw_s32 stack_id;        /* kernel stack at the last voluntary sleep,
 				 * < 0: none (-errno of bpf_get_stackid) */
-	tw_u32 pad;
+	tw_u32 first_how;       /* TW_FIRST_*: how the program first saw it */
 };
+
+/* A thread the program first saw going off the CPU was on it since its
+ * process was watched (any switch before would have been seen); one first
+ * seen coming on was off it, for how long unknown (asleep since before the
+ * watch, or just born). */
+#define TW_FIRST_IN 1
+#define TW_FIRST_OUT 2
 
 
 #endif

@@ -173,6 +173,72 @@ static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(voi
 	close(tidr);
 }
 
+/* Up to TW_LIST watched processes are a list the program compares; more
+ * are the bitmap. Either way the starved sender's switches are counted,
+ * and going from one to the other (12 watched, then 1) loses none of it. */
+static void many_watched__bitmap_then_list__switches_counted_both_ways(void **st)
+{
+	pid_t idle[TW_LIST + 3], pid;
+	int32_t pids[TW_LIST + 4], tid = 0;
+	int go, tidr;
+	struct find f = { 0 };
+	uint64_t t0, big;
+	unsigned n = 0;
+
+	(void)st;
+	NEED_TW();
+	for (unsigned i = 0; i < TW_LIST + 3; i++) {
+		idle[i] = twchild_fork();
+		assert_true(idle[i] >= 0);
+		if (!idle[i]) {
+			pause();
+			_exit(0);
+		}
+		pids[n++] = idle[i];
+	}
+	pid = start_starved(&go, &tidr, 1000);
+	pids[n++] = pid;
+	assert_int_equal(threadwatch_set(tw, pids, n), (int)n);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	/* polled a while before the send, as the detector does */
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 200 * MS) {
+		read_now();
+		sleep_ms(50);
+	}
+	assert_int_equal(write(go, "g", 1), 1);
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 300 * MS) {
+		sleep_ms(50);
+		read_now();
+	}
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 250 * MS, 50, t0, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	big = f.v.r.nvcsw;
+	print_message("%u watched (the bitmap): %" PRIu64 " voluntary switches in 300 ms\n", n, big);
+	assert_true(big >= 100);
+	/* the sender alone: the list */
+	assert_int_equal(threadwatch_set(tw, &pids[n - 1], 1), 1);
+	t0 = loop_mono_ns();
+	while (loop_mono_ns() - t0 < 300 * MS) {
+		sleep_ms(50);
+		read_now();
+	}
+	memset(&f, 0, sizeof(f));
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 250 * MS, 50, t0, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	print_message("1 watched (the list): %" PRIu64 " voluntary switches in 300 ms\n",
+		      f.v.r.nvcsw);
+	assert_true(f.v.r.nvcsw >= 100);
+	stop_child(pid);
+	close(go);
+	close(tidr);
+	for (unsigned i = 0; i < TW_LIST + 3; i++)
+		stop_child(idle[i]);
+}
+
 /* The healthy server: asleep in epoll_wait, woken for a request every
  * 100 ms, served at once. */
 static void healthy_epoll_sleeper__no_waiting_flow__not_stalled(void **st)
@@ -502,6 +568,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
+		cmocka_unit_test(many_watched__bitmap_then_list__switches_counted_both_ways),
 		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
 		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
 		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
