@@ -27,6 +27,12 @@ struct tp_pid {
 	int32_t called_stack;   /* its kernel stack at sleep then */
 	uint64_t wait_end;      /* the first poll its flows no longer waited */
 	int stuck;              /* a flow of it waits or is stalled this poll */
+	uint64_t stuck_since;   /* the oldest wait of its waiting or stalled
+				 * flows this poll, 0 none */
+	uint64_t ep_since;      /* the same of the last poll it had one (kept
+				 * after: an incident the flows opened reads
+				 * its threads over that wait) */
+	uint64_t ep_end;        /* the first poll after that without one */
 };
 
 struct tpass {
@@ -129,10 +135,14 @@ void tpass_observe(struct tpass *tp, struct sflow *f, uint64_t now, uint64_t th)
 		p->poll_ns = now;
 		p->wait_since = 0;
 		p->stuck = 0;
+		p->stuck_since = 0;
 		p->th = th;
 	}
-	if (f->state == FLOW_WAITING || f->state == FLOW_STALLED)
+	if (f->state == FLOW_WAITING || f->state == FLOW_STALLED) {
 		p->stuck = 1;
+		if (f->wait_since_ns && (!p->stuck_since || f->wait_since_ns < p->stuck_since))
+			p->stuck_since = f->wait_since_ns;
+	}
 	if (th < p->th)
 		p->th = th;
 	if (f->state != FLOW_WAITING)
@@ -208,6 +218,13 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		 * is stalled any more */
 		if (p->called_tid && !p->wait_end && (p->poll_ns != now || !p->stuck))
 			p->wait_end = now;
+		if (p->poll_ns == now && p->stuck_since) {
+			if (p->stuck_since != p->ep_since)
+				p->ep_end = 0;
+			p->ep_since = p->stuck_since;
+		} else if (p->ep_since && !p->ep_end) {
+			p->ep_end = now;
+		}
 		if (p->poll_ns != now || !p->wait_since) {
 			p->called = 0;
 			continue;
@@ -296,9 +313,17 @@ struct json_object *tpass_evidence(struct tpass *tp, int32_t pid, uint64_t since
 	if (!tp->tw || !(p = tp_find(tp, pid, 0)))
 		return NULL;
 	/* over the wait the stall was called for: from its start to its end
-	 * (when it ended before the evidence is read) */
-	arr = threadwatch_evidence(tp->tw, pid, since_ns ? since_ns : p->stalled_since,
-				   since_ns ? 0 : p->wait_end, p->th ? p->th : 200000000ull);
+	 * (when it ended before the evidence is read); when the watch called
+	 * none (the flows opened the incident first), over its flows' last
+	 * wait */
+	if (since_ns)
+		arr = threadwatch_evidence(tp->tw, pid, since_ns, 0, p->th ? p->th : 200000000ull);
+	else if (p->stalled_since && p->ep_since <= p->stalled_since)
+		arr = threadwatch_evidence(tp->tw, pid, p->stalled_since, p->wait_end,
+					   p->th ? p->th : 200000000ull);
+	else
+		arr = threadwatch_evidence(tp->tw, pid, p->ep_since, p->ep_end,
+					   p->th ? p->th : 200000000ull);
 	if (arr && p->called_tid && p->stalled_since)
 		tp_mark_called(tp, p, arr);
 	return arr;

@@ -54,14 +54,18 @@ stall() {
 		  jq -c '.[] | {pid, watch: [.watch[]? | {name, window_ns, voluntary_switches,
 			involuntary_switches, off_cpu_share, off_cpu_preempted_ns, verdict, called}]}' "$B/threads.json"
 		  jq -c '.facts.threads[] | {comm, state, off_cpu_pct, watch, called}' "$B/manifest.json"; }
-	check "$name: the bundle has the called thread's stack at sleep, its switches and off-CPU share over the wait" jqe \
-		'[.[] | .watch[]? | select(.called == true and .name == "worker0" and (.stack_at_call | test("futex"))
-		  and .voluntary_switches >= 50 and .off_cpu_share >= 0.5 and .window_ns > 0
-		  and (.verdict_at_call == "asleep" or .verdict_at_call == "one-sleep"))] | length == 1' "$B/threads.json" ||
+	# called by the watch (its stack and verdict then), or, when the flows
+	# opened the incident first, read over the flows' wait all the same
+	check "$name: the bundle has the blocked thread's stack at sleep, its switches and off-CPU share over the wait" jqe \
+		'[.[] | .watch[]? | select(.name == "worker0" and .voluntary_switches >= 50
+		  and .off_cpu_share >= 0.5 and .window_ns > 0 and
+		  ((.called == true and (.stack_at_call | test("futex")) and
+		    (.verdict_at_call == "asleep" or .verdict_at_call == "one-sleep")) or
+		   (.called != true and (.stack_at_sleep | test("futex")))))] | length == 1' "$B/threads.json" ||
 		jq -c '.[] | {pid, watch: [.watch[]? | {name, called, window_ns, voluntary_switches,
 			off_cpu_share, verdict, verdict_at_call, stack_at_call}]}' "$B/threads.json"
 	check "$name: the facts have worker0 off CPU over the wait, asleep in a futex" jqe \
-		'[.facts.threads[] | select(.comm == "worker0" and .called == true and .off_cpu_pct >= 50
+		'[.facts.threads[] | select(.comm == "worker0" and .off_cpu_pct >= 50
 		  and (.sleep_func | test("futex")) and .vcsw > 0 and .sleep_us > 0)] | length == 1' "$B/manifest.json" ||
 		jq -c '.facts.threads[] | {comm, called, off_cpu_pct, sleep_func, vcsw, sleep_us, watch}' "$B/manifest.json"
 	"$ROOT/tests/tools/summary-lint" "$B" > "$T_DIR/lint.txt" 2>&1 &&
@@ -84,8 +88,10 @@ stall stall-1200 1200 200
 # 150 ms at a 100 ms threshold: on a loaded 2-core machine (a clean-clone
 # make check) the flows opened the incident at 105 ms before the watch's
 # account of the 100 ms covered the blocked send, and the verdict was not
-# engine-blocked once in three runs; it runs with NICSTALL_SEED001_TIGHT=1
-# (a quiet machine: 84 ms, engine-blocked), not in make check
+# engine-blocked once in three runs. The evidence is now read over the
+# flows' wait when the watch called nothing (test_threadpass), and passed
+# 9 runs in 9 here, 5 of them beside two CPU hogs (57-101 ms); it still
+# runs with NICSTALL_SEED001_TIGHT=1, not in make check
 if [ "${NICSTALL_SEED001_TIGHT:-0}" = 1 ]; then
 	stall stall-150 150 100 100ms
 else

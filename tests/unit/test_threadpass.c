@@ -36,6 +36,9 @@
 	"track = none\n"
 
 static const char *conf_on = CONF("on"), *conf_off = CONF("off");
+/* the watch never calls the sender (98% asleep is under 100%): the
+ * flows open the incident */
+static const char *conf_nocall = CONF("on\nthread_sleep_share = 100");
 
 static int watch_on(struct stallfix *x)
 {
@@ -156,6 +159,65 @@ static void seed001_sender__watch_off__called_a_threshold_after_the_source(void 
 	assert_true(ms == 0 || ms >= 880);
 }
 
+/* The flows open the incident, the watch calls nothing: the evidence is
+ * still the sender's over the flows' whole wait (from the send's start,
+ * which its source dated, past the opening), not a threshold's span. */
+static void seed001_flows_first__evidence_over_the_flows_wait(void **st)
+{
+	struct stallfix *x = *st;
+	int go, tidr, found = 0;
+	pid_t pid;
+	struct flow_obs o;
+	uint64_t t0, t;
+	int32_t tid;
+	struct json_object *ev;
+
+	if (!watch_on(x))
+		skip();
+	pid = start_starved(&go, &tidr, 1500);
+	o = onload_obs(pid);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	for (int i = 0; i < 13; i++) {
+		poll_once(x, &o, loop_mono_ns());
+		sleep_ms(50);
+	}
+	assert_int_equal(write(go, "g", 1), 1);
+	t0 = loop_mono_ns();
+	o.live = FLOW_LIVE_WAITING + 1;
+	o.live_since_ns = t0;
+	do {
+		sleep_ms(50);
+		t = loop_mono_ns();
+		poll_once(x, &o, t);
+	} while (t - t0 < 1000 * MS);
+	assert_int_equal(x->nopen, 1);
+	ev = stall_thread_evidence(x->s, pid);
+	assert_non_null(ev);
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		struct json_object *e = json_object_array_get_idx(ev, i);
+		uint64_t win = (uint64_t)json_object_get_int64(json_object_object_get(e, "window_ns"));
+
+		if (json_object_get_int(json_object_object_get(e, "tid")) != tid)
+			continue;
+		found = 1;
+		print_message("flows first: window %.0f ms, share %.3f, %lld voluntary switches, "
+			      "called %d\n", win / 1e6,
+			      json_object_get_double(json_object_object_get(e, "off_cpu_share")),
+			      (long long)json_object_get_int64(json_object_object_get(e,
+				      "voluntary_switches")),
+			      json_object_get_boolean(json_object_object_get(e, "called")));
+		assert_false(json_object_get_boolean(json_object_object_get(e, "called")));
+		/* the whole wait, not the 500 ms threshold's span */
+		assert_true(win >= 900 * MS);
+		assert_true(json_object_get_double(json_object_object_get(e, "off_cpu_share")) >= 0.7);
+	}
+	assert_true(found);
+	json_object_put(ev);
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
 static void epoll_server__idle_flow__no_incident(void **st)
 {
 	struct stallfix *x = *st;
@@ -192,6 +254,7 @@ int main(void)
 		T(seed001_sender__watch_on__called_within_a_poll_of_threshold, conf_on),
 		T(seed001_sender__watch_off__called_a_threshold_after_the_source, conf_off),
 		T(epoll_server__idle_flow__no_incident, conf_on),
+		T(seed001_flows_first__evidence_over_the_flows_wait, conf_nocall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
