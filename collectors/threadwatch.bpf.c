@@ -68,27 +68,32 @@ __u32 tw_list[TW_LIST] = { TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NON
 			   TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE };
 __u32 tw_big = 0;
 
+/* A thread's entry, first seen now going off (TW_FIRST_OUT) or coming on
+ * (TW_FIRST_IN) the CPU; NULL when the map is full. */
+static __always_inline struct tw_thread *tw_new(__u32 tid, __u32 tgid, __u64 now, __u32 how)
+{
+	struct tw_thread init = {};
+
+	init.tgid = tgid;
+	init.first_ns = now;
+	init.stack_id = -1;
+	init.first_how = how;
+	bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&tw_threads, &tid);
+}
+
 static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt,
 				   unsigned int state, __u64 now)
 {
 	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
-	struct tw_thread init = {};
 	__u32 off;
 
 	if (state & 0x80) {     /* TASK_DEAD: its last switch (do_task_dead()) */
 		bpf_map_delete_elem(&tw_threads, &tid);
 		return;
 	}
-	if (!t) {
-		init.tgid = tgid;
-		init.first_ns = now;
-		init.stack_id = -1;
-		init.first_how = TW_FIRST_OUT;
-		bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
-		t = bpf_map_lookup_elem(&tw_threads, &tid);
-		if (!t)
-			return;
-	}
+	if (!t && !(t = tw_new(tid, tgid, now, TW_FIRST_OUT)))
+		return;
 	if (preempt || !state) {
 		off = TW_OFF_PREEMPT;
 		__sync_fetch_and_add(&t->nivcsw, 1);
@@ -106,7 +111,6 @@ static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt
 static __always_inline void tw_in(__u32 tid, __u32 tgid, __u64 now)
 {
 	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
-	struct tw_thread init = {};
 	__u64 at;
 	__u32 off;
 
@@ -114,11 +118,7 @@ static __always_inline void tw_in(__u32 tid, __u32 tgid, __u64 now)
 		/* first seen coming on: it was off the CPU (asleep since
 		 * before the watch, or new); a first switch out, later, would
 		 * say it ran since the watch began, which it did not */
-		init.tgid = tgid;
-		init.first_ns = now;
-		init.stack_id = -1;
-		init.first_how = TW_FIRST_IN;
-		bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
+		tw_new(tid, tgid, now, TW_FIRST_IN);
 		return;
 	}
 	at = t->off_at_ns;
