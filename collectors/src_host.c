@@ -63,7 +63,10 @@ struct hproc {
 	char dev[HOST_PROC_DEVS][32]; /* the disks of the files it holds open */
 	unsigned ndev;
 	struct {                    /* its cgroups' I/O limits (proc_io_limits) */
-		char dev[32], limit[64], cgroup[128];
+		char dev[32];
+		uint64_t v[HOST_LIM_KINDS];   /* riops, rbps, wiops, wbps; 0 none */
+		char cg[HOST_LIM_KINDS][256]; /* the group that sets each */
+		int cg_trunc[HOST_LIM_KINDS];
 	} lim[HOST_PROC_LIMITS];
 	unsigned nlim;
 };
@@ -1191,12 +1194,17 @@ struct limctx {
 
 static void lim_cb(unsigned maj, unsigned min, const char *kind, uint64_t v, void *arg)
 {
+	static const char *const kinds[HOST_LIM_KINDS] = { "riops", "rbps", "wiops", "wbps" };
 	struct limctx *c = arg;
 	struct hproc *p = c->p;
 	char mm[32], name[32];
 	const char *dev;
-	unsigned i;
+	unsigned i, k;
 
+	for (k = 0; k < HOST_LIM_KINDS && strcmp(kinds[k], kind); k++)
+		;
+	if (k == HOST_LIM_KINDS)
+		return;
 	snprintf(mm, sizeof(mm), "%u:%u", maj, min);
 	dev = disk_of_devt(c->h, mm, name, sizeof(name));
 	if (!dev)
@@ -1208,17 +1216,14 @@ static void lim_cb(unsigned maj, unsigned min, const char *kind, uint64_t v, voi
 		if (p->nlim == HOST_PROC_LIMITS)
 			return;
 		p->nlim++;
+		memset(&p->lim[i], 0, sizeof(p->lim[i]));
 		util_strlcpy(p->lim[i].dev, dev, sizeof(p->lim[i].dev));
-		util_strlcpy(p->lim[i].cgroup, c->cgroup, sizeof(p->lim[i].cgroup));
-		p->lim[i].limit[0] = 0;
-	} else if (strstr(p->lim[i].limit, kind)) {
-		return;                 /* the nearest group's, an ancestor's after */
 	}
-	{
-		size_t l = strlen(p->lim[i].limit);
-
-		snprintf(p->lim[i].limit + l, sizeof(p->lim[i].limit) - l, "%s%s=%llu",
-			 l ? " " : "", kind, (unsigned long long)v);
+	/* a bio passes every level: the smallest limit up the tree binds */
+	if (!p->lim[i].v[k] || v < p->lim[i].v[k]) {
+		p->lim[i].v[k] = v;
+		p->lim[i].cg_trunc[k] = strlen(c->cgroup) >= sizeof(p->lim[i].cg[k]);
+		util_strlcpy(p->lim[i].cg[k], c->cgroup, sizeof(p->lim[i].cg[k]));
 	}
 }
 
@@ -1229,8 +1234,9 @@ static void lim_cb(unsigned maj, unsigned min, const char *kind, uint64_t v, voi
  * before the device sees it: the disk's await stays low while the process
  * waits (seed 004's emulation), so the limit names the cause. Reads of
  * cgroupfs only, bounded: at most 16 levels; at each src_host_json(), so
- * the evidence has the limits of its moment. lim[].cgroup is the nearest
- * group with a limit on that device. */
+ * the evidence has the limits of its moment. Of each kind the smallest
+ * limit up the tree binds (a bio passes every level), with the group that
+ * sets it. */
 static void proc_io_limits(struct host *h, struct hproc *p)
 {
 	static const struct { const char *file, *kind; } v1[] = {
@@ -1485,11 +1491,27 @@ struct json_object *src_host_json(struct src *s)
 			struct json_object *lv = json_object_new_array();
 
 			for (unsigned k = 0; k < p->nlim; k++) {
+				static const char *const kinds[HOST_LIM_KINDS] = { "riops", "rbps",
+										   "wiops", "wbps" };
 				struct json_object *x = json_object_new_object();
+				char lim[160] = "";
+				size_t l = 0;
+				int first = -1;
 
+				for (int q = 0; q < HOST_LIM_KINDS; q++) {
+					if (!p->lim[k].v[q])
+						continue;
+					if (first < 0)
+						first = q;
+					l += (size_t)snprintf(lim + l, sizeof(lim) - l, "%s%s=%llu",
+							      l ? " " : "", kinds[q],
+							      (unsigned long long)p->lim[k].v[q]);
+				}
 				jx_add_str(x, "device", p->lim[k].dev);
-				jx_add_str(x, "limit", p->lim[k].limit);
-				jx_add_str(x, "cgroup", p->lim[k].cgroup);
+				jx_add_str(x, "limit", lim);
+				/* the group of the first kind named (reads first) */
+				if (first >= 0 && !p->lim[k].cg_trunc[first])
+					jx_add_str(x, "cgroup", p->lim[k].cg[first]);
 				json_object_array_add(lv, x);
 			}
 			json_object_object_add(e, "io_limits", lv);

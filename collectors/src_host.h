@@ -50,7 +50,8 @@
 #define HOST_MAX_PATTERNS 16
 #define HOST_PROC_DEVS 4             /* disks named per process */
 #define HOST_FD_SCAN 256             /* descriptors of a process judged */
-#define HOST_PROC_LIMITS 4           /* I/O limits named per process */
+#define HOST_PROC_LIMITS 4           /* devices with I/O limits named per process */
+#define HOST_LIM_KINDS 4             /* riops, rbps, wiops, wbps */
 
 struct host_producer {
 	char name[32];
@@ -80,8 +81,9 @@ extern const struct src_ops src_host_ops;
 
 /* Open s as the host source (s->ops set); 0 or -errno with s->err. */
 int src_host_open(struct src *s, const struct src_host_ctx *ctx);
-/* The owners of the port's watched flows (pids > 0, at most HOST_MAX_PIDS
- * taken); read from the next read on. */
+/* The owners of the watched flows (pids > 0, at most HOST_MAX_PIDS taken;
+ * the ports share one source: every port's, src_shared.h); read from the
+ * next read on. */
 void src_host_watch(struct src *s, const int *pids, unsigned n);
 /* A counter of a port whose flows' owners are pids: an owner.PID.* of
  * one of them, or any that is no owner's (src_shared.h src_keep_fn: the
@@ -91,10 +93,10 @@ int src_host_keep(const char *name, const int *pids, unsigned n);
  * rotational, nr_requests}], processes: [{pid, comm, role, producer,
  * devices: [the disks of the files it holds open, found every rescan],
  * io_limits: [{device (a disk's name, else MAJ:MIN), limit (io.max's
- * words: "riops=2", "rbps=1048576 wiops=100"), cgroup (the nearest group
- * that limits it: its own or an ancestor, v2 io.max or a v1
- * blkio.throttle.* file; a nearer group's limit of a kind wins)}], read
- * at each call}],
+ * words: "riops=2", "rbps=1048576 wiops=100": of each kind the smallest
+ * up the tree, which binds), cgroup (the group, its own or an ancestor,
+ * that sets the first kind named; absent when its path is longer than 255
+ * bytes)}], read at each call}],
  * psi, delayacct,
  * notes: [...]}: the devices' identity and what could not be read. */
 struct json_object *src_host_json(struct src *s);

@@ -1,6 +1,7 @@
 /* src_shared: one counter source shared by the ports that name it, read
  * once per base-rate tick (src_shared.h). */
 #include "collectors/src_shared.h"
+#include "lib/log.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@ struct share {
 	struct sharer who[SHARED_MAX_SHARERS];
 	unsigned refs;
 	src_keep_fn keep;
+	unsigned capped;             /* watches whose union was cut */
 	/* the reading of tick `at` */
 	uint64_t at;
 	int rc;
@@ -75,7 +77,7 @@ static int view(struct share *sh, struct sharer *w, struct clayout **lay,
 			return -ENOMEM;
 		}
 		for (unsigned i = 0; i < sh->lay->n; i++)
-			if (sh->keep(sh->lay->names[i], w->pids, w->npids)) {
+			if (!sh->keep || sh->keep(sh->lay->names[i], w->pids, w->npids)) {
 				names[n] = sh->lay->names[i];
 				width[n] = sh->lay->width[i];
 				w->idx[n++] = i;
@@ -119,16 +121,18 @@ static int sh_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	util_strlcpy(s->err, sh->err, sizeof(s->err));
 	if (sh->rc < 0)
 		return sh->rc;
-	if (sh->keep && (w = sharer_of(sh, s))) {
+	/* each sharer its own copy of the values: the source's buffer lasts
+	 * only until its next read, which another port may make (a fast
+	 * window) while this one still holds them */
+	if ((w = sharer_of(sh, s))) {
 		int rc = view(sh, w, lay, vals);
 
 		if (rc < 0)
 			util_errf(s->err, sizeof(s->err), "%s", strerror(-rc));
 		return rc;
 	}
-	*lay = sh->lay;
-	*vals = sh->vals;
-	return 0;
+	util_errf(s->err, sizeof(s->err), "not a sharer of its source");
+	return -EINVAL;
 }
 
 static void sh_close(struct src *s)
@@ -243,13 +247,22 @@ void src_shared_watch(struct src *s, const int *pids, unsigned n, src_watch_fn w
 			memcpy(sh->who[i].pids, pids, k * sizeof(int));
 		}
 	for (unsigned i = 0; i < sh->refs; i++)
-		for (unsigned k = 0; k < sh->who[i].npids && na < SHARED_MAX_PIDS; k++) {
+		for (unsigned k = 0; k < sh->who[i].npids; k++) {
 			unsigned j;
 
 			for (j = 0; j < na && all[j] != sh->who[i].pids[k]; j++)
 				;
-			if (j == na)
-				all[na++] = sh->who[i].pids[k];
+			if (j < na)
+				continue;
+			if (na == SHARED_MAX_PIDS) {
+				if (!sh->capped++)
+					log_warnx("source %s: the ports' flows have more than %u "
+						  "owners: pid %d and later ones are not read",
+						  sh->inner.ops->name, SHARED_MAX_PIDS,
+						  (int)sh->who[i].pids[k]);
+				continue;
+			}
+			all[na++] = sh->who[i].pids[k];
 		}
 	watch(&sh->inner, all, na);
 }

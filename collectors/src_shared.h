@@ -32,9 +32,10 @@ typedef void (*src_watch_fn)(struct src *inner, const int *pids, unsigned n);
  * sharer's.) */
 typedef int (*src_keep_fn)(const char *name, const int *pids, unsigned n);
 
-/* Open s as a share of key: the share's source is opened with
- * open_fn(inner, arg) by the first opener (its error is every opener's,
- * in s->err). 0 or -errno. */
+/* Open s as a share of key: the first opener opens the share's source
+ * with open_fn(inner, arg); a failed open leaves no share (the next opener
+ * tries again) and its error in s->err. 0 or -errno. Each sharer's read
+ * gives it its own copy of the values. */
 int src_shared_open(struct src *s, const void *key, size_t keylen, src_open_fn open_fn,
 		    void *arg);
 /* The base-rate tick being swept (0: none). */
@@ -44,7 +45,8 @@ struct src *src_shared_inner(struct src *s);
 /* How many ports share s's source. */
 unsigned src_shared_refs(struct src *s);
 /* This sharer's pids (at most SHARED_MAX_PIDS kept); watch gets the
- * union of every sharer's (at most SHARED_MAX_PIDS). */
+ * union of every sharer's (at most SHARED_MAX_PIDS: beyond, said once in
+ * the log). */
 void src_shared_watch(struct src *s, const int *pids, unsigned n, src_watch_fn watch);
 /* From the next read on, each sharer's reading keeps only what keep says
  * is its own (by its own pids). */

@@ -19,8 +19,9 @@
  * of a global. With up to TW_LIST processes watched (the common case: the
  * engines of one host), a switch of two unwatched threads costs the loads
  * of prev->tgid and next->tgid (both tasks are hot: the scheduler just
- * handled them) and 2 x TW_LIST compares against one cache line of
- * globals: no helper call, no map lookup, no random memory access. With
+ * handled them) and at most 2 x TW_LIST compares against a few globals
+ * (the count in .bss, the list in .data: two cache lines): no helper
+ * call, no map lookup, no random memory access. With
  * more, two bit tests in a 512 KiB array (inlined lookups, each a likely
  * cache miss). */
 #include <linux/bpf.h>

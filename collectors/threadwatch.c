@@ -44,6 +44,8 @@ struct threadwatch {
 	unsigned nprocs;
 	struct tw_thr *thr;             /* sorted by tid */
 	unsigned nthr;
+	uint64_t *seen;                 /* tw_seen_first() */
+	unsigned nseen;
 	uint32_t *bkeys;                /* batch read buffers */
 	struct tw_thread *bvals;
 	uint64_t last_read_ns;
@@ -120,6 +122,7 @@ void threadwatch_close(struct threadwatch *tw)
 	tw_ksyms_drop(tw);
 	threadwatch_bpf__destroy(tw->skel);
 	free(tw->thr);
+	free(tw->seen);
 	free(tw->bkeys);
 	free(tw->bvals);
 	free(tw);
@@ -156,6 +159,11 @@ static void tw_publish_count(struct threadwatch *tw)
 static void tw_forget_threads(struct threadwatch *tw, int32_t pid)
 {
 	unsigned i, j;
+
+	for (i = j = 0; i < tw->nseen; i++)
+		if ((int32_t)(tw->seen[i] >> 32) != pid)
+			tw->seen[j++] = tw->seen[i];
+	tw->nseen = j;
 
 	for (i = j = 0; i < tw->nthr; i++) {
 		if (tw->thr[i].pid == pid) {
@@ -284,6 +292,33 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 
 /* ---- reading ---- */
 
+/* The threads the daemon has seen (pid << 32 | tid, sorted): is this one
+ * new? (Then it is one now.) When the set is full nothing is new. */
+static int tw_seen_first(struct threadwatch *tw, int32_t pid, int32_t tid)
+{
+	uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
+	unsigned lo = 0, hi = tw->nseen;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (tw->seen[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < tw->nseen && tw->seen[lo] == key)
+		return 0;
+	if (tw->nseen == TW_MAX_THREADS)
+		return 0;
+	if (!tw->seen && !(tw->seen = calloc(TW_MAX_THREADS, sizeof(*tw->seen))))
+		return 0;
+	memmove(tw->seen + lo + 1, tw->seen + lo, (tw->nseen - lo) * sizeof(*tw->seen));
+	tw->seen[lo] = key;
+	tw->nseen++;
+	return 1;
+}
+
 static int tw_thr_cmp(const void *a, const void *b)
 {
 	const struct tw_thr *x = a, *y = b;
@@ -369,7 +404,9 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 			int k = tw_find_proc(tw, x->pid);
 			uint64_t w = k >= 0 ? tw->procs[k].watched_ns : 0;
 
-			if (w && w < t->first_ns && w < now) {
+			/* only a thread never seen before: one the map's LRU
+			 * evicted and made again was not on the CPU all along */
+			if (w && w < t->first_ns && w < now && tw_seen_first(tw, x->pid, x->tid)) {
 				memset(&x->hist[0], 0, sizeof(x->hist[0]));
 				x->hist[0].at_ns = w;
 				x->nh = 1;

@@ -224,8 +224,15 @@ static void disk_figures(struct json_object *o, const struct hsum *h, double spa
 			    jx_get(o, "producer_io_limit"))
 				continue;
 			add_str(o, "producer_io_limit", jx_str(x, "limit"));
-			if (cg && strlen(cg) <= 96)
-				add_str(o, "producer_io_limit_cgroup", cg);
+			/* a cgroup's name is its creator's (a delegated user's):
+			 * only a short clean line reaches a verdict or a peer */
+			if (cg && strlen(cg) <= 96) {
+				char *c = util_utf8_clean(cg, strlen(cg));
+
+				if (c && !strcmp(c, cg) && !strpbrk(c, "\t\n\r"))
+					add_str(o, "producer_io_limit_cgroup", c);
+				free(c);
+			}
 		}
 	}
 }
@@ -354,7 +361,7 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 	struct json_object *base = jx_obj(po, FK_PER_BASELINE), *ep = NULL;
 	double bspan = jx_double(base, FK_SPAN_S, 0), best = 0, scale;
 	const char *wait = NULL, *name;
-	char pre[48], said[240], stopped[160];
+	char pre[48], said[240], stopped[96];
 	size_t pl, sl = 0;
 	unsigned nstop = 0;
 
@@ -382,16 +389,21 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 		w = app_delta(win, key);
 		if (d < 0)
 			continue;
-		if ((unit = time_unit(series)) > 0 && (d + (w > 0 ? w : 0)) / scale * unit > best) {
+		/* a time counter grows at most by the span for each thread
+		 * that waits: past a thousand threads' worth it is a reset or
+		 * a page that lies, not a figure */
+		if ((unit = time_unit(series)) > 0 && (d + (w > 0 ? w : 0)) / scale * unit > best &&
+		    (d + (w > 0 ? w : 0)) / scale * unit <= span * 1000) {
 			best = (d + (w > 0 ? w : 0)) / scale * unit;
 			wait = series;
 		}
 		b = app_delta(base, key);
 		if (unit == 0 && bspan > 0 && b > 0 && (win ? w == 0 : d == 0)) {
 			int n = snprintf(stopped + sl, sizeof(stopped) - sl, "%s%s (was %.4g/s)",
-					 nstop ? ", " : "", series, b / scale / bspan);
+					 sl ? ", " : "", series, b / scale / bspan);
 
 			nstop++;
+			/* whole entries only: a cut one could split a character */
 			if (n > 0 && (size_t)n < sizeof(stopped) - sl)
 				sl += (size_t)n;
 			else
@@ -473,7 +485,9 @@ struct json_object *hostfacts_rank(const char *name, int self, int answered,
 }
 
 /* How starved a rank's producer was: the largest of its block I/O,
- * run-queue and throttled shares and its host's memory-full share. */
+ * run-queue and throttled shares and its host's memory-full share. The
+ * rules name a rank by its largest wait (producer-stall-io only where
+ * block I/O is it), so among the ranks a rule names this is its figure. */
 static double starved(struct json_object *r)
 {
 	static const char *const k[] = { "producer_blkio_pct", "producer_run_delay_pct",

@@ -218,10 +218,16 @@ void tpass_run(struct tpass *tp, uint64_t now, uint64_t poll_ns, tpass_stall_fn 
 		 * is stalled any more */
 		if (p->called_tid && !p->wait_end && (p->poll_ns != now || !p->stuck))
 			p->wait_end = now;
+		/* an episode: from its oldest wait until a poll finds none
+		 * stuck; a flow that recovers meanwhile does not move its
+		 * start */
 		if (p->poll_ns == now && p->stuck_since) {
-			if (p->stuck_since != p->ep_since)
+			if (!p->ep_since || p->ep_end) {
+				p->ep_since = p->stuck_since;
 				p->ep_end = 0;
-			p->ep_since = p->stuck_since;
+			} else if (p->stuck_since < p->ep_since) {
+				p->ep_since = p->stuck_since;
+			}
 		} else if (p->ep_since && !p->ep_end) {
 			p->ep_end = now;
 		}

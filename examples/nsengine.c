@@ -193,8 +193,10 @@ static void *metrics_thread(void *arg)
 		hl = snprintf(head, sizeof(head),
 			      "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
 			      "Content-Length: %zu\r\nConnection: close\r\n\r\n", bl);
-		if (rl >= 4 && !memcmp(req, "GET ", 4) && write(fd, head, (size_t)hl) == hl)
-			(void)!write(fd, body, bl);
+		/* MSG_NOSIGNAL: a scraper that hung up is no reason to die */
+		if (rl >= 4 && !memcmp(req, "GET ", 4) &&
+		    send(fd, head, (size_t)hl, MSG_NOSIGNAL) == hl)
+			(void)!send(fd, body, bl, MSG_NOSIGNAL);
 		close(fd);
 	}
 }
@@ -804,6 +806,15 @@ int main(int argc, char **argv)
 		pthread_t th;
 		int acc = 0;
 		socklen_t al = sizeof(acc);
+		sigset_t quit;
+
+		/* the thread must not take SIGINT/SIGTERM (the default action
+		 * would end the engine without its summary): blocked before it
+		 * starts, it inherits the mask */
+		sigemptyset(&quit);
+		sigaddset(&quit, SIGINT);
+		sigaddset(&quit, SIGTERM);
+		sigprocmask(SIG_BLOCK, &quit, NULL);
 
 		if (getsockopt(metrics_fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) < 0 || !acc) {
 			fprintf(stderr, "nsengine: --metrics-fd %d is not a listening socket\n",

@@ -33,7 +33,8 @@ SEED_IOPS=${SEED_IOPS:-2}
 SEED_KIB=${SEED_KIB:-128}
 SEED_QUOTA_US=${SEED_QUOTA_US:-1000}   # per 100 ms: 1% of a CPU
 SEED_CG=${SEED_CG:-blkio}
-SEED_MPORT=${SEED_MPORT:-$((20000 + RANDOM % 20000))}
+# below the default ephemeral range (32768-60999): no connect takes it
+SEED_MPORT=${SEED_MPORT:-$((20000 + RANDOM % 12000))}
 
 seed_up() {
 	local net=$1 i

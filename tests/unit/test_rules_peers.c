@@ -252,6 +252,34 @@ static void shipped__disk_starved_by_cgroup_limit__limit_named(void **state)
 	json_object_put(res);
 }
 
+/* A rank is named by its producer's largest wait: one throttled by its
+ * CPU quota 95% of the stall that also read a little (35% block I/O) is
+ * no disk-starved rank, beside one at 90% block I/O; alone, it is the CPU
+ * rule's. */
+static void shipped__rank_by_its_largest_wait__not_by_any_over_30(void **state)
+{
+	static const char *cpuish = "span_s=10 producer=sender producer_blkio_s=3.5 "
+		"producer_blkio_pct=35 producer_run_delay_s=9.5 producer_run_delay_pct=95 "
+		"producer_throttled_s=9.4 producer_throttled_pct=94";
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), cpuish, CLEAN, CLEAN,
+		"span_s=10 producer=sender producer_blkio_s=9 producer_blkio_pct=90 disk=nvme0n1"));
+
+	(void)state;
+	assert_string_equal(sget(res, "rule"), "producer-stall-io");
+	assert_non_null(strstr(sget(res, "explanation"), "rank rank3: its producer sender waited "
+			       "on block I/O 9 s"));
+	assert_null(strstr(sget(res, "explanation"), "most first: rank0"));
+	json_object_put(res);
+	res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), cpuish, CLEAN, CLEAN,
+		CLEAN));
+	assert_string_equal(sget(res, "rule"), "producer-stall-cpu");
+	assert_non_null(strstr(sget(res, "explanation"), "rank rank0: its producer sender waited "
+			       "for a CPU 9.5 s"));
+	json_object_put(res);
+}
+
 static void shipped__cpu_starved_rank__run_queue_not_io(void **state)
 {
 	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
@@ -481,6 +509,7 @@ int main(void)
 		cmocka_unit_test(shipped__one_rank_disk_starved__named_with_its_device),
 		cmocka_unit_test(shipped__two_ranks_disk_starved__most_first_other_also),
 		cmocka_unit_test(shipped__disk_starved_by_cgroup_limit__limit_named),
+		cmocka_unit_test(shipped__rank_by_its_largest_wait__not_by_any_over_30),
 		cmocka_unit_test(shipped__cpu_starved_rank__run_queue_not_io),
 		cmocka_unit_test(shipped__memory_pressure_rank__reclaim),
 		cmocka_unit_test(shipped__ranks_clean_or_silent__plain_producer_stall),

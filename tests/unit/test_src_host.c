@@ -578,10 +578,11 @@ static void iolimit__iomax_and_v1__limits_set(void **st)
 }
 
 /* A process's I/O limits from its cgroups (/proc/PID/cgroup, the mounts
- * of /proc/self/mountinfo): the nearest group's limit of a kind wins over
- * an ancestor's, an ancestor adds the kinds it alone sets, v1 and v2 both;
- * a device the source reads is named, another by MAJ:MIN. */
-static void source__process_io_limits__nearest_group_first(void **st)
+ * of /proc/self/mountinfo): of each kind the smallest up the tree binds
+ * (an ancestor's 2 over its own 50), an ancestor adds the kinds it alone
+ * sets, v1 and v2 both; a device the source reads is named, another by
+ * MAJ:MIN. */
+static void source__process_io_limits__smallest_up_the_tree(void **st)
 {
 	struct host_opts o = { 0 };
 	struct src *s;
@@ -598,8 +599,9 @@ static void source__process_io_limits__nearest_group_first(void **st)
 		 "36 22 0:32 / %s/cgv1 rw - cgroup cgroup rw,blkio\n", root, root, root);
 	put("proc/self/mountinfo", mi);
 	put("proc/4242/cgroup", "9:cpu,cpuacct:/jobs/c3\n5:blkio:/jobs/b3\n0::/jobs/r3\n");
-	put("cgv1/jobs/b3/blkio.throttle.read_iops_device", "254:1 2\n");
-	put("cgv1/jobs/blkio.throttle.read_iops_device", "254:1 50\n");
+	/* the parent's 2 binds, not the child's 50: a bio passes both */
+	put("cgv1/jobs/b3/blkio.throttle.read_iops_device", "254:1 50\n");
+	put("cgv1/jobs/blkio.throttle.read_iops_device", "254:1 2\n");
 	put("cgv1/jobs/blkio.throttle.read_bps_device", "254:1 1048576\n");
 	put("cgv1cpu/jobs/c3/blkio.throttle.read_iops_device", "254:1 1\n");
 	put("cgv2/jobs/r3/io.max", "8:0 rbps=max wbps=max riops=max wiops=100\n");
@@ -617,7 +619,7 @@ static void source__process_io_limits__nearest_group_first(void **st)
 	assert_string_equal(json_object_to_json_string_ext(json_object_object_get(p, "io_limits"),
 							   JSON_C_TO_STRING_PLAIN),
 			    "[{\"device\":\"vda\",\"limit\":\"riops=2 rbps=1048576\","
-			    "\"cgroup\":\"\\/jobs\\/b3\"},{\"device\":\"8:0\",\"limit\":\"wiops=100\","
+			    "\"cgroup\":\"\\/jobs\"},{\"device\":\"8:0\",\"limit\":\"wiops=100\","
 			    "\"cgroup\":\"\\/jobs\\/r3\"}]");
 	json_object_put(j);
 	s->ops->close(s);
@@ -814,7 +816,7 @@ int main(void)
 		cmocka_unit_test(source__producer_read_fails__sum_never_falls),
 		cmocka_unit_test(source__cgroup_producer__pressure_and_throttling),
 		cmocka_unit_test(iolimit__iomax_and_v1__limits_set),
-		cmocka_unit_test(source__process_io_limits__nearest_group_first),
+		cmocka_unit_test(source__process_io_limits__smallest_up_the_tree),
 		cmocka_unit_test(source__missing_and_huge__says_why),
 		cmocka_unit_test(rules__host_counter_names__signals_read_them),
 		cmocka_unit_test(hostconf__bad_values__errors),
