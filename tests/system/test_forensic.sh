@@ -83,9 +83,17 @@ check "1: flags as before" cmp -s "$T_DIR/flags.before" "$T_DIR/flags.after1"
 sleep 2
 
 # --- 2: the drop is lifted by the reprogram itself (as the card did) -----
-ip netns exec "$B" ip monitor link > "$T_DIR/mon.txt" 2>&1 &
+# the drop is lifted at the link's PROMISC event itself, read as it comes
+# (a loop that polled a file every 10 ms, forking grep and sleep, lagged
+# behind the reprogram beside a busy side lane, let the flow's next retry
+# meet the drop, and the release fell past the watch: fresh-root runs)
+mkfifo "$T_DIR/mon.fifo"
+ip netns exec "$B" ip monitor link > "$T_DIR/mon.fifo" 2>&1 &
 T_PIDS+=($!)
-( while sleep 0.01; do grep -q PROMISC "$T_DIR/mon.txt" 2>/dev/null && { nft_clear "$B"; break; }; done ) &
+( while read -r l; do
+	case $l in *PROMISC*) nft_clear "$B"; break ;; esac
+  done < "$T_DIR/mon.fifo"
+  cat "$T_DIR/mon.fifo" > /dev/null ) &
 T_PIDS+=($!)
 sockperf_pair "$A" "$B" 10.209.0.2 11112 1 30
 sleep 1.5
