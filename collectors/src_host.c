@@ -1192,16 +1192,18 @@ struct limctx {
 	const char *cgroup;
 };
 
+/* io.max's words for blk-throttle's four limits, in the order named */
+static const char *const lim_kinds[HOST_LIM_KINDS] = { "riops", "rbps", "wiops", "wbps" };
+
 static void lim_cb(unsigned maj, unsigned min, const char *kind, uint64_t v, void *arg)
 {
-	static const char *const kinds[HOST_LIM_KINDS] = { "riops", "rbps", "wiops", "wbps" };
 	struct limctx *c = arg;
 	struct hproc *p = c->p;
 	char mm[32], name[32];
 	const char *dev;
 	unsigned i, k;
 
-	for (k = 0; k < HOST_LIM_KINDS && strcmp(kinds[k], kind); k++)
+	for (k = 0; k < HOST_LIM_KINDS && strcmp(lim_kinds[k], kind); k++)
 		;
 	if (k == HOST_LIM_KINDS)
 		return;
@@ -1491,8 +1493,6 @@ struct json_object *src_host_json(struct src *s)
 			struct json_object *lv = json_object_new_array();
 
 			for (unsigned k = 0; k < p->nlim; k++) {
-				static const char *const kinds[HOST_LIM_KINDS] = { "riops", "rbps",
-										   "wiops", "wbps" };
 				struct json_object *x = json_object_new_object();
 				char lim[160] = "";
 				size_t l = 0;
@@ -1504,7 +1504,7 @@ struct json_object *src_host_json(struct src *s)
 					if (first < 0)
 						first = q;
 					l += (size_t)snprintf(lim + l, sizeof(lim) - l, "%s%s=%llu",
-							      l ? " " : "", kinds[q],
+							      l ? " " : "", lim_kinds[q],
 							      (unsigned long long)p->lim[k].v[q]);
 				}
 				jx_add_str(x, "device", p->lim[k].dev);

@@ -134,14 +134,6 @@ static void mx_add(uint64_t *v, uint64_t d)
 	__atomic_fetch_add(v, d, __ATOMIC_RELAXED);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* The metrics thread: one connection at a time, a bounded request read
  * (1 s, 4 KiB), the page, close. */
 static void *metrics_thread(void *arg)
@@ -427,12 +419,12 @@ static void read_data(struct ctx *c)
 
 		if (c->read_off + BLK > c->read_size)
 			c->read_off = 0;
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = nsft_now_ns();
 
 		n = pread(c->read_fd, c->read_buf, BLK, (off_t)c->read_off);
 		if (n < 0 && errno != EINTR)
 			die("nsengine: read-file");
-		mx_add(&mx.read_wait_ns, mono_ns() - t0);
+		mx_add(&mx.read_wait_ns, nsft_now_ns() - t0);
 		mx_add(&mx.reads, 1);
 		mx_add(&mx.read_bytes, n > 0 ? (uint64_t)n : 0);
 		c->read_off += BLK;
