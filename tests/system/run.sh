@@ -10,6 +10,10 @@
 #                            printed when the lane ends.
 # NICSTALL_SIDE_FIRST=REGEX  of those, these first (in the main lane's first
 #                            minutes, before its heavy tests)
+# NICSTALL_ALONE=REGEX       of all, these never run beside one another (a
+#                            lock taken for each): tests that time what
+#                            they judge and the heaviest. A lane whose next
+#                            test must wait runs its next free one first.
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}
@@ -27,7 +31,7 @@ one_test() {
 	name=$(basename "$t" .sh)
 	log="$build/system-$name.log"
 	start=$(date +%s)
-	timeout -k 10 "$limit" bash "$t" "$build" > "$log" 2>&1
+	timeout -k 10 "$limit" bash "$t" "$build" > "$log" 2>&1 8>&- 9>&-
 	rc=$?
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	np=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); np=${np:-0}
@@ -42,8 +46,8 @@ one_test() {
 	echo "$np $nf" >> "$tally"
 }
 
-tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp)
-trap 'rm -f "$tally" "$side_out" "$side_tally"' EXIT
+tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) lockf=$(mktemp)
+trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf"' EXIT
 main=() side=()
 for t in "$here"/test_*.sh; do
 	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
@@ -60,12 +64,40 @@ if [ -n "${NICSTALL_SIDE_FIRST:-}" ] && [ ${#side[@]} -gt 0 ]; then
 	done
 	side=("${first[@]}" "${rest[@]}")
 fi
+# lane FD TALLY TEST...: run the tests in order, those of NICSTALL_ALONE
+# under an exclusive lock on FD (each lane opens the lock file itself: a
+# lock belongs to an open file). An alone test whose lock is held waits
+# while a free test after it runs; with none left, the lane waits for it.
+lane() {
+	local fd=$1 tally=$2 t i pick
+	shift 2
+	local todo=("$@")
+	while [ ${#todo[@]} -gt 0 ]; do
+		pick=
+		for i in "${!todo[@]}"; do
+			t=${todo[$i]}
+			if [ -z "${NICSTALL_ALONE:-}" ] || ! echo "$t" | grep -qE "$NICSTALL_ALONE"; then
+				pick=$i; break
+			fi
+			if flock -n "$fd"; then pick=$i; break; fi
+		done
+		if [ -z "$pick" ]; then
+			pick=0
+			flock "$fd"
+		fi
+		one_test "${todo[$pick]}" "$tally"
+		flock -u "$fd"
+		unset "todo[$pick]"
+		todo=("${todo[@]}")
+	done
+}
 side_pid=
 if [ ${#side[@]} -gt 0 ]; then
-	( for t in "${side[@]}"; do one_test "$t" "$side_tally"; done ) > "$side_out" 2>&1 &
+	( exec 9> "$lockf"; lane 9 "$side_tally" "${side[@]}" ) > "$side_out" 2>&1 &
 	side_pid=$!
 fi
-for t in "${main[@]}"; do one_test "$t" "$tally"; done
+exec 8> "$lockf"
+[ ${#main[@]} -gt 0 ] && lane 8 "$tally" "${main[@]}"
 if [ -n "$side_pid" ]; then
 	wait "$side_pid"
 	echo "(beside the others:)"
