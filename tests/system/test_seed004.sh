@@ -105,7 +105,7 @@ if [ -d "$SEED_CPU/${T_PREFIX}c2" ]; then
 		sleep 2
 		seed_starve 2
 		judge cpu 2 producer-stall-cpu \
-			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s" \
+			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue, its threads together\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s" \
 			"(.* rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); )?stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
 	fi
 	seed_end cpu

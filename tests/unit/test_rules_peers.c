@@ -292,8 +292,41 @@ static void shipped__cpu_starved_rank__run_queue_not_io(void **state)
 	(void)state;
 	assert_string_equal(sget(res, "rule"), "producer-stall-cpu");
 	assert_non_null(strstr(ex, "rank rank1: its producer sender waited for a CPU 8.1 s of 10 s "
-			       "(81% on the run queue), throttled by its CPU quota 7.9 s"));
+			       "(81% on the run queue, its threads together), throttled by its "
+			       "CPU quota 7.9 s"));
 	assert_non_null(strstr(ex, "not I/O: its block I/O delay 0 s; ranks rank2, rank0, rank3"));
+	json_object_put(res);
+}
+
+/* A rank starved of CPU while a peer's work still moved: not a producer
+ * stall, and "what it is not" says so, not that no rank waited for a CPU
+ * (the rule's own terms other than the starved rank's failed). */
+static void shipped__cpu_starved_but_work_moved__ruled_out_says_why(void **state)
+{
+	static const char *cpu = "span_s=10 producer=sender producer_run_delay_s=13.2 "
+		"producer_run_delay_pct=132 producer_throttled_s=9 producer_throttled_pct=90";
+	struct json_object *res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 1200, 0), peer_answered("dgx4", 0, 0)), CLEAN, CLEAN, cpu,
+		CLEAN));
+	struct json_object *e;
+
+	(void)state;
+	assert_string_not_equal(sget(res, "verdict"), "producer-stall");
+	e = not_entry(res, "producer-stall-cpu");
+	assert_string_equal(sget(e, "text"), "rank rank2's producer waited for a CPU 132% of the "
+			    "stall, but RDMA work was not frozen on every rank with the fabric "
+			    "clean (producer-stall)");
+	e = not_entry(res, "producer-stall-io");
+	assert_non_null(strstr(sget(e, "text"), "no rank's producer waited on block I/O for 30% of "
+			       "the stall: "));
+	json_object_put(res);
+	/* with nothing starved the words stay */
+	res = classify(with_ranks(four_ranks(peer_answered("dgx1", 0, 0),
+		peer_answered("dgx2", 0, 0), peer_answered("dgx4", 0, 0)), CLEAN, CLEAN, CLEAN,
+		CLEAN));
+	assert_non_null(strstr(sget(not_entry(res, "producer-stall-cpu"), "text"),
+			       "no rank's producer waited on the run queue or its CPU quota for "
+			       "30% of the stall: "));
 	json_object_put(res);
 }
 
@@ -511,6 +544,7 @@ int main(void)
 		cmocka_unit_test(shipped__disk_starved_by_cgroup_limit__limit_named),
 		cmocka_unit_test(shipped__rank_by_its_largest_wait__not_by_any_over_30),
 		cmocka_unit_test(shipped__cpu_starved_rank__run_queue_not_io),
+		cmocka_unit_test(shipped__cpu_starved_but_work_moved__ruled_out_says_why),
 		cmocka_unit_test(shipped__memory_pressure_rank__reclaim),
 		cmocka_unit_test(shipped__ranks_clean_or_silent__plain_producer_stall),
 		cmocka_unit_test(shipped__errors_on_one_peer__fabric_fault_names_it),
