@@ -91,11 +91,13 @@ stall stall-1200 1200 200
 # engine-blocked once in three runs. The evidence is now read over the
 # flows' wait when the watch called nothing (test_threadpass), and the
 # case passed 8 runs in 8 since, 5 of them beside two CPU hogs (72-93 ms);
-# it still runs with NICSTALL_SEED001_TIGHT=1, not in make check
-if [ "${NICSTALL_SEED001_TIGHT:-0}" = 1 ]; then
+# make check runs this test apart from the other seed test and the
+# forensic one (Makefile SYSTEM_ALONE_TESTS). NICSTALL_SEED001_TIGHT=0
+# leaves it out.
+if [ "${NICSTALL_SEED001_TIGHT:-1}" = 1 ]; then
 	stall stall-150 150 100 100ms
 else
-	echo "note: the 150 ms send at a 100 ms threshold: NICSTALL_SEED001_TIGHT=1"
+	echo "note: the 150 ms send at a 100 ms threshold left out (NICSTALL_SEED001_TIGHT=0)"
 fi
 
 # the incident opens on the other end's port (the client's threshold is
