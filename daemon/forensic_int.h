@@ -1,6 +1,9 @@
 /* forensic_int: what the parts of the forensic sequence share (forensic.c:
  * the phases, the verdict and the bundle; observe.c: the observation window
- * and the probes it starts). Private to those two files. */
+ * and the probes it starts; release.c: the reprogram and the release watch;
+ * peerwait.c: waiting for the peers' answers; peersnap.c: a peer's notice
+ * answered with a snapshot, which reuses the step helpers). Private to
+ * those five files: nothing else includes it. */
 #ifndef NICSTALL_FORENSIC_INT_H
 #define NICSTALL_FORENSIC_INT_H
 

@@ -66,26 +66,6 @@ static int msg_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-int pholders_parse(const void *buf, size_t len, int ifindex, struct pholders *out)
-{
-	struct pctx c = { ifindex, out };
-	struct pholders keep = *out;
-	const struct nlmsghdr *nlh;
-	int n = nl_msgs_check(buf, len);
-
-	if (n < 0)
-		return -EBADMSG;
-	nlh = buf;
-	for (int i = 0; i < n; i++) {
-		if (msg_cb(nlh, &c) == MNL_CB_ERROR) {
-			*out = keep;
-			return -EBADMSG;
-		}
-		nlh = (const struct nlmsghdr *)((const char *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
-	}
-	return 0;
-}
-
 int pholders_find(int nsfd, int ifindex, struct pholders *out, char *err, size_t errlen)
 {
 	char req[MNL_SOCKET_BUFFER_SIZE] __attribute__((aligned(8)));

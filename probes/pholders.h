@@ -39,10 +39,6 @@ struct pholders {
 	struct pholder h[PHOLDERS_MAX];
 };
 
-/* Parse one sock_diag AF_PACKET reply buffer (one or more messages) and add
- * every socket with a PACKET_MR_PROMISC membership of ifindex to out
- * (no pids). 0, or -EBADMSG for a malformed buffer (nothing added from it). */
-int pholders_parse(const void *buf, size_t len, int ifindex, struct pholders *out);
 /* Ask the kernel, in namespace nsfd (-1: own), then find each socket's
  * processes. 0 with out filled (n may be 0), or -errno with err. */
 int pholders_find(int nsfd, int ifindex, struct pholders *out, char *err, size_t errlen);
