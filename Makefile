@@ -108,6 +108,13 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(BUILD)/collectors/flowtrack.o $(BUILD)/collectors/flowtrack_read.o $(BUILD)/collectors/flowtrack_tcx.o: $(BUILD)/flowtrack.skel.h
 $(BUILD)/collectors/sockread.o: $(BUILD)/sockread.skel.h
 $(BUILD)/collectors/threadwatch.o: $(BUILD)/threadwatch.skel.h
+# System call names for this architecture (collectors/sysname.c), from the
+# C library's <sys/syscall.h>: generated, never committed.
+$(BUILD)/syscall_names.h:
+	@mkdir -p $(@D)
+	echo '#include <sys/syscall.h>' | $(CC) -E -dM -x c - | \
+	 sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/[\2] = "\1",/p' > $@.tmp && mv $@.tmp $@
+$(BUILD)/collectors/sysname.o: $(BUILD)/syscall_names.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)
 	@rm -f $@

@@ -792,6 +792,8 @@ section_threads() {
 		sample tw_unw_ns "$(echo "$out" | sed -n 's/^unwatched switch: \([0-9.]*\) ns.*/\1/p')"
 		sample tw_unwb_ns "$(echo "$out" | sed -n 's/^unwatched switch, bitmap: \([0-9.]*\) ns.*/\1/p')"
 		sample tw_w_ns "$(echo "$out" | sed -n 's/^watched switch: \([0-9.]*\) ns.*/\1/p')"
+		sample tw_sysoff_ns "$(echo "$out" | sed -n 's/^system call: \([0-9.]*\) ns off.*/\1/p')"
+		sample tw_syson_ns "$(echo "$out" | sed -n 's/^system call: .* off, \([0-9.]*\) ns on.*/\1/p')"
 	done
 	row section=threads name="thread watch, nothing watched / switch" unit=ns series=tw_none_ns \
 		note="the accounting's own clock reads and one global; every switch of the host, two unwatched processes ping-ponging over pipes (the hot path, not an idle machine's few cold switches)"
@@ -803,4 +805,9 @@ section_threads() {
 		note="two bit tests in a 512 KiB array (inlined lookups): here the ping-pong's words stay cached; on a busy host each is a likely miss"
 	row section=threads name="  a watched thread's switch / switch" unit=ns series=tw_w_ns \
 		vs=tw_none_ns note="off-CPU accounting and a kernel stack walk per voluntary sleep"
+	row section=threads name="an unwatched system call (getppid), thread_watch_syscalls off / call" \
+		unit=ns series=tw_sysoff_ns note="the raw_syscalls programs detached, beside the row below in pairs"
+	row section=threads name="  the same, thread_watch_syscalls on / call" unit=ns \
+		series=tw_syson_ns vs=tw_sysoff_ns \
+		note="attached, every call of the host takes the entry's slow path and the programs' tgid check: why the option is off by default; the watched threads' own calls pay a map update more"
 }

@@ -122,12 +122,15 @@ static void print_cost(struct json_object *o)
 	if (jx_get(fs, "thread_watch")) {
 		struct json_object *tw = jx_get(fs, "thread_watch");
 
-		if (json_object_get_boolean(jx_get(tw, "on")))
+		if (json_object_get_boolean(jx_get(tw, "on"))) {
 			printf("thread watch: on, %s process(es), %s thread(s) watched, %s stall(s) "
-			       "called; kernel symbols: %s\n", jx_text(tw, "processes"),
+			       "called; kernel symbols: %s", jx_text(tw, "processes"),
 			       jx_text(tw, "threads"), jx_text(tw, "stalls_called"),
 			       jx_text(tw, "kernel_symbols"));
-		else
+			if (jx_get(tw, "syscalls"))
+				printf("; system calls: %s", jx_text(tw, "syscalls"));
+			printf("\n");
+		} else
 			printf("thread watch: off (%s)\n", jx_text(tw, "why_off"));
 	}
 	if (cpu) {

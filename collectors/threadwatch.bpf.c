@@ -79,6 +79,8 @@ static __always_inline struct tw_thread *tw_new(__u32 tid, __u32 tgid, __u64 now
 	init.first_ns = now;
 	init.stack_id = -1;
 	init.first_how = how;
+	init.sys_nr = -1;
+	init.sys_last_nr = -1;
 	bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&tw_threads, &tid);
 }
@@ -172,6 +174,73 @@ int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
 		if (!now)
 			now = bpf_ktime_get_ns();
 		tw_in((__u32)next->pid, ntgid, now);
+	}
+	return 0;
+}
+
+/* The system call a watched thread is in, and since when
+ * (thread_watch_syscalls = on; not attached otherwise). The raw_syscalls
+ * tracepoints fire for every system call of the host once attached:
+ * trace_sys_enter(regs, id) from syscall_trace_enter() and
+ * trace_sys_exit(regs, ret) from syscall_exit_work() (kernel/entry/
+ * common.c; trace_syscall_enter()/_exit() in syscall-common.c on newer
+ * kernels), both in the calling task. Attaching one sets
+ * SYSCALL_WORK_SYSCALL_TRACEPOINT on every task (syscall_regfunc(),
+ * kernel/tracepoint.c), so
+ * each call of the host takes the entry's slow path: its cost is in make
+ * bench (threads), which is why it is off by default. An unwatched call
+ * leaves after one helper call and the compares of tw_watched(). */
+struct pt_regs;
+
+static __always_inline struct tw_thread *tw_sys_thread(__u64 *now)
+{
+	__u64 pt;
+	__u32 tgid, tid;
+	struct tw_thread *t;
+
+	if (!tw_nprocs)
+		return NULL;
+	pt = bpf_get_current_pid_tgid();
+	tgid = (__u32)(pt >> 32);
+	if (!tw_watched(tgid))
+		return NULL;
+	tid = (__u32)pt;
+	*now = bpf_ktime_get_ns();
+	t = bpf_map_lookup_elem(&tw_threads, &tid);
+	/* first seen in a call: it has not been switched since its process
+	 * was watched (either switch would have made its entry), so it ran
+	 * all along, as one first seen going off the CPU */
+	if (!t)
+		t = tw_new(tid, tgid, *now, TW_FIRST_OUT);
+	return t;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(tw_sys_enter, struct pt_regs *regs, long id)
+{
+	struct tw_thread *t;
+	__u64 now = 0;
+
+	t = tw_sys_thread(&now);
+	if (t) {
+		t->sys_nr = (__s32)id;
+		t->sys_at_ns = now;
+	}
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(tw_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct tw_thread *t;
+	__u64 now = 0;
+
+	t = tw_sys_thread(&now);
+	/* a call entered before the programs were attached has no start */
+	if (t && t->sys_at_ns) {
+		t->sys_last_ns = now > t->sys_at_ns ? now - t->sys_at_ns : 0;
+		t->sys_last_nr = t->sys_nr;
+		t->sys_at_ns = 0;
 	}
 	return 0;
 }

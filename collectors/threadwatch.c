@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "collectors/bpflog.h"
+#include "collectors/sysname.h"
 #include "lib/loop.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -35,6 +36,8 @@ struct tw_thr {
 	unsigned nh;
 	int32_t stack_id;
 	uint64_t sleep_at_ns;
+	uint64_t sys_at_ns, sys_last_ns;
+	int32_t sys_nr, sys_last_nr;
 };
 
 struct threadwatch {
@@ -68,6 +71,10 @@ struct threadwatch {
 	char *ks_mods;                  /* /proc/modules when it was read */
 	char modules[256];              /* /proc/modules (tests: another file) */
 	uint64_t ks_loads;              /* how many times it was read */
+	/* thread_watch_syscalls: the raw_syscalls programs */
+	int sys_loaded;                 /* the kernel took them */
+	struct bpf_link *sys_links[2];  /* attached: enter, exit */
+	char sys_why[200];              /* why they are not attached */
 };
 
 static void tw_ksyms_drop(struct threadwatch *tw);
@@ -78,7 +85,7 @@ static void tw_ksyms_prepare(struct threadwatch *tw);
 struct threadwatch *threadwatch_open(char *err, size_t errlen)
 {
 	struct threadwatch *tw = calloc(1, sizeof(*tw));
-	int rc;
+	int rc = -EINVAL, first_rc = -EINVAL;
 
 	if (!tw) {
 		util_errf(err, errlen, "thread watch: out of memory");
@@ -94,10 +101,39 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 	}
 	bpflog_init();
 	bpflog_quiet(1);        /* an older kernel refuses: one line from us */
-	tw->skel = threadwatch_bpf__open();
-	rc = tw->skel ? threadwatch_bpf__load(tw->skel) : -errno;
-	if (!rc)
-		rc = threadwatch_bpf__attach(tw->skel);
+	/* the system-call programs are loaded too, and attached only by
+	 * threadwatch_syscalls(); a kernel that refuses them (no BTF for
+	 * raw_syscalls) still gets the switch watch */
+	for (int sys = 1; sys >= 0; sys--) {
+		tw->skel = threadwatch_bpf__open();
+		if (!tw->skel) {
+			rc = -errno;
+			break;
+		}
+		if (sys)
+			util_strlcpy(tw->sys_why, "thread_watch_syscalls = off", sizeof(tw->sys_why));
+		if (!sys) {
+			bpf_program__set_autoload(tw->skel->progs.tw_sys_enter, false);
+			bpf_program__set_autoload(tw->skel->progs.tw_sys_exit, false);
+		}
+		rc = threadwatch_bpf__load(tw->skel);
+		if (!rc) {
+			tw->sys_loaded = sys;
+			if (!sys)
+				util_errf(tw->sys_why, sizeof(tw->sys_why), "the kernel refused "
+					  "the tp_btf/sys_enter and sys_exit programs (%s)",
+					  strerror(-first_rc));
+			break;
+		}
+		if (sys)
+			first_rc = rc;
+		threadwatch_bpf__destroy(tw->skel);
+		tw->skel = NULL;
+	}
+	if (!rc) {
+		tw->skel->links.tw_switch = bpf_program__attach(tw->skel->progs.tw_switch);
+		rc = tw->skel->links.tw_switch ? 0 : -errno;
+	}
 	bpflog_quiet(0);
 	if (!tw->skel || rc) {
 		util_errf(err, errlen, "thread watch: load and attach of tp_btf/sched_switch: %s "
@@ -120,6 +156,8 @@ void threadwatch_close(struct threadwatch *tw)
 	if (!tw)
 		return;
 	tw_ksyms_drop(tw);
+	bpf_link__destroy(tw->sys_links[0]);
+	bpf_link__destroy(tw->sys_links[1]);
 	threadwatch_bpf__destroy(tw->skel);
 	free(tw->thr);
 	free(tw->seen);
@@ -141,6 +179,41 @@ void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const ch
  * tgids in a list of globals (the bitmap, always kept, when more). A
  * switch read during the change may be counted for a process that is
  * just added or dropped: the bitmap had the same window. */
+int threadwatch_syscalls(struct threadwatch *tw, int on, char *err, size_t errlen)
+{
+	struct bpf_program *pr[2] = { tw->skel->progs.tw_sys_enter, tw->skel->progs.tw_sys_exit };
+
+	if (!on) {
+		for (int i = 0; i < 2; i++) {
+			bpf_link__destroy(tw->sys_links[i]);
+			tw->sys_links[i] = NULL;
+		}
+		util_strlcpy(tw->sys_why, "thread_watch_syscalls = off", sizeof(tw->sys_why));
+		return 0;
+	}
+	if (!tw->sys_loaded) {
+		util_strlcpy(err, tw->sys_why, errlen);
+		return -EOPNOTSUPP;
+	}
+	for (int i = 0; i < 2; i++) {
+		if (tw->sys_links[i])
+			continue;
+		tw->sys_links[i] = bpf_program__attach(pr[i]);
+		if (!tw->sys_links[i]) {
+			int rc = -errno;
+
+			util_errf(tw->sys_why, sizeof(tw->sys_why), "attach of tp_btf/%s: %s",
+				  i ? "sys_exit" : "sys_enter", strerror(-rc));
+			util_strlcpy(err, tw->sys_why, errlen);
+			bpf_link__destroy(tw->sys_links[0]);
+			tw->sys_links[0] = NULL;
+			return rc;
+		}
+	}
+	tw->sys_why[0] = 0;
+	return 0;
+}
+
 static void tw_publish_count(struct threadwatch *tw)
 {
 	volatile __u32 *list = tw->skel->data->tw_list;
@@ -414,6 +487,12 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		}
 		x->stack_id = t->stack_id;
 		x->sleep_at_ns = t->sleep_at_ns;
+		/* what the system-call programs left when they were attached
+		 * last is no account of now */
+		x->sys_at_ns = tw->sys_links[0] ? t->sys_at_ns : 0;
+		x->sys_last_ns = tw->sys_links[0] ? t->sys_last_ns : 0;
+		x->sys_nr = tw->sys_links[0] ? t->sys_nr : -1;
+		x->sys_last_nr = tw->sys_links[0] ? t->sys_last_nr : -1;
 		/* history: one sample every keep_ns at most */
 		if (!x->nh || now - x->hist[x->nh - 1].at_ns >= keep_ns) {
 			if (x->nh == TW_HIST)
@@ -449,6 +528,10 @@ unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t thresho
 		v.cur = x->cur;
 		v.stack_id = x->stack_id;
 		v.sleep_at_ns = x->sleep_at_ns;
+		v.sys_at_ns = x->sys_at_ns;
+		v.sys_last_ns = x->sys_last_ns;
+		v.sys_nr = x->sys_nr;
+		v.sys_last_nr = x->sys_last_nr;
 		tj_judge_hist(x->hist, x->nh, &x->cur, threshold_ns, min_share_pct,
 			      flows_wait_since_ns, min_wait_ns, &v.r);
 		stalled += v.r.stalled;
@@ -791,6 +874,17 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
 	if (tw_stack_with(e->tw, v->stack_id, e->syms, e->nsyms, stack, sizeof(stack)) >= 0)
 		jx_add_str(o, "stack_at_sleep", stack);
+	/* thread_watch_syscalls: the call it is in and since when, as of
+	 * the last read (one the programs saw begin), else its last */
+	if (v->sys_at_ns && v->sys_nr >= 0) {
+		jx_add_str(o, "syscall", sysname(v->sys_nr, stack, sizeof(stack)));
+		jx_add_u64(o, "syscall_since_ns", v->sys_at_ns);
+		jx_add_u64(o, "syscall_for_ns", v->cur.at_ns > v->sys_at_ns ?
+			   v->cur.at_ns - v->sys_at_ns : 0);
+	} else if (v->sys_last_nr >= 0) {
+		jx_add_str(o, "last_syscall", sysname(v->sys_last_nr, stack, sizeof(stack)));
+		jx_add_u64(o, "last_syscall_ns", v->sys_last_ns);
+	}
 	json_object_array_add(e->arr, o);
 }
 
@@ -821,6 +915,7 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	jx_add_str(out, "kernel_symbols", tw->ksym_state < 0 ? tw->ksym_err :
 						      tw->ksym_state ? "readable" : "not read yet");
 	jx_add_u64(out, "kernel_symbols_reads", tw->ks_loads);
+	jx_add_str(out, "syscalls", tw->sys_links[0] ? "on" : tw->sys_why);
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))
 		jx_add_int(out, "prog_id", (int)info.id);

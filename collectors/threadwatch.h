@@ -52,6 +52,11 @@ struct tw_thread {
 	tw_s32 stack_id;        /* kernel stack at the last voluntary sleep,
 				 * < 0: none (-errno of bpf_get_stackid) */
 	tw_u32 first_how;       /* TW_FIRST_*: how the program first saw it */
+	/* thread_watch_syscalls = on only (the raw_syscalls programs): */
+	tw_u64 sys_at_ns;       /* when it entered the call it is in; 0: none */
+	tw_u64 sys_last_ns;     /* how long its last finished call took */
+	tw_s32 sys_nr;          /* the call it is in, else its last; -1: none */
+	tw_s32 sys_last_nr;     /* its last finished call; -1: none */
 };
 
 /* A thread the program first saw going off the CPU was on it since its

@@ -23,6 +23,12 @@ struct json_object;
 struct threadwatch *threadwatch_open(char *err, size_t errlen);
 void threadwatch_close(struct threadwatch *tw);
 
+/* Trace the watched threads' system calls too (on), or stop (off): the
+ * raw_syscalls programs, attached only while on (every system call of the
+ * host pays for them: nicstalld.conf(5) thread_watch_syscalls). 0, or
+ * -errno with err (the kernel refused them; the switch watch runs on). */
+int threadwatch_syscalls(struct threadwatch *tw, int on, char *err, size_t errlen);
+
 /* Watch exactly the processes pids[0..n) (0 and negative skipped) from
  * now. A process already watched stays (its threads' history with it); a
  * pid whose process is gone, or whose start time changed (reused), is
@@ -44,6 +50,10 @@ struct tw_view {
 	struct tj_result r;
 	int32_t stack_id;       /* at its last voluntary sleep (< 0: none) */
 	uint64_t sleep_at_ns;
+	/* threadwatch_syscalls() on: the call it is in since sys_at_ns (0:
+	 * none seen to begin), and its last finished call and how long */
+	uint64_t sys_at_ns, sys_last_ns;
+	int32_t sys_nr, sys_last_nr;    /* -1: none */
 };
 typedef void (*threadwatch_fn)(const struct tw_view *v, void *arg);
 /* Judge every watched thread of pid (0: every process) as tj_judge() does

@@ -272,6 +272,9 @@ static void daemon_key(struct parser *p, const char *key, const char *val)
 			c->thread_watch = CONF_TW_OFF;
 		else
 			perr(p, "thread_watch: '%s' is not one of auto, on, off", val);
+	} else if (!strcmp(key, "thread_watch_syscalls")) {
+		if (util_parse_bool(val, &c->thread_syscalls, e, sizeof(e)) < 0)
+			perr(p, "thread_watch_syscalls: %s", e);
 	} else if (!strcmp(key, "thread_sleep_share")) {
 		uint64_t v;
 

@@ -124,6 +124,7 @@ struct conf {
 	char xlio_dir[PATH_MAX];     /* xliostat.<pid> files */
 	uint64_t vma_ns;             /* VMA/XLIO read and bump interval */
 	int thread_watch;            /* enum conf_tw: engine threads (threadwatch) */
+	int thread_syscalls;         /* thread_watch_syscalls: their system calls too */
 	unsigned thread_share_pct;   /* asleep this much of a threshold: blocked */
 	struct port_conf *ports;
 	unsigned nports;

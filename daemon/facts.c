@@ -374,6 +374,12 @@ static void watch_facts(struct json_object *w, struct json_object *e)
 	}
 	json_object_object_add(e, FK_T_SLEEP_NOW_MS,
 			       jx_new_sig((double)jx_u64(w, "off_for_ns") / 1e6, 4));
+	/* thread_watch_syscalls = on: the call it is in, and since when */
+	if (jx_str(w, "syscall")) {
+		jx_add_str(e, FK_T_IN_SYSCALL, jx_str(w, "syscall"));
+		json_object_object_add(e, FK_T_IN_SYSCALL_MS,
+				       jx_new_sig((double)jx_u64(w, "syscall_for_ns") / 1e6, 4));
+	}
 	jx_add_str(e, FK_T_WATCH, v ? v : jx_str(w, "verdict") ? jx_str(w, "verdict") : "unknown");
 	jx_add_bool(e, FK_T_CALLED, jx_bool(w, "called"));
 }

@@ -38,6 +38,7 @@ struct tp_pid {
 struct tpass {
 	struct threadwatch *tw;
 	int mode;               /* enum conf_tw */
+	int syscalls;           /* thread_watch_syscalls as applied (-1: not yet) */
 	unsigned share;
 	char off_why[320];      /* why it is off ("" while on) */
 	struct tp_pid *p;
@@ -52,8 +53,10 @@ struct tpass *tpass_new(void)
 {
 	struct tpass *tp = calloc(1, sizeof(*tp));
 
-	if (tp)
+	if (tp) {
 		tp->mode = -1;
+		tp->syscalls = -1;
+	}
 	return tp;
 }
 
@@ -67,26 +70,49 @@ void tpass_free(struct tpass *tp)
 	free(tp);
 }
 
+/* thread_watch_syscalls onto an open watch (a change, or a new watch) */
+static void tp_syscalls(struct tpass *tp, int on)
+{
+	char e[256];
+
+	if (!tp->tw || on == tp->syscalls)
+		return;
+	tp->syscalls = on;
+	if (threadwatch_syscalls(tp->tw, on, e, sizeof(e)) < 0)
+		log_warnx("thread watch: system calls not traced: %s; "
+			  "thread_watch_syscalls = on, the switch watch runs without it", e);
+	else if (on)
+		log_info("thread watch: the watched threads' system calls traced "
+			 "(every system call of the host pays for it)");
+}
+
 void tpass_configure(struct tpass *tp, const struct conf *c)
 {
 	tp->share = c->thread_share_pct;
-	if (c->thread_watch == tp->mode)
+	if (c->thread_watch == tp->mode) {
+		tp_syscalls(tp, c->thread_syscalls);
 		return;
+	}
 	tp->mode = c->thread_watch;
 	if (tp->mode == CONF_TW_OFF) {
 		threadwatch_close(tp->tw);
 		tp->tw = NULL;
 		tp->np = 0;
+		tp->syscalls = -1;
 		util_strlcpy(tp->off_why, "thread_watch = off", sizeof(tp->off_why));
 		return;
 	}
-	if (tp->tw)
+	if (tp->tw) {
+		tp_syscalls(tp, c->thread_syscalls);
 		return;
+	}
 	tp->tw = threadwatch_open(tp->off_why, sizeof(tp->off_why));
 	if (tp->tw) {
 		tp->off_why[0] = 0;
 		tp->changed = 1;
+		tp->syscalls = -1;
 		log_info("thread watch: on (engine threads of the processes that own watched flows)");
+		tp_syscalls(tp, c->thread_syscalls);
 	} else if (tp->mode == CONF_TW_ON) {
 		log_warnx("%s; thread_watch = on, the rest runs without it", tp->off_why);
 	} else {

@@ -141,6 +141,8 @@
 #define FK_T_SLEEP_FUNC "sleep_func"    /* the kernel function of its last sleep */
 #define FK_T_STACK_AT_SLEEP "stack_at_sleep"
 #define FK_T_SLEEP_NOW_MS "sleep_now_ms" /* in one sleep for so long (0: on CPU) */
+#define FK_T_IN_SYSCALL "in_syscall"    /* thread_watch_syscalls: the call it is in */
+#define FK_T_IN_SYSCALL_MS "in_syscall_ms" /* and for so long */
 #define FK_T_WATCH      "watch"         /* the watch's verdict (threadjudge.h) */
 #define FK_T_CALLED     "called"        /* the watch called the stall on it */
 

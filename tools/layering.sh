@@ -8,9 +8,9 @@
 #   examples   -> the public header <nicstall/...> only
 # A project header is included with its folder ("lib/loop.h"); a bare name
 # must be a file of the including file's own folder (or a generated BPF
-# skeleton); "../" is never allowed. Every source file is named in its
-# folder's README. Prints each offence as file:line and exits 1 when there
-# is any.
+# skeleton, or the generated syscall_names.h); "../" is never allowed.
+# Every source file is named in its folder's README. Prints each offence
+# as file:line and exits 1 when there is any.
 cd "$(dirname "$0")/.." || exit 2
 allowed() {
 	case $1 in
@@ -37,7 +37,7 @@ for layer in lib collectors probes rules bundle daemon client examples; do
 			inc=$(printf '%s' "$line" | sed 's/.*include[[:space:]]*"\([^"]*\)".*/\1/')
 			case $inc in
 			../*|*/../*) echo "$f:$n: \"$inc\": relative include"; continue ;;
-			*.skel.h) continue ;;
+			*.skel.h|syscall_names.h) continue ;;   # generated in $(BUILD)
 			*/*)
 				dir=${inc%%/*}
 				case " $ok " in

@@ -19,7 +19,8 @@
 # SEED001_THRESHOLD (stall_threshold, default the daemon's),
 # SEED001_CLIENT_THRESHOLD (the client port's own), SEED001_SERVER_TRACK
 # (the server port's flow sources, default "engine onload") and
-# SEED001_THREAD_WATCH (thread_watch, default auto). seed-001-healthy: the
+# SEED001_THREAD_WATCH (thread_watch, default auto), SEED001_SYSCALLS
+# (thread_watch_syscalls, default no). seed-001-healthy: the
 # same engine sleeping in epoll_wait between requests (and its sibling in
 # futex_wait), two clients 1 ms and 250 ms between requests, for
 # SEED001_HEALTHY_S seconds (default 60): no incident may open.
@@ -82,6 +83,7 @@ case "$SCENARIO" in seed-001*)
 	# see (daemon/srcrun.c)
 	OLDIR=$(mktemp -d /tmp/nicstall-demo-ol.XXXXXX)
 	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}
+thread_watch_syscalls = ${SEED001_SYSCALLS:-no}
 incident_cooldown = 1s
 onload_tools = $OLDIR"
 	sed -e "s|@STATE@|$OLDIR/state|" -e "s|@FIXTURE@|$ROOT/tests/fixtures/onload/stackdump-lots-0044-during.txt|" \

@@ -34,7 +34,7 @@ fuzz-build: $(FUZZ_BINS)
 # here), and only the loaders include a skeleton: their .d files name it
 # once built, so the skeletons are needed first but not newer than every
 # object.
-$(BUILD)/fuzz/obj/%.o: %.c tests/fuzz/fuzz.mk | $(SKELS)
+$(BUILD)/fuzz/obj/%.o: %.c tests/fuzz/fuzz.mk | $(SKELS) $(BUILD)/syscall_names.h
 	@mkdir -p $(dir $@)
 	@$(FUZZ_CC) $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 $(BUILD)/fuzz/libnicstall-fuzz.a: $(FUZZ_OBJS)

@@ -106,8 +106,17 @@ fi
 # sockets look idle while the thread waits): its Onload dumps follow it
 # (a clean-clone run at be1e7c1 lost them when the client's port opened
 # first, and the explanation printed "?" for their figures)
-run client-first SEED001_STALL_MS=650 SEED001_CLIENT_THRESHOLD=100ms SEED001_SERVER_TRACK=onload
+# (with thread_watch_syscalls = yes: the watched threads' system calls in
+# the bundle, as of its writing, after the stall)
+run client-first SEED001_STALL_MS=650 SEED001_CLIENT_THRESHOLD=100ms SEED001_SERVER_TRACK=onload \
+	SEED001_SYSCALLS=yes
 check "client-first: the demo ran and wrote a bundle" test "$RC" -eq 0 -a -n "$B"
+check "client-first: the status says the system calls are traced" grep -q "thread watch: on.*; system calls: on" "$LOG"
+check "client-first: the engine's threads' system calls in the bundle, with their times" jqe \
+	'[.[] | .watch[]? | select((.syscall and .syscall_for_ns >= 0 and .syscall_since_ns > 0)
+	  or (.last_syscall and .last_syscall_ns >= 0))] | length >= 1' "$B/threads.json" ||
+	jq -c '.[] | [.watch[]? | {name, syscall, syscall_since_ns, syscall_for_ns, last_syscall,
+		last_syscall_ns}]' "$B/threads.json"
 check "client-first: the incident opened on the client's port" jqe '.port == "client"' "$B/record.json"
 check "client-first: the engine's stack dumped during the stall (after the incident opened), before and after it" jqe \
 	'(.at_stall.onload.stacks[0] | .dump == "during" and (.taken | test("after the incident opened"))

@@ -369,12 +369,22 @@ static void conf_load__thread_watch__values_and_bad_values(void **state)
 			      "[port a]\ninterface = eth0\n", &c, &ms), 0);
 	assert_int_equal(c->thread_watch, CONF_TW_AUTO);
 	assert_int_equal(c->thread_share_pct, 50);
+	assert_int_equal(c->thread_syscalls, 0);
 	conf_free(c);
 	assert_int_equal(load("[daemon]\nthread_watch = off\nthread_sleep_share = 90\n"
+			      "thread_watch_syscalls = yes\n"
 			      "[port a]\ninterface = eth0\n", &c, &ms), 0);
 	assert_int_equal(c->thread_watch, CONF_TW_OFF);
 	assert_int_equal(c->thread_share_pct, 90);
+	assert_int_equal(c->thread_syscalls, 1);
 	conf_free(c);
+	c = (struct conf *)1;
+	assert_int_equal(load("[daemon]\nthread_watch_syscalls = sometimes\n"
+			      "[port a]\ninterface = eth0\n", &c, &ms), 1);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:2: thread_watch_syscalls: 'sometimes' is not yes or no",
+		 path);
+	assert_non_null(strstr(ms.m[0], want));
 	c = (struct conf *)1;
 	assert_int_equal(load("[daemon]\nthread_watch = yes\nthread_sleep_share = 5\n"
 			      "[port a]\ninterface = eth0\n", &c, &ms), 2);

@@ -279,6 +279,72 @@ static void healthy_epoll_sleeper__no_waiting_flow__not_stalled(void **st)
 	close(rq);
 }
 
+/* The thread's entry among threadwatch_evidence()'s (NULL: none). */
+static struct json_object *ev_thread(struct json_object *ev, int32_t tid)
+{
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		struct json_object *o = json_object_array_get_idx(ev, i), *t;
+
+		if (json_object_object_get_ex(o, "tid", &t) && json_object_get_int(t) == tid)
+			return o;
+	}
+	return NULL;
+}
+
+/* thread_watch_syscalls: the system call a watched thread is in and since
+ * when (the healthy server, in epoll_wait between requests for 300 ms);
+ * turned off, nothing of what the programs left is reported. */
+static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
+{
+	int rq;
+	pid_t pid, tid = 0;
+	int32_t p32;
+	uint64_t t0;
+	struct json_object *ev, *o, *x;
+	char err[256] = "";
+
+	(void)st;
+	NEED_TW();
+	if (threadwatch_syscalls(tw, 1, err, sizeof(err)) < 0) {
+		print_message("skipped: %s\n", err);
+		skip();
+	}
+	pid = start_epoll_server(&rq, &tid);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	/* a request: it leaves the epoll_wait it was in before the programs
+	 * saw it, and enters one they see begin */
+	assert_int_equal(write(rq, "r", 1), 1);
+	sleep_ms(20);
+	t0 = loop_mono_ns();
+	sleep_ms(300);
+	read_now();
+	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+	assert_non_null(ev);
+	o = ev_thread(ev, tid);
+	assert_non_null(o);
+	print_message("%s\n", json_object_to_json_string(o));
+	assert_true(json_object_object_get_ex(o, "syscall", &x));
+	assert_non_null(strstr(json_object_get_string(x), "epoll"));
+	assert_true(json_object_object_get_ex(o, "syscall_since_ns", &x));
+	assert_true((uint64_t)json_object_get_int64(x) <= t0);
+	assert_true(json_object_object_get_ex(o, "syscall_for_ns", &x));
+	assert_true(json_object_get_int64(x) >= (int64_t)(300 * MS));
+	assert_true(json_object_get_int64(x) < (int64_t)(5000 * MS));
+	json_object_put(ev);
+	/* off: the map still holds the programs' last words, not reported */
+	assert_int_equal(threadwatch_syscalls(tw, 0, err, sizeof(err)), 0);
+	read_now();
+	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+	o = ev_thread(ev, tid);
+	assert_non_null(o);
+	assert_false(json_object_object_get_ex(o, "syscall", &x));
+	assert_false(json_object_object_get_ex(o, "last_syscall", &x));
+	json_object_put(ev);
+	stop_child(pid);
+	close(rq);
+}
+
 static void watched_pid_exits_mid_poll__dropped_with_log_line(void **st)
 {
 	int go, tidr;
@@ -570,6 +636,7 @@ int main(void)
 		cmocka_unit_test(starved_sender__650ms_futex_while_flow_waits__stalled_with_stack),
 		cmocka_unit_test(many_watched__bitmap_then_list__switches_counted_both_ways),
 		cmocka_unit_test(healthy_epoll_sleeper__no_waiting_flow__not_stalled),
+		cmocka_unit_test(syscalls_on__the_call_and_since_when__off_none_kept),
 		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
 		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
 		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
