@@ -110,10 +110,16 @@ $(BUILD)/collectors/sockread.o: $(BUILD)/sockread.skel.h
 $(BUILD)/collectors/threadwatch.o: $(BUILD)/threadwatch.skel.h
 # System call names for this architecture (collectors/sysname.c), from the
 # C library's <sys/syscall.h>: generated, never committed.
+# (a table that came out empty is an error, not "syscall N" everywhere;
+# the generic table's counters, __NR_syscalls and the arch-specific base,
+# are no calls)
 $(BUILD)/syscall_names.h:
 	@mkdir -p $(@D)
-	echo '#include <sys/syscall.h>' | $(CC) -E -dM -x c - | \
-	 sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/[\2] = "\1",/p' > $@.tmp && mv $@.tmp $@
+	echo '#include <sys/syscall.h>' | $(CC) -E -dM -x c - > $@.in
+	sed -n -e '/^#define __NR_\(syscalls\|arch_specific_syscall\) /d' \
+	 -e 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/[\2] = "\1",/p' $@.in > $@.tmp
+	@test -s $@.tmp || { echo "$@: no system call found in <sys/syscall.h>" >&2; exit 1; }
+	@rm -f $@.in && mv $@.tmp $@
 $(BUILD)/collectors/sysname.o: $(BUILD)/syscall_names.h
 
 $(BUILD)/libnicstall.a: $(LIB_OBJS)

@@ -68,6 +68,10 @@ __u32 tw_nprocs = 0;
 __u32 tw_list[TW_LIST] = { TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE,
 			   TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE, TW_LIST_NONE };
 __u32 tw_big = 0;
+/* When the system-call programs were last attached (the daemon sets it
+ * before it attaches them): what an entry holds from before, a call begun
+ * while they were off, is no start of this one. */
+__u64 tw_sys_since = 0;
 
 /* A thread's entry, first seen now going off (TW_FIRST_OUT) or coming on
  * (TW_FIRST_IN) the CPU; NULL when the map is full. */
@@ -237,10 +241,12 @@ int BPF_PROG(tw_sys_exit, struct pt_regs *regs, long ret)
 
 	t = tw_sys_thread(&now);
 	/* a call entered before the programs were attached has no start */
-	if (t && t->sys_at_ns) {
+	if (t && t->sys_at_ns && t->sys_at_ns >= tw_sys_since) {
 		t->sys_last_ns = now > t->sys_at_ns ? now - t->sys_at_ns : 0;
 		t->sys_last_nr = t->sys_nr;
-		t->sys_at_ns = 0;
+		t->sys_last_at_ns = now;
 	}
+	if (t)
+		t->sys_at_ns = 0;
 	return 0;
 }

@@ -75,6 +75,7 @@ struct threadwatch {
 	int sys_loaded;                 /* the kernel took them */
 	struct bpf_link *sys_links[2];  /* attached: enter, exit */
 	char sys_why[200];              /* why they are not attached */
+	uint64_t sys_since_ns;          /* when they were attached last */
 };
 
 static void tw_ksyms_drop(struct threadwatch *tw);
@@ -173,12 +174,8 @@ void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const ch
 	tw_ksyms_drop(tw);
 }
 
-/* ---- the watched processes ---- */
+/* ---- the system-call programs (thread_watch_syscalls) ---- */
 
-/* The watched set as the program reads it: the count, and up to TW_LIST
- * tgids in a list of globals (the bitmap, always kept, when more). A
- * switch read during the change may be counted for a process that is
- * just added or dropped: the bitmap had the same window. */
 int threadwatch_syscalls(struct threadwatch *tw, int on, char *err, size_t errlen)
 {
 	struct bpf_program *pr[2] = { tw->skel->progs.tw_sys_enter, tw->skel->progs.tw_sys_exit };
@@ -194,6 +191,11 @@ int threadwatch_syscalls(struct threadwatch *tw, int on, char *err, size_t errle
 	if (!tw->sys_loaded) {
 		util_strlcpy(err, tw->sys_why, errlen);
 		return -EOPNOTSUPP;
+	}
+	if (!tw->sys_links[0]) {
+		/* what the entries hold from an earlier attachment is older */
+		tw->sys_since_ns = loop_mono_ns();
+		__atomic_store_n(&tw->skel->bss->tw_sys_since, tw->sys_since_ns, __ATOMIC_RELEASE);
 	}
 	for (int i = 0; i < 2; i++) {
 		if (tw->sys_links[i])
@@ -214,6 +216,12 @@ int threadwatch_syscalls(struct threadwatch *tw, int on, char *err, size_t errle
 	return 0;
 }
 
+/* ---- the watched processes ---- */
+
+/* The watched set as the program reads it: the count, and up to TW_LIST
+ * tgids in a list of globals (the bitmap, always kept, when more). A
+ * switch read during the change may be counted for a process that is
+ * just added or dropped: the bitmap had the same window. */
 static void tw_publish_count(struct threadwatch *tw)
 {
 	volatile __u32 *list = tw->skel->data->tw_list;
@@ -487,12 +495,22 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		}
 		x->stack_id = t->stack_id;
 		x->sleep_at_ns = t->sleep_at_ns;
-		/* what the system-call programs left when they were attached
-		 * last is no account of now */
-		x->sys_at_ns = tw->sys_links[0] ? t->sys_at_ns : 0;
-		x->sys_last_ns = tw->sys_links[0] ? t->sys_last_ns : 0;
-		x->sys_nr = tw->sys_links[0] ? t->sys_nr : -1;
-		x->sys_last_nr = tw->sys_links[0] ? t->sys_last_nr : -1;
+		/* what the system-call programs left while attached before
+		 * (or now detached) is no account of now */
+		if (tw->sys_links[0] && t->sys_at_ns >= tw->sys_since_ns) {
+			x->sys_at_ns = t->sys_at_ns;
+			x->sys_nr = t->sys_nr;
+		} else {
+			x->sys_at_ns = 0;
+			x->sys_nr = -1;
+		}
+		if (tw->sys_links[0] && t->sys_last_at_ns >= tw->sys_since_ns) {
+			x->sys_last_ns = t->sys_last_ns;
+			x->sys_last_nr = t->sys_last_nr;
+		} else {
+			x->sys_last_ns = 0;
+			x->sys_last_nr = -1;
+		}
 		/* history: one sample every keep_ns at most */
 		if (!x->nh || now - x->hist[x->nh - 1].at_ns >= keep_ns) {
 			if (x->nh == TW_HIST)
@@ -883,7 +901,7 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 			   v->cur.at_ns - v->sys_at_ns : 0);
 	} else if (v->sys_last_nr >= 0) {
 		jx_add_str(o, "last_syscall", sysname(v->sys_last_nr, stack, sizeof(stack)));
-		jx_add_u64(o, "last_syscall_ns", v->sys_last_ns);
+		jx_add_u64(o, "last_syscall_for_ns", v->sys_last_ns);
 	}
 	json_object_array_add(e->arr, o);
 }

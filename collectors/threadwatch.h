@@ -55,6 +55,7 @@ struct tw_thread {
 	/* thread_watch_syscalls = on only (the raw_syscalls programs): */
 	tw_u64 sys_at_ns;       /* when it entered the call it is in; 0: none */
 	tw_u64 sys_last_ns;     /* how long its last finished call took */
+	tw_u64 sys_last_at_ns;  /* when that call ended */
 	tw_s32 sys_nr;          /* the call it is in, else its last; -1: none */
 	tw_s32 sys_last_nr;     /* its last finished call; -1: none */
 };

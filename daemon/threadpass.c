@@ -78,10 +78,11 @@ static void tp_syscalls(struct tpass *tp, int on)
 	if (!tp->tw || on == tp->syscalls)
 		return;
 	tp->syscalls = on;
-	if (threadwatch_syscalls(tp->tw, on, e, sizeof(e)) < 0)
+	if (threadwatch_syscalls(tp->tw, on, e, sizeof(e)) < 0) {
 		log_warnx("thread watch: system calls not traced: %s; "
 			  "thread_watch_syscalls = on, the switch watch runs without it", e);
-	else if (on)
+		tp->syscalls = -1;      /* tried again at the next reload */
+	} else if (on)
 		log_info("thread watch: the watched threads' system calls traced "
 			 "(every system call of the host pays for it)");
 }

@@ -41,6 +41,7 @@ const struct rl_field_name rl_fields_tab[] = {
 	{ D_THREAD, FK_T_SLEEP_US, 0 }, { D_THREAD, FK_T_SLEEP_FUNC, 0 },
 	{ D_THREAD, FK_T_STACK_AT_SLEEP, 0 }, { D_THREAD, FK_T_SLEEP_NOW_MS, 0 },
 	{ D_THREAD, FK_T_WATCH, 0 }, { D_THREAD, FK_T_CALLED, 0 },
+	{ D_THREAD, FK_T_IN_SYSCALL, 0 }, { D_THREAD, FK_T_IN_SYSCALL_MS, 0 },
 	{ D_FLOW, FK_FL_TUPLE, 0 }, { D_FLOW, FK_FL_SRC, 0 }, { D_FLOW, FK_FL_WAITED_MS, 0 },
 	{ D_FLOW, FK_H_UNSENT, 0 }, { D_FLOW, FK_H_UNREAD, 0 }, { D_FLOW, FK_H_STAGED, 0 },
 	{ D_FLOW, FK_FL_PEER, 0 },

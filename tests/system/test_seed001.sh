@@ -114,9 +114,9 @@ check "client-first: the demo ran and wrote a bundle" test "$RC" -eq 0 -a -n "$B
 check "client-first: the status says the system calls are traced" grep -q "thread watch: on.*; system calls: on" "$LOG"
 check "client-first: the engine's threads' system calls in the bundle, with their times" jqe \
 	'[.[] | .watch[]? | select((.syscall and .syscall_for_ns >= 0 and .syscall_since_ns > 0)
-	  or (.last_syscall and .last_syscall_ns >= 0))] | length >= 1' "$B/threads.json" ||
+	  or (.last_syscall and .last_syscall_for_ns >= 0))] | length >= 1' "$B/threads.json" ||
 	jq -c '.[] | [.watch[]? | {name, syscall, syscall_since_ns, syscall_for_ns, last_syscall,
-		last_syscall_ns}]' "$B/threads.json"
+		last_syscall_for_ns}]' "$B/threads.json"
 check "client-first: the incident opened on the client's port" jqe '.port == "client"' "$B/record.json"
 check "client-first: the engine's stack dumped during the stall (after the incident opened), before and after it" jqe \
 	'(.at_stall.onload.stacks[0] | .dump == "during" and (.taken | test("after the incident opened"))

@@ -422,6 +422,36 @@ static void test_rules_classify__round_and_recorded_values(void **state)
 	rules_free(r);
 }
 
+/* Every thread fact the daemon writes (FK_T_* in rules/facts.h) is a name
+ * a rule may use: a fact added to the facts and not to the parser's table
+ * (rules/tree.c) would be documented and refused ("unknown name"). */
+static void test_rules_lang__every_thread_fact__a_rule_may_name_it(void **state)
+{
+	FILE *f = fopen("rules/facts.h", "r");
+	char line[256], name[64], rule[256];
+	unsigned n = 0;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *names[] = { "t.rules" };
+		const char *texts[1];
+		struct rules *r = NULL;
+
+		if (sscanf(line, "#define FK_T_%*[A-Z0-9_] \"%63[a-z0-9_]\"", name) != 1)
+			continue;
+		snprintf(rule, sizeof(rule), "rule a {\n verdict v\n require any(known(thread.%s))\n}",
+			 name);
+		texts[0] = rule;
+		if (rules_load_texts(names, texts, 1, &r, print_msg, NULL))
+			fail_msg("thread.%s: a fact rules cannot name", name);
+		rules_free(r);
+		n++;
+	}
+	fclose(f);
+	assert_true(n >= 25);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -436,6 +466,7 @@ int main(void)
 		cmocka_unit_test(test_rules_load_dirs__local_file__replaces_shipped),
 		cmocka_unit_test(test_rules_load_dirs__bad_file__errors_rules_untouched),
 		cmocka_unit_test(test_rules_load_dirs__shipped_dir__same_as_rules_load),
+		cmocka_unit_test(test_rules_lang__every_thread_fact__a_rule_may_name_it),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

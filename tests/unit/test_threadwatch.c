@@ -341,6 +341,35 @@ static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
 	assert_false(json_object_object_get_ex(o, "syscall", &x));
 	assert_false(json_object_object_get_ex(o, "last_syscall", &x));
 	json_object_put(ev);
+	/* a request while off: it leaves that epoll_wait and enters another
+	 * unseen. On again, the entry still holds the first call's start and
+	 * the one before's length: neither is reported, nor taken as the
+	 * start of the call it ends next */
+	assert_int_equal(write(rq, "r", 1), 1);
+	sleep_ms(50);
+	assert_int_equal(threadwatch_syscalls(tw, 1, err, sizeof(err)), 0);
+	sleep_ms(100);
+	read_now();
+	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+	o = ev_thread(ev, tid);
+	assert_non_null(o);
+	print_message("on again: %s\n", json_object_to_json_string(o));
+	assert_false(json_object_object_get_ex(o, "syscall", &x));
+	assert_false(json_object_object_get_ex(o, "last_syscall", &x));
+	json_object_put(ev);
+	/* it ends that call: its length unknown, no last call; the next one
+	 * is seen whole */
+	assert_int_equal(write(rq, "r", 1), 1);
+	sleep_ms(50);
+	read_now();
+	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+	o = ev_thread(ev, tid);
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "syscall", &x));
+	assert_true(json_object_object_get_ex(o, "syscall_for_ns", &x));
+	assert_true(json_object_get_int64(x) < (int64_t)(100 * MS));
+	json_object_put(ev);
+	assert_int_equal(threadwatch_syscalls(tw, 0, err, sizeof(err)), 0);
 	stop_child(pid);
 	close(rq);
 }
