@@ -3,6 +3,7 @@
 #include "bundle/bundle.h"
 #include "bundle/report.h"
 #include "daemon/conf.h"
+#include "daemon/counts.h"
 #include "daemon/evid_devlink.h"
 #include "daemon/evid_flows.h"
 #include "daemon/evidence.h"
@@ -46,6 +47,7 @@ struct bundler *bundler_new(struct loop *l, const struct conf *c)
 
 static void hook_dropped(const char *path, const char *why)
 {
+	count_hook_dropped();
 	log_event(LOG_EV_HOOK_DROPPED, LOG_WARNING,
 		  LOG_FIELDS({ LF_BUNDLE, path }, { LF_REASON, why }),
 		  "bundle_hook: not run for %s: %s", path, why);
@@ -90,6 +92,7 @@ static void hook_result(const char *path, const char *outcome, int pri, const ch
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	count_hook_result(outcome);
 	log_event(LOG_EV_HOOK_RESULT, pri, LOG_FIELDS({ LF_BUNDLE, path }, { LF_OUTCOME, outcome }),
 		  "bundle_hook: %s (%s)", msg, path);
 }
@@ -540,6 +543,8 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 	rc = bundle_write(c->state_dir, name, man, fl.f, fl.n, 16u << 20, path, pathlen,
 			  e, sizeof(e));
 	if (rc < 0) {
+		count_bundle(in->port_names[0], 0, in->incident_id, vname,
+			       jx_str(jx_get(rec, IR_RELEASE), "action"));
 		log_event(LOG_EV_BUNDLE_FAILED, LOG_ERR,
 			  LOG_FIELDS({ LF_PORT, in->port_names[0] },
 				     { LF_INCIDENT, in->incident_id ? LOG_U64(in->incident_id) : NULL },
@@ -552,6 +557,9 @@ int bundler_write(struct bundler *b, const struct bundler_inv *in, char *path, s
 		util_errf(err, errlen, "%s", e);
 	} else {
 		jx_add_str(rec, IR_BUNDLE, path);
+		/* a peer's snapshot is of no incident of this host's */
+		count_bundle(in->port_names[0], 1, jx_get(rec, IR_PEER) ? 0 : in->incident_id,
+			       vname, jx_str(jx_get(rec, IR_RELEASE), "action"));
 		if (jx_get(rec, IR_PEER))
 			log_event(LOG_EV_BUNDLE_WRITTEN, LOG_WARNING,
 				  LOG_FIELDS({ LF_PORT, in->port_names[0] }, { LF_VERDICT, vname },

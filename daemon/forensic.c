@@ -13,6 +13,7 @@
 #include "daemon/record.h"
 #include "daemon/recovery.h"
 #include "daemon/runs.h"
+#include "daemon/timeline.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -58,54 +59,19 @@ struct port *inv_port(struct inv *v, unsigned i)
 	return ports_find(v->F->ports, v->ports[i]);
 }
 
-static double rel_ms(uint64_t origin, uint64_t t)
-{
-	return t >= origin ? (double)(t - origin) / 1e6 : -(double)(origin - t) / 1e6;
-}
-
 double inv_rel_ms(const struct inv *v, uint64_t t)
 {
-	return rel_ms(v->open_ns, t);
-}
-
-int steps_begin(struct json_object *steps, uint64_t origin, const char *name, const char *port)
-{
-	struct json_object *s = json_object_new_object();
-	uint64_t now = loop_mono_ns();
-
-	jx_add_str(s, "step", name);
-	if (port)
-		jx_add_str(s, "port", port);
-	jx_add_u64(s, "start_mono_ns", now);
-	json_object_object_add(s, "start_ms", jx_new_fixed(rel_ms(origin, now), 3));
-	jx_add_str(s, "outcome", "running");
-	json_object_array_add(steps, s);
-	return (int)json_object_array_length(steps) - 1;
-}
-
-void steps_end(struct json_object *steps, uint64_t origin, int idx, const char *outcome,
-	       const char *note)
-{
-	struct json_object *s = json_object_array_get_idx(steps, (size_t)idx);
-	uint64_t now = loop_mono_ns();
-
-	if (!s)
-		return;
-	jx_add_u64(s, "end_mono_ns", now);
-	json_object_object_add(s, "end_ms", jx_new_fixed(rel_ms(origin, now), 3));
-	jx_add_str(s, "outcome", outcome);
-	if (note && *note)
-		jx_add_str(s, "note", note);
+	return steps_rel_ms(v->open_ns, t);
 }
 
 int inv_step_begin(struct inv *v, const char *name, const char *port)
 {
-	return steps_begin(v->steps, v->open_ns, name, port);
+	return steps_begin(v->steps, v->open_ns, loop_mono_ns(), name, port);
 }
 
 void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
 {
-	steps_end(v->steps, v->open_ns, idx, outcome, note);
+	steps_end(v->steps, v->open_ns, loop_mono_ns(), idx, outcome, note);
 }
 
 /* The readers of unmodified engines' own views (evid_flows.h); a part that

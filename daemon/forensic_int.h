@@ -2,8 +2,8 @@
  * the phases, the verdict and the bundle; observe.c: the observation window
  * and the probes it starts; release.c: the reprogram and the release watch;
  * peerwait.c: waiting for the peers' answers; peersnap.c: a peer's notice
- * answered with a snapshot, which reuses the step helpers). Private to
- * those five files: nothing else includes it. */
+ * answered with a snapshot, which shares struct forensics). Private to
+ * those five files and test_forensic.c. */
 #ifndef NICSTALL_FORENSIC_INT_H
 #define NICSTALL_FORENSIC_INT_H
 
@@ -116,12 +116,7 @@ struct forensics {
 struct port *inv_port(struct inv *v, unsigned i);
 /* ms from the investigation's start (negative before it) */
 double inv_rel_ms(const struct inv *v, uint64_t t);
-/* A step of a timeline (a record's "steps", times in ms from origin, a
- * monotonic time): its index, then its end. */
-int steps_begin(struct json_object *steps, uint64_t origin, const char *name, const char *port);
-void steps_end(struct json_object *steps, uint64_t origin, int idx, const char *outcome,
-	       const char *note);
-/* A step of the investigation's timeline: steps_begin/steps_end from open_ns. */
+/* A step of the investigation's timeline (timeline.h), from open_ns, now. */
 int inv_step_begin(struct inv *v, const char *name, const char *port);
 void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note);
 /* One pending part of the current phase is done; the last moves on. */

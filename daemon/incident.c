@@ -1,5 +1,6 @@
 /* incident: incident records and their rate limits. */
 #include "daemon/incident.h"
+#include "daemon/counts.h"
 #include "collectors/flowsrc.h"
 #include "daemon/liveness.h"
 #include "lib/json.h"
@@ -329,6 +330,7 @@ void incident_log_open(const struct incident *inc)
 		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s (%s)",
 					i ? "; " : "", inc->flows[i].tuple,
 					flow_src_name(inc->flows[i].src));
+	count_incident_opened(inc->port, inc->nflows);
 	log_event(LOG_EV_INCIDENT_OPENED, LOG_WARNING,
 		  LOG_FIELDS({ LF_PORT, inc->port }, { LF_INCIDENT, LOG_U64(inc->id) },
 			     { LF_FLOWS, LOG_U64(inc->nflows) },

@@ -6,6 +6,7 @@
 #include "bundle/bundle.h"
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
+#include "daemon/counts.h"
 #include "daemon/ctl.h"
 #include "daemon/dirs.h"
 #include "daemon/forensic.h"
@@ -108,6 +109,7 @@ static void reload_failed(struct daemon *d, const char *why, char *err, size_t e
 	d->reload_failures++;
 	util_strlcpy(d->last_reload_error, why, sizeof(d->last_reload_error));
 	util_strlcpy(err, why, errlen);
+	count_reload(0);
 	log_event(LOG_EV_RELOAD_FAILED, LOG_ERR,
 		  LOG_FIELDS({ LF_CONFIG, d->conf_path }, { LF_ERROR, why }),
 		  "reload: %s: %s; keeping the running configuration", d->conf_path, why);
@@ -210,6 +212,7 @@ static int daemon_reload(struct daemon *d, char *err, size_t errlen)
 	conf_free(d->conf);
 	d->conf = c;
 	d->reloads++;
+	count_reload(1);
 	log_event(LOG_EV_RELOAD_OK, LOG_INFO, LOG_FIELDS({ LF_CONFIG, d->conf_path }),
 		  "reloaded %s: %u port(s)", d->conf_path, c->nports);
 	service_reloaded(d->svc, NULL);

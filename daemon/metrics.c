@@ -1,8 +1,9 @@
-/* metrics: Prometheus textfile of the daemon's counters, from events and
- * the flight recorders. */
+/* metrics: Prometheus textfile of the daemon's counters, from the calls
+ * of the code that acts and the flight recorders. */
 #include "daemon/runs.h"
 #include "daemon/metrics.h"
 #include "daemon/conf.h"
+#include "daemon/counts.h"
 #include "daemon/facts.h"
 #include "daemon/peers.h"
 #include "daemon/port.h"
@@ -124,86 +125,119 @@ static struct mport *mport_get(struct metrics *m, const char *name)
 	return &m->mp[m->nmp++];
 }
 
-/* ---- events ---- */
+/* ---- what happened: told by the code that acts (counts.h) ---- */
 
-static void on_event(enum log_ev kind, const struct log_field *f, void *arg)
+static void on_incident_opened(void *arg, const char *port, unsigned flows)
 {
-	struct metrics *m = arg;
-	struct mport *p = mport_get(m, log_field_get(f, LF_PORT));
-	const char *v;
+	struct mport *p = mport_get(arg, port);
 
-	switch (kind) {
-	case LOG_EV_INCIDENT_OPENED:
-		if (p) {
-			p->opened++;
-			p->incident_since_fold = 1;
-			p->last_incident_real_ns = loop_real_ns();
-			v = log_field_get(f, LF_FLOWS);
-			p->flow_stalls += v ? strtoull(v, NULL, 10) : 1;
-		}
-		break;
-	case LOG_EV_FLOW_STALLED:
-		if (p)
-			p->flow_stalls++;
-		break;
-	case LOG_EV_INCIDENT_SUPPRESSED:
-		if (p) {
-			p->suppressed++;
-			p->flow_stalls++;
-		}
-		break;
-	case LOG_EV_FLOW_RELEASED:
-		v = log_field_get(f, LF_OUTCOME);
-		if (p && v && !strcmp(v, "closed"))
-			p->closed++;
-		else if (p)
-			p->released++;
-		break;
-	case LOG_EV_REPROGRAM_PERFORMED:
-		if (p)
-			p->recov_performed++;
-		break;
-	case LOG_EV_REPROGRAM_REFUSED:
-		/* refused: policy, or no crossing possible; failed: a step of
-		 * it went wrong (NICSTALL_OUTCOME) */
-		v = log_field_get(f, LF_OUTCOME);
-		if (p && v && !strcmp(v, "failed"))
-			p->recov_failed++;
-		else if (p)
-			p->recov_refused++;
-		break;
-	case LOG_EV_BUNDLE_WRITTEN:
-	case LOG_EV_BUNDLE_FAILED:
-		if (kind == LOG_EV_BUNDLE_WRITTEN)
-			m->bundles_written++;
-		else
-			m->bundles_failed++;
-		/* an investigation of an incident (a manual bundle has none) */
-		if (p && log_field_get(f, LF_INCIDENT)) {
-			tally_add(&p->verdicts, log_field_get(f, LF_VERDICT));
-			tally_add(&p->releases, log_field_get(f, LF_ACTION));
-			m->incidents++;
-			util_strlcpy(m->last_verdict, log_field_get(f, LF_VERDICT) ?
-				     log_field_get(f, LF_VERDICT) : "unknown", sizeof(m->last_verdict));
-			util_strlcpy(m->last_verdict_port, p->name, sizeof(m->last_verdict_port));
-		}
-		break;
-	case LOG_EV_HOOK_RESULT:
-		tally_add(&m->hooks, log_field_get(f, LF_OUTCOME));
-		break;
-	case LOG_EV_HOOK_DROPPED:
-		m->hook_dropped++;
-		break;
-	case LOG_EV_RELOAD_OK:
-		m->reload_ok++;
-		break;
-	case LOG_EV_RELOAD_FAILED:
-		m->reload_failed++;
-		break;
-	default:
-		break;
+	if (p) {
+		p->opened++;
+		p->incident_since_fold = 1;
+		p->last_incident_real_ns = loop_real_ns();
+		p->flow_stalls += flows;
 	}
 }
+
+static void on_flow_stalled(void *arg, const char *port)
+{
+	struct mport *p = mport_get(arg, port);
+
+	if (p)
+		p->flow_stalls++;
+}
+
+static void on_incident_suppressed(void *arg, const char *port)
+{
+	struct mport *p = mport_get(arg, port);
+
+	if (p) {
+		p->suppressed++;
+		p->flow_stalls++;
+	}
+}
+
+static void on_flow_released(void *arg, const char *port, int closed)
+{
+	struct mport *p = mport_get(arg, port);
+
+	if (p && closed)
+		p->closed++;
+	else if (p)
+		p->released++;
+}
+
+static void on_reprogram(void *arg, const char *port, enum count_recov outcome)
+{
+	struct mport *p = mport_get(arg, port);
+
+	if (!p)
+		return;
+	if (outcome == COUNT_RECOV_PERFORMED)
+		p->recov_performed++;
+	else if (outcome == COUNT_RECOV_FAILED)
+		p->recov_failed++;
+	else
+		p->recov_refused++;
+}
+
+static void on_bundle(void *arg, const char *port, int ok, uint64_t incident,
+		      const char *verdict, const char *action)
+{
+	struct metrics *m = arg;
+	struct mport *p;
+
+	if (ok)
+		m->bundles_written++;
+	else
+		m->bundles_failed++;
+	p = mport_get(m, port);
+	/* an investigation of an incident (a manual bundle has none) */
+	if (p && incident) {
+		tally_add(&p->verdicts, verdict);
+		tally_add(&p->releases, action);
+		m->incidents++;
+		util_strlcpy(m->last_verdict, verdict ? verdict : "unknown",
+			     sizeof(m->last_verdict));
+		util_strlcpy(m->last_verdict_port, p->name, sizeof(m->last_verdict_port));
+	}
+}
+
+static void on_hook_result(void *arg, const char *outcome)
+{
+	struct metrics *m = arg;
+
+	tally_add(&m->hooks, outcome);
+}
+
+static void on_hook_dropped(void *arg)
+{
+	struct metrics *m = arg;
+
+	m->hook_dropped++;
+}
+
+static void on_reload(void *arg, int ok)
+{
+	struct metrics *m = arg;
+
+	if (ok)
+		m->reload_ok++;
+	else
+		m->reload_failed++;
+}
+
+static const struct counts_ops metrics_counts = {
+	.incident_opened = on_incident_opened,
+	.flow_stalled = on_flow_stalled,
+	.incident_suppressed = on_incident_suppressed,
+	.flow_released = on_flow_released,
+	.reprogram = on_reprogram,
+	.bundle = on_bundle,
+	.hook_result = on_hook_result,
+	.hook_dropped = on_hook_dropped,
+	.reload = on_reload,
+};
 
 /* ---- the recorders, through the signals ---- */
 
@@ -723,7 +757,7 @@ struct metrics *metrics_new(struct loop *l, struct ports *ps, struct stall *st,
 		return NULL;
 	}
 	metrics_configure(m, c);
-	log_set_event_hook(on_event, m);
+	counts_set(&metrics_counts, m);
 	return m;
 }
 
@@ -746,7 +780,8 @@ void metrics_free(struct metrics *m)
 {
 	if (!m)
 		return;
-	log_set_event_hook(NULL, NULL);
+	if (counts_is(m))
+		counts_set(NULL, NULL);
 	/* a stopped daemon exports nothing rather than numbers that look live */
 	if (m->path[0])
 		unlink(m->path);

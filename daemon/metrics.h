@@ -6,7 +6,9 @@
  *
  * Counts of what happened (incidents by verdict, recoveries by action and
  * outcome, suppressed stalls, bundles, hook runs, reloads) come from the
- * events (lib/log.h log_event), so a metric and a journal search agree.
+ * code that acts, by the calls of counts.h beside each journal event: a
+ * metric and a journal search agree, and neither reads the other's
+ * words.
  * Per port, the counters of the flight recorder since the previous write
  * go through the rules' signals (rules/00-signals.rules: gap, buffer_drops,
  * steer_misses, steer_discards, fabric_errors) into running totals, and
@@ -25,7 +27,7 @@ struct rules;
 struct stall;
 struct metrics;
 
-/* Registers itself as the log event hook. st may be NULL. */
+/* Listens to counts.h (the last made does). st may be NULL. */
 struct metrics *metrics_new(struct loop *l, struct ports *ps, struct stall *st,
 			    const struct conf *c);
 void metrics_free(struct metrics *m);

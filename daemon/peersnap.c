@@ -18,6 +18,7 @@
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/record.h"
+#include "daemon/timeline.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -72,12 +73,12 @@ void psnap_free_all(struct forensics *F)
 
 static int step_begin(struct psnap *s, const char *name)
 {
-	return steps_begin(s->steps, s->recv_mono, name, NULL);
+	return steps_begin(s->steps, s->recv_mono, loop_mono_ns(), name, NULL);
 }
 
 static void step_end(struct psnap *s, int idx, const char *outcome, const char *note)
 {
-	steps_end(s->steps, s->recv_mono, idx, outcome, note);
+	steps_end(s->steps, s->recv_mono, loop_mono_ns(), idx, outcome, note);
 }
 
 static int in_notice(struct json_object *notice, const char *tuple)

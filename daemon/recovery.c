@@ -2,6 +2,7 @@
 #include "daemon/recovery.h"
 #include "collectors/ident.h"
 #include "daemon/conf.h"
+#include "daemon/counts.h"
 #include "daemon/port.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -83,6 +84,7 @@ static int refuse(const char *port, struct json_object *o, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	jx_add_str(o, "error", msg);
+	count_reprogram(port, COUNT_RECOV_REFUSED);
 	log_event(LOG_EV_REPROGRAM_REFUSED, LOG_WARNING,
 		  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" }, { LF_OUTCOME, "refused" },
 			     { LF_REASON, msg }),
@@ -120,6 +122,8 @@ static void finished(struct reprogram *rp, void *arg)
 		note_time(r, port, x->start_ns);
 	/* events: performed; refused (no crossing was possible: nothing
 	 * changed); failed (a step went wrong, the flag was put back) */
+	count_reprogram(port, x->performed ? COUNT_RECOV_PERFORMED :
+			  x->refused[0] ? COUNT_RECOV_REFUSED : COUNT_RECOV_FAILED);
 	if (x->performed)
 		log_event(LOG_EV_REPROGRAM_PERFORMED, LOG_INFO,
 			  LOG_FIELDS({ LF_PORT, port }, { LF_ACTION, "reprogram" },

@@ -1,6 +1,7 @@
 /* stall: the detector: polls, state machines, incidents. */
 #include "daemon/stall.h"
 #include "daemon/conf.h"
+#include "daemon/counts.h"
 #include "daemon/flowsrcs.h"
 #include "daemon/incident.h"
 #include "daemon/liveness.h"
@@ -298,6 +299,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 		f->incident = incident_id(inc);
 		/* counted again once, when the poll ends (or it is looked at) */
 		incident_siblings_stale(inc, s->now - threshold(s, f->port));
+		count_flow_stalled(f->port);
 		if (flow_line_ok(s)) {
 			flow_tuple(f, tuple, sizeof(tuple));
 			log_event(LOG_EV_FLOW_STALLED, LOG_INFO,
@@ -307,8 +309,8 @@ static void on_stalled(struct stall *s, struct sflow *f)
 				  "incident %" PRIu64 ": flow %s (%s) on port %s joins",
 				  incident_id(inc), tuple, flow_src_name(f->obs.src), f->port);
 		} else {
-			/* over this poll's line budget: still an event (the
-			 * metrics count it), no tuple formatted */
+			/* over this poll's line budget: still an event, no
+			 * tuple formatted */
 			incident_joins_unlogged(inc, 1);
 			log_event(LOG_EV_FLOW_STALLED, LOG_DEBUG,
 				  LOG_FIELDS({ LF_PORT, f->port },
@@ -323,8 +325,9 @@ static void on_stalled(struct stall *s, struct sflow *f)
 	}
 	if (incidents_admit(s->incs, group, s->now, s->c->cooldown_ns, s->c->incidents_per_hour,
 			    &why)) {
-		/* every suppressed stall is an event (the metrics count them);
-		 * the journal gets at most one a second */
+		/* every suppressed stall is counted and an event; the
+		 * journal gets at most one a second */
+		count_incident_suppressed(f->port);
 		if (why.log)            /* a mass stall: no tuple for each of 100k */
 			flow_tuple(f, tuple, sizeof(tuple));
 		else
@@ -374,12 +377,13 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 	char tuple[160], d[32];
 	int any;
 
+	count_flow_released(f->port, gone);
 	if (!flow_line_ok(s)) {
 		if (gone)
 			s->closed_unlogged++;
 		else
 			s->released_unlogged++;
-		/* still an event for the metrics; no line, no tuple */
+		/* still an event; no line, no tuple */
 		log_event(LOG_EV_FLOW_RELEASED, LOG_DEBUG,
 			  LOG_FIELDS({ LF_PORT, f->port },
 				     { LF_INCIDENT, f->incident ? LOG_U64(f->incident) : NULL },

@@ -11,7 +11,8 @@
  * Events (log_event) are the lines an operator acts on: each kind has its
  * own MESSAGE_ID (explained in systemd/nicstalld.catalog, `journalctl -x`)
  * and NICSTALL_* fields. A hook hears every event whatever the log level
- * (the metrics count them), so a journal search and a counter agree. */
+ * (tests read them; the daemon's metrics are told by direct calls,
+ * daemon/counts.h, made beside the events). */
 #ifndef NICSTALL_LOG_H
 #define NICSTALL_LOG_H
 
