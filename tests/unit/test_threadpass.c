@@ -209,7 +209,12 @@ static void seed001_flows_first__evidence_over_the_flows_wait(void **st)
 		assert_false(json_object_get_boolean(json_object_object_get(e, "called")));
 		/* the whole wait, not the 500 ms threshold's span */
 		assert_true(win >= 900 * MS);
-		assert_true(json_object_get_double(json_object_object_get(e, "off_cpu_share")) >= 0.7);
+		/* mostly asleep over it, as thread_sleep_share (50%) reads it:
+		 * 0.93 here alone; a clean clone's ASan run beside the other
+		 * unit tests saw under 0.7 once, the window's base sample being
+		 * as old as a poll that a loaded machine stretched, and the
+		 * sender's busy-polling before the send in it */
+		assert_true(json_object_get_double(json_object_object_get(e, "off_cpu_share")) >= 0.5);
 	}
 	assert_true(found);
 	json_object_put(ev);
