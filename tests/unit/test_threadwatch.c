@@ -291,6 +291,23 @@ static struct json_object *ev_thread(struct json_object *ev, int32_t tid)
 	return NULL;
 }
 
+/* Read now; tid's evidence into *ev (the caller puts it), is it told in a
+ * system call, or between calls with its last? */
+static struct json_object *read_thread(pid_t pid, int32_t tid, struct json_object **ev,
+				       int *in_call, int *last)
+{
+	struct json_object *o, *x;
+
+	read_now();
+	*ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
+	assert_non_null(*ev);
+	o = ev_thread(*ev, tid);
+	assert_non_null(o);
+	*in_call = json_object_object_get_ex(o, "syscall", &x);
+	*last = json_object_object_get_ex(o, "last_syscall", &x);
+	return o;
+}
+
 /* thread_watch_syscalls: the system call a watched thread is in and since
  * when (the healthy server, in epoll_wait between requests for 300 ms);
  * turned off, nothing of what the programs left is reported. */
@@ -302,6 +319,7 @@ static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
 	uint64_t t0;
 	struct json_object *ev, *o, *x;
 	char err[256] = "";
+	int in_call, last;
 
 	(void)st;
 	NEED_TW();
@@ -318,12 +336,9 @@ static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
 	sleep_ms(20);
 	t0 = loop_mono_ns();
 	sleep_ms(300);
-	read_now();
-	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
-	assert_non_null(ev);
-	o = ev_thread(ev, tid);
-	assert_non_null(o);
+	o = read_thread(pid, tid, &ev, &in_call, &last);
 	print_message("%s\n", json_object_to_json_string(o));
+	assert_true(in_call);
 	assert_true(json_object_object_get_ex(o, "syscall", &x));
 	assert_non_null(strstr(json_object_get_string(x), "epoll"));
 	assert_true(json_object_object_get_ex(o, "syscall_since_ns", &x));
@@ -334,12 +349,9 @@ static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
 	json_object_put(ev);
 	/* off: the map still holds the programs' last words, not reported */
 	assert_int_equal(threadwatch_syscalls(tw, 0, err, sizeof(err)), 0);
-	read_now();
-	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
-	o = ev_thread(ev, tid);
-	assert_non_null(o);
-	assert_false(json_object_object_get_ex(o, "syscall", &x));
-	assert_false(json_object_object_get_ex(o, "last_syscall", &x));
+	read_thread(pid, tid, &ev, &in_call, &last);
+	assert_false(in_call);
+	assert_false(last);
 	json_object_put(ev);
 	/* a request while off: it leaves that epoll_wait and enters another
 	 * unseen. On again, the entry still holds the first call's start and
@@ -349,23 +361,17 @@ static void syscalls_on__the_call_and_since_when__off_none_kept(void **st)
 	sleep_ms(50);
 	assert_int_equal(threadwatch_syscalls(tw, 1, err, sizeof(err)), 0);
 	sleep_ms(100);
-	read_now();
-	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
-	o = ev_thread(ev, tid);
-	assert_non_null(o);
+	o = read_thread(pid, tid, &ev, &in_call, &last);
 	print_message("on again: %s\n", json_object_to_json_string(o));
-	assert_false(json_object_object_get_ex(o, "syscall", &x));
-	assert_false(json_object_object_get_ex(o, "last_syscall", &x));
+	assert_false(in_call);
+	assert_false(last);
 	json_object_put(ev);
 	/* it ends that call: its length unknown, no last call; the next one
 	 * is seen whole */
 	assert_int_equal(write(rq, "r", 1), 1);
 	sleep_ms(50);
-	read_now();
-	ev = threadwatch_evidence(tw, pid, 0, 0, 500 * MS);
-	o = ev_thread(ev, tid);
-	assert_non_null(o);
-	assert_true(json_object_object_get_ex(o, "syscall", &x));
+	o = read_thread(pid, tid, &ev, &in_call, &last);
+	assert_true(in_call);
 	assert_true(json_object_object_get_ex(o, "syscall_for_ns", &x));
 	assert_true(json_object_get_int64(x) < (int64_t)(100 * MS));
 	json_object_put(ev);
