@@ -227,6 +227,7 @@ struct due_ctx {
 	const struct conf *c;
 	uint64_t t;             /* the action took effect */
 	uint64_t latest;        /* the last flow's next retry, plus margin */
+	uint64_t due;           /* the last flow's next retry */
 	int known;
 };
 
@@ -248,20 +249,28 @@ static void due_cb(const struct flow_obs *o, void *arg)
 		}
 		if (due < d->t)
 			due = d->t;
-		/* the timer wheel fires a timer up to 1/8 of its timeout late
-		 * (kernel/time/timer.c calc_wheel_index), then the reply must
-		 * come back and be seen by a poll */
-		margin = (rto ? rto : o->rto_ns) / 8 + 2 * d->c->flow_interval_ns + 20000000ull;
+		/* the timer wheel rounds every expiry up to the next boundary
+		 * of its level (kernel/time/timer.c calc_index): up to one
+		 * granularity late, at most 8/63 of the timeout
+		 * (LVL_GRAN(n) / LVL_START(n)), 256 ms of a 3.2 s RTO at
+		 * HZ=250. Each retry in the chain from the one the poll saw
+		 * starts from the last one's real time, so their lateness
+		 * adds up: under 16/63 of the last timeout in all. Then the
+		 * ACK comes back and two polls see it, on a loaded host a
+		 * little late (50 ms). */
+		margin = (rto ? rto : o->rto_ns) * 16 / 63 + 2 * d->c->flow_interval_ns + 50000000ull;
 		d->known = 1;
 	}
 	if (due + margin > d->latest)
 		d->latest = due + margin;
+	if (margin && due > d->due)
+		d->due = due;
 }
 
 uint64_t inv_next_retry(struct inv *v, uint64_t t)
 {
 	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
-	struct due_ctx d = { v->F->c, t, 0, 0 };
+	struct due_ctx d = { v->F->c, t, 0, 0, 0 };
 
 	if (inc)
 		stall_incident_flows(v->F->stall, inc, due_cb, &d);
@@ -272,7 +281,7 @@ static void arm_watch(struct inv *v, struct action *a)
 {
 	const struct conf *c = v->F->c;
 	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
-	struct due_ctx d = { c, a->effect_ns, a->effect_ns + c->release_wait_ns, 0 };
+	struct due_ctx d = { c, a->effect_ns, a->effect_ns + c->release_wait_ns, 0, 0 };
 	uint64_t now = loop_mono_ns(), cap = a->effect_ns + c->release_wait_max_ns;
 
 	if (inc)
@@ -287,6 +296,9 @@ static void arm_watch(struct inv *v, struct action *a)
 			(double)(a->deadline_ns - a->effect_ns) / 1e6, 1));
 		jx_add_str(s, "watch_for", d.known ? "the flows' next retry" :
 			   "release_wait (no retry time known)");
+		if (d.known)
+			json_object_object_add(s, "retry_due_ms",
+					       jx_new_fixed(inv_rel_ms(v, d.due), 1));
 		if (a->capped)
 			jx_add_bool(s, "watch_capped", 1);
 	}

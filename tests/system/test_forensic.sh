@@ -102,6 +102,8 @@ check "2: investigation completes" wait_complete 11112
 rec 11112
 check "2: released by the reprogram" jqe '.record.release.released == true and .record.release.action == "reprogram"' "$T_DIR/rec.json"
 echo "2: released $(jq -r .record.release.after_ms "$T_DIR/rec.json") ms after the reprogram"
+# what the watch waited for and what it saw, for a failure's log
+jq -c '{flows: [.record.incident.flows[].tuple], release: .record.release | del(.actions), steps: [.record.steps[] | select(.step | test("capture-promisc|reprogram")) | {step, port, start_ms, end_ms, watch_ms, retry_due_ms, watch_capped}]}' "$T_DIR/rec.json"
 # the release shows at the flow's next retransmission: within the watch
 check "2: time to release recorded, within the reprogram's watch" \
 	jqe '.record.release.after_ms >= 0 and .record.release.after_ms <= ([.record.steps[] | select(.step=="reprogram") | .watch_ms] | max)' "$T_DIR/rec.json"

@@ -52,6 +52,8 @@ struct fix {
 	char reprogrammed[4][16];
 	uint64_t tx, rx;        /* the stalled session's counters */
 	uint64_t retry_at;      /* its published next retry, 0 none */
+	uint64_t rto;           /* its published retransmission timeout */
+	uint64_t late;          /* the retry fires this much after retry_at */
 	struct loop_timer *later;       /* a release due at retry_at */
 	/* after the reprogram port a counts 10 frames more, its vport this
 	 * many (the samples the release check reads); -1: no samples */
@@ -66,6 +68,7 @@ static void observe_flow(uint64_t rx)
 	struct flow_obs o = coretest_engine_obs(40001, 1, X->tx, rx, 4242);
 
 	o.retry_due_ns = X->retry_at;
+	o.rto_ns = X->rto;
 	stall_observe(X->st, &o, "a", loop_mono_ns());
 }
 
@@ -185,7 +188,8 @@ static struct probe_cap *f_cap_start(struct loop *l, int nsfd, const char *ifnam
 		uint64_t now = loop_mono_ns();
 
 		X->later = loop_timer_new(l, release_later, NULL);
-		loop_timer_set(X->later, X->retry_at > now ? X->retry_at - now : 1, 0);
+		loop_timer_set(X->later, X->retry_at + X->late > now ?
+			       X->retry_at + X->late - now : 1, 0);
 	}
 	return c;
 }
@@ -595,6 +599,29 @@ static void forensic__release_at_the_next_retry__credited_to_the_capture(void **
 	json_object_put(r);
 }
 
+/* The kernel's retry comes late: calc_index() rounds a 1.6 s timeout up
+ * to its level's next 32-jiffy boundary (HZ=250), and the 800 ms one
+ * before it, which it counts from, was as late: the watch lasts for both
+ * (16/63 of the timeout) and the release is still the capture's. A watch
+ * that allowed 1/8 of the timeout gave up 120 ms too early, and the
+ * reprogram took the credit. */
+static void forensic__retry_late_by_the_timer_wheel__still_watched(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r;
+
+	lose_frames(x, 6, 0);
+	x->release_by = REL_PROMISC_AT_RETRY;
+	x->retry_at = loop_mono_ns() + 900 * MS;
+	x->rto = 1600 * MS;
+	x->late = 380 * MS;     /* under 16/63 of 1.6 s (406 ms) */
+	x->c->release_wait_ns = 50 * MS;
+	r = run(x);
+	assert_string_equal(jx_str(jx_get(r, "release"), "action"), "promisc-capture");
+	assert_int_equal(x->reprograms, 0);
+	json_object_put(r);
+}
+
 /* A retry beyond release_wait_max: the capture's watch is cut short, the
  * reprogram runs, and a release after it cannot be told apart. */
 static void forensic__release_within_a_capped_watch__ambiguous(void **state)
@@ -867,6 +894,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__released_by_plain_capture__no_promiscuous_step, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__never_released__reprogrammed_and_reported_not_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__release_at_the_next_retry__credited_to_the_capture, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__retry_late_by_the_timer_wheel__still_watched, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__release_within_a_capped_watch__ambiguous, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__gap_on_the_other_port__its_steps_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__reprogram_then_vport_counts_again__credited_with_figures, setup, teardown),
