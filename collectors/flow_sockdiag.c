@@ -274,7 +274,7 @@ uint64_t sockdiag_next_ns(const struct sockdiag *sd)
 	uint64_t next;
 
 	/* the discoveries ride on the polls there are (a refresh apart at
-	 * most: daemon/stall.c), a new socket found within a second and a
+	 * most: daemon/stall_plan.c), a new socket found within a second and a
 	 * refresh, not at a poll of their own */
 	if (!sd || !sd->stall_ns || !sd->opts.discover_ns || !sd->next_discover)
 		return 0;

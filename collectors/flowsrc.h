@@ -159,7 +159,7 @@ struct flow_src {
 	 * now, so a source with nothing of its own says now_ns + refresh_ns.
 	 * 0: poll it again after the detector's interval (a source that
 	 * does not know). The detector polls at the earliest such time,
-	 * never sooner than its interval (daemon/stall.c). */
+	 * never sooner than its interval (daemon/stall_plan.c). */
 	uint64_t next_ns;
 };
 

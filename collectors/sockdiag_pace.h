@@ -60,7 +60,7 @@ static inline int sd_pace_due(const struct sd_pace *p, uint64_t now, uint64_t po
 /* How early sock_diag reads a socket: half a threshold less a poll (or
  * half of max_ns, sd_pace_cap's bound, when less), or half a poll if
  * more. The detector plans its polls for the first socket
- * due (sockdiag_next_ns(), daemon/stall.c); reading at that poll every
+ * due (sockdiag_next_ns(), daemon/stall_plan.c); reading at that poll every
  * socket due within this window keeps a port's sockets, and the ports, in
  * step, so the polls come about once a threshold less a poll. With half
  * a poll, sockets read at different polls stay apart and fall due one

@@ -355,7 +355,7 @@ void flow_norm_tuple(const struct sflow *f, char *buf, size_t len)
  * interval for kernel TCP, whose progress is the kernel's own time); the
  * poll's own time when the source gives nothing usable, and when it gave
  * no time at all the flow is marked undated_wait (the detector polls for
- * it at every interval from then: daemon/stall.c). */
+ * it at every interval from then: daemon/stall_plan.c). */
 static uint64_t wait_start(struct sflow *f, const struct flow_obs *o, uint64_t now,
 			   uint64_t poll_ns)
 {

@@ -260,7 +260,7 @@ static void sd_pace__request_response_with_one_stall__same_verdict_as_every_poll
 			}
 }
 
-/* Polls planned for the first socket due (daemon/stall.c: never sooner
+/* Polls planned for the first socket due (daemon/stall_plan.c: never sooner
  * than a poll after the last) of three idle sockets read at different
  * polls; how many polls in 3 s when a poll reads those due within early. */
 static unsigned planned_polls(uint64_t early)

@@ -1,4 +1,4 @@
-/* Unit tests: the detector's planned polls (stall_plan, daemon/stall.c).
+/* Unit tests: the detector's planned polls (stall_plan, daemon/stall_plan.c).
  *
  * Regular polls every flow_interval were most of the idle daemon's cost
  * (issue #13): 20 wakeups a second for flows that owe nothing. A wait is
