@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "collectors/bpflog.h"
+#include "collectors/ksyms.h"
 #include "collectors/sysname.h"
 #include "lib/loop.h"
 #include "lib/json.h"
@@ -21,7 +22,6 @@
 #include "threadwatch.skel.h"
 
 #define TW_HIST 64              /* samples kept per thread */
-#define TW_KALLSYMS_MAX (64u << 20)
 
 struct tw_proc_ent {
 	int32_t pid;
@@ -58,28 +58,13 @@ struct threadwatch {
 	 * process's; the new one's threads say nothing of them) */
 	int32_t reused[TW_MAX_TGIDS];
 	unsigned nreused;
-	char kallsyms[256];
-	int ksym_state;                 /* 0 not tried, 1 read, -1 unreadable */
-	char ksym_err[320];
-	/* the table, read once and kept (5 MB of text, 120k symbols: tens of
-	 * ms to parse, not to be paid at every incident in the event loop);
-	 * read again only when /proc/modules changes (a module loaded or
-	 * unloaded moves symbols) or the path does */
-	struct ksym *ks;
-	char *ks_text;
-	size_t ks_n;
-	char *ks_mods;                  /* /proc/modules when it was read */
-	char modules[256];              /* /proc/modules (tests: another file) */
-	uint64_t ks_loads;              /* how many times it was read */
+	struct ksyms *ks;                /* kernel symbols, for the stacks */
 	/* thread_watch_syscalls: the raw_syscalls programs */
 	int sys_loaded;                 /* the kernel took them */
 	struct bpf_link *sys_links[2];  /* attached: enter, exit */
 	char sys_why[200];              /* why they are not attached */
 	uint64_t sys_since_ns;          /* when they were attached last */
 };
-
-static void tw_ksyms_drop(struct threadwatch *tw);
-static void tw_ksyms_prepare(struct threadwatch *tw);
 
 /* ---- loading ---- */
 
@@ -92,11 +77,10 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 		util_errf(err, errlen, "thread watch: out of memory");
 		return NULL;
 	}
-	util_strlcpy(tw->kallsyms, "/proc/kallsyms", sizeof(tw->kallsyms));
-	util_strlcpy(tw->modules, "/proc/modules", sizeof(tw->modules));
+	tw->ks = ksyms_new("thread watch");
 	tw->bkeys = calloc(TW_MAX_THREADS, sizeof(*tw->bkeys));
 	tw->bvals = calloc(TW_MAX_THREADS, sizeof(*tw->bvals));
-	if (!tw->bkeys || !tw->bvals) {
+	if (!tw->ks || !tw->bkeys || !tw->bvals) {
 		util_errf(err, errlen, "thread watch: out of memory");
 		goto fail;
 	}
@@ -145,7 +129,7 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 	tw->procs_fd = bpf_map__fd(tw->skel->maps.tw_procs);
 	tw->threads_fd = bpf_map__fd(tw->skel->maps.tw_threads);
 	tw->stacks_fd = bpf_map__fd(tw->skel->maps.tw_stacks);
-	tw_ksyms_prepare(tw);   /* at start, off the incidents' path */
+	ksyms_refresh(tw->ks);  /* at start, off the incidents' path */
 	return tw;
 fail:
 	threadwatch_close(tw);
@@ -156,7 +140,7 @@ void threadwatch_close(struct threadwatch *tw)
 {
 	if (!tw)
 		return;
-	tw_ksyms_drop(tw);
+	ksyms_free(tw->ks);
 	bpf_link__destroy(tw->sys_links[0]);
 	bpf_link__destroy(tw->sys_links[1]);
 	threadwatch_bpf__destroy(tw->skel);
@@ -169,9 +153,7 @@ void threadwatch_close(struct threadwatch *tw)
 
 void threadwatch_set_kallsyms(struct threadwatch *tw, const char *path, const char *modules)
 {
-	util_strlcpy(tw->kallsyms, path, sizeof(tw->kallsyms));
-	util_strlcpy(tw->modules, modules, sizeof(tw->modules));
-	tw_ksyms_drop(tw);
+	ksyms_set_paths(tw->ks, path, modules);
 }
 
 /* ---- the system-call programs (thread_watch_syscalls) ---- */
@@ -559,254 +541,27 @@ unsigned threadwatch_judge(struct threadwatch *tw, int32_t pid, uint64_t thresho
 	return stalled;
 }
 
-/* ---- kernel symbols ---- */
+/* ---- kernel stacks ---- */
 
-struct ksym {
-	uint64_t addr;
-	const char *name, *mod;         /* in the file's text */
-};
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return (x->addr > y->addr) - (x->addr < y->addr);
-}
-
-/* The whole table, sorted (freed by the caller: *text and the array).
- * Read on demand at an incident only: 5 MB, 120k lines here. */
-static struct ksym *ksyms_load(struct threadwatch *tw, char **text, size_t *n)
-{
-	size_t len = 0, cap = 0, k = 0;
-	struct ksym *v = NULL;
-	char *p, *line, *save = NULL;
-	int nonzero = 0;
-
-	*text = util_read_file(tw->kallsyms, TW_KALLSYMS_MAX, &len);
-	if (!*text) {
-		snprintf(tw->ksym_err, sizeof(tw->ksym_err), "%s: %s", tw->kallsyms,
-			 strerror(errno));
-		return NULL;
-	}
-	for (line = strtok_r(*text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *type, *name, *mod;
-
-		p = strchr(line, ' ');
-		if (!p)
-			continue;
-		*p = 0;
-		type = p + 1;
-		if (!type[0] || type[1] != ' ')
-			continue;
-		if (type[0] != 't' && type[0] != 'T' && type[0] != 'w' && type[0] != 'W')
-			continue;
-		name = type + 2;
-		mod = strchr(name, '\t');
-		if (mod) {
-			*mod++ = 0;
-			if (*mod == '[')
-				mod++;
-			p = strchr(mod, ']');
-			if (p)
-				*p = 0;
-		}
-		if (k == cap) {
-			struct ksym *nv = realloc(v, (cap = cap ? cap * 2 : 65536) * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				snprintf(tw->ksym_err, sizeof(tw->ksym_err), "%s: out of memory",
-					 tw->kallsyms);
-				return NULL;
-			}
-			v = nv;
-		}
-		v[k].addr = strtoull(line, NULL, 16);
-		v[k].name = name;
-		v[k].mod = mod;
-		nonzero |= v[k].addr != 0;
-		k++;
-	}
-	if (!nonzero) {
-		free(v);
-		snprintf(tw->ksym_err, sizeof(tw->ksym_err),
-			 "%s: every address is zero (kptr_restrict, or no CAP_SYSLOG)", tw->kallsyms);
-		return NULL;
-	}
-	qsort(v, k, sizeof(*v), ksym_cmp);
-	*n = k;
-	return v;
-}
-
-static const struct ksym *ksym_find(const struct ksym *v, size_t n, uint64_t a)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &v[lo - 1] : NULL;
-}
-
-/* One frame into buf at *off. */
-static void tw_frame(char *buf, size_t len, size_t *off, uint64_t a, const struct ksym *v,
-		     size_t n)
-{
-	const struct ksym *s = v ? ksym_find(v, n, a) : NULL;
-	int w;
-
-	if (*off >= len)
-		return;
-	if (s && s->name[0]) {
-		uint64_t size = s + 1 < v + n ? (s + 1)->addr - s->addr : 0;
-
-		w = snprintf(buf + *off, len - *off, "%s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n",
-			     s->name, a - s->addr, size, s->mod ? " [" : "", s->mod ? s->mod : "",
-			     s->mod ? "]" : "");
-	} else {
-		w = snprintf(buf + *off, len - *off, "0x%016" PRIx64 "\n", a);
-	}
-	*off += w > 0 ? (size_t)w : 0;
-	if (*off >= len)
-		*off = len - 1;
-}
-
-static int tw_switch_frame(const struct ksym *v, size_t n, uint64_t a)
-{
-	const struct ksym *s = ksym_find(v, n, a);
-
-	return s && (!strncmp(s->name, "bpf_", 4) || !strcmp(s->name, "__schedule") ||
-		     !strncmp(s->name, "__traceiter_", 12) || (s->mod && !strcmp(s->mod, "bpf")));
-}
-
-/* Symbolise with v (NULL: addresses). */
-static int tw_stack_with(struct threadwatch *tw, int32_t id, const struct ksym *v, size_t n,
-			 char *buf, size_t len)
+/* Stack id's addresses, symbolised with the table when symbolise (else
+ * addresses): the frames, -1 none. */
+static int tw_stack_with(struct threadwatch *tw, int32_t id, int symbolise, char *buf,
+			 size_t len)
 {
 	uint64_t ips[TW_STACK_DEPTH];
 	uint32_t k = (uint32_t)id;
-	size_t off = 0;
-	int frames = 0;
 
 	if (!len)
 		return -1;
 	buf[0] = 0;
 	if (id < 0 || bpf_map_lookup_elem(tw->stacks_fd, &k, ips) < 0)
 		return -1;
-	for (unsigned i = 0; i < TW_STACK_DEPTH && ips[i]; i++) {
-		/* the frames of the switch itself (this program, the
-		 * tracepoint's runner, __schedule) say nothing of the sleep */
-		if (!frames && v && tw_switch_frame(v, n, ips[i]))
-			continue;
-		tw_frame(buf, len, &off, ips[i], v, n);
-		frames++;
-	}
-	if (off && buf[off - 1] == '\n')
-		buf[off - 1] = 0;
-	return frames;
-}
-
-static void tw_ksyms_drop(struct threadwatch *tw)
-{
-	free(tw->ks);
-	free(tw->ks_text);
-	free(tw->ks_mods);
-	tw->ks = NULL;
-	tw->ks_text = tw->ks_mods = NULL;
-	tw->ks_n = 0;
-	tw->ksym_state = 0;
-}
-
-/* The kernel's modules now: each one's name and load address, one a line
- * (/proc/modules: "name size refcount deps state address [taint]", whose
- * use count and users move without any symbol moving: Onload's with every
- * process that opens /dev/onload); NULL when unreadable (then the table is
- * kept as it is). */
-static char *tw_modules(const struct threadwatch *tw)
-{
-	size_t len = 0, o = 0;
-	char *text = util_read_file(tw->modules, 4u << 20, &len), *save = NULL, *line, *key;
-
-	if (!text)
-		return NULL;
-	/* a line of fewer than 6 fields gains " -": at most twice the text */
-	key = malloc(2 * len + 16);
-	if (!key) {
-		free(text);
-		return NULL;
-	}
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *fs = NULL, *f[6] = { 0 };
-		unsigned nf = 0;
-
-		for (char *t = strtok_r(line, " \t", &fs); t && nf < 6; t = strtok_r(NULL, " \t", &fs))
-			f[nf++] = t;
-		if (!nf)
-			continue;
-		o += (size_t)snprintf(key + o, 2 * len + 16 - o, "%s %s\n", f[0],
-				      nf == 6 ? f[5] : "-");
-	}
-	key[o] = '\0';
-	free(text);
-	return key;
-}
-
-/* The symbol table, read when it was not yet, or when the modules
- * changed since; NULL (addresses only) when unreadable: one log line per
- * change of state, and the status says why. */
-static const struct ksym *tw_ksyms(struct threadwatch *tw, size_t *n)
-{
-	char *mods = tw_modules(tw), *text = NULL;
-	struct ksym *v;
-
-	if (tw->ksym_state != 0 && (!mods || (tw->ks_mods && !strcmp(mods, tw->ks_mods)))) {
-		free(mods);
-		*n = tw->ks_n;
-		return tw->ks;          /* read before, modules unchanged */
-	}
-	if (tw->ksym_state != 0 && mods)
-		log_info("thread watch: kernel modules changed: kernel symbols read again");
-	v = ksyms_load(tw, &text, n);
-	free(tw->ks);
-	free(tw->ks_text);
-	free(tw->ks_mods);
-	tw->ks = v;
-	tw->ks_text = v ? text : NULL;
-	tw->ks_n = v ? *n : 0;
-	tw->ks_mods = mods;
-	tw->ks_loads++;
-	if (!v) {
-		free(text);
-		*n = 0;
-		if (tw->ksym_state != -1)
-			log_warnx("thread watch: kernel symbols unreadable (%s): stacks are kept as "
-				  "addresses", tw->ksym_err);
-		tw->ksym_state = -1;
-		return NULL;
-	}
-	tw->ksym_state = 1;
-	tw->ksym_err[0] = 0;
-	return v;
-}
-
-static void tw_ksyms_prepare(struct threadwatch *tw)
-{
-	size_t n;
-
-	tw_ksyms(tw, &n);
+	return ksyms_format(symbolise ? tw->ks : NULL, ips, TW_STACK_DEPTH, buf, len);
 }
 
 int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_t len)
 {
-	size_t n = 0;
-	const struct ksym *v = tw_ksyms(tw, &n);
-
-	return tw_stack_with(tw, stack_id, v, n, buf, len);
+	return tw_stack_with(tw, stack_id, ksyms_refresh(tw->ks) == 0, buf, len);
 }
 
 /* ---- evidence and status ---- */
@@ -840,8 +595,7 @@ struct tw_ev {
 	struct threadwatch *tw;
 	struct json_object *arr;
 	uint64_t since_ns, until_ns;
-	const struct ksym *syms;
-	size_t nsyms;
+	int symbolise;                  /* the kernel's symbols are readable */
 };
 
 static void tw_ev_thread(const struct tw_view *v, void *arg)
@@ -890,7 +644,7 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	}
 	if (v->sleep_at_ns)
 		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
-	if (tw_stack_with(e->tw, v->stack_id, e->syms, e->nsyms, stack, sizeof(stack)) >= 0)
+	if (tw_stack_with(e->tw, v->stack_id, e->symbolise, stack, sizeof(stack)) >= 0)
 		jx_add_str(o, "stack_at_sleep", stack);
 	/* thread_watch_syscalls: the call it is in and since when, as of
 	 * the last read (one the programs saw begin), else its last */
@@ -914,7 +668,7 @@ struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, ui
 	if (pid <= 0 || tw_find_proc(tw, pid) < 0)
 		return NULL;
 	e.arr = json_object_new_array();
-	e.syms = tw_ksyms(tw, &e.nsyms);
+	e.symbolise = ksyms_refresh(tw->ks) == 0;
 	threadwatch_judge(tw, pid, threshold_ns, 50, 0, 0, tw_ev_thread, &e);
 	return e.arr;
 }
@@ -930,9 +684,8 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	jx_add_u64(out, "dropped_exited", tw->dropped_exit);
 	jx_add_u64(out, "dropped_pid_reused", tw->dropped_reuse);
 	jx_add_u64(out, "refused_over_limit", tw->refused);
-	jx_add_str(out, "kernel_symbols", tw->ksym_state < 0 ? tw->ksym_err :
-						      tw->ksym_state ? "readable" : "not read yet");
-	jx_add_u64(out, "kernel_symbols_reads", tw->ks_loads);
+	jx_add_str(out, "kernel_symbols", ksyms_status(tw->ks));
+	jx_add_u64(out, "kernel_symbols_reads", ksyms_reads(tw->ks));
 	jx_add_str(out, "syscalls", tw->sys_links[0] ? "on" : tw->sys_why);
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))
