@@ -53,10 +53,26 @@ int bi_sha256_final(EVP_MD_CTX *ctx, char hex[65]);
  * bundle_load_manifest). */
 int bi_load_manifest_at(int dfd, struct json_object **out, char *err, size_t errlen);
 
-/* summary.c: a manifest value for people (numbers plainly, strings cut,
- * null as unknown); labels and keys in turn ({label, key, ..., NULL}). */
+/* summary_values.c: a manifest value for people (numbers plainly, strings
+ * cut, null as unknown); labels and keys in turn ({label, key, ..., NULL}). */
 void bi_put_val(FILE *f, struct json_object *v);
 void bi_put_line(FILE *f, struct json_object *o, const char *const *lk);
+/* A number: an integer as one, else 4 significant digits at most; a
+ * figure: a finite number, else "unknown". */
+void bi_put_num(FILE *f, double d);
+void bi_put_fig(FILE *f, double d);
+/* v is there and not null. */
+int bi_recorded(struct json_object *v);
+/* "label value": a[akey] (the manifest), else b[bkey] (the facts). */
+void bi_put_field(FILE *f, const char *label, struct json_object *a, const char *akey,
+		  struct json_object *b, const char *bkey);
+/* ": k = v, ..." of an object's members, at most max. */
+void bi_put_values(FILE *f, struct json_object *vals, int max);
+
+/* summary_verdict.c: the summary's verdict lines, what it is and what it
+ * is not. */
+void bi_sum_is(FILE *f, struct json_object *cls);
+void bi_sum_not(FILE *f, struct json_object *cls);
 
 /* "What it is not", one entry per verdict (several rules may name one):
  * what the rules' ruled_out sentences say, joined (text: a new string). */

@@ -29,149 +29,6 @@
 /* The signal of the port/vport gap (rules/00-signals.rules). */
 #define GAP_SIGNAL "gap"
 
-#define put_val bi_put_val
-#define put_line bi_put_line
-
-/* A number for people: an integer as an integer, else at most 4
- * significant digits and 3 decimals (trailing zeros dropped), never an
- * exponent for a plain figure. */
-static void put_num(FILE *f, double d)
-{
-	char buf[64];
-	size_t n;
-	int dec;
-
-	if (isnan(d)) {
-		fputs("not a number", f);
-		return;
-	}
-	if (isinf(d)) {
-		fputs(d > 0 ? "infinite" : "-infinite", f);
-		return;
-	}
-	if (d == floor(d) && fabs(d) < 1e18) {
-		fprintf(f, "%.0f", d);
-		return;
-	}
-	if (fabs(d) >= 1e18 || fabs(d) < 0.0005) {
-		fprintf(f, "%.3g", d);
-		return;
-	}
-	dec = 3 - (int)floor(log10(fabs(d)));
-	snprintf(buf, sizeof(buf), "%.*f", dec < 0 ? 0 : dec > 3 ? 3 : dec, d);
-	/* trailing zeros of the decimals only: 1230 is not 123 */
-	n = strlen(buf);
-	if (strchr(buf, '.')) {
-		for (; n > 1 && buf[n - 1] == '0'; n--)
-			buf[n - 1] = '\0';
-		if (n > 1 && buf[n - 1] == '.')
-			buf[n - 1] = '\0';
-	}
-	fputs(buf, f);
-}
-
-/* A figure as the rules' templates print it (rules/classify.c val_text):
- * a whole number as one, else one decimal, two significant digits below 1,
- * so that the explanation and the evidence give one figure for one
- * quantity ("0.74 s" in both). */
-static void put_fig(FILE *f, double d)
-{
-	if (!isfinite(d))
-		fputs("unknown", f);
-	else if (d == floor(d) && fabs(d) < 1e15)
-		fprintf(f, "%.0f", d);
-	else if (fabs(d) >= 1e15)
-		fprintf(f, "%.3g", d);
-	else if (fabs(d) >= 1)
-		fprintf(f, "%.1f", d);
-	else
-		fprintf(f, "%.2g", d);
-}
-
-/* A value for humans: numbers plainly, strings bounded, null as unknown. */
-void bi_put_val(FILE *f, struct json_object *v)
-{
-	const char *s;
-
-	if (!v) {
-		fputs("unknown", f);
-		return;
-	}
-	switch (json_object_get_type(v)) {
-	case json_type_null:
-		fputs("unknown", f);
-		return;
-	case json_type_boolean:
-		fputs(json_object_get_boolean(v) ? "true" : "false", f);
-		return;
-	case json_type_int:
-		if (json_object_get_int64(v) == INT64_MAX)
-			fprintf(f, "%" PRIu64, json_object_get_uint64(v));
-		else
-			fprintf(f, "%" PRId64, json_object_get_int64(v));
-		return;
-	case json_type_double:
-		put_num(f, json_object_get_double(v));
-		return;
-	case json_type_string:
-		s = json_object_get_string(v);
-		fprintf(f, "%.200s%s", s, strlen(s) > 200 ? "..." : "");
-		return;
-	default:
-		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		fprintf(f, "%.200s%s", s ? s : "unknown", s && strlen(s) > 200 ? "..." : "");
-		return;
-	}
-}
-
-/* Labels and keys in turn ({label, key, ..., label, NULL}): each label,
- * then o[key] for people. */
-void bi_put_line(FILE *f, struct json_object *o, const char *const *lk)
-{
-	for (; lk[0]; lk += 2) {
-		fputs(lk[0], f);
-		if (!lk[1])
-			break;
-		put_val(f, jx_get(o, lk[1]));
-	}
-}
-
-static int recorded(struct json_object *v)
-{
-	return v && !json_object_is_type(v, json_type_null);
-}
-
-/* "label value": a[akey] (the manifest), else b[bkey] (the facts). */
-static void put_field(FILE *f, const char *label, struct json_object *a, const char *akey,
-		      struct json_object *b, const char *bkey)
-{
-	struct json_object *v = akey ? jx_get(a, akey) : NULL;
-
-	if (!recorded(v) && bkey)
-		v = jx_get(b, bkey);
-	fprintf(f, "%s ", label);
-	if (!recorded(v))
-		fputs("not recorded", f);
-	else
-		put_val(f, v);
-}
-
-static void put_values(FILE *f, struct json_object *vals, int max)
-{
-	int n = 0;
-
-	if (!vals || !json_object_is_type(vals, json_type_object) || !json_object_object_length(vals))
-		return;
-	fputs(": ", f);
-	json_object_object_foreach(vals, k, v) {
-		if (n == max) {
-			fputs(", ...", f);
-			break;
-		}
-		fprintf(f, "%s%.80s = ", n++ ? ", " : "", k);
-		put_val(f, v);
-	}
-}
 
 static int time_of(struct json_object *m, char *buf, size_t len)
 {
@@ -224,231 +81,12 @@ static void sum_title(FILE *f, struct json_object *m, struct json_object *cls,
 	else if (jx_str(trig, MK_T_KIND))
 		fputs(jx_str(trig, MK_T_KIND), f);
 	else
-		put_val(f, trig);
+		bi_put_val(f, trig);
 	if (inc && json_object_is_type(inc, json_type_int) && json_object_get_int64(inc) > 0)
 		fprintf(f, " (incident %" PRIu64 ")", jx_u64(m, MK_INCIDENT_ID));
 	fputs(".\n", f);
 }
 
-/* The rule's terms as expressions, with the values they read: for
- * `nicstallctl classify --explain`, not for the summary (people read
- * sentences there). */
-static void explain_terms(FILE *f, struct json_object *cls)
-{
-	struct json_object *terms = jx_arr(cls, RK_TERMS);
-	const char *rule = jx_str(cls, RK_RULE);
-	size_t n = jx_len(terms);
-
-	if (!n) {
-		fprintf(f, "%s\n", rule ? "The rule's terms were not recorded." : "No rule matched.");
-		return;
-	}
-	fprintf(f, "Rule %s holds:\n", rule ? rule : "(unnamed)");
-	for (size_t i = 0; i < n && i < 32; i++) {
-		struct json_object *t = json_object_array_get_idx(terms, i);
-		const char *expr = jx_str(t, RK_EXPR);
-
-		fprintf(f, "- `%.300s`", expr ? expr : "(term not recorded)");
-		put_values(f, jx_get(t, RK_VALUES), 12);
-		fputc('\n', f);
-	}
-}
-
-static void explain_not(FILE *f, struct json_object *cls)
-{
-	struct json_object *nots = jx_arr(cls, RK_NOT);
-	size_t n = jx_len(nots);
-
-	fputs("\nOther rules:\n", f);
-	for (size_t i = 0; i < n && i < 64; i++) {
-		struct json_object *o = json_object_array_get_idx(nots, i);
-		struct json_object *unknown = jx_obj(o, RK_UNKNOWN);
-		const char *v = jx_str(o, RK_VERDICT), *failed = jx_str(o, RK_FAILED);
-
-		if (!v)
-			v = "(unnamed verdict)";
-		if (jx_get(o, RK_MATCHED) && json_object_get_boolean(jx_get(o, RK_MATCHED))) {
-			fprintf(f, "- **Also held: %s.** Every term of it was true, but an earlier "
-				"rule won.\n", v);
-		} else if (!failed) {
-			fprintf(f, "- **Not %s.** Why it was ruled out was not recorded.\n", v);
-		} else if (unknown && json_object_object_length(unknown)) {
-			int k = 0;
-
-			fprintf(f, "- **Not decided: %s.** `%.300s` could not be evaluated", v, failed);
-			json_object_object_foreach(unknown, key, why) {
-				if (k == 6)
-					break;
-				fprintf(f, "%s%.80s: ", k++ ? "; " : ": ", key);
-				put_val(f, why);
-			}
-			fputs(".\n", f);
-		} else if (jx_str(o, RK_TEXT)) {
-			/* the rule's own words, then the term that failed */
-			fprintf(f, "- **Not %s:** %.400s (`%.300s` is ", v, jx_str(o, RK_TEXT), failed);
-			put_val(f, jx_get(o, RK_VALUE));
-			fputs(").\n", f);
-		} else {
-			fprintf(f, "- **Not %s.** `%.300s` is ", v, failed);
-			put_val(f, jx_get(o, RK_VALUE));
-			put_values(f, jx_get(o, RK_VALUES), 12);
-			fputs(".\n", f);
-		}
-	}
-}
-
-char *bundle_explain_text(struct json_object *cls)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	if (!cls)
-		fputs("No classification: the verdict is missing.\n", f);
-	else {
-		explain_terms(f, cls);
-		explain_not(f, cls);
-	}
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-static void sum_is(FILE *f, struct json_object *cls)
-{
-	const char *ex = jx_str(cls, RK_EXPLANATION), *rule = jx_str(cls, RK_RULE);
-
-	fputs("\n## What it is\n\n", f);
-	if (!cls) {
-		fputs("No classification in this bundle: the verdict is missing.\n", f);
-		return;
-	}
-	fprintf(f, "%s\n", ex ? ex : "(the rule gave no explanation)");
-	if (rule)
-		fprintf(f, "\nRule %.64s matched (`nicstallctl classify BUNDLE --explain` lists "
-			"its terms and the values they read).\n", rule);
-	else
-		fputs("\nNo rule matched.\n", f);
-}
-
-/* One line per verdict, whatever number of rules name it: the rules' own
- * sentences (ruled_out), joined; a rule without one is named, and its
- * term is left to classify --explain. A verdict with a rule that could not
- * be decided is not ruled out. The verdict given is never a "not": its
- * other rules (oversize-drop-path beside oversize-drop) are more of the
- * same evidence. Shared by summary.txt and report.html. */
-static const char *verdict_of(struct json_object *o)
-{
-	return jx_str(o, RK_VERDICT) ? jx_str(o, RK_VERDICT) : "(unnamed verdict)";
-}
-
-size_t bi_not_lines(struct json_object *cls, struct bi_not *out, size_t max)
-{
-	struct json_object *nots = jx_arr(cls, RK_NOT);
-	size_t n = jx_len(nots), m = 0;
-	const char *given = jx_str(cls, RK_VERDICT);
-
-	for (size_t i = 0; i < n && i < 64 && m < max; i++) {
-		const char *v = verdict_of(json_object_array_get_idx(nots, i));
-		char *buf = NULL;
-		size_t len = 0, j;
-		int k = 0;
-		FILE *f;
-
-		if (given && !strcmp(v, given))
-			continue;
-
-		for (j = 0; j < i && strcmp(v, verdict_of(json_object_array_get_idx(nots, j))); j++)
-			;
-		if (j < i)
-			continue;
-		out[m].verdict = v;
-		out[m].kind = BI_NOT_RULED_OUT;
-		for (j = i; j < n && j < 64; j++) {
-			struct json_object *o = json_object_array_get_idx(nots, j);
-
-			if (strcmp(v, verdict_of(o)))
-				continue;
-			if (jx_get(o, RK_MATCHED) && json_object_get_boolean(jx_get(o, RK_MATCHED)))
-				out[m].kind = BI_NOT_ALSO_HELD;
-			else if (out[m].kind != BI_NOT_ALSO_HELD && jx_obj(o, RK_UNKNOWN) &&
-				 json_object_object_length(jx_obj(o, RK_UNKNOWN)))
-				out[m].kind = BI_NOT_UNDECIDED;
-		}
-		f = open_memstream(&buf, &len);
-		if (!f)
-			break;
-		if (out[m].kind == BI_NOT_ALSO_HELD)
-			fputs("its facts were all true, but an earlier rule won", f);
-		for (j = i; j < n && j < 64 && out[m].kind != BI_NOT_ALSO_HELD; j++) {
-			struct json_object *o = json_object_array_get_idx(nots, j), *un;
-			const char *text = jx_str(o, RK_TEXT), *rule = jx_str(o, RK_RULE);
-
-			if (strcmp(v, verdict_of(o)))
-				continue;
-			fputs(k++ ? "; " : "", f);
-			un = jx_obj(o, RK_UNKNOWN);
-			if (un && json_object_object_length(un)) {
-				int u = 0;
-
-				fprintf(f, "rule %.64s could not be decided: ", rule ? rule : v);
-				json_object_object_foreach(un, key, why) {
-					(void)key;
-					if (u == 4)
-						break;
-					fputs(u++ ? ", " : "", f);
-					put_val(f, why);
-				}
-			} else if (text) {
-				fprintf(f, "%.400s", text);
-			} else if (!jx_str(o, RK_FAILED)) {
-				fputs("why it was ruled out was not recorded", f);
-			} else {
-				fprintf(f, "rule %.64s does not hold (it gives no sentence: "
-					"classify --explain shows the term)", rule ? rule : v);
-			}
-		}
-		if (fclose(f) != 0) {
-			free(buf);
-			break;
-		}
-		out[m++].text = buf;
-	}
-	return m;
-}
-
-void bi_not_free(struct bi_not *l, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(l[i].text);
-}
-
-static void sum_not(FILE *f, struct json_object *cls)
-{
-	static const char *const head[] = {
-		[BI_NOT_RULED_OUT] = "Not %s:", [BI_NOT_UNDECIDED] = "Not decided: %s.",
-		[BI_NOT_ALSO_HELD] = "Also held: %s.",
-	};
-	struct bi_not l[64];
-	size_t n;
-
-	fputs("\n## What it is not\n\n", f);
-	if (!jx_len(jx_arr(cls, RK_NOT))) {
-		fputs("No other verdict was evaluated (the list of ruled-out causes is missing).\n", f);
-		return;
-	}
-	n = bi_not_lines(cls, l, 64);
-	for (size_t i = 0; i < n; i++) {
-		fputs("- **", f);
-		fprintf(f, head[l[i].kind], l[i].verdict);
-		fprintf(f, "** %s.\n", l[i].text);
-	}
-	bi_not_free(l, n);
-}
 
 /* The neighbour entries of the ports at the stall ("10.219.0.1 REACHABLE
  * on server"): seed 000's "not neighbour state". A new string, NULL when
@@ -533,21 +171,21 @@ static void sum_gap(FILE *f, const struct rules *r, const char *profile, struct 
 		return;
 	}
 	fputs("  Gap: ", f);
-	put_fig(f, gap);
+	bi_put_fig(f, gap);
 	fputs(" frames counted at the port and not at the vport", f);
 	if (span > 0) {
 		fputs(" in ", f);
-		put_fig(f, span);
+		bi_put_fig(f, span);
 		fputs(" s", f);
 	}
 	bspan = jx_double(base, FK_SPAN_S, 0);
 	if (base && bspan > 0 && span > 0 && period_gap(r, profile, base, &bgap)) {
 		fputs(", ", f);
-		put_fig(f, round(bgap / bspan * span));
+		bi_put_fig(f, round(bgap / bspan * span));
 		fputs(" of them at the healthy rate (", f);
-		put_fig(f, bgap / bspan);
+		bi_put_fig(f, bgap / bspan);
 		fputs(" a second, learned over the ", f);
-		put_fig(f, bspan);
+		bi_put_fig(f, bspan);
 		fputs(" s before the stall).\n", f);
 	} else {
 		fputs("; no healthy rate was learned.\n", f);
@@ -578,12 +216,12 @@ static void sum_port(FILE *f, const struct rules *r, const char *name, struct js
 	if (!profile)
 		profile = jx_str(mp, MK_P_PROFILE);
 	fprintf(f, "- Port %.64s:", name);
-	put_field(f, " interface", mp, MK_P_INTERFACE, fp, NULL);
-	put_field(f, ", netns", mp, MK_P_NETNS, fp, NULL);
-	put_field(f, ", driver", mp, MK_P_DRIVER, fp, FK_P_DRIVER);
-	put_field(f, ", firmware", mp, MK_P_FIRMWARE, fp, FK_P_FIRMWARE);
-	put_field(f, ", PSID", mp, MK_P_PSID, fp, FK_P_PSID);
-	put_field(f, ", link up", NULL, NULL, fp, FK_P_LINK_UP);
+	bi_put_field(f, " interface", mp, MK_P_INTERFACE, fp, NULL);
+	bi_put_field(f, ", netns", mp, MK_P_NETNS, fp, NULL);
+	bi_put_field(f, ", driver", mp, MK_P_DRIVER, fp, FK_P_DRIVER);
+	bi_put_field(f, ", firmware", mp, MK_P_FIRMWARE, fp, FK_P_FIRMWARE);
+	bi_put_field(f, ", PSID", mp, MK_P_PSID, fp, FK_P_PSID);
+	bi_put_field(f, ", link up", NULL, NULL, fp, FK_P_LINK_UP);
 	fputs(".\n", f);
 	if (!stall) {
 		fputs("  Counters at the stall: not recorded.\n", f);
@@ -595,7 +233,7 @@ static void sum_port(FILE *f, const struct rules *r, const char *name, struct js
 	fputs("  Counters from the last sample before the incident to the first snapshot", f);
 	if (jx_num(jx_get(stall, FK_SPAN_S), &span)) {
 		fputs(" (", f);
-		put_fig(f, span);
+		bi_put_fig(f, span);
 		fputs(" s", f);
 		if (isfinite(waited)) {
 			fprintf(f, "; the first stalled flow had waited %.1f ms at the snapshot",
@@ -618,7 +256,7 @@ static void sum_port(FILE *f, const struct rules *r, const char *name, struct js
 		}
 		if (moved < 16) {
 			fprintf(f, "%s%.64s %s", moved ? ", " : ": ", k, d > 0 ? "+" : "");
-			put_val(f, v);
+			bi_put_val(f, v);
 		}
 		moved++;
 	}
@@ -702,19 +340,19 @@ static void sum_flows(FILE *f, struct json_object *facts)
 		if (n > nconn + more)
 			fprintf(f, " (%zu flow records: both ends watched)", n);
 	} else {
-		put_val(f, jx_get(flows, FK_F_STALLED));
+		bi_put_val(f, jx_get(flows, FK_F_STALLED));
 		fputs(" stalled", f);
 	}
 	fputs(", ", f);
-	put_val(f, jx_get(flows, FK_F_PROGRESSING));
+	bi_put_val(f, jx_get(flows, FK_F_PROGRESSING));
 	fputs(" other connection(s) of the ports progressing. ", f);
 	if (!held)
 		fputs("What the flows held: not recorded.\n", f);
 	else if (kern)
-		put_line(f, held, (const char *const[]){ "Bytes in their kernel sockets: unsent ",
+		bi_put_line(f, held, (const char *const[]){ "Bytes in their kernel sockets: unsent ",
 			 FK_H_UNSENT, ", unread ", FK_H_UNREAD, ".\n", NULL });
 	else
-		put_line(f, held, (const char *const[]){ "Held by the engines and sockets: unsent ",
+		bi_put_line(f, held, (const char *const[]){ "Held by the engines and sockets: unsent ",
 			 FK_H_UNSENT, ", unread ", FK_H_UNREAD, ", staged ", FK_H_STAGED,
 			 " bytes.\n", NULL });
 	for (size_t c = 0; c < nconn; c++) {
@@ -767,7 +405,7 @@ static void sum_threads(FILE *f, struct json_object *facts)
 	for (size_t i = 0; i < n && i < 6; i++) {
 		struct json_object *o = json_object_array_get_idx(threads, i);
 
-		put_line(f, o, (const char *const[]){ "  - tid ", FK_T_TID, " (", FK_T_COMM,
+		bi_put_line(f, o, (const char *const[]){ "  - tid ", FK_T_TID, " (", FK_T_COMM,
 			 "): state ", FK_T_STATE, ", wchan ", FK_T_WCHAN,
 			 ", voluntary switches/s ", FK_T_VCSW_RATE, "\n", NULL });
 	}
@@ -785,7 +423,7 @@ static void sum_pings(FILE *f, struct json_object *facts)
 	for (size_t i = 0; i < n && i < 8; i++) {
 		struct json_object *o = json_object_array_get_idx(pings, i);
 
-		put_line(f, o, (const char *const[]){ "- Kernel ping ", FK_PG_FROM, " -> ",
+		bi_put_line(f, o, (const char *const[]){ "- Kernel ping ", FK_PG_FROM, " -> ",
 			 FK_PG_TO, ": ", FK_PG_RECEIVED, " of ", FK_PG_SENT,
 			 " echo requests answered.\n", NULL });
 	}
@@ -794,11 +432,11 @@ static void sum_pings(FILE *f, struct json_object *facts)
 	if (jx_obj(facts, FK_PING_MTU)) {
 		struct json_object *o = jx_obj(facts, FK_PING_MTU);
 
-		put_line(f, o, (const char *const[]){ "- Don't-fragment ping at the port's MTU ",
+		bi_put_line(f, o, (const char *const[]){ "- Don't-fragment ping at the port's MTU ",
 			 FK_PG_FROM, " -> ", FK_PG_TO, ", ", FK_PM_SIZE, " bytes: ", FK_PG_RECEIVED,
 			 " of ", FK_PG_SENT, " echo requests answered", NULL });
 		if (jx_str(o, FK_PM_ERROR))
-			put_line(f, o, (const char *const[]){ " (", FK_PM_ERROR, ")", NULL });
+			bi_put_line(f, o, (const char *const[]){ " (", FK_PM_ERROR, ")", NULL });
 		fputs(".\n", f);
 	}
 }
@@ -816,14 +454,14 @@ static void sum_captures(FILE *f, struct json_object *facts)
 		struct json_object *o = json_object_array_get_idx(caps, i);
 		struct json_object *pr = jx_get(o, FK_C_PROMISC), *tr = jx_get(o, FK_C_TRANSITION);
 
-		put_line(f, o, (const char *const[]){ "- Capture on ", FK_C_PORT, ": ",
+		bi_put_line(f, o, (const char *const[]){ "- Capture on ", FK_C_PORT, ": ",
 			 FK_C_FRAMES, NULL });
 		fputs(jx_u64(o, FK_C_FRAMES) == 1 ? " frame, " : " frames, ", f);
-		if (!recorded(pr))
+		if (!bi_recorded(pr))
 			fputs("promiscuous mode not recorded", f);
 		else
 			fputs(json_object_get_boolean(pr) ? "promiscuous" : "not promiscuous", f);
-		if (!recorded(tr))
+		if (!bi_recorded(tr))
 			fputs(", mode change not recorded", f);
 		else if (json_object_is_type(tr, json_type_boolean))
 			fputs(json_object_get_boolean(tr) ? ", with a promiscuous transition "
@@ -831,7 +469,7 @@ static void sum_captures(FILE *f, struct json_object *facts)
 			      ", without a mode change", f);
 		else {
 			fputs(", transition ", f);
-			put_val(f, tr);
+			bi_put_val(f, tr);
 		}
 		fputs(".\n", f);
 	}
@@ -889,7 +527,7 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 			return;
 		}
 		fputs("- Released by ", f);
-		put_val(f, jx_get(rel, FK_R_ACTION));
+		bi_put_val(f, jx_get(rel, FK_R_ACTION));
 		if (port)
 			fprintf(f, " on %s", port);
 		if (jx_num(jx_get(rel, FK_R_AFTER_MS), &x))
@@ -913,7 +551,7 @@ static void sum_release(FILE *f, struct json_object *m, struct json_object *fact
 		}
 	} else {
 		fputs("- Not released (action: ", f);
-		put_val(f, jx_get(rel, FK_R_ACTION));
+		bi_put_val(f, jx_get(rel, FK_R_ACTION));
 		fputs(").\n", f);
 	}
 }
@@ -926,7 +564,7 @@ static void sum_journal(FILE *f, struct json_object *m)
 	struct json_object *journal = jx_get(m, MK_JOURNAL), *lines, *avail;
 	struct json_object *klog = jx_arr(m, MK_KERNEL_LOG);
 
-	if (!recorded(journal)) {
+	if (!bi_recorded(journal)) {
 		fputs("- Journal: not read for this bundle.\n", f);
 	} else if ((avail = jx_get(journal, MK_J_AVAILABLE)) && !json_object_get_boolean(avail)) {
 		fputs("- Journal: unavailable", f);
@@ -1010,11 +648,11 @@ static void sum_timeline(FILE *f, struct json_object *m)
 		else
 			fputs(" .. (end unknown)", f);
 		fputs("  ", f);
-		put_val(f, jx_get(s, MK_S_STEP));
+		bi_put_val(f, jx_get(s, MK_S_STEP));
 		if (port)
 			fprintf(f, " (%.64s)", port);
 		fputs(": ", f);
-		put_val(f, jx_get(s, MK_S_OUTCOME));
+		bi_put_val(f, jx_get(s, MK_S_OUTCOME));
 		if (note)
 			fprintf(f, " (%.200s)", note);
 		fputc('\n', f);
@@ -1034,8 +672,8 @@ char *bundle_summary_rules(struct json_object *manifest, const struct rules *rul
 	if (!f)
 		return NULL;
 	sum_title(f, manifest, cls, facts);
-	sum_is(f, cls);
-	sum_not(f, cls);
+	bi_sum_is(f, cls);
+	bi_sum_not(f, cls);
 	sum_neighbours(f, manifest);
 	sum_evidence(f, rules, manifest, facts);
 	if (jx_obj(manifest, MK_DEVLINK))
