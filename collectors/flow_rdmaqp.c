@@ -1,5 +1,5 @@
 /* flow_rdmaqp: RDMA_NLDEV_CMD_RES_QP_GET dumps into queue-pair flows. See
- * flow_rdmaqp.h. Messages are checked by src_rdma_nl_msg_check() (the one
+ * flow_rdmaqp.h. Messages are checked by rdma_nl_msg_check() (the one
  * unsigned length check of RDMA netlink replies) and attributes by
  * lib/nl.c's policy callback, as src_rdma does for STAT_GET. */
 #include "collectors/flow_rdmaqp.h"
@@ -12,7 +12,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/src_rdma.h"
+#include "collectors/rdma_nl.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 
@@ -66,7 +66,7 @@ int flow_rdmaqp_parse(const void *buf, size_t len, struct flow_rdmaqp_qp *out, u
 {
 	const struct nlattr *tb[QP_TB_MAX + 1] = { 0 };
 	struct nl_tb t = { qp_pol, QP_TB_MAX, tb };
-	const struct nlmsghdr *nlh = src_rdma_nl_msg_check(buf, len, err, errlen);
+	const struct nlmsghdr *nlh = rdma_nl_msg_check(buf, len, err, errlen);
 	const struct nlattr *e;
 	uint32_t dev = 0;
 	char dev_name[64] = "";
@@ -154,7 +154,7 @@ int flow_rdmaqp_parse_batch(const void *buf, size_t len, uint32_t seq,
 	const unsigned char *p = buf;
 	size_t off = 0;
 
-	if (len > SRC_RDMA_NL_MAX_MSG) {
+	if (len > RDMA_NL_MAX_MSG) {
 		util_errf(err, errlen, "rdma netlink: %zu-byte batch is too large", len);
 		return -EINVAL;
 	}
@@ -163,7 +163,7 @@ int flow_rdmaqp_parse_batch(const void *buf, size_t len, uint32_t seq,
 		size_t left = len - off, step;
 		int rc;
 
-		nlh = src_rdma_nl_msg_check(p + off, left, err, errlen);
+		nlh = rdma_nl_msg_check(p + off, left, err, errlen);
 		if (!nlh)
 			return -EINVAL;
 		if (seq && nlh->nlmsg_seq != seq) {

@@ -71,7 +71,7 @@ struct flow_rdmaqp_qp {
 size_t flow_rdmaqp_build_dump(void *buf, size_t len, uint32_t seq, uint32_t dev_index);
 
 /* Parse one RES_QP_GET reply message (header included, len bytes: checked
- * with src_rdma_nl_msg_check() before libmnl sees it). Appends up to
+ * with rdma_nl_msg_check() before libmnl sees it). Appends up to
  * max - *n QPs to out[*n..]. Entries without an LQPN or a state are
  * skipped and counted in *skipped (may be NULL). 0, or -EINVAL / -E2BIG
  * (more entries than room) with err filled. */

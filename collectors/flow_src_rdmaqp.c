@@ -19,7 +19,7 @@
 #include "collectors/devlink_health.h"
 #include "collectors/flow_rdmaqp.h"
 #include "collectors/flowsrc.h"
-#include "collectors/src_rdma.h"
+#include "collectors/rdma_nl.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -79,7 +79,7 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 	char name[64], e[128];
 	uint32_t idx;
 
-	if (src_rdma_nl_parse_dev(nlh, nlh->nlmsg_len, &idx, name, sizeof(name), e, sizeof(e)) < 0)
+	if (rdma_nl_parse_dev(nlh, nlh->nlmsg_len, &idx, name, sizeof(name), e, sizeof(e)) < 0)
 		return MNL_CB_OK;       /* one bad entry: the others may do */
 	if (!strcmp(name, q->dev)) {
 		q->dev_index = idx;

@@ -1,5 +1,5 @@
 /* src_rdma: RDMA port counters from sysfs (kept-open fds, pread at 0).
- * The RDMA netlink source is src_rdma_nl.c. See src_rdma.h. */
+ * See src_rdma.h. */
 #include "collectors/src_rdma.h"
 
 #include <dirent.h>

@@ -26,7 +26,7 @@
 #include "collectors/flow_sockdiag.h"
 #include "collectors/flowsel.h"
 #include "collectors/ident.h"
-#include "collectors/src_rdma.h"
+#include "collectors/rdma_nl.h"
 #include "lib/rtnl.h"
 
 static struct flow_sel sel[2];
@@ -235,7 +235,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[256], name[64];
 	struct nl_link links[16];
-	struct src_rdma_nl_stat st;
 	struct ident id;
 	unsigned char *buf;
 	unsigned n;
@@ -256,10 +255,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		nl_link_parse_buf(buf, len, links, 16, &n);
 		break;
 	case 1:
-		src_rdma_nl_parse_stat(buf, len, &st, err, sizeof(err));
+		rdma_nl_msg_check(buf, len, err, sizeof(err));
 		break;
 	case 2:
-		src_rdma_nl_parse_dev(buf, len, &idx, name, sizeof(name), err, sizeof(err));
+		rdma_nl_parse_dev(buf, len, &idx, name, sizeof(name), err, sizeof(err));
 		break;
 	case 3:
 		memset(&id, 0, sizeof(id));

@@ -17,7 +17,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "collectors/flow_rdmaqp.h"
-#include "collectors/src_rdma.h"
+#include "collectors/rdma_nl.h"
 
 #include "qpmsg.h"
 
@@ -137,7 +137,7 @@ static void flow_rdmaqp_parse__huge_nlmsg_len__rejected_before_libmnl(void **sta
 	/* a buffer shorter than a header */
 	assert_int_equal(flow_rdmaqp_parse(buf, 8, qps, 16, &n, NULL, err, sizeof(err)), -EINVAL);
 	/* and the STAT_GET parser shares the check */
-	assert_null(src_rdma_nl_msg_check(buf, len, err, sizeof(err)));
+	assert_null(rdma_nl_msg_check(buf, len, err, sizeof(err)));
 }
 
 static void flow_rdmaqp_parse__bad_attribute__einval(void **state)

@@ -1,7 +1,6 @@
 /* Unit tests for collectors/src_rdma.c (the sysfs RDMA counter source) and
  * collectors/rdma_disc.c, on the real mlx5_0 sysfs tree (prometheus/procfs
- * ttar fixture) unpacked by tests/tools/ttar-unpack. The netlink source is
- * tested in test_src_rdma_nl.c. */
+ * ttar fixture) unpacked by tests/tools/ttar-unpack. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
