@@ -91,12 +91,6 @@ struct claimv {
 	int route_kind;
 };
 
-const char *claimv_state_name(enum claimv_state s)
-{
-	return s == CLAIMV_VERIFIED ? "verified" : s == CLAIMV_UNVERIFIED ? "unverified" :
-	       "unchecked";
-}
-
 struct claimv *claimv_new(unsigned max_per_sec)
 {
 	struct claimv *cv = calloc(1, sizeof(*cv));

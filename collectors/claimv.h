@@ -140,7 +140,4 @@ struct claimv_stats {
 };
 void claimv_stats(const struct claimv *cv, struct claimv_stats *out);
 
-/* "verified", "unverified", "unchecked". */
-const char *claimv_state_name(enum claimv_state s);
-
 #endif

@@ -10,13 +10,6 @@
 #include <string.h>
 #include <strings.h>
 
-const char *prom_type_name(enum prom_type t)
-{
-	static const char *const n[] = { "untyped", "counter", "gauge", "histogram", "summary" };
-
-	return (unsigned)t < sizeof(n) / sizeof(n[0]) ? n[t] : "?";
-}
-
 struct pstate {
 	const char *l;                  /* the line, without its '\n' */
 	size_t n, i;

@@ -41,7 +41,6 @@
 #define PROM_MAX_LVAL 1024
 
 enum prom_type { PROM_UNTYPED = 0, PROM_COUNTER, PROM_GAUGE, PROM_HISTOGRAM, PROM_SUMMARY };
-const char *prom_type_name(enum prom_type t);
 
 struct prom_label {
 	char name[PROM_MAX_NAME];

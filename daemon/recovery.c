@@ -16,7 +16,7 @@
 
 #define MAX_PORTS 32
 
-const struct reprogram_ops reprogram_real_ops = {
+static const struct reprogram_ops reprogram_real_ops = {
 	reprogram_start, reprogram_result, reprogram_to_json, reprogram_free,
 };
 
@@ -61,11 +61,6 @@ void recovery_free(struct recovery *r)
 void recovery_configure(struct recovery *r, const struct conf *c)
 {
 	r->c = c;
-}
-
-int recovery_busy(const struct recovery *r)
-{
-	return r->running != NULL;
 }
 
 void recovery_cancel(struct recovery *r, void *arg)

@@ -27,7 +27,6 @@ struct reprogram_ops {
 	int (*to_json)(const struct reprogram *r, struct json_object *o);
 	void (*free)(struct reprogram *r);
 };
-extern const struct reprogram_ops reprogram_real_ops;
 
 /* o: the record the reprogram filled (port, manual, performed, sequence,
  * promiscuity, times, kernel_log, refused and holders, or error);
@@ -44,8 +43,6 @@ void recovery_configure(struct recovery *r, const struct conf *c);
  * done is not called; o is the caller's). */
 int recovery_start(struct recovery *r, struct port *p, int manual, struct json_object *o,
 		   recovery_done_fn done, void *arg);
-/* A reprogram is in its hold. */
-int recovery_busy(const struct recovery *r);
 /* Forget a pending done callback (its caller went away); the reprogram
  * still completes and restores the flag. */
 void recovery_cancel(struct recovery *r, void *arg);

@@ -144,8 +144,3 @@ uint64_t service_watchdog_usec(const struct service *s)
 {
 	return s->wd_usec;
 }
-
-uint64_t service_watchdog_pings(const struct service *s)
-{
-	return s->pings;
-}

@@ -28,7 +28,5 @@ void service_reloaded(struct service *s, const char *failure);
 void service_stopping(struct service *s);
 /* The watchdog interval systemd asked for, in microseconds (0: none). */
 uint64_t service_watchdog_usec(const struct service *s);
-/* WATCHDOG=1 pings sent so far. */
-uint64_t service_watchdog_pings(const struct service *s);
 
 #endif

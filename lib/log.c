@@ -78,11 +78,6 @@ void log_open(const char *ident)
 		log_target = isatty(STDERR_FILENO) ? LOG_TO_PLAIN : LOG_TO_PREFIXED;
 }
 
-void log_set_target(enum log_target t)
-{
-	log_target = t;
-}
-
 enum log_target log_get_target(void)
 {
 	return log_target;

@@ -27,7 +27,6 @@ void log_open(const char *ident);
 /* Force a target (tests, the client); prefix_priorities: LOG_TO_PREFIXED
  * when non-zero, else LOG_TO_PLAIN. */
 void log_init(const char *ident, int prefix_priorities);
-void log_set_target(enum log_target t);
 enum log_target log_get_target(void);
 void log_set_level(int max_priority);       /* LOG_ERR .. LOG_DEBUG */
 int log_get_level(void);

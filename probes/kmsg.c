@@ -51,11 +51,6 @@ void kmsg_close(struct kmsg *k)
 	free(k);
 }
 
-uint64_t kmsg_lost(const struct kmsg *k)
-{
-	return k ? k->lost : 0;
-}
-
 /* Does the text before ": entered/left promiscuous mode" end with ifname,
  * as a whole word (and name bus, when given and the line has one)? */
 static int names_port(const char *text, size_t tlen, const char *ifname, const char *bus)

@@ -38,8 +38,6 @@ void kmsg_close(struct kmsg *k);
  * number of records read, or -errno. */
 int kmsg_read_promisc(struct kmsg *k, const char *ifname, const char *bus,
 		      struct kmsg_promisc *out, size_t max, size_t *n);
-/* Records the ring overwrote before they were read (EPIPE), so far. */
-uint64_t kmsg_lost(const struct kmsg *k);
 /* Parse one record: 1 and *p filled when it is a promiscuity line of
  * ifname (bus as above), 0 when it is another line, -1 when malformed. */
 int kmsg_parse_promisc(const char *rec, size_t len, const char *ifname, const char *bus,
