@@ -373,13 +373,7 @@ static struct inv *inv_new(struct forensics *F)
 
 void forensic_host_name(const struct forensics *F, char *buf, size_t len)
 {
-	if (F->peers && peers_host(F->peers) && peers_host(F->peers)[0])
-		util_strlcpy(buf, peers_host(F->peers), len);
-	else if (F->c->host_name[0])
-		util_strlcpy(buf, F->c->host_name, len);
-	else if (gethostname(buf, len - 1) < 0)
-		util_strlcpy(buf, "this host", len);
-	buf[len - 1] = 0;
+	psnap_host_name(&F->psenv, buf, len);
 }
 
 static struct inv *inv_start(struct forensics *F, const char *port, uint64_t incident_id)
@@ -577,7 +571,10 @@ struct forensics *forensic_new(struct loop *l, struct ports *ps, struct stall *s
 	F->pr = probes ? probes : &forensic_real_probes;
 	F->recovery = recovery_new(l, c, &F->pr->reprogram);
 	F->bundler = bundler_new(l, c);
-	if (!F->recovery || !F->bundler) {
+	F->psenv = (struct psnap_env){ .loop = l, .ports = ps, .stall = st, .bundler = F->bundler,
+				       .pr = F->pr, .c = c };
+	F->psnaps = psnaps_new(&F->psenv);
+	if (!F->recovery || !F->bundler || !F->psnaps) {
 		forensic_free(F);
 		return NULL;
 	}
@@ -586,14 +583,14 @@ struct forensics *forensic_new(struct loop *l, struct ports *ps, struct stall *s
 
 void forensic_configure(struct forensics *F, const struct conf *c)
 {
-	F->c = c;
+	F->c = F->psenv.c = c;
 	recovery_configure(F->recovery, c);
 	bundler_configure(F->bundler, c);
 }
 
 void forensic_set_rules(struct forensics *F, const struct rules *r)
 {
-	F->rules = r;
+	F->rules = F->psenv.rules = r;
 }
 
 void forensic_set_runs(struct forensics *F, struct runs *r)
@@ -603,7 +600,15 @@ void forensic_set_runs(struct forensics *F, struct runs *r)
 
 void forensic_set_peers(struct forensics *F, struct peers *p)
 {
-	F->peers = p;
+	F->peers = F->psenv.peers = p;
+}
+
+void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint64_t mono,
+			     uint64_t real, uint64_t token, void *arg)
+{
+	struct forensics *F = arg;
+
+	psnaps_notice(F->psnaps, peer, notice, mono, real, token);
 }
 
 void forensic_on_peer_summary(uint64_t incident_id, const char *peer, struct json_object *summary,
@@ -631,7 +636,7 @@ void forensic_free(struct forensics *F)
 {
 	if (!F)
 		return;
-	psnap_free_all(F);
+	psnaps_free(F->psnaps);
 	for (unsigned i = 0; i < KEEP; i++)
 		inv_free(F->inv[i]);
 	bundler_free(F->bundler);

@@ -1,9 +1,9 @@
 /* forensic_int: what the parts of the forensic sequence share (forensic.c:
  * the phases, the verdict and the bundle; observe.c: the observation window
  * and the probes it starts; release.c: the reprogram and the release watch;
- * peerwait.c: waiting for the peers' answers; peersnap.c: a peer's notice
- * answered with a snapshot, which shares struct forensics). Private to
- * those five files and test_forensic.c. */
+ * peerwait.c: waiting for the peers' answers). Private to those four
+ * files and test_forensic.c; a peer's notice answered with a snapshot is
+ * peersnap.c's, through its own header (peersnap.h). */
 #ifndef NICSTALL_FORENSIC_INT_H
 #define NICSTALL_FORENSIC_INT_H
 
@@ -13,11 +13,11 @@
 #include "daemon/bundler.h"
 #include "daemon/evidence.h"
 #include "daemon/forensic.h"
+#include "daemon/peersnap.h"
 #include "probes/probe_threads.h"
 
 #define KEEP 16
 #define MAXP 2                 /* ports per investigation: a pair */
-#define MAXPSNAP 8             /* peer snapshots under way at once */
 #define MAXOWN 8
 #define MAXEXEC 8
 #define THREAD_GAP_NS 100000000ull
@@ -25,7 +25,6 @@
 
 struct recovery;
 struct peers;
-struct psnap;
 struct evid_flows;
 
 enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_PEERS, PH_DONE };
@@ -110,7 +109,8 @@ struct forensics {
 	uint64_t ninv;
 	struct peers *peers;            /* NULL: no peer daemons */
 	struct runs *runs;              /* benchmark runs (runs.h), NULL: none */
-	struct psnap *psnap[MAXPSNAP];  /* snapshots for peers, under way */
+	struct psnap_env psenv;          /* what peer snapshots use (kept current) */
+	struct psnaps *psnaps;          /* snapshots for peers, under way */
 };
 
 struct port *inv_port(struct inv *v, unsigned i);
@@ -162,8 +162,6 @@ void inv_released(struct inv *v);
 void inv_release_json(struct inv *v, struct json_object *rel);
 const char *inv_phase_name(const struct inv *v);
 
-/* peersnap.c: snapshots for peer daemons (the receiving side) */
-void psnap_free_all(struct forensics *F);
 /* This host's name in records (IR_HOST) and facts' ranks: the peers'
  * host_name, else the configuration's, else the system's. */
 void forensic_host_name(const struct forensics *F, char *buf, size_t len);

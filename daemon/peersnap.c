@@ -8,7 +8,10 @@
  *
  * A notice reads and records; it never starts a capture, a ping, a probe
  * or a reprogram, and changes nothing of a port. */
-#include "daemon/forensic_int.h"
+#include "daemon/peersnap.h"
+#include "daemon/bundler.h"
+#include "daemon/forensic.h"
+#include "daemon/stall.h"
 #include "bundle/bundle.h"
 #include "daemon/conf.h"
 #include "daemon/evidence.h"
@@ -31,9 +34,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#define MAXPSNAP 8             /* snapshots under way at once */
+#define MAXOWN 8               /* processes whose threads are read */
+
+struct psnaps {
+	const struct psnap_env *E;
+	struct psnap *s[MAXPSNAP];
+};
 
 struct psnap {
-	struct forensics *F;
+	struct psnaps *P;
 	char peer[32];
 	uint64_t token;
 	struct json_object *notice;
@@ -57,18 +69,39 @@ static void psnap_free(struct psnap *s)
 	for (unsigned i = 0; i < BUNDLER_MAX_PORTS; i++)
 		evid_counters_free(&s->first[i]);
 	for (unsigned i = 0; i < s->npids; i++)
-		s->F->pr->threads_free(&s->th1[i]);
+		s->P->E->pr->threads_free(&s->th1[i]);
 	json_object_put(s->notice);
 	json_object_put(s->rec);
 	free(s);
 }
 
-void psnap_free_all(struct forensics *F)
+struct psnaps *psnaps_new(const struct psnap_env *env)
 {
-	for (unsigned i = 0; i < MAXPSNAP; i++) {
-		psnap_free(F->psnap[i]);
-		F->psnap[i] = NULL;
-	}
+	struct psnaps *P = calloc(1, sizeof(*P));
+
+	if (P)
+		P->E = env;
+	return P;
+}
+
+void psnaps_free(struct psnaps *P)
+{
+	if (!P)
+		return;
+	for (unsigned i = 0; i < MAXPSNAP; i++)
+		psnap_free(P->s[i]);
+	free(P);
+}
+
+void psnap_host_name(const struct psnap_env *E, char *buf, size_t len)
+{
+	if (E->peers && peers_host(E->peers) && peers_host(E->peers)[0])
+		util_strlcpy(buf, peers_host(E->peers), len);
+	else if (E->c->host_name[0])
+		util_strlcpy(buf, E->c->host_name, len);
+	else if (gethostname(buf, len - 1) < 0)
+		util_strlcpy(buf, "this host", len);
+	buf[len - 1] = 0;
 }
 
 static int step_begin(struct psnap *s, const char *name)
@@ -94,7 +127,7 @@ static int in_notice(struct json_object *notice, const char *tuple)
 /* Threads of the processes holding this host's end of the notice's flows. */
 static void threads_first(struct psnap *s, struct json_object *flows)
 {
-	const struct forensic_probes *pr = s->F->pr;
+	const struct forensic_probes *pr = s->P->E->pr;
 	char err[256];
 
 	for (size_t i = 0; i < jx_len(flows) && s->npids < MAXOWN; i++) {
@@ -240,7 +273,7 @@ static void explain(struct psnap *s, struct json_object *sum, char *buf, size_t 
 
 static void finish(struct psnap *s)
 {
-	struct forensics *F = s->F;
+	const struct psnap_env *F = s->P->E;
 	struct json_object *facts, *sum, *verdict, *win, *flows, *tj;
 	struct bundler_inv in = { 0 };
 	uint64_t now = loop_mono_ns();
@@ -356,27 +389,27 @@ static void finish(struct psnap *s)
 static void window_end(struct loop_timer *t, void *arg)
 {
 	struct psnap *s = arg;
-	struct forensics *F = s->F;
+	struct psnaps *P = s->P;
 
 	(void)t;
 	finish(s);
 	for (unsigned i = 0; i < MAXPSNAP; i++)
-		if (F->psnap[i] == s)
-			F->psnap[i] = NULL;
+		if (P->s[i] == s)
+			P->s[i] = NULL;
 	psnap_free(s);
 }
 
-void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint64_t mono,
-			     uint64_t real, uint64_t token, void *arg)
+void psnaps_notice(struct psnaps *P, const char *peer, struct json_object *notice,
+		   uint64_t mono, uint64_t real, uint64_t token)
 {
-	struct forensics *F = arg;
+	const struct psnap_env *F = P->E;
 	struct psnap *s = calloc(1, sizeof(*s));
 	struct json_object *snap, *flows, *link;
 	uint64_t stall_real = jx_u64(notice, "stall_real_ns");
 	unsigned slot;
 	int st;
 
-	for (slot = 0; slot < MAXPSNAP && F->psnap[slot]; slot++)
+	for (slot = 0; slot < MAXPSNAP && P->s[slot]; slot++)
 		;
 	if (!s || slot == MAXPSNAP || !F->peers) {
 		log_warnx("peer %s: notice of incident %s:%" PRIu64 " not acted on: %d snapshots "
@@ -385,7 +418,7 @@ void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint6
 		free(s);
 		return;
 	}
-	s->F = F;
+	s->P = P;
 	util_strlcpy(s->peer, peer, sizeof(s->peer));
 	s->token = token;
 	s->notice = json_object_get(notice);
@@ -398,13 +431,13 @@ void forensic_on_peer_notice(const char *peer, struct json_object *notice, uint6
 		psnap_free(s);
 		return;
 	}
-	F->psnap[slot] = s;
+	P->s[slot] = s;
 
 	jx_add_str(s->rec, IR_TRIGGER, BUNDLE_VERDICT_PEER);
 	{
 		char host[64];
 
-		forensic_host_name(F, host, sizeof(host));
+		psnap_host_name(F, host, sizeof(host));
 		jx_add_str(s->rec, IR_HOST, host);
 	}
 	link = json_object_new_object();
