@@ -14,7 +14,7 @@
  *                                 frame of a known flow, a frame no selector
  *                                 watches, and an empty tc program (the floor)
  *   bench_scale detector N REPS [warm]  the detector's CPU per observation
- *                                 (flowtab_get + flow_update) over N flows,
+ *                                 (livetab_get + flow_update) over N flows,
  *                                 caches flushed between polls unless warm
  *   bench_scale recorder          the flight recorder's memory for counters x
  *                                 rate x horizon, against the model
@@ -281,14 +281,14 @@ static void pkt_cost(unsigned reps)
 
 /* ---- the detector ---- */
 
-/* The detector's work per observation (flowtab_get + flow_update, what
+/* The detector's work per observation (livetab_get + flow_update, what
  * stall_observe does), n flows of two ports polled reps times; between
  * polls, unless warm, 8 MiB are written (the poll comes every 50 ms on a
  * machine that runs other work: the flows are not in cache). */
 static void detector(unsigned n, unsigned reps, int warm)
 {
 	static const char *const ports[2] = { "cli", "srv" };
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs *obs = calloc(n, sizeof(*obs));
 	size_t junk_len = 8u << 20;
 	unsigned char *junk = malloc(junk_len);
@@ -325,18 +325,18 @@ static void detector(unsigned n, unsigned reps, int warm)
 			o->tx_msgs = o->rx_msgs = r;
 			o->tx_bytes = o->rx_bytes = 64ull * r;
 			o->last_tx_ns = o->last_rx_ns = now - 1000000;
-			f = flowtab_get(ft, o, ports[i & 1], now, 1);
+			f = livetab_get(ft, o, ports[i & 1], now, 1);
 			if (f)
 				flow_update(f, o, now, 200000000ull, 50000000ull);
 		}
-		flowtab_expire(ft, now, NULL, NULL);
+		livetab_expire(ft, now, NULL, NULL);
 		d = cost_cpu_ns() - c0;
 		tally(r, d, &sum, &best);
 	}
 	printf("{\"what\":\"detector\",\"n\":%u,\"warm\":%d,\"obs_ns\":%.1f,"
 	       "\"obs_ns_min\":%.1f,\"flow_bytes\":%zu}\n", n, warm,
 	       (double)sum / reps / n, (double)best / n, sizeof(struct sflow));
-	flowtab_free(ft);
+	livetab_free(ft);
 	free(obs);
 	free(junk);
 }

@@ -17,7 +17,7 @@ struct fowner {                         /* one (source, uid) */
 	uint64_t refused;
 };
 
-struct flowtab {
+struct livetab {
 	struct sflow **hash;
 	unsigned nb;                    /* buckets, a power of two */
 	unsigned n;
@@ -29,9 +29,9 @@ struct flowtab {
 	unsigned nown, aown;
 };
 
-struct flowtab *flowtab_new(void)
+struct livetab *livetab_new(void)
 {
-	struct flowtab *ft = calloc(1, sizeof(*ft));
+	struct livetab *ft = calloc(1, sizeof(*ft));
 
 	if (!ft)
 		return NULL;
@@ -54,7 +54,7 @@ struct flowtab *flowtab_new(void)
 	return ft;
 }
 
-void flowtab_free(struct flowtab *ft)
+void livetab_free(struct livetab *ft)
 {
 	if (!ft)
 		return;
@@ -70,7 +70,7 @@ void flowtab_free(struct flowtab *ft)
 	free(ft);
 }
 
-unsigned flowtab_count(const struct flowtab *ft)
+unsigned livetab_count(const struct livetab *ft)
 {
 	return ft->n;
 }
@@ -80,7 +80,7 @@ static unsigned src_idx(enum flow_src_kind k)
 	return (unsigned)k < NSRC ? (unsigned)k : 0;
 }
 
-void flowtab_set_limit(struct flowtab *ft, enum flow_src_kind k, unsigned total,
+void livetab_set_limit(struct livetab *ft, enum flow_src_kind k, unsigned total,
 		       unsigned per_owner)
 {
 	ft->lim[src_idx(k)] = total;
@@ -88,7 +88,7 @@ void flowtab_set_limit(struct flowtab *ft, enum flow_src_kind k, unsigned total,
 }
 
 /* SipHash of everything that tells flows apart, under the table's key. */
-static uint64_t fhash(const struct flowtab *ft, const struct flow_obs *o, const char *port)
+static uint64_t fhash(const struct livetab *ft, const struct flow_obs *o, const char *port)
 {
 	unsigned char b[1 + 8 + sizeof(o->key) + 32];
 	size_t pl = strnlen(port, 31), n = 0;
@@ -105,7 +105,7 @@ static uint64_t fhash(const struct flowtab *ft, const struct flow_obs *o, const 
 
 /* Double the buckets (up to LIVENESS_MAX_BUCKETS) once there are more flows
  * than buckets; the stored hashes make it one pass. */
-static void grow(struct flowtab *ft)
+static void grow(struct livetab *ft)
 {
 	unsigned nb = ft->nb * 2;
 	struct sflow **nh;
@@ -130,7 +130,7 @@ static void grow(struct flowtab *ft)
 
 /* The owner entry of o (made when new); -1 when o's owner is unknown, its
  * source has no owner limit, or there are too many owners (refused). */
-static int owner_of(struct flowtab *ft, const struct flow_obs *o, int *full)
+static int owner_of(struct livetab *ft, const struct flow_obs *o, int *full)
 {
 	*full = 0;
 	if (!o->uid_known || !ft->lim_owner[src_idx(o->src)])
@@ -157,7 +157,7 @@ static int owner_of(struct flowtab *ft, const struct flow_obs *o, int *full)
 	return (int)ft->nown++;
 }
 
-struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const char *port,
+struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create)
 {
 	uint64_t hv = fhash(ft, o, port);
@@ -200,7 +200,7 @@ struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const ch
 	return f;
 }
 
-struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev)
+struct sflow *livetab_next(const struct livetab *ft, const struct sflow *prev)
 {
 	unsigned h = 0;
 
@@ -215,7 +215,7 @@ struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev)
 	return NULL;
 }
 
-static void forget(struct flowtab *ft, struct sflow *f)
+static void forget(struct livetab *ft, struct sflow *f)
 {
 	ft->n--;
 	ft->nsrc[src_idx(f->obs.src)]--;
@@ -224,7 +224,7 @@ static void forget(struct flowtab *ft, struct sflow *f)
 	free(f);
 }
 
-unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
+unsigned livetab_expire(struct livetab *ft, uint64_t now,
 			void (*gone)(struct sflow *f, void *arg), void *arg)
 {
 	unsigned n = 0;
@@ -248,10 +248,10 @@ unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
 	return n;
 }
 
-void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn, void *arg)
+void livetab_usage(const struct livetab *ft, int refused_only, livetab_use_fn fn, void *arg)
 {
 	for (unsigned k = 1; k < NSRC; k++) {
-		struct flowtab_use u = { .src = (enum flow_src_kind)k, .flows = ft->nsrc[k],
+		struct livetab_use u = { .src = (enum flow_src_kind)k, .flows = ft->nsrc[k],
 					 .limit = ft->lim[k], .refused = ft->refused_src[k] };
 
 		if (!refused_only || u.refused)
@@ -259,7 +259,7 @@ void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn
 	}
 	for (unsigned i = 0; i < ft->nown; i++) {
 		const struct fowner *o = &ft->own[i];
-		struct flowtab_use u = { .src = o->src, .uid_known = 1, .uid = o->uid,
+		struct livetab_use u = { .src = o->src, .uid_known = 1, .uid = o->uid,
 					 .flows = o->flows, .limit = ft->lim_owner[src_idx(o->src)],
 					 .refused = o->refused };
 
@@ -268,17 +268,17 @@ void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn
 	}
 }
 
-uint64_t flowtab_refused(const struct flowtab *ft)
+uint64_t livetab_refused(const struct livetab *ft)
 {
 	return ft->refused_all;
 }
 
-unsigned flowtab_buckets(const struct flowtab *ft)
+unsigned livetab_buckets(const struct livetab *ft)
 {
 	return ft->nb;
 }
 
-unsigned flowtab_longest_chain(const struct flowtab *ft)
+unsigned livetab_longest_chain(const struct livetab *ft)
 {
 	unsigned m = 0;
 

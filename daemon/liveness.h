@@ -1,4 +1,6 @@
-/* liveness: the flow table and each flow's state machine.
+/* liveness: the detector's table of flows (struct livetab, named so
+ * apart from the engines' shared-memory flow tables, nicstall-flowtab(7))
+ * and each flow's state machine.
  *
  *   idle     nothing outstanding
  *   waiting  a request left and no reply came yet (or bytes sit unacked or
@@ -64,45 +66,45 @@ struct sflow {
 /* What an observation did to its flow. */
 enum flow_event { FLOW_EV_NONE = 0, FLOW_EV_STALLED, FLOW_EV_RELEASED };
 
-struct flowtab;
+struct livetab;
 
-struct flowtab *flowtab_new(void);
-void flowtab_free(struct flowtab *ft);
-unsigned flowtab_count(const struct flowtab *ft);
+struct livetab *livetab_new(void);
+void livetab_free(struct livetab *ft);
+unsigned livetab_count(const struct livetab *ft);
 /* The flow of o on port (created at now when create and within the limits
  * of its source and owner; NULL otherwise, and a refusal is counted). */
-struct sflow *flowtab_get(struct flowtab *ft, const struct flow_obs *o, const char *port,
+struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create);
 /* Every flow, in no particular order: NULL starts, NULL ends. */
-struct sflow *flowtab_next(const struct flowtab *ft, const struct sflow *prev);
+struct sflow *livetab_next(const struct livetab *ft, const struct sflow *prev);
 /* Remove flows not seen for LIVENESS_GONE_NS; gone(f) runs before each is
  * freed. Returns how many were removed. */
-unsigned flowtab_expire(struct flowtab *ft, uint64_t now,
+unsigned livetab_expire(struct livetab *ft, uint64_t now,
 			void (*gone)(struct sflow *f, void *arg), void *arg);
 
 /* Change the limits of one source (total flows, flows per owner uid; 0 per
  * owner: no owner limit). Flows already tracked stay. */
-void flowtab_set_limit(struct flowtab *ft, enum flow_src_kind k, unsigned total,
+void livetab_set_limit(struct livetab *ft, enum flow_src_kind k, unsigned total,
 		       unsigned per_owner);
 /* What a source or one owner of it uses: flows tracked, its limit, and the
  * new flows refused since the table was made. uid_known = 0: the source as
  * a whole. */
-struct flowtab_use {
+struct livetab_use {
 	enum flow_src_kind src;
 	int uid_known;
 	uint32_t uid;
 	unsigned flows, limit;
 	uint64_t refused;
 };
-typedef void (*flowtab_use_fn)(const struct flowtab_use *u, void *arg);
+typedef void (*livetab_use_fn)(const struct livetab_use *u, void *arg);
 /* One call per source, then one per owner entry; only those that refused
  * flows when refused_only. */
-void flowtab_usage(const struct flowtab *ft, int refused_only, flowtab_use_fn fn, void *arg);
+void livetab_usage(const struct livetab *ft, int refused_only, livetab_use_fn fn, void *arg);
 /* Every refusal so far (any source, any owner). */
-uint64_t flowtab_refused(const struct flowtab *ft);
+uint64_t livetab_refused(const struct livetab *ft);
 /* The hash's shape: buckets, and the longest chain of one bucket. */
-unsigned flowtab_buckets(const struct flowtab *ft);
-unsigned flowtab_longest_chain(const struct flowtab *ft);
+unsigned livetab_buckets(const struct livetab *ft);
+unsigned livetab_longest_chain(const struct livetab *ft);
 
 /* Apply observation o at now. threshold_ns: the port's stall threshold;
  * poll_ns: the time since the detector's previous poll, at least its

@@ -149,8 +149,8 @@ static void on_stalled(struct stall *s, struct sflow *f)
 		const char *names[2];
 		unsigned ng = stall_group_ports(s, group, names);
 
-		for (struct sflow *o = flowtab_next(s->flows, NULL); o;
-		     o = flowtab_next(s->flows, o)) {
+		for (struct sflow *o = livetab_next(s->flows, NULL); o;
+		     o = livetab_next(s->flows, o)) {
 			if (o == f || o->state != FLOW_STALLED || o->incident == incident_id(inc) ||
 			    !stall_in_group(o, names, ng) || !flow_obs_may_act(&o->obs))
 				continue;
@@ -218,7 +218,7 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	uint64_t th = threshold(s, port);
 
 	s->now = now;
-	f = flowtab_get(s->flows, o, port, now, 1);
+	f = livetab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
 	/* a wait start is believed back to the last poll, a gap ago (kernel
@@ -279,7 +279,7 @@ static void gone_cb(struct sflow *f, void *arg)
 		on_released(arg, f, 1);
 }
 
-static void refused_cb(const struct flowtab_use *u, void *arg)
+static void refused_cb(const struct livetab_use *u, void *arg)
 {
 	char *buf = arg;
 	size_t off = strlen(buf);
@@ -300,12 +300,12 @@ static void log_refusals(struct stall *s, uint64_t now)
 {
 	char buf[512] = "";
 
-	if (flowtab_refused(s->flows) == s->refused_logged ||
+	if (livetab_refused(s->flows) == s->refused_logged ||
 	    (s->refused_log_ns && now - s->refused_log_ns < 10000000000ull))
 		return;
-	s->refused_logged = flowtab_refused(s->flows);
+	s->refused_logged = livetab_refused(s->flows);
 	s->refused_log_ns = now;
-	flowtab_usage(s->flows, 1, refused_cb, buf);
+	livetab_usage(s->flows, 1, refused_cb, buf);
 	log_warnx("flow limits: new flows not tracked so far: %s", buf);
 }
 
@@ -318,8 +318,8 @@ static void watch_owners(struct stall *s)
 	int (*pids)[HOST_MAX_PIDS] = np ? calloc(np, sizeof(*pids)) : NULL;
 	unsigned *n = np ? calloc(np, sizeof(*n)) : NULL;
 
-	for (struct sflow *f = pids && n ? flowtab_next(s->flows, NULL) : NULL; f;
-	     f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = pids && n ? livetab_next(s->flows, NULL) : NULL; f;
+	     f = livetab_next(s->flows, f)) {
 		unsigned i = 0, j = 0;
 
 		if (f->obs.pid <= 0)
@@ -356,7 +356,7 @@ void stall_poll_end(struct stall *s, uint64_t now)
 		  s);
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
-		flowtab_expire(s->flows, now, gone_cb, s);
+		livetab_expire(s->flows, now, gone_cb, s);
 		watch_owners(s);
 		s->next_expire = now + STALL_EXPIRE_EVERY_NS;
 	}
@@ -501,7 +501,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->loop = l;
 	s->c = c;
 	sip_key_random(&s->kkey);
-	s->flows = flowtab_new();
+	s->flows = livetab_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
 	s->ports = ps;
@@ -551,7 +551,7 @@ void stall_free(struct stall *s)
 	free(s->q);
 	flowsrcs_free(s->srcs);
 	tpass_free(s->tpass);
-	flowtab_free(s->flows);
+	livetab_free(s->flows);
 	incidents_free(s->incs);
 	free(s->kset);
 	free(s);

@@ -79,7 +79,7 @@ unsigned stall_count_siblings(struct stall *s, const struct incident *inc, const
 	size_t need = 16;
 
 	s->sibling_scans++;
-	while (need < ((size_t)flowtab_count(s->flows) + (inc ? incident_nflows(inc) : 0)) * 2)
+	while (need < ((size_t)livetab_count(s->flows) + (inc ? incident_nflows(inc) : 0)) * 2)
 		need *= 2;
 	if (need > s->kcap) {
 		struct kent *k = realloc(s->kset, need * sizeof(*k));
@@ -101,7 +101,7 @@ unsigned stall_count_siblings(struct stall *s, const struct incident *inc, const
 		e->k = *k;
 		e->stalled = 1;
 	}
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f)) {
 		struct flow_key k;
 		struct kent *e;
 

@@ -22,7 +22,7 @@ struct stall {
 	struct loop *loop;
 	const struct conf *c;
 	struct loop_timer *timer;
-	struct flowtab *flows;
+	struct livetab *flows;
 	struct flowsrcs *srcs;
 	struct ports *ports;            /* the host source reads their flows' owners */
 	uint64_t want_ns;               /* the last flowsrcs_want: when, port */

@@ -126,7 +126,7 @@ struct json_object *stall_flows_json(struct stall *s, const char *port, int stal
 	const struct sflow **v = NULL;
 	size_t n = 0, cap = 0;
 
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f)) {
 		if (port && strcmp(port, f->port))
 			continue;
 		if (stalled_only && f->state != FLOW_STALLED)
@@ -176,7 +176,7 @@ struct json_object *stall_incidents_json(struct stall *s)
 	return incidents_json(s->incs, loop_mono_ns());
 }
 
-static void use_json(const struct flowtab_use *u, void *arg)
+static void use_json(const struct livetab_use *u, void *arg)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -197,11 +197,11 @@ struct json_object *stall_engines_json(struct stall *s)
 
 	flowsrcs_status(s->srcs, o);
 	tpass_status(s->tpass, o);
-	jx_add_u64(o, "flows", flowtab_count(s->flows));
+	jx_add_u64(o, "flows", livetab_count(s->flows));
 	/* every source, and the owners that have had flows refused */
-	flowtab_usage(s->flows, 0, use_json, lim);
+	livetab_usage(s->flows, 0, use_json, lim);
 	json_object_object_add(o, "limits", lim);
-	jx_add_u64(o, "hash_buckets", flowtab_buckets(s->flows));
+	jx_add_u64(o, "hash_buckets", livetab_buckets(s->flows));
 	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "unverified_stalls", s->unverified_stalls);
 	jx_add_u64(o, "polls", s->polls);
@@ -227,7 +227,7 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 	size_t n = 0;
 	char t[160];
 
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f)) {
 		struct flow_key k;
 		int match;
 
@@ -258,7 +258,7 @@ size_t stall_incident_owners(struct stall *s, const struct incident *inc,
 void stall_flow_counts(const struct stall *s, const char *port, unsigned counts[3])
 {
 	counts[FLOW_IDLE] = counts[FLOW_WAITING] = counts[FLOW_STALLED] = 0;
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f))
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f))
 		if ((!port || !strcmp(port, f->port)) && (unsigned)f->state < 3)
 			counts[f->state]++;
 }
@@ -268,7 +268,7 @@ unsigned stall_longest_wait(const struct stall *s, uint64_t now, uint64_t *longe
 	unsigned n = 0;
 
 	*longest_ns = 0;
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f)) {
 		n++;
 		if ((f->state == FLOW_WAITING || f->state == FLOW_STALLED) && f->wait_since_ns &&
 		    now > f->wait_since_ns && now - f->wait_since_ns > *longest_ns)
@@ -282,7 +282,7 @@ unsigned stall_incident_flows(struct stall *s, const struct incident *inc,
 {
 	unsigned n = 0;
 
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f))
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f))
 		if (f->state == FLOW_STALLED && f->incident == incident_id(inc)) {
 			fn(&f->obs, arg);
 			n++;
@@ -295,7 +295,7 @@ unsigned stall_incident_retrans(struct stall *s, const struct incident *inc, uin
 	unsigned n = 0;
 
 	*retrans = 0;
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f; f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f)) {
 		if (f->state != FLOW_STALLED || f->incident != incident_id(inc))
 			continue;
 		/* the sources that publish the sender's own count:
@@ -322,8 +322,8 @@ unsigned stall_waiting_pids(struct stall *s, const char *const *ports, unsigned 
 {
 	unsigned n = 0;
 
-	for (struct sflow *f = flowtab_next(s->flows, NULL); f && n < max;
-	     f = flowtab_next(s->flows, f)) {
+	for (struct sflow *f = livetab_next(s->flows, NULL); f && n < max;
+	     f = livetab_next(s->flows, f)) {
 		int on = 0, have = 0;
 
 		if ((f->state != FLOW_WAITING && f->state != FLOW_STALLED) || f->obs.pid <= 0)

@@ -14,9 +14,9 @@
 
 static void flow_update__engine_request_unanswered__waits_then_stalls(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 1, 10, 10, 0);
-	struct sflow *f = flowtab_get(ft, &o, "a", 0, 1);
+	struct sflow *f = livetab_get(ft, &o, "a", 0, 1);
 
 	(void)state;
 	assert_int_equal(flow_update(f, &o, 1 * SEC, THR, POLL), FLOW_EV_NONE);
@@ -30,14 +30,14 @@ static void flow_update__engine_request_unanswered__waits_then_stalls(void **sta
 	assert_int_equal(f->stalls, 1);
 	/* the wait began when the request was noticed, not at the stall */
 	assert_int_equal(f->stalled_at_ns, 1 * SEC + 50 * MS);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 static void flow_update__reply_after_stall__released_with_duration(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 1, 10, 10, 0);
-	struct sflow *f = flowtab_get(ft, &o, "a", 0, 1);
+	struct sflow *f = livetab_get(ft, &o, "a", 0, 1);
 
 	(void)state;
 	flow_update(f, &o, 1 * SEC, THR, POLL);
@@ -48,14 +48,14 @@ static void flow_update__reply_after_stall__released_with_duration(void **state)
 	assert_int_equal(flow_update(f, &o, 3 * SEC, THR, POLL), FLOW_EV_RELEASED);
 	assert_int_equal(f->state, FLOW_IDLE);
 	assert_int_equal(f->last_stall_ns, 1 * SEC);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 static void flow_update__engine_send_time__taken_as_wait_start(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 1, 10, 10, 0);
-	struct sflow *f = flowtab_get(ft, &o, "a", 0, 1);
+	struct sflow *f = livetab_get(ft, &o, "a", 0, 1);
 
 	(void)state;
 	flow_update(f, &o, 1 * SEC, THR, POLL);
@@ -66,42 +66,42 @@ static void flow_update__engine_send_time__taken_as_wait_start(void **state)
 	assert_int_equal(f->wait_since_ns, 1 * SEC + 10 * MS);
 	/* stalled 200 ms after the send, not after our poll noticed it */
 	assert_int_equal(flow_update(f, &o, 1 * SEC + 211 * MS, THR, POLL), FLOW_EV_STALLED);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 static void flow_update__udp_tracker_datagram_unanswered__waits(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 0, 5, 5, 0);
 	struct sflow *f;
 
 	(void)state;
 	o.src = FLOW_SRC_BPF;
 	o.key.proto = 17;
-	f = flowtab_get(ft, &o, "a", 0, 1);
+	f = livetab_get(ft, &o, "a", 0, 1);
 	flow_update(f, &o, 1 * SEC, THR, POLL);
 	o.tx_msgs = 6;
 	flow_update(f, &o, 1 * SEC + 50 * MS, THR, POLL);
 	assert_int_equal(f->state, FLOW_WAITING);
 	/* TCP frames say nothing about requests */
 	o.key.proto = 6;
-	f = flowtab_get(ft, &o, "a", 1 * SEC, 1);
+	f = livetab_get(ft, &o, "a", 1 * SEC, 1);
 	flow_update(f, &o, 1 * SEC, THR, POLL);
 	o.tx_msgs = 9;
 	flow_update(f, &o, 2 * SEC, THR, POLL);
 	assert_int_equal(f->state, FLOW_IDLE);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 static void flow_update__kernel_socket_unread_bytes__waits(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
 	struct sflow *f;
 
 	(void)state;
 	o.src = FLOW_SRC_SOCK;
-	f = flowtab_get(ft, &o, "a", 0, 1);
+	f = livetab_get(ft, &o, "a", 0, 1);
 	flow_update(f, &o, 1 * SEC, THR, POLL);
 	o.unread = 100;
 	flow_update(f, &o, 1 * SEC + 50 * MS, THR, POLL);
@@ -109,22 +109,22 @@ static void flow_update__kernel_socket_unread_bytes__waits(void **state)
 	o.unread = 0;           /* read: progress and nothing outstanding */
 	flow_update(f, &o, 1 * SEC + 100 * MS, THR, POLL);
 	assert_int_equal(f->state, FLOW_IDLE);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
-static void flowtab_get__same_tuple_other_port_or_session__distinct(void **state)
+static void livetab_get__same_tuple_other_port_or_session__distinct(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs a = coretest_engine_obs(40000, 1, 0, 0, 0), b = a;
 
 	(void)state;
 	b.session = 2;
-	assert_ptr_equal(flowtab_get(ft, &a, "p", 0, 1), flowtab_get(ft, &a, "p", 0, 1));
-	assert_ptr_not_equal(flowtab_get(ft, &a, "p", 0, 1), flowtab_get(ft, &a, "q", 0, 1));
-	assert_ptr_not_equal(flowtab_get(ft, &a, "p", 0, 1), flowtab_get(ft, &b, "p", 0, 1));
-	assert_null(flowtab_get(ft, &b, "r", 0, 0));
-	assert_int_equal(flowtab_count(ft), 3);
-	flowtab_free(ft);
+	assert_ptr_equal(livetab_get(ft, &a, "p", 0, 1), livetab_get(ft, &a, "p", 0, 1));
+	assert_ptr_not_equal(livetab_get(ft, &a, "p", 0, 1), livetab_get(ft, &a, "q", 0, 1));
+	assert_ptr_not_equal(livetab_get(ft, &a, "p", 0, 1), livetab_get(ft, &b, "p", 0, 1));
+	assert_null(livetab_get(ft, &b, "r", 0, 0));
+	assert_int_equal(livetab_count(ft), 3);
+	livetab_free(ft);
 }
 
 static unsigned ngone;
@@ -135,23 +135,23 @@ static void gone_cb(struct sflow *f, void *arg)
 	ngone++;
 }
 
-static void flowtab_expire__unseen_two_seconds__removed(void **state)
+static void livetab_expire__unseen_two_seconds__removed(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs a = coretest_engine_obs(40000, 1, 0, 0, 0), b = a;
 	unsigned n = 0;
 
 	(void)state;
 	b.session = 2;
-	flow_update(flowtab_get(ft, &a, "p", 0, 1), &a, 1 * SEC, THR, POLL);
-	flow_update(flowtab_get(ft, &b, "p", 0, 1), &b, 2 * SEC, THR, POLL);
+	flow_update(livetab_get(ft, &a, "p", 0, 1), &a, 1 * SEC, THR, POLL);
+	flow_update(livetab_get(ft, &b, "p", 0, 1), &b, 2 * SEC, THR, POLL);
 	ngone = 0;
-	assert_int_equal(flowtab_expire(ft, 3 * SEC + 500 * MS, gone_cb, NULL), 1);
+	assert_int_equal(livetab_expire(ft, 3 * SEC + 500 * MS, gone_cb, NULL), 1);
 	assert_int_equal(ngone, 1);
-	for (struct sflow *f = flowtab_next(ft, NULL); f; f = flowtab_next(ft, f))
+	for (struct sflow *f = livetab_next(ft, NULL); f; f = livetab_next(ft, f))
 		n++;
 	assert_int_equal(n, 1);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* The hash the flow table used before (FNV-1a over key, source, session and
@@ -174,9 +174,9 @@ static unsigned fnv_bucket(const struct flow_obs *o, const char *port)
 /* 8192 sessions that all land in one FNV bucket (found by search, the way
  * an attacker would): the keyed hash spreads them, and the buckets grow
  * with the flows. */
-static void flowtab_get__sessions_aimed_at_one_bucket__spread(void **state)
+static void livetab_get__sessions_aimed_at_one_bucket__spread(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
 	unsigned n = 0;
 
@@ -185,51 +185,51 @@ static void flowtab_get__sessions_aimed_at_one_bucket__spread(void **state)
 		o.session = sess;
 		if (fnv_bucket(&o, "p") != 0)
 			continue;
-		assert_non_null(flowtab_get(ft, &o, "p", 0, 1));
+		assert_non_null(livetab_get(ft, &o, "p", 0, 1));
 		n++;
 	}
-	assert_int_equal(flowtab_count(ft), 8192);
+	assert_int_equal(livetab_count(ft), 8192);
 	/* a fair hash puts ~1 flow per bucket; allow a wide margin */
-	assert_in_range(flowtab_longest_chain(ft), 1, 16);
-	assert_true(flowtab_buckets(ft) >= 8192);
+	assert_in_range(livetab_longest_chain(ft), 1, 16);
+	assert_true(livetab_buckets(ft) >= 8192);
 	/* every flow is still found after the growth */
 	n = 0;
-	for (struct sflow *f = flowtab_next(ft, NULL); f; f = flowtab_next(ft, f)) {
-		assert_ptr_equal(flowtab_get(ft, &f->obs, "p", 0, 0), f);
+	for (struct sflow *f = livetab_next(ft, NULL); f; f = livetab_next(ft, f)) {
+		assert_ptr_equal(livetab_get(ft, &f->obs, "p", 0, 0), f);
 		n++;
 	}
 	assert_int_equal(n, 8192);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* The key is random per table: the same flows iterate in another order. */
-static void flowtab_new__two_tables__different_keys(void **state)
+static void livetab_new__two_tables__different_keys(void **state)
 {
-	struct flowtab *a = flowtab_new(), *b = flowtab_new();
+	struct livetab *a = livetab_new(), *b = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 0, 0, 0, 0);
 	int differ = 0;
 
 	(void)state;
 	for (uint64_t sess = 1; sess <= 64; sess++) {
 		o.session = sess;
-		flowtab_get(a, &o, "p", 0, 1);
-		flowtab_get(b, &o, "p", 0, 1);
+		livetab_get(a, &o, "p", 0, 1);
+		livetab_get(b, &o, "p", 0, 1);
 	}
-	for (struct sflow *x = flowtab_next(a, NULL), *y = flowtab_next(b, NULL); x && y;
-	     x = flowtab_next(a, x), y = flowtab_next(b, y))
+	for (struct sflow *x = livetab_next(a, NULL), *y = livetab_next(b, NULL); x && y;
+	     x = livetab_next(a, x), y = livetab_next(b, y))
 		if (x->obs.session != y->obs.session)
 			differ = 1;
 	assert_true(differ);
-	flowtab_free(a);
-	flowtab_free(b);
+	livetab_free(a);
+	livetab_free(b);
 }
 
 struct uses {
 	unsigned n;
-	struct flowtab_use u[16];
+	struct livetab_use u[16];
 };
 
-static void use_cb(const struct flowtab_use *u, void *arg)
+static void use_cb(const struct livetab_use *u, void *arg)
 {
 	struct uses *us = arg;
 
@@ -240,39 +240,39 @@ static void use_cb(const struct flowtab_use *u, void *arg)
 /* One owner's flood stops at its own limit: another owner of the same
  * source and the other sources are still tracked; refusals are counted per
  * owner, and expiry gives the room back. */
-static void flowtab_get__owner_over_its_limit__others_tracked(void **state)
+static void livetab_get__owner_over_its_limit__others_tracked(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = coretest_engine_obs(40000, 0, 5, 5, 0), k;
 	struct uses us = { 0 };
 
 	(void)state;
-	flowtab_set_limit(ft, FLOW_SRC_ENGINE, 100, 40);
-	flowtab_set_limit(ft, FLOW_SRC_SOCK, 10, 0);
+	livetab_set_limit(ft, FLOW_SRC_ENGINE, 100, 40);
+	livetab_set_limit(ft, FLOW_SRC_SOCK, 10, 0);
 	o.uid = 1000;
 	o.uid_known = 1;
 	for (uint64_t sess = 1; sess <= 60; sess++) {
 		o.session = sess;
-		flowtab_get(ft, &o, "p", 0, 1);
+		livetab_get(ft, &o, "p", 0, 1);
 	}
-	assert_int_equal(flowtab_count(ft), 40);
-	assert_int_equal(flowtab_refused(ft), 20);
+	assert_int_equal(livetab_count(ft), 40);
+	assert_int_equal(livetab_refused(ft), 20);
 	o.uid = 1001;           /* another user's table */
 	for (uint64_t sess = 1; sess <= 40; sess++) {
 		o.session = 1001000 + sess;
-		assert_non_null(flowtab_get(ft, &o, "p", 0, 1));
+		assert_non_null(livetab_get(ft, &o, "p", 0, 1));
 	}
 	k = coretest_engine_obs(40000, 0, 0, 0, 0);     /* a kernel socket */
 	k.src = FLOW_SRC_SOCK;
-	assert_non_null(flowtab_get(ft, &k, "p", 0, 1));
+	assert_non_null(livetab_get(ft, &k, "p", 0, 1));
 	/* the source's own total still holds: 100 engine flows in all */
 	o.uid = 1002;
 	for (uint64_t sess = 1; sess <= 40; sess++) {
 		o.session = 1002000 + sess;
-		flowtab_get(ft, &o, "p", 0, 1);
+		livetab_get(ft, &o, "p", 0, 1);
 	}
-	assert_int_equal(flowtab_count(ft), 101);
-	flowtab_usage(ft, 1, use_cb, &us);
+	assert_int_equal(livetab_count(ft), 101);
+	livetab_usage(ft, 1, use_cb, &us);
 	assert_int_equal(us.n, 2);      /* the engine source, then uid 1000 */
 	assert_false(us.u[0].uid_known);
 	assert_int_equal(us.u[0].refused, 20);  /* uid 1002's, over the total */
@@ -282,15 +282,15 @@ static void flowtab_get__owner_over_its_limit__others_tracked(void **state)
 	assert_int_equal(us.u[1].refused, 20);
 	assert_int_equal(us.u[1].flows, 40);
 	/* all gone: room again */
-	assert_int_equal(flowtab_expire(ft, 10 * SEC, NULL, NULL), 101);
+	assert_int_equal(livetab_expire(ft, 10 * SEC, NULL, NULL), 101);
 	o.uid = 1000;
-	assert_non_null(flowtab_get(ft, &o, "p", 11 * SEC, 1));
-	flowtab_free(ft);
+	assert_non_null(livetab_get(ft, &o, "p", 11 * SEC, 1));
+	livetab_free(ft);
 }
 
 static void flow_norm_tuple__either_end__same_text(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs a = coretest_engine_obs(40000, 0, 0, 0, 0), b = a;
 	char ta[160], tb[160], na[160], nb[160];
 
@@ -299,13 +299,13 @@ static void flow_norm_tuple__either_end__same_text(void **state)
 	b.key.daddr = a.key.saddr;
 	b.key.sport = a.key.dport;
 	b.key.dport = a.key.sport;
-	flow_tuple(flowtab_get(ft, &a, "p", 0, 1), ta, sizeof(ta));
-	flow_tuple(flowtab_get(ft, &b, "q", 0, 1), tb, sizeof(tb));
+	flow_tuple(livetab_get(ft, &a, "p", 0, 1), ta, sizeof(ta));
+	flow_tuple(livetab_get(ft, &b, "q", 0, 1), tb, sizeof(tb));
 	assert_string_not_equal(ta, tb);
-	flow_norm_tuple(flowtab_get(ft, &a, "p", 0, 1), na, sizeof(na));
-	flow_norm_tuple(flowtab_get(ft, &b, "q", 0, 1), nb, sizeof(nb));
+	flow_norm_tuple(livetab_get(ft, &a, "p", 0, 1), na, sizeof(na));
+	flow_norm_tuple(livetab_get(ft, &b, "q", 0, 1), nb, sizeof(nb));
 	assert_string_equal(na, nb);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 int main(void)
@@ -316,11 +316,11 @@ int main(void)
 		cmocka_unit_test(flow_update__engine_send_time__taken_as_wait_start),
 		cmocka_unit_test(flow_update__udp_tracker_datagram_unanswered__waits),
 		cmocka_unit_test(flow_update__kernel_socket_unread_bytes__waits),
-		cmocka_unit_test(flowtab_get__same_tuple_other_port_or_session__distinct),
-		cmocka_unit_test(flowtab_expire__unseen_two_seconds__removed),
-		cmocka_unit_test(flowtab_get__sessions_aimed_at_one_bucket__spread),
-		cmocka_unit_test(flowtab_new__two_tables__different_keys),
-		cmocka_unit_test(flowtab_get__owner_over_its_limit__others_tracked),
+		cmocka_unit_test(livetab_get__same_tuple_other_port_or_session__distinct),
+		cmocka_unit_test(livetab_expire__unseen_two_seconds__removed),
+		cmocka_unit_test(livetab_get__sessions_aimed_at_one_bucket__spread),
+		cmocka_unit_test(livetab_new__two_tables__different_keys),
+		cmocka_unit_test(livetab_get__owner_over_its_limit__others_tracked),
 		cmocka_unit_test(flow_norm_tuple__either_end__same_text),
 	};
 

@@ -35,7 +35,7 @@ static struct flow_rdmaqp_qp qp(uint32_t lqpn, uint32_t sq, uint32_t rq, uint8_t
  * movement, stalled once that is older than the threshold. */
 static void flow_update__qp_psns_stop_with_request_out__stalled_from_last_move(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_rdmaqp_track t = { 0 };
 	struct flow_rdmaqp_qp q = qp(0x11, 100, 50, FLOW_QPS_RTS);
 	struct flow_obs o;
@@ -44,7 +44,7 @@ static void flow_update__qp_psns_stop_with_request_out__stalled_from_last_move(v
 
 	(void)state;
 	flow_rdmaqp_obs(&q, &t, now, &o);
-	f = flowtab_get(ft, &o, "p", now, 1);
+	f = livetab_get(ft, &o, "p", now, 1);
 	assert_non_null(f);
 	assert_int_equal(flow_update(f, &o, now, THR, POLL), FLOW_EV_NONE);
 	/* request and response: both PSNs move */
@@ -77,13 +77,13 @@ static void flow_update__qp_psns_stop_with_request_out__stalled_from_last_move(v
 	now += POLL;
 	flow_rdmaqp_obs(&q, &t, now, &o);
 	assert_int_equal(flow_update(f, &o, now, THR, POLL), FLOW_EV_RELEASED);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* A QP in ERR has failed: it stalls although nothing was outstanding. */
 static void flow_update__qp_in_err__stalled(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_rdmaqp_track t = { 0 };
 	struct flow_rdmaqp_qp q = qp(0x12, 7, 7, FLOW_QPS_RTS);
 	struct flow_obs o;
@@ -93,7 +93,7 @@ static void flow_update__qp_in_err__stalled(void **state)
 
 	(void)state;
 	flow_rdmaqp_obs(&q, &t, now, &o);
-	f = flowtab_get(ft, &o, "p", now, 1);
+	f = livetab_get(ft, &o, "p", now, 1);
 	flow_update(f, &o, now, THR, POLL);
 	q.state = FLOW_QPS_ERR;
 	for (int i = 1; i <= 6 && ev == FLOW_EV_NONE; i++) {
@@ -103,13 +103,13 @@ static void flow_update__qp_in_err__stalled(void **state)
 		ev = flow_update(f, &o, now, THR, POLL);
 	}
 	assert_int_equal(ev, FLOW_EV_STALLED);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* Healthy ping-pong through the VMA reader: never waiting long enough. */
 static void flow_update__vma_ping_pong__never_stalled(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_vma_track t = { 0 };
 	struct flow_vma_sock s = { .fd = 5, .inode = 99, .socket_type = SOCK_DGRAM,
 				   .family = AF_INET, .lport = htons(40000), .rport = htons(11111) };
@@ -124,20 +124,20 @@ static void flow_update__vma_ping_pong__never_stalled(void **state)
 		s.tx_bytes = s.rx_bytes = 64ull * (uint64_t)i;
 		flow_vma_obs(&s, "vma", 1234, &t, now, &o);
 		if (!f)
-			f = flowtab_get(ft, &o, "p", now, 1);
+			f = livetab_get(ft, &o, "p", now, 1);
 		assert_int_equal(flow_update(f, &o, now, THR, POLL), FLOW_EV_NONE);
 		assert_int_not_equal(f->state, FLOW_STALLED);
 		now += POLL;
 	}
 	assert_int_equal(f->stalls, 0);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* Data ready and never read (VMA): held, which the detector waits on, and
  * the unread bytes travel with the observation (engine-hold facts). */
 static void flow_update__vma_unread_data__held_then_stalled(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_vma_track t = { 0 };
 	struct flow_vma_sock s = { .fd = 5, .inode = 99, .socket_type = SOCK_DGRAM,
 				   .family = AF_INET, .rx_packets = 10, .tx_packets = 10,
@@ -149,7 +149,7 @@ static void flow_update__vma_unread_data__held_then_stalled(void **state)
 
 	(void)state;
 	flow_vma_obs(&s, "vma", 1234, &t, now, &o);
-	f = flowtab_get(ft, &o, "p", now, 1);
+	f = livetab_get(ft, &o, "p", now, 1);
 	flow_update(f, &o, now, THR, POLL);
 	s.rx_ready_pkt = 1;
 	s.rx_ready_byte = 64;
@@ -161,21 +161,21 @@ static void flow_update__vma_unread_data__held_then_stalled(void **state)
 	assert_int_equal(flow_live_of(&o), FLOW_LIVE_HELD);
 	assert_int_equal(ev, FLOW_EV_STALLED);
 	assert_int_equal(f->obs.unread, 64);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* An observation whose source gave no verdict (live 0) never waits. */
 static void flow_update__live_source_without_verdict__idle(void **state)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct flow_obs o = { .src = FLOW_SRC_VMA, .tx_msgs = 9, .rx_msgs = 1 };
-	struct sflow *f = flowtab_get(ft, &o, "p", 0, 1);
+	struct sflow *f = livetab_get(ft, &o, "p", 0, 1);
 
 	(void)state;
 	for (uint64_t now = 0; now < 2 * SEC; now += POLL)
 		assert_int_equal(flow_update(f, &o, now, THR, POLL), FLOW_EV_NONE);
 	assert_int_equal(f->state, FLOW_IDLE);
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 static void flow_key_format__queue_pair__device_and_qp_numbers(void **state)

@@ -164,7 +164,7 @@ struct verdict {
 static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint64_t stall_at,
 		uint64_t stall_len, struct verdict *v)
 {
-	struct flowtab *ft = flowtab_new();
+	struct livetab *ft = livetab_new();
 	struct model m = { 0 };
 	struct sd_pace p = { 0 };
 	uint64_t last_read = 0;
@@ -175,7 +175,7 @@ static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint
 	m.o.tx_msgs = m.o.rx_msgs = 2;  /* request/response so far */
 	m.o.tx_bytes = m.o.rx_bytes = 200;
 	m.next = 1 * SEC + 1;           /* the first send */
-	f = flowtab_get(ft, &m.o, "a", 0, 1);
+	f = livetab_get(ft, &m.o, "a", 0, 1);
 	for (uint64_t t = 1 * SEC + offset; t < 6 * SEC; t += POLL) {
 		enum flow_event ev;
 		int dump = paced && (t - offset) % SEC == 0;
@@ -199,7 +199,7 @@ static void run(int paced, uint64_t offset, uint64_t think, uint64_t serve, uint
 		if (ev == FLOW_EV_RELEASED && !v->released_poll)
 			v->released_poll = t;
 	}
-	flowtab_free(ft);
+	livetab_free(ft);
 }
 
 /* Requests now answered at once, now after tens of ms (so reads find one
