@@ -29,12 +29,13 @@ check "nicstallctl --help lists commands ($(echo $cmds | wc -w))" test "$(echo $
 missing=""
 for c in $cmds; do grep -qE "^ {7}$c( |$)" "$T_DIR/nicstallctl.1.txt" || missing="$missing $c"; done
 check "every command of nicstallctl is described in nicstallctl(1)${missing:+ (missing:$missing)}" test -z "$missing"
-# the parser's keys, from daemon/conf.c itself
-keys=$(grep -oE 'strcmp\(key, "[a-z_]+"\)' "$ROOT/daemon/conf.c" | sed 's/.*"\(.*\)".*/\1/' | sort -u)
-check "conf.c accepts keys ($(echo $keys | wc -w))" test "$(echo $keys | wc -w)" -ge 40
+# the parser's keys, from the parser itself (conf.c, and conf_keys.c for
+# the keys of [daemon] and [port])
+keys=$(cat "$ROOT/daemon/conf.c" "$ROOT/daemon/conf_keys.c" | grep -oE 'strcmp\(key, "[a-z_]+"\)' | sed 's/.*"\(.*\)".*/\1/' | sort -u)
+check "the parser accepts keys ($(echo $keys | wc -w))" test "$(echo $keys | wc -w)" -ge 40
 missing=""
 for k in $keys; do grep -qE "^ {7}$k = " "$T_DIR/nicstalld.conf.5.txt" || missing="$missing $k"; done
-check "every key conf.c accepts is in nicstalld.conf(5)${missing:+ (missing:$missing)}" test -z "$missing"
+check "every key the parser accepts is in nicstalld.conf(5)${missing:+ (missing:$missing)}" test -z "$missing"
 # SEE ALSO: our own pages that are named exist
 missing=""
 for p in "$ROOT"/man/*.[1-8]; do
