@@ -123,6 +123,37 @@ struct flow_src_ops {
 	void (*close)(struct flow_src *s);
 };
 
+/* The polling contract. Every comment that says "a threshold less a poll"
+ * means this; the plan is daemon/stall_plan.c's, a socket's pace
+ * sockdiag_pace.h's.
+ *
+ *   T  the port's stall threshold (stall_ns)
+ *   P  the detector's interval, flow_interval (poll_ns)
+ *   R  a refresh: T - P, at most LIVENESS_GONE_NS / 2 (refresh_ns)
+ *
+ *   a flow's wait      its want                  its stall called
+ *   begins at t0       t0 + (T - P)              at the first poll
+ *   (its source's      (half T when T <= 2P)     after t0 + T
+ *   own clock)
+ *   |------------------|-------------------------|----> incident
+ *     no poll needed     a poll at the want, the   opens (stall.c)
+ *     for this flow      next at t0 + T (the
+ *                        tracker's hooks come on
+ *                        at the want: wanted_ns)
+ *
+ * - While nothing waits the detector polls once a refresh: a wait that
+ *   begins just after a poll is seen at the next, at most R later, dated
+ *   back to t0 by its source's clock (flows.h), and still called at t0 + T
+ *   with a poll to spare.
+ * - A source asks for its next poll for reasons of its own (next_ns: a
+ *   socket's pace, its read interval, a tool's result); the detector polls
+ *   at the earliest of those, its flows' wants and deadlines, and a
+ *   refresh, never sooner than P after the last poll's start (at once
+ *   after a new want).
+ * - A source may leave a flow out of a poll while the detector could not
+ *   call it stalled before a later one (it sets skipped); evidence-only
+ *   flows (the tracker's TCP) are reported at least once a refresh.
+ * The fields below carry the contract to each source at every poll. */
 struct flow_src {
 	const struct flow_src_ops *ops;
 	void *priv;
@@ -179,8 +210,8 @@ static inline uint64_t flow_src_next_min(uint64_t a, uint64_t b)
 }
 
 extern const struct flow_src_ops flow_src_engine_ops;  /* collectors/flow_engine.c */
-extern const struct flow_src_ops flow_src_sock_ops;    /* collectors/flow_sockdiag.c */
-extern const struct flow_src_ops flow_src_bpf_ops;     /* collectors/flowtrack.c */
+extern const struct flow_src_ops flow_src_sock_ops;    /* collectors/flow_sockdiag_src.c */
+extern const struct flow_src_ops flow_src_bpf_ops;     /* collectors/flowtrack_src.c */
 extern const struct flow_src_ops flow_src_onload_ops;  /* collectors/flow_src_onload.c */
 extern const struct flow_src_ops flow_src_vma_ops;     /* collectors/flow_src_vma.c */
 extern const struct flow_src_ops flow_src_rdmaqp_ops;  /* collectors/flow_src_rdmaqp.c */

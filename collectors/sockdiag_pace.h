@@ -1,4 +1,5 @@
-/* sockdiag_pace: when sock_diag must read a watched socket again.
+/* sockdiag_pace: when sock_diag must read a watched socket again (its part
+ * of collectors/flowsrc.h's polling contract).
  *
  * The detector (daemon/liveness.c) needs a kernel TCP socket's observation
  * only when it could change what it decides. A socket that owes nothing

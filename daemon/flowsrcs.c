@@ -387,9 +387,9 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 
 	if (!f->open)
 		return;
-	/* evidence-only flows: at least once a threshold less a poll, so
-	 * every threshold-long span holds a read, and a flow that moves
-	 * counts as progressing over it (sibling counts) */
+	/* evidence-only flows: at least once a refresh (flowsrc.h: the polling
+	 * contract), so every threshold-long span holds a read, and a flow
+	 * that moves counts as progressing over it (sibling counts) */
 	f->s.now_ns = now;
 	f->s.poll_ns = r->fs->poll_ns;
 	f->s.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns);

@@ -51,7 +51,7 @@ void stall_poll_end(struct stall *s, uint64_t now);
  * never sooner than flow_interval after this one began (nor than half of
  * it after it ended); at flow_interval while a flow is stalled, an
  * incident open or a flow's waits cannot be dated by its source; at once
- * after a new want. */
+ * after a new want (collectors/flowsrc.h: the polling contract). */
 uint64_t stall_plan(const struct stall *s, const char **why);
 
 /* nicstallctl flows / status */

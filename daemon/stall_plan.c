@@ -1,6 +1,8 @@
 /* stall_plan: when the next poll comes (stall.h stall_plan): each flow's
  * want and deadline as a poll observes it, then the earliest of those, a
- * source's own time, a refresh and the interval (stall_int.h). */
+ * source's own time, a refresh and the interval (stall_int.h; the
+ * contract every source keeps: collectors/flowsrc.h, the polling
+ * contract). */
 #include "daemon/stall_int.h"
 #include "daemon/conf.h"
 #include "daemon/flowsrcs.h"
