@@ -491,7 +491,7 @@ static int fe_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	/* sessions carry the engine's send and receive times: their waits
 	 * are dated by them and planned by the detector; a table that
 	 * appears is an inotify event, an owner's death a pidfd's */
-	s->next_ns = flow_src_idle_next(s);
+	s->sched.next_ns = flow_src_idle_next(s);
 	return flow_engine_poll(s->priv, emit, arg);
 }
 

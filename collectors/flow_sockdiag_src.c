@@ -68,12 +68,12 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		util_errf(s->err, sizeof(s->err), "sock_diag: source not open");
 		return -EBADF;
 	}
-	sockdiag_set_pace(p->sd, s->stall_ns, s->poll_ns, s->refresh_ns);
+	sockdiag_set_pace(p->sd, s->sched.stall_ns, s->sched.poll_ns, s->sched.refresh_ns);
 	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 	if (n >= 0 && sockdiag_last_unread(p->sd))
-		s->skipped = 1;         /* paced: some sockets left for later */
+		s->sched.skipped = 1;         /* paced: some sockets left for later */
 	/* the first socket due, or the next look for new ones */
-	s->next_ns = n >= 0 ? sockdiag_next_ns(p->sd) : 0;
+	s->sched.next_ns = n >= 0 ? sockdiag_next_ns(p->sd) : 0;
 	return n;
 }
 

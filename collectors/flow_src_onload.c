@@ -422,7 +422,7 @@ static int os_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		start(s, o, now);
 	/* the next run, or look for the tools again; a run's result waits
 	 * for the next poll (the verdicts carry their own times) */
-	s->next_ns = flow_src_next_min(flow_src_idle_next(s),
+	s->sched.next_ns = flow_src_next_min(flow_src_idle_next(s),
 				       o->mode == M_NONE ? o->find_ns + FIND_RETRY_NS :
 				       o->last_start_ns + o->interval_ns);
 	for (unsigned i = 0; i < o->ntrk; i++) {

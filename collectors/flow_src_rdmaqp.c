@@ -303,7 +303,7 @@ static int qs_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		q->cost_ns += q->last_cost_ns;
 	}
 	/* the next dump; the queue pairs' verdicts carry their own times */
-	s->next_ns = flow_src_next_min(flow_src_idle_next(s), q->last_ns + q->interval_ns);
+	s->sched.next_ns = flow_src_next_min(flow_src_idle_next(s), q->last_ns + q->interval_ns);
 	for (unsigned i = 0; i < q->ntrk; i++) {
 		struct flow_obs o = q->trk[i].o;
 

@@ -599,7 +599,7 @@ static int vs_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	}
 	/* the next read, or the next look for new files; the sockets'
 	 * verdicts carry their own times */
-	s->next_ns = flow_src_next_min(flow_src_idle_next(s),
+	s->sched.next_ns = flow_src_next_min(flow_src_idle_next(s),
 				       flow_src_next_min(v->last_read_ns + v->interval_ns,
 							 v->last_scan_ns + RESCAN_NS));
 	if (read) {

@@ -153,11 +153,8 @@ struct flow_src_ops {
  * - A source may leave a flow out of a poll while the detector could not
  *   call it stalled before a later one (it sets skipped); evidence-only
  *   flows (the tracker's TCP) are reported at least once a refresh.
- * The fields below carry the contract to each source at every poll. */
-struct flow_src {
-	const struct flow_src_ops *ops;
-	void *priv;
-	char err[256];              /* last error, human readable */
+ * struct flow_src_sched carries it to each source at every poll. */
+struct flow_src_sched {
 	/* Set by the caller before every poll() (0: unknown, poll every time).
 	 * A flow whose observations can never make the detector wait (the tc
 	 * tracker's TCP flows: liveness takes kernel TCP from sock_diag and
@@ -194,13 +191,20 @@ struct flow_src {
 	uint64_t next_ns;
 };
 
+struct flow_src {
+	const struct flow_src_ops *ops;
+	void *priv;
+	char err[256];              /* last error, human readable */
+	struct flow_src_sched sched;        /* the polling contract, this poll */
+};
+
 #define FLOW_SRC_WANT_HOLD_NS 5000000000ull
 
 /* next_ns for a source with no reason of its own to be polled sooner: a
  * refresh from now (0: every poll, when the threshold is a poll or less). */
 static inline uint64_t flow_src_idle_next(const struct flow_src *s)
 {
-	return s->now_ns && s->refresh_ns ? s->now_ns + s->refresh_ns : 0;
+	return s->sched.now_ns && s->sched.refresh_ns ? s->sched.now_ns + s->sched.refresh_ns : 0;
 }
 
 /* The earlier of two next_ns (0 is the earliest: the next poll). */

@@ -93,8 +93,8 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
  * off, -errno + s->err when they could not be put on. */
 static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 {
-	int want = s->wanted_ns && s->now_ns >= s->wanted_ns &&
-		   s->now_ns - s->wanted_ns < FLOW_SRC_WANT_HOLD_NS;
+	int want = s->sched.wanted_ns && s->sched.now_ns >= s->sched.wanted_ns &&
+		   s->sched.now_ns - s->sched.wanted_ns < FLOW_SRC_WANT_HOLD_NS;
 	char e[256];
 	int rc;
 
@@ -129,9 +129,10 @@ static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 {
 	struct ft_src *p = s->priv;
+	struct flow_src_sched *sc = &s->sched;
 	int n;
 
-	s->skipped = 0;
+	sc->skipped = 0;
 	if (!p) {
 		util_errf(s->err, sizeof(s->err), "flowtrack: source not open");
 		return -EBADF;
@@ -142,22 +143,22 @@ static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 			/* nothing counted: the map's flows are as they were;
 			 * the hooks come on with a want (the detector polls at
 			 * once then), an error is tried again next poll */
-			s->skipped = 1;
-			s->next_ns = n < 0 ? 0 : flow_src_idle_next(s);
+			sc->skipped = 1;
+			sc->next_ns = n < 0 ? 0 : flow_src_idle_next(s);
 			return n;
 		}
 		/* hooked: read at every poll, until the hold ends */
 	}
-	if (!p->udp && !p->on_wait && s->now_ns && p->last_read && s->refresh_ns > s->poll_ns &&
-	    s->now_ns - p->last_read + s->poll_ns / 2 < s->refresh_ns) {
-		s->skipped = 1;
-		s->next_ns = p->last_read + s->refresh_ns;
+	if (!p->udp && !p->on_wait && sc->now_ns && p->last_read && sc->refresh_ns > sc->poll_ns &&
+	    sc->now_ns - p->last_read + sc->poll_ns / 2 < sc->refresh_ns) {
+		sc->skipped = 1;
+		sc->next_ns = p->last_read + sc->refresh_ns;
 		return 0;
 	}
-	p->last_read = s->now_ns;
+	p->last_read = sc->now_ns;
 	/* TCP only: evidence, read once a refresh; UDP: its waits are dated
 	 * by the last frame received (flows.h), the detector plans them */
-	s->next_ns = p->on_wait ? 0 : flow_src_idle_next(s);
+	sc->next_ns = p->on_wait ? 0 : flow_src_idle_next(s);
 	n = flowtrack_poll(p->ft, emit, arg);
 	if (n < 0)
 		util_errf(s->err, sizeof(s->err), "flowtrack: reading the flow map: %s",

@@ -390,13 +390,13 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 	/* evidence-only flows: at least once a refresh (flowsrc.h: the polling
 	 * contract), so every threshold-long span holds a read, and a flow
 	 * that moves counts as progressing over it (sibling counts) */
-	f->s.now_ns = now;
-	f->s.poll_ns = r->fs->poll_ns;
-	f->s.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns);
-	f->s.stall_ns = stall_ns;
-	f->s.wanted_ns = r->ps ? r->ps->want_ns : 0;
-	f->s.skipped = 0;
-	f->s.next_ns = 0;
+	f->s.sched = (struct flow_src_sched){
+		.now_ns = now,
+		.poll_ns = r->fs->poll_ns,
+		.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns),
+		.stall_ns = stall_ns,
+		.wanted_ns = r->ps ? r->ps->want_ns : 0,
+	};
 	if (f->s.ops->may_sleep) {
 		cost_round_exact_start(&r->cost);
 		n = f->s.ops->poll(&f->s, route_cb, r);
@@ -407,12 +407,12 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 		f->round_ns = cost_round_lap(&r->cost);
 	}
 	f->polled = 1;
-	if (!f->s.skipped)
+	if (!f->s.sched.skipped)
 		f->last_flows = n;
 	/* a failed poll: when the source says (a lasting failure need not
 	 * bring the regular polls back), at the next interval if it says
 	 * nothing */
-	r->next_ns = flow_src_next_min(r->next_ns, f->s.next_ns);
+	r->next_ns = flow_src_next_min(r->next_ns, f->s.sched.next_ns);
 	if (n < 0)
 		note(f, port, what, "poll failed");
 }

@@ -298,33 +298,33 @@ static void flow_src_bpf_ops__tcp_only_selectors__map_read_every_refresh(void **
 	ctx.hooks_always = 1;           /* on-wait: the test below */
 	src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 	ctx.hooks_always = 0;
-	s.poll_ns = 50 * ms;
-	s.refresh_ns = 100 * ms;
-	s.now_ns = t;
+	s.sched.poll_ns = 50 * ms;
+	s.sched.refresh_ns = 100 * ms;
+	s.sched.now_ns = t;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
-	assert_false(s.skipped);
-	s.now_ns = t + 50 * ms;
+	assert_false(s.sched.skipped);
+	s.sched.now_ns = t + 50 * ms;
 	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
-	assert_true(s.skipped);
-	s.now_ns = t + 100 * ms;
+	assert_true(s.sched.skipped);
+	s.sched.now_ns = t + 100 * ms;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
-	assert_false(s.skipped);
+	assert_false(s.sched.skipped);
 	s.ops->close(&s);
 
 	/* UDP admitted: every poll reads the map, and sees the datagram */
 	src_open_sel(&s, &ctx, &sel, "udp port 21999");
-	s.poll_ns = 50 * ms;
-	s.refresh_ns = 100 * ms;
+	s.sched.poll_ns = 50 * ms;
+	s.sched.refresh_ns = 100 * ms;
 	fd = udp_sock(AF_INET, "127.0.0.1");
 	for (int i = 0; i < 3; i++) {
 		struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(21999) };
 
 		inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
 		assert_int_equal(sendto(fd, "x", 1, 0, (struct sockaddr *)&to, sizeof(to)), 1);
-		s.now_ns = t + (uint64_t)i * 50 * ms;
+		s.sched.now_ns = t + (uint64_t)i * 50 * ms;
 		l.n = 0;
 		assert_true(s.ops->poll(&s, nstest_collect, &l) >= 1);
-		assert_false(s.skipped);
+		assert_false(s.sched.skipped);
 		assert_non_null(find(&l, IPPROTO_UDP, local_port(fd), 21999));
 	}
 	s.ops->close(&s);
@@ -372,25 +372,25 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
 	tcp_lo_pair(&lfd, &cfd, &sfd, &a);
 	tcp_pingpong(cfd, sfd, 3);
-	s.poll_ns = 50 * ms;
-	s.refresh_ns = 150 * ms;
+	s.sched.poll_ns = 50 * ms;
+	s.sched.refresh_ns = 150 * ms;
 	/* nothing waits: no hooks, nothing read */
-	s.now_ns = t;
+	s.sched.now_ns = t;
 	l.n = 0;
 	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
-	assert_true(s.skipped);
+	assert_true(s.sched.skipped);
 	/* a flow waits: hooked from this poll, every poll read */
-	s.wanted_ns = t;
+	s.sched.wanted_ns = t;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
-	assert_false(s.skipped);
+	assert_false(s.sched.skipped);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
 	assert_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
 	tcp_pingpong(cfd, sfd, 3);
-	s.now_ns = t + 50 * ms;
+	s.sched.now_ns = t + 50 * ms;
 	l.n = 0;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 2);
-	assert_false(s.skipped);
+	assert_false(s.sched.skipped);
 	o = find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port));
 	assert_non_null(o);
 	/* the 3 replies after the hooks went on (and their acks at most),
@@ -402,13 +402,13 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	assert_int_equal(jx_u64(st, "hooks_on"), 1);
 	json_object_put(st);
 	/* still within the hold: on */
-	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS - ms;
+	s.sched.now_ns = t + FLOW_SRC_WANT_HOLD_NS - ms;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	/* past it: off, the qdisc kept */
-	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
+	s.sched.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
 	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
-	assert_true(s.skipped);
+	assert_true(s.sched.skipped);
 	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
 	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
 	st = json_object_new_object();
@@ -421,13 +421,13 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	sh("tc qdisc del dev lo clsact");
 	assert_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
 	/* wanted again: on again; the connection, idle since, is not news */
-	s.wanted_ns = s.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
+	s.sched.wanted_ns = s.sched.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
 	l.n = 0;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
 	assert_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
 	tcp_pingpong(cfd, sfd, 1);
-	s.now_ns += 50 * ms;
+	s.sched.now_ns += 50 * ms;
 	l.n = 0;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 1);
 	assert_non_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
@@ -439,8 +439,8 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	ctx.hooks_always = 1;
 	if (s.ops->open(&s, &ctx) < 0)
 		fail_msg("open: %s", s.err);
-	s.wanted_ns = 0;
-	s.now_ns = t;
+	s.sched.wanted_ns = 0;
+	s.sched.now_ns = t;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	s.ops->close(&s);
@@ -470,16 +470,16 @@ static void flow_src_bpf_ops__tcp_only_on_wait_tcx__links_while_wanted(void **st
 	assert_string_equal(tcx_progs(1), "");
 	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
 	tcp_lo_pair(&lfd, &cfd, &sfd, &a);
-	s.poll_ns = 50 * ms;
-	s.refresh_ns = 150 * ms;
-	s.now_ns = t;
+	s.sched.poll_ns = 50 * ms;
+	s.sched.refresh_ns = 150 * ms;
+	s.sched.now_ns = t;
 	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
-	assert_true(s.skipped);
-	s.wanted_ns = t;
+	assert_true(s.sched.skipped);
+	s.sched.wanted_ns = t;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
 	tcp_pingpong(cfd, sfd, 3);
-	s.now_ns = t + 50 * ms;
+	s.sched.now_ns = t + 50 * ms;
 	l.n = 0;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 2);
 	assert_non_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
@@ -488,12 +488,12 @@ static void flow_src_bpf_ops__tcp_only_on_wait_tcx__links_while_wanted(void **st
 	assert_string_equal(jx_str(st, "attach"), "tcx links");
 	assert_string_equal(jx_str(st, "hooks"), "on (a watched flow waits)");
 	json_object_put(st);
-	s.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
+	s.sched.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
 	assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
 	assert_string_equal(tcx_progs(1), "");
 	assert_string_equal(sh("tc qdisc show dev lo | grep clsact"), "");
 	/* and on again */
-	s.wanted_ns = s.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
+	s.sched.wanted_ns = s.sched.now_ns = t + 2 * FLOW_SRC_WANT_HOLD_NS;
 	assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 	assert_string_equal(tcx_progs(1), "in:ft_ingress eg:ft_egress");
 	st = json_object_new_object();
@@ -551,8 +551,8 @@ static void hooks_under_traffic(enum flowtrack_attach_mode mode, int reopen)
 	 * now, a graft, and stays) */
 	if (!reopen) {
 		src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
-		s.poll_ns = 50 * ms;
-		s.refresh_ns = 150 * ms;
+		s.sched.poll_ns = 50 * ms;
+		s.sched.refresh_ns = 150 * ms;
 	}
 	shared = mmap(NULL, sizeof(long), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(shared != MAP_FAILED);
@@ -580,8 +580,8 @@ static void hooks_under_traffic(enum flowtrack_attach_mode mode, int reopen)
 		if (reopen) {
 			src_open_sel(&s, &ctx, &sel, "tcp port 1-65535");
 		} else {
-			s.now_ns = t + (uint64_t)i * 2 * FLOW_SRC_WANT_HOLD_NS;
-			s.wanted_ns = s.now_ns;                        /* on */
+			s.sched.now_ns = t + (uint64_t)i * 2 * FLOW_SRC_WANT_HOLD_NS;
+			s.sched.wanted_ns = s.sched.now_ns;                        /* on */
 			assert_true(s.ops->poll(&s, nstest_collect, &l) >= 0);
 		}
 		while (*shared < before + 50)   /* sent while on, whatever the load */
@@ -590,7 +590,7 @@ static void hooks_under_traffic(enum flowtrack_attach_mode mode, int reopen)
 		if (reopen) {
 			s.ops->close(&s);
 		} else {
-			s.now_ns += FLOW_SRC_WANT_HOLD_NS;             /* off */
+			s.sched.now_ns += FLOW_SRC_WANT_HOLD_NS;             /* off */
 			assert_int_equal(s.ops->poll(&s, nstest_collect, &l), 0);
 		}
 		while (*shared < before + 50)
