@@ -260,12 +260,8 @@ int dlh_io_request(struct dlh_io *io, enum dlh_req kind,
 		   const struct dlh_handle *h, const char *name,
 		   struct dlh_reply *r, char *err, size_t errlen);
 
-/* Recorded-reply files: read one (at most DLH_REPLY_MAX bytes decoded),
- * write one (comments name each message). 0 or -errno with err. */
-int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
-		   size_t errlen);
-int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
-		    size_t len, char *err, size_t errlen);
+/* Recorded-reply files are lib/nlhex.h's (at most NLHEX_MAX bytes decoded,
+ * the same as DLH_REPLY_MAX). */
 
 /* ---- the health state of one port ---- */
 struct dlh_state {

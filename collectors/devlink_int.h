@@ -3,7 +3,6 @@
  *
  *   devlink_health.c  requests, reply framing, GET/PORT/DEV messages
  *   devlink_fmsg.c    the fmsg token run of DIAGNOSE and DUMP_GET replies
- *   devlink_nlhex.c   recorded replies (.nlhex) read and written
  *   devlink_io.c      the netlink io (or the recordings), events, finding a
  *                     port's devlink target
  *   devlink_src.c     a port's health state, its counters and JSON, the
@@ -34,7 +33,6 @@ enum {
 };
 
 #define REQ_MIN 512u             /* room for any request built here */
-#define NLHEX_TEXT_MAX (12u << 20)
 #define JSON_BINARY_MAX 4096u
 
 /* Entry points take err possibly NULL: write into a scratch buffer then. */

@@ -1,7 +1,8 @@
 /* devlink_io: requests to the kernel or to the recordings (.nlhex files:
- * devlink_nlhex.c), health events, and a port's devlink target (see
+ * lib/nlhex.c), health events, and a port's devlink target (see
  * devlink_health.h). */
 #include "collectors/devlink_int.h"
+#include "lib/nlhex.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/netns.h"
@@ -186,7 +187,7 @@ static int sock_request(struct dlh_io *io, enum dlh_req kind,
 			record_end(&rec, is_dump(kind));
 			snprintf(path, sizeof(path), "%s/%s", io->dir,
 				 req_file(kind, name, fb, sizeof(fb)));
-			if (dlh_nlhex_write(path, what, rec.buf, rec.len, e, sizeof(e)) < 0)
+			if (nlhex_write(path, what, rec.buf, rec.len, e, sizeof(e)) < 0)
 				log_warnx("devlink health: recording: %s", e);
 		}
 	}
@@ -205,7 +206,7 @@ static int fixture_request(struct dlh_io *io, enum dlh_req kind,
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", io->dir, req_file(kind, name, fb, sizeof(fb)));
-	rc = dlh_nlhex_load(path, &buf, &len, e, sizeof(e));
+	rc = nlhex_load(path, &buf, &len, e, sizeof(e));
 	if (rc == -ENOENT) {
 		/* answer like a kernel without that part */
 		if (kind == DLH_REQ_DEV || kind == DLH_REQ_PORT)

@@ -14,12 +14,12 @@
  * ctx->replies_dir replaces the kernel by recorded replies (this build
  * machine has no RDMA device): DIR/dev-get.nlhex answers the device
  * lookup and DIR/res-qp-get.nlhex each dump, re-read at every dump (a test
- * replaces it atomically), in the .nlhex format of the devlink fixtures
+ * replaces it atomically), in the .nlhex format (lib/nlhex.h) of the devlink fixtures
  * (tests/fixtures/devlink/README.md). */
-#include "collectors/devlink_health.h"
 #include "collectors/flow_rdmaqp.h"
 #include "collectors/flowsrc.h"
 #include "collectors/rdma_nl.h"
+#include "lib/nlhex.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -117,7 +117,7 @@ static int replay(struct qsrc *q, const char *file, mnl_cb_t cb, char *err, size
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", q->replies, file);
-	rc = dlh_nlhex_load(path, &buf, &len, e, sizeof(e));
+	rc = nlhex_load(path, &buf, &len, e, sizeof(e));
 	if (rc < 0) {
 		util_errf(err, errlen, "%s", e);
 		return rc;

@@ -24,6 +24,7 @@
 
 #include "collectors/counters.h"
 #include "collectors/devlink_health.h"
+#include "lib/nlhex.h"
 #include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -170,7 +171,7 @@ int dlf_write_fixtures(const char *root)
 			snprintf(path, sizeof(path), "%s/%s/%s", root, dlf_sets[s].dir, f->name);
 			snprintf(c, sizeof(c), "%s\nbuilt by tests/unit/test_devlink_health.c (--write-fixtures); format: README.md",
 				 f->comment);
-			if (dlh_nlhex_write(path, c, b.p, b.len, e, sizeof(e)) < 0) {
+			if (nlhex_write(path, c, b.p, b.len, e, sizeof(e)) < 0) {
 				fprintf(stderr, "%s\n", e);
 				return 1;
 			}
@@ -187,7 +188,7 @@ int dlf_write_fixtures(const char *root)
 		snprintf(path, sizeof(path), "%s/hostile/%s", root, dlf_hostile[i].name);
 		snprintf(c, sizeof(c), "%s\nbuilt by tests/unit/test_devlink_health.c (--write-fixtures)",
 			 dlf_hostile[i].comment);
-		if (dlh_nlhex_write(path, c, b.p, b.len, e, sizeof(e)) < 0) {
+		if (nlhex_write(path, c, b.p, b.len, e, sizeof(e)) < 0) {
 			fprintf(stderr, "%s\n", e);
 			return 1;
 		}
@@ -227,7 +228,7 @@ int dlf_write_set(int argc, char **argv)
 
 		f->make(&b, &c);
 		snprintf(path, sizeof(path), "%s/%s", argv[2], f->name);
-		if (dlh_nlhex_write(path, f->comment, b.p, b.len, e, sizeof(e)) < 0) {
+		if (nlhex_write(path, f->comment, b.p, b.len, e, sizeof(e)) < 0) {
 			fprintf(stderr, "%s\n", e);
 			return 1;
 		}

@@ -29,6 +29,7 @@
 
 #include "collectors/counters.h"
 #include "collectors/devlink_health.h"
+#include "lib/nlhex.h"
 #include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -258,7 +259,7 @@ static void fixtures__committed__exactly_what_the_model_builds(void **state)
 
 			f->make(&b, dlf_sets[s].card);
 			snprintf(path, sizeof(path), "%s/%s/%s", FIXDIR, dlf_sets[s].dir, f->name);
-			if (dlh_nlhex_load(path, &got, &len, e, sizeof(e)) < 0)
+			if (nlhex_load(path, &got, &len, e, sizeof(e)) < 0)
 				print_error("%s\n", e);
 			assert_int_equal(len, b.len);
 			assert_memory_equal(got, b.p, len);
@@ -273,7 +274,7 @@ static void fixtures__committed__exactly_what_the_model_builds(void **state)
 
 		dlf_hostile[i].make(&b);
 		snprintf(path, sizeof(path), "%s/hostile/%s", FIXDIR, dlf_hostile[i].name);
-		assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), 0);
+		assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), 0);
 		assert_int_equal(len, b.len);
 		assert_memory_equal(got, b.p, len);
 		free(got);
@@ -292,30 +293,30 @@ static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/a.nlhex", dir);
-	assert_int_equal(dlh_nlhex_write(path, "two\nlines", bytes, sizeof(bytes), e, sizeof(e)), 0);
-	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), 0);
+	assert_int_equal(nlhex_write(path, "two\nlines", bytes, sizeof(bytes), e, sizeof(e)), 0);
+	assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), 0);
 	assert_int_equal(len, sizeof(bytes));
 	assert_memory_equal(got, bytes, len);
 	free(got);
 	fp = fopen(path, "w");
 	fputs("# ok\n14000000\n# still ok\n00zz\n", fp);
 	fclose(fp);
-	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -EINVAL);
+	assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), -EINVAL);
 	assert_non_null(strstr(e, ":4: not a hex digit: 'z'"));
 	fp = fopen(path, "w");
 	fputs("140", fp);
 	fclose(fp);
-	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -EINVAL);
+	assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), -EINVAL);
 	assert_non_null(strstr(e, "odd number"));
 	/* a symbolic link as the file is refused (not followed), a FIFO
 	 * answers at once (nothing blocks) */
 	snprintf(lnk, sizeof(lnk), "%s/l.nlhex", dir);
 	assert_int_equal(symlink(path, lnk), 0);
-	assert_int_equal(dlh_nlhex_load(lnk, &got, &len, e, sizeof(e)), -ELOOP);
+	assert_int_equal(nlhex_load(lnk, &got, &len, e, sizeof(e)), -ELOOP);
 	assert_non_null(strstr(e, "l.nlhex: a symbolic link"));
 	unlink(lnk);
 	assert_int_equal(mkfifo(lnk, 0600), 0);
-	assert_int_equal(dlh_nlhex_load(lnk, &got, &len, e, sizeof(e)), -EINVAL);
+	assert_int_equal(nlhex_load(lnk, &got, &len, e, sizeof(e)), -EINVAL);
 	assert_non_null(strstr(e, "l.nlhex: not a regular file"));
 	unlink(lnk);
 	/* a symbolic link planted as the writer's temporary is not written
@@ -330,20 +331,20 @@ static void dlh_nlhex__roundtrip_and_bad_text__line_numbers(void **state)
 		/* the writer's temporary (fsu_replace_at's .NAME.tmp) */
 		snprintf(tmp, sizeof(tmp), "%s/.a.nlhex.tmp", dir);
 		assert_int_equal(symlink(lnk, tmp), 0);
-		assert_int_equal(dlh_nlhex_write(path, NULL, bytes, sizeof(bytes), e, sizeof(e)), 0);
+		assert_int_equal(nlhex_write(path, NULL, bytes, sizeof(bytes), e, sizeof(e)), 0);
 		fp = fopen(lnk, "r");
 		assert_non_null(fgets(got_txt, sizeof(got_txt), fp));
 		fclose(fp);
 		assert_string_equal(got_txt, "kept\n");
 		assert_int_equal(access(tmp, F_OK), -1);
-		assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), 0);
+		assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), 0);
 		assert_memory_equal(got, bytes, sizeof(bytes));
 		free(got);
 	}
 	unlink(lnk);
 	unlink(path);
-	assert_int_equal(dlh_nlhex_load(path, &got, &len, e, sizeof(e)), -ENOENT);
-	assert_int_equal(dlh_nlhex_load(dir, &got, &len, e, sizeof(e)), -EINVAL);
+	assert_int_equal(nlhex_load(path, &got, &len, e, sizeof(e)), -ENOENT);
+	assert_int_equal(nlhex_load(dir, &got, &len, e, sizeof(e)), -EINVAL);
 	rmdir(dir);
 }
 

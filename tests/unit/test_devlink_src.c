@@ -26,6 +26,7 @@
 
 #include "collectors/counters.h"
 #include "collectors/devlink_health.h"
+#include "lib/nlhex.h"
 #include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -142,7 +143,7 @@ static void src_devlink_health__diagnose_intervals__rx_carried_vnic_fresh(void *
 
 		c.steer = 1900;
 		dlf_mk_vnic(&b, &c);
-		assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
+		assert_int_equal(nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
 		dlm_bfree(&b);
 	}
 	usleep(2000);
@@ -202,7 +203,7 @@ static void src_devlink_health__read_twice__cached_until_refresh(void **state)
 
 		c.steer = 1900;
 		dlf_mk_vnic(&b, &c);
-		assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
+		assert_int_equal(nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
 		dlm_bfree(&b);
 	}
 	assert_int_equal(s.ops->read(&s, &l2, &v2), 0);
@@ -537,7 +538,7 @@ static void src_devlink_health__recover_count_moves__recover_seen_time(void **st
 	c.rx_errors = 3;
 	dlf_mk_health(&b, &c);
 	snprintf(path, sizeof(path), "%s/health-get.nlhex", dir);
-	assert_int_equal(dlh_nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
+	assert_int_equal(nlhex_write(path, NULL, b.p, b.len, e, sizeof(e)), 0);
 	dlm_bfree(&b);
 	src_devlink_health_refresh(&s, NULL);
 	assert_int_equal(s.ops->read(&s, &lay, &vals), 0);

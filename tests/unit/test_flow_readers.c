@@ -36,6 +36,7 @@
 #include "collectors/flow_rdmaqp.h"
 #include "collectors/flow_vma.h"
 #include "collectors/flowsrc.h"
+#include "lib/nlhex.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -84,7 +85,7 @@ static int put_nlhex(const char *dir, const char *name, const uint8_t *buf, size
 	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	unlink(tmp);
-	if (dlh_nlhex_write(tmp, "crafted by tests/unit/test_flow_readers.c", buf, len, e,
+	if (nlhex_write(tmp, "crafted by tests/unit/test_flow_readers.c", buf, len, e,
 			    sizeof(e)) < 0 || rename(tmp, path) < 0) {
 		fprintf(stderr, "%s: %s\n", path, e);
 		return -1;

@@ -1,8 +1,5 @@
-/* devlink_nlhex: recorded netlink replies as text (.nlhex: "#" comment
- * lines, each message's bytes in hex after a comment naming it), read and
- * written for the recorded-reply path of devlink_io.c and for the tests
- * (see devlink_health.h and tests/fixtures/devlink/README.md). */
-#include "collectors/devlink_int.h"
+/* nlhex: recorded netlink replies as text (see nlhex.h). */
+#include "lib/nlhex.h"
 #include "lib/fsutil.h"
 
 #include <errno.h>
@@ -15,6 +12,10 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
+/* err may be NULL: write into a scratch buffer then. */
+#define ERRBUF(err, errlen, scratch) \
+	do { if (!(err) || !(errlen)) { (err) = (scratch); (errlen) = sizeof(scratch); } } while (0)
+
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -26,8 +27,7 @@ static int hexval(int c)
 	return -1;
 }
 
-int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
-		   size_t errlen)
+int nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err, size_t errlen)
 {
 	size_t tlen = 0, o = 0;
 	unsigned line = 1;
@@ -41,7 +41,7 @@ int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
 	/* the one safe read path: a FIFO cannot block, a symbolic link as
 	 * the last component is refused (the directory is configured; its
 	 * files are replaced by rename, never by a link) */
-	text = fsu_read_file(path, NLHEX_TEXT_MAX, &tlen, &fe);
+	text = fsu_read_file(path, NLHEX_TEXT_MAX_BYTES, &tlen, &fe);
 	if (!text) {
 		snprintf(err, errlen, "%s: %s", path, fsu_strerror(fe));
 		return -fe;
@@ -82,8 +82,8 @@ int dlh_nlhex_load(const char *path, uint8_t **buf, size_t *len, char *err,
 		snprintf(err, errlen, "%s: odd number of hex digits", path);
 		goto bad;
 	}
-	if (o > DLH_REPLY_MAX) {
-		snprintf(err, errlen, "%s: more than %u bytes", path, DLH_REPLY_MAX);
+	if (o > NLHEX_MAX) {
+		snprintf(err, errlen, "%s: more than %u bytes", path, NLHEX_MAX);
 		goto bad;
 	}
 	free(text);
@@ -96,8 +96,8 @@ bad:
 	return -EINVAL;
 }
 
-int dlh_nlhex_write(const char *path, const char *comment, const void *buf,
-		    size_t len, char *err, size_t errlen)
+int nlhex_write(const char *path, const char *comment, const void *buf, size_t len,
+		char *err, size_t errlen)
 {
 	const uint8_t *p = buf;
 	char dir[4096], scratch[8], *text = NULL;
