@@ -210,8 +210,8 @@ static void disk_figures(struct json_object *o, const struct hsum *h, double spa
 		json_object_object_add(o, "disk_await_ms",
 				       jx_new_fixed((b->read_ms + b->write_ms) / ios, 1));
 	json_object_object_add(o, "disk_util_pct", jx_new_fixed(b->io_ms / (span * 10), 1));
-	/* a cgroup's limit on the producer's I/O to that disk (src_host.c
-	 * proc_io_limits): the reads wait before the device, so its await
+	/* a cgroup's limit on the producer's I/O to that disk (host_disks.c
+	 * host_proc_io_limits): the reads wait before the device, so its await
 	 * stays low while the producer waits */
 	for (size_t i = 0; i < jx_len(procs); i++) {
 		struct json_object *lv = jx_arr(json_object_array_get_idx(procs, i), "io_limits");

@@ -146,7 +146,7 @@
 #define FK_T_WATCH      "watch"         /* the watch's verdict (threadjudge.h) */
 #define FK_T_CALLED     "called"        /* the watch called the stall on it */
 
-/* onload[]: the stack, and its dumps (daemon/facts.c onload_facts()) */
+/* onload[]: the stack, and its dumps (daemon/onloadfacts.c onload_facts()) */
 #define FK_O_STACK      "stack"
 #define FK_O_NAME       "name"
 #define FK_O_PID        "pid"
