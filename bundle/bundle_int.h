@@ -9,6 +9,8 @@
  *   summary_engines.c  its lines of the readers of unmodified engines
  *   summary_devlink.c  its "Devlink health" section
  *   summary_peers.c    its "Peers" section
+ *   summary_verdict.c  its verdict lines and classify --explain's terms
+ *   summary_values.c   a manifest value for people
  *
  * Every file of a bundle is opened beneath the bundle's directory fd through
  * lib/fsutil.h (O_NOFOLLOW at every component, regular files only, bounded). */
@@ -84,8 +86,8 @@ struct bi_not {
 };
 size_t bi_not_lines(struct json_object *classification, struct bi_not *out, size_t max);
 void bi_not_free(struct bi_not *l, size_t n);
-/* "10.219.0.1 REACHABLE on server, ...": the ports' unicast neighbour
- * entries at the stall (a new string; NULL: none recorded). */
+/* summary.c: "10.219.0.1 REACHABLE on server, ...": the ports' unicast
+ * neighbour entries at the stall (a new string; NULL: none recorded). */
 char *bi_neighbours(struct json_object *manifest);
 /* summary_engines.c: the Evidence lines of manifest.engines. */
 void bi_sum_engines(FILE *f, struct json_object *m);

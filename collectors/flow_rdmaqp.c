@@ -1,7 +1,7 @@
 /* flow_rdmaqp: RDMA_NLDEV_CMD_RES_QP_GET dumps into queue-pair flows. See
  * flow_rdmaqp.h. Messages are checked by rdma_nl_msg_check() (the one
  * unsigned length check of RDMA netlink replies) and attributes by
- * lib/nl.c's policy callback, as src_rdma does for STAT_GET. */
+ * lib/nl.c's policy callback, as rdma_nl.c does for the device reply. */
 #include "collectors/flow_rdmaqp.h"
 
 #include <errno.h>

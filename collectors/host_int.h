@@ -45,7 +45,7 @@ struct hproc {
 	int have;                   /* v holds a reading */
 	char dev[HOST_PROC_DEVS][32]; /* the disks of the files it holds open */
 	unsigned ndev;
-	struct {                    /* its cgroups' I/O limits (proc_io_limits) */
+	struct {                    /* its cgroups' I/O limits (host_proc_io_limits) */
 		char dev[32];
 		uint64_t v[HOST_LIM_KINDS];   /* riops, rbps, wiops, wbps; 0 none */
 		char cg[HOST_LIM_KINDS][256]; /* the group that sets each */

@@ -12,11 +12,20 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#define RDMA_TB_MAX RDMA_NLDEV_ATTR_DEV_NAME
+/* Every attribute a device reply may carry that has a fixed shape is
+ * checked, not only the two read: a reply whose port index or counter
+ * nests are malformed is refused whole (as the STAT_GET parser this came
+ * from did). */
+#define RDMA_TB_MAX RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE
 
 static const struct nl_pol rdma_pol[RDMA_TB_MAX + 1] = {
 	[RDMA_NLDEV_ATTR_DEV_INDEX] = { MNL_TYPE_U32, 0 },
+	[RDMA_NLDEV_ATTR_PORT_INDEX] = { MNL_TYPE_U32, 0 },
 	[RDMA_NLDEV_ATTR_DEV_NAME] = { MNL_TYPE_NUL_STRING, 0 },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME] = { MNL_TYPE_NUL_STRING, 0 },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE] = { MNL_TYPE_U64, 0 },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS] = { MNL_TYPE_NESTED, 0 },
+	[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY] = { MNL_TYPE_NESTED, 0 },
 };
 
 const struct nlmsghdr *rdma_nl_msg_check(const void *buf, size_t len, char *err,

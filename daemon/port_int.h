@@ -1,6 +1,7 @@
 /* port_int.h: a port's state, shared by port.c (its lifecycle, sources
- * and sampling) and port_view.c (its accessors and JSON views), private
- * to them: port_view.c only reads it and port.c never calls port_view.c. */
+ * and sampling) and port_view.c (its accessors, the few setters the
+ * forensic sequence uses, and its JSON views), private to them: port.c
+ * never calls port_view.c. */
 #ifndef NICSTALL_PORT_INT_H
 #define NICSTALL_PORT_INT_H
 

@@ -2,8 +2,9 @@
  * them: stall.c (the polls and their handling, the flows' state machines,
  * incidents), stall_plan.c (when the next poll comes), stall_group.c
  * (incident groups and the siblings count) and stall_view.c (the views of
- * flows, incidents and engines). The calls go one way: stall.c calls the
- * other three, stall_view.c calls stall_group.c. */
+ * flows, incidents and engines, called from outside through stall.h). The
+ * calls go one way: stall.c calls stall_plan.c and stall_group.c,
+ * stall_view.c calls stall_group.c; nothing calls back into stall.c. */
 #ifndef NICSTALL_STALL_INT_H
 #define NICSTALL_STALL_INT_H
 

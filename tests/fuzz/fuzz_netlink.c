@@ -1,7 +1,7 @@
 /* libFuzzer target: netlink replies as the daemon receives them, through
- * each parser (all go through nl_msgs_check first): rtnetlink links, RDMA
- * STAT_GET and GET, devlink info, sock_diag, devlink health (reply framing,
- * device, port, reporter, fmsg).
+ * each parser (all go through nl_msgs_check first): rtnetlink links, the
+ * RDMA replies' check and GET, devlink info, sock_diag, devlink health
+ * (reply framing, device, port, reporter, fmsg).
  *
  * Input: SEL, MUT, LEN, then the received bytes. SEL picks the parser;
  * when MUT has bit 7 set, the nlmsg_len of message MUT & 7 is replaced by

@@ -599,12 +599,14 @@ static void forensic__release_at_the_next_retry__credited_to_the_capture(void **
 	json_object_put(r);
 }
 
-/* The kernel's retry comes late: calc_index() rounds a 1.6 s timeout up
- * to its level's next 32-jiffy boundary (HZ=250), and the 800 ms one
- * before it, which it counts from, was as late: the watch lasts for both
- * (16/63 of the timeout) and the release is still the capture's. A watch
- * that allowed 1/8 of the timeout gave up 120 ms too early, and the
- * reprogram took the credit. */
+/* The kernel's retry comes late: calc_index() rounds an expiry up to the
+ * next boundary of its wheel level, up to 8/63 of the timeout (at HZ=250,
+ * 32 ms of 1.6 s, 256 ms of 3.2 s), and where the watched retry is
+ * projected past retries no poll saw, their lateness adds up: under 16/63
+ * of the last timeout, which the watch allows. A release 380 ms after a
+ * 1.6 s retry was due is still the capture's; the old margin (1/8 of the
+ * timeout, two 50 ms polls and 20 ms: 320 ms) gave up 60 ms before it,
+ * and the reprogram took the credit. */
 static void forensic__retry_late_by_the_timer_wheel__still_watched(void **state)
 {
 	struct fix *x = *state;

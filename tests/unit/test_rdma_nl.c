@@ -38,6 +38,15 @@ static void parse_dev__get_reply__index_and_name(void **state)
 	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 7);
 	assert_int_equal(rdma_nl_parse_dev(buf, nlh->nlmsg_len, &idx, name,
 					       sizeof(name), err, sizeof(err)), -EINVAL);
+	/* a port index of the wrong size: the reply is malformed, refused
+	 * whole, though the parser reads only the index and the name */
+	nlh = mnl_nlmsg_put_header(buf);
+	mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 7);
+	mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_0");
+	mnl_attr_put_u16(nlh, RDMA_NLDEV_ATTR_PORT_INDEX, 1);
+	assert_int_equal(rdma_nl_parse_dev(buf, nlh->nlmsg_len, &idx, name,
+					   sizeof(name), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "malformed attribute"));
 }
 
 /* Fuzz crash (issue #12, item 9): nlmsg_len 0x80000001 passes
