@@ -508,7 +508,8 @@ void util_conn_key(const char *tuple, char *out, size_t len)
 
 	if (!len)
 		return;
-	if (!arrow || strchr(arrow + 4, ' ') || arrow - sp - 1 >= (long)sizeof(a)) {
+	/* "tcp -> b": the arrow at the first blank, no first address */
+	if (!arrow || arrow <= sp || strchr(arrow + 4, ' ') || arrow - sp - 1 >= (long)sizeof(a)) {
 		util_strlcpy(out, tuple ? tuple : "", len);
 		return;
 	}

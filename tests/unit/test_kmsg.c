@@ -143,6 +143,10 @@ static void util_conn_key__both_directions__one_key(void **state)
 	assert_string_equal(a, "not a tuple");
 	util_conn_key(NULL, a, sizeof(a));
 	assert_string_equal(a, "");
+	/* a hostile bundle's tuple with the arrow at the first blank (no
+	 * first address): as it is, never a copy of -1 bytes (fuzz_bundle) */
+	util_conn_key("tcp -> 10.0.0.1:6", a, sizeof(a));
+	assert_string_equal(a, "tcp -> 10.0.0.1:6");
 }
 
 int main(void)
