@@ -138,6 +138,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/libnicst
 $(BUILD)/tests/test_bundle: | $(BUILD)/nicstallctl
 # the writer acts between the reader's system calls (test_flow_engine_retry.c)
 $(BUILD)/tests/test_flow_engine_retry: LDLIBS += -Wl,--wrap=pread
+# counts the engine views an investigation takes (test_forensic.c)
+$(BUILD)/tests/test_forensic: LDLIBS += -Wl,--wrap=evid_flows_take
 
 # Includes may only point down the layers (tools/layering.sh).
 layering:

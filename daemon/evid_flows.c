@@ -198,16 +198,19 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 		struct json_object *ij = incident_json(inc, loop_mono_ns());
 
 		int32_t pids[32];
-		unsigned np = stall_thread_called(st, pids, 16);
+		/* (only the Onload source takes evidence by process: the
+		 * walk of every waiting flow is for it alone) */
+		int by_pid = flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD);
+		unsigned np = by_pid ? stall_thread_called(st, pids, 16) : 0;
 
-		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports,
-			    flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD), refs, n);
+		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, by_pid, refs, n);
 		json_object_put(ij);
 		/* and the processes whose thread the thread watch calls
 		 * blocked, and the owners of the flows waiting on the
 		 * incident's ports: their flows may join the incident after
 		 * it opened on the other end's */
-		np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
+		if (by_pid)
+			np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
 		/* and those of the earlier view again (after the stall the
 		 * thread watch calls nobody and nothing waits) */
 		for (unsigned i = 0; again && i < again->npids && np < 32; i++) {
@@ -218,10 +221,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 			if (!have)
 				pids[np++] = again->pids[i];
 		}
-		/* (only the Onload source takes evidence by process) */
-		if (!flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD))
-			np = 0;
-		for (unsigned i = 0; i < np && n < MAX_REFS; i++) {
+		for (unsigned i = 0; by_pid && i < np && n < MAX_REFS; i++) {
 			refs[n].src = FLOW_SRC_ENGINE;
 			refs[n].session = 0;
 			refs[n].pid = pids[i];

@@ -94,6 +94,9 @@ struct inv {
 					 * at the stall, after (evid_flows.h) */
 	unsigned engines_tried;         /* the incident's flows when a take
 					 * found nothing to take */
+	struct loop_timer *follow;      /* joins seen: follow them once the
+					 * burst is handled (follow_cb) */
+	int follow_armed;
 };
 
 struct forensics {
