@@ -1,7 +1,11 @@
 # Test tools built from C (the others in tests/tools are scripts).
 # build/tcxq: the programs on an interface's tcx hooks (tcxq.c).
-EXTRA_BINS += $(BUILD)/tcxq
+# build/killon: SIGKILL a process when a name appears in a directory
+# (killon.c).
+EXTRA_BINS += $(BUILD)/tcxq $(BUILD)/killon
 $(BUILD)/tcxq: $(BUILD)/tests/tools/tcxq.o
 	$(LINK) -o $@ $< $(NS_LDLIBS) $(LDLIBS)
+$(BUILD)/killon: $(BUILD)/tests/tools/killon.o
+	$(LINK) -o $@ $<
 
-all system: $(BUILD)/tcxq
+all system: $(BUILD)/tcxq $(BUILD)/killon
