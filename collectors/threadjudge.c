@@ -116,6 +116,22 @@ void tj_judge_hist(const struct tj_sample *hist, unsigned n, const struct tj_sam
 	}
 }
 
+void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *base,
+		   const struct tj_sample *cur, uint64_t threshold_ns, unsigned min_share_pct,
+		   struct tj_result *r)
+{
+	const struct tj_sample *prior = NULL;
+
+	if (!base || base->at_ns >= cur->at_ns) {
+		tj_span(base, cur, r);
+		return;
+	}
+	if (base->at_ns > threshold_ns)
+		prior = tj_at(hist, n, base->at_ns - threshold_ns);
+	/* the span is the window: as long as it is */
+	tj_judge(prior, base, cur, cur->at_ns - base->at_ns, min_share_pct, 0, 0, r);
+}
+
 const char *tj_verdict_name(enum tj_verdict v)
 {
 	switch (v) {

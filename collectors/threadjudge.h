@@ -71,6 +71,14 @@ void tj_judge(const struct tj_sample *prior, const struct tj_sample *base,
 void tj_judge_hist(const struct tj_sample *hist, unsigned n, const struct tj_sample *cur,
 		   uint64_t threshold_ns, unsigned min_share_pct, uint64_t flows_wait_since_ns,
 		   uint64_t min_wait_ns, struct tj_result *r);
+/* Judged over a given span, base to cur (the flows' wait, for the
+ * evidence), prior taken threshold_ns before base from hist[0..n): the
+ * verdict that goes with the span's share, not with the threshold before
+ * the reading (a thread read after its wait ended runs again). r's
+ * deltas are the span's. */
+void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *base,
+		   const struct tj_sample *cur, uint64_t threshold_ns, unsigned min_share_pct,
+		   struct tj_result *r);
 /* Off-CPU and switch deltas between two samples (no verdict): evidence. */
 void tj_span(const struct tj_sample *base, const struct tj_sample *cur, struct tj_result *r);
 

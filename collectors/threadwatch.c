@@ -594,7 +594,7 @@ static void tw_proc_state(int32_t pid, int32_t tid, struct json_object *o)
 struct tw_ev {
 	struct threadwatch *tw;
 	struct json_object *arr;
-	uint64_t since_ns, until_ns;
+	uint64_t since_ns, until_ns, threshold_ns;
 	int symbolise;                  /* the kernel's symbols are readable */
 };
 
@@ -621,8 +621,10 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 				c = &x->hist[k];
 				break;
 			}
-		/* b: at or before the wait's start, or the oldest kept */
-		tj_span(b, c, &r);
+		/* b: at or before the wait's start, or the oldest kept; the
+		 * verdict over the same span (read after the wait ended, the
+		 * last threshold is the thread running again) */
+		tj_judge_span(x->hist, x->nh, b, c, e->threshold_ns, 50, &r);
 	}
 	jx_add_int(o, "tid", v->tid);
 	tw_proc_state(v->pid, v->tid, o);
@@ -633,7 +635,8 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	jx_add_u64(o, "off_cpu_disk_ns", r.disk_ns);
 	jx_add_u64(o, "off_cpu_preempted_ns", r.preempt_ns);
 	jx_add_double(o, "off_cpu_share", r.share_pm / 1000.0);
-	jx_add_str(o, "verdict", tj_verdict_name(v->r.verdict));
+	jx_add_str(o, "verdict", tj_verdict_name(r.verdict));
+	jx_add_str(o, "verdict_now", tj_verdict_name(v->r.verdict));
 	jx_add_bool(o, "off_cpu_now", v->cur.off_at_ns != 0);
 	if (v->cur.off_at_ns) {
 		jx_add_str(o, "off_reason", tj_off_name(v->cur.off_state));
@@ -663,7 +666,8 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, uint64_t since_ns,
 					 uint64_t until_ns, uint64_t threshold_ns)
 {
-	struct tw_ev e = { .tw = tw, .since_ns = since_ns, .until_ns = until_ns };
+	struct tw_ev e = { .tw = tw, .since_ns = since_ns, .until_ns = until_ns,
+			   .threshold_ns = threshold_ns };
 
 	if (pid <= 0 || tw_find_proc(tw, pid) < 0)
 		return NULL;

@@ -231,6 +231,42 @@ static void tj_judge__counters_back_in_time__no_underflow(void **st)
 	assert_int_equal(r.verdict, TJ_RUNNING);
 }
 
+/* Over a given span (the flows' 150 ms wait at a 100 ms threshold, read
+ * after it, the thread running again): the span's verdict, not the last
+ * threshold's. A thread that slept as much the threshold before the span
+ * is a sleeper by design. */
+static void tj_judge_span__wait_read_after__asleep_then_running_now(void **st)
+{
+	struct tj_sample b, c, now, hist[3];
+	struct tj_result r;
+
+	(void)st;
+	starved(&b, &c, 150 * MS, 950, 1500);
+	now = c;
+	now.at_ns += 200 * MS;                  /* on CPU since the wait ended */
+	hist[0] = prior;
+	hist[1] = b;
+	hist[2] = c;
+	tj_judge_span(hist, 3, &b, &c, 100 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_ASLEEP);
+	assert_int_equal(r.window_ns, 150 * MS);
+	assert_int_equal(r.share_pm, 950);
+	assert_int_equal(r.nvcsw, 1500);
+	/* the live judgement at the reading: the last threshold ran */
+	tj_judge_hist(hist, 3, &now, 100 * MS, 50, 0, 0, &r);
+	assert_int_equal(r.verdict, TJ_RUNNING);
+	/* asleep as much before the span: it sleeps by design */
+	hist[0].off_ns[TW_OFF_SLEEP] = 0;
+	hist[1].off_ns[TW_OFF_SLEEP] = 700 * MS * 95 / 100;
+	b = hist[1];
+	c.off_ns[TW_OFF_SLEEP] = b.off_ns[TW_OFF_SLEEP] + 150 * MS * 95 / 100;
+	tj_judge_span(hist, 3, &b, &c, 100 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_SLEEPER);
+	/* no span: no verdict */
+	tj_judge_span(hist, 3, &c, &c, 100 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_UNKNOWN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -243,6 +279,7 @@ int main(void)
 		cmocka_unit_test(tj_judge__open_span_at_both_ends__counted_once),
 		cmocka_unit_test(tj_judge__window_shorter_than_threshold__unknown),
 		cmocka_unit_test(tj_judge__counters_back_in_time__no_underflow),
+		cmocka_unit_test(tj_judge_span__wait_read_after__asleep_then_running_now),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -223,6 +223,73 @@ static void seed001_flows_first__evidence_over_the_flows_wait(void **st)
 	close(tidr);
 }
 
+
+/* Read after the wait ended, the thread runs again (its send returned,
+ * it busy-polls): the evidence's verdict is the one over the wait, with
+ * the share it goes with, not the last threshold's "running" (a clean
+ * clone's seed-001 run at a 100 ms threshold lost engine-blocked so: the
+ * share over the wait 0.9, the verdict beside it "running"). */
+static void seed001_read_after_the_wait__verdict_over_the_wait(void **st)
+{
+	struct stallfix *x = *st;
+	int go, tidr, found = 0;
+	pid_t pid;
+	struct flow_obs o;
+	uint64_t t0, t;
+	int32_t tid;
+	struct json_object *ev;
+
+	if (!watch_on(x))
+		skip();
+	pid = start_starved_then_spin(&go, &tidr, 800);
+	o = onload_obs(pid);
+	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
+	for (int i = 0; i < 13; i++) {
+		poll_once(x, &o, loop_mono_ns());
+		sleep_ms(50);
+	}
+	assert_int_equal(write(go, "g", 1), 1);
+	t0 = loop_mono_ns();
+	o.live = FLOW_LIVE_WAITING + 1;
+	o.live_since_ns = t0;
+	do {
+		sleep_ms(50);
+		t = loop_mono_ns();
+		if (t - t0 >= 850 * MS && o.live == FLOW_LIVE_WAITING + 1) {
+			o.live = FLOW_LIVE_PROGRESS + 1;        /* the send returned */
+			o.rx_msgs++;
+			o.tx_msgs++;
+		}
+		poll_once(x, &o, t);
+	} while (t - t0 < 1600 * MS);   /* more than a threshold after it */
+	assert_int_equal(x->nopen, 1);
+	ev = stall_thread_evidence(x->s, pid);
+	assert_non_null(ev);
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		struct json_object *e = json_object_array_get_idx(ev, i);
+		const char *v = json_object_get_string(json_object_object_get(e, "verdict"));
+		const char *now = json_object_get_string(json_object_object_get(e, "verdict_now"));
+		double share = json_object_get_double(json_object_object_get(e, "off_cpu_share"));
+
+		if (json_object_get_int(json_object_object_get(e, "tid")) != tid)
+			continue;
+		found = 1;
+		print_message("read after the wait: verdict %s (now %s), share %.3f, window %.0f ms\n",
+			      v ? v : "-", now ? now : "-", share,
+			      json_object_get_int64(json_object_object_get(e, "window_ns")) / 1e6);
+		assert_true(share >= 0.5);
+		assert_non_null(v);
+		assert_true(!strcmp(v, "asleep") || !strcmp(v, "one-sleep"));
+		assert_non_null(now);
+		assert_string_equal(now, "running");
+	}
+	assert_true(found);
+	json_object_put(ev);
+	stop_child(pid);
+	close(go);
+	close(tidr);
+}
+
 static void epoll_server__idle_flow__no_incident(void **st)
 {
 	struct stallfix *x = *st;
@@ -260,6 +327,7 @@ int main(void)
 		T(seed001_sender__watch_off__called_a_threshold_after_the_source, conf_off),
 		T(epoll_server__idle_flow__no_incident, conf_on),
 		T(seed001_flows_first__evidence_over_the_flows_wait, conf_nocall),
+		T(seed001_read_after_the_wait__verdict_over_the_wait, conf_nocall),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

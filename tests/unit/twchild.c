@@ -53,11 +53,12 @@ static void *waker(void *arg)
 	return NULL;
 }
 
-struct sender_arg { int out; unsigned span_ms; };
+struct sender_arg { int out; unsigned span_ms; int spin_after; };
 
 /* Busy-polls (as a spinning engine thread does) until go, then waits in
  * futex_wait for span_ms, losing the word again at each wake-up; then
- * sleeps until killed. */
+ * sleeps until killed, or (spin_after) busy-polls again, as the engine's
+ * thread does once its send returns. */
 static void *sender(void *p)
 {
 	struct sender_arg *a = p;
@@ -74,11 +75,16 @@ static void *sender(void *p)
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (((int64_t)(t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec)) /
 		 1000000 < (int64_t)a->span_ms);
+	if (a->spin_after) {
+		waker_stop = 1;
+		for (;;)
+			__asm__ volatile("pause");
+	}
 	pause();                /* done: until killed */
 	return NULL;
 }
 
-pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
+static pid_t starved_child(int *go_w, int *tid_r, unsigned span_ms, int spin_after)
 {
 	int go[2], tp[2];
 	pid_t pid;
@@ -87,7 +93,7 @@ pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
 	assert_int_equal(pipe(tp), 0);
 	pid = twchild_fork();
 	if (!pid) {
-		struct sender_arg a = { tp[1], span_ms };
+		struct sender_arg a = { tp[1], span_ms, spin_after };
 		pthread_t w, s;
 		char c;
 
@@ -105,6 +111,16 @@ pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
 	*go_w = go[1];
 	*tid_r = tp[0];
 	return pid;
+}
+
+pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms)
+{
+	return starved_child(go_w, tid_r, span_ms, 0);
+}
+
+pid_t start_starved_then_spin(int *go_w, int *tid_r, unsigned span_ms)
+{
+	return starved_child(go_w, tid_r, span_ms, 1);
 }
 
 void stop_child(pid_t pid)
