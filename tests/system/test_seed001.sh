@@ -88,20 +88,13 @@ stall stall-1200 1200 200
 # 150 ms at a 100 ms threshold: on a loaded 2-core machine (a clean-clone
 # make check) the flows opened the incident at 105 ms before the watch's
 # account of the 100 ms covered the blocked send, and the verdict was not
-# engine-blocked once in three runs. The evidence is now read over the
-# flows' wait when the watch called nothing (test_threadpass), and the
-# case passed 8 runs in 8 since, 5 of them beside two CPU hogs (72-93 ms);
-# make check runs this test apart from the other seed test and the
-# forensic one (Makefile SYSTEM_ALONE_TESTS). It failed again in a clean
-# clone at d163f18 (the incident opened at 104 ms, but worker 0's thread
-# evidence read "running", and the verdict's reasoning lacked its stack
-# and share): until the judge holds at that margin it runs only with
-# NICSTALL_SEED001_TIGHT=1, and make check leaves it out.
-if [ "${NICSTALL_SEED001_TIGHT:-0}" = 1 ]; then
-	stall stall-150 150 100 100ms
-else
-	echo "note: the 150 ms send at a 100 ms threshold left out (NICSTALL_SEED001_TIGHT=1 runs it)"
-fi
+# engine-blocked once in three runs: the evidence is read over the flows'
+# wait when the watch called nothing (test_threadpass). It failed again in
+# a clean clone at d163f18, the thread's share over the wait 0.9 but its
+# verdict, judged over the threshold before the reading (after the send
+# returned), "running": the verdict is now judged over the wait too
+# (tj_judge_span, test_threadpass's read-after-the-wait case).
+stall stall-150 150 100 100ms
 
 # the incident opens on the other end's port (the client's threshold is
 # the lower) and the engine's process comes into it only after, as the
