@@ -54,86 +54,6 @@ const struct forensic_probes forensic_real_probes = {
 	.reprogram = { reprogram_start, reprogram_result, reprogram_to_json, reprogram_free },
 };
 
-struct port *inv_port(struct inv *v, unsigned i)
-{
-	return ports_find(v->F->ports, v->ports[i]);
-}
-
-double inv_rel_ms(const struct inv *v, uint64_t t)
-{
-	return steps_rel_ms(v->open_ns, t);
-}
-
-int inv_step_begin(struct inv *v, const char *name, const char *port)
-{
-	return steps_begin(v->steps, v->open_ns, loop_mono_ns(), name, port);
-}
-
-void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note)
-{
-	steps_end(v->steps, v->open_ns, loop_mono_ns(), idx, outcome, note);
-}
-
-/* The readers of unmodified engines' own views (evid_flows.h); a part that
- * runs a tool is waited for like an external probe (exec_left). */
-static void take_engines(struct inv *v, int after)
-{
-	const char *names[MAXP];
-	char spool[PATH_MAX + 8];
-
-	if (v->engines[after])
-		return;
-	for (unsigned i = 0; i < v->nports; i++)
-		names[i] = v->ports[i];
-	snprintf(spool, sizeof(spool), "%s/work", v->F->c->state_dir);
-	v->engines[after] = evid_flows_take(v->F->stall, v->incident_id, names, v->nports, v->rec,
-					    after ? "after" : "at_stall", spool, v->id, &v->exec_left,
-					    after ? v->engines[0] : NULL);
-}
-
-void inv_follow_engines(struct inv *v, struct incident *inc)
-{
-	const char *names[MAXP];
-
-	if (!inc || v->engines[1] || !jx_get(v->rec, IR_SNAPSHOT))
-		return;
-	if (!v->engines[0]) {
-		/* again only when flows joined since the last try (a mass
-		 * stall's joins are many, its listed flows at most 64) */
-		if (incident_nflows(inc) != v->engines_tried) {
-			v->engines_tried = incident_nflows(inc);
-			take_engines(v, 0);
-		}
-		return;
-	}
-	for (unsigned i = 0; i < v->nports; i++)
-		names[i] = v->ports[i];
-	evid_flows_follow(v->engines[0], v->F->stall, inc, names, v->nports);
-}
-
-/* Joins come in bursts (a mass stall's are 100k over a few loop turns,
- * its listed flows the first 64): the engine views follow them once
- * after the burst, not once a join (a take with nothing to take yet
- * walks the flow table: 64 walks of 100k flows held the loop 2.4 s). */
-#define FOLLOW_DELAY_NS 10000000ull
-
-static void follow_cb(struct loop_timer *t, void *arg)
-{
-	struct inv *v = arg;
-
-	(void)t;
-	v->follow_armed = 0;
-	if (!v->done)
-		inv_follow_engines(v, v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL);
-}
-
-static void follow_soon(struct inv *v)
-{
-	if (v->follow_armed)
-		return;
-	v->follow_armed = loop_timer_set(v->follow, FOLLOW_DELAY_NS, 0) == 0;
-}
-
 static void snapshot_all(struct inv *v, const char *label)
 {
 	struct json_object *snap = json_object_new_object();
@@ -162,29 +82,11 @@ static void snapshot_all(struct inv *v, const char *label)
 	}
 	json_object_object_add(v->rec, first ? IR_SNAPSHOT : IR_SNAPSHOT_AFTER, snap);
 	if (first)
-		take_engines(v, 0);
+		inv_take_engines(v, 0);
 	inv_step_end(v, st, "ok", NULL);
 }
 
 /* ---- phases ---- */
-
-static void advance(struct inv *v);
-
-void inv_finish_one(struct inv *v)
-{
-	if (--v->pending <= 0)
-		advance(v);
-}
-
-int inv_still_stalled(struct inv *v)
-{
-	struct incident *inc;
-
-	if (!v->incident_id)
-		return 1;       /* manual investigation: no incident to ask */
-	inc = stall_incident(v->F->stall, v->incident_id);
-	return inc && !incident_ended(inc);
-}
 
 static void write_bundle(struct inv *v)
 {
@@ -231,9 +133,29 @@ static void classify(struct inv *v)
 		  jx_str(verdict, "explanation") ? jx_str(verdict, "explanation") : "");
 }
 
-static void conclude(struct inv *v);
+/* PH_PROBES: every step done and watched: the engines' view after it,
+ * and the external probes still running (each has a timeout): their
+ * output belongs in the bundle */
+static void probes_start(struct inv *v)
+{
+	inv_take_engines(v, 1);
+	if (v->exec_left) {
+		v->pending++;
+		loop_timer_set(v->timer, 100000000ull, 0);
+	}
+}
 
-static void finalize(struct inv *v)
+static void probes_timer(struct inv *v)
+{
+	if (v->exec_left)
+		loop_timer_set(v->timer, 100000000ull, 0);
+	else
+		inv_part_done(v);
+}
+
+/* PH_PEERS: the view after, the journal, the release; then the peers'
+ * summaries, within peer_wait of the notice */
+static void peers_start(struct inv *v)
 {
 	const struct conf *c = v->F->c;
 	struct json_object *j = NULL, *rel = json_object_new_object();
@@ -260,13 +182,18 @@ static void finalize(struct inv *v)
 	json_object_object_add(v->rec, IR_RELEASE, rel);
 	if (inc)
 		json_object_object_add(v->rec, IR_INCIDENT, incident_json(inc, loop_mono_ns()));
-	/* the peers' summaries, within peer_wait of the notice */
-	v->phase = PH_PEERS;
-	if (inv_peers_ready(v))
-		conclude(v);
+	if (!inv_peers_ready(v))
+		v->pending++;   /* the wait: v->timer, or the last summary */
 }
 
-/* Every summary is in (or the wait is over): the verdict, the bundle. */
+/* peer_wait is over */
+static void peers_timer(struct inv *v)
+{
+	inv_part_done(v);
+}
+
+/* PH_DONE: every summary is in (or the wait is over): the verdict, the
+ * bundle. */
 static void conclude(struct inv *v)
 {
 	struct json_object *rel = jx_obj(v->rec, IR_RELEASE);
@@ -275,7 +202,6 @@ static void conclude(struct inv *v)
 		return;
 	inv_peers_done(v);
 	classify(v);
-	v->phase = PH_DONE;
 	v->done = 1;
 	/* the ports' next healthy baselines start after this (facts.c) */
 	for (unsigned i = 0; i < v->nports; i++)
@@ -287,40 +213,17 @@ static void conclude(struct inv *v)
 		 v->id, v->incident_id, v->ports[0], jx_text(rel, "action"));
 }
 
-static void advance(struct inv *v)
-{
-	if (v->done)
-		return;
-	switch (v->phase) {
-	case PH_OBSERVE:
-		v->phase = PH_CAPTURE;
-		v->capture_ns = loop_mono_ns();
-		v->pending = 1;         /* released after every start */
-		inv_start_captures(v, -1, 0);
-		inv_finish_one(v);
-		return;
-	case PH_CAPTURE:
-		inv_plan_steps(v);
-		/* FALLTHROUGH */
-	case PH_STEPS:
-		inv_next_step(v);
-		return;
-	case PH_PROBES:
-		/* every step done and watched: the engines' view after it */
-		take_engines(v, 1);
-		if (v->exec_left) {
-			/* external probes still running (each has a timeout):
-			 * their output belongs in the bundle */
-			v->pending = 1;
-			loop_timer_set(v->timer, 100000000ull, 0);
-			return;
-		}
-		finalize(v);
-		return;
-	default:
-		return;
-	}
-}
+/* The phases, in order (inv.c runs them; struct inv_phase says what
+ * each entry does). A new phase is a file of its own and a row here. */
+static const struct inv_phase phases[PH_N] = {
+	[PH_OBSERVE] = { "observe", inv_observe_start, inv_observe_timer, NULL, NULL },
+	[PH_CAPTURE] = { "capture", inv_capture_start, NULL, NULL, NULL },
+	[PH_STEPS] = { "steps", inv_steps_start, inv_watch_expired, inv_steps_done,
+		       inv_steps_label },
+	[PH_PROBES] = { "probes", probes_start, probes_timer, NULL, NULL },
+	[PH_PEERS] = { "peers", peers_start, peers_timer, NULL, NULL },
+	[PH_DONE] = { "done", conclude, NULL, NULL, NULL },
+};
 
 /* ---- lifecycle ---- */
 
@@ -359,20 +262,6 @@ static void inv_free(struct inv *v)
 	evid_flows_free(v->engines[1]);
 	json_object_put(v->rec);
 	free(v);
-}
-
-static void timer_dispatch(struct loop_timer *t, void *arg)
-{
-	struct inv *v = arg;
-
-	if (v->phase == PH_OBSERVE)
-		inv_threads_second(t, arg);
-	else if (v->phase == PH_STEPS)
-		inv_watch_expired(v);
-	else if (v->phase == PH_PEERS)
-		conclude(v);            /* peer_wait is over */
-	else
-		inv_finish_one(v);
 }
 
 static struct inv *inv_new(struct forensics *F)
@@ -414,8 +303,8 @@ static struct inv *inv_start(struct forensics *F, const char *port, uint64_t inc
 	if (port_conf(p)->peer[0] && ports_find(F->ports, port_conf(p)->peer))
 		util_strlcpy(v->ports[v->nports++], port_conf(p)->peer, sizeof(v->ports[0]));
 	v->tick = loop_timer_new(F->loop, inv_tick, v);
-	v->timer = loop_timer_new(F->loop, timer_dispatch, v);
-	v->follow = loop_timer_new(F->loop, follow_cb, v);
+	v->timer = loop_timer_new(F->loop, inv_phase_timer, v);
+	v->follow = loop_timer_new(F->loop, inv_follow_cb, v);
 	if (!v->tick || !v->timer || !v->follow) {
 		json_object_put(v->steps);
 		inv_free(v);
@@ -439,7 +328,7 @@ static struct inv *inv_start(struct forensics *F, const char *port, uint64_t inc
 	/* the peers record the same moment: told before anything here */
 	inv_notify_peers(v);
 	snapshot_all(v, "snapshot");
-	inv_start_observe(v);
+	inv_phase_enter(v, PH_OBSERVE);
 	return v;
 }
 
@@ -465,7 +354,7 @@ void forensic_on_incident(struct incident *inc, enum incident_event event, void 
 			 * their processes' engine views too while it stalls,
 			 * once the burst of joins is handled */
 			if (event == INCIDENT_JOIN)
-				follow_soon(v);
+				inv_follow_soon(v);
 		}
 	}
 }
@@ -595,6 +484,7 @@ struct forensics *forensic_new(struct loop *l, struct ports *ps, struct stall *s
 	F->stall = st;
 	F->c = c;
 	F->pr = probes ? probes : &forensic_real_probes;
+	F->phases = phases;
 	F->recovery = recovery_new(l, c, &F->pr->reprogram);
 	F->bundler = bundler_new(l, c);
 	F->psenv = (struct psnap_env){ .loop = l, .ports = ps, .stall = st, .bundler = F->bundler,
@@ -652,8 +542,10 @@ void forensic_on_peer_summary(uint64_t incident_id, const char *peer, struct jso
 				 "(peer_wait %.1f s)", peer, incident_id, (double)F->c->peer_wait_ns / 1e9);
 			return;
 		}
-		if (inv_peer_summary(v, peer, summary, rtt_ms))
-			conclude(v);
+		if (inv_peer_summary(v, peer, summary, rtt_ms)) {
+			loop_timer_set(v->timer, 0, 0);
+			inv_part_done(v);       /* the wait's */
+		}
 		return;
 	}
 }

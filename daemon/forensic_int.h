@@ -1,8 +1,12 @@
-/* forensic_int: what the parts of the forensic sequence share (forensic.c:
- * the phases, the verdict and the bundle; observe.c: the observation window
- * and the probes it starts; release.c: the reprogram and the release watch;
- * peerwait.c: waiting for the peers' answers). Private to those four
- * files and test_forensic.c; a peer's notice answered with a snapshot is
+/* forensic_int: what the parts of an investigation share. forensic.c owns
+ * the table of phases (observe, capture, steps, probes, peers, done) and
+ * the record's life; inv.c runs the table (the only code that changes
+ * the phase) and holds the helpers every part uses; each part keeps its
+ * own state and reports back with inv_part_done(): observe.c (the
+ * observation window, pings, threads, external probes), capture.c (the
+ * captures), release.c (the promiscuous steps, the reprogram and the
+ * release watch), peerwait.c (the peers' answers). Private to those files
+ * and the unit tests; a peer's notice answered with a snapshot is
  * peersnap.c's, through its own header (peersnap.h). */
 #ifndef NICSTALL_FORENSIC_INT_H
 #define NICSTALL_FORENSIC_INT_H
@@ -27,7 +31,23 @@ struct recovery;
 struct peers;
 struct evid_flows;
 
-enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_PEERS, PH_DONE };
+enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_PEERS, PH_DONE, PH_N };
+
+struct inv;
+/* One phase of an investigation: a row of forensic.c's table. */
+struct inv_phase {
+	const char *name;
+	/* Begin it: each part it starts raises v->pending and reports back
+	 * with inv_part_done() (the machine holds one while start runs). */
+	void (*start)(struct inv *v);
+	/* v->timer fired in this phase (NULL: the phase sets none). */
+	void (*on_timer)(struct inv *v);
+	/* Every part reported: 1 when the phase is over and the next one
+	 * starts, 0 when it started more parts (NULL: over). */
+	int (*done)(struct inv *v);
+	/* The name status shows, when it says more than name (NULL: name). */
+	const char *(*label)(const struct inv *v);
+};
 
 /* One promiscuous step of the sequence (release.c): a promiscuous capture
  * or a reprogram of one port, and the watch for the release after it. */
@@ -114,36 +134,57 @@ struct forensics {
 	struct runs *runs;              /* benchmark runs (runs.h), NULL: none */
 	struct psnap_env psenv;          /* what peer snapshots use (kept current) */
 	struct psnaps *psnaps;          /* snapshots for peers, under way */
+	const struct inv_phase *phases; /* PH_N rows, in order (forensic.c) */
 };
 
+/* inv.c: the phase machine */
+/* Start phase p (the first, or a test's toy table's). */
+void inv_phase_enter(struct inv *v, enum phase p);
+/* One part of the current phase is done; the last one ends the phase
+ * (its done() decides) and the next begins. */
+void inv_part_done(struct inv *v);
+/* v->timer's callback: the current phase's on_timer. */
+void inv_phase_timer(struct loop_timer *t, void *arg);
+const char *inv_phase_name(const struct inv *v);
+
+/* inv.c: helpers */
 struct port *inv_port(struct inv *v, unsigned i);
 /* ms from the investigation's start (negative before it) */
 double inv_rel_ms(const struct inv *v, uint64_t t);
 /* A step of the investigation's timeline (timeline.h), from open_ns, now. */
 int inv_step_begin(struct inv *v, const char *name, const char *port);
 void inv_step_end(struct inv *v, int idx, const char *outcome, const char *note);
-/* One pending part of the current phase is done; the last moves on. */
-void inv_finish_one(struct inv *v);
 /* Are the incident's flows still stalled (always, for a manual run)? */
 int inv_still_stalled(struct inv *v);
+/* The readers of unmodified engines' own views (evid_flows.h), at the
+ * stall (after 0) or after it; a part that runs a tool is waited for like
+ * an external probe (exec_left). */
+void inv_take_engines(struct inv *v, int after);
 /* The engine views of the processes that came into incident inc (v's;
  * NULL: none) after the snapshot (its flows joined, the thread watch
- * called a thread of theirs), while it stalls (evid_flows_follow). Called
- * at every join: constant work but for its first 64 flows (never a walk
- * of the flow table: a storm of 100,000 joins). */
+ * called a thread of theirs), while it stalls (evid_flows_follow). */
 struct incident;
 void inv_follow_engines(struct inv *v, struct incident *inc);
+/* After a join: follow once the burst of joins is handled (v->follow,
+ * whose callback is inv_follow_cb). */
+void inv_follow_soon(struct inv *v);
+void inv_follow_cb(struct loop_timer *t, void *arg);
 
-/* observe.c */
+/* observe.c: PH_OBSERVE */
 /* the observation window's fast sampling timer */
 void inv_tick(struct loop_timer *t, void *arg);
-void inv_start_observe(struct inv *v);
-void inv_threads_second(struct loop_timer *t, void *arg);
+void inv_observe_start(struct inv *v);
+/* v->timer: the threads' second reading */
+void inv_observe_timer(struct inv *v);
+
+/* capture.c: PH_CAPTURE, and the promiscuous captures of PH_STEPS */
+void inv_capture_start(struct inv *v);
 /* Plain captures on every port (port < 0), or a promiscuous capture on
- * port; each done lowers pending. Returns how many started. */
+ * port; each started raises pending and reports back when done. Returns
+ * how many started. */
 int inv_start_captures(struct inv *v, int port, int promisc);
 
-/* release.c */
+/* release.c: PH_STEPS */
 /* Some port's counters can count frames lost before the vport, and the
  * most any counted is under 2 (a count the window should make sure of);
  * 0 when no port can count them (a veth: nothing to wait for). */
@@ -152,23 +193,24 @@ int inv_gap_marginal(struct inv *v);
  * retransmission, with the timer's slack and a poll), 0 when no flow's
  * retry time is known. */
 uint64_t inv_next_retry(struct inv *v, uint64_t t);
-/* Order the ports by what the evidence says and plan the steps. */
-void inv_plan_steps(struct inv *v);
-/* Run the next step, or go on when none is left (or the flows were
- * released); called when the previous one is done. */
-void inv_next_step(struct inv *v);
-/* The watch after the current step ran out. */
+/* Order the ports by what the evidence says, plan the steps, run the
+ * first. */
+void inv_steps_start(struct inv *v);
+/* The step's parts reported: the next step (0), or none is left or the
+ * flows were released (1). */
+int inv_steps_done(struct inv *v);
+/* v->timer: the watch after the current step ran out. */
 void inv_watch_expired(struct inv *v);
+const char *inv_steps_label(const struct inv *v);
 /* The incident was released (INCIDENT_END): stop watching. */
 void inv_released(struct inv *v);
 /* The releasing action, its port and delay, or "ambiguous", into rel. */
 void inv_release_json(struct inv *v, struct json_object *rel);
-const char *inv_phase_name(const struct inv *v);
 
 /* This host's name in records (IR_HOST) and facts' ranks: the peers'
  * host_name, else the configuration's, else the system's. */
 void forensic_host_name(const struct forensics *F, char *buf, size_t len);
-/* peerwait.c: the originating side */
+/* peerwait.c: the originating side, PH_PEERS */
 /* The notice to every peer as the incident opens (into the record). */
 void inv_notify_peers(struct inv *v);
 /* Every peer notified has answered, or the wait is over: 1; else 0 and

@@ -37,21 +37,11 @@ static const char *act_name(enum act_kind k)
 	return k == ACT_PROMISC ? "promisc-capture" : "reprogram";
 }
 
-const char *inv_phase_name(const struct inv *v)
+const char *inv_steps_label(const struct inv *v)
 {
-	if (v->done)
-		return "done";
-	switch (v->phase) {
-	case PH_OBSERVE: return "observe";
-	case PH_CAPTURE: return "capture";
-	case PH_STEPS:
-		if (v->cur < v->nact)
-			return v->watching ? "watch" : act_name(v->act[v->cur].kind);
-		return "watch";
-	case PH_PROBES: return "probes";
-	case PH_PEERS: return "peers";
-	default: return "done";
-	}
+	if (v->cur < v->nact)
+		return v->watching ? "watch" : act_name(v->act[v->cur].kind);
+	return "watch";
 }
 
 /* ---- the order of the ports ---- */
@@ -148,7 +138,7 @@ int inv_gap_marginal(struct inv *v)
 	return known && best < 2;
 }
 
-void inv_plan_steps(struct inv *v)
+static void plan_steps(struct inv *v)
 {
 	struct json_object *facts = inv_facts(v), *order = json_object_new_array();
 	struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
@@ -312,7 +302,7 @@ void inv_watch_expired(struct inv *v)
 	if (!v->watching)
 		return;
 	v->watching = 0;
-	inv_finish_one(v);
+	inv_part_done(v);
 }
 
 void inv_released(struct inv *v)
@@ -320,7 +310,7 @@ void inv_released(struct inv *v)
 	if (v->phase == PH_STEPS && v->watching) {
 		loop_timer_set(v->timer, 0, 0);
 		v->watching = 0;
-		inv_finish_one(v);
+		inv_part_done(v);
 	}
 }
 
@@ -345,10 +335,11 @@ static void reprogram_done(struct json_object *o, int performed, void *arg)
 	json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
 	if (performed && inv_still_stalled(v))
 		arm_watch(v, a);
-	inv_finish_one(v);
+	inv_part_done(v);
 }
 
-/* Start act[v->cur]; 0 when it runs (pending set), -1 when skipped. */
+/* Start act[v->cur]; 0 when it runs (its parts pending), -1 when
+ * skipped. */
 static int start_action(struct inv *v, struct action *a)
 {
 	struct port *p = inv_port(v, a->port);
@@ -360,11 +351,8 @@ static int start_action(struct inv *v, struct action *a)
 	if (a->kind == ACT_PROMISC) {
 		if (!port_conf(p)->promisc_capture || port_state(p) != PORT_UP)
 			return -1;
-		v->pending = 1;
-		if (!inv_start_captures(v, (int)a->port, 1)) {
-			v->pending = 0;
+		if (!inv_start_captures(v, (int)a->port, 1))
 			return -1;
-		}
 		a->ran = 1;
 		a->step = v->cap_step[a->port];
 		/* the capture's open made the crossing (or did not: another
@@ -373,7 +361,6 @@ static int start_action(struct inv *v, struct action *a)
 			a->transition = v->F->pr->cap_result(v->cap[a->port])->transition == 1;
 		if (inv_still_stalled(v))
 			arm_watch(v, a);
-		inv_finish_one(v);      /* the one held while starting */
 		return 0;
 	}
 	if (!port_conf(p)->recover)
@@ -391,36 +378,46 @@ static int start_action(struct inv *v, struct action *a)
 	o = json_object_new_object();
 	a->step = inv_step_begin(v, "reprogram", v->ports[a->port]);
 	a->ran = 1;
-	v->pending = 1;
+	v->pending++;           /* reprogram_done reports it */
 	if (recovery_start(v->F->recovery, p, 0, o, reprogram_done, v) < 0) {
+		v->pending--;
 		a->end_ns = loop_mono_ns();
 		inv_step_end(v, a->step, "refused", jx_str(o, "error"));
 		json_object_array_add(jx_array_at(v->rec, IR_REPROGRAMS), o);
-		v->pending = 0;
 		return -1;
 	}
 	return 0;
 }
 
-void inv_next_step(struct inv *v)
+/* From v->cur on, the first step that runs: 1, or 0 when none is left
+ * or the flows were released. */
+static int run_steps(struct inv *v)
 {
-	if (v->phase != PH_STEPS) {
-		v->phase = PH_STEPS;
-		v->cur = 0;
-	} else if (v->cur < v->nact) {
-		if (v->act[v->cur].kind == ACT_PROMISC && !v->act[v->cur].end_ns)
-			v->act[v->cur].end_ns = loop_mono_ns();
-		v->cur++;
-	}
 	for (; v->cur < v->nact; v->cur++) {
 		if (!inv_still_stalled(v))
 			break;
 		if (start_action(v, &v->act[v->cur]) == 0)
-			return;
+			return 1;
+	}
+	return 0;
+}
+
+void inv_steps_start(struct inv *v)
+{
+	plan_steps(v);
+	v->cur = 0;
+	run_steps(v);
+}
+
+int inv_steps_done(struct inv *v)
+{
+	if (v->cur < v->nact) {
+		if (v->act[v->cur].kind == ACT_PROMISC && !v->act[v->cur].end_ns)
+			v->act[v->cur].end_ns = loop_mono_ns();
+		v->cur++;
 	}
 	/* every step done, or the flows released: on to the end */
-	v->phase = PH_PROBES;
-	inv_finish_one(v);
+	return !run_steps(v);
 }
 
 /* ---- attribution ---- */
