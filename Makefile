@@ -141,9 +141,10 @@ $(BUILD)/tests/test_flow_engine_retry: LDLIBS += -Wl,--wrap=pread
 # counts the engine views an investigation takes (test_forensic.c)
 $(BUILD)/tests/test_forensic: LDLIBS += -Wl,--wrap=evid_flows_take
 
-# Includes may only point down the layers (tools/layering.sh).
-layering:
-	@tools/layering.sh
+# Includes may only point down the layers (tools/layering.sh), and no
+# calls go round between files (tools/callcircles.sh, on the build's objects).
+layering: all
+	@tools/layering.sh && tools/callcircles.sh $(BUILD)
 
 deps:
 	@tools/deps.sh
@@ -266,7 +267,8 @@ check-package: pkg-deps
 check: deps
 	@rm -f $(BUILD)/results build-asan/results
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@tools/layering.sh > $(BUILD)/layering.log 2>&1; rc=$$?; cat $(BUILD)/layering.log; \
+	@{ tools/layering.sh && tools/callcircles.sh $(BUILD); } > $(BUILD)/layering.log 2>&1; rc=$$?; \
+	 cat $(BUILD)/layering.log; \
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
 	@lines() { cat $(BUILD)/results build-asan/results 2>/dev/null | wc -l; }; \
 	 for s in unit-run unit-asan fuzz-check system system-asan; do n=$$(lines); \

@@ -34,13 +34,14 @@ struct json_object;
 #define HASH_MAX       (64ull << 30)
 #define COPY_CHUNK     (64u << 10)
 
-/* write.c: a relative path of components [A-Za-z0-9._-], none starting with
- * '.', at most BUNDLE_PATH_MAX; a bundle name: one such component of at most
- * BUNDLE_NAME_MAX. */
+/* base.c: a relative path of components [A-Za-z0-9._-], none starting
+ * with '.', at most BUNDLE_PATH_MAX; a bundle name: one such component of
+ * at most BUNDLE_NAME_MAX; a character of one. */
 int bi_valid_relpath(const char *p);
 int bi_valid_name(const char *s);
+int bi_name_char(char c);
 
-/* list.c: "<state_dir>/bundles" (created when create is set); the fd, or
+/* base.c: "<state_dir>/bundles" (created when create is set); the fd, or
  * -errno with err. */
 int bi_open_bundles(const char *state_dir, int create, char *err, size_t errlen);
 /* list.c: the bundle directory names beneath bfd, sorted (oldest first):
@@ -48,7 +49,7 @@ int bi_open_bundles(const char *state_dir, int create, char *err, size_t errlen)
 int bi_scan(int bfd, char ***out);
 void bi_free_names(char **v, int n);
 
-/* verify.c: finish ctx into 64 hex digits; 0 or -1. */
+/* base.c: finish ctx into 64 hex digits; 0 or -1. */
 int bi_sha256_final(EVP_MD_CTX *ctx, char hex[65]);
 
 /* manifest.c: load and check "manifest.json" beneath dfd (see

@@ -22,35 +22,6 @@
 
 #include <json-c/json.h>
 
-int bi_open_bundles(const char *state_dir, int create, char *err, size_t errlen)
-{
-	int sfd, bfd, e;
-
-	sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (sfd < 0) {
-		e = errno;
-		util_errf(err, errlen, "state directory %s: %s", state_dir, strerror(e));
-		return -e;
-	}
-	bfd = fsu_open_dir_at(sfd, "bundles");
-	if (bfd < 0 && errno == ENOENT && create) {
-		if (mkdirat(sfd, "bundles", 0750) < 0 && errno != EEXIST) {
-			e = errno;
-			close(sfd);
-			util_errf(err, errlen, "%s/bundles: mkdir: %s", state_dir, strerror(e));
-			return -e;
-		}
-		bfd = fsu_open_dir_at(sfd, "bundles");
-	}
-	e = errno;
-	close(sfd);
-	if (bfd < 0) {
-		util_errf(err, errlen, "%s/bundles: %s", state_dir, strerror(e));
-		return -e;
-	}
-	return bfd;
-}
-
 static int str_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

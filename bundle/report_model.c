@@ -18,9 +18,6 @@
 
 /* ---- the signals ---- */
 
-const char *const rp_sig_name[NSIG] = {
-	"port_frames", "vport_frames", "gap", "buffer_drops", "steer_misses", "fabric_errors",
-};
 const char *const rp_sig_label[NSIG] = {
 	"port", "vport", "gap", "buffer drops", "steering misses", "fabric errors",
 };

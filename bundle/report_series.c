@@ -17,6 +17,11 @@
 
 #include <json-c/json.h>
 
+/* the signals the series are of (their labels: report_model.c) */
+const char *const rp_sig_name[NSIG] = {
+	"port_frames", "vport_frames", "gap", "buffer_drops", "steer_misses", "fabric_errors",
+};
+
 static int val_u64(struct json_object *v, uint64_t *out)
 {
 	double d;

@@ -21,22 +21,6 @@
 
 /* ---- sha256 ---- */
 
-int bi_sha256_final(EVP_MD_CTX *ctx, char hex[65])
-{
-	static const char digits[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned n = 0;
-
-	if (EVP_DigestFinal_ex(ctx, md, &n) != 1 || n != 32)
-		return -1;
-	for (unsigned i = 0; i < n; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 15];
-	}
-	hex[2 * n] = '\0';
-	return 0;
-}
-
 /* sha256 of a regular file beneath dfd. Returns 0, or an errno value. */
 static int hash_at(int dfd, const char *rel, char hex[65], char *buf)
 {

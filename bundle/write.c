@@ -27,56 +27,12 @@
 
 #include <json-c/json.h>
 
-/* ---- names ---- */
-
-static int name_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '.' || c == '_' || c == '-';
-}
-
-/* One path component: [A-Za-z0-9._-]{1,n}, not starting with '.' (so never
- * ".", "..", ".tmp-*" or a hidden file). */
-static int valid_comp(const char *s, size_t n)
-{
-	if (!n || n > 255 || s[0] == '.')
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (!name_char(s[i]))
-			return 0;
-	return 1;
-}
-
-int bi_valid_relpath(const char *p)
-{
-	size_t n = p ? strlen(p) : 0;
-	const char *c = p, *slash;
-
-	if (!n || n > BUNDLE_PATH_MAX)
-		return 0;
-	for (;;) {
-		slash = strchr(c, '/');
-		if (!valid_comp(c, slash ? (size_t)(slash - c) : strlen(c)))
-			return 0;
-		if (!slash)
-			return 1;
-		c = slash + 1;
-	}
-}
-
-int bi_valid_name(const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	return n <= BUNDLE_NAME_MAX && valid_comp(s, n);
-}
-
 static size_t sanitize(char *out, size_t cap, const char *in, size_t maxlen)
 {
 	size_t n = 0;
 
 	for (; in && *in && n < maxlen && n + 1 < cap; in++)
-		out[n++] = name_char(*in) ? *in : '_';
+		out[n++] = bi_name_char(*in) ? *in : '_';
 	if (!n)
 		for (const char *u = "unknown"; *u && n + 1 < cap; u++)
 			out[n++] = *u;

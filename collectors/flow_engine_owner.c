@@ -24,6 +24,20 @@
 #include "lib/log.h"
 #include "lib/util.h"
 
+/* Record a problem of t; log it the first time for this file. */
+void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->problem, sizeof(t->problem), fmt, ap);
+	va_end(ap);
+	if (!(t->logged & kind)) {
+		t->logged |= kind;
+		log_warnx("flow table %s: %s", t->path, t->problem);
+	}
+}
+
 struct owner *ft_owner_get(struct flow_engine *fe, pid_t pid)
 {
 	struct owner *o, **no;

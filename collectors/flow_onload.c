@@ -17,6 +17,12 @@
 #include "lib/json.h"
 #include "lib/util.h"
 
+const char *const flow_onload_opt_names[FLOW_ONLOAD_MAX_OPTS] = {
+	"EF_POLL_USEC", "EF_SPIN_USEC", "EF_BUZZ_USEC", "EF_INT_DRIVEN",
+	"EF_TCP_SEND_NONBLOCK_NO_PACKETS_MODE", "EF_MAX_PACKETS", "EF_DEFER_WORK_LIMIT",
+	"EF_MAX_TX_PACKETS",
+};
+
 #define JSON_DEPTH 48           /* orm_json nests about 10 deep */
 
 int flow_onload_dump_init(struct flow_onload_dump *d)

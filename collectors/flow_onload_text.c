@@ -157,12 +157,6 @@ static void kv_counters(struct flow_onload_dump *d, struct flow_onload_stack *st
 	}
 }
 
-const char *const flow_onload_opt_names[FLOW_ONLOAD_MAX_OPTS] = {
-	"EF_POLL_USEC", "EF_SPIN_USEC", "EF_BUZZ_USEC", "EF_INT_DRIVEN",
-	"EF_TCP_SEND_NONBLOCK_NO_PACKETS_MODE", "EF_MAX_PACKETS", "EF_DEFER_WORK_LIMIT",
-	"EF_MAX_TX_PACKETS",
-};
-
 /* One line of the options: netif_debug.c ci_netif_config_opts_dump()
  * prints each with LOG_PRINT("%30s: " type##_fmt, env, value), or, when
  * it is not the default, "%30s: <fmt> (default: <fmt>)"; ci_uint* as %u,

@@ -17,6 +17,14 @@
 
 #include <openssl/evp.h>
 
+const char *const host_dstat_names[HOST_DSTAT_N] = {
+	"reads", "reads_merged", "read_sectors", "read_ms",
+	"writes", "writes_merged", "write_sectors", "write_ms",
+	"in_flight", "io_ms", "queue_ms",
+	"discards", "discards_merged", "discard_sectors", "discard_ms",
+	"flushes", "flush_ms",
+};
+
 static void trim(char *s)
 {
 	size_t n = strlen(s);

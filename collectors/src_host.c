@@ -18,14 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *const host_dstat_names[HOST_DSTAT_N] = {
-	"reads", "reads_merged", "read_sectors", "read_ms",
-	"writes", "writes_merged", "write_sectors", "write_ms",
-	"in_flight", "io_ms", "queue_ms",
-	"discards", "discards_merged", "discard_sectors", "discard_ms",
-	"flushes", "flush_ms",
-};
-
 static const char *const pf_names[NPF] = {
 	"cpu_ns", "run_delay_ns", "blkio_delay_ns", "read_bytes", "write_bytes",
 	"syscr", "syscw",

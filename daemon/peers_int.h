@@ -149,6 +149,9 @@ void peers_recent_clear(struct recent *r);
 unsigned peers_snapshot_share(const struct peers *ps);
 
 /* peers_rx.c */
+/* peers_base.c: the names of the refusal kinds (status, metrics) */
+extern const char *const peers_lr_name[LR_N];
+extern const char *const peers_ur_name[UR_N];
 void peers_on_readable(int fd, uint32_t events, void *arg);
 
 #endif
