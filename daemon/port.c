@@ -69,31 +69,19 @@ static void read_kmsg(struct port *p)
 	p->kmsg = o;
 }
 
+/* Every slot's source closed, and what its row holds beside it. */
+static void shut_all(struct port *p)
+{
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		if (p->kinds[i].shut)
+			p->kinds[i].shut(p);
+		port_src_shut(&p->src[i]);
+	}
+}
 
 static const char *ns_label(const struct port *p)
 {
 	return p->conf.netns[0] ? p->conf.netns : "(own)";
-}
-
-static void devlink_mon_close(struct port *p)
-{
-	if (!p->dlmon)
-		return;
-	loop_del_fd(p->loop, dlh_mon_fd(p->dlmon));
-	dlh_mon_close(p->dlmon);
-	p->dlmon = NULL;
-}
-
-/* Close a source and forget its last reading. */
-static void src_shut(struct port_src *ps)
-{
-	if (ps->open && ps->s.ops->close)
-		ps->s.ops->close(&ps->s);
-	ps->open = 0;
-	ps->failed = 0;
-	ps->vals = NULL;
-	clayout_unref(ps->lay);
-	ps->lay = NULL;
 }
 
 /* Take the port down (or keep it down) for the reason given. A reason
@@ -111,9 +99,7 @@ static void port_down_v(struct port *p, int sticky, const char *fmt, ...)
 	if (p->state == PORT_DOWN && p->reason_sticky && !sticky)
 		return;
 	p->reason_sticky = sticky;
-	devlink_mon_close(p);
-	for (unsigned i = 0; i < p->nsrc; i++)
-		src_shut(&p->src[i]);
+	shut_all(p);
 	if (p->state == PORT_UP || strcmp(p->reason, why)) {
 		log_event(LOG_EV_PORT_DOWN, LOG_WARNING,
 			  LOG_FIELDS({ LF_PORT, p->conf.name }, { LF_REASON, why }),
@@ -187,202 +173,6 @@ static void mon_cb(int fd, uint32_t events, void *arg)
 	}
 }
 
-/* After a source's open(): open, or why not (logged as "port P: what:
- * why"). Returns rc. */
-static int src_opened(struct port *p, struct port_src *ps, int rc, const char *what)
-{
-	if (rc < 0) {
-		snprintf(ps->why, sizeof(ps->why), "%s", ps->s.err[0] ? ps->s.err : strerror(-rc));
-		log_warnx("port %s: %s: %s", p->conf.name, what, ps->why);
-		return rc;
-	}
-	ps->open = 1;
-	ps->why[0] = 0;
-	return rc;
-}
-
-static void open_src(struct port *p, unsigned slot, const struct src_ops *ops,
-		     const struct src_ctx *ctx)
-{
-	struct port_src *ps = &p->src[slot];
-	int rc;
-
-	char what[64];
-
-	memset(&ps->s, 0, sizeof(ps->s));
-	ps->s.ops = ops;
-	ps->open = 0;
-	rc = ops->open(&ps->s, ctx);
-	snprintf(what, sizeof(what), "source %s unavailable", ops->name);
-	src_opened(p, ps, rc, what);
-}
-
-/* ---- devlink health ---- */
-
-static int devlink_is_open(struct port *p)
-{
-	return p->src[SLOT_DEVLINK].open;
-}
-
-static void devlink_event(const struct dlh_reporter *r, void *arg)
-{
-	struct port *p = arg;
-	const struct dlh_target *t = src_devlink_health_target(&p->src[SLOT_DEVLINK].s);
-	struct dl_event *e;
-	char hb[160];
-
-	if (!t || !dlh_target_has(t, &r->h))
-		return;                 /* another device's reporter */
-	e = &p->dlev[p->ndlev++ % DEVLINK_EVENTS];
-	e->mono_ns = loop_mono_ns();
-	e->real_ns = loop_real_ns();
-	e->rep = *r;
-	log_warnx("port %s: devlink health: %s %s (%s, errors %llu, recovered %llu)",
-		  p->conf.name, r->name, r->state ? "error" : "healthy",
-		  dlh_handle_str(&r->h, hb, sizeof(hb)), (unsigned long long)r->error_count,
-		  (unsigned long long)r->recover_count);
-}
-
-static void devlink_mon_cb(int fd, uint32_t events, void *arg)
-{
-	struct port *p = arg;
-	char err[256];
-	int rc;
-
-	(void)fd;
-	(void)events;
-	rc = dlh_mon_dispatch(p->dlmon, devlink_event, p, err, sizeof(err));
-	if (rc == -ENOBUFS) {
-		p->dlev_lost = 1;
-		log_warnx("port %s: devlink health events lost (receive queue full); "
-			  "reading the reporters again", p->conf.name);
-	} else if (rc < 0) {
-		log_warnx("port %s: devlink health monitor: %s; closed", p->conf.name, err);
-		devlink_mon_close(p);
-		return;
-	}
-	if (rc != 0 && devlink_is_open(p))
-		src_devlink_health_refresh(&p->src[SLOT_DEVLINK].s, NULL);
-}
-
-/* The devlink health source: the mlx5 profile (auto), always (on), or
- * recorded replies; a port without it runs on without it. */
-static void open_devlink(struct port *p, const struct src_ctx *ctx)
-{
-	struct port_src *ps = &p->src[SLOT_DEVLINK];
-	const char *diag[CONF_MAX_DIAG + 1];
-	struct dlh_opts o = {
-		.fixture_dir = p->conf.devlink_replies[0] ? p->conf.devlink_replies : NULL,
-		.record_dir = p->conf.devlink_record[0] ? p->conf.devlink_record : NULL,
-		.bus_info = p->ident->bus_info[0] ? p->ident->bus_info : NULL,
-		.diagnose = diag, .diagnose_every_ns = p->conf.devlink_every,
-		.interval_ns = p->conf.devlink_ns,
-	};
-	char err[256];
-	int rc;
-
-	memset(&ps->s, 0, sizeof(ps->s));
-	ps->open = 0;
-	if (p->conf.devlink == CONF_DEVLINK_OFF || !p->conf.ifname[0] ||
-	    (p->conf.devlink == CONF_DEVLINK_AUTO && !o.fixture_dir &&
-	     p->profile != PROFILE_MLX5)) {
-		snprintf(ps->why, sizeof(ps->why), "%s", p->conf.devlink == CONF_DEVLINK_OFF ?
-			 "devlink = off" : !p->conf.ifname[0] ? "no interface" :
-			 "not the mlx5 profile (devlink = on reads it anyway)");
-		return;
-	}
-	for (unsigned i = 0; i < p->conf.ndiag; i++)
-		diag[i] = p->conf.devlink_diag[i];
-	diag[p->conf.ndiag] = NULL;
-	ps->s.ops = &src_devlink_health_ops;
-	rc = src_devlink_health_open(&ps->s, ctx, &o);
-	if (src_opened(p, ps, rc, "no devlink health") < 0)
-		return;
-	if (o.fixture_dir)
-		return;         /* recorded replies have no events */
-	p->dlmon = src_devlink_health_mon_open(&ps->s, err, sizeof(err));
-	if (!p->dlmon)
-		log_warnx("port %s: devlink health events not watched: %s", p->conf.name, err);
-	else if (loop_add_fd(p->loop, dlh_mon_fd(p->dlmon), EPOLLIN, devlink_mon_cb, p) < 0) {
-		log_warn("port %s: devlink health monitor", p->conf.name);
-		dlh_mon_close(p->dlmon);
-		p->dlmon = NULL;
-	}
-}
-
-static int host_open_fn(struct src *inner, void *arg)
-{
-	return src_host_open(inner, arg);
-}
-
-static int app_open_fn(struct src *inner, void *arg)
-{
-	return src_app_open(inner, arg);
-}
-
-/* The host's resources (collectors/src_host.h): in every port's
- * recorder, so the port's window and facts carry them; off with
- * [host] resources = off. One source for every port of the same options
- * and sysfs root (collectors/src_shared.h): read once a sample, not once
- * a port; it reads every port's flow owners, each port keeps its own. */
-static void open_host(struct port *p)
-{
-	struct port_src *ps = &p->src[SLOT_HOST];
-	struct src_host_ctx hc = { p->host, p->sysfs_root };
-	struct { struct host_opts o; char root[PATH_MAX]; } *key;
-
-	memset(&ps->s, 0, sizeof(ps->s));
-	ps->open = 0;
-	if (!p->host || p->host->off) {
-		snprintf(ps->why, sizeof(ps->why), "%s", p->host ? "[host] resources = off" :
-			 "not configured");
-		return;
-	}
-	if (!(key = calloc(1, sizeof(*key)))) {
-		src_opened(p, ps, -ENOMEM, "no host resources");
-		return;
-	}
-	key->o = *p->host;
-	util_strlcpy(key->root, p->sysfs_root ? p->sysfs_root : "", sizeof(key->root));
-	ps->s.ops = &src_host_ops;
-	if (src_opened(p, ps, src_shared_open(&ps->s, key, sizeof(*key), host_open_fn, &hc),
-		       "no host resources") == 0)
-		src_shared_keep(&ps->s, src_host_keep);
-	free(key);
-}
-
-/* The application's metrics (collectors/src_app.h): the port's own
- * app_metrics endpoint and every producer's, in the port's recorder. */
-static void open_app(struct port *p)
-{
-	struct port_src *ps = &p->src[SLOT_APP];
-	struct app_endpoint ep[APP_MAX_ENDPOINTS];
-	struct src_app_ctx ac = { p->loop, p->conf.name, ep, 0 };
-
-	/* the endpoints are the share's key, compared whole */
-	memset(ep, 0, sizeof(ep));
-	memset(&ps->s, 0, sizeof(ps->s));
-	ps->open = 0;
-	if (p->conf.app.url[0]) {
-		util_strlcpy(ep[ac.nep].name, p->conf.name, sizeof(ep[0].name));
-		ep[ac.nep++].conf = p->conf.app;
-	}
-	for (unsigned i = 0; p->host && i < p->host->nprod && ac.nep < APP_MAX_ENDPOINTS; i++)
-		if (p->host->prod[i].app.url[0]) {
-			util_strlcpy(ep[ac.nep].name, p->host->prod[i].name, sizeof(ep[0].name));
-			ep[ac.nep++].conf = p->host->prod[i].app;
-		}
-	if (!ac.nep) {
-		snprintf(ps->why, sizeof(ps->why), "no app_metrics endpoint configured");
-		return;
-	}
-	/* ports with the same endpoints (the producers', no port's own)
-	 * share one source: each endpoint is scraped once, not once a port */
-	ps->s.ops = &src_app_ops;
-	src_opened(p, ps, src_shared_open(&ps->s, ep, ac.nep * sizeof(ep[0]), app_open_fn, &ac),
-		   "no application metrics");
-}
-
 void port_set_host(struct port *p, const struct host_opts *o)
 {
 	struct port_src *ps = &p->src[SLOT_HOST];
@@ -399,21 +189,19 @@ void port_set_host(struct port *p, const struct host_opts *o)
 		*n = *o;
 	free(p->host);
 	p->host = n;
-	src_shut(ps);
-	src_shut(&p->src[SLOT_APP]);
-	if (p->state == PORT_UP) {
-		open_host(p);
-		open_app(p);
+	port_src_shut(ps);
+	port_src_shut(&p->src[SLOT_APP]);
+	if (p->state == PORT_UP && p->nsrc > SLOT_APP) {
+		p->kinds[SLOT_HOST].open(p, ps, NULL);
+		p->kinds[SLOT_APP].open(p, &p->src[SLOT_APP], NULL);
 	}
 }
-
 
 void port_host_watch(struct port *p, const int *pids, unsigned n)
 {
 	if (p->src[SLOT_HOST].open)
 		src_shared_watch(&p->src[SLOT_HOST].s, pids, n, src_host_watch);
 }
-
 
 void port_try_up(struct port *p)
 {
@@ -496,25 +284,11 @@ void port_try_up(struct port *p)
 	ctx.rdma_port = p->rdma_port;
 	ctx.text_file = p->conf.stats_file[0] ? p->conf.stats_file : NULL;
 
-	if (ctx.text_file)
-		open_src(p, SLOT_DRV, &src_text_ops, &ctx);
-	else
-		open_src(p, SLOT_DRV, &src_ethtool_ops, &ctx);
-	if (p->conf.ifname[0]) {
-		open_src(p, SLOT_NETDEV, &src_netdev_ops, &ctx);
-		open_src(p, SLOT_KERNEL, &src_kernel_ops, &ctx);
-	} else {
-		snprintf(p->src[SLOT_NETDEV].why, sizeof(p->src[0].why), "no interface");
-		snprintf(p->src[SLOT_KERNEL].why, sizeof(p->src[0].why), "no interface");
+	for (unsigned i = 0; i < p->nsrc; i++) {
+		memset(&p->src[i].s, 0, sizeof(p->src[i].s));
+		p->src[i].open = 0;
+		p->kinds[i].open(p, &p->src[i], &ctx);
 	}
-	if (ctx.rdma_dev)
-		open_src(p, SLOT_RDMA, &src_rdma_ops, &ctx);
-	else
-		snprintf(p->src[SLOT_RDMA].why, sizeof(p->src[0].why),
-			 "no RDMA device for this port");
-	open_devlink(p, &ctx);
-	open_host(p);
-	open_app(p);
 
 	p->state = PORT_UP;
 	p->reason[0] = 0;
@@ -534,20 +308,27 @@ void port_try_up(struct port *p)
 struct port *port_new(const struct port_conf *pc, const char *sysfs_root,
 		      unsigned rec_cap, struct loop *loop)
 {
-	struct port *p = calloc(1, sizeof(*p));
+	return port_new_with(pc, sysfs_root, rec_cap, loop, port_src_kinds, NSLOTS);
+}
+
+struct port *port_new_with(const struct port_conf *pc, const char *sysfs_root,
+			   unsigned rec_cap, struct loop *loop,
+			   const struct port_src_kind *kinds, unsigned nkinds)
+{
+	struct port *p = nkinds <= REC_MAX_SRC ? calloc(1, sizeof(*p)) : NULL;
+	static unsigned long serials;
 
 	if (!p)
 		return NULL;
-	static unsigned long serials;
-
 	p->conf = *pc;
 	p->serial = ++serials;
 	p->sysfs_root = sysfs_root ? sysfs_root : "";
 	p->nsfd = -1;
 	p->loop = loop;
-	p->nsrc = NSLOTS;
+	p->kinds = kinds;
+	p->nsrc = nkinds;
 	p->ident = calloc(1, sizeof(*p->ident));
-	p->rec = rec_new(rec_cap, NSLOTS);
+	p->rec = rec_new(rec_cap, nkinds);
 	if (!p->ident || !p->rec) {
 		port_free(p);
 		return NULL;
@@ -561,16 +342,11 @@ void port_free(struct port *p)
 {
 	if (!p)
 		return;
-	for (unsigned i = 0; i < p->nsrc; i++) {
-		if (p->src[i].open && p->src[i].s.ops->close)
-			p->src[i].s.ops->close(&p->src[i].s);
-		clayout_unref(p->src[i].lay);
-	}
+	shut_all(p);
 	if (p->mon) {
 		loop_del_fd(p->loop, nl_mon_fd(p->mon));
 		nl_mon_close(p->mon);
 	}
-	devlink_mon_close(p);
 	if (p->nsfd >= 0)
 		close(p->nsfd);
 	free(p->host);
@@ -618,10 +394,9 @@ void port_sample(struct port *p, uint64_t mono_ns, uint64_t real_ns, int record)
 					  ps->s.ops->name, ps->why);
 			}
 			ps->failed = 1;
-			/* the RDMA and devlink devices outlive (or predate)
-			 * the netdev: their loss is not the interface's */
-			if (rc == -ENODEV && p->conf.ifname[0] && i != SLOT_RDMA &&
-			    i != SLOT_DEVLINK && i != SLOT_HOST && i != SLOT_APP)
+			/* only the interface's own sources' loss is its
+			 * (port_src_kind.of_ifname) */
+			if (rc == -ENODEV && p->conf.ifname[0] && p->kinds[i].of_ifname)
 				gone = 1;
 			continue;
 		}

@@ -35,6 +35,32 @@ struct port_src {
 };
 
 struct nl_mon;
+struct json_object;
+
+/* One counter source slot of a port: a row of port_src_kinds[]
+ * (port_srcs.c). */
+struct port_src_kind {
+	const char *slot;       /* its name in code and tests */
+	/* Open the slot's source (ps->s.ops set, ps->open on success) or
+	 * say in ps->why why not. ctx: where it runs (NULL when the port's
+	 * interface does not matter to it: host, application). */
+	void (*open)(struct port *p, struct port_src *ps, const struct src_ctx *ctx);
+	/* What it adds to the port's status when open (NULL: nothing). */
+	void (*json)(const struct port *p, const struct port_src *ps, struct json_object *o);
+	/* Let go of what it holds beside its src, before the src closes
+	 * (NULL: nothing). */
+	void (*shut)(struct port *p);
+	/* ENODEV from its read means the interface is gone. */
+	int of_ifname;
+};
+extern const struct port_src_kind port_src_kinds[];
+/* Close a source and forget its last reading. */
+void port_src_shut(struct port_src *ps);
+/* port_new() with the slots of kinds[0..nkinds) (at most REC_MAX_SRC)
+ * instead of port_src_kinds: a test's toy source. */
+struct port *port_new_with(const struct port_conf *pc, const char *sysfs_root,
+			   unsigned rec_cap, struct loop *loop,
+			   const struct port_src_kind *kinds, unsigned nkinds);
 
 struct dl_event {               /* one devlink health event, as received */
 	uint64_t mono_ns, real_ns;
@@ -61,7 +87,8 @@ struct port {
 	unsigned rdma_port;
 	struct ident *ident;
 	struct port_src src[REC_MAX_SRC];
-	unsigned nsrc;
+	unsigned nsrc;          /* slots: rows of kinds */
+	const struct port_src_kind *kinds;      /* port_src_kinds, or a test's */
 	struct recorder *rec;
 	struct nl_mon *mon;
 	struct dlh_mon *dlmon;  /* devlink health events, NULL none */

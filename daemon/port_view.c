@@ -165,20 +165,10 @@ struct json_object *port_status_json(const struct port *p, uint64_t now)
 		cost_json(&ps->cost, now, s);
 		if (ps->why[0])
 			jx_add_str(s, "error", ps->why);
-		if (i == SLOT_DEVLINK && ps->open) {
-			uint64_t q, total, last;
-
-			src_devlink_health_cost(&ps->s, &q, &total, &last);
-			jx_add_u64(s, "queries", q);
-			jx_add_double(s, "last_query_us", (double)last / 1e3);
-			jx_add_double(s, "mean_query_us", q ? (double)total / 1e3 / (double)q : 0);
-			jx_add_bool(s, "events_watched", p->dlmon != NULL);
-		}
 		if (ps->open && src_shared_refs((struct src *)&ps->s))
 			jx_add_u64(s, "shared_by_ports", src_shared_refs((struct src *)&ps->s));
-		if (i == SLOT_APP && ps->open)
-			json_object_object_add(s, "endpoints",
-					       src_app_json(port_own_src((struct port_src *)ps), 0, 0));
+		if (ps->open && p->kinds[i].json)
+			p->kinds[i].json(p, ps, s);
 		json_object_array_add(srcs, s);
 	}
 	json_object_object_add(o, "sources", srcs);
