@@ -33,6 +33,9 @@ struct tj_sample {
 	uint64_t nvcsw, nivcsw;
 	uint64_t off_at_ns;             /* off since then (0: on CPU) */
 	uint32_t off_state;             /* enum tw_off of that span */
+	int32_t stack_id;               /* the kernel stack of its last sleep
+					 * as of the reading (-1: none; the
+					 * judge does not read it) */
 };
 
 enum tj_verdict {

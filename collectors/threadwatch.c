@@ -34,6 +34,10 @@ struct tw_thr {
 	struct tj_sample cur;
 	struct tj_sample hist[TW_HIST];  /* oldest first */
 	unsigned nh;
+	/* hist[0] stands for a span on CPU, from when its process was
+	 * watched to this, when the program first saw it go off (0: no such
+	 * span) */
+	uint64_t on_cpu_until_ns;
 	int32_t stack_id;
 	uint64_t sleep_at_ns;
 	uint64_t sys_at_ns, sys_last_ns;
@@ -405,6 +409,7 @@ static void tw_sample_of(const struct tw_thread *t, uint64_t now, struct tj_samp
 	s->nivcsw = t->nivcsw;
 	s->off_at_ns = t->off_at_ns;
 	s->off_state = t->off_state;
+	s->stack_id = t->stack_id;
 }
 
 int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, char *err,
@@ -472,6 +477,8 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 			if (w && w < t->first_ns && w < now && tw_seen_first(tw, x->pid, x->tid)) {
 				memset(&x->hist[0], 0, sizeof(x->hist[0]));
 				x->hist[0].at_ns = w;
+				x->hist[0].stack_id = -1;
+				x->on_cpu_until_ns = t->first_ns;
 				x->nh = 1;
 			}
 		}
@@ -495,10 +502,12 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		}
 		/* history: one sample every keep_ns at most */
 		if (!x->nh || now - x->hist[x->nh - 1].at_ns >= keep_ns) {
-			if (x->nh == TW_HIST)
+			if (x->nh == TW_HIST) {
 				memmove(x->hist, x->hist + 1, (TW_HIST - 1) * sizeof(x->hist[0]));
-			else
+				x->on_cpu_until_ns = 0; /* hist[0] is a reading now */
+			} else {
 				x->nh++;
+			}
 			x->hist[x->nh - 1] = x->cur;
 		}
 		nn++;
@@ -598,6 +607,32 @@ struct tw_ev {
 	int symbolise;                  /* the kernel's symbols are readable */
 };
 
+/* The stack id in most of x's readings within (since, until] (until 0:
+ * to the last), the later on a tie; dflt when none is known. */
+static int32_t tw_wait_stack(const struct tw_thr *x, uint64_t since, uint64_t until,
+			     int32_t dflt)
+{
+	int32_t best = dflt;
+	unsigned best_n = 0;
+
+	for (unsigned k = 0; k < x->nh; k++) {
+		unsigned n = 0;
+
+		if (x->hist[k].at_ns <= since || (until && x->hist[k].at_ns > until) ||
+		    x->hist[k].stack_id < 0)
+			continue;
+		for (unsigned j = k; j < x->nh; j++)
+			if (x->hist[j].stack_id == x->hist[k].stack_id &&
+			    x->hist[j].at_ns > since && (!until || x->hist[j].at_ns <= until))
+				n++;
+		if (n >= best_n) {
+			best_n = n;
+			best = x->hist[k].stack_id;
+		}
+	}
+	return best;
+}
+
 static void tw_ev_thread(const struct tw_view *v, void *arg)
 {
 	struct tw_ev *e = arg;
@@ -605,11 +640,13 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	struct json_object *o = json_object_new_object();
 	struct tj_result r = v->r;
 	char stack[TW_STACK_DEPTH * 96];
+	int32_t wait_stack = v->stack_id;
 
 	/* over the wait: from the newest sample at or before its start, to
 	 * its end (the first sample at or after it) or the last read */
 	if (e->since_ns && x && x->nh) {
 		const struct tj_sample *b = &x->hist[0], *c = &x->cur;
+		struct tj_sample bs;
 
 		for (unsigned k = x->nh; k-- > 0;)
 			if (x->hist[k].at_ns <= e->since_ns) {
@@ -621,10 +658,24 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 				c = &x->hist[k];
 				break;
 			}
+		/* a thread first seen when it first went off the CPU (a busy
+		 * poller until it blocked) was on it from hist[0] to then: at
+		 * the wait's start too, when that came before */
+		if (b == &x->hist[0] && x->on_cpu_until_ns && b->at_ns < e->since_ns &&
+		    e->since_ns <= x->on_cpu_until_ns) {
+			bs = *b;
+			bs.at_ns = e->since_ns;
+			b = &bs;
+		}
 		/* b: at or before the wait's start, or the oldest kept; the
 		 * verdict over the same span (read after the wait ended, the
 		 * last threshold is the thread running again) */
 		tj_judge_span(x->hist, x->nh, b, c, e->threshold_ns, 50, &r);
+		/* and where it slept through the wait: the stack of its last
+		 * sleep in most readings within it (read after the wait, the
+		 * last sleep is elsewhere: its epoll_wait, a page fault; the
+		 * wait's end is dated by a poll, after the thread went on) */
+		wait_stack = tw_wait_stack(x, e->since_ns, e->until_ns, v->stack_id);
 	}
 	jx_add_int(o, "tid", v->tid);
 	tw_proc_state(v->pid, v->tid, o);
@@ -647,8 +698,12 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	}
 	if (v->sleep_at_ns)
 		jx_add_u64(o, "last_sleep_ns", v->sleep_at_ns);
-	if (tw_stack_with(e->tw, v->stack_id, e->symbolise, stack, sizeof(stack)) >= 0)
+	if (tw_stack_with(e->tw, wait_stack, e->symbolise, stack, sizeof(stack)) >= 0)
 		jx_add_str(o, "stack_at_sleep", stack);
+	/* read after the wait ended: where it sleeps now, when elsewhere */
+	if (wait_stack != v->stack_id &&
+	    tw_stack_with(e->tw, v->stack_id, e->symbolise, stack, sizeof(stack)) >= 0)
+		jx_add_str(o, "stack_now", stack);
 	/* thread_watch_syscalls: the call it is in and since when, as of
 	 * the last read (one the programs saw begin), else its last */
 	if (v->sys_at_ns && v->sys_nr >= 0) {

@@ -270,6 +270,7 @@ static void seed001_read_after_the_wait__verdict_over_the_wait(void **st)
 		const char *v = json_object_get_string(json_object_object_get(e, "verdict"));
 		const char *now = json_object_get_string(json_object_object_get(e, "verdict_now"));
 		double share = json_object_get_double(json_object_object_get(e, "off_cpu_share"));
+		const char *st_wait, *st_now;
 
 		if (json_object_get_int(json_object_object_get(e, "tid")) != tid)
 			continue;
@@ -282,6 +283,15 @@ static void seed001_read_after_the_wait__verdict_over_the_wait(void **st)
 		assert_true(!strcmp(v, "asleep") || !strcmp(v, "one-sleep"));
 		assert_non_null(now);
 		assert_string_equal(now, "running");
+		/* where it slept in the wait, not where it slept since */
+		st_wait = json_object_get_string(json_object_object_get(e, "stack_at_sleep"));
+		st_now = json_object_get_string(json_object_object_get(e, "stack_now"));
+		print_message("stack at sleep in the wait:\n%s\nnow:\n%s\n",
+			      st_wait ? st_wait : "-", st_now ? st_now : "-");
+		assert_non_null(st_wait);
+		assert_non_null(strstr(st_wait, "futex"));
+		assert_non_null(st_now);
+		assert_non_null(strstr(st_now, "nanosleep"));
 	}
 	assert_true(found);
 	json_object_put(ev);

@@ -57,8 +57,9 @@ struct sender_arg { int out; unsigned span_ms; int spin_after; };
 
 /* Busy-polls (as a spinning engine thread does) until go, then waits in
  * futex_wait for span_ms, losing the word again at each wake-up; then
- * sleeps until killed, or (spin_after) busy-polls again, as the engine's
- * thread does once its send returns. */
+ * sleeps until killed, or (spin_after) sleeps three times 1 ms in
+ * nanosleep and busy-polls again, as the engine's thread does once its
+ * send returns. */
 static void *sender(void *p)
 {
 	struct sender_arg *a = p;
@@ -76,7 +77,13 @@ static void *sender(void *p)
 	} while (((int64_t)(t.tv_sec - t0.tv_sec) * 1000000000 + (t.tv_nsec - t0.tv_nsec)) /
 		 1000000 < (int64_t)a->span_ms);
 	if (a->spin_after) {
+		struct timespec ms = { 0, 1000000 };
+
 		waker_stop = 1;
+		/* back in its loop: a short sleep of another kind (its
+		 * epoll_wait's timeout), then polling */
+		for (int i = 0; i < 3; i++)
+			nanosleep(&ms, NULL);
 		for (;;)
 			__asm__ volatile("pause");
 	}

@@ -14,7 +14,8 @@ pid_t twchild_fork(void);
  * another thread (it loses the word again and sleeps again), then
  * sleeps until killed. The sender's tid (pid_t) comes on *tid_r. */
 pid_t start_starved(int *go_w, int *tid_r, unsigned span_ms);
-/* The same sender, busy-polling again after the span (its send returned). */
+/* The same sender, after the span (its send returned) asleep three times
+ * 1 ms in nanosleep, then busy-polling again. */
 pid_t start_starved_then_spin(int *go_w, int *tid_r, unsigned span_ms);
 /* A healthy server: one thread asleep in epoll_wait on the read end of a
  * pipe, serving each byte written to *req_w at once. Its tid on *tid. */
