@@ -159,6 +159,20 @@ static void seed001_sender__watch_off__called_a_threshold_after_the_source(void 
 	assert_true(ms == 0 || ms >= 880);
 }
 
+/* The sender's flow, healthy for 13 polls while it busy-polls, then the
+ * send begins (go) and its source dates the flow's wait from then: *t0. */
+static void warm_then_send(struct stallfix *x, struct flow_obs *o, int go, uint64_t *t0)
+{
+	for (int i = 0; i < 13; i++) {
+		poll_once(x, o, loop_mono_ns());
+		sleep_ms(50);
+	}
+	assert_int_equal(write(go, "g", 1), 1);
+	*t0 = loop_mono_ns();
+	o->live = FLOW_LIVE_WAITING + 1;
+	o->live_since_ns = *t0;
+}
+
 /* The flows open the incident, the watch calls nothing: the evidence is
  * still the sender's over the flows' whole wait (from the send's start,
  * which its source dated, past the opening), not a threshold's span. */
@@ -177,14 +191,7 @@ static void seed001_flows_first__evidence_over_the_flows_wait(void **st)
 	pid = start_starved(&go, &tidr, 1500);
 	o = onload_obs(pid);
 	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
-	for (int i = 0; i < 13; i++) {
-		poll_once(x, &o, loop_mono_ns());
-		sleep_ms(50);
-	}
-	assert_int_equal(write(go, "g", 1), 1);
-	t0 = loop_mono_ns();
-	o.live = FLOW_LIVE_WAITING + 1;
-	o.live_since_ns = t0;
+	warm_then_send(x, &o, go, &t0);
 	do {
 		sleep_ms(50);
 		t = loop_mono_ns();
@@ -244,14 +251,7 @@ static void seed001_read_after_the_wait__verdict_over_the_wait(void **st)
 	pid = start_starved_then_spin(&go, &tidr, 800);
 	o = onload_obs(pid);
 	assert_int_equal(read(tidr, &tid, sizeof(tid)), (ssize_t)sizeof(tid));
-	for (int i = 0; i < 13; i++) {
-		poll_once(x, &o, loop_mono_ns());
-		sleep_ms(50);
-	}
-	assert_int_equal(write(go, "g", 1), 1);
-	t0 = loop_mono_ns();
-	o.live = FLOW_LIVE_WAITING + 1;
-	o.live_since_ns = t0;
+	warm_then_send(x, &o, go, &t0);
 	do {
 		sleep_ms(50);
 		t = loop_mono_ns();
