@@ -9,8 +9,9 @@
  *   report_series.c    per port: counters, their per-interval deltas, the
  *                      signals' rates, the healthy gap
  *   report_svg.c       SVG: axes, ticks, series, bands, lanes; the charts
- *   report_html.c      the page: escaping, numbers for people, the stylesheet
- *                      (print too), the header; report_html
+ *   report_html.c      the page: the stylesheet (print too), the header;
+ *                      report_html
+ *   report_fmt.c       escaping and numbers for people, for every output
  *   report_sections.c  the page's sections, from the timeline to the evidence
  *   report_text.c      report_timeline, the terminal's story
  *
@@ -52,7 +53,8 @@ struct rules;
 #define RP_PLOT_POINTS  600             /* intervals drawn per series and panel */
 
 /* The signals the report draws, evaluated per interval (report_model.c):
- * their names in the rules, and what the page calls them. */
+ * their names in the rules (report_series.c), and what the page calls
+ * them (report_model.c). */
 enum { S_PORT, S_VPORT, S_GAP, S_BUF, S_STEER, S_FABRIC, NSIG };
 extern const char *const rp_sig_name[NSIG];
 extern const char *const rp_sig_label[NSIG];
@@ -176,7 +178,7 @@ struct ctx {
 struct ctx *rp_ctx_new(const struct report *r, const struct report_opts *o, FILE *f);
 void rp_ctx_free(struct ctx *c);
 
-/* ---- output helpers (report_html.c) ---- */
+/* ---- output helpers (report_fmt.c) ---- */
 
 /* A finite number a page can show. */
 static inline int rp_isnum(double v)

@@ -66,18 +66,13 @@ static struct nlmsghdr *put_genl(void *buf, size_t len, uint16_t type,
 				 uint32_t seq)
 {
 	struct nlmsghdr *nlh;
-	struct genlmsghdr *g;
 
 	if (!buf || len < REQ_MIN)
 		return NULL;
-	memset(buf, 0, MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(*g)));
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = type;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	memset(buf, 0, MNL_NLMSG_HDRLEN + MNL_ALIGN(sizeof(struct genlmsghdr)));
+	nlh = nl_genl_put(buf, type, cmd, version);       /* lib/nl.h: the one way */
+	nlh->nlmsg_flags |= NLM_F_ACK | flags;
 	nlh->nlmsg_seq = seq;
-	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->cmd = cmd;
-	g->version = version;
 	return nlh;
 }
 

@@ -154,11 +154,11 @@ struct owner *ft_owner_get(struct flow_engine *fe, pid_t pid);
 void ft_owner_put(struct flow_engine *fe, struct owner *o);
 /* Check the owner claim of t now: verified or unverified. */
 void ft_verify(struct flow_engine *fe, struct ft *t, uint64_t now);
-
-/* flow_engine_read.c */
 /* Record a problem of t; log it the first time for this file. */
 void ft_problem(struct ft *t, uint32_t kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* flow_engine_read.c */
 /* Read and check the header of an open table; ACTIVE, BAD or DEAD after. */
 void ft_validate(struct flow_engine *fe, struct ft *t);
 /* (Re)open t->path and validate it (T_WAIT over the open-table limit). */

@@ -122,7 +122,9 @@ void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sam
 {
 	const struct tj_sample *prior = NULL;
 
-	if (!base || base->at_ns >= cur->at_ns) {
+	/* a span shorter than the threshold says nothing (as the live
+	 * judgement's window) */
+	if (!base || base->at_ns >= cur->at_ns || cur->at_ns - base->at_ns < threshold_ns) {
 		tj_span(base, cur, r);
 		return;
 	}

@@ -78,7 +78,7 @@ void tj_judge_hist(const struct tj_sample *hist, unsigned n, const struct tj_sam
  * evidence), prior taken threshold_ns before base from hist[0..n): the
  * verdict that goes with the span's share, not with the threshold before
  * the reading (a thread read after its wait ended runs again). r's
- * deltas are the span's. */
+ * deltas are the span's; a span shorter than threshold_ns: unknown. */
 void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *base,
 		   const struct tj_sample *cur, uint64_t threshold_ns, unsigned min_share_pct,
 		   struct tj_result *r);

@@ -99,13 +99,15 @@ int inv_start_captures(struct inv *v, int port, int promisc)
 		}
 		snprintf(path, sizeof(path), "%s/inv%" PRIu64 "-%s-%s.pcap", dir, v->id,
 			 v->ports[i], promisc ? "promisc" : "plain");
+		v->pending++;           /* before: cap_done may come at once */
 		v->cap[i] = v->F->pr->cap_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
 						filter, promisc, c->snaplen, c->capture_ns, 10000,
 						8u << 20, path, cap_done, v, err, sizeof(err));
+		if (!v->cap[i])
+			v->pending--;
 		if (v->cap[i]) {
 			int tr = promisc && v->F->pr->cap_result(v->cap[i])->transition == 1;
 
-			v->pending++;
 			started++;
 			runs_intervention(v->F->runs, promisc ? "promisc-capture" : "capture",
 					  v->ports[i], loop_mono_ns(), promisc,

@@ -37,13 +37,15 @@ struct inv;
 /* One phase of an investigation: a row of forensic.c's table. */
 struct inv_phase {
 	const char *name;
-	/* Begin it: each part it starts raises v->pending and reports back
-	 * with inv_part_done() (the machine holds one while start runs). */
+	/* Begin it: each part it starts raises v->pending, before the part
+	 * can report back, and reports back with inv_part_done() (the
+	 * machine holds one while start runs). */
 	void (*start)(struct inv *v);
 	/* v->timer fired in this phase (NULL: the phase sets none). */
 	void (*on_timer)(struct inv *v);
 	/* Every part reported: 1 when the phase is over and the next one
-	 * starts, 0 when it started more parts (NULL: over). */
+	 * starts, 0 when it started more parts (NULL: over; 0 with no part
+	 * started counts as over). */
 	int (*done)(struct inv *v);
 	/* The name status shows, when it says more than name (NULL: name). */
 	const char *(*label)(const struct inv *v);
@@ -115,7 +117,7 @@ struct inv {
 	unsigned engines_tried;         /* the incident's flows when a take
 					 * found nothing to take */
 	struct loop_timer *follow;      /* joins seen: follow them once the
-					 * burst is handled (follow_cb) */
+					 * burst is handled (inv_follow_cb) */
 	int follow_armed;
 };
 

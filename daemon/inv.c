@@ -31,6 +31,10 @@ static void settle(struct inv *v)
 
 		v->pending = 1;
 		over = !ph->done || ph->done(v);
+		/* a done() that says "not over" but started nothing would
+		 * wait for nothing: over */
+		if (!over && v->pending <= 1)
+			over = 1;
 		if (over && v->phase + 1 < PH_N) {
 			v->phase++;
 			v->F->phases[v->phase].start(v);

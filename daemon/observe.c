@@ -296,14 +296,15 @@ void inv_observe_start(struct inv *v)
 		if (!p || !port_conf(p)->peer_address[0] || !c->ping_count)
 			continue;
 		v->ping_step[i] = inv_step_begin(v, "ping", v->ports[i]);
+		v->pending++;           /* before: ping_done may come at once */
 		v->ping[i] = v->F->pr->ping_start(v->F->loop, port_nsfd(p), port_conf(p)->ifname,
 						  port_conf(p)->peer_address, c->ping_count,
 						  c->observe_ns / (c->ping_count + 1),
 						  c->observe_ns, NULL, ping_done, v, err, sizeof(err));
-		if (v->ping[i])
-			v->pending++;
-		else
+		if (!v->ping[i]) {
+			v->pending--;
 			inv_step_end(v, v->ping_step[i], "failed", err);
+		}
 		/* the same path at the port's MTU, don't fragment (issue 35): a
 		 * hop or a port that takes smaller frames drops the flows' large
 		 * frames while the small echoes pass (ping -M do -s MTU-28) */
@@ -311,16 +312,17 @@ void inv_observe_start(struct inv *v)
 			struct probe_ping_opts o = { .size = snapshot_mtu(v, i), .df = 1 };
 
 			v->ping_mtu_step[i] = inv_step_begin(v, "ping-mtu", v->ports[i]);
+			v->pending++;
 			v->ping_mtu[i] = v->F->pr->ping_start(v->F->loop, port_nsfd(p),
 							      port_conf(p)->ifname,
 							      port_conf(p)->peer_address, c->ping_count,
 							      c->observe_ns / (c->ping_count + 1),
 							      c->observe_ns, &o, ping_done, v,
 							      err, sizeof(err));
-			if (v->ping_mtu[i])
-				v->pending++;
-			else
+			if (!v->ping_mtu[i]) {
+				v->pending--;
 				inv_step_end(v, v->ping_mtu_step[i], "failed", err);
+			}
 		}
 	}
 	start_threads(v);

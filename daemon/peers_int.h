@@ -1,6 +1,7 @@
-/* peers_int: what the parts of the peer protocol share (peers.c: addresses,
- * logging, sending notices, set-up and status; peers_rx.c: answering
- * notices and receiving datagrams). Private to those two files. */
+/* peers_int: what the parts of the peer protocol share (peers.c: our
+ * notices, set-up and status; peers_rx.c: answering notices and receiving
+ * datagrams; peers_base.c: addresses, refusals logged once per interval,
+ * sending, which both use). Private to those three files. */
 #ifndef NICSTALL_PEERS_INT_H
 #define NICSTALL_PEERS_INT_H
 
@@ -123,8 +124,7 @@ struct peers {
 	uint8_t buf[PEER_MAX_DGRAM + 1];
 };
 
-
-/* peers.c */
+/* peers_base.c */
 __attribute__((format(printf, 4, 5)))
 void peers_refuse(struct peers *ps, struct peer *p, enum lr kind, const char *fmt, ...);
 /* A datagram from p's address (or, p NULL, from no peer's: at) refused
@@ -148,10 +148,11 @@ void peers_recent_clear(struct recent *r);
  * peer_snapshots_per_hour, max(1, budget / number of peers). */
 unsigned peers_snapshot_share(const struct peers *ps);
 
-/* peers_rx.c */
-/* peers_base.c: the names of the refusal kinds (status, metrics) */
+/* the names of the refusal kinds (status, metrics) */
 extern const char *const peers_lr_name[LR_N];
 extern const char *const peers_ur_name[UR_N];
+
+/* peers_rx.c */
 void peers_on_readable(int fd, uint32_t events, void *arg);
 
 #endif

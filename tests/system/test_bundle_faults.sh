@@ -54,7 +54,8 @@ for attempt in 1 2 3; do
 	settle
 	"$BUILD/killon" "$T_DIR/state" /bundles/.tmp- "$T_DPID" 20 > "$T_DIR/killon.out" &
 	kpid=$!
-	wait_for 5 grep -q watching "$T_DIR/killon.out"
+	wait_for 5 grep -q watching "$T_DIR/killon.out" ||
+		{ echo "attempt $attempt: killon did not start"; kill "$kpid"; wait "$kpid"; continue; }
 	stall 3
 	wait "$kpid"
 	krc=$?
@@ -63,6 +64,8 @@ for attempt in 1 2 3; do
 	compgen -G "$T_DIR/state/bundles/.tmp-*" > /dev/null && { caught=1; break; }
 	start_daemon "$T_DIR/n.conf" || exit 1
 done
+# never caught: the daemon still runs; stop it before the restart below
+[ "$caught" = 1 ] || { kill -KILL "$T_DPID"; wait "$T_DPID" 2>/dev/null; }
 echo "caught the daemon mid-write: $caught (attempt $attempt)"
 check "the daemon was killed while writing a bundle" test "$caught" = 1
 check "a half bundle is on disk after the kill" compgen -G "$T_DIR/state/bundles/.tmp-*"

@@ -92,7 +92,9 @@ int main(int argc, char **argv)
 				printf("%s\n", path);
 				fflush(stdout);
 				r.response = FAN_DENY;
-				write(fd, &r, sizeof(r));
+				/* its answer: the process is dying either way */
+				if (write(fd, &r, sizeof(r)) < 0)
+					return 0;
 				return 0;
 			}
 			if (write(fd, &r, sizeof(r)) < 0)

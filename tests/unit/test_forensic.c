@@ -947,7 +947,8 @@ static void forensic__a_burst_of_joins__engine_views_followed_once(void **state)
 	assert_true(before <= 2);               /* not one a join */
 	t = loop_timer_new(x->l, stop_now, NULL);
 	loop_timer_set(t, 60 * MS, 0);
-	loop_run(x->l);                         /* the follow runs once */
+	loop_run(x->l);         /* followed once: by the follow timer or
+				 * the observation tick, whichever first */
 	loop_timer_free(t);
 	assert_int_equal(n_takes, before + 1);
 }

@@ -1,8 +1,9 @@
 /* Unit tests: a port's counter sources are the rows of a table
  * (daemon/port_srcs.c, port_src_kinds[]). A toy source added as a row
  * opens with the port, is read at each sample, shows in the counters and
- * the status (with what its row adds), and goes when the port goes:
- * adding a counter source is its src_ops and one row. */
+ * the status (with what its row adds), and goes when the port goes; its
+ * loss is the interface's only when its row says so: adding a counter
+ * source is its src_ops and one row. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,9 @@
 #include "daemon/port_int.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "nstest.h"
+
+#include <unistd.h>
 
 /* ---- the toy source: two counters that count its reads ---- */
 
@@ -28,7 +32,9 @@ struct toy {
 	uint64_t v[2];
 };
 static unsigned toy_opens, toy_closes;
-static int toy_fail;            /* its next read fails with this (-errno) */
+/* the next reads fail with this (-errno): the toy's, the toy of the
+ * interface's */
+static int toy_fail, toyif_fail;
 
 static int toy_open(struct src *s, const struct src_ctx *ctx)
 {
@@ -45,13 +51,16 @@ static int toy_open(struct src *s, const struct src_ctx *ctx)
 	return 0;
 }
 
+static const struct src_ops toyif_ops;
+
 static int toy_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 {
 	struct toy *t = s->priv;
+	int fail = s->ops == &toyif_ops ? toyif_fail : toy_fail;
 
-	if (toy_fail) {
-		snprintf(s->err, sizeof(s->err), "toy: %s", strerror(-toy_fail));
-		return toy_fail;
+	if (fail) {
+		snprintf(s->err, sizeof(s->err), "%s: %s", s->ops->name, strerror(-fail));
+		return fail;
 	}
 	t->v[0] += 10;
 	t->v[1] += 1;
@@ -71,6 +80,7 @@ static void toy_close(struct src *s)
 }
 
 static const struct src_ops toy_ops = { "toy", toy_open, toy_read, toy_close };
+static const struct src_ops toyif_ops = { "toyif", toy_open, toy_read, toy_close };
 
 /* its row: open, what it adds to the status, its loss not the port's */
 static void toy_row_open(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
@@ -79,10 +89,17 @@ static void toy_row_open(struct port *p, struct port_src *ps, const struct src_c
 
 	(void)p;
 	ps->s.ops = &toy_ops;
-	rc = toy_ops.open(&ps->s, ctx);
+	rc = ps->s.ops->open(&ps->s, ctx);
 	ps->open = rc == 0;
 	if (rc < 0)
 		snprintf(ps->why, sizeof(ps->why), "%s", strerror(-rc));
+}
+
+static void toyif_row_open(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
+{
+	(void)p;
+	ps->s.ops = &toyif_ops;
+	ps->open = ps->s.ops->open(&ps->s, ctx) == 0;
 }
 
 static void toy_row_json(const struct port *p, const struct port_src *ps, struct json_object *o)
@@ -134,20 +151,61 @@ static void port_srcs__toy_row__opened_read_shown_and_closed(void **st)
 	assert_int_equal(jx_u64(toy, "reads"), 2);
 	assert_int_equal(jx_u64(toy, "toy_seen"), 2);
 	json_object_put(j);
-	/* its device gone (ENODEV): an error of its own, the port stays up
-	 * (of_ifname 0) */
+	port_free(p);
+	assert_int_equal(toy_closes, 1);
+	conf_free(c);
+	loop_free(l);
+	coretest_rmdir(dir);
+}
+
+/* ENODEV from a row's read: the interface's loss only for a row that says
+ * so (of_ifname); another's is its own error. On a veth of a namespace of
+ * the test's own. */
+static void port_srcs__enodev__the_interface_gone_only_for_its_rows(void **st)
+{
+	char *dir = coretest_tmpdir(), text[512];
+	struct loop *l = loop_new();
+	int nsfd = nstest_make_netns();
+	struct conf *c;
+	struct port *p;
+	struct json_object *j, *t;
+	struct port_src_kind kinds[3];
+
+	(void)st;
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
+				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
+				   (int)getpid(), nsfd), 0);
+	kinds[0] = port_src_kinds[SLOT_DRV];
+	kinds[1] = (struct port_src_kind){ "toy", toy_row_open, NULL, NULL, 0 };
+	kinds[2] = (struct port_src_kind){ "toyif", toyif_row_open, NULL, NULL, 1 };
+	coretest_write(dir, "a.txt", "NIC statistics:\n     rx_packets_phy: 10\n");
+	snprintf(text, sizeof(text), "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\n"
+		 "netns = /proc/%d/fd/%d\n", dir, (int)getpid(), nsfd);
+	c = coretest_conf(text);
+	p = port_new_with(&c->ports[0], "", 16, l, kinds, 3);
+	assert_non_null(p);
+	assert_int_equal(port_state(p), PORT_UP);
+	port_sample(p, 1 * SEC, 1 * SEC, 1);
+	/* the toy's device is gone: its error, the port stays up */
 	toy_fail = -ENODEV;
-	port_sample(p, 3 * SEC, 3 * SEC, 1);
+	port_sample(p, 2 * SEC, 2 * SEC, 1);
 	assert_int_equal(port_state(p), PORT_UP);
 	j = port_counters_json(p, 1);
 	assert_true(json_object_object_get_ex(j, "toy", &t));
 	assert_non_null(json_object_object_get(t, "error"));
 	json_object_put(j);
 	toy_fail = 0;
+	/* the interface's own row: the port goes down, and says why */
+	toyif_fail = -ENODEV;
+	port_sample(p, 3 * SEC, 3 * SEC, 1);
+	assert_int_equal(port_state(p), PORT_DOWN);
+	assert_non_null(strstr(port_reason(p), "eth-a"));
+	toyif_fail = 0;
 	port_free(p);
-	assert_int_equal(toy_closes, 1);
 	conf_free(c);
 	loop_free(l);
+	close(nsfd);
 	coretest_rmdir(dir);
 }
 
@@ -162,6 +220,7 @@ static void port_srcs__shipped_table__every_slot_a_row(void **st)
 	}
 	assert_true(port_src_kinds[SLOT_DRV].of_ifname);
 	assert_true(port_src_kinds[SLOT_NETDEV].of_ifname);
+	assert_true(port_src_kinds[SLOT_KERNEL].of_ifname);
 	assert_false(port_src_kinds[SLOT_RDMA].of_ifname);
 	assert_false(port_src_kinds[SLOT_DEVLINK].of_ifname);
 	assert_false(port_src_kinds[SLOT_HOST].of_ifname);
@@ -172,6 +231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(port_srcs__toy_row__opened_read_shown_and_closed),
+		cmocka_unit_test(port_srcs__enodev__the_interface_gone_only_for_its_rows),
 		cmocka_unit_test(port_srcs__shipped_table__every_slot_a_row),
 	};
 

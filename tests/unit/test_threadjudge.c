@@ -262,9 +262,12 @@ static void tj_judge_span__wait_read_after__asleep_then_running_now(void **st)
 	c.off_ns[TW_OFF_SLEEP] = b.off_ns[TW_OFF_SLEEP] + 150 * MS * 95 / 100;
 	tj_judge_span(hist, 3, &b, &c, 100 * MS, 50, &r);
 	assert_int_equal(r.verdict, TJ_SLEEPER);
-	/* no span: no verdict */
+	/* no span, or one shorter than the threshold: no verdict */
 	tj_judge_span(hist, 3, &c, &c, 100 * MS, 50, &r);
 	assert_int_equal(r.verdict, TJ_UNKNOWN);
+	tj_judge_span(hist, 3, &b, &c, 200 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_UNKNOWN);
+	assert_int_equal(r.window_ns, 150 * MS);
 }
 
 int main(void)
