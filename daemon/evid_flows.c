@@ -213,7 +213,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 			np += stall_waiting_pids(st, ports, nports, pids + np, 32 - np);
 		/* and those of the earlier view again (after the stall the
 		 * thread watch calls nobody and nothing waits) */
-		for (unsigned i = 0; again && i < again->npids && np < 32; i++) {
+		for (unsigned i = 0; by_pid && again && i < again->npids && np < 32; i++) {
 			int have = 0;
 
 			for (unsigned k = 0; k < np && !have; k++)
@@ -221,7 +221,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 			if (!have)
 				pids[np++] = again->pids[i];
 		}
-		for (unsigned i = 0; by_pid && i < np && n < MAX_REFS; i++) {
+		for (unsigned i = 0; i < np && n < MAX_REFS; i++) {
 			refs[n].src = FLOW_SRC_ENGINE;
 			refs[n].session = 0;
 			refs[n].pid = pids[i];

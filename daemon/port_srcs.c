@@ -238,20 +238,24 @@ static void open_drv(struct port *p, struct port_src *ps, const struct src_ctx *
 	open_src(p, ps, ctx->text_file ? &src_text_ops : &src_ethtool_ops, ctx);
 }
 
-static void open_netdev(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
+/* a source of the interface's own: none without one */
+static void open_of_ifname(struct port *p, struct port_src *ps, const struct src_ops *ops,
+			   const struct src_ctx *ctx)
 {
 	if (ctx->ifname && ctx->ifname[0])
-		open_src(p, ps, &src_netdev_ops, ctx);
+		open_src(p, ps, ops, ctx);
 	else
 		snprintf(ps->why, sizeof(ps->why), "no interface");
 }
 
+static void open_netdev(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
+{
+	open_of_ifname(p, ps, &src_netdev_ops, ctx);
+}
+
 static void open_kernel(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
 {
-	if (ctx->ifname && ctx->ifname[0])
-		open_src(p, ps, &src_kernel_ops, ctx);
-	else
-		snprintf(ps->why, sizeof(ps->why), "no interface");
+	open_of_ifname(p, ps, &src_kernel_ops, ctx);
 }
 
 static void open_rdma(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
