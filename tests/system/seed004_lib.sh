@@ -21,7 +21,7 @@
 #                        slow rank's spins with SEED_SPIN_US), then waits
 #                        until every daemon has found its producer
 #   seed_slow I          the disk of rank I turns slow (SEED_IOPS reads/s)
-#   seed_starve I        rank I's CPU quota drops to SEED_QUOTA_US per 100 ms
+#   seed_starve I        rank I's CPU quota drops to SEED_QUOTA_US per second
 #   seed_bundle I [S]    rank I's own incident bundle (not a peer
 #                        snapshot; since the slowness began), once written
 #   seed_incidents I     how many incident bundles of its own rank I wrote
@@ -31,7 +31,7 @@
 
 SEED_IOPS=${SEED_IOPS:-2}
 SEED_KIB=${SEED_KIB:-128}
-SEED_QUOTA_US=${SEED_QUOTA_US:-1000}   # per 100 ms: 1% of a CPU
+SEED_QUOTA_US=${SEED_QUOTA_US:-1000}   # per second (seed_starve)
 SEED_CG=${SEED_CG:-blkio}
 # below the default ephemeral range (32768-60999): no connect takes it
 SEED_MPORT=${SEED_MPORT:-$((20000 + RANDOM % 12000))}
@@ -105,7 +105,7 @@ seed_start() {
 		cgs="echo \$\$ > $SEED_BLKIO/${T_PREFIX}b$i/cgroup.procs"
 		[ -d "$SEED_CPU/${T_PREFIX}c$i" ] && cgs="$cgs && echo \$\$ > $SEED_CPU/${T_PREFIX}c$i/cgroup.procs"
 		spin=
-		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-100000}"
+		[ "${SEED_SPIN_RANK:-}" = "$i" ] && spin="--spin-us ${SEED_SPIN_US:-500000}"
 		"$ROOT/tests/tools/sockact" "127.0.0.1:$((SEED_MPORT + i))" \
 		sh -c "$cgs && exec nice -n -10 ip netns exec $T_PREFIX-r$i $BUILD/nsengine client \
 			--connect $FLEET_NET.0.$((n + 1)):11200 --sessions 1 --interval-us 5000 \
@@ -134,10 +134,14 @@ seed_slow() {
 }
 seed_starve() {
 	SEED_SINCE=$(date -u +%Y%m%dT%H%M%SZ)
-	# a short period: the kernel adds run-queue delay when the task runs
-	# again and throttled time when the group is unthrottled, so the
-	# figures lag the wait by at most a period
-	echo 100000 > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_period_us" &&
+	# the longest period (1 s): the quota is enforced at the scheduler's
+	# tick (4 ms at HZ=250), so a 1 ms quota per 100 ms ran 3.5% of a CPU,
+	# a 100 ms compute finished every 2.9 s, under the 3 s threshold, and a
+	# rank's window could see the next message arrive (CI, stop 39); per
+	# second it runs 0.13%. The kernel adds run-queue delay when the task
+	# runs again and throttled time when the group is unthrottled, so the
+	# figures lag the wait by at most the period: a third of a 3 s stall
+	echo 1000000 > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_period_us" &&
 	echo "$SEED_QUOTA_US" > "$SEED_CPU/${T_PREFIX}c$1/cpu.cfs_quota_us"
 }
 

@@ -5,8 +5,10 @@
 # resource and figures, the other ranks as waiting on it:
 #   1. rank3's disk slow (blkio.throttle.read_iops_device on its cgroup)
 #   2. the same disk slowness on rank1: the verdict follows the node
-#   3. rank2's producer, 100 ms of compute a step, starved of CPU (a v1 cpu
-#      quota of 1 ms per 100 ms): run-queue delay, not I/O
+#   3. rank2's producer, 500 ms of compute a step, starved of CPU (a v1 cpu
+#      quota of 1 ms a second, 0.13% of a CPU with the tick's overrun: the
+#      step it was in finishes 3 to 6 s on, in the windows, once in 130
+#      starts): run-queue delay, not I/O
 #   4. no throttle: the collective runs clean, no incident, for
 #      SEED_CLEAN_S seconds (20; `make demo SCENARIO=seed-004` runs 60)
 # Bounded: each part waits at most 60 s for its bundles; the producers run
