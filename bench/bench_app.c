@@ -1,13 +1,13 @@
 /* bench_app: what a scrape of an application's metrics costs the daemon:
  * one endpoint serving NSERIES series (a counter family with two labels,
  * as a busy engine's page might be) from a child process on 127.0.0.1, read
- * by the app source (collectors/src_app.c) on the daemon's event loop:
- * libcurl's multi interface, the parse (promtext.c), the series' names and
+ * by the app source (collectors/counters/src_app.c) on the daemon's event loop:
+ * libcurl's multi interface, the parse (promtext_parse.c), the series' names and
  * the layout. Timed on the thread's CPU clock over ROUNDS scrapes, each
  * started when the last one ended; then the parse of the same page alone.
  *
  *   bench_app [ROUNDS [NSERIES]]     default 300 scrapes of 2000 series */
-#include "collectors/src_app.h"
+#include "collectors/counters/src_app.h"
 #include "lib/cost.h"
 #include "lib/log.h"
 #include "lib/loop.h"

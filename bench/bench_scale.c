@@ -21,10 +21,10 @@
  *                                 samples x counters x 8 bytes */
 #include <nicstall/flowtab.h>
 
-#include "collectors/flowsel.h"
-#include "collectors/flowsrc.h"
-#include "collectors/flowtrack_api.h"
-#include "daemon/liveness.h"
+#include "collectors/flows/flowsel.h"
+#include "collectors/flows/flowsrc.h"
+#include "collectors/flows/flowtrack_api.h"
+#include "daemon/detect/liveness.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 #include "lib/loop.h"

@@ -24,8 +24,8 @@
  *
  * Prints one JSON object: mode, n, cpu_us (CPU time per sweep: ours, our
  * children's, and the exporter's for scrape), wall_us, counters, bytes. */
-#include "collectors/counters.h"
-#include "collectors/src_host.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/src_host.h"
 #include "daemon/recorder.h"
 #include "lib/log.h"
 

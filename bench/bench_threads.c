@@ -32,8 +32,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collectors/threadwatch.h"
-#include "collectors/threadwatch_api.h"
+#include "collectors/threads/threadwatch.h"
+#include "collectors/threads/threadwatch_api.h"
 #include "lib/log.h"
 
 /* The loaded tw_switch program (ours: the newest of that name). */

@@ -7,7 +7,7 @@
  * (quadratic in the series), and with the same window over one layout.
  *
  *   bench_window [ROUNDS [NSERIES [SAMPLES]]]   default 20, 2000, 60 */
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 

@@ -638,7 +638,7 @@ section_scale() {
 			note="flow_src_engine_ops poll (three copies of every record, seqlock checks), no detector"
 		row section=scale name="  memory per session: table / detector entry" unit=B \
 			series="engine_${n}_table_b" vs="engine_${n}_det_b" \
-			note="$( [ -n "$max" ] && [ "$n" -gt "$max" ] && echo "the detector keeps at most $max engine flows (LIVENESS_MAX_ENGINE_FLOWS, daemon/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
+			note="$( [ -n "$max" ] && [ "$n" -gt "$max" ] && echo "the detector keeps at most $max engine flows (LIVENESS_MAX_ENGINE_FLOWS, daemon/detect/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
 	done
 	n=$(pick 10000 100000)
 	for r in $(seq 2); do
@@ -690,7 +690,7 @@ scale_sockets() {
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump, and a dump is made only when the namespace opens a TCP connection"
 	row section=scale name="  the same $n sockets selected (watched)" unit=% series=idle_conns_watched \
 		vs=idle_sock goal="< 0.5%" check=below:0.5 \
-		note="paced (collectors/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector (no dumps while no connection opens). A profile before the dumps were gated (bench/README.md) put 44% of it in the reads' socket lookups, 21% in the dumps, 20% in the detector: a poller cannot meet it; closing it needs an event source (see bench/README.md)"
+		note="paced (collectors/flows/sockdiag_pace.h): a socket that owes nothing is read once per threshold less a poll (150 ms), the least the detector allows, a waiting one every poll once its wait is that old; each read is the BPF socket reader and an observation through the detector (no dumps while no connection opens). A profile before the dumps were gated (bench/README.md) put 44% of it in the reads' socket lookups, 21% in the dumps, 20% in the detector: a poller cannot meet it; closing it needs an event source (see bench/README.md)"
 }
 
 # ---- bundle: writing a typical bundle outside its configured windows ----
@@ -746,7 +746,7 @@ section_metrics() {
 		note="of one core, beside the sampling it reports on"
 }
 
-# The application's metrics (collectors/src_app.c): one scrape of a
+# The application's metrics (collectors/counters/src_app.c): one scrape of a
 # 2,000-series page from 127.0.0.1 on the daemon's loop (libcurl's multi
 # interface, the parse, the layout), on the thread's CPU clock, and the
 # parse of the same page alone.
@@ -762,7 +762,7 @@ section_app() {
 		series=app_scrape_us \
 		note="app_metrics on 127.0.0.1: libcurl multi on the loop, parse, series names, layout (CPU)"
 	row section=app name="  of which the parse / scrape" unit=us series=app_parse_us \
-		vs=app_scrape_us note="promtext.c and the series' names, 89 KB of text"
+		vs=app_scrape_us note="promtext_parse.c and the series' names, 89 KB of text"
 	# a window's deltas over such series when they come and go (a new
 	# layout each sample), against the search by name it replaced
 	for r in $(seq "$(pick 1 3)"); do

@@ -126,7 +126,7 @@ static int close_scan(int bfd, char **names, int n, int rc)
  *
  * The manifest is read only as far as CLASSIFY_PEEK bytes: the daemon
  * writes "trigger" as its first member and, for a snapshot, "peer" (the
- * peer whose notice made it) as its second (daemon/bundler.c manifest()),
+ * peer whose notice made it) as its second (daemon/forensic/bundler.c manifest()),
  * so a pass costs a few KiB per snapshot however large its manifest. */
 #define CLASSIFY_PEEK 4096
 

@@ -304,7 +304,7 @@ static int all_kernel(struct json_object *list)
 
 /* The flows, one line per connection: a kernel socket at each end of one
  * connection is one stalled flow seen twice, not two (the detector counts
- * its siblings per connection too: daemon/stall_group.c stall_count_siblings). */
+ * its siblings per connection too: daemon/detect/stall_group.c stall_count_siblings). */
 static void sum_flows(FILE *f, struct json_object *facts)
 {
 	struct json_object *flows = jx_obj(facts, FK_FLOWS), *held, *list;

@@ -47,7 +47,7 @@ static int no_args(struct cli *c)
 
 /* ---- status ---- */
 
-/* The app source's endpoints (collectors/src_app.h): one line each. */
+/* The app source's endpoints (collectors/counters/src_app.h): one line each. */
 static void print_endpoints(struct json_object *eps)
 {
 	for (size_t k = 0; k < jx_len(eps); k++) {
@@ -600,7 +600,7 @@ int cmd_reload(struct cli *c)
 /* ---- peers ---- */
 
 /* The peer daemons (nicstalld.conf(5) [peer NAME]) as the daemon sees
- * them: its status's "peers" (daemon/peers.c peers_status_json). */
+ * them: its status's "peers" (daemon/peers/peers.c peers_status_json). */
 /* "reason=N ..." of the non-zero counts of o (but skip's). */
 static void counts_line(struct json_object *o, const char *skip, char *buf, size_t len)
 {

@@ -6,9 +6,9 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "collectors/flows.h"
-#include "collectors/src_host.h"
-#include "daemon/peerconf.h"
+#include "collectors/flows/flows.h"
+#include "collectors/counters/src_host.h"
+#include "daemon/peers/peerconf.h"
 #include "probes/probe_exec.h"
 
 #define CONF_MAX_SEL 8
@@ -27,7 +27,7 @@ enum { CONF_ATTACH_AUTO = 0, CONF_ATTACH_TCX, CONF_ATTACH_CLSACT };
 
 struct port_conf {
 	char name[32];
-	struct app_conf app;         /* app_metrics = URL (collectors/src_app.h) */
+	struct app_conf app;         /* app_metrics = URL (collectors/counters/src_app.h) */
 	char ifname[16];
 	char netns[PATH_MAX];        /* "" = the daemon's namespace */
 	enum profile profile;

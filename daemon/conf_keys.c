@@ -3,7 +3,7 @@
  * nicstalld.conf(5)). */
 #include "daemon/conf.h"
 #include "daemon/conf_int.h"
-#include "collectors/flowsel.h"
+#include "collectors/flows/flowsel.h"
 #include "daemon/hostconf.h"
 #include "lib/ipfilter.h"
 #include "lib/log.h"

@@ -51,7 +51,7 @@ int ctl_set_group(struct ctl *ctl, const char *name, char *err, size_t errlen);
 /* Root's commands act on the ports (investigate captures, recover
  * reprograms, reload chooses what is watched): a uid 0 client gets them
  * only when its effective set holds these, so that it could do as much
- * itself. Onload's tools run as uid 0 with none (daemon/srcrun.c);
+ * itself. Onload's tools run as uid 0 with none (daemon/detect/srcrun.c);
  * `nicstallctl reload` from the unit's ExecReload= and sudo hold them. */
 #define CTL_ROOT_CAPS ((1ull << 12) | (1ull << 13))    /* CAP_NET_ADMIN, CAP_NET_RAW */
 

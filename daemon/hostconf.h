@@ -1,12 +1,12 @@
 /* hostconf: the [host] and [producer NAME] sections of nicstalld.conf(5),
- * into struct host_opts (collectors/src_host.h). Each call returns 0, or -1
+ * into struct host_opts (collectors/counters/src_host.h). Each call returns 0, or -1
  * with err saying what is wrong (conf.c adds file:line). */
 #ifndef NICSTALL_HOSTCONF_H
 #define NICSTALL_HOSTCONF_H
 
 #include <stddef.h>
 
-#include "collectors/src_host.h"
+#include "collectors/counters/src_host.h"
 
 int hostconf_key(struct host_opts *o, const char *key, const char *val,
 		 char *err, size_t errlen);

@@ -9,15 +9,15 @@
 #include "daemon/counts.h"
 #include "daemon/ctl.h"
 #include "daemon/dirs.h"
-#include "daemon/forensic.h"
-#include "daemon/peers.h"
+#include "daemon/forensic/forensic.h"
+#include "daemon/peers/peers.h"
 #include "daemon/metrics.h"
 #include "daemon/ports.h"
 #include "daemon/runs.h"
 #include "daemon/sampler.h"
 #include "daemon/service.h"
-#include "daemon/srcrun.h"
-#include "daemon/stall.h"
+#include "daemon/detect/srcrun.h"
+#include "daemon/detect/stall.h"
 #include "lib/cost.h"
 #include "lib/json.h"
 #include "lib/log.h"
@@ -122,7 +122,7 @@ static void conf_warnings(const struct conf *c)
 		log_warnx("%s", c->warn[i]);
 }
 
-/* Out of the view of Onload's tools (daemon/srcrun.h): what the daemon
+/* Out of the view of Onload's tools (daemon/detect/srcrun.h): what the daemon
  * writes or serves, which uid 0 without capabilities could otherwise
  * write, plant, delete or connect to. */
 static void tools_configure(const struct daemon *d, const struct conf *c)

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "daemon/conf.h"
 
 struct loop;
@@ -67,7 +67,7 @@ int port_src_values(const struct port *p, unsigned i, const struct clayout **lay
  * that failed is {source: {"error": why}} when with_errors, else left out.
  * The one counters-to-JSON of the daemon (snapshot, counters, evidence). */
 struct json_object *port_counters_json(const struct port *p, int with_errors);
-/* devlink health (the fourth counter source, collectors/devlink_health.h):
+/* devlink health (the fourth counter source, collectors/counters/devlink_health.h):
  * the source when it is open (NULL: the port has no devlink health); a
  * refresh of its next read (diagnose NULL: every configured diagnose);
  * {"handles", "reporters": [...]} or {"note": "no devlink health",
@@ -90,7 +90,7 @@ struct json_object *port_link_events_json(const struct port *p, uint64_t since_m
  * text", ...], more, error}); NULL before the port first opened. */
 struct json_object *port_kmsg(const struct port *p);
 
-/* Host resources (the sixth counter source, "host", collectors/src_host.h):
+/* Host resources (the sixth counter source, "host", collectors/counters/src_host.h):
  * the [host] and [producer] options (copied; reopened when they changed;
  * NULL: none); the owners of the port's watched flows, read from the next
  * sample on; the devices' identity and what could not be read, or {note,
@@ -101,7 +101,7 @@ void port_host_watch(struct port *p, const int *pids, unsigned n);
 struct json_object *port_host_json(const struct port *p);
 
 /* The application's metrics (the seventh counter source, "app",
- * collectors/src_app.h): each endpoint's state, last error and figures,
+ * collectors/counters/src_app.h): each endpoint's state, last error and figures,
  * with the last good page's text (made printable, its first
  * PORT_APP_TEXT_MAX bytes) when with_text; or {note, reason} without the
  * source. */

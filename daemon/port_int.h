@@ -6,9 +6,9 @@
 #define NICSTALL_PORT_INT_H
 
 #include "daemon/port.h"
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
-#include "collectors/src_shared.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
+#include "collectors/counters/src_shared.h"
 #include "daemon/recorder.h"
 #include "lib/cost.h"
 

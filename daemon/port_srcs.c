@@ -6,12 +6,12 @@
  * picks a source by slot. A new counter source is its collectors/src_*.c
  * (a struct src_ops) and one row here. */
 #include "daemon/port_int.h"
-#include "collectors/devlink_health.h"
-#include "collectors/ident.h"
-#include "collectors/src_app.h"
-#include "collectors/src_host.h"
-#include "collectors/src_kernel.h"
-#include "collectors/src_shared.h"
+#include "collectors/counters/devlink_health.h"
+#include "collectors/counters/ident.h"
+#include "collectors/counters/src_app.h"
+#include "collectors/counters/src_host.h"
+#include "collectors/counters/src_kernel.h"
+#include "collectors/counters/src_shared.h"
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -168,10 +168,10 @@ static int app_open_fn(struct src *inner, void *arg)
 	return src_app_open(inner, arg);
 }
 
-/* The host's resources (collectors/src_host.h): in every port's
+/* The host's resources (collectors/counters/src_host.h): in every port's
  * recorder, so the port's window and facts carry them; off with
  * [host] resources = off. One source for every port of the same options
- * and sysfs root (collectors/src_shared.h): read once a sample, not once
+ * and sysfs root (collectors/counters/src_shared.h): read once a sample, not once
  * a port; it reads every port's flow owners, each port keeps its own. */
 static void open_host(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
 {
@@ -199,7 +199,7 @@ static void open_host(struct port *p, struct port_src *ps, const struct src_ctx 
 	free(key);
 }
 
-/* The application's metrics (collectors/src_app.h): the port's own
+/* The application's metrics (collectors/counters/src_app.h): the port's own
  * app_metrics endpoint and every producer's, in the port's recorder. */
 static void open_app(struct port *p, struct port_src *ps, const struct src_ctx *ctx)
 {

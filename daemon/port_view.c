@@ -3,9 +3,9 @@
  * host and application sources' JSON (port.h; port_int.h). */
 #include "daemon/port.h"
 #include "daemon/port_int.h"
-#include "collectors/ident.h"
-#include "collectors/src_app.h"
-#include "collectors/src_host.h"
+#include "collectors/counters/ident.h"
+#include "collectors/counters/src_app.h"
+#include "collectors/counters/src_host.h"
 #include "lib/json.h"
 #include "lib/util.h"
 

@@ -1,6 +1,6 @@
 /* ports: the port registry. */
 #include "daemon/ports.h"
-#include "collectors/src_shared.h"
+#include "collectors/counters/src_shared.h"
 #include "daemon/conf.h"
 #include "daemon/port.h"
 #include "daemon/recorder.h"

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 
 #define REC_MAX_SRC 7
 

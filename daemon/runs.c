@@ -1,13 +1,13 @@
 /* runs: benchmark runs, their certificates, and the policy the daemon's
  * interventions follow while one is open (runs.h). */
 #include "daemon/runs.h"
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "daemon/conf.h"
-#include "daemon/facts.h"
+#include "daemon/forensic/facts.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/recorder.h"
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 #include "daemon/ctl.h"
 #include "lib/bgwrite.h"
 #include "lib/fsutil.h"

@@ -1,13 +1,13 @@
 /* runs_cert: a run's counters at its start and their moves, and its
  * certificate built from its record. See runs.h and runs_int.h. */
 #include "daemon/runs_int.h"
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "daemon/conf.h"
-#include "daemon/facts.h"
+#include "daemon/forensic/facts.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
 #include "daemon/recorder.h"
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 #include "daemon/ctl.h"
 #include "lib/bgwrite.h"
 #include "lib/fsutil.h"

@@ -22,7 +22,7 @@
  * A marker file says what to restore should the daemon die during the hold
  * (reprogram_restore_stale). The flag is put back as it was on every path.
  * Mechanism only: which ports may be reprogrammed and how often is the
- * daemon's policy (daemon/recovery.c). */
+ * daemon's policy (daemon/forensic/recovery.c). */
 #ifndef NICSTALL_REPROGRAM_H
 #define NICSTALL_REPROGRAM_H
 

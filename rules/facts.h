@@ -1,5 +1,5 @@
 /* facts: the schema of the incident facts (nicstall.rules(5) "FACTS"),
- * schema FACTS_SCHEMA. The daemon writes them (daemon/facts.c), the rules
+ * schema FACTS_SCHEMA. The daemon writes them (daemon/forensic/facts.c), the rules
  * read them, the bundle summary and the report print them: every key is
  * named here once.
  *
@@ -128,7 +128,7 @@
 #define FK_T_VCSW_RATE  "vcsw_rate"
 #define FK_T_NVCSW_RATE "nvcsw_rate"
 #define FK_T_ROLE       "role"
-/* threads[] from the thread watch (daemon/threadpass.c), over the flows'
+/* threads[] from the thread watch (daemon/detect/threadpass.c), over the flows'
  * wait (its start to the evidence): absent without the watch */
 #define FK_T_WAIT_MS    "wait_ms"       /* the span the figures cover */
 #define FK_T_OFF_CPU_PCT "off_cpu_pct"  /* off CPU of its own accord, % */
@@ -146,7 +146,7 @@
 #define FK_T_WATCH      "watch"         /* the watch's verdict (threadjudge.h) */
 #define FK_T_CALLED     "called"        /* the watch called the stall on it */
 
-/* onload[]: the stack, and its dumps (daemon/onloadfacts.c onload_facts()) */
+/* onload[]: the stack, and its dumps (daemon/forensic/onloadfacts.c onload_facts()) */
 #define FK_O_STACK      "stack"
 #define FK_O_NAME       "name"
 #define FK_O_PID        "pid"

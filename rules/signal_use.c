@@ -1,6 +1,6 @@
 /* signal_use: which signals a profile has and which counters they read,
  * so a peer daemon can send the counters that matter and the values it
- * reckoned (daemon/peersnap.c), not all of a card's hundreds. */
+ * reckoned (daemon/forensic/peersnap.c), not all of a card's hundreds. */
 #include "rules/rules_int.h"
 
 #include <fnmatch.h>

@@ -8,7 +8,7 @@
 # there.
 cd "$(dirname "$0")/.." || exit 2
 B=${1:-build}
-objs=$(for d in lib collectors probes rules bundle daemon client; do ls "$B/$d"/*.o 2>/dev/null; done)
+objs=$(for d in lib collectors probes rules bundle daemon client; do ls "$B/$d"/*.o "$B/$d"/*/*.o 2>/dev/null; done)
 [ -n "$objs" ] || { echo "callcircles: no objects under $B (build first)"; exit 2; }
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT

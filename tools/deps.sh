@@ -2,7 +2,7 @@
 # Install the Debian packages nicstalld needs to build and test, quietly and
 # only when something is missing (idempotent). libclang-rt-dev: libFuzzer
 # (make fuzz, make check). libcurl4-openssl-dev: the [port]/[producer]
-# app_metrics scraper (collectors/src_app.c). libfaketime: test_clock_jump.sh moves only the
+# app_metrics scraper (collectors/counters/src_app.c). libfaketime: test_clock_jump.sh moves only the
 # daemon's wall clock; valgrind: tests/demo/valgrind.sh. chromium and nodejs: the
 # system tests render bundle reports in headless Chromium (test_report.sh).
 # mandoc and man-db: the pages are linted, and systemd-analyze verify looks up

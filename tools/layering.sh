@@ -1,32 +1,45 @@
 #!/bin/sh
-# Includes may only point down the layers (README "Layout"):
-#   lib        -> lib
-#   collectors -> lib, collectors          probes -> lib, probes
-#   rules      -> lib, rules               bundle -> lib, rules, bundle
-#   daemon     -> everything above but client
-#   client     -> lib, rules, bundle, client
-#   examples   -> the public header <nicstall/...> only
+# Includes may only point down the layers (README "Layout"), folder by
+# folder (a subsystem's folder is a layer of its own):
+#   lib                -> lib
+#   collectors/counters, collectors/flows, collectors/threads
+#                      -> lib and their own folder (never one another)
+#   probes -> lib, probes      rules -> lib, rules
+#   bundle -> lib, rules, bundle
+#   daemon/detect      -> every layer above, daemon, daemon/detect
+#   daemon/peers       -> every layer above, daemon, daemon/peers
+#   daemon/forensic    -> every layer above, daemon, daemon/detect,
+#                         daemon/peers, daemon/forensic
+#   daemon             -> everything above but client (its core, the
+#                         ports and the configuration, is what the three
+#                         subsystems share; its top ties them together)
+#   client             -> lib, rules, bundle, client
+#   examples           -> the public header <nicstall/...> only
 # A project header is included with its folder ("lib/loop.h"); a bare name
 # must be a file of the including file's own folder (or a generated BPF
 # skeleton, or the generated syscall_names.h); "../" is never allowed.
 # Every source file is named in its folder's README. Prints each offence
 # as file:line and exits 1 when there is any.
 cd "$(dirname "$0")/.." || exit 2
+BELOW="lib collectors/counters collectors/flows collectors/threads probes rules bundle"
+UNITS="$BELOW daemon daemon/detect daemon/peers daemon/forensic client"
 allowed() {
 	case $1 in
 	lib) echo "lib" ;;
-	collectors) echo "lib collectors" ;;
+	collectors/*) echo "lib $1" ;;
 	probes) echo "lib probes" ;;
 	rules) echo "lib rules" ;;
 	bundle) echo "lib rules bundle" ;;
-	daemon) echo "lib collectors probes rules bundle daemon" ;;
+	daemon/detect|daemon/peers) echo "$BELOW daemon $1" ;;
+	daemon/forensic) echo "$BELOW daemon daemon/detect daemon/peers daemon/forensic" ;;
+	daemon) echo "$BELOW daemon daemon/detect daemon/peers daemon/forensic" ;;
 	client) echo "lib rules bundle client" ;;
 	examples) echo "" ;;
 	esac
 }
 bad=0
 
-for layer in lib collectors probes rules bundle daemon client examples; do
+for layer in $UNITS examples; do
 	ok=$(allowed "$layer")
 	for f in "$layer"/*.c "$layer"/*.h; do
 		[ -f "$f" ] || continue
@@ -39,7 +52,7 @@ for layer in lib collectors probes rules bundle daemon client examples; do
 			../*|*/../*) echo "$f:$n: \"$inc\": relative include"; continue ;;
 			*.skel.h|syscall_names.h) continue ;;   # generated in $(BUILD)
 			*/*)
-				dir=${inc%%/*}
+				dir=${inc%/*}
 				case " $ok " in
 				*" $dir "*) [ -f "$inc" ] || echo "$f:$n: \"$inc\": no such file" ;;
 				*) echo "$f:$n: \"$inc\": $layer may not include $dir (it is not below it)" ;;
@@ -52,11 +65,11 @@ for layer in lib collectors probes rules bundle daemon client examples; do
 done > /tmp/layering.$$
 # ar keeps one member per file name: two library sources with one name
 # would leave one of them out of libnicstall.a
-ls lib collectors probes rules bundle daemon client 2>/dev/null | grep '\.c$' | sort | uniq -d |
+for u in $UNITS; do ls "$u"; done 2>/dev/null | grep '\.c$' | sort | uniq -d |
 	sed 's/^/two library sources are named /' >> /tmp/layering.$$
 # every source file is in its folder's README (by its name, its header's
 # or its stem), so a newcomer's map of the tree cannot leave one out
-for layer in lib collectors probes rules bundle daemon client; do
+for layer in $UNITS collectors; do
 	[ -f "$layer/README" ] || { echo "$layer/README: missing"; continue; }
 	for f in "$layer"/*.c; do
 		[ -f "$f" ] || continue

@@ -80,7 +80,7 @@ case "$SCENARIO" in seed-001*)
 	# (a scheduling delay) must not hold back the send's own
 	# the stack-dump stand-in: the engine's counters in Onload's lots
 	# text. Not under $WORK: the daemon's run_dir, which its tools do not
-	# see (daemon/srcrun.c)
+	# see (daemon/detect/srcrun.c)
 	OLDIR=$(mktemp -d /tmp/nicstall-demo-ol.XXXXXX)
 	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}
 thread_watch_syscalls = ${SEED001_SYSCALLS:-no}

@@ -40,7 +40,7 @@ $(BUILD)/vmaengine: $(BUILD)/tests/engine/vmaengine.o $(ENGINE_STATS_OBJS)
 	@mkdir -p $(dir $@)
 	$(LINK) -o $@ $^ $(LDLIBS)
 
-# the layout test compares collectors/flow_vma.c's table with them
+# the layout test compares collectors/flows/vma_parse.c's table with them
 $(BUILD)/tests/test_flow_vma_layout: $(ENGINE_STATS_OBJS)
 
 # A table of many sessions that stall at once (tests/engine/flowstorm.c):
@@ -54,7 +54,7 @@ $(BUILD)/flowstorm: tests/engine/flowstorm.c include/nicstall/flowtab.h
 
 # An empty libvma.so.9.8.84 the system tests preload into vmaengine: the
 # daemon believes a statistics file only from a process mapping a
-# root-installed libvma.so* (collectors/claimv.h).
+# root-installed libvma.so* (collectors/flows/claimv.h).
 EXTRA_BINS += $(BUILD)/libvma.so.9.8.84
 all: $(BUILD)/libvma.so.9.8.84
 

@@ -10,7 +10,7 @@
  * the sockinfo constructor, save_stats_rx_os() ...), and the offsets and
  * sizes of every field nicstalld's reader uses, by offsetof() and sizeof()
  * on the real structs (tests/unit/test_flow_vma_layout.c compares them with
- * collectors/flow_vma.c's table). Nothing here comes from that table. C and
+ * collectors/flows/vma_parse.c's table). Nothing here comes from that table. C and
  * C++. */
 #ifndef NICSTALL_TEST_ENGINE_STATS_H
 #define NICSTALL_TEST_ENGINE_STATS_H

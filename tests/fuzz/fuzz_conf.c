@@ -5,7 +5,7 @@
  * configurations. */
 #include "tests/fuzz/fuzz.h"
 
-#include "collectors/flowsel.h"
+#include "collectors/flows/flowsel.h"
 #include "daemon/conf.h"
 #include "probes/probe_exec.h"
 

@@ -8,12 +8,12 @@
 
 #include <json-c/json.h>
 
-#include "collectors/flowsel.h"
+#include "collectors/flows/flowsel.h"
 #include "daemon/cmd.h"
 #include "daemon/conf.h"
-#include "daemon/forensic.h"
+#include "daemon/forensic/forensic.h"
 #include "daemon/ports.h"
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 #include "lib/loop.h"
 #include "rules/rules.h"
 

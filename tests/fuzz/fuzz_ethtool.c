@@ -7,8 +7,8 @@
 
 #include <json-c/json.h>
 
-#include "collectors/ethtool_text.h"
-#include "collectors/ident.h"
+#include "collectors/counters/ethtool_text_parse.h"
+#include "collectors/counters/ident.h"
 
 static struct etxt et;
 

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 #include "nicstall/flowtab.h"
 
 static unsigned emitted;

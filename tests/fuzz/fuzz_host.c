@@ -1,4 +1,4 @@
-/* libFuzzer target: the host source's parsers (collectors/src_host.h) on
+/* libFuzzer target: the host source's parsers (collectors/counters/src_host.h) on
  * one input each: /proc/pressure/RES, /proc/diskstats, /proc/PID/stat,
  * /proc/PID/schedstat, /proc/PID/io, a cgroup's cpu.stat and its I/O
  * limits (io.max, a v1 blkio.throttle file). An accepted
@@ -10,7 +10,7 @@
 
 #include <ctype.h>
 
-#include "collectors/src_host.h"
+#include "collectors/counters/src_host.h"
 
 FZ_QUIET_INITIALIZE()
 

@@ -22,11 +22,11 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
-#include "collectors/devlink_health.h"
-#include "collectors/flow_sockdiag.h"
-#include "collectors/flowsel.h"
-#include "collectors/ident.h"
-#include "collectors/rdma_nl.h"
+#include "collectors/counters/devlink_health.h"
+#include "collectors/flows/flow_sockdiag.h"
+#include "collectors/flows/flowsel.h"
+#include "collectors/counters/ident.h"
+#include "collectors/flows/rdma_nl.h"
 #include "lib/rtnl.h"
 
 static struct flow_sel sel[2];

@@ -1,5 +1,5 @@
 /* libFuzzer target: the Prometheus text exposition parser
- * (collectors/promtext.h) and the app source's page (src_app.h) on one
+ * (collectors/counters/promtext_parse.h) and the app source's page (src_app.h) on one
  * input. An accepted page must keep the parser's promises: names of the
  * format's characters within PROM_MAX_NAME, at most PROM_MAX_LABELS labels
  * each of a valid name and a value of valid UTF-8 without NUL, a series
@@ -10,8 +10,8 @@
  * node_exporter-like page, the system test's pages). */
 #include "tests/fuzz/fuzz.h"
 
-#include "collectors/promtext.h"
-#include "collectors/src_app.h"
+#include "collectors/counters/promtext_parse.h"
+#include "collectors/counters/src_app.h"
 #include "lib/util.h"
 
 FZ_QUIET_INITIALIZE()

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/flow_rdmaqp.h"
+#include "collectors/flows/rdmaqp_parse.h"
 
 static struct flow_rdmaqp_qp qps[256];
 

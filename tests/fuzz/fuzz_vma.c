@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/flow_vma.h"
+#include "collectors/flows/vma_parse.h"
 
 static struct flow_vma_snap snap;
 

@@ -178,7 +178,7 @@ sleep 3
 
 # ================================================================ VMA
 # a real libvma process maps libvma.so: the daemon believes its file only
-# then (and when the kernel backs its socket, collectors/claimv.h)
+# then (and when the kernel backs its socket, collectors/flows/claimv.h)
 PRE=LD_PRELOAD=$BUILD/libvma.so.9.8.84
 # without a reader the engine publishes nothing
 ip netns exec "$S" env "$PRE" "$BUILD/vmaengine" --role server --bind 10.9.0.2:11199 --dir "$T_DIR/other" \

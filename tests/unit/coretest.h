@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "collectors/flows.h"
+#include "collectors/flows/flows.h"
 
 struct conf;
 

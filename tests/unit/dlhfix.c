@@ -22,8 +22,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
 #include "lib/nlhex.h"
 #include "lib/log.h"
 

@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
 
 #include "dlhmodel.h"
 

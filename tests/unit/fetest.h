@@ -9,7 +9,7 @@
 
 #include <nicstall/flowtab.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 
 struct fx {
 	char dir[64];

@@ -31,11 +31,11 @@
 
 #include "lib/loop.h"
 #include "nstest.h"
-#include "collectors/flowtrack.h"
-#include "collectors/flowtrack_api.h"
-#include "collectors/flows.h"
-#include "collectors/flowsel.h"
-#include "collectors/flowsrc.h"
+#include "collectors/flows/flowtrack.h"
+#include "collectors/flows/flowtrack_api.h"
+#include "collectors/flows/flows.h"
+#include "collectors/flows/flowsel.h"
+#include "collectors/flows/flowsrc.h"
 #include "lib/netns.h"
 
 static char state_dir[64];

@@ -3,7 +3,7 @@
 #ifndef NICSTALL_NSTEST_H
 #define NICSTALL_NSTEST_H
 
-#include "collectors/flows.h"
+#include "collectors/flows/flows.h"
 
 /* Observations collected by a flow_emit_fn. */
 struct nstest_obs {

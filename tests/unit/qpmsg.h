@@ -14,7 +14,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/flow_rdmaqp.h"
+#include "collectors/flows/rdmaqp_parse.h"
 
 /* One QP entry. */
 struct cqp {

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "collectors/flows.h"
+#include "collectors/flows/flows.h"
 
 #include "nstest.h"
 

@@ -28,8 +28,8 @@
 #include <linux/sock_diag.h>
 #include <linux/tcp.h>
 
-#include "collectors/flow_sockdiag.h"
-#include "collectors/flowsrc.h"
+#include "collectors/flows/flow_sockdiag.h"
+#include "collectors/flows/flowsrc.h"
 #include "guardbuf.h"
 #include "lib/loop.h"
 #include "lib/netns.h"

@@ -8,7 +8,7 @@
 
 #include "coretest.h"
 #include "daemon/conf.h"
-#include "daemon/incident.h"
+#include "daemon/detect/incident.h"
 #include "daemon/ports.h"
 #include "lib/loop.h"
 #include "stallfix.h"

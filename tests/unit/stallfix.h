@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 
 struct loop;
 struct ports;

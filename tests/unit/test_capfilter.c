@@ -1,4 +1,4 @@
-/* Unit tests: the captures' filter (daemon/capfilter.c), compiled by
+/* Unit tests: the captures' filter (daemon/forensic/capfilter.c), compiled by
  * libpcap and run on frames built here: a flow's packets both ways
  * match, the mirrored conversation (same hosts, the ports swapped) and
  * others do not. */
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "daemon/capfilter.h"
+#include "daemon/forensic/capfilter.h"
 
 /* An Ethernet frame of an IPv4 or IPv6 packet, TCP (6) or UDP (17), from
  * sa:sp to da:dp; its length in *n. */

@@ -1,4 +1,4 @@
-/* Unit tests: claims checked against the kernel (collectors/claimv.c),
+/* Unit tests: claims checked against the kernel (collectors/flows/claimv.c),
  * on this process's own sockets: what it holds verifies, what it names
  * without holding does not (issue 34, finding 2). Needs sock_diag (root
  * or not: a process may dump its namespace's sockets). */
@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "collectors/claimv.h"
+#include "collectors/flows/claimv.h"
 #include "lib/procfd.h"
 #include "lib/util.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/counters.c: layouts and cnt_delta. */
+/* Unit tests for collectors/counters/counters.c: layouts and cnt_delta. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 
 static const char *const names3[] = { "rx_packets", "rx_out_of_buffer",
 				      "rx_discards_phy" };

@@ -458,7 +458,7 @@ static void ctl_set_group__path_replaced_by_symlink__target_untouched(void **sta
 	assert_int_equal(rename(moved, x->path), 0);
 }
 
-/* Onload's tools run as uid 0 without a capability (daemon/srcrun.c): such
+/* Onload's tools run as uid 0 without a capability (daemon/detect/srcrun.c): such
  * a client is not root to the control socket; root with its capabilities
  * (sudo, the unit's ExecReload=) still is. */
 static void ctl_accept__uid0_without_caps__not_root(void **state)

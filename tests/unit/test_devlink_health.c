@@ -1,4 +1,4 @@
-/* Unit tests for collectors/devlink_health.c: requests, reply framing,
+/* Unit tests for collectors/counters/devlink_health.c: requests, reply framing,
  * the recorded fixtures (tests/fixtures/devlink/, written by this binary:
  * `test_devlink_health --write-fixtures DIR`, and a test checks that the
  * committed ones are still exactly what it builds), events and this
@@ -27,8 +27,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
 #include "lib/nlhex.h"
 #include "lib/log.h"
 

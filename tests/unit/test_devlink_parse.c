@@ -1,6 +1,6 @@
 /* Unit tests for the devlink health message parsers (GET, PORT, DEV
- * messages: collectors/devlink_health.c) and the fmsg token run of
- * DIAGNOSE and DUMP_GET replies (collectors/devlink_fmsg.c), on replies
+ * messages: collectors/counters/devlink_health.c) and the fmsg token run of
+ * DIAGNOSE and DUMP_GET replies (collectors/counters/devlink_fmsg.c), on replies
  * built the way the kernel builds them (dlhmodel.h). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,8 +24,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
 #include "lib/log.h"
 
 #pragma GCC diagnostic ignored "-Wformat-truncation"

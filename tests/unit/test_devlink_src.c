@@ -1,5 +1,5 @@
 /* Unit tests for the devlink health counter source
- * (collectors/devlink_src.c) on the recorded fixture sets
+ * (collectors/counters/src_devlink.c) on the recorded fixture sets
  * (tests/fixtures/devlink/, dlhfix.h) and copies of them with files
  * swapped. */
 #include <stdarg.h>
@@ -24,8 +24,8 @@
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 
-#include "collectors/counters.h"
-#include "collectors/devlink_health.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/devlink_health.h"
 #include "lib/nlhex.h"
 #include "lib/log.h"
 

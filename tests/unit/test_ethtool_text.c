@@ -1,4 +1,4 @@
-/* Unit tests for collectors/ethtool_text.c on real `ethtool -S` dumps. */
+/* Unit tests for collectors/counters/ethtool_text_parse.c on real `ethtool -S` dumps. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "collectors/ethtool_text.h"
+#include "collectors/counters/ethtool_text_parse.h"
 #include "lib/util.h"
 
 #define FIXDIR "tests/fixtures/real"

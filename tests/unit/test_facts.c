@@ -11,7 +11,7 @@
 
 #include "coretest.h"
 #include "daemon/conf.h"
-#include "daemon/facts.h"
+#include "daemon/forensic/facts.h"
 #include "daemon/hostfacts.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_engine_read.c (one engine flow table read
+/* Unit tests for collectors/flows/flow_engine_read.c (one engine flow table read
  * as hostile input) and include/nicstall/flowtab.h: tables written with
  * the header's helpers in a mkdtemp directory, and hostile variants of
  * them. The directory, inotify and the ops table: test_flow_engine_dir.c. */
@@ -24,7 +24,7 @@
 
 #include <nicstall/flowtab.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 #include "fetest.h"
 #include "lib/log.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_engine.c (the tables of one directory):
+/* Unit tests for collectors/flows/src_engine.c (the tables of one directory):
  * limits, inotify (renamed in, replaced, directory removed), registration
  * outside the directory, and flow_src_engine_ops through its ops. */
 #include <stdarg.h>
@@ -22,9 +22,9 @@
 
 #include <nicstall/flowtab.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 #include "fetest.h"
-#include "collectors/flowsrc.h"
+#include "collectors/flows/flowsrc.h"
 #include "lib/json.h"
 #include "lib/log.h"
 

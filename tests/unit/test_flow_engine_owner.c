@@ -19,7 +19,7 @@
 
 #include <nicstall/flowtab.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 #include "fetest.h"
 
 /* A table of one open session (id 7) whose header claims pid and whose

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectors/flow_engine.h"
+#include "collectors/flows/flow_engine.h"
 #include "fetest.h"
 
 ssize_t __real_pread(int fd, void *buf, size_t len, off_t off);

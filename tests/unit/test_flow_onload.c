@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_onload.c on the fixtures in
+/* Unit tests for collectors/flows/onload_parse.c on the fixtures in
  * tests/fixtures/onload/ (Onload 9.0.2 formats, see the README there). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectors/flow_onload.h"
+#include "collectors/flows/onload_parse.h"
 #include "lib/util.h"
 
 #include "nstest.h"

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_rdmaqp.c: crafted RDMA_NLDEV_CMD_RES_QP_GET
+/* Unit tests for collectors/flows/rdmaqp_parse.c: crafted RDMA_NLDEV_CMD_RES_QP_GET
  * replies laid out as drivers/infiniband/core/nldev.c fills them
  * (fill_nldev_handle, then the RES_QP nest of fill_res_qp_entry entries),
  * hostile lengths, the 24-bit PSN wrap and the liveness verdicts. */
@@ -16,8 +16,8 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/flow_rdmaqp.h"
-#include "collectors/rdma_nl.h"
+#include "collectors/flows/rdmaqp_parse.h"
+#include "collectors/flows/rdma_nl.h"
 
 #include "qpmsg.h"
 

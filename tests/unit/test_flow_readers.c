@@ -30,12 +30,12 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/devlink_health.h"
-#include "collectors/flow_live.h"
-#include "collectors/flow_onload.h"
-#include "collectors/flow_rdmaqp.h"
-#include "collectors/flow_vma.h"
-#include "collectors/flowsrc.h"
+#include "collectors/counters/devlink_health.h"
+#include "collectors/flows/flow_live.h"
+#include "collectors/flows/onload_parse.h"
+#include "collectors/flows/rdmaqp_parse.h"
+#include "collectors/flows/vma_parse.h"
+#include "collectors/flows/flowsrc.h"
 #include "lib/nlhex.h"
 #include "lib/json.h"
 #include "lib/util.h"

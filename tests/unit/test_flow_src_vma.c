@@ -1,5 +1,5 @@
 /* Unit tests: the libvma and libxlio statistics-file driver
- * (collectors/flow_src_vma.c) behind flow_src_ops, on crafted files on
+ * (collectors/flows/src_vma.c) behind flow_src_ops, on crafted files on
  * disk (the parser itself: test_flow_vma.c). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,12 +22,12 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/devlink_health.h"
-#include "collectors/flow_live.h"
-#include "collectors/flow_onload.h"
-#include "collectors/flow_rdmaqp.h"
-#include "collectors/flow_vma.h"
-#include "collectors/flowsrc.h"
+#include "collectors/counters/devlink_health.h"
+#include "collectors/flows/flow_live.h"
+#include "collectors/flows/onload_parse.h"
+#include "collectors/flows/rdmaqp_parse.h"
+#include "collectors/flows/vma_parse.h"
+#include "collectors/flows/flowsrc.h"
 #include "lib/json.h"
 
 #include "coretest.h"

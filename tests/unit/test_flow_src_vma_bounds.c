@@ -1,5 +1,5 @@
 /* Unit tests: what hostile statistics files can cost the VMA/XLIO reader
- * (collectors/flow_src_vma.c), issue 34 finding 3: many empty files log
+ * (collectors/flows/src_vma.c), issue 34 finding 3: many empty files log
  * one summary, not one line each per rescan; a refused file is not read
  * again until it changes; one user's files cannot take every slot; the
  * copies of a read are one pair of buffers, not two per file. */
@@ -25,8 +25,8 @@
 
 #include <json-c/json.h>
 
-#include "collectors/flow_vma.h"
-#include "collectors/flowsrc.h"
+#include "collectors/flows/vma_parse.h"
+#include "collectors/flows/flowsrc.h"
 #include "lib/json.h"
 #include "lib/log.h"
 

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_vma.c: libvma / libxlio statistics files
+/* Unit tests for collectors/flows/vma_parse.c: libvma / libxlio statistics files
  * built byte for byte to the layouts of libvma 9.8.84 and libxlio 3.70.2
  * (offsets written out here as literals, from the field order of the
  * released headers, so the shipped table is checked, not trusted).
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/flow_vma.h"
+#include "collectors/flows/vma_parse.h"
 
 #include "vmaimg.h"
 

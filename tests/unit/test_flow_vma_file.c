@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flow_vma.c: statistics files on disk (opened
+/* Unit tests for collectors/flows/vma_parse.c: statistics files on disk (opened
  * safely, read, the reader counter bumped) and the emulated engine
  * (tests/engine/vmaengine.c, which writes through the engines' own
  * headers: libvma, libxlio with and without DEFINED_UTLS, offloaded or on
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/flow_vma.h"
+#include "collectors/flows/vma_parse.h"
 
 #include "vmaimg.h"
 

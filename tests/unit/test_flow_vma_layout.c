@@ -1,4 +1,4 @@
-/* collectors/flow_vma.c's offset table against the engines' real headers:
+/* collectors/flows/vma_parse.c's offset table against the engines' real headers:
  * libvma 9.8.84's vma_stats.h and libxlio 3.70.2's xlio_stats.h (with and
  * without DEFINED_UTLS), vendored in tests/fixtures/engines/ and compiled
  * in tests/engine/engine_stats.cc, which gives offsetof() and sizeof() of
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "collectors/flow_vma.h"
+#include "collectors/flows/vma_parse.h"
 #include "tests/engine/engine_stats.h"
 
 #define MS 1000000ull
@@ -30,7 +30,7 @@
 #define W_BYTES 1001u
 
 /* Every uint32_t member of struct flow_vma_layout, with the width
- * collectors/flow_vma.c reads there (block_fields(), block_decode(),
+ * collectors/flows/vma_parse.c reads there (block_fields(), block_decode(),
  * flow_vma_parse(), flow_vma_file_bump()). */
 #define LAYOUT_MEMBERS(X) \
 	X(reader_counter, 4) X(ver_info, 4) X(protocol_ver, 32) X(max_skt_inst_num, 8) \

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collectors/flowsel.h"
+#include "collectors/flows/flowsel.h"
 
 static void flow_sel_parse__good_inputs__fields_set(void **state)
 {

@@ -1,13 +1,13 @@
-/* Unit tests: flowsrcs (daemon/flowsrcs.c): how often an evidence-only
- * flow must be reported (refresh_ns, collectors/flowsrc.h). */
+/* Unit tests: flowsrcs (daemon/detect/flowsrcs.c): how often an evidence-only
+ * flow must be reported (refresh_ns, collectors/flows/flowsrc.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "daemon/flowsrcs.h"
-#include "daemon/liveness.h"
+#include "daemon/detect/flowsrcs.h"
+#include "daemon/detect/liveness.h"
 
 #define MS 1000000ull
 

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/ident.c: recorded `ethtool -i` text, devlink
+/* Unit tests for collectors/counters/ident.c: recorded `ethtool -i` text, devlink
  * info replies, and live queries on a veth pair in a private namespace. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,7 +22,7 @@
 #include <linux/devlink.h>
 #include <linux/genetlink.h>
 
-#include "collectors/ident.h"
+#include "collectors/counters/ident.h"
 #include "guardbuf.h"
 #include "nstest.h"
 #include "lib/log.h"

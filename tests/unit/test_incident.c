@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "coretest.h"
-#include "daemon/incident.h"
-#include "daemon/liveness.h"
+#include "daemon/detect/incident.h"
+#include "daemon/detect/liveness.h"
 #include "lib/json.h"
 
 static struct sflow flow(uint16_t sport, uint64_t sess)

@@ -1,4 +1,4 @@
-/* Unit tests: the investigation's phase machine (daemon/inv.c) on a toy
+/* Unit tests: the investigation's phase machine (daemon/forensic/inv.c) on a toy
  * table of phases, with no probe, port or record: what forensic.c's
  * phases[] relies on. Each phase is a row {name, start, on_timer, done,
  * label}; a part reports back with inv_part_done(); a phase whose done()
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/forensic_int.h"
+#include "daemon/forensic/forensic_int.h"
 #include "lib/loop.h"
 
 #define MS 1000000ull

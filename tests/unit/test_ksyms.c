@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectors/ksyms.h"
+#include "collectors/threads/ksyms.h"
 
 static char dir[] = "/tmp/ksyms.XXXXXX";
 static char syms[64], mods[64];

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "coretest.h"
-#include "daemon/liveness.h"
+#include "daemon/detect/liveness.h"
 
 #define THR (200 * MS)
 #define POLL (50 * MS)

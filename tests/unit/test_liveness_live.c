@@ -1,4 +1,4 @@
-/* Unit tests: the detector (daemon/liveness.c) following the verdicts of
+/* Unit tests: the detector (daemon/detect/liveness.c) following the verdicts of
  * the sources that judge liveness themselves (Onload, VMA/XLIO, RDMA QPs),
  * fed through those sources' own observation functions. */
 #include <setjmp.h>
@@ -9,12 +9,12 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "collectors/flow_live.h"
-#include "collectors/flow_rdmaqp.h"
-#include "collectors/flow_vma.h"
-#include "collectors/flowsel.h"
+#include "collectors/flows/flow_live.h"
+#include "collectors/flows/rdmaqp_parse.h"
+#include "collectors/flows/vma_parse.h"
+#include "collectors/flows/flowsel.h"
 #include "coretest.h"
-#include "daemon/liveness.h"
+#include "daemon/detect/liveness.h"
 
 #define THR (200 * MS)
 #define POLL (50 * MS)

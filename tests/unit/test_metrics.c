@@ -17,7 +17,7 @@
 #include "daemon/conf.h"
 #include "daemon/counts.h"
 #include "daemon/metrics.h"
-#include "daemon/peers.h"
+#include "daemon/peers/peers.h"
 #include "lib/json.h"
 #include "daemon/ports.h"
 #include "lib/log.h"

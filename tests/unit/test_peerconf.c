@@ -1,5 +1,5 @@
 /* Unit tests: [peer NAME] sections, the [daemon] peer keys and key files
- * (daemon/peerconf.c): chrony-style keys, a key anyone may read refused. */
+ * (daemon/peers/peerconf.c): chrony-style keys, a key anyone may read refused. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "daemon/conf.h"
-#include "daemon/peerconf.h"
+#include "daemon/peers/peerconf.h"
 
 struct msgs {
 	char m[16][768];

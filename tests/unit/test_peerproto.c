@@ -1,5 +1,5 @@
-/* Unit tests: the peer datagrams (daemon/peerproto.c) and their payloads
- * (daemon/peermsg.c): signature, replay window, nonce cache, rate limits,
+/* Unit tests: the peer datagrams (daemon/peers/peerproto.c) and their payloads
+ * (daemon/peers/peermsg.c): signature, replay window, nonce cache, rate limits,
  * hostile payloads, summaries that fit. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +18,9 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "daemon/peerconf.h"
-#include "daemon/peermsg.h"
-#include "daemon/peerproto.h"
+#include "daemon/peers/peerconf.h"
+#include "daemon/peers/peermsg.h"
+#include "daemon/peers/peerproto.h"
 #include "lib/json.h"
 
 #define S 1000000000ull

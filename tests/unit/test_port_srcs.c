@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "coretest.h"
 #include "daemon/conf.h"
 #include "daemon/port.h"

@@ -1,5 +1,5 @@
-/* Unit tests for collectors/promtext.c (the Prometheus text exposition
- * format) and the app source's page and options (collectors/src_app.c):
+/* Unit tests for collectors/counters/promtext_parse.c (the Prometheus text exposition
+ * format) and the app source's page and options (collectors/counters/src_app.c):
  * the format's own example page (Prometheus docs/instrumenting/
  * exposition_formats.md), every kind of malformed line named with its line
  * number, the bounds, series names with their escapes, keep patterns,
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/promtext.h"
-#include "collectors/src_app.h"
+#include "collectors/counters/promtext_parse.h"
+#include "collectors/counters/src_app.h"
 
 /* The example of the format's documentation ("Text format example"). */
 static const char doc_page[] =

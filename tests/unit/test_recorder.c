@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "daemon/recorder.h"
 
 static const char *names2[] = { "rx", "tx" };

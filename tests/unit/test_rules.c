@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "collectors/ethtool_text.h"
+#include "collectors/counters/ethtool_text_parse.h"
 #include "rules/rules.h"
 #include "rules_helpers.h"
 

@@ -134,7 +134,7 @@ static void shipped__one_peer_silent__producer_stall_says_which(void **state)
 	json_object_put(res);
 }
 
-/* ranks[] as the daemon builds it (daemon/facts.c): rank2 (this host)
+/* ranks[] as the daemon builds it (daemon/forensic/facts.c): rank2 (this host)
  * and its three peers, each with the figures given as "key=value ..." */
 static struct json_object *rank(const char *name, int self, const char *figs)
 {

@@ -14,7 +14,7 @@
 
 #include <linux/inet_diag.h>
 
-#include "collectors/flow_sockdiag.h"
+#include "collectors/flows/flow_sockdiag.h"
 
 /* A model of what the kernel does with INET_DIAG_REQ_BYTECODE, after
  * inet_diag_bc_audit(), valid_cc() and inet_diag_bc_run() in

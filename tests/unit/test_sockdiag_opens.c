@@ -8,7 +8,7 @@
  * counters. */
 #include "sockdiag_test.h"
 
-#include "collectors/sockdiag_opens.h"
+#include "collectors/flows/sockdiag_opens.h"
 
 /* /proc/net/snmp as Linux 6.18 writes it (columns trimmed at the end). */
 static const char snmp_text[] =

@@ -1,5 +1,5 @@
 /* Unit tests: when sock_diag reads a watched socket again (sockdiag_pace),
- * alone and against the detector (daemon/liveness.c): a paced detector
+ * alone and against the detector (daemon/detect/liveness.c): a paced detector
  * decides what one fed at every poll decides, at the same polls. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,9 +8,9 @@
 
 #include <string.h>
 
-#include "collectors/sockdiag_pace.h"
+#include "collectors/flows/sockdiag_pace.h"
 #include "coretest.h"
-#include "daemon/liveness.h"
+#include "daemon/detect/liveness.h"
 
 #define THR (200 * MS)
 #define POLL (50 * MS)
@@ -260,7 +260,7 @@ static void sd_pace__request_response_with_one_stall__same_verdict_as_every_poll
 			}
 }
 
-/* Polls planned for the first socket due (daemon/stall_plan.c: never sooner
+/* Polls planned for the first socket due (daemon/detect/stall_plan.c: never sooner
  * than a poll after the last) of three idle sockets read at different
  * polls; how many polls in 3 s when a poll reads those due within early. */
 static unsigned planned_polls(uint64_t early)

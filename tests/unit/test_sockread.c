@@ -7,7 +7,7 @@
 
 #include <bpf/bpf.h>
 
-#include "collectors/sockread_api.h"
+#include "collectors/flows/sockread_api.h"
 
 /* The key the reader needs for our end of an IPv4 loopback connection. */
 static void key_for(struct sr_key *k, int fd, uint16_t lport, uint16_t rport)

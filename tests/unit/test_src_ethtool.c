@@ -1,4 +1,4 @@
-/* Unit tests for collectors/src_ethtool.c and collectors/src_netdev.c
+/* Unit tests for collectors/counters/src_ethtool.c and collectors/counters/src_netdev.c
  * against the real kernel: the test process moves into a private network
  * namespace (unshare), makes veth pairs there and checks the sources against
  * what `ethtool -S` and `ip -s -s -j link show` print. A second namespace
@@ -28,10 +28,10 @@
 #include <json-c/json.h>
 
 #include "nstest.h"
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "lib/netns.h"
-#include "collectors/src_ethtool.h"
-#include "collectors/src_netdev.h"
+#include "collectors/counters/src_ethtool.h"
+#include "collectors/counters/src_netdev.h"
 
 static int nsb = -1;            /* second namespace, held by this fd */
 

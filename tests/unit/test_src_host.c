@@ -1,4 +1,4 @@
-/* Unit tests for collectors/host_parse.c and src_host.c: the PSI, diskstats, stat,
+/* Unit tests for collectors/counters/host_parse.c and src_host.c: the PSI, diskstats, stat,
  * schedstat and io parsers on recorded text (real, truncated, malformed,
  * huge), and the source on a recorded /proc and /sys tree built here. */
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 
 #include <json-c/json.h>
 
-#include "collectors/src_host.h"
+#include "collectors/counters/src_host.h"
 #include "daemon/hostconf.h"
 #include "rules/facts.h"
 #include "rules/rules.h"

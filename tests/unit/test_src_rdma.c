@@ -1,5 +1,5 @@
-/* Unit tests for collectors/src_rdma.c (the sysfs RDMA counter source) and
- * collectors/rdma_disc.c, on the real mlx5_0 sysfs tree (prometheus/procfs
+/* Unit tests for collectors/counters/src_rdma.c (the sysfs RDMA counter source) and
+ * collectors/counters/rdma_disc.c, on the real mlx5_0 sysfs tree (prometheus/procfs
  * ttar fixture) unpacked by tests/tools/ttar-unpack. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 
-#include "collectors/counters.h"
+#include "collectors/counters/counters.h"
 #include "lib/log.h"
-#include "collectors/rdma_disc.h"
-#include "collectors/src_rdma.h"
+#include "collectors/counters/rdma_disc.h"
+#include "collectors/counters/src_rdma.h"
 #include "nstest.h"
 
 /* Paths here are short temp names; a truncated one fails the test anyway. */

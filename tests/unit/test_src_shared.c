@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "collectors/counters.h"
-#include "collectors/src_shared.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/src_shared.h"
 
 struct fake {
 	int opens, reads, closes, fail_open, fail_read;

@@ -1,4 +1,4 @@
-/* Unit tests for collectors/src_text.c: the recorded-text counter source. */
+/* Unit tests for collectors/counters/src_text.c: the recorded-text counter source. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "collectors/counters.h"
-#include "collectors/ethtool_text.h"
-#include "collectors/src_text.h"
+#include "collectors/counters/counters.h"
+#include "collectors/counters/ethtool_text_parse.h"
+#include "collectors/counters/src_text.h"
 
 struct fx {
 	char dir[64];

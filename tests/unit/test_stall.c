@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectors/flow_live.h"
+#include "collectors/flows/flow_live.h"
 #include "coretest.h"
 #include "daemon/conf.h"
-#include "daemon/incident.h"
+#include "daemon/detect/incident.h"
 #include "daemon/port.h"
 #include "daemon/ports.h"
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 #include "lib/json.h"
 #include "lib/loop.h"
 #include "stallfix.h"

@@ -1,4 +1,4 @@
-/* Unit tests: the detector's planned polls (stall_plan, daemon/stall_plan.c).
+/* Unit tests: the detector's planned polls (stall_plan, daemon/detect/stall_plan.c).
  *
  * Regular polls every flow_interval were most of the idle daemon's cost
  * (issue #13): 20 wakeups a second for flows that owe nothing. A wait is
@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "coretest.h"
-#include "daemon/flowsrcs.h"
+#include "daemon/detect/flowsrcs.h"
 #include "daemon/ports.h"
-#include "daemon/stall.h"
+#include "daemon/detect/stall.h"
 #include "stallfix.h"
 
 /* threshold 200 ms, interval 50 ms: a refresh is 150 ms */

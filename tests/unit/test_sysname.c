@@ -7,7 +7,7 @@
 
 #include <sys/syscall.h>
 
-#include "collectors/sysname.h"
+#include "collectors/threads/sysname.h"
 
 static void known_numbers__their_names(void **st)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "collectors/threadjudge.h"
+#include "collectors/threads/threadjudge.h"
 
 #define MS 1000000ull
 #define T0 (1000000 * MS)

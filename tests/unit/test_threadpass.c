@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "collectors/flow_live.h"
-#include "collectors/threadwatch_api.h"
+#include "collectors/flows/flow_live.h"
+#include "collectors/threads/threadwatch_api.h"
 #include "coretest.h"
-#include "daemon/incident.h"
+#include "daemon/detect/incident.h"
 #include "lib/loop.h"
 #include "stallfix.h"
 #include "twchild.h"

@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "collectors/threadwatch_api.h"
+#include "collectors/threads/threadwatch_api.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "twchild.h"

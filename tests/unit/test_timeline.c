@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <string.h>
 
-#include "daemon/timeline.h"
+#include "daemon/forensic/timeline.h"
 
 #define MS 1000000ull
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "collectors/flow_vma.h"
+#include "collectors/flows/vma_parse.h"
 
 #define VMA_MD5  "25ca1bbb55c2c5536b0b4bded2689e9a"
 #define XLIO_MD5 "8acf4c5e11413c1da2c7f27b2ec26476"

@@ -1,0 +1,610 @@
+/* flow_sockdiag: kernel TCP sockets via INET_DIAG (NETLINK_SOCK_DIAG).
+ *
+ * One long-lived netlink socket per namespace, made inside it by lib/nl; no
+ * receive waits. What a poll costs is the kernel's work, so a poll asks for
+ * as little as it can:
+ *
+ *  - Discovery: a dump, filtered in the kernel by INET_DIAG_REQ_BYTECODE
+ *    compiled from the port's selectors (as ss(8) compiles its filter), so
+ *    only watched sockets are filled in and copied out. One dump covers
+ *    both families: the compat request TCPDIAG_GETSOCK asks with family
+ *    AF_UNSPEC (inet_diag_dump_compat() in net/ipv4/inet_diag.c), where two
+ *    SOCK_DIAG_BY_FAMILY requests would walk the TCP established hash twice.
+ *    That walk is the dear part: tcp_diag_dump() (net/ipv4/tcp_diag.c) visits
+ *    every bucket of hashinfo->ehash, which namespaces share unless
+ *    tcp_child_ehash_entries gave them their own (262144 buckets here, about
+ *    175 us per walk), whatever the filter lets through. So a discovery
+ *    due dumps only when the namespace has opened a TCP connection since
+ *    (sockdiag_opens.h: ActiveOpens + PassiveOpens of its /proc/net/snmp,
+ *    one pread), once more after that, and at least every rediscover_ns.
+ *  - Between discoveries (SD_DISCOVER_NS): each socket the last discovery
+ *    found is read alone. Where the kernel allows, by the BPF socket reader
+ *    (sockread_api.h: one program run per 64 sockets looks each up in the
+ *    namespace's hash and loads the tcp_info fields from its tcp_sock, no
+ *    message per socket, ~0.25 us a socket); else asked for by its full
+ *    identity, cookie included, in batches (lib/nl nl_sock_batch):
+ *    tcp_diag_dump_one() -> tcp_diag_find_one_icsk() is one hash lookup,
+ *    and sock_diag_check_cookie() refuses a recycled tuple (~1.6 us a
+ *    socket). A closed socket answers ENOENT (the reader: not found, or
+ *    another cookie), a TIME_WAIT one its state: dropped until the next
+ *    discovery finds what replaced it.
+ *  - Paced (sockdiag_set_pace, sockdiag_pace.h): between discoveries only
+ *    the sockets the detector could need are read: one that owes nothing
+ *    once a threshold less a poll, a waiting one at every poll from a
+ *    threshold less a poll after its wait began by the kernel's clocks.
+ *    What a discovery finds again keeps its pace (by cookie).
+ *  - When asking socket by socket would cost more than one dump (many
+ *    watched sockets: the dump fills each socket without a message of its
+ *    own), each poll dumps instead; the choice follows the measured CPU
+ *    time of both.
+ *
+ * Every reply is hostile input: nl_msgs_check() before anything else, then
+ * message and attribute lengths, and tcp_info fields are read only when the
+ * kernel's struct is long enough to hold them. Selectors are applied again
+ * in userspace: the kernel filter may only let more through. */
+#include "collectors/flows/flow_sockdiag.h"
+#include "collectors/flows/flow_sockdiag_int.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libmnl/libmnl.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <linux/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "collectors/flows/flowsrc.h"
+#include "collectors/flows/sockdiag_fill.h"
+#include "collectors/flows/sockdiag_opens.h"
+#include "collectors/flows/sockdiag_pace.h"
+#include "collectors/flows/sockread_api.h"
+#include "lib/loop.h"
+#include "lib/nl.h"
+#include "lib/util.h"
+
+void sockdiag_opts_default(struct sockdiag_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->discover_ns = SD_DISCOVER_NS;
+	o->rediscover_ns = SD_REDISCOVER_NS;
+}
+
+/* Load the BPF socket reader unless the options say no; without one
+ * (older kernel, no BTF) sock_diag asks for each socket. */
+static void sd_reader(struct sockdiag *sd)
+{
+	if (sd->opts.no_reader) {
+		sockread_close(sd->rd);
+		sd->rd = NULL;
+		util_strlcpy(sd->rd_why, "off", sizeof(sd->rd_why));
+		return;
+	}
+	if (!sd->rd) {
+		sd->rd = sockread_open(sd->nsfd, sd->rd_why, sizeof(sd->rd_why));
+	}
+}
+
+struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
+{
+	struct sockdiag *sd = calloc(1, sizeof(*sd));
+	struct stat st;
+	char e[200];
+
+	if (!sd) {
+		util_errf(err, errlen, "sock_diag: out of memory");
+		return NULL;
+	}
+	sockdiag_opts_default(&sd->opts);
+	if (nsfd >= 0 ? fstat(nsfd, &st) == 0 : stat("/proc/thread-self/ns/net", &st) == 0)
+		sd->nsino = (unsigned long)st.st_ino;
+	sd->ns = nl_sock_open(nsfd, NETLINK_SOCK_DIAG, 0, e, sizeof(e));
+	if (!sd->ns) {
+		util_errf(err, errlen, "sock_diag: netns inode %lu: %s", sd->nsino, e);
+		free(sd);
+		return NULL;
+	}
+	sd->opens_fd = sd_opens_open(nsfd);    /* none: dump at every discovery */
+	sd->nsfd = -1;
+	if (nsfd >= 0 && (sd->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		util_errf(err, errlen, "sock_diag: netns inode %lu: %s", sd->nsino, strerror(errno));
+		if (sd->opens_fd >= 0)
+			close(sd->opens_fd);
+		nl_sock_close(sd->ns);
+		free(sd);
+		return NULL;
+	}
+	sd_reader(sd);
+	return sd;
+}
+
+void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
+{
+	if (!sd || !o)
+		return;
+	sd->opts = *o;
+	sd_reader(sd);
+	sd->compiled = 0;
+	sd->bc_refused = 0;
+	sd->compat_refused = 0;
+	sd->next_discover = 0;  /* the next poll discovers */
+	sd->calm = 0;
+}
+
+void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns,
+		       uint64_t refresh_ns)
+{
+	if (!sd)
+		return;
+	sd->stall_ns = stall_ns;
+	sd->poll_ns = poll_ns;
+	sd->refresh_ns = refresh_ns;
+}
+
+unsigned sockdiag_last_unread(const struct sockdiag *sd)
+{
+	return sd ? sd->last_unread : 0;
+}
+
+uint64_t sockdiag_next_ns(const struct sockdiag *sd)
+{
+	uint64_t next;
+
+	/* the discoveries ride on the polls there are (a refresh apart at
+	 * most: daemon/detect/stall_plan.c), a new socket found within a second and a
+	 * refresh, not at a poll of their own */
+	if (!sd || !sd->stall_ns || !sd->opts.discover_ns || !sd->next_discover)
+		return 0;
+	next = UINT64_MAX;
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		const struct sd_sock *k = &sd->known[i];
+
+		if (k->gone)
+			continue;
+		if (!k->pace.due_ns)
+			return 0;
+		if (k->pace.due_ns < next)
+			next = k->pace.due_ns;
+	}
+	return next;
+}
+
+void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
+{
+	if (!sd || !out)
+		return;
+	*out = sd->st;
+	out->known = sd->nalive;
+	out->untracked = sd->untracked;
+	out->kernel_filter = sd->compiled && sd->bclen > 0 && !sd->bc_refused &&
+			     !sd->opts.no_bytecode;
+	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
+	out->reader = sd->rd != NULL;
+	out->opens_gate = sd->opens_fd >= 0;
+	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
+}
+
+void sockdiag_close(struct sockdiag *sd)
+{
+	if (!sd)
+		return;
+	nl_sock_close(sd->ns);
+	sockread_close(sd->rd);
+	if (sd->opens_fd >= 0)
+		close(sd->opens_fd);
+	if (sd->nsfd >= 0)
+		close(sd->nsfd);
+	free(sd->known);
+	free(sd->byck);
+	free(sd);
+}
+
+/* ---- requests ---- */
+
+static void sd_compile(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel)
+{
+	if (sd->compiled && nsel == sd->nsel && (!nsel || !memcmp(sel, sd->sel, nsel * sizeof(*sel))))
+		return;
+	sd->nsel = nsel <= SD_MAX_SEL ? nsel : 0;
+	if (sd->nsel)
+		memcpy(sd->sel, sel, sd->nsel * sizeof(*sel));
+	sd->bclen = nsel > SD_MAX_SEL ? 0 : sockdiag_bytecode(sel, nsel, sd->bc, sizeof(sd->bc));
+	if (sd->bclen < 0 && sd->bclen != -ENOENT)
+		sd->bclen = 0;  /* could not compile: filter in userspace */
+	sd->compiled = 1;
+	sd->next_discover = 0;
+}
+
+/* A dump request: the compat one (family AF_UNSPEC, both families in one
+ * walk), or SOCK_DIAG_BY_FAMILY for one family; with the filter. */
+static struct nlmsghdr *sd_dump_req(struct sockdiag *sd, char *buf, int family, int bc)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	if (family == AF_UNSPEC) {
+		struct inet_diag_req *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = TCPDIAG_GETSOCK;
+		r->idiag_family = AF_INET;      /* ignored by the dump */
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	} else {
+		struct inet_diag_req_v2 *r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+
+		nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+		r->sdiag_family = (uint8_t)family;
+		r->sdiag_protocol = IPPROTO_TCP;
+		r->idiag_states = SD_STATES;
+		r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+	}
+	if (bc)
+		mnl_attr_put(nlh, INET_DIAG_REQ_BYTECODE, (size_t)sd->bclen, sd->bc);
+	return nlh;
+}
+
+/* One dump (families: AF_UNSPEC or one). 0 or -errno. */
+static int sd_dump_one(struct sockdiag *sd, int family, struct sd_dump *d, char *err,
+		       size_t errlen)
+{
+	char reqbuf[MNL_NLMSG_HDRLEN + 64 + SD_BC_MAX + 16] __attribute__((aligned(8)));
+	int bc = sd->bclen > 0 && !sd->bc_refused && !sd->opts.no_bytecode, rc;
+	char what[128];
+
+	for (;;) {
+		util_errf(what, sizeof(what), "sock_diag: %s TCP dump%s in netns inode %lu",
+			  family == AF_INET ? "IPv4" : family == AF_INET6 ? "IPv6" : "IPv4+IPv6",
+			  bc ? " (kernel-filtered)" : "", sd->nsino);
+		rc = nl_sock_request(sd->ns, sd_dump_req(sd, reqbuf, family, bc), sd_msg_cb, d,
+				     what, err, errlen);
+		if (rc != -EINVAL || !bc || d->emitted)
+			return rc;
+		/* an older kernel refused the filter: without it from now on */
+		sd->bc_refused = 1;
+		bc = 0;
+	}
+}
+
+/* A full dump: every watched socket is emitted (and, for a discovery,
+ * remembered). 0 or -errno. */
+static int sd_dump(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	int rc;
+
+	sd->st.dumps++;
+	if (!sd->compat_refused && !sd->opts.per_family) {
+		rc = sd_dump_one(sd, AF_UNSPEC, d, err, errlen);
+		if (rc == 0 || d->emitted || (rc != -EINVAL && rc != -ENOENT && rc != -EOPNOTSUPP))
+			return rc;
+		sd->compat_refused = 1; /* no compat requests: one dump per family */
+	}
+	rc = sd_dump_one(sd, AF_INET, d, err, errlen);
+	if (rc < 0)
+		return rc;
+	return sd_dump_one(sd, AF_INET6, d, err, errlen);
+}
+
+struct sd_batch {
+	struct sockdiag *sd;
+	struct sd_dump *d;
+	unsigned map[NL_BATCH_MAX];     /* request -> index in sd->known */
+};
+
+static void sd_gone(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (!k->gone) {
+		k->gone = 1;
+		sd->nalive--;
+	}
+}
+
+static void sd_batch_cb(unsigned idx, const struct nlmsghdr *nlh, int error, void *arg)
+{
+	struct sd_batch *b = arg;
+	struct sd_sock *k = &b->sd->known[b->map[idx]];
+
+	if (error) {
+		if (error == ENOENT)    /* closed (or its tuple taken by another) */
+			sd_gone(b->sd, k);
+		return;
+	}
+	/* TIME_WAIT, or no longer what we watch */
+	b->d->cur = k;
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY || !sd_parse_sock(nlh, b->d))
+		sd_gone(b->sd, k);
+	b->d->cur = NULL;
+}
+
+/* How early a paced socket is read (sd_pace_early); 0 without pacing. */
+static uint64_t sd_early(const struct sockdiag *sd)
+{
+	return sd->stall_ns ? sd_pace_early(sd->stall_ns, sd->poll_ns, sd->refresh_ns) : 0;
+}
+
+/* Read socket k at this poll? Every remembered one without pacing. */
+static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t now)
+{
+	return !k->gone && (!sd->stall_ns || sd_pace_due_within(&k->pace, now, sd_early(sd)));
+}
+
+/* The reader's key for a remembered socket. */
+static void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
+{
+	static const uint32_t mapped[3] = { 0, 0, 0 };
+	const struct inet_diag_sockid *id = &s->id;
+
+	memset(k, 0, sizeof(*k));
+	k->lport = id->idiag_sport;
+	k->rport = id->idiag_dport;
+	k->cookie = sd_cookie(id);
+	if (s->family == AF_INET) {
+		k->v4 = 1;
+		k->laddr[3] = id->idiag_src[0];
+		k->raddr[3] = id->idiag_dst[0];
+	} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
+		   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
+		k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
+		k->laddr[3] = id->idiag_src[3];
+		k->raddr[3] = id->idiag_dst[3];
+	} else {
+		memcpy(k->laddr, id->idiag_src, 16);
+		memcpy(k->raddr, id->idiag_dst, 16);
+	}
+}
+
+/* Read every remembered socket that is due with the BPF reader: one
+ * program run per SR_CHUNK sockets, then each as sd_parse_sock() would have
+ * it from tcp_info. The number read, or -errno (the caller falls back to
+ * sock_diag). */
+static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	struct sr_key *keys = sockread_keys(sd->rd);
+	unsigned n = 0;
+	uint64_t now;
+	int rc;
+
+	for (unsigned i = 0; i < sd->nknown && n < SR_MAX; i++)
+		if (sd_due(sd, &sd->known[i], d->now)) {
+			sd_reader_key(&sd->known[i], &keys[n]);
+			sd->rd_map[n++] = i;
+		}
+	if (!n)
+		return 0;
+	rc = sockread_run(sd->rd, n, &now, err, errlen);
+	if (rc < 0)
+		return rc;
+	sd->st.reads += n;
+	for (unsigned i = 0; i < n; i++) {
+		const struct sr_val *v = sockread_val(sd->rd, i);
+		struct sd_sock *k = &sd->known[sd->rd_map[i]];
+		struct flow_obs o;
+		struct tcp_info ti;
+		int64_t tx, rx, ack;
+
+		if (k->gone)
+			continue;
+		if (!v->found || !v->full || v->state >= 32 || !(SD_STATES & (1u << v->state))) {
+			sd_gone(sd, k);         /* closed, TIME_WAIT, or the tuple reused */
+			continue;
+		}
+		memset(&o, 0, sizeof(o));
+		o.src = FLOW_SRC_SOCK;
+		sd_key(&o.key, k->family, &k->id);
+		if (!flow_sel_match(d->sel, d->nsel, &o.key))
+			continue;
+		o.inode = k->inode;
+		/* the owner the dump gave: without it a flow the per-owner
+		 * limit refused at the dump would get in at the next read */
+		o.uid = k->uid;
+		o.uid_known = 1;
+		/* tcp_get_info() and tcp_diag_get_info() from the same fields */
+		memset(&ti, 0, sizeof(ti));
+		ti.tcpi_total_retrans = v->total_retrans;
+		ti.tcpi_notsent_bytes = (int32_t)(v->write_seq - v->snd_nxt) > 0 ?
+					v->write_seq - v->snd_nxt : 0;
+		ti.tcpi_bytes_acked = v->bytes_acked;
+		ti.tcpi_bytes_received = v->bytes_received;
+		ti.tcpi_data_segs_out = v->data_segs_out;
+		ti.tcpi_data_segs_in = v->data_segs_in;
+		tx = sockread_ago_ms(sd->rd, v->jiffies, v->lsndtime);
+		rx = sockread_ago_ms(sd->rd, v->jiffies, v->lrcvtime);
+		ti.tcpi_last_data_sent = tx < 0 || tx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)tx;
+		ti.tcpi_last_data_recv = rx < 0 || rx > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)rx;
+		ack = sockread_ago_ms(sd->rd, v->jiffies, v->rcv_tstamp);
+		ti.tcpi_last_ack_recv = ack < 0 || ack > UINT32_MAX - 1 ? UINT32_MAX : (uint32_t)ack;
+		/* tcpi_unacked = packets_out, tcpi_rto = jiffies_to_usecs(icsk_rto) */
+		ti.tcpi_unacked = v->packets_out;
+		ti.tcpi_rto = sockread_jiffies_us(sd->rd, v->rto);
+		ti.tcpi_retransmits = v->retransmits;
+		sockdiag_fill(&o, v->state,
+			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
+			v->write_seq - v->snd_una, &ti, sizeof(ti), now);
+		sd_pace_read(&k->pace, &o, now, sd->stall_ns, sd->poll_ns);
+		sd_pace_cap(&k->pace, now, sd->refresh_ns);
+		d->emit(&o, d->arg);
+		d->emitted++;
+	}
+	return (int)n;
+}
+
+/* Ask for every remembered socket that is due alone, NL_BATCH_MAX at a
+ * time. The number asked for, or -errno. */
+static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+{
+	char reqs[NL_BATCH_MAX * NLMSG_ALIGN(MNL_NLMSG_HDRLEN + sizeof(struct inet_diag_req_v2))]
+		__attribute__((aligned(8)));
+	unsigned i = 0, asked = 0;
+
+	while (i < sd->nknown) {
+		struct sd_batch b = { .sd = sd, .d = d };
+		unsigned n = 0;
+		size_t off = 0;
+		int got;
+
+		for (; i < sd->nknown && n < NL_BATCH_MAX; i++) {
+			struct inet_diag_req_v2 *r;
+			struct nlmsghdr *nlh;
+
+			if (!sd_due(sd, &sd->known[i], d->now))
+				continue;
+			nlh = mnl_nlmsg_put_header(reqs + off);
+			nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+			r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
+			r->sdiag_family = sd->known[i].family;
+			r->sdiag_protocol = IPPROTO_TCP;
+			r->idiag_states = SD_STATES;
+			r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
+			r->id = sd->known[i].id;
+			off += NLMSG_ALIGN(nlh->nlmsg_len);
+			b.map[n++] = i;
+		}
+		if (!n)
+			break;
+		sd->st.lookups += n;
+		asked += n;
+		got = nl_sock_batch(sd->ns, reqs, off, n, sd_batch_cb, &b,
+				    "sock_diag: socket lookups", err, errlen);
+		if (got < 0)
+			return got;
+		/* unanswered ones (receive buffer overrun) are asked next poll */
+		if ((unsigned)got < n)
+			sd->st.unanswered += n - (unsigned)got;
+	}
+	return (int)asked;
+}
+
+/* Must the discovery due now dump? Not when the namespace has opened no
+ * TCP connection since the dump before the last one (sockdiag_opens.h: a
+ * child is counted before it is hashed, so the look after a change dumps
+ * too), every socket found is remembered and the last dump is younger
+ * than rediscover_ns. The opens are read before the dump they allow, so
+ * an open during it moves them for the next look. */
+static int sd_must_dump(struct sockdiag *sd, uint64_t now)
+{
+	uint64_t v;
+
+	if (sd->opens_fd < 0 || sd_opens_read(sd->opens_fd, &v) < 0) {
+		sd->calm = 0;
+		return 1;
+	}
+	if (!sd->last_dump || v != sd->opens) {
+		sd->opens = v;
+		sd->calm = 0;
+		return 1;
+	}
+	if (!sd->calm) {
+		sd->calm = 1;   /* the look after a change dumps too */
+		return 1;
+	}
+	return sd->untracked || !sd->opts.rediscover_ns ||
+	       now - sd->last_dump + sd->poll_ns / 2 >= sd->opts.rediscover_ns;
+}
+
+/* Dumping every poll is cheaper than asking one by one when many watched
+ * sockets are due (the dump fills them without a message each). */
+static int sd_dump_cheaper(const struct sockdiag *sd, unsigned ndue)
+{
+	uint64_t d = sd_min_get(&sd->dump), l = sd_min_get(&sd->lookup);
+
+	return d && l && (uint64_t)ndue * l > d;
+}
+
+int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
+		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
+{
+	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
+	uint64_t c0;            /* before a dump or the reads: wall time (in the
+				 * vDSO, where the CPU clock is a system call);
+				 * sd_min keeps the least of the last few, which
+				 * no preemption lengthened */
+	unsigned ndue;
+	int rc, discover, disc_due;
+
+	if (!sd || !emit || (nsel && !sel)) {
+		util_errf(err, errlen, "sock_diag: invalid arguments");
+		return -EINVAL;
+	}
+	sd_compile(sd, sel, nsel);
+	if (sd->bclen == -ENOENT)
+		return 0;       /* the selectors watch no TCP socket */
+	d.now = loop_mono_ns();
+	d.stall_ns = sd->stall_ns;
+	d.poll_ns = sd->poll_ns;
+	d.refresh_ns = sd->refresh_ns;
+	ndue = 0;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		ndue += sd_due(sd, &sd->known[i], d.now);
+	discover = !sd->opts.discover_ns;
+	/* a discovery due soon is made now, with the reads due (in step
+	 * with them: sd_pace_early), rather than at a poll of its own */
+	disc_due = d.now + sd_early(sd) >= sd->next_discover;
+	if (!discover && disc_due) {
+		discover = sd_must_dump(sd, d.now);
+		if (!discover) {
+			sd->next_discover = d.now + sd->opts.discover_ns;
+			sd->st.discover_skipped++;
+		}
+	}
+	discover = discover ||
+		   (!sd->probe && !sd->opts.no_switch && ndue && sd_dump_cheaper(sd, ndue));
+	sd->last_unread = 0;
+	if (discover) {
+		c0 = loop_mono_ns();
+		d.sd = sd;
+		sd->untracked = 0;
+		sd_byck_build(sd);
+		rc = sd_dump(sd, &d, err, errlen);
+		free(sd->byck);
+		sd->byck = NULL;
+		sd->nbyck = 0;
+		if (rc < 0) {
+			free(d.found);
+			return rc;
+		}
+		free(sd->known);
+		sd->known = d.found;
+		sd->nknown = sd->nalive = d.nfound;
+		sd->last_dump = d.now;
+		if (disc_due) {
+			sd->next_discover = d.now + sd->opts.discover_ns;
+			sd->probe = 1;  /* measure asking one by one again */
+		}
+		sd_min_add(&sd->dump, loop_mono_ns() - c0);
+		sd->st.dump_ns = sd_min_get(&sd->dump);
+		return d.emitted;
+	}
+	if (!ndue) {
+		sd->last_unread = sd->nalive;
+		sd->st.paced += sd->nalive;
+		return 0;       /* nothing the detector could need yet */
+	}
+	c0 = loop_mono_ns();
+	sd->probe = 0;
+	rc = -ENOENT;
+	if (sd->rd && sd->nknown <= SR_MAX) {
+		rc = sd_read_known(sd, &d, err, errlen);
+		if (rc < 0 && !d.emitted) {
+			/* the reader failed: sock_diag from now on */
+			util_strlcpy(sd->rd_why, err, sizeof(sd->rd_why));
+			sockread_close(sd->rd);
+			sd->rd = NULL;
+		}
+	}
+	if (rc < 0)
+		rc = sd_lookup_known(sd, &d, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (rc > 0) {
+		sd_min_add(&sd->lookup, (loop_mono_ns() - c0) / (unsigned)rc);
+		sd->st.lookup_ns = sd_min_get(&sd->lookup);
+	}
+	sd->last_unread = sd->nalive > (unsigned)rc ? sd->nalive - (unsigned)rc : 0;
+	sd->st.paced += sd->last_unread;
+	return d.emitted;
+}

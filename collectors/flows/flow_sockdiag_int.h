@@ -1,0 +1,143 @@
+/* flow_sockdiag_int.h: the sock_diag reader's state, shared by
+ * flow_sockdiag.c (requests, discovery, the polls) and
+ * sockdiag_parse.c (the kernel's replies), private to them:
+ * flow_sockdiag.c calls the parser, never the reverse. */
+#ifndef NICSTALL_FLOW_SOCKDIAG_INT_H
+#define NICSTALL_FLOW_SOCKDIAG_INT_H
+
+#include "collectors/flows/flow_sockdiag.h"
+#include "collectors/flows/flowsel.h"
+#include "collectors/flows/flowsrc.h"
+#include "collectors/flows/sockdiag_pace.h"
+#include "collectors/flows/sockread_api.h"
+#include "lib/nl.h"
+
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <stdint.h>
+
+/* TCP states as the kernel numbers them (include/net/tcp_states.h). */
+enum {
+	SD_TCP_ESTABLISHED = 1,
+	SD_TCP_SYN_SENT,
+	SD_TCP_SYN_RECV,
+	SD_TCP_FIN_WAIT1,
+	SD_TCP_FIN_WAIT2,
+	SD_TCP_TIME_WAIT,
+	SD_TCP_CLOSE,
+	SD_TCP_CLOSE_WAIT,
+	SD_TCP_LAST_ACK,
+	SD_TCP_LISTEN,
+	SD_TCP_CLOSING,
+};
+
+#define SD_STATES ((1u << SD_TCP_ESTABLISHED) | (1u << SD_TCP_SYN_SENT) | \
+		   (1u << SD_TCP_SYN_RECV) | (1u << SD_TCP_FIN_WAIT1) |   \
+		   (1u << SD_TCP_FIN_WAIT2) | (1u << SD_TCP_CLOSE_WAIT) |  \
+		   (1u << SD_TCP_LAST_ACK) | (1u << SD_TCP_CLOSING))
+
+/* Sockets remembered between discoveries; more are seen at discoveries only. */
+#define SD_MAX_KNOWN 65536u
+#define SD_BC_MAX 1024
+
+#define SD_MIN_N 8
+struct sd_min {                 /* the least of the last SD_MIN_N values */
+	uint64_t v[SD_MIN_N];
+	unsigned n, at;
+};
+
+static inline void sd_min_add(struct sd_min *m, uint64_t v)
+{
+	m->v[m->at] = v;
+	m->at = (m->at + 1) % SD_MIN_N;
+	if (m->n < SD_MIN_N)
+		m->n++;
+}
+
+static inline uint64_t sd_min_get(const struct sd_min *m)
+{
+	uint64_t lo = UINT64_MAX;
+
+	for (unsigned i = 0; i < m->n; i++)
+		if (m->v[i] < lo)
+			lo = m->v[i];
+	return m->n ? lo : 0;
+}
+
+struct sd_sock {                /* a watched socket the last discovery found */
+	struct inet_diag_sockid id;     /* as the kernel gave it, cookie included */
+	uint8_t family;
+	uint8_t gone;                   /* closed since: not asked for again */
+	uint64_t inode;
+	uint32_t uid;                   /* its owner: the flow table's limits are per owner */
+	struct sd_pace pace;            /* when it must be read again */
+};
+
+static inline uint64_t sd_cookie(const struct inet_diag_sockid *id)
+{
+	return (uint64_t)id->idiag_cookie[0] | (uint64_t)id->idiag_cookie[1] << 32;
+}
+
+struct sockdiag {
+	struct nl_sock *ns;
+	unsigned long nsino;    /* for messages */
+	struct sockdiag_opts opts;
+	/* the kernel-side filter and the selectors it was compiled from */
+	struct flow_sel sel[SD_MAX_SEL];
+	unsigned nsel;
+	int compiled;
+	int bclen;              /* > 0 bytecode, 0 none needed, < 0 no TCP socket can match */
+	unsigned char bc[SD_BC_MAX] __attribute__((aligned(4)));
+	int bc_refused;         /* the kernel refused it: filter in userspace */
+	int compat_refused;     /* no AF_UNSPEC dump: one per family */
+	/* what the last discovery found */
+	struct sd_sock *known;
+	unsigned nknown, nalive, untracked;
+	uint64_t next_discover;
+	/* discoveries only when the namespace opened a connection
+	 * (sockdiag_opens.h): its opens at the last look, whether the look
+	 * after a change has dumped, and when the last dump was */
+	int opens_fd;           /* -errno: none, every discovery dumps */
+	uint64_t opens;
+	int calm;
+	uint64_t last_dump;
+	/* measured time (wall, in the vDSO) of a dump and of one socket
+	 * asked for alone: the least of the last few (a preemption, or softirq
+	 * work done on our time, only adds) */
+	struct sd_min dump, lookup;
+	int probe;              /* the next poll asks one by one, to measure it */
+	/* asking one by one: the BPF socket reader, or sock_diag lookups */
+	struct sockread *rd;
+	unsigned rd_map[SR_MAX];        /* reader key -> index in known[] */
+	/* pacing (sockdiag_set_pace): the port's threshold and the poll */
+	uint64_t stall_ns, poll_ns, refresh_ns;
+	unsigned last_unread;   /* alive sockets the last poll did not read */
+	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
+	unsigned nbyck;
+	char rd_why[160];       /* why there is none */
+	int nsfd;               /* ours, for the reader (-1: own namespace) */
+	struct sockdiag_stats st;
+};
+
+struct sd_dump {
+	const struct flow_sel *sel;
+	unsigned nsel;
+	flow_emit_fn emit;
+	void *arg;
+	uint64_t now;
+	int emitted;
+	struct sockdiag *sd;    /* discovery: remember what is found (NULL: no) */
+	struct sd_sock *found;
+	unsigned nfound, capfound;
+	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
+	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
+	uint64_t refresh_ns;            /* and a read at least this often */
+};
+
+/* sockdiag_parse.c */
+void sd_byck_build(struct sockdiag *sd);
+int sd_key(struct flow_key *key, uint8_t family, const struct inet_diag_sockid *id);
+int sd_msg_cb(const struct nlmsghdr *nlh, void *data);
+int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d);
+
+#endif

@@ -1,0 +1,44 @@
+/* flowtrack_int: the tracker's state, shared by its loader (flowtrack.c)
+ * and its map reader (flowtrack_read.c). Not for other modules. */
+#ifndef NICSTALL_FLOWTRACK_INT_H
+#define NICSTALL_FLOWTRACK_INT_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdint.h>
+
+#include "collectors/flows/flowtrack.h"
+#include "collectors/flows/flowtrack_api.h"
+#include "flowtrack.skel.h"
+
+#define FT_BATCH 256                    /* map entries read per system call */
+#define FT_ENOTSUPP 524                 /* the kernel's ENOTSUPP: no batch ops for the map */
+
+struct flowtrack {
+	struct flowtrack_bpf *skel;
+	int nsfd;                       /* owned */
+	unsigned long nsino;
+	int ifindex;
+	char ifname[IF_NAMESIZE];
+	enum flowtrack_attach_mode mode;  /* FLOWTRACK_TCX or _CLSACT */
+	int link[2];                    /* tcx: ingress, egress link fds; -1 off */
+	int created;                    /* clsact: we created the qdisc */
+	int hooked;                     /* our hooks are on the port */
+	uint64_t since_ns;              /* flows last seen before: not emitted */
+	unsigned max_flows;
+	char marker[PATH_MAX];          /* "" when markers are off */
+	/* reading the map: batches (or key by key when the kernel has none) */
+	struct ft_key *bkeys;
+	struct ft_val *bvals;
+	unsigned batch_cap;
+	int no_batch;
+	uint64_t batches, walks;
+};
+
+/* flowtrack_tcx.c. Inside the port's namespace: both links made (appended
+ * after the tcx programs there); 0, or -errno + err with none made. */
+int ft_tcx_on(struct flowtrack *ft, char *err, size_t errlen);
+/* Both links closed, from any namespace (a link is bound to its device). */
+void ft_tcx_off(struct flowtrack *ft);
+
+#endif
