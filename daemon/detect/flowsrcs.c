@@ -25,22 +25,36 @@
 #define ADDR_REFRESH_NS (2000000000ull)
 #define MAX_ADDRS 16
 
-/* The sources, and the `track` word that turns each on. */
-static const struct {
-	const struct flow_src_ops *ops;
-	unsigned track;
-	const char *what;       /* for "port X: WHAT unavailable" */
-} port_srcs[] = {
-	{ &flow_src_sock_ops, TRACK_SOCK, "sock_diag" },
-	{ &flow_src_bpf_ops, TRACK_BPF, "eBPF flow tracker" },
-	{ &flow_src_rdmaqp_ops, TRACK_RDMAQP, "RDMA queue pairs" },
-}, host_srcs[] = {
-	{ &flow_src_engine_ops, TRACK_ENGINE, "engine flow tables" },
-	{ &flow_src_onload_ops, TRACK_ONLOAD, "Onload stacks" },
-	{ &flow_src_vma_ops, TRACK_VMA, "VMA/XLIO statistics" },
+static uint64_t rdmaqp_interval(const struct conf *c, const struct port_conf *pc)
+{
+	(void)c;
+	return pc->rdmaqp_ns;
+}
+
+static uint64_t onload_interval(const struct conf *c, const struct port_conf *pc)
+{
+	(void)pc;
+	return c->onload_ns;
+}
+
+static uint64_t vma_interval(const struct conf *c, const struct port_conf *pc)
+{
+	(void)pc;
+	return c->vma_ns;
+}
+
+/* The sources: a row each (flowsrcs.h struct flowsrcs_row). Adding one is
+ * its src_NAME.c (collectors/flows/) and a row here. */
+static const struct flowsrcs_row port_rows[] = {
+	{ &flow_src_sock_ops, TRACK_SOCK, "sock_diag", 0, NULL },
+	{ &flow_src_bpf_ops, TRACK_BPF, "eBPF flow tracker", FSR_OPTIONAL, NULL },
+	{ &flow_src_rdmaqp_ops, TRACK_RDMAQP, "RDMA queue pairs", FSR_READER, rdmaqp_interval },
+}, host_rows[] = {
+	{ &flow_src_engine_ops, TRACK_ENGINE, "engine flow tables", FSR_TABLES, NULL },
+	{ &flow_src_onload_ops, TRACK_ONLOAD, "Onload stacks", FSR_READER, onload_interval },
+	{ &flow_src_vma_ops, TRACK_VMA, "VMA/XLIO statistics", FSR_READER, vma_interval },
 };
-#define NPORT (sizeof(port_srcs) / sizeof(port_srcs[0]))
-#define NHOST (sizeof(host_srcs) / sizeof(host_srcs[0]))
+#define NROWS(a) ((unsigned)(sizeof(a) / sizeof((a)[0])))
 
 struct fsrc {                           /* one source instance */
 	struct flow_src s;
@@ -58,7 +72,7 @@ struct psrc {                           /* the flow sources of one port */
 	struct psrc *next;
 	unsigned long serial;
 	struct port *p;
-	struct fsrc src[NPORT];
+	struct fsrc *src;               /* one per port row */
 	struct in6_addr addr[MAX_ADDRS];
 	unsigned naddr;
 	uint64_t addr_ns;
@@ -70,7 +84,9 @@ struct flowsrcs {
 	struct loop *loop;
 	struct ports *ports;
 	struct psrc *psrcs;
-	struct fsrc host[NHOST];
+	const struct flowsrcs_row *prow, *hrow;
+	unsigned nport, nhost;
+	struct fsrc *host;              /* one per host row */
 	char flows_dir[4096];
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
 	struct flow_src_runner run;     /* external tools (Onload) */
@@ -79,10 +95,23 @@ struct flowsrcs {
 
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
 {
+	return flowsrcs_new_with(l, ps, port_rows, NROWS(port_rows), host_rows, NROWS(host_rows));
+}
+
+struct flowsrcs *flowsrcs_new_with(struct loop *l, struct ports *ps,
+				   const struct flowsrcs_row *prow, unsigned nport,
+				   const struct flowsrcs_row *hrow, unsigned nhost)
+{
 	struct flowsrcs *fs = calloc(1, sizeof(*fs));
 
-	if (!fs)
+	if (!fs || !(fs->host = calloc(nhost ? nhost : 1, sizeof(*fs->host)))) {
+		free(fs);
 		return NULL;
+	}
+	fs->prow = prow;
+	fs->nport = nport;
+	fs->hrow = hrow;
+	fs->nhost = nhost;
 	fs->loop = l;
 	fs->ports = ps;
 	fs->next_ns = UINT64_MAX;       /* no source has asked for anything */
@@ -138,7 +167,7 @@ static int src_open(struct flowsrcs *fs, struct fsrc *f, const struct flow_src_o
 
 static void psrc_close(struct flowsrcs *fs, struct psrc *ps)
 {
-	for (unsigned k = 0; k < NPORT; k++)
+	for (unsigned k = 0; ps->src && k < fs->nport; k++)
 		src_close(fs, &ps->src[k]);
 	ps->naddr = 0;
 	ps->addr_ns = 0;        /* asked again when the port comes back */
@@ -153,10 +182,12 @@ void flowsrcs_free(struct flowsrcs *fs)
 
 		fs->psrcs = ps->next;
 		psrc_close(fs, ps);
+		free(ps->src);
 		free(ps);
 	}
-	for (unsigned k = 0; k < NHOST; k++)
+	for (unsigned k = 0; k < fs->nhost; k++)
 		src_close(fs, &fs->host[k]);
+	free(fs->host);
 	free(fs);
 }
 
@@ -174,19 +205,19 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
 	fs->poll_ns = c->flow_interval_ns;
 	fs->stall_ns = c->stall_ns;
-	for (unsigned k = 0; k < NHOST; k++) {
+	for (unsigned k = 0; k < fs->nhost; k++) {
+		const struct flowsrcs_row *row = &fs->hrow[k];
 		struct fsrc *f = &fs->host[k];
 		int want = 0;
 
-		ctx.interval_ns = host_srcs[k].track == TRACK_ONLOAD ? c->onload_ns :
-				  host_srcs[k].track == TRACK_VMA ? c->vma_ns : 0;
+		ctx.interval_ns = row->interval_ns ? row->interval_ns(c, NULL) : 0;
 		for (unsigned i = 0; i < c->nports; i++)
-			if (c->ports[i].track & host_srcs[k].track)
+			if (c->ports[i].track & row->track)
 				want = 1;
 		if (f->open && !want)
 			src_close(fs, f);
-		if (!f->open && want && src_open(fs, f, host_srcs[k].ops, &ctx) < 0)
-			note(f, NULL, host_srcs[k].what, "unavailable");
+		if (!f->open && want && src_open(fs, f, row->ops, &ctx) < 0)
+			note(f, NULL, row->what, "unavailable");
 	}
 }
 
@@ -229,6 +260,10 @@ static struct psrc *psrc_for(struct flowsrcs *fs, struct port *p)
 		if (ps->p == p && ps->serial == port_serial(p))
 			return ps;
 	ps = calloc(1, sizeof(*ps));
+	if (ps && !(ps->src = calloc(fs->nport ? fs->nport : 1, sizeof(*ps->src)))) {
+		free(ps);
+		ps = NULL;
+	}
 	if (!ps)
 		return NULL;
 	ps->p = p;
@@ -246,7 +281,7 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 	struct flow_src_ctx ctx = {
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
-		.interval_ns = pc->rdmaqp_ns, .hooks_always = pc->tracker_hooks_always,
+		.hooks_always = pc->tracker_hooks_always,
 		.tracker_attach = pc->tracker_attach == CONF_ATTACH_TCX ? FLOWTRACK_TCX :
 				  pc->tracker_attach == CONF_ATTACH_CLSACT ? FLOWTRACK_CLSACT :
 				  FLOWTRACK_AUTO,
@@ -266,21 +301,22 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		ps->addr_ns = now;
 		nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
 	}
-	for (unsigned k = 0; k < NPORT; k++) {
+	for (unsigned k = 0; k < fs->nport; k++) {
+		const struct flowsrcs_row *row = &fs->prow[k];
 		struct fsrc *f = &ps->src[k];
 
 		/* an interface re-created under the same name: start over */
 		if (f->open && f->ifindex != port_ifindex(p))
 			src_close(fs, f);
-		if (!(pc->track & port_srcs[k].track)) {
+		if (!(pc->track & row->track)) {
 			src_close(fs, f);
 			continue;
 		}
 		if (f->open)
 			continue;
-		if (src_open(fs, f, port_srcs[k].ops, &ctx) < 0)
-			note(f, pc->name, port_srcs[k].what,
-			     port_srcs[k].track == TRACK_BPF ?
+		ctx.interval_ns = row->interval_ns ? row->interval_ns(NULL, pc) : 0;
+		if (src_open(fs, f, row->ops, &ctx) < 0)
+			note(f, pc->name, row->what, row->flags & FSR_OPTIONAL ?
 			     "unavailable, using the other flow sources" : "unavailable");
 		else
 			f->ifindex = port_ifindex(p);
@@ -307,6 +343,7 @@ static void psrc_sync(struct flowsrcs *fs, uint64_t now)
 		if (!ps->alive) {
 			psrc_close(fs, ps);
 			*pp = ps->next;
+			free(ps->src);
 			free(ps);
 		} else
 			pp = &ps->next;
@@ -327,9 +364,12 @@ struct route {
 static struct psrc *host_port(const struct flowsrcs *fs, enum flow_src_kind src,
 			      const struct flow_key *k)
 {
-	unsigned track = src == FLOW_SRC_ONLOAD ? TRACK_ONLOAD :
-			 src == FLOW_SRC_VMA ? TRACK_VMA : TRACK_ENGINE;
+	unsigned track = 0;
 
+	/* the track word of the host source of that kind */
+	for (unsigned k = 0; !track && k < fs->nhost; k++)
+		if (fs->hrow[k].ops->kind == src)
+			track = fs->hrow[k].track;
 	for (struct psrc *q = fs->psrcs; q; q = q->next) {
 		const struct port_conf *pc = port_conf(q->p);
 
@@ -469,18 +509,18 @@ uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit,
 		uint64_t th = port_conf(ps->p)->stall_ns ? port_conf(ps->p)->stall_ns : fs->stall_ns;
 
 		r.ps = ps;
-		for (unsigned k = 0; k < NPORT; k++)
-			poll_one(&ps->src[k], port_name(ps->p), port_srcs[k].what, &r, now, th);
+		for (unsigned k = 0; k < fs->nport; k++)
+			poll_one(&ps->src[k], port_name(ps->p), fs->prow[k].what, &r, now, th);
 	}
 	r.ps = NULL;
-	for (unsigned k = 0; k < NHOST; k++)
-		poll_one(&fs->host[k], NULL, host_srcs[k].what, &r, now, fs->stall_ns);
+	for (unsigned k = 0; k < fs->nhost; k++)
+		poll_one(&fs->host[k], NULL, fs->hrow[k].what, &r, now, fs->stall_ns);
 	cost_round_stop(&r.cost);
 	fs->next_ns = r.next_ns;
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
-		for (unsigned k = 0; k < NPORT; k++)
+		for (unsigned k = 0; k < fs->nport; k++)
 			charge(&ps->src[k], &r.cost, now);
-	for (unsigned k = 0; k < NHOST; k++)
+	for (unsigned k = 0; k < fs->nhost; k++)
 		charge(&fs->host[k], &r.cost, now);
 	return r.cost.cpu1;
 }
@@ -505,72 +545,74 @@ static struct json_object *src_json(const struct fsrc *f, const char *name, cons
 	return o;
 }
 
-/* The readers of unmodified engines: {"onload": {...}, "vma": {...},
- * "rdmaqp": {PORT: {...}}} (only those open or failing). */
+/* One reader's {state, ..., error}, or NULL when it is neither open nor
+ * failing. */
+static struct json_object *reader_json(const struct fsrc *f)
+{
+	struct json_object *o;
+
+	if (!f->open && !f->s.err[0])
+		return NULL;
+	o = json_object_new_object();
+	jx_add_str(o, "state", f->open ? "open" : "unavailable");
+	if (f->open && f->s.ops->status)
+		f->s.ops->status(&f->s, o);
+	if (f->s.err[0] && !jx_get(o, "error"))
+		jx_add_str(o, "error", f->s.err);
+	return o;
+}
+
+/* The readers of unmodified engines (the FSR_READER rows): {"onload":
+ * {...}, "vma": {...}, "rdmaqp": {PORT: {...}}} (only those open or
+ * failing). */
 static void readers_status(const struct flowsrcs *fs, struct json_object *out)
 {
-	struct json_object *rd = json_object_new_object(), *qp = json_object_new_object();
+	struct json_object *rd = json_object_new_object(), *o;
 
-	for (unsigned k = 1; k < NHOST; k++) {
-		const struct fsrc *f = &fs->host[k];
-		struct json_object *o;
+	for (unsigned k = 0; k < fs->nhost; k++)
+		if ((fs->hrow[k].flags & FSR_READER) && (o = reader_json(&fs->host[k])))
+			json_object_object_add(rd, fs->hrow[k].ops->name, o);
+	for (unsigned k = 0; k < fs->nport; k++) {
+		struct json_object *per = json_object_new_object();
 
-		if (!f->open && !f->s.err[0])
-			continue;
-		o = json_object_new_object();
-		jx_add_str(o, "state", f->open ? "open" : "unavailable");
-		if (f->open && f->s.ops->status)
-			f->s.ops->status(&f->s, o);
-		if (f->s.err[0] && !jx_get(o, "error"))
-			jx_add_str(o, "error", f->s.err);
-		json_object_object_add(rd, host_srcs[k].ops->name, o);
+		for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next)
+			if ((fs->prow[k].flags & FSR_READER) && (o = reader_json(&ps->src[k])))
+				json_object_object_add(per, port_name(ps->p), o);
+		if (json_object_object_length(per))
+			json_object_object_add(rd, fs->prow[k].ops->name, per);
+		else
+			json_object_put(per);
 	}
-	for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next)
-		for (unsigned k = 0; k < NPORT; k++) {
-			const struct fsrc *f = &ps->src[k];
-			struct json_object *o;
-
-			if (port_srcs[k].track != TRACK_RDMAQP || (!f->open && !f->s.err[0]))
-				continue;
-			o = json_object_new_object();
-			jx_add_str(o, "state", f->open ? "open" : "unavailable");
-			if (f->open && f->s.ops->status)
-				f->s.ops->status(&f->s, o);
-			if (f->s.err[0] && !jx_get(o, "error"))
-				jx_add_str(o, "error", f->s.err);
-			json_object_object_add(qp, port_name(ps->p), o);
-		}
-	if (json_object_object_length(qp))
-		json_object_object_add(rd, "rdmaqp", qp);
-	else
-		json_object_put(qp);
 	json_object_object_add(out, "readers", rd);
 }
 
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 {
-	const struct fsrc *f = &fs->host[0];       /* the engine tables */
+	const struct fsrc *f = NULL;               /* the engine tables */
 	struct json_object *cost = json_object_new_array();
 	uint64_t now = loop_mono_ns();
 
+	for (unsigned k = 0; !f && k < fs->nhost; k++)
+		if (fs->hrow[k].flags & FSR_TABLES)
+			f = &fs->host[k];
 	readers_status(fs, out);
-	if (f->open && f->s.ops->status) {
+	if (f && f->open && f->s.ops->status) {
 		f->s.ops->status(&f->s, out);
 	} else {
 		jx_add_str(out, "dir", fs->flows_dir);
-		if (f->s.err[0])
+		if (f && f->s.err[0])
 			jx_add_str(out, "error", f->s.err);
 		json_object_object_add(out, "tables", json_object_new_array());
 	}
 	/* what each source costs, port by port, then the host's */
 	for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next)
-		for (unsigned k = 0; k < NPORT; k++)
+		for (unsigned k = 0; k < fs->nport; k++)
 			if (ps->src[k].open || ps->src[k].cost.calls)
 				json_object_array_add(cost, src_json(&ps->src[k],
-					port_srcs[k].ops->name, port_name(ps->p), now));
-	for (unsigned k = 0; k < NHOST; k++)
+					fs->prow[k].ops->name, port_name(ps->p), now));
+	for (unsigned k = 0; k < fs->nhost; k++)
 		if (fs->host[k].open || fs->host[k].cost.calls)
-			json_object_array_add(cost, src_json(&fs->host[k], host_srcs[k].ops->name,
+			json_object_array_add(cost, src_json(&fs->host[k], fs->hrow[k].ops->name,
 							     NULL, now));
 	json_object_object_add(out, "cost", cost);
 }
@@ -615,8 +657,8 @@ static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
 
 int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k)
 {
-	for (unsigned i = 1; i < NHOST; i++)
-		if (fs->host[i].open && host_srcs[i].ops->kind == k)
+	for (unsigned i = 0; i < fs->nhost; i++)
+		if ((fs->hrow[i].flags & FSR_READER) && fs->host[i].open && fs->hrow[i].ops->kind == k)
 			return 1;
 	return 0;
 }
@@ -627,23 +669,24 @@ int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsi
 {
 	int pending = 0;
 
-	for (unsigned k = 1; k < NHOST; k++)
-		pending += evid_one(&fs->host[k], refs, n, when, out, host_srcs[k].ops->name,
-				    done, arg);
+	for (unsigned k = 0; k < fs->nhost; k++)
+		if (fs->hrow[k].flags & FSR_READER)
+			pending += evid_one(&fs->host[k], refs, n, when, out, fs->hrow[k].ops->name,
+					    done, arg);
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
 		int mine = 0;
 
 		for (unsigned i = 0; i < nports; i++)
 			mine |= !strcmp(ports[i], port_name(ps->p));
-		for (unsigned k = 0; mine && k < NPORT; k++) {
+		for (unsigned k = 0; mine && k < fs->nport; k++) {
 			struct json_object *per;
 
-			if (port_srcs[k].track != TRACK_RDMAQP || !ps->src[k].open ||
-			    !has_kind(refs, n, FLOW_SRC_RDMAQP))
+			if (!(fs->prow[k].flags & FSR_READER) || !ps->src[k].open ||
+			    !has_kind(refs, n, fs->prow[k].ops->kind))
 				continue;
-			if (!(per = jx_get(out, port_srcs[k].ops->name))) {
+			if (!(per = jx_get(out, fs->prow[k].ops->name))) {
 				per = json_object_new_object();
-				json_object_object_add(out, port_srcs[k].ops->name, per);
+				json_object_object_add(out, fs->prow[k].ops->name, per);
 			}
 			pending += evid_one(&ps->src[k], refs, n, when, per, port_name(ps->p),
 					    done, arg);
@@ -654,11 +697,11 @@ int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsi
 
 void flowsrcs_evidence_cancel(struct flowsrcs *fs, void *arg)
 {
-	for (unsigned k = 0; k < NHOST; k++)
+	for (unsigned k = 0; k < fs->nhost; k++)
 		if (fs->host[k].open && fs->host[k].s.ops->evidence_cancel)
 			fs->host[k].s.ops->evidence_cancel(&fs->host[k].s, arg);
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)
-		for (unsigned k = 0; k < NPORT; k++)
+		for (unsigned k = 0; k < fs->nport; k++)
 			if (ps->src[k].open && ps->src[k].s.ops->evidence_cancel)
 				ps->src[k].s.ops->evidence_cancel(&ps->src[k].s, arg);
 }

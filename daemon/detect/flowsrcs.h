@@ -20,7 +20,36 @@ struct json_object;
 
 typedef void (*flowsrcs_emit_fn)(const struct flow_obs *o, const char *port, void *arg);
 
+struct port_conf;
+
+/* One flow source, a row of flowsrcs.c's tables: adding a source is its
+ * src_NAME.c (collectors/flows/) and one row. */
+enum {
+	FSR_TABLES = 1,         /* host: its status is `status`'s engine tables
+				 * ({dir, tables, error}) */
+	FSR_READER = 2,         /* a reader of an unmodified engine: its status
+				 * under "readers", its view in the evidence */
+	FSR_OPTIONAL = 4,       /* port: when it cannot open, the others serve */
+};
+struct flowsrcs_row {
+	const struct flow_src_ops *ops; /* ops->host: one for the host, else
+					 * one per port */
+	unsigned track;                 /* the `track` word that turns it on
+					 * (conf.h TRACK_*) */
+	const char *what;               /* for "port X: WHAT unavailable" */
+	unsigned flags;                 /* FSR_* */
+	/* its own poll interval (flow_src_ctx interval_ns), or NULL: a host
+	 * row's is given the configuration (pc NULL), a port row's its
+	 * port's (c NULL) */
+	uint64_t (*interval_ns)(const struct conf *c, const struct port_conf *pc);
+};
+
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps);
+/* The same with other rows (a test's toy source): prow[0..nport) opened
+ * per port, hrow[0..nhost) for the host; the rows must outlive it. */
+struct flowsrcs *flowsrcs_new_with(struct loop *l, struct ports *ps,
+				   const struct flowsrcs_row *prow, unsigned nport,
+				   const struct flowsrcs_row *hrow, unsigned nhost);
 void flowsrcs_free(struct flowsrcs *fs);
 /* Open or close the host sources the configuration asks for. */
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
