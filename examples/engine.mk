@@ -3,9 +3,10 @@
 EXTRA_BINS += $(BUILD)/nsengine
 all: $(BUILD)/nsengine
 
-$(BUILD)/nsengine: examples/nsengine.c include/nicstall/flowtab.h
+$(BUILD)/nsengine: examples/nsengine.c examples/nsengine_io.c examples/nsengine.h \
+		   include/nicstall/flowtab.h
 	@mkdir -p $(dir $@)
-	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -pthread -o $@ examples/nsengine.c
+	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -pthread -o $@ examples/nsengine.c examples/nsengine_io.c
 
 # `make build/flowtab-check`: the public header compiles as strict C17 and
 # C++17 (not part of `all`: needs $(CXX)).

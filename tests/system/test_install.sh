@@ -149,12 +149,12 @@ check "every MESSAGE_ID of lib/log.c is in the compiled catalog ($(echo $ids | w
 
 # an engine built against the installed header through pkg-config (a copy
 # of the example engine, away from the source tree's include/)
-mkdir -p "$T_DIR/engine" && cp "$ROOT/examples/nsengine.c" "$T_DIR/engine/"
+mkdir -p "$T_DIR/engine" && cp "$ROOT"/examples/nsengine*.[ch] "$T_DIR/engine/"
 pc() { PKG_CONFIG_PATH=$D/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$D PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 pkg-config "$@"; }
 check "pkg-config knows nicstall-flowtab (version $(pc --modversion nicstall-flowtab))" pc --exists nicstall-flowtab
 check "its cflags point at the installed header" test "$(pc --cflags nicstall-flowtab | tr -d ' ')" = "-I$D/usr/include"
 ( cd "$T_DIR/engine" && cc -std=gnu17 -D_GNU_SOURCE -Wall -Wextra -Werror $(pc --cflags nicstall-flowtab) \
-	-o nsengine nsengine.c ) > "$T_DIR/cc.log" 2>&1
+	-pthread -o nsengine nsengine.c nsengine_io.c ) > "$T_DIR/cc.log" 2>&1
 check "an engine compiles against the installed header" test -x "$T_DIR/engine/nsengine" || cat "$T_DIR/cc.log"
 check "and without pkg-config it does not (the header is not found elsewhere)" \
 	bash -c "cd '$T_DIR/engine' && ! cc -std=gnu17 -D_GNU_SOURCE -c -o /dev/null nsengine.c 2>/dev/null"
