@@ -67,7 +67,7 @@ for i in $(seq 1 10); do
 		sleep 0.5
 	else
 		ctl run "r$i" --label run="$i" -- ip netns exec "$CLI_NS" sockperf ping-pong --tcp \
-			-i "$SRV_ADDR" -p $PORT -t 2 --mps 500 > /dev/null 2>&1
+			-i "$SRV_ADDR" -p $PORT -t 1 --mps 500 > /dev/null 2>&1
 		echo "run $i: $(cert "r$i" | jq -r '.word + ": " + .reason')"
 	fi
 done
