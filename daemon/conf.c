@@ -2,6 +2,7 @@
  * defaults and what they resolve to (users, groups); the keys of [daemon]
  * and [port] are conf_keys.c's (conf_int.h). */
 #include "daemon/conf.h"
+#include "daemon/peers/peerconf.h"
 #include "daemon/conf_int.h"
 #include "lib/ctlproto.h"
 #include "daemon/hostconf.h"

@@ -8,8 +8,9 @@
 
 #include "collectors/flows/flows.h"
 #include "collectors/counters/src_host.h"
-#include "daemon/peers/peerconf.h"
 #include "probes/probe_exec.h"
+
+struct peer_conf;                    /* daemon/peers/peerconf.h */
 
 #define CONF_MAX_SEL 8
 #define CONF_MAX_DIAG 8              /* devlink_diagnose reporters */
@@ -128,7 +129,7 @@ struct conf {
 	unsigned thread_share_pct;   /* asleep this much of a threshold: blocked */
 	struct port_conf *ports;
 	unsigned nports;
-	/* peer daemons (peerconf.h) */
+	/* peer daemons (daemon/peers/peerconf.h) */
 	char host_name[64];          /* this host in notices and bundles ("": gethostname) */
 	char peer_listen[64];        /* the address the peer socket binds */
 	unsigned peer_listen_port;

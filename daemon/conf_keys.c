@@ -2,6 +2,7 @@
  * their values checked and set, and the parser's error report (conf_int.h;
  * nicstalld.conf(5)). */
 #include "daemon/conf.h"
+#include "daemon/peers/peerconf.h"
 #include "daemon/conf_int.h"
 #include "collectors/flows/flowsel.h"
 #include "daemon/hostconf.h"

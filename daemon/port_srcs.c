@@ -3,7 +3,7 @@
  * adds to the port's status, whether its loss is the interface's, and what
  * it holds beside its src (the devlink health monitor). port.c opens every
  * row when the port comes up and reads them at each sample; it never
- * picks a source by slot. A new counter source is its collectors/src_*.c
+ * picks a source by slot. A new counter source is its collectors/counters/src_*.c
  * (a struct src_ops) and one row here. */
 #include "daemon/port_int.h"
 #include "collectors/counters/devlink_health.h"

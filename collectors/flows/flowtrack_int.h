@@ -9,7 +9,7 @@
 
 #include "collectors/flows/flowtrack.h"
 #include "collectors/flows/flowtrack_api.h"
-#include "flowtrack.skel.h"
+#include "collectors/flows/flowtrack.skel.h"
 
 #define FT_BATCH 256                    /* map entries read per system call */
 #define FT_ENOTSUPP 524                 /* the kernel's ENOTSUPP: no batch ops for the map */

@@ -1,6 +1,6 @@
 /* rdma_nl: RDMA netlink replies checked and a device reply parsed (see
- * rdma_nl.h). */
-#include "collectors/flows/rdma_nl.h"
+ * rdma_nl_parse.h). */
+#include "collectors/flows/rdma_nl_parse.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 

@@ -1,7 +1,7 @@
 /* flow_rdmaqp: RDMA_NLDEV_CMD_RES_QP_GET dumps into queue-pair flows. See
  * rdmaqp_parse.h. Messages are checked by rdma_nl_msg_check() (the one
  * unsigned length check of RDMA netlink replies) and attributes by
- * lib/nl.c's policy callback, as rdma_nl.c does for the device reply. */
+ * lib/nl.c's policy callback, as rdma_nl_parse.c does for the device reply. */
 #include "collectors/flows/rdmaqp_parse.h"
 
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/flows/rdma_nl.h"
+#include "collectors/flows/rdma_nl_parse.h"
 #include "lib/nl.h"
 #include "lib/util.h"
 

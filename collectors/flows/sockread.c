@@ -15,7 +15,7 @@
 #include "lib/bpflog.h"
 #include "lib/loop.h"
 #include "lib/util.h"
-#include "sockread.skel.h"
+#include "collectors/flows/sockread.skel.h"
 
 /* One loaded program serves every reader of the process. Loading it costs
  * more than all of a port's polls for minutes: its CO-RE relocations make

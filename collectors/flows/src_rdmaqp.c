@@ -18,7 +18,7 @@
  * (tests/fixtures/devlink/README.md). */
 #include "collectors/flows/rdmaqp_parse.h"
 #include "collectors/flows/flowsrc.h"
-#include "collectors/flows/rdma_nl.h"
+#include "collectors/flows/rdma_nl_parse.h"
 #include "lib/nlhex.h"
 #include "lib/json.h"
 #include "lib/log.h"

@@ -19,7 +19,7 @@
 #include "lib/json.h"
 #include "lib/log.h"
 #include "lib/util.h"
-#include "threadwatch.skel.h"
+#include "collectors/threads/threadwatch.skel.h"
 
 #define TW_HIST 64              /* samples kept per thread */
 

@@ -367,9 +367,9 @@ static struct psrc *host_port(const struct flowsrcs *fs, enum flow_src_kind src,
 	unsigned track = 0;
 
 	/* the track word of the host source of that kind */
-	for (unsigned k = 0; !track && k < fs->nhost; k++)
-		if (fs->hrow[k].ops->kind == src)
-			track = fs->hrow[k].track;
+	for (unsigned i = 0; !track && i < fs->nhost; i++)
+		if (fs->hrow[i].ops->kind == src)
+			track = fs->hrow[i].track;
 	for (struct psrc *q = fs->psrcs; q; q = q->next) {
 		const struct port_conf *pc = port_conf(q->p);
 

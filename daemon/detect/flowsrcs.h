@@ -23,7 +23,9 @@ typedef void (*flowsrcs_emit_fn)(const struct flow_obs *o, const char *port, voi
 struct port_conf;
 
 /* One flow source, a row of flowsrcs.c's tables: adding a source is its
- * src_NAME.c (collectors/flows/) and one row. */
+ * src_NAME.c (collectors/flows/) and one row (a new kind of flow besides:
+ * its FLOW_SRC_* value, its limit in liveness.c's livetab_new, its track
+ * word in daemon/conf_keys.c). */
 enum {
 	FSR_TABLES = 1,         /* host: its status is `status`'s engine tables
 				 * ({dir, tables, error}) */

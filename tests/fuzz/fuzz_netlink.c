@@ -26,7 +26,7 @@
 #include "collectors/flows/flow_sockdiag.h"
 #include "collectors/flows/flowsel.h"
 #include "collectors/counters/ident.h"
-#include "collectors/flows/rdma_nl.h"
+#include "collectors/flows/rdma_nl_parse.h"
 #include "lib/rtnl.h"
 
 static struct flow_sel sel[2];

@@ -17,7 +17,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "collectors/flows/rdmaqp_parse.h"
-#include "collectors/flows/rdma_nl.h"
+#include "collectors/flows/rdma_nl_parse.h"
 
 #include "qpmsg.h"
 
@@ -136,7 +136,7 @@ static void flow_rdmaqp_parse__huge_nlmsg_len__rejected_before_libmnl(void **sta
 			 -EINVAL);
 	/* a buffer shorter than a header */
 	assert_int_equal(flow_rdmaqp_parse(buf, 8, qps, 16, &n, NULL, err, sizeof(err)), -EINVAL);
-	/* and the device reply's parser (rdma_nl.c) shares the check */
+	/* and the device reply's parser (rdma_nl_parse.c) shares the check */
 	assert_null(rdma_nl_msg_check(buf, len, err, sizeof(err)));
 }
 

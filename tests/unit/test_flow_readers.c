@@ -1,5 +1,5 @@
 /* Unit tests: the flow-source drivers of the readers of unmodified engines
- * (collectors/flow_src_{rdmaqp,onload}.c) behind flow_src_ops, on crafted
+ * (collectors/flows/src_{rdmaqp,onload}.c) behind flow_src_ops, on crafted
  * inputs: RDMA netlink replies through the recorded-reply path, Onload tool
  * output through a fake runner (the libvma/libxlio driver:
  * test_flow_src_vma.c).

@@ -231,6 +231,7 @@ static void test_toy_that_cannot_open(void **state)
 
 	(void)state;
 	reset();
+	assert_non_null(fs);
 	toy_fail = -ENOENT;
 	flowsrcs_configure(fs, c);
 	assert_int_equal(toy_opens, 0);
@@ -267,6 +268,7 @@ static void test_toy_row_flags_decide(void **state)
 
 	(void)state;
 	reset();
+	assert_non_null(fs);
 	flowsrcs_configure(fs, c);
 	assert_int_equal(toy_opens, 1);
 	assert_int_equal(toy_interval, 0);      /* no interval of its own */

@@ -20,7 +20,7 @@ static void flowsrcs_refresh_ns__short_threshold__threshold_less_a_poll(void **s
 }
 
 /* A source reads a skipped flow at the first poll at least refresh_ns less
- * half a poll after its last read (collectors/flowtrack_src.c ft_src_poll), so
+ * half a poll after its last read (collectors/flows/src_flowtrack.c ft_src_poll), so
  * up to refresh_ns + poll_ns / 2 apart: that must stay within
  * LIVENESS_GONE_NS, or livetab_expire() forgets the flow between reads. */
 static void flowsrcs_refresh_ns__long_threshold__read_before_the_table_forgets(void **state)

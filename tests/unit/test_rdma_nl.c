@@ -1,4 +1,4 @@
-/* Unit tests for collectors/flows/rdma_nl.c (RDMA netlink replies as the QP
+/* Unit tests for collectors/flows/rdma_nl_parse.c (RDMA netlink replies as the QP
  * source reads them): the device reply (RDMA_NLDEV_CMD_GET) crafted the
  * way the kernel's nldev.c fills it, and hostile lengths. */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 #include <libmnl/libmnl.h>
 #include <rdma/rdma_netlink.h>
 
-#include "collectors/flows/rdma_nl.h"
+#include "collectors/flows/rdma_nl_parse.h"
 #include "guardbuf.h"
 
 static void parse_dev__get_reply__index_and_name(void **state)
