@@ -86,6 +86,9 @@ struct flowsrcs {
 	struct psrc *psrcs;
 	const struct flowsrcs_row *prow, *hrow;
 	unsigned nport, nhost;
+	/* the track word of the first host row of each kind (0: none), set
+	 * once: a host flow's port is looked up by it at every observation */
+	unsigned kind_track[16];
 	struct fsrc *host;              /* one per host row */
 	char flows_dir[4096];
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
@@ -112,6 +115,9 @@ struct flowsrcs *flowsrcs_new_with(struct loop *l, struct ports *ps,
 	fs->nport = nport;
 	fs->hrow = hrow;
 	fs->nhost = nhost;
+	for (unsigned i = nhost; i-- > 0;)
+		if ((unsigned)hrow[i].ops->kind < sizeof(fs->kind_track) / sizeof(fs->kind_track[0]))
+			fs->kind_track[hrow[i].ops->kind] = hrow[i].track;
 	fs->loop = l;
 	fs->ports = ps;
 	fs->next_ns = UINT64_MAX;       /* no source has asked for anything */
@@ -364,12 +370,9 @@ struct route {
 static struct psrc *host_port(const struct flowsrcs *fs, enum flow_src_kind src,
 			      const struct flow_key *k)
 {
-	unsigned track = 0;
+	unsigned track = (unsigned)src < sizeof(fs->kind_track) / sizeof(fs->kind_track[0]) ?
+			 fs->kind_track[src] : 0;
 
-	/* the track word of the host source of that kind */
-	for (unsigned i = 0; !track && i < fs->nhost; i++)
-		if (fs->hrow[i].ops->kind == src)
-			track = fs->hrow[i].track;
 	for (struct psrc *q = fs->psrcs; q; q = q->next) {
 		const struct port_conf *pc = port_conf(q->p);
 
