@@ -658,6 +658,20 @@ static int evid_one(struct fsrc *f, const struct flow_src_ref *refs, unsigned n,
 	return rc > 0 ? rc : 0;
 }
 
+enum flow_src_kind flowsrcs_kind_of(const struct flowsrcs *fs, const char *name, int *reader)
+{
+	*reader = 0;
+	for (unsigned i = 0; fs && name && i < fs->nhost + fs->nport; i++) {
+		const struct flowsrcs_row *row = i < fs->nhost ? &fs->hrow[i] : &fs->prow[i - fs->nhost];
+
+		if (!strcmp(row->ops->name, name)) {
+			*reader = !!(row->flags & FSR_READER);
+			return row->ops->kind;
+		}
+	}
+	return 0;
+}
+
 int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k)
 {
 	for (unsigned i = 0; i < fs->nhost; i++)

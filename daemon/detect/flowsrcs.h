@@ -89,6 +89,11 @@ void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out);
  * of the ports named in ports[0..nports) as {SOURCE: {PORT: {...}}}. when:
  * "at_stall" or "after". Returns how many parts still run (a tool): each
  * ends with one call of done(arg) from the loop; 0 when out is complete. */
+/* The kind of the flows of the source named name (its ops' name, as flow
+ * listings show it: "engine", "onload", ...), by the rows; 0 when no row
+ * has that name. *reader: 1 when that row is a reader of an unmodified
+ * engine (FSR_READER), else 0. */
+enum flow_src_kind flowsrcs_kind_of(const struct flowsrcs *fs, const char *name, int *reader);
 /* 1 when a host source of kind k is open (its evidence can be taken). */
 int flowsrcs_host_open(const struct flowsrcs *fs, enum flow_src_kind k);
 int flowsrcs_evidence(struct flowsrcs *fs, const struct flow_src_ref *refs, unsigned n,

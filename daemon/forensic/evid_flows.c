@@ -55,43 +55,27 @@ static int seen_pid(struct evid_flows *e, int32_t pid)
 	return 0;
 }
 
-static enum flow_src_kind kind_of(const char *name)
-{
-	if (!name)
-		return 0;
-	if (!strcmp(name, "onload"))
-		return FLOW_SRC_ONLOAD;
-	if (!strcmp(name, "vma"))
-		return FLOW_SRC_VMA;
-	if (!strcmp(name, "rdmaqp"))
-		return FLOW_SRC_RDMAQP;
-	return 0;
-}
-
-/* The kind of a flow of a source that takes no evidence of its own. */
-static enum flow_src_kind other_kind(const char *name)
-{
-	return name && !strcmp(name, "sock") ? FLOW_SRC_SOCK :
-	       name && !strcmp(name, "bpf") ? FLOW_SRC_BPF : FLOW_SRC_ENGINE;
-}
-
-/* The flows of the readers among arr (incident or flow-table JSON). */
-static unsigned refs_of(struct json_object *arr, uint64_t incident_id, const char *const *ports,
-			unsigned nports, int by_pid, struct flow_src_ref *refs, unsigned n)
+/* The flows of the readers among arr (incident or flow-table JSON); a
+ * flow's kind, and whether its source is a reader, from the flow sources'
+ * rows (flowsrcs_kind_of) by its "source" name. */
+static unsigned refs_of(const struct flowsrcs *fs, struct json_object *arr,
+			uint64_t incident_id, const char *const *ports, unsigned nports,
+			int by_pid, struct flow_src_ref *refs, unsigned n)
 {
 	for (size_t i = 0; i < jx_len(arr) && n < MAX_REFS; i++) {
 		struct json_object *f = json_object_array_get_idx(arr, i);
-		enum flow_src_kind k = kind_of(jx_str(f, "source"));
+		int reader;
+		enum flow_src_kind k = flowsrcs_kind_of(fs, jx_str(f, "source"), &reader);
 		int want = incident_id != 0;
 
-		if (!k) {
+		if (!reader) {
 			/* a flow of another source (an engine table, a kernel
 			 * socket): its process, whose Onload stacks are
 			 * evidence too (the thread watch's stall of an engine
 			 * whose own flows look idle to Onload: seed 001) */
 			if (!incident_id || !jx_u64(f, "pid") || !by_pid)
 				continue;
-			refs[n].src = other_kind(jx_str(f, "source"));
+			refs[n].src = k ? k : FLOW_SRC_ENGINE;
 			refs[n].session = 0;
 			refs[n].pid = (int32_t)jx_u64(f, "pid");
 			n++;
@@ -203,7 +187,8 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 		int by_pid = flowsrcs_host_open(stall_flowsrcs(st), FLOW_SRC_ONLOAD);
 		unsigned np = by_pid ? stall_thread_called(st, pids, 16) : 0;
 
-		n = refs_of(jx_arr(ij, "flows"), incident_id, ports, nports, by_pid, refs, n);
+		n = refs_of(stall_flowsrcs(st), jx_arr(ij, "flows"), incident_id, ports, nports,
+			    by_pid, refs, n);
 		json_object_put(ij);
 		/* and the processes whose thread the thread watch calls
 		 * blocked, and the owners of the flows waiting on the
@@ -229,7 +214,7 @@ struct evid_flows *evid_flows_take(struct stall *st, uint64_t incident_id,
 		}
 	} else {
 		arr = stall_flows_json(st, NULL, 0, 0, NULL);
-		n = refs_of(arr, 0, ports, nports, 0, refs, n);
+		n = refs_of(stall_flowsrcs(st), arr, 0, ports, nports, 0, refs, n);
 		json_object_put(arr);
 	}
 	e = n ? calloc(1, sizeof(*e)) : NULL;

@@ -202,6 +202,18 @@ static void test_toy_row_lives_with_the_track_word(void **state)
 		json_object_put(out);
 	}
 
+	/* its name says its kind and that it reads an engine (the
+	 * investigation's engine views, evid_flows.c) */
+	{
+		int reader = -1;
+
+		assert_int_equal(flowsrcs_kind_of(fs, "toy", &reader), FLOW_SRC_VMA);
+		assert_int_equal(reader, 1);
+		assert_int_equal(flowsrcs_kind_of(fs, "vma", &reader), 0);   /* no such row */
+		assert_int_equal(reader, 0);
+		assert_int_equal(flowsrcs_kind_of(fs, NULL, &reader), 0);
+	}
+
 	/* no port tracks it any more: closed */
 	flowsrcs_configure(fs, c2);
 	assert_int_equal(toy_closes, 1);
@@ -280,9 +292,43 @@ static void test_toy_row_flags_decide(void **state)
 	assert_int_equal(flowsrcs_evidence(fs, refs, 1, NULL, 0, "after", out, NULL, NULL), 0);
 	assert_int_equal(toy_evidence, 0);
 	assert_null(jx_get(out, "toy"));
+	{
+		int reader = -1;
+
+		/* by its row: the kind, and not a reader */
+		assert_int_equal(flowsrcs_kind_of(fs, "toy", &reader), FLOW_SRC_VMA);
+		assert_int_equal(reader, 0);
+	}
 	json_object_put(out);
 	flowsrcs_free(fs);
 	conf_free(c);
+	ports_free(ps);
+	loop_free(l);
+}
+
+/* The shipped rows: the readers of unmodified engines by name, the other
+ * sources' kinds (what evid_flows.c hard-coded before). */
+static void test_shipped_rows_by_name(void **state)
+{
+	static const struct { const char *name; enum flow_src_kind kind; int reader; } want[] = {
+		{ "onload", FLOW_SRC_ONLOAD, 1 }, { "vma", FLOW_SRC_VMA, 1 },
+		{ "rdmaqp", FLOW_SRC_RDMAQP, 1 }, { "engine", FLOW_SRC_ENGINE, 0 },
+		{ "sock", FLOW_SRC_SOCK, 0 }, { "bpf", FLOW_SRC_BPF, 0 },
+		{ "nothing", 0, 0 },
+	};
+	struct loop *l = loop_new();
+	struct ports *ps = ports_new(l, "");
+	struct flowsrcs *fs = flowsrcs_new(l, ps);
+
+	(void)state;
+	assert_non_null(fs);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		int reader = -1;
+
+		assert_int_equal(flowsrcs_kind_of(fs, want[i].name, &reader), want[i].kind);
+		assert_int_equal(reader, want[i].reader);
+	}
+	flowsrcs_free(fs);
 	ports_free(ps);
 	loop_free(l);
 }
@@ -293,6 +339,7 @@ int main(void)
 		cmocka_unit_test(test_toy_row_lives_with_the_track_word),
 		cmocka_unit_test(test_toy_that_cannot_open),
 		cmocka_unit_test(test_toy_row_flags_decide),
+		cmocka_unit_test(test_shipped_rows_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
