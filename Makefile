@@ -109,6 +109,7 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 $(addprefix $(BUILD)/collectors/flows/,flowtrack.o flowtrack_read.o flowtrack_tcx.o): \
 	$(BUILD)/collectors/flows/flowtrack.skel.h
 $(BUILD)/collectors/flows/sockread.o: $(BUILD)/collectors/flows/sockread.skel.h
+$(BUILD)/collectors/flows/sockwatch.o: $(BUILD)/collectors/flows/sockwatch.skel.h
 $(BUILD)/collectors/threads/threadwatch.o: $(BUILD)/collectors/threads/threadwatch.skel.h
 # System call names for this architecture (collectors/threads/sysname.c), from the
 # C library's <sys/syscall.h>: generated, never committed.

@@ -49,6 +49,8 @@ struct port_conf {
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
 	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */
+	int sock_paced;              /* 1: sock_liveness = paced (no kernel
+				      * events: every socket read on its pace) */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

@@ -432,6 +432,13 @@ void conf_port_key(struct parser *p, const char *key, const char *val)
 			pc->tracker_hooks_always = 1;
 		else
 			conf_perr(p, "tracker_hooks: '%s' is not one of on-wait, always", val);
+	} else if (!strcmp(key, "sock_liveness")) {
+		if (!strcmp(val, "events"))
+			pc->sock_paced = 0;
+		else if (!strcmp(val, "paced"))
+			pc->sock_paced = 1;
+		else
+			conf_perr(p, "sock_liveness: '%s' is not one of events, paced", val);
 	} else if (!strcmp(key, "tracker_attach")) {
 		if (!strcmp(val, "auto"))
 			pc->tracker_attach = CONF_ATTACH_AUTO;

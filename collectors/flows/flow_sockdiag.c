@@ -65,6 +65,7 @@
 #include "collectors/flows/sockdiag_opens.h"
 #include "collectors/flows/sockdiag_pace.h"
 #include "collectors/flows/sockread_api.h"
+#include "collectors/flows/sockwatch_api.h"
 #include "lib/loop.h"
 #include "lib/nl.h"
 #include "lib/util.h"
@@ -93,6 +94,12 @@ static void sd_reader(struct sockdiag *sd)
 
 struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 {
+	return sockdiag_open_opts(nsfd, NULL, err, errlen);
+}
+
+struct sockdiag *sockdiag_open_opts(int nsfd, const struct sockdiag_opts *o, char *err,
+				    size_t errlen)
+{
 	struct sockdiag *sd = calloc(1, sizeof(*sd));
 	struct stat st;
 	char e[200];
@@ -101,7 +108,10 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		util_errf(err, errlen, "sock_diag: out of memory");
 		return NULL;
 	}
-	sockdiag_opts_default(&sd->opts);
+	if (o)
+		sd->opts = *o;
+	else
+		sockdiag_opts_default(&sd->opts);
 	if (nsfd >= 0 ? fstat(nsfd, &st) == 0 : stat("/proc/thread-self/ns/net", &st) == 0)
 		sd->nsino = (unsigned long)st.st_ino;
 	sd->ns = nl_sock_open(nsfd, NETLINK_SOCK_DIAG, 0, e, sizeof(e));
@@ -121,6 +131,7 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 		return NULL;
 	}
 	sd_reader(sd);
+	sd_watch_open(sd);
 	return sd;
 }
 
@@ -130,6 +141,12 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
 		return;
 	sd->opts = *o;
 	sd_reader(sd);
+	if (sd->opts.no_events && sd->sw) {
+		sd_watch_close(sd);
+		util_strlcpy(sd->sw_why, "off", sizeof(sd->sw_why));
+	} else if (!sd->opts.no_events && !sd->sw) {
+		sd_watch_open(sd);
+	}
 	sd->compiled = 0;
 	sd->bc_refused = 0;
 	sd->compat_refused = 0;
@@ -187,6 +204,8 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
 	out->reader = sd->rd != NULL;
 	out->opens_gate = sd->opens_fd >= 0;
+	out->events = sd->sw != NULL;
+	util_strlcpy(out->events_why, sd->sw ? "" : sd->sw_why, sizeof(out->events_why));
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 }
 
@@ -195,6 +214,7 @@ void sockdiag_close(struct sockdiag *sd)
 	if (!sd)
 		return;
 	nl_sock_close(sd->ns);
+	sd_watch_close(sd);
 	sockread_close(sd->rd);
 	if (sd->opens_fd >= 0)
 		close(sd->opens_fd);
@@ -298,6 +318,7 @@ struct sd_batch {
 
 static void sd_gone(struct sockdiag *sd, struct sd_sock *k)
 {
+	sd_watch_gone(sd, k);
 	if (!k->gone) {
 		k->gone = 1;
 		sd->nalive--;
@@ -331,31 +352,6 @@ static uint64_t sd_early(const struct sockdiag *sd)
 static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t now)
 {
 	return !k->gone && (!sd->stall_ns || sd_pace_due_within(&k->pace, now, sd_early(sd)));
-}
-
-/* The reader's key for a remembered socket. */
-static void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
-{
-	static const uint32_t mapped[3] = { 0, 0, 0 };
-	const struct inet_diag_sockid *id = &s->id;
-
-	memset(k, 0, sizeof(*k));
-	k->lport = id->idiag_sport;
-	k->rport = id->idiag_dport;
-	k->cookie = sd_cookie(id);
-	if (s->family == AF_INET) {
-		k->v4 = 1;
-		k->laddr[3] = id->idiag_src[0];
-		k->raddr[3] = id->idiag_dst[0];
-	} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
-		   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
-		k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
-		k->laddr[3] = id->idiag_src[3];
-		k->raddr[3] = id->idiag_dst[3];
-	} else {
-		memcpy(k->laddr, id->idiag_src, 16);
-		memcpy(k->raddr, id->idiag_dst, 16);
-	}
 }
 
 /* Read every remembered socket that is due with the BPF reader: one
@@ -425,8 +421,7 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 		sockdiag_fill(&o, v->state,
 			(int32_t)(v->rcv_nxt - v->copied_seq) > 0 ? v->rcv_nxt - v->copied_seq : 0,
 			v->write_seq - v->snd_una, &ti, sizeof(ti), now);
-		sd_pace_read(&k->pace, &o, now, sd->stall_ns, sd->poll_ns);
-		sd_pace_cap(&k->pace, now, sd->refresh_ns);
+		sd_watch_paced(sd, k, &o, now);
 		d->emit(&o, d->arg);
 		d->emitted++;
 	}
@@ -518,7 +513,7 @@ static int sd_dump_cheaper(const struct sockdiag *sd, unsigned ndue)
 int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel,
 		  flow_emit_fn emit, void *arg, char *err, size_t errlen)
 {
-	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg };
+	struct sd_dump d = { .sel = sel, .nsel = nsel, .emit = emit, .arg = arg, .owner = sd };
 	uint64_t c0;            /* before a dump or the reads: wall time (in the
 				 * vDSO, where the CPU clock is a system call);
 				 * sd_min keeps the least of the last few, which
@@ -537,6 +532,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	d.stall_ns = sd->stall_ns;
 	d.poll_ns = sd->poll_ns;
 	d.refresh_ns = sd->refresh_ns;
+	sd_watch_before(sd, d.now);
 	ndue = 0;
 	for (unsigned i = 0; i < sd->nknown; i++)
 		ndue += sd_due(sd, &sd->known[i], d.now);
@@ -564,9 +560,15 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->byck = NULL;
 		sd->nbyck = 0;
 		if (rc < 0) {
+			for (unsigned i = 0; i < d.nfound; i++)
+				sd_watch_gone(sd, &d.found[i]);
 			free(d.found);
 			return rc;
 		}
+		/* the slots of sockets not found again (those found again
+		 * took theirs: sd_pace_carry) */
+		for (unsigned i = 0; i < sd->nknown; i++)
+			sd_watch_gone(sd, &sd->known[i]);
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
@@ -577,8 +579,10 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		}
 		sd_min_add(&sd->dump, loop_mono_ns() - c0);
 		sd->st.dump_ns = sd_min_get(&sd->dump);
+		sd_watch_register(sd, d.now);
 		return d.emitted;
 	}
+	sd_watch_register(sd, d.now);  /* after a threshold's change */
 	if (!ndue) {
 		sd->last_unread = sd->nalive;
 		sd->st.paced += sd->nalive;
@@ -607,4 +611,23 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	sd->last_unread = sd->nalive > (unsigned)rc ? sd->nalive - (unsigned)rc : 0;
 	sd->st.paced += sd->last_unread;
 	return d.emitted;
+}
+
+int sockdiag_fd(const struct sockdiag *sd)
+{
+	return sd && sd->sw ? sockwatch_fd(sd->sw) : -1;
+}
+
+int sockdiag_handle(struct sockdiag *sd)
+{
+	(void)sd;
+	/* the ring is every port's: consumed even by a reader whose own watch
+	 * has closed since its fd was watched (the others' events) */
+	return sockwatch_consume() > 0;
+}
+
+void sockdiag_set_wanted(struct sockdiag *sd, uint64_t wanted_ns)
+{
+	if (sd)
+		sd->wanted_ns = wanted_ns;
 }

@@ -32,6 +32,8 @@ struct sockdiag_opts {
 				 * instead of one AF_UNSPEC compat dump */
 	int no_reader;          /* between dumps, sock_diag lookups even when
 				 * the BPF socket reader loads */
+	int no_events;          /* no kernel-event watch (sockwatch_api.h):
+				 * every socket read on its pace */
 	int no_switch;          /* never dump between discoveries because a
 				 * dump measured cheaper (tests: what a poll
 				 * reads must not follow the machine's load) */
@@ -41,6 +43,9 @@ void sockdiag_opts_default(struct sockdiag_opts *o);
 /* Open a NETLINK_SOCK_DIAG socket inside namespace nsfd (-1: our own); the
  * socket stays bound to that namespace for its life. NULL + err on failure. */
 struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen);
+/* The same with options o (NULL: the defaults) from the start. */
+struct sockdiag *sockdiag_open_opts(int nsfd, const struct sockdiag_opts *o, char *err,
+				    size_t errlen);
 void sockdiag_close(struct sockdiag *sd);
 
 void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o);
@@ -98,8 +103,24 @@ struct sockdiag_stats {
 	uint64_t paced;         /* socket reads the pacing left out */
 	int reader;             /* it reads between dumps (else lookups) */
 	char reader_why[160];   /* why not */
+	/* the kernel-event watch: on, or why not; its sockets, the wakeups
+	 * it caused (events: deadlines posted for this port; event_reads:
+	 * those that made a socket of ours due), full reads after a possible
+	 * loss, and holds (every socket read while a flow was wanted) */
+	int events;
+	char events_why[200];
+	uint64_t registered, events_n, event_reads, loss_reads, holds;
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
+
+/* The kernel-event watch's fd (-1: none) and what to do when it is
+ * readable: hand the events to every port's reader. 1 when a socket of
+ * any port fell due (poll now). */
+int sockdiag_fd(const struct sockdiag *sd);
+int sockdiag_handle(struct sockdiag *sd);
+/* The detector's wanted_ns (flowsrc.h): while a flow of the port waits,
+ * every socket is read on its pace. */
+void sockdiag_set_wanted(struct sockdiag *sd, uint64_t wanted_ns);
 
 /* The INET_DIAG_REQ_BYTECODE program that lets through the TCP sockets
  * sel[0..nsel) may match (never fewer; it may let more through), written to

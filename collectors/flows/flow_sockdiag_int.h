@@ -71,6 +71,11 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	uint64_t inode;
 	uint32_t uid;                   /* its owner: the flow table's limits are per owner */
 	struct sd_pace pace;            /* when it must be read again */
+	uint32_t sw_slot;               /* its kernel-event watch slot, 0 none */
+	uint8_t sw_tried;               /* registration tried since found */
+	uint64_t ev_from;               /* the wait's start the kernel posted
+					 * (sockdiag_watch.c), 0 none, and */
+	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */
 };
 
 static inline uint64_t sd_cookie(const struct inet_diag_sockid *id)
@@ -116,6 +121,14 @@ struct sockdiag {
 	unsigned nbyck;
 	char rd_why[160];       /* why there is none */
 	int nsfd;               /* ours, for the reader (-1: own namespace) */
+	/* the kernel-event watch (sockwatch_api.h, sockdiag_watch.c): NULL
+	 * when off or refused (sw_why says which) */
+	struct sockwatch *sw;
+	char sw_why[200];
+	uint64_t sw_span;       /* the span the slots were given */
+	uint64_t sw_losses;     /* sockwatch_losses() when last read */
+	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
+	int hold;               /* wanted lately: every socket on its pace */
 	struct sockdiag_stats st;
 };
 
@@ -130,9 +143,27 @@ struct sd_dump {
 	struct sd_sock *found;
 	unsigned nfound, capfound;
 	struct sd_sock *cur;    /* the remembered socket being read, or NULL */
+	struct sockdiag *owner; /* whose sockets they are (NULL: a bare parse) */
 	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
 	uint64_t refresh_ns;            /* and a read at least this often */
 };
+
+/* A socket the kernel-event watch follows is read this often while it
+ * owes nothing (a hook the watch lacks, a path it cannot see), and the
+ * detector keeps its flow that long unseen (flow_obs.keep_ns). */
+#define SD_WATCH_BACKSTOP_NS 30000000000ull
+
+/* sockdiag_watch.c */
+void sd_reader_key(const struct sd_sock *s, struct sr_key *k);
+void sd_watch_open(struct sockdiag *sd);
+void sd_watch_close(struct sockdiag *sd);
+void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k);
+void sd_watch_register(struct sockdiag *sd, uint64_t now);
+/* Before a poll's reads: sockets due at once (an event, a loss, a hold). */
+void sd_watch_before(struct sockdiag *sd, uint64_t now);
+/* A read of socket k at now gave o: its next read, and o's keep_ns. */
+void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
+		    uint64_t now);
 
 /* sockdiag_parse.c */
 void sd_byck_build(struct sockdiag *sd);

@@ -90,6 +90,11 @@ struct flow_obs {
 	 * tables, VMA/XLIO statistics files) say whether the kernel backs
 	 * the claim (collectors/flows/claimv.h): enum flow_claim. */
 	uint8_t claim;
+	/* The source reports this flow again within keep_ns at the latest
+	 * (the kernel-event watch: a socket that owes nothing is read
+	 * rarely, the kernel says when it waits); the detector keeps it
+	 * that long unseen. 0: LIVENESS_GONE_NS. */
+	uint64_t keep_ns;
 };
 
 enum flow_claim {

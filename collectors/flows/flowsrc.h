@@ -70,6 +70,8 @@ struct flow_src_ctx {
 	uint64_t interval_ns;       /* the source's own rate; 0: its default */
 	int hooks_always;           /* bpf: keep the tracker's hooks on even
 				     * where its flows are evidence only */
+	int sock_paced;             /* sock: no kernel-event watch, every
+				     * socket read on its pace */
 	int tracker_attach;         /* bpf: enum flowtrack_attach_mode
 				     * (flowtrack_api.h); 0 auto */
 	const struct flow_src_runner *run;  /* onload: external tools */
@@ -196,6 +198,9 @@ struct flow_src {
 	void *priv;
 	char err[256];              /* last error, human readable */
 	struct flow_src_sched sched;        /* the polling contract, this poll */
+	/* Set by handle(): something fell due, poll now (the detector's
+	 * interval after the last poll at the soonest). */
+	int wake;
 };
 
 #define FLOW_SRC_WANT_HOLD_NS 5000000000ull

@@ -56,11 +56,23 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 	struct sd_sock key = { .id = k->id }, *kp = &key, **hit;
 
 	memset(&k->pace, 0, sizeof(k->pace));
+	k->sw_slot = 0;
+	k->sw_tried = 0;
+	k->ev_from = 0;
 	if (!sd->nbyck)
 		return;
 	hit = bsearch(&kp, sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
-	if (hit)
+	if (hit) {
 		k->pace = (*hit)->pace;
+		/* its watch slot moves with it (the old entry's is not given
+		 * up with the old list) */
+		k->sw_slot = (*hit)->sw_slot;
+		k->sw_tried = (*hit)->sw_tried;
+		k->ev_from = (*hit)->ev_from;
+		k->ev_tx = (*hit)->ev_tx;
+		k->ev_rx = (*hit)->ev_rx;
+		(*hit)->sw_slot = 0;
+	}
 }
 
 /* The flow key of a socket as inet_diag identifies it (local = s*): what
@@ -144,10 +156,8 @@ int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 			d->sd->untracked++;
 		}
 	}
-	if (d->cur) {
-		sd_pace_read(&d->cur->pace, &o, d->now, d->stall_ns, d->poll_ns);
-		sd_pace_cap(&d->cur->pace, d->now, d->refresh_ns);
-	}
+	if (d->cur)
+		sd_watch_paced(d->sd ? d->sd : d->owner, d->cur, &o, d->now);
 	d->cur = NULL;
 	d->emit(&o, d->arg);
 	d->emitted++;

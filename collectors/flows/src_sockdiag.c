@@ -30,6 +30,7 @@ static void sd_src_close(struct flow_src *s)
 
 static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 {
+	struct sockdiag_opts o;
 	struct sd_src *p;
 
 	s->err[0] = '\0';
@@ -47,7 +48,9 @@ static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	if (ctx->nsel)
 		memcpy(p->sel, ctx->sel, ctx->nsel * sizeof(*p->sel));
 	p->nsel = ctx->nsel;
-	p->sd = sockdiag_open(ctx->netns_fd, s->err, sizeof(s->err));
+	sockdiag_opts_default(&o);
+	o.no_events = ctx->sock_paced;
+	p->sd = sockdiag_open_opts(ctx->netns_fd, &o, s->err, sizeof(s->err));
 	if (!p->sd) {
 		int e = errno ? errno : EIO;
 
@@ -69,6 +72,7 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		return -EBADF;
 	}
 	sockdiag_set_pace(p->sd, s->sched.stall_ns, s->sched.poll_ns, s->sched.refresh_ns);
+	sockdiag_set_wanted(p->sd, s->sched.wanted_ns);
 	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 	if (n >= 0 && sockdiag_last_unread(p->sd))
 		s->sched.skipped = 1;         /* paced: some sockets left for later */
@@ -99,8 +103,33 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_str(out, "between_dumps", st.reader ? "BPF socket reader" : "sock_diag lookups");
 	if (!st.reader && st.reader_why[0])
 		jx_add_str(out, "reader", st.reader_why);
+	/* the kernel-event watch: its sockets and the wakeups it caused */
+	jx_add_str(out, "mode", st.events ? "kernel events" : "paced reads");
+	if (!st.events && st.events_why[0])
+		jx_add_str(out, "events", st.events_why);
+	jx_add_u64(out, "watched", st.registered);
+	jx_add_u64(out, "event_wakeups", st.events_n);
+	jx_add_u64(out, "event_reads", st.event_reads);
+	jx_add_u64(out, "loss_reads", st.loss_reads);
+	jx_add_u64(out, "holds", st.holds);
 	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_ns / 1e3, 1));
 	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_ns / 1e3, 2));
+}
+
+static int sd_src_fd(const struct flow_src *s)
+{
+	const struct sd_src *p = s->priv;
+
+	return p ? sockdiag_fd(p->sd) : -1;
+}
+
+/* Deadlines the kernel posted: the sockets fall due, the detector polls. */
+static void sd_src_handle(struct flow_src *s)
+{
+	struct sd_src *p = s->priv;
+
+	if (p && sockdiag_handle(p->sd))
+		s->wake = 1;
 }
 
 const struct flow_src_ops flow_src_sock_ops = {
@@ -109,6 +138,8 @@ const struct flow_src_ops flow_src_sock_ops = {
 	.host = 0,
 	.open = sd_src_open,
 	.poll = sd_src_poll,
+	.fd = sd_src_fd,
+	.handle = sd_src_handle,
 	.status = sd_src_status,
 	.close = sd_src_close,
 };

@@ -66,6 +66,7 @@ struct fsrc {                           /* one source instance */
 					 * its CPU time if ops->may_sleep */
 	int polled;                     /* it ran (charged at the round's end) */
 	int last_flows;                 /* what its last poll emitted (-1: failed) */
+	struct flowsrcs *fs;            /* its registry (a wakeup goes there) */
 };
 
 struct psrc {                           /* the flow sources of one port */
@@ -94,6 +95,9 @@ struct flowsrcs {
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
 	struct flow_src_runner run;     /* external tools (Onload) */
 	uint64_t next_ns;               /* the last poll's: flowsrcs_next_ns */
+	flowsrcs_wake_fn wake;          /* a source's handle() asked for a poll */
+	void *wake_arg;
+	uint64_t wakes;
 };
 
 struct flowsrcs *flowsrcs_new(struct loop *l, struct ports *ps)
@@ -153,7 +157,19 @@ static void src_handle(int fd, uint32_t events, void *arg)
 
 	(void)fd;
 	(void)events;
+	f->s.wake = 0;
 	f->s.ops->handle(&f->s);
+	if (f->s.wake && f->fs && f->fs->wake) {
+		f->fs->wakes++;
+		f->fs->wake(f->fs->wake_arg);
+	}
+	f->s.wake = 0;
+}
+
+void flowsrcs_set_wake(struct flowsrcs *fs, flowsrcs_wake_fn fn, void *arg)
+{
+	fs->wake = fn;
+	fs->wake_arg = arg;
 }
 
 static int src_open(struct flowsrcs *fs, struct fsrc *f, const struct flow_src_ops *ops,
@@ -161,6 +177,7 @@ static int src_open(struct flowsrcs *fs, struct fsrc *f, const struct flow_src_o
 {
 	memset(&f->s, 0, sizeof(f->s));
 	f->s.ops = ops;
+	f->fs = fs;
 	if (ops->open(&f->s, ctx) < 0)
 		return -1;
 	f->open = 1;
@@ -288,6 +305,7 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
 		.hooks_always = pc->tracker_hooks_always,
+		.sock_paced = pc->sock_paced,
 		.tracker_attach = pc->tracker_attach == CONF_ATTACH_TCX ? FLOWTRACK_TCX :
 				  pc->tracker_attach == CONF_ATTACH_CLSACT ? FLOWTRACK_CLSACT :
 				  FLOWTRACK_AUTO,

@@ -69,6 +69,11 @@ int flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
  * flowsrc.h): 0 after the detector's interval; UINT64_MAX for no reason
  * of theirs (no source open). */
 uint64_t flowsrcs_next_ns(const struct flowsrcs *fs);
+
+/* Called when a source's fd said something fell due (flow_src.wake): the
+ * detector polls as soon as its interval allows. */
+typedef void (*flowsrcs_wake_fn)(void *arg);
+void flowsrcs_set_wake(struct flowsrcs *fs, flowsrcs_wake_fn fn, void *arg);
 /* How often a source must report an evidence-only flow (flow_src
  * refresh_ns, collectors/flows/flowsrc.h): within every threshold-long span less
  * a poll, and never less often than half LIVENESS_GONE_NS, since the flow

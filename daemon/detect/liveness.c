@@ -235,7 +235,12 @@ unsigned livetab_expire(struct livetab *ft, uint64_t now,
 		while (*pp) {
 			struct sflow *f = *pp;
 
-			if (now - f->seen_ns > LIVENESS_GONE_NS) {
+			/* a source that says it reports the flow rarely (the
+			 * kernel-event watch) is believed that long */
+			uint64_t keep = f->obs.keep_ns > LIVENESS_GONE_NS ? f->obs.keep_ns
+									 : LIVENESS_GONE_NS;
+
+			if (now - f->seen_ns > keep) {
 				if (gone)
 					gone(f, arg);
 				*pp = f->next;

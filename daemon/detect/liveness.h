@@ -77,7 +77,8 @@ struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const ch
 			  uint64_t now, int create);
 /* Every flow, in no particular order: NULL starts, NULL ends. */
 struct sflow *livetab_next(const struct livetab *ft, const struct sflow *prev);
-/* Remove flows not seen for LIVENESS_GONE_NS; gone(f) runs before each is
+/* Remove flows not seen for LIVENESS_GONE_NS (or their observation's
+ * keep_ns, when longer); gone(f) runs before each is
  * freed. Returns how many were removed. */
 unsigned livetab_expire(struct livetab *ft, uint64_t now,
 			void (*gone)(struct sflow *f, void *arg), void *arg);

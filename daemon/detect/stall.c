@@ -489,6 +489,24 @@ static void timer_cb(struct loop_timer *t, void *arg)
 		loop_timer_set(s->chunk, 1, 0);
 }
 
+/* A source's kernel said a flow's wait reached a threshold less a poll:
+ * poll now, or at the interval after the last poll's start if sooner
+ * than that (a poll still being handled plans the next itself). */
+static void wake_cb(void *arg)
+{
+	struct stall *s = arg;
+	uint64_t now = loop_mono_ns(), at;
+
+	if (s->chunked)
+		return;
+	at = s->poll_t0 + s->c->flow_interval_ns > now ? s->poll_t0 + s->c->flow_interval_ns : now;
+	if (at >= s->next_poll)
+		return;
+	s->next_poll = at;
+	s->next_why = WHY_SOURCE;
+	loop_timer_set(s->timer, at > now ? at - now : 1, 0);
+}
+
 struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 			char *err, size_t errlen)
 {
@@ -513,6 +531,7 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 		stall_free(s);
 		return NULL;
 	}
+	flowsrcs_set_wake(s->srcs, wake_cb, s);
 	stall_configure(s, c);
 	return s;
 }

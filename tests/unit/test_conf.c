@@ -296,6 +296,30 @@ static void conf_load__tracker_attach__values_and_bad_value(void **state)
 	assert_non_null(strstr(ms.m[0], want));
 }
 
+/* sock_liveness: events by default, paced by name; anything else named
+ * with its file and line. */
+static void conf_load__sock_liveness__values_and_bad_value(void **state)
+{
+	struct conf *c;
+	struct msgs ms;
+	char want[128];
+
+	(void)state;
+	assert_int_equal(load("[port a]\ninterface = eth0\n"
+			      "[port b]\ninterface = eth1\nsock_liveness = paced\n"
+			      "[port c]\ninterface = eth2\nsock_liveness = events\n", &c, &ms), 0);
+	assert_int_equal(c->ports[0].sock_paced, 0);
+	assert_int_equal(c->ports[1].sock_paced, 1);
+	assert_int_equal(c->ports[2].sock_paced, 0);
+	conf_free(c);
+	c = (struct conf *)1;
+	assert_int_equal(load("[port a]\ninterface = eth0\nsock_liveness = poll\n", &c, &ms), 1);
+	assert_null(c);
+	snprintf(want, sizeof(want), "%s:3: sock_liveness: 'poll' is not one of events, paced",
+		 path);
+	assert_non_null(strstr(ms.m[0], want));
+}
+
 /* [host] and [producer NAME]: the values taken, every bad one named with
  * its line; a producer names its processes one way. */
 static void conf_load__host_and_producers__values_and_errors(void **state)
@@ -444,6 +468,7 @@ int main(void)
 		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
 		cmocka_unit_test(conf_load__structural_errors__named),
 		cmocka_unit_test(conf_load__tracker_attach__values_and_bad_value),
+		cmocka_unit_test(conf_load__sock_liveness__values_and_bad_value),
 		cmocka_unit_test(conf_load__thread_watch__values_and_bad_values),
 		cmocka_unit_test(conf_load__ping_mtu__default_off_and_bad_value),
 		cmocka_unit_test(conf_load__missing_file__named),

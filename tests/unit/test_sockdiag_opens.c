@@ -135,7 +135,14 @@ static void sd_opens_open__other_namespace__its_counters(void **state)
 
 #define MS 1000000ull
 
+static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events);
+
 static struct sockdiag *gated(uint64_t rediscover_ns)
+{
+	return gated_mode(rediscover_ns, 0);
+}
+
+static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 {
 	struct sockdiag_opts o;
 	struct sockdiag_stats st;
@@ -149,6 +156,7 @@ static struct sockdiag *gated(uint64_t rediscover_ns)
 	o.discover_ns = 1 * MS;         /* a discovery due at every poll here */
 	o.rediscover_ns = rediscover_ns;
 	o.no_switch = 1;
+	o.no_events = no_events;
 	sockdiag_set_opts(sd, &o);
 	sockdiag_stats(sd, &st);
 	assert_true(st.opens_gate);
@@ -296,10 +304,10 @@ static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **sta
 	conn_close(&a);
 }
 
-/* A threshold of seconds: an idle socket is due a threshold less a poll
- * later, but read at least once per refresh_ns all the same, since with
- * the dumps apart nothing else shows it and the flow table forgets a flow
- * unseen for 2 s. */
+/* Paced reads (no kernel-event watch): a threshold of seconds: an idle
+ * socket is due a threshold less a poll later, but read at least once per
+ * refresh_ns all the same, since with the dumps apart nothing else shows
+ * it and the flow table forgets a flow unseen for 2 s. */
 static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **state)
 {
 	static struct nstest_obs l;
@@ -312,7 +320,7 @@ static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **
 	(void)state;
 	conn_open(&a, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
-	sd = gated(3600000 * MS);
+	sd = gated_mode(3600000 * MS, 1);
 	sockdiag_set_pace(sd, 10000 * MS, 50 * MS, 100 * MS);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
 	nstest_msleep(2);
@@ -330,6 +338,65 @@ static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **
 	conn_close(&a);
 }
 
+/* The kernel-event watch: a socket that owes nothing is not read each
+ * refresh; its observation says how long the detector may keep it unseen.
+ * Bytes left unread make the kernel post at their arrival plus a threshold
+ * less a poll, and that socket alone is read then, not before. */
+static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	uint64_t t0, seen = 0;
+	unsigned early = 0, other = 0;
+	struct conn a;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	if (!st.events)
+		fail_msg("no kernel-event watch: %s", st.events_why);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* due after it */
+	assert_true(l.o[0].keep_ns > 2000 * MS);
+	assert_true(l.o[1].keep_ns > 2000 * MS);
+	/* paced reads would read both every 100 ms */
+	for (int i = 0; i < 10; i++) {
+		nstest_msleep(30);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	}
+	t0 = loop_mono_ns();
+	assert_int_equal(write(a.c, "abc", 3), 3);      /* the server's, unread */
+	while (loop_mono_ns() < t0 + 600 * MS && !seen) {
+		nstest_msleep(10);
+		poll_into(sd, &sel, 1, &l);
+		for (unsigned i = 0; i < l.n; i++) {
+			if (ntohs(l.o[i].key.sport) != a.lport) {
+				other++;
+				continue;
+			}
+			assert_int_equal(l.o[i].unread, 3);
+			if (loop_mono_ns() < t0 + 230 * MS)
+				early++;
+			seen = loop_mono_ns();
+		}
+	}
+	assert_true(seen > 0);
+	assert_int_equal(early, 0);
+	assert_int_equal(other, 0);     /* the client owes nothing: not read */
+	sockdiag_stats(sd, &st);
+	assert_true(st.events_n >= 1);
+	assert_true(st.registered >= 2);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -341,6 +408,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__one_closed_one_opened__new_one_found),
 		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
+		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1,0 +1,196 @@
+/* sockdiag_watch: sock_diag's use of the kernel-event socket watch
+ * (sockwatch_api.h). A socket that owes nothing is not read again for
+ * SD_WATCH_BACKSTOP_NS: the kernel posts when one of its waits reaches a
+ * threshold less a poll, and from that read on it is paced as every
+ * socket is (sockdiag_pace.h) until it owes nothing again. While the
+ * detector wants a flow of the port (the last FLOW_SRC_WANT_HOLD_NS), every
+ * socket is read on that pace, so what moved beside a stall is current.
+ * An event that may have been lost (a full ring, a timer not armed) makes
+ * every socket due at once. */
+#include "collectors/flows/flow_sockdiag_int.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collectors/flows/sockwatch.h"
+#include "collectors/flows/sockwatch_api.h"
+#include "lib/util.h"
+
+/* The reader's key for a remembered socket (the BPF reader and the
+ * watch's registration look sockets up the same way). */
+void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
+{
+	static const uint32_t mapped[3] = { 0, 0, 0 };
+	const struct inet_diag_sockid *id = &s->id;
+
+	memset(k, 0, sizeof(*k));
+	k->lport = id->idiag_sport;
+	k->rport = id->idiag_dport;
+	k->cookie = sd_cookie(id);
+	if (s->family == AF_INET) {
+		k->v4 = 1;
+		k->laddr[3] = id->idiag_src[0];
+		k->raddr[3] = id->idiag_dst[0];
+	} else if (!memcmp(id->idiag_src, mapped, 8) && id->idiag_src[2] == htonl(0xffff) &&
+		   !memcmp(id->idiag_dst, mapped, 8) && id->idiag_dst[2] == htonl(0xffff)) {
+		k->v4 = 1;      /* dual-stack socket of a v4 pair: the v4 lookup */
+		k->laddr[3] = id->idiag_src[3];
+		k->raddr[3] = id->idiag_dst[3];
+	} else {
+		memcpy(k->laddr, id->idiag_src, 16);
+		memcpy(k->raddr, id->idiag_dst, 16);
+	}
+}
+
+/* A deadline: the socket is read at the next poll, which comes now. */
+static void sd_watch_event(void *arg, const struct sockwatch_event *e)
+{
+	struct sockdiag *sd = arg;
+
+	sd->st.events_n++;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (sd->known[i].sw_slot == e->slot && !sd->known[i].gone) {
+			sd->known[i].pace.due_ns = 0;
+			sd->known[i].ev_from = e->wait_from;
+			/* as inet_diag gives them (sockdiag_fill.c): the SYN is
+			 * one of bytes_acked */
+			sd->known[i].ev_tx = e->acked ? e->acked - 1 : 0;
+			sd->known[i].ev_rx = e->rcvd;
+			sd->st.event_reads++;
+			return;
+		}
+}
+
+void sd_watch_open(struct sockdiag *sd)
+{
+	if (sd->opts.no_events) {
+		util_strlcpy(sd->sw_why, "off", sizeof(sd->sw_why));
+		return;
+	}
+	sd->sw = sockwatch_open(sd->nsfd, sd_watch_event, sd, sd->sw_why, sizeof(sd->sw_why));
+	sd->sw_losses = sockwatch_losses();
+}
+
+void sd_watch_close(struct sockdiag *sd)
+{
+	sockwatch_close(sd->sw);        /* every slot of ours with it */
+	sd->sw = NULL;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		sd->known[i].sw_slot = 0;
+}
+
+void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (k->sw_slot)
+		sockwatch_del(sd->sw, k->sw_slot);
+	k->sw_slot = 0;
+}
+
+/* The span a slot waits before the kernel says so: a threshold less a
+ * poll, as the pace reads a waiting socket (sockdiag_pace.h). */
+static uint64_t sd_watch_span(const struct sockdiag *sd)
+{
+	return sd->stall_ns > sd->poll_ns ? sd->stall_ns - sd->poll_ns : 0;
+}
+
+void sd_watch_register(struct sockdiag *sd, uint64_t now)
+{
+	struct sr_key keys[SW_REG_CHUNK];
+	uint32_t slots[SW_REG_CHUNK];
+	unsigned idx[SW_REG_CHUNK], n = 0;
+	uint64_t span = sd_watch_span(sd);
+	char err[200];
+
+	(void)now;
+	if (!sd->sw)
+		return;
+	if (!span) {
+		/* a threshold of a poll or less: every socket every poll */
+		for (unsigned i = 0; i < sd->nknown; i++)
+			sd_watch_gone(sd, &sd->known[i]);
+		return;
+	}
+	if (span != sd->sw_span) {      /* a new threshold: new slots */
+		for (unsigned i = 0; i < sd->nknown; i++) {
+			sd_watch_gone(sd, &sd->known[i]);
+			sd->known[i].sw_tried = 0;
+		}
+		sd->sw_span = span;
+	}
+	for (unsigned i = 0; i <= sd->nknown; i++) {
+		struct sd_sock *k = i < sd->nknown ? &sd->known[i] : NULL;
+
+		if (k && !k->gone && !k->sw_slot && !k->sw_tried) {
+			k->sw_tried = 1;
+			sd_reader_key(k, &keys[n]);
+			idx[n++] = i;
+		}
+		if (!n || (k && n < SW_REG_CHUNK))
+			continue;
+		if (sockwatch_add(sd->sw, keys, n, span, slots, err, sizeof(err)) < 0) {
+			/* the watch failed: every socket on its pace from now */
+			snprintf(sd->sw_why, sizeof(sd->sw_why), "%s", err);
+			sd_watch_close(sd);
+			return;
+		}
+		for (unsigned j = 0; j < n; j++) {
+			sd->known[idx[j]].sw_slot = slots[j];
+			sd->st.registered += slots[j] != 0;
+		}
+		n = 0;
+	}
+}
+
+void sd_watch_before(struct sockdiag *sd, uint64_t now)
+{
+	int hold = sd->wanted_ns && now >= sd->wanted_ns &&
+		   now - sd->wanted_ns < FLOW_SRC_WANT_HOLD_NS;
+	uint64_t losses;
+	int all = 0;
+
+	if (!sd->sw)
+		return;
+	sockwatch_consume();    /* what came since, also without a wakeup */
+	losses = sockwatch_losses();
+	if (losses != sd->sw_losses) {
+		sd->sw_losses = losses;
+		sd->st.loss_reads++;
+		all = 1;
+	}
+	if (hold && !sd->hold) {
+		sd->st.holds++;
+		all = 1;
+	}
+	sd->hold = hold;
+	if (all)
+		for (unsigned i = 0; i < sd->nknown; i++)
+			sd->known[i].pace.due_ns = 0;
+}
+
+void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
+		    uint64_t now)
+{
+	/* The wait's start as the kernel's hooks saw it, for bytes owed by
+	 * the peer: every retransmission since moved the last send
+	 * (lsndtime), and the back-dating from the timeouts in a row
+	 * (sockdiag_fill.c) misses the tail loss probe, which is no timeout:
+	 * read first a threshold less a poll into it, the wait would be
+	 * dated up to a probe and a timeout late. Taken when nothing moved
+	 * since the hooks judged it (the same bytes acknowledged and
+	 * received). */
+	if (k->ev_from && (o->unsent || o->inflight) && o->tx_bytes == k->ev_tx &&
+	    o->rx_bytes == k->ev_rx && flow_obs_sock_wait_from(o) > k->ev_from)
+		o->unacked_since_ns = k->ev_from;
+	sd_pace_read(&k->pace, o, now, sd->stall_ns, sd->poll_ns);
+	if (!k->pace.wait_from || o->tx_bytes != k->ev_tx || o->rx_bytes != k->ev_rx)
+		k->ev_from = 0;         /* a new wait: the kernel will say */
+	if (sd->sw && k->sw_slot && !sd->hold && !k->pace.wait_from && sd_watch_span(sd)) {
+		/* owes nothing: the kernel says when it waits */
+		k->pace.due_ns = now + SD_WATCH_BACKSTOP_NS;
+		o->keep_ns = SD_WATCH_BACKSTOP_NS + SD_WATCH_BACKSTOP_NS / 2;
+		return;
+	}
+	sd_pace_cap(&k->pace, now, sd->refresh_ns);
+}

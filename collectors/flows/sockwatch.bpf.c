@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/* sockwatch: the kernel's own word that a watched TCP socket's wait has
+ * lasted a threshold less a poll, so that userspace reads no socket while
+ * its flows are healthy.
+ *
+ * Sockets are registered by userspace (sw_register, a tc program run on
+ * demand inside the port's namespace as sockread.bpf.c is): their socket
+ * storage gets a slot. Hooks on the paths that change what
+ * flow_obs_sock_waiting() (collectors/flows/flows.h) reads leave at once
+ * for a socket without storage (bpf_sk_storage_get() without F_CREATE: a
+ * load of sk->sk_bpf_storage); for a watched one they judge the wait as
+ * the observation would and, when a wait begins or its start moves, arm
+ * the slot's timer (bpf_timer) at the wait's start + the span. The timer
+ * posts an event to the ring buffer only if the socket still waits with
+ * that deadline; a wait that moved on re-arms it, an ended one drops it.
+ *
+ * The hooks are BTF tracepoints (tp_btf): this kernel refuses fentry and
+ * fexit programs, and tracepoints are what every kernel since 6.3 has on
+ * these paths (net/ipv4/tcp_input.c, net/socket.c):
+ *  - tcp:tcp_probe, at the top of tcp_rcv_established(): every segment an
+ *    established socket takes, judged as it will be once processed
+ *    (sw_probe: tcp_ack() moves snd_una, tcp_data_queue() rcv_nxt);
+ *  - sock:sock_send_length and sock:sock_recv_length, after every
+ *    sendmsg() and recvmsg() (sock_sendmsg_nosec(), sock_recvmsg_nosec()):
+ *    write_seq and what tcp_push() sent; copied_seq;
+ *  - sock:inet_sock_set_state: a socket that closes waits no more.
+ * Data sent later by the TSQ tasklet or a pacing timer (tcp_tsq_handler(),
+ * tcp_pace_kick()), or ACKs taken in tcp_rcv_state_process() (not
+ * established), move the socket with no hook: the wait's start seen here
+ * is then earlier than the kernel's, and the timer fires early (one read
+ * too many, never one too late); a wait that such a path alone begins is
+ * seen at the next hook, or at the reader's backstop.
+ */
+#include <linux/bpf.h>
+#include <linux/pkt_cls.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_tracing.h>
+
+#include "collectors/flows/sockwatch.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define CLOCK_MONOTONIC 1
+#define SW_TCP_CLOSE 7
+
+struct sock_common___sw {
+	struct {
+		long counter;
+	} skc_cookie;
+} __attribute__((preserve_access_index));
+
+struct sock___sw {
+	struct sock_common___sw __sk_common;
+} __attribute__((preserve_access_index));
+
+struct tcp_sock___sw {
+	__u64 bytes_acked, bytes_received;
+	__u32 rcv_nxt, copied_seq, snd_una, snd_nxt, write_seq;
+	__u32 data_segs_in, data_segs_out;
+	__u32 lsndtime;
+	struct {
+		struct {
+			__u32 lrcvtime;
+		} icsk_ack;
+	} inet_conn;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___sw {
+	unsigned int len;
+	unsigned char *data;
+} __attribute__((preserve_access_index));
+
+struct sw_tcphdr {              /* struct tcphdr, in network order */
+	__u16 source, dest;
+	__u32 seq, ack_seq;
+	__u8 doff_flags, flags;
+	__u16 window, check, urg_ptr;
+};
+
+/* A segment about to be processed (sw_probe), or none (NULL). */
+struct sw_next {
+	__u32 seq, len, ack;
+	__u8 seg, has_ack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sw_sk);
+} sw_sks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SW_MAX);
+	__type(key, __u32);
+	__type(value, struct sw_slot);
+} sw_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} sw_events SEC(".maps");
+
+extern unsigned int CONFIG_HZ __kconfig __weak;
+
+/* set by userspace before a registration run */
+__u32 sw_reg_n = 0, sw_reg_start = 0;
+struct sw_reg sw_regs[SW_REG_CHUNK] = {};
+__u8 sw_reg_ok[SW_REG_CHUNK] = {};
+/* counts userspace reads (a lost event makes it read every socket) */
+__u64 sw_posted = 0, sw_lost = 0, sw_arm_failed = 0, sw_rearmed = 0, sw_fired = 0;
+__u64 sw_hooked = 0;            /* hook runs on watched sockets */
+/* tests: make the next n posts fail as a full ring would, the next n
+ * arms fail as bpf_timer_start() would */
+__u32 sw_test_lose = 0, sw_test_noarm = 0;
+__u64 sw_retry_ns = 1000000;    /* a lost post is tried again this much later */
+
+/* A jiffy in ns, the kernel's when its configuration says, else the
+ * longest there is (HZ=100): a wait dated too early fires early, never
+ * late. */
+static __always_inline __u64 jiffy_ns(void)
+{
+	unsigned int hz = CONFIG_HZ;
+
+	return hz ? 1000000000ull / hz : 10000000ull;
+}
+
+/* The kernel's time of tcp_jiffies32 value then, one jiffy early. */
+static __always_inline __u64 at_jiffies(__u32 then, __u64 now)
+{
+	__u32 d = (__u32)bpf_jiffies64() - then;
+	__u64 back = ((__u64)d + 1) * jiffy_ns();
+
+	return back < now ? now - back : 1;
+}
+
+static int sw_fire(void *map, __u32 *key, struct sw_slot *s);
+
+static __always_inline void sw_arm(struct sw_slot *s, __u64 at, __u64 now)
+{
+	if (s->armed_at && s->armed_at <= at)
+		return;         /* already armed for this deadline or earlier */
+	if (sw_test_noarm) {
+		sw_test_noarm--;
+		__sync_fetch_and_add(&sw_arm_failed, 1);
+		return;
+	}
+	if (bpf_timer_start(&s->t, at > now ? at - now : 1, 0)) {
+		__sync_fetch_and_add(&sw_arm_failed, 1);
+		return;
+	}
+	s->armed_at = at;
+}
+
+/* Judge the socket's wait as flow_obs_sock_waiting() and
+ * flow_obs_sock_wait_from() would from its fields (after segment nx, if
+ * any), and arm. */
+static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
+				    const struct sw_next *nx)
+{
+	__u32 out = tp->data_segs_out, in = tp->data_segs_in;
+	__u32 una = tp->snd_una, nxt = tp->snd_nxt, rcv = tp->rcv_nxt;
+	__u32 wseq = tp->write_seq;
+	__u64 now = bpf_ktime_get_ns(), from, dl, rx_at = 0;
+	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received;
+	int owed, unread, req;
+
+	if (nx && nx->seg) {
+		/* tcp_ack(): an ACK after snd_una, not after snd_nxt
+		 * (tcp_snd_una_update() adds what it acknowledges) */
+		if (nx->has_ack && (__s32)(nx->ack - una) > 0 && (__s32)(nxt - nx->ack) >= 0) {
+			acked += nx->ack - una;
+			una = nx->ack;
+		}
+		/* tcp_data_queue(): in order, rcv_nxt moves to its end
+		 * (tcp_rcv_nxt_update() adds it to bytes_received) */
+		if (nx->len && nx->seq == rcv) {
+			rcv += nx->len;
+			rcvd += nx->len;
+			in++;
+			rx_at = now;
+		}
+	}
+	s->acked = acked;
+	s->rcvd = rcvd;
+	owed = wseq != una;                                     /* unsent or in flight */
+	unread = (__s32)(rcv - tp->copied_seq) > 0;
+	req = out > 1 && in > 1 && (out == in + 1 || in == out + 1);
+	if (!owed && !unread && !req) {
+		s->waiting = 0;
+		s->deadline = 0;
+		return;
+	}
+	if (owed || out > in) {
+		from = at_jiffies(tp->lsndtime, now);
+		/* written, none of it sent yet: the kernel's lsndtime is still
+		 * the last send's; the wait is the write's */
+		if (wseq != nxt && nxt == una)
+			from = s->waiting && s->wait_from > from ? s->wait_from : now;
+	} else {
+		from = rx_at ? rx_at : at_jiffies(tp->inet_conn.icsk_ack.lrcvtime, now);
+	}
+	dl = from + s->span;
+	if (s->waiting && s->deadline == dl)
+		return;         /* the same wait */
+	s->waiting = 1;
+	s->wait_from = from;
+	s->deadline = dl;
+	s->posted = 0;
+	sw_arm(s, dl, now);
+}
+
+static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
+{
+	struct tcp_sock___sw *tp;
+	struct sw_slot *s;
+	struct sw_sk *st;
+	__u32 k;
+
+	st = bpf_sk_storage_get(&sw_sks, sk, 0, 0);
+	if (!st)
+		return;
+	k = st->slot;
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (!s || s->gen != st->gen || !s->inited)
+		return;
+	tp = (struct tcp_sock___sw *)bpf_skc_to_tcp_sock(sk);
+	if (!tp)
+		return;
+	__sync_fetch_and_add(&sw_hooked, 1);
+	sw_eval(tp, s, nx);
+}
+
+static int sw_fire(void *map, __u32 *key, struct sw_slot *s)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct sw_event *e;
+
+	__sync_fetch_and_add(&sw_fired, 1);
+	s->armed_at = 0;
+	if (!s->waiting || s->posted || !s->deadline)
+		return 0;
+	if (s->deadline > now + 100000) {       /* the wait moved on */
+		__sync_fetch_and_add(&sw_rearmed, 1);
+		sw_arm(s, s->deadline, now);
+		return 0;
+	}
+	e = sw_test_lose ? NULL : bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
+	if (!e) {
+		if (sw_test_lose)
+			sw_test_lose--;
+		/* the ring is full: userspace is woken by what fills it and
+		 * reads every socket when it sees sw_lost move; try again */
+		__sync_fetch_and_add(&sw_lost, 1);
+		if (!bpf_timer_start(&s->t, sw_retry_ns, 0))
+			s->armed_at = now + sw_retry_ns;
+		return 0;
+	}
+	e->slot = *key;
+	e->gen = s->gen;
+	e->deadline = s->deadline;
+	e->wait_from = s->wait_from;
+	e->acked = s->acked;
+	e->rcvd = s->rcvd;
+	bpf_ringbuf_submit(e, 0);
+	s->posted = 1;
+	__sync_fetch_and_add(&sw_posted, 1);
+	return 0;
+}
+
+/* A segment the socket takes (trace_tcp_probe() at the top of
+ * tcp_rcv_established(), before the segment is processed): what the
+ * socket will be once it is, in the fast path tcp_ack() and
+ * tcp_data_queue() take: an acceptable ACK moves snd_una to it, data in
+ * order moves rcv_nxt and data_segs_in (tcp_segs_in()) and dates the
+ * receipt now (lrcvtime, tcp_event_data_recv()). Out-of-order data and
+ * SACK change neither. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(sw_probe, void *sk, struct sk_buff___sw *skb)
+{
+	struct sw_next nx = {};
+	struct sw_tcphdr th;
+	unsigned char *data;
+	__u32 len, hl;
+
+	data = skb->data;
+	len = skb->len;
+	if (bpf_probe_read_kernel(&th, sizeof(th), data))
+		return 0;
+	hl = (__u32)(th.doff_flags & 0xf0) >> 2;    /* data offset, in bytes */
+	if (hl < sizeof(th) || hl > len)
+		return 0;
+	nx.seg = 1;
+	nx.seq = bpf_ntohl(th.seq);
+	nx.len = len - hl;
+	nx.has_ack = !!(th.flags & 0x10);
+	nx.ack = bpf_ntohl(th.ack_seq);
+	sw_hook(sk, &nx);
+	return 0;
+}
+
+/* After every sendmsg() and recvmsg() of any socket (sock_sendmsg_nosec(),
+ * sock_recvmsg_nosec()): write_seq and what tcp_push() sent, copied_seq. A
+ * socket without storage leaves at the lookup. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(sw_send, void *sk)
+{
+	sw_hook(sk, NULL);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(sw_recv, void *sk)
+{
+	sw_hook(sk, NULL);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
+{
+	struct sw_slot *s;
+	struct sw_sk *st;
+	__u32 k;
+
+	if (newstate != SW_TCP_CLOSE)
+		return 0;
+	st = bpf_sk_storage_get(&sw_sks, sk, 0, 0);
+	if (!st)
+		return 0;
+	k = st->slot;
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (s && s->gen == st->gen)
+		s->waiting = 0;         /* closed: owes nothing any more */
+	return 0;
+}
+
+/* Registration: for each sw_regs[sw_reg_start ..) below sw_reg_n, find the
+ * socket as the socket reader does, give it storage, set up its slot and
+ * judge its wait now (a socket that waits since before it was watched
+ * fires at its own deadline, at once if that has passed). */
+static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
+{
+	struct bpf_sock_tuple t = {};
+	struct tcp_sock___sw *tp;
+	struct sw_slot *s;
+	struct sw_reg *r;
+	struct bpf_sock *sk;
+	struct sw_sk *st;
+	__u32 size, k;
+
+	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(SW_REG_CHUNK - 1));
+	r = &sw_regs[i];
+	sw_reg_ok[i] = 0;
+	if (r->key.v4) {
+		t.ipv4.saddr = r->key.raddr[3];
+		t.ipv4.daddr = r->key.laddr[3];
+		t.ipv4.sport = r->key.rport;
+		t.ipv4.dport = r->key.lport;
+		size = sizeof(t.ipv4);
+	} else {
+		__builtin_memcpy(t.ipv6.saddr, r->key.raddr, 16);
+		__builtin_memcpy(t.ipv6.daddr, r->key.laddr, 16);
+		t.ipv6.sport = r->key.rport;
+		t.ipv6.dport = r->key.lport;
+		size = sizeof(t.ipv6);
+	}
+	k = r->slot;
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (!s)
+		return;
+	sk = bpf_sk_lookup_tcp(ctx, &t, size, BPF_F_CURRENT_NETNS, 0);
+	if (!sk)
+		return;
+	tp = (struct tcp_sock___sw *)bpf_skc_to_tcp_sock(sk);
+	if (!tp || (__u64)((struct sock___sw *)tp)->__sk_common.skc_cookie.counter != r->key.cookie)
+		goto out;
+	st = bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!st)
+		goto out;
+	bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);      /* -EBUSY: done before */
+	bpf_timer_set_callback(&s->t, sw_fire);
+	s->gen = r->gen;
+	s->span = r->span;
+	s->waiting = 0;
+	s->posted = 0;
+	s->deadline = 0;
+	s->inited = 1;
+	st->slot = r->slot;
+	st->gen = r->gen;
+	sw_eval(tp, s, NULL);
+	sw_reg_ok[i] = 1;
+out:
+	bpf_sk_release(sk);
+}
+
+SEC("tc")
+int sw_register(struct __sk_buff *ctx)
+{
+	for (__u32 j = 0; j < SW_REG_CHUNK; j++) {
+		__u32 i = sw_reg_start + j;
+
+		if (i >= sw_reg_n || i >= SW_REG_CHUNK)
+			break;
+		sw_reg_one(ctx, i);
+	}
+	return TC_ACT_OK;
+}

@@ -1,0 +1,339 @@
+/* sockwatch: loader of the kernel-event socket watch (sockwatch.bpf.c).
+ * See sockwatch_api.h. */
+#include "collectors/flows/sockwatch_api.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/bpflog.h"
+#include "lib/util.h"
+#include "collectors/flows/sockwatch.h"
+#include "collectors/flows/sockwatch.skel.h"
+
+/* The tracing programs, attached one by one so that a refusal names its
+ * hook. */
+#define SW_NHOOKS 4
+
+/* One object for the process, as sockread's: the daemon is one thread. */
+static struct {
+	struct sockwatch_bpf *skel;
+	struct bpf_link *links[SW_NHOOKS];
+	struct ring_buffer *rb;
+	int reg_fd, slots_fd;
+	unsigned refs;
+	/* slots: who has each, its generation; free ones on a stack */
+	struct sockwatch **owner;
+	uint32_t *gen;
+	uint32_t *free;
+	unsigned nfree, used;
+	char fail_attach[32];   /* tests */
+} sw = { .reg_fd = -1, .slots_fd = -1 };
+
+struct sockwatch {
+	int nsfd, home;         /* the port's namespace, and ours to return to */
+	int fd;                 /* our dup of the ring's epoll fd */
+	sockwatch_event_fn fn;
+	void *arg;
+};
+
+static int sw_event(void *ctx, void *data, size_t len)
+{
+	const struct sw_event *e = data;
+	struct sockwatch_event ev;
+
+	(void)ctx;
+	if (len < sizeof(*e) || e->slot == 0 || e->slot >= SW_MAX)
+		return 0;
+	/* a slot given up since, or given to another socket: not ours */
+	if (!sw.owner[e->slot] || sw.gen[e->slot] != e->gen)
+		return 0;
+	ev.slot = e->slot;
+	ev.wait_from = e->wait_from;
+	ev.deadline = e->deadline;
+	ev.acked = e->acked;
+	ev.rcvd = e->rcvd;
+	sw.owner[e->slot]->fn(sw.owner[e->slot]->arg, &ev);
+	return 0;
+}
+
+static void sw_unload(void)
+{
+	ring_buffer__free(sw.rb);
+	sw.rb = NULL;
+	for (unsigned i = 0; i < SW_NHOOKS; i++) {
+		bpf_link__destroy(sw.links[i]);
+		sw.links[i] = NULL;
+	}
+	sockwatch_bpf__destroy(sw.skel);
+	sw.skel = NULL;
+	free(sw.owner);
+	free(sw.gen);
+	free(sw.free);
+	sw.owner = NULL;
+	sw.gen = sw.free = NULL;
+	sw.nfree = sw.used = 0;
+	sw.reg_fd = sw.slots_fd = -1;
+}
+
+static int sw_load(char *err, size_t errlen)
+{
+	struct bpf_program *hooks[SW_NHOOKS];
+	int rc;
+
+	bpflog_init();
+	bpflog_quiet(1);
+	sw.skel = sockwatch_bpf__open();
+	rc = sw.skel ? sockwatch_bpf__load(sw.skel) : -errno;
+	bpflog_quiet(0);
+	if (!sw.skel || rc) {
+		util_errf(err, errlen, "kernel-event socket watch: load: %s (needs kernel BTF, "
+			  "BTF tracepoints, socket storage, bpf_timer and ring buffers: Linux 6.3)",
+			  strerror(rc < 0 ? -rc : EINVAL));
+		sw_unload();
+		return rc < 0 ? rc : -EINVAL;
+	}
+	hooks[0] = sw.skel->progs.sw_probe;
+	hooks[1] = sw.skel->progs.sw_send;
+	hooks[2] = sw.skel->progs.sw_recv;
+	hooks[3] = sw.skel->progs.sw_state;
+	for (unsigned i = 0; i < SW_NHOOKS; i++) {
+		const char *name = bpf_program__section_name(hooks[i]);
+
+		if (sw.fail_attach[0] && strstr(name, sw.fail_attach)) {
+			sw.fail_attach[0] = '\0';
+			util_errf(err, errlen, "kernel-event socket watch: attach %s: %s", name,
+				  strerror(EPERM));
+			sw_unload();
+			return -EPERM;
+		}
+		sw.links[i] = bpf_program__attach(hooks[i]);
+		if (!sw.links[i]) {
+			rc = -errno;
+			util_errf(err, errlen, "kernel-event socket watch: attach %s: %s", name,
+				  strerror(-rc));
+			sw.links[i] = NULL;
+			sw_unload();
+			return rc;
+		}
+	}
+	sw.rb = ring_buffer__new(bpf_map__fd(sw.skel->maps.sw_events), sw_event, NULL, NULL);
+	sw.owner = calloc(SW_MAX, sizeof(*sw.owner));
+	sw.gen = calloc(SW_MAX, sizeof(*sw.gen));
+	sw.free = malloc(SW_MAX * sizeof(*sw.free));
+	if (!sw.rb || !sw.owner || !sw.gen || !sw.free) {
+		util_errf(err, errlen, "kernel-event socket watch: ring buffer: %s",
+			  sw.rb ? "out of memory" : strerror(errno));
+		sw_unload();
+		return -ENOMEM;
+	}
+	/* slot 0 is never given: 0 means none */
+	for (uint32_t s = SW_MAX - 1; s > 0; s--)
+		sw.free[sw.nfree++] = s;
+	sw.reg_fd = bpf_program__fd(sw.skel->progs.sw_register);
+	sw.slots_fd = bpf_map__fd(sw.skel->maps.sw_slots);
+	return 0;
+}
+
+struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
+				 size_t errlen)
+{
+	struct sockwatch *w = calloc(1, sizeof(*w));
+
+	if (!w || !fn) {
+		free(w);
+		util_errf(err, errlen, "kernel-event socket watch: %s",
+			  fn ? "out of memory" : "no event handler");
+		return NULL;
+	}
+	w->nsfd = w->home = w->fd = -1;
+	w->fn = fn;
+	w->arg = arg;
+	if (nsfd >= 0 && ((w->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+			  (w->home = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)) {
+		util_errf(err, errlen, "kernel-event socket watch: namespace fd: %s",
+			  strerror(errno));
+		goto fail;
+	}
+	if (!sw.refs && sw_load(err, errlen) < 0)
+		goto fail;
+	sw.refs++;
+	w->fd = fcntl(ring_buffer__epoll_fd(sw.rb), F_DUPFD_CLOEXEC, 3);
+	if (w->fd < 0) {
+		util_errf(err, errlen, "kernel-event socket watch: ring fd: %s", strerror(errno));
+		sockwatch_close(w);
+		return NULL;
+	}
+	return w;
+fail:
+	if (w->nsfd >= 0)
+		close(w->nsfd);
+	if (w->home >= 0)
+		close(w->home);
+	free(w);
+	return NULL;
+}
+
+void sockwatch_close(struct sockwatch *w)
+{
+	if (!w)
+		return;
+	for (uint32_t s = 1; sw.owner && s < SW_MAX; s++)
+		if (sw.owner[s] == w)
+			sockwatch_del(w, s);
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->nsfd >= 0)
+		close(w->nsfd);
+	if (w->home >= 0)
+		close(w->home);
+	free(w);
+	if (sw.refs && !--sw.refs)
+		sw_unload();
+}
+
+int sockwatch_fd(const struct sockwatch *w)
+{
+	return w ? w->fd : -1;
+}
+
+int sockwatch_consume(void)
+{
+	return sw.rb ? ring_buffer__consume(sw.rb) : 0;
+}
+
+/* The slot as a new socket's: a new generation, nothing judged yet (the
+ * registration run judges it). */
+static void sw_slot_reset(uint32_t s)
+{
+	struct sw_slot v;
+
+	memset(&v, 0, sizeof(v));
+	v.gen = sw.gen[s];
+	/* the timer in the element is kept (copy_map_value() skips it) */
+	bpf_map_update_elem(sw.slots_fd, &s, &v, BPF_ANY);
+}
+
+void sockwatch_del(struct sockwatch *w, uint32_t s)
+{
+	if (!w || !sw.owner || s == 0 || s >= SW_MAX || sw.owner[s] != w)
+		return;
+	sw.owner[s] = NULL;
+	sw.gen[s]++;            /* the socket's storage points at the old one */
+	sw_slot_reset(s);       /* waits no more: a pending timer finds nothing */
+	sw.free[sw.nfree++] = s;
+	sw.used--;
+}
+
+int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
+		  uint32_t *slots, char *err, size_t errlen)
+{
+	char pkt[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = sizeof(pkt),
+		    .repeat = 1);
+	struct sockwatch_bpf__bss *bss;
+	int rc = 0;
+
+	if (!w || !sw.skel || (n && (!keys || !slots))) {
+		util_errf(err, errlen, "kernel-event socket watch: invalid arguments");
+		return -EINVAL;
+	}
+	bss = sw.skel->bss;
+	memset(slots, 0, n * sizeof(*slots));
+	if (w->nsfd >= 0 && setns(w->nsfd, CLONE_NEWNET) < 0) {
+		rc = -errno;
+		util_errf(err, errlen, "kernel-event socket watch: enter namespace: %s",
+			  strerror(-rc));
+		return rc;
+	}
+	for (unsigned start = 0; start < n && !rc; start += SW_REG_CHUNK) {
+		unsigned m = n - start < SW_REG_CHUNK ? n - start : SW_REG_CHUNK, got = 0;
+
+		for (unsigned i = 0; i < m; i++) {
+			uint32_t s;
+
+			if (!sw.nfree)
+				break;
+			s = sw.free[--sw.nfree];
+			sw.gen[s]++;
+			sw_slot_reset(s);
+			bss->sw_regs[got].key = keys[start + i];
+			bss->sw_regs[got].slot = s;
+			bss->sw_regs[got].gen = sw.gen[s];
+			bss->sw_regs[got].span = span;
+			slots[start + i] = s;
+			got++;
+		}
+		bss->sw_reg_n = got;
+		bss->sw_reg_start = 0;
+		if (got && bpf_prog_test_run_opts(sw.reg_fd, &o) < 0) {
+			rc = -errno;
+			util_errf(err, errlen, "kernel-event socket watch: register: %s",
+				  strerror(-rc));
+		}
+		/* the kernel had no such socket (or the run failed): the slot
+		 * goes back */
+		for (unsigned i = 0, j = 0; i < m; i++) {
+			uint32_t s = slots[start + i];
+
+			if (!s)
+				continue;
+			if (!rc && bss->sw_reg_ok[j++]) {
+				sw.owner[s] = w;
+				sw.used++;
+			} else {
+				sw.gen[s]++;
+				sw.free[sw.nfree++] = s;
+				slots[start + i] = 0;
+			}
+		}
+	}
+	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
+		util_errf(err, errlen,
+			  "kernel-event socket watch: cannot return from the namespace: %s",
+			  strerror(errno));
+		return -EIO;
+	}
+	return rc;
+}
+
+void sockwatch_stats(struct sockwatch_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!sw.skel)
+		return;
+	st->posted = sw.skel->bss->sw_posted;
+	st->lost = sw.skel->bss->sw_lost;
+	st->arm_failed = sw.skel->bss->sw_arm_failed;
+	st->fired = sw.skel->bss->sw_fired;
+	st->rearmed = sw.skel->bss->sw_rearmed;
+	st->hooked = sw.skel->bss->sw_hooked;
+	st->slots = sw.used;
+}
+
+uint64_t sockwatch_losses(void)
+{
+	return sw.skel ? sw.skel->bss->sw_lost + sw.skel->bss->sw_arm_failed : 0;
+}
+
+void sockwatch_test_lose(unsigned n)
+{
+	if (sw.skel)
+		sw.skel->bss->sw_test_lose = n;
+}
+
+void sockwatch_test_noarm(unsigned n)
+{
+	if (sw.skel)
+		sw.skel->bss->sw_test_noarm = n;
+}
+
+void sockwatch_test_fail_attach(const char *prog)
+{
+	util_strlcpy(sw.fail_attach, prog ? prog : "", sizeof(sw.fail_attach));
+}

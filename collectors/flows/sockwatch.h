@@ -1,0 +1,52 @@
+/* sockwatch: structs shared by the kernel-event socket watch
+ * (sockwatch.bpf.c) and its loader (sockwatch.c). Plain fixed-width types
+ * only: compiled by clang -target bpf and by the host compiler. */
+#ifndef NICSTALL_SOCKWATCH_H
+#define NICSTALL_SOCKWATCH_H
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+
+#include "collectors/flows/sockread.h"
+
+#define SW_MAX 65536            /* watched sockets, every port together */
+#define SW_REG_CHUNK 64         /* sockets one registration run takes */
+
+/* One watched socket's slot (an array element: timers live only in array
+ * and hash maps, map_check_btf(), not in socket storage). The socket's
+ * storage holds the slot's index and generation; a slot reused for another
+ * socket has a new generation, so the old socket's hooks leave it alone.
+ * waiting / deadline: as the last hook on the socket judged it
+ * (flow_obs_sock_waiting(), collectors/flows/flows.h), deadline = the
+ * wait's start by the kernel's clocks + the slot's span. */
+struct sw_slot {
+	struct bpf_timer t;
+	__u64 deadline;         /* CLOCK_MONOTONIC ns; 0: none */
+	__u64 wait_from;
+	__u64 span;             /* the port's threshold less a poll */
+	__u64 armed_at;         /* the deadline the timer is armed for, 0 none */
+	__u64 acked, rcvd;      /* bytes_acked, bytes_received as judged */
+	__u32 gen;
+	__u8 waiting, posted, inited, pad;
+};
+
+struct sw_sk {                  /* the socket's storage */
+	__u32 slot, gen;
+};
+
+/* A registration: the socket (as the socket reader looks it up), its slot
+ * and generation, and the span after which a wait is worth a look. */
+struct sw_reg {
+	struct sr_key key;
+	__u32 slot, gen;
+	__u64 span;
+};
+
+/* What the timer posts when a wait reaches its deadline. */
+struct sw_event {
+	__u32 slot, gen;
+	__u64 deadline, wait_from;
+	__u64 acked, rcvd;      /* tcp_sock's bytes_acked, bytes_received then */
+};
+
+#endif

@@ -1,0 +1,71 @@
+/* sockwatch: the kernel-event socket watch's loader (sockwatch.bpf.c).
+ *
+ * Tells, with no read of any socket while its flows are healthy, when a
+ * watched TCP socket's wait has lasted its span (the port's threshold less
+ * a poll): the kernel judges every wait on the socket's own paths and a
+ * BPF timer per waiting socket posts to a ring buffer at its deadline.
+ * Needs kernel BTF, BTF tracepoints (tp_btf: tcp_probe, sock_send_length,
+ * sock_recv_length: Linux 6.3), socket storage, bpf_timer (5.15) and ring
+ * buffers (5.8); sockwatch_open() says which is missing, and the caller
+ * reads sockets on its own pace instead.
+ *
+ * One loaded object serves every port of the process (its hooks run for
+ * every socket of the host; a socket without storage leaves at the
+ * lookup). Each port's watch has its own slots and its own dup of the ring's
+ * epoll fd; whichever is woken consumes the ring for all. */
+#ifndef NICSTALL_SOCKWATCH_API_H
+#define NICSTALL_SOCKWATCH_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collectors/flows/sockread.h"
+
+struct sockwatch;
+
+/* A deadline reached: slot (as sockwatch_add gave it) of w's; the wait's
+ * start by the kernel's hooks (a jiffy early at most), and the socket's
+ * bytes_acked and bytes_received when the hooks last judged it (a read
+ * that finds them unchanged finds the same wait). */
+struct sockwatch_event {
+	uint32_t slot;
+	uint64_t wait_from, deadline, acked, rcvd;
+};
+typedef void (*sockwatch_event_fn)(void *arg, const struct sockwatch_event *e);
+
+/* A watch for namespace nsfd (-1: ours; dup'ed). NULL + err. */
+struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
+				 size_t errlen);
+void sockwatch_close(struct sockwatch *w);
+/* The fd to watch for EPOLLIN (this watch's own), then sockwatch_consume. */
+int sockwatch_fd(const struct sockwatch *w);
+/* Hand every event posted so far to its watch's fn. How many. */
+int sockwatch_consume(void);
+
+/* Watch sockets keys[0..n): slots[i] its slot (> 0) or 0 when the kernel
+ * has no such socket now (closed, or another took its tuple). span: how
+ * long a wait lasts before the kernel says so. 0 or -errno with err. */
+int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
+		  uint32_t *slots, char *err, size_t errlen);
+/* Stop watching a slot of w's (the socket's storage stays until it
+ * closes, pointing at a generation no slot has). */
+void sockwatch_del(struct sockwatch *w, uint32_t slot);
+
+/* The process's counts (every watch together). lost: posts a full ring
+ * refused, and timers that could not be armed; a caller that sees it move
+ * reads every socket it watches. */
+struct sockwatch_stats {
+	uint64_t posted, lost, arm_failed, fired, rearmed, hooked;
+	unsigned slots;         /* in use, every watch */
+};
+void sockwatch_stats(struct sockwatch_stats *st);
+/* lost + arm_failed: moves whenever an event may have been lost. */
+uint64_t sockwatch_losses(void);
+
+/* Tests: the next n posts fail as on a full ring; the next n arms fail;
+ * the program named fails to attach at the next load. */
+void sockwatch_test_lose(unsigned n);
+void sockwatch_test_noarm(unsigned n);
+void sockwatch_test_fail_attach(const char *prog);
+
+#endif
