@@ -691,14 +691,15 @@ scale_sockets() {
 	row section=scale name="32 idle sockets a port selected, kernel events (the default)" unit=% \
 		series=idle_conns_events_32 vs=idle_sock goal="< 0.1%" check=below:0.1 \
 		note="sock_liveness = events: no socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s); what is left is the detector's refresh polls and the counter sweep"
-	for n in 1000 10000; do
+	for n in $sizes; do
+		[ "$n" = 32 ] && continue
 		row section=scale name="$n idle sockets a port selected, kernel events" unit=% \
 			series="idle_conns_events_$n" vs=idle_conns_events_32 \
 			goal="$( [ $n = 1000 ] && echo "< 0.1%" || echo "< 0.2%"), within 2x of 32" \
 			check="ratio_max:2" \
 			note="ratio to 32 sockets in the same mode: the backstop reads (every socket every 30 s) and the dumps (only when a connection opens, every 10 s at least) are what grows"
 	done
-	for n in 32 1000 10000; do
+	for n in $sizes; do
 		row section=scale name="$n idle sockets a port selected, paced reads" unit=% \
 			series="idle_conns_paced_$n" vs="idle_conns_events_$n" \
 			note="sock_liveness = paced, the same sockets, ratio to kernel events: a socket that owes nothing is read once per threshold less a poll (150 ms), each read the BPF socket reader (up to 4096 sockets, sock_diag lookups beyond) and an observation through the detector"

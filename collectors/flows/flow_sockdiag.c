@@ -204,8 +204,8 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 	out->one_dump = !sd->compat_refused && !sd->opts.per_family;
 	out->reader = sd->rd != NULL;
 	out->opens_gate = sd->opens_fd >= 0;
-	out->events = sd->sw != NULL;
-	util_strlcpy(out->events_why, sd->sw ? "" : sd->sw_why, sizeof(out->events_why));
+	out->events = sd->sw != NULL && !sd->sw_broken;
+	util_strlcpy(out->events_why, out->events ? "" : sd->sw_why, sizeof(out->events_why));
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 }
 
@@ -560,9 +560,16 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->byck = NULL;
 		sd->nbyck = 0;
 		if (rc < 0) {
+			/* the slots the found ones took are given up; the
+			 * remembered ones register again and are read now */
 			for (unsigned i = 0; i < d.nfound; i++)
 				sd_watch_gone(sd, &d.found[i]);
 			free(d.found);
+			for (unsigned i = 0; i < sd->nknown; i++)
+				if (!sd->known[i].sw_slot) {
+					sd->known[i].sw_tried = 0;
+					sd->known[i].pace.due_ns = 0;
+				}
 			return rc;
 		}
 		/* the slots of sockets not found again (those found again

@@ -76,6 +76,7 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	uint64_t ev_from;               /* the wait's start the kernel posted
 					 * (sockdiag_watch.c), 0 none, and */
 	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */
+	uint64_t ev_written;
 };
 
 static inline uint64_t sd_cookie(const struct inet_diag_sockid *id)
@@ -129,6 +130,8 @@ struct sockdiag {
 	uint64_t sw_losses;     /* sockwatch_losses() when last read */
 	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
 	int hold;               /* wanted lately: every socket on its pace */
+	int sw_broken;          /* it failed: open (its fd is in the loop),
+				 * unused */
 	struct sockdiag_stats st;
 };
 

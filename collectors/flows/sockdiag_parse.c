@@ -71,6 +71,7 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		k->ev_from = (*hit)->ev_from;
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;
+		k->ev_written = (*hit)->ev_written;
 		(*hit)->sw_slot = 0;
 	}
 }

@@ -53,11 +53,14 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (sd->known[i].sw_slot == e->slot && !sd->known[i].gone) {
 			sd->known[i].pace.due_ns = 0;
-			sd->known[i].ev_from = e->wait_from;
-			/* as inet_diag gives them (sockdiag_fill.c): the SYN is
-			 * one of bytes_acked */
+			/* a wait the peer owes (bytes unacknowledged, a reply
+			 * not come): its start by the hooks, and its bytes as
+			 * inet_diag gives them (sockdiag_fill.c: the SYN is one
+			 * of bytes_acked, and one of the written count) */
+			sd->known[i].ev_from = e->owed ? e->wait_late : 0;
 			sd->known[i].ev_tx = e->acked ? e->acked - 1 : 0;
 			sd->known[i].ev_rx = e->rcvd;
+			sd->known[i].ev_written = e->written ? e->written - 1 : 0;
 			sd->st.event_reads++;
 			return;
 		}
@@ -77,15 +80,33 @@ void sd_watch_close(struct sockdiag *sd)
 {
 	sockwatch_close(sd->sw);        /* every slot of ours with it */
 	sd->sw = NULL;
-	for (unsigned i = 0; i < sd->nknown; i++)
+	sd->sw_broken = 0;
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		if (sd->known[i].sw_slot)
+			sd->known[i].pace.due_ns = 0;   /* on its pace from now */
 		sd->known[i].sw_slot = 0;
+	}
 }
 
 void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
 {
-	if (k->sw_slot)
+	if (k->sw_slot) {
 		sockwatch_del(sd->sw, k->sw_slot);
+		k->pace.due_ns = 0;     /* no kernel to say when it waits */
+	}
 	k->sw_slot = 0;
+}
+
+/* The watch failed: every socket on its pace from now. The watch itself
+ * stays open until the reader closes, since its fd is in the daemon's
+ * loop (a closed fd whose file lives on in the ring's other dups would
+ * stay registered there). */
+static void sd_watch_break(struct sockdiag *sd, const char *why)
+{
+	snprintf(sd->sw_why, sizeof(sd->sw_why), "%s", why);
+	for (unsigned i = 0; i < sd->nknown; i++)
+		sd_watch_gone(sd, &sd->known[i]);
+	sd->sw_broken = 1;
 }
 
 /* The span a slot waits before the kernel says so: a threshold less a
@@ -104,7 +125,7 @@ void sd_watch_register(struct sockdiag *sd, uint64_t now)
 	char err[200];
 
 	(void)now;
-	if (!sd->sw)
+	if (!sd->sw || sd->sw_broken)
 		return;
 	if (!span) {
 		/* a threshold of a poll or less: every socket every poll */
@@ -130,9 +151,7 @@ void sd_watch_register(struct sockdiag *sd, uint64_t now)
 		if (!n || (k && n < SW_REG_CHUNK))
 			continue;
 		if (sockwatch_add(sd->sw, keys, n, span, slots, err, sizeof(err)) < 0) {
-			/* the watch failed: every socket on its pace from now */
-			snprintf(sd->sw_why, sizeof(sd->sw_why), "%s", err);
-			sd_watch_close(sd);
+			sd_watch_break(sd, err);
 			return;
 		}
 		for (unsigned j = 0; j < n; j++) {
@@ -150,9 +169,11 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 	uint64_t losses;
 	int all = 0;
 
-	if (!sd->sw)
+	if (!sd->sw || sd->sw_broken)
 		return;
-	sockwatch_consume();    /* what came since, also without a wakeup */
+	/* the ring is consumed by the fd's handler only, which wakes the
+	 * detector: consumed here, a post for a port polled earlier in this
+	 * round would wait for a refresh */
 	losses = sockwatch_losses();
 	if (losses != sd->sw_losses) {
 		sd->sw_losses = losses;
@@ -177,16 +198,19 @@ void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_ob
 	 * (lsndtime), and the back-dating from the timeouts in a row
 	 * (sockdiag_fill.c) misses the tail loss probe, which is no timeout:
 	 * read first a threshold less a poll into it, the wait would be
-	 * dated up to a probe and a timeout late. Taken when nothing moved
-	 * since the hooks judged it (the same bytes acknowledged and
-	 * received). */
+	 * dated up to a probe and a timeout late. Taken (its later bound:
+	 * the hooks know the send's jiffy) when nothing moved since the hooks
+	 * judged it: the same bytes acknowledged, received and written (a
+	 * reply written since is a wait of its own). */
 	if (k->ev_from && (o->unsent || o->inflight) && o->tx_bytes == k->ev_tx &&
-	    o->rx_bytes == k->ev_rx && flow_obs_sock_wait_from(o) > k->ev_from)
+	    o->rx_bytes == k->ev_rx && o->tx_bytes + o->inflight + o->unsent == k->ev_written &&
+	    flow_obs_sock_wait_from(o) > k->ev_from)
 		o->unacked_since_ns = k->ev_from;
 	sd_pace_read(&k->pace, o, now, sd->stall_ns, sd->poll_ns);
 	if (!k->pace.wait_from || o->tx_bytes != k->ev_tx || o->rx_bytes != k->ev_rx)
 		k->ev_from = 0;         /* a new wait: the kernel will say */
-	if (sd->sw && k->sw_slot && !sd->hold && !k->pace.wait_from && sd_watch_span(sd)) {
+	if (sd->sw && !sd->sw_broken && k->sw_slot && !sd->hold && !k->pace.wait_from &&
+	    sd_watch_span(sd)) {
 		/* owes nothing: the kernel says when it waits */
 		k->pace.due_ns = now + SD_WATCH_BACKSTOP_NS;
 		o->keep_ns = SD_WATCH_BACKSTOP_NS + SD_WATCH_BACKSTOP_NS / 2;

@@ -136,6 +136,15 @@ static __always_inline __u64 at_jiffies(__u32 then, __u64 now)
 	return back < now ? now - back : 1;
 }
 
+/* The same, at most a jiffy late: for dating, not arming. */
+static __always_inline __u64 at_jiffies_late(__u32 then, __u64 now)
+{
+	__u32 d = (__u32)bpf_jiffies64() - then;
+	__u64 back = (d ? (__u64)d - 1 : 0) * jiffy_ns();
+
+	return back < now ? now - back : 1;
+}
+
 static int sw_fire(void *map, __u32 *key, struct sw_slot *s);
 
 static __always_inline void sw_arm(struct sw_slot *s, __u64 at, __u64 now)
@@ -164,8 +173,8 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	__u32 una = tp->snd_una, nxt = tp->snd_nxt, rcv = tp->rcv_nxt;
 	__u32 wseq = tp->write_seq;
 	__u64 now = bpf_ktime_get_ns(), from, dl, rx_at = 0;
-	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received;
-	int owed, unread, req;
+	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received, late;
+	int owed, unread, req, moved;
 
 	if (nx && nx->seg) {
 		/* tcp_ack(): an ACK after snd_una, not after snd_nxt
@@ -176,15 +185,19 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 		}
 		/* tcp_data_queue(): in order, rcv_nxt moves to its end
 		 * (tcp_rcv_nxt_update() adds it to bytes_received) */
+		/* (data_segs_in counted it already: tcp_segs_in() in
+		 * tcp_v4_rcv(), before tcp_rcv_established()) */
 		if (nx->len && nx->seq == rcv) {
 			rcv += nx->len;
 			rcvd += nx->len;
-			in++;
 			rx_at = now;
 		}
 	}
+	moved = acked != s->acked || rcvd != s->rcvd || tp->copied_seq != s->copied;
 	s->acked = acked;
 	s->rcvd = rcvd;
+	s->copied = tp->copied_seq;
+	s->written = acked + (wseq - una);
 	owed = wseq != una;                                     /* unsent or in flight */
 	unread = (__s32)(rcv - tp->copied_seq) > 0;
 	req = out > 1 && in > 1 && (out == in + 1 || in == out + 1);
@@ -193,15 +206,25 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 		s->deadline = 0;
 		return;
 	}
-	if (owed || out > in) {
+	s->owed = owed || out > in;
+	if (s->owed) {
 		from = at_jiffies(tp->lsndtime, now);
+		late = at_jiffies_late(tp->lsndtime, now);
 		/* written, none of it sent yet: the kernel's lsndtime is still
 		 * the last send's; the wait is the write's */
 		if (wseq != nxt && nxt == una)
 			from = s->waiting && s->wait_from > from ? s->wait_from : now;
+		/* nothing acknowledged, received or read since: the same wait,
+		 * whatever a retransmission did to lsndtime */
+		if (s->waiting && !moved && s->wait_from && s->wait_from < from) {
+			from = s->wait_from;
+			late = s->wait_late;
+		}
 	} else {
 		from = rx_at ? rx_at : at_jiffies(tp->inet_conn.icsk_ack.lrcvtime, now);
+		late = from;
 	}
+	s->wait_late = late > from ? late : from;
 	dl = from + s->span;
 	if (s->waiting && s->deadline == dl)
 		return;         /* the same wait */
@@ -264,6 +287,9 @@ static int sw_fire(void *map, __u32 *key, struct sw_slot *s)
 	e->wait_from = s->wait_from;
 	e->acked = s->acked;
 	e->rcvd = s->rcvd;
+	e->written = s->written;
+	e->wait_late = s->wait_late;
+	e->owed = s->owed;
 	bpf_ringbuf_submit(e, 0);
 	s->posted = 1;
 	__sync_fetch_and_add(&sw_posted, 1);

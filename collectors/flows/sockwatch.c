@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/bpflog.h"
+#include "lib/log.h"
 #include "lib/util.h"
 #include "collectors/flows/sockwatch.h"
 #include "collectors/flows/sockwatch.skel.h"
@@ -58,6 +59,9 @@ static int sw_event(void *ctx, void *data, size_t len)
 	ev.deadline = e->deadline;
 	ev.acked = e->acked;
 	ev.rcvd = e->rcvd;
+	ev.written = e->written;
+	ev.wait_late = e->wait_late;
+	ev.owed = e->owed;
 	sw.owner[e->slot]->fn(sw.owner[e->slot]->arg, &ev);
 	return 0;
 }
@@ -294,10 +298,11 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 		}
 	}
 	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
-		util_errf(err, errlen,
-			  "kernel-event socket watch: cannot return from the namespace: %s",
-			  strerror(errno));
-		return -EIO;
+		/* every socket, netlink request and capture after this would
+		 * be made in the port's namespace: stop (the service restarts) */
+		log_errx("kernel-event socket watch: cannot return from a port's network "
+			 "namespace: %s", strerror(errno));
+		abort();
 	}
 	return rc;
 }

@@ -26,6 +26,10 @@ struct sw_slot {
 	__u64 span;             /* the port's threshold less a poll */
 	__u64 armed_at;         /* the deadline the timer is armed for, 0 none */
 	__u64 acked, rcvd;      /* bytes_acked, bytes_received as judged */
+	__u64 written;          /* bytes_acked + bytes not yet acknowledged */
+	__u64 wait_late;        /* the wait's start, at most a jiffy late */
+	__u32 copied;           /* copied_seq as judged */
+	__u8 owed, pad2[3];     /* the peer owes: the wait is the last send's */
 	__u32 gen;
 	__u8 waiting, posted, inited, pad;
 };
@@ -47,6 +51,8 @@ struct sw_event {
 	__u32 slot, gen;
 	__u64 deadline, wait_from;
 	__u64 acked, rcvd;      /* tcp_sock's bytes_acked, bytes_received then */
+	__u64 written, wait_late;
+	__u8 owed, pad[7];
 };
 
 #endif

@@ -24,12 +24,16 @@
 struct sockwatch;
 
 /* A deadline reached: slot (as sockwatch_add gave it) of w's; the wait's
- * start by the kernel's hooks (a jiffy early at most), and the socket's
- * bytes_acked and bytes_received when the hooks last judged it (a read
- * that finds them unchanged finds the same wait). */
+ * start by the kernel's hooks (up to two jiffies early: the timer's) and
+ * at most a jiffy late (wait_late: for dating it); owed: the peer owes
+ * (the wait is the last send's); the socket's bytes_acked,
+ * bytes_received and bytes written (bytes_acked + unacknowledged) when
+ * the hooks last judged it (a read that finds them unchanged finds the
+ * same wait). */
 struct sockwatch_event {
 	uint32_t slot;
-	uint64_t wait_from, deadline, acked, rcvd;
+	int owed;
+	uint64_t wait_from, wait_late, deadline, acked, rcvd, written;
 };
 typedef void (*sockwatch_event_fn)(void *arg, const struct sockwatch_event *e);
 

@@ -390,6 +390,19 @@ static void plan_next(struct stall *s)
 	uint64_t now = loop_mono_ns();
 
 	s->next_poll = stall_plan(s, &s->next_why);
+	if (s->wake_pending) {
+		/* a source's fd said something fell due while the poll was
+		 * being handled: the interval after its start, or now */
+		uint64_t at = s->poll_t0 + s->c->flow_interval_ns;
+
+		s->wake_pending = 0;
+		if (at < now)
+			at = now;
+		if (at < s->next_poll) {
+			s->next_poll = at;
+			s->next_why = WHY_SOURCE;
+		}
+	}
 	loop_timer_set(s->timer, s->next_poll > now ? s->next_poll - now : 1, 0);
 }
 
@@ -497,8 +510,10 @@ static void wake_cb(void *arg)
 	struct stall *s = arg;
 	uint64_t now = loop_mono_ns(), at;
 
-	if (s->chunked)
+	if (s->chunked) {
+		s->wake_pending = 1;    /* plan_next, at the poll's end */
 		return;
+	}
 	at = s->poll_t0 + s->c->flow_interval_ns > now ? s->poll_t0 + s->c->flow_interval_ns : now;
 	if (at >= s->next_poll)
 		return;
