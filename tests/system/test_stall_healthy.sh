@@ -38,6 +38,12 @@ ctl -j flows > "$T_DIR/flows.json"
 # the tracker (TCP-only selectors: evidence) hooks on only when a flow
 # waits half a threshold, which healthy traffic should not do
 check "flows were watched (sock, engine)" jqe '[.flows[].source] | unique - ["bpf"] == ["engine","sock"]' "$T_DIR/flows.json"
+# kernel TCP as kernel events (sock_liveness = events, the default): the
+# healthy sessions' sockets made the kernel post no deadline, so no
+# wakeup and no read of them came from their flows
+echo "sock source: $(jq -c '[.flow_sources.cost[] | select(.source == "sock") | {port, mode, watched, event_wakeups, event_reads, reads, loss_reads, holds, paced}]' "$T_DIR/st.json")"
+check "kernel events on both ports" jqe '[.flow_sources.cost[] | select(.source == "sock") | .mode] == ["kernel events", "kernel events"]' "$T_DIR/st.json"
+check "no deadline posted for a healthy flow over 60 s" jqe '[.flow_sources.cost[] | select(.source == "sock") | .event_wakeups] | add == 0' "$T_DIR/st.json"
 check "the tracker is open on both ports, hooks on wait" jqe '[.flow_sources.cost[] | select(.source == "bpf" and .state == "open") | .hooks | select(. == "off until a watched flow waits" or . == "on (a watched flow waits)")] | length == 2' "$T_DIR/st.json"
 echo "tracker hooks put on over 60 s: $(jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on] | add' "$T_DIR/st.json")"
 check "sessions made progress" jqe '[.flows[] | select(.source=="engine") | .rx_msgs] | max > 10000' "$T_DIR/flows.json"

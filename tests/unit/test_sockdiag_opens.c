@@ -10,6 +10,8 @@
 
 #include <poll.h>
 
+#include "collectors/flows/sockwatch_api.h"
+
 #include "collectors/flows/sockdiag_opens.h"
 
 /* /proc/net/snmp as Linux 6.18 writes it (columns trimmed at the end). */
@@ -151,15 +153,14 @@ static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 	struct sockdiag *sd;
 	char err[256] = "";
 
-	sd = sockdiag_open(-1, err, sizeof(err));
-	if (!sd)
-		fail_msg("sockdiag_open: %s", err);
 	sockdiag_opts_default(&o);
 	o.discover_ns = 1 * MS;         /* a discovery due at every poll here */
 	o.rediscover_ns = rediscover_ns;
 	o.no_switch = 1;
 	o.no_events = no_events;
-	sockdiag_set_opts(sd, &o);
+	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
+	if (!sd)
+		fail_msg("sockdiag_open: %s", err);
 	sockdiag_stats(sd, &st);
 	assert_true(st.opens_gate);
 	return sd;
@@ -404,6 +405,68 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	conn_close(&a);
 }
 
+/* A timer the kernel could not arm: the wait it would have posted is
+ * seen all the same, since every socket is read at the next poll. */
+static void sockdiag_poll__events__lost_timer__every_socket_read(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	struct conn a;
+	int n = 0;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* to the backstop */
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	sockwatch_test_noarm(1);
+	assert_int_equal(write(a.c, "abc", 3), 3);
+	nstest_msleep(20);
+	n = poll_into(sd, &sel, 1, &l);
+	assert_int_equal(n, 2);         /* both, at once */
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.loss_reads, 1);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
+/* A hook the kernel will not attach: the reader reads on its pace and
+ * says why. */
+static void sockdiag_open__events_refused__paced_and_says_why(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	struct conn a;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sockwatch_test_fail_attach("tcp_probe");
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.events, 0);
+	assert_non_null(strstr(st.events_why, "tcp_probe"));
+	assert_int_equal(sockdiag_fd(sd), -1);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* every refresh */
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -416,6 +479,8 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
+		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
+		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -195,6 +195,42 @@ static void unread_drained_in_time__no_event(void **state)
 	sockwatch_close(w);
 }
 
+/* Bytes never acknowledged (the peer's side drops them), retransmitted,
+ * then more written by the app: the send's hook must keep the wait's
+ * start, not take it from lsndtime, which each retransmission moved. A
+ * watch that re-dates the wait at every hook posts a retransmission
+ * later. */
+static void retransmitted_then_written__wait_start_kept(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sr_key key;
+	uint32_t slot = 0;
+	char err[256] = "";
+	uint64_t t0, span = 1500000000ull;
+	struct conn k;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	key_for(&key, k.c, k.cport, k.lport);
+	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0 || !slot)
+		fail_msg("sockwatch_add: %s", err);
+	assert_int_equal(nstest_sh("nft add table inet swt && nft add chain inet swt in "
+				   "'{ type filter hook input priority 0; }' && "
+				   "nft add rule inet swt in tcp dport %u drop", k.lport), 0);
+	t0 = loop_mono_ns();
+	assert_int_equal(write(k.c, "a", 1), 1);
+	nstest_msleep(700);     /* a probe and a timeout or two (RTO >= 200 ms) */
+	assert_int_equal(write(k.c, "b", 1), 1);
+	pump(w, 1100);
+	nstest_sh("nft delete table inet swt");
+	assert_int_equal(g.n, 1);
+	assert_true(g.wait_from <= t0 + 2000000ull);
+	assert_true(g.at < t0 + span + 100000000ull);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
 /* A full ring: the post is counted lost and tried again, and comes. */
 static void ring_full__counted_and_retried(void **state)
 {
@@ -300,6 +336,7 @@ int main(void)
 		cmocka_unit_test(request_unanswered__one_event_at_deadline),
 		cmocka_unit_test(waiting_before_registration__posts_at_once),
 		cmocka_unit_test(unread_drained_in_time__no_event),
+		cmocka_unit_test(retransmitted_then_written__wait_start_kept),
 		cmocka_unit_test(ring_full__counted_and_retried),
 		cmocka_unit_test(timer_not_armed__loss_shows),
 		cmocka_unit_test(deleted__no_event),
