@@ -674,8 +674,8 @@ scale_sockets() {
 	seg=$(pick 1 2) secs=$(pick 3 15) sizes=$(pick "32 1000" "32 1000 10000")
 	mkconf "$WORK/conns-other.conf" "track = sock"
 	mkconf "$WORK/conns-watched.conf" "track = sock" "flows = tcp port 13000"
-	mkconf "$WORK/conns-paced.conf" "track = sock" "flows = tcp port 13000" \
-		"sock_liveness = paced"
+	mkconf "$WORK/conns-paced.conf" "track = sock" "flows = tcp port 13000
+sock_liveness = paced"
 	for n in $sizes; do
 		scale_conns_up "$n" || continue
 		for r in $(seq "$seg"); do

@@ -155,6 +155,10 @@ void sd_watch_register(struct sockdiag *sd, uint64_t now)
 			return;
 		}
 		for (unsigned j = 0; j < n; j++) {
+			if (slots[j] == SOCKWATCH_RETRY) {
+				sd->known[idx[j]].sw_tried = 0;        /* the next poll */
+				continue;
+			}
 			sd->known[idx[j]].sw_slot = slots[j];
 			sd->st.registered += slots[j] != 0;
 		}

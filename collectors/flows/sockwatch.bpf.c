@@ -376,6 +376,7 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	struct bpf_sock *sk;
 	struct sw_sk *st;
 	__u32 size, k;
+	long e;
 
 	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(SW_REG_CHUNK - 1));
 	r = &sw_regs[i];
@@ -403,11 +404,21 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	tp = (struct tcp_sock___sw *)bpf_skc_to_tcp_sock(sk);
 	if (!tp || (__u64)((struct sock___sw *)tp)->__sk_common.skc_cookie.counter != r->key.cookie)
 		goto out;
+	/* the timer first: its bpf_hrtimer comes from the BPF allocator's
+	 * per-CPU cache, refilled after the run (a run that registers many
+	 * finds it empty: -ENOMEM); the socket is registered again later */
+	e = bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);
+	if (e && e != -16 /* -EBUSY: set up before */) {
+		sw_reg_ok[i] = 2;
+		goto out;
+	}
+	if (bpf_timer_set_callback(&s->t, sw_fire)) {
+		sw_reg_ok[i] = 2;
+		goto out;
+	}
 	st = bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st)
 		goto out;
-	bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);      /* -EBUSY: done before */
-	bpf_timer_set_callback(&s->t, sw_fire);
 	s->gen = r->gen;
 	s->span = r->span;
 	s->waiting = 0;

@@ -287,13 +287,16 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 
 			if (!s)
 				continue;
-			if (!rc && bss->sw_reg_ok[j++]) {
+			uint8_t ok = rc ? 0 : bss->sw_reg_ok[j];
+
+			j++;
+			if (ok == 1) {
 				sw.owner[s] = w;
 				sw.used++;
 			} else {
 				sw.gen[s]++;
 				sw.free[sw.nfree++] = s;
-				slots[start + i] = 0;
+				slots[start + i] = ok == 2 ? SOCKWATCH_RETRY : 0;
 			}
 		}
 	}

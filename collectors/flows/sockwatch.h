@@ -10,7 +10,8 @@
 #include "collectors/flows/sockread.h"
 
 #define SW_MAX 65536            /* watched sockets, every port together */
-#define SW_REG_CHUNK 64         /* sockets one registration run takes */
+#define SW_REG_CHUNK 16         /* sockets one registration run takes (a
+				 * timer each from the allocator's cache) */
 
 /* One watched socket's slot (an array element: timers live only in array
  * and hash maps, map_check_btf(), not in socket storage). The socket's

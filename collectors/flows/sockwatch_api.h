@@ -46,9 +46,12 @@ int sockwatch_fd(const struct sockwatch *w);
 /* Hand every event posted so far to its watch's fn. How many. */
 int sockwatch_consume(void);
 
-/* Watch sockets keys[0..n): slots[i] its slot (> 0) or 0 when the kernel
- * has no such socket now (closed, or another took its tuple). span: how
- * long a wait lasts before the kernel says so. 0 or -errno with err. */
+/* Watch sockets keys[0..n): slots[i] its slot (> 0), 0 when the kernel
+ * has no such socket now (closed, or another took its tuple), or
+ * SOCKWATCH_RETRY when the kernel had no timer for it now (ask again at a
+ * later poll). span: how long a wait lasts before the kernel says so. 0
+ * or -errno with err. */
+#define SOCKWATCH_RETRY UINT32_MAX
 int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
 		  uint32_t *slots, char *err, size_t errlen);
 /* Stop watching a slot of w's (the socket's storage stays until it
