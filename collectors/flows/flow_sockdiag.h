@@ -110,6 +110,7 @@ struct sockdiag_stats {
 	int events;
 	char events_why[200];
 	uint64_t registered, events_n, event_reads, loss_reads, holds;
+	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
 

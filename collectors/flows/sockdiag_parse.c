@@ -67,7 +67,8 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		/* its watch slot moves with it (the old entry's is not given
 		 * up with the old list) */
 		k->sw_slot = (*hit)->sw_slot;
-		k->sw_tried = (*hit)->sw_tried;
+		/* one without a slot is tried again at each discovery */
+		k->sw_tried = k->sw_slot ? (*hit)->sw_tried : 0;
 		k->ev_from = (*hit)->ev_from;
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;

@@ -156,7 +156,10 @@ void sd_watch_register(struct sockdiag *sd, uint64_t now)
 		}
 		for (unsigned j = 0; j < n; j++) {
 			if (slots[j] == SOCKWATCH_RETRY) {
-				sd->known[idx[j]].sw_tried = 0;        /* the next poll */
+				/* asked again at the next discovery: where the
+				 * kernel's allocator has nothing now it may have
+				 * nothing for many polls, and each try is a run */
+				sd->st.reg_retries++;
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];

@@ -363,6 +363,64 @@ int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
 	return 0;
 }
 
+/* Timers for slots [sw_prime_start, sw_prime_start + sw_prime_n), run
+ * on demand in the daemon's own context (a syscall program): a timer's
+ * memory is allocated without sleeping or spinning (kmalloc_nolock(),
+ * __bpf_async_init()), which in a tc run, inside the softirq-like section
+ * bpf_test_run() holds, found the cache empty for most of a burst. A
+ * timer once made stays with its slot (the slots are set from BPF, never
+ * by a map update, which would free it: bpf_obj_free_fields()). */
+__u32 sw_op_n = 0, sw_op_ok = 0;
+__u32 sw_op_slots[SW_REG_CHUNK] = {}, sw_op_gens[SW_REG_CHUNK] = {};
+
+SEC("syscall")
+int sw_prime(void *ctx)
+{
+	sw_op_ok = 0;
+	for (__u32 j = 0; j < SW_REG_CHUNK; j++) {
+		struct sw_slot *s;
+		__u32 k;
+		long e;
+
+		if (j >= sw_op_n)
+			break;
+		k = sw_op_slots[j];
+		s = bpf_map_lookup_elem(&sw_slots, &k);
+		if (!s)
+			continue;
+		e = bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);
+		if (e && e != -16)      /* -EBUSY: made before */
+			continue;
+		if (!bpf_timer_set_callback(&s->t, sw_fire))
+			sw_op_ok++;
+	}
+	return 0;
+}
+
+/* Slots given up: a new generation (the old socket's storage points at
+ * the old one), waiting no more; the timer stays, a pending one finds
+ * nothing to post. */
+SEC("syscall")
+int sw_release(void *ctx)
+{
+	for (__u32 j = 0; j < SW_REG_CHUNK; j++) {
+		struct sw_slot *s;
+		__u32 k;
+
+		if (j >= sw_op_n)
+			break;
+		k = sw_op_slots[j];
+		s = bpf_map_lookup_elem(&sw_slots, &k);
+		if (!s)
+			continue;
+		s->gen = sw_op_gens[j];
+		s->inited = 0;
+		s->waiting = 0;
+		s->deadline = 0;
+	}
+	return 0;
+}
+
 /* Registration: for each sw_regs[sw_reg_start ..) below sw_reg_n, find the
  * socket as the socket reader does, give it storage, set up its slot and
  * judge its wait now (a socket that waits since before it was watched
@@ -416,14 +474,20 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 		sw_reg_ok[i] = 2;
 		goto out;
 	}
+	/* the storage is allocated the same way: none now, again later */
 	st = bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (!st)
+	if (!st) {
+		sw_reg_ok[i] = 2;
 		goto out;
+	}
 	s->gen = r->gen;
 	s->span = r->span;
 	s->waiting = 0;
 	s->posted = 0;
 	s->deadline = 0;
+	s->armed_at = 0;        /* a timer still pending finds no wait */
+	s->wait_from = 0;
+	s->acked = s->rcvd = s->written = 0;
 	s->inited = 1;
 	st->slot = r->slot;
 	st->gen = r->gen;

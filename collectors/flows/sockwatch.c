@@ -26,7 +26,7 @@ static struct {
 	struct sockwatch_bpf *skel;
 	struct bpf_link *links[SW_NHOOKS];
 	struct ring_buffer *rb;
-	int reg_fd, slots_fd;
+	int reg_fd, slots_fd, prime_fd, release_fd;
 	unsigned refs;
 	/* slots: who has each, its generation; free ones on a stack */
 	struct sockwatch **owner;
@@ -34,7 +34,7 @@ static struct {
 	uint32_t *free;
 	unsigned nfree, used;
 	char fail_attach[32];   /* tests */
-} sw = { .reg_fd = -1, .slots_fd = -1 };
+} sw = { .reg_fd = -1, .slots_fd = -1, .prime_fd = -1, .release_fd = -1 };
 
 struct sockwatch {
 	int nsfd, home;         /* the port's namespace, and ours to return to */
@@ -82,7 +82,7 @@ static void sw_unload(void)
 	sw.owner = NULL;
 	sw.gen = sw.free = NULL;
 	sw.nfree = sw.used = 0;
-	sw.reg_fd = sw.slots_fd = -1;
+	sw.reg_fd = sw.slots_fd = sw.prime_fd = sw.release_fd = -1;
 }
 
 static int sw_load(char *err, size_t errlen)
@@ -141,6 +141,8 @@ static int sw_load(char *err, size_t errlen)
 		sw.free[sw.nfree++] = s;
 	sw.reg_fd = bpf_program__fd(sw.skel->progs.sw_register);
 	sw.slots_fd = bpf_map__fd(sw.skel->maps.sw_slots);
+	sw.prime_fd = bpf_program__fd(sw.skel->progs.sw_prime);
+	sw.release_fd = bpf_program__fd(sw.skel->progs.sw_release);
 	return 0;
 }
 
@@ -211,16 +213,23 @@ int sockwatch_consume(void)
 	return sw.rb ? ring_buffer__consume(sw.rb) : 0;
 }
 
-/* The slot as a new socket's: a new generation, nothing judged yet (the
- * registration run judges it). */
-static void sw_slot_reset(uint32_t s)
+/* Run a syscall program (sw_prime, sw_release) over slots[0..n) with
+ * generations gens (NULL: none). How many it did, or -errno. */
+static int sw_op(int fd, const uint32_t *slots, const uint32_t *gens, unsigned n)
 {
-	struct sw_slot v;
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	struct sockwatch_bpf__bss *bss = sw.skel->bss;
 
-	memset(&v, 0, sizeof(v));
-	v.gen = sw.gen[s];
-	/* the timer in the element is kept (copy_map_value() skips it) */
-	bpf_map_update_elem(sw.slots_fd, &s, &v, BPF_ANY);
+	if (n > SW_REG_CHUNK)
+		n = SW_REG_CHUNK;
+	for (unsigned i = 0; i < n; i++) {
+		bss->sw_op_slots[i] = slots[i];
+		bss->sw_op_gens[i] = gens ? gens[i] : 0;
+	}
+	bss->sw_op_n = n;
+	if (bpf_prog_test_run_opts(fd, &o) < 0)
+		return -errno;
+	return (int)bss->sw_op_ok;
 }
 
 void sockwatch_del(struct sockwatch *w, uint32_t s)
@@ -229,7 +238,10 @@ void sockwatch_del(struct sockwatch *w, uint32_t s)
 		return;
 	sw.owner[s] = NULL;
 	sw.gen[s]++;            /* the socket's storage points at the old one */
-	sw_slot_reset(s);       /* waits no more: a pending timer finds nothing */
+	/* waits no more: a pending timer finds nothing (a failed run leaves
+	 * the old generation, whose socket's hooks then still judge it: its
+	 * posts are dropped, the owner being none) */
+	sw_op(sw.release_fd, &s, &sw.gen[s], 1);
 	sw.free[sw.nfree++] = s;
 	sw.used--;
 }
@@ -265,13 +277,21 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 				break;
 			s = sw.free[--sw.nfree];
 			sw.gen[s]++;
-			sw_slot_reset(s);
 			bss->sw_regs[got].key = keys[start + i];
 			bss->sw_regs[got].slot = s;
 			bss->sw_regs[got].gen = sw.gen[s];
 			bss->sw_regs[got].span = span;
 			slots[start + i] = s;
 			got++;
+		}
+		/* their timers, made here in the daemon's own context; a slot
+		 * that has one keeps it */
+		{
+			uint32_t ps[SW_REG_CHUNK];
+
+			for (unsigned i = 0; i < got; i++)
+				ps[i] = bss->sw_regs[i].slot;
+			sw_op(sw.prime_fd, ps, NULL, got);
 		}
 		bss->sw_reg_n = got;
 		bss->sw_reg_start = 0;

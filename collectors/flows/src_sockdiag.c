@@ -108,6 +108,8 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	if (!st.events && st.events_why[0])
 		jx_add_str(out, "events", st.events_why);
 	jx_add_u64(out, "watched", st.registered);
+	if (st.reg_retries)
+		jx_add_u64(out, "watch_retries", st.reg_retries);
 	jx_add_u64(out, "event_wakeups", st.events_n);
 	jx_add_u64(out, "event_reads", st.event_reads);
 	jx_add_u64(out, "loss_reads", st.loss_reads);
