@@ -49,8 +49,9 @@ struct port_conf {
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
 	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */
-	int sock_paced;              /* 1: sock_liveness = paced (no kernel
-				      * events: every socket read on its pace) */
+	int sock_paced;              /* 1: sock_liveness = paced (the default:
+				      * every socket read on its pace); 0:
+				      * events (the kernel-event watch) */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

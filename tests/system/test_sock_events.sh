@@ -1,6 +1,5 @@
 #!/bin/bash
-# Kernel TCP liveness as kernel events (sock_liveness = events, the
-# default): while sockperf's sessions are healthy no socket is read and no
+# Kernel TCP liveness as kernel events (sock_liveness = events): while sockperf's sessions are healthy no socket is read and no
 # deadline is posted; a dropped session is called stalled within the
 # threshold and a poll, its siblings seen progressing, as with paced reads;
 # a socket that waited from before the daemon started is called at once;
@@ -14,7 +13,7 @@ conf() {
 	conf_port cli "flows = tcp port 11141-11144" "peer = srv" "$@"
 	conf_port srv "flows = tcp port 11141-11144" "peer = cli" "$@"
 }
-conf > "$T_DIR/ev.conf"
+conf "sock_liveness = events" > "$T_DIR/ev.conf"
 conf "sock_liveness = paced" > "$T_DIR/paced.conf"
 # the sock source's status of port P: field F
 sockst() { ctl -j status | jq -r --arg p "$1" --arg f "$2" \

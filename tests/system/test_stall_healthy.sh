@@ -15,12 +15,14 @@ netns = $A
 interface = vA
 flows = tcp port 11111-11113
 flows = tcp port 12001
+sock_liveness = events
 peer = srv
 [port srv]
 netns = $B
 interface = vB
 flows = tcp port 11111-11113
 flows = tcp port 12001
+sock_liveness = events
 peer = cli
 CONF
 start_daemon "$T_DIR/n.conf" || exit 1
@@ -38,7 +40,7 @@ ctl -j flows > "$T_DIR/flows.json"
 # the tracker (TCP-only selectors: evidence) hooks on only when a flow
 # waits half a threshold, which healthy traffic should not do
 check "flows were watched (sock, engine)" jqe '[.flows[].source] | unique - ["bpf"] == ["engine","sock"]' "$T_DIR/flows.json"
-# kernel TCP as kernel events (sock_liveness = events, the default): the
+# kernel TCP as kernel events (sock_liveness = events, set above): the
 # healthy sessions' sockets made the kernel post no deadline, so no
 # wakeup and no read of them came from their flows
 echo "sock source: $(jq -c '[.flow_sources.cost[] | select(.source == "sock") | {port, mode, watched, event_wakeups, event_reads, reads, loss_reads, holds, paced}]' "$T_DIR/st.json")"

@@ -296,7 +296,7 @@ static void conf_load__tracker_attach__values_and_bad_value(void **state)
 	assert_non_null(strstr(ms.m[0], want));
 }
 
-/* sock_liveness: events by default, paced by name; anything else named
+/* sock_liveness: paced by default, events by name; anything else named
  * with its file and line. */
 static void conf_load__sock_liveness__values_and_bad_value(void **state)
 {
@@ -308,7 +308,7 @@ static void conf_load__sock_liveness__values_and_bad_value(void **state)
 	assert_int_equal(load("[port a]\ninterface = eth0\n"
 			      "[port b]\ninterface = eth1\nsock_liveness = paced\n"
 			      "[port c]\ninterface = eth2\nsock_liveness = events\n", &c, &ms), 0);
-	assert_int_equal(c->ports[0].sock_paced, 0);
+	assert_int_equal(c->ports[0].sock_paced, 1);
 	assert_int_equal(c->ports[1].sock_paced, 1);
 	assert_int_equal(c->ports[2].sock_paced, 0);
 	conf_free(c);
