@@ -586,10 +586,10 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		}
 		sd_min_add(&sd->dump, loop_mono_ns() - c0);
 		sd->st.dump_ns = sd_min_get(&sd->dump);
-		sd_watch_register(sd, d.now);
+		sd_watch_register(sd);
 		return d.emitted;
 	}
-	sd_watch_register(sd, d.now);  /* after a threshold's change */
+	sd_watch_register(sd);  /* after a threshold's change */
 	if (!ndue) {
 		sd->last_unread = sd->nalive;
 		sd->st.paced += sd->nalive;

@@ -161,7 +161,7 @@ void sd_reader_key(const struct sd_sock *s, struct sr_key *k);
 void sd_watch_open(struct sockdiag *sd);
 void sd_watch_close(struct sockdiag *sd);
 void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k);
-void sd_watch_register(struct sockdiag *sd, uint64_t now);
+void sd_watch_register(struct sockdiag *sd);
 /* Before a poll's reads: sockets due at once (an event, a loss, a hold). */
 void sd_watch_before(struct sockdiag *sd, uint64_t now);
 /* A read of socket k at now gave o: its next read, and o's keep_ns. */

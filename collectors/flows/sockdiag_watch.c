@@ -116,7 +116,7 @@ static uint64_t sd_watch_span(const struct sockdiag *sd)
 	return sd->stall_ns > sd->poll_ns ? sd->stall_ns - sd->poll_ns : 0;
 }
 
-void sd_watch_register(struct sockdiag *sd, uint64_t now)
+void sd_watch_register(struct sockdiag *sd)
 {
 	struct sr_key keys[SW_REG_CHUNK];
 	uint32_t slots[SW_REG_CHUNK];
@@ -124,7 +124,6 @@ void sd_watch_register(struct sockdiag *sd, uint64_t now)
 	uint64_t span = sd_watch_span(sd);
 	char err[200];
 
-	(void)now;
 	if (!sd->sw || sd->sw_broken)
 		return;
 	if (!span) {

@@ -26,7 +26,7 @@ static struct {
 	struct sockwatch_bpf *skel;
 	struct bpf_link *links[SW_NHOOKS];
 	struct ring_buffer *rb;
-	int reg_fd, slots_fd, prime_fd, release_fd;
+	int reg_fd, prime_fd, release_fd;
 	unsigned refs;
 	/* slots: who has each, its generation; free ones on a stack */
 	struct sockwatch **owner;
@@ -34,7 +34,7 @@ static struct {
 	uint32_t *free;
 	unsigned nfree, used;
 	char fail_attach[32];   /* tests */
-} sw = { .reg_fd = -1, .slots_fd = -1, .prime_fd = -1, .release_fd = -1 };
+} sw = { .reg_fd = -1, .prime_fd = -1, .release_fd = -1 };
 
 struct sockwatch {
 	int nsfd, home;         /* the port's namespace, and ours to return to */
@@ -82,7 +82,7 @@ static void sw_unload(void)
 	sw.owner = NULL;
 	sw.gen = sw.free = NULL;
 	sw.nfree = sw.used = 0;
-	sw.reg_fd = sw.slots_fd = sw.prime_fd = sw.release_fd = -1;
+	sw.reg_fd = sw.prime_fd = sw.release_fd = -1;
 }
 
 static int sw_load(char *err, size_t errlen)
@@ -140,7 +140,6 @@ static int sw_load(char *err, size_t errlen)
 	for (uint32_t s = SW_MAX - 1; s > 0; s--)
 		sw.free[sw.nfree++] = s;
 	sw.reg_fd = bpf_program__fd(sw.skel->progs.sw_register);
-	sw.slots_fd = bpf_map__fd(sw.skel->maps.sw_slots);
 	sw.prime_fd = bpf_program__fd(sw.skel->progs.sw_prime);
 	sw.release_fd = bpf_program__fd(sw.skel->progs.sw_release);
 	return 0;

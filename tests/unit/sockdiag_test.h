@@ -30,6 +30,7 @@
 
 #include "collectors/flows/flow_sockdiag.h"
 #include "collectors/flows/flowsrc.h"
+#include "collectors/flows/sockread.h"
 #include "guardbuf.h"
 #include "lib/loop.h"
 #include "lib/netns.h"
@@ -110,6 +111,20 @@ static inline void conn_close(struct conn *k)
 	close(k->c);
 	close(k->s);
 	close(k->l);
+}
+
+/* The BPF socket reader's and the kernel-event watch's key for our end
+ * (fd) of an IPv4 loopback connection. */
+static inline void key_for(struct sr_key *k, int fd, uint16_t lport, uint16_t rport)
+{
+	socklen_t len = sizeof(k->cookie);
+
+	memset(k, 0, sizeof(*k));
+	k->laddr[3] = k->raddr[3] = htonl(INADDR_LOOPBACK);
+	k->lport = htons(lport);
+	k->rport = htons(rport);
+	k->v4 = 1;
+	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_COOKIE, &k->cookie, &len), 0);
 }
 
 /* A TCP listener on a inside namespace nsfd; then a client of ours

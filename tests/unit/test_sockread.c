@@ -9,19 +9,6 @@
 
 #include "collectors/flows/sockread_api.h"
 
-/* The key the reader needs for our end of an IPv4 loopback connection. */
-static void key_for(struct sr_key *k, int fd, uint16_t lport, uint16_t rport)
-{
-	socklen_t len = sizeof(k->cookie);
-
-	memset(k, 0, sizeof(*k));
-	k->laddr[3] = k->raddr[3] = htonl(INADDR_LOOPBACK);
-	k->lport = htons(lport);
-	k->rport = htons(rport);
-	k->v4 = 1;
-	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_COOKIE, &k->cookie, &len), 0);
-}
-
 static const struct sr_val *run1(struct sockread *r)
 {
 	char err[256] = "";

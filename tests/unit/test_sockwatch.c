@@ -47,18 +47,6 @@ static void pump(struct sockwatch *w, int ms)
 	sockwatch_consume();
 }
 
-static void key_for(struct sr_key *k, int fd, uint16_t lport, uint16_t rport)
-{
-	socklen_t len = sizeof(k->cookie);
-
-	memset(k, 0, sizeof(*k));
-	k->laddr[3] = k->raddr[3] = htonl(INADDR_LOOPBACK);
-	k->lport = htons(lport);
-	k->rport = htons(rport);
-	k->v4 = 1;
-	assert_int_equal(getsockopt(fd, SOL_SOCKET, SO_COOKIE, &k->cookie, &len), 0);
-}
-
 static struct sockwatch *watch(struct got *g)
 {
 	char err[256] = "";
