@@ -110,6 +110,8 @@ $(addprefix $(BUILD)/collectors/flows/,flowtrack.o flowtrack_read.o flowtrack_tc
 	$(BUILD)/collectors/flows/flowtrack.skel.h
 $(BUILD)/collectors/flows/sockread.o: $(BUILD)/collectors/flows/sockread.skel.h
 $(BUILD)/collectors/flows/sockwatch.o: $(BUILD)/collectors/flows/sockwatch.skel.h
+# the deadline wheel's compare-and-swap and fetching adds (BPF_ATOMIC, 5.12)
+$(BUILD)/collectors/flows/sockwatch.bpf.o: BPF_CFLAGS += -mcpu=v3
 $(BUILD)/collectors/threads/threadwatch.o: $(BUILD)/collectors/threads/threadwatch.skel.h
 # System call names for this architecture (collectors/threads/sysname.c), from the
 # C library's <sys/syscall.h>: generated, never committed.

@@ -10,9 +10,24 @@
  * for a socket without storage (bpf_sk_storage_get() without F_CREATE: a
  * load of sk->sk_bpf_storage); for a watched one they judge the wait as
  * the observation would and, when a wait begins or its start moves, arm
- * the slot's timer (bpf_timer) at the wait's start + the span. The timer
- * posts an event to the ring buffer only if the socket still waits with
- * that deadline; a wait that moved on re-arms it, an ended one drops it.
+ * the slot in the deadline wheel at the wait's start + the span (or post
+ * at once, a deadline already past). The wheel's one timer (bpf_timer,
+ * made once at load) fires at the next tick that has slots in it, and a
+ * slot posts an event to the ring buffer only if the socket still waits
+ * with a deadline that has passed; a wait that moved on goes back in the
+ * wheel at its new deadline, an ended one drops out.
+ *
+ * One timer, not one a socket: a timer's memory is allocated without
+ * sleeping or spinning (kmalloc_nolock() in __bpf_async_init()), and in
+ * hooks, tc runs and syscall programs alike the allocator refused most of
+ * a burst of registrations (164,245 of 164,589 tries with 1,032 sockets
+ * a port beside busy sessions); a wheel needs no memory after load.
+ *
+ * Every way a slot can fall out of the wheel counts as lost (sw_lost:
+ * userspace then reads every socket at its next poll): a tick whose
+ * bucket and the three after it are full, a slot found in a bucket it no
+ * longer belongs to when its bucket was emptied (the timer more than a
+ * wheel late), a full ring.
  *
  * The hooks are BTF tracepoints (tp_btf): this kernel refuses fentry and
  * fexit programs, and tracepoints are what every kernel since 6.3 has on
@@ -105,6 +120,20 @@ struct {
 
 extern unsigned int CONFIG_HZ __kconfig __weak;
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SW_WHEEL);
+	__type(key, __u32);
+	__type(value, struct sw_bucket);
+} sw_wheel SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sw_clock);
+} sw_clocks SEC(".maps");
+
 /* set by userspace before a registration run */
 __u32 sw_reg_n = 0, sw_reg_start = 0;
 struct sw_reg sw_regs[SW_REG_CHUNK] = {};
@@ -112,8 +141,13 @@ __u8 sw_reg_ok[SW_REG_CHUNK] = {};
 /* counts userspace reads (a lost event makes it read every socket) */
 __u64 sw_posted = 0, sw_lost = 0, sw_arm_failed = 0, sw_rearmed = 0, sw_fired = 0;
 __u64 sw_hooked = 0;            /* hook runs on watched sockets */
+__u64 sw_queued_n = 0;          /* slots put in the wheel */
+/* the wheel: the tick its timer is set for (0: not set), the last tick
+ * swept, slots in it not yet swept */
+__u64 sw_wheel_at = 0, sw_wheel_done = 0, sw_pending = 0;
+__s64 sw_clock_err = 1;         /* sw_start's bpf_timer_init(): 0 made */
 /* tests: make the next n posts fail as a full ring would, the next n
- * arms fail as bpf_timer_start() would */
+ * queueings fail as a full wheel would */
 __u32 sw_test_lose = 0, sw_test_noarm = 0;
 __u64 sw_retry_ns = 1000000;    /* a lost post is tried again this much later */
 
@@ -145,28 +179,147 @@ static __always_inline __u64 at_jiffies_late(__u32 then, __u64 now)
 	return back < now ? now - back : 1;
 }
 
-static int sw_fire(void *map, __u32 *key, struct sw_slot *s);
-
-static __always_inline void sw_arm(struct sw_slot *s, __u64 at, __u64 now)
+/* Set the wheel's timer for tick t if it is set for none or a later one.
+ * Two CPUs lowering it at once may start the timer in either order: each
+ * starts it for the lowest tick asked and looks again after. */
+static __always_inline void sw_kick(__u64 t, __u64 now)
 {
-	if (s->armed_at && s->armed_at <= at)
-		return;         /* already armed for this deadline or earlier */
+	struct sw_clock *c;
+	__u32 zero = 0;
+	__u64 cur, at;
+
+	for (int i = 0; i < 4; i++) {
+		cur = sw_wheel_at;
+		if (cur && cur <= t)
+			return;
+		if (__sync_val_compare_and_swap(&sw_wheel_at, cur, t) == cur)
+			break;
+	}
+	c = bpf_map_lookup_elem(&sw_clocks, &zero);
+	if (!c)
+		return;
+	for (int i = 0; i < 3; i++) {
+		at = sw_wheel_at;
+		if (!at)
+			return;
+		at *= SW_TICK_NS;
+		bpf_timer_start(&c->t, at > now ? at - now : 1, 0);
+		if (sw_wheel_at * SW_TICK_NS == at)
+			return;
+	}
+}
+
+/* Put slot k in the wheel at deadline dl: in the bucket of the first tick
+ * at or after it, no sooner than two ticks from now (the timer sweeps up
+ * to its own tick, and a bucket is never written while swept) and no
+ * later than the horizon (a wheel from the last tick swept while slots
+ * wait in it, so a bucket holds one tick's slots). A slot already in the
+ * wheel at that tick or before stays (looked at then, it goes back in at
+ * its deadline). */
+__noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
+{
+	__u64 nt = now / SW_TICK_NS, t = (dl + SW_TICK_NS - 1) / SW_TICK_NS;
+	__u64 done = sw_wheel_done, lim, q;
+	struct sw_bucket *b;
+	__u32 bk, p;
+
+	if (!s)
+		return 0;
+	/* an empty wheel: every tick before now is swept (its timer, idle,
+	 * swept none) */
+	if (!sw_pending && done + 1 < nt &&
+	    __sync_val_compare_and_swap(&sw_wheel_done, done, nt - 1) == done)
+		done = nt - 1;
+	if (t < nt + 2)
+		t = nt + 2;
+	lim = nt + SW_WHEEL - 2;
+	if (sw_pending && done + SW_WHEEL - 1 < lim)
+		lim = done + SW_WHEEL - 1;
+	if (t > lim)
+		t = lim;
+	q = s->queued;
+	if (q && q <= t && q > done)
+		return 0;
 	if (sw_test_noarm) {
 		sw_test_noarm--;
 		__sync_fetch_and_add(&sw_arm_failed, 1);
-		return;
+		return 0;
 	}
-	if (bpf_timer_start(&s->t, at > now ? at - now : 1, 0)) {
+	if (t < nt + 2) {
+		/* the timer is a wheel late with slots pending: no bucket is
+		 * free of an older tick's slots */
 		__sync_fetch_and_add(&sw_arm_failed, 1);
-		return;
+		return 0;
 	}
-	s->armed_at = at;
+	for (int i = 0; i < 4; i++, t++) {
+		bk = t % SW_WHEEL;
+		b = bpf_map_lookup_elem(&sw_wheel, &bk);
+		if (!b)
+			break;
+		p = __sync_fetch_and_add(&b->n, 1);
+		if (p >= SW_BUCKET)
+			continue;       /* full: the next tick's */
+		if (__sync_val_compare_and_swap(&s->queued, q, t) != q) {
+			b->idx[p] = 0;  /* another CPU queued it meanwhile */
+			__sync_fetch_and_add(&sw_pending, 1);
+			return 0;
+		}
+		b->idx[p] = k;
+		__sync_fetch_and_add(&sw_pending, 1);
+		__sync_fetch_and_add(&sw_queued_n, 1);
+		sw_kick(t, now);
+		return 0;
+	}
+	__sync_fetch_and_add(&sw_arm_failed, 1);
+	return 0;
+}
+
+/* Post slot k's wait. A full ring: counted lost (userspace, woken by what
+ * fills it, reads every socket when it sees sw_lost move), and tried again
+ * sw_retry_ns later. */
+__noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
+{
+	struct sw_event *e;
+
+	if (!s)
+		return 0;
+	e = sw_test_lose ? NULL : bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
+	if (!e) {
+		if (sw_test_lose)
+			sw_test_lose--;
+		__sync_fetch_and_add(&sw_lost, 1);
+		sw_queue(s, k, now + sw_retry_ns, now);
+		return 0;
+	}
+	e->slot = k;
+	e->gen = s->gen;
+	e->deadline = s->deadline;
+	e->wait_from = s->wait_from;
+	e->acked = s->acked;
+	e->rcvd = s->rcvd;
+	e->written = s->written;
+	e->wait_late = s->wait_late;
+	e->owed = s->owed;
+	bpf_ringbuf_submit(e, 0);
+	s->posted = 1;
+	__sync_fetch_and_add(&sw_posted, 1);
+	return 0;
+}
+
+/* A wait whose deadline is dl: posted now if that is within a tick, else
+ * in the wheel. */
+static __always_inline void sw_due(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
+{
+	if (dl <= now + SW_TICK_NS)
+		sw_post(s, k, now);
+	else
+		sw_queue(s, k, dl, now);
 }
 
 /* Judge the socket's wait as flow_obs_sock_waiting() and
  * flow_obs_sock_wait_from() would from its fields (after segment nx, if
  * any), and arm. */
-static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
+static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s, __u32 k,
 				    const struct sw_next *nx)
 {
 	__u32 out = tp->data_segs_out, in = tp->data_segs_in;
@@ -232,7 +385,7 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	s->wait_from = from;
 	s->deadline = dl;
 	s->posted = 0;
-	sw_arm(s, dl, now);
+	sw_due(s, k, dl, now);
 }
 
 static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
@@ -253,46 +406,112 @@ static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
 	if (!tp)
 		return;
 	__sync_fetch_and_add(&sw_hooked, 1);
-	sw_eval(tp, s, nx);
+	sw_eval(tp, s, k, nx);
 }
 
-static int sw_fire(void *map, __u32 *key, struct sw_slot *s)
-{
-	__u64 now = bpf_ktime_get_ns();
-	struct sw_event *e;
+/* The timer: every bucket from the last tick swept to now (a wheel at
+ * most), then set for the next tick with slots in it. */
+struct sw_sweep {
+	__u64 now, nt, from, next;
+	__u32 bk, n;
+	__u32 idx[SW_BUCKET];   /* the bucket being swept, taken */
+};
 
-	__sync_fetch_and_add(&sw_fired, 1);
-	s->armed_at = 0;
-	if (!s->waiting || s->posted || !s->deadline)
+/* Slot k found in a bucket swept at tick nt: due (its tick now or past,
+ * the socket still waiting unposted) it posts, waiting with a later
+ * deadline it goes back in; one queued for a later tick in this very
+ * bucket falls out of the wheel (lost). */
+static long sw_look(__u64 i, struct sw_sweep *x)
+{
+	struct sw_slot *s;
+	__u32 k;
+	__u64 q;
+
+	if (i >= SW_BUCKET)
+		return 1;
+	k = x->idx[i];
+	if (!k)
 		return 0;
-	if (s->deadline > now + 100000) {       /* the wait moved on */
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (!s)
+		return 0;
+	q = s->queued;
+	if (!q)
+		return 0;       /* taken out by an earlier entry */
+	if (q > x->nt) {
+		if (q % SW_WHEEL == x->bk)
+			__sync_fetch_and_add(&sw_lost, 1);
+		return 0;       /* queued in another bucket since */
+	}
+	if (__sync_val_compare_and_swap(&s->queued, q, 0) != q)
+		return 0;
+	if (!s->waiting || s->posted || !s->deadline || !s->inited)
+		return 0;
+	if (s->deadline > x->now + 100000) {    /* the wait moved on */
 		__sync_fetch_and_add(&sw_rearmed, 1);
-		sw_arm(s, s->deadline, now);
+		sw_queue(s, k, s->deadline, x->now);
 		return 0;
 	}
-	e = sw_test_lose ? NULL : bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
-	if (!e) {
-		if (sw_test_lose)
-			sw_test_lose--;
-		/* the ring is full: userspace is woken by what fills it and
-		 * reads every socket when it sees sw_lost move; try again */
-		__sync_fetch_and_add(&sw_lost, 1);
-		if (!bpf_timer_start(&s->t, sw_retry_ns, 0))
-			s->armed_at = now + sw_retry_ns;
-		return 0;
+	sw_post(s, k, x->now);
+	return 0;
+}
+
+static long sw_sweep_one(__u64 i, struct sw_sweep *x)
+{
+	__u64 t = x->from + i;
+	struct sw_bucket *b;
+	__u32 n;
+
+	x->bk = t % SW_WHEEL;
+	b = bpf_map_lookup_elem(&sw_wheel, &x->bk);
+	if (!b)
+		return 1;
+	n = b->n;
+	if (n) {
+		if (n > SW_BUCKET)
+			n = SW_BUCKET;
+		for (int j = 0; j < SW_BUCKET; j++)
+			x->idx[j] = j < n ? b->idx[j] : 0;
+		b->n = 0;
+		bpf_loop(n, sw_look, x, 0);
+		__sync_fetch_and_add(&sw_pending, -(__s64)n);
 	}
-	e->slot = *key;
-	e->gen = s->gen;
-	e->deadline = s->deadline;
-	e->wait_from = s->wait_from;
-	e->acked = s->acked;
-	e->rcvd = s->rcvd;
-	e->written = s->written;
-	e->wait_late = s->wait_late;
-	e->owed = s->owed;
-	bpf_ringbuf_submit(e, 0);
-	s->posted = 1;
-	__sync_fetch_and_add(&sw_posted, 1);
+	sw_wheel_done = t;
+	return 0;
+}
+
+static long sw_find_next(__u64 i, struct sw_sweep *x)
+{
+	__u32 bk = (x->nt + 1 + i) % SW_WHEEL;
+	struct sw_bucket *b = bpf_map_lookup_elem(&sw_wheel, &bk);
+
+	if (b && b->n) {
+		x->next = x->nt + 1 + i;
+		return 1;
+	}
+	return 0;
+}
+
+static int sw_tick(void *map, __u32 *key, struct sw_clock *c)
+{
+	struct sw_sweep x = {};
+
+	x.now = bpf_ktime_get_ns();
+	x.nt = x.now / SW_TICK_NS;
+	__sync_fetch_and_add(&sw_fired, 1);
+	__sync_lock_test_and_set(&sw_wheel_at, 0);
+	x.from = sw_wheel_done + 1;
+	if (x.from + SW_WHEEL <= x.nt)
+		x.from = x.nt - SW_WHEEL + 1;
+	if (x.from <= x.nt)
+		bpf_loop(x.nt - x.from + 1, sw_sweep_one, &x, 0);
+	if (sw_wheel_done < x.nt)
+		sw_wheel_done = x.nt;
+	if (!sw_pending)
+		return 0;
+	bpf_loop(SW_WHEEL - 1, sw_find_next, &x, 0);
+	if (x.next)
+		sw_kick(x.next, x.now);
 	return 0;
 }
 
@@ -363,43 +582,30 @@ int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
 	return 0;
 }
 
-/* Timers for slots [sw_prime_start, sw_prime_start + sw_prime_n), run
- * on demand in the daemon's own context (a syscall program): a timer's
- * memory is allocated without sleeping or spinning (kmalloc_nolock(),
- * __bpf_async_init()), which in a tc run, inside the softirq-like section
- * bpf_test_run() holds, found the cache empty for most of a burst. A
- * timer once made stays with its slot (the slots are set from BPF, never
- * by a map update, which would free it: bpf_obj_free_fields()). */
-__u32 sw_op_n = 0, sw_op_ok = 0;
-__u32 sw_op_slots[SW_REG_CHUNK] = {}, sw_op_gens[SW_REG_CHUNK] = {};
-
+/* The wheel's timer, made once at load in the daemon's own context. */
 SEC("syscall")
-int sw_prime(void *ctx)
+int sw_start(void *ctx)
 {
-	sw_op_ok = 0;
-	for (__u32 j = 0; j < SW_REG_CHUNK; j++) {
-		struct sw_slot *s;
-		__u32 k;
-		long e;
+	struct sw_clock *c;
+	__u32 zero = 0;
 
-		if (j >= sw_op_n)
-			break;
-		k = sw_op_slots[j];
-		s = bpf_map_lookup_elem(&sw_slots, &k);
-		if (!s)
-			continue;
-		e = bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);
-		if (e && e != -16)      /* -EBUSY: made before */
-			continue;
-		if (!bpf_timer_set_callback(&s->t, sw_fire))
-			sw_op_ok++;
-	}
+	c = bpf_map_lookup_elem(&sw_clocks, &zero);
+	if (!c)
+		return 0;
+	sw_clock_err = bpf_timer_init(&c->t, &sw_clocks, CLOCK_MONOTONIC);
+	if (sw_clock_err == -16)        /* -EBUSY: made before */
+		sw_clock_err = 0;
+	if (!sw_clock_err)
+		sw_clock_err = bpf_timer_set_callback(&c->t, sw_tick);
 	return 0;
 }
 
+/* sw_release's arguments */
+__u32 sw_op_n = 0;
+__u32 sw_op_slots[SW_REG_CHUNK] = {}, sw_op_gens[SW_REG_CHUNK] = {};
+
 /* Slots given up: a new generation (the old socket's storage points at
- * the old one), waiting no more; the timer stays, a pending one finds
- * nothing to post. */
+ * the old one), waiting no more; still in the wheel, it posts nothing. */
 SEC("syscall")
 int sw_release(void *ctx)
 {
@@ -434,7 +640,6 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	struct bpf_sock *sk;
 	struct sw_sk *st;
 	__u32 size, k;
-	long e;
 
 	asm volatile("%[i] &= %[m]" : [i] "+r"(i) : [m] "i"(SW_REG_CHUNK - 1));
 	r = &sw_regs[i];
@@ -462,19 +667,8 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	tp = (struct tcp_sock___sw *)bpf_skc_to_tcp_sock(sk);
 	if (!tp || (__u64)((struct sock___sw *)tp)->__sk_common.skc_cookie.counter != r->key.cookie)
 		goto out;
-	/* the timer first: its bpf_hrtimer comes from the BPF allocator's
-	 * per-CPU cache, refilled after the run (a run that registers many
-	 * finds it empty: -ENOMEM); the socket is registered again later */
-	e = bpf_timer_init(&s->t, &sw_slots, CLOCK_MONOTONIC);
-	if (e && e != -16 /* -EBUSY: set up before */) {
-		sw_reg_ok[i] = 2;
-		goto out;
-	}
-	if (bpf_timer_set_callback(&s->t, sw_fire)) {
-		sw_reg_ok[i] = 2;
-		goto out;
-	}
-	/* the storage is allocated the same way: none now, again later */
+	/* the storage is allocated without sleeping (bpf_local_storage_alloc()):
+	 * none now, asked again later */
 	st = bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st) {
 		sw_reg_ok[i] = 2;
@@ -485,13 +679,12 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	s->waiting = 0;
 	s->posted = 0;
 	s->deadline = 0;
-	s->armed_at = 0;        /* a timer still pending finds no wait */
 	s->wait_from = 0;
 	s->acked = s->rcvd = s->written = 0;
 	s->inited = 1;
 	st->slot = r->slot;
 	st->gen = r->gen;
-	sw_eval(tp, s, NULL);
+	sw_eval(tp, s, r->slot, NULL);
 	sw_reg_ok[i] = 1;
 out:
 	bpf_sk_release(sk);

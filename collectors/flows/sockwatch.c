@@ -26,7 +26,7 @@ static struct {
 	struct sockwatch_bpf *skel;
 	struct bpf_link *links[SW_NHOOKS];
 	struct ring_buffer *rb;
-	int reg_fd, prime_fd, release_fd;
+	int reg_fd, release_fd;
 	unsigned refs;
 	/* slots: who has each, its generation; free ones on a stack */
 	struct sockwatch **owner;
@@ -34,7 +34,7 @@ static struct {
 	uint32_t *free;
 	unsigned nfree, used;
 	char fail_attach[32];   /* tests */
-} sw = { .reg_fd = -1, .prime_fd = -1, .release_fd = -1 };
+} sw = { .reg_fd = -1, .release_fd = -1 };
 
 struct sockwatch {
 	int nsfd, home;         /* the port's namespace, and ours to return to */
@@ -82,7 +82,7 @@ static void sw_unload(void)
 	sw.owner = NULL;
 	sw.gen = sw.free = NULL;
 	sw.nfree = sw.used = 0;
-	sw.reg_fd = sw.prime_fd = sw.release_fd = -1;
+	sw.reg_fd = sw.release_fd = -1;
 }
 
 static int sw_load(char *err, size_t errlen)
@@ -97,7 +97,7 @@ static int sw_load(char *err, size_t errlen)
 	bpflog_quiet(0);
 	if (!sw.skel || rc) {
 		util_errf(err, errlen, "kernel-event socket watch: load: %s (needs kernel BTF, "
-			  "BTF tracepoints, socket storage, bpf_timer and ring buffers: Linux 6.3)",
+			  "BTF tracepoints, socket storage, bpf_timer, bpf_loop and ring buffers: Linux 6.3)",
 			  strerror(rc < 0 ? -rc : EINVAL));
 		sw_unload();
 		return rc < 0 ? rc : -EINVAL;
@@ -140,8 +140,24 @@ static int sw_load(char *err, size_t errlen)
 	for (uint32_t s = SW_MAX - 1; s > 0; s--)
 		sw.free[sw.nfree++] = s;
 	sw.reg_fd = bpf_program__fd(sw.skel->progs.sw_register);
-	sw.prime_fd = bpf_program__fd(sw.skel->progs.sw_prime);
 	sw.release_fd = bpf_program__fd(sw.skel->progs.sw_release);
+	/* the deadline wheel's one timer: its memory comes from an allocator
+	 * that neither sleeps nor spins and may have none at the moment */
+	for (int i = 0; i < 8 && sw.skel->data->sw_clock_err; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(sw.skel->progs.sw_start), &o) < 0) {
+			sw.skel->data->sw_clock_err = -errno;
+			break;
+		}
+	}
+	if (sw.skel->data->sw_clock_err) {
+		rc = (int)sw.skel->data->sw_clock_err;
+		util_errf(err, errlen, "kernel-event socket watch: the deadline wheel's timer: %s",
+			  strerror(rc < 0 ? -rc : EINVAL));
+		sw_unload();
+		return rc < 0 ? rc : -EINVAL;
+	}
 	return 0;
 }
 
@@ -212,8 +228,7 @@ int sockwatch_consume(void)
 	return sw.rb ? ring_buffer__consume(sw.rb) : 0;
 }
 
-/* Run a syscall program (sw_prime, sw_release) over slots[0..n) with
- * generations gens (NULL: none). How many it did, or -errno. */
+/* Run sw_release over slots[0..n) with generations gens. 0 or -errno. */
 static int sw_op(int fd, const uint32_t *slots, const uint32_t *gens, unsigned n)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, o);
@@ -223,12 +238,10 @@ static int sw_op(int fd, const uint32_t *slots, const uint32_t *gens, unsigned n
 		n = SW_REG_CHUNK;
 	for (unsigned i = 0; i < n; i++) {
 		bss->sw_op_slots[i] = slots[i];
-		bss->sw_op_gens[i] = gens ? gens[i] : 0;
+		bss->sw_op_gens[i] = gens[i];
 	}
 	bss->sw_op_n = n;
-	if (bpf_prog_test_run_opts(fd, &o) < 0)
-		return -errno;
-	return (int)bss->sw_op_ok;
+	return bpf_prog_test_run_opts(fd, &o) < 0 ? -errno : 0;
 }
 
 void sockwatch_del(struct sockwatch *w, uint32_t s)
@@ -237,7 +250,7 @@ void sockwatch_del(struct sockwatch *w, uint32_t s)
 		return;
 	sw.owner[s] = NULL;
 	sw.gen[s]++;            /* the socket's storage points at the old one */
-	/* waits no more: a pending timer finds nothing (a failed run leaves
+	/* waits no more: the wheel finds nothing to post (a failed run leaves
 	 * the old generation, whose socket's hooks then still judge it: its
 	 * posts are dropped, the owner being none) */
 	sw_op(sw.release_fd, &s, &sw.gen[s], 1);
@@ -282,15 +295,6 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 			bss->sw_regs[got].span = span;
 			slots[start + i] = s;
 			got++;
-		}
-		/* their timers, made here in the daemon's own context; a slot
-		 * that has one keeps it */
-		{
-			uint32_t ps[SW_REG_CHUNK];
-
-			for (unsigned i = 0; i < got; i++)
-				ps[i] = bss->sw_regs[i].slot;
-			sw_op(sw.prime_fd, ps, NULL, got);
 		}
 		bss->sw_reg_n = got;
 		bss->sw_reg_start = 0;

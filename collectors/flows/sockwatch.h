@@ -10,22 +10,27 @@
 #include "collectors/flows/sockread.h"
 
 #define SW_MAX 65536            /* watched sockets, every port together */
-#define SW_REG_CHUNK 16         /* sockets one registration run takes (a
-				 * timer each from the allocator's cache) */
+#define SW_REG_CHUNK 16         /* sockets one registration run takes */
 
-/* One watched socket's slot (an array element: timers live only in array
- * and hash maps, map_check_btf(), not in socket storage). The socket's
+/* The deadline wheel (sockwatch.bpf.c): one bucket a tick of SW_TICK_NS,
+ * SW_WHEEL ticks ahead at most (a later deadline is looked at again at
+ * the horizon), SW_BUCKET slots a bucket. */
+#define SW_TICK_NS 1000000ull
+#define SW_WHEEL 4096
+#define SW_BUCKET 30
+
+/* One watched socket's slot. The socket's
  * storage holds the slot's index and generation; a slot reused for another
  * socket has a new generation, so the old socket's hooks leave it alone.
  * waiting / deadline: as the last hook on the socket judged it
  * (flow_obs_sock_waiting(), collectors/flows/flows.h), deadline = the
- * wait's start by the kernel's clocks + the slot's span. */
+ * wait's start by the kernel's clocks + the slot's span; queued: the
+ * wheel's tick the slot waits in (0: none). */
 struct sw_slot {
-	struct bpf_timer t;
 	__u64 deadline;         /* CLOCK_MONOTONIC ns; 0: none */
 	__u64 wait_from;
 	__u64 span;             /* the port's threshold less a poll */
-	__u64 armed_at;         /* the deadline the timer is armed for, 0 none */
+	__u64 queued;           /* the wheel's tick it is in, 0 none */
 	__u64 acked, rcvd;      /* bytes_acked, bytes_received as judged */
 	__u64 written;          /* bytes_acked + bytes not yet acknowledged */
 	__u64 wait_late;        /* the wait's start, at most a jiffy late */
@@ -33,6 +38,20 @@ struct sw_slot {
 	__u8 owed, pad2[3];     /* the peer owes: the wait is the last send's */
 	__u32 gen;
 	__u8 waiting, posted, inited, pad;
+};
+
+/* A tick's bucket: n slots queued (n may pass SW_BUCKET: those found it
+ * full and went on). */
+struct sw_bucket {
+	__u32 n;
+	__u32 idx[SW_BUCKET];
+	__u32 pad;
+};
+
+/* The wheel's one timer (an array element: timers live only in array and
+ * hash maps, map_check_btf()). */
+struct sw_clock {
+	struct bpf_timer t;
 };
 
 struct sw_sk {                  /* the socket's storage */

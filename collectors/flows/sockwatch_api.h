@@ -3,10 +3,11 @@
  * Tells, with no read of any socket while its flows are healthy, when a
  * watched TCP socket's wait has lasted its span (the port's threshold less
  * a poll): the kernel judges every wait on the socket's own paths and a
- * BPF timer per waiting socket posts to a ring buffer at its deadline.
+ * deadline wheel (one BPF timer for all) posts to a ring buffer at its
+ * deadline.
  * Needs kernel BTF, BTF tracepoints (tp_btf: tcp_probe, sock_send_length,
- * sock_recv_length: Linux 6.3), socket storage, bpf_timer (5.15) and ring
- * buffers (5.8); sockwatch_open() says which is missing, and the caller
+ * sock_recv_length: Linux 6.3), socket storage, bpf_timer (5.15), bpf_loop
+ * (5.17), BPF atomics (5.12) and ring buffers (5.8); sockwatch_open() says which is missing, and the caller
  * reads sockets on its own pace instead.
  *
  * One loaded object serves every port of the process (its hooks run for
@@ -48,8 +49,8 @@ int sockwatch_consume(void);
 
 /* Watch sockets keys[0..n): slots[i] its slot (> 0), 0 when the kernel
  * has no such socket now (closed, or another took its tuple), or
- * SOCKWATCH_RETRY when the kernel had no timer for it now (ask again at a
- * later poll). span: how long a wait lasts before the kernel says so. 0
+ * SOCKWATCH_RETRY when the kernel had no socket storage for it now (ask
+ * again at a later poll). span: how long a wait lasts before the kernel says so. 0
  * or -errno with err. */
 #define SOCKWATCH_RETRY UINT32_MAX
 int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
@@ -59,7 +60,7 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 void sockwatch_del(struct sockwatch *w, uint32_t slot);
 
 /* The process's counts (every watch together). lost: posts a full ring
- * refused, and timers that could not be armed; a caller that sees it move
+ * refused, and waits the deadline wheel could not take; a caller that sees it move
  * reads every socket it watches. */
 struct sockwatch_stats {
 	uint64_t posted, lost, arm_failed, fired, rearmed, hooked;

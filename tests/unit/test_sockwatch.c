@@ -12,16 +12,27 @@
 
 #define SPAN_NS 60000000ull     /* 60 ms */
 
+#define NMANY 100
+
 struct got {
 	unsigned n;
 	uint32_t slot;
 	uint64_t wait_from, deadline, at, rcvd;
+	struct {
+		uint32_t slot;
+		uint64_t at, deadline;
+	} each[NMANY];
 };
 
 static void on_event(void *arg, const struct sockwatch_event *e)
 {
 	struct got *g = arg;
 
+	if (g->n < NMANY) {
+		g->each[g->n].slot = e->slot;
+		g->each[g->n].at = loop_mono_ns();
+		g->each[g->n].deadline = e->deadline;
+	}
 	g->n++;
 	g->slot = e->slot;
 	g->wait_from = e->wait_from;
@@ -57,17 +68,32 @@ static struct sockwatch *watch(struct got *g)
 	return w;
 }
 
-/* Register the server end of k (its client is k.c). */
-static uint32_t add_server(struct sockwatch *w, const struct conn *k)
+/* Register the server end of k (its client is k.c), its waits lasting
+ * span. */
+static uint32_t add_server_span(struct sockwatch *w, const struct conn *k, uint64_t span)
 {
 	struct sr_key key;
 	uint32_t slot = 0;
 	char err[256] = "";
 
 	key_for(&key, k->s, k->lport, k->cport);
-	if (sockwatch_add(w, &key, 1, SPAN_NS, &slot, err, sizeof(err)) < 0)
+	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0)
 		fail_msg("sockwatch_add: %s", err);
 	return slot;
+}
+
+static uint32_t add_server(struct sockwatch *w, const struct conn *k)
+{
+	return add_server_span(w, k, SPAN_NS);
+}
+
+/* When slot's post came (0: none). */
+static uint64_t posted_at(const struct got *g, uint32_t slot)
+{
+	for (unsigned i = 0; i < g->n && i < NMANY; i++)
+		if (g->each[i].slot == slot)
+			return g->each[i].at;
+	return 0;
 }
 
 static void echo_rounds(const struct conn *k, int n)
@@ -219,6 +245,109 @@ static void retransmitted_then_written__wait_start_kept(void **state)
 	sockwatch_close(w);
 }
 
+/* Three waits of different spans begun in the order longest first: the
+ * wheel's one timer, set for the first, is brought forward for each
+ * sooner deadline and set again for the next after each tick; every
+ * socket posts at its own deadline. A timer that is not brought forward
+ * posts the short waits at the long one's deadline; one not set again
+ * after a tick never posts the later ones. */
+static void spans_out_of_order__each_at_its_deadline(void **state)
+{
+	static const uint64_t span[3] = { 400000000ull, 60000000ull, 180000000ull };
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	uint64_t t0[3], at;
+	struct conn k[3];
+	uint32_t slot[3];
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		conn_open(&k[i], AF_INET);
+		slot[i] = add_server_span(w, &k[i], span[i]);
+		assert_true(slot[i] > 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		t0[i] = loop_mono_ns();
+		assert_int_equal(write(k[i].c, "abc", 3), 3);
+	}
+	pump(w, 550);
+	assert_int_equal(g.n, 3);
+	for (int i = 0; i < 3; i++) {
+		at = posted_at(&g, slot[i]);
+		assert_true(at > 0);
+		/* a jiffy (10 ms at HZ=100) early at most, a tick and some
+		 * scheduling late */
+		assert_true(at + 12000000ull >= t0[i] + span[i]);
+		assert_true(at < t0[i] + span[i] + 40000000ull);
+	}
+	assert_int_equal(sockwatch_losses(), 0);
+	for (int i = 0; i < 3; i++)
+		conn_close(&k[i]);
+	sockwatch_close(w);
+}
+
+/* A wait longer than the wheel (4.096 s of 1 ms ticks): looked at at the
+ * horizon and put back, posted at its deadline, not at the horizon. */
+static void beyond_the_wheel__posted_at_deadline(void **state)
+{
+	const uint64_t span = 4600000000ull;
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	struct conn k;
+	uint64_t t0;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	assert_true(add_server_span(w, &k, span) > 0);
+	t0 = loop_mono_ns();
+	assert_int_equal(write(k.c, "abc", 3), 3);
+	pump(w, 4300);
+	assert_int_equal(g.n, 0);       /* not at the horizon */
+	pump(w, 500);
+	assert_int_equal(g.n, 1);
+	assert_true(g.at + 12000000ull >= t0 + span);
+	sockwatch_stats(&st);
+	assert_true(st.rearmed >= 1);
+	assert_int_equal(sockwatch_losses(), 0);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* NMANY sockets whose waits begin together (more than a tick's bucket
+ * holds): every one posts, near its deadline, none lost. */
+static void many_at_one_deadline__all_posted(void **state)
+{
+	struct got *g = calloc(1, sizeof(*g));
+	struct sockwatch *w = watch(g);
+	struct conn *k = calloc(NMANY, sizeof(*k));
+	uint64_t t0, last = 0;
+
+	(void)state;
+	assert_non_null(g);
+	assert_non_null(k);
+	for (int i = 0; i < NMANY; i++) {
+		conn_open(&k[i], AF_INET);
+		assert_true(add_server(w, &k[i]) > 0);
+	}
+	t0 = loop_mono_ns();
+	for (int i = 0; i < NMANY; i++)
+		assert_int_equal(write(k[i].c, "abc", 3), 3);
+	pump(w, 3 * SPAN_NS / 1000000);
+	assert_int_equal(g->n, NMANY);
+	for (int i = 0; i < NMANY; i++)
+		if (g->each[i].at > last)
+			last = g->each[i].at;
+	assert_true(last < loop_mono_ns());
+	assert_true(last < t0 + SPAN_NS + 60000000ull);
+	assert_int_equal(sockwatch_losses(), 0);
+	for (int i = 0; i < NMANY; i++)
+		conn_close(&k[i]);
+	free(k);
+	free(g);
+	sockwatch_close(w);
+}
+
 /* A full ring: the post is counted lost and tried again, and comes. */
 static void ring_full__counted_and_retried(void **state)
 {
@@ -325,6 +454,9 @@ int main(void)
 		cmocka_unit_test(waiting_before_registration__posts_at_once),
 		cmocka_unit_test(unread_drained_in_time__no_event),
 		cmocka_unit_test(retransmitted_then_written__wait_start_kept),
+		cmocka_unit_test(spans_out_of_order__each_at_its_deadline),
+		cmocka_unit_test(beyond_the_wheel__posted_at_deadline),
+		cmocka_unit_test(many_at_one_deadline__all_posted),
 		cmocka_unit_test(ring_full__counted_and_retried),
 		cmocka_unit_test(timer_not_armed__loss_shows),
 		cmocka_unit_test(deleted__no_event),
