@@ -31,6 +31,12 @@
 #define FE_CHUNK (64u << 10)        /* bytes per read pass */
 #define FE_RETRIES 3
 #define FE_RETRY_BUDGET 32          /* records retried alone per table per poll */
+/* Every open record is read in full and emitted at least this often; in
+ * between, a record whose seq has not moved since its last stable copy
+ * is taken from that copy, and emitted only when it could be a wait (an
+ * idle flow's detector state does not change: liveness.h keeps it
+ * LIVENESS_GONE_NS unseen). */
+#define FE_ALL_EVERY_NS 1000000000ull
 #define FE_HASH 4096u
 #define FE_PID_MAX 4194304          /* PID_MAX_LIMIT */
 #define FE_FUTURE_NS 1000000000ull  /* times this far ahead are bogus */
@@ -104,6 +110,13 @@ struct ft {
 	char engine[NSFT_ENGINE_LEN];
 	struct owner *own;
 	unsigned records;
+	/* the records as last read stable ([0, ncache), rs bytes each) and
+	 * which of them are (cok[i]); emptied when the table is validated
+	 * again, truncated or released */
+	unsigned char *cache;
+	uint8_t *cok;
+	uint32_t ncache;
+	uint64_t all_ns;        /* when every record was last read in full */
 	size_t idx;             /* in fe->t */
 	struct ft *hnext;
 	int seen;               /* rescan mark */
@@ -144,7 +157,7 @@ struct flow_engine {
 
 /* flow_engine_owner.c */
 void owners_check(struct flow_engine *fe);
-/* Close t's fd and drop its owner. */
+/* Close t's fd and drop its owner (and its records' copies). */
 void ft_release(struct flow_engine *fe, struct ft *t);
 /* The owner is gone: T_DEAD, fd closed. */
 void ft_dead(struct flow_engine *fe, struct ft *t);
@@ -165,7 +178,8 @@ void ft_validate(struct flow_engine *fe, struct ft *t);
 void ft_open(struct flow_engine *fe, struct ft *t);
 /* Has the file changed since we looked (inode, size, header bytes)? */
 int ft_changed(struct ft *t);
-/* Read one ACTIVE table, emitting its stable open records. */
+/* Read one ACTIVE table, emitting its stable open records (those whose
+ * seq did not move and that cannot be waiting only every FE_ALL_EVERY_NS). */
 int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
 	    flow_emit_fn emit, void *arg);
 /* Check an ACTIVE table's owner claim again when it is due (unverified,

@@ -15,7 +15,16 @@
  * poll of a table is three reads while its count holds.
  * Records that fail are retried alone (record, seq, after the seq read
  * last; at most 3 times, with a per-table budget) and otherwise skipped as
- * unstable for this poll. */
+ * unstable for this poll.
+ *
+ * Only what moved: the three passes are made at a table's first poll and
+ * once a FE_ALL_EVERY_NS; in between, pass A alone tells which records'
+ * seq moved since their last stable copy (kept per table), and only those
+ * are read again (alone as a retry is, or passes B and C for a chunk when
+ * more than an eighth of it moved). An unmoved record is emitted from its
+ * copy only when it could be a wait (ft_may_wait): the detector times a
+ * wait at every poll, and keeps an idle flow unseen for LIVENESS_GONE_NS,
+ * twice the full reads' period. */
 #include "collectors/flows/flow_engine_int.h"
 #include "lib/util.h"
 
@@ -86,6 +95,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	t->own = NULL;
 	t->records = 0;
 	t->guess = 0;
+	t->ncache = 0;          /* the layout may change: no copy is kept */
 	t->problem[0] = '\0';
 	if (fstat(t->fd, &st) < 0) {
 		ft_problem(t, P_READ, "fstat: %s", strerror(errno));
@@ -437,6 +447,7 @@ static void ft_truncated(struct ft *t)
 
 	ft_problem(t, P_TRUNC, "truncated or unreadable while in use; ignored until it changes");
 	ft_setbad(t, P_TRUNC);
+	t->ncache = 0;
 	/* remember what it looks like now, to notice the next change */
 	if (fstat(t->fd, &st) == 0)
 		t->size = st.st_size;
@@ -501,13 +512,48 @@ static int ft_first(struct flow_engine *fe, struct ft *t, uint32_t *count)
 	return (int)guess;
 }
 
+/* Could record p be a wait the detector must see at every poll (more sent
+ * than received, bytes held, a consumer awaiting, a resend due)? Such
+ * records are emitted at every poll, moved or not (liveness.c's
+ * flow_update() dates and times their waits). */
+static int ft_may_wait(const unsigned char *p)
+{
+	struct nsft_record r;
+
+	memcpy(&r, p, sizeof(r));
+	return r.tx_msgs != r.rx_msgs || r.unsent || r.unread || r.staged || r.retry_due_ns ||
+	       (r.state & NSFT_ST_AWAITING);
+}
+
+/* Room for copies of count records. 0, or -1 (none kept: every record is
+ * read in full, as before copies). */
+static int ft_cache_room(struct ft *t, uint32_t count)
+{
+	unsigned char *c;
+	uint8_t *ok;
+
+	if (count <= t->ncache)
+		return 0;
+	c = realloc(t->cache, (size_t)count * t->rs);
+	if (!c)
+		return -1;
+	t->cache = c;
+	ok = realloc(t->cok, count);
+	if (!ok)
+		return -1;
+	t->cok = ok;
+	memset(t->cok + t->ncache, 0, count - t->ncache);
+	t->ncache = count;
+	return 0;
+}
+
 int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,
 	    flow_emit_fn emit, void *arg)
 {
 	uint64_t need, *mine;
 	uint32_t count, i, per, budget = FE_RETRY_BUDGET;
 	unsigned unstable = 0;
-	int emitted = 0, first;
+	int emitted = 0, first, all, keep;
 
 	t->problem[0] = '\0';
 	t->records = 0;
@@ -529,19 +575,38 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 	b->total += need;
 	if (mine)
 		*mine += need;
+	/* every record read and emitted afresh once a FE_ALL_EVERY_NS (a
+	 * writer that skips the seq protocol is seen that late at worst) */
+	all = !t->all_ns || now - t->all_ns >= FE_ALL_EVERY_NS || now < t->all_ns;
+	keep = ft_cache_room(t, count) == 0;
+	if (all)
+		t->all_ns = now;
 	per = FE_CHUNK / t->rs;
 	for (i = 0; i < count; i += per) {
-		uint32_t nrec = count - i < per ? count - i : per, j;
+		uint32_t nrec = count - i < per ? count - i : per, j, moved = 0;
 		uint64_t off = t->hs + (uint64_t)i * t->rs;
 		size_t len = (size_t)nrec * t->rs;
 		const unsigned char *pa = fe->buf[0];
-		int k = 0;
+		int k = 0, full;
 
 		if (i == 0 && nrec <= (uint32_t)first) {
 			pa = fe->buf[0] + t->hs;        /* read with the header */
 			k = 1;
+		} else if (pread(t->fd, fe->buf[0], len, (off_t)off) != (ssize_t)len) {
+			ft_truncated(t);
+			return emitted;
 		}
-		for (; k < 3; k++) {
+		/* pass A: which records moved since their last stable copy */
+		for (j = 0; keep && !all && j < nrec; j++) {
+			uint64_t sa = ld64(pa + (size_t)j * t->rs);
+
+			if ((sa & 1) || !t->cok[i + j] || ld64(t->cache + (size_t)(i + j) * t->rs) != sa)
+				moved++;
+		}
+		/* passes B and C for the chunk when many moved (or all are
+		 * read); else each that moved alone (seq A, record, seq) */
+		full = all || !keep || moved > nrec / 8 || moved > budget;
+		for (k = 1; full && k < 3; k++) {
 			if (pread(t->fd, fe->buf[k], len, (off_t)off) != (ssize_t)len) {
 				ft_truncated(t);
 				return emitted;
@@ -549,20 +614,43 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 		}
 		for (j = 0; j < nrec; j++) {
 			const unsigned char *a = pa + (size_t)j * t->rs;
-			const unsigned char *b = fe->buf[1] + (size_t)j * t->rs;
-			const unsigned char *c = fe->buf[2] + (size_t)j * t->rs;
+			unsigned char *cached = keep ? t->cache + (size_t)(i + j) * t->rs : NULL;
 			const unsigned char *rec = NULL;
 			uint64_t sa = ld64(a);
 
-			if (sa == ld64(b) && sa == ld64(c) && !(sa & 1)) {
-				rec = b;
-			} else if (budget) {
-				budget--;
-				rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, c);
+			if (keep && !all && !(sa & 1) && t->cok[i + j] && ld64(cached) == sa) {
+				/* unchanged since its stable copy (as pass A saw
+				 * it: a write since is seen at the next poll) */
+				if (ft_may_wait(cached))
+					emitted += ft_emit(fe, t, i + j, cached, now, emit, arg);
+				else if (ld32(cached + offsetof(struct nsft_record, state)) &
+					 NSFT_ST_OPEN)
+					t->records++;   /* open, idle, not emitted */
+				continue;
 			}
+			if (full) {
+				const unsigned char *bb = fe->buf[1] + (size_t)j * t->rs;
+				const unsigned char *c = fe->buf[2] + (size_t)j * t->rs;
+
+				if (sa == ld64(bb) && sa == ld64(c) && !(sa & 1)) {
+					rec = bb;
+				} else if (budget) {
+					budget--;
+					rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, c);
+				}
+			} else {
+				rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, a);
+				budget = budget ? budget - 1 : 0;
+			}
+			if (keep)
+				t->cok[i + j] = 0;
 			if (!rec) {
 				unstable++;
 				continue;
+			}
+			if (keep) {
+				memcpy(cached, rec, t->rs);
+				t->cok[i + j] = 1;
 			}
 			emitted += ft_emit(fe, t, i + j, rec, now, emit, arg);
 		}
@@ -571,6 +659,6 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 	if (unstable)
 		ft_problem(t, P_UNSTABLE, "%u record(s) changing while read (seq odd or moving); skipped this poll",
 			   unstable);
-	t->records = (unsigned)emitted;
+	t->records += (unsigned)emitted;
 	return emitted;
 }

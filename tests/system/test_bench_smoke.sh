@@ -56,8 +56,8 @@ out=$("$BUILD/bench_sweep" spawn "true" 2)
 jq_ok "bench_sweep spawn" "$out" '.mode == "spawn" and .cpu_us > 0'
 
 out=$("$BUILD/bench_scale" engine 100 1)
-jq_ok "bench_scale engine: every record read, memory per flow" "$out" \
-	'.read == 100 and .poll_us > 0 and .table_bytes_per_flow > 0'
+jq_ok "bench_scale engine: every record read, none idle passed on again, memory per flow" "$out" \
+	'.read == 100 and .idle_emitted == 0 and .poll_us > 0 and .moved_us > 0 and .table_bytes_per_flow > 0'
 out=$("$BUILD/bench_scale" detector 100 1)
 jq_ok "bench_scale detector" "$out" '.obs_ns > 0 and .flow_bytes > 0'
 out=$("$BUILD/bench_scale" recorder | head -1)

@@ -100,12 +100,13 @@ static unsigned poll_reads(struct flow_engine *fe, int expect)
 	return preads;
 }
 
-/* A poll of a table whose count holds reads it three times, the header
- * with the first pass (not four: header, then three passes); when the
- * count grows the new records get a first pass of their own, read whole,
- * not through the retry a first pass holding only the old records would
- * send them to (two more reads each); when it shrinks the first pass's
- * extra records are left unread. */
+/* A table's first poll reads every record three times, the header with
+ * the first pass (not four reads: header, then three passes), and emits
+ * them all. After that a poll whose records did not move (their seq as
+ * in their last stable copy) reads the table once, header with the first
+ * pass, and emits none of its idle sessions (the detector keeps them);
+ * new records are read whole (passes B and C for the chunk) and emitted;
+ * when the count shrinks the first pass's extra records are left unread. */
 static void flow_engine_poll__reads__header_with_the_first_pass(void **state)
 {
 	struct fx *f = *state;
@@ -118,18 +119,19 @@ static void flow_engine_poll__reads__header_with_the_first_pass(void **state)
 	fe = fetest_open(f);
 	victim_off = -1;
 	poll_reads(fe, 3);                      /* first: owner checks too */
-	assert_int_equal(poll_reads(fe, 3), 3);
-	assert_int_equal(poll_reads(fe, 3), 3);
+	/* session 7 waits (a send unanswered): emitted from its copy */
+	assert_int_equal(poll_reads(fe, 1), 1);
+	assert_int_equal(poll_reads(fe, 1), 1);
 	/* grows: 3 -> 5 */
 	assert_non_null(nsft_add(&t, 10, IPPROTO_UDP, NULL, NULL));
 	assert_non_null(nsft_add(&t, 11, IPPROTO_UDP, NULL, NULL));
-	assert_int_equal(poll_reads(fe, 5), 4);
+	assert_int_equal(poll_reads(fe, 3), 4);
 	assert_non_null(fetest_find_session(11));
-	assert_int_equal(poll_reads(fe, 5), 3);
+	assert_int_equal(poll_reads(fe, 1), 1);
 	/* shrinks (the library never lowers the count; a writer may): the
 	 * last two are out of use */
 	__atomic_store_n(&t.hdr->count, 3, __ATOMIC_RELEASE);
-	assert_int_equal(poll_reads(fe, 3), 3);
+	assert_int_equal(poll_reads(fe, 1), 1);
 	assert_null(fetest_find_session(10));
 	assert_null(fetest_find_session(11));
 	flow_engine_close(fe);
@@ -151,14 +153,63 @@ static void flow_engine_poll__reads__two_chunks(void **state)
 	fe = fetest_open(f);
 	victim_off = -1;
 	poll_reads(fe, 300);
-	assert_int_equal(poll_reads(fe, 300), 6);       /* 1 + 2, then 3 */
+	assert_int_equal(poll_reads(fe, 1), 2);         /* first passes only */
 	for (unsigned i = 0; i < 100; i++)
 		assert_non_null(nsft_add(&t, 1000 + i, IPPROTO_UDP, NULL, NULL));
-	assert_int_equal(poll_reads(fe, 400), 6);
+	assert_int_equal(poll_reads(fe, 101), 4);       /* 1, then 3 */
 	assert_non_null(fetest_find_session(1099));
 	__atomic_store_n(&t.hdr->count, 10, __ATOMIC_RELEASE);
-	assert_int_equal(poll_reads(fe, 10), 3);
+	assert_int_equal(poll_reads(fe, 1), 1);
 	assert_null(fetest_find_session(1099));
+	flow_engine_close(fe);
+	nsft_close(&t, 1);
+}
+
+/* Of 300 idle sessions one moves, one waits: the one that moved is read
+ * alone (its seq from the first pass, the record, its seq again: two
+ * reads) and emitted, the waiting one is emitted from its copy at every
+ * poll (the detector times its wait), the idle rest not at all; a second
+ * on, every record is read and emitted afresh, so a writer that skips
+ * the seq protocol is seen within FE_ALL_EVERY_NS. A reader that re-reads
+ * and emits every record at every poll makes 6 reads and 300 emits; one
+ * that skips unchanged records without emitting waits loses the wait. */
+static void flow_engine_poll__reads__only_what_moved(void **state)
+{
+	struct fx *f = *state;
+	struct nsft_table t;
+	struct nsft_record *r[300];
+	struct flow_engine *fe;
+	const struct flow_obs *o;
+
+	r[0] = fetest_make_one(f, &t, "moved", 600);    /* session 7 */
+	for (unsigned i = 1; i < 300; i++)
+		assert_non_null(r[i] = nsft_add(&t, 100 + i, IPPROTO_UDP, NULL, NULL));
+	nsft_begin(r[5]);
+	r[5]->tx_msgs = 1;      /* a request out, unanswered */
+	nsft_end(r[5]);
+	fe = fetest_open(f);
+	victim_off = -1;
+	poll_reads(fe, 300);
+	/* the waits (session 105's, and session 7's send), from their copies */
+	assert_int_equal(poll_reads(fe, 2), 2);
+	assert_non_null(fetest_find_session(105));
+	nsft_begin(r[280]);
+	r[280]->rx_msgs = 4;
+	r[280]->tx_msgs = 4;
+	nsft_end(r[280]);
+	assert_int_equal(poll_reads(fe, 3), 4);         /* 2 first passes, 2 for r[280] */
+	o = fetest_find_session(380);
+	assert_non_null(o);
+	assert_int_equal(o->rx_msgs, 4);
+	/* written behind the seq's back: not seen until every record is
+	 * read again */
+	r[100]->rx_msgs = 9;
+	assert_int_equal(poll_reads(fe, 2), 2);
+	usleep(1100 * 1000);
+	assert_int_equal(poll_reads(fe, 300), 6);
+	o = fetest_find_session(200);
+	assert_non_null(o);
+	assert_int_equal(o->rx_msgs, 9);
 	flow_engine_close(fe);
 	nsft_close(&t, 1);
 }
@@ -172,6 +223,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__header_with_the_first_pass,
 						fetest_setup, fetest_teardown),
 		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__two_chunks,
+						fetest_setup, fetest_teardown),
+		cmocka_unit_test_setup_teardown(flow_engine_poll__reads__only_what_moved,
 						fetest_setup, fetest_teardown),
 	};
 
