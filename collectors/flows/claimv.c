@@ -89,6 +89,7 @@ struct claimv {
 	claimv_route_fn route;
 	void *route_arg;
 	int route_kind;
+	uint64_t self_ns;               /* our namespace's inode, once known */
 };
 
 struct claimv *claimv_new(unsigned max_per_sec)
@@ -548,15 +549,22 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 	return verify(NULL, 0, c, any_remote, walked, why, whylen);
 }
 
-/* The inode of namespace fd nsfd (-1: ours), 0 unknown. */
-static uint64_t ns_ino(int nsfd)
+/* The inode of namespace fd nsfd (-1: ours), 0 unknown. Ours is looked
+ * up once: a path walk through /proc per claim was most of an engine
+ * table's poll (bench_scale engine), and the daemon's thread is back in
+ * its own namespace whenever it checks a claim. */
+static uint64_t ns_ino(struct claimv *cv, int nsfd)
 {
 	struct stat st;
 
 	if (nsfd == CLAIMV_NO_PORT)
 		return 0;
+	if (nsfd < 0 && cv->self_ns)
+		return cv->self_ns;
 	if (nsfd >= 0 ? fstat(nsfd, &st) : stat("/proc/self/ns/net", &st))
 		return 0;
+	if (nsfd < 0)
+		cv->self_ns = (uint64_t)st.st_ino;
 	return (uint64_t)st.st_ino;
 }
 
@@ -682,7 +690,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 	}
 	c = &rc;
 	pc = rc;
-	ns = ns_ino(rc.netns_fd);
+	ns = ns_ino(cv, rc.netns_fd);
 
 	/* a claim without an inode (an engine table's) is verified for every
 	 * remote end once the process holds an unconnected socket on its

@@ -37,6 +37,11 @@
  * idle flow's detector state does not change: liveness.h keeps it
  * LIVENESS_GONE_NS unseen). */
 #define FE_ALL_EVERY_NS 1000000000ull
+/* ...and the detector keeps an engine flow this long unseen
+ * (flow_obs.keep_ns): three full reads, whatever the polls' spacing
+ * (refreshes come up to LIVENESS_GONE_NS / 2 apart, and a full read at
+ * the first poll a FE_ALL_EVERY_NS after the last). */
+#define FE_KEEP_NS (3 * FE_ALL_EVERY_NS)
 #define FE_HASH 4096u
 #define FE_PID_MAX 4194304          /* PID_MAX_LIMIT */
 #define FE_FUTURE_NS 1000000000ull  /* times this far ahead are bogus */

@@ -23,8 +23,7 @@
  * are read again (alone as a retry is, or passes B and C for a chunk when
  * more than an eighth of it moved). An unmoved record is emitted from its
  * copy only when it could be a wait (ft_may_wait): the detector times a
- * wait at every poll, and keeps an idle flow unseen for LIVENESS_GONE_NS,
- * twice the full reads' period. */
+ * wait at every poll, and keeps an idle flow unseen for FE_KEEP_NS. */
 #include "collectors/flows/flow_engine_int.h"
 #include "lib/util.h"
 
@@ -436,6 +435,7 @@ static int ft_emit(struct flow_engine *fe, struct ft *t, unsigned idx, const uns
 	o.uid_known = 1;
 	memcpy(o.engine, t->engine, sizeof(o.engine));
 	o.claim = ft_claim(fe, t, idx, &r, now);
+	o.keep_ns = FE_KEEP_NS;         /* idle: passed on once a full read */
 	emit(&o, arg);
 	return 1;
 }
