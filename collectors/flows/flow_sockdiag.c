@@ -570,6 +570,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 					sd->known[i].sw_tried = 0;
 					sd->known[i].pace.due_ns = 0;
 				}
+			sd->sw_scan = 1;
 			return rc;
 		}
 		/* the slots of sockets not found again (those found again
@@ -580,6 +581,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
 		sd->last_dump = d.now;
+		sd->sw_scan = 1;        /* the sockets found: registered now */
 		if (disc_due) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */

@@ -127,6 +127,8 @@ struct sockdiag {
 	struct sockwatch *sw;
 	char sw_why[200];
 	uint64_t sw_span;       /* the span the slots were given */
+	int sw_scan;            /* sockets found since the last registration
+				 * walk (sd_watch_register looks only then) */
 	uint64_t sw_losses;     /* sockwatch_losses() when last read */
 	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
 	int hold;               /* wanted lately: every socket on its pace */

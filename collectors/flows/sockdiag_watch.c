@@ -74,6 +74,7 @@ void sd_watch_open(struct sockdiag *sd)
 	}
 	sd->sw = sockwatch_open(sd->nsfd, sd_watch_event, sd, sd->sw_why, sizeof(sd->sw_why));
 	sd->sw_losses = sockwatch_losses();
+	sd->sw_scan = 1;
 }
 
 void sd_watch_close(struct sockdiag *sd)
@@ -138,7 +139,13 @@ void sd_watch_register(struct sockdiag *sd)
 			sd->known[i].sw_tried = 0;
 		}
 		sd->sw_span = span;
+		sd->sw_scan = 1;
 	}
+	/* a walk of every socket only when some may be new to the watch:
+	 * after a dump, an open, a new threshold */
+	if (!sd->sw_scan)
+		return;
+	sd->sw_scan = 0;
 	for (unsigned i = 0; i <= sd->nknown; i++) {
 		struct sd_sock *k = i < sd->nknown ? &sd->known[i] : NULL;
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #define NSRC 7                          /* flow_src_kind values 1..6 */
+#define NKEEP 4                         /* kinds of keep (flow_obs.keep_ns) */
 
 struct fowner {                         /* one (source, uid) */
 	enum flow_src_kind src;
@@ -27,6 +28,12 @@ struct livetab {
 	uint64_t refused_all;
 	struct fowner *own;
 	unsigned nown, aown;
+	/* flows by how long they are kept unseen, each list in the order
+	 * they were last looked up (oldest first) */
+	struct {
+		uint64_t keep;          /* 0: unused */
+		struct sflow *head, *tail;
+	} kl[NKEEP];
 };
 
 struct livetab *livetab_new(void)
@@ -42,6 +49,7 @@ struct livetab *livetab_new(void)
 		return NULL;
 	}
 	sip_key_random(&ft->key);
+	ft->kl[0].keep = LIVENESS_GONE_NS;      /* the least keep: touch() */
 	ft->lim[FLOW_SRC_ENGINE] = LIVENESS_MAX_ENGINE_FLOWS;
 	ft->lim_owner[FLOW_SRC_ENGINE] = LIVENESS_MAX_ENGINE_PER_OWNER;
 	ft->lim[FLOW_SRC_SOCK] = LIVENESS_MAX_SOCK_FLOWS;
@@ -157,6 +165,52 @@ static int owner_of(struct livetab *ft, const struct flow_obs *o, int *full)
 	return (int)ft->nown++;
 }
 
+static uint64_t keep_of(const struct flow_obs *o)
+{
+	/* a source that says it reports the flow rarely (the kernel-event
+	 * watch, engine tables' idle sessions) is believed that long */
+	return o->keep_ns > LIVENESS_GONE_NS ? o->keep_ns : LIVENESS_GONE_NS;
+}
+
+static void kunlink(struct livetab *ft, struct sflow *f)
+{
+	struct sflow **pn = f->kprev ? &f->kprev->knext : &ft->kl[f->kclass].head;
+	struct sflow **pp = f->knext ? &f->knext->kprev : &ft->kl[f->kclass].tail;
+
+	*pn = f->knext;
+	*pp = f->kprev;
+	f->kprev = f->knext = NULL;
+}
+
+/* f was looked up at now for an observation kept keep: the tail of its
+ * keep's list. A fifth kind of keep shares the list of the longest keep
+ * shorter than it (the first list's, LIVENESS_GONE_NS, at least), where
+ * livetab_expire() reaches it in time and passes over it until its own
+ * keep has passed. */
+static void touch(struct livetab *ft, struct sflow *f, uint64_t keep, uint64_t now, int linked)
+{
+	unsigned c, best = 0;
+
+	for (c = 0; c < NKEEP && ft->kl[c].keep && ft->kl[c].keep != keep; c++)
+		if (ft->kl[c].keep < keep && ft->kl[c].keep > ft->kl[best].keep)
+			best = c;
+	if (c == NKEEP)
+		c = best;
+	else if (!ft->kl[c].keep)
+		ft->kl[c].keep = keep;
+	if (linked)
+		kunlink(ft, f);
+	f->kclass = (uint8_t)c;
+	f->touch_ns = now;
+	f->kprev = ft->kl[c].tail;
+	f->knext = NULL;
+	if (f->kprev)
+		f->kprev->knext = f;
+	else
+		ft->kl[c].head = f;
+	ft->kl[c].tail = f;
+}
+
 struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const char *port,
 			  uint64_t now, int create)
 {
@@ -167,8 +221,11 @@ struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const ch
 
 	for (f = ft->hash[hv & (ft->nb - 1)]; f; f = f->next)
 		if (f->hash == hv && f->obs.src == o->src && f->obs.session == o->session &&
-		    !memcmp(&f->obs.key, &o->key, sizeof(o->key)) && !strcmp(f->port, port))
+		    !memcmp(&f->obs.key, &o->key, sizeof(o->key)) && !strcmp(f->port, port)) {
+			if (create)
+				touch(ft, f, keep_of(o), now, 1);
 			return f;
+		}
 	if (!create)
 		return NULL;
 	own = owner_of(ft, o, &full);
@@ -196,6 +253,7 @@ struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const ch
 	ft->nsrc[si]++;
 	if (own >= 0)
 		ft->own[own].flows++;
+	touch(ft, f, keep_of(o), now, 0);
 	grow(ft);
 	return f;
 }
@@ -229,25 +287,29 @@ unsigned livetab_expire(struct livetab *ft, uint64_t now,
 {
 	unsigned n = 0;
 
-	for (unsigned h = 0; h < ft->nb; h++) {
-		struct sflow **pp = &ft->hash[h];
+	for (unsigned c = 0; c < NKEEP; c++) {
+		uint64_t keep = ft->kl[c].keep;
+		struct sflow *f = ft->kl[c].head, *nx;
 
-		while (*pp) {
-			struct sflow *f = *pp;
+		/* the oldest looked up first: stop at the first looked up
+		 * within keep (one seen later than looked up, as a test may
+		 * do, is passed over) */
+		for (; f && now - f->touch_ns > keep; f = nx) {
+			struct sflow **pp;
 
-			/* a source that says it reports the flow rarely (the
-			 * kernel-event watch) is believed that long */
-			uint64_t keep = f->obs.keep_ns > LIVENESS_GONE_NS ? f->obs.keep_ns
-									 : LIVENESS_GONE_NS;
-
-			if (now - f->seen_ns > keep) {
-				if (gone)
-					gone(f, arg);
-				*pp = f->next;
-				forget(ft, f);
-				n++;
-			} else
-				pp = &f->next;
+			nx = f->knext;
+			if (now - f->seen_ns <= keep_of(&f->obs))
+				continue;
+			for (pp = &ft->hash[f->hash & (ft->nb - 1)]; *pp && *pp != f; pp = &(*pp)->next)
+				;
+			if (!*pp)
+				continue;       /* cannot be: every flow is hashed */
+			if (gone)
+				gone(f, arg);
+			*pp = f->next;
+			kunlink(ft, f);
+			forget(ft, f);
+			n++;
 		}
 	}
 	return n;

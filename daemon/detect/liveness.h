@@ -61,6 +61,11 @@ struct sflow {
 	uint64_t incident;              /* id of the incident it belongs to, 0 */
 	uint8_t claim_held;             /* stalled while its claim was not
 					 * verified: acted on once it is */
+	/* the table's list of the flows kept as long as this one (by the
+	 * time last looked up: livetab_expire() looks at its oldest only) */
+	struct sflow *kprev, *knext;
+	uint64_t touch_ns;
+	uint8_t kclass;
 };
 
 /* What an observation did to its flow. */
@@ -79,7 +84,9 @@ struct sflow *livetab_get(struct livetab *ft, const struct flow_obs *o, const ch
 struct sflow *livetab_next(const struct livetab *ft, const struct sflow *prev);
 /* Remove flows not seen for LIVENESS_GONE_NS (or their observation's
  * keep_ns, when longer); gone(f) runs before each is
- * freed. Returns how many were removed. */
+ * freed. Returns how many were removed. Looks only at the flows of each
+ * keep that were looked up longest ago (livetab_get with create keeps
+ * them in that order), not at every flow. */
 unsigned livetab_expire(struct livetab *ft, uint64_t now,
 			void (*gone)(struct sflow *f, void *arg), void *arg);
 

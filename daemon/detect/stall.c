@@ -29,6 +29,7 @@
  * after LIVENESS_GONE_NS unseen, and walking every bucket each 50 ms was
  * 4% of the idle daemon. */
 #define STALL_EXPIRE_EVERY_NS 250000000ull
+#define STALL_OWNERS_EVERY_NS 2000000000ull
 
 static uint64_t threshold(struct stall *s, const char *port)
 {
@@ -214,13 +215,16 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now)
 {
 	struct sflow *f;
-
 	uint64_t th = threshold(s, port);
+	int32_t opid;
 
 	s->now = now;
 	f = livetab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
+	opid = f->seen_ns ? f->obs.pid : 0;
+	if (o->pid > 0 ? o->pid != opid : opid > 0)
+		s->owners_dirty = 1;    /* watch_owners() has work */
 	/* a wait start is believed back to the last poll, a gap ago (kernel
 	 * TCP's progress is the kernel's own time: an interval's slack) */
 	switch (flow_update(f, o, now, th,
@@ -275,8 +279,12 @@ static void emit_cb(const struct flow_obs *o, const char *port, void *arg)
 
 static void gone_cb(struct sflow *f, void *arg)
 {
+	struct stall *s = arg;
+
+	if (f->obs.pid > 0)
+		s->owners_dirty = 1;
 	if (f->state == FLOW_STALLED)
-		on_released(arg, f, 1);
+		on_released(s, f, 1);
 }
 
 static void refused_cb(const struct livetab_use *u, void *arg)
@@ -357,7 +365,13 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		livetab_expire(s->flows, now, gone_cb, s);
-		watch_owners(s);
+		/* a walk of every flow: when an owner came or went, and every
+		 * STALL_OWNERS_EVERY_NS (a port's host source opened since) */
+		if (s->owners_dirty || now - s->owners_ns >= STALL_OWNERS_EVERY_NS) {
+			watch_owners(s);
+			s->owners_dirty = 0;
+			s->owners_ns = now;
+		}
 		s->next_expire = now + STALL_EXPIRE_EVERY_NS;
 	}
 	for (struct incident *inc = incidents_next(s->incs, NULL); inc;

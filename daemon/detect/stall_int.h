@@ -57,6 +57,11 @@ struct stall {
 	struct cost detector;
 	uint64_t det_ns, det_cpu0;
 	uint64_t next_expire;   /* the flow table's next walk for closed flows */
+	/* the processes owning flows may have changed since watch_owners()
+	 * last ran (a flow with a pid came, went or changed pid); it runs
+	 * then, and every STALL_OWNERS_EVERY_NS all the same */
+	int owners_dirty;
+	uint64_t owners_ns;
 	/* the threshold of the port last asked for: a poll's observations
 	 * come port by port, so one compare per observation instead of a
 	 * scan of the configured ports (cleared by stall_configure) */

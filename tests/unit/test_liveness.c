@@ -154,6 +154,54 @@ static void livetab_expire__unseen_two_seconds__removed(void **state)
 	livetab_free(ft);
 }
 
+/* Flows kept unseen for different times (flow_obs.keep_ns: the
+ * kernel-event watch's 45 s, the engine tables' 3 s, the default 2 s) and
+ * more kinds of keep than the table keeps lists for: each goes when its
+ * own keep has passed since it was last seen, not before, not much after,
+ * whatever order they were looked up in. */
+static void livetab_expire__each_after_its_own_keep(void **state)
+{
+	struct livetab *ft = livetab_new();
+	struct flow_obs o = coretest_engine_obs(40000, 1, 0, 0, 0);
+	static const uint64_t keep[7] = { 0, 45 * SEC, 3 * SEC, 0, 5 * SEC, 7 * SEC, 9 * SEC };
+	static const uint64_t seen[7] = { 0, 0, 0, 1500 * MS, 0, 0, 0 };
+	uint64_t gone_at[7] = { 0 };
+
+	(void)state;
+	for (unsigned i = 0; i < 7; i++) {
+		o.session = i + 1;
+		o.keep_ns = keep[i];
+		flow_update(livetab_get(ft, &o, "p", seen[i], 1), &o, seen[i], THR, POLL);
+	}
+	for (uint64_t t = 0; t <= 50 * SEC; t += 250 * MS) {
+		/* session 1 seen again: no longer first in line */
+		if (t == 2 * SEC) {
+			o.session = 1;
+			o.keep_ns = 0;
+			flow_update(livetab_get(ft, &o, "p", t, 1), &o, t, THR, POLL);
+		}
+		livetab_expire(ft, t, NULL, NULL);
+		for (unsigned i = 0; i < 7; i++) {
+			struct flow_obs q = o;
+
+			q.session = i + 1;
+			q.keep_ns = keep[i];
+			if (!gone_at[i] && !livetab_get(ft, &q, "p", t, 0))
+				gone_at[i] = t;
+		}
+	}
+	/* (keep or 2 s) after the last sighting, at the next 250 ms look */
+	assert_int_equal(gone_at[0], 4 * SEC + 250 * MS);
+	assert_int_equal(gone_at[1], 45 * SEC + 250 * MS);
+	assert_int_equal(gone_at[2], 3 * SEC + 250 * MS);
+	assert_int_equal(gone_at[3], 3500 * MS + 250 * MS);
+	assert_int_equal(gone_at[4], 5 * SEC + 250 * MS);
+	assert_int_equal(gone_at[5], 7 * SEC + 250 * MS);
+	assert_int_equal(gone_at[6], 9 * SEC + 250 * MS);
+	assert_int_equal(livetab_count(ft), 0);
+	livetab_free(ft);
+}
+
 /* The hash the flow table used before (FNV-1a over key, source, session and
  * port into 4096 buckets): an engine choosing its session ids can put every
  * flow in one bucket. */
@@ -318,6 +366,7 @@ int main(void)
 		cmocka_unit_test(flow_update__kernel_socket_unread_bytes__waits),
 		cmocka_unit_test(livetab_get__same_tuple_other_port_or_session__distinct),
 		cmocka_unit_test(livetab_expire__unseen_two_seconds__removed),
+		cmocka_unit_test(livetab_expire__each_after_its_own_keep),
 		cmocka_unit_test(livetab_get__sessions_aimed_at_one_bucket__spread),
 		cmocka_unit_test(livetab_new__two_tables__different_keys),
 		cmocka_unit_test(livetab_get__owner_over_its_limit__others_tracked),
