@@ -379,12 +379,16 @@ section_perturb() {
 	# the same watched flow, the thread watch off: the pair "watched"
 	# and "watchednotw" is what watching sockperf's own threads costs
 	mkconf "$WORK/perturb-watchednotw.conf" "" "flows = tcp port 11111" "thread_watch = off"
+	# its flow watched by the kernel-event source (the hooks on every TCP
+	# socket's paths, the deadline wheel), over the off run beside it
+	mkconf "$WORK/perturb-events.conf" "" "flows = tcp port 11111
+sock_liveness = events"
 	for r in $(seq "$rounds"); do
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="off on always watched watchednotw"
-		[ $((r % 2)) = 0 ] && order="on off always watchednotw watched"
+		local order="off on always watched watchednotw events"
+		[ $((r % 2)) = 0 ] && order="on off events always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -395,12 +399,19 @@ section_perturb() {
 			[ "$v" = always ] && [ $((r % 5)) != 1 ] && [ "$rounds" -gt 1 ] && continue
 			case $v in watched|watchednotw)
 				[ $((r % 5)) != 3 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
+			events)
+				[ $((r % 5)) = 0 ] || [ $((r % 5)) = 1 ] && [ "$rounds" -gt 1 ] && continue ;;
 			esac
 			perturb_run "$v" "$secs"
 		done
 		# the round's pair: on over the off run beside it (none when a
 		# run of the round failed, so no later pair shifts)
 		for p in p50 p99; do
+			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_events_$p" ] &&
+				sample "sp_evpair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_events_$p" "$WORK/round_off_$p")"
+			rm -f "$WORK/round_events_$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
 				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -448,6 +459,13 @@ section_perturb() {
 			unit=x series=sp_twpair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p tw)"
 	done
+	for p in p50 p99; do
+		local goal="<= 1.02x" check=max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
+		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off" \
+			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
+			note="$(perturb_note $p events)"
+	done
 	row section=perturb name="host drops (tx/rx_dropped, both veths), daemon off" unit=frames \
 		series=drops_off
 	row section=perturb name="host drops, daemon on" unit=frames series=drops_on \
@@ -465,6 +483,7 @@ perturb_note() {
 	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
+	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events: tracepoints on every TCP socket's paths, sockperf's and the 32 sessions' watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
 }
@@ -524,6 +543,7 @@ perturb_run() {
 	always) dstart "$WORK/perturb-always.conf" || return; perturb_settle ;;
 	watched) dstart "$WORK/perturb-watched.conf" || return; perturb_settle ;;
 	watchednotw) dstart "$WORK/perturb-watchednotw.conf" || return; perturb_settle ;;
+	events) dstart "$WORK/perturb-events.conf" || return; perturb_settle ;;
 	esac
 	d0=$(drops)
 	[ "$v" = on ] && h0=$(hooks_on)
@@ -549,7 +569,7 @@ perturb_run() {
 	case $v in off|on)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
-	watched|watchednotw)
+	watched|watchednotw|events)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac
