@@ -183,6 +183,8 @@ void ft_validate(struct flow_engine *fe, struct ft *t);
 void ft_open(struct flow_engine *fe, struct ft *t);
 /* Has the file changed since we looked (inode, size, header bytes)? */
 int ft_changed(struct ft *t);
+/* Free t's copies of its records. */
+void ft_cache_drop(struct ft *t);
 /* Read one ACTIVE table, emitting its stable open records (those whose
  * seq did not move and that cannot be waiting only every FE_ALL_EVERY_NS). */
 int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,

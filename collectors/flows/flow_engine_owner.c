@@ -366,11 +366,7 @@ void ft_release(struct flow_engine *fe, struct ft *t)
 	ft_owner_put(fe, t->own);
 	t->own = NULL;
 	t->records = 0;
-	free(t->cache);
-	free(t->cok);
-	t->cache = NULL;
-	t->cok = NULL;
-	t->ncache = 0;
+	ft_cache_drop(t);
 }
 
 void ft_dead(struct flow_engine *fe, struct ft *t)

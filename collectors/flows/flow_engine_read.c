@@ -94,7 +94,7 @@ void ft_validate(struct flow_engine *fe, struct ft *t)
 	t->own = NULL;
 	t->records = 0;
 	t->guess = 0;
-	t->ncache = 0;          /* the layout may change: no copy is kept */
+	ft_cache_drop(t);       /* the layout may change: no copy is kept */
 	t->problem[0] = '\0';
 	if (fstat(t->fd, &st) < 0) {
 		ft_problem(t, P_READ, "fstat: %s", strerror(errno));
@@ -447,7 +447,7 @@ static void ft_truncated(struct ft *t)
 
 	ft_problem(t, P_TRUNC, "truncated or unreadable while in use; ignored until it changes");
 	ft_setbad(t, P_TRUNC);
-	t->ncache = 0;
+	ft_cache_drop(t);
 	/* remember what it looks like now, to notice the next change */
 	if (fstat(t->fd, &st) == 0)
 		t->size = st.st_size;
@@ -525,6 +525,15 @@ static int ft_may_wait(const unsigned char *p)
 	       (r.state & NSFT_ST_AWAITING);
 }
 
+void ft_cache_drop(struct ft *t)
+{
+	free(t->cache);
+	free(t->cok);
+	t->cache = NULL;
+	t->cok = NULL;
+	t->ncache = 0;
+}
+
 /* Room for copies of count records. 0, or -1 (none kept: every record is
  * read in full, as before copies). */
 static int ft_cache_room(struct ft *t, uint32_t count)
@@ -565,16 +574,22 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 	if (mine && *mine + need > FLOW_ENGINE_MAX_OWNER_POLL_BYTES) {
 		ft_problem(t, P_LIMIT, "skipped: uid %u's tables hold more than %u bytes of records",
 			   (unsigned)t->uid, FLOW_ENGINE_MAX_OWNER_POLL_BYTES);
+		ft_cache_drop(t);
 		return 0;
 	}
 	if (b->total + need > FLOW_ENGINE_MAX_POLL_BYTES) {
 		ft_problem(t, P_TOTAL, "skipped: tables hold more than %u bytes of records in all",
 			   FLOW_ENGINE_MAX_POLL_BYTES);
+		ft_cache_drop(t);
 		return 0;
 	}
 	b->total += need;
 	if (mine)
 		*mine += need;
+	/* the copies are of the records in use only: what a poll may read
+	 * (the budgets above) is what they may hold */
+	if (count < t->ncache / 2)
+		ft_cache_drop(t);
 	/* every record read and emitted afresh once a FE_ALL_EVERY_NS (a
 	 * writer that skips the seq protocol is seen that late at worst) */
 	all = !t->all_ns || now - t->all_ns >= FE_ALL_EVERY_NS || now < t->all_ns;
@@ -605,7 +620,7 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 		}
 		/* passes B and C for the chunk when many moved (or all are
 		 * read); else each that moved alone (seq A, record, seq) */
-		full = all || !keep || moved > nrec / 8 || moved > budget;
+		full = all || !keep || moved > nrec / 8 || moved > FE_RETRY_BUDGET;
 		for (k = 1; full && k < 3; k++) {
 			if (pread(t->fd, fe->buf[k], len, (off_t)off) != (ssize_t)len) {
 				ft_truncated(t);
@@ -639,8 +654,9 @@ int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget
 					rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, c);
 				}
 			} else {
+				/* moved: read alone (a few a chunk, not the
+				 * unstable records' retry budget) */
 				rec = ft_retry(fe, t, off + (uint64_t)j * t->rs, a);
-				budget = budget ? budget - 1 : 0;
 			}
 			if (keep)
 				t->cok[i + j] = 0;

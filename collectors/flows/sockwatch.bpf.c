@@ -23,11 +23,13 @@
  * a burst of registrations (164,245 of 164,589 tries with 1,032 sockets
  * a port beside busy sessions); a wheel needs no memory after load.
  *
- * Every way a slot can fall out of the wheel counts as lost (sw_lost:
- * userspace then reads every socket at its next poll): a tick whose
- * bucket and the three after it are full, a slot found in a bucket it no
- * longer belongs to when its bucket was emptied (the timer more than a
- * wheel late), a full ring.
+ * Every way a slot can fall out of the wheel counts as lost (sw_lost,
+ * sw_arm_failed: userspace then reads every socket at its next poll): a
+ * tick whose bucket and the three after it are full (more than 120 waits
+ * beginning in one millisecond), a bucket full when a slot of a later
+ * revolution is put back in it, a timer the kernel will not start, a full
+ * ring. Entries are claimed and taken one by one (compare-and-swap,
+ * exchange), so none is lost to a sweep running beside a queueing.
  *
  * The hooks are BTF tracepoints (tp_btf): this kernel refuses fentry and
  * fexit programs, and tracepoints are what every kernel since 6.3 has on
@@ -181,7 +183,9 @@ static __always_inline __u64 at_jiffies_late(__u32 then, __u64 now)
 
 /* Set the wheel's timer for tick t if it is set for none or a later one.
  * Two CPUs lowering it at once may start the timer in either order: each
- * starts it for the lowest tick asked and looks again after. */
+ * starts it for the lowest tick asked and looks again after. A start the
+ * kernel refuses leaves it set for none (the next queueing tries again)
+ * and counts as a loss (userspace reads every socket). */
 static __always_inline void sw_kick(__u64 t, __u64 now)
 {
 	struct sw_clock *c;
@@ -202,74 +206,85 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 		at = sw_wheel_at;
 		if (!at)
 			return;
-		at *= SW_TICK_NS;
-		bpf_timer_start(&c->t, at > now ? at - now : 1, 0);
-		if (sw_wheel_at * SW_TICK_NS == at)
+		if (bpf_timer_start(&c->t, at * SW_TICK_NS > now ? at * SW_TICK_NS - now : 1, 0)) {
+			__sync_val_compare_and_swap(&sw_wheel_at, at, 0);
+			__sync_fetch_and_add(&sw_arm_failed, 1);
+			return;
+		}
+		if (sw_wheel_at == at)
 			return;
 	}
 }
 
+/* Claim an empty entry of tick t's bucket for slot k: 1 if taken. Entries
+ * are claimed one by one (compare-and-swap from 0) and taken by the sweep
+ * one by one (exchange to 0), so a slot put in a bucket while it is swept
+ * is either taken by that sweep or left for the next. */
+static __always_inline int sw_place(__u64 t, __u32 k)
+{
+	__u32 bk = t % SW_WHEEL;
+	struct sw_bucket *b = bpf_map_lookup_elem(&sw_wheel, &bk);
+
+	if (!b)
+		return 0;
+	for (int j = 0; j < SW_BUCKET; j++) {
+		if (__sync_val_compare_and_swap(&b->idx[j], 0, k) == 0) {
+			__sync_fetch_and_add(&b->n, 1);
+			__sync_fetch_and_add(&sw_pending, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* Put slot k in the wheel at deadline dl: in the bucket of the first tick
  * at or after it, no sooner than two ticks from now (the timer sweeps up
- * to its own tick, and a bucket is never written while swept) and no
- * later than the horizon (a wheel from the last tick swept while slots
- * wait in it, so a bucket holds one tick's slots). A slot already in the
- * wheel at that tick or before stays (looked at then, it goes back in at
- * its deadline). */
-__noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
+ * to its own tick) and no later than the horizon (a wheel ahead, less the
+ * three ticks a full bucket spills into; a later deadline is looked at
+ * there and put back). A slot already in the wheel at that tick or before
+ * stays (looked at then, it goes back in at its deadline). The slot's
+ * queued tick is claimed first (compare-and-swap), then a bucket's entry;
+ * with none free in four ticks the claim is given back and the loss
+ * counted. */
+__noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl)
 {
-	__u64 nt = now / SW_TICK_NS, t = (dl + SW_TICK_NS - 1) / SW_TICK_NS;
-	__u64 done = sw_wheel_done, lim, q;
-	struct sw_bucket *b;
-	__u32 bk, p;
+	__u64 now, nt, t, q = 0;
+	int won = 0;
 
 	if (!s)
 		return 0;
-	/* an empty wheel: every tick before now is swept (its timer, idle,
-	 * swept none) */
-	if (!sw_pending && done + 1 < nt &&
-	    __sync_val_compare_and_swap(&sw_wheel_done, done, nt - 1) == done)
-		done = nt - 1;
+	now = bpf_ktime_get_ns();
+	nt = now / SW_TICK_NS;
+	t = (dl + SW_TICK_NS - 1) / SW_TICK_NS;
 	if (t < nt + 2)
 		t = nt + 2;
-	lim = nt + SW_WHEEL - 2;
-	if (sw_pending && done + SW_WHEEL - 1 < lim)
-		lim = done + SW_WHEEL - 1;
-	if (t > lim)
-		t = lim;
-	q = s->queued;
-	if (q && q <= t && q > done)
-		return 0;
+	if (t > nt + SW_WHEEL - 4)
+		t = nt + SW_WHEEL - 4;
 	if (sw_test_noarm) {
 		sw_test_noarm--;
 		__sync_fetch_and_add(&sw_arm_failed, 1);
 		return 0;
 	}
-	if (t < nt + 2) {
-		/* the timer is a wheel late with slots pending: no bucket is
-		 * free of an older tick's slots */
-		__sync_fetch_and_add(&sw_arm_failed, 1);
-		return 0;
-	}
-	for (int i = 0; i < 4; i++, t++) {
-		bk = t % SW_WHEEL;
-		b = bpf_map_lookup_elem(&sw_wheel, &bk);
-		if (!b)
-			break;
-		p = __sync_fetch_and_add(&b->n, 1);
-		if (p >= SW_BUCKET)
-			continue;       /* full: the next tick's */
-		if (__sync_val_compare_and_swap(&s->queued, q, t) != q) {
-			b->idx[p] = 0;  /* another CPU queued it meanwhile */
-			__sync_fetch_and_add(&sw_pending, 1);
+	for (int i = 0; i < 3 && !won; i++) {
+		/* an atomic read: ordered after the caller's stores of the
+		 * wait, so a sweep that takes the slot at tick q sees them */
+		q = __sync_fetch_and_add(&s->queued, 0);
+		if (q && q <= t)
 			return 0;
-		}
-		b->idx[p] = k;
-		__sync_fetch_and_add(&sw_pending, 1);
+		won = __sync_val_compare_and_swap(&s->queued, q, t) == q;
+	}
+	if (!won)
+		return 0;       /* others queue it, each for its own tick */
+	for (int i = 0; i < 4; i++) {
+		if (!sw_place(t + i, k))
+			continue;
+		if (i)
+			__sync_val_compare_and_swap(&s->queued, t, t + i);
 		__sync_fetch_and_add(&sw_queued_n, 1);
-		sw_kick(t, now);
+		sw_kick(t + i, now);
 		return 0;
 	}
+	__sync_val_compare_and_swap(&s->queued, t, 0);
 	__sync_fetch_and_add(&sw_arm_failed, 1);
 	return 0;
 }
@@ -288,7 +303,7 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
 		if (sw_test_lose)
 			sw_test_lose--;
 		__sync_fetch_and_add(&sw_lost, 1);
-		sw_queue(s, k, now + sw_retry_ns, now);
+		sw_queue(s, k, now + sw_retry_ns);
 		return 0;
 	}
 	e->slot = k;
@@ -300,8 +315,8 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
 	e->written = s->written;
 	e->wait_late = s->wait_late;
 	e->owed = s->owed;
+	s->posted_dl = s->deadline;     /* a later wait's deadline differs */
 	bpf_ringbuf_submit(e, 0);
-	s->posted = 1;
 	__sync_fetch_and_add(&sw_posted, 1);
 	return 0;
 }
@@ -313,7 +328,7 @@ static __always_inline void sw_due(struct sw_slot *s, __u32 k, __u64 dl, __u64 n
 	if (dl <= now + SW_TICK_NS)
 		sw_post(s, k, now);
 	else
-		sw_queue(s, k, dl, now);
+		sw_queue(s, k, dl);
 }
 
 /* Judge the socket's wait as flow_obs_sock_waiting() and
@@ -384,7 +399,6 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	s->waiting = 1;
 	s->wait_from = from;
 	s->deadline = dl;
-	s->posted = 0;
 	sw_due(s, k, dl, now);
 }
 
@@ -413,14 +427,15 @@ static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
  * most), then set for the next tick with slots in it. */
 struct sw_sweep {
 	__u64 now, nt, from, next;
-	__u32 bk, n;
+	__u32 bk, taken;
 	__u32 idx[SW_BUCKET];   /* the bucket being swept, taken */
 };
 
-/* Slot k found in a bucket swept at tick nt: due (its tick now or past,
- * the socket still waiting unposted) it posts, waiting with a later
- * deadline it goes back in; one queued for a later tick in this very
- * bucket falls out of the wheel (lost). */
+/* Slot k taken from a bucket swept at tick nt: due (its tick now or
+ * past, the socket still waiting with a deadline not posted) it posts,
+ * waiting with a later deadline it goes back in; one queued for a later
+ * revolution of this very bucket goes back in it; one queued in another
+ * bucket since is left to that one. */
 static long sw_look(__u64 i, struct sw_sweep *x)
 {
 	struct sw_slot *s;
@@ -432,24 +447,28 @@ static long sw_look(__u64 i, struct sw_sweep *x)
 	k = x->idx[i];
 	if (!k)
 		return 0;
+	x->taken++;
 	s = bpf_map_lookup_elem(&sw_slots, &k);
 	if (!s)
 		return 0;
-	q = s->queued;
+	q = __sync_fetch_and_add(&s->queued, 0);
 	if (!q)
 		return 0;       /* taken out by an earlier entry */
 	if (q > x->nt) {
-		if (q % SW_WHEEL == x->bk)
+		if (q % SW_WHEEL == x->bk && !sw_place(q, k)) {
+			/* its bucket full: the slot falls out of the wheel */
+			__sync_val_compare_and_swap(&s->queued, q, 0);
 			__sync_fetch_and_add(&sw_lost, 1);
-		return 0;       /* queued in another bucket since */
+		}
+		return 0;
 	}
 	if (__sync_val_compare_and_swap(&s->queued, q, 0) != q)
 		return 0;
-	if (!s->waiting || s->posted || !s->deadline || !s->inited)
+	if (!s->waiting || !s->deadline || s->posted_dl == s->deadline || !s->inited)
 		return 0;
 	if (s->deadline > x->now + 100000) {    /* the wait moved on */
 		__sync_fetch_and_add(&sw_rearmed, 1);
-		sw_queue(s, k, s->deadline, x->now);
+		sw_queue(s, k, s->deadline);
 		return 0;
 	}
 	sw_post(s, k, x->now);
@@ -460,21 +479,22 @@ static long sw_sweep_one(__u64 i, struct sw_sweep *x)
 {
 	__u64 t = x->from + i;
 	struct sw_bucket *b;
-	__u32 n;
 
 	x->bk = t % SW_WHEEL;
 	b = bpf_map_lookup_elem(&sw_wheel, &x->bk);
 	if (!b)
 		return 1;
-	n = b->n;
-	if (n) {
-		if (n > SW_BUCKET)
-			n = SW_BUCKET;
+	if (b->n) {
+		/* each entry taken alone: a slot put in meanwhile is taken
+		 * now or stays for the next sweep of the bucket */
 		for (int j = 0; j < SW_BUCKET; j++)
-			x->idx[j] = j < n ? b->idx[j] : 0;
-		b->n = 0;
-		bpf_loop(n, sw_look, x, 0);
-		__sync_fetch_and_add(&sw_pending, -(__s64)n);
+			x->idx[j] = __sync_lock_test_and_set(&b->idx[j], 0);
+		x->taken = 0;
+		bpf_loop(SW_BUCKET, sw_look, x, 0);
+		if (x->taken) {
+			__sync_fetch_and_add(&b->n, -(__s32)x->taken);
+			__sync_fetch_and_add(&sw_pending, -(__s64)x->taken);
+		}
 	}
 	sw_wheel_done = t;
 	return 0;
@@ -482,7 +502,7 @@ static long sw_sweep_one(__u64 i, struct sw_sweep *x)
 
 static long sw_find_next(__u64 i, struct sw_sweep *x)
 {
-	__u32 bk = (x->nt + 1 + i) % SW_WHEEL;
+	__u32 bk = (x->nt + 1 + i) % SW_WHEEL;   /* ticks nt+1 .. nt+SW_WHEEL */
 	struct sw_bucket *b = bpf_map_lookup_elem(&sw_wheel, &bk);
 
 	if (b && b->n) {
@@ -507,9 +527,9 @@ static int sw_tick(void *map, __u32 *key, struct sw_clock *c)
 		bpf_loop(x.nt - x.from + 1, sw_sweep_one, &x, 0);
 	if (sw_wheel_done < x.nt)
 		sw_wheel_done = x.nt;
-	if (!sw_pending)
+	if ((__s64)sw_pending <= 0)
 		return 0;
-	bpf_loop(SW_WHEEL - 1, sw_find_next, &x, 0);
+	bpf_loop(SW_WHEEL, sw_find_next, &x, 0);
 	if (x.next)
 		sw_kick(x.next, x.now);
 	return 0;
@@ -677,7 +697,7 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	s->gen = r->gen;
 	s->span = r->span;
 	s->waiting = 0;
-	s->posted = 0;
+	s->posted_dl = 0;
 	s->deadline = 0;
 	s->wait_from = 0;
 	s->acked = s->rcvd = s->written = 0;

@@ -37,11 +37,13 @@ struct sw_slot {
 	__u32 copied;           /* copied_seq as judged */
 	__u8 owed, pad2[3];     /* the peer owes: the wait is the last send's */
 	__u32 gen;
-	__u8 waiting, posted, inited, pad;
+	__u8 waiting, inited, pad[2];
+	__u64 posted_dl;        /* the deadline last posted (0: none) */
 };
 
-/* A tick's bucket: n slots queued (n may pass SW_BUCKET: those found it
- * full and went on). */
+/* A tick's bucket: its entries (slot indices, 0 free), each claimed and
+ * taken alone; n: how many are taken (a hint for the timer's look for the
+ * next bucket with slots in it). */
 struct sw_bucket {
 	__u32 n;
 	__u32 idx[SW_BUCKET];
