@@ -162,6 +162,8 @@ struct flow_engine {
 
 /* flow_engine_owner.c */
 void owners_check(struct flow_engine *fe);
+/* Free t's copies of its records (flow_engine_read.c keeps them). */
+void ft_cache_drop(struct ft *t);
 /* Close t's fd and drop its owner (and its records' copies). */
 void ft_release(struct flow_engine *fe, struct ft *t);
 /* The owner is gone: T_DEAD, fd closed. */
@@ -183,8 +185,6 @@ void ft_validate(struct flow_engine *fe, struct ft *t);
 void ft_open(struct flow_engine *fe, struct ft *t);
 /* Has the file changed since we looked (inode, size, header bytes)? */
 int ft_changed(struct ft *t);
-/* Free t's copies of its records. */
-void ft_cache_drop(struct ft *t);
 /* Read one ACTIVE table, emitting its stable open records (those whose
  * seq did not move and that cannot be waiting only every FE_ALL_EVERY_NS). */
 int ft_read(struct flow_engine *fe, struct ft *t, uint64_t now, struct fe_budget *b,

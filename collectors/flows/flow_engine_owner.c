@@ -356,6 +356,15 @@ void owners_check(struct flow_engine *fe)
 	}
 }
 
+void ft_cache_drop(struct ft *t)
+{
+	free(t->cache);
+	free(t->cok);
+	t->cache = NULL;
+	t->cok = NULL;
+	t->ncache = 0;
+}
+
 void ft_release(struct flow_engine *fe, struct ft *t)
 {
 	if (t->fd >= 0) {

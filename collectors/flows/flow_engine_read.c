@@ -525,15 +525,6 @@ static int ft_may_wait(const unsigned char *p)
 	       (r.state & NSFT_ST_AWAITING);
 }
 
-void ft_cache_drop(struct ft *t)
-{
-	free(t->cache);
-	free(t->cok);
-	t->cache = NULL;
-	t->cok = NULL;
-	t->ncache = 0;
-}
-
 /* Room for copies of count records. 0, or -1 (none kept: every record is
  * read in full, as before copies). */
 static int ft_cache_room(struct ft *t, uint32_t count)
