@@ -30,6 +30,14 @@
  * revolution is put back in it, a timer the kernel will not start, a full
  * ring. Entries are claimed and taken one by one (compare-and-swap,
  * exchange), so none is lost to a sweep running beside a queueing.
+ * A post comes a tick after its deadline, three more when its bucket
+ * spilled, about two when a wait moved by less than a tick; an entry a
+ * queuer stalled for a tick between its clock and its claim left in a
+ * bucket already swept comes a revolution (4 s) late, and its slot is
+ * queued again by the next hook. Not closed: a send or receive hook
+ * (after the socket's lock is released) and tcp_probe (in softirq on
+ * another CPU) may judge one socket at once, and the older judgement may
+ * be stored last; the next hook or the 30 s read sees the wait.
  *
  * The hooks are BTF tracepoints (tp_btf): this kernel refuses fentry and
  * fexit programs, and tracepoints are what every kernel since 6.3 has on
@@ -193,7 +201,9 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 	__u64 cur, at;
 
 	for (int i = 0; i < 4; i++) {
-		cur = sw_wheel_at;
+		/* atomic reads: ordered after the placing's increments on
+		 * every architecture (a relaxed add may not be) */
+		cur = __sync_fetch_and_add(&sw_wheel_at, 0);
 		if (cur && cur <= t)
 			return;
 		if (__sync_val_compare_and_swap(&sw_wheel_at, cur, t) == cur)
@@ -203,7 +213,7 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 	if (!c)
 		return;
 	for (int i = 0; i < 3; i++) {
-		at = sw_wheel_at;
+		at = __sync_fetch_and_add(&sw_wheel_at, 0);
 		if (!at)
 			return;
 		if (bpf_timer_start(&c->t, at * SW_TICK_NS > now ? at * SW_TICK_NS - now : 1, 0)) {
@@ -211,9 +221,14 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 			__sync_fetch_and_add(&sw_arm_failed, 1);
 			return;
 		}
-		if (sw_wheel_at == at)
+		if (__sync_fetch_and_add(&sw_wheel_at, 0) == at)
 			return;
 	}
+	/* lowered again and again beside us: the timer may be set later
+	 * than the wheel says; set for none (the next queueing sets it) and
+	 * counted */
+	__sync_lock_test_and_set(&sw_wheel_at, 0);
+	__sync_fetch_and_add(&sw_arm_failed, 1);
 }
 
 /* Claim an empty entry of tick t's bucket for slot k: 1 if taken. Entries
@@ -267,14 +282,24 @@ __noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl)
 	}
 	for (int i = 0; i < 3 && !won; i++) {
 		/* an atomic read: ordered after the caller's stores of the
-		 * wait, so a sweep that takes the slot at tick q sees them */
+		 * wait, so a sweep that takes the slot at tick q sees them.
+		 * A tick two or more behind now should have been swept: its
+		 * entry was stranded (a queuer stalled between its clock and
+		 * its claim), and the slot is queued again (a duplicate entry
+		 * is harmless) */
 		q = __sync_fetch_and_add(&s->queued, 0);
-		if (q && q <= t)
+		if (q && q <= t && q + 2 > nt)
 			return 0;
 		won = __sync_val_compare_and_swap(&s->queued, q, t) == q;
 	}
-	if (!won)
-		return 0;       /* others queue it, each for its own tick */
+	if (!won) {
+		/* others queue it, each for its own tick; one later than
+		 * ours is counted (a read of every socket) */
+		q = __sync_fetch_and_add(&s->queued, 0);
+		if (!q || q > t)
+			__sync_fetch_and_add(&sw_arm_failed, 1);
+		return 0;
+	}
 	for (int i = 0; i < 4; i++) {
 		if (!sw_place(t + i, k))
 			continue;
@@ -292,7 +317,7 @@ __noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl)
 /* Post slot k's wait. A full ring: counted lost (userspace, woken by what
  * fills it, reads every socket when it sees sw_lost move), and tried again
  * sw_retry_ns later. */
-__noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
+__noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now, __u64 dl)
 {
 	struct sw_event *e;
 
@@ -308,14 +333,16 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
 	}
 	e->slot = k;
 	e->gen = s->gen;
-	e->deadline = s->deadline;
+	e->deadline = dl;
 	e->wait_from = s->wait_from;
 	e->acked = s->acked;
 	e->rcvd = s->rcvd;
 	e->written = s->written;
 	e->wait_late = s->wait_late;
 	e->owed = s->owed;
-	s->posted_dl = s->deadline;     /* a later wait's deadline differs */
+	/* the deadline read once by the caller: a new wait's, stored since
+	 * by a hook on another CPU, is not taken for posted */
+	s->posted_dl = dl;
 	bpf_ringbuf_submit(e, 0);
 	__sync_fetch_and_add(&sw_posted, 1);
 	return 0;
@@ -326,7 +353,7 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now)
 static __always_inline void sw_due(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
 {
 	if (dl <= now + SW_TICK_NS)
-		sw_post(s, k, now);
+		sw_post(s, k, now, dl);
 	else
 		sw_queue(s, k, dl);
 }
@@ -440,7 +467,7 @@ static long sw_look(__u64 i, struct sw_sweep *x)
 {
 	struct sw_slot *s;
 	__u32 k;
-	__u64 q;
+	__u64 q, dl;
 
 	if (i >= SW_BUCKET)
 		return 1;
@@ -464,14 +491,15 @@ static long sw_look(__u64 i, struct sw_sweep *x)
 	}
 	if (__sync_val_compare_and_swap(&s->queued, q, 0) != q)
 		return 0;
-	if (!s->waiting || !s->deadline || s->posted_dl == s->deadline || !s->inited)
+	dl = s->deadline;       /* read once: a hook may store a new one */
+	if (!s->waiting || !dl || s->posted_dl == dl || !s->inited)
 		return 0;
-	if (s->deadline > x->now + 100000) {    /* the wait moved on */
+	if (dl > x->now + 100000) {     /* the wait moved on */
 		__sync_fetch_and_add(&sw_rearmed, 1);
-		sw_queue(s, k, s->deadline);
+		sw_queue(s, k, dl);
 		return 0;
 	}
-	sw_post(s, k, x->now);
+	sw_post(s, k, x->now, dl);
 	return 0;
 }
 
