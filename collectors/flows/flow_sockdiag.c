@@ -15,13 +15,16 @@
  *    tcp_child_ehash_entries gave them their own (262144 buckets here, about
  *    175 us per walk), whatever the filter lets through. So a discovery
  *    due dumps only when the namespace has opened a TCP connection since
- *    (sockdiag_opens.h: ActiveOpens + PassiveOpens of its /proc/net/snmp,
- *    one pread), once more after that, and at least every rediscover_ns.
+ *    (sockdiag_opens.h: ActiveOpens + PassiveOpens of its /proc/net/snmp)
+ *    or hashed or unhashed a TCP socket (the "inuse" of its sockstat and
+ *    sockstat6: a socket restored in TCP_REPAIR mode opens nothing), three
+ *    preads, once more after that, and at least every rediscover_ns.
  *  - Between discoveries (SD_DISCOVER_NS): each socket the last discovery
  *    found is read alone. Where the kernel allows, by the BPF socket reader
  *    (sockread_api.h: one program run per 64 sockets looks each up in the
  *    namespace's hash and loads the tcp_info fields from its tcp_sock, no
- *    message per socket, ~0.25 us a socket); else asked for by its full
+ *    message per socket, ~0.25 us a socket; SR_MAX sockets a run, runs
+ *    again while more are due); else asked for by its full
  *    identity, cookie included, in batches (lib/nl nl_sock_batch):
  *    tcp_diag_dump_one() -> tcp_diag_find_one_icsk() is one hash lookup,
  *    and sock_diag_check_cookie() refuses a recycled tuple (~1.6 us a
@@ -97,6 +100,39 @@ struct sockdiag *sockdiag_open(int nsfd, char *err, size_t errlen)
 	return sockdiag_open_opts(nsfd, NULL, err, errlen);
 }
 
+/* The discoveries' gate (sd_must_dump): the namespace's opens and its TCP
+ * sockets in use, IPv4 and IPv6 (sockdiag_opens.h). Without the opens or
+ * the IPv4 sockets in use there is no gate (every discovery dumps); without
+ * sockstat6 there is no IPv6 (ipv6_misc_proc_init() makes it in every
+ * namespace where IPv6 is). */
+static void sd_gate_close(struct sockdiag *sd)
+{
+	if (sd->opens_fd >= 0)
+		close(sd->opens_fd);
+	for (int i = 0; i < 2; i++)
+		if (sd->inuse_fd[i] >= 0)
+			close(sd->inuse_fd[i]);
+	sd->opens_fd = sd->inuse_fd[0] = sd->inuse_fd[1] = -1;
+}
+
+static void sd_gate_open(struct sockdiag *sd, int nsfd)
+{
+	sd->opens_fd = sd_opens_open(nsfd);
+	sd->inuse_fd[0] = sd_inuse_open(nsfd, 0);
+	sd->inuse_fd[1] = sd_inuse_open(nsfd, 1);
+	if (sd->opens_fd < 0 || sd->inuse_fd[0] < 0)
+		sd_gate_close(sd);
+}
+
+/* The gate's counters now: 0, or -1 (no gate, or unreadable: dump). */
+static int sd_gate_read(struct sockdiag *sd, uint64_t v[3])
+{
+	v[2] = 0;
+	return sd->opens_fd < 0 || sd_opens_read(sd->opens_fd, &v[0]) < 0 ||
+	       sd_inuse_read(sd->inuse_fd[0], 0, &v[1]) < 0 ||
+	       (sd->inuse_fd[1] >= 0 && sd_inuse_read(sd->inuse_fd[1], 1, &v[2]) < 0) ? -1 : 0;
+}
+
 struct sockdiag *sockdiag_open_opts(int nsfd, const struct sockdiag_opts *o, char *err,
 				    size_t errlen)
 {
@@ -120,12 +156,11 @@ struct sockdiag *sockdiag_open_opts(int nsfd, const struct sockdiag_opts *o, cha
 		free(sd);
 		return NULL;
 	}
-	sd->opens_fd = sd_opens_open(nsfd);    /* none: dump at every discovery */
+	sd_gate_open(sd, nsfd);
 	sd->nsfd = -1;
 	if (nsfd >= 0 && (sd->nsfd = fcntl(nsfd, F_DUPFD_CLOEXEC, 3)) < 0) {
 		util_errf(err, errlen, "sock_diag: netns inode %lu: %s", sd->nsino, strerror(errno));
-		if (sd->opens_fd >= 0)
-			close(sd->opens_fd);
+		sd_gate_close(sd);
 		nl_sock_close(sd->ns);
 		free(sd);
 		return NULL;
@@ -169,27 +204,37 @@ unsigned sockdiag_last_unread(const struct sockdiag *sd)
 	return sd ? sd->last_unread : 0;
 }
 
+/* The least due time of the alive sockets (0: one is due now), UINT64_MAX
+ * with none: kept (sd->min_due) and walked for only when a write may have
+ * brought a socket's due time closer (sd_due_moved()). */
+static uint64_t sd_least_due(const struct sockdiag *sd)
+{
+	uint64_t lo = UINT64_MAX;
+
+	if (sd->min_ok)
+		return sd->min_due;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (!sd->known[i].gone && sd->known[i].pace.due_ns < lo)
+			lo = sd->known[i].pace.due_ns;
+	return lo;
+}
+
+static void sd_least_due_keep(struct sockdiag *sd)
+{
+	sd->min_ok = 0;
+	sd->min_due = sd_least_due(sd);
+	sd->min_ok = 1;
+	sd->st.due_walks++;
+}
+
 uint64_t sockdiag_next_ns(const struct sockdiag *sd)
 {
-	uint64_t next;
-
 	/* the discoveries ride on the polls there are (a refresh apart at
 	 * most: daemon/detect/stall_plan.c), a new socket found within a second and a
 	 * refresh, not at a poll of their own */
 	if (!sd || !sd->stall_ns || !sd->opts.discover_ns || !sd->next_discover)
 		return 0;
-	next = UINT64_MAX;
-	for (unsigned i = 0; i < sd->nknown; i++) {
-		const struct sd_sock *k = &sd->known[i];
-
-		if (k->gone)
-			continue;
-		if (!k->pace.due_ns)
-			return 0;
-		if (k->pace.due_ns < next)
-			next = k->pace.due_ns;
-	}
-	return next;
+	return sd_least_due(sd);
 }
 
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
@@ -216,8 +261,7 @@ void sockdiag_close(struct sockdiag *sd)
 	nl_sock_close(sd->ns);
 	sd_watch_close(sd);
 	sockread_close(sd->rd);
-	if (sd->opens_fd >= 0)
-		close(sd->opens_fd);
+	sd_gate_close(sd);
 	if (sd->nsfd >= 0)
 		close(sd->nsfd);
 	free(sd->known);
@@ -354,6 +398,31 @@ static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t n
 	return !k->gone && (!sd->stall_ns || sd_pace_due_within(&k->pace, now, sd_early(sd)));
 }
 
+/* How many sockets are due at this poll: none, without a walk, while the
+ * least due time kept is beyond the window; else counted, and the least
+ * due time kept. */
+static unsigned sd_count_due(struct sockdiag *sd, uint64_t now)
+{
+	uint64_t early = sd_early(sd), lo = UINT64_MAX;
+	unsigned n = 0;
+
+	if (sd->stall_ns && sd->min_ok && now + early < sd->min_due)
+		return 0;
+	sd->st.due_walks++;
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		const struct sd_sock *k = &sd->known[i];
+
+		if (k->gone)
+			continue;
+		n += !sd->stall_ns || sd_pace_due_within(&k->pace, now, early);
+		if (k->pace.due_ns < lo)
+			lo = k->pace.due_ns;
+	}
+	sd->min_due = lo;
+	sd->min_ok = 1;
+	return n;
+}
+
 /* Read every remembered socket that is due with the BPF reader: one
  * program run per SR_CHUNK sockets, then each as sd_parse_sock() would have
  * it from tcp_info. The number read, or -errno (the caller falls back to
@@ -475,21 +544,22 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, si
 }
 
 /* Must the discovery due now dump? Not when the namespace has opened no
- * TCP connection since the dump before the last one (sockdiag_opens.h: a
- * child is counted before it is hashed, so the look after a change dumps
- * too), every socket found is remembered and the last dump is younger
- * than rediscover_ns. The opens are read before the dump they allow, so
- * an open during it moves them for the next look. */
+ * TCP connection and hashed or unhashed no TCP socket since the dump
+ * before the last one (sockdiag_opens.h: a child is counted before it is
+ * hashed, so the look after a change dumps too), every socket found is
+ * remembered and the last dump is younger than rediscover_ns. The counters
+ * are read before the dump they allow, so an open during it moves them
+ * for the next look. */
 static int sd_must_dump(struct sockdiag *sd, uint64_t now)
 {
-	uint64_t v;
+	uint64_t v[3];
 
-	if (sd->opens_fd < 0 || sd_opens_read(sd->opens_fd, &v) < 0) {
+	if (sd_gate_read(sd, v) < 0) {
 		sd->calm = 0;
 		return 1;
 	}
-	if (!sd->last_dump || v != sd->opens) {
-		sd->opens = v;
+	if (!sd->last_dump || memcmp(v, sd->gate, sizeof(v))) {
+		memcpy(sd->gate, v, sizeof(v));
 		sd->calm = 0;
 		return 1;
 	}
@@ -533,9 +603,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	d.poll_ns = sd->poll_ns;
 	d.refresh_ns = sd->refresh_ns;
 	sd_watch_before(sd, d.now);
-	ndue = 0;
-	for (unsigned i = 0; i < sd->nknown; i++)
-		ndue += sd_due(sd, &sd->known[i], d.now);
+	ndue = sd_count_due(sd, d.now);
 	discover = !sd->opts.discover_ns;
 	/* a discovery due soon is made now, with the reads due (in step
 	 * with them: sd_pace_early), rather than at a poll of its own */
@@ -570,6 +638,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 					sd->known[i].sw_tried = 0;
 					sd->known[i].pace.due_ns = 0;
 				}
+			sd_due_moved(sd);
 			sd->sw_scan = 1;
 			return rc;
 		}
@@ -589,6 +658,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd_min_add(&sd->dump, loop_mono_ns() - c0);
 		sd->st.dump_ns = sd_min_get(&sd->dump);
 		sd_watch_register(sd);
+		sd_least_due_keep(sd);
 		return d.emitted;
 	}
 	sd_watch_register(sd);  /* after a threshold's change */
@@ -600,8 +670,22 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	c0 = loop_mono_ns();
 	sd->probe = 0;
 	rc = -ENOENT;
-	if (sd->rd && sd->nknown <= SR_MAX) {
-		rc = sd_read_known(sd, &d, err, errlen);
+	if (sd->rd) {
+		/* SR_MAX sockets a run at most: another while a run was full
+		 * (what was read is no longer due); a socket the selectors
+		 * left out stays due, so the runs are bounded */
+		rc = 0;
+		for (unsigned pass = 0; pass <= sd->nknown / SR_MAX; pass++) {
+			int got = sd_read_known(sd, &d, err, errlen);
+
+			if (got < 0) {
+				rc = got;
+				break;
+			}
+			rc += got;
+			if (got < SR_MAX)
+				break;
+		}
 		if (rc < 0 && !d.emitted) {
 			/* the reader failed: sock_diag from now on */
 			util_strlcpy(sd->rd_why, err, sizeof(sd->rd_why));
@@ -611,6 +695,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	}
 	if (rc < 0)
 		rc = sd_lookup_known(sd, &d, err, errlen);
+	sd_least_due_keep(sd);  /* what was read is due later */
 	if (rc < 0)
 		return rc;
 	if (rc > 0) {

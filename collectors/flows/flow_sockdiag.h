@@ -14,7 +14,10 @@ struct sockdiag;
 
 #define SD_MAX_SEL 8
 #define SD_DISCOVER_NS 1000000000ull    /* look for new sockets this often */
-#define SD_REDISCOVER_NS 10000000000ull /* and dump at least this often */
+/* and dump at least this often: for a socket restored (TCP_REPAIR) while
+ * another closed between two looks, which moves none of the gate's
+ * counters (sockdiag_opens.h) */
+#define SD_REDISCOVER_NS 60000000000ull
 
 /* How a poll asks (defaults: sockdiag_opts_default). For benchmarks and
  * tests that compare the ways side by side. */
@@ -23,7 +26,8 @@ struct sockdiag_opts {
 				 * between, every socket it found is asked for
 				 * alone. 0: dump at every poll */
 	uint64_t rediscover_ns; /* a due discovery dumps only when the
-				 * namespace opened a TCP connection
+				 * namespace opened a TCP connection or
+				 * hashed or unhashed a TCP socket
 				 * (sockdiag_opens.h), or the last dump is
 				 * this old. 0: every discovery dumps */
 	int no_bytecode;        /* no kernel filter: every TCP socket of the
@@ -89,8 +93,12 @@ uint64_t sockdiag_next_ns(const struct sockdiag *sd);
 struct sockdiag_stats {
 	uint64_t dumps, lookups, unanswered;
 	uint64_t discover_skipped;      /* discoveries with no dump: no TCP
-					 * connection opened in the namespace */
-	int opens_gate;         /* it can tell (its /proc/net/snmp is open) */
+					 * connection opened, no TCP socket
+					 * hashed or unhashed in the namespace */
+	uint64_t due_walks;     /* polls that looked at every socket's due
+				 * time (none while the least is ahead) */
+	int opens_gate;         /* it can tell (its /proc/net/snmp and
+				 * sockstat are open) */
 	uint64_t dumped;        /* sockets the dumps brought (the filter's work) */
 	uint64_t dump_ns;       /* time a dump took, and one socket asked */
 	uint64_t lookup_ns;     /* for alone (the least of the last few each,

@@ -100,11 +100,12 @@ struct sockdiag {
 	struct sd_sock *known;
 	unsigned nknown, nalive, untracked;
 	uint64_t next_discover;
-	/* discoveries only when the namespace opened a connection
-	 * (sockdiag_opens.h): its opens at the last look, whether the look
+	/* discoveries only when the namespace opened a connection or
+	 * hashed a socket (sockdiag_opens.h): its counters at the last look, whether the look
 	 * after a change has dumped, and when the last dump was */
-	int opens_fd;           /* -errno: none, every discovery dumps */
-	uint64_t opens;
+	int opens_fd;           /* -1: none, every discovery dumps */
+	int inuse_fd[2];        /* sockstat, sockstat6 (-1: no IPv6) */
+	uint64_t gate[3];       /* opens, IPv4 and IPv6 sockets in use */
 	int calm;
 	uint64_t last_dump;
 	/* measured time (wall, in the vDSO) of a dump and of one socket
@@ -118,6 +119,10 @@ struct sockdiag {
 	/* pacing (sockdiag_set_pace): the port's threshold and the poll */
 	uint64_t stall_ns, poll_ns, refresh_ns;
 	unsigned last_unread;   /* alive sockets the last poll did not read */
+	/* the least due time of the alive sockets, when min_ok: polls with
+	 * none due within the window, and sockdiag_next_ns(), walk none */
+	uint64_t min_due;
+	int min_ok;
 	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
 	unsigned nbyck;
 	char rd_why[160];       /* why there is none */
@@ -152,6 +157,14 @@ struct sd_dump {
 	uint64_t stall_ns, poll_ns;     /* pacing: threshold, poll (0: none) */
 	uint64_t refresh_ns;            /* and a read at least this often */
 };
+
+/* A write of some socket's due time that may have brought it closer: the
+ * least due time is walked for again. Raising one needs nothing (the poll
+ * at the old least finds nothing due and walks). */
+static inline void sd_due_moved(struct sockdiag *sd)
+{
+	sd->min_ok = 0;
+}
 
 /* A socket the kernel-event watch follows is read this often while it
  * owes nothing (a hook the watch lacks, a path it cannot see), and the

@@ -9,14 +9,15 @@
 
 #include "lib/netns.h"
 
-int sd_opens_open(int nsfd)
+/* path (under /proc/thread-self/net) opened inside namespace nsfd. */
+static int open_in_ns(int nsfd, const char *path)
 {
 	int saved, fd, e;
 
 	if (netns_enter(nsfd, &saved) < 0)
 		return -(errno ? errno : EIO);
 	/* thread-self: setns() moved this thread only */
-	fd = open("/proc/thread-self/net/snmp", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	e = errno;
 	if (netns_leave(saved) < 0) {
 		if (fd >= 0)
@@ -24,6 +25,17 @@ int sd_opens_open(int nsfd)
 		return -EIO;
 	}
 	return fd < 0 ? -e : fd;
+}
+
+int sd_opens_open(int nsfd)
+{
+	return open_in_ns(nsfd, "/proc/thread-self/net/snmp");
+}
+
+int sd_inuse_open(int nsfd, int v6)
+{
+	return open_in_ns(nsfd, v6 ? "/proc/thread-self/net/sockstat6" :
+				     "/proc/thread-self/net/sockstat");
 }
 
 /* The next line of buf[*off..len): its start and length (no newline). */
@@ -123,4 +135,34 @@ int sd_opens_read(int fd, uint64_t *opens)
 	if (n < 0)
 		return -errno;
 	return sd_opens_parse(buf, (size_t)n, opens);
+}
+
+int sd_inuse_parse(const char *buf, size_t len, int v6, uint64_t *inuse)
+{
+	const char *tag = v6 ? "TCP6:" : "TCP:", *line, *w;
+	size_t off = 0, ll, wl, tl = strlen(tag);
+
+	if (!buf || !inuse)
+		return -EBADMSG;
+	while (next_line(buf, len, &off, &line, &ll)) {
+		if (ll <= tl || memcmp(line, tag, tl) || line[tl] != ' ')
+			continue;
+		/* "TCP: inuse N orphan ...", "TCP6: inuse N" */
+		if (!word(line, ll, 1, &w, &wl) || wl != 5 || memcmp(w, "inuse", 5) ||
+		    !word(line, ll, 2, &w, &wl) || word_u64(w, wl, inuse) < 0)
+			return -EBADMSG;
+		return 0;
+	}
+	return -EBADMSG;
+}
+
+int sd_inuse_read(int fd, int v6, uint64_t *inuse)
+{
+	char buf[1024];         /* sockstat: seven short lines */
+	ssize_t n;
+
+	n = pread(fd, buf, sizeof(buf), 0);
+	if (n < 0)
+		return -errno;
+	return sd_inuse_parse(buf, (size_t)n, v6, inuse);
 }

@@ -15,8 +15,16 @@
  * (sock_net(sk)->mib.tcp_statistics). The child is put in the hash after
  * that count (inet_ehash_nolisten() in tcp_v4_syn_recv_sock()), so a dump
  * made just after the count may miss it: the caller dumps once more after
- * a change. Only a socket restored in TCP_REPAIR mode skips tcp_connect():
- * the caller still dumps now and then (SD_REDISCOVER_NS).
+ * a change. Only a socket restored in TCP_REPAIR mode skips tcp_connect()
+ * (tcp_v4_connect() and tcp_v6_connect() hash it and return): it moves no
+ * open, but it moves the namespace's TCP sockets in use, the "inuse" of
+ * /proc/net/sockstat and sockstat6 (sock_prot_inuse_get(net, &tcp_prot)
+ * and &tcpv6_prot in sockstat_seq_show() and sockstat6_seq_show()), which
+ * inet_ehash_nolisten() and __inet_check_established() count for every
+ * socket put in the established hash and inet_unhash() uncounts. So the
+ * caller reads those too: a change in any of the three dumps. A restore
+ * and a close between two looks leave them as they were: the caller still
+ * dumps now and then (SD_REDISCOVER_NS).
  *
  * The file is opened once, inside the namespace (the seq_file keeps the
  * namespace it was opened in: proc_net's single_open_net()), and read
@@ -39,5 +47,13 @@ int sd_opens_read(int fd, uint64_t *opens);
  * of names and the "Tcp:" line of values after it. 0, or -EBADMSG. For
  * tests and fuzzers. */
 int sd_opens_parse(const char *buf, size_t len, uint64_t *opens);
+
+/* The namespace's TCP sockets in use, IPv4 (sockstat, "TCP: inuse N")
+ * or IPv6 (sockstat6, "TCP6: inuse N"; absent without IPv6): open inside
+ * namespace nsfd (-1: the calling thread's), read through fd, or parse
+ * from buf[0..len). 0 or -errno as above. */
+int sd_inuse_open(int nsfd, int v6);
+int sd_inuse_read(int fd, int v6, uint64_t *inuse);
+int sd_inuse_parse(const char *buf, size_t len, int v6, uint64_t *inuse);
 
 #endif

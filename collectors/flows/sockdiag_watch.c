@@ -53,6 +53,7 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (sd->known[i].sw_slot == e->slot && !sd->known[i].gone) {
 			sd->known[i].pace.due_ns = 0;
+			sd_due_moved(sd);
 			/* a wait the peer owes (bytes unacknowledged, a reply
 			 * not come): its start by the hooks, and its bytes as
 			 * inet_diag gives them (sockdiag_fill.c: the SYN is one
@@ -87,6 +88,7 @@ void sd_watch_close(struct sockdiag *sd)
 			sd->known[i].pace.due_ns = 0;   /* on its pace from now */
 		sd->known[i].sw_slot = 0;
 	}
+	sd_due_moved(sd);
 }
 
 void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
@@ -94,6 +96,7 @@ void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
 	if (k->sw_slot) {
 		sockwatch_del(sd->sw, k->sw_slot);
 		k->pace.due_ns = 0;     /* no kernel to say when it waits */
+		sd_due_moved(sd);
 	}
 	k->sw_slot = 0;
 }
@@ -198,9 +201,11 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 		all = 1;
 	}
 	sd->hold = hold;
-	if (all)
+	if (all) {
 		for (unsigned i = 0; i < sd->nknown; i++)
 			sd->known[i].pace.due_ns = 0;
+		sd_due_moved(sd);
+	}
 }
 
 void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,

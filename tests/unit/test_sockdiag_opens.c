@@ -78,6 +78,35 @@ static void sd_opens_parse__not_the_kernels_text__refused(void **state)
 			 -EBADMSG);
 }
 
+/* sockstat and sockstat6 as Linux 6.18 writes them (sockstat_seq_show(),
+ * sockstat6_seq_show()): the TCP line's inuse, by its tag and word. */
+static void sd_inuse_parse__kernel_text__tcp_inuse(void **state)
+{
+	static const char v4[] = "sockets: used 8\n"
+				 "TCP: inuse 17 orphan 0 tw 3 alloc 21 mem 26\n"
+				 "UDP: inuse 4 mem 0\n";
+	static const char v6[] = "TCP6: inuse 5\nUDP6: inuse 0\nUDPLITE6: inuse 0\n";
+	static const char *const bad[] = {
+		"", "UDP: inuse 4\n", "TCP: used 4\n", "TCP: inuse\n", "TCP: inuse -1\n",
+		"TCP: inuse 4x\n", "TCP:inuse 4\n", "TCP6: inuse 4\n",
+	};
+	uint64_t v = 42;
+
+	(void)state;
+	assert_int_equal(sd_inuse_parse(v4, sizeof(v4) - 1, 0, &v), 0);
+	assert_int_equal(v, 17);
+	assert_int_equal(sd_inuse_parse(v6, sizeof(v6) - 1, 1, &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(sd_inuse_parse(v6, sizeof(v6) - 1, 0, &v), -EBADMSG);
+	assert_int_equal(sd_inuse_parse(v4, sizeof(v4) - 1, 1, &v), -EBADMSG);
+	v = 42;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (sd_inuse_parse(bad[i], strlen(bad[i]), 0, &v) != -EBADMSG)
+			fail_msg("accepted: \"%s\"", bad[i]);
+		assert_int_equal(v, 42);
+	}
+}
+
 /* The file of this namespace, opened once: each connection moves the sum
  * by two (the connect and the accepted child), read after read. */
 static void sd_opens_read__own_namespace__each_connection_counts_twice(void **state)
@@ -307,6 +336,52 @@ static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **sta
 	conn_close(&a);
 }
 
+/* A socket restored in TCP_REPAIR mode (as CRIU restores one) connects
+ * without tcp_connect(): no ActiveOpens, but it is hashed, so its
+ * namespace's TCP sockets in use move and the next discovery dumps and
+ * finds it; with only the opens as the gate it waits for rediscover_ns
+ * (an hour here). */
+static void sockdiag_poll__repaired_socket__found_without_an_open(void **state)
+{
+	static struct nstest_obs l;
+	struct sockaddr_in a = { .sin_family = AF_INET }, b;
+	struct conn c;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	socklen_t bl = sizeof(b);
+	char err[256] = "";
+	uint64_t opens0, opens1;
+	int one = 1, r, snmp;
+
+	(void)state;
+	conn_open(&c, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	polls(sd, &sel, 4, 2);
+	assert_int_equal(stats_of(sd).dumps, 2);
+	snmp = sd_opens_open(-1);
+	assert_true(snmp >= 0);
+	assert_int_equal(sd_opens_read(snmp, &opens0), 0);
+	r = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(r >= 0);
+	assert_int_equal(setsockopt(r, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one)), 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(r, (struct sockaddr *)&a, sizeof(a)), 0);
+	a.sin_port = htons(9);  /* nobody listens: a restore sends nothing */
+	assert_int_equal(connect(r, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(r, (struct sockaddr *)&b, &bl), 0);
+	assert_int_equal(sd_opens_read(snmp, &opens1), 0);
+	assert_true(opens1 == opens0);  /* no open counted */
+	nstest_msleep(2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 3);
+	assert_int_equal(stats_of(sd).dumps, 3);
+	assert_non_null(find(&l, ntohs(b.sin_port), 9));
+	sockdiag_close(sd);
+	close(snmp);
+	close(r);
+	conn_close(&c);
+}
+
 /* Paced reads (no kernel-event watch): a threshold of seconds: an idle
  * socket is due a threshold less a poll later, but read at least once per
  * refresh_ns all the same, since with the dumps apart nothing else shows
@@ -352,7 +427,7 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	struct flow_sel sel;
 	struct sockdiag *sd;
 	char err[256] = "";
-	uint64_t t0, seen = 0;
+	uint64_t t0, seen = 0, walks;
 	unsigned early = 0, other = 0;
 	struct conn a;
 
@@ -369,11 +444,15 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* due after it */
 	assert_true(l.o[0].keep_ns > 2000 * MS);
 	assert_true(l.o[1].keep_ns > 2000 * MS);
-	/* paced reads would read both every 100 ms */
+	/* paced reads would read both every 100 ms; and no poll looks at
+	 * every socket's due time while the least is ahead */
+	walks = stats_of(sd).due_walks;
 	for (int i = 0; i < 10; i++) {
 		nstest_msleep(30);
 		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+		assert_true(sockdiag_next_ns(sd) > loop_mono_ns() + 1000 * MS);
 	}
+	assert_int_equal(stats_of(sd).due_walks, walks);
 	t0 = loop_mono_ns();
 	assert_int_equal(write(a.c, "abc", 3), 3);      /* the server's, unread */
 	assert_true(sockdiag_fd(sd) >= 0);      /* the loop watches it */
@@ -472,11 +551,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sd_opens_parse__kernel_text__active_plus_passive),
 		cmocka_unit_test(sd_opens_parse__not_the_kernels_text__refused),
+		cmocka_unit_test(sd_inuse_parse__kernel_text__tcp_inuse),
 		cmocka_unit_test(sd_opens_read__own_namespace__each_connection_counts_twice),
 		cmocka_unit_test(sd_opens_open__other_namespace__its_counters),
 		cmocka_unit_test(sockdiag_poll__nothing_opened__no_dump_known_sockets_read),
 		cmocka_unit_test(sockdiag_poll__one_closed_one_opened__new_one_found),
 		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
+		cmocka_unit_test(sockdiag_poll__repaired_socket__found_without_an_open),
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
