@@ -3,6 +3,7 @@
  * incident groups and siblings stall_group.c's, the views stall_view.c's
  * (stall_int.h). */
 #include "daemon/detect/stall.h"
+#include "daemon/detect/owners.h"
 #include "daemon/detect/stall_int.h"
 #include "daemon/conf.h"
 #include "daemon/counts.h"
@@ -223,8 +224,11 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	if (!f)
 		return;
 	opid = f->seen_ns ? f->obs.pid : 0;
-	if (o->pid > 0 ? o->pid != opid : opid > 0)
+	if (o->pid > 0 ? o->pid != opid : opid > 0) {
+		owners_del(s->owners, f->port, opid);
+		owners_add(s->owners, f->port, o->pid);
 		s->owners_dirty = 1;    /* watch_owners() has work */
+	}
 	/* a wait start is believed back to the last poll, a gap ago (kernel
 	 * TCP's progress is the kernel's own time: an interval's slack) */
 	switch (flow_update(f, o, now, th,
@@ -281,8 +285,10 @@ static void gone_cb(struct sflow *f, void *arg)
 {
 	struct stall *s = arg;
 
-	if (f->obs.pid > 0)
+	if (f->obs.pid > 0) {
+		owners_del(s->owners, f->port, f->obs.pid);
 		s->owners_dirty = 1;
+	}
 	if (f->state == FLOW_STALLED)
 		on_released(s, f, 1);
 }
@@ -323,28 +329,20 @@ static void log_refusals(struct stall *s, uint64_t now)
 static void watch_owners(struct stall *s)
 {
 	unsigned np = ports_count(s->ports);
-	int (*pids)[HOST_MAX_PIDS] = np ? calloc(np, sizeof(*pids)) : NULL;
-	unsigned *n = np ? calloc(np, sizeof(*n)) : NULL;
+	int pids[HOST_MAX_PIDS];
 
-	for (struct sflow *f = pids && n ? livetab_next(s->flows, NULL) : NULL; f;
-	     f = livetab_next(s->flows, f)) {
-		unsigned i = 0, j = 0;
-
-		if (f->obs.pid <= 0)
-			continue;
-		while (i < np && strcmp(f->port, port_name(ports_at(s->ports, i))))
-			i++;
-		if (i == np || n[i] >= HOST_MAX_PIDS)
-			continue;
-		while (j < n[i] && pids[i][j] != f->obs.pid)
-			j++;
-		if (j == n[i])
-			pids[i][n[i]++] = f->obs.pid;
+	/* kept as flows come and go (owners.h); walked for again only when
+	 * a count was lost */
+	if (owners_unsure(s->owners)) {
+		owners_clear(s->owners);
+		for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f))
+			owners_add(s->owners, f->port, f->obs.pid);
 	}
-	for (unsigned i = 0; pids && n && i < np; i++)
-		port_host_watch(ports_at(s->ports, i), pids[i], n[i]);
-	free(pids);
-	free(n);
+	for (unsigned i = 0; i < np; i++) {
+		struct port *p = ports_at(s->ports, i);
+
+		port_host_watch(p, pids, owners_of(s->owners, port_name(p), pids, HOST_MAX_PIDS));
+	}
 }
 
 static void thread_stall(struct sflow *f, void *arg)
@@ -365,8 +363,9 @@ void stall_poll_end(struct stall *s, uint64_t now)
 	/* flows not seen lately are closed; open incidents time out */
 	if (now >= s->next_expire) {
 		livetab_expire(s->flows, now, gone_cb, s);
-		/* a walk of every flow: when an owner came or went, and every
-		 * STALL_OWNERS_EVERY_NS (a port's host source opened since) */
+		/* the owners told to the ports' host sources: when an owner
+		 * came or went, and every STALL_OWNERS_EVERY_NS (a port's host
+		 * source opened since) */
 		if (s->owners_dirty || now - s->owners_ns >= STALL_OWNERS_EVERY_NS) {
 			watch_owners(s);
 			s->owners_dirty = 0;
@@ -549,13 +548,14 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->c = c;
 	sip_key_random(&s->kkey);
 	s->flows = livetab_new();
+	s->owners = owners_new();
 	s->incs = incidents_new();
 	s->srcs = flowsrcs_new(l, ps);
 	s->ports = ps;
 	s->timer = loop_timer_new(l, timer_cb, s);
 	s->chunk = loop_timer_new(l, chunk_cb, s);
 	s->tpass = tpass_new();
-	if (!s->flows || !s->incs || !s->srcs || !s->timer || !s->chunk || !s->tpass) {
+	if (!s->flows || !s->owners || !s->incs || !s->srcs || !s->timer || !s->chunk || !s->tpass) {
 		util_errf(err, errlen, "%s", s->timer ? "out of memory" : "flow timer");
 		stall_free(s);
 		return NULL;
@@ -601,6 +601,7 @@ void stall_free(struct stall *s)
 	flowsrcs_free(s->srcs);
 	tpass_free(s->tpass);
 	livetab_free(s->flows);
+	owners_free(s->owners);
 	incidents_free(s->incs);
 	free(s->kset);
 	free(s);

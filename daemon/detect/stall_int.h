@@ -62,6 +62,7 @@ struct stall {
 	 * then, and every STALL_OWNERS_EVERY_NS all the same */
 	int owners_dirty;
 	uint64_t owners_ns;
+	struct owners *owners;  /* the flows' owners per port (owners.h) */
 	/* the threshold of the port last asked for: a poll's observations
 	 * come port by port, so one compare per observation instead of a
 	 * scan of the configured ports (cleared by stall_configure) */
