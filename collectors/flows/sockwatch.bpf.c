@@ -150,7 +150,14 @@ struct sw_reg sw_regs[SW_REG_CHUNK] = {};
 __u8 sw_reg_ok[SW_REG_CHUNK] = {};
 /* counts userspace reads (a lost event makes it read every socket) */
 __u64 sw_posted = 0, sw_lost = 0, sw_arm_failed = 0, sw_rearmed = 0, sw_fired = 0;
-__u64 sw_hooked = 0;            /* hook runs on watched sockets */
+/* hook runs on watched sockets: counted per CPU (userspace sums them), so
+ * that no hook writes a line other CPUs' hooks and the wheel write */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sw_hooks SEC(".maps");
 __u64 sw_queued_n = 0;          /* slots put in the wheel */
 /* the wheel: the tick its timer is set for (0: not set), the last tick
  * swept, slots in it not yet swept */
@@ -261,14 +268,15 @@ static __always_inline int sw_place(__u64 t, __u32 k)
  * queued tick is claimed first (compare-and-swap), then a bucket's entry;
  * with none free in four ticks the claim is given back and the loss
  * counted. */
-__noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl)
+__noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
 {
-	__u64 now, nt, t, q = 0;
+	__u64 nt, t, q = 0;
 	int won = 0;
 
 	if (!s)
 		return 0;
-	now = bpf_ktime_get_ns();
+	/* now: the caller's clock, read just before (one clock read a hook:
+	 * it is a good part of a hook's cost) */
 	nt = now / SW_TICK_NS;
 	t = (dl + SW_TICK_NS - 1) / SW_TICK_NS;
 	if (t < nt + 2)
@@ -328,7 +336,7 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now, __u64 dl)
 		if (sw_test_lose)
 			sw_test_lose--;
 		__sync_fetch_and_add(&sw_lost, 1);
-		sw_queue(s, k, now + sw_retry_ns);
+		sw_queue(s, k, now + sw_retry_ns, now);
 		return 0;
 	}
 	e->slot = k;
@@ -355,7 +363,7 @@ static __always_inline void sw_due(struct sw_slot *s, __u32 k, __u64 dl, __u64 n
 	if (dl <= now + SW_TICK_NS)
 		sw_post(s, k, now, dl);
 	else
-		sw_queue(s, k, dl);
+		sw_queue(s, k, dl, now);
 }
 
 /* Judge the socket's wait as flow_obs_sock_waiting() and
@@ -434,7 +442,8 @@ static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
 	struct tcp_sock___sw *tp;
 	struct sw_slot *s;
 	struct sw_sk *st;
-	__u32 k;
+	__u32 k, zero = 0;
+	__u64 *hooks;
 
 	st = bpf_sk_storage_get(&sw_sks, sk, 0, 0);
 	if (!st)
@@ -446,7 +455,9 @@ static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
 	tp = (struct tcp_sock___sw *)bpf_skc_to_tcp_sock(sk);
 	if (!tp)
 		return;
-	__sync_fetch_and_add(&sw_hooked, 1);
+	hooks = bpf_map_lookup_elem(&sw_hooks, &zero);
+	if (hooks)
+		(*hooks)++;
 	sw_eval(tp, s, k, nx);
 }
 
@@ -496,7 +507,7 @@ static long sw_look(__u64 i, struct sw_sweep *x)
 		return 0;
 	if (dl > x->now + 100000) {     /* the wait moved on */
 		__sync_fetch_and_add(&sw_rearmed, 1);
-		sw_queue(s, k, dl);
+		sw_queue(s, k, dl, x->now);
 		return 0;
 	}
 	sw_post(s, k, x->now, dl);

@@ -333,6 +333,22 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 	return rc;
 }
 
+/* The sum over the CPUs of a one-entry per-CPU array of u64. */
+static uint64_t sw_sum_percpu(int fd)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t sum = 0, *v;
+	uint32_t zero = 0;
+
+	if (ncpu <= 0 || !(v = calloc((size_t)ncpu, sizeof(*v))))
+		return 0;
+	if (bpf_map_lookup_elem(fd, &zero, v) == 0)
+		for (int i = 0; i < ncpu; i++)
+			sum += v[i];
+	free(v);
+	return sum;
+}
+
 void sockwatch_stats(struct sockwatch_stats *st)
 {
 	memset(st, 0, sizeof(*st));
@@ -343,7 +359,7 @@ void sockwatch_stats(struct sockwatch_stats *st)
 	st->arm_failed = sw.skel->bss->sw_arm_failed;
 	st->fired = sw.skel->bss->sw_fired;
 	st->rearmed = sw.skel->bss->sw_rearmed;
-	st->hooked = sw.skel->bss->sw_hooked;
+	st->hooked = sw_sum_percpu(bpf_map__fd(sw.skel->maps.sw_hooks));
 	st->slots = sw.used;
 }
 
