@@ -283,6 +283,7 @@ static void sd_compile(struct sockdiag *sd, const struct flow_sel *sel, unsigned
 		sd->bclen = 0;  /* could not compile: filter in userspace */
 	sd->compiled = 1;
 	sd->next_discover = 0;
+	sd->last_dump = 0;      /* new selectors: the next discovery dumps */
 }
 
 /* A dump request: the compat one (family AF_UNSPEC, both families in one
@@ -423,22 +424,25 @@ static unsigned sd_count_due(struct sockdiag *sd, uint64_t now)
 	return n;
 }
 
-/* Read every remembered socket that is due with the BPF reader: one
- * program run per SR_CHUNK sockets, then each as sd_parse_sock() would have
- * it from tcp_info. The number read, or -errno (the caller falls back to
+/* Read the remembered sockets that are due, from known[*from] on, with the
+ * BPF reader: up to SR_MAX of them, one program run per SR_CHUNK, then
+ * each as sd_parse_sock() would have it from tcp_info; *from: where the
+ * next run goes on. The number read, or -errno (the caller falls back to
  * sock_diag). */
-static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, unsigned *from, char *err,
+			 size_t errlen)
 {
 	struct sr_key *keys = sockread_keys(sd->rd);
-	unsigned n = 0;
+	unsigned n = 0, i;
 	uint64_t now;
 	int rc;
 
-	for (unsigned i = 0; i < sd->nknown && n < SR_MAX; i++)
+	for (i = *from; i < sd->nknown && n < SR_MAX; i++)
 		if (sd_due(sd, &sd->known[i], d->now)) {
 			sd_reader_key(&sd->known[i], &keys[n]);
 			sd->rd_map[n++] = i;
 		}
+	*from = i;
 	if (!n)
 		return 0;
 	rc = sockread_run(sd->rd, n, &now, err, errlen);
@@ -497,13 +501,14 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, char *err, size
 	return (int)n;
 }
 
-/* Ask for every remembered socket that is due alone, NL_BATCH_MAX at a
- * time. The number asked for, or -errno. */
-static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, char *err, size_t errlen)
+/* Ask for every remembered socket that is due, from known[from] on, alone,
+ * NL_BATCH_MAX at a time. The number asked for, or -errno. */
+static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, unsigned from, char *err,
+			   size_t errlen)
 {
 	char reqs[NL_BATCH_MAX * NLMSG_ALIGN(MNL_NLMSG_HDRLEN + sizeof(struct inet_diag_req_v2))]
 		__attribute__((aligned(8)));
-	unsigned i = 0, asked = 0;
+	unsigned i = from, asked = 0;
 
 	while (i < sd->nknown) {
 		struct sd_batch b = { .sd = sd, .d = d };
@@ -671,20 +676,31 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	sd->probe = 0;
 	rc = -ENOENT;
 	if (sd->rd) {
-		/* SR_MAX sockets a run at most: another while a run was full
-		 * (what was read is no longer due); a socket the selectors
-		 * left out stays due, so the runs are bounded */
-		rc = 0;
-		for (unsigned pass = 0; pass <= sd->nknown / SR_MAX; pass++) {
-			int got = sd_read_known(sd, &d, err, errlen);
+		/* SR_MAX sockets a run at most, each run going on from where
+		 * the last stopped, so each socket is looked at once a poll */
+		unsigned from = 0, at = 0;
+		int got = 0;
 
-			if (got < 0) {
-				rc = got;
+		rc = 0;
+		while (from < sd->nknown) {
+			at = from;
+			got = sd_read_known(sd, &d, &from, err, errlen);
+			if (got < 0)
 				break;
-			}
 			rc += got;
-			if (got < SR_MAX)
-				break;
+		}
+		if (got < 0 && !rc)
+			rc = got;       /* none read: sock_diag asks for them all */
+		else if (got < 0) {
+			/* a later run failed: the rest asked for by sock_diag,
+			 * from the first socket that run would have read */
+			util_strlcpy(sd->rd_why, err, sizeof(sd->rd_why));
+			sockread_close(sd->rd);
+			sd->rd = NULL;
+			got = sd_lookup_known(sd, &d, at, err, errlen);
+			if (got < 0)
+				return got;
+			rc += got;
 		}
 		if (rc < 0 && !d.emitted) {
 			/* the reader failed: sock_diag from now on */
@@ -694,7 +710,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		}
 	}
 	if (rc < 0)
-		rc = sd_lookup_known(sd, &d, err, errlen);
+		rc = sd_lookup_known(sd, &d, 0, err, errlen);
 	sd_least_due_keep(sd);  /* what was read is due later */
 	if (rc < 0)
 		return rc;

@@ -9,6 +9,7 @@
 #include "sockdiag_test.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "collectors/flows/sockwatch_api.h"
 
@@ -382,6 +383,86 @@ static void sockdiag_poll__repaired_socket__found_without_an_open(void **state)
 	conn_close(&c);
 }
 
+/* More watched sockets than the BPF reader takes in a run (SR_MAX): each
+ * is read once a poll, the runs going on from where the last stopped. All
+ * due at every poll here (no pacing): runs that each began at the first
+ * socket read the first SR_MAX again and again and never the rest. */
+struct many {
+	unsigned n, twice;
+	uint16_t lport;
+	uint8_t seen[2][65536 / 8];     /* accepted ends, clients' ends */
+};
+
+static void many_emit(const struct flow_obs *o, void *arg)
+{
+	struct many *m = arg;
+	unsigned srv = ntohs(o->key.sport) == m->lport;
+	unsigned p = ntohs(srv ? o->key.dport : o->key.sport);     /* the client's port */
+	uint8_t *b = &m->seen[srv][p / 8];
+
+	if (*b & (1u << (p % 8)))
+		m->twice++;
+	*b |= (uint8_t)(1u << (p % 8));
+	m->n++;
+}
+
+static void sockdiag_poll__more_than_a_reader_run__each_read_once(void **state)
+{
+	enum { NC = SR_MAX / 2 + 40 };          /* both ends: SR_MAX + 80 sockets */
+	static int cs[NC], ss[NC];
+	static struct many m;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct rlimit rl = { 4 * NC + 64, 4 * NC + 64 };
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	socklen_t al = sizeof(a);
+	char err[256] = "", spec[64];
+	uint64_t reads;
+	int ls, one = 1;
+
+	(void)state;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(ls >= 0);
+	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(ls, 128), 0);
+	assert_int_equal(getsockname(ls, (struct sockaddr *)&a, &al), 0);
+	for (int i = 0; i < NC; i++) {
+		cs[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		assert_true(cs[i] >= 0);
+		assert_int_equal(connect(cs[i], (struct sockaddr *)&a, sizeof(a)), 0);
+		ss[i] = accept(ls, NULL, NULL);
+		assert_true(ss[i] >= 0);
+	}
+	snprintf(spec, sizeof(spec), "tcp port %u", (unsigned)ntohs(a.sin_port));
+	assert_int_equal(flow_sel_parse(spec, &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	if (!st.reader)
+		fail_msg("no BPF socket reader: %s", st.reader_why);
+	for (int i = 0; i < 3; i++) {   /* the dump, the one after it, a read */
+		memset(&m, 0, sizeof(m));
+		m.lport = ntohs(a.sin_port);
+		assert_int_equal(sockdiag_poll(sd, &sel, 1, many_emit, &m, err, sizeof(err)), 2 * NC);
+		assert_int_equal(m.n, 2 * NC);
+		assert_int_equal(m.twice, 0);
+		nstest_msleep(2);
+	}
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.dumps, 2);
+	reads = st.reads;
+	assert_int_equal(reads, 2 * NC);        /* the third poll, by the reader */
+	sockdiag_close(sd);
+	for (int i = 0; i < NC; i++) {
+		close(cs[i]);
+		close(ss[i]);
+	}
+	close(ls);
+}
+
 /* Paced reads (no kernel-event watch): a threshold of seconds: an idle
  * socket is due a threshold less a poll later, but read at least once per
  * refresh_ns all the same, since with the dumps apart nothing else shows
@@ -558,6 +639,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__one_closed_one_opened__new_one_found),
 		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
 		cmocka_unit_test(sockdiag_poll__repaired_socket__found_without_an_open),
+		cmocka_unit_test(sockdiag_poll__more_than_a_reader_run__each_read_once),
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
