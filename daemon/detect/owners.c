@@ -1,18 +1,24 @@
-/* owners: see owners.h. */
+/* owners: see owners.h. Entries in the order they came, found by a hash of
+ * (port, pid) with linear probing; an entry whose flows all went stays (a
+ * count of 0) until the table is cleared, so the hash never deletes. */
 #include "daemon/detect/owners.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define OWNERS_HASH (2 * OWNERS_MAX)    /* a power of two, half full at most */
 
 struct owner {
 	char port[32];
 	int pid;
-	unsigned n;             /* its flows of that port; 0: a free entry */
+	unsigned n;             /* its flows of that port */
 };
 
 struct owners {
-	struct owner *v;
-	unsigned n, cap;        /* entries in use or freed (n), allocated */
+	struct owner v[OWNERS_MAX];
+	unsigned n;
+	uint32_t h[OWNERS_HASH];        /* index in v + 1, 0 empty */
 	int unsure;
 };
 
@@ -23,9 +29,6 @@ struct owners *owners_new(void)
 
 void owners_free(struct owners *ow)
 {
-	if (!ow)
-		return;
-	free(ow->v);
 	free(ow);
 }
 
@@ -34,65 +37,74 @@ void owners_clear(struct owners *ow)
 	if (!ow)
 		return;
 	ow->n = 0;
+	memset(ow->h, 0, sizeof(ow->h));
 	ow->unsure = 0;
 }
 
-static struct owner *find(struct owners *ow, const char *port, int pid)
+static uint32_t hash(const char *port, int pid)
 {
-	for (unsigned i = 0; i < ow->n; i++)
-		if (ow->v[i].n && ow->v[i].pid == pid && !strcmp(ow->v[i].port, port))
-			return &ow->v[i];
-	return NULL;
+	uint32_t h = 2166136261u;       /* FNV-1a */
+
+	for (const char *c = port; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	for (int i = 0; i < 4; i++)
+		h = (h ^ (uint8_t)((unsigned)pid >> (8 * i))) * 16777619u;
+	return h;
+}
+
+/* The hash slot of (port, pid): its entry's, or the empty one it would take. */
+static uint32_t *slot(struct owners *ow, const char *port, int pid)
+{
+	uint32_t i = hash(port, pid) & (OWNERS_HASH - 1);
+
+	for (;;) {
+		const struct owner *o;
+
+		if (!ow->h[i])
+			return &ow->h[i];
+		o = &ow->v[ow->h[i] - 1];
+		if (o->pid == pid && !strcmp(o->port, port))
+			return &ow->h[i];
+		i = (i + 1) & (OWNERS_HASH - 1);
+	}
 }
 
 void owners_add(struct owners *ow, const char *port, int pid)
 {
+	uint32_t *h;
 	struct owner *o;
 
 	if (!ow || !port || pid <= 0 || ow->unsure)
 		return;
-	o = find(ow, port, pid);
-	if (o) {
-		o->n++;
+	h = slot(ow, port, pid);
+	if (*h) {
+		ow->v[*h - 1].n++;
 		return;
 	}
-	for (unsigned i = 0; i < ow->n && !o; i++)
-		if (!ow->v[i].n)
-			o = &ow->v[i];  /* a freed entry: kept in order of coming */
-	if (!o) {
-		if (ow->n == ow->cap) {
-			unsigned nc = ow->cap ? ow->cap * 2 : 16;
-			struct owner *nv;
-
-			if (nc > OWNERS_MAX || !(nv = realloc(ow->v, nc * sizeof(*nv)))) {
-				ow->unsure = 1;
-				return;
-			}
-			ow->v = nv;
-			ow->cap = nc;
-		}
-		o = &ow->v[ow->n++];
+	if (ow->n == OWNERS_MAX || strlen(port) >= sizeof(o->port)) {
+		ow->unsure = 1;
+		return;
 	}
+	o = &ow->v[ow->n++];
 	memset(o, 0, sizeof(*o));
-	strncpy(o->port, port, sizeof(o->port) - 1);
+	memcpy(o->port, port, strlen(port));
 	o->pid = pid;
 	o->n = 1;
+	*h = ow->n;
 }
 
 void owners_del(struct owners *ow, const char *port, int pid)
 {
-	struct owner *o;
+	uint32_t *h;
 
 	if (!ow || !port || pid <= 0 || ow->unsure)
 		return;
-	o = find(ow, port, pid);
-	if (!o) {
-		ow->unsure = 1;
+	h = slot(ow, port, pid);
+	if (!*h || !ow->v[*h - 1].n) {
+		ow->unsure = 1;         /* taken away, never added */
 		return;
 	}
-	o->n--;
-	while (ow->n && !ow->v[ow->n - 1].n)
-		ow->n--;
+	ow->v[*h - 1].n--;
 }
 
 int owners_unsure(const struct owners *ow)

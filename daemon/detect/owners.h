@@ -2,10 +2,12 @@
  * go and change owner, so that the host source's pid list (src_host.h,
  * port_host_watch()) is had without a walk of every flow. No I/O.
  *
- * A count per (port, pid). At most OWNERS_MAX of them: past that, or when
- * a flow is taken away that was never added (a caller's miscount), the
- * table says it is unsure (owners_unsure) and the caller walks its flows
- * and adds them again after owners_clear(). */
+ * A count per (port, pid), found by a hash. At most OWNERS_MAX pairs
+ * seen since the last clear (pairs whose flows all went count too): past
+ * that, or when a flow is taken away that was never added (a caller's
+ * miscount), the table says it is unsure (owners_unsure) and the caller
+ * clears it, adds its flows again, and while still unsure counts them
+ * its own way. */
 #ifndef NICSTALL_OWNERS_H
 #define NICSTALL_OWNERS_H
 

@@ -329,20 +329,50 @@ static void log_refusals(struct stall *s, uint64_t now)
 static void watch_owners(struct stall *s)
 {
 	unsigned np = ports_count(s->ports);
-	int pids[HOST_MAX_PIDS];
+	int (*pids)[HOST_MAX_PIDS];
+	unsigned *n;
 
-	/* kept as flows come and go (owners.h); walked for again only when
-	 * a count was lost */
+	/* kept as flows come and go (owners.h); counted again when a count
+	 * was lost or pairs that went filled it (a walk, hashed) */
 	if (owners_unsure(s->owners)) {
 		owners_clear(s->owners);
 		for (struct sflow *f = livetab_next(s->flows, NULL); f; f = livetab_next(s->flows, f))
 			owners_add(s->owners, f->port, f->obs.pid);
 	}
-	for (unsigned i = 0; i < np; i++) {
-		struct port *p = ports_at(s->ports, i);
+	if (!owners_unsure(s->owners)) {
+		int one[HOST_MAX_PIDS];
 
-		port_host_watch(p, pids, owners_of(s->owners, port_name(p), pids, HOST_MAX_PIDS));
+		for (unsigned i = 0; i < np; i++) {
+			struct port *p = ports_at(s->ports, i);
+
+			port_host_watch(p, one, owners_of(s->owners, port_name(p), one,
+							  HOST_MAX_PIDS));
+		}
+		return;
 	}
+	/* more owners than the table holds: each port's first HOST_MAX_PIDS
+	 * by a walk of every flow */
+	pids = np ? calloc(np, sizeof(*pids)) : NULL;
+	n = np ? calloc(np, sizeof(*n)) : NULL;
+	for (struct sflow *f = pids && n ? livetab_next(s->flows, NULL) : NULL; f;
+	     f = livetab_next(s->flows, f)) {
+		unsigned i = 0, j = 0;
+
+		if (f->obs.pid <= 0)
+			continue;
+		while (i < np && strcmp(f->port, port_name(ports_at(s->ports, i))))
+			i++;
+		if (i == np || n[i] >= HOST_MAX_PIDS)
+			continue;
+		while (j < n[i] && pids[i][j] != f->obs.pid)
+			j++;
+		if (j == n[i])
+			pids[i][n[i]++] = f->obs.pid;
+	}
+	for (unsigned i = 0; pids && n && i < np; i++)
+		port_host_watch(ports_at(s->ports, i), pids[i], n[i]);
+	free(pids);
+	free(n);
 }
 
 static void thread_stall(struct sflow *f, void *arg)

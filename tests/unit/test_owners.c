@@ -79,11 +79,43 @@ static void owners__miscount_or_full__unsure_until_cleared(void **state)
 	owners_free(NULL);
 }
 
+/* One (port, pid) whose flow comes and goes again and again keeps one
+ * entry: a long-lived engine reconnecting never fills the table. Pairs
+ * that all went still count until a clear (the caller then counts its
+ * live flows again). */
+static void owners__same_pair_churns__one_entry(void **state)
+{
+	struct owners *ow = owners_new();
+	int pids[64];
+
+	(void)state;
+	for (unsigned i = 0; i < 10 * OWNERS_MAX; i++) {
+		owners_add(ow, "a", 7);
+		owners_del(ow, "a", 7);
+	}
+	assert_false(owners_unsure(ow));
+	assert_int_equal(of(ow, "a", pids), 0);
+	for (unsigned i = 0; i < OWNERS_MAX + 1; i++) {
+		owners_add(ow, "a", (int)i + 100);
+		owners_del(ow, "a", (int)i + 100);
+	}
+	assert_true(owners_unsure(ow));
+	owners_clear(ow);
+	owners_add(ow, "a", 7);
+	assert_false(owners_unsure(ow));
+	assert_int_equal(of(ow, "a", pids), 1);
+	/* a port name longer than the table keeps: unsure, not cut */
+	owners_add(ow, "a-port-name-longer-than-thirty-one-bytes", 7);
+	assert_true(owners_unsure(ow));
+	owners_free(ow);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(owners__flows_come_and_go__pid_while_one_flow_stays),
 		cmocka_unit_test(owners__miscount_or_full__unsure_until_cleared),
+		cmocka_unit_test(owners__same_pair_churns__one_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
