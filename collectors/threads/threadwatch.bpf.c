@@ -72,6 +72,8 @@ __u32 tw_big = 0;
  * before it attaches them): what an entry holds from before, a call begun
  * while they were off, is no start of this one. */
 __u64 tw_sys_since = 0;
+/* Kernel stacks walked, and sleeps that took the last walked one (tw_stack) */
+__u64 tw_walks = 0, tw_reused = 0;
 
 /* A thread's entry, first seen now going off (TW_FIRST_OUT) or coming on
  * (TW_FIRST_IN) the CPU; NULL when the map is full. */
@@ -85,12 +87,58 @@ static __always_inline struct tw_thread *tw_new(__u32 tid, __u32 tgid, __u64 now
 	init.first_how = how;
 	init.sys_nr = -1;
 	init.sys_last_nr = -1;
+	init.site_nr = -1;
 	bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&tw_threads, &tid);
 }
 
-static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt,
-				   unsigned int state, __u64 now)
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs___tw {
+	unsigned long orig_ax, ip;
+} __attribute__((preserve_access_index));
+#endif
+
+/* The kernel stack a watched thread goes to sleep in. A walk of it
+ * (bpf_get_stackid(): the ORC unwinder, frame by frame) is most of what a
+ * switch costs: on a ping-pong engine pinned with its peer to one CPU it
+ * put 14% on the round trip (make bench, perturb). A sleep made where the
+ * last walked one was (the same system call, made from the same user
+ * address, to the same state) is in the same kernel path, so it takes
+ * that stack, for TW_STACK_REUSE_NS after the walk at most; a sleep
+ * outside a system call (a page fault) or elsewhere is walked. The site is
+ * read from the task's saved user registers (bpf_task_pt_regs(), Linux
+ * 5.15; x86: orig_ax holds the call, ip the return address); the stack's
+ * own depth would not do, since the kernel offsets each call's stack at
+ * random (CONFIG_RANDOMIZE_KSTACK_OFFSET). Elsewhere every sleep is
+ * walked. */
+static __always_inline void tw_stack(void *ctx, struct task_struct___tw *prev,
+				     struct tw_thread *t, __u32 off, __u64 now)
+{
+	long nr = -1;
+	__u64 ip = 0;
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs___tw *r = (struct pt_regs___tw *)bpf_task_pt_regs((struct task_struct *)prev);
+
+	if (r) {
+		nr = (long)r->orig_ax;
+		ip = r->ip;
+	}
+#endif
+	if (nr >= 0 && t->stack_id >= 0 && t->site_nr == nr && t->site_ip == ip &&
+	    t->site_off == off && now - t->stack_ns < TW_STACK_REUSE_NS) {
+		__sync_fetch_and_add(&tw_reused, 1);
+		return;
+	}
+	__sync_fetch_and_add(&tw_walks, 1);
+	t->stack_id = bpf_get_stackid(ctx, &tw_stacks, BPF_F_REUSE_STACKID);
+	t->site_nr = (__s32)nr;
+	t->site_ip = ip;
+	t->site_off = off;
+	t->stack_ns = now;
+}
+
+static __always_inline void tw_out(void *ctx, struct task_struct___tw *prev, __u32 tid,
+				   __u32 tgid, int preempt, unsigned int state, __u64 now)
 {
 	struct tw_thread *t = bpf_map_lookup_elem(&tw_threads, &tid);
 	__u32 off;
@@ -109,7 +157,7 @@ static __always_inline void tw_out(void *ctx, __u32 tid, __u32 tgid, int preempt
 		__sync_fetch_and_add(&t->nvcsw, 1);
 		t->sleep_at_ns = now;
 		/* the kernel stack it sleeps in (current is prev here) */
-		t->stack_id = bpf_get_stackid(ctx, &tw_stacks, BPF_F_REUSE_STACKID);
+		tw_stack(ctx, prev, t, off, now);
 	}
 	t->off_state = off;
 	t->off_at_ns = now;
@@ -171,7 +219,7 @@ int BPF_PROG(tw_switch, _Bool preempt, struct task_struct___tw *prev,
 	now = 0;
 	if (tw_watched(tgid)) {
 		now = bpf_ktime_get_ns();
-		tw_out(ctx, (__u32)prev->pid, tgid, preempt, prev_state, now);
+		tw_out(ctx, prev, (__u32)prev->pid, tgid, preempt, prev_state, now);
 	}
 	ntgid = next->tgid;
 	if (tw_watched(ntgid)) {

@@ -732,6 +732,12 @@ struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, ui
 	return e.arr;
 }
 
+void threadwatch_walks(const struct threadwatch *tw, uint64_t *walks, uint64_t *reused)
+{
+	*walks = tw ? tw->skel->bss->tw_walks : 0;
+	*reused = tw ? tw->skel->bss->tw_reused : 0;
+}
+
 void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 {
 	struct bpf_prog_info info;
@@ -745,6 +751,8 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	jx_add_u64(out, "refused_over_limit", tw->refused);
 	jx_add_str(out, "kernel_symbols", ksyms_status(tw->ks));
 	jx_add_u64(out, "kernel_symbols_reads", ksyms_reads(tw->ks));
+	jx_add_u64(out, "stack_walks", tw->skel->bss->tw_walks);
+	jx_add_u64(out, "stacks_reused", tw->skel->bss->tw_reused);
 	jx_add_str(out, "syscalls", tw->sys_links[0] ? "on" : tw->sys_why);
 	memset(&info, 0, sizeof(info));
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(tw->skel->progs.tw_switch), &info, &len))

@@ -25,6 +25,9 @@ typedef uint64_t tw_u64;
 				 * switched go first) */
 #define TW_MAX_STACKS 4096      /* kernel stacks at sleep */
 #define TW_STACK_DEPTH 32       /* frames kept per stack */
+/* A sleep where the last walked one was (tw_site) takes its stack for at
+ * most this long after the walk; then it is walked again. */
+#define TW_STACK_REUSE_NS 1000000000ull
 
 /* Why a thread went off the CPU, from the switch's preempt flag and the
  * task state it left with (trace_sched_switch's prev_state). */
@@ -52,6 +55,11 @@ struct tw_thread {
 	tw_s32 stack_id;        /* kernel stack at the last voluntary sleep,
 				 * < 0: none (-errno of bpf_get_stackid) */
 	tw_u32 first_how;       /* TW_FIRST_*: how the program first saw it */
+	/* where the stack was walked (threadwatch.bpf.c tw_site): the system
+	 * call, the user address it was made from and the state, and when */
+	tw_u64 site_ip, stack_ns;
+	tw_s32 site_nr;
+	tw_u32 site_off;
 	/* thread_watch_syscalls = on only (the raw_syscalls programs): */
 	tw_u64 sys_at_ns;       /* when it entered the call it is in; 0: none */
 	tw_u64 sys_last_ns;     /* how long its last finished call took */

@@ -81,6 +81,10 @@ struct json_object *threadwatch_evidence(struct threadwatch *tw, int32_t pid, ui
  * kernel_symbols says why.
  * Returns the frames written, -1 when the stack is not known. */
 int threadwatch_stack(struct threadwatch *tw, int32_t stack_id, char *buf, size_t len);
+
+/* Kernel stacks walked at sleeps so far, and sleeps that took the stack
+ * last walked where they slept (threadwatch.bpf.c tw_stack). */
+void threadwatch_walks(const struct threadwatch *tw, uint64_t *walks, uint64_t *reused);
 /* Tests: read symbols from path instead of /proc/kallsyms, and the
  * modules from modules instead of /proc/modules (read again at the next
  * stack). */

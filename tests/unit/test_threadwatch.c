@@ -125,7 +125,7 @@ static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(voi
 	int go, tidr;
 	pid_t pid;
 	int32_t p32, tid = 0;
-	uint64_t t0, wait_since;
+	uint64_t t0, wait_since, walks0, reused0, walks1, reused1;
 	struct find f = { 0 };
 	char stack[4096];
 	unsigned stalled = 0;
@@ -142,6 +142,7 @@ static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(voi
 		read_now();
 		sleep_ms(50);
 	}
+	threadwatch_walks(tw, &walks0, &reused0);
 	assert_int_equal(write(go, "g", 1), 1);
 	t0 = loop_mono_ns();
 	wait_since = t0;        /* its flow waits from the send's start */
@@ -168,6 +169,23 @@ static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(voi
 	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
 	print_message("stack at sleep:\n%s\n", stack);
 	assert_non_null(strstr(stack, "futex"));
+	/* thousands of sleeps in one place, its stack walked about once a
+	 * second (TW_STACK_REUSE_NS), not at each */
+	threadwatch_walks(tw, &walks1, &reused1);
+	print_message("stacks walked %" PRIu64 ", reused %" PRIu64 "\n", walks1 - walks0,
+		      reused1 - reused0);
+	assert_true(reused1 - reused0 >= 1000);
+	assert_true(walks1 - walks0 < (reused1 - reused0) / 20);
+	/* then asleep elsewhere (pause()): that sleep is walked */
+	sleep_ms(200);
+	read_now();
+	memset(&f, 0, sizeof(f));
+	f.tid = tid;
+	threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, find_cb, &f);
+	assert_true(f.found);
+	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
+	print_message("stack at its last sleep:\n%s\n", stack);
+	assert_null(strstr(stack, "futex"));
 	stop_child(pid);
 	close(go);
 	close(tidr);
