@@ -425,6 +425,7 @@ sock_liveness = events"
 		done
 	done
 	stop_pid "$SP_PID"
+	perturb_engines "$rounds" "$secs"
 	DPIN=()
 	for p in p50 p99 p999; do
 		row section=perturb name="sockperf ping-pong $p, daemon on / off" unit=us \
@@ -466,6 +467,15 @@ sock_liveness = events"
 			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p events)"
 	done
+	for e in engine:ep vma:vp; do
+		for p in p50 p99; do
+			local goal="<= 1.02x" check=max:1.02
+			[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
+			row section=perturb name="  $( [ ${e%%:*} = engine ] && echo "nsengine's own session watched through its flow table (track = engine)" || echo "the VMA imitation's socket watched through its statistics file (track = vma)") / off, $p" \
+				unit=x series=${e#*:}_pair_$p goal="$goal" check="$check" \
+				note="$(perturb_note $p ${e%%:*})"
+		done
+	done
 	row section=perturb name="host drops (tx/rx_dropped, both veths), daemon off" unit=frames \
 		series=drops_off
 	row section=perturb name="host drops, daemon on" unit=frames series=drops_on \
@@ -478,8 +488,76 @@ sock_liveness = events"
 		note="the tracker hooked with: ${att:-?}(tracker_attach = auto). tcx links make no qdisc, so a start and a stop graft nothing; on clsact (kernels before 6.6) the qdisc made at the start and removed at the stop deactivates the veth for a moment each time (qdisc_graft -> dev_deactivate) and what it sends then is lost (nicstalld(8) BUGS): 10 frames over 5 starts and stops in tests/system/test_tc_cleanup.sh"
 }
 
+# The engine readers' own pairs: the measured engine's round trips, its
+# source watching it (and nothing else of the port but the 32 sessions'
+# selector) over the off run beside it. nsengine (TCP, one session at full
+# rate, its flow table read by change: flow_engine_read.c) and the VMA
+# imitation (tests/engine/vmaengine.c, UDP, its statistics file: the
+# reader's counter makes it copy its stats every 500 ms, which the pair
+# counts too). Pinned as sockperf is. perturb_engines ROUNDS SECS
+perturb_engines() {
+	local rounds=$1 secs=$2 r v order e out pre
+	pre=LD_PRELOAD=$BUILD/libvma.so.9.8.84
+	mkdir -p "$WORK/vma"
+	mkconf "$WORK/perturb-engine.conf" "track = engine" "flows = tcp port 11112"
+	mkconf "$WORK/perturb-vma.conf" "track = vma" "flows = udp port 11113" \
+		"vma_stats_dir = $WORK/vma"
+	spawn_bg ip netns exec "$S" "${SPPIN[@]}" "$BUILD/nsengine" server --listen $AS:11112 \
+		--table-dir "$WORK/flows" > "$WORK/ep-srv.log" 2>&1
+	local EP_PID=$LAST_PID
+	spawn_bg ip netns exec "$S" "${SPPIN[@]}" env "$pre" "$BUILD/vmaengine" --role server \
+		--bind $AS:11113 --dir "$WORK/vma" --duration 3600 > "$WORK/vp-srv.log" 2>&1
+	local VP_PID=$LAST_PID
+	wait_for 5 sh -c "ip netns exec $S ss -ltnH | grep -q ':11112 '" &&
+		wait_for 5 grep -q '^ready' "$WORK/vp-srv.log" || {
+		echo "bench: the measured engines did not come up" >&2
+		stop_pid "$EP_PID"; stop_pid "$VP_PID"; return 1; }
+	for r in $(seq "$rounds"); do
+		# six rounds of ten, as the kernel-event pair (the bench stays
+		# near 15 minutes)
+		[ $((r % 5)) = 0 ] || [ $((r % 5)) = 1 ] && [ "$rounds" -gt 1 ] && continue
+		for e in engine vma; do
+			order="off on"
+			[ $((r % 2)) = 0 ] && order="on off"
+			for v in $order; do
+				if [ "$v" = on ]; then
+					dstart "$WORK/perturb-$e.conf" || { dstop; continue; }
+					perturb_settle
+				fi
+				if [ $e = engine ]; then
+					out=$(ip netns exec "$C" "${SPPIN[@]}" "$BUILD/nsengine" client \
+						--connect $AS:11112 --sessions 1 --interval-us 0 \
+						--duration "$secs" --table-dir "$WORK/flows" --latency 2>&1)
+				else
+					out=$(ip netns exec "$C" "${SPPIN[@]}" env "$pre" "$BUILD/vmaengine" \
+						--role client --bind $AC:0 --peer $AS:11113 --dir "$WORK/vma" \
+						--interval-us 0 --duration "$secs" --latency 2>&1)
+				fi
+				[ "$v" = on ] && dstop
+				# a run with no round trip timed (its client failed):
+				# no sample, and no pair this round
+				echo "$out" | awk '/^latency_us/ && $9 > 0 { print $3 }' > "$WORK/round_${e}${v}_p50"
+				echo "$out" | awk '/^latency_us/ && $9 > 0 { print $5 }' > "$WORK/round_${e}${v}_p99"
+				[ -s "$WORK/round_${e}${v}_p50" ] &&
+					sample "${e}_${v}_p50" "$(cat "$WORK/round_${e}${v}_p50")"
+			done
+			for p in p50 p99; do
+				[ -s "$WORK/round_${e}off_$p" ] && [ -s "$WORK/round_${e}on_$p" ] &&
+					sample "$( [ $e = engine ] && echo ep || echo vp)_pair_$p" \
+					"$(awk 'NR == FNR { on = $1; next } $1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_${e}on_$p" "$WORK/round_${e}off_$p")"
+				rm -f "$WORK/round_${e}on_$p" "$WORK/round_${e}off_$p"
+			done
+		done
+	done
+	stop_pid "$EP_PID"
+	stop_pid "$VP_PID"
+}
+
 perturb_note() {
 	case $2 in
+	engine) echo "nsengine client and server (one TCP session, a request as soon as the reply came, its round trips timed by the client: examples/nsengine_lathist.h) pinned to CPU 0, the daemon to CPU 1 reading its flow table (track = engine, flows = tcp port 11112) and the 32 sessions'; each round's on run over the off run beside it, the median of $(stats ep_pair_$1 | cut -d' ' -f4) pairs; on runs $(stats engine_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats engine_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
+	vma) echo "the VMA imitation (tests/engine/vmaengine.c, libvma 9.8.84's statistics header; a UDP ping-pong over the kernel, a request as soon as the reply came) pinned to CPU 0, the daemon to CPU 1 reading its vmastat file (track = vma; its reader counter makes the engine copy its statistics every 500 ms, counted here too); each round's on run over the off run beside it, the median of $(stats vp_pair_$1 | cut -d' ' -f4) pairs; on runs $(stats vma_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats vma_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
 	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;

@@ -3,7 +3,7 @@
 EXTRA_BINS += $(BUILD)/nsengine
 all: $(BUILD)/nsengine
 
-$(BUILD)/nsengine: examples/nsengine.c examples/nsengine_io.c examples/nsengine.h \
+$(BUILD)/nsengine: examples/nsengine.c examples/nsengine_io.c examples/nsengine.h examples/nsengine_lathist.h \
 		   include/nicstall/flowtab.h
 	@mkdir -p $(dir $@)
 	$(COMPILE) $(NS_LDFLAGS) $(LDFLAGS) -pthread -o $@ examples/nsengine.c examples/nsengine_io.c

@@ -12,7 +12,7 @@
  *                   [--stop-after SESSION:N] [--mute-after SESSION:N]
  *                   [--read-file PATH --read-kib N] [--spin-us N]
  *                   [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]
- *                   [--metrics-fd FD]
+ *                   [--metrics-fd FD] [--latency]
  *                   (N sessions: 1..4096)
  *
  * Each client session sends a request (an 8-byte header: total length and
@@ -34,7 +34,10 @@
  * while n < K + the fewest round trips of any rank (K = --step-slack, 2),
  * so the ranks stop together when one of them stalls.
  *
- * Its own metrics: --metrics-fd FD (nsengine_io.c).
+ * Its own metrics: --metrics-fd FD (nsengine_io.c). --latency: the client
+ * times every round trip (send to whole reply, the vDSO clock) and prints
+ * their percentiles at the end (nsengine_lathist.h), for the bench's perturbation
+ * pairs.
  *
  * SIGINT/SIGTERM: print a per-session summary, remove the table, exit 0.
  * Sockets are kernel sockets (non-blocking, one epoll loop), so the
@@ -42,6 +45,7 @@
  * message not yet accepted by send(); unread and staged are 0. */
 #include <nicstall/flowtab.h>
 
+#include "nsengine_lathist.h"
 #include "nsengine.h"
 
 #include <arpa/inet.h>
@@ -88,6 +92,7 @@ struct sess {
 	size_t inlen;
 	uint32_t seq;
 	uint64_t trips, next_ns, held;
+	uint64_t sent_ns;           /* the request in flight went then */
 	int waiting, want_out, finished;
 	uint64_t stop_after, mute_after;  /* UINT64_MAX: never */
 };
@@ -113,6 +118,7 @@ struct ctx {
 	uint64_t *step;             /* --step-file: STEP_SLOTS shared counters */
 	unsigned step_rank, step_ranks;
 	uint64_t step_slack;
+	struct lathist *lat;        /* --latency: the client's round trips */
 };
 
 static enum kind sig_kind = K_SIGNAL, timer_kind = K_TIMER;
@@ -331,6 +337,8 @@ static void client_send(struct ctx *c, struct sess *s)
 	memcpy(msg + 4, &v, 4);
 	memset(msg + HDR, 'a' + (int)(s->idx % 26), c->size - HDR);
 	s->waiting = 1;
+	if (c->lat)
+		s->sent_ns = nsft_now_ns();
 	queue_msg(c, s, msg, c->size);
 }
 
@@ -351,6 +359,8 @@ static void on_message(struct ctx *c, struct sess *s, const unsigned char *msg, 
 	}
 	s->waiting = 0;
 	s->trips++;
+	if (c->lat && s->sent_ns && now >= s->sent_ns)
+		lh_add(c->lat, now - s->sent_ns);
 	if (c->step && s->idx == 0)
 		__atomic_store_n(&c->step[c->step_rank], s->trips, __ATOMIC_RELEASE);
 	if (c->count && s->trips >= c->count) {
@@ -559,7 +569,7 @@ int main(int argc, char **argv)
 		{ "capacity", 1, 0, 'C' }, { "await", 0, 0, 'A' }, { "read-file", 1, 0, 'r' },
 		{ "read-kib", 1, 0, 'K' }, { "step-file", 1, 0, 'F' }, { "step-rank", 1, 0, 'R' },
 		{ "step-ranks", 1, 0, 'N' }, { "step-slack", 1, 0, 'L' }, { "spin-us", 1, 0, 'U' },
-		{ "metrics-fd", 1, 0, 'm' }, { 0, 0, 0, 0 },
+		{ "metrics-fd", 1, 0, 'm' }, { "latency", 0, 0, 'T' }, { 0, 0, 0, 0 },
 	};
 	struct { unsigned sess; uint64_t n; int mute; } rules[MAX_RULES];
 	const char *addr = NULL, *dir = NULL, *name = "nsengine", *read_file = NULL;
@@ -608,6 +618,10 @@ int main(int argc, char **argv)
 		case 'L': c.step_slack = strtoull(optarg, NULL, 10); break;
 		case 'U': c.spin_ns = strtoull(optarg, NULL, 10) * 1000u; break;
 		case 'm': metrics_fd = (int)strtol(optarg, NULL, 10); break;
+		case 'T':
+			if (!c.lat && !(c.lat = calloc(1, sizeof(*c.lat))))
+				die("calloc");
+			break;
 		case 'S': case 'M':
 			if (nrules == MAX_RULES || rule(optarg, &rules[nrules].sess, &rules[nrules].n) < 0)
 				usage();
@@ -785,6 +799,9 @@ int main(int argc, char **argv)
 		       s->muted ? " muted" : "", s->waiting ? " waiting" : "",
 		       s->closed && !c.server ? " closed" : "");
 	}
+	if (c.lat && !c.server)
+		lh_print(c.lat, stdout);
+	free(c.lat);
 	fflush(stdout);
 	for (i = 0; i < c.n; i++) {
 		sess_close(&c, c.s[i]);

@@ -176,6 +176,6 @@ void usage(void)
 		"                       [--stop-after SESSION:N] [--mute-after SESSION:N]\n"
 		"                       [--read-file PATH --read-kib N] [--spin-us N]\n"
 		"                       [--step-file PATH --step-rank I --step-ranks N [--step-slack K]]\n"
-		"                       [--metrics-fd FD]\n");
+		"                       [--metrics-fd FD] [--latency]\n");
 	exit(2);
 }

@@ -43,11 +43,13 @@
  *   vmaengine --role client --bind 10.77.0.1:0 --peer 10.77.0.2:11111
  *             [--count N] [--interval-us U] [--size B]
  *   common:   [--engine vma|xlio|xlio-utls] [--path offload|os] [--dir /tmp]
- *             [--fds 100] [--duration S] [--publish-log]
+ *             [--fds 100] [--duration S] [--publish-log] [--latency]
  *
  * It stops by itself after --duration seconds (default 60) or SIGTERM and
  * removes its file. --publish-log prints "publish <n>" on stdout for every
- * copy (tests count them). */
+ * copy (tests count them). --latency: the client times each round trip
+ * (send to reply, CLOCK_MONOTONIC) and prints their percentiles at the end
+ * (examples/nsengine_lathist.h), for the bench's perturbation pairs. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -66,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "examples/nsengine_lathist.h"
 #include "tests/engine/engine_stats.h"
 
 #define TIMER_MS 10
@@ -74,6 +77,14 @@
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s) { (void)s; stop = 1; }
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ms(void)
 {
@@ -201,7 +212,8 @@ int main(int argc, char **argv)
 		{ "interval-us", 1, NULL, 'i' }, { "size", 1, NULL, 's' },
 		{ "stall-after", 1, NULL, 'S' }, { "stall-mode", 1, NULL, 'M' },
 		{ "duration", 1, NULL, 'D' }, { "publish-log", 0, NULL, 'L' },
-		{ "engine", 1, NULL, 'E' }, { "path", 1, NULL, 'P' }, { 0, 0, 0, 0 },
+		{ "engine", 1, NULL, 'E' }, { "path", 1, NULL, 'P' }, { "latency", 0, NULL, 'T' },
+		{ 0, 0, 0, 0 },
 	};
 	const char *role = "server", *dir = "/tmp", *mode = "noreply", *ename = "vma";
 	const char *pname = "offload";
@@ -218,6 +230,9 @@ int main(int argc, char **argv)
 	uint64_t t_end, next_tick, next_send = 0;
 	unsigned long sent = 0, got = 0;
 	int waiting = 0;
+	static struct lathist lat;      /* --latency */
+	uint64_t sent_ns = 0;
+	int latency = 0;
 
 	while ((opt = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (opt) {
@@ -235,6 +250,7 @@ int main(int argc, char **argv)
 		case 'L': p.log = 1; break;
 		case 'E': ename = optarg; break;
 		case 'P': pname = optarg; break;
+		case 'T': latency = 1; break;
 		default: goto usage;
 		}
 	}
@@ -289,11 +305,18 @@ int main(int argc, char **argv)
 		int stalled = stall_after >= 0 && (long)got >= stall_after;
 		int ready = 0;
 
+		/* --latency: a reply a second late was lost (UDP): send again */
+		if (latency && waiting && sent_ns && now_ns() - sent_ns > 1000000000ull) {
+			waiting = 0;
+			sent_ns = 0;
+		}
 		if (!strcmp(role, "client") && !waiting && (!count || sent < count)) {
 			uint64_t us = now * 1000;
 
 			if (us >= next_send) {
 				ssize_t n;
+
+				uint64_t t0 = latency ? now_ns() : 0;
 
 				memset(buf, 'q', size);
 				n = sendto(fd, buf, size, 0, (struct sockaddr *)&peer, sizeof(peer));
@@ -301,6 +324,7 @@ int main(int argc, char **argv)
 				if (n == (ssize_t)size) {
 					sent++;
 					waiting = 1;
+					sent_ns = t0;   /* the send is part of the trip */
 				}
 				next_send = us + interval_us;
 			}
@@ -316,6 +340,8 @@ int main(int argc, char **argv)
 			if (n >= 0) {
 				got++;
 				if (!strcmp(role, "client")) {
+					if (latency && waiting && sent_ns)
+						lh_add(&lat, now_ns() - sent_ns);
 					waiting = 0;
 				} else if (!(stall_after >= 0 && (long)got > stall_after)) {
 					ssize_t m = sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
@@ -333,6 +359,8 @@ int main(int argc, char **argv)
 				next_tick = now_ms() + TIMER_MS;
 		}
 	}
+	if (latency && !strcmp(role, "client"))
+		lh_print(&lat, stdout);
 	unlink(path);
 	munmap(p.shm, p.size);
 	free(p.local);
@@ -342,6 +370,6 @@ usage:
 	fprintf(stderr, "usage: vmaengine --role server|client --bind A:P [--peer A:P] [--dir D] [--fds N]\n"
 			"       [--count N] [--interval-us U] [--size B] [--stall-after N]\n"
 			"       [--stall-mode noreply|noread] [--duration S] [--publish-log]\n"
-			"       [--engine vma|xlio|xlio-utls] [--path offload|os]\n");
+			"       [--engine vma|xlio|xlio-utls] [--path offload|os] [--latency]\n");
 	return 2;
 }
