@@ -204,27 +204,167 @@ unsigned sockdiag_last_unread(const struct sockdiag *sd)
 	return sd ? sd->last_unread : 0;
 }
 
+/* ---- which sockets a poll looks at ----
+ *
+ * A poll reads the sockets due within its window. Kept between polls: the
+ * least due time of all (min_due, while min_ok: a poll with none due walks
+ * nothing), and, while act_ok, the list of the sockets on their pace
+ * (act[]: every alive one whose due time the kernel-event backstop did not
+ * set) with the least due time of those it did (min_bs). A poll before
+ * min_bs looks at the list only: on a port of 10,000 idle watched sockets
+ * and a few busy ones, the few. A socket leaves the backstop through
+ * sd_due_now() or sd_paced() (it joins the list), joins it through
+ * sd_backstop() (min_bs lowered to its due time); a write that brings
+ * many sockets' due times closer calls sd_due_moved() (the next poll
+ * walks every socket and makes the list again). Stale entries (gone, or
+ * back on the backstop) leave the list as it is walked. */
+
 /* The least due time of the alive sockets (0: one is due now), UINT64_MAX
- * with none: kept (sd->min_due) and walked for only when a write may have
- * brought a socket's due time closer (sd_due_moved()). */
+ * with none. */
 static uint64_t sd_least_due(const struct sockdiag *sd)
 {
 	uint64_t lo = UINT64_MAX;
 
 	if (sd->min_ok)
 		return sd->min_due;
+	if (sd->act_ok) {
+		lo = sd->min_bs;
+		for (unsigned j = 0; j < sd->nact; j++) {
+			const struct sd_sock *k = &sd->known[sd->act[j]];
+
+			if (!k->gone && k->pace.due_ns < lo)
+				lo = k->pace.due_ns;
+		}
+		return lo;
+	}
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (!sd->known[i].gone && sd->known[i].pace.due_ns < lo)
 			lo = sd->known[i].pace.due_ns;
 	return lo;
 }
 
+static int sd_in_known(const struct sockdiag *sd, const struct sd_sock *k)
+{
+	return k >= sd->known && k < sd->known + sd->nknown;
+}
+
+static void sd_act_add(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (!sd->act_ok || k->in_act || !sd_in_known(sd, k))
+		return;
+	if (sd->nact == sd->capact) {   /* never: the list is made nknown long */
+		sd->act_ok = 0;
+		return;
+	}
+	sd->act[sd->nact++] = (unsigned)(k - sd->known);
+	k->in_act = 1;
+}
+
+void sd_paced(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->bs = 0;
+	sd_act_add(sd, k);
+}
+
+void sd_due_now(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->pace.due_ns = 0;
+	sd_paced(sd, k);
+	sd->min_ok = 0;
+}
+
+void sd_backstop(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->bs = 1;
+	if (k->pace.due_ns < sd->min_bs)
+		sd->min_bs = k->pace.due_ns;
+}
+
+/* Every socket: how many are due within early of now (count), the least
+ * due time, and the list made again. */
+static unsigned sd_walk_all(struct sockdiag *sd, uint64_t now, uint64_t early)
+{
+	uint64_t lo = UINT64_MAX, lobs = UINT64_MAX;
+	unsigned n = 0;
+
+	sd->st.due_walks++;
+	sd->act_ok = 0;
+	sd->nact = 0;
+	if (sd->capact < sd->nknown) {
+		unsigned *na = realloc(sd->act, (sd->nknown ? sd->nknown : 1) * sizeof(*na));
+
+		if (na) {
+			sd->act = na;
+			sd->capact = sd->nknown;
+		}
+	}
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		struct sd_sock *k = &sd->known[i];
+
+		k->in_act = 0;
+		if (k->gone)
+			continue;
+		n += !sd->stall_ns || sd_pace_due_within(&k->pace, now, early);
+		if (k->pace.due_ns < lo)
+			lo = k->pace.due_ns;
+		if (k->bs) {
+			if (k->pace.due_ns < lobs)
+				lobs = k->pace.due_ns;
+		} else if (sd->capact >= sd->nknown) {
+			sd->act[sd->nact++] = i;
+			k->in_act = 1;
+		}
+	}
+	sd->act_ok = sd->capact >= sd->nknown;
+	sd->min_bs = lobs;
+	sd->min_due = lo;
+	sd->min_ok = 1;
+	return n;
+}
+
+/* The list only (act_ok, and no socket on the backstop due): the same. */
+static unsigned sd_walk_act(struct sockdiag *sd, uint64_t now, uint64_t early)
+{
+	uint64_t lo = sd->min_bs;
+	unsigned n = 0;
+
+	for (unsigned j = 0; j < sd->nact;) {
+		struct sd_sock *k = &sd->known[sd->act[j]];
+
+		if (k->gone || k->bs) {
+			k->in_act = 0;
+			sd->act[j] = sd->act[--sd->nact];
+			continue;
+		}
+		n += sd_pace_due_within(&k->pace, now, early);
+		if (k->pace.due_ns < lo)
+			lo = k->pace.due_ns;
+		j++;
+	}
+	sd->min_due = lo;
+	sd->min_ok = 1;
+	return n;
+}
+
+/* After a poll's reads (or a discovery): the least due time kept again,
+ * from the list when the poll looked at it only. */
 static void sd_least_due_keep(struct sockdiag *sd)
 {
-	sd->min_ok = 0;
-	sd->min_due = sd_least_due(sd);
-	sd->min_ok = 1;
-	sd->st.due_walks++;
+	if (sd->use_act && sd->act_ok)
+		sd_walk_act(sd, 0, 0);
+	else
+		sd_walk_all(sd, 0, 0);
+}
+
+/* The sockets a poll looks at: the list (use_act) or every one. */
+static unsigned sd_nlook(const struct sockdiag *sd)
+{
+	return sd->use_act ? sd->nact : sd->nknown;
+}
+
+static unsigned sd_look(const struct sockdiag *sd, unsigned j)
+{
+	return sd->use_act ? sd->act[j] : j;
 }
 
 uint64_t sockdiag_next_ns(const struct sockdiag *sd)
@@ -265,6 +405,7 @@ void sockdiag_close(struct sockdiag *sd)
 	if (sd->nsfd >= 0)
 		close(sd->nsfd);
 	free(sd->known);
+	free(sd->act);
 	free(sd->byck);
 	free(sd);
 }
@@ -400,28 +541,20 @@ static int sd_due(const struct sockdiag *sd, const struct sd_sock *k, uint64_t n
 }
 
 /* How many sockets are due at this poll: none, without a walk, while the
- * least due time kept is beyond the window; else counted, and the least
- * due time kept. */
+ * least due time kept is beyond the window; counted in the list while
+ * no socket on the backstop is due; else counted over every socket. */
 static unsigned sd_count_due(struct sockdiag *sd, uint64_t now)
 {
-	uint64_t early = sd_early(sd), lo = UINT64_MAX;
-	unsigned n = 0;
+	uint64_t early = sd_early(sd);
 
+	sd->use_act = 0;
 	if (sd->stall_ns && sd->min_ok && now + early < sd->min_due)
 		return 0;
-	sd->st.due_walks++;
-	for (unsigned i = 0; i < sd->nknown; i++) {
-		const struct sd_sock *k = &sd->known[i];
-
-		if (k->gone)
-			continue;
-		n += !sd->stall_ns || sd_pace_due_within(&k->pace, now, early);
-		if (k->pace.due_ns < lo)
-			lo = k->pace.due_ns;
+	if (sd->stall_ns && sd->act_ok && now + early < sd->min_bs) {
+		sd->use_act = 1;
+		return sd_walk_act(sd, now, early);
 	}
-	sd->min_due = lo;
-	sd->min_ok = 1;
-	return n;
+	return sd_walk_all(sd, now, early);
 }
 
 /* Read the remembered sockets that are due, from known[*from] on, with the
@@ -437,11 +570,14 @@ static int sd_read_known(struct sockdiag *sd, struct sd_dump *d, unsigned *from,
 	uint64_t now;
 	int rc;
 
-	for (i = *from; i < sd->nknown && n < SR_MAX; i++)
-		if (sd_due(sd, &sd->known[i], d->now)) {
-			sd_reader_key(&sd->known[i], &keys[n]);
-			sd->rd_map[n++] = i;
+	for (i = *from; i < sd_nlook(sd) && n < SR_MAX; i++) {
+		unsigned x = sd_look(sd, i);
+
+		if (sd_due(sd, &sd->known[x], d->now)) {
+			sd_reader_key(&sd->known[x], &keys[n]);
+			sd->rd_map[n++] = x;
 		}
+	}
 	*from = i;
 	if (!n)
 		return 0;
@@ -510,28 +646,29 @@ static int sd_lookup_known(struct sockdiag *sd, struct sd_dump *d, unsigned from
 		__attribute__((aligned(8)));
 	unsigned i = from, asked = 0;
 
-	while (i < sd->nknown) {
+	while (i < sd_nlook(sd)) {
 		struct sd_batch b = { .sd = sd, .d = d };
 		unsigned n = 0;
 		size_t off = 0;
 		int got;
 
-		for (; i < sd->nknown && n < NL_BATCH_MAX; i++) {
+		for (; i < sd_nlook(sd) && n < NL_BATCH_MAX; i++) {
+			unsigned x = sd_look(sd, i);
 			struct inet_diag_req_v2 *r;
 			struct nlmsghdr *nlh;
 
-			if (!sd_due(sd, &sd->known[i], d->now))
+			if (!sd_due(sd, &sd->known[x], d->now))
 				continue;
 			nlh = mnl_nlmsg_put_header(reqs + off);
 			nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
 			r = mnl_nlmsg_put_extra_header(nlh, sizeof(*r));
-			r->sdiag_family = sd->known[i].family;
+			r->sdiag_family = sd->known[x].family;
 			r->sdiag_protocol = IPPROTO_TCP;
 			r->idiag_states = SD_STATES;
 			r->idiag_ext = 1u << (INET_DIAG_INFO - 1);
-			r->id = sd->known[i].id;
+			r->id = sd->known[x].id;
 			off += NLMSG_ALIGN(nlh->nlmsg_len);
-			b.map[n++] = i;
+			b.map[n++] = x;
 		}
 		if (!n)
 			break;
@@ -654,6 +791,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
+		sd->act_ok = sd->use_act = 0;   /* made again by the walk below */
 		sd->last_dump = d.now;
 		sd->sw_scan = 1;        /* the sockets found: registered now */
 		if (disc_due) {
@@ -682,7 +820,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		int got = 0;
 
 		rc = 0;
-		while (from < sd->nknown) {
+		while (from < sd_nlook(sd)) {
 			at = from;
 			got = sd_read_known(sd, &d, &from, err, errlen);
 			if (got < 0)

@@ -68,6 +68,9 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	struct inet_diag_sockid id;     /* as the kernel gave it, cookie included */
 	uint8_t family;
 	uint8_t gone;                   /* closed since: not asked for again */
+	uint8_t bs;                     /* its due time is the kernel-event
+					 * watch's backstop (flow_sockdiag.c) */
+	uint8_t in_act;                 /* in the list of the paced ones */
 	uint64_t inode;
 	uint32_t uid;                   /* its owner: the flow table's limits are per owner */
 	struct sd_pace pace;            /* when it must be read again */
@@ -120,9 +123,13 @@ struct sockdiag {
 	uint64_t stall_ns, poll_ns, refresh_ns;
 	unsigned last_unread;   /* alive sockets the last poll did not read */
 	/* the least due time of the alive sockets, when min_ok: polls with
-	 * none due within the window, and sockdiag_next_ns(), walk none */
-	uint64_t min_due;
-	int min_ok;
+	 * none due within the window, and sockdiag_next_ns(), walk none;
+	 * and, when act_ok, the sockets not on the backstop (act[]) and the
+	 * least due time of those on it (min_bs): a poll before it looks at
+	 * the list only (use_act) */
+	uint64_t min_due, min_bs;
+	int min_ok, act_ok, use_act;
+	unsigned *act, nact, capact;
 	struct sd_sock **byck;  /* the previous known[] by cookie (discovery) */
 	unsigned nbyck;
 	char rd_why[160];       /* why there is none */
@@ -158,13 +165,20 @@ struct sd_dump {
 	uint64_t refresh_ns;            /* and a read at least this often */
 };
 
-/* A write of some socket's due time that may have brought it closer: the
- * least due time is walked for again. Raising one needs nothing (the poll
- * at the old least finds nothing due and walks). */
+/* Writes of many sockets' due times that may have brought them closer:
+ * the next poll walks every socket. Raising one needs nothing (the poll at
+ * the old least finds nothing due and walks). */
 static inline void sd_due_moved(struct sockdiag *sd)
 {
 	sd->min_ok = 0;
+	sd->act_ok = 0;
 }
+
+/* Socket k (remembered, or being found by a dump) is due now; is on its
+ * pace; is on the kernel-event watch's backstop (its pace.due_ns set). */
+void sd_due_now(struct sockdiag *sd, struct sd_sock *k);
+void sd_paced(struct sockdiag *sd, struct sd_sock *k);
+void sd_backstop(struct sockdiag *sd, struct sd_sock *k);
 
 /* A socket the kernel-event watch follows is read this often while it
  * owes nothing (a hook the watch lacks, a path it cannot see), and the
@@ -180,7 +194,7 @@ void sd_watch_register(struct sockdiag *sd);
 /* Before a poll's reads: sockets due at once (an event, a loss, a hold). */
 void sd_watch_before(struct sockdiag *sd, uint64_t now);
 /* A read of socket k at now gave o: its next read, and o's keep_ns. */
-void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
+void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		    uint64_t now);
 
 /* sockdiag_parse.c */

@@ -59,11 +59,13 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 	k->sw_slot = 0;
 	k->sw_tried = 0;
 	k->ev_from = 0;
+	k->bs = k->in_act = 0;
 	if (!sd->nbyck)
 		return;
 	hit = bsearch(&kp, sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
 	if (hit) {
 		k->pace = (*hit)->pace;
+		k->bs = (*hit)->bs;
 		/* its watch slot moves with it (the old entry's is not given
 		 * up with the old list) */
 		k->sw_slot = (*hit)->sw_slot;

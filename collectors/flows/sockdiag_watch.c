@@ -52,8 +52,7 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 	sd->st.events_n++;
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (sd->known[i].sw_slot == e->slot && !sd->known[i].gone) {
-			sd->known[i].pace.due_ns = 0;
-			sd_due_moved(sd);
+			sd_due_now(sd, &sd->known[i]);
 			/* a wait the peer owes (bytes unacknowledged, a reply
 			 * not come): its start by the hooks, and its bytes as
 			 * inet_diag gives them (sockdiag_fill.c: the SYN is one
@@ -95,8 +94,7 @@ void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
 {
 	if (k->sw_slot) {
 		sockwatch_del(sd->sw, k->sw_slot);
-		k->pace.due_ns = 0;     /* no kernel to say when it waits */
-		sd_due_moved(sd);
+		sd_due_now(sd, k);      /* no kernel to say when it waits */
 	}
 	k->sw_slot = 0;
 }
@@ -208,7 +206,7 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 	}
 }
 
-void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
+void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		    uint64_t now)
 {
 	/* The wait's start as the kernel's hooks saw it, for bytes owed by
@@ -232,7 +230,9 @@ void sd_watch_paced(const struct sockdiag *sd, struct sd_sock *k, struct flow_ob
 		/* owes nothing: the kernel says when it waits */
 		k->pace.due_ns = now + SD_WATCH_BACKSTOP_NS;
 		o->keep_ns = SD_WATCH_BACKSTOP_NS + SD_WATCH_BACKSTOP_NS / 2;
+		sd_backstop(sd, k);
 		return;
 	}
 	sd_pace_cap(&k->pace, now, sd->refresh_ns);
+	sd_paced(sd, k);
 }

@@ -99,6 +99,9 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_u64(out, "lookups", st.lookups);
 	jx_add_u64(out, "reads", st.reads);
 	jx_add_u64(out, "paced", st.paced);
+	/* polls that looked at every socket's due time (none while the
+	 * least due is ahead) */
+	jx_add_u64(out, "due_walks", st.due_walks);
 	jx_add_bool(out, "kernel_filter", st.kernel_filter);
 	jx_add_str(out, "between_dumps", st.reader ? "BPF socket reader" : "sock_diag lookups");
 	if (!st.reader && st.reader_why[0])

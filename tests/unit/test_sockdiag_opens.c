@@ -561,6 +561,16 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	sockdiag_stats(sd, &st);
 	assert_true(st.events_n >= 1);
 	assert_true(st.registered >= 2);
+	/* the waiting socket is on its pace now, read at every poll; the
+	 * others on the backstop: the polls look at the paced ones only,
+	 * never at every socket's due time */
+	walks = stats_of(sd).due_walks;
+	for (int i = 0; i < 5; i++) {
+		nstest_msleep(50);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 1);
+		assert_int_equal(ntohs(l.o[0].key.sport), a.lport);
+	}
+	assert_int_equal(stats_of(sd).due_walks, walks);
 	sockdiag_close(sd);
 	conn_close(&a);
 }
