@@ -245,7 +245,12 @@ static uint64_t sd_least_due(const struct sockdiag *sd)
 
 static int sd_in_known(const struct sockdiag *sd, const struct sd_sock *k)
 {
-	return k >= sd->known && k < sd->known + sd->nknown;
+	/* k may point into a dump's array being built: compared as
+	 * addresses, not as pointers into two objects */
+	uintptr_t a = (uintptr_t)k, lo = (uintptr_t)sd->known;
+
+	return sd->known && a >= lo &&
+	       a < lo + (uintptr_t)sd->nknown * sizeof(*sd->known);
 }
 
 static void sd_act_add(struct sockdiag *sd, struct sd_sock *k)
