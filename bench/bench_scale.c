@@ -18,6 +18,13 @@
  *   bench_scale detector N REPS [warm]  the detector's CPU per observation
  *                                 (livetab_get + flow_update) over N flows,
  *                                 caches flushed between polls unless warm
+ *   bench_scale vma N REPS        the VMA/XLIO reader on N sockets of libvma
+ *                                 9.8.84 statistics files (written through
+ *                                 the engine's own header, 1,000 sockets a
+ *                                 file, each file a child that holds the
+ *                                 sockets and maps the libvma stand-in, so
+ *                                 the claims verify): CPU time of one poll
+ *                                 idle and after every block moved
  *   bench_scale recorder          the flight recorder's memory for counters x
  *                                 rate x horizon, against the model
  *                                 samples x counters x 8 bytes */
@@ -31,10 +38,15 @@
 #include "lib/cost.h"
 #include "lib/loop.h"
 #include "lib/log.h"
+#include "tests/engine/engine_stats.h"
 
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
@@ -45,6 +57,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -169,6 +187,194 @@ static void engine(unsigned n, unsigned reps)
 	(void)err;
 }
 
+/* ---- the VMA/XLIO reader ---- */
+
+#define VMA_PER_FILE 1000u      /* of MAX_STATS_FD_NUM (1,024) a process */
+
+/* A child that stands for one engine process of uid: it holds what it
+ * inherited (the file's sockets, the libvma mapping) until the pipe
+ * closes. */
+static pid_t vma_holder(const int p[2], uid_t uid)
+{
+	int ready[2];
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(ready) < 0 || (pid = fork()) < 0)
+		die("fork", strerror(errno));
+	if (pid == 0) {
+		close(p[1]);
+		close(ready[0]);
+		if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+			_exit(1);
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		close(ready[1]);
+		while (read(p[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	/* the file is read once the holder runs as its user */
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		die("vma holder", "did not become its user");
+	close(ready[0]);
+	return pid;
+}
+
+static void vma(unsigned n, unsigned reps)
+{
+	const struct eng_variant *ev = &eng_vma;
+	char dir[] = "/tmp/bench-vma.XXXXXX", exe[PATH_MAX], lib[PATH_MAX + 32], path[PATH_MAX + 64];
+	struct flow_src s = { .ops = &flow_src_vma_ops };
+	struct flow_src_ctx ctx = { .netns_fd = -1, .interval_ns = 1 };
+	unsigned nfiles = (n + VMA_PER_FILE - 1) / VMA_PER_FILE, read = 0, idle_emitted = 0;
+	uint64_t best = UINT64_MAX, sum = 0, mbest = UINT64_MAX, msum = 0, verified = 0;
+	size_t flen = 0, fbytes = 0;
+	struct rlimit rl = { n + 256, n + 256 };
+	void **blk = calloc(n, sizeof(*blk)), *h;
+	pid_t *kids = calloc(nfiles, sizeof(*kids));
+	int *fds = calloc(n, sizeof(*fds)), p[2];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct json_object *st;
+
+	if (!blk || !kids || !fds || el <= 0 || !mkdtemp(dir))
+		die("vma", "set-up failed");
+	exe[el] = '\0';
+	*strrchr(exe, '/') = '\0';
+	/* the reader believes a file only from a process mapping a
+	 * root-installed libvma.so* (collectors/flows/claimv.h) */
+	snprintf(lib, sizeof(lib), "%s/libvma.so.9.8.84", exe);
+	if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
+		die(lib, dlerror());
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		die("setrlimit", strerror(errno));
+	if (pipe(p) < 0)
+		die("pipe", strerror(errno));
+	/* each file a user of its own, as the reader keeps at most
+	 * VS_SOCKS_PER_UID sockets of one: its sockets made as that user
+	 * (the socket's owner is the maker's fsuid, sock_alloc()), its file
+	 * that user's, its holder running as that user */
+	for (unsigned f = 0; f < nfiles; f++) {
+		unsigned lo = f * VMA_PER_FILE, hi = lo + VMA_PER_FILE < n ? lo + VMA_PER_FILE : n;
+		uid_t uid = 61000 + f;
+		/* the file sized for the engine's stats_fd_num_max: its default
+		 * (100), or as many as the file's sockets */
+		unsigned fdn = hi - lo < 100 ? 100 : hi - lo;
+		void *local = calloc(1, ev->stats_size), *shm;
+		int fd;
+
+		setfsuid(uid);
+		for (unsigned i = lo; i < hi; i++) {
+			struct sockaddr_in a = { .sin_family = AF_INET,
+						 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+
+			fds[i] = socket(AF_INET, SOCK_DGRAM, 0);
+			if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&a, sizeof(a)) < 0)
+				die("socket", strerror(errno));
+		}
+		setfsuid(0);
+		kids[f] = vma_holder(p, uid);
+		snprintf(path, sizeof(path), "%s/%s.%d", dir, ev->file_prefix, (int)kids[f]);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0644);
+		flen = ev->shmem_size(fdn);
+		fbytes += flen;
+		if (!local || fd < 0 || ftruncate(fd, (off_t)flen) < 0 || fchown(fd, uid, uid) < 0)
+			die(path, strerror(errno));
+		shm = mmap(NULL, flen, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (shm == MAP_FAILED)
+			die("mmap", strerror(errno));
+		ev->shmem_init(shm, fdn);
+		for (unsigned i = lo; i < hi; i++) {
+			struct sockaddr_in a;
+			socklen_t al = sizeof(a);
+			struct stat sst;
+			struct eng_sock k = { .fd = fds[i], .socket_type = SOCK_DGRAM, .offloaded = 1 };
+
+			if (getsockname(fds[i], (struct sockaddr *)&a, &al) < 0 || fstat(fds[i], &sst) < 0)
+				die("getsockname", strerror(errno));
+			k.inode = (uint32_t)sst.st_ino;
+			k.laddr = a.sin_addr.s_addr;
+			k.lport = a.sin_port;
+			ev->stats_init(local, &k);
+			ev->save_rx(local, ENG_OFFLOAD, 64, 0);
+			ev->save_tx(local, ENG_OFFLOAD, 64, 0);
+			if (!(blk[i] = ev->create_socket_block(shm)))
+				die("vma", "no free socket block");
+			memcpy(blk[i], local, ev->stats_size);
+			close(fds[i]);          /* the holder has it */
+		}
+		free(local);
+	}
+	ctx.vma_dir = ctx.xlio_dir = dir;
+	if (s.ops->open(&s, &ctx) < 0)
+		die("vma source", s.err);
+	/* idle: no block moves between polls (the first poll reads, checks
+	 * the claims and emits them all; it is not counted) */
+	for (unsigned r = 0; r <= reps; r++) {
+		uint64_t c0 = cost_cpu_ns(), d;
+
+		nobs = 0;
+		if (s.ops->poll(&s, count_cb, NULL) < 0)
+			die("vma poll", s.err);
+		d = cost_cpu_ns() - c0;
+		if (r == 0)
+			read = nobs;
+		tally(r, d, &sum, &best);
+	}
+	idle_emitted = nobs;
+	/* moved: every block's counters moved since the last poll (the
+	 * engine's copy, not timed) */
+	for (unsigned r = 0; r <= reps; r++) {
+		uint64_t c0, d;
+
+		for (unsigned i = 0; i < n; i++)
+			ev->save_rx(blk[i], ENG_OFFLOAD, 64, 0);
+		c0 = cost_cpu_ns();
+		nobs = 0;
+		if (s.ops->poll(&s, count_cb, NULL) < 0)
+			die("vma poll", s.err);
+		d = cost_cpu_ns() - c0;
+		tally(r, d, &msum, &mbest);
+	}
+	st = json_object_new_object();
+	if (st && s.ops->status) {
+		struct json_object *files, *f, *v;
+
+		s.ops->status(&s, st);
+		if (json_object_object_get_ex(st, "files", &files))
+			for (size_t i = 0; i < json_object_array_length(files); i++)
+				if ((f = json_object_array_get_idx(files, i)) &&
+				    json_object_object_get_ex(f, "claims_verified", &v))
+					verified += (uint64_t)json_object_get_int64(v);
+	}
+	if (read != n && st)
+		fprintf(stderr, "bench_scale: vma: the reader's status: %s\n",
+			json_object_to_json_string(st));
+	json_object_put(st);
+	if (read != n)
+		fprintf(stderr, "bench_scale: vma: %u of %u sockets read, %llu claims verified\n",
+			read, n, (unsigned long long)verified);
+	printf("{\"what\":\"vma\",\"n\":%u,\"files\":%u,\"read\":%u,\"verified\":%llu,"
+	       "\"idle_emitted\":%u,\"poll_us\":%.1f,\"poll_us_min\":%.1f,\"moved_us\":%.1f,"
+	       "\"file_bytes_per_flow\":%.1f}\n", n, nfiles, read, (unsigned long long)verified,
+	       idle_emitted, (double)sum / reps / 1e3, (double)best / 1e3,
+	       (double)msum / reps / 1e3, (double)fbytes / n);
+	s.ops->close(&s);
+	close(p[1]);
+	for (unsigned f = 0; f < nfiles; f++)
+		waitpid(kids[f], NULL, 0);
+	close(p[0]);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	if (system(path) != 0)
+		fprintf(stderr, "bench_scale: %s failed\n", path);
+	dlclose(h);
+	free(blk);
+	free(kids);
+	free(fds);
+}
+
 /* ---- the tc tracker ---- */
 
 /* An Ethernet + IPv4 + TCP (or UDP) frame from 10.9.a.b:sport to
@@ -226,11 +432,11 @@ static void tracker(unsigned n, unsigned reps)
 	unsigned char pkt[128];
 	char err[512];
 	struct flowtrack *ft;
-	unsigned cap = 1, ns;
+	unsigned cap = 16384, ns;     /* the daemon's map (FT_DEFAULT_FLOWS) */
 	uint64_t best = UINT64_MAX, sum = 0, t0;
 	int ifindex = private_veth();
 
-	while (cap < n + n / 4)
+	while (cap < n + n / 4)         /* more than it holds: a larger one */
 		cap <<= 1;
 	ft = flowtrack_attach(-1, ifindex, NULL, 0, cap, FLOWTRACK_AUTO, err, sizeof(err));
 	if (!ft)
@@ -431,10 +637,12 @@ int main(int argc, char **argv)
 	else if (argc >= 4 && !strcmp(argv[1], "detector"))
 		detector((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]),
 			 argc >= 5 && !strcmp(argv[4], "warm"));
+	else if (argc >= 4 && !strcmp(argv[1], "vma"))
+		vma((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 	else if (argc >= 2 && !strcmp(argv[1], "recorder"))
 		recorder();
 	else {
-		fprintf(stderr, "usage: bench_scale engine N REPS | tracker N REPS | pkt REPS | detector N REPS [warm] | recorder\n");
+		fprintf(stderr, "usage: bench_scale engine N REPS | tracker N REPS | pkt REPS | detector N REPS [warm] | vma N REPS | recorder\n");
 		return 2;
 	}
 	return 0;

@@ -522,7 +522,7 @@ perturb_engines() {
 			for v in $order; do
 				if [ "$v" = on ]; then
 					dstart "$WORK/perturb-$e.conf" || { dstop; continue; }
-					perturb_settle
+					perturb_settle "${e}_"
 				fi
 				if [ $e = engine ]; then
 					out=$(ip netns exec "$C" "${SPPIN[@]}" "$BUILD/nsengine" client \
@@ -554,10 +554,16 @@ perturb_engines() {
 	stop_pid "$VP_PID"
 }
 
+# how many of a pair's on runs began with an incident (perturb_settle's
+# counts under PREFIX): settled_note PREFIX
+settled_note() {
+	echo "on runs that began with an incident: $(cat "$WORK/series/${1}perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')$( [ -s "$WORK/${1}perturb_incidents" ] && echo " ($(head -3 "$WORK/${1}perturb_incidents" | paste -sd';' -))");"
+}
+
 perturb_note() {
 	case $2 in
-	engine) echo "nsengine client and server (one TCP session, a request as soon as the reply came, its round trips timed by the client: examples/nsengine_lathist.h) pinned to CPU 0, the daemon to CPU 1 reading its flow table (track = engine, flows = tcp port 11112) and the 32 sessions'; each round's on run over the off run beside it, the median of $(stats ep_pair_$1 | cut -d' ' -f4) pairs; on runs $(stats engine_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats engine_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
-	vma) echo "the VMA imitation (tests/engine/vmaengine.c, libvma 9.8.84's statistics header; a UDP ping-pong over the kernel, a request as soon as the reply came) pinned to CPU 0, the daemon to CPU 1 reading its vmastat file (track = vma; its reader counter makes the engine copy its statistics every 500 ms, counted here too); each round's on run over the off run beside it, the median of $(stats vp_pair_$1 | cut -d' ' -f4) pairs; on runs $(stats vma_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats vma_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
+	engine) echo "nsengine client and server (one TCP session, a request as soon as the reply came, its round trips timed by the client: examples/nsengine_lathist.h) pinned to CPU 0, the daemon to CPU 1 reading its flow table (track = engine, flows = tcp port 11112) and the 32 sessions'; each round's on run over the off run beside it, the median of $(stats ep_pair_$1 | cut -d' ' -f4) pairs; $(settled_note engine_) on runs $(stats engine_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats engine_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
+	vma) echo "the VMA imitation (tests/engine/vmaengine.c, libvma 9.8.84's statistics header; a UDP ping-pong over the kernel, a request as soon as the reply came) pinned to CPU 0, the daemon to CPU 1 reading its vmastat file (track = vma; its reader counter makes the engine copy its statistics every 500 ms, counted here too); each round's on run over the off run beside it, the median of $(stats vp_pair_$1 | cut -d' ' -f4) pairs; $(settled_note vma_) on runs $(stats vma_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats vma_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
 	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
@@ -576,8 +582,10 @@ perturb_note() {
 # too, as what the daemon does about a waiting flow is not what watching
 # healthy ones costs (the hooks' own cost is the "always on" row); counted
 # in perturb_hooked, and sp_hooks_on says whether they came on in the run.
+# perturb_settle [PREFIX]: the counts go to PREFIXperturb_settled and
+# PREFIXperturb_hooked (the engines' pairs count apart from sockperf's).
 perturb_settle() {
-	local st hooked=0
+	local st hooked=0 px=${1:-}
 	sleep "$(pick 1 2)"
 	for _ in $(seq 60); do
 		st=$(ctl -j status) || return
@@ -589,13 +597,13 @@ perturb_settle() {
 		fi
 		if echo "$st" | jq -e '[.incidents[] | select(.state == "open")] | length == 0' >/dev/null &&
 		   ctl -j incident list | jq -e '[.investigations[] | select(.state != "complete")] | length == 0' >/dev/null; then
-			sample perturb_hooked "$hooked"
+			sample ${px}perturb_hooked "$hooked"
 			if [ "$(echo "$st" | jq '.incidents | length')" -gt 0 ]; then
-				sample perturb_settled 1
+				sample ${px}perturb_settled 1
 				# what it was about, for the note
 				echo "$st" | jq -r '.incidents[] | "\(.state) \(.duration_ms) ms, \(.flows | length) flow(s), the first " +
 					(.flows[0] // {} | "\(.source) \(.tuple) stalled \(.stall_ms // "-") ms")' \
-					>> "$WORK/perturb_incidents"
+					>> "$WORK/${px}perturb_incidents"
 			fi
 			return 0
 		fi
@@ -603,8 +611,8 @@ perturb_settle() {
 	done
 	# not settled in 15 s: counted as beginning with an incident only
 	# when one was there
-	[ "$(echo "$st" | jq '.incidents | length')" -gt 0 ] && sample perturb_settled 1
-	sample perturb_hooked "$hooked"
+	[ "$(echo "$st" | jq '.incidents | length')" -gt 0 ] && sample ${px}perturb_settled 1
+	sample ${px}perturb_hooked "$hooked"
 }
 
 # how often the on-wait tracker has put its hooks on, all ports
@@ -719,7 +727,7 @@ incident_window = 10ms"
 section_scale() {
 	local reps n
 	reps=$(pick 2 10)
-	for n in $(pick "1000" "1000 10000 100000"); do
+	for n in $(pick "32 1000" "32 1000 10000 100000"); do
 		local max=""
 		for r in $(seq 3); do
 			local l
@@ -742,16 +750,32 @@ section_scale() {
 			series="engine_${n}_table_b" vs="engine_${n}_det_b" \
 			note="$( [ -n "$max" ] && [ "$n" -gt "$max" ] && echo "the detector keeps at most $max engine flows (LIVENESS_MAX_ENGINE_FLOWS, daemon/detect/liveness.h): past that, flows are read and dropped" || echo "ratio: table bytes to detector bytes")"
 	done
-	n=$(pick 10000 100000)
-	for r in $(seq 2); do
-		local l
-		l=$("$BUILD/bench_scale" tracker "$n" "$(pick 1 3)") || continue
-		sample tracker_ms "$(echo "$l" | jq '.poll_us / 1000')"
-		sample tracker_b "$(echo "$l" | jq .map_bytes_per_flow)"
+	for n in $(pick "32 1000" "32 1000 10000"); do
+		for r in $(seq 3); do
+			local l
+			l=$("$BUILD/bench_scale" vma "$n" "$reps") || continue
+			sample "vma_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
+			sample "vma_${n}_moved_ms" "$(echo "$l" | jq '.moved_us / 1000')"
+			sample "vma_${n}_verified" "$(echo "$l" | jq .verified)"
+			sample "vma_${n}_file_b" "$(echo "$l" | jq .file_bytes_per_flow)"
+		done
+		row section=scale name="VMA/XLIO reader, $n sockets: one poll" unit=ms \
+			series="vma_${n}_ms" vs="vma_${n}_moved_ms" \
+			note="flow_src_vma_ops poll of libvma 9.8.84 statistics files written through the engine's header ($(( (n + 999) / 1000 )) file(s) of up to 1,000 sockets, each held by a process mapping the libvma stand-in: claims verified by then $(stats "vma_${n}_verified" | cut -d' ' -f1) of $n: the checks are rated, 64 a second a user, and a block waiting for its check is read the same), no block moved since the last; the reader polls every 100 ms (vma_interval), so a poll of X ms costs X% of a core; ratio to the poll after every block moved. The engine gives no generation or sequence to read by: every poll copies each file twice and compares the copies (a torn copy is read again), so the cost grows with the sockets however idle"
+		row section=scale name="  every block moved since the last poll" unit=ms series="vma_${n}_moved_ms"
 	done
-	row section=scale name="tc tracker map, $n flows: one read (batches)" unit=ms series=tracker_ms \
-		note="the daemon's map is 16384 flows unless the loader asks for more; the read walks every bucket"
-	row section=scale name="  memory per flow (the map's memlock)" unit=B series=tracker_b
+	for n in $(pick "1000 10000" "32 1000 10000 100000"); do
+		for r in $(seq 2); do
+			local l
+			l=$("$BUILD/bench_scale" tracker "$n" "$(pick 1 3)") || continue
+			sample "tracker_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
+			sample "tracker_${n}_b" "$(echo "$l" | jq .map_bytes_per_flow)"
+		done
+		row section=scale name="tc tracker map, $n flows: one read (batches)" unit=ms \
+			series="tracker_${n}_ms" \
+			note="the daemon's map (16,384 flows; for more flows than that a map of twice as many, which the daemon does not make: its LRU map drops the least recent) read in batches (what a poll of the tracker costs grows with the flows in the map); the tracker's TCP counts are evidence, read at every poll only while its hooks are on (tracker_hooks = on-wait)"
+		row section=scale name="  memory per flow (the map's memlock)" unit=B series="tracker_${n}_b"
+	done
 	for r in $(seq "$(pick 1 3)"); do
 		local l
 		l=$("$BUILD/bench_scale" pkt 1) || continue

@@ -42,6 +42,9 @@ $(BUILD)/vmaengine: $(BUILD)/tests/engine/vmaengine.o $(ENGINE_STATS_OBJS)
 
 # the layout test compares collectors/flows/vma_parse.c's table with them
 $(BUILD)/tests/test_flow_vma_layout: $(ENGINE_STATS_OBJS)
+# bench_scale vma writes its statistics files through them, and its
+# holders map the libvma stand-in below (dlopen, not linked)
+$(BUILD)/bench_scale: $(ENGINE_STATS_OBJS) | $(BUILD)/libvma.so.9.8.84
 
 # A table of many sessions that stall at once (tests/engine/flowstorm.c):
 # the storm and authority system tests. Only the public header and libc.
