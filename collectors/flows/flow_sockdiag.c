@@ -243,48 +243,6 @@ static uint64_t sd_least_due(const struct sockdiag *sd)
 	return lo;
 }
 
-static int sd_in_known(const struct sockdiag *sd, const struct sd_sock *k)
-{
-	/* k may point into a dump's array being built: compared as
-	 * addresses, not as pointers into two objects */
-	uintptr_t a = (uintptr_t)k, lo = (uintptr_t)sd->known;
-
-	return sd->known && a >= lo &&
-	       a < lo + (uintptr_t)sd->nknown * sizeof(*sd->known);
-}
-
-static void sd_act_add(struct sockdiag *sd, struct sd_sock *k)
-{
-	if (!sd->act_ok || k->in_act || !sd_in_known(sd, k))
-		return;
-	if (sd->nact == sd->capact) {   /* never: the list is made nknown long */
-		sd->act_ok = 0;
-		return;
-	}
-	sd->act[sd->nact++] = (unsigned)(k - sd->known);
-	k->in_act = 1;
-}
-
-void sd_paced(struct sockdiag *sd, struct sd_sock *k)
-{
-	k->bs = 0;
-	sd_act_add(sd, k);
-}
-
-void sd_due_now(struct sockdiag *sd, struct sd_sock *k)
-{
-	k->pace.due_ns = 0;
-	sd_paced(sd, k);
-	sd->min_ok = 0;
-}
-
-void sd_backstop(struct sockdiag *sd, struct sd_sock *k)
-{
-	k->bs = 1;
-	if (k->pace.due_ns < sd->min_bs)
-		sd->min_bs = k->pace.due_ns;
-}
-
 /* Every socket: how many are due within early of now (count), the least
  * due time, and the list made again. */
 static unsigned sd_walk_all(struct sockdiag *sd, uint64_t now, uint64_t early)

@@ -175,10 +175,54 @@ static inline void sd_due_moved(struct sockdiag *sd)
 }
 
 /* Socket k (remembered, or being found by a dump) is due now; is on its
- * pace; is on the kernel-event watch's backstop (its pace.due_ns set). */
-void sd_due_now(struct sockdiag *sd, struct sd_sock *k);
-void sd_paced(struct sockdiag *sd, struct sd_sock *k);
-void sd_backstop(struct sockdiag *sd, struct sd_sock *k);
+ * pace; is on the kernel-event watch's backstop (its pace.due_ns set).
+ * Inline: both the poll (flow_sockdiag.c) and the watch
+ * (sockdiag_watch.c) move sockets between the active list and the
+ * backstop. */
+static inline int sd_in_known(const struct sockdiag *sd, const struct sd_sock *k)
+{
+	/* k may point into a dump's array being built: compared as
+	 * addresses, not as pointers into two objects */
+	uintptr_t a = (uintptr_t)k, lo = (uintptr_t)sd->known;
+
+	return sd->known && a >= lo &&
+	       a < lo + (uintptr_t)sd->nknown * sizeof(*sd->known);
+}
+
+static inline void sd_act_add(struct sockdiag *sd, struct sd_sock *k)
+{
+	if (!sd->act_ok || k->in_act || !sd_in_known(sd, k))
+		return;
+	if (sd->nact == sd->capact) {   /* never: the list is made nknown long */
+		sd->act_ok = 0;
+		return;
+	}
+	sd->act[sd->nact++] = (unsigned)(k - sd->known);
+	k->in_act = 1;
+}
+
+/* k on its pace: on the active list (a socket of the dump being built is
+ * put there when the list is made again) */
+static inline void sd_paced(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->bs = 0;
+	sd_act_add(sd, k);
+}
+
+static inline void sd_due_now(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->pace.due_ns = 0;
+	sd_paced(sd, k);
+	sd->min_ok = 0;
+}
+
+static inline void sd_backstop(struct sockdiag *sd, struct sd_sock *k)
+{
+	k->bs = 1;
+	if (k->pace.due_ns < sd->min_bs)
+		sd->min_bs = k->pace.due_ns;
+}
+
 
 /* A socket the kernel-event watch follows is read this often while it
  * owes nothing (a hook the watch lacks, a path it cannot see), and the
