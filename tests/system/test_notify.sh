@@ -83,11 +83,18 @@ check "after a good reload STATUS no longer mentions the failure" \
 	wait_for 5 bash -c "sed -n '/MARK=hup\$/,\$p' '$T_DIR/notify.log' | grep 'STATUS=' | tail -1 | grep -qv 'last reload failed'"
 
 # the loop blocked on purpose: no pings while it is, pings again after
+# (each time is that of the mark's own line: the receiver writes it a
+# moment after the mark is sent, so the log's last line right after a
+# mark may still be an earlier one)
+mark_time() {
+	wait_for 5 grep -q "MARK=$1\$" "$T_DIR/notify.log" &&
+		grep "MARK=$1\$" "$T_DIR/notify.log" | tail -1 | cut -d' ' -f1
+}
 mark block
-t0=$(tail -1 "$T_DIR/notify.log" | cut -d' ' -f1)
+t0=$(mark_time block)
 printf '{"cmd":"debug-block","ms":5000}\n' | timeout 20 socat -t 15 - "UNIX-CONNECT:$T_SOCK" > "$T_DIR/block.out"
 mark block-done
-t1=$(tail -1 "$T_DIR/notify.log" | cut -d' ' -f1)
+t1=$(mark_time block-done)
 check "debug-block answers after the block" grep -q '"ok":true' "$T_DIR/block.out"
 check "the loop was blocked about 5 s ($t0 .. $t1)" awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a >= 4.9) }'
 inside=$(awk -v a="$t0" -v b="$t1" '/WATCHDOG=1/ && $1 > a + 0.3 && $1 < b - 0.3' "$T_DIR/notify.log" | wc -l)
