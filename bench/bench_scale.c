@@ -92,6 +92,35 @@ static void die(const char *what, const char *why)
 	exit(1);
 }
 
+/* One poll of source s: its CPU time; nobs what it emitted. */
+static uint64_t poll_cost(struct flow_src *s, const char *what)
+{
+	uint64_t c0 = cost_cpu_ns();
+
+	nobs = 0;
+	if (s->ops->poll(s, count_cb, NULL) < 0)
+		die(what, s->err);
+	return cost_cpu_ns() - c0;
+}
+
+/* reps + 1 polls of s with nothing moved between them, tallied (the first,
+ * which reads and emits everything, left out): what the first emitted;
+ * nobs what the last did. */
+static unsigned idle_polls(struct flow_src *s, const char *what, unsigned reps, uint64_t *sum,
+			   uint64_t *best)
+{
+	unsigned first = 0;
+
+	for (unsigned r = 0; r <= reps; r++) {
+		uint64_t d = poll_cost(s, what);
+
+		if (r == 0)
+			first = nobs;
+		tally(r, d, sum, best);
+	}
+	return first;
+}
+
 /* ---- engine flow tables ---- */
 
 static void engine(unsigned n, unsigned reps)
@@ -139,22 +168,12 @@ static void engine(unsigned n, unsigned reps)
 		die("engine source", s.err);
 	/* idle: no record moves between polls (the first poll reads and
 	 * emits them all; it is not counted) */
-	for (unsigned r = 0; r <= reps; r++) {
-		uint64_t c0 = cost_cpu_ns(), d;
-
-		nobs = 0;
-		if (s.ops->poll(&s, count_cb, NULL) < 0)
-			die("engine poll", s.err);
-		d = cost_cpu_ns() - c0;
-		if (r == 0)
-			read = nobs;
-		tally(r, d, &sum, &best);
-	}
+	read = idle_polls(&s, "engine poll", reps, &sum, &best);
 	idle_emitted = nobs;
 	/* busy: every record moved since the last poll (the writer's
 	 * update, not timed) */
 	for (unsigned r = 0; r <= reps; r++) {
-		uint64_t c0, d;
+		uint64_t d;
 
 		for (unsigned i = 0; i < n; i++) {
 			nsft_begin(&t.rec[i]);
@@ -162,11 +181,7 @@ static void engine(unsigned n, unsigned reps)
 			t.rec[i].tx_msgs++;
 			nsft_end(&t.rec[i]);
 		}
-		c0 = cost_cpu_ns();
-		nobs = 0;
-		if (s.ops->poll(&s, count_cb, NULL) < 0)
-			die("engine poll", s.err);
-		d = cost_cpu_ns() - c0;
+		d = poll_cost(&s, "engine poll");
 		if (nobs != n)
 			fprintf(stderr, "bench_scale: engine: %u of %u moved sessions read\n", nobs, n);
 		tally(r, d, &msum, &mbest);
@@ -312,30 +327,16 @@ static void vma(unsigned n, unsigned reps)
 		die("vma source", s.err);
 	/* idle: no block moves between polls (the first poll reads, checks
 	 * the claims and emits them all; it is not counted) */
-	for (unsigned r = 0; r <= reps; r++) {
-		uint64_t c0 = cost_cpu_ns(), d;
-
-		nobs = 0;
-		if (s.ops->poll(&s, count_cb, NULL) < 0)
-			die("vma poll", s.err);
-		d = cost_cpu_ns() - c0;
-		if (r == 0)
-			read = nobs;
-		tally(r, d, &sum, &best);
-	}
+	read = idle_polls(&s, "vma poll", reps, &sum, &best);
 	idle_emitted = nobs;
 	/* moved: every block's counters moved since the last poll (the
 	 * engine's copy, not timed) */
 	for (unsigned r = 0; r <= reps; r++) {
-		uint64_t c0, d;
+		uint64_t d;
 
 		for (unsigned i = 0; i < n; i++)
 			ev->save_rx(blk[i], ENG_OFFLOAD, 64, 0);
-		c0 = cost_cpu_ns();
-		nobs = 0;
-		if (s.ops->poll(&s, count_cb, NULL) < 0)
-			die("vma poll", s.err);
-		d = cost_cpu_ns() - c0;
+		d = poll_cost(&s, "vma poll");
 		tally(r, d, &msum, &mbest);
 	}
 	st = json_object_new_object();

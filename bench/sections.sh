@@ -724,6 +724,16 @@ incident_window = 10ms"
 
 # ---- scale: engine tables, the tracker's map, 1,000 sockets ----
 
+# scale_take LINE SERIES=FILTER...: a sample of each series, FILTER (jq)
+# applied to bench_scale's JSON line
+scale_take() {
+	local l=$1 kv
+	shift
+	for kv in "$@"; do
+		sample "${kv%%=*}" "$(echo "$l" | jq "${kv#*=}")"
+	done
+}
+
 section_scale() {
 	local reps n
 	reps=$(pick 2 10)
@@ -733,10 +743,8 @@ section_scale() {
 			local l
 			l=$("$BUILD/bench_scale" engine "$n" "$reps") || continue
 			max=$(echo "$l" | jq .detector_max_flows)
-			sample "engine_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
-			sample "engine_${n}_moved_ms" "$(echo "$l" | jq '.moved_us / 1000')"
-			sample "engine_${n}_table_b" "$(echo "$l" | jq .table_bytes_per_flow)"
-			sample "engine_${n}_det_b" "$(echo "$l" | jq .detector_bytes_per_flow)"
+			scale_take "$l" "engine_${n}_ms=.poll_us / 1000" "engine_${n}_moved_ms=.moved_us / 1000" \
+				"engine_${n}_table_b=.table_bytes_per_flow" "engine_${n}_det_b=.detector_bytes_per_flow"
 		done
 		local goal="" check=none
 		[ "$n" = 100000 ] && goal="< 10 ms" check=below:10
@@ -754,10 +762,8 @@ section_scale() {
 		for r in $(seq 3); do
 			local l
 			l=$("$BUILD/bench_scale" vma "$n" "$reps") || continue
-			sample "vma_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
-			sample "vma_${n}_moved_ms" "$(echo "$l" | jq '.moved_us / 1000')"
-			sample "vma_${n}_verified" "$(echo "$l" | jq .verified)"
-			sample "vma_${n}_file_b" "$(echo "$l" | jq .file_bytes_per_flow)"
+			scale_take "$l" "vma_${n}_ms=.poll_us / 1000" "vma_${n}_moved_ms=.moved_us / 1000" \
+				"vma_${n}_verified=.verified" "vma_${n}_file_b=.file_bytes_per_flow"
 		done
 		row section=scale name="VMA/XLIO reader, $n sockets: one poll" unit=ms \
 			series="vma_${n}_ms" vs="vma_${n}_moved_ms" \
@@ -768,8 +774,7 @@ section_scale() {
 		for r in $(seq 2); do
 			local l
 			l=$("$BUILD/bench_scale" tracker "$n" "$(pick 1 3)") || continue
-			sample "tracker_${n}_ms" "$(echo "$l" | jq '.poll_us / 1000')"
-			sample "tracker_${n}_b" "$(echo "$l" | jq .map_bytes_per_flow)"
+			scale_take "$l" "tracker_${n}_ms=.poll_us / 1000" "tracker_${n}_b=.map_bytes_per_flow"
 		done
 		row section=scale name="tc tracker map, $n flows: one read (batches)" unit=ms \
 			series="tracker_${n}_ms" \
@@ -779,9 +784,7 @@ section_scale() {
 	for r in $(seq "$(pick 1 3)"); do
 		local l
 		l=$("$BUILD/bench_scale" pkt 1) || continue
-		sample pkt_watched "$(echo "$l" | jq .watched_ns)"
-		sample pkt_unwatched "$(echo "$l" | jq .unwatched_ns)"
-		sample pkt_empty "$(echo "$l" | jq .empty_ns)"
+		scale_take "$l" pkt_watched=.watched_ns pkt_unwatched=.unwatched_ns pkt_empty=.empty_ns
 	done
 	row section=scale name="tc tracker per frame: a watched frame of a known flow" unit=ns \
 		series=pkt_watched vs=pkt_empty note="in the kernel (BPF_PROG_TEST_RUN); ratio to an empty tc program: parse in place, one map lookup, two atomic adds"
