@@ -411,6 +411,12 @@ static uint8_t claim_check(struct vsrc *v, const struct vfile *vf, const struct 
 }
 
 /* Read one file and judge its sockets; then bump (the one write). */
+/* The same socket as the last read's o: same slot, inode and fd. */
+static int vs_same(const struct flow_vma_sock *o, const struct flow_vma_sock *s)
+{
+	return o->slot == s->slot && o->inode == s->inode && o->fd == s->fd;
+}
+
 static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 {
 	struct flow_vma_snap *sn = v->snap;
@@ -419,7 +425,7 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	unsigned uid = flow_vma_file_uid(vf->f), mine, all, room;
 	struct vsock *ns;
 	struct stat st;
-	unsigned n = 0;
+	unsigned n = 0, nby = 0, *byslot;
 	char err[300], eng[32];
 
 	for (unsigned i = 0; i < vf->n; i++)
@@ -464,6 +470,16 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	ns = calloc(sn->n ? sn->n : 1, sizeof(*ns));
 	if (!ns)
 		return;
+	/* the last read's sockets by slot (a slot holds one socket a read),
+	 * so each is found at once: a search of them all for every socket
+	 * grew with the square of a file's sockets (500,000 compares a
+	 * read at 1,000); without memory for it, the search */
+	for (unsigned j = 0; j < vf->n; j++)
+		if (vf->socks[j].s.slot >= nby)
+			nby = vf->socks[j].s.slot + 1;
+	byslot = nby ? calloc(nby, sizeof(*byslot)) : NULL;
+	for (unsigned j = 0; byslot && j < vf->n; j++)
+		byslot[vf->socks[j].s.slot] = j + 1;
 	for (unsigned i = 0, k; i < sn->n; i++) {
 		const struct flow_vma_sock *s = &sn->s[i];
 		const struct vsock *prev = NULL;
@@ -475,15 +491,18 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 							    !s->laddr.s6_addr32[3])))
 			continue;
 		k = n++;
-		for (unsigned j = 0; j < vf->n; j++) {
-			const struct flow_vma_sock *o = &vf->socks[j].s;
+		if (byslot) {
+			unsigned j = s->slot < nby ? byslot[s->slot] : 0;
 
-			if (o->slot == s->slot && o->inode == s->inode && o->fd == s->fd) {
-				ns[k].t = vf->socks[j].t;
-				prev = &vf->socks[j];
-				break;
-			}
+			if (j && vs_same(&vf->socks[j - 1].s, s))
+				prev = &vf->socks[j - 1];
+		} else {
+			for (unsigned j = 0; j < vf->n && !prev; j++)
+				if (vs_same(&vf->socks[j].s, s))
+					prev = &vf->socks[j];
 		}
+		if (prev)
+			ns[k].t = prev->t;
 		ns[k].s = *s;
 		ns[k].claim = claim_check(v, vf, prev, s, now);
 		vf->verified += ns[k].claim == FLOW_CLAIM_VERIFIED;
@@ -492,6 +511,7 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 		ns[k].o.claim = ns[k].claim;
 		ns[k].fresh = 1;
 	}
+	free(byslot);
 	free(vf->socks);
 	vf->socks = ns;
 	vf->n = vf->cap = n;
