@@ -460,9 +460,10 @@ static void tracker(unsigned n, unsigned reps)
 		tally(r, d, &sum, &best);
 	}
 	printf("{\"what\":\"tracker\",\"n\":%u,\"read\":%u,\"map_size\":%u,\"poll_us\":%.1f,"
-	       "\"poll_us_min\":%.1f,\"map_bytes_per_flow\":%.1f,\"fill_s\":%.2f}\n", n, nobs, cap,
-	       (double)sum / reps / 1e3, (double)best / 1e3,
-	       (double)flowtrack_map_bytes(ft) / n, (double)t0 / 1e9);
+	       "\"poll_us_min\":%.1f,\"map_bytes_per_flow\":%.1f,\"map_bytes_per_slot\":%.1f,"
+	       "\"fill_s\":%.2f}\n", n, nobs, cap, (double)sum / reps / 1e3, (double)best / 1e3,
+	       (double)flowtrack_map_bytes(ft) / n, (double)flowtrack_map_bytes(ft) / cap,
+	       (double)t0 / 1e9);
 	flowtrack_detach(ft);
 }
 

@@ -763,23 +763,24 @@ section_scale() {
 			local l
 			l=$("$BUILD/bench_scale" vma "$n" "$reps") || continue
 			scale_take "$l" "vma_${n}_ms=.poll_us / 1000" "vma_${n}_moved_ms=.moved_us / 1000" \
-				"vma_${n}_verified=.verified" "vma_${n}_file_b=.file_bytes_per_flow"
+				"vma_${n}_verified=.verified"
 		done
 		row section=scale name="VMA/XLIO reader, $n sockets: one poll" unit=ms \
 			series="vma_${n}_ms" vs="vma_${n}_moved_ms" \
-			note="flow_src_vma_ops poll of libvma 9.8.84 statistics files written through the engine's header ($(( (n + 999) / 1000 )) file(s) of up to 1,000 sockets, each held by a process mapping the libvma stand-in: claims verified by then $(stats "vma_${n}_verified" | cut -d' ' -f1) of $n: the checks are rated, 64 a second a user, and a block waiting for its check is read the same), no block moved since the last; the reader polls every 100 ms (vma_interval), so a poll of X ms costs X% of a core; ratio to the poll after every block moved. The engine gives no generation or sequence to read by: every poll copies each file twice and compares the copies (a torn copy is read again), so the cost grows with the sockets however idle"
+			note="flow_src_vma_ops poll of libvma 9.8.84 statistics files written through the engine's header ($(( (n + 999) / 1000 )) file(s) of up to 1,000 sockets, each held by a process mapping the libvma stand-in: claims verified by then $(stats "vma_${n}_verified" | cut -d' ' -f1) of $n: the checks are rated, 64 a second a user and 256 in all, so in a run this short most wait for theirs, and a block waiting for its check is read the same), no block moved since the last; the reader polls every 100 ms (vma_interval), so a poll of X ms costs X% of a core; ratio to the poll after every block moved. The engine gives no generation or sequence to read by: every poll copies each file twice and compares the copies (a torn copy is read again) and passes each socket on, so the cost grows with the sockets however idle"
 		row section=scale name="  every block moved since the last poll" unit=ms series="vma_${n}_moved_ms"
 	done
 	for n in $(pick "1000 10000" "32 1000 10000 100000"); do
 		for r in $(seq 2); do
 			local l
 			l=$("$BUILD/bench_scale" tracker "$n" "$(pick 1 3)") || continue
-			scale_take "$l" "tracker_${n}_ms=.poll_us / 1000" "tracker_${n}_b=.map_bytes_per_flow"
+			scale_take "$l" "tracker_${n}_ms=.poll_us / 1000" "tracker_${n}_b=.map_bytes_per_slot"
 		done
 		row section=scale name="tc tracker map, $n flows: one read (batches)" unit=ms \
 			series="tracker_${n}_ms" \
-			note="the daemon's map (16,384 flows; for more flows than that a map of twice as many, which the daemon does not make: its LRU map drops the least recent) read in batches (what a poll of the tracker costs grows with the flows in the map); the tracker's TCP counts are evidence, read at every poll only while its hooks are on (tracker_hooks = on-wait)"
-		row section=scale name="  memory per flow (the map's memlock)" unit=B series="tracker_${n}_b"
+			note="the daemon's map (16,384 flows; for more flows than fit in it with a quarter to spare, a map doubled until they do, which the daemon does not make: its LRU map drops the least recent) read in batches (what a poll of the tracker costs grows with the flows in the map); the tracker's TCP counts are evidence, read at every poll only while its hooks are on (tracker_hooks = on-wait)"
+		row section=scale name="  memory per map slot (the map's memlock / its slots)" unit=B \
+			series="tracker_${n}_b"
 	done
 	for r in $(seq "$(pick 1 3)"); do
 		local l
@@ -795,8 +796,8 @@ section_scale() {
 
 # Idle kernel TCP sockets on a port, beside the 32 sessions: 1,000 not
 # selected (the kernel filter leaves them out), and 32, 1,000 and 10,000
-# selected, with the kernel-event watch (sock_liveness = events, the
-# default) and with paced reads, side by side: the growth is a row.
+# selected, with the kernel-event watch (sock_liveness = events, opt-in)
+# and with paced reads (the default), side by side: the growth is a row.
 scale_sockets() {
 	local n seg secs evsecs sizes
 	env_up || return
