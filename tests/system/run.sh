@@ -14,6 +14,11 @@
 #                            lock taken for each): tests that time what
 #                            they judge and the heaviest. A lane whose next
 #                            test must wait runs its next free one first.
+# NICSTALL_QUIET=REGEX       of all, these run with no test at all beside
+#                            them (each other test takes a shared lock,
+#                            these an exclusive one): tests whose verdicts
+#                            judge the host's own CPU load (seed 004's rank
+#                            starved of CPU, the others waiting on it)
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}
@@ -31,7 +36,7 @@ one_test() {
 	name=$(basename "$t" .sh)
 	log="$build/system-$name.log"
 	start=$(date +%s)
-	timeout -k 10 "$limit" bash "$t" "$build" > "$log" 2>&1 8>&- 9>&-
+	timeout -k 10 "$limit" bash "$t" "$build" > "$log" 2>&1 6>&- 7>&- 8>&- 9>&-
 	rc=$?
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 	np=$(echo "$line" | sed -n 's/^\([0-9]*\) passed.*/\1/p'); np=${np:-0}
@@ -46,8 +51,8 @@ one_test() {
 	echo "$np $nf" >> "$tally"
 }
 
-tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) lockf=$(mktemp)
-trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf"' EXIT
+tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) lockf=$(mktemp) qlockf=$(mktemp)
+trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf" "$qlockf"' EXIT
 main=() side=()
 for t in "$here"/test_*.sh; do
 	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
@@ -64,40 +69,52 @@ if [ -n "${NICSTALL_SIDE_FIRST:-}" ] && [ ${#side[@]} -gt 0 ]; then
 	done
 	side=("${first[@]}" "${rest[@]}")
 fi
-# lane FD TALLY TEST...: run the tests in order, those of NICSTALL_ALONE
-# under an exclusive lock on FD (each lane opens the lock file itself: a
-# lock belongs to an open file). An alone test whose lock is held waits
-# while a free test after it runs; with none left, the lane waits for it.
+# locks FD QFD TEST [-n]: take what TEST needs to run (-n: without
+# waiting; 1 when one is held elsewhere, nothing then kept): FD exclusive
+# for a NICSTALL_ALONE test, QFD exclusive for a NICSTALL_QUIET one and
+# shared for any other. Always FD before QFD, so two lanes cannot wait on
+# each other.
+locks() {
+	local fd=$1 qfd=$2 t=$3 nb=${4:-} q=-s
+	[ -n "${NICSTALL_QUIET:-}" ] && echo "$t" | grep -qE "$NICSTALL_QUIET" && q=-x
+	if [ -n "${NICSTALL_ALONE:-}" ] && echo "$t" | grep -qE "$NICSTALL_ALONE"; then
+		flock $nb "$fd" || return 1
+	fi
+	flock $nb $q "$qfd" && return 0
+	flock -u "$fd"
+	return 1
+}
+# lane FD QFD TALLY TEST...: run the tests in order, each under locks (each
+# lane opens the lock files itself: a lock belongs to an open file). A
+# test whose locks are held elsewhere waits while a free test after it
+# runs; with none left, the lane waits for the first.
 lane() {
-	local fd=$1 tally=$2 t i pick
-	shift 2
+	local fd=$1 qfd=$2 tally=$3 i pick
+	shift 3
 	local todo=("$@")
 	while [ ${#todo[@]} -gt 0 ]; do
 		pick=
 		for i in "${!todo[@]}"; do
-			t=${todo[$i]}
-			if [ -z "${NICSTALL_ALONE:-}" ] || ! echo "$t" | grep -qE "$NICSTALL_ALONE"; then
-				pick=$i; break
-			fi
-			if flock -n "$fd"; then pick=$i; break; fi
+			if locks "$fd" "$qfd" "${todo[$i]}" -n; then pick=$i; break; fi
 		done
 		if [ -z "$pick" ]; then
 			pick=0
-			flock "$fd"
+			locks "$fd" "$qfd" "${todo[0]}"
 		fi
 		one_test "${todo[$pick]}" "$tally"
 		flock -u "$fd"
+		flock -u "$qfd"
 		unset "todo[$pick]"
 		todo=("${todo[@]}")
 	done
 }
 side_pid=
 if [ ${#side[@]} -gt 0 ]; then
-	( exec 9> "$lockf"; lane 9 "$side_tally" "${side[@]}" ) > "$side_out" 2>&1 &
+	( exec 9> "$lockf" 7> "$qlockf"; lane 9 7 "$side_tally" "${side[@]}" ) > "$side_out" 2>&1 &
 	side_pid=$!
 fi
-exec 8> "$lockf"
-[ ${#main[@]} -gt 0 ] && lane 8 "$tally" "${main[@]}"
+exec 8> "$lockf" 6> "$qlockf"
+[ ${#main[@]} -gt 0 ] && lane 8 6 "$tally" "${main[@]}"
 if [ -n "$side_pid" ]; then
 	wait "$side_pid"
 	echo "(beside the others:)"
