@@ -183,7 +183,7 @@ unit-asan:
 # test_clock_jump and test_peer_hostile (its flood is 3,000 datagrams at
 # one daemon). test_fleet_peers (four daemons, as seed004's) stays: beside,
 # it could meet test_forensic.
-SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|seed004_cpu|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
 # The healthy run first: its 60 s of "no stall" then lie beside the main
 # lane's first, light minute. Beside a Chromium render (test_emu_scenarios'
 # and test_report's, at their ends) its healthy flows paused 250-440 ms,
@@ -197,12 +197,13 @@ SYSTEM_SIDE_FIRST ?= /test_stall_healthy\.sh$$
 # the window was its quota's tick overrun, not the neighbour: fixed in
 # seed004_lib.sh.) A lane whose next test must
 # wait runs its next free one first (tests/system/run.sh).
-SYSTEM_ALONE_TESTS ?= /test_(forensic|seed001|seed004)\.sh$$
+SYSTEM_ALONE_TESTS ?= /test_(forensic|seed001|seed004|seed004_cpu)\.sh$$
 # ... and of them, those that run with no test beside them at all: seed
-# 004's CPU part judges which ranks the host starved of CPU, and another
-# test's load beside it starves the healthy ranks too (3 clean clones,
-# one failed so)
-SYSTEM_QUIET_TESTS ?= /test_seed004\.sh$$
+# 004's CPU part (test_seed004_cpu, split from test_seed004 so that only
+# it holds the other lane) judges which ranks the host starved of CPU,
+# and another test's load beside it starves the healthy ranks too (3
+# clean clones, one failed so)
+SYSTEM_QUIET_TESTS ?= /test_seed004_cpu\.sh$$
 system: all $(EXTRA_BINS)
 	@NICSTALL_SIDE_TESTS='$(SYSTEM_SIDE_TESTS)' NICSTALL_SIDE_FIRST='$(SYSTEM_SIDE_FIRST)' \
 	 NICSTALL_ALONE='$(SYSTEM_ALONE_TESTS)' NICSTALL_QUIET='$(SYSTEM_QUIET_TESTS)' \

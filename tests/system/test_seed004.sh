@@ -5,7 +5,8 @@
 # resource and figures, the other ranks as waiting on it:
 #   1. rank3's disk slow (blkio.throttle.read_iops_device on its cgroup)
 #   2. the same disk slowness on rank1: the verdict follows the node
-#   3. rank2's producer, 500 ms of compute a step, starved of CPU (a v1 cpu
+#   3. (test_seed004_cpu.sh, which runs this file with SEED004_PARTS=cpu)
+#      rank2's producer, 500 ms of compute a step, starved of CPU (a v1 cpu
 #      quota of 1 ms a second, 0.13% of a CPU with the tick's overrun: the
 #      step it was in finishes 3 to 6 s on, in the windows, once in 130
 #      starts): run-queue delay, not I/O
@@ -19,6 +20,9 @@
 . "$(dirname "$0")/seed004_lib.sh"
 t_init
 jqe() { command jqe "$@" > /dev/null; }     # tests/tools/jqe: an empty input fails
+# the parts this run makes: SEED004_PARTS (test_seed004_cpu.sh runs the CPU
+# part alone, with no test beside it: make check's NICSTALL_QUIET)
+part() { [[ " ${SEED004_PARTS:-io moved clean} " == *" $1 "* ]]; }
 NET=10.$((240 + RANDOM % 8))
 seed_up "$NET"
 case $? in 0) ;; 2) exit 0 ;; *) exit 1 ;; esac
@@ -62,73 +66,82 @@ judge() {
 }
 
 # ---- 1. rank3's disk is slow (seed 004's dgx4) ----
-if seed_start; then
-	sleep 2
-	s0=$(seed_steps)
-	seed_slow 3
-	echo "# rank3's disk throttled to $SEED_IOPS reads/s after $s0 steps of the collective"
-	judge io 3 producer-stall-io \
-		"^rank rank3: its producer sender waited on block I/O [0-9.]+ s of [0-9.]+ s \\([0-9.]+%\\); I/O pressure full [0-9.]+% \\(some [0-9.]+%\\) over the stall; ${SEED_LOOPS[3]#/dev/} \\([^,]+, firmware [^,]+, loop\\) [0-9.]+ reads/s at [0-9.]+ ms await" \
-		"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
-	b=$(seed_bundle 3 1)
-	jq -c '.facts.host, [.record.snapshot // {} | .[] | .host? // empty | .processes[]?]' "$b/manifest.json" 2>/dev/null
-	jq -c '.facts.host' "$b/facts.json" 2>/dev/null
-	pct=$(jq -r '.facts.host.producer_blkio_pct' "$b/manifest.json")
-	rs=$(jq -r '.facts.host.disk_reads_s' "$b/manifest.json")
-	echo "note: seed-004 io: rank3's producer block I/O delay ${pct}% of the stall, ${rs} reads/s of a ${SEED_IOPS}/s throttle"
-	check "rank3's own facts: its producer waited on I/O most of the stall (${pct}%)" \
-		awk -v p="$pct" 'BEGIN { exit !(p >= 50) }'
-	check "rank3's own facts name its own disk, ${SEED_LOOPS[3]#/dev/} (${rs} reads/s)" jqe \
-		--arg d "${SEED_LOOPS[3]#/dev/}" '.facts.host.disk == $d' "$b/manifest.json"
-	# the throttle is a cgroup's: named, and the action is to raise it
-	check "rank3's bundle names its cgroup's I/O limit, riops=$SEED_IOPS of ${T_PREFIX}b3" jqe \
-		--arg l "riops=$SEED_IOPS" --arg c "/${T_PREFIX}b3" \
-		'(.verdict.explanation | contains("its cgroup limits its I/O to that disk: " + $l +
-		  " (" + $c + "), so its reads wait before the device")) and
-		 (.verdict.action | startswith("the producer on rank3 is starved of disk by its cgroup" +
-		  "'"'"'s I/O limit (" + $l + "): raise or lift it"))' "$b/manifest.json"
+if part io; then
+	if seed_start; then
+		sleep 2
+		s0=$(seed_steps)
+		seed_slow 3
+		echo "# rank3's disk throttled to $SEED_IOPS reads/s after $s0 steps of the collective"
+		judge io 3 producer-stall-io \
+			"^rank rank3: its producer sender waited on block I/O [0-9.]+ s of [0-9.]+ s \\([0-9.]+%\\); I/O pressure full [0-9.]+% \\(some [0-9.]+%\\) over the stall; ${SEED_LOOPS[3]#/dev/} \\([^,]+, firmware [^,]+, loop\\) [0-9.]+ reads/s at [0-9.]+ ms await" \
+			"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
+		b=$(seed_bundle 3 1)
+		jq -c '.facts.host, [.record.snapshot // {} | .[] | .host? // empty | .processes[]?]' "$b/manifest.json" 2>/dev/null
+		jq -c '.facts.host' "$b/facts.json" 2>/dev/null
+		pct=$(jq -r '.facts.host.producer_blkio_pct' "$b/manifest.json")
+		rs=$(jq -r '.facts.host.disk_reads_s' "$b/manifest.json")
+		echo "note: seed-004 io: rank3's producer block I/O delay ${pct}% of the stall, ${rs} reads/s of a ${SEED_IOPS}/s throttle"
+		check "rank3's own facts: its producer waited on I/O most of the stall (${pct}%)" \
+			awk -v p="$pct" 'BEGIN { exit !(p >= 50) }'
+		check "rank3's own facts name its own disk, ${SEED_LOOPS[3]#/dev/} (${rs} reads/s)" jqe \
+			--arg d "${SEED_LOOPS[3]#/dev/}" '.facts.host.disk == $d' "$b/manifest.json"
+		# the throttle is a cgroup's: named, and the action is to raise it
+		check "rank3's bundle names its cgroup's I/O limit, riops=$SEED_IOPS of ${T_PREFIX}b3" jqe \
+			--arg l "riops=$SEED_IOPS" --arg c "/${T_PREFIX}b3" \
+			'(.verdict.explanation | contains("its cgroup limits its I/O to that disk: " + $l +
+			  " (" + $c + "), so its reads wait before the device")) and
+			 (.verdict.action | startswith("the producer on rank3 is starved of disk by its cgroup" +
+			  "'"'"'s I/O limit (" + $l + "): raise or lift it"))' "$b/manifest.json"
+	fi
+	seed_end io
 fi
-seed_end io
 
 # ---- 2. the same slow disk on rank1: the verdict follows the node ----
-if seed_start; then
-	sleep 2
-	seed_slow 1
-	judge moved 1 producer-stall-io \
-		"^rank rank1: its producer sender waited on block I/O [0-9.]+ s .*; ${SEED_LOOPS[1]#/dev/} \\(" \
-		"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s"
+if part moved; then
+	if seed_start; then
+		sleep 2
+		seed_slow 1
+		judge moved 1 producer-stall-io \
+			"^rank rank1: its producer sender waited on block I/O [0-9.]+ s .*; ${SEED_LOOPS[1]#/dev/} \\(" \
+			"nsengine_read_wait_nanoseconds_total rose [0-9.]+ s"
+	fi
+	seed_end moved
 fi
-seed_end moved
 
 # ---- 3. rank2's producer starved of CPU ----
-if [ -d "$SEED_CPU/${T_PREFIX}c2" ]; then
-	SEED_CG=cpu seed_conf
-	if SEED_SPIN_RANK=2 seed_start; then
-		sleep 2
-		seed_starve 2
-		judge cpu 2 producer-stall-cpu \
-			"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue, its threads together\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s" \
-			"(.* rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); )?stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
+if part cpu; then
+	if [ -d "$SEED_CPU/${T_PREFIX}c2" ]; then
+		SEED_CG=cpu seed_conf
+		if SEED_SPIN_RANK=2 seed_start; then
+			sleep 2
+			seed_starve 2
+			judge cpu 2 producer-stall-cpu \
+				"^rank rank2: its producer sender waited for a CPU [0-9.]+ s of [0-9.]+ s \\([0-9.]+% on the run queue, its threads together\\), throttled by its CPU quota [0-9.]+ s.*not I/O: its block I/O delay 0(\\.[0-9]+)? s" \
+				"(.* rose [0-9.]+ s in [0-9.]+ s \\([0-9.]+%\\); )?stopped: [^;]*nsengine_round_trips_total \\(was [0-9.]+/s\\)"
+		fi
+		seed_end cpu
+		SEED_CG=blkio seed_conf
+	else
+		echo "# no writable cgroup v1 cpu controller: the CPU part skipped"
 	fi
-	seed_end cpu
-	SEED_CG=blkio seed_conf
-else
-	echo "# no writable cgroup v1 cpu controller: the CPU part skipped"
 fi
 
 # ---- 4. no throttle: clean ----
-CLEAN=${SEED_CLEAN_S:-20}
-if SEED_DURATION=$((CLEAN + 15)) seed_start; then
-	s0=$(seed_steps)
-	sleep "$CLEAN"
-	s1=$(seed_steps)
-	echo "note: seed-004 clean: the collective made $((s1 - s0)) steps in ${CLEAN} s"
-	check "clean: the collective kept stepping (${s0} -> ${s1})" test "$s1" -gt $((s0 + CLEAN * 20))
-	for i in 0 1 2 3; do
-		check "clean: rank $i opened no incident in ${CLEAN} s" test "$(seed_incidents "$i")" = 0
-	done
+if part clean; then
+	CLEAN=${SEED_CLEAN_S:-20}
+	if SEED_DURATION=$((CLEAN + 15)) seed_start; then
+		s0=$(seed_steps)
+		sleep "$CLEAN"
+		s1=$(seed_steps)
+		echo "note: seed-004 clean: the collective made $((s1 - s0)) steps in ${CLEAN} s"
+		check "clean: the collective kept stepping (${s0} -> ${s1})" test "$s1" -gt $((s0 + CLEAN * 20))
+		for i in 0 1 2 3; do
+			check "clean: rank $i opened no incident in ${CLEAN} s" test "$(seed_incidents "$i")" = 0
+		done
+	fi
+	seed_end clean
 fi
-seed_end clean
+
 # the ranks' logs of a failed run, for the reader
 [ "$T_FAIL" -gt 0 ] && mkdir -p "$BUILD/seed004-logs" && cp "$T_DIR"/rank*.log "$BUILD/seed004-logs/"
 true
