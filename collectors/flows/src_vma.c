@@ -410,13 +410,37 @@ static uint8_t claim_check(struct vsrc *v, const struct vfile *vf, const struct 
 	return claim;
 }
 
-/* Read one file and judge its sockets; then bump (the one write). */
 /* The same socket as the last read's o: same slot, inode and fd. */
 static int vs_same(const struct flow_vma_sock *o, const struct flow_vma_sock *s)
 {
 	return o->slot == s->slot && o->inode == s->inode && o->fd == s->fd;
 }
 
+/* The scratch index of vf's last read's sockets by slot (j + 1, 0: none),
+ * NULL without memory for it. */
+static unsigned *by_slot(struct vsrc *v, const struct vfile *vf, unsigned *nby)
+{
+	*nby = 0;
+	for (unsigned j = 0; j < vf->n; j++)
+		if (vf->socks[j].s.slot >= *nby)
+			*nby = vf->socks[j].s.slot + 1;
+	if (!*nby)
+		return NULL;
+	if (*nby > v->cap_byslot) {
+		unsigned *p = realloc(v->byslot, *nby * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		v->byslot = p;
+		v->cap_byslot = *nby;
+	}
+	memset(v->byslot, 0, *nby * sizeof(*v->byslot));
+	for (unsigned j = 0; j < vf->n; j++)
+		v->byslot[vf->socks[j].s.slot] = j + 1;
+	return v->byslot;
+}
+
+/* Read one file and judge its sockets; then bump (the one write). */
 static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 {
 	struct flow_vma_snap *sn = v->snap;
@@ -425,7 +449,7 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	unsigned uid = flow_vma_file_uid(vf->f), mine, all, room;
 	struct vsock *ns;
 	struct stat st;
-	unsigned n = 0, nby = 0, *byslot;
+	unsigned n = 0, nby, *byslot;
 	char err[300], eng[32];
 
 	for (unsigned i = 0; i < vf->n; i++)
@@ -474,12 +498,7 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 	 * so each is found at once: a search of them all for every socket
 	 * grew with the square of a file's sockets (500,000 compares a
 	 * read at 1,000); without memory for it, the search */
-	for (unsigned j = 0; j < vf->n; j++)
-		if (vf->socks[j].s.slot >= nby)
-			nby = vf->socks[j].s.slot + 1;
-	byslot = nby ? calloc(nby, sizeof(*byslot)) : NULL;
-	for (unsigned j = 0; byslot && j < vf->n; j++)
-		byslot[vf->socks[j].s.slot] = j + 1;
+	byslot = by_slot(v, vf, &nby);
 	for (unsigned i = 0, k; i < sn->n; i++) {
 		const struct flow_vma_sock *s = &sn->s[i];
 		const struct vsock *prev = NULL;
@@ -511,7 +530,6 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 		ns[k].o.claim = ns[k].claim;
 		ns[k].fresh = 1;
 	}
-	free(byslot);
 	free(vf->socks);
 	vf->socks = ns;
 	vf->n = vf->cap = n;
@@ -680,6 +698,7 @@ static void vs_close(struct flow_src *s)
 	claimv_free(v->cv);
 	free(v->refused);
 	free(v->snap);
+	free(v->byslot);
 	free(v);
 	s->priv = NULL;
 }

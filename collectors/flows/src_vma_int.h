@@ -89,6 +89,7 @@ struct vsrc {
 	uint64_t interval_ns, last_read_ns, last_scan_ns;
 	uint64_t evicted, deferred;     /* files made room for; reads put off */
 	struct flow_vma_snap *snap;     /* scratch */
+	unsigned *byslot, cap_byslot;   /* scratch: the last read's sockets by slot */
 	uint64_t polls, cost_ns, last_cost_ns;
 };
 
