@@ -249,11 +249,13 @@ static void vma(unsigned n, unsigned reps)
 	struct rlimit rl = { n + 256, n + 256 };
 	void **blk = calloc(n, sizeof(*blk)), *h;
 	pid_t *kids = calloc(nfiles, sizeof(*kids));
+	void **shms = calloc(nfiles, sizeof(*shms));
+	size_t *lens = calloc(nfiles, sizeof(*lens));
 	int *fds = calloc(n, sizeof(*fds)), p[2];
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	struct json_object *st;
 
-	if (!blk || !kids || !fds || el <= 0 || !mkdtemp(dir))
+	if (!blk || !kids || !shms || !lens || !fds || el <= 0 || !mkdtemp(dir))
 		die("vma", "set-up failed");
 	exe[el] = '\0';
 	*strrchr(exe, '/') = '\0';
@@ -300,6 +302,8 @@ static void vma(unsigned n, unsigned reps)
 		close(fd);
 		if (shm == MAP_FAILED)
 			die("mmap", strerror(errno));
+		shms[f] = shm;
+		lens[f] = flen;
 		ev->shmem_init(shm, fdn);
 		for (unsigned i = lo; i < hi; i++) {
 			struct sockaddr_in a;
@@ -370,7 +374,11 @@ static void vma(unsigned n, unsigned reps)
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path) != 0)
 		fprintf(stderr, "bench_scale: %s failed\n", path);
+	for (unsigned f = 0; f < nfiles; f++)
+		munmap(shms[f], lens[f]);
 	dlclose(h);
+	free(shms);
+	free(lens);
 	free(blk);
 	free(kids);
 	free(fds);
