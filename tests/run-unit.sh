@@ -21,6 +21,16 @@ one() {
 	out=$(CMOCKA_MESSAGE_OUTPUT=stdout "$t" 2>&1); rc=$?
 	{
 		printf '%s\n' "$out" | grep -E 'FAILED|ERROR'
+		# what a failed test printed on its way (its figures): a flake
+		# seen once in CI is then read from the log, not guessed at
+		printf '%s\n' "$out" | awk '
+			/^\[ RUN      \] / { n = 0; name = $4; delete buf }
+			{ if (n < 80) buf[n++] = $0 }
+			/^\[  FAILED  \] / && $4 == name && name != "" {
+				print "--- " name ", as it ran:"
+				for (i = 0; i < n; i++) print "    " buf[i]
+				name = ""
+			}'
 		np=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
 		nf=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
 		np=${np:-0}; nf=${nf:-0}

@@ -134,6 +134,32 @@ void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sam
 	tj_judge(prior, base, cur, cur->at_ns - base->at_ns, min_share_pct, 0, 0, r);
 }
 
+void tj_wait_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *last,
+		  uint64_t on_cpu_until, uint64_t since, uint64_t until, struct tj_sample *tmp,
+		  const struct tj_sample **b, const struct tj_sample **c)
+{
+	uint64_t at;
+
+	*b = n ? &hist[0] : last;
+	*c = last;
+	for (unsigned k = n; k-- > 0;)
+		if (hist[k].at_ns <= since) {
+			*b = &hist[k];
+			break;
+		}
+	for (unsigned k = 0; until && k < n; k++)
+		if (hist[k].at_ns >= until && hist[k].at_ns > (*b)->at_ns) {
+			*c = &hist[k];
+			break;
+		}
+	at = on_cpu_until && on_cpu_until < since ? on_cpu_until : since;
+	if (n && *b == &hist[0] && on_cpu_until && hist[0].at_ns < at) {
+		*tmp = hist[0];
+		tmp->at_ns = at;
+		*b = tmp;
+	}
+}
+
 const char *tj_verdict_name(enum tj_verdict v)
 {
 	switch (v) {

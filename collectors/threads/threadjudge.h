@@ -82,6 +82,20 @@ void tj_judge_hist(const struct tj_sample *hist, unsigned n, const struct tj_sam
 void tj_judge_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *base,
 		   const struct tj_sample *cur, uint64_t threshold_ns, unsigned min_share_pct,
 		   struct tj_result *r);
+/* The readings that bound a wait from since to until (0: not ended) in
+ * hist[0..n) and last (the newest reading): *b, the newest reading at or
+ * before since, else hist[0]; *c, the first after *b at or after until,
+ * else last. hist[0] may stand for a span on CPU from its time to
+ * on_cpu_until (0: it does not), when the thread was first seen going off
+ * the CPU and its counters began: when that is *b, and it is older than
+ * since, the reading is moved to since or on_cpu_until, whichever comes
+ * first (its counters are zero all along), in *tmp. The thread may first
+ * go off before since is read (a sender that blocks before the flows'
+ * source dates the wait): hist[0]'s own time would put the whole watch
+ * before the wait, on CPU, in the span. */
+void tj_wait_span(const struct tj_sample *hist, unsigned n, const struct tj_sample *last,
+		  uint64_t on_cpu_until, uint64_t since, uint64_t until, struct tj_sample *tmp,
+		  const struct tj_sample **b, const struct tj_sample **c);
 /* Off-CPU and switch deltas between two samples (no verdict): evidence. */
 void tj_span(const struct tj_sample *base, const struct tj_sample *cur, struct tj_result *r);
 

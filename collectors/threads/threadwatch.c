@@ -642,31 +642,17 @@ static void tw_ev_thread(const struct tw_view *v, void *arg)
 	char stack[TW_STACK_DEPTH * 96];
 	int32_t wait_stack = v->stack_id;
 
-	/* over the wait: from the newest sample at or before its start, to
-	 * its end (the first sample at or after it) or the last read */
 	if (e->since_ns && x && x->nh) {
-		const struct tj_sample *b = &x->hist[0], *c = &x->cur;
+		const struct tj_sample *b, *c;
 		struct tj_sample bs;
 
-		for (unsigned k = x->nh; k-- > 0;)
-			if (x->hist[k].at_ns <= e->since_ns) {
-				b = &x->hist[k];
-				break;
-			}
-		for (unsigned k = 0; e->until_ns && k < x->nh; k++)
-			if (x->hist[k].at_ns >= e->until_ns && x->hist[k].at_ns > b->at_ns) {
-				c = &x->hist[k];
-				break;
-			}
-		/* a thread first seen when it first went off the CPU (a busy
-		 * poller until it blocked) was on it from hist[0] to then: at
-		 * the wait's start too, when that came before */
-		if (b == &x->hist[0] && x->on_cpu_until_ns && b->at_ns < e->since_ns &&
-		    e->since_ns <= x->on_cpu_until_ns) {
-			bs = *b;
-			bs.at_ns = e->since_ns;
-			b = &bs;
-		}
+		/* over the wait: from the newest sample at or before its
+		 * start, to its end (the first sample at or after it) or the
+		 * last read; a thread first seen when it first went off the
+		 * CPU (a busy poller until it blocked) was on it from hist[0]
+		 * to then */
+		tj_wait_span(x->hist, x->nh, &x->cur, x->on_cpu_until_ns, e->since_ns,
+			     e->until_ns, &bs, &b, &c);
 		/* b: at or before the wait's start, or the oldest kept; the
 		 * verdict over the same span (read after the wait ended, the
 		 * last threshold is the thread running again) */

@@ -270,6 +270,64 @@ static void tj_judge_span__wait_read_after__asleep_then_running_now(void **st)
 	assert_int_equal(r.window_ns, 150 * MS);
 }
 
+/* The wait's readings when hist[0] stands for the watch's span on CPU
+ * (a busy poller first seen when it blocked, 650 ms into the watch): the
+ * sender blocked 50 us before the flows' source dated the wait (a clean
+ * clone's test_threadpass lost "asleep" so, the span taken from the
+ * watch's start: its 650 ms on CPU in it, no threshold before it). */
+static void tj_wait_span__first_off_before_the_wait__span_from_then(void **st)
+{
+	struct tj_sample hist[20], cur, bs;
+	const struct tj_sample *b, *c;
+	struct tj_result r;
+	uint64_t off_at = 650 * MS, since = off_at + 50000;
+	unsigned n = 0;
+
+	(void)st;
+	memset(hist, 0, sizeof(hist));
+	hist[n++].stack_id = -1;               /* the watch began: on CPU */
+	/* a reading every 50 ms from 700 ms: asleep 90% of the time since
+	 * it first went off, its counters from zero then */
+	for (uint64_t t = 700 * MS; t <= 1500 * MS; t += 50 * MS, n++) {
+		hist[n].at_ns = t;
+		hist[n].off_ns[TW_OFF_SLEEP] = (t - off_at) * 9 / 10;
+		hist[n].nvcsw = (t - off_at) / 100000;
+	}
+	cur = hist[n - 1];
+	cur.at_ns += 200 * MS;                  /* on CPU since the wait ended */
+	tj_wait_span(hist, n, &cur, off_at, since, 1500 * MS, &bs, &b, &c);
+	assert_ptr_equal(b, &bs);
+	assert_int_equal(b->at_ns, off_at);
+	assert_ptr_equal(c, &hist[n - 1]);
+	tj_judge_span(hist, n, b, c, 500 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_ASLEEP);
+	assert_int_equal(r.window_ns, 850 * MS);
+	assert_int_equal(r.share_pm, 900);
+	/* what hist[0]'s own time gives: the watch's span on CPU in it,
+	 * and no reading a threshold before it (the failure: a share just
+	 * over a half, no verdict) */
+	tj_judge_span(hist, n, &hist[0], c, 500 * MS, 50, &r);
+	assert_int_equal(r.verdict, TJ_UNKNOWN);
+	assert_int_equal(r.window_ns, 1500 * MS);
+	assert_true(r.share_pm < 600);
+	/* the wait dated before it blocked: from the wait's start */
+	tj_wait_span(hist, n, &cur, off_at, off_at - 10 * MS, 0, &bs, &b, &c);
+	assert_ptr_equal(b, &bs);
+	assert_int_equal(b->at_ns, off_at - 10 * MS);
+	assert_ptr_equal(c, &cur);
+	/* a reading at or before the wait's start: that one, as it is */
+	tj_wait_span(hist, n, &cur, off_at, 720 * MS, 1000 * MS, &bs, &b, &c);
+	assert_ptr_equal(b, &hist[1]);
+	assert_ptr_equal(c, &hist[7]);
+	/* no span on CPU (first seen coming on): hist[0] as it is */
+	tj_wait_span(hist, n, &cur, 0, since, 0, &bs, &b, &c);
+	assert_ptr_equal(b, &hist[0]);
+	/* a wait that began before the watch: the oldest reading */
+	hist[0].at_ns = 100 * MS;
+	tj_wait_span(hist, n, &cur, off_at, 50 * MS, 0, &bs, &b, &c);
+	assert_ptr_equal(b, &hist[0]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +341,7 @@ int main(void)
 		cmocka_unit_test(tj_judge__window_shorter_than_threshold__unknown),
 		cmocka_unit_test(tj_judge__counters_back_in_time__no_underflow),
 		cmocka_unit_test(tj_judge_span__wait_read_after__asleep_then_running_now),
+		cmocka_unit_test(tj_wait_span__first_off_before_the_wait__span_from_then),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
