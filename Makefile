@@ -106,7 +106,7 @@ $(BUILD)/%.bpf.o: %.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
-$(addprefix $(BUILD)/collectors/flows/,flowtrack.o flowtrack_read.o flowtrack_tcx.o): \
+$(addprefix $(BUILD)/collectors/flows/,flowtrack.o flowtrack_bg.o flowtrack_read.o flowtrack_tcx.o): \
 	$(BUILD)/collectors/flows/flowtrack.skel.h
 $(BUILD)/collectors/flows/sockread.o: $(BUILD)/collectors/flows/sockread.skel.h
 $(BUILD)/collectors/flows/sockwatch.o: $(BUILD)/collectors/flows/sockwatch.skel.h

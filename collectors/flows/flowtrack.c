@@ -406,22 +406,54 @@ static int ft_filters_reattach(struct flowtrack *ft, char *err, size_t errlen)
 	return ft_filters_attach(ft, err, errlen);
 }
 
+/* The hooks put on (on 1) or taken off the port, ft->hooked left as it
+ * is: 0, or -errno + err. */
+static int ft_hook_change(struct flowtrack *ft, int on, char *err, size_t errlen)
+{
+	if (ft->mode == FLOWTRACK_TCX && !on) {
+		ft_tcx_off(ft);         /* a link is bound to its device: no setns */
+		return 0;
+	}
+	return ft_in_ns(ft, ft->mode == FLOWTRACK_TCX ? ft_tcx_on :
+			on ? ft_filters_reattach : ft_filters_detach, err, errlen);
+}
+
 int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
 {
 	int rc;
 
+	ft_bg_join(ft);
 	if (on == ft->hooked)
 		return 0;
-	if (ft->mode == FLOWTRACK_TCX && !on) {
-		ft_tcx_off(ft);         /* a link is bound to its device: no setns */
-		ft->hooked = 0;
-		return 0;
-	}
-	rc = ft_in_ns(ft, ft->mode == FLOWTRACK_TCX ? ft_tcx_on :
-		      on ? ft_filters_reattach : ft_filters_detach, err, errlen);
+	rc = ft_hook_change(ft, on, err, errlen);
 	if (rc == 0)
 		ft->hooked = on;
 	return rc;
+}
+
+int flowtrack_set_hooked_bg(struct flowtrack *ft, int on, char *err, size_t errlen)
+{
+	int rc;
+
+	if (ft->bg_busy) {
+		if (!ft_bg_done(ft) && ft->bg_on == on)
+			return -EINPROGRESS;
+		/* done, or asked the other way: its end first */
+		ft_bg_join(ft);
+		if (ft->bg_on == on && ft->bg_rc < 0) {
+			util_strlcpy(err, ft->bg_err, errlen);
+			return ft->bg_rc;
+		}
+	}
+	if (on == ft->hooked)
+		return 0;
+	rc = ft_bg_start(ft, on, ft_hook_change);
+	if (rc) {
+		log_warnx("flowtrack: no thread for the hooks of %s (%s): changed in the loop",
+			  ft->ifname, strerror(rc));
+		return flowtrack_set_hooked(ft, on, err, errlen);
+	}
+	return -EINPROGRESS;
 }
 
 int flowtrack_hooked(const struct flowtrack *ft)
@@ -550,6 +582,7 @@ void flowtrack_detach(struct flowtrack *ft)
 
 	if (!ft)
 		return;
+	ft_bg_join(ft);
 	if (ft->mode == FLOWTRACK_TCX)
 		ft_tcx_off(ft);
 	else if (ft_in_ns(ft, ft_release, e, sizeof(e)) < 0)

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "collectors/flows/flowtrack.h"
@@ -33,7 +34,27 @@ struct flowtrack {
 	unsigned batch_cap;
 	int no_batch;
 	uint64_t batches, walks;
+	/* flowtrack_set_hooked_bg: a change made by a thread (flowtrack_bg.c);
+	 * while bg_busy only that thread touches link[] and the port's
+	 * filters */
+	pthread_t bg_th;
+	int bg_busy, bg_on, bg_rc;
+	int bg_done;                    /* atomic: the thread has finished */
+	int (*bg_fn)(struct flowtrack *ft, int on, char *err, size_t errlen);
+	char bg_err[256];
 };
+
+/* flowtrack_bg.c: a change of the hooks (on 1: put on, 0: taken off),
+ * ft->hooked left as it is: 0, or -errno + err. */
+typedef int (*ft_change_fn)(struct flowtrack *ft, int on, char *err, size_t errlen);
+/* Start fn(ft, on) in a thread: 0, or pthread_create()'s error (none
+ * started). One at a time. */
+int ft_bg_start(struct flowtrack *ft, int on, ft_change_fn fn);
+/* 1 when no change is in flight or the one in flight has finished. */
+int ft_bg_done(const struct flowtrack *ft);
+/* The change in flight waited for and joined: ft->hooked as it left them
+ * (bg_rc, bg_err: its outcome). Nothing in flight: nothing done. */
+void ft_bg_join(struct flowtrack *ft);
 
 /* flowtrack_tcx.c. Inside the port's namespace: both links made (appended
  * after the tcx programs there); 0, or -errno + err with none made. */

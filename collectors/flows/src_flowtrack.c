@@ -21,6 +21,7 @@ struct ft_src {
 	struct flowtrack *ft;
 	int udp;                /* the selectors admit UDP: read every poll */
 	int on_wait;            /* hooked only while a flow of the port waits */
+	int changing;           /* a change of the hooks in flight */
 	char port[32];
 	uint64_t last_read;
 	uint64_t hooks_on, hooks_off;   /* transitions, for status */
@@ -89,37 +90,44 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 }
 
 /* on_wait: hooks on from the poll that saw a flow wait half a threshold,
- * off FLOW_SRC_WANT_HOLD_NS after the last such poll. 1 while hooked, 0
- * off, -errno + s->err when they could not be put on. */
+ * off FLOW_SRC_WANT_HOLD_NS after the last such poll, each change made by
+ * a thread (flowtrack_set_hooked_bg: the kernel's grace periods held the
+ * detector's poll, and the stall call, back 13 to 32 ms). 1 while hooked
+ * (a change to off still in flight too), 0 off (a change to on still in
+ * flight too), -errno + s->err when they could not be put on. */
 static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 {
 	int want = s->sched.wanted_ns && s->sched.now_ns >= s->sched.wanted_ns &&
 		   s->sched.now_ns - s->sched.wanted_ns < FLOW_SRC_WANT_HOLD_NS;
+	int was = flowtrack_hooked(p->ft);
 	char e[256];
 	int rc;
 
-	if (want == flowtrack_hooked(p->ft))
+	if (want == was && !p->changing)
+		return want;
+	if (!p->changing && want)
+		/* the map's flows from before are not news: they would come
+		 * back as new flows, progressing siblings of the stall to
+		 * come; frames from the links' making on are */
+		flowtrack_set_since(p->ft, loop_mono_ns());
+	rc = flowtrack_set_hooked_bg(p->ft, want, e, sizeof(e));
+	p->changing = rc == -EINPROGRESS;
+	if (p->changing)
+		return was;
+	if (rc < 0) {
+		/* tried again next poll, told once */
+		util_errf(s->err, sizeof(s->err), "%s", e);
+		return rc;
+	}
+	if (flowtrack_hooked(p->ft) == was)
 		return want;
 	if (!want) {
-		rc = flowtrack_set_hooked(p->ft, 0, e, sizeof(e));
-		if (rc < 0) {           /* still on: tried again next poll, told once */
-			util_errf(s->err, sizeof(s->err), "%s", e);
-			return rc;
-		}
 		p->hooks_off++;
 		log_info("port %s: tracker hooks off: no flow has waited for %llu s", p->port,
 			 (unsigned long long)(FLOW_SRC_WANT_HOLD_NS / 1000000000ull));
 		return 0;
 	}
-	rc = flowtrack_set_hooked(p->ft, 1, e, sizeof(e));
-	if (rc < 0) {
-		util_errf(s->err, sizeof(s->err), "%s", e);
-		return rc;
-	}
 	p->hooks_on++;
-	/* the map's flows from before are not news: they would come back as
-	 * new flows, progressing siblings of the stall to come */
-	flowtrack_set_since(p->ft, loop_mono_ns());
 	log_info("port %s: tracker hooks on: a watched flow waits", p->port);
 	return 1;
 }

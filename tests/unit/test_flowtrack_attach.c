@@ -473,6 +473,71 @@ static void flowtrack_attach__tcx_other_namespace__links_land_there(void **state
 	netns_name[0] = '\0';
 }
 
+/* flowtrack_set_hooked_bg until it is done (5 s at most): its result. */
+static int hooked_bg_wait(struct flowtrack *ft, int on, char *err, size_t errlen)
+{
+	int rc;
+
+	for (int i = 0; i < 500; i++) {
+		rc = flowtrack_set_hooked_bg(ft, on, err, errlen);
+		if (rc != -EINPROGRESS)
+			return rc;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Hooks off and on by a thread: the call does not wait for the kernel
+ * (each link made or closed waits out a grace period), says so, and the
+ * hooks are as asked once it says done; the thread's setns() leaves this
+ * thread where it was. A change still in flight when the tracker goes is
+ * waited for. A device gone: the thread's error, hooks off. */
+static void flowtrack_set_hooked_bg__off_on_by_a_thread__as_asked(void **state)
+{
+	char err[512] = "", here[64] = "", after[64] = "";
+	struct flowtrack *ft;
+	int ifindex;
+
+	(void)state;
+	if (!bpf_ok)
+		skip();
+	assert_int_equal(system("ip link add ftG type veth peer name ftH"), 0);
+	ifindex = (int)if_nametoindex("ftG");
+	assert_true(ifindex > 0);
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach ftG: %s", err);
+	assert_true(readlink("/proc/thread-self/ns/net", here, sizeof(here)) > 0);
+	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), -EINPROGRESS);
+	assert_true(flowtrack_hooked(ft));      /* until the thread is done */
+	assert_int_equal(hooked_bg_wait(ft, 0, err, sizeof(err)), 0);
+	assert_false(flowtrack_hooked(ft));
+	assert_string_equal(tcx_progs(ifindex), "");
+	/* as it is: nothing to do, no thread */
+	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), 0);
+	assert_int_equal(flowtrack_set_hooked_bg(ft, 1, err, sizeof(err)), -EINPROGRESS);
+	assert_int_equal(hooked_bg_wait(ft, 1, err, sizeof(err)), 0);
+	assert_true(flowtrack_hooked(ft));
+	assert_string_equal(tcx_progs(ifindex), "in:ft_ingress eg:ft_egress");
+	assert_true(readlink("/proc/thread-self/ns/net", after, sizeof(after)) > 0);
+	assert_string_equal(here, after);
+	/* off asked, the tracker detached with it in flight */
+	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), -EINPROGRESS);
+	flowtrack_detach(ft);
+	assert_string_equal(tcx_progs(ifindex), "");
+	/* the device gone: on fails in the thread, and says why */
+	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
+	if (!ft)
+		fail_msg("attach ftG again: %s", err);
+	assert_int_equal(hooked_bg_wait(ft, 0, err, sizeof(err)), 0);
+	assert_int_equal(system("ip link del ftG"), 0);
+	err[0] = '\0';
+	assert_true(hooked_bg_wait(ft, 1, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "tcx ingress link on ftG"));
+	assert_false(flowtrack_hooked(ft));
+	flowtrack_detach(ft);
+}
+
 /* The interface goes while hooked: the kernel detached the links
  * (tcx_uninstall at unregister); closing them after is no error. */
 static void flowtrack_detach__tcx_interface_deleted__no_error(void **state)
@@ -504,6 +569,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(flowtrack_attach__port_and_addr_selectors__others_not_tracked),
+		cmocka_unit_test(flowtrack_set_hooked_bg__off_on_by_a_thread__as_asked),
 		cmocka_unit_test(flowtrack_attach__eight_selectors_v6_prefix__only_matching_tracked),
 		cmocka_unit_test(flowtrack_detach__qdisc_created_by_us__filters_and_qdisc_gone),
 		cmocka_unit_test(flowtrack_detach__preexisting_qdisc_with_filter__qdisc_and_filter_kept),
