@@ -383,12 +383,15 @@ section_perturb() {
 	# socket's paths, the deadline wheel), over the off run beside it
 	mkconf "$WORK/perturb-events.conf" "" "flows = tcp port 11111
 sock_liveness = events"
+	# the same source with sockperf's flow not selected (the 32 sessions
+	# are): what the hooks cost a flow the daemon does not watch at all
+	mkconf "$WORK/perturb-evns.conf" "" "sock_liveness = events"
 	for r in $(seq "$rounds"); do
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="off on always watched watchednotw events"
-		[ $((r % 2)) = 0 ] && order="on off events always watchednotw watched"
+		local order="off on always watched watchednotw events evns"
+		[ $((r % 2)) = 0 ] && order="on off evns events always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -401,6 +404,8 @@ sock_liveness = events"
 				[ $((r % 5)) != 3 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
 			events)
 				[ $((r % 5)) = 0 ] || [ $((r % 5)) = 1 ] && [ "$rounds" -gt 1 ] && continue ;;
+			evns)
+				[ $((r % 5)) != 2 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
 			esac
 			perturb_run "$v" "$secs"
 		done
@@ -412,6 +417,11 @@ sock_liveness = events"
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
 					"$WORK/round_events_$p" "$WORK/round_off_$p")"
 			rm -f "$WORK/round_events_$p"
+			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_evns_$p" ] &&
+				sample "sp_evnspair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_evns_$p" "$WORK/round_off_$p")"
+			rm -f "$WORK/round_evns_$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
 				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -463,9 +473,13 @@ sock_liveness = events"
 	for p in p50 p99; do
 		local goal="<= 1.02x" check=max:1.02
 		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
-		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off" \
+		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off, $p" \
 			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p events)"
+	done
+	for p in p50 p99; do
+		row section=perturb name="  its flow not selected, the 32 sessions' watched by kernel events / off, $p" \
+			unit=x series=sp_evnspair_$p note="$(perturb_note $p evns)"
 	done
 	for e in engine:ep vma:vp; do
 		for p in p50 p99; do
@@ -568,6 +582,7 @@ perturb_note() {
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events: tracepoints on every TCP socket's paths, sockperf's and the 32 sessions' watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
+	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions): its socket has no slot, so each hook leaves at the storage lookup, but the tracepoints run for every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). An empty tp_btf program on sock_send_length and sock_recv_length alone measured about 1.03x p50 by hand (bench/README.md): the tracepoints' dispatch, not what the programs do" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
 }
@@ -630,6 +645,7 @@ perturb_run() {
 	watched) dstart "$WORK/perturb-watched.conf" || return; perturb_settle ;;
 	watchednotw) dstart "$WORK/perturb-watchednotw.conf" || return; perturb_settle ;;
 	events) dstart "$WORK/perturb-events.conf" || return; perturb_settle ;;
+	evns) dstart "$WORK/perturb-evns.conf" || return; perturb_settle ;;
 	esac
 	d0=$(drops)
 	[ "$v" = on ] && h0=$(hooks_on)
@@ -655,7 +671,7 @@ perturb_run() {
 	case $v in off|on)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
-	watched|watchednotw|events)
+	watched|watchednotw|events|evns)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac

@@ -437,17 +437,21 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	sw_due(s, k, dl, now);
 }
 
-static __always_inline void sw_hook(void *sk, const struct sw_next *nx)
+/* The watched socket's storage: NULL for any other, at the cost of a
+ * load of sk->sk_bpf_storage; what every socket's segments and calls pay
+ * (with the tracepoint's own dispatch, most of it: bench/README.md). */
+static __always_inline struct sw_sk *sw_watched(void *sk)
+{
+	return bpf_sk_storage_get(&sw_sks, sk, 0, 0);
+}
+
+static __always_inline void sw_hook(void *sk, struct sw_sk *st, const struct sw_next *nx)
 {
 	struct tcp_sock___sw *tp;
 	struct sw_slot *s;
-	struct sw_sk *st;
 	__u32 k, zero = 0;
 	__u64 *hooks;
 
-	st = bpf_sk_storage_get(&sw_sks, sk, 0, 0);
-	if (!st)
-		return;
 	k = st->slot;
 	s = bpf_map_lookup_elem(&sw_slots, &k);
 	if (!s || s->gen != st->gen || !s->inited)
@@ -588,7 +592,11 @@ int BPF_PROG(sw_probe, void *sk, struct sk_buff___sw *skb)
 	struct sw_tcphdr th;
 	unsigned char *data;
 	__u32 len, hl;
+	struct sw_sk *st = sw_watched(sk);
 
+	/* another socket's segment: gone before its header is read */
+	if (!st)
+		return 0;
 	data = skb->data;
 	len = skb->len;
 	if (bpf_probe_read_kernel(&th, sizeof(th), data))
@@ -601,7 +609,7 @@ int BPF_PROG(sw_probe, void *sk, struct sk_buff___sw *skb)
 	nx.len = len - hl;
 	nx.has_ack = !!(th.flags & 0x10);
 	nx.ack = bpf_ntohl(th.ack_seq);
-	sw_hook(sk, &nx);
+	sw_hook(sk, st, &nx);
 	return 0;
 }
 
@@ -611,14 +619,20 @@ int BPF_PROG(sw_probe, void *sk, struct sk_buff___sw *skb)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(sw_send, void *sk)
 {
-	sw_hook(sk, NULL);
+	struct sw_sk *st = sw_watched(sk);
+
+	if (st)
+		sw_hook(sk, st, NULL);
 	return 0;
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(sw_recv, void *sk)
 {
-	sw_hook(sk, NULL);
+	struct sw_sk *st = sw_watched(sk);
+
+	if (st)
+		sw_hook(sk, st, NULL);
 	return 0;
 }
 
@@ -631,7 +645,7 @@ int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
 
 	if (newstate != SW_TCP_CLOSE)
 		return 0;
-	st = bpf_sk_storage_get(&sw_sks, sk, 0, 0);
+	st = sw_watched(sk);
 	if (!st)
 		return 0;
 	k = st->slot;
