@@ -112,7 +112,11 @@ static void sd_watch_break(struct sockdiag *sd, const char *why)
 }
 
 /* The span a slot waits before the kernel says so: a threshold less a
- * poll, as the pace reads a waiting socket (sockdiag_pace.h). */
+ * poll, as the pace reads a waiting socket (sockdiag_pace.h), so that the
+ * port's other sockets are read (the detector's want) before the stall
+ * is called at its deadline (stall_plan.c: a deadline's poll comes a
+ * tenth of an interval after the last at the soonest); a post at the
+ * threshold would call it with its siblings not read for up to 30 s. */
 static uint64_t sd_watch_span(const struct sockdiag *sd)
 {
 	return sd->stall_ns > sd->poll_ns ? sd->stall_ns - sd->poll_ns : 0;

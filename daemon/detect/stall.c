@@ -427,6 +427,16 @@ void stall_poll_end(struct stall *s, uint64_t now)
 }
 
 
+/* When a poll a source's post asks for comes (the kernel's word that a
+ * wait reached a threshold less a poll: sock_liveness = events): now, or
+ * stall_min_gap() after the last poll's start. */
+static uint64_t wake_at(const struct stall *s, uint64_t now)
+{
+	uint64_t at = s->poll_t0 + stall_min_gap(s->c->flow_interval_ns);
+
+	return at > now ? at : now;
+}
+
 /* Arm the timer for the next poll, as planned. */
 static void plan_next(struct stall *s)
 {
@@ -435,12 +445,10 @@ static void plan_next(struct stall *s)
 	s->next_poll = stall_plan(s, &s->next_why);
 	if (s->wake_pending) {
 		/* a source's fd said something fell due while the poll was
-		 * being handled: the interval after its start, or now */
-		uint64_t at = s->poll_t0 + s->c->flow_interval_ns;
+		 * being handled */
+		uint64_t at = wake_at(s, now);
 
 		s->wake_pending = 0;
-		if (at < now)
-			at = now;
 		if (at < s->next_poll) {
 			s->next_poll = at;
 			s->next_why = WHY_SOURCE;
@@ -545,9 +553,9 @@ static void timer_cb(struct loop_timer *t, void *arg)
 		loop_timer_set(s->chunk, 1, 0);
 }
 
-/* A source's kernel said a flow's wait reached a threshold less a poll:
- * poll now, or at the interval after the last poll's start if sooner
- * than that (a poll still being handled plans the next itself). */
+/* A source's kernel said a flow's wait reached a threshold less a poll: a
+ * poll as wake_at() says, if sooner than the one planned (a poll still
+ * being handled plans the next itself). */
 static void wake_cb(void *arg)
 {
 	struct stall *s = arg;
@@ -557,7 +565,7 @@ static void wake_cb(void *arg)
 		s->wake_pending = 1;    /* plan_next, at the poll's end */
 		return;
 	}
-	at = s->poll_t0 + s->c->flow_interval_ns > now ? s->poll_t0 + s->c->flow_interval_ns : now;
+	at = wake_at(s, now);
 	if (at >= s->next_poll)
 		return;
 	s->next_poll = at;

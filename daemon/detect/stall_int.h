@@ -103,6 +103,21 @@ struct stall {
 #define WHY_REFRESH "refresh"
 #define WHY_INTERVAL "flow_interval"
 
+/* The least time between the start of one poll and the next when the next
+ * is for a stall's deadline or a source's post (the kernel's word that a
+ * wait is near its threshold): a tenth of the interval, 1 ms at least. A
+ * stall is called within that of its deadline, and a storm of waits
+ * polls ten times an interval at most; every other poll waits for the
+ * interval. */
+static inline uint64_t stall_min_gap(uint64_t iv)
+{
+	uint64_t g = iv / 10;
+
+	if (g < 1000000)
+		g = 1000000;
+	return g < iv ? g : iv;
+}
+
 /* The next poll comes after the interval, not as planned: why (the first
  * reason a poll gives). */
 static inline void stall_fast(struct stall *s, const char *why)

@@ -9,6 +9,7 @@
 #include "daemon/detect/liveness.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* A flow whose waits its source cannot date: a wait that began after a
  * poll is dated at the poll that sees it (liveness.c wait_start), so only
@@ -53,8 +54,9 @@ void stall_plan_flow(struct stall *s, const struct sflow *f, const struct flow_o
 uint64_t stall_plan(const struct stall *s, const char **why)
 {
 	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0;
-	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next;
+	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next, floor;
 	const char *w;
+	int dl;
 
 	if (s->repoll) {
 		next = t0;
@@ -74,16 +76,25 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 			next = s->plan_ns;
 			w = s->plan_why;
 		}
-		if (next < t0 + iv) {
-			next = t0 + iv;
-			w = WHY_INTERVAL;
+		/* no sooner than the interval after the last poll; a stall's
+		 * own deadline no sooner than stall_min_gap() after it */
+		dl = w && !strcmp(w, WHY_DEADLINE);
+		floor = t0 + (dl ? stall_min_gap(iv) : iv);
+		if (next < floor) {
+			next = floor;
+			if (!dl)
+				w = WHY_INTERVAL;
 		}
 	}
 	/* a poll handled for longer than the interval (in chunks): half an
-	 * interval's rest after it, as the regular timer's next tick gave */
-	if (!s->repoll && next < s->poll_end + iv / 2) {
-		next = s->poll_end + iv / 2;
-		w = WHY_INTERVAL;
+	 * interval's rest after it, as the regular timer's next tick gave (a
+	 * stall's deadline: stall_min_gap()) */
+	dl = w && !strcmp(w, WHY_DEADLINE);
+	floor = s->poll_end + (dl ? stall_min_gap(iv) : iv / 2);
+	if (!s->repoll && next < floor) {
+		next = floor;
+		if (!dl)
+			w = WHY_INTERVAL;
 	}
 	if (why)
 		*why = w;

@@ -57,8 +57,11 @@ check "the incident is the victim's" jqe --arg p ":$vport" '.incidents[0].flows 
 check "siblings kept progressing (2)" jqe '.incidents[0].siblings_progressing == 2' "$T_DIR/st.json"
 lat=$(jq '.incidents[0] as $i | ([$i.flows[].stalled_at_mono_ns] | min) as $s | ($i.opened_mono_ns - $s) / 1000000' "$T_DIR/st.json")
 echo "stall declared ${lat} ms after the wait began (threshold 1000 ms, poll 50 ms)"
-check "declared within threshold + one poll (+20 ms slack): ${lat} ms" \
-	awk -v l="$lat" 'BEGIN { exit !(l >= 1000 && l <= 1070) }'
+# the deadline's poll comes a tenth of a poll after the last at the
+# soonest (stall_plan.c), not a poll after: 1001 to 1009 ms here, up to
+# 1087 when it waited for the interval
+check "declared within threshold + a tenth of a poll (+30 ms slack): ${lat} ms" \
+	awk -v l="$lat" 'BEGIN { exit !(l >= 1000 && l <= 1035) }'
 # the wait began by the time the drop was on (the last reply, whose ACK
 # never came); read first a threshold less a poll into it,
 # after a tail loss probe and a timeout, its start is the kernel's hooks'

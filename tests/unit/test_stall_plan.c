@@ -325,7 +325,7 @@ static void stall_plan__new_session_waiting_when_first_seen__dated_by_the_send(v
 }
 
 /* The want's poll never comes sooner than the interval after the last
- * one, nor the stall's: a deadline inside it waits for it. */
+ * one (a stall's deadline may: the tests above). */
 static void stall_plan__deadline_inside_the_interval__at_the_interval(void **state)
 {
 	struct stallfix *x = *state;
@@ -341,6 +341,42 @@ static void stall_plan__deadline_inside_the_interval__at_the_interval(void **sta
 	assert_string_equal(why, "flow_interval");
 }
 
+/* A stall's deadline a few ms after a poll (one that came for another
+ * reason: a source's post, another flow): the next poll comes at the
+ * deadline, not an interval after the last one, and a tenth of the
+ * interval after it at the soonest. */
+static void stall_plan__deadline_soon_after_a_poll__at_the_deadline(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS, t1;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	const char *why;
+
+	poll(x, t0 - 10 * MS, &idle, NULL);
+	t1 = poll(x, w + 195 * MS, &waiting, &why);
+	assert_int_equal(t1, w + 200 * MS + 1);
+	assert_string_equal(why, "a waiting flow");
+	assert_int_equal(x->nopen, 0);
+	poll(x, t1, &waiting, &why);
+	assert_int_equal(x->nopen, 1);
+}
+
+/* The same a millisecond before the deadline: a tenth of the interval
+ * after that poll. */
+static void stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	const char *why;
+
+	poll(x, t0 - 10 * MS, &idle, NULL);
+	assert_int_equal(poll(x, w + 199 * MS, &waiting, &why), w + 204 * MS);
+	assert_string_equal(why, "a waiting flow");
+}
+
 /* each test on a detector of conf_text (stallfix.h) */
 #define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
 						      (void *)conf_text)
@@ -350,6 +386,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(stall_plan__nothing_waits__a_refresh_later),
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
+		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
+		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
 		T(stall_plan__first_want_of_a_port__polled_again_at_once),
 		T(stall_plan__stalled_flow__every_interval_until_released),
 		T(stall_plan__undated_session__every_interval),
