@@ -436,17 +436,26 @@ int flowtrack_set_hooked_bg(struct flowtrack *ft, int on, char *err, size_t errl
 	int rc;
 
 	if (ft->bg_busy) {
-		if (!ft_bg_done(ft) && ft->bg_on == on)
+		/* either way: never waited for here (a thread the kernel
+		 * holds would hold the loop); the next call looks again */
+		if (!ft_bg_done(ft))
 			return -EINPROGRESS;
-		/* done, or asked the other way: its end first */
 		ft_bg_join(ft);
-		if (ft->bg_on == on && ft->bg_rc < 0) {
+		if (ft->bg_rc < 0 && ft->bg_on == on) {
 			util_strlcpy(err, ft->bg_err, errlen);
 			return ft->bg_rc;
 		}
+		if (ft->bg_rc < 0)
+			log_debug("flowtrack: hooks of %s %s: %s (not wanted any more)",
+				  ft->ifname, ft->bg_on ? "on" : "off", ft->bg_err);
 	}
 	if (on == ft->hooked)
 		return 0;
+	/* the map's flows from before are not news: they would come back as
+	 * new flows (progressing siblings of the stall to come); frames
+	 * from the links' making on are */
+	if (on)
+		flowtrack_set_since(ft, loop_mono_ns());
 	rc = ft_bg_start(ft, on, ft_hook_change);
 	if (rc) {
 		log_warnx("flowtrack: no thread for the hooks of %s (%s): changed in the loop",

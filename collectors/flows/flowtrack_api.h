@@ -97,12 +97,13 @@ int flowtrack_set_hooked(struct flowtrack *ft, int on, char *err, size_t errlen)
  * (tcx_entry_sync() in kernel/bpf/tcx.c: about 15 ms a link here, 13 to
  * 32 ms for the two in a detector's poll, which held the stall call back
  * by as much), and a qdisc's filters change under the same kind of wait.
- * A thread of its own makes the change: -EINPROGRESS while it does (also
- * when this call started it), then 0 once the hooks are as asked, or
- * -errno + err for the change that failed (the next call tries again).
- * A call asking the other way while one is in flight waits for its end
- * first. Without a thread (pthread_create() failed) the change is made at
- * the call. */
+ * A thread of its own makes the change: -EINPROGRESS while one is in
+ * flight, whichever way it goes (also when this call started it; the
+ * next call after it ended starts the other way if asked), then 0 once
+ * the hooks are as asked, or -errno + err for the change that failed (the
+ * next call tries again). A change to on also sets flowtrack_set_since()
+ * to its start. Without a thread (pthread_create() failed) the change is
+ * made at the call. */
 int flowtrack_set_hooked_bg(struct flowtrack *ft, int on, char *err, size_t errlen);
 /* From now on, flowtrack_poll leaves out flows whose last frame either way
  * is older than mono_ns (CLOCK_MONOTONIC; 0: none left out): what the map

@@ -15,6 +15,11 @@
 #define FT_BATCH 256                    /* map entries read per system call */
 #define FT_ENOTSUPP 524                 /* the kernel's ENOTSUPP: no batch ops for the map */
 
+struct flowtrack;
+/* flowtrack_bg.c: a change of the hooks (on 1: put on, 0: taken off),
+ * ft->hooked left as it is: 0, or -errno + err. */
+typedef int (*ft_change_fn)(struct flowtrack *ft, int on, char *err, size_t errlen);
+
 struct flowtrack {
 	struct flowtrack_bpf *skel;
 	int nsfd;                       /* owned */
@@ -40,13 +45,10 @@ struct flowtrack {
 	pthread_t bg_th;
 	int bg_busy, bg_on, bg_rc;
 	int bg_done;                    /* atomic: the thread has finished */
-	int (*bg_fn)(struct flowtrack *ft, int on, char *err, size_t errlen);
+	ft_change_fn bg_fn;
 	char bg_err[256];
 };
 
-/* flowtrack_bg.c: a change of the hooks (on 1: put on, 0: taken off),
- * ft->hooked left as it is: 0, or -errno + err. */
-typedef int (*ft_change_fn)(struct flowtrack *ft, int on, char *err, size_t errlen);
 /* Start fn(ft, on) in a thread: 0, or pthread_create()'s error (none
  * started). One at a time. */
 int ft_bg_start(struct flowtrack *ft, int on, ft_change_fn fn);

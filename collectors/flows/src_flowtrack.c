@@ -22,6 +22,7 @@ struct ft_src {
 	int udp;                /* the selectors admit UDP: read every poll */
 	int on_wait;            /* hooked only while a flow of the port waits */
 	int changing;           /* a change of the hooks in flight */
+	int hooked;             /* as the last poll found them */
 	char port[32];
 	uint64_t last_read;
 	uint64_t hooks_on, hooks_off;   /* transitions, for status */
@@ -94,42 +95,37 @@ static int ft_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
  * a thread (flowtrack_set_hooked_bg: the kernel's grace periods held the
  * detector's poll, and the stall call, back 13 to 32 ms). 1 while hooked
  * (a change to off still in flight too), 0 off (a change to on still in
- * flight too), -errno + s->err when they could not be put on. */
+ * flight too), -errno + s->err when they could not be put on or taken
+ * off. A change is counted and logged at the poll that finds it made. */
 static int ft_src_hooks(struct flow_src *s, struct ft_src *p)
 {
 	int want = s->sched.wanted_ns && s->sched.now_ns >= s->sched.wanted_ns &&
 		   s->sched.now_ns - s->sched.wanted_ns < FLOW_SRC_WANT_HOLD_NS;
-	int was = flowtrack_hooked(p->ft);
 	char e[256];
-	int rc;
+	int rc, h;
 
-	if (want == was && !p->changing)
-		return want;
-	if (!p->changing && want)
-		/* the map's flows from before are not news: they would come
-		 * back as new flows, progressing siblings of the stall to
-		 * come; frames from the links' making on are */
-		flowtrack_set_since(p->ft, loop_mono_ns());
-	rc = flowtrack_set_hooked_bg(p->ft, want, e, sizeof(e));
+	rc = want == flowtrack_hooked(p->ft) && !p->changing ? 0 :
+	     flowtrack_set_hooked_bg(p->ft, want, e, sizeof(e));
 	p->changing = rc == -EINPROGRESS;
-	if (p->changing)
-		return was;
-	if (rc < 0) {
+	h = flowtrack_hooked(p->ft);
+	if (h != p->hooked) {
+		p->hooked = h;
+		if (h) {
+			p->hooks_on++;
+			log_info("port %s: tracker hooks on: a watched flow waits", p->port);
+		} else {
+			p->hooks_off++;
+			log_info("port %s: tracker hooks off: no flow has waited for %llu s",
+				 p->port,
+				 (unsigned long long)(FLOW_SRC_WANT_HOLD_NS / 1000000000ull));
+		}
+	}
+	if (rc < 0 && rc != -EINPROGRESS) {
 		/* tried again next poll, told once */
 		util_errf(s->err, sizeof(s->err), "%s", e);
 		return rc;
 	}
-	if (flowtrack_hooked(p->ft) == was)
-		return want;
-	if (!want) {
-		p->hooks_off++;
-		log_info("port %s: tracker hooks off: no flow has waited for %llu s", p->port,
-			 (unsigned long long)(FLOW_SRC_WANT_HOLD_NS / 1000000000ull));
-		return 0;
-	}
-	p->hooks_on++;
-	log_info("port %s: tracker hooks on: a watched flow waits", p->port);
-	return 1;
+	return h;
 }
 
 /* TCP flows are evidence only (see flowsrc.h): when the selectors admit no
@@ -152,7 +148,9 @@ static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 			 * the hooks come on with a want (the detector polls at
 			 * once then), an error is tried again next poll */
 			sc->skipped = 1;
-			sc->next_ns = n < 0 ? 0 : flow_src_idle_next(s);
+			/* a change in flight: looked at again at the next
+			 * interval, as after an error */
+			sc->next_ns = n < 0 || p->changing ? 0 : flow_src_idle_next(s);
 			return n;
 		}
 		/* hooked: read at every poll, until the hold ends */
@@ -193,6 +191,7 @@ static void ft_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_str(out, "attach", flowtrack_attach_mode(p->ft) == FLOWTRACK_TCX ?
 		   "tcx links" : "clsact filters");
 	jx_add_str(out, "hooks", !p->on_wait ? "always" :
+		   p->changing ? (flowtrack_hooked(p->ft) ? "going off" : "going on") :
 		   flowtrack_hooked(p->ft) ? "on (a watched flow waits)" :
 		   "off until a watched flow waits");
 	if (p->on_wait) {

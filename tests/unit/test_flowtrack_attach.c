@@ -487,55 +487,68 @@ static int hooked_bg_wait(struct flowtrack *ft, int on, char *err, size_t errlen
 	return -ETIMEDOUT;
 }
 
-/* Hooks off and on by a thread: the call does not wait for the kernel
- * (each link made or closed waits out a grace period), says so, and the
- * hooks are as asked once it says done; the thread's setns() leaves this
- * thread where it was. A change still in flight when the tracker goes is
- * waited for. A device gone: the thread's error, hooks off. */
+/* Hooks off and on by a thread, on a veth inside a namespace of its own:
+ * the call does not wait for the kernel (each link made or closed waits
+ * out a grace period), says so, and the hooks are as asked once it says
+ * done; the thread's setns() leaves this thread in its own namespace. A
+ * change still in flight when the tracker goes is waited for. A device
+ * gone: the thread's error, hooks off. */
 static void flowtrack_set_hooked_bg__off_on_by_a_thread__as_asked(void **state)
 {
-	char err[512] = "", here[64] = "", after[64] = "";
+	char err[512] = "", here[64] = "", after[64] = "", path[128], ns[64];
 	struct flowtrack *ft;
-	int ifindex;
+	int nsfd, ifindex, saved;
 
 	(void)state;
 	if (!bpf_ok)
 		skip();
-	assert_int_equal(system("ip link add ftG type veth peer name ftH"), 0);
+	snprintf(ns, sizeof(ns), "flowtrack-bg-%d", getpid());
+	assert_int_equal(nstest_sh("ip netns add %s && ip -n %s link add ftG type veth peer "
+				   "name ftH && ip -n %s link set ftG up", ns, ns, ns), 0);
+	snprintf(netns_name, sizeof(netns_name), "%s", ns);     /* teardown's */
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(nsfd >= 0);
+	assert_int_equal(netns_enter(nsfd, &saved), 0);
 	ifindex = (int)if_nametoindex("ftG");
+	assert_int_equal(netns_leave(saved), 0);
 	assert_true(ifindex > 0);
-	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
+	ft = flowtrack_attach(nsfd, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
 	if (!ft)
-		fail_msg("attach ftG: %s", err);
-	assert_true(readlink("/proc/thread-self/ns/net", here, sizeof(here)) > 0);
+		fail_msg("attach ftG in %s: %s", ns, err);
+	assert_true(readlink("/proc/thread-self/ns/net", here, sizeof(here) - 1) > 0);
 	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), -EINPROGRESS);
 	assert_true(flowtrack_hooked(ft));      /* until the thread is done */
 	assert_int_equal(hooked_bg_wait(ft, 0, err, sizeof(err)), 0);
 	assert_false(flowtrack_hooked(ft));
-	assert_string_equal(tcx_progs(ifindex), "");
+	assert_string_equal(tcx_progs_in(nsfd, "ftG"), "");
 	/* as it is: nothing to do, no thread */
 	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), 0);
+	/* on: made inside the port's namespace, by the thread */
 	assert_int_equal(flowtrack_set_hooked_bg(ft, 1, err, sizeof(err)), -EINPROGRESS);
 	assert_int_equal(hooked_bg_wait(ft, 1, err, sizeof(err)), 0);
 	assert_true(flowtrack_hooked(ft));
-	assert_string_equal(tcx_progs(ifindex), "in:ft_ingress eg:ft_egress");
-	assert_true(readlink("/proc/thread-self/ns/net", after, sizeof(after)) > 0);
+	assert_string_equal(tcx_progs_in(nsfd, "ftG"), "in:ft_ingress eg:ft_egress");
+	assert_true(readlink("/proc/thread-self/ns/net", after, sizeof(after) - 1) > 0);
 	assert_string_equal(here, after);
 	/* off asked, the tracker detached with it in flight */
 	assert_int_equal(flowtrack_set_hooked_bg(ft, 0, err, sizeof(err)), -EINPROGRESS);
 	flowtrack_detach(ft);
-	assert_string_equal(tcx_progs(ifindex), "");
+	assert_string_equal(tcx_progs_in(nsfd, "ftG"), "");
 	/* the device gone: on fails in the thread, and says why */
-	ft = flowtrack_attach(-1, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
+	ft = flowtrack_attach(nsfd, ifindex, NULL, 0, 128, FLOWTRACK_TCX, err, sizeof(err));
 	if (!ft)
 		fail_msg("attach ftG again: %s", err);
 	assert_int_equal(hooked_bg_wait(ft, 0, err, sizeof(err)), 0);
-	assert_int_equal(system("ip link del ftG"), 0);
+	assert_int_equal(nstest_sh("ip -n %s link del ftG", ns), 0);
 	err[0] = '\0';
 	assert_true(hooked_bg_wait(ft, 1, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "tcx ingress link on ftG"));
 	assert_false(flowtrack_hooked(ft));
 	flowtrack_detach(ft);
+	close(nsfd);
+	sh("ip netns del %s", ns);
+	netns_name[0] = '\0';
 }
 
 /* The interface goes while hooked: the kernel detached the links
