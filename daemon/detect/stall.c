@@ -510,7 +510,7 @@ void stall_poll_begin(struct stall *s, uint64_t t0)
 
 	s->gap_ns = s->prev_t0 && t0 > s->prev_t0 && t0 - s->prev_t0 > iv ? t0 - s->prev_t0 : iv;
 	s->prev_t0 = t0;
-	s->plan_ns = UINT64_MAX;
+	s->plan_ns = s->dl_ns = UINT64_MAX;
 	s->plan_why = NULL;
 	s->fast = s->repoll = 0;
 	s->fast_why = NULL;

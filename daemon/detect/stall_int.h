@@ -81,6 +81,7 @@ struct stall {
 	 * want (the tracker's hooks come on a threshold less a poll, or half
 	 * a threshold, before the stall, as with regular polls). */
 	uint64_t plan_ns;               /* the earliest flow deadline, UINT64_MAX none */
+	uint64_t dl_ns;                 /* the earliest stall's own, UINT64_MAX none */
 	const char *plan_why;
 	int fast;                       /* the next after the interval: why */
 	const char *fast_why;

@@ -9,7 +9,6 @@
 #include "daemon/detect/liveness.h"
 
 #include <stdint.h>
-#include <string.h>
 
 /* A flow whose waits its source cannot date: a wait that began after a
  * poll is dated at the poll that sees it (liveness.c wait_start), so only
@@ -49,14 +48,15 @@ void stall_plan_flow(struct stall *s, const struct sflow *f, const struct flow_o
 		s->plan_ns = d;
 		s->plan_why = now < want_at ? WHY_WANT : WHY_DEADLINE;
 	}
+	if (now >= want_at && d < s->dl_ns)
+		s->dl_ns = d;
 }
 
 uint64_t stall_plan(const struct stall *s, const char **why)
 {
-	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0;
-	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next, floor;
+	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0, gap = stall_min_gap(iv);
+	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next, dl;
 	const char *w;
-	int dl;
 
 	if (s->repoll) {
 		next = t0;
@@ -76,25 +76,28 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 			next = s->plan_ns;
 			w = s->plan_why;
 		}
-		/* no sooner than the interval after the last poll; a stall's
-		 * own deadline no sooner than stall_min_gap() after it */
-		dl = w && !strcmp(w, WHY_DEADLINE);
-		floor = t0 + (dl ? stall_min_gap(iv) : iv);
-		if (next < floor) {
-			next = floor;
-			if (!dl)
-				w = WHY_INTERVAL;
+		if (next < t0 + iv) {
+			next = t0 + iv;
+			w = WHY_INTERVAL;
 		}
 	}
 	/* a poll handled for longer than the interval (in chunks): half an
-	 * interval's rest after it, as the regular timer's next tick gave (a
-	 * stall's deadline: stall_min_gap()) */
-	dl = w && !strcmp(w, WHY_DEADLINE);
-	floor = s->poll_end + (dl ? stall_min_gap(iv) : iv / 2);
-	if (!s->repoll && next < floor) {
-		next = floor;
-		if (!dl)
-			w = WHY_INTERVAL;
+	 * interval's rest after it, as the regular timer's next tick gave */
+	if (!s->repoll && next < s->poll_end + iv / 2) {
+		next = s->poll_end + iv / 2;
+		w = WHY_INTERVAL;
+	}
+	/* a stall's own deadline, whatever else is planned: stall_min_gap()
+	 * after the last poll at the soonest (half an interval's rest after
+	 * one that took longer than that) */
+	if (!s->repoll && s->dl_ns < next) {
+		dl = s->poll_end > t0 + gap ? s->poll_end + iv / 2 : t0 + gap;
+		if (dl < s->dl_ns)
+			dl = s->dl_ns;
+		if (dl < next) {
+			next = dl;
+			w = WHY_DEADLINE;
+		}
 	}
 	if (why)
 		*why = w;

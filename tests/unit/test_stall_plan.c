@@ -325,7 +325,7 @@ static void stall_plan__new_session_waiting_when_first_seen__dated_by_the_send(v
 }
 
 /* The want's poll never comes sooner than the interval after the last
- * one (a stall's deadline may: the tests above). */
+ * one (a stall's deadline may: the tests before this one). */
 static void stall_plan__deadline_inside_the_interval__at_the_interval(void **state)
 {
 	struct stallfix *x = *state;
@@ -377,6 +377,46 @@ static void stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval(void
 	assert_string_equal(why, "a waiting flow");
 }
 
+/* One poll at t0 that sees a and b; the next poll's time. */
+static uint64_t poll2(struct stallfix *x, uint64_t t0, const struct flow_obs *a,
+		      const struct flow_obs *b, const char **why)
+{
+	stall_poll_begin(x->s, t0);
+	stall_observe(x->s, a, "a", t0);
+	stall_observe(x->s, b, "a", t0);
+	stall_poll_end(x->s, t0);
+	return stall_plan(x->s, why);
+}
+
+/* With a flow stalled (polls every interval till it is released),
+ * another's deadline 6 ms after a poll still comes at that deadline, not
+ * with the interval. */
+static void stall_plan__deadline_while_another_is_stalled__at_the_deadline(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t = 1 * SEC, w = t - 10 * MS, wb, ts;
+	struct flow_obs idle = sess(5, 5, t - 200 * MS, t - 190 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t - 190 * MS);
+	struct flow_obs b_idle = sess(3, 3, t - 200 * MS, t - 190 * MS), b_waiting;
+	const char *why;
+
+	b_idle.key.sport = 40002;
+	poll2(x, t - 150 * MS, &idle, &b_idle, NULL);
+	t = poll2(x, t, &waiting, &b_idle, NULL);
+	t = poll2(x, t, &waiting, &b_idle, NULL);
+	ts = t;
+	t = poll2(x, ts, &waiting, &b_idle, &why);       /* stalled here */
+	assert_int_equal(x->nopen, 1);
+	assert_int_equal(t, ts + 50 * MS);
+	/* b sent 6 ms (less a nanosecond) after that poll, no reply since;
+	 * the poll 200 ms later sees it waiting 194 ms */
+	wb = ts + 6 * MS - 1;
+	b_waiting = sess(4, 3, wb, ts - 190 * MS);
+	b_waiting.key.sport = 40002;
+	assert_int_equal(poll2(x, ts + 200 * MS, &waiting, &b_waiting, &why), wb + 200 * MS + 1);
+	assert_string_equal(why, "a waiting flow");
+}
+
 /* each test on a detector of conf_text (stallfix.h) */
 #define T(f) cmocka_unit_test_prestate_setup_teardown(f, stallfix_setup, stallfix_teardown, \
 						      (void *)conf_text)
@@ -388,6 +428,7 @@ int main(void)
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
 		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
 		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
+		T(stall_plan__deadline_while_another_is_stalled__at_the_deadline),
 		T(stall_plan__first_want_of_a_port__polled_again_at_once),
 		T(stall_plan__stalled_flow__every_interval_until_released),
 		T(stall_plan__undated_session__every_interval),
