@@ -24,11 +24,11 @@ one() {
 		# what a failed test printed on its way (its figures): a flake
 		# seen once in CI is then read from the log, not guessed at
 		printf '%s\n' "$out" | awk '
-			/^\[ RUN      \] / { n = 0; name = $4; delete buf }
-			{ if (n < 80) buf[n++] = $0 }
+			/^\[ RUN      \] / { n = 0; name = $4 }
+			{ buf[n++ % 80] = $0 }
 			/^\[  FAILED  \] / && $4 == name && name != "" {
-				print "--- " name ", as it ran:"
-				for (i = 0; i < n; i++) print "    " buf[i]
+				print "--- " name ", as it ran (its last 80 lines at most):"
+				for (i = (n > 80 ? n - 80 : 0); i < n; i++) print "    " buf[i % 80]
 				name = ""
 			}'
 		np=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
