@@ -390,8 +390,8 @@ sock_liveness = events"
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="off on always watched watchednotw events evns"
-		[ $((r % 2)) = 0 ] && order="on off evns events always watchednotw watched"
+		local order="off on always watched watchednotw events evns floor"
+		[ $((r % 2)) = 0 ] && order="on off floor evns events always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -406,6 +406,8 @@ sock_liveness = events"
 				[ $((r % 5)) = 0 ] || [ $((r % 5)) = 1 ] && [ "$rounds" -gt 1 ] && continue ;;
 			evns)
 				[ $((r % 5)) != 2 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
+			floor)
+				[ $((r % 5)) != 1 ] && [ $((r % 5)) != 3 ] && [ "$rounds" -gt 1 ] && continue ;;
 			esac
 			perturb_run "$v" "$secs"
 		done
@@ -422,6 +424,11 @@ sock_liveness = events"
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
 					"$WORK/round_evns_$p" "$WORK/round_off_$p")"
 			rm -f "$WORK/round_evns_$p"
+			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_floor_$p" ] &&
+				sample "sp_floorpair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_floor_$p" "$WORK/round_off_$p")"
+			rm -f "$WORK/round_floor_$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
 				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -473,13 +480,17 @@ sock_liveness = events"
 	for p in p50 p99; do
 		local goal="<= 1.02x" check=max:1.02
 		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
-		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off, $p" \
+		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off" \
 			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p events)"
 	done
 	for p in p50 p99; do
 		row section=perturb name="  its flow not selected, the 32 sessions' watched by kernel events / off, $p" \
 			unit=x series=sp_evnspair_$p note="$(perturb_note $p evns)"
+	done
+	for p in p50 p99; do
+		row section=perturb name="  the floor: two tp_btf programs that only look for socket storage, no daemon / off, $p" \
+			unit=x series=sp_floorpair_$p note="$(perturb_note $p floor)"
 	done
 	for e in engine:ep vma:vp; do
 		for p in p50 p99; do
@@ -582,6 +593,7 @@ perturb_note() {
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
 	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events: tracepoints on every TCP socket's paths, sockperf's and the 32 sessions' watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
+	floor) echo "no daemon: bench_tpfloor (bench/tpfloor.bpf.c) attaches a tp_btf program to sock:sock_send_length and one to sock:sock_recv_length that look for a socket's storage, find none and leave, as the kernel-event watch's hooks do for a socket they do not watch; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_floorpair_$1 | cut -d' ' -f4) pairs). What any hook on these paths costs a flow on this machine, whatever its program does: the events mode's pairs cannot go below it" ;;
 	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions): its socket has no slot, so each hook leaves at the storage lookup, but the tracepoints run for every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). An empty tp_btf program on sock_send_length and sock_recv_length alone measured about 1.03x p50 by hand (bench/README.md): the tracepoints' dispatch, not what the programs do" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
@@ -646,6 +658,10 @@ perturb_run() {
 	watchednotw) dstart "$WORK/perturb-watchednotw.conf" || return; perturb_settle ;;
 	events) dstart "$WORK/perturb-events.conf" || return; perturb_settle ;;
 	evns) dstart "$WORK/perturb-evns.conf" || return; perturb_settle ;;
+	floor)
+		spawn_bg "$BUILD/bench_tpfloor" > "$WORK/tpfloor.out"
+		TF_PID=$LAST_PID
+		wait_for 10 grep -q attached "$WORK/tpfloor.out" || { stop_pid "$TF_PID"; return; } ;;
 	esac
 	d0=$(drops)
 	[ "$v" = on ] && h0=$(hooks_on)
@@ -657,10 +673,10 @@ perturb_run() {
 	[ "$v" = on ] && ctl -j status | jq -r '.flow_sources.cost[] | select(.source == "bpf") |
 		.attach // "?"' | sed 's/ /-/g' >> "$WORK/series/sp_attach"
 	# an incident during the measured run: the daemon investigating
-	[ "$v" = off ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
+	[ "$v" = off ] || [ "$v" = floor ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
 	[ "$v" = watched ] && sample sp_tw_procs "$(ctl -j status |
 		jq '.flow_sources.thread_watch.processes // 0')"
-	[ "$v" = off ] || dstop
+	case $v in off) ;; floor) stop_pid "$TF_PID" ;; *) dstop ;; esac
 	# what the daemon's start and stop dropped, the measured run left out
 	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)
 	[ "$v" = on ] && sample drops_startstop $(( $(drops) - dpre - (d1 - d0) ))
@@ -671,7 +687,7 @@ perturb_run() {
 	case $v in off|on)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
-	watched|watchednotw|events|evns)
+	watched|watchednotw|events|evns|floor)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac

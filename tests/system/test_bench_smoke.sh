@@ -10,7 +10,7 @@ TEXT=$ROOT/tests/fixtures/real/ethtool-S_mlx5-cx4lx-k4.15-ethq_1.txt
 SYSFS_TTAR=$ROOT/tests/fixtures/real/sysfs-infiniband-hw_counters_mlx5_0_procfs-fixture.ttar.txt
 
 # built by `make system` (bench/bench.mk adds them to EXTRA_BINS)
-for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs bench_app bench_window; do
+for b in bench_sweep bench_scale bench_conns bench_metrics bench_runs bench_app bench_window bench_tpfloor; do
 	[ -x "$BUILD/$b" ] || { fail "$BUILD/$b missing (make system builds it)"; exit 1; }
 done
 ok "bench programs built"
@@ -24,6 +24,13 @@ jq_ok() {
 		fail "$what: got '${json:-nothing}'"
 	fi
 }
+
+# the tracepoints' floor: both programs attached, gone when it exits
+out=$(timeout 20 "$BUILD/bench_tpfloor" 1)
+jq_ok "bench_tpfloor attaches its two programs" "$out" '.mode == "tpfloor" and .attached == 2'
+# (their release comes after an RCU grace period: looked at for 5 s)
+check "bench_tpfloor's programs gone after it" \
+	wait_for 5 bash -c "! bpftool prog show 2>/dev/null | grep -qE 'tf_(send|recv)'"
 
 A=${T_PREFIX}a
 ip netns add "$A" && T_NETNS+=("$A")
