@@ -1,6 +1,6 @@
 /* bench_tpfloor: the tracepoints' floor for the perturb section (bench/
  * README.md, "6 December"). Loads tpfloor.bpf.c, attaches its two
- * programs to the socket call tracepoints, prints one line
+ * programs to the socket call tracepoints, prints one line once both are
  *   {"mode":"tpfloor","attached":2}
  * and keeps them attached until SIGTERM or SIGINT (or SECONDS, if given).
  *   bench_tpfloor [SECONDS]   (as root) */
@@ -26,10 +26,11 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct tpfloor_bpf *skel;
-	long secs = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+	char *end = NULL;
+	long secs = argc > 1 ? strtol(argv[1], &end, 10) : 0;
 	int rc;
 
-	if (argc > 2 || secs < 0) {
+	if (argc > 2 || secs < 0 || (end && (end == argv[1] || *end))) {
 		fprintf(stderr, "usage: bench_tpfloor [SECONDS]\n");
 		return 2;
 	}

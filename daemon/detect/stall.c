@@ -429,10 +429,10 @@ void stall_poll_end(struct stall *s, uint64_t now)
 
 /* When a poll a source's post asks for comes (the kernel's word that a
  * wait reached a threshold less a poll: sock_liveness = events): now, or
- * stall_min_gap() after the last poll's start. */
+ * stall_soonest(). */
 static uint64_t wake_at(const struct stall *s, uint64_t now)
 {
-	uint64_t at = s->poll_t0 + stall_min_gap(s->c->flow_interval_ns);
+	uint64_t at = stall_soonest(s, s->c->flow_interval_ns);
 
 	return at > now ? at : now;
 }

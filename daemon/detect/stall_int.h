@@ -119,6 +119,17 @@ static inline uint64_t stall_min_gap(uint64_t iv)
 	return g < iv ? g : iv;
 }
 
+/* The soonest a stall's deadline or a source's post may have the next
+ * poll (stall_min_gap() after the last poll's start), or half an
+ * interval after the end of a poll that took longer than that; iv the
+ * flow_interval. */
+static inline uint64_t stall_soonest(const struct stall *s, uint64_t iv)
+{
+	uint64_t gap = stall_min_gap(iv);
+
+	return s->poll_end > s->poll_t0 + gap ? s->poll_end + iv / 2 : s->poll_t0 + gap;
+}
+
 /* The next poll comes after the interval, not as planned: why (the first
  * reason a poll gives). */
 static inline void stall_fast(struct stall *s, const char *why)

@@ -54,7 +54,7 @@ void stall_plan_flow(struct stall *s, const struct sflow *f, const struct flow_o
 
 uint64_t stall_plan(const struct stall *s, const char **why)
 {
-	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0, gap = stall_min_gap(iv);
+	uint64_t iv = s->c->flow_interval_ns, t0 = s->poll_t0;
 	uint64_t src = flowsrcs_next_ns(s->srcs), refresh, next, dl;
 	const char *w;
 
@@ -91,7 +91,7 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 	 * after the last poll at the soonest (half an interval's rest after
 	 * one that took longer than that) */
 	if (!s->repoll && s->dl_ns < next) {
-		dl = s->poll_end > t0 + gap ? s->poll_end + iv / 2 : t0 + gap;
+		dl = stall_soonest(s, iv);
 		if (dl < s->dl_ns)
 			dl = s->dl_ns;
 		if (dl < next) {

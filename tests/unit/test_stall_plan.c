@@ -377,6 +377,24 @@ static void stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval(void
 	assert_string_equal(why, "a waiting flow");
 }
 
+/* The same after a poll that took 20 ms (in chunks, a storm): the
+ * deadline's poll gives it half an interval's rest, not a tenth. */
+static void stall_plan__deadline_after_a_long_poll__half_an_interval_after_it(void **state)
+{
+	struct stallfix *x = *state;
+	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS, t;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
+	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	const char *why;
+
+	poll(x, t0 - 10 * MS, &idle, NULL);
+	t = w + 195 * MS;
+	stall_poll_begin(x->s, t);
+	stall_observe(x->s, &waiting, "a", t);
+	stall_poll_end(x->s, t + 20 * MS);
+	assert_int_equal(stall_plan(x->s, &why), t + 20 * MS + 25 * MS);
+}
+
 /* One poll at t0 that sees a and b; the next poll's time. */
 static uint64_t poll2(struct stallfix *x, uint64_t t0, const struct flow_obs *a,
 		      const struct flow_obs *b, const char **why)
@@ -429,6 +447,7 @@ int main(void)
 		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
 		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
 		T(stall_plan__deadline_while_another_is_stalled__at_the_deadline),
+		T(stall_plan__deadline_after_a_long_poll__half_an_interval_after_it),
 		T(stall_plan__first_want_of_a_port__polled_again_at_once),
 		T(stall_plan__stalled_flow__every_interval_until_released),
 		T(stall_plan__undated_session__every_interval),
