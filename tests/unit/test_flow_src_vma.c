@@ -249,6 +249,17 @@ static void xlio_file(const char *path, unsigned nslots, const struct xsock *xs,
 	free(b);
 }
 
+/* The engine publishes xs[0..n) in a 4-slot file at path (a millisecond
+ * after the last, so the file's time moves); one poll must pass n flows. */
+static void publish_poll(struct flow_src *s, const char *path, const struct xsock *xs,
+			 unsigned n, struct nstest_obs *g)
+{
+	xlio_file(path, 4, xs, n);
+	usleep(1000);
+	g->n = 0;
+	assert_int_equal(flow_src_vma_ops.poll(s, nstest_collect, g), (int)n);
+}
+
 static const struct flow_obs *by_lport(const struct nstest_obs *g, uint16_t port)
 {
 	for (unsigned i = 0; i < g->n; i++)
@@ -293,10 +304,7 @@ static void flow_src_vma__xlio_file__healthy_waiting_held_evidence(void **state)
 		}
 		if (round == 1)
 			xs[1].tx_pkts++;        /* B: one request, no reply ever */
-		xlio_file(path, 4, xs, 3);
-		usleep(1000);
-		g.n = 0;
-		assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 3);
+		publish_poll(&s, path, xs, 3, &g);
 	}
 	a = by_lport(&g, 7000);
 	w = by_lport(&g, 7001);
@@ -395,10 +403,7 @@ static void flow_src_vma__slot_reused__new_socket_counted_afresh(void **state)
 	xs[0].tx_pkts += 2;
 	xs[0].rx_pkts += 2;
 	xs[1] = (struct xsock){ "fd00::1", "fd00::5", 7005, 7105, 15, 18, 0, 41, 6001 };
-	xlio_file(path, 4, xs, 2);
-	usleep(1000);
-	g.n = 0;
-	assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 2);
+	publish_poll(&s, path, xs, 2, &g);
 	a = by_lport(&g, 7000);
 	b = by_lport(&g, 7005);
 	assert_non_null(a);

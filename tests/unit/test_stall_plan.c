@@ -341,6 +341,18 @@ static void stall_plan__deadline_inside_the_interval__at_the_interval(void **sta
 	assert_string_equal(why, "flow_interval");
 }
 
+/* The deadline tests' session: answered at a poll at 990 ms, then a
+ * request sent at 992 ms (*w) with no reply: the waiting observation. */
+static struct flow_obs sent_at_992(struct stallfix *x, uint64_t *w)
+{
+	uint64_t t0 = 1 * SEC;
+	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
+
+	*w = t0 - 8 * MS;
+	poll(x, t0 - 10 * MS, &idle, NULL);
+	return sess(6, 5, *w, t0 - 15 * MS);
+}
+
 /* A stall's deadline a few ms after a poll (one that came for another
  * reason: a source's post, another flow): the next poll comes at the
  * deadline, not an interval after the last one, and a tenth of the
@@ -348,12 +360,10 @@ static void stall_plan__deadline_inside_the_interval__at_the_interval(void **sta
 static void stall_plan__deadline_soon_after_a_poll__at_the_deadline(void **state)
 {
 	struct stallfix *x = *state;
-	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS, t1;
-	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
-	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	uint64_t w, t1;
+	struct flow_obs waiting = sent_at_992(x, &w);
 	const char *why;
 
-	poll(x, t0 - 10 * MS, &idle, NULL);
 	t1 = poll(x, w + 195 * MS, &waiting, &why);
 	assert_int_equal(t1, w + 200 * MS + 1);
 	assert_string_equal(why, "a waiting flow");
@@ -367,12 +377,10 @@ static void stall_plan__deadline_soon_after_a_poll__at_the_deadline(void **state
 static void stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval(void **state)
 {
 	struct stallfix *x = *state;
-	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS;
-	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
-	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	uint64_t w;
+	struct flow_obs waiting = sent_at_992(x, &w);
 	const char *why;
 
-	poll(x, t0 - 10 * MS, &idle, NULL);
 	assert_int_equal(poll(x, w + 199 * MS, &waiting, &why), w + 204 * MS);
 	assert_string_equal(why, "a waiting flow");
 }
@@ -382,12 +390,10 @@ static void stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval(void
 static void stall_plan__deadline_after_a_long_poll__half_an_interval_after_it(void **state)
 {
 	struct stallfix *x = *state;
-	uint64_t t0 = 1 * SEC, w = t0 - 8 * MS, t;
-	struct flow_obs idle = sess(5, 5, t0 - 20 * MS, t0 - 15 * MS);
-	struct flow_obs waiting = sess(6, 5, w, t0 - 15 * MS);
+	uint64_t w, t;
+	struct flow_obs waiting = sent_at_992(x, &w);
 	const char *why;
 
-	poll(x, t0 - 10 * MS, &idle, NULL);
 	t = w + 195 * MS;
 	stall_poll_begin(x->s, t);
 	stall_observe(x->s, &waiting, "a", t);
