@@ -44,26 +44,65 @@ void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
 	}
 }
 
+static int sd_six_cmp(const void *a, const void *b)
+{
+	const struct sd_six *x = a, *y = b;
+
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The remembered socket that has slot: by the sorted map (made again when
+ * stale), or a walk of every socket when there is no memory for one. */
+static struct sd_sock *sd_by_slot(struct sockdiag *sd, uint32_t slot)
+{
+	struct sd_six key = { .slot = slot }, *hit;
+	struct sd_sock *k;
+
+	if (!sd->six_ok) {
+		struct sd_six *n = realloc(sd->six, (sd->nknown ? sd->nknown : 1) * sizeof(*n));
+
+		if (n) {
+			sd->six = n;
+			sd->nsix = 0;
+			for (unsigned i = 0; i < sd->nknown; i++)
+				if (sd->known[i].sw_slot)
+					n[sd->nsix++] = (struct sd_six){ sd->known[i].sw_slot, i };
+			qsort(n, sd->nsix, sizeof(*n), sd_six_cmp);
+			sd->six_ok = 1;
+		}
+	}
+	if (!sd->six_ok) {
+		for (unsigned i = 0; i < sd->nknown; i++)
+			if (sd->known[i].sw_slot == slot && !sd->known[i].gone)
+				return &sd->known[i];
+		return NULL;
+	}
+	hit = bsearch(&key, sd->six, sd->nsix, sizeof(*sd->six), sd_six_cmp);
+	if (!hit || hit->idx >= sd->nknown)
+		return NULL;
+	k = &sd->known[hit->idx];
+	return k->sw_slot == slot && !k->gone ? k : NULL;
+}
+
 /* A deadline: the socket is read at the next poll, which comes now. */
 static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 {
 	struct sockdiag *sd = arg;
+	struct sd_sock *k;
 
 	sd->st.events_n++;
-	for (unsigned i = 0; i < sd->nknown; i++)
-		if (sd->known[i].sw_slot == e->slot && !sd->known[i].gone) {
-			sd_due_now(sd, &sd->known[i]);
-			/* a wait the peer owes (bytes unacknowledged, a reply
-			 * not come): its start by the hooks, and its bytes as
-			 * inet_diag gives them (sockdiag_fill.c: the SYN is one
-			 * of bytes_acked, and one of the written count) */
-			sd->known[i].ev_from = e->owed ? e->wait_late : 0;
-			sd->known[i].ev_tx = e->acked ? e->acked - 1 : 0;
-			sd->known[i].ev_rx = e->rcvd;
-			sd->known[i].ev_written = e->written ? e->written - 1 : 0;
-			sd->st.event_reads++;
-			return;
-		}
+	if (!(k = sd_by_slot(sd, e->slot)))
+		return;
+	sd_due_now(sd, k);
+	/* a wait the peer owes (bytes unacknowledged, a reply not come): its
+	 * start by the hooks, and its bytes as inet_diag gives them
+	 * (sockdiag_fill.c: the SYN is one of bytes_acked, and one of the
+	 * written count) */
+	k->ev_from = e->owed ? e->wait_late : 0;
+	k->ev_tx = e->acked ? e->acked - 1 : 0;
+	k->ev_rx = e->rcvd;
+	k->ev_written = e->written ? e->written - 1 : 0;
+	sd->st.event_reads++;
 }
 
 void sd_watch_open(struct sockdiag *sd)
@@ -174,6 +213,7 @@ void sd_watch_register(struct sockdiag *sd)
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];
+			sd->six_ok = 0;
 			sd->st.registered += slots[j] != 0;
 		}
 		n = 0;

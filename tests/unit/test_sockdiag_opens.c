@@ -575,6 +575,76 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	conn_close(&a);
 }
 
+/* As the daemon's loop, for up to ms: the watch's fd handled when
+ * readable, a poll; the first observation of the socket on local port
+ * lport that has unread bytes. */
+static const struct flow_obs *await_post(struct sockdiag *sd, const struct flow_sel *sel,
+					 struct nstest_obs *l, uint16_t lport, unsigned ms)
+{
+	uint64_t t0 = loop_mono_ns();
+
+	while (loop_mono_ns() < t0 + ms * MS) {
+		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
+
+		if (poll(&pf, 1, 10) > 0)
+			sockdiag_handle(sd);
+		poll_into(sd, sel, 1, l);
+		for (unsigned i = 0; i < l->n; i++)
+			if (ntohs(l->o[i].key.sport) == lport && l->o[i].unread)
+				return &l->o[i];
+	}
+	return NULL;
+}
+
+/* A post names its socket by slot: after a discovery has made the list of
+ * sockets again and a new socket has been registered, a post for the new
+ * one reads the new one (the slots' map is made again), at its deadline,
+ * not at the 30 s backstop. */
+static void sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "", c;
+	struct conn a, b;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	if (!st.events)
+		fail_msg("no kernel-event watch: %s", st.events_why);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* to the backstop */
+	assert_int_equal(write(a.c, "a", 1), 1);
+	assert_non_null(await_post(sd, &sel, &l, a.lport, 600));
+	assert_int_equal(read(a.s, &c, 1), 1);
+	conn_open(&b, AF_INET);
+	/* the dump that finds b (the namespace opened a connection) */
+	for (int i = 0; i < 5 && stats_of(sd).registered < 4; i++) {
+		nstest_msleep(20);
+		poll_into(sd, &sel, 1, &l);
+	}
+	assert_int_equal(stats_of(sd).registered, 4);
+	/* b to the backstop: read once more, owing nothing */
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	assert_int_equal(write(b.c, "b", 1), 1);
+	assert_non_null(await_post(sd, &sel, &l, b.lport, 600));
+	sockdiag_stats(sd, &st);
+	assert_true(st.event_reads >= 2);
+	sockdiag_close(sd);
+	conn_close(&a);
+	conn_close(&b);
+}
+
 /* A timer the kernel could not arm: the wait it would have posted is
  * seen all the same, since every socket is read at the next poll. */
 static void sockdiag_poll__events__lost_timer__every_socket_read(void **state)
@@ -653,6 +723,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
+		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
 	};
 
