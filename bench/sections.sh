@@ -843,10 +843,8 @@ sock_liveness = events"
 	mkconf "$WORK/conns-paced.conf" "track = sock" "flows = tcp port 13000
 sock_liveness = paced"
 	# the rounds go through every size in turn, so that the ratio of two
-	# sizes is of runs made minutes apart, not of one each: the 32-socket
-	# run alone measured 0.095% in one run and 0.118-0.130% in four
-	# others on the same machine, which moved the 10,000 row's ratio
-	# from 1.8x to 2.4x with nothing changed
+	# sizes is of medians of runs made minutes apart, not of one run each
+	# (one 32-socket run alone moves the ratio by a third)
 	for r in $(seq "$seg"); do
 		for n in $sizes; do
 			scale_conns_up "$n" || continue
@@ -868,7 +866,7 @@ sock_liveness = paced"
 			series="idle_conns_events_$n" vs=idle_conns_events_32 \
 			goal="$( [ $n = 1000 ] && echo "< 0.1%" || echo "< 0.2%"), within 2x of 32" \
 			check="ratio_max:2" \
-			note="ratio to 32 sockets in the same mode, medians of two 62 s runs each, the sizes in turn: the backstop reads (every socket every 30 s, the BPF reader 4096 a run) and the dumps (only when a connection opens or a socket comes or goes, every 60 s at least) are what grows"
+			note="ratio to 32 sockets in the same mode, medians of $seg run(s) of $evsecs s each, the sizes in turn: the backstop reads (every socket every 30 s, the BPF reader 4096 a run) and the dumps (only when a connection opens or a socket comes or goes, every 60 s at least) are what grows"
 	done
 	for n in $sizes; do
 		row section=scale name="$n idle sockets a port selected, paced reads" unit=% \

@@ -369,7 +369,7 @@ void sockdiag_close(struct sockdiag *sd)
 		close(sd->nsfd);
 	free(sd->known);
 	free(sd->act);
-	free(sd->six);
+	free(sd->byslot);
 	free(sd->byck);
 	free(sd);
 }
@@ -755,7 +755,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
-		sd->six_ok = 0;         /* the slots' sockets moved */
+		sd->byslot_ok = 0;      /* the slots' sockets moved */
 		sd->act_ok = sd->use_act = 0;   /* made again by the walk below */
 		sd->last_dump = d.now;
 		sd->sw_scan = 1;        /* the sockets found: registered now */

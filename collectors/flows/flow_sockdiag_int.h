@@ -143,14 +143,14 @@ struct sockdiag {
 				 * walk (sd_watch_register looks only then) */
 	uint64_t sw_losses;     /* sockwatch_losses() when last read */
 	/* its slots to their sockets (slot, index in known[]) sorted by slot,
-	 * made again at the first post after known[] or a registration
-	 * changed them (six_ok 0); a slot given up since finds a socket
-	 * without it, and the post is not ours */
-	struct sd_six {
+	 * a cache for the posts (sockdiag_watch.c): made at the second post
+	 * after known[] or a registration changed them (byslot_ok 0; the
+	 * first walks the sockets), and any post it cannot place walks */
+	struct sd_byslot {
 		uint32_t slot, idx;
-	} *six;
-	unsigned nsix;
-	int six_ok;
+	} *byslot;
+	unsigned nbyslot, byslot_walks;
+	int byslot_ok;
 	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
 	int hold;               /* wanted lately: every socket on its pace */
 	int sw_broken;          /* it failed: open (its fd is in the loop),

@@ -44,44 +44,53 @@ void sd_reader_key(const struct sd_sock *s, struct sr_key *k)
 	}
 }
 
-static int sd_six_cmp(const void *a, const void *b)
+static int sd_byslot_cmp(const void *a, const void *b)
 {
-	const struct sd_six *x = a, *y = b;
+	const struct sd_byslot *x = a, *y = b;
 
 	return x->slot < y->slot ? -1 : x->slot > y->slot;
 }
 
-/* The remembered socket that has slot: by the sorted map (made again when
- * stale), or a walk of every socket when there is no memory for one. */
+static void sd_byslot_make(struct sockdiag *sd)
+{
+	struct sd_byslot *n = realloc(sd->byslot, (sd->nknown ? sd->nknown : 1) * sizeof(*n));
+
+	sd->byslot_walks = 0;
+	if (!n)
+		return;         /* no memory: the posts walk */
+	sd->byslot = n;
+	sd->nbyslot = 0;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (sd->known[i].sw_slot)
+			n[sd->nbyslot++] = (struct sd_byslot){ sd->known[i].sw_slot, i };
+	qsort(n, sd->nbyslot, sizeof(*n), sd_byslot_cmp);
+	sd->byslot_ok = 1;
+}
+
+/* The remembered socket that has slot (NULL: none, its slot given up
+ * since the post). The map is a cache: a post it cannot place walks every
+ * socket, and a socket found so means the map is stale. It is made at the
+ * second post after it went stale, so a port whose dumps come often and
+ * posts seldom walks once a post, as before, rather than sorting. */
 static struct sd_sock *sd_by_slot(struct sockdiag *sd, uint32_t slot)
 {
-	struct sd_six key = { .slot = slot }, *hit;
-	struct sd_sock *k;
+	if (!sd->byslot_ok && sd->byslot_walks > 0)
+		sd_byslot_make(sd);
+	if (sd->byslot_ok) {
+		struct sd_byslot key = { .slot = slot }, *hit;
 
-	if (!sd->six_ok) {
-		struct sd_six *n = realloc(sd->six, (sd->nknown ? sd->nknown : 1) * sizeof(*n));
-
-		if (n) {
-			sd->six = n;
-			sd->nsix = 0;
-			for (unsigned i = 0; i < sd->nknown; i++)
-				if (sd->known[i].sw_slot)
-					n[sd->nsix++] = (struct sd_six){ sd->known[i].sw_slot, i };
-			qsort(n, sd->nsix, sizeof(*n), sd_six_cmp);
-			sd->six_ok = 1;
+		hit = bsearch(&key, sd->byslot, sd->nbyslot, sizeof(*sd->byslot), sd_byslot_cmp);
+		if (hit && hit->idx < sd->nknown && sd->known[hit->idx].sw_slot == slot &&
+		    !sd->known[hit->idx].gone)
+			return &sd->known[hit->idx];
+	}
+	sd->byslot_walks++;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (sd->known[i].sw_slot == slot && !sd->known[i].gone) {
+			sd->byslot_ok = 0;      /* it did not know this one */
+			return &sd->known[i];
 		}
-	}
-	if (!sd->six_ok) {
-		for (unsigned i = 0; i < sd->nknown; i++)
-			if (sd->known[i].sw_slot == slot && !sd->known[i].gone)
-				return &sd->known[i];
-		return NULL;
-	}
-	hit = bsearch(&key, sd->six, sd->nsix, sizeof(*sd->six), sd_six_cmp);
-	if (!hit || hit->idx >= sd->nknown)
-		return NULL;
-	k = &sd->known[hit->idx];
-	return k->sw_slot == slot && !k->gone ? k : NULL;
+	return NULL;
 }
 
 /* A deadline: the socket is read at the next poll, which comes now. */
@@ -213,7 +222,7 @@ void sd_watch_register(struct sockdiag *sd)
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];
-			sd->six_ok = 0;
+			sd->byslot_ok = 0;
 			sd->st.registered += slots[j] != 0;
 		}
 		n = 0;
