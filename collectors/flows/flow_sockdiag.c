@@ -755,7 +755,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		free(sd->known);
 		sd->known = d.found;
 		sd->nknown = sd->nalive = d.nfound;
-		sd->byslot_ok = 0;      /* the slots' sockets moved */
+		sd_byslot_stale(sd);    /* the slots' sockets moved */
 		sd->act_ok = sd->use_act = 0;   /* made again by the walk below */
 		sd->last_dump = d.now;
 		sd->sw_scan = 1;        /* the sockets found: registered now */

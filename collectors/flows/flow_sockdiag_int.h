@@ -144,8 +144,9 @@ struct sockdiag {
 	uint64_t sw_losses;     /* sockwatch_losses() when last read */
 	/* its slots to their sockets (slot, index in known[]) sorted by slot,
 	 * a cache for the posts (sockdiag_watch.c): made at the second post
-	 * after known[] or a registration changed them (byslot_ok 0; the
-	 * first walks the sockets), and any post it cannot place walks */
+	 * after known[] or a registration changed them (byslot_ok 0, and
+	 * byslot_walks the posts since that walked), and any post it cannot
+	 * place walks */
 	struct sd_byslot {
 		uint32_t slot, idx;
 	} *byslot;
@@ -232,6 +233,14 @@ static inline void sd_backstop(struct sockdiag *sd, struct sd_sock *k)
 		sd->min_bs = k->pace.due_ns;
 }
 
+
+/* known[] or its slots changed: the slots' map (sockdiag_watch.c) is made
+ * again at the second post from now, the first walking the sockets. */
+static inline void sd_byslot_stale(struct sockdiag *sd)
+{
+	sd->byslot_ok = 0;
+	sd->byslot_walks = 0;
+}
 
 /* A socket the kernel-event watch follows is read this often while it
  * owes nothing (a hook the watch lacks, a path it cannot see), and the

@@ -69,9 +69,12 @@ static void sd_byslot_make(struct sockdiag *sd)
 
 /* The remembered socket that has slot (NULL: none, its slot given up
  * since the post). The map is a cache: a post it cannot place walks every
- * socket, and a socket found so means the map is stale. It is made at the
- * second post after it went stale, so a port whose dumps come often and
- * posts seldom walks once a post, as before, rather than sorting. */
+ * socket, and a socket found so means the map is stale. Every slot is
+ * given at a registration or a dump, and both mark it stale, so a map that
+ * is not stale misses only a slot given up (a socket closed between its
+ * post and this), which walks. A stale map is made at the second post
+ * after it went stale, so a port whose dumps come often and posts seldom
+ * walks once a post, as before, rather than sorting. */
 static struct sd_sock *sd_by_slot(struct sockdiag *sd, uint32_t slot)
 {
 	if (!sd->byslot_ok && sd->byslot_walks > 0)
@@ -83,11 +86,15 @@ static struct sd_sock *sd_by_slot(struct sockdiag *sd, uint32_t slot)
 		if (hit && hit->idx < sd->nknown && sd->known[hit->idx].sw_slot == slot &&
 		    !sd->known[hit->idx].gone)
 			return &sd->known[hit->idx];
+	} else {
+		sd->byslot_walks++;
 	}
-	sd->byslot_walks++;
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (sd->known[i].sw_slot == slot && !sd->known[i].gone) {
-			sd->byslot_ok = 0;      /* it did not know this one */
+			if (sd->byslot_ok) {    /* it did not know this one */
+				sd_byslot_stale(sd);
+				sd->byslot_walks = 1;
+			}
 			return &sd->known[i];
 		}
 	return NULL;
@@ -222,7 +229,7 @@ void sd_watch_register(struct sockdiag *sd)
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];
-			sd->byslot_ok = 0;
+			sd_byslot_stale(sd);
 			sd->st.registered += slots[j] != 0;
 		}
 		n = 0;
