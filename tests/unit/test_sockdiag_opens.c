@@ -497,6 +497,29 @@ static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **
 	conn_close(&a);
 }
 
+/* Connection a watched with the kernel-event watch on (threshold 300 ms,
+ * poll 50 ms, refresh 100 ms): its two sockets dumped, then read once more
+ * (the read that puts them on the backstop), which l holds. */
+static struct sockdiag *events_session(struct conn *a, struct flow_sel *sel,
+				       struct nstest_obs *l)
+{
+	struct sockdiag_stats st;
+	struct sockdiag *sd;
+	char err[256] = "";
+
+	conn_open(a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	if (!st.events)
+		fail_msg("no kernel-event watch: %s", st.events_why);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, sel, 1, l), 2);  /* the dump */
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, sel, 1, l), 2);  /* due after it */
+	return sd;
+}
+
 /* The kernel-event watch: a socket that owes nothing is not read each
  * refresh; its observation says how long the detector may keep it unseen.
  * Bytes left unread make the kernel post at their arrival plus a threshold
@@ -507,22 +530,12 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	struct sockdiag_stats st;
 	struct flow_sel sel;
 	struct sockdiag *sd;
-	char err[256] = "";
 	uint64_t t0, seen = 0, walks;
 	unsigned early = 0, other = 0;
 	struct conn a;
 
 	(void)state;
-	conn_open(&a, AF_INET);
-	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
-	sd = gated(3600000 * MS);
-	sockdiag_stats(sd, &st);
-	if (!st.events)
-		fail_msg("no kernel-event watch: %s", st.events_why);
-	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
-	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
-	nstest_msleep(110);
-	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* due after it */
+	sd = events_session(&a, &sel, &l);
 	assert_true(l.o[0].keep_ns > 2000 * MS);
 	assert_true(l.o[1].keep_ns > 2000 * MS);
 	/* paced reads would read both every 100 ms; and no poll looks at
@@ -606,20 +619,11 @@ static void sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it(vo
 	struct sockdiag_stats st;
 	struct flow_sel sel;
 	struct sockdiag *sd;
-	char err[256] = "", c;
 	struct conn a, b;
+	char c;
 
 	(void)state;
-	conn_open(&a, AF_INET);
-	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
-	sd = gated(3600000 * MS);
-	sockdiag_stats(sd, &st);
-	if (!st.events)
-		fail_msg("no kernel-event watch: %s", st.events_why);
-	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
-	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* the dump */
-	nstest_msleep(110);
-	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* to the backstop */
+	sd = events_session(&a, &sel, &l);       /* to the backstop */
 	assert_int_equal(write(a.c, "a", 1), 1);
 	assert_non_null(await_post(sd, &sel, &l, a.lport, 600));
 	assert_int_equal(read(a.s, &c, 1), 1);
