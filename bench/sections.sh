@@ -585,6 +585,18 @@ settled_note() {
 	echo "on runs that began with an incident: $(cat "$WORK/series/${1}perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')$( [ -s "$WORK/${1}perturb_incidents" ] && echo " ($(head -3 "$WORK/${1}perturb_incidents" | paste -sd';' -))");"
 }
 
+# The kernel-event source's hooks in the runs of variant $1, as status
+# gave them ("sockops" callbacks, or "tracepoints").
+perturb_hooks() {
+	local h
+	h=$(sort -u "$WORK/series/sp_hooks_$1" 2>/dev/null | paste -sd, -)
+	case $h in
+	sockops) echo "the watched sockets' sockops callbacks (sends, ACKs with an RTT sample, state changes) and the sock_recv_length tracepoint" ;;
+	tracepoints) echo "tracepoints on every TCP socket's paths (tcp_probe, sock_send_length, sock_recv_length, inet_sock_set_state)" ;;
+	*) echo "${h:-not recorded}" ;;
+	esac
+}
+
 perturb_note() {
 	case $2 in
 	engine) echo "nsengine client and server (one TCP session, a request as soon as the reply came, its round trips timed by the client: examples/nsengine_lathist.h) pinned to CPU 0, the daemon to CPU 1 reading its flow table (track = engine, flows = tcp port 11112) and the 32 sessions'; each round's on run over the off run beside it, the median of $(stats ep_pair_$1 | cut -d' ' -f4) pairs; $(settled_note engine_) on runs $(stats engine_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats engine_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
@@ -592,9 +604,9 @@ perturb_note() {
 	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
-	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events: tracepoints on every TCP socket's paths, sockperf's and the 32 sessions' watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
+	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events, hooks: $(perturb_hooks events); sockperf's and the 32 sessions' sockets watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	floor) echo "no daemon: bench_tpfloor (bench/tpfloor.bpf.c) attaches a tp_btf program to sock:sock_send_length and one to sock:sock_recv_length that look for a socket's storage, find none and leave, as two of the kernel-event watch's four hooks do for a socket they do not watch (tcp:tcp_probe, on every segment, is not among them); each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_floorpair_$1 | cut -d' ' -f4) pairs). What two hooks on the call paths cost a flow on this machine, about whatever their programs do: the events mode's pairs, with tcp_probe besides, cannot go below it" ;;
-	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions): its socket has no slot, so each hook leaves at the storage lookup, but the tracepoints run for every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). Two tp_btf programs on sock_send_length and sock_recv_length that only look for the storage measured about 1.03x p50 by hand (the floor row below: bench/README.md): mostly the tracepoints' dispatch, not what the programs do" ;;
+	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions), hooks: $(perturb_hooks evns); its socket has no slot: with sockops callbacks none runs for it but the receive tracepoint, which leaves at the storage lookup; with the tracepoints each of the four does, on every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). Two tp_btf programs on sock_send_length and sock_recv_length that only look for the storage measured about 1.03x p50 by hand (the floor row below: bench/README.md): mostly the tracepoints' dispatch, not what the programs do" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
 }
@@ -676,6 +688,11 @@ perturb_run() {
 	[ "$v" = off ] || [ "$v" = floor ] || sample "sp_inc_$v" "$(ctl -j status | jq '.incidents | length')"
 	[ "$v" = watched ] && sample sp_tw_procs "$(ctl -j status |
 		jq '.flow_sources.thread_watch.processes // 0')"
+	# which hooks the kernel-event source had (sockops callbacks or
+	# tracepoints: status says)
+	case $v in events|evns) ctl -j status | jq -r '[.flow_sources.cost[] |
+		select(.source == "sock") | .hooks // "none"] | unique | join("+")' \
+		>> "$WORK/series/sp_hooks_$v" ;; esac
 	case $v in off) ;; floor) stop_pid "$TF_PID" ;; *) dstop ;; esac
 	# what the daemon's start and stop dropped, the measured run left out
 	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)

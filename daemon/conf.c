@@ -95,9 +95,6 @@ static void section(struct parser *p, char *hdr)
 	c->ports = np;
 	p->port = &c->ports[c->nports++];
 	memset(p->port, 0, sizeof(*p->port));
-	/* paced reads until the kernel-event watch costs an unwatched socket
-	 * nothing measurable (sock_liveness in nicstalld.conf(5)) */
-	p->port->sock_paced = 1;
 	util_strlcpy(p->port->name, name, sizeof(p->port->name));
 	p->port->line = p->line;
 	p->bad_section = 0;

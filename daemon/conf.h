@@ -25,6 +25,7 @@ enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
 enum { CONF_DEVLINK_AUTO = 0, CONF_DEVLINK_ON, CONF_DEVLINK_OFF };
 /* tracker_attach: tcx links where the kernel has them, or one way only */
 enum { CONF_ATTACH_AUTO = 0, CONF_ATTACH_TCX, CONF_ATTACH_CLSACT };
+enum { CONF_SOCK_PACED = 0, CONF_SOCK_AUTO, CONF_SOCK_EVENTS };
 
 struct port_conf {
 	char name[32];
@@ -49,9 +50,11 @@ struct port_conf {
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
 	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */
-	int sock_paced;              /* 1: sock_liveness = paced (the default:
-				      * every socket read on its pace); 0:
-				      * events (the kernel-event watch) */
+	int sock_liveness;           /* CONF_SOCK_*: paced (the default: every
+				      * socket read on its pace), auto (the
+				      * kernel-event watch where its hooks
+				      * are the sockets' sockops callbacks,
+				      * else paced), events (either hooks) */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

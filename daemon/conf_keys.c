@@ -433,12 +433,14 @@ void conf_port_key(struct parser *p, const char *key, const char *val)
 		else
 			conf_perr(p, "tracker_hooks: '%s' is not one of on-wait, always", val);
 	} else if (!strcmp(key, "sock_liveness")) {
-		if (!strcmp(val, "events"))
-			pc->sock_paced = 0;
+		if (!strcmp(val, "auto"))
+			pc->sock_liveness = CONF_SOCK_AUTO;
+		else if (!strcmp(val, "events"))
+			pc->sock_liveness = CONF_SOCK_EVENTS;
 		else if (!strcmp(val, "paced"))
-			pc->sock_paced = 1;
+			pc->sock_liveness = CONF_SOCK_PACED;
 		else
-			conf_perr(p, "sock_liveness: '%s' is not one of events, paced", val);
+			conf_perr(p, "sock_liveness: '%s' is not one of auto, events, paced", val);
 	} else if (!strcmp(key, "tracker_attach")) {
 		if (!strcmp(val, "auto"))
 			pc->tracker_attach = CONF_ATTACH_AUTO;

@@ -172,10 +172,15 @@ struct sockdiag *sockdiag_open_opts(int nsfd, const struct sockdiag_opts *o, cha
 
 void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
 {
+	int hooks_moved;
+
 	if (!sd || !o)
 		return;
+	hooks_moved = o->events_tracepoints != sd->opts.events_tracepoints;
 	sd->opts = *o;
 	sd_reader(sd);
+	if (sd->sw && hooks_moved)
+		sd_watch_close(sd);     /* opened again below, as now asked */
 	if (sd->opts.no_events && sd->sw) {
 		sd_watch_close(sd);
 		util_strlcpy(sd->sw_why, "off", sizeof(sd->sw_why));
@@ -354,6 +359,15 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 	out->opens_gate = sd->opens_fd >= 0;
 	out->events = sd->sw != NULL && !sd->sw_broken;
 	util_strlcpy(out->events_why, out->events ? "" : sd->sw_why, sizeof(out->events_why));
+	out->events_sockops = 0;
+	out->hooks_why[0] = '\0';
+	if (out->events) {
+		struct sockwatch_stats ws;
+
+		sockwatch_stats(&ws);
+		out->events_sockops = ws.sockops;
+		util_strlcpy(out->hooks_why, ws.why, sizeof(out->hooks_why));
+	}
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 }
 

@@ -38,6 +38,9 @@ struct sockdiag_opts {
 				 * the BPF socket reader loads */
 	int no_events;          /* no kernel-event watch (sockwatch_api.h):
 				 * every socket read on its pace */
+	int events_tracepoints; /* the watch also where its hooks are the
+				 * tracepoints (every TCP socket of the host
+				 * pays): else paced there */
 	int no_switch;          /* never dump between discoveries because a
 				 * dump measured cheaper (tests: what a poll
 				 * reads must not follow the machine's load) */
@@ -117,8 +120,14 @@ struct sockdiag_stats {
 	 * loss, and holds (every socket read while a flow was wanted) */
 	int events;
 	char events_why[200];
+	/* its hooks: the sockets' sockops callbacks, or the tracepoints
+	 * (then why not the callbacks) */
+	int events_sockops;
+	char hooks_why[160];
 	uint64_t registered, events_n, event_reads, loss_reads, holds;
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
+	uint64_t enrol_refused; /* sockets the kernel would not give the
+				 * sockops callbacks (read on their pace) */
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
 

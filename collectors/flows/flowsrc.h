@@ -72,6 +72,8 @@ struct flow_src_ctx {
 				     * where its flows are evidence only */
 	int sock_paced;             /* sock: no kernel-event watch, every
 				     * socket read on its pace */
+	int sock_events_any;        /* sock: the watch with either hooks (else
+				     * only with sockops callbacks) */
 	int tracker_attach;         /* bpf: enum flowtrack_attach_mode
 				     * (flowtrack_api.h); 0 auto */
 	const struct flow_src_runner *run;  /* onload: external tools */

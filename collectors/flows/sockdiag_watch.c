@@ -128,6 +128,19 @@ void sd_watch_open(struct sockdiag *sd)
 		return;
 	}
 	sd->sw = sockwatch_open(sd->nsfd, sd_watch_event, sd, sd->sw_why, sizeof(sd->sw_why));
+	if (sd->sw && !sd->opts.events_tracepoints) {
+		struct sockwatch_stats st;
+
+		sockwatch_stats(&st);
+		if (!st.sockops) {
+			/* tracepoints would run for every TCP socket of the
+			 * host: not unless asked for */
+			snprintf(sd->sw_why, sizeof(sd->sw_why), "no sockops callbacks (%.120s): "
+				 "sock_liveness = events takes the tracepoints", st.why);
+			sockwatch_close(sd->sw);
+			sd->sw = NULL;
+		}
+	}
 	sd->sw_losses = sockwatch_losses();
 	sd->sw_scan = 1;
 }
@@ -164,6 +177,22 @@ static void sd_watch_break(struct sockdiag *sd, const char *why)
 	for (unsigned i = 0; i < sd->nknown; i++)
 		sd_watch_gone(sd, &sd->known[i]);
 	sd->sw_broken = 1;
+	/* the sockops flags off the sockets whose slots went (a walk that
+	 * fails here leaves them a callback that finds no slot) */
+	sockwatch_enrol(sd->sw, NULL, NULL, NULL, 0);
+}
+
+/* A socket the kernel would not give the sockops callbacks: on its pace. */
+static void sd_watch_refused(void *arg, uint32_t slot)
+{
+	struct sockdiag *sd = arg;
+
+	for (unsigned i = 0; i < sd->nknown; i++)
+		if (sd->known[i].sw_slot == slot) {
+			sd_watch_gone(sd, &sd->known[i]);
+			sd->st.enrol_refused++;
+			return;
+		}
 }
 
 /* The span a slot waits before the kernel says so: a threshold less a
@@ -183,6 +212,7 @@ void sd_watch_register(struct sockdiag *sd)
 	uint32_t slots[SW_REG_CHUNK];
 	unsigned idx[SW_REG_CHUNK], n = 0;
 	uint64_t span = sd_watch_span(sd);
+	unsigned added = 0;
 	char err[200];
 
 	if (!sd->sw || sd->sw_broken)
@@ -231,9 +261,14 @@ void sd_watch_register(struct sockdiag *sd)
 			sd->known[idx[j]].sw_slot = slots[j];
 			sd_byslot_stale(sd);
 			sd->st.registered += slots[j] != 0;
+			added += slots[j] != 0;
 		}
 		n = 0;
 	}
+	/* once for all the chunks: with the sockops hooks a walk of the
+	 * namespace's sockets, as the dump that found them was */
+	if (added && sockwatch_enrol(sd->sw, sd_watch_refused, sd, err, sizeof(err)) < 0)
+		sd_watch_break(sd, err);
 }
 
 void sd_watch_before(struct sockdiag *sd, uint64_t now)

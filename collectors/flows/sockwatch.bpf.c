@@ -414,9 +414,12 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 		from = at_jiffies(tp->lsndtime, now);
 		late = at_jiffies_late(tp->lsndtime, now);
 		/* written, none of it sent yet: the kernel's lsndtime is still
-		 * the last send's; the wait is the write's */
+		 * the last send's; the wait is the write's (the one judged
+		 * before, if nothing moved since: with the sockops hooks the
+		 * ACK that ended an earlier wait may have had no callback,
+		 * and that wait's start, posted already, would hide this one) */
 		if (wseq != nxt && nxt == una)
-			from = s->waiting && s->wait_from > from ? s->wait_from : now;
+			from = s->waiting && !moved && s->wait_from > from ? s->wait_from : now;
 		/* nothing acknowledged, received or read since: the same wait,
 		 * whatever a retransmission did to lsndtime */
 		if (s->waiting && !moved && s->wait_from && s->wait_from < from) {
@@ -426,6 +429,13 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	} else {
 		from = rx_at ? rx_at : at_jiffies(tp->inet_conn.icsk_ack.lrcvtime, now);
 		late = from;
+		/* nothing received or read since: the same wait (at_jiffies()
+		 * dates a jiffy's start from now, so a second hook in the same
+		 * jiffy would date it later and post it again) */
+		if (s->waiting && !moved && s->wait_from) {
+			from = s->wait_from;
+			late = s->wait_late;
+		}
 	}
 	s->wait_late = late > from ? late : from;
 	dl = from + s->span;
@@ -636,22 +646,187 @@ int BPF_PROG(sw_recv, void *sk)
 	return 0;
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
+/* A watched socket that closed owes nothing any more. */
+static __always_inline void sw_closed(void *sk)
 {
 	struct sw_slot *s;
 	struct sw_sk *st;
 	__u32 k;
 
-	if (newstate != SW_TCP_CLOSE)
-		return 0;
 	st = sw_watched(sk);
+	if (!st)
+		return;
+	k = st->slot;
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (s && s->gen == st->gen)
+		s->waiting = 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
+{
+	if (newstate == SW_TCP_CLOSE)
+		sw_closed(sk);
+	return 0;
+}
+
+/* The same judgement from the socket's own sockops callbacks, which the
+ * kernel makes on a socket's segments only where its callback flags ask
+ * for them (BPF_SOCK_OPS_TEST_FLAG() in the per-segment callers of
+ * tcp_call_bpf(), a bit test in the socket): an unwatched socket pays
+ * nothing on its segments, where
+ * a tracepoint runs a program for every socket of the host. sw_enrol sets
+ * the flags of each registered socket:
+ *  - BPF_SOCK_OPS_HDR_OPT_LEN_CB (WRITE_HDR_OPT_CB_FLAG), from
+ *    tcp_established_options() in __tcp_transmit_skb() for the segments
+ *    sent, retransmissions and pure ACKs too, before snd_nxt moves (a wait
+ *    that begins with it: nxt == una, dated now by sw_eval()); not when
+ *    the options leave no room (TCP-MD5 or TCP-AO with timestamps and
+ *    SACK blocks: tcp_established_options() returns first,
+ *    bpf_skops_hdr_opt_len() leaves at !*remaining); the same callback
+ *    from tcp_current_mss() has no segment (skb_tcp_flags 0) and is left;
+ *  - BPF_SOCK_OPS_RTT_CB (RTT_CB_FLAG), from tcp_rtt_estimator() in
+ *    tcp_ack(), at most once a round trip (the first sample after
+ *    snd_una passed rtt_seq, which it sets to snd_nxt): after snd_una
+ *    moved and, in tcp_rcv_established()'s fast path, after the data it
+ *    came with was queued (tcp_queue_rcv() before tcp_ack());
+ *  - BPF_SOCK_OPS_RTO_CB (RTO_CB_FLAG), from tcp_write_timeout(): a send
+ *    the options kept from its callback is seen at its first timeout,
+ *    dated by lsndtime;
+ *  - BPF_SOCK_OPS_STATE_CB (STATE_CB_FLAG), from tcp_set_state().
+ * Received data has no callback in the fast path (PARSE_HDR_OPT_CB is
+ * made only in tcp_validate_incoming(), the slow path) and a read none at
+ * all (the receive tracepoint beside these sees reads): a wait that data
+ * or an ACK without a callback (after the round trip's first, or of
+ * retransmitted data without timestamps) ends is seen ended at the next
+ * callback or read, or is read at its deadline and found ended (a read too
+ * many, never one too late; sw_eval() does not take such a stale wait's
+ * start for a new write's); a wait that received data begins (a request
+ * unanswered, data unread) is seen at the ACK the socket sends for it,
+ * at the next callback, or at the 30 s read. A write into a zero window
+ * with nothing in flight makes no callback until the first window probe
+ * (an RTO or more later), which dates it then. The kernel also calls the
+ * program, flags or none, a few times as each TCP connection of the host
+ * is set up (TIMEOUT_INIT, RWND_INIT, the ESTABLISHED callbacks ...):
+ * those leave at the switch. */
+SEC("sockops")
+int sw_ops(struct bpf_sock_ops *ctx)
+{
+	struct bpf_sock *sk = ctx->sk;
+	struct sw_sk *st;
+
+	if (!sk)
+		return 1;
+	switch (ctx->op) {
+	case BPF_SOCK_OPS_HDR_OPT_LEN_CB:
+		if (!ctx->skb_tcp_flags)
+			break;          /* tcp_current_mss(): no segment */
+		/* fall through */
+	case BPF_SOCK_OPS_RTT_CB:
+	case BPF_SOCK_OPS_RTO_CB:
+		st = sw_watched(sk);
+		if (st)
+			sw_hook(sk, st, NULL);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		if (ctx->args[1] == SW_TCP_CLOSE)
+			sw_closed(sk);
+		break;
+	}
+	return 1;
+}
+
+/* bpf_setsockopt(SOL_TCP, TCP_BPF_SOCK_OPS_CB_FLAGS): the socket's
+ * callback flags from a program that is not sockops (Linux 6.12,
+ * sol_tcp_sockopt() in net/core/filter.c; not in older uapi headers). */
+#define SW_SOL_TCP 6
+#define SW_TCP_BPF_SOCK_OPS_CB_FLAGS 1008
+#define SW_CB_FLAGS (BPF_SOCK_OPS_WRITE_HDR_OPT_CB_FLAG | BPF_SOCK_OPS_RTT_CB_FLAG | \
+		     BPF_SOCK_OPS_RTO_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG)
+
+struct seq_file;
+
+struct sw_iter_meta {
+	union {
+		struct seq_file *seq;
+		__u64 seq_;
+	};
+};
+
+struct sw_iter_tcp {            /* bpf_iter__tcp: pointers 8 bytes each */
+	union {
+		struct sw_iter_meta *meta;
+		__u64 meta_;
+	};
+	union {
+		void *sk_common;
+		__u64 sk_;
+	};
+	__u32 uid;
+};
+
+struct tcp_sock___swf {
+	__u32 bpf_sock_ops_cb_flags;
+} __attribute__((preserve_access_index));
+
+/* counts of sockets enrolments gave the flags, took them off, and could
+ * not give them (each such slot is written to the iterator's output);
+ * tests: make the next n settings fail */
+__u64 sw_enrolled = 0, sw_unenrolled = 0, sw_enrol_failed = 0;
+__u32 sw_test_enrol_fail = 0;
+
+/* Enrolment: an iterator over the TCP sockets of the namespace it was made
+ * in (bpf_iter_tcp, each socket locked while the program runs:
+ * bpf_iter_tcp_seq_show()), run after a registration and when slots are
+ * given up: a socket whose storage names a live slot gets the flags of
+ * sw_ops' callbacks it lacks, and its wait is judged at once (one that
+ * began between the registration's judgement and now); one whose slot
+ * was given up loses the flags this watch turned on (another program's
+ * stay). A socket the kernel would not give them writes its slot out. */
+SEC("iter/tcp")
+int sw_enrol(struct sw_iter_tcp *ctx)
+{
+	struct tcp_sock___swf *tp;
+	struct sw_slot *s;
+	struct sw_sk *st;
+	int f, want;
+	__u32 k;
+
+	if (!ctx->sk_common)
+		return 0;
+	tp = (struct tcp_sock___swf *)bpf_skc_to_tcp_sock(ctx->sk_common);
+	if (!tp)
+		return 0;
+	st = bpf_sk_storage_get(&sw_sks, tp, 0, 0);
 	if (!st)
 		return 0;
 	k = st->slot;
 	s = bpf_map_lookup_elem(&sw_slots, &k);
-	if (s && s->gen == st->gen)
-		s->waiting = 0;         /* closed: owes nothing any more */
+	f = (int)tp->bpf_sock_ops_cb_flags;
+	if (s && s->gen == st->gen && s->inited) {
+		want = f | SW_CB_FLAGS;
+		if (want == f)
+			return 0;
+		if (sw_test_enrol_fail) {
+			sw_test_enrol_fail--;
+		} else if (!bpf_setsockopt(tp, SW_SOL_TCP, SW_TCP_BPF_SOCK_OPS_CB_FLAGS, &want,
+					   sizeof(want))) {
+			st->added |= (__u32)(want & ~f);
+			sw_enrolled++;
+			sw_hook(tp, st, NULL);
+			return 0;
+		}
+		sw_enrol_failed++;
+		bpf_seq_write(ctx->meta->seq, &k, sizeof(k));
+		return 0;
+	}
+	want = f & ~(int)st->added;
+	if (want == f)
+		return 0;
+	if (!bpf_setsockopt(tp, SW_SOL_TCP, SW_TCP_BPF_SOCK_OPS_CB_FLAGS, &want, sizeof(want))) {
+		st->added = 0;
+		sw_unenrolled++;
+	}
 	return 0;
 }
 

@@ -3,10 +3,13 @@
 #include "collectors/flows/sockwatch_api.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <mntent.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,8 +20,9 @@
 #include "collectors/flows/sockwatch.h"
 #include "collectors/flows/sockwatch.skel.h"
 
-/* The tracing programs, attached one by one so that a refusal names its
- * hook. */
+/* The hooks, attached one by one so that a refusal names its hook: the
+ * four tracepoints, or sw_ops on the cgroup root, the socket-receive
+ * tracepoint and sw_enrol's iterator (sockwatch_api.h). */
 #define SW_NHOOKS 4
 
 /* One object for the process, as sockread's: the daemon is one thread. */
@@ -34,6 +38,9 @@ static struct {
 	uint32_t *free;
 	unsigned nfree, used;
 	char fail_attach[32];   /* tests */
+	int test_tracepoints;   /* tests: the tracepoints, not sockops */
+	int sockops;            /* the hooks are sw_ops' (else the tracepoints') */
+	char why[160];          /* why not sw_ops ("" when they are) */
 } sw = { .reg_fd = -1, .release_fd = -1 };
 
 struct sockwatch {
@@ -66,14 +73,19 @@ static int sw_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-static void sw_unload(void)
+static void sw_detach(void)
 {
-	ring_buffer__free(sw.rb);
-	sw.rb = NULL;
 	for (unsigned i = 0; i < SW_NHOOKS; i++) {
 		bpf_link__destroy(sw.links[i]);
 		sw.links[i] = NULL;
 	}
+}
+
+static void sw_unload(void)
+{
+	ring_buffer__free(sw.rb);
+	sw.rb = NULL;
+	sw_detach();
 	sockwatch_bpf__destroy(sw.skel);
 	sw.skel = NULL;
 	free(sw.owner);
@@ -83,17 +95,164 @@ static void sw_unload(void)
 	sw.gen = sw.free = NULL;
 	sw.nfree = sw.used = 0;
 	sw.reg_fd = sw.release_fd = -1;
+	sw.sockops = 0;
+	sw.why[0] = '\0';
+}
+
+/* Attach p: to the cgroup cgfd (sockops), else as its section says. A
+ * refusal names the section. NULL + err. */
+static struct bpf_link *sw_attach(struct bpf_program *p, int cgfd, char *err, size_t errlen)
+{
+	const char *name = bpf_program__section_name(p);
+	struct bpf_link *l;
+
+	if (sw.fail_attach[0] && strstr(name, sw.fail_attach)) {
+		sw.fail_attach[0] = '\0';
+		util_errf(err, errlen, "attach %s: %s", name, strerror(EPERM));
+		errno = EPERM;
+		return NULL;
+	}
+	l = cgfd >= 0 ? bpf_program__attach_cgroup(p, cgfd) : bpf_program__attach(p);
+	if (!l) {
+		int e = errno;
+
+		util_errf(err, errlen, "attach %s: %s", name, strerror(e));
+		errno = e;
+	}
+	return l;
+}
+
+/* Whether bpf_setsockopt() takes TCP_BPF_SOCK_OPS_CB_FLAGS here (Linux
+ * 6.12): the value in the kernel's BTF. Older kernels load sw_enrol and
+ * refuse the option at run time. */
+static int sw_kernel_has_cb_flags(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int found = 0;
+
+	if (!btf)
+		return 0;
+	for (unsigned id = 1; id < btf__type_cnt(btf) && !found; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_enum *e;
+
+		if (!btf_is_enum(t))
+			continue;
+		e = btf_enum(t);
+		for (unsigned i = 0; i < btf_vlen(t) && !found; i++)
+			found = !strcmp(btf__name_by_offset(btf, e[i].name_off),
+					"TCP_BPF_SOCK_OPS_CB_FLAGS");
+	}
+	btf__free(btf);
+	return found;
+}
+
+/* The first cgroup2 mount: its root's programs run for the sockets of
+ * every cgroup under it (compute_effective_progs(): a link is attached as
+ * BPF_F_ALLOW_MULTI). Only the hierarchy's own root covers every socket of
+ * the host: a cgroup namespace's root, or a subtree bound elsewhere, is
+ * another cgroup, whose id (its kernfs node's, what name_to_handle_at()
+ * gives for cgroupfs) is not the root's, 1 (kernfs_root's first node). */
+static int sw_cgroup2_is_root(const char *path)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh.handle_bytes = sizeof(uint64_t) };
+	int mnt;
+
+	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt, 0) < 0)
+		return 0;
+	return h.fh.handle_bytes == sizeof(uint64_t) && h.id == 1;
+}
+
+static int sw_cgroup2(char *path, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "re");
+	char buf[2048];
+	struct mntent m;
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && getmntent_r(f, &m, buf, sizeof(buf)))
+		if (!strcmp(m.mnt_type, "cgroup2")) {
+			util_strlcpy(path, m.mnt_dir, len);
+			found = 1;
+		}
+	endmntent(f);
+	return found;
+}
+
+/* The sockops hooks: sw_enrol's iterator, the socket-receive tracepoint,
+ * sw_ops on the cgroup2 root. 0, or -1 with why. */
+static int sw_attach_sockops(int loaded, char *why, size_t whylen)
+{
+	char cg[4096], e[160];
+	int fd;
+
+	if (!loaded) {
+		util_errf(why, whylen, "the kernel refused the sockops programs at load");
+		return -1;
+	}
+	if (sw.test_tracepoints) {
+		util_errf(why, whylen, "tracepoints asked for");
+		return -1;
+	}
+	if (!sw_kernel_has_cb_flags()) {
+		util_errf(why, whylen, "no TCP_BPF_SOCK_OPS_CB_FLAGS for bpf_setsockopt() "
+			  "(Linux 6.12)");
+		return -1;
+	}
+	if (!sw_cgroup2(cg, sizeof(cg))) {
+		util_errf(why, whylen, "no cgroup2 mount");
+		return -1;
+	}
+	if (!sw_cgroup2_is_root(cg)) {
+		util_errf(why, whylen, "%s is not the cgroup2 hierarchy's root (a cgroup "
+			  "namespace?): its sockets alone would have callbacks", cg);
+		return -1;
+	}
+	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		util_errf(why, whylen, "%s: %s", cg, strerror(errno));
+		return -1;
+	}
+	if (!(sw.links[0] = sw_attach(sw.skel->progs.sw_enrol, -1, e, sizeof(e))) ||
+	    !(sw.links[1] = sw_attach(sw.skel->progs.sw_recv, -1, e, sizeof(e))) ||
+	    !(sw.links[2] = sw_attach(sw.skel->progs.sw_ops, fd, e, sizeof(e)))) {
+		util_errf(why, whylen, "%s%s%s", e, strstr(e, "sockops") ? " on " : "",
+			  strstr(e, "sockops") ? cg : "");
+		close(fd);
+		sw_detach();
+		return -1;
+	}
+	close(fd);
+	return 0;
 }
 
 static int sw_load(char *err, size_t errlen)
 {
 	struct bpf_program *hooks[SW_NHOOKS];
-	int rc;
+	int rc, loaded = 1;
 
 	bpflog_init();
 	bpflog_quiet(1);
 	sw.skel = sockwatch_bpf__open();
 	rc = sw.skel ? sockwatch_bpf__load(sw.skel) : -errno;
+	if (sw.skel && rc) {
+		/* a kernel without sockops' needs: the tracepoints alone */
+		sockwatch_bpf__destroy(sw.skel);
+		sw.skel = sockwatch_bpf__open();
+		if (sw.skel) {
+			bpf_program__set_autoload(sw.skel->progs.sw_ops, false);
+			bpf_program__set_autoload(sw.skel->progs.sw_enrol, false);
+			rc = sockwatch_bpf__load(sw.skel);
+		} else {
+			rc = -errno;
+		}
+		loaded = 0;
+	}
 	bpflog_quiet(0);
 	if (!sw.skel || rc) {
 		util_errf(err, errlen, "kernel-event socket watch: load: %s (needs kernel BTF, "
@@ -102,26 +261,20 @@ static int sw_load(char *err, size_t errlen)
 		sw_unload();
 		return rc < 0 ? rc : -EINVAL;
 	}
-	hooks[0] = sw.skel->progs.sw_probe;
-	hooks[1] = sw.skel->progs.sw_send;
-	hooks[2] = sw.skel->progs.sw_recv;
-	hooks[3] = sw.skel->progs.sw_state;
-	for (unsigned i = 0; i < SW_NHOOKS; i++) {
-		const char *name = bpf_program__section_name(hooks[i]);
+	sw.sockops = sw_attach_sockops(loaded, sw.why, sizeof(sw.why)) == 0;
+	if (!sw.sockops) {
+		hooks[0] = sw.skel->progs.sw_probe;
+		hooks[1] = sw.skel->progs.sw_send;
+		hooks[2] = sw.skel->progs.sw_recv;
+		hooks[3] = sw.skel->progs.sw_state;
+	}
+	for (unsigned i = 0; !sw.sockops && i < SW_NHOOKS; i++) {
+		char e[160];
 
-		if (sw.fail_attach[0] && strstr(name, sw.fail_attach)) {
-			sw.fail_attach[0] = '\0';
-			util_errf(err, errlen, "kernel-event socket watch: attach %s: %s", name,
-				  strerror(EPERM));
-			sw_unload();
-			return -EPERM;
-		}
-		sw.links[i] = bpf_program__attach(hooks[i]);
+		sw.links[i] = sw_attach(hooks[i], -1, e, sizeof(e));
 		if (!sw.links[i]) {
-			rc = -errno;
-			util_errf(err, errlen, "kernel-event socket watch: attach %s: %s", name,
-				  strerror(-rc));
-			sw.links[i] = NULL;
+			rc = -(errno ? errno : EPERM);
+			util_errf(err, errlen, "kernel-event socket watch: %s", e);
 			sw_unload();
 			return rc;
 		}
@@ -207,6 +360,9 @@ void sockwatch_close(struct sockwatch *w)
 	for (uint32_t s = 1; sw.owner && s < SW_MAX; s++)
 		if (sw.owner[s] == w)
 			sockwatch_del(w, s);
+	/* the callbacks off its sockets: their slots are given up */
+	if (sw.skel && sockwatch_enrol(w, NULL, NULL, NULL, 0) < 0)
+		log_warnx("kernel-event socket watch: its sockets keep their sockops flags");
 	if (w->fd >= 0)
 		close(w->fd);
 	if (w->nsfd >= 0)
@@ -333,6 +489,62 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 	return rc;
 }
 
+int sockwatch_enrol(struct sockwatch *w, sockwatch_refused_fn refused, void *arg, char *err,
+		    size_t errlen)
+{
+	uint32_t buf[256];
+	ssize_t got = 0;
+	int fd, rc = 0;
+
+	if (!w || !sw.skel) {
+		util_errf(err, errlen, "kernel-event socket watch: enrol: %s",
+			  sw.skel ? "invalid arguments" : "not loaded");
+		return -EINVAL;
+	}
+	if (!sw.sockops)
+		return 0;
+	/* bpf_iter_tcp walks the namespace of the thread that makes the
+	 * iterator (bpf_iter_init_seq_net()) */
+	if (w->nsfd >= 0 && setns(w->nsfd, CLONE_NEWNET) < 0) {
+		rc = -errno;
+		util_errf(err, errlen, "kernel-event socket watch: enrol: enter namespace: %s",
+			  strerror(-rc));
+		return rc;
+	}
+	fd = bpf_iter_create(bpf_link__fd(sw.links[0]));
+	if (fd < 0)
+		rc = -errno;
+	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
+		log_errx("kernel-event socket watch: cannot return from a port's network "
+			 "namespace: %s", strerror(errno));
+		abort();
+	}
+	/* the output: the slots of the sockets the kernel would not give the
+	 * flags (whole records: bpf_seq_read() hands out whole writes). A
+	 * read after a million sockets with none written is EAGAIN
+	 * (bpf_seq_read()'s MAX_ITER_OBJECTS): read on */
+	while (fd >= 0) {
+		got = read(fd, buf, sizeof(buf));
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)got / sizeof(buf[0]); i++) {
+			uint32_t s = buf[i];
+
+			if (refused && s > 0 && s < SW_MAX && sw.owner[s] == w)
+				refused(arg, s);
+		}
+	}
+	if (fd >= 0 && got < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		util_errf(err, errlen, "kernel-event socket watch: enrol: %s", strerror(-rc));
+	return rc;
+}
+
 /* The sum over the CPUs of a one-entry per-CPU array of u64. */
 static uint64_t sw_sum_percpu(int fd)
 {
@@ -360,6 +572,11 @@ void sockwatch_stats(struct sockwatch_stats *st)
 	st->fired = sw.skel->bss->sw_fired;
 	st->rearmed = sw.skel->bss->sw_rearmed;
 	st->hooked = sw_sum_percpu(bpf_map__fd(sw.skel->maps.sw_hooks));
+	st->sockops = sw.sockops;
+	util_strlcpy(st->why, sw.why, sizeof(st->why));
+	st->enrolled = sw.skel->bss->sw_enrolled;
+	st->unenrolled = sw.skel->bss->sw_unenrolled;
+	st->enrol_failed = sw.skel->bss->sw_enrol_failed;
 	st->slots = sw.used;
 }
 
@@ -383,4 +600,24 @@ void sockwatch_test_noarm(unsigned n)
 void sockwatch_test_fail_attach(const char *prog)
 {
 	util_strlcpy(sw.fail_attach, prog ? prog : "", sizeof(sw.fail_attach));
+}
+
+void sockwatch_test_unload(void)
+{
+	for (uint32_t s = 1; sw.owner && s < SW_MAX; s++)
+		sw.owner[s] = NULL;
+	sw.refs = 0;
+	if (sw.skel)
+		sw_unload();
+}
+
+void sockwatch_test_enrol_fail(unsigned n)
+{
+	if (sw.skel)
+		sw.skel->bss->sw_test_enrol_fail = n;
+}
+
+void sockwatch_test_tracepoints(int on)
+{
+	sw.test_tracepoints = on;
 }

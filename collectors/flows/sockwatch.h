@@ -58,6 +58,7 @@ struct sw_clock {
 
 struct sw_sk {                  /* the socket's storage */
 	__u32 slot, gen;
+	__u32 added;            /* the sockops callback flags sw_enrol turned on */
 };
 
 /* A registration: the socket (as the socket reader looks it up), its slot

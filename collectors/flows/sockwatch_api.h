@@ -5,15 +5,22 @@
  * a poll): the kernel judges every wait on the socket's own paths and a
  * deadline wheel (one BPF timer for all) posts to a ring buffer at its
  * deadline.
+ * The hooks are the socket's own sockops callbacks where the kernel has
+ * what they need (sw_ops on the first cgroup2 mount's root, the flags set
+ * on each registered socket by sw_enrol: bpf_setsockopt()'s
+ * TCP_BPF_SOCK_OPS_CB_FLAGS, Linux 6.12), with the socket-receive
+ * tracepoint beside them; an unwatched socket then pays nothing on its
+ * segments. Else, or where one will not attach, four BTF tracepoints that
+ * run for every socket of the host (a socket without storage leaves at
+ * the lookup): sockwatch_stats() says which and why.
  * Needs kernel BTF, BTF tracepoints (tp_btf: tcp_probe, sock_send_length,
  * sock_recv_length: Linux 6.3), socket storage, bpf_timer (5.15), bpf_loop
- * (5.17), BPF atomics (5.12) and ring buffers (5.8); sockwatch_open() says which is missing, and the caller
- * reads sockets on its own pace instead.
+ * (5.17), BPF atomics (5.12) and ring buffers (5.8); sockwatch_open() says
+ * which is missing, and the caller reads sockets on its own pace instead.
  *
- * One loaded object serves every port of the process (its hooks run for
- * every socket of the host; a socket without storage leaves at the
- * lookup). Each port's watch has its own slots and its own dup of the ring's
- * epoll fd; whichever is woken consumes the ring for all. */
+ * One loaded object serves every port of the process. Each port's watch
+ * has its own slots and its own dup of the ring's epoll fd; whichever is
+ * woken consumes the ring for all. */
 #ifndef NICSTALL_SOCKWATCH_API_H
 #define NICSTALL_SOCKWATCH_API_H
 
@@ -55,6 +62,17 @@ int sockwatch_consume(void);
 #define SOCKWATCH_RETRY UINT32_MAX
 int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
 		  uint32_t *slots, char *err, size_t errlen);
+/* After sockwatch_add: give the callbacks to every socket of w's namespace
+ * registered since the last enrolment (judging its wait then), take the
+ * flags this watch set off those whose slots were given up (with the
+ * sockops hooks: a walk of the namespace's TCP sockets, in the caller's
+ * thread; a no-op with the tracepoints). refused(arg, slot), if given,
+ * for each socket of w's the kernel would not give them: it has no
+ * callbacks, and the caller should give the slot up and read it on its
+ * pace. 0 or -errno with err. sockwatch_close() takes the flags off too. */
+typedef void (*sockwatch_refused_fn)(void *arg, uint32_t slot);
+int sockwatch_enrol(struct sockwatch *w, sockwatch_refused_fn refused, void *arg, char *err,
+		    size_t errlen);
 /* Stop watching a slot of w's (the socket's storage stays until it
  * closes, pointing at a generation no slot has). */
 void sockwatch_del(struct sockwatch *w, uint32_t slot);
@@ -65,6 +83,11 @@ void sockwatch_del(struct sockwatch *w, uint32_t slot);
 struct sockwatch_stats {
 	uint64_t posted, lost, arm_failed, fired, rearmed, hooked;
 	unsigned slots;         /* in use, every watch */
+	int sockops;            /* the hooks are sockops callbacks */
+	char why[160];          /* else why not */
+	/* sockets enrolments gave the callbacks, took them off (slot
+	 * given up), could not give them (sockwatch_enrol()'s refused) */
+	uint64_t enrolled, unenrolled, enrol_failed;
 };
 void sockwatch_stats(struct sockwatch_stats *st);
 /* lost + arm_failed: moves whenever an event may have been lost. */
@@ -74,6 +97,13 @@ uint64_t sockwatch_losses(void);
  * the program named fails to attach at the next load. */
 void sockwatch_test_lose(unsigned n);
 void sockwatch_test_noarm(unsigned n);
+/* Tests: load with the tracepoints, not the sockops hooks (from the next
+ * load on). */
+/* Tests: unload whatever a failed test left open (its watches leak). */
+void sockwatch_test_unload(void);
+/* Tests: make the next n sockets' enrolments fail as a kernel refusal would. */
+void sockwatch_test_enrol_fail(unsigned n);
+void sockwatch_test_tracepoints(int on);
 void sockwatch_test_fail_attach(const char *prog);
 
 #endif

@@ -50,6 +50,7 @@ static int sd_src_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	p->nsel = ctx->nsel;
 	sockdiag_opts_default(&o);
 	o.no_events = ctx->sock_paced;
+	o.events_tracepoints = ctx->sock_events_any;
 	p->sd = sockdiag_open_opts(ctx->netns_fd, &o, s->err, sizeof(s->err));
 	if (!p->sd) {
 		int e = errno ? errno : EIO;
@@ -110,9 +111,16 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_str(out, "mode", st.events ? "kernel events" : "paced reads");
 	if (!st.events && st.events_why[0])
 		jx_add_str(out, "events", st.events_why);
+	if (st.events) {
+		jx_add_str(out, "hooks", st.events_sockops ? "sockops" : "tracepoints");
+		if (!st.events_sockops && st.hooks_why[0])
+			jx_add_str(out, "sockops", st.hooks_why);
+	}
 	jx_add_u64(out, "watched", st.registered);
 	if (st.reg_retries)
 		jx_add_u64(out, "watch_retries", st.reg_retries);
+	if (st.enrol_refused)
+		jx_add_u64(out, "callbacks_refused", st.enrol_refused);
 	jx_add_u64(out, "event_wakeups", st.events_n);
 	jx_add_u64(out, "event_reads", st.event_reads);
 	jx_add_u64(out, "loss_reads", st.loss_reads);

@@ -305,7 +305,8 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		.port_name = pc->name, .ifname = pc->ifname, .ifindex = port_ifindex(p),
 		.netns_fd = port_nsfd(p), .sel = pc->sel, .nsel = pc->nsel,
 		.hooks_always = pc->tracker_hooks_always,
-		.sock_paced = pc->sock_paced,
+		.sock_paced = pc->sock_liveness == CONF_SOCK_PACED,
+		.sock_events_any = pc->sock_liveness == CONF_SOCK_EVENTS,
 		.tracker_attach = pc->tracker_attach == CONF_ATTACH_TCX ? FLOWTRACK_TCX :
 				  pc->tracker_attach == CONF_ATTACH_CLSACT ? FLOWTRACK_CLSACT :
 				  FLOWTRACK_AUTO,

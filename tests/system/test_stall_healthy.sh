@@ -22,7 +22,7 @@ netns = $B
 interface = vB
 flows = tcp port 11111-11113
 flows = tcp port 12001
-sock_liveness = events
+sock_liveness = auto
 peer = cli
 CONF
 start_daemon "$T_DIR/n.conf" || exit 1
@@ -40,11 +40,13 @@ ctl -j flows > "$T_DIR/flows.json"
 # the tracker (TCP-only selectors: evidence) hooks on only when a flow
 # waits half a threshold, which healthy traffic should not do
 check "flows were watched (sock, engine)" jqe '[.flows[].source] | unique - ["bpf"] == ["engine","sock"]' "$T_DIR/flows.json"
-# kernel TCP as kernel events (sock_liveness = events, set above): the
+# kernel TCP as kernel events (sock_liveness = events and auto, set above): the
 # healthy sessions' sockets made the kernel post no deadline, so no
 # wakeup and no read of them came from their flows
 echo "sock source: $(jq -c '[.flow_sources.cost[] | select(.source == "sock") | {port, mode, watched, event_wakeups, event_reads, reads, loss_reads, holds, paced}]' "$T_DIR/st.json")"
 check "kernel events on both ports" jqe '[.flow_sources.cost[] | select(.source == "sock") | .mode] == ["kernel events", "kernel events"]' "$T_DIR/st.json"
+# auto (srv) as events (cli) here: this kernel has the sockops callbacks
+check "the hooks are the sockets' sockops callbacks on both" jqe '[.flow_sources.cost[] | select(.source == "sock") | .hooks] == ["sockops", "sockops"]' "$T_DIR/st.json"
 check "no deadline posted for a healthy flow over 60 s" jqe '[.flow_sources.cost[] | select(.source == "sock") | .event_wakeups] | add == 0' "$T_DIR/st.json"
 check "the tracker is open on both ports, hooks on wait" jqe '[.flow_sources.cost[] | select(.source == "bpf" and .state == "open") | .hooks | select(. == "off until a watched flow waits" or . == "on (a watched flow waits)")] | length == 2' "$T_DIR/st.json"
 echo "tracker hooks put on over 60 s: $(jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on] | add' "$T_DIR/st.json")"

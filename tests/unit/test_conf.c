@@ -296,8 +296,8 @@ static void conf_load__tracker_attach__values_and_bad_value(void **state)
 	assert_non_null(strstr(ms.m[0], want));
 }
 
-/* sock_liveness: paced by default, events by name; anything else named
- * with its file and line. */
+/* sock_liveness: paced by default, auto, events and paced by name;
+ * anything else named with its file and line. */
 static void conf_load__sock_liveness__values_and_bad_value(void **state)
 {
 	struct conf *c;
@@ -307,15 +307,17 @@ static void conf_load__sock_liveness__values_and_bad_value(void **state)
 	(void)state;
 	assert_int_equal(load("[port a]\ninterface = eth0\n"
 			      "[port b]\ninterface = eth1\nsock_liveness = paced\n"
-			      "[port c]\ninterface = eth2\nsock_liveness = events\n", &c, &ms), 0);
-	assert_int_equal(c->ports[0].sock_paced, 1);
-	assert_int_equal(c->ports[1].sock_paced, 1);
-	assert_int_equal(c->ports[2].sock_paced, 0);
+			      "[port c]\ninterface = eth2\nsock_liveness = events\n"
+			      "[port d]\ninterface = eth3\nsock_liveness = auto\n", &c, &ms), 0);
+	assert_int_equal(c->ports[0].sock_liveness, CONF_SOCK_PACED);
+	assert_int_equal(c->ports[1].sock_liveness, CONF_SOCK_PACED);
+	assert_int_equal(c->ports[2].sock_liveness, CONF_SOCK_EVENTS);
+	assert_int_equal(c->ports[3].sock_liveness, CONF_SOCK_AUTO);
 	conf_free(c);
 	c = (struct conf *)1;
 	assert_int_equal(load("[port a]\ninterface = eth0\nsock_liveness = poll\n", &c, &ms), 1);
 	assert_null(c);
-	snprintf(want, sizeof(want), "%s:3: sock_liveness: 'poll' is not one of events, paced",
+	snprintf(want, sizeof(want), "%s:3: sock_liveness: 'poll' is not one of auto, events, paced",
 		 path);
 	assert_non_null(strstr(ms.m[0], want));
 }

@@ -695,11 +695,13 @@ static void sockdiag_open__events_refused__paced_and_says_why(void **state)
 	(void)state;
 	conn_open(&a, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
-	sockwatch_test_fail_attach("tcp_probe");
+	sockwatch_test_fail_attach("sock_recv_length");        /* either set has it */
+	sockwatch_test_tracepoints(1);
 	sd = gated(3600000 * MS);
+	sockwatch_test_tracepoints(0);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.events, 0);
-	assert_non_null(strstr(st.events_why, "tcp_probe"));
+	assert_non_null(strstr(st.events_why, "sock_recv_length"));
 	assert_int_equal(sockdiag_fd(sd), -1);
 	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
@@ -709,6 +711,44 @@ static void sockdiag_open__events_refused__paced_and_says_why(void **state)
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* every refresh */
 	sockdiag_close(sd);
 	conn_close(&a);
+}
+
+/* sock_liveness = auto (the options' default): where the watch's hooks
+ * would be the tracepoints, which run for every TCP socket of the host,
+ * no watch and the reason; asked for with either hooks, the tracepoints.
+ * With the sockops callbacks (this kernel), the watch. A reader that
+ * takes whatever hooks load passes the first part's check wrongly. */
+static void sockdiag_open__auto__events_only_with_sockops(void **state)
+{
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct sockdiag *sd;
+
+	(void)state;
+	sockwatch_test_tracepoints(1);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.events, 0);
+	assert_non_null(strstr(st.events_why, "no sockops callbacks"));
+	assert_int_equal(sockdiag_fd(sd), -1);
+	/* asked for with either hooks (sock_liveness = events) */
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1 * MS;
+	o.rediscover_ns = 3600000 * MS;
+	o.no_switch = 1;
+	o.events_tracepoints = 1;
+	sockdiag_set_opts(sd, &o);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.events_sockops, 0);
+	assert_true(sockdiag_fd(sd) >= 0);
+	sockdiag_close(sd);
+	sockwatch_test_tracepoints(0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.events, 1);
+	assert_int_equal(st.events_sockops, 1);
+	sockdiag_close(sd);
 }
 
 int main(void)
@@ -729,6 +769,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
 		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
+		cmocka_unit_test(sockdiag_open__auto__events_only_with_sockops),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -58,13 +58,22 @@ static void pump(struct sockwatch *w, int ms)
 	sockwatch_consume();
 }
 
+/* The hooks this test runs with (its setup's): 1 the sockops callbacks,
+ * 0 the tracepoints, -1 either. */
+static int want_sockops = -1;
+
 static struct sockwatch *watch(struct got *g)
 {
 	char err[256] = "";
 	struct sockwatch *w = sockwatch_open(-1, on_event, g, err, sizeof(err));
+	struct sockwatch_stats st;
 
 	if (!w)
 		fail_msg("sockwatch_open: %s", err);
+	sockwatch_stats(&st);
+	if (want_sockops >= 0 && st.sockops != want_sockops)
+		fail_msg("hooks: %s, not the ones asked for (%s)",
+			 st.sockops ? "sockops" : "tracepoints", st.why);
 	return w;
 }
 
@@ -77,7 +86,22 @@ static uint32_t add_server_span(struct sockwatch *w, const struct conn *k, uint6
 	char err[256] = "";
 
 	key_for(&key, k->s, k->lport, k->cport);
-	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0)
+	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0 ||
+	    sockwatch_enrol(w, NULL, NULL, err, sizeof(err)) < 0)
+		fail_msg("sockwatch_add: %s", err);
+	return slot;
+}
+
+/* Register and enrol the client end of k, its waits lasting span. */
+static uint32_t add_client(struct sockwatch *w, const struct conn *k, uint64_t span)
+{
+	struct sr_key key;
+	uint32_t slot = 0;
+	char err[256] = "";
+
+	key_for(&key, k->c, k->cport, k->lport);
+	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0 || !slot ||
+	    sockwatch_enrol(w, NULL, NULL, err, sizeof(err)) < 0)
 		fail_msg("sockwatch_add: %s", err);
 	return slot;
 }
@@ -137,15 +161,12 @@ static void healthy_ping_pong__no_event(void **state)
 /* The client's request read and never answered (request/response: one
  * data segment more in than out): one event, at the read's arrival plus
  * the span. A naive watch that arms only on sends never posts it. */
-static void request_unanswered__one_event_at_deadline(void **state)
+static void request_unanswered(struct sockwatch *w, struct got *g)
 {
-	struct got g = { 0 };
-	struct sockwatch *w = watch(&g);
 	struct conn k;
 	uint64_t t0;
 	char b[8];
 
-	(void)state;
 	conn_open(&k, AF_INET);
 	echo_rounds(&k, 3);
 	assert_true(add_server(w, &k) > 0);
@@ -153,18 +174,27 @@ static void request_unanswered__one_event_at_deadline(void **state)
 	assert_int_equal(write(k.c, "ping", 4), 4);
 	assert_int_equal(read(k.s, b, sizeof(b)), 4);
 	pump(w, 4 * SPAN_NS / 1000000);
-	assert_int_equal(g.n, 1);       /* once: not again while it waits */
+	assert_int_equal(g->n, 1);      /* once: not again while it waits */
 	/* dated by the kernel's clocks, at most a jiffy (10 ms) early */
-	assert_true(g.wait_from <= t0 + 2000000ull);
-	assert_true(g.wait_from + 12000000ull >= t0);
-	assert_true(g.at + 1000000ull >= g.deadline);
-	assert_true(g.at < g.deadline + 20000000ull);
+	assert_true(g->wait_from <= t0 + 2000000ull);
+	assert_true(g->wait_from + 12000000ull >= t0);
+	assert_true(g->at + 1000000ull >= g->deadline);
+	assert_true(g->at < g->deadline + 20000000ull);
 	/* answered: a new wait only with the next request */
 	assert_int_equal(write(k.s, "pong", 4), 4);
 	assert_int_equal(read(k.c, b, sizeof(b)), 4);
 	pump(w, 2 * SPAN_NS / 1000000);
-	assert_int_equal(g.n, 1);
+	assert_int_equal(g->n, 1);
 	conn_close(&k);
+}
+
+static void request_unanswered__one_event_at_deadline(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+
+	(void)state;
+	request_unanswered(w, &g);
 	sockwatch_close(w);
 }
 
@@ -218,17 +248,12 @@ static void retransmitted_then_written__wait_start_kept(void **state)
 {
 	struct got g = { 0 };
 	struct sockwatch *w = watch(&g);
-	struct sr_key key;
-	uint32_t slot = 0;
-	char err[256] = "";
 	uint64_t t0, span = 1500000000ull;
 	struct conn k;
 
 	(void)state;
 	conn_open(&k, AF_INET);
-	key_for(&key, k.c, k.cport, k.lport);
-	if (sockwatch_add(w, &key, 1, span, &slot, err, sizeof(err)) < 0 || !slot)
-		fail_msg("sockwatch_add: %s", err);
+	add_client(w, &k, span);
 	assert_int_equal(nstest_sh("nft add table inet swt && nft add chain inet swt in "
 				   "'{ type filter hook input priority 0; }' && "
 				   "nft add rule inet swt in tcp dport %u drop", k.lport), 0);
@@ -429,8 +454,8 @@ static void unknown_socket__no_slot(void **state)
 	sockwatch_close(w);
 }
 
-/* A hook the kernel refuses: the open fails and names it; the next open
- * loads. */
+/* A tracepoint the kernel refuses: the open fails and names it; the next
+ * open loads. (sock_recv_length is attached with either set of hooks.) */
 static void attach_refused__open_names_the_hook(void **state)
 {
 	char err[256] = "";
@@ -440,28 +465,251 @@ static void attach_refused__open_names_the_hook(void **state)
 	(void)state;
 	sockwatch_test_fail_attach("sock_recv_length");
 	w = sockwatch_open(-1, on_event, &g, err, sizeof(err));
+	if (*(int *)*state) {
+		/* the sockops set failed on it: the tracepoints, which then
+		 * attach it */
+		struct sockwatch_stats st;
+
+		assert_non_null(w);
+		sockwatch_stats(&st);
+		assert_int_equal(st.sockops, 0);
+		assert_non_null(strstr(st.why, "sock_recv_length"));
+		sockwatch_close(w);
+		return;
+	}
 	assert_null(w);
 	assert_non_null(strstr(err, "sock_recv_length"));
 	w = watch(&g);
 	sockwatch_close(w);
 }
 
+/* The sockops program refused on the cgroup: the tracepoints, and the
+ * stats say why. */
+static void sockops_refused__tracepoints_and_why(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch_stats st;
+	struct sockwatch *w;
+
+	(void)state;
+	sockwatch_test_fail_attach("sockops");
+	want_sockops = -1;
+	w = watch(&g);
+	sockwatch_stats(&st);
+	assert_int_equal(st.sockops, 0);
+	assert_non_null(strstr(st.why, "sockops"));
+	request_unanswered(w, &g);      /* and they watch */
+	sockwatch_close(w);
+}
+
+/* With the sockops hooks, a socket registered after it connected has no
+ * callbacks until the enrolment gives them: a request sent on it and
+ * never answered (the client's end, its ACK dropped) posts at its
+ * deadline only when it was enrolled. A watch that only registers
+ * (socket storage) never hears of the send. */
+static void sockops__enrolled_socket_posts_its_send(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	uint64_t t0;
+	struct conn k;
+
+	(void)state;
+	sockwatch_stats(&st);
+	assert_int_equal(st.sockops, 1);
+	conn_open(&k, AF_INET);
+	echo_rounds(&k, 3);
+	add_client(w, &k, SPAN_NS);
+	sockwatch_stats(&st);
+	assert_true(st.enrolled >= 1);
+	assert_int_equal(nstest_sh("nft add table inet swo && nft add chain inet swo in "
+				   "'{ type filter hook input priority 0; }' && "
+				   "nft add rule inet swo in tcp dport %u drop", k.lport), 0);
+	t0 = loop_mono_ns();
+	assert_int_equal(write(k.c, "ping", 4), 4);
+	pump(w, 3 * SPAN_NS / 1000000);
+	nstest_sh("nft delete table inet swo");
+	assert_int_equal(g.n, 1);
+	assert_true(g.wait_from <= t0 + 2000000ull);
+	assert_true(g.at + 1000000ull >= g.deadline);
+	assert_true(g.at < t0 + SPAN_NS + 20000000ull);
+	sockwatch_stats(&st);
+	assert_true(st.hooked > 0);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+static void got_refused(void *arg, uint32_t slot)
+{
+	*(uint32_t *)arg = slot;
+}
+
+/* A slot given up loses its socket's callbacks at the next enrolment. */
+static void sockops__given_up_slot_unenrolled(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	char err[256] = "";
+	struct conn k;
+	uint32_t slot;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	slot = add_server(w, &k);
+	assert_true(slot > 0);
+	sockwatch_del(w, slot);
+	assert_int_equal(sockwatch_enrol(w, NULL, NULL, err, sizeof(err)), 0);
+	sockwatch_stats(&st);
+	assert_int_equal(st.unenrolled, 1);
+	assert_int_equal(st.enrol_failed, 0);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* A burst acknowledged in pieces, so that the ACK that ends its wait may
+ * have no callback (RTT_CB comes once a round trip), then idle past the
+ * span, then a write whose ACKs are dropped: that write's wait posts at
+ * its own deadline. A watch that takes the stale wait's start (posted
+ * already) for the new write's never posts it. Five times over: the
+ * stale start is later than the kernel's lsndtime only about half the
+ * time. */
+static void burst_then_unanswered_write__posts_at_its_deadline(void **state)
+{
+	static char big[256 * 1024];
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct conn k;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	add_client(w, &k, SPAN_NS);
+	for (int round = 0; round < 5; round++) {
+		uint64_t t0, at = 0;
+		size_t left = sizeof(big);
+		unsigned n0;
+
+		/* the burst, read by the server as it comes */
+		while (left) {
+			ssize_t m = write(k.c, big, left > 65536 ? 65536 : left);
+			char rb[65536];
+
+			assert_true(m > 0);
+			left -= (size_t)m;
+			for (ssize_t r = 0; r < m;) {
+				ssize_t x = read(k.s, rb, sizeof(rb) < (size_t)(m - r) ? sizeof(rb) :
+						 (size_t)(m - r));
+
+				assert_true(x > 0);
+				r += x;
+			}
+		}
+		pump(w, 2 * SPAN_NS / 1000000);        /* a stale wait may post */
+		n0 = g.n;
+		assert_int_equal(nstest_sh("nft add table inet swb && nft add chain inet swb in "
+					   "'{ type filter hook input priority 0; }' && "
+					   "nft add rule inet swb in tcp dport %u drop", k.cport), 0);
+		t0 = loop_mono_ns();
+		assert_int_equal(write(k.c, "x", 1), 1);
+		pump(w, 2 * SPAN_NS / 1000000);
+		nstest_sh("nft delete table inet swb");
+		for (unsigned i = n0; i < g.n && i < NMANY; i++)
+			if (g.each[i].at >= t0 + SPAN_NS - 12000000ull && !at)
+				at = g.each[i].at;
+		if (!at)
+			fail_msg("round %d: the write's wait never posted", round);
+		assert_true(at < t0 + SPAN_NS + 40000000ull);
+		/* answered: the dropped byte and its retransmissions through */
+		assert_int_equal(read(k.s, big, 1), 1);
+		pump(w, 50);
+	}
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* A socket the kernel would not give the callbacks is handed back to the
+ * caller (to be read on its pace), not left watched by nothing. */
+static void sockops__refused_callbacks__handed_back(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	uint32_t slot = 0, back = 0;
+	char err[256] = "";
+	struct sr_key key;
+	struct conn k;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	key_for(&key, k.s, k.lport, k.cport);
+	assert_int_equal(sockwatch_add(w, &key, 1, SPAN_NS, &slot, err, sizeof(err)), 0);
+	assert_true(slot > 0);
+	sockwatch_test_enrol_fail(1);
+	assert_int_equal(sockwatch_enrol(w, got_refused, &back, err, sizeof(err)), 0);
+	assert_int_equal(back, slot);
+	sockwatch_stats(&st);
+	assert_int_equal(st.enrol_failed, 1);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* Each test with each set of hooks: the tracepoints (state 0), the
+ * sockops callbacks (1). */
+static int tracepoints(void **state)
+{
+	static int zero = 0;
+
+	sockwatch_test_tracepoints(1);
+	want_sockops = 0;
+	*state = &zero;
+	return 0;
+}
+
+static int sockops(void **state)
+{
+	static int one = 1;
+
+	sockwatch_test_tracepoints(0);
+	want_sockops = 1;
+	*state = &one;
+	return 0;
+}
+
+/* A failed test leaves its watch open (cmocka leaves the function at the
+ * failed check): unloaded, so the next test loads the hooks it asks for. */
+static int unload(void **state)
+{
+	(void)state;
+	sockwatch_test_unload();
+	return 0;
+}
+
+#define BOTH(f) { #f "/tracepoints", f, tracepoints, unload, NULL }, \
+		{ #f "/sockops", f, sockops, unload, NULL }
+#define SOCKOPS(f) { #f, f, sockops, unload, NULL }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(healthy_ping_pong__no_event),
-		cmocka_unit_test(request_unanswered__one_event_at_deadline),
-		cmocka_unit_test(waiting_before_registration__posts_at_once),
-		cmocka_unit_test(unread_drained_in_time__no_event),
-		cmocka_unit_test(retransmitted_then_written__wait_start_kept),
-		cmocka_unit_test(spans_out_of_order__each_at_its_deadline),
-		cmocka_unit_test(beyond_the_wheel__posted_at_deadline),
-		cmocka_unit_test(many_at_one_deadline__all_posted),
-		cmocka_unit_test(ring_full__counted_and_retried),
-		cmocka_unit_test(timer_not_armed__loss_shows),
-		cmocka_unit_test(deleted__no_event),
-		cmocka_unit_test(unknown_socket__no_slot),
-		cmocka_unit_test(attach_refused__open_names_the_hook),
+		BOTH(healthy_ping_pong__no_event),
+		BOTH(request_unanswered__one_event_at_deadline),
+		BOTH(waiting_before_registration__posts_at_once),
+		BOTH(unread_drained_in_time__no_event),
+		BOTH(retransmitted_then_written__wait_start_kept),
+		BOTH(spans_out_of_order__each_at_its_deadline),
+		BOTH(beyond_the_wheel__posted_at_deadline),
+		BOTH(many_at_one_deadline__all_posted),
+		BOTH(ring_full__counted_and_retried),
+		BOTH(timer_not_armed__loss_shows),
+		BOTH(deleted__no_event),
+		BOTH(unknown_socket__no_slot),
+		BOTH(attach_refused__open_names_the_hook),
+		SOCKOPS(sockops_refused__tracepoints_and_why),
+		SOCKOPS(sockops__enrolled_socket_posts_its_send),
+		SOCKOPS(sockops__given_up_slot_unenrolled),
+		BOTH(burst_then_unanswered_write__posts_at_its_deadline),
+		SOCKOPS(sockops__refused_callbacks__handed_back),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
