@@ -179,7 +179,7 @@ void sockdiag_set_opts(struct sockdiag *sd, const struct sockdiag_opts *o)
 	hooks_moved = o->events_tracepoints != sd->opts.events_tracepoints;
 	sd->opts = *o;
 	sd_reader(sd);
-	if (sd->sw && hooks_moved)
+	if (sd->sw && hooks_moved && !sd->opts.no_events)
 		sd_watch_close(sd);     /* opened again below, as now asked */
 	if (sd->opts.no_events && sd->sw) {
 		sd_watch_close(sd);

@@ -76,6 +76,9 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	struct sd_pace pace;            /* when it must be read again */
 	uint32_t sw_slot;               /* its kernel-event watch slot, 0 none */
 	uint8_t sw_tried;               /* registration tried since found */
+	uint8_t sw_refused;             /* the kernel would not give it the
+					 * sockops callbacks: on its pace for
+					 * good */
 	uint64_t ev_from;               /* the wait's start the kernel posted
 					 * (sockdiag_watch.c), 0 none, and */
 	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */

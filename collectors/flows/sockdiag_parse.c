@@ -58,6 +58,7 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 	memset(&k->pace, 0, sizeof(k->pace));
 	k->sw_slot = 0;
 	k->sw_tried = 0;
+	k->sw_refused = 0;
 	k->ev_from = 0;
 	k->bs = k->in_act = 0;
 	if (!sd->nbyck)
@@ -71,6 +72,7 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		k->sw_slot = (*hit)->sw_slot;
 		/* one without a slot is tried again at each discovery */
 		k->sw_tried = k->sw_slot ? (*hit)->sw_tried : 0;
+		k->sw_refused = (*hit)->sw_refused;
 		k->ev_from = (*hit)->ev_from;
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;

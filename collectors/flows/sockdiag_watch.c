@@ -190,6 +190,7 @@ static void sd_watch_refused(void *arg, uint32_t slot)
 	for (unsigned i = 0; i < sd->nknown; i++)
 		if (sd->known[i].sw_slot == slot) {
 			sd_watch_gone(sd, &sd->known[i]);
+			sd->known[i].sw_refused = 1;    /* not registered again */
 			sd->st.enrol_refused++;
 			return;
 		}
@@ -219,8 +220,14 @@ void sd_watch_register(struct sockdiag *sd)
 		return;
 	if (!span) {
 		/* a threshold of a poll or less: every socket every poll */
-		for (unsigned i = 0; i < sd->nknown; i++)
+		unsigned had = 0;
+
+		for (unsigned i = 0; i < sd->nknown; i++) {
+			had += sd->known[i].sw_slot != 0;
 			sd_watch_gone(sd, &sd->known[i]);
+		}
+		if (had)        /* their sockops flags off */
+			sockwatch_enrol(sd->sw, NULL, NULL, NULL, 0);
 		return;
 	}
 	if (span != sd->sw_span) {      /* a new threshold: new slots */
@@ -239,7 +246,7 @@ void sd_watch_register(struct sockdiag *sd)
 	for (unsigned i = 0; i <= sd->nknown; i++) {
 		struct sd_sock *k = i < sd->nknown ? &sd->known[i] : NULL;
 
-		if (k && !k->gone && !k->sw_slot && !k->sw_tried) {
+		if (k && !k->gone && !k->sw_slot && !k->sw_tried && !k->sw_refused) {
 			k->sw_tried = 1;
 			sd_reader_key(k, &keys[n]);
 			idx[n++] = i;

@@ -377,7 +377,7 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 	__u32 wseq = tp->write_seq;
 	__u64 now = bpf_ktime_get_ns(), from, dl, rx_at = 0;
 	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received, late;
-	int owed, unread, req, moved;
+	int owed, unread, req, moved, same;
 
 	if (nx && nx->seg) {
 		/* tcp_ack(): an ACK after snd_una, not after snd_nxt
@@ -397,6 +397,10 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 		}
 	}
 	moved = acked != s->acked || rcvd != s->rcvd || tp->copied_seq != s->copied;
+	/* the same send wait: bytes owed when last judged and none
+	 * acknowledged since, whatever was received or read meanwhile (a
+	 * peer whose window is shut may still send) */
+	same = !moved || (acked == s->acked && s->written != s->acked);
 	s->acked = acked;
 	s->rcvd = rcvd;
 	s->copied = tp->copied_seq;
@@ -415,14 +419,19 @@ static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s,
 		late = at_jiffies_late(tp->lsndtime, now);
 		/* written, none of it sent yet: the kernel's lsndtime is still
 		 * the last send's; the wait is the write's (the one judged
-		 * before, if nothing moved since: with the sockops hooks the
-		 * ACK that ended an earlier wait may have had no callback,
-		 * and that wait's start, posted already, would hide this one) */
+		 * before, if it is the same: with the sockops hooks the ACK
+		 * that ended an earlier wait may have had no callback, and that
+		 * wait's start, posted already, would hide this one) */
 		if (wseq != nxt && nxt == una)
-			from = s->waiting && !moved && s->wait_from > from ? s->wait_from : now;
-		/* nothing acknowledged, received or read since: the same wait,
-		 * whatever a retransmission did to lsndtime */
-		if (s->waiting && !moved && s->wait_from && s->wait_from < from) {
+			from = s->waiting && same && s->wait_from > from ? s->wait_from : now;
+		/* the same wait, whatever a retransmission did to lsndtime,
+		 * and dated as before unless now dated more than two jiffies
+		 * earlier (at_jiffies() dates a jiffy's start from now: a
+		 * judgement a jiffy on, or the first one's exact write time
+		 * against lsndtime's jiffy, would move the deadline a little
+		 * and post the same wait again) */
+		if (s->waiting && same && s->wait_from &&
+		    (s->wait_from < from || s->wait_from - from <= 2 * jiffy_ns())) {
 			from = s->wait_from;
 			late = s->wait_late;
 		}
@@ -681,9 +690,10 @@ int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
  *    tcp_established_options() in __tcp_transmit_skb() for the segments
  *    sent, retransmissions and pure ACKs too, before snd_nxt moves (a wait
  *    that begins with it: nxt == una, dated now by sw_eval()); not when
- *    the options leave no room (TCP-MD5 or TCP-AO with timestamps and
- *    SACK blocks: tcp_established_options() returns first,
- *    bpf_skops_hdr_opt_len() leaves at !*remaining); the same callback
+ *    the options leave no room (timestamps and three SACK blocks fill
+ *    the 40 bytes; TCP-MD5 or TCP-AO with timestamps and SACK blocks make
+ *    tcp_established_options() return first; bpf_skops_hdr_opt_len()
+ *    leaves at !*remaining); the same callback
  *    from tcp_current_mss() has no segment (skb_tcp_flags 0) and is left;
  *  - BPF_SOCK_OPS_RTT_CB (RTT_CB_FLAG), from tcp_rtt_estimator() in
  *    tcp_ack(), at most once a round trip (the first sample after
@@ -781,8 +791,10 @@ __u32 sw_test_enrol_fail = 0;
  * given up: a socket whose storage names a live slot gets the flags of
  * sw_ops' callbacks it lacks, and its wait is judged at once (one that
  * began between the registration's judgement and now); one whose slot
- * was given up loses the flags this watch turned on (another program's
- * stay). A socket the kernel would not give them writes its slot out. */
+ * was given up loses the flags this watch turned on (those another
+ * program had set before stay; one that set the same ones since loses
+ * them: the flags are the socket's). A socket the kernel would not give
+ * them writes its slot out. */
 SEC("iter/tcp")
 int sw_enrol(struct sw_iter_tcp *ctx)
 {

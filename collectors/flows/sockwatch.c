@@ -162,7 +162,8 @@ static int sw_cgroup2_is_root(const char *path)
 	int mnt;
 
 	if (name_to_handle_at(AT_FDCWD, path, &h.fh, &mnt, 0) < 0)
-		return 0;
+		return 0;       /* errno says why */
+	errno = 0;
 	return h.fh.handle_bytes == sizeof(uint64_t) && h.id == 1;
 }
 
@@ -191,10 +192,8 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 	char cg[4096], e[160];
 	int fd;
 
-	if (!loaded) {
-		util_errf(why, whylen, "the kernel refused the sockops programs at load");
-		return -1;
-	}
+	if (!loaded)
+		return -1;      /* why: sw_load's */
 	if (sw.test_tracepoints) {
 		util_errf(why, whylen, "tracepoints asked for");
 		return -1;
@@ -209,8 +208,9 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 		return -1;
 	}
 	if (!sw_cgroup2_is_root(cg)) {
-		util_errf(why, whylen, "%s is not the cgroup2 hierarchy's root (a cgroup "
-			  "namespace?): its sockets alone would have callbacks", cg);
+		util_errf(why, whylen, "%s: %s", cg, errno ? strerror(errno) :
+			  "not the cgroup2 hierarchy's root (a cgroup namespace?): only its "
+			  "sockets would have callbacks");
 		return -1;
 	}
 	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -242,6 +242,8 @@ static int sw_load(char *err, size_t errlen)
 	rc = sw.skel ? sockwatch_bpf__load(sw.skel) : -errno;
 	if (sw.skel && rc) {
 		/* a kernel without sockops' needs: the tracepoints alone */
+		util_errf(sw.why, sizeof(sw.why), "the kernel refused the sockops programs at "
+			  "load: %s", strerror(-rc));
 		sockwatch_bpf__destroy(sw.skel);
 		sw.skel = sockwatch_bpf__open();
 		if (sw.skel) {

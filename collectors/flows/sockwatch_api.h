@@ -97,12 +97,12 @@ uint64_t sockwatch_losses(void);
  * the program named fails to attach at the next load. */
 void sockwatch_test_lose(unsigned n);
 void sockwatch_test_noarm(unsigned n);
-/* Tests: load with the tracepoints, not the sockops hooks (from the next
- * load on). */
 /* Tests: unload whatever a failed test left open (its watches leak). */
 void sockwatch_test_unload(void);
 /* Tests: make the next n sockets' enrolments fail as a kernel refusal would. */
 void sockwatch_test_enrol_fail(unsigned n);
+/* Tests: load with the tracepoints, not the sockops hooks (from the next
+ * load on). */
 void sockwatch_test_tracepoints(int on);
 void sockwatch_test_fail_attach(const char *prog);
 

@@ -6,6 +6,7 @@
  * root in a private network namespace (group setup). */
 #include "sockdiag_test.h"
 
+#include <fcntl.h>
 #include <poll.h>
 
 #include "collectors/flows/sockwatch_api.h"
@@ -528,7 +529,8 @@ static void sockops__enrolled_socket_posts_its_send(void **state)
 				   "nft add rule inet swo in tcp dport %u drop", k.lport), 0);
 	t0 = loop_mono_ns();
 	assert_int_equal(write(k.c, "ping", 4), 4);
-	pump(w, 3 * SPAN_NS / 1000000);
+	/* two spans: over before the first RTO (200 ms at the least) */
+	pump(w, 2 * SPAN_NS / 1000000);
 	nstest_sh("nft delete table inet swo");
 	assert_int_equal(g.n, 1);
 	assert_true(g.wait_from <= t0 + 2000000ull);
@@ -572,7 +574,7 @@ static void sockops__given_up_slot_unenrolled(void **state)
  * have no callback (RTT_CB comes once a round trip), then idle past the
  * span, then a write whose ACKs are dropped: that write's wait posts at
  * its own deadline. A watch that takes the stale wait's start (posted
- * already) for the new write's never posts it. Five times over: the
+ * already) for the new write's never posts it. Eight times over: the
  * stale start is later than the kernel's lsndtime only about half the
  * time. */
 static void burst_then_unanswered_write__posts_at_its_deadline(void **state)
@@ -585,7 +587,7 @@ static void burst_then_unanswered_write__posts_at_its_deadline(void **state)
 	(void)state;
 	conn_open(&k, AF_INET);
 	add_client(w, &k, SPAN_NS);
-	for (int round = 0; round < 5; round++) {
+	for (int round = 0; round < 8; round++) {
 		uint64_t t0, at = 0;
 		size_t left = sizeof(big);
 		unsigned n0;
@@ -628,6 +630,47 @@ static void burst_then_unanswered_write__posts_at_its_deadline(void **state)
 	sockwatch_close(w);
 }
 
+/* A send held by a shut window (the server stopped reading: bytes
+ * unsent, none in flight) while the peer keeps sending to the client,
+ * which reads: the wait is the send's, and posts at its deadline. A watch
+ * that re-dates a wait whenever anything is received or read pushes the
+ * deadline on at every message and posts only at the 30 s read. */
+static void window_shut_while_receiving__the_send_posts(void **state)
+{
+	static char big[65536];
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	uint64_t tb, at = 0;
+	struct conn k;
+	char b[8];
+	int fl;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	add_client(w, &k, SPAN_NS);
+	fl = fcntl(k.c, F_GETFL);
+	assert_int_equal(fcntl(k.c, F_SETFL, fl | O_NONBLOCK), 0);
+	while (write(k.c, big, sizeof(big)) > 0)
+		;
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fcntl(k.c, F_SETFL, fl), 0);
+	nstest_msleep(20);      /* what flew is acknowledged, the window shut */
+	tb = loop_mono_ns();
+	for (unsigned i = 0; i < 3 * SPAN_NS / 10000000; i++) {
+		assert_int_equal(write(k.s, "h", 1), 1);
+		assert_int_equal(read(k.c, b, sizeof(b)), 1);
+		pump(w, 10);
+	}
+	for (unsigned i = 0; i < g.n && i < NMANY && !at; i++)
+		if (g.each[i].at >= tb)
+			at = g.each[i].at;
+	if (!at)
+		fail_msg("the held send's wait never posted (%u posts before)", g.n);
+	assert_true(at < tb + SPAN_NS + 40000000ull);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
 /* A socket the kernel would not give the callbacks is handed back to the
  * caller (to be read on its pace), not left watched by nothing. */
 static void sockops__refused_callbacks__handed_back(void **state)
@@ -654,8 +697,9 @@ static void sockops__refused_callbacks__handed_back(void **state)
 	sockwatch_close(w);
 }
 
-/* Each test with each set of hooks: the tracepoints (state 0), the
- * sockops callbacks (1). */
+/* Each test of what the hooks see with each set of them: the tracepoints
+ * (state 0), the sockops callbacks (1); the deadline wheel's (what the
+ * hooks feed it, alike) with the sockops callbacks. */
 static int tracepoints(void **state)
 {
 	static int zero = 0;
@@ -697,11 +741,11 @@ int main(void)
 		BOTH(waiting_before_registration__posts_at_once),
 		BOTH(unread_drained_in_time__no_event),
 		BOTH(retransmitted_then_written__wait_start_kept),
-		BOTH(spans_out_of_order__each_at_its_deadline),
-		BOTH(beyond_the_wheel__posted_at_deadline),
-		BOTH(many_at_one_deadline__all_posted),
-		BOTH(ring_full__counted_and_retried),
-		BOTH(timer_not_armed__loss_shows),
+		SOCKOPS(spans_out_of_order__each_at_its_deadline),
+		SOCKOPS(beyond_the_wheel__posted_at_deadline),
+		SOCKOPS(many_at_one_deadline__all_posted),
+		SOCKOPS(ring_full__counted_and_retried),
+		SOCKOPS(timer_not_armed__loss_shows),
 		BOTH(deleted__no_event),
 		BOTH(unknown_socket__no_slot),
 		BOTH(attach_refused__open_names_the_hook),
@@ -709,6 +753,7 @@ int main(void)
 		SOCKOPS(sockops__enrolled_socket_posts_its_send),
 		SOCKOPS(sockops__given_up_slot_unenrolled),
 		BOTH(burst_then_unanswered_write__posts_at_its_deadline),
+		BOTH(window_shut_while_receiving__the_send_posts),
 		SOCKOPS(sockops__refused_callbacks__handed_back),
 	};
 
