@@ -591,7 +591,7 @@ perturb_hooks() {
 	local h
 	h=$(sort -u "$WORK/series/sp_hooks_$1" 2>/dev/null | paste -sd, -)
 	case $h in
-	sockops) echo "the watched sockets' sockops callbacks (sends, ACKs with an RTT sample, state changes) and the sock_recv_length tracepoint" ;;
+	sockops) echo "the watched sockets' sockops callbacks (segments sent, the first ACK of data a round trip, RTOs, state changes) and the sock_recv_length tracepoint" ;;
 	tracepoints) echo "tracepoints on every TCP socket's paths (tcp_probe, sock_send_length, sock_recv_length, inet_sock_set_state)" ;;
 	*) echo "${h:-not recorded}" ;;
 	esac
