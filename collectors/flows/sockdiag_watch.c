@@ -154,6 +154,7 @@ void sd_watch_close(struct sockdiag *sd)
 		if (sd->known[i].sw_slot)
 			sd->known[i].pace.due_ns = 0;   /* on its pace from now */
 		sd->known[i].sw_slot = 0;
+		sd->known[i].sw_refused = 0;    /* the next watch may take it */
 	}
 	sd_due_moved(sd);
 }
@@ -171,29 +172,30 @@ void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k)
  * stays open until the reader closes, since its fd is in the daemon's
  * loop (a closed fd whose file lives on in the ring's other dups would
  * stay registered there). */
-static void sd_watch_break(struct sockdiag *sd, const char *why)
+static void sd_watch_break(struct sockdiag *sd, const char *why, int walk)
 {
 	snprintf(sd->sw_why, sizeof(sd->sw_why), "%s", why);
 	for (unsigned i = 0; i < sd->nknown; i++)
 		sd_watch_gone(sd, &sd->known[i]);
 	sd->sw_broken = 1;
 	/* the sockops flags off the sockets whose slots went (a walk that
-	 * fails here leaves them a callback that finds no slot) */
-	sockwatch_enrol(sd->sw, NULL, NULL, NULL, 0);
+	 * fails here leaves them a callback that finds no slot), unless the
+	 * walk is what failed */
+	if (walk)
+		sockwatch_enrol(sd->sw, NULL, NULL, NULL, 0);
 }
 
 /* A socket the kernel would not give the sockops callbacks: on its pace. */
 static void sd_watch_refused(void *arg, uint32_t slot)
 {
 	struct sockdiag *sd = arg;
+	struct sd_sock *k = sd_by_slot(sd, slot);
 
-	for (unsigned i = 0; i < sd->nknown; i++)
-		if (sd->known[i].sw_slot == slot) {
-			sd_watch_gone(sd, &sd->known[i]);
-			sd->known[i].sw_refused = 1;    /* not registered again */
-			sd->st.enrol_refused++;
-			return;
-		}
+	if (!k)
+		return;
+	sd_watch_gone(sd, k);
+	k->sw_refused = 1;      /* not registered again */
+	sd->st.enrol_refused++;
 }
 
 /* The span a slot waits before the kernel says so: a threshold less a
@@ -254,7 +256,7 @@ void sd_watch_register(struct sockdiag *sd)
 		if (!n || (k && n < SW_REG_CHUNK))
 			continue;
 		if (sockwatch_add(sd->sw, keys, n, span, slots, err, sizeof(err)) < 0) {
-			sd_watch_break(sd, err);
+			sd_watch_break(sd, err, 1);
 			return;
 		}
 		for (unsigned j = 0; j < n; j++) {
@@ -266,16 +268,17 @@ void sd_watch_register(struct sockdiag *sd)
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];
-			sd_byslot_stale(sd);
 			sd->st.registered += slots[j] != 0;
 			added += slots[j] != 0;
 		}
 		n = 0;
 	}
+	if (added)
+		sd_byslot_stale(sd);
 	/* once for all the chunks: with the sockops hooks a walk of the
 	 * namespace's sockets, as the dump that found them was */
 	if (added && sockwatch_enrol(sd->sw, sd_watch_refused, sd, err, sizeof(err)) < 0)
-		sd_watch_break(sd, err);
+		sd_watch_break(sd, err, 0);
 }
 
 void sd_watch_before(struct sockdiag *sd, uint64_t now)

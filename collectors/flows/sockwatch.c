@@ -45,6 +45,7 @@ static struct {
 
 struct sockwatch {
 	int nsfd, home;         /* the port's namespace, and ours to return to */
+	int walked;             /* an enrolment set flags in it: close walks */
 	int fd;                 /* our dup of the ring's epoll fd */
 	sockwatch_event_fn fn;
 	void *arg;
@@ -127,11 +128,15 @@ static struct bpf_link *sw_attach(struct bpf_program *p, int cgfd, char *err, si
  * refuse the option at run time. */
 static int sw_kernel_has_cb_flags(void)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	static int known = -1;  /* the kernel does not change under us */
+	struct btf *btf;
 	int found = 0;
 
+	if (known >= 0)
+		return known;
+	btf = btf__load_vmlinux_btf();
 	if (!btf)
-		return 0;
+		return known = 0;
 	for (unsigned id = 1; id < btf__type_cnt(btf) && !found; id++) {
 		const struct btf_type *t = btf__type_by_id(btf, id);
 		const struct btf_enum *e;
@@ -144,7 +149,7 @@ static int sw_kernel_has_cb_flags(void)
 					"TCP_BPF_SOCK_OPS_CB_FLAGS");
 	}
 	btf__free(btf);
-	return found;
+	return known = found;
 }
 
 /* The first cgroup2 mount: its root's programs run for the sockets of
@@ -176,10 +181,11 @@ static int sw_cgroup2(char *path, size_t len)
 
 	if (!f)
 		return 0;
-	while (!found && getmntent_r(f, &m, buf, sizeof(buf)))
-		if (!strcmp(m.mnt_type, "cgroup2")) {
+	/* the first that is the hierarchy's root, else the first */
+	while (found < 2 && getmntent_r(f, &m, buf, sizeof(buf)))
+		if (!strcmp(m.mnt_type, "cgroup2") && (!found || sw_cgroup2_is_root(m.mnt_dir))) {
 			util_strlcpy(path, m.mnt_dir, len);
-			found = 1;
+			found = 1 + sw_cgroup2_is_root(m.mnt_dir);
 		}
 	endmntent(f);
 	return found;
@@ -363,7 +369,7 @@ void sockwatch_close(struct sockwatch *w)
 		if (sw.owner[s] == w)
 			sockwatch_del(w, s);
 	/* the callbacks off its sockets: their slots are given up */
-	if (sw.skel && sockwatch_enrol(w, NULL, NULL, NULL, 0) < 0)
+	if (sw.skel && w->walked && sockwatch_enrol(w, NULL, NULL, NULL, 0) < 0)
 		log_warnx("kernel-event socket watch: its sockets keep their sockops flags");
 	if (w->fd >= 0)
 		close(w->fd);
@@ -416,6 +422,33 @@ void sockwatch_del(struct sockwatch *w, uint32_t s)
 	sw.used--;
 }
 
+/* Into w's namespace (what a registration's socket lookups and an
+ * enrolment's iterator see is the calling thread's): 0, or -errno with
+ * err naming what was being done. */
+static int sw_enter(const struct sockwatch *w, const char *what, char *err, size_t errlen)
+{
+	int rc;
+
+	if (w->nsfd < 0 || setns(w->nsfd, CLONE_NEWNET) == 0)
+		return 0;
+	rc = -errno;
+	util_errf(err, errlen, "kernel-event socket watch: %senter namespace: %s", what,
+		  strerror(-rc));
+	return rc;
+}
+
+/* Back home from sw_enter(). Every socket, netlink request and capture
+ * after a failure would be made in the port's namespace: stop (the
+ * service restarts). */
+static void sw_return(const struct sockwatch *w)
+{
+	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
+		log_errx("kernel-event socket watch: cannot return from a port's network "
+			 "namespace: %s", strerror(errno));
+		abort();
+	}
+}
+
 int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, uint64_t span,
 		  uint32_t *slots, char *err, size_t errlen)
 {
@@ -431,12 +464,8 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 	}
 	bss = sw.skel->bss;
 	memset(slots, 0, n * sizeof(*slots));
-	if (w->nsfd >= 0 && setns(w->nsfd, CLONE_NEWNET) < 0) {
-		rc = -errno;
-		util_errf(err, errlen, "kernel-event socket watch: enter namespace: %s",
-			  strerror(-rc));
+	if ((rc = sw_enter(w, "", err, errlen)) < 0)
 		return rc;
-	}
 	for (unsigned start = 0; start < n && !rc; start += SW_REG_CHUNK) {
 		unsigned m = n - start < SW_REG_CHUNK ? n - start : SW_REG_CHUNK, got = 0;
 
@@ -481,13 +510,7 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 			}
 		}
 	}
-	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
-		/* every socket, netlink request and capture after this would
-		 * be made in the port's namespace: stop (the service restarts) */
-		log_errx("kernel-event socket watch: cannot return from a port's network "
-			 "namespace: %s", strerror(errno));
-		abort();
-	}
+	sw_return(w);
 	return rc;
 }
 
@@ -507,20 +530,13 @@ int sockwatch_enrol(struct sockwatch *w, sockwatch_refused_fn refused, void *arg
 		return 0;
 	/* bpf_iter_tcp walks the namespace of the thread that makes the
 	 * iterator (bpf_iter_init_seq_net()) */
-	if (w->nsfd >= 0 && setns(w->nsfd, CLONE_NEWNET) < 0) {
-		rc = -errno;
-		util_errf(err, errlen, "kernel-event socket watch: enrol: enter namespace: %s",
-			  strerror(-rc));
+	if ((rc = sw_enter(w, "enrol: ", err, errlen)) < 0)
 		return rc;
-	}
 	fd = bpf_iter_create(bpf_link__fd(sw.links[0]));
 	if (fd < 0)
 		rc = -errno;
-	if (w->nsfd >= 0 && setns(w->home, CLONE_NEWNET) < 0) {
-		log_errx("kernel-event socket watch: cannot return from a port's network "
-			 "namespace: %s", strerror(errno));
-		abort();
-	}
+	sw_return(w);
+	w->walked |= fd >= 0;
 	/* the output: the slots of the sockets the kernel would not give the
 	 * flags (whole records: bpf_seq_read() hands out whole writes). A
 	 * read after a million sockets with none written is EAGAIN

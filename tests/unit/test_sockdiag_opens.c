@@ -588,6 +588,61 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 	conn_close(&a);
 }
 
+/* A socket the kernel would not give the sockops callbacks is not left
+ * watched by nothing: it is read on its pace from then on, and not
+ * registered again at the next dump; its sibling stays on the watch. */
+static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	struct conn a, b;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sd = gated(3600000 * MS);
+	sockdiag_stats(sd, &st);
+	if (!st.events || !st.events_sockops)
+		fail_msg("no kernel-event watch with sockops callbacks: %s %s", st.events_why,
+			 st.hooks_why);
+	sockwatch_test_enrol_fail(1);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);  /* the dump */
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.enrol_refused, 1);
+	assert_int_equal(st.registered, 2);
+	nstest_msleep(110);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);  /* due after it */
+	/* one on its pace (a refresh each 100 ms), the other on the watch */
+	for (int i = 0; i < 4; i++) {
+		nstest_msleep(110);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 1);
+	}
+	/* a dump (a new connection): the two new sockets are watched, the
+	 * refused one is not registered again (it would be, and watched, the
+	 * knob being spent) but stays on its pace */
+	conn_open(&b, AF_INET);
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.registered, 4);
+	for (int i = 0; i < 3; i++) {
+		nstest_msleep(110);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 1);
+	}
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.enrol_refused, 1);
+	assert_int_equal(st.registered, 4);
+	sockdiag_close(sd);
+	conn_close(&b);
+	conn_close(&a);
+}
+
 /* As the daemon's loop, for up to ms: the watch's fd handled when
  * readable, a poll; the first observation of the socket on local port
  * lport that has unread bytes. */
@@ -770,6 +825,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
 		cmocka_unit_test(sockdiag_open__auto__events_only_with_sockops),
+		cmocka_unit_test(sockdiag_poll__events__refused_callbacks__on_its_pace),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
