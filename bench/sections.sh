@@ -386,12 +386,17 @@ sock_liveness = events"
 	# the same source with sockperf's flow not selected (the 32 sessions
 	# are): what the hooks cost a flow the daemon does not watch at all
 	mkconf "$WORK/perturb-evns.conf" "" "sock_liveness = events"
+	# its flow watched with sock_liveness = auto: the sockops callbacks
+	# until a socket is busier than they are worth, then its reads on a
+	# pace (the kernel hands it back)
+	mkconf "$WORK/perturb-auto.conf" "" "flows = tcp port 11111
+sock_liveness = auto"
 	for r in $(seq "$rounds"); do
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="floor off on always watched watchednotw events evns"
-		[ $((r % 2)) = 0 ] && order="on off floor evns events always watchednotw watched"
+		local order="floor off on always watched watchednotw events evns auto"
+		[ $((r % 2)) = 0 ] && order="auto on off floor evns events always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -408,6 +413,8 @@ sock_liveness = events"
 				[ $((r % 5)) != 2 ] && [ $((r % 5)) != 4 ] && [ "$rounds" -gt 1 ] && continue ;;
 			floor)
 				[ $((r % 5)) != 1 ] && [ $((r % 5)) != 3 ] && [ "$rounds" -gt 1 ] && continue ;;
+			auto)
+				[ $((r % 5)) = 2 ] || [ $((r % 5)) = 4 ] && [ "$rounds" -gt 1 ] && continue ;;
 			esac
 			perturb_run "$v" "$secs"
 		done
@@ -424,6 +431,11 @@ sock_liveness = events"
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
 					"$WORK/round_evns_$p" "$WORK/round_off_$p")"
 			rm -f "$WORK/round_evns_$p"
+			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_auto_$p" ] &&
+				sample "sp_autopair_$p" "$(awk 'NR == FNR { on = $1; next }
+					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+					"$WORK/round_auto_$p" "$WORK/round_off_$p")"
+			rm -f "$WORK/round_auto_$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_floor_$p" ] &&
 				sample "sp_floorpair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -483,6 +495,13 @@ sock_liveness = events"
 		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off" \
 			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p events)"
+	done
+	for p in p50 p99; do
+		local goal="<= 1.02x" check=max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
+		row section=perturb name="  its flow watched with sock_liveness = auto (busy sockets handed back to a pace) / off" \
+			unit=x series=sp_autopair_$p goal="$goal" check="$check" \
+			note="$(perturb_note $p auto)"
 	done
 	for p in p50 p99; do
 		row section=perturb name="  its flow not selected, the 32 sessions' watched by kernel events / off, $p" \
@@ -601,12 +620,13 @@ perturb_note() {
 	case $2 in
 	engine) echo "nsengine client and server (one TCP session, a request as soon as the reply came, its round trips timed by the client: examples/nsengine_lathist.h) pinned to CPU 0, the daemon to CPU 1 reading its flow table (track = engine, flows = tcp port 11112) and the 32 sessions'; each round's on run over the off run beside it, the median of $(stats ep_pair_$1 | cut -d' ' -f4) pairs; $(settled_note engine_) on runs $(stats engine_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats engine_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
 	vma) echo "the VMA imitation (tests/engine/vmaengine.c, libvma 9.8.84's statistics header; a UDP ping-pong over the kernel, a request as soon as the reply came) pinned to CPU 0, the daemon to CPU 1 reading its vmastat file (track = vma; its reader counter makes the engine copy its statistics every 500 ms, counted here too); each round's on run over the off run beside it, the median of $(stats vp_pair_$1 | cut -d' ' -f4) pairs; $(settled_note vma_) on runs $(stats vma_on_p50 | awk '{ print $2 "-" $3 }') us p50, off $(stats vma_off_p50 | awk '{ print $2 "-" $3 }') us" ;;
-	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh)" ;;
+	on) echo "one TCP session at full rate beside the 32 watched ones (its flow not selected); one-way latency; medians of $(stats sp_off_$1 | cut -d' ' -f4) off and $(stats sp_on_$1 | cut -d' ' -f4) on runs of $(pick 1 6) s, alternated; $( [ ${#SPPIN[@]} -gt 0 ] && echo "sockperf's server and client pinned to CPU 0, the daemon to CPU 1 (CPUAffinity= in nicstalld.service does the same; unpinned, the p50 ratio measures the scheduler's placement: bench/README.md); " )off runs $(stats sp_off_$1 | awk '{ print $2 "-" $3 }') us, on runs $(stats sp_on_$1 | awk '{ print $2 "-" $3 }') us. The tc tracker (TCP-only selectors: evidence) keeps its hooks off sockperf's path until a watched flow waits half a threshold (tracker_hooks = on-wait, the default; hooks put on during an on run's measurement: at most $(stats sp_hooks_on | cut -d' ' -f3)); each daemon run starts measuring once no investigation runs and the tracker's hooks are off again (what they cost when on: the row below): $(cat "$WORK/series/perturb_settled" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') of them began with an incident, $(cat "$WORK/series/perturb_hooked" 2>/dev/null | awk '{ s += $1 } END { print s + 0 }') with the hooks on$( [ -s "$WORK/perturb_incidents" ] && echo " ($(head -3 "$WORK/perturb_incidents" | paste -sd';' -))") (on clsact the start's qdisc graft drops frames; on tcx links nothing the start does: bench/README.md); incidents by the end of an on run: at most $(stats sp_inc_on | cut -d' ' -f3); sock_diag and the engine tables alone move nothing measurable (bench/perturb_sources.sh); with sock_liveness = auto, the default, the 32 sessions' sockets are on the kernel-event watch, whose sockops program no unwatched socket reaches and whose receive tracepoint costs every receive of the host a socket-storage lookup (the not-selected row below)" ;;
 	always) echo "tracker_hooks = always: the tracker's hooks on both veths, on sockperf's path; any program there, an empty one too, adds about 0.25 us one-way on this machine (bench/README.md); on runs $(stats sp_always_$1 | awk '{ print $2 "-" $3 }') us" ;;
-	watched) echo "flows = tcp port 11111 too: sock_diag reads the measured flow's socket (the tracker's hooks stay off while it progresses)" ;;
+	watched) echo "flows = tcp port 11111 too, sock_liveness = auto (the default): the measured flow's sockets are handed back by the kernel-event watch as busy and read by sock_diag on their pace (the tracker's hooks stay off while it progresses)" ;;
 	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events, hooks: $(perturb_hooks events); sockperf's and the 32 sessions' sockets watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	floor) echo "no daemon: bench_tpfloor (bench/tpfloor.bpf.c) attaches a tp_btf program to sock:sock_send_length and one to sock:sock_recv_length that look for a socket's storage, find none and leave, as two of the kernel-event watch's four hooks do for a socket they do not watch (tcp:tcp_probe, on every segment, is not among them); each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_floorpair_$1 | cut -d' ' -f4) pairs). What two hooks on the call paths cost a flow on this machine, about whatever their programs do: the events mode's pairs, with tcp_probe besides, cannot go below it" ;;
 	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions), hooks: $(perturb_hooks evns); its socket has no slot: with sockops callbacks none runs for it but the receive tracepoint, which leaves at the storage lookup; with the tracepoints each of the four does, on every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). Two tp_btf programs on sock_send_length and sock_recv_length that only look for the storage measured about 1.03x p50 by hand (the floor row below: bench/README.md): mostly the tracepoints' dispatch, not what the programs do" ;;
+	auto) echo "sock_liveness = auto, sockperf's flow selected (flows = tcp port 11111) beside the 32 sessions, hooks: $(perturb_hooks auto): a socket whose callbacks come more than 1,000 times in a window of 1.07 s is handed back by the kernel (its callbacks and storage taken off) and read on its pace until idle; sockets handed back a run: $(stats sp_busy_auto | awk '{ print $2 "-" $3 }'); each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_autopair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_auto_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
 }
@@ -670,6 +690,7 @@ perturb_run() {
 	watchednotw) dstart "$WORK/perturb-watchednotw.conf" || return; perturb_settle ;;
 	events) dstart "$WORK/perturb-events.conf" || return; perturb_settle ;;
 	evns) dstart "$WORK/perturb-evns.conf" || return; perturb_settle ;;
+	auto) dstart "$WORK/perturb-auto.conf" || return; perturb_settle ;;
 	floor)
 		spawn_bg "$BUILD/bench_tpfloor" > "$WORK/tpfloor.out"
 		TF_PID=$LAST_PID
@@ -690,9 +711,13 @@ perturb_run() {
 		jq '.flow_sources.thread_watch.processes // 0')"
 	# which hooks the kernel-event source had (sockops callbacks or
 	# tracepoints: status says)
-	case $v in events|evns) ctl -j status | jq -r '[.flow_sources.cost[] |
+	case $v in events|evns|auto) ctl -j status | jq -r '[.flow_sources.cost[] |
 		select(.source == "sock") | .hooks // "none"] | unique | join("+")' \
 		>> "$WORK/series/sp_hooks_$v" ;; esac
+	# sockets the kernel handed back for their rate during the run
+	[ "$v" = auto ] && sample sp_busy_auto "$(ctl -j status | jq '[.flow_sources.cost[] |
+		select(.source == "sock") | .busy_handed_back // 0] | add')"
+
 	case $v in off) ;; floor) stop_pid "$TF_PID" ;; *) dstop ;; esac
 	# what the daemon's start and stop dropped, the measured run left out
 	# (on clsact the tracker's qdisc made and removed: nicstalld(8) BUGS)
@@ -704,7 +729,7 @@ perturb_run() {
 	case $v in off|on)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
-	watched|watchednotw|events|evns|floor)
+	watched|watchednotw|events|evns|floor|auto)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac

@@ -25,7 +25,7 @@ enum profile { PROFILE_AUTO = 0, PROFILE_MLX5, PROFILE_SFC, PROFILE_GENERIC };
 enum { CONF_DEVLINK_AUTO = 0, CONF_DEVLINK_ON, CONF_DEVLINK_OFF };
 /* tracker_attach: tcx links where the kernel has them, or one way only */
 enum { CONF_ATTACH_AUTO = 0, CONF_ATTACH_TCX, CONF_ATTACH_CLSACT };
-enum { CONF_SOCK_PACED = 0, CONF_SOCK_AUTO, CONF_SOCK_EVENTS };
+enum { CONF_SOCK_AUTO = 0, CONF_SOCK_PACED, CONF_SOCK_EVENTS };
 
 struct port_conf {
 	char name[32];
@@ -50,11 +50,13 @@ struct port_conf {
 	int tracker_hooks_always;    /* 1: tracker hooks on even where its flows
 				      * are evidence only (TCP-only selectors) */
 	int tracker_attach;          /* CONF_ATTACH_*: how the tracker hooks */
-	int sock_liveness;           /* CONF_SOCK_*: paced (the default: every
-				      * socket read on its pace), auto (the
+	int sock_liveness;           /* CONF_SOCK_*: auto (the default: the
 				      * kernel-event watch where its hooks
 				      * are the sockets' sockops callbacks,
-				      * else paced), events (either hooks) */
+				      * busy sockets handed back to a pace,
+				      * else paced), paced (every socket
+				      * read on its pace), events (either
+				      * hooks, however busy) */
 	char probe[4][512];          /* external probe command lines */
 	unsigned nprobe;
 	int devlink;                 /* CONF_DEVLINK_* */

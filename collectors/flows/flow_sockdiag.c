@@ -369,6 +369,9 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 		util_strlcpy(out->hooks_why, ws.why, sizeof(out->hooks_why));
 	}
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
+	out->busy_now = 0;
+	for (unsigned i = 0; i < sd->nknown; i++)
+		out->busy_now += sd->known[i].sw_busy && !sd->known[i].gone;
 }
 
 void sockdiag_close(struct sockdiag *sd)

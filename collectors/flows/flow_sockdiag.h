@@ -128,6 +128,11 @@ struct sockdiag_stats {
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 	uint64_t enrol_refused; /* sockets the kernel would not give the
 				 * sockops callbacks (read on their pace) */
+	/* sockets handed back for their callbacks' rate (sock_liveness =
+	 * auto): now on their pace, since the start, and back on the
+	 * watch since */
+	unsigned busy_now;
+	uint64_t busy_handed, busy_back;
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
 

@@ -79,6 +79,10 @@ struct sd_sock {                /* a watched socket the last discovery found */
 	uint8_t sw_refused;             /* the kernel would not give it the
 					 * sockops callbacks: on its pace for
 					 * good */
+	uint8_t sw_busy;                /* handed back for its callbacks'
+					 * rate: on its pace until a read
+					 * finds it idle (sockdiag_watch.c) */
+	uint64_t busy_tx, busy_rx;      /* its bytes at the read before */
 	uint64_t ev_from;               /* the wait's start the kernel posted
 					 * (sockdiag_watch.c), 0 none, and */
 	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */

@@ -59,6 +59,7 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 	k->sw_slot = 0;
 	k->sw_tried = 0;
 	k->sw_refused = 0;
+	k->sw_busy = 0;
 	k->ev_from = 0;
 	k->bs = k->in_act = 0;
 	if (!sd->nbyck)
@@ -73,6 +74,9 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		/* one without a slot is tried again at each discovery */
 		k->sw_tried = k->sw_slot ? (*hit)->sw_tried : 0;
 		k->sw_refused = (*hit)->sw_refused;
+		k->sw_busy = (*hit)->sw_busy;
+		k->busy_tx = (*hit)->busy_tx;
+		k->busy_rx = (*hit)->busy_rx;
 		k->ev_from = (*hit)->ev_from;
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;

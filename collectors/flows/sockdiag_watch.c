@@ -6,7 +6,11 @@
  * detector wants a flow of the port (the last FLOW_SRC_WANT_HOLD_NS), every
  * socket is read on that pace, so what moved beside a stall is current.
  * An event that may have been lost (a full ring, a timer not armed) makes
- * every socket due at once. */
+ * every socket due at once. With sock_liveness = auto, a socket whose
+ * callbacks come faster than SOCKWATCH_BUSY a window is handed back by
+ * the kernel and read on its pace, as with paced reads, until a read finds
+ * it owing nothing with the bytes of the read before (idle since); then
+ * it is registered again. */
 #include "collectors/flows/flow_sockdiag_int.h"
 
 #include <arpa/inet.h>
@@ -106,6 +110,18 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 	struct sockdiag *sd = arg;
 	struct sd_sock *k;
 
+	if (e->busy) {
+		/* handed back for its rate: its slot given up (the kernel
+		 * took its callbacks and storage off), read on its pace from
+		 * now, and not registered again until idle */
+		if (!(k = sd_by_slot(sd, e->slot)))
+			return;
+		sd_watch_gone(sd, k);
+		k->sw_busy = 1;
+		k->busy_tx = k->busy_rx = UINT64_MAX;
+		sd->st.busy_handed++;
+		return;
+	}
 	sd->st.events_n++;
 	if (!(k = sd_by_slot(sd, e->slot)))
 		return;
@@ -127,19 +143,25 @@ void sd_watch_open(struct sockdiag *sd)
 		util_strlcpy(sd->sw_why, "off", sizeof(sd->sw_why));
 		return;
 	}
-	sd->sw = sockwatch_open(sd->nsfd, sd_watch_event, sd, sd->sw_why, sizeof(sd->sw_why));
-	if (sd->sw && !sd->opts.events_tracepoints) {
-		struct sockwatch_stats st;
+	if (sd->opts.events_tracepoints) {
+		sd->sw = sockwatch_open(sd->nsfd, sd_watch_event, sd, sd->sw_why,
+					sizeof(sd->sw_why));
+	} else {
+		/* auto: the tracepoints would run for every TCP socket of the
+		 * host, not unless asked for, and not even for the moment of
+		 * a look (the open fails before any is attached) */
+		static const char pfx[] = "no sockops callbacks: ";
+		char why[200] = "";
 
-		sockwatch_stats(&st);
-		if (!st.sockops) {
-			/* tracepoints would run for every TCP socket of the
-			 * host: not unless asked for */
+		sd->sw = sockwatch_open_sockops(sd->nsfd, sd_watch_event, sd, why, sizeof(why));
+		if (!sd->sw && !strncmp(why, pfx, sizeof(pfx) - 1))
 			snprintf(sd->sw_why, sizeof(sd->sw_why), "no sockops callbacks (%.120s): "
-				 "sock_liveness = events takes the tracepoints", st.why);
-			sockwatch_close(sd->sw);
-			sd->sw = NULL;
-		}
+				 "sock_liveness = events takes the tracepoints", why + sizeof(pfx) - 1);
+		else if (!sd->sw)
+			util_strlcpy(sd->sw_why, why, sizeof(sd->sw_why));
+		/* a socket busier than the callbacks are worth is read on its
+		 * pace (events: every socket on the hooks, however busy) */
+		sockwatch_set_busy(sd->sw, SOCKWATCH_BUSY);
 	}
 	sd->sw_losses = sockwatch_losses();
 	sd->sw_scan = 1;
@@ -155,6 +177,7 @@ void sd_watch_close(struct sockdiag *sd)
 			sd->known[i].pace.due_ns = 0;   /* on its pace from now */
 		sd->known[i].sw_slot = 0;
 		sd->known[i].sw_refused = 0;    /* the next watch may take it */
+		sd->known[i].sw_busy = 0;
 	}
 	sd_due_moved(sd);
 }
@@ -248,7 +271,8 @@ void sd_watch_register(struct sockdiag *sd)
 	for (unsigned i = 0; i <= sd->nknown; i++) {
 		struct sd_sock *k = i < sd->nknown ? &sd->known[i] : NULL;
 
-		if (k && !k->gone && !k->sw_slot && !k->sw_tried && !k->sw_refused) {
+		if (k && !k->gone && !k->sw_slot && !k->sw_tried && !k->sw_refused &&
+		    !k->sw_busy) {
 			k->sw_tried = 1;
 			sd_reader_key(k, &keys[n]);
 			idx[n++] = i;
@@ -330,6 +354,20 @@ void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 	sd_pace_read(&k->pace, o, now, sd->stall_ns, sd->poll_ns);
 	if (!k->pace.wait_from || o->tx_bytes != k->ev_tx || o->rx_bytes != k->ev_rx)
 		k->ev_from = 0;         /* a new wait: the kernel will say */
+	if (k->sw_busy) {
+		/* handed back for its rate: back on the watch (registered at
+		 * this poll's registration) once it owes nothing and moved
+		 * nothing since the read before; a flow between two
+		 * messages owes nothing too, but moves */
+		if (!k->pace.wait_from && o->tx_bytes == k->busy_tx && o->rx_bytes == k->busy_rx) {
+			k->sw_busy = 0;
+			k->sw_tried = 0;
+			sd->sw_scan = 1;
+			sd->st.busy_back++;
+		}
+		k->busy_tx = o->tx_bytes;
+		k->busy_rx = o->rx_bytes;
+	}
 	if (sd->sw && !sd->sw_broken && k->sw_slot && !sd->hold && !k->pace.wait_from &&
 	    sd_watch_span(sd)) {
 		/* owes nothing: the kernel says when it waits */

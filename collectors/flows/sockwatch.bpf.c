@@ -370,12 +370,12 @@ static __always_inline void sw_due(struct sw_slot *s, __u32 k, __u64 dl, __u64 n
  * flow_obs_sock_wait_from() would from its fields (after segment nx, if
  * any), and arm. */
 static __always_inline void sw_eval(struct tcp_sock___sw *tp, struct sw_slot *s, __u32 k,
-				    const struct sw_next *nx)
+				    const struct sw_next *nx, __u64 now)
 {
 	__u32 out = tp->data_segs_out, in = tp->data_segs_in;
 	__u32 una = tp->snd_una, nxt = tp->snd_nxt, rcv = tp->rcv_nxt;
 	__u32 wseq = tp->write_seq;
-	__u64 now = bpf_ktime_get_ns(), from, dl, rx_at = 0;
+	__u64 from, dl, rx_at = 0;
 	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received, late;
 	int owed, unread, req, moved, same;
 
@@ -464,12 +464,59 @@ static __always_inline struct sw_sk *sw_watched(void *sk)
 	return bpf_sk_storage_get(&sw_sks, sk, 0, 0);
 }
 
-static __always_inline void sw_hook(void *sk, struct sw_sk *st, const struct sw_next *nx)
+/* Sockets handed back for their callbacks' rate (sw_busy()); tests: the
+ * next n hand-backs fail as on a full ring. */
+__u64 sw_busied = 0;
+__u32 sw_test_busy_lose = 0;
+
+/* A socket whose callbacks came more than its slot's busy_max times in a
+ * window is handed back to its reader, which reads it on its pace until
+ * it is idle and then registers it again (sockdiag_watch.c): on a flow
+ * that busy a hook on every segment costs the flow more than a read a
+ * threshold costs the daemon (bench/README.md: 132 ns a callback, 7.5 a
+ * round trip of a watched ping-pong, 8.5-10% of its latency). Its
+ * callbacks are taken off (those sw_enrol turned on:
+ * bpf_sock_ops_cb_flags_set(), the sockops program's own way) and its
+ * storage deleted, so that its receives leave at the lookup as an
+ * unwatched socket's do, and its slot waits no more. Only with the post
+ * that tells userspace: with the ring full it stays on the callbacks
+ * and is tried again at its next one, so that no socket is left watched
+ * by nothing. 1 if handed back (st is gone). */
+static __always_inline int sw_busy(struct bpf_sock_ops *ops, struct bpf_sock *sk,
+				   struct sw_sk *st, struct sw_slot *s, __u32 k)
+{
+	struct sw_event *e;
+
+	if (sw_test_busy_lose) {
+		sw_test_busy_lose--;
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
+	if (!e)
+		return 0;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->slot = k;
+	e->gen = s->gen;
+	e->busy = 1;
+	s->waiting = 0;
+	s->deadline = 0;
+	bpf_sock_ops_cb_flags_set(ops, ops->bpf_sock_ops_cb_flags & ~(int)st->added);
+	bpf_sk_storage_delete(&sw_sks, sk);
+	bpf_ringbuf_submit(e, 0);
+	__sync_fetch_and_add(&sw_busied, 1);
+	return 1;
+}
+
+/* A hook on watched socket sk (st its storage): judged after segment nx,
+ * if any; ops: the sockops callback's context (NULL for the tracepoints
+ * and the enrolment walk), whose callbacks count to the socket's rate. */
+static __always_inline void sw_hook(void *sk, struct sw_sk *st, const struct sw_next *nx,
+				    struct bpf_sock_ops *ops)
 {
 	struct tcp_sock___sw *tp;
 	struct sw_slot *s;
 	__u32 k, zero = 0;
-	__u64 *hooks;
+	__u64 *hooks, now;
 
 	k = st->slot;
 	s = bpf_map_lookup_elem(&sw_slots, &k);
@@ -481,7 +528,21 @@ static __always_inline void sw_hook(void *sk, struct sw_sk *st, const struct sw_
 	hooks = bpf_map_lookup_elem(&sw_hooks, &zero);
 	if (hooks)
 		(*hooks)++;
-	sw_eval(tp, s, k, nx);
+	/* one clock read a hook: it is a good part of a hook's cost */
+	now = bpf_ktime_get_ns();
+	if (ops && s->busy_max) {
+		/* a socket's callbacks come one at a time (under its lock, or
+		 * in its softirq with the lock owned): no atomics */
+		__u32 win = (__u32)(now >> SW_BUSY_SHIFT);
+
+		if (s->busy_win != win) {
+			s->busy_win = win;
+			s->busy_n = 0;
+		}
+		if (++s->busy_n > s->busy_max && sw_busy(ops, sk, st, s, k))
+			return;
+	}
+	sw_eval(tp, s, k, nx, now);
 }
 
 /* The timer: every bucket from the last tick swept to now (a wheel at
@@ -628,7 +689,7 @@ int BPF_PROG(sw_probe, void *sk, struct sk_buff___sw *skb)
 	nx.len = len - hl;
 	nx.has_ack = !!(th.flags & 0x10);
 	nx.ack = bpf_ntohl(th.ack_seq);
-	sw_hook(sk, st, &nx);
+	sw_hook(sk, st, &nx, NULL);
 	return 0;
 }
 
@@ -641,7 +702,7 @@ int BPF_PROG(sw_send, void *sk)
 	struct sw_sk *st = sw_watched(sk);
 
 	if (st)
-		sw_hook(sk, st, NULL);
+		sw_hook(sk, st, NULL, NULL);
 	return 0;
 }
 
@@ -651,7 +712,7 @@ int BPF_PROG(sw_recv, void *sk)
 	struct sw_sk *st = sw_watched(sk);
 
 	if (st)
-		sw_hook(sk, st, NULL);
+		sw_hook(sk, st, NULL, NULL);
 	return 0;
 }
 
@@ -736,7 +797,7 @@ int sw_ops(struct bpf_sock_ops *ctx)
 	case BPF_SOCK_OPS_RTO_CB:
 		st = sw_watched(sk);
 		if (st)
-			sw_hook(sk, st, NULL);
+			sw_hook(sk, st, NULL, ctx);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
 		if (ctx->args[1] == SW_TCP_CLOSE)
@@ -825,7 +886,7 @@ int sw_enrol(struct sw_iter_tcp *ctx)
 					   sizeof(want))) {
 			st->added |= (__u32)(want & ~f);
 			sw_enrolled++;
-			sw_hook(tp, st, NULL);
+			sw_hook(tp, st, NULL, NULL);
 			return 0;
 		}
 		sw_enrol_failed++;
@@ -941,10 +1002,12 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 	s->deadline = 0;
 	s->wait_from = 0;
 	s->acked = s->rcvd = s->written = 0;
+	s->busy_win = s->busy_n = 0;
+	s->busy_max = r->busy;
 	s->inited = 1;
 	st->slot = r->slot;
 	st->gen = r->gen;
-	sw_eval(tp, s, r->slot, NULL);
+	sw_eval(tp, s, r->slot, NULL, bpf_ktime_get_ns());
 	sw_reg_ok[i] = 1;
 out:
 	bpf_sk_release(sk);

@@ -39,6 +39,8 @@ static struct {
 	unsigned nfree, used;
 	char fail_attach[32];   /* tests */
 	int test_tracepoints;   /* tests: the tracepoints, not sockops */
+	unsigned test_busy;     /* tests: sockwatch_set_busy()'s n, if set */
+	unsigned tp_loads;      /* loads that attached the tracepoints */
 	int sockops;            /* the hooks are sw_ops' (else the tracepoints') */
 	char why[160];          /* why not sw_ops ("" when they are) */
 } sw = { .reg_fd = -1, .release_fd = -1 };
@@ -46,6 +48,7 @@ static struct {
 struct sockwatch {
 	int nsfd, home;         /* the port's namespace, and ours to return to */
 	int walked;             /* an enrolment set flags in it: close walks */
+	unsigned busy;          /* sockwatch_set_busy() */
 	int fd;                 /* our dup of the ring's epoll fd */
 	sockwatch_event_fn fn;
 	void *arg;
@@ -70,6 +73,7 @@ static int sw_event(void *ctx, void *data, size_t len)
 	ev.written = e->written;
 	ev.wait_late = e->wait_late;
 	ev.owed = e->owed;
+	ev.busy = e->busy;
 	sw.owner[e->slot]->fn(sw.owner[e->slot]->arg, &ev);
 	return 0;
 }
@@ -237,7 +241,9 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 	return 0;
 }
 
-static int sw_load(char *err, size_t errlen)
+/* Load and attach: the sockops hooks, else (unless only_sockops, which
+ * fails before any tracepoint is attached) the tracepoints. */
+static int sw_load(int only_sockops, char *err, size_t errlen)
 {
 	struct bpf_program *hooks[SW_NHOOKS];
 	int rc, loaded = 1;
@@ -270,7 +276,13 @@ static int sw_load(char *err, size_t errlen)
 		return rc < 0 ? rc : -EINVAL;
 	}
 	sw.sockops = sw_attach_sockops(loaded, sw.why, sizeof(sw.why)) == 0;
+	if (!sw.sockops && only_sockops) {
+		util_errf(err, errlen, "no sockops callbacks: %s", sw.why);
+		sw_unload();
+		return -EOPNOTSUPP;
+	}
 	if (!sw.sockops) {
+		sw.tp_loads++;
 		hooks[0] = sw.skel->progs.sw_probe;
 		hooks[1] = sw.skel->progs.sw_send;
 		hooks[2] = sw.skel->progs.sw_recv;
@@ -322,10 +334,17 @@ static int sw_load(char *err, size_t errlen)
 	return 0;
 }
 
-struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
-				 size_t errlen)
+static struct sockwatch *sw_open(int nsfd, sockwatch_event_fn fn, void *arg, int only_sockops,
+				 char *err, size_t errlen)
 {
-	struct sockwatch *w = calloc(1, sizeof(*w));
+	struct sockwatch *w;
+
+	if (only_sockops && sw.refs && !sw.sockops) {
+		/* loaded with the tracepoints for another port */
+		util_errf(err, errlen, "no sockops callbacks: %s", sw.why);
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
 
 	if (!w || !fn) {
 		free(w);
@@ -342,7 +361,7 @@ struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, cha
 			  strerror(errno));
 		goto fail;
 	}
-	if (!sw.refs && sw_load(err, errlen) < 0)
+	if (!sw.refs && sw_load(only_sockops, err, errlen) < 0)
 		goto fail;
 	sw.refs++;
 	w->fd = fcntl(ring_buffer__epoll_fd(sw.rb), F_DUPFD_CLOEXEC, 3);
@@ -359,6 +378,18 @@ fail:
 		close(w->home);
 	free(w);
 	return NULL;
+}
+
+struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
+				 size_t errlen)
+{
+	return sw_open(nsfd, fn, arg, 0, err, errlen);
+}
+
+struct sockwatch *sockwatch_open_sockops(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
+					 size_t errlen)
+{
+	return sw_open(nsfd, fn, arg, 1, err, errlen);
 }
 
 void sockwatch_close(struct sockwatch *w)
@@ -480,6 +511,7 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 			bss->sw_regs[got].slot = s;
 			bss->sw_regs[got].gen = sw.gen[s];
 			bss->sw_regs[got].span = span;
+			bss->sw_regs[got].busy = w->busy;
 			slots[start + i] = s;
 			got++;
 		}
@@ -595,12 +627,35 @@ void sockwatch_stats(struct sockwatch_stats *st)
 	st->enrolled = sw.skel->bss->sw_enrolled;
 	st->unenrolled = sw.skel->bss->sw_unenrolled;
 	st->enrol_failed = sw.skel->bss->sw_enrol_failed;
+	st->busied = sw.skel->bss->sw_busied;
 	st->slots = sw.used;
 }
 
 uint64_t sockwatch_losses(void)
 {
 	return sw.skel ? sw.skel->bss->sw_lost + sw.skel->bss->sw_arm_failed : 0;
+}
+
+void sockwatch_set_busy(struct sockwatch *w, unsigned n)
+{
+	if (w)
+		w->busy = sw.test_busy ? sw.test_busy : n;
+}
+
+unsigned sockwatch_test_tracepoint_loads(void)
+{
+	return sw.tp_loads;
+}
+
+void sockwatch_test_busy(unsigned n)
+{
+	sw.test_busy = n;
+}
+
+void sockwatch_test_busy_lose(unsigned n)
+{
+	if (sw.skel)
+		sw.skel->bss->sw_test_busy_lose = n;
 }
 
 void sockwatch_test_lose(unsigned n)

@@ -39,7 +39,14 @@ struct sw_slot {
 	__u32 gen;
 	__u8 waiting, inited, pad[2];
 	__u64 posted_dl;        /* the deadline last posted (0: none) */
+	/* sw_ops' callbacks in the current window of 2^SW_BUSY_SHIFT ns,
+	 * and how many make the socket busy (handed back to its reader's
+	 * pace: sockwatch_set_busy(); 0 never) */
+	__u32 busy_win, busy_n, busy_max, pad3;
 };
+
+/* A busy socket's window: 2^30 ns, about 1.07 s. */
+#define SW_BUSY_SHIFT 30
 
 /* A tick's bucket: its entries (slot indices, 0 free), each claimed and
  * taken alone; n: how many are taken (a hint for the timer's look for the
@@ -67,6 +74,7 @@ struct sw_reg {
 	struct sr_key key;
 	__u32 slot, gen;
 	__u64 span;
+	__u32 busy, pad;        /* the slot's busy_max */
 };
 
 /* What the timer posts when a wait reaches its deadline. */
@@ -75,7 +83,10 @@ struct sw_event {
 	__u64 deadline, wait_from;
 	__u64 acked, rcvd;      /* tcp_sock's bytes_acked, bytes_received then */
 	__u64 written, wait_late;
-	__u8 owed, pad[7];
+	__u8 owed;
+	__u8 busy;              /* not a deadline: the socket was handed back
+				 * for its callbacks' rate (sw_ops) */
+	__u8 pad[6];
 };
 
 #endif

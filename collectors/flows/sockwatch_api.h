@@ -41,6 +41,10 @@ struct sockwatch;
 struct sockwatch_event {
 	uint32_t slot;
 	int owed;
+	int busy;       /* no deadline: the socket was handed back for its
+			 * callbacks' rate (sockwatch_set_busy()); the slot is
+			 * the caller's to give up, the socket to read on its
+			 * pace */
 	uint64_t wait_from, wait_late, deadline, acked, rcvd, written;
 };
 typedef void (*sockwatch_event_fn)(void *arg, const struct sockwatch_event *e);
@@ -48,6 +52,11 @@ typedef void (*sockwatch_event_fn)(void *arg, const struct sockwatch_event *e);
 /* A watch for namespace nsfd (-1: ours; dup'ed). NULL + err. */
 struct sockwatch *sockwatch_open(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
 				 size_t errlen);
+/* The same with the sockops hooks only: where they cannot be had (or the
+ * process's watch has the tracepoints already), NULL and err says why
+ * ("no sockops callbacks: ..."), no tracepoint having been attached. */
+struct sockwatch *sockwatch_open_sockops(int nsfd, sockwatch_event_fn fn, void *arg, char *err,
+					 size_t errlen);
 void sockwatch_close(struct sockwatch *w);
 /* The fd to watch for EPOLLIN (this watch's own), then sockwatch_consume. */
 int sockwatch_fd(const struct sockwatch *w);
@@ -73,6 +82,14 @@ int sockwatch_add(struct sockwatch *w, const struct sr_key *keys, unsigned n, ui
 typedef void (*sockwatch_refused_fn)(void *arg, uint32_t slot);
 int sockwatch_enrol(struct sockwatch *w, sockwatch_refused_fn refused, void *arg, char *err,
 		    size_t errlen);
+/* Sockets w registers from now on are handed back when their sockops
+ * callbacks come more than n times in a window of about 1.07 s
+ * (2^SW_BUSY_SHIFT ns; 0: never, the default): an event with busy set,
+ * the socket's callbacks taken off and its storage deleted, so that it
+ * costs what an unwatched socket does. With the tracepoints (which run
+ * for every socket whatever is watched) never. */
+#define SOCKWATCH_BUSY 1000
+void sockwatch_set_busy(struct sockwatch *w, unsigned n);
 /* Stop watching a slot of w's (the socket's storage stays until it
  * closes, pointing at a generation no slot has). */
 void sockwatch_del(struct sockwatch *w, uint32_t slot);
@@ -88,6 +105,7 @@ struct sockwatch_stats {
 	/* sockets enrolments gave the callbacks, took them off (slot
 	 * given up), could not give them (sockwatch_enrol()'s refused) */
 	uint64_t enrolled, unenrolled, enrol_failed;
+	uint64_t busied;        /* sockets handed back for their rate */
 };
 void sockwatch_stats(struct sockwatch_stats *st);
 /* lost + arm_failed: moves whenever an event may have been lost. */
@@ -105,5 +123,11 @@ void sockwatch_test_enrol_fail(unsigned n);
  * load on). */
 void sockwatch_test_tracepoints(int on);
 void sockwatch_test_fail_attach(const char *prog);
+/* Tests: sockwatch_set_busy() sets n whatever is asked (0: as asked);
+ * the next n hand-backs fail as on a full ring. */
+void sockwatch_test_busy(unsigned n);
+/* Tests: how many loads attached the tracepoints (since the start). */
+unsigned sockwatch_test_tracepoint_loads(void);
+void sockwatch_test_busy_lose(unsigned n);
 
 #endif

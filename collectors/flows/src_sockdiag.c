@@ -121,6 +121,12 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 		jx_add_u64(out, "watch_retries", st.reg_retries);
 	if (st.enrol_refused)
 		jx_add_u64(out, "callbacks_refused", st.enrol_refused);
+	/* sock_liveness = auto: sockets too busy for the callbacks, read on
+	 * their pace until idle (now, and hand-backs since the start) */
+	if (st.events && st.events_sockops && (st.busy_now || st.busy_handed)) {
+		jx_add_u64(out, "busy_paced", st.busy_now);
+		jx_add_u64(out, "busy_handed_back", st.busy_handed);
+	}
 	jx_add_u64(out, "event_wakeups", st.events_n);
 	jx_add_u64(out, "event_reads", st.event_reads);
 	jx_add_u64(out, "loss_reads", st.loss_reads);

@@ -296,7 +296,7 @@ static void conf_load__tracker_attach__values_and_bad_value(void **state)
 	assert_non_null(strstr(ms.m[0], want));
 }
 
-/* sock_liveness: paced by default, auto, events and paced by name;
+/* sock_liveness: auto by default, auto, events and paced by name;
  * anything else named with its file and line. */
 static void conf_load__sock_liveness__values_and_bad_value(void **state)
 {
@@ -309,7 +309,7 @@ static void conf_load__sock_liveness__values_and_bad_value(void **state)
 			      "[port b]\ninterface = eth1\nsock_liveness = paced\n"
 			      "[port c]\ninterface = eth2\nsock_liveness = events\n"
 			      "[port d]\ninterface = eth3\nsock_liveness = auto\n", &c, &ms), 0);
-	assert_int_equal(c->ports[0].sock_liveness, CONF_SOCK_PACED);
+	assert_int_equal(c->ports[0].sock_liveness, CONF_SOCK_AUTO);
 	assert_int_equal(c->ports[1].sock_liveness, CONF_SOCK_PACED);
 	assert_int_equal(c->ports[2].sock_liveness, CONF_SOCK_EVENTS);
 	assert_int_equal(c->ports[3].sock_liveness, CONF_SOCK_AUTO);

@@ -643,6 +643,89 @@ static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
 	conn_close(&a);
 }
 
+/* sock_liveness = auto: a socket whose callbacks come faster than the
+ * watch's busy limit is handed back by the kernel and read on its pace
+ * (as paced reads read every socket), not registered again while busy;
+ * once a read finds it owing nothing with the bytes of the read before,
+ * it is registered again and no longer read. A reader that ignored the
+ * hand-back would leave a busy socket watched by nothing; one that never
+ * took it back would read an idle one for good. */
+static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "", b[8];
+	struct conn a, c;
+	int got = 0;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sockwatch_test_busy(40);
+	sd = gated(3600000 * MS);
+	sockwatch_test_busy(0);
+	sockdiag_stats(sd, &st);
+	if (!st.events || !st.events_sockops)
+		fail_msg("no kernel-event watch with sockops callbacks: %s %s", st.events_why,
+			 st.hooks_why);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);  /* the dump */
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.registered, 2);
+	for (int i = 0; i < 200; i++) {
+		assert_int_equal(write(a.c, "ping", 4), 4);
+		assert_int_equal(read(a.s, b, sizeof(b)), 4);
+		assert_int_equal(write(a.s, "pong", 4), 4);
+		assert_int_equal(read(a.c, b, sizeof(b)), 4);
+	}
+	for (int i = 0; i < 50 && got < 2; i++) {
+		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
+
+		if (poll(&pf, 1, 10) > 0)
+			sockdiag_handle(sd);
+		sockdiag_stats(sd, &st);
+		got = (int)st.busy_handed;
+	}
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.busy_handed, 2);
+	assert_int_equal(st.busy_now, 2);
+	assert_int_equal(st.events_n, 0);       /* not deadlines */
+	/* both read now (their slots given up): a new connection's dump
+	 * registers its two sockets, not the busy ones */
+	conn_open(&c, AF_INET);
+	got = poll_into(sd, &sel, 1, &l);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(got, 4);
+	assert_int_equal(st.registered, 4);
+	/* then on their pace until a read finds each idle since the read
+	 * before (the last pong's delayed ACK may move one between two) */
+	for (int i = 0; i < 8 && st.busy_back < 2; i++) {
+		nstest_msleep(110);
+		assert_true(poll_into(sd, &sel, 1, &l) >= 1);
+		sockdiag_stats(sd, &st);
+		/* each registered again only once back */
+		assert_true(st.registered <= 4 + st.busy_back);
+	}
+	assert_int_equal(st.busy_back, 2);
+	assert_int_equal(st.busy_now, 0);
+	/* registered again at the next poll, and from then on not read */
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.registered, 6);
+	for (int i = 0; i < 3; i++) {
+		nstest_msleep(110);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	}
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.busy_handed, 2);
+	sockdiag_close(sd);
+	conn_close(&c);
+	conn_close(&a);
+}
+
 /* As the daemon's loop, for up to ms: the watch's fd handled when
  * readable, a poll; the first observation of the socket on local port
  * lport that has unread bytes. */
@@ -751,9 +834,7 @@ static void sockdiag_open__events_refused__paced_and_says_why(void **state)
 	conn_open(&a, AF_INET);
 	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
 	sockwatch_test_fail_attach("sock_recv_length");        /* either set has it */
-	sockwatch_test_tracepoints(1);
 	sd = gated(3600000 * MS);
-	sockwatch_test_tracepoints(0);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.events, 0);
 	assert_non_null(strstr(st.events_why, "sock_recv_length"));
@@ -778,6 +859,7 @@ static void sockdiag_open__auto__events_only_with_sockops(void **state)
 	struct sockdiag_opts o;
 	struct sockdiag_stats st;
 	struct sockdiag *sd;
+	unsigned tp0 = sockwatch_test_tracepoint_loads();
 
 	(void)state;
 	sockwatch_test_tracepoints(1);
@@ -785,7 +867,10 @@ static void sockdiag_open__auto__events_only_with_sockops(void **state)
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.events, 0);
 	assert_non_null(strstr(st.events_why, "no sockops callbacks"));
+	assert_non_null(strstr(st.events_why, "tracepoints asked for"));
 	assert_int_equal(sockdiag_fd(sd), -1);
+	/* refused without the tracepoints attached even for a moment */
+	assert_int_equal(sockwatch_test_tracepoint_loads(), tp0);
 	/* asked for with either hooks (sock_liveness = events) */
 	sockdiag_opts_default(&o);
 	o.discover_ns = 1 * MS;
@@ -826,6 +911,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
 		cmocka_unit_test(sockdiag_open__auto__events_only_with_sockops),
 		cmocka_unit_test(sockdiag_poll__events__refused_callbacks__on_its_pace),
+		cmocka_unit_test(sockdiag_poll__auto__busy_socket_on_its_pace_until_idle),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

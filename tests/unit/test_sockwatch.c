@@ -17,6 +17,8 @@
 
 struct got {
 	unsigned n;
+	unsigned busy;          /* hand-backs (not counted in n) */
+	uint32_t busy_slot;
 	uint32_t slot;
 	uint64_t wait_from, deadline, at, rcvd;
 	struct {
@@ -29,6 +31,11 @@ static void on_event(void *arg, const struct sockwatch_event *e)
 {
 	struct got *g = arg;
 
+	if (e->busy) {
+		g->busy++;
+		g->busy_slot = e->slot;
+		return;
+	}
 	if (g->n < NMANY) {
 		g->each[g->n].slot = e->slot;
 		g->each[g->n].at = loop_mono_ns();
@@ -697,6 +704,90 @@ static void sockops__refused_callbacks__handed_back(void **state)
 	sockwatch_close(w);
 }
 
+/* A busy socket (its callbacks past the watch's busy limit in a window)
+ * is handed back once, and from then on makes no callback and no hook at
+ * all: its receives leave at the storage lookup as an unwatched socket's.
+ * With the tracepoints (which run for every socket anyway) it never is.
+ * 200 rounds: a window that ends among them leaves 200 callbacks or more
+ * on one side of it. */
+static void busy__handed_back_once_then_costs_nothing(void **state)
+{
+	int ops = *(int *)*state;
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	uint64_t h1, busied0;
+	struct conn k;
+	uint32_t slot;
+
+	conn_open(&k, AF_INET);
+	sockwatch_stats(&st);
+	busied0 = st.busied;
+	sockwatch_set_busy(w, 40);
+	slot = add_server(w, &k);
+	assert_true(slot > 0);
+	echo_rounds(&k, 200);
+	pump(w, 20);
+	sockwatch_stats(&st);
+	if (!ops) {
+		assert_int_equal(g.busy, 0);
+		assert_int_equal(st.busied, busied0);
+		conn_close(&k);
+		sockwatch_close(w);
+		return;
+	}
+	assert_int_equal(g.busy, 1);
+	assert_int_equal(g.busy_slot, slot);
+	assert_int_equal(st.busied, busied0 + 1);
+	assert_int_equal(g.n, 0);
+	h1 = st.hooked;
+	echo_rounds(&k, 200);
+	pump(w, 20);
+	sockwatch_stats(&st);
+	assert_int_equal(st.hooked, h1);
+	assert_int_equal(g.busy, 1);
+	sockwatch_del(w, slot);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* A hand-back goes with its post or not at all: with the ring full the
+ * socket stays on its callbacks (hooked on), and is handed back at the
+ * first callback after the ring has room. A watch that took the
+ * callbacks off first would leave it watched by nothing. */
+static void busy__ring_full__kept_until_posted(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st;
+	uint64_t h1;
+	struct conn k;
+	uint32_t slot;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	sockwatch_set_busy(w, 40);
+	slot = add_server(w, &k);
+	assert_true(slot > 0);
+	sockwatch_test_busy_lose(1000000);
+	echo_rounds(&k, 200);
+	pump(w, 20);
+	assert_int_equal(g.busy, 0);
+	sockwatch_stats(&st);
+	h1 = st.hooked;
+	echo_rounds(&k, 20);
+	sockwatch_stats(&st);
+	assert_true(st.hooked > h1);
+	sockwatch_test_busy_lose(0);
+	echo_rounds(&k, 20);
+	pump(w, 20);
+	assert_int_equal(g.busy, 1);
+	assert_int_equal(g.busy_slot, slot);
+	sockwatch_del(w, slot);
+	conn_close(&k);
+	sockwatch_close(w);
+}
+
 /* Each test of what the hooks see with each set of them: the tracepoints
  * (state 0), the sockops callbacks (1); the deadline wheel's (what the
  * hooks feed it, alike) with the sockops callbacks. */
@@ -755,6 +846,8 @@ int main(void)
 		BOTH(burst_then_unanswered_write__posts_at_its_deadline),
 		BOTH(window_shut_while_receiving__the_send_posts),
 		SOCKOPS(sockops__refused_callbacks__handed_back),
+		BOTH(busy__handed_back_once_then_costs_nothing),
+		SOCKOPS(busy__ring_full__kept_until_posted),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
