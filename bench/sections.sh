@@ -358,6 +358,17 @@ drops() {       # the host's dropped frames: tx_dropped + rx_dropped of both vet
 	echo "$s"
 }
 
+# round_pair V SERIES P: the round's run of variant V over the off run
+# beside it, at percentile P, as a sample of SERIES_P (none when either
+# run failed, so that no later pair shifts)
+round_pair() {
+	[ -s "$WORK/round_off_$3" ] && [ -s "$WORK/round_$1_$3" ] &&
+		sample "$2_$3" "$(awk 'NR == FNR { on = $1; next }
+			$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
+			"$WORK/round_$1_$3" "$WORK/round_off_$3")"
+	rm -f "$WORK/round_$1_$3"
+}
+
 section_perturb() {
 	local rounds secs v
 	env_up || return
@@ -421,26 +432,10 @@ sock_liveness = auto"
 		# the round's pair: on over the off run beside it (none when a
 		# run of the round failed, so no later pair shifts)
 		for p in p50 p99; do
-			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_events_$p" ] &&
-				sample "sp_evpair_$p" "$(awk 'NR == FNR { on = $1; next }
-					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
-					"$WORK/round_events_$p" "$WORK/round_off_$p")"
-			rm -f "$WORK/round_events_$p"
-			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_evns_$p" ] &&
-				sample "sp_evnspair_$p" "$(awk 'NR == FNR { on = $1; next }
-					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
-					"$WORK/round_evns_$p" "$WORK/round_off_$p")"
-			rm -f "$WORK/round_evns_$p"
-			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_auto_$p" ] &&
-				sample "sp_autopair_$p" "$(awk 'NR == FNR { on = $1; next }
-					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
-					"$WORK/round_auto_$p" "$WORK/round_off_$p")"
-			rm -f "$WORK/round_auto_$p"
-			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_floor_$p" ] &&
-				sample "sp_floorpair_$p" "$(awk 'NR == FNR { on = $1; next }
-					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
-					"$WORK/round_floor_$p" "$WORK/round_off_$p")"
-			rm -f "$WORK/round_floor_$p"
+			round_pair events sp_evpair "$p"
+			round_pair evns sp_evnspair "$p"
+			round_pair auto sp_autopair "$p"
+			round_pair floor sp_floorpair "$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
 				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -870,8 +865,10 @@ section_scale() {
 
 # Idle kernel TCP sockets on a port, beside the 32 sessions: 1,000 not
 # selected (the kernel filter leaves them out), and 32, 1,000 and 10,000
-# selected, with the kernel-event watch (sock_liveness = events, opt-in)
-# and with paced reads (the default), side by side: the growth is a row.
+# selected, with the kernel-event watch (sock_liveness = events; auto, the
+# default, takes it where the hooks are the sockops callbacks, as here,
+# and idle sockets are never busy) and with paced reads, side by side:
+# the growth is a row.
 scale_sockets() {
 	local n seg secs evsecs sizes
 	env_up || return
@@ -901,7 +898,7 @@ sock_liveness = paced"
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump, and a dump is made only when the namespace opens a TCP connection"
 	row section=scale name="32 idle sockets a port selected, kernel events" unit=% \
 		series=idle_conns_events_32 vs=idle_sock goal="< 0.1%" check=below:0.1 \
-		note="sock_liveness = events (not the default yet: bench/README.md): no socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s); what is left is the detector's refresh polls and the counter sweep"
+		note="sock_liveness = events (what auto, the default, takes on this kernel for sockets that are not busy): no socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s); what is left is the detector's refresh polls and the counter sweep"
 	for n in $sizes; do
 		[ "$n" = 32 ] && continue
 		row section=scale name="$n idle sockets a port selected, kernel events" unit=% \
@@ -913,7 +910,7 @@ sock_liveness = paced"
 	for n in $sizes; do
 		row section=scale name="$n idle sockets a port selected, paced reads" unit=% \
 			series="idle_conns_paced_$n" vs="idle_conns_events_$n" \
-			note="sock_liveness = paced (the default), the same sockets, ratio to kernel events: a socket that owes nothing is read once per threshold less a poll (150 ms), each read the BPF socket reader (4096 sockets a run) and an observation through the detector"
+			note="sock_liveness = paced, the same sockets, ratio to kernel events: a socket that owes nothing is read once per threshold less a poll (150 ms), each read the BPF socket reader (4096 sockets a run) and an observation through the detector"
 	done
 }
 

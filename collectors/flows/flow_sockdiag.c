@@ -370,8 +370,16 @@ void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)
 	}
 	util_strlcpy(out->reader_why, sd->rd ? "" : sd->rd_why, sizeof(out->reader_why));
 	out->busy_now = 0;
-	for (unsigned i = 0; i < sd->nknown; i++)
-		out->busy_now += sd->known[i].sw_busy && !sd->known[i].gone;
+	out->busy_hold_max = 0;
+	for (unsigned i = 0; i < sd->nknown; i++) {
+		const struct sd_sock *k = &sd->known[i];
+
+		if (!k->sw_busy || k->gone)
+			continue;
+		out->busy_now++;
+		if (k->busy_hold > out->busy_hold_max)
+			out->busy_hold_max = k->busy_hold;
+	}
 }
 
 void sockdiag_close(struct sockdiag *sd)

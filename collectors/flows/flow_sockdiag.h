@@ -44,6 +44,10 @@ struct sockdiag_opts {
 	int no_switch;          /* never dump between discoveries because a
 				 * dump measured cheaper (tests: what a poll
 				 * reads must not follow the machine's load) */
+	uint64_t busy_hold_ns;  /* a socket handed back as busy stays on its
+				 * pace at least this long, twice as long each
+				 * time it is handed back again soon after
+				 * its return (0: SD_BUSY_HOLD_NS) */
 };
 void sockdiag_opts_default(struct sockdiag_opts *o);
 
@@ -133,6 +137,7 @@ struct sockdiag_stats {
 	 * watch since */
 	unsigned busy_now;
 	uint64_t busy_handed, busy_back;
+	uint64_t busy_hold_max; /* the longest hold now (ns) */
 };
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out);
 

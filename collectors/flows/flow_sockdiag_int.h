@@ -83,6 +83,9 @@ struct sd_sock {                /* a watched socket the last discovery found */
 					 * rate: on its pace until a read
 					 * finds it idle (sockdiag_watch.c) */
 	uint64_t busy_tx, busy_rx;      /* its bytes at the read before */
+	uint64_t busy_until;            /* not back before (0: dated at the
+					 * next read) */
+	uint64_t busy_hold, busy_back_at; /* its hold, and when it came back */
 	uint64_t ev_from;               /* the wait's start the kernel posted
 					 * (sockdiag_watch.c), 0 none, and */
 	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */
@@ -253,6 +256,13 @@ static inline void sd_byslot_stale(struct sockdiag *sd)
  * owes nothing (a hook the watch lacks, a path it cannot see), and the
  * detector keeps its flow that long unseen (flow_obs.keep_ns). */
 #define SD_WATCH_BACKSTOP_NS 30000000000ull
+/* A socket handed back as busy: on its pace at least SD_BUSY_HOLD_NS,
+ * doubled (up to SD_BUSY_HOLD_MAX_NS) when handed back again within
+ * SD_BUSY_HOLD_MAX_NS of its return: each return is a walk of the
+ * namespace's TCP sockets (the enrolment), which a flow busy in bursts
+ * would otherwise make at every other poll. */
+#define SD_BUSY_HOLD_NS 10000000000ull
+#define SD_BUSY_HOLD_MAX_NS 320000000000ull
 
 /* sockdiag_watch.c */
 void sd_reader_key(const struct sd_sock *s, struct sr_key *k);

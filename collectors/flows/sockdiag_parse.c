@@ -60,6 +60,7 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 	k->sw_tried = 0;
 	k->sw_refused = 0;
 	k->sw_busy = 0;
+	k->busy_until = k->busy_hold = k->busy_back_at = 0;
 	k->ev_from = 0;
 	k->bs = k->in_act = 0;
 	if (!sd->nbyck)
@@ -77,6 +78,9 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		k->sw_busy = (*hit)->sw_busy;
 		k->busy_tx = (*hit)->busy_tx;
 		k->busy_rx = (*hit)->busy_rx;
+		k->busy_until = (*hit)->busy_until;
+		k->busy_hold = (*hit)->busy_hold;
+		k->busy_back_at = (*hit)->busy_back_at;
 		k->ev_from = (*hit)->ev_from;
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;

@@ -119,6 +119,7 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 		sd_watch_gone(sd, k);
 		k->sw_busy = 1;
 		k->busy_tx = k->busy_rx = UINT64_MAX;
+		k->busy_until = 0;      /* its hold dated at its next read */
 		sd->st.busy_handed++;
 		return;
 	}
@@ -356,12 +357,25 @@ void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		k->ev_from = 0;         /* a new wait: the kernel will say */
 	if (k->sw_busy) {
 		/* handed back for its rate: back on the watch (registered at
-		 * this poll's registration) once it owes nothing and moved
-		 * nothing since the read before; a flow between two
-		 * messages owes nothing too, but moves */
-		if (!k->pace.wait_from && o->tx_bytes == k->busy_tx && o->rx_bytes == k->busy_rx) {
+		 * the next poll's registration) once its hold is over and it
+		 * owes nothing and moved nothing since the read before (a
+		 * flow between two messages owes nothing too, but moves) */
+		if (!k->busy_until) {
+			uint64_t base = sd->opts.busy_hold_ns ? sd->opts.busy_hold_ns :
+					SD_BUSY_HOLD_NS;
+			int again = k->busy_hold && k->busy_back_at &&
+				    now - k->busy_back_at < SD_BUSY_HOLD_MAX_NS;
+
+			k->busy_hold = again ? k->busy_hold * 2 : base;
+			if (k->busy_hold > SD_BUSY_HOLD_MAX_NS)
+				k->busy_hold = SD_BUSY_HOLD_MAX_NS;
+			k->busy_until = now + k->busy_hold;
+		}
+		if (now >= k->busy_until && !k->pace.wait_from && o->tx_bytes == k->busy_tx &&
+		    o->rx_bytes == k->busy_rx) {
 			k->sw_busy = 0;
 			k->sw_tried = 0;
+			k->busy_back_at = now;
 			sd->sw_scan = 1;
 			sd->st.busy_back++;
 		}

@@ -494,9 +494,16 @@ static __always_inline int sw_busy(struct bpf_sock_ops *ops, struct bpf_sock *sk
 	e = bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
 	if (!e)
 		return 0;
+	/* the slot given up and given again since sw_hook looked: the
+	 * socket's generation is not the slot's, and its new socket is
+	 * not ours to hand back */
+	if (s->gen != st->gen) {
+		bpf_ringbuf_discard(e, 0);
+		return 0;
+	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->slot = k;
-	e->gen = s->gen;
+	e->gen = st->gen;
 	e->busy = 1;
 	s->waiting = 0;
 	s->deadline = 0;

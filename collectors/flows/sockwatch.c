@@ -41,6 +41,7 @@ static struct {
 	int test_tracepoints;   /* tests: the tracepoints, not sockops */
 	unsigned test_busy;     /* tests: sockwatch_set_busy()'s n, if set */
 	unsigned tp_loads;      /* loads that attached the tracepoints */
+	unsigned loads;         /* loads of the programs (tests) */
 	int sockops;            /* the hooks are sw_ops' (else the tracepoints') */
 	char why[160];          /* why not sw_ops ("" when they are) */
 } sw = { .reg_fd = -1, .release_fd = -1 };
@@ -195,15 +196,12 @@ static int sw_cgroup2(char *path, size_t len)
 	return found;
 }
 
-/* The sockops hooks: sw_enrol's iterator, the socket-receive tracepoint,
- * sw_ops on the cgroup2 root. 0, or -1 with why. */
-static int sw_attach_sockops(int loaded, char *why, size_t whylen)
+/* What the sockops hooks need besides the programs' load: Linux 6.12's
+ * option and a cgroup2 mount that is the hierarchy's root (cg, its
+ * path). 0, or -1 with why. Cheap (the BTF probe is made once), so that
+ * sock_liveness = auto on an older kernel refuses before a load. */
+static int sw_sockops_check(char *cg, size_t cglen, char *why, size_t whylen)
 {
-	char cg[4096], e[160];
-	int fd;
-
-	if (!loaded)
-		return -1;      /* why: sw_load's */
 	if (sw.test_tracepoints) {
 		util_errf(why, whylen, "tracepoints asked for");
 		return -1;
@@ -213,7 +211,7 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 			  "(Linux 6.12)");
 		return -1;
 	}
-	if (!sw_cgroup2(cg, sizeof(cg))) {
+	if (!sw_cgroup2(cg, cglen)) {
 		util_errf(why, whylen, "no cgroup2 mount");
 		return -1;
 	}
@@ -223,6 +221,20 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 			  "sockets would have callbacks");
 		return -1;
 	}
+	return 0;
+}
+
+/* The sockops hooks: sw_enrol's iterator, the socket-receive tracepoint,
+ * sw_ops on the cgroup2 root. 0, or -1 with why. */
+static int sw_attach_sockops(int loaded, char *why, size_t whylen)
+{
+	char cg[4096], e[160];
+	int fd;
+
+	if (!loaded)
+		return -1;      /* why: sw_load's */
+	if (sw_sockops_check(cg, sizeof(cg), why, whylen) < 0)
+		return -1;
 	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		util_errf(why, whylen, "%s: %s", cg, strerror(errno));
@@ -248,8 +260,17 @@ static int sw_load(int only_sockops, char *err, size_t errlen)
 	struct bpf_program *hooks[SW_NHOOKS];
 	int rc, loaded = 1;
 
+	if (only_sockops) {
+		char cg[4096], why[160];
+
+		if (sw_sockops_check(cg, sizeof(cg), why, sizeof(why)) < 0) {
+			util_errf(err, errlen, "no sockops callbacks: %s", why);
+			return -EOPNOTSUPP;
+		}
+	}
 	bpflog_init();
 	bpflog_quiet(1);
+	sw.loads++;
 	sw.skel = sockwatch_bpf__open();
 	rc = sw.skel ? sockwatch_bpf__load(sw.skel) : -errno;
 	if (sw.skel && rc) {
@@ -645,6 +666,11 @@ void sockwatch_set_busy(struct sockwatch *w, unsigned n)
 unsigned sockwatch_test_tracepoint_loads(void)
 {
 	return sw.tp_loads;
+}
+
+unsigned sockwatch_test_loads(void)
+{
+	return sw.loads;
 }
 
 void sockwatch_test_busy(unsigned n)

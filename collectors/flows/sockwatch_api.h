@@ -126,8 +126,10 @@ void sockwatch_test_fail_attach(const char *prog);
 /* Tests: sockwatch_set_busy() sets n whatever is asked (0: as asked);
  * the next n hand-backs fail as on a full ring. */
 void sockwatch_test_busy(unsigned n);
-/* Tests: how many loads attached the tracepoints (since the start). */
+/* Tests: how many loads attached the tracepoints, and how many loads
+ * were tried (since the start). */
 unsigned sockwatch_test_tracepoint_loads(void);
+unsigned sockwatch_test_loads(void);
 void sockwatch_test_busy_lose(unsigned n);
 
 #endif

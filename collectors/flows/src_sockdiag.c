@@ -126,6 +126,10 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	if (st.events && st.events_sockops && (st.busy_now || st.busy_handed)) {
 		jx_add_u64(out, "busy_paced", st.busy_now);
 		jx_add_u64(out, "busy_handed_back", st.busy_handed);
+		jx_add_u64(out, "busy_returned", st.busy_back);
+		/* the longest of their holds now (doubled for a socket
+		 * handed back again soon after its return) */
+		jx_add_u64(out, "busy_hold_s", st.busy_hold_max / 1000000000ull);
 	}
 	jx_add_u64(out, "event_wakeups", st.events_n);
 	jx_add_u64(out, "event_reads", st.event_reads);

@@ -21,6 +21,7 @@ netns = $A
 interface = vA
 flows = tcp port 12002-12003
 track = sock
+sock_liveness = paced
 CONF
 # 20 idle connections, and one that will wait for a reply that never comes
 ip netns exec "$B" "$BUILD/bench_conns" listen 10.207.0.2 12002 > "$T_DIR/listen.log" 2>&1 &

@@ -646,19 +646,75 @@ static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
 /* sock_liveness = auto: a socket whose callbacks come faster than the
  * watch's busy limit is handed back by the kernel and read on its pace
  * (as paced reads read every socket), not registered again while busy;
- * once a read finds it owing nothing with the bytes of the read before,
- * it is registered again and no longer read. A reader that ignored the
- * hand-back would leave a busy socket watched by nothing; one that never
- * took it back would read an idle one for good. */
+ * once its hold is over and a read finds it owing nothing with the bytes
+ * of the read before, it is registered again and no longer read. Handed
+ * back again soon after, its hold is twice as long. A reader that ignored
+ * the hand-back would leave a busy socket watched by nothing; one that
+ * never took it back would read an idle one for good; one without the
+ * hold would walk the namespace at every other poll for a flow busy in
+ * bursts. */
+#define BUSY_HOLD (300 * MS)
+
+static void busy_rounds(const struct conn *a, int n)
+{
+	char b[8];
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(write(a->c, "ping", 4), 4);
+		assert_int_equal(read(a->s, b, sizeof(b)), 4);
+		assert_int_equal(write(a->s, "pong", 4), 4);
+		assert_int_equal(read(a->c, b, sizeof(b)), 4);
+	}
+}
+
+/* Handle the watch's posts until want hand-backs in all. */
+static void await_handed(struct sockdiag *sd, uint64_t want)
+{
+	struct sockdiag_stats st;
+
+	for (int i = 0; i < 50; i++) {
+		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
+
+		if (poll(&pf, 1, 10) > 0)
+			sockdiag_handle(sd);
+		sockdiag_stats(sd, &st);
+		if (st.busy_handed >= want)
+			break;
+	}
+	assert_int_equal(st.busy_handed, want);
+}
+
+/* Polls 110 ms apart from now until want sockets came back: how long
+ * (ns), each poll reading at least one socket (the busy ones) and none
+ * registered again before it came back. */
+static uint64_t until_back(struct sockdiag *sd, const struct flow_sel *sel,
+			   struct nstest_obs *l, uint64_t want, uint64_t registered)
+{
+	uint64_t t0 = loop_mono_ns();
+	struct sockdiag_stats st;
+
+	sockdiag_stats(sd, &st);
+	for (int i = 0; i < 20 && st.busy_back < want; i++) {
+		nstest_msleep(110);
+		assert_true(poll_into(sd, sel, 1, l) >= 1);
+		sockdiag_stats(sd, &st);
+		assert_true(st.registered <= registered + st.busy_back - (want - 2));
+	}
+	assert_int_equal(st.busy_back, want);
+	assert_int_equal(st.busy_now, 0);
+	return loop_mono_ns() - t0;
+}
+
 static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state)
 {
 	static struct nstest_obs l;
 	struct sockdiag_stats st;
+	struct sockdiag_opts o;
 	struct flow_sel sel;
 	struct sockdiag *sd;
-	char err[256] = "", b[8];
+	char err[256] = "";
 	struct conn a, c;
-	int got = 0;
+	uint64_t took;
 
 	(void)state;
 	conn_open(&a, AF_INET);
@@ -670,46 +726,31 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	if (!st.events || !st.events_sockops)
 		fail_msg("no kernel-event watch with sockops callbacks: %s %s", st.events_why,
 			 st.hooks_why);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1 * MS;
+	o.rediscover_ns = 3600000 * MS;
+	o.no_switch = 1;
+	o.busy_hold_ns = BUSY_HOLD;
+	sockdiag_set_opts(sd, &o);
 	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);  /* the dump */
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.registered, 2);
-	for (int i = 0; i < 200; i++) {
-		assert_int_equal(write(a.c, "ping", 4), 4);
-		assert_int_equal(read(a.s, b, sizeof(b)), 4);
-		assert_int_equal(write(a.s, "pong", 4), 4);
-		assert_int_equal(read(a.c, b, sizeof(b)), 4);
-	}
-	for (int i = 0; i < 50 && got < 2; i++) {
-		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
-
-		if (poll(&pf, 1, 10) > 0)
-			sockdiag_handle(sd);
-		sockdiag_stats(sd, &st);
-		got = (int)st.busy_handed;
-	}
+	busy_rounds(&a, 200);
+	await_handed(sd, 2);
 	sockdiag_stats(sd, &st);
-	assert_int_equal(st.busy_handed, 2);
 	assert_int_equal(st.busy_now, 2);
 	assert_int_equal(st.events_n, 0);       /* not deadlines */
-	/* both read now (their slots given up): a new connection's dump
-	 * registers its two sockets, not the busy ones */
+	/* both read now (their slots given up, their holds dated): a new
+	 * connection's dump registers its two sockets, not the busy ones */
 	conn_open(&c, AF_INET);
-	got = poll_into(sd, &sel, 1, &l);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
 	sockdiag_stats(sd, &st);
-	assert_int_equal(got, 4);
 	assert_int_equal(st.registered, 4);
-	/* then on their pace until a read finds each idle since the read
-	 * before (the last pong's delayed ACK may move one between two) */
-	for (int i = 0; i < 8 && st.busy_back < 2; i++) {
-		nstest_msleep(110);
-		assert_true(poll_into(sd, &sel, 1, &l) >= 1);
-		sockdiag_stats(sd, &st);
-		/* each registered again only once back */
-		assert_true(st.registered <= 4 + st.busy_back);
-	}
-	assert_int_equal(st.busy_back, 2);
-	assert_int_equal(st.busy_now, 0);
+	/* then on their pace until their hold is over and a read finds each
+	 * idle since the read before */
+	took = until_back(sd, &sel, &l, 2, 4);
+	assert_true(took + 50 * MS >= BUSY_HOLD);  /* dated at the poll before t0 */
 	/* registered again at the next poll, and from then on not read */
 	nstest_msleep(110);
 	poll_into(sd, &sel, 1, &l);
@@ -719,8 +760,12 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 		nstest_msleep(110);
 		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
 	}
-	sockdiag_stats(sd, &st);
-	assert_int_equal(st.busy_handed, 2);
+	/* busy again soon after: handed back again, held twice as long */
+	busy_rounds(&a, 200);
+	await_handed(sd, 4);
+	assert_true(poll_into(sd, &sel, 1, &l) >= 2);
+	took = until_back(sd, &sel, &l, 4, 6);
+	assert_true(took + 50 * MS >= 2 * BUSY_HOLD);
 	sockdiag_close(sd);
 	conn_close(&c);
 	conn_close(&a);
@@ -859,7 +904,7 @@ static void sockdiag_open__auto__events_only_with_sockops(void **state)
 	struct sockdiag_opts o;
 	struct sockdiag_stats st;
 	struct sockdiag *sd;
-	unsigned tp0 = sockwatch_test_tracepoint_loads();
+	unsigned tp0 = sockwatch_test_tracepoint_loads(), ld0 = sockwatch_test_loads();
 
 	(void)state;
 	sockwatch_test_tracepoints(1);
@@ -869,8 +914,11 @@ static void sockdiag_open__auto__events_only_with_sockops(void **state)
 	assert_non_null(strstr(st.events_why, "no sockops callbacks"));
 	assert_non_null(strstr(st.events_why, "tracepoints asked for"));
 	assert_int_equal(sockdiag_fd(sd), -1);
-	/* refused without the tracepoints attached even for a moment */
+	/* refused without the tracepoints attached even for a moment, and
+	 * before the programs' load (what the refusal turns on is known
+	 * without it) */
 	assert_int_equal(sockwatch_test_tracepoint_loads(), tp0);
+	assert_int_equal(sockwatch_test_loads(), ld0);
 	/* asked for with either hooks (sock_liveness = events) */
 	sockdiag_opts_default(&o);
 	o.discover_ns = 1 * MS;
