@@ -402,12 +402,16 @@ sock_liveness = events"
 	# pace (the kernel hands it back)
 	mkconf "$WORK/perturb-auto.conf" "" "flows = tcp port 11111
 sock_liveness = auto"
+	# the on run's daemon with paced reads (the default before auto): the
+	# pair beside the on pair is what the default's kernel-event watch
+	# costs a flow it does not watch, side by side
+	mkconf "$WORK/perturb-paced.conf" "" "sock_liveness = paced"
 	for r in $(seq "$rounds"); do
 		# off and on swap places every other round (off on, on off,
 		# ...), so whatever follows a daemon's start or stop, and any
 		# drift of the shared machine, falls on both alike
-		local order="floor off on always watched watchednotw events evns auto"
-		[ $((r % 2)) = 0 ] && order="auto on off floor evns events always watchednotw watched"
+		local order="floor off on paced always watched watchednotw events evns auto"
+		[ $((r % 2)) = 0 ] && order="auto paced on off floor evns events always watchednotw watched"
 		for v in $order; do
 			# off and on carry the goals: every round (a p99 of 6 s
 			# runs moves by some 10% from run to run here, so the
@@ -436,6 +440,7 @@ sock_liveness = auto"
 			round_pair evns sp_evnspair "$p"
 			round_pair auto sp_autopair "$p"
 			round_pair floor sp_floorpair "$p"
+			round_pair paced sp_pacedpair "$p"
 			[ -s "$WORK/round_off_$p" ] && [ -s "$WORK/round_on_$p" ] &&
 				sample "sp_pair_$p" "$(awk 'NR == FNR { on = $1; next }
 					$1 > 0 && on > 0 { printf "%.6g\n", on / $1 }' \
@@ -497,6 +502,10 @@ sock_liveness = auto"
 		row section=perturb name="  its flow watched with sock_liveness = auto (busy sockets handed back to a pace) / off" \
 			unit=x series=sp_autopair_$p goal="$goal" check="$check" \
 			note="$(perturb_note $p auto)"
+	done
+	for p in p50 p99; do
+		row section=perturb name="  the same daemon with sock_liveness = paced (the default before auto) / off, $p" \
+			unit=x series=sp_pacedpair_$p note="$(perturb_note $p paced)"
 	done
 	for p in p50 p99; do
 		row section=perturb name="  its flow not selected, the 32 sessions' watched by kernel events / off, $p" \
@@ -621,6 +630,7 @@ perturb_note() {
 	events) echo "the port's sockets watched by the kernel-event source (sock_liveness = events, hooks: $(perturb_hooks events); sockperf's and the 32 sessions' sockets watched, a deadline wheel with one timer), sockperf's flow selected; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_events_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	floor) echo "no daemon: bench_tpfloor (bench/tpfloor.bpf.c) attaches a tp_btf program to sock:sock_send_length and one to sock:sock_recv_length that look for a socket's storage, find none and leave, as two of the kernel-event watch's four hooks do for a socket they do not watch (tcp:tcp_probe, on every segment, is not among them); each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_floorpair_$1 | cut -d' ' -f4) pairs). What two hooks on the call paths cost a flow on this machine, about whatever their programs do: the events mode's pairs, with tcp_probe besides, cannot go below it" ;;
 	evns) echo "sock_liveness = events with sockperf's flow not selected (flows = tcp port 12001: the 32 sessions), hooks: $(perturb_hooks evns); its socket has no slot: with sockops callbacks none runs for it but the receive tracepoint, which leaves at the storage lookup; with the tracepoints each of the four does, on every TCP segment and call on the host; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_evnspair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_evns_$1 | awk '{ print $2 "-" $3 }') us). Two tp_btf programs on sock_send_length and sock_recv_length that only look for the storage measured about 1.03x p50 by hand (the floor row below: bench/README.md): mostly the tracepoints' dispatch, not what the programs do" ;;
+	paced) echo "the on run's daemon (32 sessions watched, sockperf's flow not selected) with sock_liveness = paced: no sockops program and no receive tracepoint, every socket read on its pace; each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_pacedpair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_paced_$1 | awk '{ print $2 "-" $3 }') us). Beside the on pair above, in the same rounds: what auto, the default, costs a flow it does not watch" ;;
 	auto) echo "sock_liveness = auto, sockperf's flow selected (flows = tcp port 11111) beside the 32 sessions, hooks: $(perturb_hooks auto): a socket whose callbacks come more than 1,000 times in a window of 1.07 s is handed back by the kernel (its callbacks and storage taken off) and read on its pace until idle; sockets handed back a run: $(stats sp_busy_auto | awk '{ print $2 "-" $3 }'); each round's run over the off run beside it, the median of the rounds' ratios ($(stats sp_autopair_$1 | cut -d' ' -f4) pairs; on runs $(stats sp_auto_$1 | awk '{ print $2 "-" $3 }') us)" ;;
 	tw) echo "the watched runs (thread_watch = auto) over the runs beside them with thread_watch = off, same flows, as pairs in one round, the median of the pairs: sockperf's server is the owner of a watched flow, so its threads are in the thread watch's set and every switch of theirs is accounted (processes the watch held during the on runs: at most $(stats sp_tw_procs | cut -d' ' -f3)); on runs $(stats sp_watched_$1 | awk '{ print $2 "-" $3 }') us, off runs $(stats sp_watchednotw_$1 | awk '{ print $2 "-" $3 }') us" ;;
 	esac
@@ -686,6 +696,7 @@ perturb_run() {
 	events) dstart "$WORK/perturb-events.conf" || return; perturb_settle ;;
 	evns) dstart "$WORK/perturb-evns.conf" || return; perturb_settle ;;
 	auto) dstart "$WORK/perturb-auto.conf" || return; perturb_settle ;;
+	paced) dstart "$WORK/perturb-paced.conf" || return; perturb_settle ;;
 	floor)
 		spawn_bg "$BUILD/bench_tpfloor" > "$WORK/tpfloor.out"
 		TF_PID=$LAST_PID
@@ -724,7 +735,7 @@ perturb_run() {
 	case $v in off|on)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
-	watched|watchednotw|events|evns|floor|auto)
+	watched|watchednotw|events|evns|floor|auto|paced)
 		echo "$p50" > "$WORK/round_${v}_p50"
 		echo "$p99" > "$WORK/round_${v}_p99" ;;
 	esac

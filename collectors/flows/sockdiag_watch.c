@@ -357,7 +357,8 @@ void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		k->ev_from = 0;         /* a new wait: the kernel will say */
 	if (k->sw_busy) {
 		/* handed back for its rate: back on the watch (registered at
-		 * the next poll's registration) once its hold is over and it
+		 * the next registration: after this dump, or at the next
+		 * poll) once its hold is over and it
 		 * owes nothing and moved nothing since the read before (a
 		 * flow between two messages owes nothing too, but moves) */
 		if (!k->busy_until) {

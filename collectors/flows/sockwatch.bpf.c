@@ -481,7 +481,8 @@ __u32 sw_test_busy_lose = 0;
  * unwatched socket's do, and its slot waits no more. Only with the post
  * that tells userspace: with the ring full it stays on the callbacks
  * and is tried again at its next one, so that no socket is left watched
- * by nothing. 1 if handed back (st is gone). */
+ * by nothing. 1 if handed back (st is gone), or if the slot is no longer
+ * the socket's. */
 static __always_inline int sw_busy(struct bpf_sock_ops *ops, struct bpf_sock *sk,
 				   struct sw_sk *st, struct sw_slot *s, __u32 k)
 {
@@ -495,11 +496,12 @@ static __always_inline int sw_busy(struct bpf_sock_ops *ops, struct bpf_sock *sk
 	if (!e)
 		return 0;
 	/* the slot given up and given again since sw_hook looked: the
-	 * socket's generation is not the slot's, and its new socket is
-	 * not ours to hand back */
+	 * socket's generation is not the slot's, its new socket is not
+	 * ours to hand back, and this socket has nothing left to judge
+	 * there (1: sw_hook leaves) */
 	if (s->gen != st->gen) {
 		bpf_ringbuf_discard(e, 0);
-		return 0;
+		return 1;
 	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->slot = k;

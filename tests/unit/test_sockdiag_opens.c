@@ -684,13 +684,14 @@ static void await_handed(struct sockdiag *sd, uint64_t want)
 	assert_int_equal(st.busy_handed, want);
 }
 
-/* Polls 110 ms apart from now until want sockets came back: how long
- * (ns), each poll reading at least one socket (the busy ones) and none
- * registered again before it came back. */
+/* Polls 110 ms apart until want sockets came back: how long since t0
+ * (ns; taken before the poll that dated their holds), each poll reading
+ * at least one socket (the busy ones) and none registered again before
+ * it came back. */
 static uint64_t until_back(struct sockdiag *sd, const struct flow_sel *sel,
-			   struct nstest_obs *l, uint64_t want, uint64_t registered)
+			   struct nstest_obs *l, uint64_t want, uint64_t registered,
+			   uint64_t t0)
 {
-	uint64_t t0 = loop_mono_ns();
 	struct sockdiag_stats st;
 
 	sockdiag_stats(sd, &st);
@@ -714,7 +715,7 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	struct sockdiag *sd;
 	char err[256] = "";
 	struct conn a, c;
-	uint64_t took;
+	uint64_t took, t0;
 
 	(void)state;
 	conn_open(&a, AF_INET);
@@ -744,13 +745,14 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	/* both read now (their slots given up, their holds dated): a new
 	 * connection's dump registers its two sockets, not the busy ones */
 	conn_open(&c, AF_INET);
+	t0 = loop_mono_ns();
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.registered, 4);
 	/* then on their pace until their hold is over and a read finds each
 	 * idle since the read before */
-	took = until_back(sd, &sel, &l, 2, 4);
-	assert_true(took + 50 * MS >= BUSY_HOLD);  /* dated at the poll before t0 */
+	took = until_back(sd, &sel, &l, 2, 4, t0);
+	assert_true(took >= BUSY_HOLD);
 	/* registered again at the next poll, and from then on not read */
 	nstest_msleep(110);
 	poll_into(sd, &sel, 1, &l);
@@ -763,9 +765,10 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	/* busy again soon after: handed back again, held twice as long */
 	busy_rounds(&a, 200);
 	await_handed(sd, 4);
+	t0 = loop_mono_ns();
 	assert_true(poll_into(sd, &sel, 1, &l) >= 2);
-	took = until_back(sd, &sel, &l, 4, 6);
-	assert_true(took + 50 * MS >= 2 * BUSY_HOLD);
+	took = until_back(sd, &sel, &l, 4, 6, t0);
+	assert_true(took >= 2 * BUSY_HOLD);
 	sockdiag_close(sd);
 	conn_close(&c);
 	conn_close(&a);
