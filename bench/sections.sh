@@ -358,6 +358,19 @@ drops() {       # the host's dropped frames: tx_dropped + rx_dropped of both vet
 	echo "$s"
 }
 
+# goal_pair_rows NAME SERIES NOTE: the p50 and p99 rows of the pair
+# series SERIES_p50 and SERIES_p99, with the perturbation goals (1.02x and
+# 1.05x) and perturb_note's NOTE
+goal_pair_rows() {
+	local p goal check
+	for p in p50 p99; do
+		goal="<= 1.02x" check=max:1.02
+		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
+		row section=perturb name="$1" unit=x series="$2_$p" goal="$goal" check="$check" \
+			note="$(perturb_note $p "$3")"
+	done
+}
+
 # round_pair V SERIES P: the round's run of variant V over the off run
 # beside it, at percentile P, as a sample of SERIES_P (none when either
 # run failed, so that no later pair shifts)
@@ -482,27 +495,9 @@ sock_liveness = auto"
 		row section=perturb name="  the same with sockperf's own flow watched / off" unit=us \
 			series=sp_watched_$p vs=sp_off_$p note="$(perturb_note $p watched)"
 	done
-	for p in p50 p99; do
-		local goal="<= 1.02x" check=max:1.02
-		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
-		row section=perturb name="  its flow watched, thread watch on / off (sockperf's threads watched)" \
-			unit=x series=sp_twpair_$p goal="$goal" check="$check" \
-			note="$(perturb_note $p tw)"
-	done
-	for p in p50 p99; do
-		local goal="<= 1.02x" check=max:1.02
-		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
-		row section=perturb name="  its flow watched by kernel events (sock_liveness = events) / off" \
-			unit=x series=sp_evpair_$p goal="$goal" check="$check" \
-			note="$(perturb_note $p events)"
-	done
-	for p in p50 p99; do
-		local goal="<= 1.02x" check=max:1.02
-		[ $p = p99 ] && goal="<= 1.05x" check=max:1.05
-		row section=perturb name="  its flow watched with sock_liveness = auto (busy sockets handed back to a pace) / off" \
-			unit=x series=sp_autopair_$p goal="$goal" check="$check" \
-			note="$(perturb_note $p auto)"
-	done
+	goal_pair_rows "  its flow watched, thread watch on / off (sockperf's threads watched)" sp_twpair tw
+	goal_pair_rows "  its flow watched by kernel events (sock_liveness = events) / off" sp_evpair events
+	goal_pair_rows "  its flow watched with sock_liveness = auto (busy sockets handed back to a pace) / off" sp_autopair auto
 	for p in p50 p99; do
 		row section=perturb name="  the same daemon with sock_liveness = paced (the default before auto) / off, $p" \
 			unit=x series=sp_pacedpair_$p note="$(perturb_note $p paced)"

@@ -225,16 +225,20 @@ static int sw_sockops_check(char *cg, size_t cglen, char *why, size_t whylen)
 }
 
 /* The sockops hooks: sw_enrol's iterator, the socket-receive tracepoint,
- * sw_ops on the cgroup2 root. 0, or -1 with why. */
-static int sw_attach_sockops(int loaded, char *why, size_t whylen)
+ * sw_ops on the cgroup2 root cg, sw_sockops_check()'s (its refusal:
+ * ckwhy). 0, or -1 with why. */
+static int sw_attach_sockops(int loaded, const char *cg, const char *ckwhy, char *why,
+			     size_t whylen)
 {
-	char cg[4096], e[160];
+	char e[160];
 	int fd;
 
 	if (!loaded)
 		return -1;      /* why: sw_load's */
-	if (sw_sockops_check(cg, sizeof(cg), why, whylen) < 0)
+	if (ckwhy[0]) {
+		util_strlcpy(why, ckwhy, whylen);
 		return -1;
+	}
 	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		util_errf(why, whylen, "%s: %s", cg, strerror(errno));
@@ -258,15 +262,16 @@ static int sw_attach_sockops(int loaded, char *why, size_t whylen)
 static int sw_load(int only_sockops, char *err, size_t errlen)
 {
 	struct bpf_program *hooks[SW_NHOOKS];
+	char cg[4096], ckwhy[160] = "";
 	int rc, loaded = 1;
 
-	if (only_sockops) {
-		char cg[4096], why[160];
-
-		if (sw_sockops_check(cg, sizeof(cg), why, sizeof(why)) < 0) {
-			util_errf(err, errlen, "no sockops callbacks: %s", why);
-			return -EOPNOTSUPP;
-		}
+	/* what the sockops hooks need besides the load, looked at once: with
+	 * only_sockops, refused before any load */
+	if (sw_sockops_check(cg, sizeof(cg), ckwhy, sizeof(ckwhy)) < 0 && !ckwhy[0])
+		util_strlcpy(ckwhy, "refused", sizeof(ckwhy));
+	if (only_sockops && ckwhy[0]) {
+		util_errf(err, errlen, "no sockops callbacks: %s", ckwhy);
+		return -EOPNOTSUPP;
 	}
 	bpflog_init();
 	bpflog_quiet(1);
@@ -296,7 +301,7 @@ static int sw_load(int only_sockops, char *err, size_t errlen)
 		sw_unload();
 		return rc < 0 ? rc : -EINVAL;
 	}
-	sw.sockops = sw_attach_sockops(loaded, sw.why, sizeof(sw.why)) == 0;
+	sw.sockops = sw_attach_sockops(loaded, cg, ckwhy, sw.why, sizeof(sw.why)) == 0;
 	if (!sw.sockops && only_sockops) {
 		util_errf(err, errlen, "no sockops callbacks: %s", sw.why);
 		sw_unload();

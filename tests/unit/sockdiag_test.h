@@ -113,6 +113,20 @@ static inline void conn_close(struct conn *k)
 	close(k->l);
 }
 
+/* n request/response rounds over k: "ping" from the client, read by the
+ * server, "pong" back, read by the client (one read a round each end). */
+static inline void conn_echo(const struct conn *k, int n)
+{
+	char b[8];
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(write(k->c, "ping", 4), 4);
+		assert_int_equal(read(k->s, b, sizeof(b)), 4);
+		assert_int_equal(write(k->s, "pong", 4), 4);
+		assert_int_equal(read(k->c, b, sizeof(b)), 4);
+	}
+}
+
 /* The BPF socket reader's and the kernel-event watch's key for our end
  * (fd) of an IPv4 loopback connection. */
 static inline void key_for(struct sr_key *k, int fd, uint16_t lport, uint16_t rport)

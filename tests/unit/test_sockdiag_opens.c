@@ -655,18 +655,6 @@ static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
  * bursts. */
 #define BUSY_HOLD (300 * MS)
 
-static void busy_rounds(const struct conn *a, int n)
-{
-	char b[8];
-
-	for (int i = 0; i < n; i++) {
-		assert_int_equal(write(a->c, "ping", 4), 4);
-		assert_int_equal(read(a->s, b, sizeof(b)), 4);
-		assert_int_equal(write(a->s, "pong", 4), 4);
-		assert_int_equal(read(a->c, b, sizeof(b)), 4);
-	}
-}
-
 /* Handle the watch's posts until want hand-backs in all. */
 static void await_handed(struct sockdiag *sd, uint64_t want)
 {
@@ -737,7 +725,7 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);  /* the dump */
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.registered, 2);
-	busy_rounds(&a, 200);
+	conn_echo(&a, 200);
 	await_handed(sd, 2);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.busy_now, 2);
@@ -763,7 +751,7 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
 	}
 	/* busy again soon after: handed back again, held twice as long */
-	busy_rounds(&a, 200);
+	conn_echo(&a, 200);
 	await_handed(sd, 4);
 	t0 = loop_mono_ns();
 	assert_true(poll_into(sd, &sel, 1, &l) >= 2);

@@ -128,18 +128,6 @@ static uint64_t posted_at(const struct got *g, uint32_t slot)
 	return 0;
 }
 
-static void echo_rounds(const struct conn *k, int n)
-{
-	char b[8];
-
-	for (int i = 0; i < n; i++) {
-		assert_int_equal(write(k->c, "ping", 4), 4);
-		assert_int_equal(read(k->s, b, sizeof(b)), 4);
-		assert_int_equal(write(k->s, "pong", 4), 4);
-		assert_int_equal(read(k->c, b, sizeof(b)), 4);
-	}
-}
-
 /* Request and response over 3 spans: the server waits after each request
  * and answers at once. Nothing is posted. */
 static void healthy_ping_pong__no_event(void **state)
@@ -151,10 +139,10 @@ static void healthy_ping_pong__no_event(void **state)
 
 	(void)state;
 	conn_open(&k, AF_INET);
-	echo_rounds(&k, 3);
+	conn_echo(&k, 3);
 	assert_true(add_server(w, &k) > 0);
 	for (int i = 0; i < 18; i++) {
-		echo_rounds(&k, 20);
+		conn_echo(&k, 20);
 		nstest_msleep(10);
 	}
 	pump(w, 3 * SPAN_NS / 1000000);
@@ -176,7 +164,7 @@ static void request_unanswered(struct sockwatch *w, struct got *g)
 	char b[8];
 
 	conn_open(&k, AF_INET);
-	echo_rounds(&k, 3);
+	conn_echo(&k, 3);
 	assert_true(add_server(w, &k) > 0);
 	t0 = loop_mono_ns();
 	assert_int_equal(write(k.c, "ping", 4), 4);
@@ -527,7 +515,7 @@ static void sockops__enrolled_socket_posts_its_send(void **state)
 	sockwatch_stats(&st);
 	assert_int_equal(st.sockops, 1);
 	conn_open(&k, AF_INET);
-	echo_rounds(&k, 3);
+	conn_echo(&k, 3);
 	add_client(w, &k, SPAN_NS);
 	sockwatch_stats(&st);
 	assert_true(st.enrolled >= 1);
@@ -726,7 +714,7 @@ static void busy__handed_back_once_then_costs_nothing(void **state)
 	sockwatch_set_busy(w, 40);
 	slot = add_server(w, &k);
 	assert_true(slot > 0);
-	echo_rounds(&k, 200);
+	conn_echo(&k, 200);
 	pump(w, 20);
 	sockwatch_stats(&st);
 	if (!ops) {
@@ -741,7 +729,7 @@ static void busy__handed_back_once_then_costs_nothing(void **state)
 	assert_int_equal(st.busied, busied0 + 1);
 	assert_int_equal(g.n, 0);
 	h1 = st.hooked;
-	echo_rounds(&k, 200);
+	conn_echo(&k, 200);
 	pump(w, 20);
 	sockwatch_stats(&st);
 	assert_int_equal(st.hooked, h1);
@@ -763,7 +751,7 @@ static void busy__handed_back_once_then_costs_nothing(void **state)
 		assert_true(slot > 0);
 		sockwatch_stats(&st);
 		h1 = st.hooked;
-		echo_rounds(&k, 100);
+		conn_echo(&k, 100);
 		sockwatch_stats(&st);
 		assert_true(st.hooked - h1 >= 100);
 		assert_true(st.hooked - h1 <= 150);
@@ -792,17 +780,17 @@ static void busy__ring_full__kept_until_posted(void **state)
 	slot = add_server(w, &k);
 	assert_true(slot > 0);
 	sockwatch_test_busy_lose(1000000);
-	echo_rounds(&k, 200);
+	conn_echo(&k, 200);
 	pump(w, 20);
 	assert_int_equal(g.busy, 0);
 	sockwatch_stats(&st);
 	h1 = st.hooked;
-	echo_rounds(&k, 20);
+	conn_echo(&k, 20);
 	sockwatch_stats(&st);
 	assert_true(st.hooked > h1);
 	sockwatch_test_busy_lose(0);
 	/* 100 rounds: the window may turn among them (it is the clock's) */
-	echo_rounds(&k, 100);
+	conn_echo(&k, 100);
 	pump(w, 20);
 	assert_int_equal(g.busy, 1);
 	assert_int_equal(g.busy_slot, slot);
