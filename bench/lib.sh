@@ -27,7 +27,8 @@ med() { stats "$1" | cut -d' ' -f1; }
 #   goal                       text; check: how it is judged:
 #     max:X (value <= X), below:X (value < X), min:X (value >= X),
 #     every_max:X (every sample <= X),
-#     ratio_max:X, ratio_min:X, ratio_above:X (ratio > X), none
+#     ratio_max:X, ratio_min:X, ratio_above:X (ratio > X), none;
+#     several, space-separated: met when every one is
 #   note                       why it misses and what would close it, or a remark
 row() {
 	local section="" name="" unit="" series="" vs="" goal="" check="none" note="" kv
@@ -53,15 +54,22 @@ row() {
 		v=$(med "$vs")
 		ratio=$(awk -v a="$m" -v b="$v" 'BEGIN { if (b > 0) printf "%.4g", a / b }')
 	fi
-	case $check in
-	max:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
-	every_max:*) met=$(awk -v a="$hi" -v g="${check#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
-	below:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a < g) ? "true" : "false" }') ;;
-	min:*) met=$(awk -v a="$m" -v g="${check#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
-	ratio_max:*) met=$(awk -v a="${ratio:-inf}" -v g="${check#*:}" 'BEGIN { print (a != "" && a <= g) ? "true" : "false" }') ;;
-	ratio_min:*) met=$(awk -v a="${ratio:-0}" -v g="${check#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
-	ratio_above:*) met=$(awk -v a="${ratio:-0}" -v g="${check#*:}" 'BEGIN { print (a > g) ? "true" : "false" }') ;;
-	esac
+	local c one
+	for c in $check; do
+		one=null
+		case $c in
+		max:*) one=$(awk -v a="$m" -v g="${c#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
+		every_max:*) one=$(awk -v a="$hi" -v g="${c#*:}" 'BEGIN { print (a <= g) ? "true" : "false" }') ;;
+		below:*) one=$(awk -v a="$m" -v g="${c#*:}" 'BEGIN { print (a < g) ? "true" : "false" }') ;;
+		min:*) one=$(awk -v a="$m" -v g="${c#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
+		ratio_max:*) one=$(awk -v a="${ratio:-inf}" -v g="${c#*:}" 'BEGIN { print (a != "" && a <= g) ? "true" : "false" }') ;;
+		ratio_min:*) one=$(awk -v a="${ratio:-0}" -v g="${c#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
+		ratio_above:*) one=$(awk -v a="${ratio:-0}" -v g="${c#*:}" 'BEGIN { print (a > g) ? "true" : "false" }') ;;
+		esac
+		# several checks: met when every one is
+		[ "$one" = null ] && continue
+		[ "$met" = false ] || met=$one
+	done
 	jq -nc --arg section "$section" --arg name "$name" --arg unit "$unit" \
 		--argjson median "$m" --argjson min "$lo" --argjson max "$hi" --argjson n "$n" \
 		--arg ratio "$ratio" --arg vs "$vs" --arg goal "$goal" --argjson met "$met" \

@@ -337,12 +337,20 @@ static unsigned sd_look(const struct sockdiag *sd, unsigned j)
 
 uint64_t sockdiag_next_ns(const struct sockdiag *sd)
 {
-	/* the discoveries ride on the polls there are (a refresh apart at
-	 * most: daemon/detect/stall_plan.c), a new socket found within a second and a
-	 * refresh, not at a poll of their own */
+	uint64_t lo;
+
+	/* the selectors watch no TCP socket: nothing to look for */
+	if (sd && sd->compiled && sd->bclen == -ENOENT)
+		return UINT64_MAX;
 	if (!sd || !sd->stall_ns || !sd->opts.discover_ns || !sd->next_discover)
 		return 0;
-	return sd_least_due(sd);
+	/* the first socket due, or the next discovery: with the kernel's
+	 * watch (sock_liveness = events) no socket that owes nothing is due
+	 * for seconds, and the detector polls only when its sources ask
+	 * (daemon/detect/stall_plan.c), so a new socket is found within a
+	 * second because the discovery asks for its poll */
+	lo = sd_least_due(sd);
+	return sd->next_discover < lo ? sd->next_discover : lo;
 }
 
 void sockdiag_stats(const struct sockdiag *sd, struct sockdiag_stats *out)

@@ -90,10 +90,10 @@ void sockdiag_set_pace(struct sockdiag *sd, uint64_t stall_ns, uint64_t poll_ns,
 /* Alive sockets the last poll did not read (paced). */
 unsigned sockdiag_last_unread(const struct sockdiag *sd);
 /* When a poll is next needed (CLOCK_MONOTONIC): the earliest socket's
- * pace; UINT64_MAX when no socket is known (a discovery is made at the
- * first poll within sd_pace_early() of its time, or after it). 0: at the
- * next poll (no pacing, a discovery at every poll, or a socket due
- * already). */
+ * pace or the next discovery (made at the first poll within
+ * sd_pace_early() of its time, or after it); UINT64_MAX when the
+ * selectors watch no TCP socket. 0: at the next poll (no pacing, a
+ * discovery at every poll, or a socket due already). */
 uint64_t sockdiag_next_ns(const struct sockdiag *sd);
 
 /* What the source did so far. */

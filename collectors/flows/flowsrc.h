@@ -145,10 +145,14 @@ struct flow_src_ops {
  *                        tracker's hooks come on
  *                        at the want: wanted_ns)
  *
- * - While nothing waits the detector polls once a refresh: a wait that
- *   begins just after a poll is seen at the next, at most R later, dated
- *   back to t0 by its source's clock (flows.h), and still called at t0 + T
- *   with a poll to spare.
+ * - While nothing waits a source that must be looked at (an engine
+ *   table: shared memory wakes no one) asks for a poll once a refresh: a
+ *   wait that begins just after a poll is seen at the next, at most R
+ *   later, dated back to t0 by its source's clock (flows.h), and still
+ *   called at t0 + T with a poll to spare. A source the kernel wakes
+ *   asks for none (the socket watch: its post comes at t0 + T - P), and
+ *   with only such sources the detector polls for their own times (a
+ *   discovery, a paced socket) or a second after the last poll.
  * - A source asks for its next poll for reasons of its own (next_ns: a
  *   socket's pace, its read interval, a tool's result); the detector polls
  *   at the earliest of those, its flows' wants and deadlines, and a
@@ -189,9 +193,13 @@ struct flow_src_sched {
 	 * detector's to plan (they carry the source's clocks: flows.h), and
 	 * a flow that is not waiting yet can first stall a threshold from
 	 * now, so a source with nothing of its own says now_ns + refresh_ns.
-	 * 0: poll it again after the detector's interval (a source that
-	 * does not know). The detector polls at the earliest such time,
-	 * never sooner than its interval (daemon/detect/stall_plan.c). */
+	 * A source the kernel wakes for every wait (the socket watch posts
+	 * a wait a threshold less a poll old) or with nothing to read (no
+	 * engine table; the tracker's hooks off) says its own times only,
+	 * or FLOW_SRC_NO_NEXT. 0: poll it again after the detector's
+	 * interval (a source that does not know). The detector polls at the
+	 * earliest such time, never sooner than its interval, and a second
+	 * after the last poll at the latest (daemon/detect/stall_plan.c). */
 	uint64_t next_ns;
 };
 
@@ -213,6 +221,11 @@ static inline uint64_t flow_src_idle_next(const struct flow_src *s)
 {
 	return s->sched.now_ns && s->sched.refresh_ns ? s->sched.now_ns + s->sched.refresh_ns : 0;
 }
+
+/* next_ns for a source with no reason of its own to be polled: what it
+ * needs comes through its fd (handle() sets wake), so the detector polls
+ * for the others, or STALL_IDLE_MAX_NS on (daemon/detect/stall_plan.c). */
+#define FLOW_SRC_NO_NEXT UINT64_MAX
 
 /* The earlier of two next_ns (0 is the earliest: the next poll). */
 static inline uint64_t flow_src_next_min(uint64_t a, uint64_t b)

@@ -446,6 +446,11 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 	return emitted;
 }
 
+int flow_engine_idle(const struct flow_engine *fe)
+{
+	return fe && !fe->n && fe->wd >= 0 && !fe->need_rescan;
+}
+
 size_t flow_engine_tables(const struct flow_engine *fe, flow_engine_table_fn cb, void *arg)
 {
 	size_t i;
@@ -488,11 +493,16 @@ static int fe_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 		util_errf(s->err, sizeof(s->err), "flow tables: source not open");
 		return -EBADF;
 	}
+	int n;
+
 	/* sessions carry the engine's send and receive times: their waits
-	 * are dated by them and planned by the detector; a table that
-	 * appears is an inotify event, an owner's death a pidfd's */
-	s->sched.next_ns = flow_src_idle_next(s);
-	return flow_engine_poll(s->priv, emit, arg);
+	 * are dated by them and planned by the detector, each table looked
+	 * at once a refresh (shared memory wakes no one); a table that
+	 * appears is an inotify event (fe_src_handle), an owner's death a
+	 * pidfd's, so with none there is nothing to look at */
+	n = flow_engine_poll(s->priv, emit, arg);
+	s->sched.next_ns = flow_engine_idle(s->priv) ? FLOW_SRC_NO_NEXT : flow_src_idle_next(s);
+	return n;
 }
 
 static int fe_src_fd(const struct flow_src *s)
@@ -502,8 +512,16 @@ static int fe_src_fd(const struct flow_src *s)
 
 static void fe_src_handle(struct flow_src *s)
 {
-	if (s->priv)
-		flow_engine_handle(s->priv);
+	size_t n;
+
+	if (!s->priv)
+		return;
+	n = flow_engine_tables(s->priv, NULL, NULL);
+	flow_engine_handle(s->priv);
+	/* a table came while none was looked at: read now, not when the
+	 * detector next polls for something else */
+	if (!n && !flow_engine_idle(s->priv))
+		s->wake = 1;
 }
 
 static void table_json(const char *path, const char *engine, int pid,

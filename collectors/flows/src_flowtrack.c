@@ -149,8 +149,10 @@ static int ft_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 			 * once then), an error is tried again next poll */
 			sc->skipped = 1;
 			/* a change in flight: looked at again at the next
-			 * interval, as after an error */
-			sc->next_ns = n < 0 || p->changing ? 0 : flow_src_idle_next(s);
+			 * interval, as after an error; off, nothing to read
+			 * (the want that puts them on is the detector's, and
+			 * it polls at once then) */
+			sc->next_ns = n < 0 || p->changing ? 0 : FLOW_SRC_NO_NEXT;
 			return n;
 		}
 		/* hooked: read at every poll, until the hold ends */

@@ -521,6 +521,11 @@ uint64_t flowsrcs_next_ns(const struct flowsrcs *fs)
 	return fs->next_ns;
 }
 
+void flowsrcs_test_set_next(struct flowsrcs *fs, uint64_t next_ns)
+{
+	fs->next_ns = next_ns;
+}
+
 uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg)
 {
 	struct route r = { fs, NULL, emit, arg, { 0 }, UINT64_MAX };

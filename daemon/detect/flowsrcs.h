@@ -69,6 +69,8 @@ int flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
  * flowsrc.h): 0 after the detector's interval; UINT64_MAX for no reason
  * of theirs (no source open). */
 uint64_t flowsrcs_next_ns(const struct flowsrcs *fs);
+/* Tests: as if the last poll's sources had asked for next_ns. */
+void flowsrcs_test_set_next(struct flowsrcs *fs, uint64_t next_ns);
 
 /* Called when a source's fd said something fell due (flow_src.wake): the
  * detector polls as soon as its interval allows. */

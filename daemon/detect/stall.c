@@ -539,6 +539,19 @@ static void chunk_cb(struct loop_timer *t, void *arg)
 		loop_timer_set(s->chunk, 1, 0);         /* next loop turn */
 }
 
+/* A poll came for why (a WHY_* string): counted. */
+static void count_why(struct stall *s, const char *why)
+{
+	size_t n = sizeof(s->polls_why) / sizeof(s->polls_why[0]), i;
+
+	for (i = 0; i < n && s->polls_why[i].why && s->polls_why[i].why != why; i++)
+		;
+	if (i == n)
+		return;
+	s->polls_why[i].why = why;
+	s->polls_why[i].n++;
+}
+
 static void timer_cb(struct loop_timer *t, void *arg)
 {
 	struct stall *s = arg;
@@ -547,6 +560,7 @@ static void timer_cb(struct loop_timer *t, void *arg)
 	if (s->chunked)                 /* the last poll is still being handled:
 					 * its end plans the next */
 		return;
+	count_why(s, s->next_why ? s->next_why : WHY_INTERVAL);
 	poll_begin(s);
 	s->chunked = 1;
 	if (drain(s, STALL_CHUNK))

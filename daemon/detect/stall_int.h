@@ -8,6 +8,7 @@
 #ifndef NICSTALL_STALL_INT_H
 #define NICSTALL_STALL_INT_H
 
+#include "daemon/detect/liveness.h"
 #include "daemon/detect/stall.h"
 #include "lib/cost.h"
 #include "lib/siphash.h"
@@ -33,6 +34,9 @@ struct stall {
 	void *hook_arg;
 	uint64_t now;
 	uint64_t polls, poll_cost_ns;
+	/* the polls by why they came (the plan's reason when the timer
+	 * fired: status flow_sources.polls_why), WHY_* pointers */
+	struct { const char *why; uint64_t n; } polls_why[10];
 	struct sip_key kkey;            /* for the sibling key set */
 	struct kent *kset;
 	size_t kcap;
@@ -103,6 +107,12 @@ struct stall {
 #define WHY_WANT "a flow waited half its threshold"
 #define WHY_REFRESH "refresh"
 #define WHY_INTERVAL "flow_interval"
+#define WHY_IDLE "nothing asked"
+
+/* The longest the detector sleeps while nothing waits and no source asks
+ * sooner: half LIVENESS_GONE_NS, what a flow table entry lives unseen at
+ * the least. */
+#define STALL_IDLE_MAX_NS (LIVENESS_GONE_NS / 2)
 
 /* The least time between the start of one poll and the next when the next
  * is for a stall's deadline or a source's post (the kernel's word that a

@@ -65,12 +65,19 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 		next = t0 + iv;
 		w = s->fast ? s->fast_why : WHY_SOURCE;
 	} else {
+		/* while nothing waits, when the sources ask: one that must be
+		 * looked at asks a refresh from now (flowsrc.h); one the
+		 * kernel wakes (the socket watch, sock_liveness = events), or
+		 * with nothing to read, only for its own reasons; and the
+		 * detector sleeps until then, STALL_IDLE_MAX_NS at the most
+		 * (none asked, or none open) */
 		refresh = flowsrcs_refresh_ns(s->min_th, iv);
-		next = t0 + (refresh > iv ? refresh : iv);
-		w = WHY_REFRESH;
-		if (src < next) {
+		if (src <= t0 + STALL_IDLE_MAX_NS) {
 			next = src;
-			w = WHY_SOURCE;
+			w = src == t0 + refresh ? WHY_REFRESH : WHY_SOURCE;
+		} else {
+			next = t0 + STALL_IDLE_MAX_NS;
+			w = WHY_IDLE;
 		}
 		if (s->plan_ns < next) {
 			next = s->plan_ns;

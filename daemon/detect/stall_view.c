@@ -205,6 +205,12 @@ struct json_object *stall_engines_json(struct stall *s)
 	jx_add_u64(o, "sibling_scans", s->sibling_scans);
 	jx_add_u64(o, "unverified_stalls", s->unverified_stalls);
 	jx_add_u64(o, "polls", s->polls);
+	/* the polls by why they came: a flow's want or deadline, a source's
+	 * own time or post, a refresh, nothing asked (the longest sleep) */
+	det = json_object_new_object();
+	for (size_t i = 0; i < sizeof(s->polls_why) / sizeof(s->polls_why[0]) && s->polls_why[i].why; i++)
+		jx_add_u64(det, s->polls_why[i].why, s->polls_why[i].n);
+	json_object_object_add(o, "polls_why", det);
 	jx_add_double(o, "poll_cost_us", (double)s->poll_cost_ns / 1000.0);
 	/* when the next poll comes, and why then (plan_next) */
 	det = json_object_new_object();

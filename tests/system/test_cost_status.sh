@@ -84,6 +84,7 @@ check "nicstallctl status prints the daemon's CPU and RSS" \
 ip netns exec "$B" socat -u TCP-LISTEN:12003,bind=10.207.0.2,reuseaddr OPEN:/dev/null \
 	> "$T_DIR/socat-srv.log" 2>&1 &
 T_PIDS+=($!)
+SOCAT_PID=$!
 wait_for 5 bash -c "ip netns exec $B ss -ltn | grep -q ':12003 '"
 ip netns exec "$A" python3 -c '
 import socket, time
@@ -93,6 +94,7 @@ while True:
     time.sleep(0.02)
 ' > "$T_DIR/sender.log" 2>&1 &
 T_PIDS+=($!)
+SENDER_PID=$!
 sleep 2         # a discovery finds it; it moves, so it is paced
 nft_drop "$B" tcp dport 12003
 T_CLEANUP+=("nft_clear $B")
@@ -105,3 +107,35 @@ check "the stall of a paced socket opens an incident" \
 check "no incident for the idle sockets" \
 	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(":12002")))] | length == 0' \
 	"$T_DIR/st2.json"
+
+# The same 20 idle sockets watched by the kernel (sock_liveness = auto,
+# the default: this kernel has the sockops callbacks). No socket owes
+# anything, so no source asks for a poll before its own time (the
+# discovery's, a second), and the detector sleeps until then: about one
+# poll a second and no refresh, not 6.7 a second (a poll a threshold less a
+# poll, as before). The sender and its stall are gone first.
+kill "$SENDER_PID" "$SOCAT_PID" 2>/dev/null
+kill -TERM "$T_DPID"; wait "$T_DPID" 2>/dev/null
+nft_clear "$B"
+sed 's/^sock_liveness = paced$/sock_liveness = auto/' "$T_DIR/n.conf" > "$T_DIR/auto.conf"
+start_daemon "$T_DIR/auto.conf" || exit 1
+check "auto: kernel events on the port" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
+	jqe '[$sock | .mode, .watched] == [\"kernel events\", 20]'"
+sleep 1
+ctl -j status > "$T_DIR/ev0.json"
+sleep 4
+ctl -j status > "$T_DIR/ev1.json"
+echo "auto, 4 s idle: $(jq -c --slurpfile a "$T_DIR/ev0.json" '{polls: (.flow_sources.polls - $a[0].flow_sources.polls), why: .flow_sources.polls_why, wakeups: (.cpu.wakeups - $a[0].cpu.wakeups), s: (.uptime_s - $a[0].uptime_s)}' "$T_DIR/ev1.json")"
+check "auto: the detector's polls about one a second while nothing waits (a refresh: 6.7)" \
+	jq -e --slurpfile a "$T_DIR/ev0.json" '(.flow_sources.polls - $a[0].flow_sources.polls) /
+		(.uptime_s - $a[0].uptime_s) < 2' "$T_DIR/ev1.json"
+check "auto: no poll for a refresh, none for a flow" \
+	jq -e --slurpfile a "$T_DIR/ev0.json" '.flow_sources.polls_why as $w | $a[0].flow_sources.polls_why as $v |
+		[("refresh", "a flow waited half its threshold", "a waiting flow", "a flow is stalled") |
+		 (($w[.] // 0) - ($v[.] // 0))] | add == 0' "$T_DIR/ev1.json"
+check "auto: wakeups a second, the sweep's and the polls' (8 before)" \
+	jq -e --slurpfile a "$T_DIR/ev0.json" '(.cpu.wakeups - $a[0].cpu.wakeups) /
+		(.uptime_s - $a[0].uptime_s) < 4' "$T_DIR/ev1.json"
+check "auto: the next poll, and why then" \
+	jqe '.flow_sources.next_poll | .in_ms <= 1000 and (.why | IN("a source", "nothing asked"))' "$T_DIR/ev1.json"
+check "auto: no incident for the idle sockets" jqe '.incidents | length == 0' "$T_DIR/ev1.json"

@@ -239,6 +239,58 @@ static void flow_src_engine_ops__tables_in_dir__polled_handled_listed(void **sta
 	nsft_close(&t2, 1);
 }
 
+/* What the source asks of the detector's plan (flowsrc.h next_ns): with
+ * no table, nothing (a table that appears is the fd's event, and handle()
+ * wakes the detector to read it at once); with one, a poll a refresh from
+ * now, since shared memory wakes no one; with none again, nothing. Fails
+ * a source that asks a refresh whatever it holds (6.7 polls a second on a
+ * host with no engine), and one that leaves a new table for the next
+ * poll the others ask for (a second later). */
+static void flow_src_engine_ops__no_table__asks_no_poll_and_wakes_for_one(void **state)
+{
+	struct fx *f = *state;
+	struct flow_src s = { .ops = &flow_src_engine_ops };
+	struct flow_src_ctx ctx = { .dir = f->dir };
+	struct nsft_table t;
+	struct pollfd p;
+
+	assert_int_equal(s.ops->open(&s, &ctx), 0);
+	s.sched = (struct flow_src_sched){ .now_ns = 5000000000ull, .poll_ns = 50000000ull,
+					   .refresh_ns = 150000000ull, .stall_ns = 200000000ull };
+	assert_int_equal(s.ops->poll(&s, fetest_collect, NULL), 0);
+	assert_true(s.sched.next_ns == FLOW_SRC_NO_NEXT);
+
+	fetest_make_one(f, &t, "woke", 4);
+	p.fd = s.ops->fd(&s);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	s.wake = 0;
+	s.ops->handle(&s);
+	assert_int_equal(s.wake, 1);
+	fetest_nobs = 0;
+	assert_int_equal(s.ops->poll(&s, fetest_collect, NULL), 1);
+	assert_true(s.sched.next_ns == 5000000000ull + 150000000ull);
+
+	/* a second table while one is read: no wake, the refresh reads it */
+	{
+		struct nsft_table t2;
+
+		fetest_make_one(f, &t2, "more", 4);
+		assert_int_equal(poll(&p, 1, 1000), 1);
+		s.wake = 0;
+		s.ops->handle(&s);
+		assert_int_equal(s.wake, 0);
+		nsft_close(&t2, 1);
+	}
+	nsft_close(&t, 1);
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	s.ops->handle(&s);
+	fetest_nobs = 0;
+	assert_int_equal(s.ops->poll(&s, fetest_collect, NULL), 0);
+	assert_true(s.sched.next_ns == FLOW_SRC_NO_NEXT);
+	s.ops->close(&s);
+}
+
 static void flow_src_engine_ops__dir_cannot_be_made__error_in_err(void **state)
 {
 	struct flow_src s = { .ops = &flow_src_engine_ops };
@@ -256,6 +308,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(flow_engine_poll__2000_tables__cap_enforced_bounded),
 		T(flow_engine_handle__renamed_in__picked_up),
+		T(flow_src_engine_ops__no_table__asks_no_poll_and_wakes_for_one),
 		T(flow_engine_handle__file_replaced__new_file_read),
 		T(flow_engine_poll__dir_removed__recreated_and_watched),
 		T(flow_src_engine_ops__tables_in_dir__polled_handled_listed),

@@ -127,6 +127,37 @@ static void sockdiag_poll__kernel_filter__other_ports_never_dumped(void **state)
 	conn_close(&c);
 }
 
+/* Selectors that watch no TCP socket (a port of UDP flows with track =
+ * sock): nothing dumped, nothing read, and no poll asked for. Fails the
+ * source that said "the next poll" (0: every flow_interval, 20 polls a
+ * second for nothing). With a TCP selector the next discovery is asked
+ * for, a second on at the defaults. */
+static void sockdiag_next_ns__no_tcp_selected__no_poll_asked(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	uint64_t t;
+
+	(void)state;
+	assert_int_equal(flow_sel_parse("udp port 5000", &sel, err, sizeof(err)), 0);
+	sd = sockdiag_open(-1, err, sizeof(err));
+	assert_non_null(sd);
+	sockdiag_set_pace(sd, 200000000ull, 50000000ull, 150000000ull);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.dumps, 0);
+	assert_true(sockdiag_next_ns(sd) == UINT64_MAX);
+	assert_int_equal(flow_sel_parse("tcp port 5000", &sel, err, sizeof(err)), 0);
+	t = loop_mono_ns();
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	assert_true(sockdiag_next_ns(sd) >= t + SD_DISCOVER_NS - 50000000ull &&
+		    sockdiag_next_ns(sd) <= loop_mono_ns() + SD_DISCOVER_NS);
+	sockdiag_close(sd);
+}
+
 /* Between dumps each socket is asked for alone: new data shows at once, a
  * closed socket goes, a new one waits for the next dump. */
 static void between_dumps(int no_reader)
@@ -581,6 +612,7 @@ int main(void)
 		cmocka_unit_test(flow_src_sock_ops__veth_test_namespace__server_end_only),
 		cmocka_unit_test(flow_src_sock_ops__bad_namespace__error_in_err),
 		cmocka_unit_test(sockdiag_poll__kernel_filter__other_ports_never_dumped),
+		cmocka_unit_test(sockdiag_next_ns__no_tcp_selected__no_poll_asked),
 		cmocka_unit_test(sockdiag_poll__between_dumps__reads_follow_known_sockets),
 		cmocka_unit_test(sockdiag_poll__between_dumps__lookups_follow_known_sockets),
 		cmocka_unit_test(sockdiag_poll__one_dump_or_per_family__same_sockets),

@@ -392,15 +392,18 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	tcp_pingpong(cfd, sfd, 3);
 	s.sched.poll_ns = 50 * ms;
 	s.sched.refresh_ns = 150 * ms;
-	/* nothing waits: no hooks, nothing read */
+	/* nothing waits: no hooks, nothing read, and no poll asked for (the
+	 * want that puts them on comes with a poll of its own) */
 	s.sched.now_ns = t;
 	l.n = 0;
 	assert_int_equal(settle_poll(&s, &l), 0);
 	assert_true(s.sched.skipped);
+	assert_true(s.sched.next_ns == FLOW_SRC_NO_NEXT);
 	/* a flow waits: hooked from this poll, every poll read */
 	s.sched.wanted_ns = t;
 	assert_true(settle_poll(&s, &l) >= 0);
 	assert_false(s.sched.skipped);
+	assert_int_equal(s.sched.next_ns, 0);    /* hooked: every poll */
 	assert_non_null(strstr(sh("tc filter show dev lo ingress"), "ft_ingress"));
 	assert_non_null(strstr(sh("tc filter show dev lo egress"), "ft_egress"));
 	assert_null(find(&l, IPPROTO_TCP, local_port(cfd), ntohs(a.sin_port)));
@@ -427,6 +430,7 @@ static void flow_src_bpf_ops__tcp_only_on_wait__hooked_while_wanted(void **state
 	s.sched.now_ns = t + FLOW_SRC_WANT_HOLD_NS;
 	assert_int_equal(settle_poll(&s, &l), 0);
 	assert_true(s.sched.skipped);
+	assert_true(s.sched.next_ns == FLOW_SRC_NO_NEXT);
 	assert_null(strstr(sh("tc filter show dev lo ingress; tc filter show dev lo egress"), "ft_"));
 	assert_non_null(strstr(sh("tc qdisc show dev lo"), "clsact"));
 	st = json_object_new_object();

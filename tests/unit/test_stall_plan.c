@@ -42,13 +42,16 @@ static struct flow_obs sess(uint64_t tx, uint64_t rx, uint64_t last_tx, uint64_t
 	return o;
 }
 
-/* One poll at t0 that sees o (NULL: nothing); the next poll's time. */
+/* One poll at t0 that sees o (NULL: nothing); the next poll's time. The
+ * sessions' source, the engine tables, asks for a poll a refresh from now
+ * (src_engine.c fe_src_poll: shared memory wakes no one). */
 static uint64_t poll(struct stallfix *x, uint64_t t0, const struct flow_obs *o, const char **why)
 {
 	stall_poll_begin(x->s, t0);
 	if (o)
 		stall_observe(x->s, o, "a", t0);
 	stall_poll_end(x->s, t0);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), t0 + 150 * MS);
 	return stall_plan(x->s, why);
 }
 
@@ -65,6 +68,55 @@ static void stall_plan__nothing_waits__a_refresh_later(void **state)
 	/* a session that is answered */
 	assert_int_equal(poll(x, 2 * SEC, &o, &why), 2 * SEC + 150 * MS);
 	assert_string_equal(why, "refresh");
+}
+
+/* Sources that say when they need the next poll (flowsrc.h next_ns) are
+ * trusted while nothing waits: one with nothing of its own asks a refresh
+ * from now (the engine tables), one the kernel wakes (the socket watch)
+ * asks for its discovery a second on, and the detector sleeps until then,
+ * not a refresh; one that asks nothing for longer is polled
+ * STALL_IDLE_MAX_NS on (a second). Fails the detector that polls at a
+ * refresh whatever its sources ask (6.7 polls a second for idle sockets
+ * the kernel watches). */
+static void stall_plan__sources_asking_later__trusted_up_to_a_second(void **state)
+{
+	struct stallfix *x = *state;
+	struct flowsrcs *fs = stall_flowsrcs(x->s);
+	const char *why;
+
+	/* a refresh from now: the engine tables' ask */
+	stall_poll_begin(x->s, 1 * SEC);
+	stall_poll_end(x->s, 1 * SEC);
+	flowsrcs_test_set_next(fs, 1 * SEC + 150 * MS);
+	assert_int_equal(stall_plan(x->s, &why), 1 * SEC + 150 * MS);
+	assert_string_equal(why, "refresh");
+	/* the socket watch's discovery, a second on */
+	flowsrcs_test_set_next(fs, 1 * SEC + 1000 * MS);
+	assert_int_equal(stall_plan(x->s, &why), 2 * SEC);
+	assert_string_equal(why, "a source");
+	/* a socket's backstop read, 30 s on: a second at the most */
+	flowsrcs_test_set_next(fs, 31 * SEC);
+	assert_int_equal(stall_plan(x->s, &why), 2 * SEC);
+	assert_string_equal(why, "nothing asked");
+	/* a flow waiting: its want comes first, whatever the sources ask */
+	{
+		uint64_t t0 = 3 * SEC, w = t0 - 10 * MS;
+		struct flow_obs waiting = sess(6, 5, w, t0 - 190 * MS);
+
+		stall_poll_begin(x->s, t0);
+		stall_observe(x->s, &waiting, "a", t0);
+		stall_poll_end(x->s, t0);
+		flowsrcs_test_set_next(fs, 34 * SEC);
+		assert_int_equal(stall_plan(x->s, &why), w + 150 * MS);
+		assert_string_equal(why, "a flow waited half its threshold");
+	}
+	/* none asks (the engine tables with no table, the tracker's hooks
+	 * off), or none is open: a second on */
+	flowsrcs_test_set_next(fs, FLOW_SRC_NO_NEXT);
+	stall_poll_begin(x->s, 5 * SEC);
+	stall_poll_end(x->s, 5 * SEC);
+	assert_int_equal(stall_plan(x->s, &why), 6 * SEC);
+	assert_string_equal(why, "nothing asked");
 }
 
 /* A wait seen just after it began (a request in flight): the next poll at
@@ -263,6 +315,7 @@ static void stall_plan__long_poll__half_an_interval_after_its_end(void **state)
 
 	stall_poll_begin(x->s, 1 * SEC);
 	stall_poll_end(x->s, 1 * SEC + 300 * MS);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), 1 * SEC + 150 * MS);
 	assert_int_equal(stall_plan(x->s, &why), 1 * SEC + 325 * MS);
 	assert_string_equal(why, "flow_interval");
 }
@@ -449,6 +502,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(stall_plan__nothing_waits__a_refresh_later),
+		T(stall_plan__sources_asking_later__trusted_up_to_a_second),
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
 		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
 		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
