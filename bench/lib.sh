@@ -65,6 +65,8 @@ row() {
 		ratio_max:*) one=$(awk -v a="${ratio:-inf}" -v g="${c#*:}" 'BEGIN { print (a != "" && a <= g) ? "true" : "false" }') ;;
 		ratio_min:*) one=$(awk -v a="${ratio:-0}" -v g="${c#*:}" 'BEGIN { print (a >= g) ? "true" : "false" }') ;;
 		ratio_above:*) one=$(awk -v a="${ratio:-0}" -v g="${c#*:}" 'BEGIN { print (a > g) ? "true" : "false" }') ;;
+		none) ;;
+		*) echo "bench: row \"$name\": no such check: $c" >&2 ;;
 		esac
 		# several checks: met when every one is
 		[ "$one" = null ] && continue

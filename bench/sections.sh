@@ -281,7 +281,7 @@ idle_note() {
 
 # idle_run VARIANT CONF WARM SECS
 idle_run() {
-	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st st0="" x
+	local v=$1 conf=$2 warm=$3 secs=$4 c0 c1 t0 t1 st st0="" x wk=""
 	dstart "$conf" || return
 	x=$(cpu_ns "$DPID")
 	[ "$v" = all ] && [ -n "$x" ] && sample start_cpu_ms "$(awk -v c="$x" 'BEGIN { printf "%.1f", c / 1e6 }')"
@@ -296,9 +296,9 @@ idle_run() {
 	sample idle_incidents "$(echo "$st" | jq '.incidents | length')"
 	# the wakeups and the detector's polls a second over the span, every
 	# variant (a failed status leaves the series without a sample)
-	x=$(jq -n --argjson a "${st0:-null}" --argjson b "${st:-null}" \
+	wk=$(jq -n --argjson a "${st0:-null}" --argjson b "${st:-null}" \
 		'(($b.cpu.wakeups - $a.cpu.wakeups) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10' \
-		2>/dev/null) && [ -n "$x" ] && sample "wake_$v" "$x"
+		2>/dev/null) && [ -n "$wk" ] && sample "wake_$v" "$wk"
 	x=$(jq -n --argjson a "${st0:-null}" --argjson b "${st:-null}" \
 		'(($b.flow_sources.polls - $a.flow_sources.polls) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10' \
 		2>/dev/null) && [ -n "$x" ] && sample "dpolls_$v" "$x"
@@ -313,22 +313,21 @@ idle_run() {
 		sample idle_tw_procs "$(echo "$st" | jq '.flow_sources.thread_watch.processes // 0')"
 		sample idle_hooks_on "$(echo "$st" | jq '[.flow_sources.cost[] | select(.source == "bpf") | .hooks_on // 0] | add // 0')"
 		echo "$st" > "$WORK/status-all.json"
-		# a failed status leaves the series without a sample, not a 0
-		x=$(jq -n --argjson a "${st0:-null}" --argjson b "${st:-null}" \
-			'(($b.cpu.wakeups - $a.cpu.wakeups) / ($b.uptime_s - $a.uptime_s)) * 10 | round / 10' \
-			2>/dev/null) && [ -n "$x" ] && sample idle_wakeups "$x"
+		# the same as wake_all (kept: the row's series name)
+		[ -n "$wk" ] && sample idle_wakeups "$wk"
 		x=$(awk '/^VmHWM/ { printf "%.2f", $2 / 1024 }' "/proc/$DPID/status") &&
 			[ -n "$x" ] && sample hwm_mib "$x"
 	fi
 	dstop
 }
 
-# wake_note V: "; W wakeups a second, P of them flow polls" of the idle
-# runs of variant V (medians), or nothing without samples.
+# wake_note V: "; W wakeups a second, P of them the detector's polls" of
+# the idle runs of variant V (medians), or nothing without samples.
 wake_note() {
 	local w p
 	w=$(med "wake_$1") p=$(med "dpolls_$1")
 	[ -n "$w" ] && [ -n "$p" ] && printf '; %s wakeups a second, %s of them the detector'"'"'s polls (medians)' "$w" "$p"
+	return 0
 }
 
 # ---- rss: the daemon's memory, and how the recorder grows ----

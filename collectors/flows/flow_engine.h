@@ -49,8 +49,9 @@ void flow_engine_handle(struct flow_engine *fe);
  * more (its last records; the table is dropped at the next poll). */
 int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg);
 
-/* 1 when there is nothing to read: no table, and the directory watched
- * (a table that appears is an event of the fd, not a poll's find). */
+/* 1 when there is nothing to read: no table but dead owners' ones, and
+ * the directory watched (a table that appears is an event of the fd, not
+ * a poll's find). */
 int flow_engine_idle(const struct flow_engine *fe);
 
 /* For status: one call per tracked table; problem is NULL when the table is

@@ -154,10 +154,10 @@ struct flow_src_ops {
  *   with only such sources the detector polls for their own times (a
  *   discovery, a paced socket) or a second after the last poll.
  * - A source asks for its next poll for reasons of its own (next_ns: a
- *   socket's pace, its read interval, a tool's result); the detector polls
- *   at the earliest of those, its flows' wants and deadlines, and a
- *   refresh, never sooner than P after the last poll's start (at once
- *   after a new want).
+ *   socket's pace, its read interval, a tool's result, a refresh); the
+ *   detector polls at the earliest of those and its flows' wants and
+ *   deadlines, a second after the last poll at the latest, never sooner
+ *   than P after the last poll's start (at once after a new want).
  * - A source may leave a flow out of a poll while the detector could not
  *   call it stalled before a later one (it sets skipped); evidence-only
  *   flows (the tracker's TCP) are reported at least once a refresh.
@@ -223,8 +223,9 @@ static inline uint64_t flow_src_idle_next(const struct flow_src *s)
 }
 
 /* next_ns for a source with no reason of its own to be polled: what it
- * needs comes through its fd (handle() sets wake), so the detector polls
- * for the others, or STALL_IDLE_MAX_NS on (daemon/detect/stall_plan.c). */
+ * needs comes through its fd (handle() sets wake) or with the detector's
+ * want (the tracker's hooks), so the detector polls for the others, or
+ * STALL_IDLE_MAX_NS on (daemon/detect/stall_plan.c). */
 #define FLOW_SRC_NO_NEXT UINT64_MAX
 
 /* The earlier of two next_ns (0 is the earliest: the next poll). */

@@ -317,7 +317,9 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 		return;
 	/* the ring is consumed by the fd's handler only, which wakes the
 	 * detector: consumed here, a post for a port polled earlier in this
-	 * round would wait for a refresh */
+	 * round would wait for the next poll (a second away while nothing
+	 * else asks). A loss posts too (sockwatch.bpf.c sw_note_loss), so
+	 * the poll it wakes reads every socket */
 	losses = sockwatch_losses();
 	if (losses != sd->sw_losses) {
 		sd->sw_losses = losses;

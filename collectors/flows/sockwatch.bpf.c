@@ -24,7 +24,8 @@
  * a port beside busy sessions); a wheel needs no memory after load.
  *
  * Every way a slot can fall out of the wheel counts as lost (sw_lost,
- * sw_arm_failed: userspace then reads every socket at its next poll): a
+ * sw_arm_failed: userspace then reads every socket at its next poll, at
+ * once for a slot that fell out: sw_note_loss posts to wake it): a
  * tick whose bucket and the three after it are full (more than 120 waits
  * beginning in one millisecond), a bucket full when a slot of a later
  * revolution is put back in it, a timer the kernel will not start, a full
@@ -196,6 +197,24 @@ static __always_inline __u64 at_jiffies_late(__u32 then, __u64 now)
 	return back < now ? now - back : 1;
 }
 
+/* A wait fell out of the wheel (a timer the kernel will not start, no
+ * bucket, a queueing lost to others): counted, and a post of slot 0 (no
+ * socket's) wakes userspace, which reads every socket when it sees the
+ * count move (sd_watch_before) now, not at its next poll for another
+ * reason (a second away while nothing else asks). A full ring: what
+ * fills it has woken it already. */
+static __always_inline void sw_note_loss(void)
+{
+	struct sw_event *e;
+
+	__sync_fetch_and_add(&sw_arm_failed, 1);
+	e = bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
+	if (!e)
+		return;
+	__builtin_memset(e, 0, sizeof(*e));
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* Set the wheel's timer for tick t if it is set for none or a later one.
  * Two CPUs lowering it at once may start the timer in either order: each
  * starts it for the lowest tick asked and looks again after. A start the
@@ -225,7 +244,7 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 			return;
 		if (bpf_timer_start(&c->t, at * SW_TICK_NS > now ? at * SW_TICK_NS - now : 1, 0)) {
 			__sync_val_compare_and_swap(&sw_wheel_at, at, 0);
-			__sync_fetch_and_add(&sw_arm_failed, 1);
+			sw_note_loss();
 			return;
 		}
 		if (__sync_fetch_and_add(&sw_wheel_at, 0) == at)
@@ -235,7 +254,7 @@ static __always_inline void sw_kick(__u64 t, __u64 now)
 	 * than the wheel says; set for none (the next queueing sets it) and
 	 * counted */
 	__sync_lock_test_and_set(&sw_wheel_at, 0);
-	__sync_fetch_and_add(&sw_arm_failed, 1);
+	sw_note_loss();
 }
 
 /* Claim an empty entry of tick t's bucket for slot k: 1 if taken. Entries
@@ -285,7 +304,7 @@ __noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
 		t = nt + SW_WHEEL - 4;
 	if (sw_test_noarm) {
 		sw_test_noarm--;
-		__sync_fetch_and_add(&sw_arm_failed, 1);
+		sw_note_loss();
 		return 0;
 	}
 	for (int i = 0; i < 3 && !won; i++) {
@@ -305,7 +324,7 @@ __noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
 		 * ours is counted (a read of every socket) */
 		q = __sync_fetch_and_add(&s->queued, 0);
 		if (!q || q > t)
-			__sync_fetch_and_add(&sw_arm_failed, 1);
+			sw_note_loss();
 		return 0;
 	}
 	for (int i = 0; i < 4; i++) {
@@ -318,7 +337,7 @@ __noinline int sw_queue(struct sw_slot *s, __u32 k, __u64 dl, __u64 now)
 		return 0;
 	}
 	__sync_val_compare_and_swap(&s->queued, t, 0);
-	__sync_fetch_and_add(&sw_arm_failed, 1);
+	sw_note_loss();
 	return 0;
 }
 

@@ -448,7 +448,14 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 
 int flow_engine_idle(const struct flow_engine *fe)
 {
-	return fe && !fe->n && fe->wd >= 0 && !fe->need_rescan;
+	if (!fe || fe->wd < 0 || fe->need_rescan)
+		return 0;
+	/* a dead owner's table is read no more: it changes only by the
+	 * directory's events (dir_add opens it again) */
+	for (size_t i = 0; i < fe->n; i++)
+		if (fe->t[i]->st != T_DEAD)
+			return 0;
+	return 1;
 }
 
 size_t flow_engine_tables(const struct flow_engine *fe, flow_engine_table_fn cb, void *arg)
@@ -512,15 +519,15 @@ static int fe_src_fd(const struct flow_src *s)
 
 static void fe_src_handle(struct flow_src *s)
 {
-	size_t n;
+	int idle;
 
 	if (!s->priv)
 		return;
-	n = flow_engine_tables(s->priv, NULL, NULL);
+	idle = flow_engine_idle(s->priv);
 	flow_engine_handle(s->priv);
 	/* a table came while none was looked at: read now, not when the
 	 * detector next polls for something else */
-	if (!n && !flow_engine_idle(s->priv))
+	if (idle && !flow_engine_idle(s->priv))
 		s->wake = 1;
 }
 

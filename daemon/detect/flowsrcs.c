@@ -93,6 +93,9 @@ struct flowsrcs {
 	struct fsrc *host;              /* one per host row */
 	char flows_dir[4096];
 	uint64_t poll_ns, stall_ns;     /* the detector's interval, default threshold */
+	/* a host source's threshold: the least of any port's (its flows may
+	 * be any port's, and it asks for its polls by it: a refresh) */
+	uint64_t host_stall_ns;
 	struct flow_src_runner run;     /* external tools (Onload) */
 	uint64_t next_ns;               /* the last poll's: flowsrcs_next_ns */
 	flowsrcs_wake_fn wake;          /* a source's handle() asked for a poll */
@@ -227,7 +230,10 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
 	fs->poll_ns = c->flow_interval_ns;
-	fs->stall_ns = c->stall_ns;
+	fs->stall_ns = fs->host_stall_ns = c->stall_ns;
+	for (unsigned i = 0; i < c->nports; i++)
+		if (c->ports[i].stall_ns && c->ports[i].stall_ns < fs->host_stall_ns)
+			fs->host_stall_ns = c->ports[i].stall_ns;
 	for (unsigned k = 0; k < fs->nhost; k++) {
 		const struct flowsrcs_row *row = &fs->hrow[k];
 		struct fsrc *f = &fs->host[k];
@@ -541,7 +547,7 @@ uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit,
 	}
 	r.ps = NULL;
 	for (unsigned k = 0; k < fs->nhost; k++)
-		poll_one(&fs->host[k], NULL, fs->hrow[k].what, &r, now, fs->stall_ns);
+		poll_one(&fs->host[k], NULL, fs->hrow[k].what, &r, now, fs->host_stall_ns);
 	cost_round_stop(&r.cost);
 	fs->next_ns = r.next_ns;
 	for (struct psrc *ps = fs->psrcs; ps; ps = ps->next)

@@ -67,7 +67,7 @@ uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit,
 int flowsrcs_want(struct flowsrcs *fs, const char *port, uint64_t now);
 /* When the last poll's sources need the next (flow_src next_ns,
  * flowsrc.h): 0 after the detector's interval; UINT64_MAX for no reason
- * of theirs (no source open). */
+ * of theirs (none asked: FLOW_SRC_NO_NEXT, or none open). */
 uint64_t flowsrcs_next_ns(const struct flowsrcs *fs);
 /* Tests: as if the last poll's sources had asked for next_ns. */
 void flowsrcs_test_set_next(struct flowsrcs *fs, uint64_t next_ns);

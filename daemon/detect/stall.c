@@ -539,12 +539,13 @@ static void chunk_cb(struct loop_timer *t, void *arg)
 		loop_timer_set(s->chunk, 1, 0);         /* next loop turn */
 }
 
-/* A poll came for why (a WHY_* string): counted. */
+/* A poll came for why (a WHY_* string): counted, by its text (the same
+ * literal in two files need not be one address). */
 static void count_why(struct stall *s, const char *why)
 {
 	size_t n = sizeof(s->polls_why) / sizeof(s->polls_why[0]), i;
 
-	for (i = 0; i < n && s->polls_why[i].why && s->polls_why[i].why != why; i++)
+	for (i = 0; i < n && s->polls_why[i].why && strcmp(s->polls_why[i].why, why); i++)
 		;
 	if (i == n)
 		return;

@@ -46,10 +46,12 @@ void stall_poll_end(struct stall *s, uint64_t now);
  * ended, and why (a constant string; status: flow_sources.next_poll).
  * Polls are planned, not regular: while no flow is stalled and no
  * incident open, the next comes at the earliest a waiting flow's want or
- * stall (by its wait's start as its source dates it), a source's own need
- * (flow_src next_ns) or a refresh (a threshold less a poll) asks for,
- * never sooner than flow_interval after this one began (nor than half of
- * it after it ended); at flow_interval while a flow is stalled, an
+ * stall (by its wait's start as its source dates it) or a source's own
+ * need (flow_src next_ns: a refresh, a threshold less a poll, for one
+ * that must be looked at) asks for, a second after this one at the
+ * latest (STALL_IDLE_MAX_NS), never sooner than flow_interval after this
+ * one began (nor than half of it after it ended); at flow_interval while
+ * a flow is stalled, an
  * incident open or a flow's waits cannot be dated by its source; at once
  * after a new want (collectors/flows/flowsrc.h: the polling contract). */
 uint64_t stall_plan(const struct stall *s, const char **why);

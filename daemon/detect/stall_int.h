@@ -35,8 +35,9 @@ struct stall {
 	uint64_t now;
 	uint64_t polls, poll_cost_ns;
 	/* the polls by why they came (the plan's reason when the timer
-	 * fired: status flow_sources.polls_why), WHY_* pointers */
-	struct { const char *why; uint64_t n; } polls_why[10];
+	 * fired: status flow_sources.polls_why), one entry a WHY_* text (9;
+	 * room for more) */
+	struct { const char *why; uint64_t n; } polls_why[16];
 	struct sip_key kkey;            /* for the sibling key set */
 	struct kent *kset;
 	size_t kcap;
@@ -77,10 +78,11 @@ struct stall {
 	 * nothing is stalled and no incident is open, the next comes at the
 	 * earliest time this poll's waiting flows could need it (their
 	 * wants, then their stalls, by the waits' start as their sources
-	 * date them: liveness.c), a source asks for (flow_src next_ns), or
-	 * a refresh (a threshold less a poll) after this one: a wait that
-	 * begins just after a poll is seen at the next, dated by its
-	 * source, and called at its deadline. Never sooner than
+	 * date them: liveness.c) or a source asks for (flow_src next_ns: a
+	 * refresh, a threshold less a poll, for a source that must be
+	 * looked at: a wait that begins just after a poll is seen at the
+	 * next, dated by its source, and called at its deadline), and
+	 * STALL_IDLE_MAX_NS after this one at the latest. Never sooner than
 	 * flow_interval after the last poll start, but at once after a new
 	 * want (the tracker's hooks come on a threshold less a poll, or half
 	 * a threshold, before the stall, as with regular polls). */

@@ -1,6 +1,7 @@
 /* stall_plan: when the next poll comes (stall.h stall_plan): each flow's
- * want and deadline as a poll observes it, then the earliest of those, a
- * source's own time, a refresh and the interval (stall_int.h; the
+ * want and deadline as a poll observes it, then the earliest of those,
+ * the sources' own times (a refresh among them) and STALL_IDLE_MAX_NS,
+ * bounded by the interval (stall_int.h; the
  * contract every source keeps: collectors/flows/flowsrc.h, the polling
  * contract). */
 #include "daemon/detect/stall_int.h"

@@ -113,29 +113,34 @@ check "no incident for the idle sockets" \
 # anything, so no source asks for a poll before its own time (the
 # discovery's, a second), and the detector sleeps until then: about one
 # poll a second and no refresh, not 6.7 a second (a poll a threshold less a
-# poll, as before). The sender and its stall are gone first.
+# poll, as before). The sender and its stall are gone first, and only the
+# idle sockets' port is selected (the sender's orphan may linger, its
+# data unacknowledged, until its next retransmission).
 kill "$SENDER_PID" "$SOCAT_PID" 2>/dev/null
 kill -TERM "$T_DPID"; wait "$T_DPID" 2>/dev/null
 nft_clear "$B"
-sed 's/^sock_liveness = paced$/sock_liveness = auto/' "$T_DIR/n.conf" > "$T_DIR/auto.conf"
+sed -e 's/^sock_liveness = paced$/sock_liveness = auto/' \
+	-e 's/^flows = tcp port 12002-12003$/flows = tcp port 12002/' "$T_DIR/n.conf" > "$T_DIR/auto.conf"
 start_daemon "$T_DIR/auto.conf" || exit 1
-check "auto: kernel events on the port" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
+check "auto: kernel events on the port, the 20 sockets watched" wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |
 	jqe '[$sock | .mode, .watched] == [\"kernel events\", 20]'"
 sleep 1
 ctl -j status > "$T_DIR/ev0.json"
-sleep 4
+sleep 6
 ctl -j status > "$T_DIR/ev1.json"
-echo "auto, 4 s idle: $(jq -c --slurpfile a "$T_DIR/ev0.json" '{polls: (.flow_sources.polls - $a[0].flow_sources.polls), why: .flow_sources.polls_why, wakeups: (.cpu.wakeups - $a[0].cpu.wakeups), s: (.uptime_s - $a[0].uptime_s)}' "$T_DIR/ev1.json")"
+echo "auto, 6 s idle: $(jq -c --slurpfile a "$T_DIR/ev0.json" '{polls: (.flow_sources.polls - $a[0].flow_sources.polls), why: .flow_sources.polls_why, wakeups: (.cpu.wakeups - $a[0].cpu.wakeups), s: (.uptime_s - $a[0].uptime_s)}' "$T_DIR/ev1.json")"
 check "auto: the detector's polls about one a second while nothing waits (a refresh: 6.7)" \
 	jq -e --slurpfile a "$T_DIR/ev0.json" '(.flow_sources.polls - $a[0].flow_sources.polls) /
 		(.uptime_s - $a[0].uptime_s) < 2' "$T_DIR/ev1.json"
 check "auto: no poll for a refresh, none for a flow" \
 	jq -e --slurpfile a "$T_DIR/ev0.json" '.flow_sources.polls_why as $w | $a[0].flow_sources.polls_why as $v |
-		[("refresh", "a flow waited half its threshold", "a waiting flow", "a flow is stalled") |
-		 (($w[.] // 0) - ($v[.] // 0))] | add == 0' "$T_DIR/ev1.json"
+		($w | type == "object") and ([$w[]] | add) == .flow_sources.polls and
+		([("refresh", "a flow waited half its threshold", "a waiting flow", "a flow is stalled") |
+		  (($w[.] // 0) - ($v[.] // 0))] | add == 0)' "$T_DIR/ev1.json"
 check "auto: wakeups a second, the sweep's and the polls' (8 before)" \
 	jq -e --slurpfile a "$T_DIR/ev0.json" '(.cpu.wakeups - $a[0].cpu.wakeups) /
 		(.uptime_s - $a[0].uptime_s) < 4' "$T_DIR/ev1.json"
 check "auto: the next poll, and why then" \
 	jqe '.flow_sources.next_poll | .in_ms <= 1000 and (.why | IN("a source", "nothing asked"))' "$T_DIR/ev1.json"
-check "auto: no incident for the idle sockets" jqe '.incidents | length == 0' "$T_DIR/ev1.json"
+check "auto: no incident for the idle sockets" \
+	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(":12002")))] | length == 0' "$T_DIR/ev1.json"

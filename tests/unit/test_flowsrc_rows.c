@@ -42,9 +42,13 @@ static int toy_open(struct flow_src *s, const struct flow_src_ctx *ctx)
 	return 0;
 }
 
+static struct flow_src_sched toy_sched;  /* what its last poll was given */
+
 static int toy_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 {
-	(void)s;
+	toy_sched = s->sched;
+	/* a source with nothing of its own: a refresh from now */
+	s->sched.next_ns = flow_src_idle_next(s);
 	toy_polls++;
 	for (uint64_t i = 1; i <= 2; i++) {
 		struct flow_obs o = coretest_engine_obs(41000 + i, i, 10 * toy_polls, 10 * toy_polls, 0);
@@ -132,6 +136,41 @@ static struct json_object *status_of(struct flowsrcs *fs)
 
 	flowsrcs_status(fs, o);
 	return o;
+}
+
+/* A host source's flows may be any port's, and it asks for its polls by
+ * the threshold it is given (a refresh from now: the engine tables'
+ * ask): it is given the least threshold of any port, not the daemon's.
+ * With the daemon's 1 s and a port's 200 ms, the poll comes 150 ms on,
+ * not 950 ms. Fails flowsrcs polling its host sources with the daemon's
+ * threshold (the detector's own refresh, by the least threshold, hid it
+ * until the detector trusted its sources' asks). */
+static void test_host_source_asks_by_the_least_threshold(void **state)
+{
+	struct loop *l = loop_new();
+	struct ports *ps = ports_new(l, "");
+	struct conf *c = coretest_conf("[daemon]\nstall_threshold = 1s\nflow_interval = 50ms\n"
+				       "[port a]\nstats_file = /nonexistent/a\ntrack = vma\n"
+				       "stall_threshold = 200ms\n"
+				       "[port b]\nstats_file = /nonexistent/b\ntrack = vma\n");
+	struct flowsrcs *fs;
+	struct seen seen = { 0 };
+
+	(void)state;
+	reset();
+	assert_non_null(c);
+	fs = flowsrcs_new_with(l, ps, NULL, 0, toy_rows, 1);
+	assert_non_null(fs);
+	flowsrcs_configure(fs, c);
+	flowsrcs_poll(fs, 1000000000ull, collect, &seen);
+	assert_int_equal(toy_polls, 1);
+	assert_int_equal(toy_sched.stall_ns, 200000000ull);
+	assert_int_equal(toy_sched.refresh_ns, 150000000ull);
+	assert_int_equal(flowsrcs_next_ns(fs), 1150000000ull);
+	flowsrcs_free(fs);
+	ports_free(ps);
+	conf_free(c);
+	loop_free(l);
 }
 
 static void test_toy_row_lives_with_the_track_word(void **state)
@@ -337,6 +376,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_toy_row_lives_with_the_track_word),
+		cmocka_unit_test(test_host_source_asks_by_the_least_threshold),
 		cmocka_unit_test(test_toy_that_cannot_open),
 		cmocka_unit_test(test_toy_row_flags_decide),
 		cmocka_unit_test(test_shipped_rows_by_name),

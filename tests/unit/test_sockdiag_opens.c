@@ -851,6 +851,17 @@ static void sockdiag_poll__events__lost_timer__every_socket_read(void **state)
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
 	sockwatch_test_noarm(1);
 	assert_int_equal(write(a.c, "abc", 3), 3);
+	/* the loss wakes the loop (a post of no socket's): the detector
+	 * polls now, not at its next poll for another reason, a second
+	 * away while nothing else asks; well before the wait's want (250 ms
+	 * on), when a hook that queued it again would post. Fails a loss
+	 * only counted. */
+	{
+		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
+
+		assert_int_equal(poll(&pf, 1, 100), 1);
+		assert_int_equal(sockdiag_handle(sd), 1);
+	}
 	nstest_msleep(20);
 	n = poll_into(sd, &sel, 1, &l);
 	assert_int_equal(n, 2);         /* both, at once */
