@@ -236,7 +236,7 @@ tracker_hooks = always"
 	row section=idle name="incidents during the idle runs (all variants)" unit=count \
 		series=idle_incidents note="the sessions' own stalls (retransmits on the loaded veth) open incidents; their investigations are in the figures"
 	row section=idle name="  all sources: wakeups a second" unit=/s series=idle_wakeups \
-		note="the daemon's own count (status cpu.wakeups) over the measured span: flow polls (planned: the engine tables ask for one a threshold less a poll after the last while nothing waits, 6.7/s at the defaults; 20/s when they came every flow_interval; without engine tables about 1/s: the sock row), the sweep (1/s), and timers that fire for nothing if any"
+		note="the daemon's own count (status cpu.wakeups) over the measured span: flow polls (planned: the engine tables ask for one a threshold less a poll after the last while nothing waits, 6.7/s at the defaults; 20/s when they came every flow_interval; about 1/s with idle kernel sockets alone, tests/system/test_cost_status.sh, but not beside these busy sessions: the sock row), the sweep (1/s), and timers that fire for nothing if any"
 	idle_syscalls "$WORK/all.conf" "$warm" "$(pick 2 10)"
 	row section=idle name="  all sources: system calls a second" unit=/s series=idle_syscalls \
 		note="$(cat "$WORK/syscalls_note" 2>/dev/null)"
@@ -919,7 +919,7 @@ sock_liveness = paced"
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump, and a dump is made only when the namespace opens a TCP connection"
 	row section=scale name="32 idle sockets a port selected, kernel events" unit=% \
 		series=idle_conns_events_32 vs=idle_sock goal="< 0.1%" check=below:0.1 \
-		note="sock_liveness = events (what auto, the default, takes on this kernel for sockets that are not busy): no socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s), and the detector polls only when its source asks (the look for new sockets, once a second) or a second after the last, not a refresh (150 ms) after it; what is left is those polls and the counter sweep$(wake_note conns_events_32)"
+		note="sock_liveness = events (what auto, the default, takes on this kernel for sockets that are not busy): no idle socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s), and with idle sockets alone the detector polls about once a second (tests/system/test_cost_status.sh); the 32 sessions selected beside them (500 round trips a second each) keep it at about 7: a server socket a read finds waiting (its reply in flight, the client's ACK delayed to its next request) is read at each wait's want for as long as it is busy (bench/README.md: found and left); what is left is those polls, the counter sweep and the backstop reads$(wake_note conns_events_32)"
 	for n in $sizes; do
 		[ "$n" = 32 ] && continue
 		row section=scale name="$n idle sockets a port selected, kernel events" unit=% \
