@@ -171,5 +171,8 @@ void conf_free(struct conf *c);
 const char *conf_profile_name(enum profile p);
 /* Pick a profile from a driver name ("mlx5_core" -> mlx5, "sfc" -> sfc). */
 enum profile conf_profile_for_driver(const char *driver);
+/* The least stall threshold of any port (a port's own, else the
+ * daemon's): what a source whose flows may be any port's is polled by. */
+uint64_t conf_least_stall_ns(const struct conf *c);
 
 #endif

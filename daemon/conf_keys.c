@@ -61,6 +61,16 @@ const char *conf_profile_name(enum profile p)
 	}
 }
 
+uint64_t conf_least_stall_ns(const struct conf *c)
+{
+	uint64_t least = c->stall_ns;
+
+	for (unsigned i = 0; i < c->nports; i++)
+		if (c->ports[i].stall_ns && c->ports[i].stall_ns < least)
+			least = c->ports[i].stall_ns;
+	return least;
+}
+
 enum profile conf_profile_for_driver(const char *driver)
 {
 	if (!driver)

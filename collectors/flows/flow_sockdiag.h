@@ -129,6 +129,8 @@ struct sockdiag_stats {
 	int events_sockops;
 	char hooks_why[160];
 	uint64_t registered, events_n, event_reads, loss_reads, holds;
+	uint64_t kernel_held;   /* reads that left a young wait to the kernel
+				 * (sockdiag_watch.c sd_watch_held) */
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 	uint64_t enrol_refused; /* sockets the kernel would not give the
 				 * sockops callbacks (read on their pace) */

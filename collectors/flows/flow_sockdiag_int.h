@@ -164,6 +164,7 @@ struct sockdiag {
 	int byslot_ok;
 	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
 	int hold;               /* wanted lately: every socket on its pace */
+	int sw_lossy;           /* this poll reads every socket for a loss */
 	int sw_broken;          /* it failed: open (its fd is in the loop),
 				 * unused */
 	struct sockdiag_stats st;
@@ -265,6 +266,7 @@ static inline void sd_byslot_stale(struct sockdiag *sd)
 #define SD_BUSY_HOLD_MAX_NS 320000000000ull
 
 /* sockdiag_watch.c */
+struct sockwatch_slot;
 void sd_reader_key(const struct sd_sock *s, struct sr_key *k);
 void sd_watch_open(struct sockdiag *sd);
 void sd_watch_close(struct sockdiag *sd);
@@ -275,6 +277,13 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now);
 /* A read of socket k at now gave o: its next read, and o's keep_ns. */
 void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		    uint64_t now);
+/* Whether the wait a read at now found (o; wait_from: its start as the
+ * socket's pace has it) is one the kernel holds, as sockwatch_slot() gave
+ * h: the same bytes judged, queued in the wheel and not posted, to be
+ * posted no later than the pace would read it (span: the slot's), and
+ * young by both clocks (begun within half of poll_ns). Pure: for tests. */
+int sd_watch_kernel_holds(const struct sockwatch_slot *h, const struct flow_obs *o,
+			  uint64_t wait_from, uint64_t now, uint64_t span, uint64_t poll_ns);
 
 /* sockdiag_parse.c */
 void sd_byck_build(struct sockdiag *sd);

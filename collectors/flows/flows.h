@@ -83,7 +83,11 @@ struct flow_obs {
 	/* Sources that judge liveness themselves (Onload, VMA/XLIO, RDMA QPs:
 	 * collectors/flows/flow_live.h) say so here, the detector takes it as is:
 	 * live is an enum flow_live verdict + 1 (0: the source gives none),
-	 * live_since_ns when WAITING/HELD/FAILED began (0 otherwise). */
+	 * live_since_ns when WAITING/HELD/FAILED began (0 otherwise). Kernel
+	 * TCP gives FLOW_LIVE_PROGRESS for a young wait its kernel watch
+	 * holds (queued in the watch's wheel, the kernel posts it if it
+	 * lasts: sockdiag_watch.c sd_watch_held), which the detector then
+	 * does not follow, and none otherwise. */
 	uint8_t live;
 	uint64_t live_since_ns;
 	/* Sources whose observations are claims a process wrote (engine
@@ -132,6 +136,11 @@ static inline int flow_obs_sock_waiting(const struct flow_obs *o)
 	       (o->tx_msgs > 1 && o->rx_msgs > 1 &&
 		(o->tx_msgs == o->rx_msgs + 1 || o->rx_msgs == o->tx_msgs + 1));
 }
+
+/* The furthest back the detector believes a source's start of a wait
+ * (daemon/detect/liveness.c wait_start): one older is dated at the poll
+ * that sees it. */
+#define FLOW_WAIT_BACK_MAX_NS 10000000000ull
 
 /* When the wait of a waiting sock flow began by the kernel's own clocks:
  * when the peer owes us (bytes unacknowledged or unsent, a request

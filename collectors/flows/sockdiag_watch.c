@@ -12,6 +12,7 @@
  * it owing nothing with the bytes of the read before (idle since); then
  * it is registered again. */
 #include "collectors/flows/flow_sockdiag_int.h"
+#include "collectors/flows/flow_live.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -321,7 +322,8 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 	 * else asks). A loss posts too (sockwatch.bpf.c sw_note_loss), so
 	 * the poll it wakes reads every socket */
 	losses = sockwatch_losses();
-	if (losses != sd->sw_losses) {
+	sd->sw_lossy = losses != sd->sw_losses;
+	if (sd->sw_lossy) {
 		sd->sw_losses = losses;
 		sd->st.loss_reads++;
 		all = 1;
@@ -336,6 +338,70 @@ void sd_watch_before(struct sockdiag *sd, uint64_t now)
 			sd->known[i].pace.due_ns = 0;
 		sd_due_moved(sd);
 	}
+}
+
+int sd_watch_kernel_holds(const struct sockwatch_slot *h, const struct flow_obs *o,
+			  uint64_t wait_from, uint64_t now, uint64_t span, uint64_t poll_ns)
+{
+	uint64_t young = poll_ns / 2;
+
+	/* a wait the wheel will post: judged, in the wheel, and not posted
+	 * already (sw_look() posts a deadline once: one posted and since
+	 * re-dated by a read, the same wait to the hooks, would never be
+	 * posted again) */
+	if (!h->waiting || !h->queued || h->posted || !h->deadline)
+		return 0;
+	/* read at its post, a span after its start and up to a poll late,
+	 * the wait must still be one the detector dates by its start
+	 * (FLOW_WAIT_BACK_MAX_NS): a threshold of 10 s or more is followed */
+	if (span + 2 * poll_ns >= FLOW_WAIT_BACK_MAX_NS)
+		return 0;
+	/* judged on the state this read saw: the same bytes acknowledged,
+	 * received and written (inet_diag's count the SYN out of
+	 * bytes_acked and of the written count: sockdiag_fill.c) */
+	if (!h->acked || h->acked - 1 != o->tx_bytes || h->rcvd != o->rx_bytes || !h->written ||
+	    h->written - 1 != o->tx_bytes + o->inflight + o->unsent)
+		return 0;
+	/* young by both clocks. The detector, told the flow does not wait,
+	 * dates the wait at its post by the source's clocks, and believes
+	 * them back to the progress it saw now less a poll (liveness.c
+	 * wait_start): begun within half a poll, the start holds */
+	if (!wait_from || wait_from > now || now - wait_from > young || !h->wait_from ||
+	    h->wait_from > now || now - h->wait_from > young)
+		return 0;
+	/* posted no later than the pace would read it (a tenth of a poll:
+	 * the kernel dates by jiffies), and not within a poll from now */
+	return h->deadline <= wait_from + span + poll_ns / 10 && h->deadline > now + poll_ns;
+}
+
+/* A read found socket k waiting. A busy request/response socket caught so
+ * (its reply in flight and the peer's ACK delayed to its next request, or
+ * its request's reply not yet come) would be read at that wait's want,
+ * find the next such wait, young, be read at its want, and so on: a
+ * threshold less a poll apart for as long as it is busy (6.7 reads a
+ * second a socket at the defaults, and each want a poll). A young wait
+ * the kernel holds (sd_watch_kernel_holds) is left to it: the detector is
+ * told the flow does not wait (live: progress; it moved since the read
+ * before or it would not be young), and the wheel posts the wait if it
+ * lasts, when it is read and dated as any post. Not at a poll that reads
+ * every socket for a loss (the wait lost may be this one).
+ * Such a wait is then the hooks' alone until the next hook on the socket
+ * or the 30 s backstop, as the wait of any socket that owes nothing is:
+ * what the hooks cannot see (sockwatch.bpf.c's list: an older judgement
+ * stored after a newer one, an ACK the tracepoints predicted that the
+ * kernel then dropped) now costs a held busy socket what it costs an
+ * idle one. */
+static int sd_watch_held(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
+			 uint64_t now)
+{
+	struct sockwatch_slot h;
+
+	if (sd->sw_lossy || sockwatch_slot(sd->sw, k->sw_slot, &h) <= 0 ||
+	    !sd_watch_kernel_holds(&h, o, k->pace.wait_from, now, sd_watch_span(sd), sd->poll_ns))
+		return 0;
+	o->live = FLOW_LIVE_PROGRESS + 1;
+	sd->st.kernel_held++;
+	return 1;
 }
 
 void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
@@ -385,9 +451,10 @@ void sd_watch_paced(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 		k->busy_tx = o->tx_bytes;
 		k->busy_rx = o->rx_bytes;
 	}
-	if (sd->sw && !sd->sw_broken && k->sw_slot && !sd->hold && !k->pace.wait_from &&
-	    sd_watch_span(sd)) {
-		/* owes nothing: the kernel says when it waits */
+	if (sd->sw && !sd->sw_broken && k->sw_slot && !sd->hold && sd_watch_span(sd) &&
+	    (!k->pace.wait_from || sd_watch_held(sd, k, o, now))) {
+		/* owes nothing, or waits as the kernel holds it: the kernel
+		 * says when it waits */
 		k->pace.due_ns = now + SD_WATCH_BACKSTOP_NS;
 		o->keep_ns = SD_WATCH_BACKSTOP_NS + SD_WATCH_BACKSTOP_NS / 2;
 		sd_backstop(sd, k);

@@ -16,6 +16,7 @@
 
 #include "lib/bpflog.h"
 #include "lib/log.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 #include "collectors/flows/sockwatch.h"
 #include "collectors/flows/sockwatch.skel.h"
@@ -477,6 +478,40 @@ void sockwatch_del(struct sockwatch *w, uint32_t s)
 	sw_op(sw.release_fd, &s, &sw.gen[s], 1);
 	sw.free[sw.nfree++] = s;
 	sw.used--;
+}
+
+int sockwatch_slot(const struct sockwatch *w, uint32_t k, struct sockwatch_slot *out)
+{
+	struct sw_slot a, b;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	if (!w || !sw.skel || !sw.owner || k == 0 || k >= SW_MAX || sw.owner[k] != w)
+		return 0;
+	fd = bpf_map__fd(sw.skel->maps.sw_slots);
+	/* a copy of an array's element is not atomic against the hooks
+	 * (array_map_lookup_elem() then copy_map_value()): two copies, and
+	 * the hooks' busy window (moved by every callback) left out */
+	if (bpf_map_lookup_elem(fd, &k, &a) < 0 || bpf_map_lookup_elem(fd, &k, &b) < 0)
+		return -errno;
+	a.busy_win = b.busy_win = a.busy_n = b.busy_n = 0;
+	if (memcmp(&a, &b, sizeof(a)) || a.gen != sw.gen[k] || !a.inited)
+		return 0;
+	out->waiting = a.waiting != 0;
+	/* in the wheel at a tick still ahead of the clock: one now or past
+	 * is being swept, or was stranded (sw_queue(): a queuer stalled
+	 * between its clock and its claim; its slot is queued again only at
+	 * a next hook, and sw_queue() takes the stranded tick for queued for
+	 * two ticks) */
+	out->queued = a.queued && a.queued > loop_mono_ns() / SW_TICK_NS + 1;
+	out->posted = a.deadline && a.posted_dl == a.deadline;
+	out->owed = a.owed != 0;
+	out->wait_from = a.wait_from;
+	out->deadline = a.deadline;
+	out->acked = a.acked;
+	out->rcvd = a.rcvd;
+	out->written = a.written;
+	return 1;
 }
 
 /* Into w's namespace (what a registration's socket lookups and an

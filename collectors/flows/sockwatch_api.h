@@ -94,6 +94,22 @@ void sockwatch_set_busy(struct sockwatch *w, unsigned n);
  * closes, pointing at a generation no slot has). */
 void sockwatch_del(struct sockwatch *w, uint32_t slot);
 
+/* What the kernel's hooks hold for a slot now (sockwatch.bpf.c's sw_slot):
+ * a wait judged (waiting), its start by the kernel's clocks and its
+ * deadline, whether it sits in the deadline wheel (queued) and whether
+ * that deadline was posted already (the wheel posts a wait once), and the
+ * bytes the hooks judged it by (bytes_acked, bytes_received, bytes
+ * written: as in sockwatch_event). */
+struct sockwatch_slot {
+	int waiting, queued, posted, owed;
+	uint64_t wait_from, deadline, acked, rcvd, written;
+};
+/* Slot of w's, read twice from the kernel's map (a hook judging the
+ * socket between the two reads makes them differ, and then nothing is
+ * said): 1 and *s when the slot is w's, of the generation registered and
+ * not released; 0 otherwise; -errno when the map cannot be read. */
+int sockwatch_slot(const struct sockwatch *w, uint32_t slot, struct sockwatch_slot *s);
+
 /* The process's counts (every watch together). lost: posts a full ring
  * refused, and waits the deadline wheel could not take; a caller that sees it move
  * reads every socket it watches. */

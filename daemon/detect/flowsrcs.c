@@ -230,10 +230,8 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 
 	util_strlcpy(fs->flows_dir, c->flows_dir, sizeof(fs->flows_dir));
 	fs->poll_ns = c->flow_interval_ns;
-	fs->stall_ns = fs->host_stall_ns = c->stall_ns;
-	for (unsigned i = 0; i < c->nports; i++)
-		if (c->ports[i].stall_ns && c->ports[i].stall_ns < fs->host_stall_ns)
-			fs->host_stall_ns = c->ports[i].stall_ns;
+	fs->stall_ns = c->stall_ns;
+	fs->host_stall_ns = conf_least_stall_ns(c);
 	for (unsigned k = 0; k < fs->nhost; k++) {
 		const struct flowsrcs_row *row = &fs->hrow[k];
 		struct fsrc *f = &fs->host[k];
@@ -441,7 +439,7 @@ uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns)
 {
 	uint64_t r = stall_ns > poll_ns ? stall_ns - poll_ns : 0;
 
-	return r < LIVENESS_GONE_NS / 2 ? r : LIVENESS_GONE_NS / 2;
+	return r < FLOWSRCS_REFRESH_MAX_NS ? r : FLOWSRCS_REFRESH_MAX_NS;
 }
 
 /* One source's poll, timed as a unit of the round r->cost (its wall

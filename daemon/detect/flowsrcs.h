@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "collectors/flows/flowsrc.h"
+#include "daemon/detect/liveness.h"
 
 struct conf;
 struct loop;
@@ -83,6 +84,7 @@ void flowsrcs_set_wake(struct flowsrcs *fs, flowsrcs_wake_fn fn, void *arg);
  * otherwise drop and re-create the flow at each read: gone from the flow
  * views, and "progressed" at each re-creation in the sibling counts). */
 uint64_t flowsrcs_refresh_ns(uint64_t stall_ns, uint64_t poll_ns);
+#define FLOWSRCS_REFRESH_MAX_NS (LIVENESS_GONE_NS / 2)
 /* The engine tables for `status` ({dir, tables, error}), the readers of
  * unmodified engines under "readers" ({onload, vma, rdmaqp: {PORT}}), and
  * what every source costs ({cost: [{source, port, state, flows, cpu_pct,

@@ -450,7 +450,7 @@ static uint64_t wait_start(struct sflow *f, const struct flow_obs *o, uint64_t n
 		t = o->live_since_ns;   /* when the source's verdict turned bad */
 		break;
 	}
-	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > 10000000000ull) {
+	if (!t || t > now || t < f->progress_ns - poll_ns || now - t > FLOW_WAIT_BACK_MAX_NS) {
 		/* no time: the source cannot date this wait (one after the
 		 * poll's start was taken while it was read, one before the
 		 * bound is a wait older than the poll that sees it: both are
@@ -496,7 +496,13 @@ enum flow_event flow_update(struct sflow *f, const struct flow_obs *o, uint64_t 
 		 * or a message owed (flow_obs_sock_waiting, collectors/flows/flows.h) */
 		progress = o->tx_bytes > pv->tx_bytes || o->rx_bytes > pv->rx_bytes ||
 			   (o->unread < pv->unread);
-		waiting = flow_obs_sock_waiting(o);
+		/* but not a wait the source's kernel watch holds (young,
+		 * queued in its wheel: sockdiag_watch.c sd_watch_held), which
+		 * the kernel posts if it lasts; only where the bytes moved
+		 * (or the flow is new): the source's word alone releases no
+		 * stall and moves no wait's start */
+		waiting = flow_obs_sock_waiting(o) &&
+			  !(flow_live_of(o) == FLOW_LIVE_PROGRESS && (progress || first));
 		if (progress && !first)
 			moved = sock_moved(f, o, now);
 		break;

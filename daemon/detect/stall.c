@@ -623,10 +623,7 @@ void stall_configure(struct stall *s, const struct conf *c)
 	s->c = c;
 	s->th_ok = 0;           /* thresholds may have changed */
 	s->owners_dirty = 1;    /* and the ports whose owners are watched */
-	s->min_th = c->stall_ns;
-	for (unsigned i = 0; i < c->nports; i++)
-		if (c->ports[i].stall_ns && c->ports[i].stall_ns < s->min_th)
-			s->min_th = c->ports[i].stall_ns;
+	s->min_th = conf_least_stall_ns(c);
 	flowsrcs_configure(s->srcs, c);
 	tpass_configure(s->tpass, c);
 	/* a poll after the interval, with the new sources; the plan goes on

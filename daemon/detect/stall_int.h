@@ -8,6 +8,7 @@
 #ifndef NICSTALL_STALL_INT_H
 #define NICSTALL_STALL_INT_H
 
+#include "daemon/detect/flowsrcs.h"
 #include "daemon/detect/liveness.h"
 #include "daemon/detect/stall.h"
 #include "lib/cost.h"
@@ -112,9 +113,10 @@ struct stall {
 #define WHY_IDLE "nothing asked"
 
 /* The longest the detector sleeps while nothing waits and no source asks
- * sooner: half LIVENESS_GONE_NS, what a flow table entry lives unseen at
- * the least. */
-#define STALL_IDLE_MAX_NS (LIVENESS_GONE_NS / 2)
+ * sooner: the longest refresh a source is asked for, half
+ * LIVENESS_GONE_NS, for the same reason (what a flow table entry lives
+ * unseen at the least). */
+#define STALL_IDLE_MAX_NS FLOWSRCS_REFRESH_MAX_NS
 
 /* The least time between the start of one poll and the next when the next
  * is for a stall's deadline or a source's post (the kernel's word that a

@@ -43,7 +43,8 @@ check "flows were watched (sock, engine)" jqe '[.flows[].source] | unique - ["bp
 # kernel TCP as kernel events (sock_liveness = events and auto, set above): the
 # healthy sessions' sockets made the kernel post no deadline, so no
 # wakeup and no read of them came from their flows
-echo "sock source: $(jq -c '[.flow_sources.cost[] | select(.source == "sock") | {port, mode, watched, event_wakeups, event_reads, reads, loss_reads, holds, paced}]' "$T_DIR/st.json")"
+echo "sock source: $(jq -c '[.flow_sources.cost[] | select(.source == "sock") | {port, mode, watched, event_wakeups, event_reads, reads, loss_reads, holds, kernel_held, busy_paced, paced}]' "$T_DIR/st.json")"
+echo "flow polls by why over 60 s: $(jq -c '.flow_sources.polls_why' "$T_DIR/st.json")"
 check "kernel events on both ports" jqe '[.flow_sources.cost[] | select(.source == "sock") | .mode] == ["kernel events", "kernel events"]' "$T_DIR/st.json"
 # auto (srv) as events (cli) here: this kernel has the sockops callbacks
 check "the hooks are the sockets' sockops callbacks on both" jqe '[.flow_sources.cost[] | select(.source == "sock") | .hooks] == ["sockops", "sockops"]' "$T_DIR/st.json"

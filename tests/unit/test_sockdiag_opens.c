@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 
+#include "collectors/flows/flow_live.h"
 #include "collectors/flows/sockwatch_api.h"
 
 #include "collectors/flows/sockdiag_opens.h"
@@ -176,6 +177,10 @@ static struct sockdiag *gated(uint64_t rediscover_ns)
 	return gated_mode(rediscover_ns, 0);
 }
 
+/* The kernel-event watch with the tracepoints (sock_liveness = events),
+ * not the sockops callbacks, for the sessions made while set. */
+static int events_tracepoints;
+
 static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 {
 	struct sockdiag_opts o;
@@ -188,6 +193,7 @@ static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 	o.rediscover_ns = rediscover_ns;
 	o.no_switch = 1;
 	o.no_events = no_events;
+	o.events_tracepoints = events_tracepoints;
 	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
 	if (!sd)
 		fail_msg("sockdiag_open: %s", err);
@@ -769,23 +775,36 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 
 /* As the daemon's loop, for up to ms: the watch's fd handled when
  * readable, a poll; the first observation of the socket on local port
- * lport that has unread bytes. */
-static const struct flow_obs *await_post(struct sockdiag *sd, const struct flow_sel *sel,
-					 struct nstest_obs *l, uint16_t lport, unsigned ms)
+ * lport (that has unread bytes, if unread). */
+static const struct flow_obs *await_obs(struct sockdiag *sd, const struct flow_sel *sel,
+					struct nstest_obs *l, uint16_t lport, unsigned ms,
+					int unread)
 {
 	uint64_t t0 = loop_mono_ns();
 
 	while (loop_mono_ns() < t0 + ms * MS) {
 		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
 
-		if (poll(&pf, 1, 10) > 0)
+		if (poll(&pf, 1, 5) > 0)
 			sockdiag_handle(sd);
 		poll_into(sd, sel, 1, l);
 		for (unsigned i = 0; i < l->n; i++)
-			if (ntohs(l->o[i].key.sport) == lport && l->o[i].unread)
+			if (ntohs(l->o[i].key.sport) == lport && (!unread || l->o[i].unread))
 				return &l->o[i];
 	}
 	return NULL;
+}
+
+static const struct flow_obs *await_post(struct sockdiag *sd, const struct flow_sel *sel,
+					 struct nstest_obs *l, uint16_t lport, unsigned ms)
+{
+	return await_obs(sd, sel, l, lport, ms, 1);
+}
+
+static const struct flow_obs *await_read(struct sockdiag *sd, const struct flow_sel *sel,
+					 struct nstest_obs *l, uint16_t lport, unsigned ms)
+{
+	return await_obs(sd, sel, l, lport, ms, 0);
 }
 
 /* A post names its socket by slot: after a discovery has made the list of
@@ -826,6 +845,89 @@ static void sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it(vo
 	sockdiag_close(sd);
 	conn_close(&a);
 	conn_close(&b);
+}
+
+/* A busy request/response socket caught waiting by a read would be read
+ * at that wait's want, show the next such wait, young, and so on: a
+ * threshold less a poll apart for as long as it is busy (the bench's
+ * busy sessions, every socket). A young wait the kernel's slot holds
+ * (the same bytes judged, queued, not posted) is left to it: the socket
+ * goes back to the backstop and the detector is told the flow does not
+ * wait (live: progress). That wait then lasts (no reply comes): the
+ * kernel posts it at its deadline, the read dates it from its start, and
+ * the socket is not read between. Fails the watch that reads such a
+ * socket at its want (read at the want, its live is 0), and one that
+ * leaves a wait the kernel will not post (no read by the deadline). */
+static void young_wait_held(int tracepoints)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st;
+	const struct flow_obs *o;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	struct conn a;
+	uint64_t w, span = 250 * MS;
+	char b[8];
+	int held = 0;
+
+	events_tracepoints = tracepoints;
+	sockwatch_test_tracepoints(tracepoints);
+	sd = events_session(&a, &sel, &l);       /* to the backstop */
+	sockwatch_test_tracepoints(0);
+	events_tracepoints = 0;
+	conn_echo(&a, 3);
+	/* a request no reply answers: posted at its deadline, read, and on
+	 * its pace from then while it waits */
+	assert_int_equal(write(a.c, "ping", 4), 4);
+	assert_int_equal(read(a.s, b, sizeof(b)), 4);
+	o = await_read(sd, &sel, &l, a.cport, 600);
+	assert_non_null(o);
+	assert_true(flow_obs_sock_waiting(o));
+	assert_int_equal(o->live, 0);
+	for (int round = 0; round < 5 && !held; round++) {
+		/* the reply, and the next request: a young wait */
+		assert_int_equal(write(a.s, "pong", 4), 4);
+		assert_int_equal(read(a.c, b, sizeof(b)), 4);
+		w = loop_mono_ns();
+		assert_int_equal(write(a.c, "ping", 4), 4);
+		assert_int_equal(read(a.s, b, sizeof(b)), 4);
+		nstest_msleep(2);
+		o = await_read(sd, &sel, &l, a.cport, 100);
+		assert_non_null(o);     /* on its pace: due at once */
+		held = o->live == FLOW_LIVE_PROGRESS + 1;
+		/* not held (read late, under load): followed, read at its
+		 * want, and due at every poll from then, as before the round */
+		while (!held && loop_mono_ns() < w + span)
+			assert_non_null(await_read(sd, &sel, &l, a.cport, 600));
+	}
+	assert_true(held);
+	sockdiag_stats(sd, &st);
+	assert_true(st.kernel_held >= 1);
+	/* not read again until the kernel posts the wait, a span after it
+	 * began, and read then, dated from its start */
+	o = await_read(sd, &sel, &l, a.cport, 600);
+	assert_non_null(o);
+	/* the kernel dates by jiffies (up to two early, 10 ms each at
+	 * HZ=100), and posts by the threshold (300 ms) */
+	assert_true(loop_mono_ns() >= w + span - 22 * MS);
+	assert_true(loop_mono_ns() < w + 300 * MS);
+	assert_int_equal(o->live, 0);
+	assert_true(flow_obs_sock_waiting(o));
+	assert_true(flow_obs_sock_wait_from(o) + 22 * MS >= w);
+	assert_true(flow_obs_sock_wait_from(o) <= w + 12 * MS);
+	sockdiag_stats(sd, &st);
+	assert_int_equal(st.events_sockops, !tracepoints);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
+/* With either kind of hooks: the sockets' sockops callbacks, or the
+ * tracepoints. */
+static void sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted(void **state)
+{
+	(void)state;
+	young_wait_held(0);
+	young_wait_held(1);
 }
 
 /* A timer the kernel could not arm: the wait it would have posted is
@@ -962,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
+		cmocka_unit_test(sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted),
 		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
 		cmocka_unit_test(sockdiag_open__auto__events_only_with_sockops),

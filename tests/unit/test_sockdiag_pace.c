@@ -8,7 +8,10 @@
 
 #include <string.h>
 
+#include "collectors/flows/flow_live.h"
+#include "collectors/flows/flow_sockdiag_int.h"
 #include "collectors/flows/sockdiag_pace.h"
+#include "collectors/flows/sockwatch_api.h"
 #include "coretest.h"
 #include "daemon/detect/liveness.h"
 
@@ -309,6 +312,128 @@ static void sd_pace_early__sockets_out_of_step__fall_into_step(void **state)
 	assert_true(apart >= 40);
 }
 
+/* A server's reply in flight at a read at 5 s (bytes as inet_diag gives
+ * them), begun 10 ms before, and the kernel's slot holding that wait. */
+static void held_wait(struct flow_obs *o, struct sockwatch_slot *h, uint64_t *from)
+{
+	*o = sock_obs();
+	o->tx_bytes = 6400;
+	o->rx_bytes = 3200;
+	o->inflight = 64;
+	o->tx_msgs = 101;
+	o->rx_msgs = 100;
+	*from = 5 * SEC - 10 * MS;
+	o->last_tx_ns = *from;
+	memset(h, 0, sizeof(*h));
+	h->waiting = h->queued = h->owed = 1;
+	h->acked = o->tx_bytes + 1;     /* the SYN */
+	h->rcvd = o->rx_bytes;
+	h->written = o->tx_bytes + 64 + 1;
+	h->wait_from = *from - 2 * MS;  /* jiffies: early */
+	h->deadline = h->wait_from + SPAN;
+}
+
+/* The kernel holds a young wait only when everything says so: each
+ * condition alone refuses it. Fails a watch that leaves a young wait to
+ * the kernel on the reads' bytes alone (a wait posted once, whose reply
+ * then re-dated it, is never posted again: sw_look). */
+static void sd_watch_kernel_holds__every_condition(void **state)
+{
+	struct sockwatch_slot h0, h;
+	struct flow_obs o0, o;
+	uint64_t from, now = 5 * SEC;
+
+	(void)state;
+	held_wait(&o0, &h0, &from);
+	assert_true(sd_watch_kernel_holds(&h0, &o0, from, now, SPAN, POLL));
+#define REFUSED(change)                                                          \
+	do {                                                                     \
+		h = h0;                                                          \
+		o = o0;                                                          \
+		change;                                                          \
+		assert_false(sd_watch_kernel_holds(&h, &o, from, now, SPAN, POLL)); \
+	} while (0)
+	REFUSED(h.posted = 1);                  /* posted: never again */
+	REFUSED(h.queued = 0);                  /* out of the wheel */
+	REFUSED(h.waiting = 0);                 /* judged idle since */
+	REFUSED(h.deadline = 0);
+	REFUSED(h.acked++);                     /* judged on other bytes */
+	REFUSED(h.rcvd++);
+	REFUSED(h.written++);
+	REFUSED(o.unsent = 10);                 /* written since the hooks */
+	REFUSED(h.acked = 0);
+	/* the kernel would post it later than the pace would read it */
+	REFUSED(h.deadline = from + SPAN + POLL / 10 + 1);
+	/* old by either clock: dated at its post, the detector would take
+	 * the progress it saw now less a poll as its start */
+	REFUSED(h.wait_from = now - POLL / 2 - 1; h.deadline = from + SPAN);
+	REFUSED(h.wait_from = now + 1);
+	{
+		uint64_t old = now - POLL / 2 - 1;
+
+		h = h0;
+		assert_false(sd_watch_kernel_holds(&h, &o0, old, now, SPAN, POLL));
+		assert_false(sd_watch_kernel_holds(&h, &o0, 0, now, SPAN, POLL));
+		assert_false(sd_watch_kernel_holds(&h, &o0, now + 1, now, SPAN, POLL));
+		/* a deadline within a poll: read on the pace */
+		h.deadline = now + POLL;
+		assert_false(sd_watch_kernel_holds(&h, &o0, from, now, SPAN, POLL));
+		h.deadline = now + POLL + 1;
+		assert_true(sd_watch_kernel_holds(&h, &o0, from, now, SPAN, POLL));
+		/* a threshold so long that its post, read a span after the
+		 * start, would be older than the detector believes */
+		h = h0;
+		h.deadline = h.wait_from + 9 * SEC;
+		assert_true(sd_watch_kernel_holds(&h, &o0, from, now, 9 * SEC, POLL));
+		h.deadline = h.wait_from + 10 * SEC - 2 * POLL;
+		assert_false(sd_watch_kernel_holds(&h, &o0, from, now, 10 * SEC - 2 * POLL, POLL));
+	}
+#undef REFUSED
+}
+
+/* Against the detector: a held wait (live: progress) is not followed, so
+ * no want or deadline is planned for it; posted at its deadline and read,
+ * with the same bytes and no word from the watch, it is dated from its
+ * start, and the stall is called a threshold after it, not a span late.
+ * The ACK of the request came after the reply was written (progress dated
+ * then, by the kernel's clock). */
+static void sd_watch_kernel_holds__detector_dates_the_post_from_the_start(void **state)
+{
+	struct livetab *ft = livetab_new();
+	struct sockwatch_slot h;
+	struct flow_obs o;
+	uint64_t from, now = 5 * SEC;
+	struct sflow *f;
+
+	(void)state;
+	held_wait(&o, &h, &from);
+	{
+		struct flow_obs first = o;
+
+		first.tx_bytes -= 64;
+		first.rx_bytes -= 32;
+		first.inflight = 0;
+		first.tx_msgs = first.rx_msgs = 100;
+		f = livetab_get(ft, &first, "a", 4 * SEC, 1);
+		flow_update(f, &first, 4 * SEC, THR, POLL);
+	}
+	assert_true(sd_watch_kernel_holds(&h, &o, from, now, SPAN, POLL));
+	o.live = FLOW_LIVE_PROGRESS + 1;
+	o.last_ack_ns = from + 5 * MS;
+	o.last_rx_ns = from - MS;
+	flow_update(f, &o, now, THR, POLL);
+	assert_int_equal(f->state, FLOW_IDLE);
+	assert_int_equal(f->progress_ns, from + 5 * MS);
+	/* the post, and its read */
+	o.live = 0;
+	o.unacked_since_ns = h.wait_from;
+	assert_int_equal(flow_update(f, &o, h.deadline + MS, THR, POLL), FLOW_EV_NONE);
+	assert_int_equal(f->state, FLOW_WAITING);
+	assert_int_equal(f->wait_since_ns, h.wait_from);
+	assert_int_equal(flow_update(f, &o, h.wait_from + THR + 1, THR, POLL), FLOW_EV_STALLED);
+	livetab_free(ft);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +443,8 @@ int main(void)
 		cmocka_unit_test(sd_pace_cap__far_due_brought_in_near_due_kept),
 		cmocka_unit_test(sd_pace__request_response_with_one_stall__same_verdict_as_every_poll),
 		cmocka_unit_test(sd_pace_early__sockets_out_of_step__fall_into_step),
+		cmocka_unit_test(sd_watch_kernel_holds__every_condition),
+		cmocka_unit_test(sd_watch_kernel_holds__detector_dates_the_post_from_the_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
