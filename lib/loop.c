@@ -24,6 +24,11 @@ struct loop_timer {
 	int fd;
 	loop_timer_fn fn;
 	void *arg;
+	/* set by loop_timer_set_window: fired at the first wakeup at or
+	 * after soft_at (0: none), in the list of such timers */
+	uint64_t soft_at;
+	uint64_t soft_wakeup;   /* the loop's wakeups when it was set */
+	struct loop_timer *soft_next;
 };
 
 struct sig {
@@ -42,6 +47,7 @@ struct loop {
 	int stop;
 	int dispatching;
 	uint64_t wakeups;
+	struct loop_timer *soft;        /* timers with a soft deadline */
 };
 
 uint64_t loop_mono_ns(void)
@@ -149,6 +155,18 @@ void loop_del_fd(struct loop *l, int fd)
 		reap(l);
 }
 
+/* Take t off the soft list (it fires, or is set or freed). */
+static void soft_del(struct loop_timer *t)
+{
+	for (struct loop_timer **p = &t->l->soft; *p; p = &(*p)->soft_next)
+		if (*p == t) {
+			*p = t->soft_next;
+			break;
+		}
+	t->soft_next = NULL;
+	t->soft_at = 0;
+}
+
 static void timer_cb(int fd, uint32_t events, void *arg)
 {
 	struct loop_timer *t = arg;
@@ -157,7 +175,39 @@ static void timer_cb(int fd, uint32_t events, void *arg)
 	(void)events;
 	if (read(fd, &n, sizeof(n)) != sizeof(n))
 		return;         /* spurious or re-armed meanwhile */
+	if (t->soft_at)
+		soft_del(t);
 	t->fn(t, t->arg);
+}
+
+/* After a wakeup's handlers: every timer whose soft deadline has come
+ * fires now, its timerfd disarmed (which clears an expiry not yet read:
+ * timerfd_settime() resets the count). One set in this wakeup (by a
+ * handler, its own among them) waits for a later wakeup, so nothing fires
+ * twice in one; the list is looked at again from its head after each,
+ * since a handler may set or free others. Not once the loop is stopping. */
+static void soft_run(struct loop *l)
+{
+	uint64_t now;
+	struct loop_timer *t;
+	int fired;
+
+	if (!l->soft || l->stop)
+		return;
+	now = loop_mono_ns();
+	do {
+		for (t = l->soft; t && (t->soft_at > now || t->soft_wakeup == l->wakeups);
+		     t = t->soft_next)
+			;
+		fired = t != NULL;
+		if (fired) {
+			struct itimerspec off = { 0 };
+
+			soft_del(t);
+			timerfd_settime(t->fd, 0, &off, NULL);
+			t->fn(t, t->arg);
+		}
+	} while (fired && !l->stop);
 }
 
 struct loop_timer *loop_timer_new(struct loop *l, loop_timer_fn fn, void *arg)
@@ -186,13 +236,32 @@ int loop_timer_set(struct loop_timer *t, uint64_t first_ns, uint64_t period_ns)
 		.it_interval = { period_ns / 1000000000ull, period_ns % 1000000000ull },
 	};
 
+	if (t->soft_at)
+		soft_del(t);
 	return timerfd_settime(t->fd, 0, &its, NULL);
+}
+
+int loop_timer_set_window(struct loop_timer *t, uint64_t earliest_ns, uint64_t latest_ns)
+{
+	if (!latest_ns || earliest_ns > latest_ns) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (loop_timer_set(t, latest_ns, 0) < 0)
+		return -1;
+	t->soft_at = loop_mono_ns() + (earliest_ns ? earliest_ns : 1);
+	t->soft_wakeup = t->l->wakeups;
+	t->soft_next = t->l->soft;
+	t->l->soft = t;
+	return 0;
 }
 
 void loop_timer_free(struct loop_timer *t)
 {
 	if (!t)
 		return;
+	if (t->soft_at)
+		soft_del(t);
 	loop_del_fd(t->l, t->fd);
 	close(t->fd);
 	free(t);
@@ -254,6 +323,7 @@ int loop_run(struct loop *l)
 		}
 		l->dispatching = 0;
 		reap(l);
+		soft_run(l);
 	}
 	return 0;
 }

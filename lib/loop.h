@@ -24,6 +24,13 @@ void loop_del_fd(struct loop *l, int fd);
  * period_ns 0 = one-shot. */
 struct loop_timer *loop_timer_new(struct loop *l, loop_timer_fn fn, void *arg);
 int loop_timer_set(struct loop_timer *t, uint64_t first_ns, uint64_t period_ns);
+/* One-shot, at whichever comes first: latest_ns from now, or the end of
+ * any later wakeup of the loop earliest_ns from now or later (a deadline
+ * that need not wake the thread on its own when something else does: the
+ * wakeups an idle daemon pays are its timers'). Never twice, and not
+ * once the loop is stopping. earliest_ns <= latest_ns, latest_ns > 0; 0
+ * or -1 with errno. loop_timer_set() takes the window off. */
+int loop_timer_set_window(struct loop_timer *t, uint64_t earliest_ns, uint64_t latest_ns);
 void loop_timer_free(struct loop_timer *t);
 
 /* Block these signals and deliver them through a signalfd. */

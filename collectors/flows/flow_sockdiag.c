@@ -729,6 +729,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 				 * no preemption lengthened */
 	unsigned ndue;
 	int rc, discover, disc_due;
+	uint64_t early;
 
 	if (!sd || !emit || (nsel && !sel)) {
 		util_errf(err, errlen, "sock_diag: invalid arguments");
@@ -745,8 +746,12 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 	ndue = sd_count_due(sd, d.now);
 	discover = !sd->opts.discover_ns;
 	/* a discovery due soon is made now, with the reads due (in step
-	 * with them: sd_pace_early), rather than at a poll of its own */
-	disc_due = d.now + sd_early(sd) >= sd->next_discover;
+	 * with them: sd_pace_early), rather than at a poll of its own; as
+	 * soon, counted from the time the poll was asked for when it came
+	 * earlier, at another wakeup (flowsrc.h slack_ns), so that the next
+	 * one asks for its poll in step with those wakeups */
+	early = sd_early(sd) + sd->slack_ns;
+	disc_due = d.now + early >= sd->next_discover;
 	if (!discover && disc_due) {
 		discover = sd_must_dump(sd, d.now);
 		if (!discover) {
@@ -876,4 +881,10 @@ void sockdiag_set_wanted(struct sockdiag *sd, uint64_t wanted_ns)
 {
 	if (sd)
 		sd->wanted_ns = wanted_ns;
+}
+
+void sockdiag_set_slack(struct sockdiag *sd, uint64_t slack_ns)
+{
+	if (sd)
+		sd->slack_ns = slack_ns;
 }

@@ -151,6 +151,9 @@ int sockdiag_handle(struct sockdiag *sd);
 /* The detector's wanted_ns (flowsrc.h): while a flow of the port waits,
  * every socket is read on its pace. */
 void sockdiag_set_wanted(struct sockdiag *sd, uint64_t wanted_ns);
+/* The next poll's slack_ns (flowsrc.h): a discovery due within it is
+ * made at that poll. */
+void sockdiag_set_slack(struct sockdiag *sd, uint64_t slack_ns);
 
 /* The INET_DIAG_REQ_BYTECODE program that lets through the TCP sockets
  * sel[0..nsel) may match (never fewer; it may let more through), written to

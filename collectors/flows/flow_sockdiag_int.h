@@ -163,6 +163,7 @@ struct sockdiag {
 	unsigned nbyslot, byslot_walks;
 	int byslot_ok;
 	uint64_t wanted_ns;     /* the detector's: a flow of the port waits */
+	uint64_t slack_ns;      /* the detector's: this poll came early */
 	int hold;               /* wanted lately: every socket on its pace */
 	int sw_lossy;           /* this poll reads every socket for a loss */
 	int sw_broken;          /* it failed: open (its fd is in the loop),

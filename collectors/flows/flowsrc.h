@@ -185,6 +185,14 @@ struct flow_src_sched {
 	 * traffic (the tracker's hooks: every frame, watched or not) may stay
 	 * off until then, and for FLOW_SRC_WANT_HOLD_NS after. */
 	uint64_t wanted_ns;
+	/* How much earlier than the detector asked for it this poll came: a
+	 * poll while nothing asked may come at another wakeup of the daemon
+	 * (the counter sweep's: daemon/detect/stall.c plan_next), up to a
+	 * tenth of its sleep early (all of it but flow_interval after one
+	 * that came at its end alone). A source may do now what it would ask
+	 * a poll for within slack_ns (sock_diag's discovery), so that its
+	 * next poll is in step with those wakeups; 0: none. */
+	uint64_t slack_ns;
 	int skipped;
 	/* Set by poll() (0 before each): the earliest time (CLOCK_MONOTONIC)
 	 * the source needs its next poll for a reason of its own: a socket's

@@ -74,6 +74,7 @@ static int sd_src_poll(struct flow_src *s, flow_emit_fn emit, void *arg)
 	}
 	sockdiag_set_pace(p->sd, s->sched.stall_ns, s->sched.poll_ns, s->sched.refresh_ns);
 	sockdiag_set_wanted(p->sd, s->sched.wanted_ns);
+	sockdiag_set_slack(p->sd, s->sched.slack_ns);
 	n = sockdiag_poll(p->sd, p->sel, p->nsel, emit, arg, s->err, sizeof(s->err));
 	if (n >= 0 && sockdiag_last_unread(p->sd))
 		s->sched.skipped = 1;         /* paced: some sockets left for later */

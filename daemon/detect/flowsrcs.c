@@ -98,6 +98,7 @@ struct flowsrcs {
 	uint64_t host_stall_ns;
 	struct flow_src_runner run;     /* external tools (Onload) */
 	uint64_t next_ns;               /* the last poll's: flowsrcs_next_ns */
+	uint64_t slack_ns;              /* the next poll's (flowsrcs_set_slack) */
 	flowsrcs_wake_fn wake;          /* a source's handle() asked for a poll */
 	void *wake_arg;
 	uint64_t wakes;
@@ -462,6 +463,7 @@ static void poll_one(struct fsrc *f, const char *port, const char *what, struct 
 		.refresh_ns = flowsrcs_refresh_ns(stall_ns, r->fs->poll_ns),
 		.stall_ns = stall_ns,
 		.wanted_ns = r->ps ? r->ps->want_ns : 0,
+		.slack_ns = r->fs->slack_ns,
 	};
 	if (f->s.ops->may_sleep) {
 		cost_round_exact_start(&r->cost);
@@ -553,7 +555,14 @@ uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit,
 			charge(&ps->src[k], &r.cost, now);
 	for (unsigned k = 0; k < fs->nhost; k++)
 		charge(&fs->host[k], &r.cost, now);
+	fs->slack_ns = 0;
 	return r.cost.cpu1;
+}
+
+void flowsrcs_set_slack(struct flowsrcs *fs, uint64_t slack_ns)
+{
+	if (fs)
+		fs->slack_ns = slack_ns;
 }
 
 /* {name, port, state, flows, cpu_pct, ...} of one source instance. */

@@ -61,6 +61,9 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c);
  * Returns the thread's CPU time at its end (cost_cpu_ns), read for the
  * sources' costs: the caller's work next is costed from it. */
 uint64_t flowsrcs_poll(struct flowsrcs *fs, uint64_t now, flowsrcs_emit_fn emit, void *arg);
+/* The next poll came slack_ns earlier than asked (flowsrc.h slack_ns);
+ * for that poll only. */
+void flowsrcs_set_slack(struct flowsrcs *fs, uint64_t slack_ns);
 /* A flow of port waits half its threshold or more (or is stalled) at now:
  * the sources of the port and of its peer see it as wanted_ns (flowsrc.h)
  * from the next poll. 1 when the port or its peer was not wanted within

@@ -454,6 +454,31 @@ static void plan_next(struct stall *s)
 			s->next_why = WHY_SOURCE;
 		}
 	}
+	if (s->next_why && !strcmp(s->next_why, WHY_IDLE) && s->next_poll > now + 1) {
+		/* nothing asked: the longest sleep, and the poll it ends may
+		 * come at any other wakeup in its last tenth (the counter
+		 * sweep's, a second apart at the defaults, one for every
+		 * port), so that an idle daemon wakes for its sweeps alone; at
+		 * its end at the latest. After one that came at its end,
+		 * alone, at the first other wakeup from flow_interval on (not
+		 * the poll's own chunks'): a window of a tenth can miss the
+		 * sweep's phase at every second, and taken once, the sweep
+		 * falls in every window after. Never sooner than the plan's
+		 * own least (flow_interval after the poll's start, half of it
+		 * after its end: stall_plan) */
+		uint64_t iv = s->c->flow_interval_ns, late = s->next_poll - now;
+		uint64_t soon = s->poll_t0 + iv, early;
+
+		if (soon < s->poll_end + iv / 2)
+			soon = s->poll_end + iv / 2;
+		early = s->idle_alone ? iv : late - late / 10;
+		if (now + early < soon)
+			early = soon - now;
+		if (early > late)
+			early = late;
+		loop_timer_set_window(s->timer, early, late);
+		return;
+	}
 	loop_timer_set(s->timer, s->next_poll > now ? s->next_poll - now : 1, 0);
 }
 
@@ -562,6 +587,16 @@ static void timer_cb(struct loop_timer *t, void *arg)
 					 * its end plans the next */
 		return;
 	count_why(s, s->next_why ? s->next_why : WHY_INTERVAL);
+	/* a poll while nothing asked may come at another wakeup, early
+	 * (plan_next): what the sources would ask a poll for within the
+	 * rest of its sleep they may do now */
+	s->idle_alone = 0;
+	if (s->next_why && !strcmp(s->next_why, WHY_IDLE)) {
+		uint64_t now = loop_mono_ns();
+
+		flowsrcs_set_slack(s->srcs, s->next_poll > now ? s->next_poll - now : 0);
+		s->idle_alone = now >= s->next_poll;
+	}
 	poll_begin(s);
 	s->chunked = 1;
 	if (drain(s, STALL_CHUNK))

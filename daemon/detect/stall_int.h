@@ -56,6 +56,8 @@ struct stall {
 	uint64_t poll_t0, poll_busy_ns;
 	int chunked;                    /* a poll is still being handled */
 	int wake_pending;               /* a source woke it meanwhile */
+	int idle_alone;                 /* the last poll while nothing asked came
+					 * at its end, at no other wakeup */
 	/* the detector's own work on a poll's observations (drain), which no
 	 * source's account holds: the thread's CPU time from the sources'
 	 * last reading (flowsrcs_poll) or a later chunk's start to the end of

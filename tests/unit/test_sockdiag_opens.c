@@ -930,6 +930,48 @@ static void sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted
 	young_wait_held(1);
 }
 
+/* A poll that came early at another wakeup (the detector's slack:
+ * flowsrc.h slack_ns) makes the discovery due within it, so the next one
+ * asks for its poll in step with those wakeups; without slack, a poll
+ * before the discovery's time makes none. Fails a reader that ignores the
+ * slack. */
+static void sockdiag_poll__discovery_due_within_the_slack(void **state)
+{
+	static struct nstest_obs l;
+	struct sockdiag_opts o;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	struct conn a;
+	char err[256] = "";
+	uint64_t before;
+
+	(void)state;
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1000 * MS;
+	o.rediscover_ns = 3600000 * MS;
+	o.no_switch = 1;
+	o.no_events = 1;
+	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
+	if (!sd)
+		fail_msg("sockdiag_open: %s", err);
+	/* the first dump and the one after it (sockdiag_poll__nothing_opened) */
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	before = stats_of(sd).dumps + stats_of(sd).discover_skipped;
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	assert_int_equal(stats_of(sd).dumps + stats_of(sd).discover_skipped, before);
+	sockdiag_set_slack(sd, 1000 * MS);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	assert_int_equal(stats_of(sd).dumps + stats_of(sd).discover_skipped, before + 1);
+	sockdiag_set_slack(sd, 0);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
+	assert_int_equal(stats_of(sd).dumps + stats_of(sd).discover_skipped, before + 1);
+	sockdiag_close(sd);
+	conn_close(&a);
+}
+
 /* A timer the kernel could not arm: the wait it would have posted is
  * seen all the same, since every socket is read at the next poll. */
 static void sockdiag_poll__events__lost_timer__every_socket_read(void **state)
@@ -1064,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
 		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
 		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
+		cmocka_unit_test(sockdiag_poll__discovery_due_within_the_slack),
 		cmocka_unit_test(sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted),
 		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
 		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
