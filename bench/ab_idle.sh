@@ -10,7 +10,8 @@
 # min-max and B's ratio to A. For a change that should move the idle
 # figures: the bench's idle row compares variants of one build, this
 # compares builds side by side. As root; the bench's namespaces and
-# sessions (bench/lib.sh), removed on exit.
+# sessions (bench/lib.sh), removed on exit. AB_TRACK, if set, is the
+# ports' track line (AB_TRACK="track = sock": kernel TCP sockets alone).
 set -u
 A=$(cd "${1:?usage: bench/ab_idle.sh BUILD_A BUILD_B [ROUNDS [SECS]]}" && pwd) || exit 2
 B=$(cd "${2:?usage: bench/ab_idle.sh BUILD_A BUILD_B [ROUNDS [SECS]]}" && pwd) || exit 2
@@ -24,7 +25,7 @@ BUILD=$A SMOKE=0 ONLY=""
 . "$ROOT/bench/lib.sh"
 bench_init
 env_up || exit 1
-mkconf "$WORK/all.conf"
+mkconf "$WORK/all.conf" "${AB_TRACK:-}"
 DPIN=(taskset -c 1)
 perf stat -e raw_syscalls:sys_enter -- true > /dev/null 2>&1 || PERF=0
 
