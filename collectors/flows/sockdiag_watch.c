@@ -394,9 +394,13 @@ int sd_watch_kernel_holds(const struct sockwatch_slot *h, const struct flow_obs 
 static int sd_watch_held(struct sockdiag *sd, struct sd_sock *k, struct flow_obs *o,
 			 uint64_t now)
 {
+	uint64_t from = k->pace.wait_from;
 	struct sockwatch_slot h;
 
-	if (sd->sw_lossy || sockwatch_slot(sd->sw, k->sw_slot, &h) <= 0 ||
+	/* young first (sd_watch_kernel_holds asks it again): a socket in a
+	 * long wait, read at every poll while it lasts, costs no map read */
+	if (sd->sw_lossy || !from || from > now || now - from > sd->poll_ns / 2 ||
+	    sockwatch_slot(sd->sw, k->sw_slot, &h) <= 0 ||
 	    !sd_watch_kernel_holds(&h, o, k->pace.wait_from, now, sd_watch_span(sd), sd->poll_ns))
 		return 0;
 	o->live = FLOW_LIVE_PROGRESS + 1;
