@@ -16,8 +16,12 @@ struct sockdiag;
 #define SD_DISCOVER_NS 1000000000ull    /* look for new sockets this often */
 /* and dump at least this often: for a socket restored (TCP_REPAIR) while
  * another closed between two looks, which moves none of the gate's
- * counters (sockdiag_opens.h) */
-#define SD_REDISCOVER_NS 60000000000ull
+ * counters (sockdiag_opens.h). A dump fills each watched socket for about
+ * what three reads of the kernel-event watch's backstop cost (1.35 us
+ * against 0.5 us a socket: bench/README.md), so on an idle port the dump
+ * is most of what a minute reads unless it is one read in four
+ * (flow_sockdiag_int.h checks it against SD_WATCH_BACKSTOP_NS). */
+#define SD_REDISCOVER_NS 120000000000ull
 
 /* How a poll asks (defaults: sockdiag_opts_default). For benchmarks and
  * tests that compare the ways side by side. */

@@ -258,6 +258,9 @@ static inline void sd_byslot_stale(struct sockdiag *sd)
  * owes nothing (a hook the watch lacks, a path it cannot see), and the
  * detector keeps its flow that long unseen (flow_obs.keep_ns). */
 #define SD_WATCH_BACKSTOP_NS 30000000000ull
+/* the backstop reads, not the dumps, are what an idle socket costs */
+_Static_assert(SD_REDISCOVER_NS >= 4 * SD_WATCH_BACKSTOP_NS,
+	       "a dump at most one read in four of an idle watched socket");
 /* A socket handed back as busy: on its pace at least SD_BUSY_HOLD_NS,
  * doubled (up to SD_BUSY_HOLD_MAX_NS) when handed back again within
  * SD_BUSY_HOLD_MAX_NS of its return: each return is a walk of the
