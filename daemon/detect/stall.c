@@ -440,7 +440,7 @@ static uint64_t wake_at(const struct stall *s, uint64_t now)
 /* Arm the timer for the next poll, as planned. */
 static void plan_next(struct stall *s)
 {
-	uint64_t now = loop_mono_ns();
+	uint64_t now = loop_mono_ns(), early, late;
 
 	s->next_poll = stall_plan(s, &s->next_why);
 	if (s->wake_pending) {
@@ -454,28 +454,12 @@ static void plan_next(struct stall *s)
 			s->next_why = WHY_SOURCE;
 		}
 	}
-	if (s->next_why && !strcmp(s->next_why, WHY_IDLE) && s->next_poll > now + 1) {
-		/* nothing asked: the longest sleep, and the poll it ends may
-		 * come at any other wakeup in its last tenth (the counter
-		 * sweep's, a second apart at the defaults, one for every
-		 * port), so that an idle daemon wakes for its sweeps alone; at
-		 * its end at the latest. After one that came at its end,
-		 * alone, at the first other wakeup from flow_interval on (not
-		 * the poll's own chunks'): a window of a tenth can miss the
-		 * sweep's phase at every second, and taken once, the sweep
-		 * falls in every window after. Never sooner than the plan's
-		 * own least (flow_interval after the poll's start, half of it
-		 * after its end: stall_plan) */
-		uint64_t iv = s->c->flow_interval_ns, late = s->next_poll - now;
-		uint64_t soon = s->poll_t0 + iv, early;
-
-		if (soon < s->poll_end + iv / 2)
-			soon = s->poll_end + iv / 2;
-		early = s->idle_alone ? iv : late - late / 10;
-		if (now + early < soon)
-			early = soon - now;
-		if (early > late)
-			early = late;
+	/* nothing asked: the longest sleep, and the poll it ends may come at
+	 * any other wakeup in a window (stall_plan_window), so that an idle
+	 * daemon wakes for its sweeps alone */
+	s->next_windowed = stall_plan_window(s, now, s->next_poll, s->next_why, s->idle_alone,
+					     &early, &late);
+	if (s->next_windowed) {
 		loop_timer_set_window(s->timer, early, late);
 		return;
 	}
@@ -591,7 +575,7 @@ static void timer_cb(struct loop_timer *t, void *arg)
 	 * (plan_next): what the sources would ask a poll for within the
 	 * rest of its sleep they may do now */
 	s->idle_alone = 0;
-	if (s->next_why && !strcmp(s->next_why, WHY_IDLE)) {
+	if (s->next_windowed) {
 		uint64_t now = loop_mono_ns();
 
 		flowsrcs_set_slack(s->srcs, s->next_poll > now ? s->next_poll - now : 0);
@@ -620,6 +604,7 @@ static void wake_cb(void *arg)
 		return;
 	s->next_poll = at;
 	s->next_why = WHY_SOURCE;
+	s->next_windowed = 0;
 	loop_timer_set(s->timer, at > now ? at - now : 1, 0);
 }
 
@@ -666,6 +651,7 @@ void stall_configure(struct stall *s, const struct conf *c)
 	if (!s->chunked) {
 		s->next_poll = loop_mono_ns() + c->flow_interval_ns;
 		s->next_why = WHY_INTERVAL;
+		s->next_windowed = 0;
 		loop_timer_set(s->timer, c->flow_interval_ns, 0);
 	}
 }

@@ -55,6 +55,17 @@ void stall_poll_end(struct stall *s, uint64_t now);
  * incident open or a flow's waits cannot be dated by its source; at once
  * after a new want (collectors/flows/flowsrc.h: the polling contract). */
 uint64_t stall_plan(const struct stall *s, const char **why);
+/* When the poll stall_plan() planned at next for why may come, from now:
+ * 1 and [*early, *late] when at any wakeup of the loop in that window
+ * (lib/loop.h loop_timer_set_window), 0 when at next alone. Only the
+ * poll nothing asked for has a window: its sleep's last tenth, so that an
+ * idle daemon's polls ride the counter sweep's wakeups; flow_interval from
+ * now on after one that came at its end with no other wakeup (alone), so
+ * the window takes the sweep's phase once and keeps it. Never sooner than the
+ * plan's own least (flow_interval after the last poll's start, half of it
+ * after its end). */
+int stall_plan_window(const struct stall *s, uint64_t now, uint64_t next, const char *why,
+		      int alone, uint64_t *early, uint64_t *late);
 
 /* nicstallctl flows / status */
 /* The flows of port (NULL: every port), stalled only or all, stalled

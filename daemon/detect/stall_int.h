@@ -58,6 +58,8 @@ struct stall {
 	int wake_pending;               /* a source woke it meanwhile */
 	int idle_alone;                 /* the last poll while nothing asked came
 					 * at its end, at no other wakeup */
+	int next_windowed;              /* the next poll armed with a window
+					 * (stall_plan_window) */
 	/* the detector's own work on a poll's observations (drain), which no
 	 * source's account holds: the thread's CPU time from the sources'
 	 * last reading (flowsrcs_poll) or a later chunk's start to the end of

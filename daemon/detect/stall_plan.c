@@ -10,6 +10,7 @@
 #include "daemon/detect/liveness.h"
 
 #include <stdint.h>
+#include <string.h>
 
 /* A flow whose waits its source cannot date: a wait that began after a
  * poll is dated at the poll that sees it (liveness.c wait_start), so only
@@ -110,4 +111,25 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 	if (why)
 		*why = w;
 	return next;
+}
+
+int stall_plan_window(const struct stall *s, uint64_t now, uint64_t next, const char *why,
+		      int alone, uint64_t *early, uint64_t *late)
+{
+	/* a tenth can miss the sweep's phase at every second (the sweep one
+	 * for every port, a second apart at the defaults); taken once, the
+	 * sweep falls in every window after */
+	uint64_t iv = s->c->flow_interval_ns, soon = s->poll_t0 + iv;
+
+	if (!why || strcmp(why, WHY_IDLE) || next <= now + 1)
+		return 0;
+	if (soon < s->poll_end + iv / 2)
+		soon = s->poll_end + iv / 2;
+	*late = next - now;
+	*early = alone ? iv : *late - *late / 10;
+	if (now + *early < soon)
+		*early = soon - now;
+	if (*early > *late)
+		*early = *late;
+	return 1;
 }

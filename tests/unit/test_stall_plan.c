@@ -119,6 +119,81 @@ static void stall_plan__sources_asking_later__trusted_up_to_a_second(void **stat
 	assert_string_equal(why, "nothing asked");
 }
 
+/* The poll nothing asked for may come at any other wakeup in its sleep's
+ * last tenth (the counter sweep's), from flow_interval on after one that
+ * came at its end alone, never sooner than the plan's least, and at its
+ * end at the latest; every other poll at its own time alone. Fails a
+ * detector that arms the idle poll as a plain timer (an idle daemon wakes
+ * for it between its sweeps), one that windows a want or a refresh, one
+ * whose window after a lone poll keeps to the last tenth (it can miss the
+ * sweep's phase at every second), and one whose window opens before the
+ * plan's least after a long poll. */
+static void stall_plan__nothing_asked__a_window_for_the_sweeps(void **state)
+{
+	struct stallfix *x = *state;
+	struct flowsrcs *fs = stall_flowsrcs(x->s);
+	const char *why;
+	uint64_t next, e = 0, l = 0;
+
+	stall_poll_begin(x->s, 1 * SEC);
+	stall_poll_end(x->s, 1 * SEC);
+	flowsrcs_test_set_next(fs, 31 * SEC);
+	next = stall_plan(x->s, &why);
+	assert_int_equal(next, 2 * SEC);
+	assert_string_equal(why, "nothing asked");
+	/* armed a millisecond after the poll: its last tenth */
+	assert_true(stall_plan_window(x->s, 1 * SEC + 1 * MS, next, why, 0, &e, &l));
+	assert_int_equal(l, 999 * MS);
+	assert_int_equal(e, 999 * MS - 999 * MS / 10);
+	/* after one that came alone: from flow_interval on */
+	assert_true(stall_plan_window(x->s, 1 * SEC + 1 * MS, next, why, 1, &e, &l));
+	assert_int_equal(e, 50 * MS);
+	assert_int_equal(l, 999 * MS);
+	/* armed late (the poll's own chunks): never past its end */
+	assert_true(stall_plan_window(x->s, next - 10 * MS, next, why, 1, &e, &l));
+	assert_int_equal(e, 10 * MS);
+	assert_int_equal(l, 10 * MS);
+	/* at its time or past it: at once, no window */
+	assert_false(stall_plan_window(x->s, next, next, why, 0, &e, &l));
+	assert_false(stall_plan_window(x->s, next - 1, next, why, 0, &e, &l));
+	/* a poll handled for 300 ms: its window not sooner than half an
+	 * interval after its end (a last tenth of 2.7 ms from 24.3 ms on
+	 * would open 0.7 ms before it) */
+	stall_poll_begin(x->s, 3 * SEC);
+	stall_poll_end(x->s, 3 * SEC + 300 * MS);
+	flowsrcs_test_set_next(fs, 40 * SEC);
+	next = stall_plan(x->s, &why);
+	assert_int_equal(next, 4 * SEC);
+	assert_string_equal(why, "nothing asked");
+	assert_true(stall_plan_window(x->s, 3 * SEC + 300 * MS, next, why, 1, &e, &l));
+	assert_int_equal(e, 50 * MS);
+	assert_int_equal(l, 700 * MS);
+	assert_true(stall_plan_window(x->s, 3 * SEC + 300 * MS, 3 * SEC + 327 * MS, why, 0, &e, &l));
+	assert_int_equal(e, 25 * MS);
+	assert_int_equal(l, 27 * MS);
+	/* a refresh asked for: at its time alone */
+	stall_poll_begin(x->s, 5 * SEC);
+	stall_poll_end(x->s, 5 * SEC);
+	flowsrcs_test_set_next(fs, 5 * SEC + 150 * MS);
+	next = stall_plan(x->s, &why);
+	assert_string_equal(why, "refresh");
+	assert_false(stall_plan_window(x->s, 5 * SEC + 1 * MS, next, why, 0, &e, &l));
+	assert_false(stall_plan_window(x->s, 5 * SEC + 1 * MS, next, why, 1, &e, &l));
+	/* a flow's want: at its time alone */
+	{
+		uint64_t t0 = 6 * SEC, w = t0 - 10 * MS;
+		struct flow_obs waiting = sess(6, 5, w, t0 - 190 * MS);
+
+		stall_poll_begin(x->s, t0);
+		stall_observe(x->s, &waiting, "a", t0);
+		stall_poll_end(x->s, t0);
+		flowsrcs_test_set_next(fs, 40 * SEC);
+		next = stall_plan(x->s, &why);
+		assert_int_equal(next, w + 150 * MS);
+		assert_false(stall_plan_window(x->s, t0 + 1 * MS, next, why, 0, &e, &l));
+	}
+}
+
 /* A wait seen just after it began (a request in flight): the next poll at
  * its want, a threshold less a poll into it, not sooner; the poll then
  * finds it answered (a refresh later again). One that is still waiting
@@ -503,6 +578,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(stall_plan__nothing_waits__a_refresh_later),
 		T(stall_plan__sources_asking_later__trusted_up_to_a_second),
+		T(stall_plan__nothing_asked__a_window_for_the_sweeps),
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
 		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
 		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
