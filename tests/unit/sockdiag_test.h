@@ -67,6 +67,21 @@ struct conn {
 	uint16_t lport, cport;  /* host order */
 };
 
+/* The pairs opened and not closed yet, by their descriptors (a failed
+ * test's struct conn is gone with its frame): conns_teardown() closes
+ * them, so a failed test's sockets are not found by the tests after it. */
+#define CONNS_OPEN_MAX 256
+static int conns_open_fd[CONNS_OPEN_MAX][3];
+static unsigned conns_open_n;
+
+static inline void conns_teardown(void)
+{
+	for (unsigned i = 0; i < conns_open_n; i++)
+		for (int j = 0; j < 3; j++)
+			close(conns_open_fd[i][j]);
+	conns_open_n = 0;
+}
+
 static inline void conn_open(struct conn *k, int family)
 {
 	struct sockaddr_storage ss;
@@ -104,10 +119,22 @@ static inline void conn_open(struct conn *k, int family)
 	assert_int_equal(getsockname(k->c, (struct sockaddr *)&ss, &sl), 0);
 	k->cport = family == AF_INET ? ntohs(((struct sockaddr_in *)&ss)->sin_port)
 				     : ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	if (conns_open_n < CONNS_OPEN_MAX) {    /* past it: not closed for it */
+		conns_open_fd[conns_open_n][0] = k->l;
+		conns_open_fd[conns_open_n][1] = k->c;
+		conns_open_fd[conns_open_n++][2] = k->s;
+	}
 }
 
 static inline void conn_close(struct conn *k)
 {
+	for (unsigned i = 0; i < conns_open_n; i++)
+		if (conns_open_fd[i][1] == k->c) {
+			memmove(conns_open_fd[i], conns_open_fd[i + 1],
+				(conns_open_n - i - 1) * sizeof(conns_open_fd[0]));
+			conns_open_n--;
+			break;
+		}
 	close(k->c);
 	close(k->s);
 	close(k->l);

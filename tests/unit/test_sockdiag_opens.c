@@ -170,6 +170,67 @@ static void sd_opens_open__other_namespace__its_counters(void **state)
 
 #define MS 1000000ull
 
+/* The readers a test opened and has not closed: test_teardown() closes
+ * them (their hooks and their BPF reader with them), so that a failed
+ * test's reader and sockets are not the next test's. */
+static struct sockdiag *sd_live[4];
+static unsigned sd_live_n;
+
+static void sd_opened(struct sockdiag *sd)
+{
+	assert_true(sd_live_n < sizeof(sd_live) / sizeof(sd_live[0]));
+	sd_live[sd_live_n++] = sd;
+}
+
+static void sd_done(struct sockdiag *sd)
+{
+	for (unsigned i = 0; i < sd_live_n; i++)
+		if (sd_live[i] == sd) {
+			sd_live[i] = sd_live[--sd_live_n];
+			break;
+		}
+	sockdiag_close(sd);
+}
+
+/* Other descriptors a test opened (sockets not made by conn_open, the
+ * reader's many), closed by test_teardown() when the test did not. */
+static int fds_live[8192];
+static unsigned fds_live_n;
+
+static int fd_keep(int fd)
+{
+	if (fd >= 0 && fds_live_n < sizeof(fds_live) / sizeof(fds_live[0]))
+		fds_live[fds_live_n++] = fd;
+	return fd;
+}
+
+static void fd_drop(int fd)
+{
+	for (unsigned i = fds_live_n; i-- > 0;)
+		if (fds_live[i] == fd) {
+			fds_live[i] = fds_live[--fds_live_n];
+			break;
+		}
+	close(fd);
+}
+
+static int events_tracepoints;
+
+static int test_teardown(void **state)
+{
+	(void)state;
+	sockwatch_test_enrol_fail(0);   /* while the watch is loaded */
+	sockwatch_test_busy(0);
+	while (sd_live_n)
+		sockdiag_close(sd_live[--sd_live_n]);
+	conns_teardown();
+	while (fds_live_n)
+		close(fds_live[--fds_live_n]);
+	events_tracepoints = 0;
+	sockwatch_test_tracepoints(0);
+	return 0;
+}
+
 static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events);
 
 static struct sockdiag *gated(uint64_t rediscover_ns)
@@ -177,9 +238,9 @@ static struct sockdiag *gated(uint64_t rediscover_ns)
 	return gated_mode(rediscover_ns, 0);
 }
 
-/* The kernel-event watch with the tracepoints (sock_liveness = events),
- * not the sockops callbacks, for the sessions made while set. */
-static int events_tracepoints;
+/* events_tracepoints (above): the kernel-event watch with the
+ * tracepoints (sock_liveness = events), not the sockops callbacks, for
+ * the sessions made while set. */
 
 static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 {
@@ -197,6 +258,7 @@ static struct sockdiag *gated_mode(uint64_t rediscover_ns, int no_events)
 	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
 	if (!sd)
 		fail_msg("sockdiag_open: %s", err);
+	sd_opened(sd);
 	sockdiag_stats(sd, &st);
 	assert_true(st.opens_gate);
 	return sd;
@@ -266,7 +328,7 @@ static void sockdiag_poll__nothing_opened__no_dump_known_sockets_read(void **sta
 	nstest_msleep(2);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 4);
 	assert_int_equal(stats_of(sd).dumps, 4);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 	conn_close(&c);
 }
@@ -304,7 +366,7 @@ static void sockdiag_poll__one_closed_one_opened__new_one_found(void **state)
 	assert_non_null(find(&l, c.cport, c.lport));
 	assert_null(find(&l, b.lport, b.cport));
 	assert_int_equal(stats_of(sd).dumps, 3);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 	conn_close(&c);
 }
@@ -339,7 +401,7 @@ static void sockdiag_poll__rediscover__dump_when_the_last_is_that_old(void **sta
 	sockdiag_set_opts(sd, &o);
 	polls(sd, &sel, 4, 2);
 	assert_int_equal(stats_of(sd).dumps, d + 1 + 4);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -366,10 +428,10 @@ static void sockdiag_poll__repaired_socket__found_without_an_open(void **state)
 	sd = gated(3600000 * MS);
 	polls(sd, &sel, 4, 2);
 	assert_int_equal(stats_of(sd).dumps, 2);
-	snmp = sd_opens_open(-1);
+	snmp = fd_keep(sd_opens_open(-1));
 	assert_true(snmp >= 0);
 	assert_int_equal(sd_opens_read(snmp, &opens0), 0);
-	r = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	r = fd_keep(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	assert_true(r >= 0);
 	assert_int_equal(setsockopt(r, IPPROTO_TCP, TCP_REPAIR, &one, sizeof(one)), 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -383,9 +445,9 @@ static void sockdiag_poll__repaired_socket__found_without_an_open(void **state)
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 3);
 	assert_int_equal(stats_of(sd).dumps, 3);
 	assert_non_null(find(&l, ntohs(b.sin_port), 9));
-	sockdiag_close(sd);
-	close(snmp);
-	close(r);
+	sd_done(sd);
+	fd_drop(snmp);
+	fd_drop(r);
 	conn_close(&c);
 }
 
@@ -430,17 +492,17 @@ static void sockdiag_poll__more_than_a_reader_run__each_read_once(void **state)
 	(void)state;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ls = fd_keep(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 	assert_true(ls >= 0);
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	assert_int_equal(bind(ls, (struct sockaddr *)&a, sizeof(a)), 0);
 	assert_int_equal(listen(ls, 128), 0);
 	assert_int_equal(getsockname(ls, (struct sockaddr *)&a, &al), 0);
 	for (int i = 0; i < NC; i++) {
-		cs[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		cs[i] = fd_keep(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
 		assert_true(cs[i] >= 0);
 		assert_int_equal(connect(cs[i], (struct sockaddr *)&a, sizeof(a)), 0);
-		ss[i] = accept(ls, NULL, NULL);
+		ss[i] = fd_keep(accept(ls, NULL, NULL));
 		assert_true(ss[i] >= 0);
 	}
 	snprintf(spec, sizeof(spec), "tcp port %u", (unsigned)ntohs(a.sin_port));
@@ -461,12 +523,12 @@ static void sockdiag_poll__more_than_a_reader_run__each_read_once(void **state)
 	assert_int_equal(st.dumps, 2);
 	reads = st.reads;
 	assert_int_equal(reads, 2 * NC);        /* the third poll, by the reader */
-	sockdiag_close(sd);
+	sd_done(sd);
 	for (int i = 0; i < NC; i++) {
-		close(cs[i]);
-		close(ss[i]);
+		fd_drop(cs[i]);
+		fd_drop(ss[i]);
 	}
-	close(ls);
+	fd_drop(ls);
 }
 
 /* Paced reads (no kernel-event watch): a threshold of seconds: an idle
@@ -499,7 +561,7 @@ static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **
 	}
 	assert_int_equal(n, 2);
 	assert_int_equal(stats_of(sd).dumps, 2);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -595,7 +657,7 @@ static void sockdiag_poll__events__idle_unread_until_the_deadline(void **state)
 		assert_int_equal(ntohs(l.o[0].key.sport), a.lport);
 	}
 	assert_int_equal(stats_of(sd).due_walks, walks);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -649,7 +711,7 @@ static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.enrol_refused, 1);
 	assert_int_equal(st.registered, 4);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&b);
 	conn_close(&a);
 }
@@ -768,7 +830,7 @@ static void sockdiag_poll__auto__busy_socket_on_its_pace_until_idle(void **state
 	assert_true(poll_into(sd, &sel, 1, &l) >= 2);
 	took = until_back(sd, &sel, &l, 4, 6, t0);
 	assert_true(took >= 2 * BUSY_HOLD);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&c);
 	conn_close(&a);
 }
@@ -842,7 +904,7 @@ static void sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it(vo
 	assert_non_null(await_post(sd, &sel, &l, b.lport, 600));
 	sockdiag_stats(sd, &st);
 	assert_true(st.event_reads >= 2);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 	conn_close(&b);
 }
@@ -917,7 +979,7 @@ static void young_wait_held(int tracepoints)
 	assert_true(flow_obs_sock_wait_from(o) <= w + 12 * MS);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.events_sockops, !tracepoints);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -956,6 +1018,7 @@ static void sockdiag_poll__discovery_due_within_the_slack(void **state)
 	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
 	if (!sd)
 		fail_msg("sockdiag_open: %s", err);
+	sd_opened(sd);
 	/* the first dump and the one after it (sockdiag_poll__nothing_opened) */
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
@@ -968,7 +1031,7 @@ static void sockdiag_poll__discovery_due_within_the_slack(void **state)
 	sockdiag_set_slack(sd, 0);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
 	assert_int_equal(stats_of(sd).dumps + stats_of(sd).discover_skipped, before + 1);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -1011,7 +1074,7 @@ static void sockdiag_poll__events__lost_timer__every_socket_read(void **state)
 	assert_int_equal(n, 2);         /* both, at once */
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.loss_reads, 1);
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -1041,7 +1104,7 @@ static void sockdiag_open__events_refused__paced_and_says_why(void **state)
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);
 	nstest_msleep(110);
 	assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* every refresh */
-	sockdiag_close(sd);
+	sd_done(sd);
 	conn_close(&a);
 }
 
@@ -1081,38 +1144,38 @@ static void sockdiag_open__auto__events_only_with_sockops(void **state)
 	assert_int_equal(st.events, 1);
 	assert_int_equal(st.events_sockops, 0);
 	assert_true(sockdiag_fd(sd) >= 0);
-	sockdiag_close(sd);
+	sd_done(sd);
 	sockwatch_test_tracepoints(0);
 	sd = gated(3600000 * MS);
 	sockdiag_stats(sd, &st);
 	assert_int_equal(st.events, 1);
 	assert_int_equal(st.events_sockops, 1);
-	sockdiag_close(sd);
+	sd_done(sd);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(sd_opens_parse__kernel_text__active_plus_passive),
-		cmocka_unit_test(sd_opens_parse__not_the_kernels_text__refused),
-		cmocka_unit_test(sd_inuse_parse__kernel_text__tcp_inuse),
-		cmocka_unit_test(sd_opens_read__own_namespace__each_connection_counts_twice),
-		cmocka_unit_test(sd_opens_open__other_namespace__its_counters),
-		cmocka_unit_test(sockdiag_poll__nothing_opened__no_dump_known_sockets_read),
-		cmocka_unit_test(sockdiag_poll__one_closed_one_opened__new_one_found),
-		cmocka_unit_test(sockdiag_poll__rediscover__dump_when_the_last_is_that_old),
-		cmocka_unit_test(sockdiag_poll__repaired_socket__found_without_an_open),
-		cmocka_unit_test(sockdiag_poll__more_than_a_reader_run__each_read_once),
-		cmocka_unit_test(sockdiag_poll__long_threshold__idle_socket_read_each_refresh),
-		cmocka_unit_test(sockdiag_poll__events__idle_unread_until_the_deadline),
-		cmocka_unit_test(sockdiag_poll__events__lost_timer__every_socket_read),
-		cmocka_unit_test(sockdiag_poll__discovery_due_within_the_slack),
-		cmocka_unit_test(sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted),
-		cmocka_unit_test(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it),
-		cmocka_unit_test(sockdiag_open__events_refused__paced_and_says_why),
-		cmocka_unit_test(sockdiag_open__auto__events_only_with_sockops),
-		cmocka_unit_test(sockdiag_poll__events__refused_callbacks__on_its_pace),
-		cmocka_unit_test(sockdiag_poll__auto__busy_socket_on_its_pace_until_idle),
+		cmocka_unit_test_teardown(sd_opens_parse__kernel_text__active_plus_passive, test_teardown),
+		cmocka_unit_test_teardown(sd_opens_parse__not_the_kernels_text__refused, test_teardown),
+		cmocka_unit_test_teardown(sd_inuse_parse__kernel_text__tcp_inuse, test_teardown),
+		cmocka_unit_test_teardown(sd_opens_read__own_namespace__each_connection_counts_twice, test_teardown),
+		cmocka_unit_test_teardown(sd_opens_open__other_namespace__its_counters, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__nothing_opened__no_dump_known_sockets_read, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__one_closed_one_opened__new_one_found, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__rediscover__dump_when_the_last_is_that_old, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__repaired_socket__found_without_an_open, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__more_than_a_reader_run__each_read_once, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__long_threshold__idle_socket_read_each_refresh, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__idle_unread_until_the_deadline, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__lost_timer__every_socket_read, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__discovery_due_within_the_slack, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_open__events_refused__paced_and_says_why, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_open__auto__events_only_with_sockops, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__refused_callbacks__on_its_pace, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__auto__busy_socket_on_its_pace_until_idle, test_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

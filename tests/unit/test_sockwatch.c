@@ -828,6 +828,7 @@ static int unload(void **state)
 {
 	(void)state;
 	sockwatch_test_unload();
+	conns_teardown();
 	return 0;
 }
 
