@@ -893,11 +893,12 @@ section_scale() {
 scale_sockets() {
 	local n seg secs evsecs sizes
 	env_up || return
-	# the kernel-event runs two minutes long (one a round): their periodic
-	# work (the backstop reads every 30 s, the dump every 2 minutes at
-	# least: SD_REDISCOVER_NS) falls inside, so the row is what a period
-	# costs, not a quiet window
-	seg=$(pick 1 2) secs=$(pick 3 15) evsecs=$(pick 3 122) sizes=$(pick "32 1000" "32 1000 10000")
+	# the kernel-event runs four minutes long (one a round): their
+	# periodic work (the backstop reads every 30 s, every 60 s for a
+	# socket quiet that long, the dump every 4 minutes at least:
+	# SD_REDISCOVER_NS) falls inside, so the row is what a period costs,
+	# not a quiet window
+	seg=$(pick 1 2) secs=$(pick 3 15) evsecs=$(pick 3 242) sizes=$(pick "32 1000" "32 1000 10000")
 	mkconf "$WORK/conns-other.conf" "track = sock"
 	mkconf "$WORK/conns-watched.conf" "track = sock" "flows = tcp port 13000
 sock_liveness = events"
@@ -920,14 +921,14 @@ sock_liveness = paced"
 		note="track = sock; ratio to the sock-only idle run without them: the kernel filter keeps them out of every dump, and a dump is made only when the namespace opens a TCP connection"
 	row section=scale name="32 idle sockets a port selected, kernel events" unit=% \
 		series=idle_conns_events_32 vs=idle_sock goal="< 0.1%" check=below:0.1 \
-		note="sock_liveness = events (what auto, the default, takes on this kernel for sockets that are not busy): no idle socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s), and the detector polls about once a second (tests/system/test_cost_status.sh), the 32 sessions selected beside them (500 round trips a second each) too: a busy socket a read finds in a young wait the kernel holds is left to the kernel, not read at the wait's want (status kernel_held; bench/README.md, 6 December, evening); what is left is those polls, the counter sweep and the backstop reads$(wake_note conns_events_32)"
+		note="sock_liveness = events (what auto, the default, takes on this kernel for sockets that are not busy): no idle socket is read while it owes nothing (the kernel posts when a wait reaches a threshold less a poll; a backstop read every 30 s, every 60 s once quiet that long), and the detector polls about once a second (tests/system/test_cost_status.sh), the 32 sessions selected beside them (500 round trips a second each) too: a busy socket a read finds in a young wait the kernel holds is left to the kernel, not read at the wait's want (status kernel_held; bench/README.md, 6 December, evening); what is left is those polls, the counter sweep and the backstop reads$(wake_note conns_events_32)"
 	for n in $sizes; do
 		[ "$n" = 32 ] && continue
 		row section=scale name="$n idle sockets a port selected, kernel events" unit=% \
 			series="idle_conns_events_$n" vs=idle_conns_events_32 \
 			goal="$( [ $n = 1000 ] && echo "< 0.1%" || echo "< 0.2%"), within 2x of 32" \
 			check="$( [ $n = 1000 ] && echo below:0.1 || echo below:0.2) ratio_max:2" \
-			note="ratio to 32 sockets in the same mode, medians of $seg run(s) of $evsecs s each, the sizes in turn: the backstop reads (every socket every 30 s, the BPF reader 4096 a run) and the dumps (only when a connection opens or a socket comes or goes, every 2 minutes at least) are what grows$(wake_note "conns_events_$n")"
+			note="ratio to 32 sockets in the same mode, medians of $seg run(s) of $evsecs s each, the sizes in turn: the backstop reads (every socket every 30 s, every 60 s once quiet that long: quiet_reads; the BPF reader 4096 a run) and the dumps (only when a connection opens or a socket comes or goes, every 4 minutes at least) are what grows$(wake_note "conns_events_$n")"
 	done
 	for n in $sizes; do
 		row section=scale name="$n idle sockets a port selected, paced reads" unit=% \

@@ -19,9 +19,9 @@ struct sockdiag;
  * counters (sockdiag_opens.h). A dump fills each watched socket for about
  * what three reads of the kernel-event watch's backstop cost (1.35 us
  * against 0.5 us a socket: bench/README.md), so on an idle port the dump
- * is most of what a minute reads unless it is one read in four
- * (flow_sockdiag_int.h checks it against SD_WATCH_BACKSTOP_NS). */
-#define SD_REDISCOVER_NS 120000000000ull
+ * is most of what a period reads unless it is one read in four of a quiet
+ * socket (flow_sockdiag_int.h checks it against SD_WATCH_QUIET_NS). */
+#define SD_REDISCOVER_NS 240000000000ull
 
 /* How a poll asks (defaults: sockdiag_opts_default). For benchmarks and
  * tests that compare the ways side by side. */
@@ -135,6 +135,9 @@ struct sockdiag_stats {
 	uint64_t registered, events_n, event_reads, loss_reads, holds;
 	uint64_t kernel_held;   /* reads that left a young wait to the kernel
 				 * (sockdiag_watch.c sd_watch_held) */
+	uint64_t quiet_reads;   /* reads that found a socket quiet for a
+				 * backstop and left it twice as long
+				 * (sd_watch_backstop_ns) */
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 	uint64_t enrol_refused; /* sockets the kernel would not give the
 				 * sockops callbacks (read on their pace) */

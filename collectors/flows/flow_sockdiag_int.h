@@ -90,6 +90,12 @@ struct sd_sock {                /* a watched socket the last discovery found */
 					 * (sockdiag_watch.c), 0 none, and */
 	uint64_t ev_tx, ev_rx;          /* its bytes then, as flow_obs has them */
 	uint64_t ev_written;
+	uint64_t bs_tx, bs_rx, bs_written; /* its bytes since bs_at, as the
+					 * reads that put it on the backstop
+					 * found them (bs_read set), for
+					 * sd_watch_backstop_ns() */
+	uint64_t bs_at;
+	uint8_t bs_read;
 };
 
 static inline uint64_t sd_cookie(const struct inet_diag_sockid *id)
@@ -258,9 +264,19 @@ static inline void sd_byslot_stale(struct sockdiag *sd)
  * owes nothing (a hook the watch lacks, a path it cannot see), and the
  * detector keeps its flow that long unseen (flow_obs.keep_ns). */
 #define SD_WATCH_BACKSTOP_NS 30000000000ull
+/* A socket that a read finds owing nothing, established, with the very
+ * bytes the reads that put it on the backstop found for a backstop or
+ * more: quiet, and read again after this long (sd_watch_backstop_ns). */
+#define SD_WATCH_QUIET_NS (2 * SD_WATCH_BACKSTOP_NS)
 /* the backstop reads, not the dumps, are what an idle socket costs */
-_Static_assert(SD_REDISCOVER_NS >= 4 * SD_WATCH_BACKSTOP_NS,
-	       "a dump at most one read in four of an idle watched socket");
+_Static_assert(SD_REDISCOVER_NS >= 4 * SD_WATCH_QUIET_NS,
+	       "a dump at most one read in four of a quiet watched socket");
+
+/* When a socket that owes nothing, or waits as the kernel holds it, is
+ * read again, from a read at now: SD_WATCH_QUIET_NS for one quiet for a
+ * backstop (a tenth early: the reads come a little before they are due),
+ * else SD_WATCH_BACKSTOP_NS. */
+uint64_t sd_watch_backstop_ns(const struct sd_sock *k, const struct flow_obs *o, uint64_t now);
 /* A socket handed back as busy: on its pace at least SD_BUSY_HOLD_NS,
  * doubled (up to SD_BUSY_HOLD_MAX_NS) when handed back again within
  * SD_BUSY_HOLD_MAX_NS of its return: each return is a walk of the

@@ -85,6 +85,12 @@ static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 		k->ev_tx = (*hit)->ev_tx;
 		k->ev_rx = (*hit)->ev_rx;
 		k->ev_written = (*hit)->ev_written;
+		/* quiet since when (sd_watch_backstop_ns) */
+		k->bs_tx = (*hit)->bs_tx;
+		k->bs_rx = (*hit)->bs_rx;
+		k->bs_written = (*hit)->bs_written;
+		k->bs_at = (*hit)->bs_at;
+		k->bs_read = (*hit)->bs_read;
 		(*hit)->sw_slot = 0;
 	}
 }
@@ -159,6 +165,7 @@ int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d)
 		if (d->nfound < d->capfound) {
 			struct sd_sock *k = &d->found[d->nfound++];
 
+			*k = (struct sd_sock){ 0 };     /* what is not carried */
 			k->id = m->id;
 			k->family = m->idiag_family;
 			k->gone = 0;

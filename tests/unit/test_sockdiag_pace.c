@@ -434,6 +434,57 @@ static void sd_watch_kernel_holds__detector_dates_the_post_from_the_start(void *
 	livetab_free(ft);
 }
 
+/* A socket that owes nothing is read again a backstop later, or twice
+ * that when a read finds it established with the bytes the reads that put
+ * it on the backstop found a backstop or more before (quiet since: none
+ * of the paths the hooks miss was passed, each moves the bytes). Fails a
+ * watch that doubles the backstop for every idle socket (each refusal
+ * below), one that never does (the quiet read), and one that takes two
+ * reads a second apart with the same bytes for a quiet backstop. */
+static void sd_watch_backstop_ns__quiet_for_a_backstop__twice_as_long(void **state)
+{
+	struct sd_sock k0, k;
+	struct flow_obs o0 = sock_obs(), o;
+	uint64_t at = 100 * SEC, now = at + SD_WATCH_BACKSTOP_NS;
+
+	(void)state;
+	memset(&k0, 0, sizeof(k0));
+	o0.state = SD_TCP_ESTABLISHED;
+	o0.tx_bytes = 4000;
+	o0.rx_bytes = 9000;
+	/* the first read: not known to be quiet */
+	assert_int_equal(sd_watch_backstop_ns(&k0, &o0, now), SD_WATCH_BACKSTOP_NS);
+	k0.bs_read = 1;
+	k0.bs_tx = 4000;
+	k0.bs_rx = 9000;
+	k0.bs_written = 4000;
+	k0.bs_at = at;
+	assert_int_equal(sd_watch_backstop_ns(&k0, &o0, now), SD_WATCH_QUIET_NS);
+	assert_true(SD_WATCH_QUIET_NS > SD_WATCH_BACKSTOP_NS);
+	/* read a little early (sd_pace_early): still a backstop */
+	assert_int_equal(sd_watch_backstop_ns(&k0, &o0, now - SD_WATCH_BACKSTOP_NS / 10),
+			 SD_WATCH_QUIET_NS);
+#define NOT_QUIET(change, t)                                                     \
+	do {                                                                     \
+		k = k0;                                                          \
+		o = o0;                                                          \
+		change;                                                          \
+		assert_int_equal(sd_watch_backstop_ns(&k, &o, t), SD_WATCH_BACKSTOP_NS); \
+	} while (0)
+	NOT_QUIET(k.bs_read = 0, now);          /* on its pace since */
+	NOT_QUIET((void)0, at + 1 * SEC);       /* the same bytes a second on */
+	NOT_QUIET((void)0, now - SD_WATCH_BACKSTOP_NS / 10 - 1);
+	NOT_QUIET((void)0, at - 10 * SEC);      /* a clock gone back */
+	NOT_QUIET(o.tx_bytes++, now);           /* sent, acknowledged */
+	NOT_QUIET(o.rx_bytes++, now);           /* received */
+	NOT_QUIET(k.bs_written++, now);         /* other bytes written then */
+	NOT_QUIET(o.state = SD_TCP_FIN_WAIT2, now);     /* closing: data past the hooks */
+	NOT_QUIET(o.state = SD_TCP_CLOSE_WAIT, now);
+	NOT_QUIET(o.inflight = 10; k.bs_written += 10, now);   /* owes: a held wait */
+	NOT_QUIET(o.unread = 10, now);
+#undef NOT_QUIET
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -445,6 +496,7 @@ int main(void)
 		cmocka_unit_test(sd_pace_early__sockets_out_of_step__fall_into_step),
 		cmocka_unit_test(sd_watch_kernel_holds__every_condition),
 		cmocka_unit_test(sd_watch_kernel_holds__detector_dates_the_post_from_the_start),
+		cmocka_unit_test(sd_watch_backstop_ns__quiet_for_a_backstop__twice_as_long),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
