@@ -119,6 +119,20 @@ static void stall_plan__sources_asking_later__trusted_up_to_a_second(void **stat
 	assert_string_equal(why, "nothing asked");
 }
 
+/* A poll from t0 to t_end, the sources asking nothing for 30 s: the next
+ * poll's time, planned as "nothing asked". */
+static uint64_t plan_idle(struct stallfix *x, uint64_t t0, uint64_t t_end, const char **why)
+{
+	uint64_t next;
+
+	stall_poll_begin(x->s, t0);
+	stall_poll_end(x->s, t_end);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), t0 + 30 * SEC);
+	next = stall_plan(x->s, why);
+	assert_string_equal(*why, "nothing asked");
+	return next;
+}
+
 /* The poll nothing asked for may come at any other wakeup in its sleep's
  * last tenth (the counter sweep's), from flow_interval on after one that
  * came at its end alone, never sooner than the plan's least, and at its
@@ -135,12 +149,8 @@ static void stall_plan__nothing_asked__a_window_for_the_sweeps(void **state)
 	const char *why;
 	uint64_t next, e = 0, l = 0;
 
-	stall_poll_begin(x->s, 1 * SEC);
-	stall_poll_end(x->s, 1 * SEC);
-	flowsrcs_test_set_next(fs, 31 * SEC);
-	next = stall_plan(x->s, &why);
+	next = plan_idle(x, 1 * SEC, 1 * SEC, &why);
 	assert_int_equal(next, 2 * SEC);
-	assert_string_equal(why, "nothing asked");
 	/* armed a millisecond after the poll: its last tenth */
 	assert_true(stall_plan_window(x->s, 1 * SEC + 1 * MS, next, why, 0, &e, &l));
 	assert_int_equal(l, 999 * MS);
@@ -159,12 +169,8 @@ static void stall_plan__nothing_asked__a_window_for_the_sweeps(void **state)
 	/* a poll handled for 300 ms: its window not sooner than half an
 	 * interval after its end (a last tenth of 2.7 ms from 24.3 ms on
 	 * would open 0.7 ms before it) */
-	stall_poll_begin(x->s, 3 * SEC);
-	stall_poll_end(x->s, 3 * SEC + 300 * MS);
-	flowsrcs_test_set_next(fs, 40 * SEC);
-	next = stall_plan(x->s, &why);
+	next = plan_idle(x, 3 * SEC, 3 * SEC + 300 * MS, &why);
 	assert_int_equal(next, 4 * SEC);
-	assert_string_equal(why, "nothing asked");
 	assert_true(stall_plan_window(x->s, 3 * SEC + 300 * MS, next, why, 1, &e, &l));
 	assert_int_equal(e, 50 * MS);
 	assert_int_equal(l, 700 * MS);
