@@ -307,6 +307,11 @@ int sd_watch_kernel_holds(const struct sockwatch_slot *h, const struct flow_obs 
 
 /* sockdiag_parse.c */
 void sd_byck_build(struct sockdiag *sd);
+/* A socket a dump finds (k, its id set, the rest zero) takes what the
+ * socket of the same cookie in the last discovery had (sd_byck_build()
+ * before): its pace, its watch slot (given up by the old entry), its
+ * busy hold, the wait the kernel posted, and since when it is quiet. */
+void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k);
 int sd_key(struct flow_key *key, uint8_t family, const struct inet_diag_sockid *id);
 int sd_msg_cb(const struct nlmsghdr *nlh, void *data);
 int sd_parse_sock(const struct nlmsghdr *nlh, struct sd_dump *d);

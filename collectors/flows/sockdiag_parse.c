@@ -51,7 +51,7 @@ void sd_byck_build(struct sockdiag *sd)
 	qsort(sd->byck, sd->nbyck, sizeof(*sd->byck), sd_byck_cmp);
 }
 
-static void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
+void sd_pace_carry(struct sockdiag *sd, struct sd_sock *k)
 {
 	struct sd_sock key = { .id = k->id }, *kp = &key, **hit;
 

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "collectors/flows/flow_live.h"
@@ -485,6 +486,186 @@ static void sd_watch_backstop_ns__quiet_for_a_backstop__twice_as_long(void **sta
 #undef NOT_QUIET
 }
 
+/* An idle socket the kernel-event watch follows, read by sd_watch_paced()
+ * at the times a clock passed in gives: read a backstop after its first
+ * read, then, its bytes standing still, twice as long; quiet since its
+ * bytes last moved, not since the read before (a read early, for a loss
+ * or a want, keeps it quiet); a read that finds it owing puts it on its
+ * pace and forgets the quiet, so the read after is a backstop again.
+ * Fails a watch that dates the quiet from every read, one that keeps the
+ * quiet across a wait, and one that never doubles. */
+static struct flow_obs quiet_obs(void)
+{
+	struct flow_obs o = sock_obs();
+
+	o.state = SD_TCP_ESTABLISHED;
+	o.tx_msgs = o.rx_msgs = 10;
+	o.tx_bytes = 4000;
+	o.rx_bytes = 9000;
+	o.last_tx_ns = o.last_rx_ns = 1 * SEC;
+	return o;
+}
+
+static void sd_watch_paced__quiet_socket__a_backstop_then_twice_as_long(void **state)
+{
+	struct sockdiag sd;
+	struct sd_sock k;
+	struct flow_obs o;
+	int watch;
+	uint64_t t = 100 * SEC, bs = SD_WATCH_BACKSTOP_NS, q = SD_WATCH_QUIET_NS;
+
+	(void)state;
+	memset(&sd, 0, sizeof(sd));
+	memset(&k, 0, sizeof(k));
+	sd.sw = (struct sockwatch *)&watch;     /* not read: no wait is young */
+	sd.stall_ns = THR;
+	sd.poll_ns = POLL;
+	k.sw_slot = 7;
+#define READ(at, change)                                                         \
+	do {                                                                     \
+		o = quiet_obs();                                                 \
+		change;                                                          \
+		sd_watch_paced(&sd, &k, &o, at);                                 \
+	} while (0)
+	READ(t, (void)0);                       /* first read: not known quiet */
+	assert_int_equal(k.pace.due_ns, t + bs);
+	assert_int_equal(o.keep_ns, bs + bs / 2);
+	assert_int_equal(k.bs, 1);
+	assert_int_equal(k.bs_at, t);
+	assert_int_equal(sd.st.quiet_reads, 0);
+	READ(t + bs, (void)0);                  /* the same bytes a backstop on */
+	assert_int_equal(k.pace.due_ns, t + bs + q);
+	assert_int_equal(o.keep_ns, q + q / 2);
+	assert_int_equal(sd.st.quiet_reads, 1);
+	assert_int_equal(k.bs_at, t);           /* quiet since then, still */
+	READ(t + bs + 5 * SEC, (void)0);        /* read early: a loss, a want */
+	assert_int_equal(k.pace.due_ns, t + bs + 5 * SEC + q);
+	assert_int_equal(sd.st.quiet_reads, 2);
+	READ(t + 100 * SEC, o.rx_bytes += 100); /* moved: a backstop again */
+	assert_int_equal(k.pace.due_ns, t + 100 * SEC + bs);
+	assert_int_equal(k.bs_at, t + 100 * SEC);
+	assert_int_equal(sd.st.quiet_reads, 2);
+	READ(t + 100 * SEC + bs, o.rx_bytes += 100);
+	assert_int_equal(k.pace.due_ns, t + 100 * SEC + bs + q);
+	assert_int_equal(sd.st.quiet_reads, 3);
+	/* a request unanswered, older than half a poll, with the same bytes:
+	 * on its pace, the quiet forgotten */
+	READ(t + 200 * SEC, (o.rx_bytes += 100, o.tx_msgs = 11, o.last_tx_ns = t + 199 * SEC));
+	assert_int_equal(k.bs, 0);
+	assert_int_equal(k.bs_read, 0);
+	assert_true(k.pace.wait_from != 0);
+	assert_true(k.pace.due_ns < t + 200 * SEC + bs);
+	/* answered, the bytes as before it: a backstop, not quiet */
+	READ(t + 200 * SEC + bs, (o.rx_bytes += 100, o.tx_msgs = o.rx_msgs = 11));
+	assert_int_equal(k.bs, 1);
+	assert_int_equal(k.pace.due_ns, t + 200 * SEC + 2 * bs);
+	assert_int_equal(sd.st.quiet_reads, 3);
+#undef READ
+}
+
+/* What a dump's socket takes from the one of its cookie in the discovery
+ * before (sd_pace_carry): every field it carries, each set apart, so a
+ * field dropped from the carry fails; its watch slot moves (the old
+ * entry gives it up); it is not on the new active list; one the discovery
+ * before did not know takes nothing; one that had no slot is tried again. */
+static void sd_pace_carry__found_again__keeps_its_pace_slot_hold_and_quiet(void **state)
+{
+	struct sockdiag sd;
+	struct sd_sock known[2], old, k;
+
+	(void)state;
+	memset(&sd, 0, sizeof(sd));
+	memset(known, 0, sizeof(known));
+	sd.stall_ns = THR;
+	known[0].id.idiag_cookie[0] = 9;
+	known[1].id.idiag_cookie[0] = 5;
+	known[1].id.idiag_cookie[1] = 1;
+	known[1].pace.due_ns = 11;
+	known[1].pace.wait_from = 12;
+	known[1].pace.tx_bytes = 13;
+	known[1].pace.rx_bytes = 14;
+	known[1].pace.unread = 15;
+	known[1].pace.seen = 1;
+	known[1].bs = 1;
+	known[1].in_act = 1;
+	known[1].sw_slot = 3;
+	known[1].sw_tried = 1;
+	known[1].sw_refused = 1;
+	known[1].sw_busy = 1;
+	known[1].busy_tx = 21;
+	known[1].busy_rx = 22;
+	known[1].busy_until = 23;
+	known[1].busy_hold = 24;
+	known[1].busy_back_at = 25;
+	known[1].ev_from = 31;
+	known[1].ev_tx = 32;
+	known[1].ev_rx = 33;
+	known[1].ev_written = 34;
+	known[1].bs_tx = 41;
+	known[1].bs_rx = 42;
+	known[1].bs_written = 43;
+	known[1].bs_at = 44;
+	known[1].bs_read = 1;
+	old = known[1];
+	sd.known = known;
+	sd.nknown = 2;
+	sd_byck_build(&sd);
+	assert_int_equal(sd.nbyck, 2);
+
+	memset(&k, 0, sizeof(k));
+	k.id = old.id;
+	sd_pace_carry(&sd, &k);
+	assert_int_equal(k.pace.due_ns, 11);
+	assert_int_equal(k.pace.wait_from, 12);
+	assert_int_equal(k.pace.tx_bytes, 13);
+	assert_int_equal(k.pace.rx_bytes, 14);
+	assert_int_equal(k.pace.unread, 15);
+	assert_int_equal(k.pace.seen, 1);
+	assert_int_equal(k.bs, 1);
+	assert_int_equal(k.in_act, 0);
+	assert_int_equal(k.sw_slot, 3);
+	assert_int_equal(known[1].sw_slot, 0);  /* given up by the old entry */
+	assert_int_equal(k.sw_tried, 1);
+	assert_int_equal(k.sw_refused, 1);
+	assert_int_equal(k.sw_busy, 1);
+	assert_int_equal(k.busy_tx, 21);
+	assert_int_equal(k.busy_rx, 22);
+	assert_int_equal(k.busy_until, 23);
+	assert_int_equal(k.busy_hold, 24);
+	assert_int_equal(k.busy_back_at, 25);
+	assert_int_equal(k.ev_from, 31);
+	assert_int_equal(k.ev_tx, 32);
+	assert_int_equal(k.ev_rx, 33);
+	assert_int_equal(k.ev_written, 34);
+	assert_int_equal(k.bs_tx, 41);
+	assert_int_equal(k.bs_rx, 42);
+	assert_int_equal(k.bs_written, 43);
+	assert_int_equal(k.bs_at, 44);
+	assert_int_equal(k.bs_read, 1);
+
+	/* the same cookie's low half, another high half: not the same socket */
+	memset(&k, 0, sizeof(k));
+	k.id.idiag_cookie[0] = 5;
+	k.pace.due_ns = 99;
+	k.in_act = k.bs = 1;
+	sd_pace_carry(&sd, &k);
+	assert_int_equal(k.pace.due_ns, 0);
+	assert_int_equal(k.in_act, 0);
+	assert_int_equal(k.bs, 0);
+	assert_int_equal(k.bs_at, 0);
+	assert_int_equal(k.sw_slot, 0);
+
+	/* found again after its slot went: its registration is tried again */
+	known[1].sw_slot = 0;
+	memset(&k, 0, sizeof(k));
+	k.id = old.id;
+	sd_pace_carry(&sd, &k);
+	assert_int_equal(k.sw_slot, 0);
+	assert_int_equal(k.sw_tried, 0);
+	assert_int_equal(k.sw_refused, 1);
+	free(sd.byck);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +678,8 @@ int main(void)
 		cmocka_unit_test(sd_watch_kernel_holds__every_condition),
 		cmocka_unit_test(sd_watch_kernel_holds__detector_dates_the_post_from_the_start),
 		cmocka_unit_test(sd_watch_backstop_ns__quiet_for_a_backstop__twice_as_long),
+		cmocka_unit_test(sd_watch_paced__quiet_socket__a_backstop_then_twice_as_long),
+		cmocka_unit_test(sd_pace_carry__found_again__keeps_its_pace_slot_hold_and_quiet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
