@@ -791,10 +791,12 @@ incident_window = 10ms"
 		opened=$(echo "$inc" | jq .opened_real_ns)
 		last=$id
 		sample detect_ms "$(awk -v a="$opened" -v b="$t0" 'BEGIN { printf "%.3f", (a - b) / 1e6 }')"
-		# the investigation ends (release watched, bundle written) before the next
-		wait_for 15 sh -c "'$BUILD/nicstallctl' -s '$WORK/ctl.sock' -j incident show |
+		# the investigation ends (release watched, bundle written) before the
+		# next; asked for by its id: a drop can open one incident a port
+		# (both ports see the flow wait), and the newest is then the other's
+		wait_for 15 sh -c "'$BUILD/nicstallctl' -s '$WORK/ctl.sock' -j incident show $id |
 			jq -e --argjson id $id '.record.incident_id == \$id and .record.state == \"complete\"'"
-		snap=$(ctl -j incident show | jq --argjson id "$id" --argjson om "$(echo "$inc" | jq .opened_mono_ns)" \
+		snap=$(ctl -j incident show "$id" | jq --argjson id "$id" --argjson om "$(echo "$inc" | jq .opened_mono_ns)" \
 			'select(.record.incident_id == $id) | [.record.steps[] | select(.step == "snapshot") | .start_mono_ns][0] - $om')
 		[ -n "$snap" ] && [ "$snap" != null ] && sample snapshot_ms "$(awk -v d="$snap" 'BEGIN { printf "%.4f", d / 1e6 }')"
 	done
