@@ -255,6 +255,9 @@ void sd_watch_register(struct sockdiag *sd)
 		}
 		if (had)        /* their sockops flags off */
 			sockwatch_enrol(sd->sw, NULL, NULL, NULL, 0);
+		/* no slots for any span: a threshold back to the one they
+		 * had is a new one (registered at once, not at a dump) */
+		sd->sw_span = 0;
 		return;
 	}
 	if (span != sd->sw_span) {      /* a new threshold: new slots */

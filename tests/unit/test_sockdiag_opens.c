@@ -716,6 +716,47 @@ static void sockdiag_poll__events__refused_callbacks__on_its_pace(void **state)
 	conn_close(&a);
 }
 
+/* A threshold of a poll or less reads every socket at every poll: the
+ * slots are given up. Back to the threshold they were given for, they are
+ * registered again at once and read no more, not left on their pace until
+ * the next dump (which may be minutes away on a quiet namespace). */
+static void sockdiag_poll__events__threshold_below_a_poll_and_back__registered_again(void **state)
+{
+	static struct nstest_obs l;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	uint64_t dumps;
+	struct conn a;
+
+	(void)state;
+	sd = events_session(&a, &sel, &l);
+	assert_int_equal(stats_of(sd).registered, 2);
+	dumps = stats_of(sd).dumps;
+	nstest_msleep(60);
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);        /* watched */
+	sockdiag_set_pace(sd, 40 * MS, 50 * MS, 100 * MS);      /* below a poll */
+	nstest_msleep(60);
+	poll_into(sd, &sel, 1, &l);     /* the slots given up: due at the next */
+	for (int i = 0; i < 3; i++) {
+		nstest_msleep(60);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 2);        /* every poll */
+	}
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);     /* and back */
+	nstest_msleep(60);
+	poll_into(sd, &sel, 1, &l);
+	assert_int_equal(stats_of(sd).registered, 4);
+	/* read once more on their way to the backstop, then no more */
+	nstest_msleep(110);
+	poll_into(sd, &sel, 1, &l);
+	for (int i = 0; i < 4; i++) {
+		nstest_msleep(110);
+		assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	}
+	assert_int_equal(stats_of(sd).dumps, dumps);    /* no dump did it */
+	sd_done(sd);
+	conn_close(&a);
+}
+
 /* sock_liveness = auto: a socket whose callbacks come faster than the
  * watch's busy limit is handed back by the kernel and read on its pace
  * (as paced reads read every socket), not registered again while busy;
@@ -1167,6 +1208,7 @@ int main(void)
 		cmocka_unit_test_teardown(sockdiag_poll__repaired_socket__found_without_an_open, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__more_than_a_reader_run__each_read_once, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__long_threshold__idle_socket_read_each_refresh, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__threshold_below_a_poll_and_back__registered_again, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__events__idle_unread_until_the_deadline, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__events__lost_timer__every_socket_read, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__discovery_due_within_the_slack, test_teardown),
