@@ -147,6 +147,12 @@ t_cleanup() {
 		echo "---- daemon log (last 30 lines) ----"
 		tail -30 "$T_DIR/daemon.log"
 	fi
+	# NICSTALL_KEEP=DIR: a failed test's directory (the daemon's log, its
+	# state and bundles) moved there to be read
+	if [ "$T_FAIL" -ne 0 ] && [ -n "${NICSTALL_KEEP:-}" ]; then
+		mkdir -p "$NICSTALL_KEEP" && mv "$T_DIR" "$NICSTALL_KEEP/" &&
+			echo "kept: $NICSTALL_KEEP/$(basename "$T_DIR")"
+	fi
 	rm -rf "$T_DIR"
 	# a test that checked nothing has failed
 	[ "$T_PASS" -eq 0 ] && [ "$T_FAIL" -eq 0 ] && T_FAIL=1 && echo "FAIL - no check ran"

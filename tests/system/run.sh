@@ -19,6 +19,9 @@
 #                            these an exclusive one): tests whose verdicts
 #                            judge the host's own CPU load (seed 004's rank
 #                            starved of CPU, the others waiting on it)
+# NICSTALL_KEEP=DIR          a failed test's directory (the daemon's log,
+#                            its state, bundles and certificates) is moved
+#                            under DIR instead of removed
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}

@@ -36,7 +36,10 @@ written() { [ "$(ctl -j run show "$1" | jq -r .state)" = written ]; }
 # run is held open until the incident opened, or (recover) the flow was
 # released inside it
 wedged_run() {
-	local name=$1 until=$2 p pid
+	local name=$1 until=$2 p pid last
+	# the incidents before this run's (r4's, released or not, stays in
+	# status): only one opened after them is this run's
+	last=$(ctl -j status | jq '[.incidents[].id] | max // 0')
 	ctl run begin "$name" --label run=4 --label wedge=seed-000 > /dev/null || return 1
 	ip netns exec "$CLI_NS" sockperf ping-pong --tcp -i "$SRV_ADDR" -p $PORT -t 30 --mps 500 > /dev/null 2>&1 &
 	pid=$!
@@ -46,7 +49,7 @@ wedged_run() {
 	emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" $PORT
 	# (recover: each port's promiscuous capture and reprogram in turn, each
 	# watched up to release_wait, until one releases the flow)
-	wait_for 25 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.state $until)) | length >= 1' >/dev/null"
+	wait_for 25 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.id > $last and .state $until)) | length >= 1' >/dev/null"
 	# the investigation reaches its promiscuous capture and reprogram
 	# (observe 400 ms, capture 300 ms) while the run is still open
 	sleep "${3:-0}"
