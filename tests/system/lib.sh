@@ -147,6 +147,8 @@ t_cleanup() {
 		echo "---- daemon log (last 30 lines) ----"
 		tail -30 "$T_DIR/daemon.log"
 	fi
+	# a test that checked nothing has failed
+	[ "$T_PASS" -eq 0 ] && [ "$T_FAIL" -eq 0 ] && T_FAIL=1 && echo "FAIL - no check ran"
 	# NICSTALL_KEEP=DIR: a failed test's directory (the daemon's log, its
 	# state and bundles) moved there to be read
 	if [ "$T_FAIL" -ne 0 ] && [ -n "${NICSTALL_KEEP:-}" ]; then
@@ -154,8 +156,6 @@ t_cleanup() {
 			echo "kept: $NICSTALL_KEEP/$(basename "$T_DIR")"
 	fi
 	rm -rf "$T_DIR"
-	# a test that checked nothing has failed
-	[ "$T_PASS" -eq 0 ] && [ "$T_FAIL" -eq 0 ] && T_FAIL=1 && echo "FAIL - no check ran"
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ "$T_FAIL" -eq 0 ]
 	exit $?

@@ -21,7 +21,7 @@
 #                            starved of CPU, the others waiting on it)
 # NICSTALL_KEEP=DIR          a failed test's directory (the daemon's log,
 #                            its state, bundles and certificates) is moved
-#                            under DIR instead of removed
+#                            under DIR (an absolute path) instead of removed
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 limit=${NICSTALL_TEST_TIMEOUT:-300}

@@ -40,6 +40,7 @@ wedged_run() {
 	# the incidents before this run's (r4's, released or not, stays in
 	# status): only one opened after them is this run's
 	last=$(ctl -j status | jq '[.incidents[].id] | max // 0')
+	[ -n "$last" ] || { fail "run $name: the daemon's status before it"; return 1; }
 	ctl run begin "$name" --label run=4 --label wedge=seed-000 > /dev/null || return 1
 	ip netns exec "$CLI_NS" sockperf ping-pong --tcp -i "$SRV_ADDR" -p $PORT -t 30 --mps 500 > /dev/null 2>&1 &
 	pid=$!
@@ -49,7 +50,8 @@ wedged_run() {
 	emu wedge srv tcp "$CLI_ADDR" "$p" "$SRV_ADDR" $PORT
 	# (recover: each port's promiscuous capture and reprogram in turn, each
 	# watched up to release_wait, until one releases the flow)
-	wait_for 25 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.id > $last and .state $until)) | length >= 1' >/dev/null"
+	wait_for 25 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '.incidents | map(select(.id > $last and .state $until)) | length >= 1' >/dev/null" ||
+		fail "run $name: no incident after $last whose state $until within 25 s"
 	# the investigation reaches its promiscuous capture and reprogram
 	# (observe 400 ms, capture 300 ms) while the run is still open
 	sleep "${3:-0}"
