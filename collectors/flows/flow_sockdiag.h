@@ -142,7 +142,8 @@ struct sockdiag_stats {
 				 * backstop and left it twice as long
 				 * (sd_watch_backstop_ns) */
 	uint64_t state_reads;   /* sockets of ours the kernel posted as
-				 * leaving ESTABLISHED, read at once */
+				 * leaving ESTABLISHED, made due at once
+				 * (one already due counted too) */
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 	uint64_t enrol_refused; /* sockets the kernel would not give the
 				 * sockops callbacks (read on their pace) */
