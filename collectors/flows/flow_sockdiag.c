@@ -784,6 +784,7 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 				}
 			sd_due_moved(sd);
 			sd->sw_scan = 1;
+			sd->sw_retry_at = 0;    /* every one is tried now */
 			return rc;
 		}
 		/* the slots of sockets not found again (those found again
@@ -797,17 +798,18 @@ int sockdiag_poll(struct sockdiag *sd, const struct flow_sel *sel, unsigned nsel
 		sd->act_ok = sd->use_act = 0;   /* made again by the walk below */
 		sd->last_dump = d.now;
 		sd->sw_scan = 1;        /* the sockets found: registered now */
+		sd->sw_retry_at = 0;    /* those without a slot tried now too */
 		if (disc_due) {
 			sd->next_discover = d.now + sd->opts.discover_ns;
 			sd->probe = 1;  /* measure asking one by one again */
 		}
 		sd_min_add(&sd->dump, loop_mono_ns() - c0);
 		sd->st.dump_ns = sd_min_get(&sd->dump);
-		sd_watch_register(sd);
+		sd_watch_register(sd, d.now);
 		sd_least_due_keep(sd);
 		return d.emitted;
 	}
-	sd_watch_register(sd);  /* after a threshold's change */
+	sd_watch_register(sd, d.now);  /* after a threshold's change, a retry's time */
 	if (!ndue) {
 		sd->last_unread = sd->nalive;
 		sd->st.paced += sd->nalive;

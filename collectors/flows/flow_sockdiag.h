@@ -52,6 +52,9 @@ struct sockdiag_opts {
 				 * pace at least this long, twice as long each
 				 * time it is handed back again soon after
 				 * its return (0: SD_BUSY_HOLD_NS) */
+	uint64_t reg_retry_ns;  /* a registration the kernel had no memory
+				 * for is tried again this long after
+				 * (0: SD_WATCH_RETRY_NS) */
 };
 void sockdiag_opts_default(struct sockdiag_opts *o);
 
@@ -138,6 +141,9 @@ struct sockdiag_stats {
 	uint64_t quiet_reads;   /* reads that found a socket quiet for a
 				 * backstop and left it twice as long
 				 * (sd_watch_backstop_ns) */
+	uint64_t state_reads;   /* sockets of ours the kernel posted as
+				 * leaving ESTABLISHED, made due at once
+				 * (one already due counted too) */
 	uint64_t reg_retries;   /* registrations the kernel had no memory for */
 	uint64_t enrol_refused; /* sockets the kernel would not give the
 				 * sockops callbacks (read on their pace) */

@@ -158,6 +158,8 @@ struct sockdiag {
 	int sw_scan;            /* sockets found since the last registration
 				 * walk (sd_watch_register looks only then) */
 	uint64_t sw_losses;     /* sockwatch_losses() when last read */
+	uint64_t sw_retry_at;   /* registrations the kernel had no memory
+				 * for are tried again then (0: none) */
 	/* its slots to their sockets (slot, index in known[]) sorted by slot,
 	 * a cache for the posts (sockdiag_watch.c): made at the second post
 	 * after known[] or a registration changed them (byslot_ok 0, and
@@ -284,6 +286,15 @@ uint64_t sd_watch_backstop_ns(const struct sd_sock *k, const struct flow_obs *o,
  * would otherwise make at every other poll. */
 #define SD_BUSY_HOLD_NS 10000000000ull
 #define SD_BUSY_HOLD_MAX_NS 320000000000ull
+/* A socket whose registration found no socket storage (the kernel
+ * allocates it without sleeping) is on its pace, and registered again
+ * this long after, not at the next dump (up to SD_REDISCOVER_NS on a
+ * namespace where no connection opens). No poll of its own: the
+ * discovery's look, every SD_DISCOVER_NS whether it dumps or not, is a
+ * poll that carries it (sd_watch_register), at most that late. */
+#define SD_WATCH_RETRY_NS 10000000000ull
+_Static_assert(SD_WATCH_RETRY_NS >= 4 * SD_DISCOVER_NS,
+	       "a retry is carried by a discovery's poll, a little late");
 
 /* sockdiag_watch.c */
 struct sockwatch_slot;
@@ -291,7 +302,7 @@ void sd_reader_key(const struct sd_sock *s, struct sr_key *k);
 void sd_watch_open(struct sockdiag *sd);
 void sd_watch_close(struct sockdiag *sd);
 void sd_watch_gone(struct sockdiag *sd, struct sd_sock *k);
-void sd_watch_register(struct sockdiag *sd);
+void sd_watch_register(struct sockdiag *sd, uint64_t now);
 /* Before a poll's reads: sockets due at once (an event, a loss, a hold). */
 void sd_watch_before(struct sockdiag *sd, uint64_t now);
 /* A read of socket k at now gave o: its next read, and o's keep_ns. */

@@ -124,6 +124,19 @@ static void sd_watch_event(void *arg, const struct sockwatch_event *e)
 		sd->st.busy_handed++;
 		return;
 	}
+	if (e->left) {
+		/* it left ESTABLISHED (sockwatch.bpf.c sw_left): read now, and
+		 * not quiet from that read, which may come before the kernel
+		 * stores the new state (the hooks run first) and see it still
+		 * established: the backstop after it is 30 s. Not a deadline;
+		 * a wait the kernel posted (ev_from) stands. */
+		if (!(k = sd_by_slot(sd, e->slot)))
+			return;
+		sd_due_now(sd, k);
+		k->bs_read = 0;
+		sd->st.state_reads++;
+		return;
+	}
 	sd->st.events_n++;
 	if (!(k = sd_by_slot(sd, e->slot)))
 		return;
@@ -174,6 +187,7 @@ void sd_watch_close(struct sockdiag *sd)
 	sockwatch_close(sd->sw);        /* every slot of ours with it */
 	sd->sw = NULL;
 	sd->sw_broken = 0;
+	sd->sw_retry_at = 0;
 	for (unsigned i = 0; i < sd->nknown; i++) {
 		if (sd->known[i].sw_slot)
 			sd->known[i].pace.due_ns = 0;   /* on its pace from now */
@@ -234,7 +248,7 @@ static uint64_t sd_watch_span(const struct sockdiag *sd)
 	return sd->stall_ns > sd->poll_ns ? sd->stall_ns - sd->poll_ns : 0;
 }
 
-void sd_watch_register(struct sockdiag *sd)
+void sd_watch_register(struct sockdiag *sd, uint64_t now)
 {
 	struct sr_key keys[SW_REG_CHUNK];
 	uint32_t slots[SW_REG_CHUNK];
@@ -267,9 +281,19 @@ void sd_watch_register(struct sockdiag *sd)
 		}
 		sd->sw_span = span;
 		sd->sw_scan = 1;
+		sd->sw_retry_at = 0;    /* every socket is tried now */
+	}
+	if (sd->sw_retry_at && now >= sd->sw_retry_at) {
+		/* the kernel had no storage for some: those without a slot
+		 * are tried again (one the kernel no longer has gets none) */
+		for (unsigned i = 0; i < sd->nknown; i++)
+			if (!sd->known[i].sw_slot)
+				sd->known[i].sw_tried = 0;
+		sd->sw_retry_at = 0;
+		sd->sw_scan = 1;
 	}
 	/* a walk of every socket only when some may be new to the watch:
-	 * after a dump, an open, a new threshold */
+	 * after a dump, an open, a new threshold, a retry's time */
 	if (!sd->sw_scan)
 		return;
 	sd->sw_scan = 0;
@@ -290,10 +314,15 @@ void sd_watch_register(struct sockdiag *sd)
 		}
 		for (unsigned j = 0; j < n; j++) {
 			if (slots[j] == SOCKWATCH_RETRY) {
-				/* asked again at the next discovery: where the
-				 * kernel's allocator has nothing now it may have
-				 * nothing for many polls, and each try is a run */
+				/* asked again SD_WATCH_RETRY_NS on (or at the
+				 * next dump): where the kernel's allocator has
+				 * nothing now it may have nothing for many
+				 * polls, and each try is a run */
 				sd->st.reg_retries++;
+				if (!sd->sw_retry_at)
+					sd->sw_retry_at = now + (sd->opts.reg_retry_ns ?
+								 sd->opts.reg_retry_ns :
+								 SD_WATCH_RETRY_NS);
 				continue;
 			}
 			sd->known[idx[j]].sw_slot = slots[j];

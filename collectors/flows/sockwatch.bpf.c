@@ -49,7 +49,8 @@
  *  - sock:sock_send_length and sock:sock_recv_length, after every
  *    sendmsg() and recvmsg() (sock_sendmsg_nosec(), sock_recvmsg_nosec()):
  *    write_seq and what tcp_push() sent; copied_seq;
- *  - sock:inet_sock_set_state: a socket that closes waits no more.
+ *  - sock:inet_sock_set_state: a socket that closes waits no more, and
+ *    one that leaves ESTABLISHED for a closing state is posted (sw_left).
  * Data sent later by the TSQ tasklet or a pacing timer (tcp_tsq_handler(),
  * tcp_pace_kick()), or ACKs taken in tcp_rcv_state_process() (not
  * established), move the socket with no hook: the wait's start seen here
@@ -68,6 +69,7 @@
 char LICENSE[] SEC("license") = "GPL";
 
 #define CLOCK_MONOTONIC 1
+#define SW_TCP_ESTABLISHED 1
 #define SW_TCP_CLOSE 7
 
 struct sock_common___sw {
@@ -151,6 +153,7 @@ struct sw_reg sw_regs[SW_REG_CHUNK] = {};
 __u8 sw_reg_ok[SW_REG_CHUNK] = {};
 /* counts userspace reads (a lost event makes it read every socket) */
 __u64 sw_posted = 0, sw_lost = 0, sw_arm_failed = 0, sw_rearmed = 0, sw_fired = 0;
+__u64 sw_left_n = 0;             /* posts of sockets that left ESTABLISHED */
 /* hook runs on watched sockets: counted per CPU (userspace sums them), so
  * that no hook writes a line other CPUs' hooks and the wheel write */
 struct {
@@ -167,6 +170,9 @@ __s64 sw_clock_err = 1;         /* sw_start's bpf_timer_init(): 0 made */
 /* tests: make the next n posts fail as a full ring would, the next n
  * queueings fail as a full wheel would */
 __u32 sw_test_lose = 0, sw_test_noarm = 0;
+/* tests: the next n registrations find no storage, as under memory
+ * pressure (bpf_local_storage_alloc() without sleeping) */
+__u32 sw_test_nomem = 0;
 __u64 sw_retry_ns = 1000000;    /* a lost post is tried again this much later */
 
 /* A jiffy in ns, the kernel's when its configuration says, else the
@@ -749,26 +755,79 @@ int BPF_PROG(sw_recv, void *sk)
 }
 
 /* A watched socket that closed owes nothing any more. */
-static __always_inline void sw_closed(void *sk)
+static __always_inline void sw_closed(struct sw_sk *st)
 {
 	struct sw_slot *s;
-	struct sw_sk *st;
 	__u32 k;
 
-	st = sw_watched(sk);
-	if (!st)
-		return;
 	k = st->slot;
 	s = bpf_map_lookup_elem(&sw_slots, &k);
 	if (s && s->gen == st->gen)
 		s->waiting = 0;
 }
 
+/* A watched socket that left ESTABLISHED for a closing state (a FIN sent
+ * or received): posted at once, so that it is read now, and from then on
+ * every SD_WATCH_BACKSTOP_NS while it owes nothing (sd_watch_backstop_ns()
+ * doubles that only for an established socket). Past ESTABLISHED the
+ * hooks miss paths a read would see (ACKs and data taken in
+ * tcp_rcv_state_process(), not tcp_rcv_established(): the list at the
+ * top), which a socket quiet for 30 s then kept to its 60 s. Not to
+ * CLOSE (a reset, an abort): the socket is unhashed, and the dump the
+ * namespace's counters call for finds it gone. Only for the slot's own
+ * socket: one given up since keeps its storage until it closes. Not a
+ * deadline: userspace does not count it among the deadline wakeups. A
+ * full ring: counted lost, as a deadline's post is, and userspace reads
+ * every socket at its next poll (sd_watch_before); what filled the ring
+ * has woken it. */
+static __always_inline void sw_left(struct sw_sk *st)
+{
+	struct sw_event *e;
+	struct sw_slot *s;
+	__u32 k;
+
+	k = st->slot;
+	s = bpf_map_lookup_elem(&sw_slots, &k);
+	if (!s || s->gen != st->gen || !s->inited)
+		return;
+	e = sw_test_lose ? NULL : bpf_ringbuf_reserve(&sw_events, sizeof(*e), 0);
+	if (!e) {
+		if (sw_test_lose)
+			sw_test_lose--;
+		__sync_fetch_and_add(&sw_lost, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->slot = k;
+	e->gen = st->gen;
+	e->left = 1;
+	bpf_ringbuf_submit(e, 0);
+	__sync_fetch_and_add(&sw_left_n, 1);
+}
+
+/* tcp_set_state(), before the new state is stored: the tracepoint (from
+ * inet_sk_state_store()) or the sockops callback (args: the old state,
+ * the new). Every socket of the host's changes come to the tracepoint:
+ * the storage is looked up only for the two that matter. */
+static __always_inline void sw_set_state(void *sk, int oldstate, int newstate)
+{
+	struct sw_sk *st;
+
+	if (oldstate != SW_TCP_ESTABLISHED && newstate != SW_TCP_CLOSE)
+		return;
+	st = sw_watched(sk);
+	if (!st)
+		return;
+	if (newstate == SW_TCP_CLOSE)
+		sw_closed(st);
+	else
+		sw_left(st);
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
 {
-	if (newstate == SW_TCP_CLOSE)
-		sw_closed(sk);
+	sw_set_state(sk, oldstate, newstate);
 	return 0;
 }
 
@@ -796,7 +855,8 @@ int BPF_PROG(sw_state, void *sk, int oldstate, int newstate)
  *  - BPF_SOCK_OPS_RTO_CB (RTO_CB_FLAG), from tcp_write_timeout(): a send
  *    the options kept from its callback is seen at its first timeout,
  *    dated by lsndtime;
- *  - BPF_SOCK_OPS_STATE_CB (STATE_CB_FLAG), from tcp_set_state().
+ *  - BPF_SOCK_OPS_STATE_CB (STATE_CB_FLAG), from tcp_set_state(): as the
+ *    tracepoint inet_sock_set_state (sw_set_state).
  * Received data has no callback in the fast path (PARSE_HDR_OPT_CB is
  * made only in tcp_validate_incoming(), the slow path) and a read none at
  * all (the receive tracepoint beside these sees reads): a wait that data
@@ -832,8 +892,7 @@ int sw_ops(struct bpf_sock_ops *ctx)
 			sw_hook(sk, st, NULL, ctx);
 		break;
 	case BPF_SOCK_OPS_STATE_CB:
-		if (ctx->args[1] == SW_TCP_CLOSE)
-			sw_closed(sk);
+		sw_set_state(sk, (int)ctx->args[0], (int)ctx->args[1]);
 		break;
 	}
 	return 1;
@@ -1022,8 +1081,11 @@ static __always_inline void sw_reg_one(struct __sk_buff *ctx, __u32 i)
 		goto out;
 	/* the storage is allocated without sleeping (bpf_local_storage_alloc()):
 	 * none now, asked again later */
-	st = bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	st = sw_test_nomem ? NULL :
+	     bpf_sk_storage_get(&sw_sks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!st) {
+		if (sw_test_nomem)
+			sw_test_nomem--;
 		sw_reg_ok[i] = 2;
 		goto out;
 	}

@@ -76,6 +76,7 @@ static int sw_event(void *ctx, void *data, size_t len)
 	ev.wait_late = e->wait_late;
 	ev.owed = e->owed;
 	ev.busy = e->busy;
+	ev.left = e->left;
 	sw.owner[e->slot]->fn(sw.owner[e->slot]->arg, &ev);
 	return 0;
 }
@@ -689,6 +690,7 @@ void sockwatch_stats(struct sockwatch_stats *st)
 	st->unenrolled = sw.skel->bss->sw_unenrolled;
 	st->enrol_failed = sw.skel->bss->sw_enrol_failed;
 	st->busied = sw.skel->bss->sw_busied;
+	st->left = sw.skel->bss->sw_left_n;
 	st->slots = sw.used;
 }
 
@@ -734,6 +736,12 @@ void sockwatch_test_noarm(unsigned n)
 {
 	if (sw.skel)
 		sw.skel->bss->sw_test_noarm = n;
+}
+
+void sockwatch_test_nomem(unsigned n)
+{
+	if (sw.skel)
+		sw.skel->bss->sw_test_nomem = n;
 }
 
 void sockwatch_test_fail_attach(const char *prog)

@@ -77,7 +77,9 @@ struct sw_reg {
 	__u32 busy, pad;        /* the slot's busy_max */
 };
 
-/* What the timer posts when a wait reaches its deadline. */
+/* What the timer posts when a wait reaches its deadline; also a busy
+ * socket's hand-back (sw_busy) and a socket that left ESTABLISHED
+ * (sw_left), by their flags. */
 struct sw_event {
 	__u32 slot, gen;
 	__u64 deadline, wait_from;
@@ -86,7 +88,9 @@ struct sw_event {
 	__u8 owed;
 	__u8 busy;              /* not a deadline: the socket was handed back
 				 * for its callbacks' rate (sw_ops) */
-	__u8 pad[6];
+	__u8 left;              /* not a deadline: the socket left
+				 * ESTABLISHED (sw_left) */
+	__u8 pad[5];
 };
 
 #endif

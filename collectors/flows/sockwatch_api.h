@@ -31,7 +31,8 @@
 
 struct sockwatch;
 
-/* A deadline reached: slot (as sockwatch_add gave it) of w's; the wait's
+/* A deadline reached (or, by its flags, a socket handed back or one that
+ * left ESTABLISHED): slot (as sockwatch_add gave it) of w's; the wait's
  * start by the kernel's hooks (up to two jiffies early: the timer's) and
  * at most a jiffy late (wait_late: for dating it); owed: the peer owes
  * (the wait is the last send's); the socket's bytes_acked,
@@ -45,6 +46,9 @@ struct sockwatch_event {
 			 * callbacks' rate (sockwatch_set_busy()); the slot is
 			 * the caller's to give up, the socket to read on its
 			 * pace */
+	int left;       /* no deadline: the socket left ESTABLISHED for a
+			 * closing state (a FIN sent or received), to be
+			 * read now; the other fields are 0 */
 	uint64_t wait_from, wait_late, deadline, acked, rcvd, written;
 };
 typedef void (*sockwatch_event_fn)(void *arg, const struct sockwatch_event *e);
@@ -122,6 +126,7 @@ struct sockwatch_stats {
 	 * given up), could not give them (sockwatch_enrol()'s refused) */
 	uint64_t enrolled, unenrolled, enrol_failed;
 	uint64_t busied;        /* sockets handed back for their rate */
+	uint64_t left;          /* posts of sockets that left ESTABLISHED */
 };
 void sockwatch_stats(struct sockwatch_stats *st);
 /* lost + arm_failed: moves whenever an event may have been lost. */
@@ -131,6 +136,9 @@ uint64_t sockwatch_losses(void);
  * the program named fails to attach at the next load. */
 void sockwatch_test_lose(unsigned n);
 void sockwatch_test_noarm(unsigned n);
+/* Tests: the next n registrations find no socket storage (their slots
+ * SOCKWATCH_RETRY), as under memory pressure. */
+void sockwatch_test_nomem(unsigned n);
 /* Tests: unload whatever a failed test left open (its watches leak). */
 void sockwatch_test_unload(void);
 /* Tests: make the next n sockets' enrolments fail as a kernel refusal would. */

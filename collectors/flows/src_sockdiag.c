@@ -138,6 +138,7 @@ static void sd_src_status(const struct flow_src *s, struct json_object *out)
 	jx_add_u64(out, "holds", st.holds);
 	jx_add_u64(out, "kernel_held", st.kernel_held);
 	jx_add_u64(out, "quiet_reads", st.quiet_reads);
+	jx_add_u64(out, "state_reads", st.state_reads);
 	json_object_object_add(out, "dump_us", jx_new_fixed((double)st.dump_ns / 1e3, 1));
 	json_object_object_add(out, "lookup_us", jx_new_fixed((double)st.lookup_ns / 1e3, 2));
 }

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "collectors/flows/flow_live.h"
+#include "collectors/flows/flow_sockdiag_int.h"
 #include "collectors/flows/sockwatch_api.h"
 
 #include "collectors/flows/sockdiag_opens.h"
@@ -221,6 +222,8 @@ static int test_teardown(void **state)
 	(void)state;
 	sockwatch_test_enrol_fail(0);   /* while the watch is loaded */
 	sockwatch_test_busy(0);
+	sockwatch_test_lose(0);
+	sockwatch_test_nomem(0);
 	while (sd_live_n)
 		sockdiag_close(sd_live[--sd_live_n]);
 	conns_teardown();
@@ -568,8 +571,11 @@ static void sockdiag_poll__long_threshold__idle_socket_read_each_refresh(void **
 /* Connection a watched with the kernel-event watch on (threshold 300 ms,
  * poll 50 ms, refresh 100 ms): its two sockets dumped, then read once more
  * (the read that puts them on the backstop), which l holds. */
-static struct sockdiag *events_session(struct conn *a, struct flow_sel *sel,
-				       struct nstest_obs *l)
+/* A session on the kernel-event watch, both its sockets read twice
+ * (the dump, then due at the refresh) and so on the backstop, the port's
+ * threshold thr. */
+static struct sockdiag *events_session_thr(struct conn *a, struct flow_sel *sel,
+					   struct nstest_obs *l, uint64_t thr)
 {
 	struct sockdiag_stats st;
 	struct sockdiag *sd;
@@ -581,11 +587,17 @@ static struct sockdiag *events_session(struct conn *a, struct flow_sel *sel,
 	sockdiag_stats(sd, &st);
 	if (!st.events)
 		fail_msg("no kernel-event watch: %s", st.events_why);
-	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	sockdiag_set_pace(sd, thr, 50 * MS, 100 * MS);
 	assert_int_equal(poll_into(sd, sel, 1, l), 2);  /* the dump */
 	nstest_msleep(110);
 	assert_int_equal(poll_into(sd, sel, 1, l), 2);  /* due after it */
 	return sd;
+}
+
+static struct sockdiag *events_session(struct conn *a, struct flow_sel *sel,
+				       struct nstest_obs *l)
+{
+	return events_session_thr(a, sel, l, 300 * MS);
 }
 
 /* The kernel-event watch: a socket that owes nothing is not read each
@@ -1033,6 +1045,168 @@ static void sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted
 	young_wait_held(1);
 }
 
+/* Up to ms, as the daemon's loop: whether the sockets on local ports a
+ * and b were both read, each in one of the states of masks want_a,
+ * want_b (1 << state). */
+static int await_both(struct sockdiag *sd, const struct flow_sel *sel, struct nstest_obs *l,
+		      uint16_t a, unsigned want_a, uint16_t b, unsigned want_b, unsigned ms)
+{
+	uint64_t t0 = loop_mono_ns();
+	int seen_a = 0, seen_b = 0;
+
+	while (loop_mono_ns() < t0 + ms * MS && !(seen_a && seen_b)) {
+		struct pollfd pf = { .fd = sockdiag_fd(sd), .events = POLLIN };
+
+		if (poll(&pf, 1, 5) > 0)
+			sockdiag_handle(sd);
+		poll_into(sd, sel, 1, l);
+		for (unsigned i = 0; i < l->n; i++) {
+			uint16_t p = ntohs(l->o[i].key.sport);
+
+			seen_a |= p == a && l->o[i].state < 32 && (want_a & 1u << l->o[i].state);
+			seen_b |= p == b && l->o[i].state < 32 && (want_b & 1u << l->o[i].state);
+		}
+	}
+	return seen_a && seen_b;
+}
+
+/* A watched socket that leaves ESTABLISHED is posted by the kernel
+ * (sockwatch.bpf.c sw_left) and read at once, not at its backstop (30 s,
+ * 60 s once quiet): the client shuts its side, and its socket (FIN_WAIT)
+ * and the server's (CLOSE_WAIT) are both read within the poll, by one post
+ * each, neither counted as a deadline, with no dump. The threshold (5 s)
+ * keeps any wait the FIN makes from posting meanwhile. With either kind
+ * of hooks. With lose, both posts are lost as on a full ring: counted
+ * lost, and the next poll reads every socket. Fails a watch that leaves
+ * such a socket to its backstop, one that counts the post as a
+ * deadline's, and one that drops a lost post uncounted. */
+static void left_established(int tracepoints, unsigned lose)
+{
+	static struct nstest_obs l;
+	struct sockdiag_stats st0, st;
+	struct sockwatch_stats ws0, ws;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	uint64_t lost0;
+	struct conn a;
+
+	events_tracepoints = tracepoints;
+	sockwatch_test_tracepoints(tracepoints);
+	sd = events_session_thr(&a, &sel, &l, 5000 * MS);       /* to the backstop */
+	sockwatch_test_tracepoints(0);
+	events_tracepoints = 0;
+	assert_int_equal(poll_into(sd, &sel, 1, &l), 0);
+	st0 = stats_of(sd);
+	assert_int_equal(st0.events_sockops, !tracepoints);
+	sockwatch_stats(&ws0);
+	lost0 = sockwatch_losses();
+	sockwatch_test_lose(lose);
+	assert_int_equal(shutdown(a.c, SHUT_WR), 0);
+	assert_true(await_both(sd, &sel, &l, a.cport,
+			       1u << SD_TCP_FIN_WAIT1 | 1u << SD_TCP_FIN_WAIT2, a.lport,
+			       1u << SD_TCP_CLOSE_WAIT, 300));
+	st = stats_of(sd);
+	sockwatch_stats(&ws);
+	assert_int_equal(st.events_n, st0.events_n);
+	assert_int_equal(st.dumps, st0.dumps);
+	assert_int_equal(st.state_reads, st0.state_reads + (lose ? 0 : 2));
+	assert_int_equal(ws.left, ws0.left + (lose ? 0 : 2));
+	assert_int_equal(sockwatch_losses(), lost0 + lose);
+	/* both lost within shutdown() (loopback), or the server's in the
+	 * softirq after: one full read or two */
+	if (lose)
+		assert_true(st.loss_reads > st0.loss_reads);
+	else
+		assert_int_equal(st.loss_reads, st0.loss_reads);
+	sockwatch_test_lose(0);
+	sd_done(sd);
+	conn_close(&a);
+}
+
+static void sockdiag_poll__events__left_established__read_at_once(void **state)
+{
+	(void)state;
+	left_established(0, 0);
+	left_established(1, 0);
+}
+
+static void sockdiag_poll__events__left_established_post_lost__every_socket_read(void **state)
+{
+	(void)state;
+	left_established(0, 2);
+	left_established(1, 2);
+}
+
+/* A registration the kernel had no socket storage for (it allocates
+ * without sleeping: memory pressure) leaves the socket on its pace, and
+ * is tried again after the retry period (reg_retry_ns, 200 ms here), not
+ * at the next dump (an hour away here: none but the first and the look
+ * after it, whose registrations fail too); a retry that fails again is
+ * tried again a period later. nomem: the registrations that fail (two
+ * sockets, each tried at both dumps, then at each retry). Fails a watch
+ * that waits for a dump to try again, and one that tries before the
+ * period is over. */
+static void no_memory_at_registration(unsigned nomem, int tracepoints)
+{
+	static struct nstest_obs l;
+	struct sockdiag_opts o;
+	struct sockdiag_stats st;
+	struct flow_sel sel;
+	struct sockdiag *sd;
+	char err[256] = "";
+	unsigned retries = (nomem - 4) / 2;
+	struct conn a;
+	uint64_t t0;
+
+	conn_open(&a, AF_INET);
+	assert_int_equal(flow_sel_parse("tcp", &sel, err, sizeof(err)), 0);
+	sockdiag_opts_default(&o);
+	o.discover_ns = 1 * MS;
+	o.rediscover_ns = 3600000 * MS;
+	o.no_switch = 1;
+	o.reg_retry_ns = 200 * MS;
+	o.events_tracepoints = tracepoints;
+	sockwatch_test_tracepoints(tracepoints);
+	sd = sockdiag_open_opts(-1, &o, err, sizeof(err));
+	sockwatch_test_tracepoints(0);
+	if (!sd)
+		fail_msg("sockdiag_open: %s", err);
+	sd_opened(sd);
+	st = stats_of(sd);
+	assert_true(st.opens_gate);
+	if (!st.events)
+		fail_msg("no kernel-event watch: %s", st.events_why);
+	assert_int_equal(st.events_sockops, !tracepoints);
+	sockdiag_set_pace(sd, 300 * MS, 50 * MS, 100 * MS);
+	sockwatch_test_nomem(nomem);
+	t0 = loop_mono_ns();
+	polls(sd, &sel, 2, 2);          /* the dump, the look after it */
+	st = stats_of(sd);
+	assert_int_equal(st.dumps, 2);
+	assert_int_equal(st.reg_retries, 4);
+	assert_int_equal(st.registered, 0);
+	while (loop_mono_ns() < t0 + (800 + 200 * retries) * MS && stats_of(sd).registered < 2) {
+		nstest_msleep(10);
+		poll_into(sd, &sel, 1, &l);
+	}
+	st = stats_of(sd);
+	assert_int_equal(st.registered, 2);
+	assert_int_equal(st.reg_retries, nomem);
+	assert_int_equal(st.dumps, 2);
+	/* not before its time: each try a period after the one before */
+	assert_true(loop_mono_ns() >= t0 + (200 + 200 * retries) * MS);
+	sd_done(sd);
+	conn_close(&a);
+}
+
+static void sockdiag_poll__events__no_memory_at_registration__tried_again(void **state)
+{
+	(void)state;
+	no_memory_at_registration(4, 0);
+	no_memory_at_registration(6, 0);
+	no_memory_at_registration(4, 1);
+}
+
 /* A poll that came early at another wakeup (the detector's slack:
  * flowsrc.h slack_ns) makes the discovery due within it, so the next one
  * asks for its poll in step with those wakeups; without slack, a poll
@@ -1214,6 +1388,9 @@ int main(void)
 		cmocka_unit_test_teardown(sockdiag_poll__discovery_due_within_the_slack, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__events__young_wait_the_kernel_holds__left_then_posted, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__events__new_socket_after_a_post__its_post_reads_it, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__left_established__read_at_once, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__left_established_post_lost__every_socket_read, test_teardown),
+		cmocka_unit_test_teardown(sockdiag_poll__events__no_memory_at_registration__tried_again, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_open__events_refused__paced_and_says_why, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_open__auto__events_only_with_sockops, test_teardown),
 		cmocka_unit_test_teardown(sockdiag_poll__events__refused_callbacks__on_its_pace, test_teardown),

@@ -19,6 +19,8 @@ struct got {
 	unsigned n;
 	unsigned busy;          /* hand-backs (not counted in n) */
 	uint32_t busy_slot;
+	unsigned left;          /* sockets that left ESTABLISHED (not in n) */
+	uint32_t left_slot;
 	uint32_t slot;
 	uint64_t wait_from, deadline, at, rcvd;
 	struct {
@@ -34,6 +36,11 @@ static void on_event(void *arg, const struct sockwatch_event *e)
 	if (e->busy) {
 		g->busy++;
 		g->busy_slot = e->slot;
+		return;
+	}
+	if (e->left) {
+		g->left++;
+		g->left_slot = e->slot;
 		return;
 	}
 	if (g->n < NMANY) {
@@ -427,6 +434,65 @@ static void deleted__no_event(void **state)
 	pump(w, 2 * SPAN_NS / 1000000);
 	assert_int_equal(g.n, 0);
 	conn_close(&k);
+	sockwatch_close(w);
+}
+
+/* A watched socket that leaves ESTABLISHED is posted at once, once, and
+ * not as a deadline (sw_left): the client shuts its side, the server
+ * (CLOSE_WAIT) posts with its slot. One whose slot was given up first
+ * posts nothing (it keeps its storage until it closes), not even once
+ * its slot is another socket's (the storage names the slot with the old
+ * generation: userspace would drop the post, but the kernel must not
+ * make it; with the sockops hooks the new slot's enrolment walk has taken
+ * its callbacks off, so the tracepoints are where that is judged). A full
+ * ring: counted lost. The span (5 s) keeps any wait the
+ * FIN makes from posting meanwhile. Fails a watch that posts no state
+ * change, one that posts it as a deadline, one that posts for a slot
+ * given up or given to another, and one that drops a post uncounted. */
+static void left_established__posted_once(void **state)
+{
+	struct got g = { 0 };
+	struct sockwatch *w = watch(&g);
+	struct sockwatch_stats st0, st;
+	const uint64_t span = 5000000000ull;
+	uint32_t slot, gone;
+	struct conn k, d, e, f;
+	uint64_t lost0;
+
+	(void)state;
+	conn_open(&k, AF_INET);
+	conn_open(&d, AF_INET);
+	conn_open(&e, AF_INET);
+	conn_open(&f, AF_INET);
+	slot = add_server_span(w, &k, span);
+	gone = add_server_span(w, &d, span);
+	assert_true(add_server_span(w, &f, span) > 0);
+	assert_true(slot > 0 && gone > 0);
+	sockwatch_del(w, gone);
+	/* the slot given up is the next one given (last in, first out) */
+	assert_int_equal(add_server_span(w, &e, span), gone);
+	sockwatch_stats(&st0);
+	lost0 = sockwatch_losses();
+	assert_int_equal(shutdown(k.c, SHUT_WR), 0);
+	assert_int_equal(shutdown(d.c, SHUT_WR), 0);
+	pump(w, 50);
+	assert_int_equal(g.left, 1);
+	assert_int_equal(g.left_slot, slot);
+	assert_int_equal(g.n, 0);
+	sockwatch_stats(&st);
+	assert_int_equal(st.left, st0.left + 1);
+	assert_int_equal(sockwatch_losses(), lost0);
+	sockwatch_test_lose(1);
+	assert_int_equal(shutdown(f.c, SHUT_WR), 0);
+	pump(w, 50);
+	assert_int_equal(g.left, 1);
+	assert_int_equal(g.n, 0);
+	assert_int_equal(sockwatch_losses(), lost0 + 1);
+	sockwatch_test_lose(0);
+	conn_close(&k);
+	conn_close(&d);
+	conn_close(&e);
+	conn_close(&f);
 	sockwatch_close(w);
 }
 
@@ -850,6 +916,7 @@ int main(void)
 		SOCKOPS(ring_full__counted_and_retried),
 		SOCKOPS(timer_not_armed__loss_shows),
 		BOTH(deleted__no_event),
+		BOTH(left_established__posted_once),
 		BOTH(unknown_socket__no_slot),
 		BOTH(attach_refused__open_names_the_hook),
 		SOCKOPS(sockops_refused__tracepoints_and_why),
