@@ -365,8 +365,8 @@ __noinline int sw_post(struct sw_slot *s, __u32 k, __u64 now, __u64 dl)
 		return 0;
 	}
 	/* a reserved record holds what the ring held there last: a
-	 * hand-back's flag left in it would make this deadline read as one
-	 * (sw_busy) */
+	 * hand-back's or a closing socket's flag left in it would make this
+	 * deadline read as one of those (sw_busy, sw_left) */
 	__builtin_memset(e, 0, sizeof(*e));
 	e->slot = k;
 	e->gen = s->gen;
