@@ -59,8 +59,8 @@ struct ctl {
 	void *arg;
 	struct client *clients;
 	unsigned nclients;
-	struct loop_timer *reaper;      /* armed while it has work (reaper_arm) */
-	int reaping;
+	struct loop_timer *reaper;      /* at the earliest deadline (reaper_arm) */
+	uint64_t reap_at;               /* when it is armed for, 0 disarmed */
 	/* turned-away peers, already answered and shut down for writing, kept
 	 * open a moment (no slot, no reads) so that a client that sends its
 	 * request after the answer came reads the answer, not EPIPE */
@@ -198,6 +198,8 @@ static int peer_groups(int fd, pid_t pid, gid_t *out, size_t max)
 	return k;
 }
 
+static void reaper_arm(struct ctl *ctl);
+
 static void client_free(struct client *c)
 {
 	struct ctl *ctl = c->ctl;
@@ -213,6 +215,7 @@ static void client_free(struct client *c)
 	free(c->in);
 	free(c->out);
 	free(c);
+	reaper_arm(ctl);
 }
 
 static void client_reply(struct client *c, struct json_object *reply)
@@ -233,6 +236,7 @@ static void client_reply(struct client *c, struct json_object *reply)
 		return;
 	}
 	c->deadline_ns = loop_mono_ns() + CTL_CLIENT_TIMEOUT_NS;  /* to take the reply */
+	reaper_arm(c->ctl);
 	loop_mod_fd(c->ctl->loop, c->fd, EPOLLOUT);
 }
 
@@ -269,6 +273,7 @@ static void client_request(struct client *c, char *line)
 	json_tokener_free(tok);
 	if (!reply && c->ticket) {
 		loop_mod_fd(c->ctl->loop, c->fd, 0);    /* nothing to read meanwhile */
+		reaper_arm(c->ctl);                     /* ctl_defer's deadline */
 		return;
 	}
 	client_reply(c, reply ? reply : ctl_error("internal error: no reply"));
@@ -365,16 +370,27 @@ static void drain_expire(struct ctl *ctl, uint64_t now, int all)
 	ctl->ndrain = k;
 }
 
-/* The reaper ticks (every CTL_REAP_NS) only while a client or a turned
- * away connection is held: an idle daemon does not wake for it. */
+/* The reaper is one shot, at the earliest deadline of a held client or a
+ * turned-away connection, and disarmed without one: a client served in
+ * time wakes nothing of its own. (It ticked every 100 ms while a
+ * connection was held: a status call whose client was slow to send its
+ * request or take its reply, as under load, cost a wakeup a tenth of a
+ * second.) Called whenever a deadline is set or a connection goes. */
 static void reaper_arm(struct ctl *ctl)
 {
-	int need = ctl->clients || ctl->ndrain;
+	uint64_t at = 0, now;
 
-	if (!ctl->reaper || need == ctl->reaping)
+	for (const struct client *c = ctl->clients; c; c = c->next)
+		if (!at || c->deadline_ns + 1 < at)
+			at = c->deadline_ns + 1;        /* reaper_cb: dropped after it */
+	for (unsigned i = 0; i < ctl->ndrain; i++)
+		if (!at || ctl->drain[i].until_ns < at)
+			at = ctl->drain[i].until_ns;
+	if (!ctl->reaper || at == ctl->reap_at)
 		return;
-	if (loop_timer_set(ctl->reaper, need ? CTL_REAP_NS : 0, need ? CTL_REAP_NS : 0) == 0)
-		ctl->reaping = need;
+	now = loop_mono_ns();
+	if (loop_timer_set(ctl->reaper, at ? (at > now ? at - now : 1) : 0, 0) == 0)
+		ctl->reap_at = at;
 }
 
 /* Answer a peer that gets no slot and shut the connection down: it holds
@@ -529,6 +545,7 @@ static void reaper_cb(struct loop_timer *t, void *arg)
 	struct client *c = ctl->clients, *next;
 
 	(void)t;
+	ctl->reap_at = 0;       /* fired: disarmed */
 	drain_expire(ctl, now, 0);
 	for (; c; c = next) {
 		next = c->next;

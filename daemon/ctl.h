@@ -39,8 +39,6 @@ void ctl_close(struct ctl *c);
 #define CTL_REFUSE_LOG_NS (10ull * 1000000000ull)
 #define CTL_DRAIN 16            /* turned-away fds lingering, no slot */
 #define CTL_DRAIN_NS (200ull * 1000000ull)
-#define CTL_REAP_NS (100ull * 1000000ull)     /* timeouts checked this often,
-						* while there is a connection */
 
 /* (Re)resolve the access group (CTL_GROUP at ctl_open; call again on
  * reload: a group made later takes effect then) and set the socket to
