@@ -24,6 +24,7 @@ struct inc_flow {
 	int pid;
 	char engine[32];
 	uint64_t wait_since_ns, stalled_at_ns, released_at_ns;
+	uint64_t still_ns;              /* released: last seen stalled then */
 	uint64_t unsent, unread, staged, inflight;
 	int released, gone;
 	uint32_t retrans;               /* released: its wait's retransmissions */
@@ -258,7 +259,7 @@ unsigned incident_flows_stalled(const struct incident *inc)
 }
 
 int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, uint64_t now,
-		       int *any_released)
+		       uint64_t still_ns, int *any_released)
 {
 	int any = 0;
 
@@ -269,6 +270,7 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 			x->released = !gone;
 			x->gone = gone;
 			x->released_at_ns = now;
+			x->still_ns = still_ns < now ? still_ns : now;
 			x->retrans = f->retrans_wait;
 			x->retrans_known = f->obs.src == FLOW_SRC_SOCK ||
 					   f->obs.src == FLOW_SRC_ONLOAD || f->obs.src == FLOW_SRC_VMA;
@@ -282,6 +284,16 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 	/* released when a flow moved again; flows that only closed did not */
 	*any_released = any;
 	return 1;
+}
+
+uint64_t incident_stalled_until(const struct incident *inc)
+{
+	uint64_t t = 0;
+
+	for (unsigned i = 0; i < inc->nflows; i++)
+		if (inc->flows[i].released && (!t || inc->flows[i].still_ns < t))
+			t = inc->flows[i].still_ns;
+	return t;
 }
 
 unsigned incident_released_retrans(const struct incident *inc, uint64_t *retrans)

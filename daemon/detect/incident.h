@@ -63,11 +63,16 @@ int incident_siblings_due(const struct incident *inc, uint64_t *since);
 unsigned incident_joins_unlogged(struct incident *inc, int take);
 /* Flows stalled in it: listed and only counted. */
 unsigned incident_flows_stalled(const struct incident *inc);
-/* f released (gone = 0) or closed (gone = 1) at now. Returns 1 when every
- * listed flow is released or closed; *any_released then says whether one
- * moved again (rather than only closing). */
+/* f released (gone = 0) or closed (gone = 1) at now; still_ns: the
+ * detector's last look before, which saw it stalled (it moved after).
+ * Returns 1 when every listed flow is released or closed; *any_released
+ * then says whether one moved again (rather than only closing). */
 int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, uint64_t now,
-		       int *any_released);
+		       uint64_t still_ns, int *any_released);
+/* Until when inc's stall is known whole: the last look that saw stalled
+ * the first of its listed flows to move again (work after it may be that
+ * flow's); 0 while none has moved (closing is no work). */
+uint64_t incident_stalled_until(const struct incident *inc);
 /* Add the retransmissions of inc's listed flows that were released (the
  * wait each release ended) to *retrans, for the sources that publish a
  * count; returns how many such flows. */

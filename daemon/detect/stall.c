@@ -166,7 +166,7 @@ static void on_stalled(struct stall *s, struct sflow *f)
 		s->hook(inc, INCIDENT_OPEN, s->hook_arg);
 }
 
-static void on_released(struct stall *s, struct sflow *f, int gone)
+static void on_released(struct stall *s, struct sflow *f, int gone, uint64_t still_ns)
 {
 	struct incident *inc = f->incident ? incidents_get(s->incs, f->incident) : NULL;
 	char tuple[160], d[32];
@@ -208,7 +208,7 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 	f->incident = 0;
 	if (!inc || incident_ended(inc))
 		return;
-	if (incident_flow_done(inc, f, gone, s->now, &any))
+	if (incident_flow_done(inc, f, gone, s->now, still_ns, &any))
 		end_incident(s, inc, any);
 }
 
@@ -216,13 +216,14 @@ static void on_released(struct stall *s, struct sflow *f, int gone)
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now)
 {
 	struct sflow *f;
-	uint64_t th = threshold(s, port);
+	uint64_t th = threshold(s, port), seen;
 	int32_t opid;
 
 	s->now = now;
 	f = livetab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
+	seen = f->seen_ns;      /* the last look before this one */
 	opid = f->seen_ns ? f->obs.pid : 0;
 	if (o->pid > 0 ? o->pid != opid : opid > 0) {
 		owners_del(s->owners, f->port, opid);
@@ -237,7 +238,7 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 		on_stalled(s, f);
 		break;
 	case FLOW_EV_RELEASED:
-		on_released(s, f, 0);
+		on_released(s, f, 0, seen);
 		break;
 	default:
 		/* stalled while its claim was unchecked (the checks' budget
@@ -290,7 +291,7 @@ static void gone_cb(struct sflow *f, void *arg)
 		s->owners_dirty = 1;
 	}
 	if (f->state == FLOW_STALLED)
-		on_released(s, f, 1);
+		on_released(s, f, 1, f->seen_ns);
 }
 
 static void refused_cb(const struct livetab_use *u, void *arg)

@@ -81,6 +81,7 @@ struct inv {
 	uint64_t win_start, win_end;
 	struct evid_counters first[MAXP], prev[MAXP];
 	struct json_object *series[MAXP];
+	uint64_t t1[MAXP];              /* a port's first sample in the window */
 	unsigned nsamples;
 	int win_step;
 	unsigned win_extended;          /* times the window waited for a retry */

@@ -22,10 +22,54 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The time of port i's last sample in the window at or before until: its
+ * first sample's, or a series entry's (each the end of a tick); 0 when its
+ * series was full before until (the ticks after it not kept: it cannot be
+ * cut there). */
+static uint64_t window_kept(const struct inv *v, unsigned i, uint64_t until)
+{
+	size_t n = jx_len(v->series[i]);
+	uint64_t t = v->t1[i];
+	double u = inv_rel_ms(v, until);
+
+	for (size_t k = 0; k < n; k++) {
+		struct json_object *e = json_object_array_get_idx(v->series[i], k);
+		double ms = jx_double(e, "t_ms", 0);
+
+		if (ms > u)
+			return t;
+		t = v->open_ns + (uint64_t)(ms * 1e6);
+	}
+	return n >= MAX_SERIES ? 0 : t;
+}
+
+/* deltas (first sample to the last) less the series' entries after at_ms:
+ * the deltas to the sample at at_ms. */
+static void window_cut(struct json_object *deltas, struct json_object *series, double at_ms)
+{
+	for (size_t k = 0; k < jx_len(series); k++) {
+		struct json_object *e = json_object_array_get_idx(series, k);
+
+		if (jx_double(e, "t_ms", 0) <= at_ms)
+			continue;
+		json_object_object_foreach(jx_get(e, "moved"), src, mv) {
+			struct json_object *d = jx_get(deltas, src);
+
+			json_object_object_foreach(mv, name, x) {
+				uint64_t have = jx_u64(d, name), less = (uint64_t)json_object_get_uint64(x);
+
+				if (d && jx_get(d, name))
+					jx_add_u64(d, name, have > less ? have - less : 0);
+			}
+		}
+	}
+}
+
 void inv_tick(struct loop_timer *t, void *arg)
 {
 	struct inv *v = arg;
-	uint64_t now = loop_mono_ns();
+	uint64_t now = loop_mono_ns(), until;
+	struct incident *inc;
 
 	(void)t;
 	/* once a tick: stall_incident counts the siblings when they are due */
@@ -38,6 +82,8 @@ void inv_tick(struct loop_timer *t, void *arg)
 			continue;
 		port_sample(p, now, loop_real_ns(), 0);
 		evid_counters_take(&cur, p);
+		if (!v->t1[i])
+			v->t1[i] = now;
 		if (evid_counters_any(&v->prev[i])) {
 			if (json_object_array_length(v->series[i]) < MAX_SERIES) {
 				struct json_object *e = json_object_new_object();
@@ -52,13 +98,34 @@ void inv_tick(struct loop_timer *t, void *arg)
 		v->prev[i] = cur;
 	}
 	v->nsamples++;
-	if (now >= v->win_end) {
+	inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+	until = inc ? incident_stalled_until(inc) : 0;
+	if (now >= v->win_end || until) {
 		struct json_object *w = json_object_new_object();
-		struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
-		uint64_t retrans = 0, next;
+		uint64_t retrans = 0, next, end = now;
 		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 
-		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
+		if (until) {
+			/* the window ends where the stall is known whole: the
+			 * ticks up to the detector's last look that saw the
+			 * first flow to move still stalled */
+			struct json_object *cut = json_object_new_object();
+
+			end = v->win_start;
+			for (unsigned i = 0; i < v->nports; i++)
+				if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until) > end)
+					end = window_kept(v, i, until);
+			json_object_object_add(cut, "stalled_until_ms", jx_new_fixed(inv_rel_ms(v, until), 3));
+			json_object_object_add(cut, "at_ms", jx_new_fixed(inv_rel_ms(v, end), 3));
+			jx_add_str(cut, "why", "a stalled flow moved again: the window ends at its last "
+				   "sample before the last look that saw that flow stalled");
+			json_object_object_add(w, "cut", cut);
+			log_info("investigation %" PRIu64 ": a stalled flow moved again %.0f ms into the "
+				 "window: its counters are taken up to %.0f ms, inside the stall", v->id,
+				 (double)(until > v->win_start ? until - v->win_start : 0) / 1e6,
+				 (double)(end - v->win_start) / 1e6);
+		}
+		json_object_object_add(w, "span_s", jx_new_fixed((double)(end - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
 		if (known) {
 			struct json_object *fo = json_object_new_object();
@@ -77,8 +144,17 @@ void inv_tick(struct loop_timer *t, void *arg)
 				json_object_put(po);
 				continue;
 			}
-			json_object_object_add(po, "deltas",
-					       evid_deltas_json(p, &v->first[i], &v->prev[i], 1));
+			if (!until) {
+				json_object_object_add(po, "deltas", evid_deltas_json(
+					p, &v->first[i], &v->prev[i], 1));
+			} else if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until)) {
+				struct json_object *d = evid_deltas_json(p, &v->first[i], &v->prev[i], 1);
+
+				window_cut(d, v->series[i], inv_rel_ms(v, window_kept(v, i, until)));
+				json_object_object_add(po, "deltas", d);
+			}
+			/* else no sample of it lies inside the stall: no deltas,
+			 * and the rules judge the stall's period instead */
 			json_object_object_add(po, "series", json_object_get(v->series[i]));
 			json_object_object_add(w, v->ports[i], po);
 		}
@@ -90,7 +166,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		 * the stalled flows have tried again (at most twice, within
 		 * release_wait_max), so that the verdict does not depend on
 		 * where a retransmission fell. */
-		if (v->win_extended < 2 && inv_still_stalled(v) && inv_gap_marginal(v) &&
+		if (!until && v->win_extended < 2 && inv_still_stalled(v) && inv_gap_marginal(v) &&
 		    (next = inv_next_retry(v, now)) > now &&
 		    next - v->win_start <= v->F->c->release_wait_max_ns) {
 			json_object_object_del(v->rec, IR_WINDOW);

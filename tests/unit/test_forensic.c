@@ -59,6 +59,8 @@ struct fix {
 	/* after the reprogram port a counts 10 frames more, its vport this
 	 * many (the samples the release check reads); -1: no samples */
 	int vport_after;
+	uint64_t early_ms;      /* REL_EARLY: this long into the window (10) */
+	unsigned bump;          /* its release counts this many frames at a */
 };
 static struct fix *X;
 
@@ -75,8 +77,15 @@ static void observe_flow(uint64_t rx)
 
 static void release(void)
 {
+	char text[96];
+
+	/* the reply came: the port counts it as the flow sees it */
+	if (X->bump) {
+		snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets: %u\n", 1 + X->bump);
+		coretest_write(X->dir, "a.txt", text);
+	}
 	X->rx = X->tx;
-	observe_flow(X->rx);    /* the reply came */
+	observe_flow(X->rx);
 }
 
 static void release_later(struct loop_timer *t, void *arg)
@@ -145,7 +154,7 @@ static struct probe_ping *f_ping_start(struct loop *l, int nsfd, const char *ifn
 	if (X->release_by == REL_EARLY && !X->later) {
 		/* during the observation window */
 		X->later = loop_timer_new(l, release_later, NULL);
-		loop_timer_set(X->later, 10 * MS, 0);
+		loop_timer_set(X->later, (X->early_ms ? X->early_ms : 10) * MS, 0);
 	}
 	return p;
 }
@@ -843,6 +852,47 @@ static void forensic__released_before_any_action__self_with_its_time(void **stat
 	json_object_put(r);
 }
 
+/* A counter of port a's stats file (source "text") in its window: the
+ * window's (key "deltas"), or summed over the series' entries. */
+static uint64_t window_count(struct json_object *w, const char *name)
+{
+	struct json_object *pa = jx_get(w, "a"), *d = jx_get(pa, "deltas");
+	uint64_t n = 0;
+
+	if (d)
+		return jx_u64(jx_get(d, "text"), name);
+	for (size_t k = 0; k < jx_len(jx_get(pa, "series")); k++)
+		n += jx_u64(jx_get(jx_get(json_object_array_get_idx(jx_get(pa, "series"), k),
+					  "moved"), "text"), name);
+	return n;
+}
+
+/* The flow moves again inside the observation window, and the port counts
+ * the reply as it does: the window's counters end before (the release's
+ * frames are not the stall's; a producer-stall's frozen work read them as
+ * work that kept arriving, seed 004), and the window says where it was
+ * cut. The series still shows the frames. */
+static void forensic__released_in_the_window__counters_cut_before_it(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *w;
+
+	x->release_by = REL_EARLY;
+	x->early_ms = 60;
+	x->bump = 7;
+	x->c->observe_ns = 300 * MS;
+	r = run(x);
+	w = jx_get(r, "window");
+	assert_non_null(w);
+	assert_non_null(jx_get(w, "cut"));
+	assert_true(jx_double(w, "span_s", 1) < 0.2);
+	assert_non_null(jx_get(jx_get(w, "a"), "deltas"));
+	assert_int_equal(window_count(w, "rx_packets"), 0);
+	json_object_object_del(jx_get(w, "a"), "deltas");
+	assert_int_equal(window_count(w, "rx_packets"), 7);
+	json_object_put(r);
+}
+
 static void forensic_manual_bundle__no_incident__verdict_manual(void **state)
 {
 	struct fix *x = *state;
@@ -971,6 +1021,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__policy_reprograms_without_loss__said_and_not_credited, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__loss_unknown__reprogram_planned_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__released_before_any_action__self_with_its_time, setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__released_in_the_window__counters_cut_before_it,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__a_burst_of_joins__engine_views_followed_once, setup, teardown),
