@@ -503,6 +503,7 @@ static void accept_cb(int fd, uint32_t events, void *arg)
 			free(c);
 			continue;
 		}
+		loop_fd_name(ctl->loop, cfd, "control");
 		c->next = ctl->clients;
 		ctl->clients = c;
 		ctl->nclients++;
@@ -671,8 +672,11 @@ struct ctl *ctl_open(struct loop *l, const char *path, ctl_handler_fn fn,
 	}
 	if (loop_add_fd(l, ctl->fd, EPOLLIN, accept_cb, ctl) < 0)
 		goto fail;
+	loop_fd_name(l, ctl->fd, "control");
 	the_ctl = ctl;
 	ctl->reaper = loop_timer_new(l, reaper_cb, ctl);
+	if (ctl->reaper)
+		loop_timer_name(ctl->reaper, "control");
 	return ctl;
 fail:
 	snprintf(err, errlen, "control socket %s: %s", path, strerror(errno));

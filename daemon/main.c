@@ -224,11 +224,16 @@ static int reload_cb(void *arg, char *err, size_t errlen)
 	return daemon_reload(arg, err, errlen);
 }
 
+static void woken_cb(const char *name, uint64_t n, void *arg)
+{
+	jx_add_u64(arg, name, n);
+}
+
 /* The daemon's own CPU time and resident memory (what each source costs is
- * in the ports' and flow sources' parts). */
+ * in the ports' and flow sources' parts), its wakeups and what woke it. */
 static void status_cpu(struct json_object *o, const struct daemon *d)
 {
-	struct json_object *c = json_object_new_object();
+	struct json_object *c = json_object_new_object(), *by;
 	double up = (double)(loop_mono_ns() - d->start_mono_ns) / 1e9, total;
 	struct rusage ru;
 
@@ -244,6 +249,9 @@ static void status_cpu(struct json_object *o, const struct daemon *d)
 	jx_add_u64(c, "wakeups", loop_wakeups(d->loop));
 	json_object_object_add(c, "wakeups_per_s",
 			       jx_new_fixed(up > 0 ? (double)loop_wakeups(d->loop) / up : 0, 1));
+	by = json_object_new_object();
+	loop_woken_by(d->loop, woken_cb, by);
+	json_object_object_add(c, "woken_by", by);
 	json_object_object_add(o, "cpu", c);
 }
 
@@ -514,6 +522,10 @@ int main(int argc, char **argv)
 	}
 	forensic_set_rules(d.forensics, d.rules);
 	stall_set_hook(d.stall, forensic_on_incident, d.forensics);
+	/* its idle polls keep the sweep's phase: one riding a control
+	 * client's wakeup would move the next off the sweep, to a wakeup of
+	 * its own */
+	stall_set_ride(d.stall, SAMPLER_WAKE);
 	d.peers = peers_new(d.loop, d.conf, err, sizeof(err));
 	if (!d.peers) {
 		log_errx("peers: %s", err);

@@ -256,6 +256,7 @@ struct metrics *metrics_new(struct loop *l, struct ports *ps, struct stall *st,
 		free(m);
 		return NULL;
 	}
+	loop_timer_name(m->timer, "metrics");
 	metrics_configure(m, c);
 	counts_set(&metrics_counts, m);
 	return m;

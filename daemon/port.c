@@ -231,6 +231,7 @@ void port_try_up(struct port *p)
 			port_set_down(p, "link monitor: %s", strerror(errno));
 			return;
 		}
+		loop_fd_name(p->loop, nl_mon_fd(p->mon), "link monitor");
 	}
 	if (p->conf.ifname[0]) {
 		if (nl_link_get(p->nsfd, p->conf.ifname, 0, &link, err, sizeof(err)) < 0) {

@@ -155,6 +155,8 @@ static void open_devlink(struct port *p, struct port_src *ps, const struct src_c
 		log_warn("port %s: devlink health monitor", p->conf.name);
 		dlh_mon_close(p->dlmon);
 		p->dlmon = NULL;
+	} else {
+		loop_fd_name(p->loop, dlh_mon_fd(p->dlmon), "devlink monitor");
 	}
 }
 

@@ -646,6 +646,7 @@ struct runs *runs_new(struct loop *l, struct ports *ps, struct stall *st, const 
 		free(r);
 		return NULL;
 	}
+	loop_timer_name(r->tick, "runs");
 	snprintf(dir, sizeof(dir), "%s/%s", c->state_dir, RUNS_DIR);
 	fd = fsu_private_dir(dir, 0750, err, sizeof(err));
 	if (fd < 0)

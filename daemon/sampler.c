@@ -28,6 +28,8 @@ struct sampler *sampler_new(struct loop *l, struct ports *ps, uint64_t interval_
 	s->ports = ps;
 	s->interval_ns = interval_ns;
 	s->t = loop_timer_new(l, tick, s);
+	if (s->t)
+		loop_timer_name(s->t, SAMPLER_WAKE);
 	if (!s->t || loop_timer_set(s->t, 1000000, interval_ns) < 0) {
 		sampler_free(s);
 		return NULL;

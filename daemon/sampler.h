@@ -9,6 +9,10 @@ struct loop;
 struct ports;
 struct sampler;
 
+/* What its wakeups are called (lib/loop.h loop_fd_name): the detector's
+ * polls while nothing asks ride them (stall_set_ride). */
+#define SAMPLER_WAKE "sweep"
+
 /* First tick after 1 ms, then every interval_ns. NULL on failure (errno). */
 struct sampler *sampler_new(struct loop *l, struct ports *ps, uint64_t interval_ns);
 int sampler_set_interval(struct sampler *s, uint64_t interval_ns);

@@ -84,6 +84,8 @@ struct service *service_new(struct loop *l, service_status_fn status, void *arg)
 	if (r > 0 && usec) {
 		s->wd_usec = usec;
 		s->watchdog = loop_timer_new(l, watchdog_cb, s);
+		if (s->watchdog)
+			loop_timer_name(s->watchdog, "service manager");
 		if (!s->watchdog || loop_timer_set(s->watchdog, usec * 500ull, usec * 500ull) < 0) {
 			log_err("watchdog timer");
 			service_free(s);
@@ -94,8 +96,10 @@ struct service *service_new(struct loop *l, service_status_fn status, void *arg)
 	}
 	if (getenv("NOTIFY_SOCKET") && status) {
 		s->status = loop_timer_new(l, status_cb, s);
-		if (s->status)
+		if (s->status) {
+			loop_timer_name(s->status, "service manager");
 			loop_timer_set(s->status, STATUS_EVERY_NS, STATUS_EVERY_NS);
+		}
 	}
 	return s;
 }

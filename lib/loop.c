@@ -17,6 +17,8 @@ struct handler {
 	void *arg;
 	struct handler *next;
 	int dead;
+	unsigned cause;         /* its name's slot in loop.woke, 0 "other" */
+	struct loop_timer *timer;       /* the timer whose timerfd it is */
 };
 
 struct loop_timer {
@@ -29,6 +31,7 @@ struct loop_timer {
 	uint64_t soft_at;
 	uint64_t soft_wakeup;   /* the loop's wakeups when it was set */
 	struct loop_timer *soft_next;
+	unsigned ride;          /* loop_timer_ride: a cause's slot, 0 any */
 };
 
 struct sig {
@@ -48,6 +51,9 @@ struct loop {
 	int dispatching;
 	uint64_t wakeups;
 	struct loop_timer *soft;        /* timers with a soft deadline */
+	/* wakeups by what had events in them (loop_fd_name) */
+	struct { const char *name; uint64_t n, last; } woke[LOOP_NAMES + 1];
+	unsigned nwoke;
 };
 
 uint64_t loop_mono_ns(void)
@@ -73,6 +79,8 @@ struct loop *loop_new(void)
 	if (!l)
 		return NULL;
 	l->sigfd = -1;
+	l->woke[0].name = "other";
+	l->nwoke = 1;
 	sigemptyset(&l->sigs);
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (l->epfd < 0) {
@@ -196,7 +204,8 @@ static void soft_run(struct loop *l)
 		return;
 	now = loop_mono_ns();
 	do {
-		for (t = l->soft; t && (t->soft_at > now || t->soft_wakeup == l->wakeups);
+		for (t = l->soft; t && (t->soft_at > now || t->soft_wakeup == l->wakeups ||
+					(t->ride && l->woke[t->ride].last != l->wakeups));
 		     t = t->soft_next)
 			;
 		fired = t != NULL;
@@ -226,6 +235,7 @@ struct loop_timer *loop_timer_new(struct loop *l, loop_timer_fn fn, void *arg)
 		free(t);
 		return NULL;
 	}
+	find(l, t->fd)->timer = t;
 	return t;
 }
 
@@ -295,9 +305,36 @@ int loop_add_signal(struct loop *l, int signo, loop_signal_fn fn, void *arg)
 		l->sigfd = signalfd(-1, &l->sigs, SFD_NONBLOCK | SFD_CLOEXEC);
 		if (l->sigfd < 0 || loop_add_fd(l, l->sigfd, EPOLLIN, signal_cb, l) < 0)
 			return -1;
+		loop_fd_name(l, l->sigfd, "signal");
 	}
 	l->sig[l->nsig++] = (struct sig){ signo, fn, arg };
 	return 0;
+}
+
+/* A window whose latest came in a wakeup with other events did not cause
+ * it (their timers race: the idle poll's latest falls on the sweep's tick):
+ * it counts only alone. */
+static int windowed(const struct handler *h)
+{
+	return h->timer && h->timer->soft_at;
+}
+
+static void count_causes(struct loop *l, const struct epoll_event *ev, int n)
+{
+	int others = 0;
+
+	for (int i = 0; i < n; i++)
+		others |= !windowed(ev[i].data.ptr);
+	for (int i = 0; i < n; i++) {
+		const struct handler *h = ev[i].data.ptr;
+
+		if (others && windowed(h))
+			continue;
+		if (l->woke[h->cause].last != l->wakeups) {
+			l->woke[h->cause].last = l->wakeups;
+			l->woke[h->cause].n++;
+		}
+	}
 }
 
 int loop_run(struct loop *l)
@@ -314,6 +351,7 @@ int loop_run(struct loop *l)
 			return -errno;
 		}
 		l->wakeups++;
+		count_causes(l, ev, n);
 		l->dispatching = 1;
 		for (int i = 0; i < n && !l->stop; i++) {
 			struct handler *h = ev[i].data.ptr;
@@ -331,6 +369,57 @@ int loop_run(struct loop *l)
 uint64_t loop_wakeups(const struct loop *l)
 {
 	return l->wakeups;
+}
+
+/* name's slot in l->woke, given one when new; 0 ("other") when full */
+static unsigned cause_of(struct loop *l, const char *name)
+{
+	unsigned c;
+
+	for (c = 1; c < l->nwoke && strcmp(l->woke[c].name, name); c++)
+		;
+	if (c == l->nwoke) {
+		if (l->nwoke > LOOP_NAMES)
+			return 0;
+		l->woke[c].name = name;
+		l->nwoke++;
+	}
+	return c;
+}
+
+int loop_fd_name(struct loop *l, int fd, const char *name)
+{
+	struct handler *h = find(l, fd);
+
+	if (!h || !name) {
+		errno = h ? EINVAL : ENOENT;
+		return -1;
+	}
+	h->cause = cause_of(l, name);   /* past LOOP_NAMES: "other" */
+	return 0;
+}
+
+int loop_timer_ride(struct loop_timer *t, const char *name)
+{
+	unsigned c = name ? cause_of(t->l, name) : 0;
+
+	if (name && !c) {
+		errno = ENOSPC;
+		return -1;
+	}
+	t->ride = c;
+	return 0;
+}
+
+int loop_timer_name(struct loop_timer *t, const char *name)
+{
+	return loop_fd_name(t->l, t->fd, name);
+}
+
+void loop_woken_by(const struct loop *l, loop_woken_fn fn, void *arg)
+{
+	for (unsigned c = 0; c < l->nwoke; c++)
+		fn(l->woke[c].name, l->woke[c].n, arg);
 }
 
 void loop_stop(struct loop *l)

@@ -40,6 +40,26 @@ int loop_run(struct loop *l);   /* until loop_stop(); 0 or -errno */
 /* How often loop_run's wait returned: the thread's wakeups, what an idle
  * daemon costs beyond its work (a timer that fires for nothing shows). */
 uint64_t loop_wakeups(const struct loop *l);
+/* What an fd's or a timer's events are for (name: a string that outlives
+ * it; parts of one name share a count; LOOP_NAMES names at most, then
+ * "other", as the unnamed are): loop_woken_by() counts by name the
+ * wakeups each had an event in. 0, or -1 with errno (ENOENT: no such fd). */
+#define LOOP_NAMES 24
+int loop_fd_name(struct loop *l, int fd, const char *name);
+int loop_timer_name(struct loop_timer *t, const char *name);
+/* Each name's wakeups, in the order the names were first given ("other"
+ * first): a wakeup with events of two names counts for both, so the sum
+ * may pass loop_wakeups(); a window (loop_timer_set_window) fired at
+ * another's wakeup counts for none, and so does one whose latest came in
+ * a wakeup with other events: its wakeup was not its own. */
+typedef void (*loop_woken_fn)(const char *name, uint64_t wakeups, void *arg);
+void loop_woken_by(const struct loop *l, loop_woken_fn fn, void *arg);
+/* The wakeups t's windows (loop_timer_set_window) fire at before their
+ * latest: only those with an event of name (which need not be given to an
+ * fd yet), or, NULL, any. A window that rides the regular wakeups of one
+ * timer stays in their phase: riding any other moves its next window off
+ * it, to a wakeup of its own. 0, or -1 with errno (ENOSPC: LOOP_NAMES). */
+int loop_timer_ride(struct loop_timer *t, const char *name);
 void loop_stop(struct loop *l);
 
 uint64_t loop_mono_ns(void);    /* CLOCK_MONOTONIC */

@@ -377,12 +377,14 @@ struct probe_cap *probe_cap_start(struct loop *l, int nsfd, const char *ifname,
 		goto fail;
 	}
 	c->fd_added = 1;
+	loop_fd_name(l, c->fd, "probe");
 	c->tdur = loop_timer_new(l, on_duration, c);
 	if (!c->tdur) {
 		snprintf(err, errlen, "capture on %s in %s: timer: %s", c->ifname,
 			 c->nsname, strerror(errno));
 		goto fail;
 	}
+	loop_timer_name(c->tdur, "probe");
 	if (duration_ns && loop_timer_set(c->tdur, duration_ns, 0) < 0) {
 		snprintf(err, errlen, "capture on %s in %s: arm timer: %s", c->ifname,
 			 c->nsname, strerror(errno));

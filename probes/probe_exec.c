@@ -500,6 +500,7 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
 		snprintf(err, errlen, "probe %s: timer: %s", argv[0], strerror(errno));
 		goto fail;
 	}
+	loop_timer_name(p->timer, "probe");
 	if (resolve(argv[0], p->path, sizeof(p->path)) < 0) {
 		p->r.not_found = 1;
 		snprintf(p->r.error, sizeof(p->r.error), "command not found: %s%s", argv[0],
@@ -556,6 +557,8 @@ struct probe_exec *probe_exec_start(struct loop *l, const char *const *argv,
 		goto fail;
 	}
 	p->out_open = 1;
+	loop_fd_name(l, p->pidfd, "probe");
+	loop_fd_name(l, p->outfd, "probe");
 	p->phase = PH_RUNNING;
 	if (timeout_ns && loop_timer_set(p->timer, timeout_ns, 0) < 0) {
 		snprintf(err, errlen, "probe %s: timeout timer: %s", argv[0], strerror(errno));

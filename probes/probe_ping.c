@@ -669,6 +669,7 @@ struct probe_ping *probe_ping_start_opts(struct loop *l, int nsfd, const char *i
 		goto fail;
 	}
 	p->fd_added = 1;
+	loop_fd_name(l, p->fd, "probe");
 	p->tsend = loop_timer_new(l, on_send_timer, p);
 	p->tdead = loop_timer_new(l, on_deadline, p);
 	/* first echo on the loop's next turn, then every interval */
@@ -676,6 +677,8 @@ struct probe_ping *probe_ping_start_opts(struct loop *l, int nsfd, const char *i
 		snprintf(err, errlen, "ping %s: timers: %s", p->dst_text, strerror(errno));
 		goto fail;
 	}
+	loop_timer_name(p->tsend, "probe");
+	loop_timer_name(p->tdead, "probe");
 	return p;
 fail:
 	p->done = NULL;

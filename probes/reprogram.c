@@ -333,6 +333,7 @@ struct reprogram *reprogram_start(struct loop *l, int nsfd, const char *ns_name,
 		reprogram_free(r);
 		return NULL;
 	}
+	loop_timer_name(r->t, "probe");
 	r->ifindex = link.ifindex;
 	r->res.flag_before = !!(link.flags & IFF_PROMISC);
 	r->res.count_before = link.promiscuity;

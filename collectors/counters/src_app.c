@@ -379,6 +379,7 @@ static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *soc
 			log_warn("port %s: app metrics: watching a socket", ap->port);
 			return -1;      /* libcurl fails the transfer */
 		}
+		loop_fd_name(ap->loop, s, "app metrics");
 		curl_multi_assign(ap->m, s, ap);
 		return 0;
 	}
@@ -507,6 +508,7 @@ int src_app_open(struct src *s, const struct src_app_ctx *ctx)
 	ap->timer = loop_timer_new(ctx->loop, timer_cb, ap);
 	if (!ap->m || !ap->timer)
 		goto oom;
+	loop_timer_name(ap->timer, "app metrics");
 	if (curl_multi_setopt(ap->m, CURLMOPT_SOCKETFUNCTION, sock_cb) != CURLM_OK ||
 	    curl_multi_setopt(ap->m, CURLMOPT_SOCKETDATA, ap) != CURLM_OK ||
 	    curl_multi_setopt(ap->m, CURLMOPT_TIMERFUNCTION, tmo_cb) != CURLM_OK ||

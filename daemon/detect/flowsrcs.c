@@ -186,9 +186,12 @@ static int src_open(struct flowsrcs *fs, struct fsrc *f, const struct flow_src_o
 		return -1;
 	f->open = 1;
 	f->logged[0] = 0;
-	if (ops->fd && ops->handle && ops->fd(&f->s) >= 0 &&
-	    loop_add_fd(fs->loop, ops->fd(&f->s), EPOLLIN, src_handle, f) < 0)
-		log_warn("%s: watching its fd", ops->name);
+	if (ops->fd && ops->handle && ops->fd(&f->s) >= 0) {
+		if (loop_add_fd(fs->loop, ops->fd(&f->s), EPOLLIN, src_handle, f) < 0)
+			log_warn("%s: watching its fd", ops->name);
+		else
+			loop_fd_name(fs->loop, ops->fd(&f->s), ops->name);
+	}
 	return 0;
 }
 

@@ -574,8 +574,12 @@ static void timer_cb(struct loop_timer *t, void *arg)
 	count_why(s, s->next_why ? s->next_why : WHY_INTERVAL);
 	/* a poll while nothing asked may come at another wakeup, early
 	 * (plan_next): what the sources would ask a poll for within the
-	 * rest of its sleep they may do now */
-	s->idle_alone = 0;
+	 * rest of its sleep they may do now. One that came at its end alone,
+	 * or was planned for a source or a flow, is off the sweep's phase:
+	 * the next window takes the phase again (stall_plan_window's alone;
+	 * from the last poll for a source, a last tenth would miss the sweep
+	 * and come alone once) */
+	s->idle_alone = 1;
 	if (s->next_windowed) {
 		uint64_t now = loop_mono_ns();
 
@@ -629,6 +633,10 @@ struct stall *stall_new(struct loop *l, struct ports *ps, const struct conf *c,
 	s->timer = loop_timer_new(l, timer_cb, s);
 	s->chunk = loop_timer_new(l, chunk_cb, s);
 	s->tpass = tpass_new();
+	if (s->timer && s->chunk) {
+		loop_timer_name(s->timer, "flow poll");
+		loop_timer_name(s->chunk, "flow poll");
+	}
 	if (!s->flows || !s->owners || !s->incs || !s->srcs || !s->timer || !s->chunk || !s->tpass) {
 		util_errf(err, errlen, "%s", s->timer ? "out of memory" : "flow timer");
 		stall_free(s);
@@ -655,6 +663,11 @@ void stall_configure(struct stall *s, const struct conf *c)
 		s->next_windowed = 0;
 		loop_timer_set(s->timer, c->flow_interval_ns, 0);
 	}
+}
+
+int stall_set_ride(struct stall *s, const char *cause)
+{
+	return loop_timer_ride(s->timer, cause);
 }
 
 void stall_set_hook(struct stall *s, stall_incident_fn fn, void *arg)

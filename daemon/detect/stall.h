@@ -36,6 +36,10 @@ void stall_free(struct stall *s);
  * the polling interval. */
 void stall_configure(struct stall *s, const struct conf *c);
 void stall_set_hook(struct stall *s, stall_incident_fn fn, void *arg);
+/* A poll while nothing asks comes at a wakeup of cause (lib/loop.h
+ * loop_timer_ride: the counter sweep's, whose phase it then keeps), or
+ * alone at its latest; NULL: at any wakeup. */
+int stall_set_ride(struct stall *s, const char *cause);
 /* The parts of a poll, for tests: its start at t0 (the next poll's plan
  * starts empty), one observation of port's flow at now, and the end of a
  * poll (closed flows, incident timeouts). */
@@ -60,7 +64,8 @@ uint64_t stall_plan(const struct stall *s, const char **why);
  * (lib/loop.h loop_timer_set_window), 0 when at next alone. Only the
  * poll nothing asked for has a window: its sleep's last tenth, so that an
  * idle daemon's polls ride the counter sweep's wakeups; flow_interval from
- * now on after one that came at its end with no other wakeup (alone), so
+ * now on after one that came at its end with no other wakeup or was
+ * planned for a source or a flow (alone: the caller's to say), so
  * the window takes the sweep's phase once and keeps it. Never sooner than the
  * plan's own least (flow_interval after the last poll's start, half of it
  * after its end). */

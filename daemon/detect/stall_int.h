@@ -56,8 +56,9 @@ struct stall {
 	uint64_t poll_t0, poll_busy_ns;
 	int chunked;                    /* a poll is still being handled */
 	int wake_pending;               /* a source woke it meanwhile */
-	int idle_alone;                 /* the last poll while nothing asked came
-					 * at its end, at no other wakeup */
+	int idle_alone;                 /* the last poll came at its end, at no
+					 * other wakeup, or was planned for a
+					 * source or a flow: off the sweep's phase */
 	int next_windowed;              /* the next poll armed with a window
 					 * (stall_plan_window) */
 	/* the detector's own work on a poll's observations (drain), which no

@@ -305,6 +305,11 @@ static struct inv *inv_start(struct forensics *F, const char *port, uint64_t inc
 	v->tick = loop_timer_new(F->loop, inv_tick, v);
 	v->timer = loop_timer_new(F->loop, inv_phase_timer, v);
 	v->follow = loop_timer_new(F->loop, inv_follow_cb, v);
+	if (v->tick && v->timer && v->follow) {
+		loop_timer_name(v->tick, "investigation");
+		loop_timer_name(v->timer, "investigation");
+		loop_timer_name(v->follow, "investigation");
+	}
 	if (!v->tick || !v->timer || !v->follow) {
 		json_object_put(v->steps);
 		inv_free(v);

@@ -431,6 +431,7 @@ void psnaps_notice(struct psnaps *P, const char *peer, struct json_object *notic
 		psnap_free(s);
 		return;
 	}
+	loop_timer_name(s->t, "investigation");
 	P->s[slot] = s;
 
 	jx_add_str(s->rec, IR_TRIGGER, BUNDLE_VERDICT_PEER);

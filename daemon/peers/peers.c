@@ -248,6 +248,7 @@ static int open_sock(struct peers *ps, const struct conf *c, char *err, size_t e
 		close(fd);
 		return -1;
 	}
+	loop_fd_name(ps->loop, fd, "peers");
 	ps->fd = fd;
 	ps->family = family;
 	snprintf(ps->listen, sizeof(ps->listen), family == AF_INET6 ? "[%s]:%u" : "%s:%u",
@@ -331,6 +332,8 @@ struct peers *peers_new(struct loop *l, const struct conf *c, char *err, size_t 
 	ps->loop = l;
 	ps->fd = -1;
 	ps->timer = loop_timer_new(l, tick, ps);
+	if (ps->timer)
+		loop_timer_name(ps->timer, "peers");
 	if (!ps->timer || peers_configure(ps, c, err, errlen) < 0) {
 		peers_free(ps);
 		return NULL;

@@ -149,7 +149,7 @@ sys.exit(0 if b"\"ok\":true" in r else 1)
 check "a slow control client is answered" test $? = 0
 sleep 2.5
 ctl -j status > "$T_DIR/ev1.json"
-echo "auto, 6 s idle: $(jq -c --slurpfile a "$T_DIR/ev0.json" '{polls: (.flow_sources.polls - $a[0].flow_sources.polls), why: .flow_sources.polls_why, wakeups: (.cpu.wakeups - $a[0].cpu.wakeups), sweeps: (.ports[0].samples - $a[0].ports[0].samples), s: (.uptime_s - $a[0].uptime_s)}' "$T_DIR/ev1.json")"
+echo "auto, 6 s idle: $(jq -c --slurpfile a "$T_DIR/ev0.json" '{polls: (.flow_sources.polls - $a[0].flow_sources.polls), why: .flow_sources.polls_why, wakeups: (.cpu.wakeups - $a[0].cpu.wakeups), woken_by: (.cpu.woken_by as $w | $a[0].cpu.woken_by as $v | $w | with_entries(.value -= ($v[.key] // 0)) | with_entries(select(.value > 0))), sweeps: (.ports[0].samples - $a[0].ports[0].samples), s: (.uptime_s - $a[0].uptime_s)}' "$T_DIR/ev1.json")"
 check "auto: the detector's polls about one a second while nothing waits (a refresh: 6.7)" \
 	jq -e --slurpfile a "$T_DIR/ev0.json" '(.flow_sources.polls - $a[0].flow_sources.polls) /
 		(.uptime_s - $a[0].uptime_s) < 2' "$T_DIR/ev1.json"
@@ -174,6 +174,18 @@ check "auto: polls while nothing asks ride on the sweeps' wakeups" \
 		 ((.flow_sources.polls_why["nothing asked"] // 0) - $i0)) as $asked |
 		(.cpu.wakeups - $a[0].cpu.wakeups) <=
 		(.ports[0].samples - $a[0].ports[0].samples) + $asked + 11' "$T_DIR/ev1.json"
+# the same by cause (status cpu.woken_by): no poll while nothing asked woke
+# the daemon itself, nor did the idle sockets' kernel watch, nor the
+# control socket's timer beyond its clients' own events
+check "auto: by cause, the polls woke it only when a source asked, the idle sockets never" \
+	jq -e --slurpfile a "$T_DIR/ev0.json" '($a[0].flow_sources.polls_why["nothing asked"] // 0) as $i0 |
+		((.flow_sources.polls - $a[0].flow_sources.polls) -
+		 ((.flow_sources.polls_why["nothing asked"] // 0) - $i0)) as $asked |
+		.cpu.woken_by as $w | $a[0].cpu.woken_by as $v |
+		(($w["flow poll"] // 0) - ($v["flow poll"] // 0)) <= $asked and
+		(($w.sock // 0) - ($v.sock // 0)) == 0 and
+		(($w.sweep // 0) - ($v.sweep // 0)) >= 5 and
+		(($w.control // 0) - ($v.control // 0)) <= 9' "$T_DIR/ev1.json"
 check "auto: the next poll, and why then" \
 	jqe '.flow_sources.next_poll | .in_ms <= 1000 and (.why | IN("a source", "nothing asked"))' "$T_DIR/ev1.json"
 check "auto: no incident for the idle sockets" \

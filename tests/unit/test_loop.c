@@ -7,6 +7,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -221,6 +223,156 @@ static void window__same_batch_free_and_stop(void **state)
 	loop_free(l);
 }
 
+struct woke { const char *name[LOOP_NAMES + 2]; uint64_t n[LOOP_NAMES + 2]; unsigned k; };
+
+static void woke_cb(const char *name, uint64_t n, void *arg)
+{
+	struct woke *w = arg;
+
+	if (w->k < LOOP_NAMES + 2) {
+		w->name[w->k] = name;
+		w->n[w->k++] = n;
+	}
+}
+
+static uint64_t woken(const struct loop *l, const char *name)
+{
+	struct woke w = { .k = 0 };
+
+	loop_woken_by(l, woke_cb, &w);
+	for (unsigned i = 0; i < w.k; i++)
+		if (!strcmp(w.name[i], name))
+			return w.n[i];
+	return UINT64_MAX;
+}
+
+/* Wakeups are counted by the name of what had events in them: two timers
+ * of one name in one wakeup as one, a window fired at another's wakeup as
+ * none of its own, the unnamed (and names past LOOP_NAMES) as "other"; a
+ * wakeup with two names' events counts for both. The timers are due
+ * before the loop runs: they are in its first wakeup together. */
+static void woken_by__named_timers__counted_by_cause(void **state)
+{
+	struct loop *l = loop_new();
+	struct loop_timer *a = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *b = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *w = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *u = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *guard = loop_timer_new(l, on_guard, l), *many[LOOP_NAMES + 1];
+	static char names[LOOP_NAMES + 1][8];
+	struct timespec ts = { 0, 5 * MS };
+	struct woke all = { .k = 0 };
+
+	(void)state;
+	assert_int_equal(loop_timer_name(a, "sweep"), 0);
+	assert_int_equal(loop_timer_name(b, "sweep"), 0);
+	assert_int_equal(loop_timer_name(w, "poll"), 0);
+	assert_int_equal(loop_timer_name(guard, "guard"), 0);
+	assert_int_equal(loop_fd_name(l, 12345, "nothing"), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(loop_timer_set(a, 1, 0), 0);
+	assert_int_equal(loop_timer_set(b, 1, 0), 0);
+	assert_int_equal(loop_timer_set(u, 1, 0), 0);
+	assert_int_equal(loop_timer_set_window(w, 1, 500 * MS), 0);
+	assert_int_equal(loop_timer_set(guard, 30 * MS, 0), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(loop_wakeups(l), 2);
+	assert_int_equal(woken(l, "sweep"), 1);
+	assert_int_equal(woken(l, "other"), 1);
+	assert_int_equal(woken(l, "poll"), 0);
+	assert_int_equal(woken(l, "guard"), 1);
+	loop_woken_by(l, woke_cb, &all);
+	assert_int_equal(all.k, 4);
+	assert_string_equal(all.name[0], "other");
+	assert_string_equal(all.name[1], "sweep");
+	/* a window whose latest comes with another's event: not its wakeup;
+	 * alone at its latest: its own */
+	assert_int_equal(loop_timer_set(a, 1, 0), 0);
+	assert_int_equal(loop_timer_set_window(w, 1, 1), 0);
+	assert_int_equal(loop_timer_set(guard, 30 * MS, 0), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(woken(l, "sweep"), 2);
+	assert_int_equal(woken(l, "poll"), 0);
+	assert_int_equal(loop_timer_set_window(w, 1, 1), 0);
+	assert_int_equal(loop_timer_set(guard, 30 * MS, 0), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(woken(l, "poll"), 1);
+	assert_int_equal(woken(l, "guard"), 3);
+	/* past LOOP_NAMES names: "other" */
+	for (unsigned i = 0; i < LOOP_NAMES + 1; i++) {
+		many[i] = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+		snprintf(names[i], sizeof(names[i]), "n%u", i);
+		assert_int_equal(loop_timer_name(many[i], names[i]), 0);
+	}
+	assert_int_equal(woken(l, "n0"), 0);
+	assert_int_equal(woken(l, names[LOOP_NAMES]), UINT64_MAX);
+	assert_int_equal(loop_timer_set(many[LOOP_NAMES], 1, 0), 0);
+	assert_int_equal(loop_timer_set(guard, 30 * MS, 0), 0);
+	nanosleep(&ts, NULL);
+	assert_int_equal(loop_run(l), 0);
+	assert_int_equal(woken(l, "other"), 2);
+	for (unsigned i = 0; i < LOOP_NAMES + 1; i++)
+		loop_timer_free(many[i]);
+	loop_timer_free(a);
+	loop_timer_free(b);
+	loop_timer_free(w);
+	loop_timer_free(u);
+	loop_timer_free(guard);
+	loop_free(l);
+}
+
+struct at_wakeup { struct loop *l; uint64_t w; };
+
+static void on_at_wakeup(struct loop_timer *t, void *arg)
+{
+	struct at_wakeup *a = arg;
+
+	(void)t;
+	a->w = loop_wakeups(a->l);
+}
+
+/* A window that rides one cause fires at that cause's wakeup, not at
+ * another's in its window (which would move its next off the cause's
+ * phase); riding any, at the first. */
+static void ride__named_cause__fires_only_at_its_wakeups(void **state)
+{
+	struct loop *l = loop_new();
+	struct at_wakeup at = { .l = l };
+	struct loop_timer *w = loop_timer_new(l, on_at_wakeup, &at);
+	struct loop_timer *ctl = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *sweep = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+	struct loop_timer *guard = loop_timer_new(l, on_guard, l);
+	struct timespec ts = { 0, 5 * MS };
+
+	(void)state;
+	assert_int_equal(loop_timer_name(ctl, "control"), 0);
+	assert_int_equal(loop_timer_ride(w, "sweep"), 0);       /* before its name is given */
+	assert_int_equal(loop_timer_name(sweep, "sweep"), 0);
+	for (int ride = 1; ride >= 0; ride--) {
+		uint64_t w0 = loop_wakeups(l);
+
+		if (!ride)
+			assert_int_equal(loop_timer_ride(w, NULL), 0);
+		at.w = 0;
+		assert_int_equal(loop_timer_set_window(w, 1, 200 * MS), 0);
+		assert_int_equal(loop_timer_set(ctl, 1, 0), 0);
+		assert_int_equal(loop_timer_set(sweep, 30 * MS, 0), 0);
+		assert_int_equal(loop_timer_set(guard, 60 * MS, 0), 0);
+		nanosleep(&ts, NULL);
+		assert_int_equal(loop_run(l), 0);
+		/* the control timer's wakeup is the first, the sweep's the second */
+		assert_int_equal(at.w - w0, ride ? 2 : 1);
+	}
+	loop_timer_free(w);
+	loop_timer_free(ctl);
+	loop_timer_free(sweep);
+	loop_timer_free(guard);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +380,8 @@ int main(void)
 		cmocka_unit_test(window__wakeup_before_earliest_only__fires_at_latest),
 		cmocka_unit_test(window__set_plain_rearm_and_free),
 		cmocka_unit_test(window__same_batch_free_and_stop),
+		cmocka_unit_test(woken_by__named_timers__counted_by_cause),
+		cmocka_unit_test(ride__named_cause__fires_only_at_its_wakeups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
