@@ -260,6 +260,7 @@ static void woken_by__named_timers__counted_by_cause(void **state)
 	struct loop_timer *u = loop_timer_new(l, on_tick, &(unsigned){ 0 });
 	struct loop_timer *guard = loop_timer_new(l, on_guard, l), *many[LOOP_NAMES + 1];
 	static char names[LOOP_NAMES + 1][8];
+	unsigned ticks[LOOP_NAMES + 1] = { 0 };
 	struct timespec ts = { 0, 5 * MS };
 	struct woke all = { .k = 0 };
 
@@ -303,7 +304,7 @@ static void woken_by__named_timers__counted_by_cause(void **state)
 	assert_int_equal(woken(l, "guard"), 3);
 	/* past LOOP_NAMES names: "other" */
 	for (unsigned i = 0; i < LOOP_NAMES + 1; i++) {
-		many[i] = loop_timer_new(l, on_tick, &(unsigned){ 0 });
+		many[i] = loop_timer_new(l, on_tick, &ticks[i]);
 		snprintf(names[i], sizeof(names[i]), "n%u", i);
 		assert_int_equal(loop_timer_name(many[i], names[i]), 0);
 	}
