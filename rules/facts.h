@@ -75,10 +75,15 @@
  * the observation window, else over the stall ("2048-4095 bytes: 7";
  * absent: none) */
 #define FK_P_OVERSIZE_SIZES "oversize_sizes"
-/* the three periods of a port, each { span_s, counters } */
+/* the periods of a port, each { span_s, counters }: held is the window's
+ * part inside the stall, when a stalled flow moved again within it (to
+ * its last sample before the detector's last look that saw that flow
+ * stalled; absent when none moved, or when one moved before its first
+ * sample) */
 #define FK_PER_STALL    "stall"
 #define FK_PER_WINDOW   "window"
 #define FK_PER_BASELINE "baseline"
+#define FK_PER_HELD     "held"
 #define FK_SPAN_S       "span_s"
 #define FK_COUNTERS     "counters"
 

@@ -46,7 +46,7 @@ enum op {
 };
 
 /* The periods of a port: rl_per_name[] are their fact keys. */
-enum per { P_STALL, P_WINDOW, P_BASELINE, P_N };
+enum per { P_STALL, P_WINDOW, P_BASELINE, P_HELD, P_N };
 extern const char *const rl_per_name[P_N];
 
 /* List-item domains: rl_dom_name[] are their names in the language. */

@@ -9,7 +9,7 @@
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE };
+const char *const rl_per_name[P_N] = { FK_PER_STALL, FK_PER_WINDOW, FK_PER_BASELINE, FK_PER_HELD };
 const char *const rl_dom_name[] = { "", "thread", "flow", "ping", "capture", "port", "peer", "onload", "rank", "" };
 
 const struct rl_fact_name rl_facts_tab[] = {

@@ -257,6 +257,10 @@ static void port_facts(const struct ports *ps, struct json_object *rec, const ch
 	if (win)
 		json_object_object_add(po, FK_PER_WINDOW, period(
 			jx_double(jx_get(rec, IR_WINDOW), "span_s", 0), merged(jx_get(win, "deltas"))));
+	if (win && jx_get(win, "held_deltas"))
+		json_object_object_add(po, FK_PER_HELD, period(
+			jx_double(jx_get(jx_get(rec, IR_WINDOW), "held"), "span_s", 0),
+			merged(jx_get(win, "held_deltas"))));
 	{
 		struct json_object *sz = oversize_sizes(po, (int)jx_u64(link, "mtu"));
 

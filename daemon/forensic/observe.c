@@ -68,8 +68,7 @@ static void window_cut(struct json_object *deltas, struct json_object *series, d
 void inv_tick(struct loop_timer *t, void *arg)
 {
 	struct inv *v = arg;
-	uint64_t now = loop_mono_ns(), until;
-	struct incident *inc;
+	uint64_t now = loop_mono_ns();
 
 	(void)t;
 	/* once a tick: stall_incident counts the siblings when they are due */
@@ -98,35 +97,42 @@ void inv_tick(struct loop_timer *t, void *arg)
 		v->prev[i] = cur;
 	}
 	v->nsamples++;
-	inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
-	until = inc ? incident_stalled_until(inc) : 0;
-	if (now >= v->win_end || until) {
+	if (now >= v->win_end) {
 		struct json_object *w = json_object_new_object();
-		uint64_t retrans = 0, next, end = now;
+		struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
+		uint64_t retrans = 0, next, held = 0;
+		uint64_t until = inc ? incident_stalled_until(inc) : 0;
 		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 
-		if (until) {
-			/* the window ends where the stall is known whole: the
-			 * ticks up to the detector's last look that saw the
-			 * first flow to move still stalled */
-			struct json_object *cut = json_object_new_object();
-
-			end = v->win_start;
-			for (unsigned i = 0; i < v->nports; i++)
-				if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until) > end)
-					end = window_kept(v, i, until);
-			json_object_object_add(cut, "stalled_until_ms", jx_new_fixed(inv_rel_ms(v, until), 3));
-			json_object_object_add(cut, "at_ms", jx_new_fixed(inv_rel_ms(v, end), 3));
-			jx_add_str(cut, "why", "a stalled flow moved again: the window ends at its last "
-				   "sample before the last look that saw that flow stalled");
-			json_object_object_add(w, "cut", cut);
-			log_info("investigation %" PRIu64 ": a stalled flow moved again %.0f ms into the "
-				 "window: its counters are taken up to %.0f ms, inside the stall", v->id,
-				 (double)(until > v->win_start ? until - v->win_start : 0) / 1e6,
-				 (double)(end - v->win_start) / 1e6);
-		}
-		json_object_object_add(w, "span_s", jx_new_fixed((double)(end - v->win_start) / 1e9, 6));
+		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
+		/* A stalled flow moved again within the window: its part inside
+		 * the stall (held), to its last sample before the detector's
+		 * last look that saw that flow stalled, beside the whole */
+		for (unsigned i = 0; until && i < v->nports; i++)
+			if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until) > held)
+				held = window_kept(v, i, until);
+		if (until) {
+			struct json_object *h = json_object_new_object();
+
+			json_object_object_add(h, "stalled_until_ms", jx_new_fixed(inv_rel_ms(v, until), 3));
+			if (held) {
+				json_object_object_add(h, "span_s", jx_new_fixed(
+					(double)(held - v->win_start) / 1e9, 6));
+				jx_add_str(h, "why", "a stalled flow moved again within the window: its "
+					   "part inside the stall ends at its last sample before the last "
+					   "look that saw that flow stalled");
+			} else {
+				jx_add_str(h, "why", "a stalled flow moved again before the window's "
+					   "first sample: no part of it is inside the stall");
+			}
+			json_object_object_add(w, "held", h);
+			log_info("investigation %" PRIu64 ": a stalled flow moved again %.0f ms into the "
+				 "window: %s", v->id,
+				 (double)(until > v->win_start ? until - v->win_start : 0) / 1e6,
+				 held ? "its part inside the stall kept beside it" :
+				 "no part of it inside the stall");
+		}
 		if (known) {
 			struct json_object *fo = json_object_new_object();
 
@@ -144,17 +150,14 @@ void inv_tick(struct loop_timer *t, void *arg)
 				json_object_put(po);
 				continue;
 			}
-			if (!until) {
-				json_object_object_add(po, "deltas", evid_deltas_json(
-					p, &v->first[i], &v->prev[i], 1));
-			} else if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until)) {
+			json_object_object_add(po, "deltas",
+					       evid_deltas_json(p, &v->first[i], &v->prev[i], 1));
+			if (held && v->t1[i] && v->t1[i] <= until && window_kept(v, i, until)) {
 				struct json_object *d = evid_deltas_json(p, &v->first[i], &v->prev[i], 1);
 
 				window_cut(d, v->series[i], inv_rel_ms(v, window_kept(v, i, until)));
-				json_object_object_add(po, "deltas", d);
+				json_object_object_add(po, "held_deltas", d);
 			}
-			/* else no sample of it lies inside the stall: no deltas,
-			 * and the rules judge the stall's period instead */
 			json_object_object_add(po, "series", json_object_get(v->series[i]));
 			json_object_object_add(w, v->ports[i], po);
 		}
@@ -166,7 +169,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		 * the stalled flows have tried again (at most twice, within
 		 * release_wait_max), so that the verdict does not depend on
 		 * where a retransmission fell. */
-		if (!until && v->win_extended < 2 && inv_still_stalled(v) && inv_gap_marginal(v) &&
+		if (v->win_extended < 2 && inv_still_stalled(v) && inv_gap_marginal(v) &&
 		    (next = inv_next_retry(v, now)) > now &&
 		    next - v->win_start <= v->F->c->release_wait_max_ns) {
 			json_object_object_del(v->rec, IR_WINDOW);

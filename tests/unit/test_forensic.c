@@ -20,6 +20,7 @@
 #include "nstest.h"
 #include "daemon/conf.h"
 #include "daemon/forensic/evid_flows.h"
+#include "daemon/forensic/facts.h"
 #include "daemon/forensic/forensic.h"
 #include "daemon/detect/incident.h"
 #include "daemon/ports.h"
@@ -852,15 +853,16 @@ static void forensic__released_before_any_action__self_with_its_time(void **stat
 	json_object_put(r);
 }
 
-/* A counter of port a's stats file (source "text") in its window: the
- * window's (key "deltas"), or summed over the series' entries. */
-static uint64_t window_count(struct json_object *w, const char *name)
+/* A counter of port a's stats file (source "text") in its window: under
+ * key ("deltas": the whole window; "held_deltas": its part inside the
+ * stall), or summed over the series' entries (key NULL). */
+static uint64_t window_count(struct json_object *w, const char *key, const char *name)
 {
-	struct json_object *pa = jx_get(w, "a"), *d = jx_get(pa, "deltas");
+	struct json_object *pa = jx_get(w, "a");
 	uint64_t n = 0;
 
-	if (d)
-		return jx_u64(jx_get(d, "text"), name);
+	if (key)
+		return jx_u64(jx_get(jx_get(pa, key), "text"), name);
 	for (size_t k = 0; k < jx_len(jx_get(pa, "series")); k++)
 		n += jx_u64(jx_get(jx_get(json_object_array_get_idx(jx_get(pa, "series"), k),
 					  "moved"), "text"), name);
@@ -868,14 +870,15 @@ static uint64_t window_count(struct json_object *w, const char *name)
 }
 
 /* The flow moves again inside the observation window, and the port counts
- * the reply as it does: the window's counters end before (the release's
- * frames are not the stall's; a producer-stall's frozen work read them as
- * work that kept arriving, seed 004), and the window says where it was
- * cut. The series still shows the frames. */
-static void forensic__released_in_the_window__counters_cut_before_it(void **state)
+ * the reply as it does: the window's part inside the stall (held) ends
+ * before (the release's frames are not the stall's; a producer-stall's
+ * frozen work read them as work that kept arriving, seed 004), beside the
+ * whole window and its series, which show the frames; the facts carry it
+ * as the port's held period. */
+static void forensic__released_in_the_window__held_part_ends_before_it(void **state)
 {
 	struct fix *x = *state;
-	struct json_object *r, *w;
+	struct json_object *r, *w, *facts;
 
 	x->release_by = REL_EARLY;
 	x->early_ms = 60;
@@ -884,12 +887,38 @@ static void forensic__released_in_the_window__counters_cut_before_it(void **stat
 	r = run(x);
 	w = jx_get(r, "window");
 	assert_non_null(w);
-	assert_non_null(jx_get(w, "cut"));
-	assert_true(jx_double(w, "span_s", 1) < 0.2);
-	assert_non_null(jx_get(jx_get(w, "a"), "deltas"));
-	assert_int_equal(window_count(w, "rx_packets"), 0);
-	json_object_object_del(jx_get(w, "a"), "deltas");
-	assert_int_equal(window_count(w, "rx_packets"), 7);
+	assert_non_null(jx_get(w, "held"));
+	assert_true(jx_double(jx_get(w, "held"), "span_s", 1) < 0.2);
+	assert_true(jx_double(w, "span_s", 0) >= 0.29);
+	assert_int_equal(window_count(w, "held_deltas", "rx_packets"), 0);
+	assert_int_equal(window_count(w, "deltas", "rx_packets"), 7);
+	assert_int_equal(window_count(w, NULL, "rx_packets"), 7);
+	facts = facts_build(x->ps, r);
+	assert_non_null(jx_get(jx_get(jx_get(jx_get(facts, "ports"), "a"), "held"), "counters"));
+	assert_int_equal(jx_u64(jx_get(jx_get(jx_get(jx_get(facts, "ports"), "a"), "held"),
+				       "counters"), "rx_packets"), 0);
+	json_object_put(facts);
+	json_object_put(r);
+}
+
+/* ... and one that moves before the window's first sample leaves no part
+ * of it inside the stall: no held part, the window whole, and it says so. */
+static void forensic__released_before_the_window__no_held_part(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *w;
+
+	x->release_by = REL_EARLY;
+	x->early_ms = 1;
+	x->bump = 7;
+	x->c->observe_ns = 100 * MS;
+	r = run(x);
+	w = jx_get(r, "window");
+	assert_non_null(w);
+	assert_non_null(jx_get(w, "held"));
+	assert_null(jx_get(jx_get(w, "held"), "span_s"));
+	assert_null(jx_get(jx_get(w, "a"), "held_deltas"));
+	assert_int_equal(window_count(w, "deltas", "rx_packets"), 7);
 	json_object_put(r);
 }
 
@@ -1021,7 +1050,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__policy_reprograms_without_loss__said_and_not_credited, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__loss_unknown__reprogram_planned_said, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__released_before_any_action__self_with_its_time, setup, teardown),
-		cmocka_unit_test_setup_teardown(forensic__released_in_the_window__counters_cut_before_it,
+		cmocka_unit_test_setup_teardown(forensic__released_in_the_window__held_part_ends_before_it,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__released_before_the_window__no_held_part,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),

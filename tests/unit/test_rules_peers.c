@@ -121,6 +121,32 @@ static void shipped__four_ranks_frozen__producer_stall_names_every_peer(void **s
 	json_object_put(res);
 }
 
+/* The window saw the work that released the stalled flow (a starved
+ * producer is slow, not stopped: its one late message), its part inside
+ * the stall (held) none: producer-stall still; with no held part, the
+ * window's work rules it out. */
+static void shipped__release_work_in_window__judged_on_its_held_part(void **state)
+{
+	struct json_object *f = four_ranks(peer_answered("dgx1", 0, 0), peer_answered("dgx2", 0, 0),
+					   peer_answered("dgx4", 0, 0));
+	struct json_object *port = json_object_object_get(json_object_object_get(f, "ports"), "rank2"), *res;
+	struct json_object *held = json_tokener_parse(json_object_to_json_string(json_object_object_get(port, "window")));
+
+	(void)state;
+	json_object_object_add(json_object_object_get(json_object_object_get(port, "window"), "counters"), "hw_counters/rx_write_requests",
+			       json_object_new_int64(3));
+	json_object_object_add(held, "span_s", json_object_new_double(0.12));
+	json_object_object_add(port, "held", held);
+	res = classify(json_object_get(f));
+	assert_string_equal(sget(res, "verdict"), "producer-stall");
+	json_object_put(res);
+	json_object_object_del(port, "held");
+	res = classify(f);
+	assert_string_not_equal(sget(res, "verdict"), "producer-stall");
+	assert_non_null(strstr(sget(not_entry(res, "producer-stall"), "text"), "RDMA work kept arriving"));
+	json_object_put(res);
+}
+
 static void shipped__one_peer_silent__producer_stall_says_which(void **state)
 {
 	struct json_object *res = classify(four_ranks(peer_answered("dgx1", 0, 0),
@@ -537,6 +563,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shipped__four_ranks_frozen__producer_stall_names_every_peer),
+		cmocka_unit_test(shipped__release_work_in_window__judged_on_its_held_part),
 		cmocka_unit_test(shipped__one_peer_silent__producer_stall_says_which),
 		cmocka_unit_test(shipped__peer_still_working__not_producer_stall),
 		cmocka_unit_test(shipped__one_rank_disk_starved__named_with_its_device),
