@@ -376,7 +376,7 @@ static unsigned cause_of(struct loop *l, const char *name)
 {
 	unsigned c;
 
-	for (c = 1; c < l->nwoke && strcmp(l->woke[c].name, name); c++)
+	for (c = 0; c < l->nwoke && strcmp(l->woke[c].name, name); c++)
 		;
 	if (c == l->nwoke) {
 		if (l->nwoke > LOOP_NAMES)

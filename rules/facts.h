@@ -7,7 +7,7 @@
  *     ports: { NAME: { profile, driver, firmware, psid, link_up, mtu,
  *                      pfc_prevention_tout,
  *                      oversize_sizes, link_events,
- *                      stall|window|baseline: { span_s, counters: {NAME: delta} } } },
+ *                      stall|window|baseline|held: { span_s, counters: {NAME: delta} } } },
  *     flows: { stalled, progressing, held: {unsent, unread, staged},
  *              list: [ {tuple, src, waited_ms, unsent, inflight, unread, staged} ] },
  *     threads: [ {pid, tid, comm, state, wchan, stack, syscall, vcsw_rate,
@@ -31,6 +31,7 @@
  *                      flows_total, flows_stalled, flows_waiting, other_end,
  *                      ports: { PORT: { profile,
  *                               stall|window|baseline: { span_s, counters, signals } } } } } }
+ * (a peer's summary carries no held period: peer.held.X is unknown)
  * A peer that was not heard from has answered false and no ports: its
  * numbers are unknown, never zero. flows.list[].peer names the peer that
  * holds the other end of a stalled flow (from its summary).

@@ -71,7 +71,9 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 		       uint64_t still_ns, int *any_released);
 /* Until when inc's stall is known whole: the last look that saw stalled
  * the first of its listed flows to move again (work after it may be that
- * flow's); 0 while none has moved (closing is no work). */
+ * flow's), kept if that flow stalls again; 0 while none has moved (closing
+ * is no work). Flows past INCIDENT_MAX_FLOWS are not listed: their
+ * releases are not known here. */
 uint64_t incident_stalled_until(const struct incident *inc);
 /* Add the retransmissions of inc's listed flows that were released (the
  * wait each release ended) to *retrans, for the sources that publish a

@@ -22,36 +22,38 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The time of port i's last sample in the window at or before until: its
- * first sample's, or a series entry's (each the end of a tick); 0 when its
- * series was full before until (the ticks after it not kept: it cannot be
- * cut there). */
-static uint64_t window_kept(const struct inv *v, unsigned i, uint64_t until)
+/* Port i's part of the window inside the stall, to until: how many of
+ * its series' entries (each a tick's deltas, ending at its t_ms) end at or
+ * before until, and (*at_ms) when its last such sample was taken; -1 when
+ * it has none (its first sample came after until) or when its series is
+ * full (the ticks past MAX_SERIES are in its deltas, not in the series:
+ * they cannot be taken off). */
+static long window_kept(const struct inv *v, unsigned i, uint64_t until, double *at_ms)
 {
-	size_t n = jx_len(v->series[i]);
-	uint64_t t = v->t1[i];
+	size_t n = jx_len(v->series[i]), k;
 	double u = inv_rel_ms(v, until);
 
-	for (size_t k = 0; k < n; k++) {
-		struct json_object *e = json_object_array_get_idx(v->series[i], k);
-		double ms = jx_double(e, "t_ms", 0);
+	if (!v->t1[i] || v->t1[i] > until || n >= MAX_SERIES)
+		return -1;
+	*at_ms = inv_rel_ms(v, v->t1[i]);
+	for (k = 0; k < n; k++) {
+		double ms = jx_double(json_object_array_get_idx(v->series[i], k), "t_ms", 0);
 
 		if (ms > u)
-			return t;
-		t = v->open_ns + (uint64_t)(ms * 1e6);
+			break;
+		*at_ms = ms;
 	}
-	return n >= MAX_SERIES ? 0 : t;
+	return (long)k;
 }
 
-/* deltas (first sample to the last) less the series' entries after at_ms:
- * the deltas to the sample at at_ms. */
-static void window_cut(struct json_object *deltas, struct json_object *series, double at_ms)
+/* deltas (first sample to the last) less the series' entries from the
+ * kept-th on (by index: no time read back through a double): the deltas
+ * to the last kept sample. */
+static void window_cut(struct json_object *deltas, struct json_object *series, size_t kept)
 {
-	for (size_t k = 0; k < jx_len(series); k++) {
+	for (size_t k = kept; k < jx_len(series); k++) {
 		struct json_object *e = json_object_array_get_idx(series, k);
 
-		if (jx_double(e, "t_ms", 0) <= at_ms)
-			continue;
 		json_object_object_foreach(jx_get(e, "moved"), src, mv) {
 			struct json_object *d = jx_get(deltas, src);
 
@@ -100,38 +102,45 @@ void inv_tick(struct loop_timer *t, void *arg)
 	if (now >= v->win_end) {
 		struct json_object *w = json_object_new_object();
 		struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
-		uint64_t retrans = 0, next, held = 0;
+		uint64_t retrans = 0, next;
 		uint64_t until = inc ? incident_stalled_until(inc) : 0;
 		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
+		double held = -1, at;
+		int full = 0;
 
 		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
 		jx_add_int(w, "samples", v->nsamples);
 		/* A stalled flow moved again within the window: its part inside
 		 * the stall (held), to its last sample before the detector's
 		 * last look that saw that flow stalled, beside the whole */
-		for (unsigned i = 0; until && i < v->nports; i++)
-			if (v->t1[i] && v->t1[i] <= until && window_kept(v, i, until) > held)
-				held = window_kept(v, i, until);
-		if (until) {
+		for (unsigned i = 0; until && i < v->nports; i++) {
+			full |= jx_len(v->series[i]) >= MAX_SERIES;
+			if (window_kept(v, i, until, &at) >= 0 && at > held)
+				held = at;
+		}
+		if (until && until < now) {
 			struct json_object *h = json_object_new_object();
+			double w0 = inv_rel_ms(v, v->win_start);
 
 			json_object_object_add(h, "stalled_until_ms", jx_new_fixed(inv_rel_ms(v, until), 3));
-			if (held) {
+			if (held >= 0) {
 				json_object_object_add(h, "span_s", jx_new_fixed(
-					(double)(held - v->win_start) / 1e9, 6));
+					held > w0 ? (held - w0) / 1e3 : 0, 6));
 				jx_add_str(h, "why", "a stalled flow moved again within the window: its "
 					   "part inside the stall ends at its last sample before the last "
 					   "look that saw that flow stalled");
 			} else {
-				jx_add_str(h, "why", "a stalled flow moved again before the window's "
-					   "first sample: no part of it is inside the stall");
+				jx_add_str(h, "why", full ? "a stalled flow moved again within the window, "
+					   "but its series is full: the ticks after it cannot be taken off" :
+					   "a stalled flow moved again before the window's first sample: "
+					   "no part of it is inside the stall");
 			}
 			json_object_object_add(w, "held", h);
-			log_info("investigation %" PRIu64 ": a stalled flow moved again %.0f ms into the "
-				 "window: %s", v->id,
-				 (double)(until > v->win_start ? until - v->win_start : 0) / 1e6,
-				 held ? "its part inside the stall kept beside it" :
-				 "no part of it inside the stall");
+			log_info("investigation %" PRIu64 ": a stalled flow was last seen stalled %.0f ms "
+				 "into the window, then moved: %s", v->id,
+				 until > v->win_start ? (double)(until - v->win_start) / 1e6 : 0.0,
+				 held >= 0 ? "the window's part inside the stall kept beside it" :
+				 "no part of the window is inside the stall");
 		}
 		if (known) {
 			struct json_object *fo = json_object_new_object();
@@ -145,6 +154,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		for (unsigned i = 0; i < v->nports; i++) {
 			struct port *p = inv_port(v, i);
 			struct json_object *po = json_object_new_object();
+			long kept;
 
 			if (!p) {
 				json_object_put(po);
@@ -152,10 +162,10 @@ void inv_tick(struct loop_timer *t, void *arg)
 			}
 			json_object_object_add(po, "deltas",
 					       evid_deltas_json(p, &v->first[i], &v->prev[i], 1));
-			if (held && v->t1[i] && v->t1[i] <= until && window_kept(v, i, until)) {
+			if (until && until < now && (kept = window_kept(v, i, until, &at)) >= 0) {
 				struct json_object *d = evid_deltas_json(p, &v->first[i], &v->prev[i], 1);
 
-				window_cut(d, v->series[i], inv_rel_ms(v, window_kept(v, i, until)));
+				window_cut(d, v->series[i], (size_t)kept);
 				json_object_object_add(po, "held_deltas", d);
 			}
 			json_object_object_add(po, "series", json_object_get(v->series[i]));

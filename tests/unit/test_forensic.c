@@ -62,6 +62,8 @@ struct fix {
 	int vport_after;
 	uint64_t early_ms;      /* REL_EARLY: this long into the window (10) */
 	unsigned bump;          /* its release counts this many frames at a */
+	unsigned pre;           /* ... and an eighth of the way, this many before */
+	struct loop_timer *pre_t;
 };
 static struct fix *X;
 
@@ -82,11 +84,23 @@ static void release(void)
 
 	/* the reply came: the port counts it as the flow sees it */
 	if (X->bump) {
-		snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets: %u\n", 1 + X->bump);
+		snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets: %u\n",
+			 1 + X->pre + X->bump);
 		coretest_write(X->dir, "a.txt", text);
 	}
 	X->rx = X->tx;
 	observe_flow(X->rx);
+}
+
+/* frames before the release, inside the stall (another flow's) */
+static void pre_bump(struct loop_timer *t, void *arg)
+{
+	char text[96];
+
+	(void)arg;
+	loop_timer_set(t, 0, 0);
+	snprintf(text, sizeof(text), "NIC statistics:\n     rx_packets: %u\n", 1 + X->pre);
+	coretest_write(X->dir, "a.txt", text);
 }
 
 static void release_later(struct loop_timer *t, void *arg)
@@ -156,6 +170,10 @@ static struct probe_ping *f_ping_start(struct loop *l, int nsfd, const char *ifn
 		/* during the observation window */
 		X->later = loop_timer_new(l, release_later, NULL);
 		loop_timer_set(X->later, (X->early_ms ? X->early_ms : 10) * MS, 0);
+		if (X->pre) {
+			X->pre_t = loop_timer_new(l, pre_bump, NULL);
+			loop_timer_set(X->pre_t, (X->early_ms ? X->early_ms : 10) * MS / 8, 0);
+		}
 	}
 	return p;
 }
@@ -421,6 +439,7 @@ static int teardown(void **state)
 	struct fix *x = *state;
 
 	loop_timer_free(x->later);
+	loop_timer_free(x->pre_t);
 	forensic_free(x->F);
 	stall_free(x->st);
 	ports_free(x->ps);
@@ -872,17 +891,19 @@ static uint64_t window_count(struct json_object *w, const char *key, const char 
 /* The flow moves again inside the observation window, and the port counts
  * the reply as it does: the window's part inside the stall (held) ends
  * before (the release's frames are not the stall's; a producer-stall's
- * frozen work read them as work that kept arriving, seed 004), beside the
- * whole window and its series, which show the frames; the facts carry it
- * as the port's held period. */
+ * frozen work read them as work that kept arriving, seed 004) and keeps
+ * the 3 frames counted well before (the last kept tick's among them: a cut
+ * read back through a double's rounding lost it), beside the whole window
+ * and its series; the facts carry it as the port's held period. */
 static void forensic__released_in_the_window__held_part_ends_before_it(void **state)
 {
 	struct fix *x = *state;
 	struct json_object *r, *w, *facts;
 
 	x->release_by = REL_EARLY;
-	x->early_ms = 60;
+	x->early_ms = 120;
 	x->bump = 7;
+	x->pre = 3;
 	x->c->observe_ns = 300 * MS;
 	r = run(x);
 	w = jx_get(r, "window");
@@ -890,13 +911,13 @@ static void forensic__released_in_the_window__held_part_ends_before_it(void **st
 	assert_non_null(jx_get(w, "held"));
 	assert_true(jx_double(jx_get(w, "held"), "span_s", 1) < 0.2);
 	assert_true(jx_double(w, "span_s", 0) >= 0.29);
-	assert_int_equal(window_count(w, "held_deltas", "rx_packets"), 0);
-	assert_int_equal(window_count(w, "deltas", "rx_packets"), 7);
-	assert_int_equal(window_count(w, NULL, "rx_packets"), 7);
+	assert_int_equal(window_count(w, "held_deltas", "rx_packets"), 3);
+	assert_int_equal(window_count(w, "deltas", "rx_packets"), 10);
+	assert_int_equal(window_count(w, NULL, "rx_packets"), 10);
 	facts = facts_build(x->ps, r);
 	assert_non_null(jx_get(jx_get(jx_get(jx_get(facts, "ports"), "a"), "held"), "counters"));
 	assert_int_equal(jx_u64(jx_get(jx_get(jx_get(jx_get(facts, "ports"), "a"), "held"),
-				       "counters"), "rx_packets"), 0);
+				       "counters"), "rx_packets"), 3);
 	json_object_put(facts);
 	json_object_put(r);
 }

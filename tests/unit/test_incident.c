@@ -85,7 +85,12 @@ static void incident_flow_done__every_flow_released__ends_released(void **state)
 	assert_int_equal(incident_nflows(inc), 2);
 	assert_int_equal(incident_stalled_until(inc), 0);
 	assert_int_equal(incident_flow_done(inc, &f1, 0, 6 * SEC, 5 * SEC, &any), 0);
-	/* the stall is whole until f1 was last seen stalled */
+	/* the stall is whole until f1 was last seen stalled, and stays so
+	 * when f1 stalls again and moves later */
+	assert_int_equal(incident_stalled_until(inc), 5 * SEC);
+	incident_add_flow(inc, &f1);
+	assert_int_equal(incident_stalled_until(inc), 5 * SEC);
+	assert_int_equal(incident_flow_done(inc, &f1, 0, 6 * SEC + 500, 6 * SEC + 400, &any), 0);
 	assert_int_equal(incident_stalled_until(inc), 5 * SEC);
 	assert_int_equal(incident_flow_done(inc, &f2, 1, 7 * SEC, 6 * SEC, &any), 1);
 	assert_int_equal(incident_stalled_until(inc), 5 * SEC);       /* closing: no work */

@@ -140,6 +140,11 @@ static void shipped__release_work_in_window__judged_on_its_held_part(void **stat
 	res = classify(json_object_get(f));
 	assert_string_equal(sget(res, "verdict"), "producer-stall");
 	json_object_put(res);
+	/* a held part shorter than a tenth of a second says too little */
+	json_object_object_add(held, "span_s", json_object_new_double(0.05));
+	res = classify(json_object_get(f));
+	assert_string_not_equal(sget(res, "verdict"), "producer-stall");
+	json_object_put(res);
 	json_object_object_del(port, "held");
 	res = classify(f);
 	assert_string_not_equal(sget(res, "verdict"), "producer-stall");
