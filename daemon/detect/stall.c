@@ -461,6 +461,7 @@ static void plan_next(struct stall *s)
 	s->next_windowed = stall_plan_window(s, now, s->next_poll, s->next_why, s->idle_alone,
 					     &early, &late);
 	if (s->next_windowed) {
+		s->next_latest = now + late;
 		loop_timer_set_window(s->timer, early, late);
 		return;
 	}
@@ -584,7 +585,7 @@ static void timer_cb(struct loop_timer *t, void *arg)
 		uint64_t now = loop_mono_ns();
 
 		flowsrcs_set_slack(s->srcs, s->next_poll > now ? s->next_poll - now : 0);
-		s->idle_alone = now >= s->next_poll;
+		s->idle_alone = now >= s->next_latest;
 	}
 	poll_begin(s);
 	s->chunked = 1;

@@ -68,7 +68,8 @@ uint64_t stall_plan(const struct stall *s, const char **why);
  * planned for a source or a flow (alone: the caller's to say), so
  * the window takes the sweep's phase once and keeps it. Never sooner than the
  * plan's own least (flow_interval after the last poll's start, half of it
- * after its end). */
+ * after its end); at the latest a flow_interval past next (the sweep due
+ * then falls inside). */
 int stall_plan_window(const struct stall *s, uint64_t now, uint64_t next, const char *why,
 		      int alone, uint64_t *early, uint64_t *late);
 

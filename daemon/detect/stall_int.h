@@ -101,6 +101,7 @@ struct stall {
 	uint64_t prev_t0, gap_ns;       /* the previous poll's start, the gap */
 	uint64_t poll_end;              /* when the last poll was handled */
 	uint64_t next_poll;             /* when the next poll is armed for */
+	uint64_t next_latest;           /* a windowed one's latest */
 	const char *next_why;
 	uint64_t min_th;                /* the least threshold of any port */
 	struct tpass *tpass;            /* engine threads (threadpass.h) */

@@ -125,11 +125,16 @@ int stall_plan_window(const struct stall *s, uint64_t now, uint64_t next, const 
 		return 0;
 	if (soon < s->poll_end + iv / 2)
 		soon = s->poll_end + iv / 2;
-	*late = next - now;
-	*early = alone ? iv : *late - *late / 10;
+	/* its latest a flow_interval past the plan: nothing asked for it
+	 * then, and the sweep due at that very time (the idle polls a second
+	 * apart, as the sweeps are) lies inside, not in a race with it; nor
+	 * is a sweep that came within a flow_interval after a lone poll,
+	 * before the next window opened, missed at every second after */
+	*late = next - now + iv;
+	*early = alone ? iv : (next - now) - (next - now) / 10;
 	if (now + *early < soon)
 		*early = soon - now;
-	if (*early > *late)
-		*early = *late;
+	if (*early > next - now)
+		*early = next - now;    /* open by its plan's time */
 	return 1;
 }
