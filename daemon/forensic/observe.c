@@ -106,6 +106,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		uint64_t until = inc ? incident_stalled_until(inc) : 0;
 		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 		double held = -1, at;
+		long kept[MAXP];
 		int full = 0;
 
 		json_object_object_add(w, "span_s", jx_new_fixed((double)(now - v->win_start) / 1e9, 6));
@@ -113,12 +114,13 @@ void inv_tick(struct loop_timer *t, void *arg)
 		/* A stalled flow moved again within the window: its part inside
 		 * the stall (held), to its last sample before the detector's
 		 * last look that saw that flow stalled, beside the whole */
-		for (unsigned i = 0; until && i < v->nports; i++) {
-			full |= jx_len(v->series[i]) >= MAX_SERIES;
-			if (window_kept(v, i, until, &at) >= 0 && at > held)
+		for (unsigned i = 0; i < v->nports; i++) {
+			kept[i] = until ? window_kept(v, i, until, &at) : -1;
+			full |= until && jx_len(v->series[i]) >= MAX_SERIES;
+			if (kept[i] >= 0 && at > held)
 				held = at;
 		}
-		if (until && until < now) {
+		if (until) {
 			struct json_object *h = json_object_new_object();
 			double w0 = inv_rel_ms(v, v->win_start);
 
@@ -153,20 +155,17 @@ void inv_tick(struct loop_timer *t, void *arg)
 			jx_add_int(w, "extended", v->win_extended);
 		for (unsigned i = 0; i < v->nports; i++) {
 			struct port *p = inv_port(v, i);
-			struct json_object *po = json_object_new_object();
-			long kept;
+			struct json_object *po = json_object_new_object(), *dl, *hd = NULL;
 
 			if (!p) {
 				json_object_put(po);
 				continue;
 			}
-			json_object_object_add(po, "deltas",
-					       evid_deltas_json(p, &v->first[i], &v->prev[i], 1));
-			if (until && until < now && (kept = window_kept(v, i, until, &at)) >= 0) {
-				struct json_object *d = evid_deltas_json(p, &v->first[i], &v->prev[i], 1);
-
-				window_cut(d, v->series[i], (size_t)kept);
-				json_object_object_add(po, "held_deltas", d);
+			dl = evid_deltas_json(p, &v->first[i], &v->prev[i], 1);
+			json_object_object_add(po, "deltas", dl);
+			if (kept[i] >= 0 && json_object_deep_copy(dl, &hd, NULL) == 0) {
+				window_cut(hd, v->series[i], (size_t)kept[i]);
+				json_object_object_add(po, "held_deltas", hd);
 			}
 			json_object_object_add(po, "series", json_object_get(v->series[i]));
 			json_object_object_add(w, v->ports[i], po);

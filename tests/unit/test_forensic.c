@@ -888,6 +888,26 @@ static uint64_t window_count(struct json_object *w, const char *key, const char 
 	return n;
 }
 
+/* The stalled flow moves again by itself early_ms into an observe_ms
+ * window, port a counting pre frames an eighth of the way and 7 at the
+ * release; the record's window. */
+static struct json_object *release_in_window(struct fix *x, struct json_object **r,
+					     uint64_t early_ms, unsigned pre, uint64_t observe_ms)
+{
+	struct json_object *w;
+
+	x->release_by = REL_EARLY;
+	x->early_ms = early_ms;
+	x->bump = 7;
+	x->pre = pre;
+	x->c->observe_ns = observe_ms * MS;
+	*r = run(x);
+	w = jx_get(*r, "window");
+	assert_non_null(w);
+	assert_non_null(jx_get(w, "held"));
+	return w;
+}
+
 /* The flow moves again inside the observation window, and the port counts
  * the reply as it does: the window's part inside the stall (held) ends
  * before (the release's frames are not the stall's; a producer-stall's
@@ -900,15 +920,7 @@ static void forensic__released_in_the_window__held_part_ends_before_it(void **st
 	struct fix *x = *state;
 	struct json_object *r, *w, *facts;
 
-	x->release_by = REL_EARLY;
-	x->early_ms = 120;
-	x->bump = 7;
-	x->pre = 3;
-	x->c->observe_ns = 300 * MS;
-	r = run(x);
-	w = jx_get(r, "window");
-	assert_non_null(w);
-	assert_non_null(jx_get(w, "held"));
+	w = release_in_window(x, &r, 120, 3, 300);
 	assert_true(jx_double(jx_get(w, "held"), "span_s", 1) < 0.2);
 	assert_true(jx_double(w, "span_s", 0) >= 0.29);
 	assert_int_equal(window_count(w, "held_deltas", "rx_packets"), 3);
@@ -929,14 +941,7 @@ static void forensic__released_before_the_window__no_held_part(void **state)
 	struct fix *x = *state;
 	struct json_object *r, *w;
 
-	x->release_by = REL_EARLY;
-	x->early_ms = 1;
-	x->bump = 7;
-	x->c->observe_ns = 100 * MS;
-	r = run(x);
-	w = jx_get(r, "window");
-	assert_non_null(w);
-	assert_non_null(jx_get(w, "held"));
+	w = release_in_window(x, &r, 1, 0, 100);
 	assert_null(jx_get(jx_get(w, "held"), "span_s"));
 	assert_null(jx_get(jx_get(w, "a"), "held_deltas"));
 	assert_int_equal(window_count(w, "deltas", "rx_packets"), 7);
