@@ -285,15 +285,17 @@ check-package: pkg-deps
 # it and failed (tests/fuzz/run.sh exits 1 when a target fails) is counted
 # there only.
 check: deps
-	@rm -f $(BUILD)/results build-asan/results
+	@rm -f $(BUILD)/results build-asan/results $(BUILD)/failures build-asan/failures
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@{ tools/layering.sh && tools/callcircles.sh $(BUILD); } > $(BUILD)/layering.log 2>&1; rc=$$?; \
 	 cat $(BUILD)/layering.log; \
-	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results
+	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results; \
+	 [ $$rc -eq 0 ] || echo "layering ($(BUILD)/layering.log)" >> $(BUILD)/failures
 	@lines() { cat $(BUILD)/results build-asan/results 2>/dev/null | wc -l; }; \
 	 for s in unit-run unit-asan fuzz-check system system-asan; do n=$$(lines); t0=$$(date +%s); \
 	   $(MAKE) --no-print-directory -j$(NPROC) $$s || [ "$$(lines)" -gt "$$n" ] || { \
-	     echo "check: make $$s failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; }; \
+	     echo "check: make $$s failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; \
+	     echo "make $$s: failed before its tests ran" >> $(BUILD)/failures; }; \
 	   echo "check: make $$s took $$(( $$(date +%s) - t0 )) s"; done; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
 

@@ -40,6 +40,11 @@ one() {
 		echo "$(basename "$t"): $np passed, $nf failed"
 	} > "$out_dir/$i.tmp"
 	echo "$np $nf" > "$out_dir/$i.sum"
+	if [ "$nf" -ne 0 ]; then
+		printf 'unit %s (%s):%s\n' "$(basename "$t")" "$build" \
+			"$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([^ ]*\)$/ \1;/p' | awk '!seen[$0]++' | head -5 | tr -d '\n')" \
+			> "$out_dir/$i.fail"
+	fi
 	mv "$out_dir/$i.tmp" "$out_dir/$i"
 }
 
@@ -55,10 +60,12 @@ wait
 p=0; f=0; n=$i
 for ((i = 0; i < n; i++)); do
 	if [ ! -f "$out_dir/$i" ]; then
-		echo "$(basename "${bins[i]}"): no result"; f=$((f + 1)); continue
+		echo "$(basename "${bins[i]}"): no result"; f=$((f + 1))
+		echo "unit $(basename "${bins[i]}") ($build): no result" >> "$build/failures"; continue
 	fi
 	cat "$out_dir/$i"
 	read -r np nf < "$out_dir/$i.sum"
+	[ -f "$out_dir/$i.fail" ] && cat "$out_dir/$i.fail" >> "$build/failures"
 	p=$((p + np)); f=$((f + nf))
 done
 echo "PASS $p FAIL $f" >> "$build/results"

@@ -5,5 +5,10 @@ for r in "$@"; do
 	[ -f "$r" ] || { echo "summary: $r missing (a stage did not run)"; f=$((f+1)); continue; }
 	while read -r _ a _ b; do p=$((p+a)); f=$((f+b)); done < "$r"
 done
+# each runner also names what failed in a "failures" file beside its
+# results: printed here, so the closing lines of a long log say which
+for r in "$@"; do
+	[ -f "${r%/*}/failures" ] && sed 's/^/check: failed: /' "${r%/*}/failures"
+done
 echo "check: $p passed, $f failed"
 [ "$f" -eq 0 ] && [ "$p" -gt 0 ]

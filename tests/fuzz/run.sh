@@ -77,6 +77,7 @@ for name in "${targets[@]}"; do
 		p=$((p+1)); echo "fuzz_$name: ok, ${execs:-0} executions in ${secs}s"
 	else
 		f=$((f+1)); echo "fuzz_$name: FAIL after ${execs:-?} executions: $why"
+		[ "$mode" = check ] && echo "fuzz fuzz_$name: $why" >> "$build/failures"
 	fi
 done
 [ "$mode" = check ] && echo "PASS $p FAIL $f" >> "$build/results"

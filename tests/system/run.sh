@@ -50,6 +50,11 @@ one_test() {
 	sed -n 's/^note: /  /p' "$log"           # figures a test reports (e.g. a score)
 	if [ "$nf" -ne 0 ]; then
 		echo "---- $log (last 40 lines) ----"; tail -40 "$log"; echo "----"
+		# for the closing summary (tools/summary.sh): what failed, by name
+		{ printf 'system %s (%s):' "$name" "$build"
+		  grep -E '^FAIL ' "$log" | head -3 | sed 's/^FAIL - */ /; s/$/;/' | tr -d '\n'
+		  [ "$rc" -eq 124 ] && printf ' timed out after %ss' "$limit"
+		  echo; } >> "$build/failures"
 	fi
 	echo "$np $nf" >> "$tally"
 }

@@ -28,7 +28,8 @@ track = engine
 peer_address = 10.215.$i.2
 promisc_capture = no
 CONF
-	[ "$i" = 1 ] && printf 'probe = sleep 600\nprobe = yes nicstall-flood\n' >> "$T_DIR/n.conf"
+	# named for this run: another run's probes on the host are not ours
+	[ "$i" = 1 ] && printf 'probe = sleep 600.%s\nprobe = yes nicstall-flood-%s\n' $$ $$ >> "$T_DIR/n.conf"
 done
 start_daemon "$T_DIR/n.conf" || exit 1
 check "three ports up" wait_for 10 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.ports[] | select(.state == \"up\")] | length == 3'"
@@ -70,7 +71,7 @@ check "1: the hanging probe was stopped at its timeout" \
 	jqe '[.record.probes[] | select(.argv[0] == "sleep")] | length == 1 and (.[0].timed_out == true)' "$T_DIR/rec1.json"
 check "1: the flood was cut at the output cap (64 KiB)" \
 	jqe '[.record.probes[] | select(.argv[0] == "yes")][0] | (.output | length) <= 65536 and .truncated == true' "$T_DIR/rec1.json"
-check "1: no probe process is left" bash -c "! pgrep -f '^yes nicstall-floo[d]' >/dev/null && ! pgrep -x -f 'sleep 600' >/dev/null"
+check "1: no probe process is left" bash -c "! pgrep -f '^yes nicstall-flood-$$\$' >/dev/null && ! pgrep -x -f 'sleep 600\.$$' >/dev/null"
 check "1: a bundle was written" wait_for 10 bash -c "ls '$STATE'/bundles/ | grep -q -- '-p1-'"
 check "1: status answered all along (max $(maxms "$T_DIR/lat1") ms)" answered "$T_DIR/lat1"
 
