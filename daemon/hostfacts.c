@@ -352,13 +352,19 @@ static double app_delta(struct json_object *per, const char *key)
  * of its counters (names ending in _total), the time counter (a unit
  * suffix) that grew most, as seconds and a share of the stall, and those
  * that moved at the healthy rate before and not at all in the observation
- * window (the stall's period when there is none). app_said puts them in
- * one line for a verdict. */
+ * window's part inside the stall (its held period, when a stalled flow
+ * moved again within the window and that part lasted HELD_MIN_S; else the
+ * whole window; else the stall's period). app_said puts them in one line
+ * for a verdict. */
 static void app_figures(struct json_object *o, struct json_object *po, double span,
 			const char *prod, const char *pname, struct json_object *app)
 {
 	struct json_object *st = jx_obj(po, FK_PER_STALL), *win = jx_obj(po, FK_PER_WINDOW);
 	struct json_object *base = jx_obj(po, FK_PER_BASELINE), *ep = NULL;
+	/* the window's part inside the stall, as producer-stall judges RDMA
+	 * work (rules/50-verdicts.rules): the late message that ended the
+	 * stall, after it, moved the producer's counters too */
+	struct json_object *held = jx_obj(po, FK_PER_HELD);
 	double bspan = jx_double(base, FK_SPAN_S, 0), best = 0, scale;
 	const char *wait = NULL, *name;
 	char pre[48], said[240], stopped[96];
@@ -367,6 +373,8 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 
 	if (!json_object_is_type(app, json_type_array))
 		return;
+	if (!(jx_double(held, FK_SPAN_S, 0) >= HELD_MIN_S))
+		held = NULL;
 	for (int k = 0; k < 2 && !ep; k++)
 		ep = find_by(app, "name", k ? pname : prod ? prod : "");
 	if (!ep || !(name = jx_str(ep, "name")))
@@ -398,7 +406,8 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 			wait = series;
 		}
 		b = app_delta(base, key);
-		if (unit == 0 && bspan > 0 && b > 0 && (win ? w == 0 : d == 0)) {
+		if (unit == 0 && bspan > 0 && b > 0 &&
+		    (held ? app_delta(held, key) == 0 : win ? w == 0 : d == 0)) {
 			int n = snprintf(stopped + sl, sizeof(stopped) - sl, "%s%s (was %.4g/s)",
 					 sl ? ", " : "", series, b / scale / bspan);
 

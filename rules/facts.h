@@ -86,6 +86,9 @@
 #define FK_PER_BASELINE "baseline"
 #define FK_PER_HELD     "held"
 #define FK_SPAN_S       "span_s"
+/* the shortest held period judged in the window's place (the rules'
+ * producer-stall "work" line says 0.1 too) */
+#define HELD_MIN_S      0.1
 #define FK_COUNTERS     "counters"
 
 /* flows */

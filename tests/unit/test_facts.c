@@ -519,6 +519,50 @@ static void hostfacts__app_metrics__wait_and_stopped(void **state)
 	json_object_put(snap);
 }
 
+/* Seed 004's throttled producer: its one late message ended the stall
+ * inside the window, so its counter moved there; the window's part inside
+ * the stall (held, 0.12 s) saw it still, and the counter is "stopped" by
+ * that part. A held part shorter than HELD_MIN_S is not judged: the whole
+ * window is, as without one. */
+static void hostfacts__app_metrics__stopped_in_the_held_part(void **state)
+{
+	static const char *const fmt =
+		"{\"p\": {\"stall\": {\"span_s\": 4, \"counters\": {"
+		"\"host.psi.io.some_us\": 3500000, \"producer.nsengine.blkio_delay_ns\": 3900000000,"
+		"\"app.nsengine.ns_round_trips_total\": 1}},"
+		"\"window\": {\"span_s\": 0.4, \"counters\": {\"app.nsengine.ns_round_trips_total\": 1}},"
+		"\"held\": {\"span_s\": %s, \"counters\": {\"app.nsengine.ns_round_trips_total\": 0}},"
+		"\"baseline\": {\"span_s\": 10, \"counters\": {\"app.nsengine.ns_round_trips_total\": 500}}}}";
+	static const char *const spans[] = { "0.12", "0.05" };
+	struct json_object *snap = json_tokener_parse(
+		"{\"p\": {\"host\": {\"processes\": [{\"pid\": 7, \"comm\": \"nsengine\","
+		"\"producer\": \"nsengine\"}]}, \"app_metrics\": [{\"name\": \"nsengine\"}]}}");
+	char buf[1024];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct json_object *ports, *h;
+
+		snprintf(buf, sizeof(buf), fmt, spans[k]);
+		ports = json_tokener_parse(buf);
+		assert_non_null(ports);
+		h = hostfacts_build(ports, snap);
+		assert_non_null(h);
+		assert_string_equal(jx_str(h, "app_endpoint"), "nsengine");
+		if (k == 0) {
+			assert_int_equal((int)jx_u64(h, "app_stopped_n"), 1);
+			assert_string_equal(jx_str(h, "app_said"),
+					    "stopped: ns_round_trips_total (was 50/s)");
+		} else {
+			assert_int_equal((int)jx_u64(h, "app_stopped_n"), 0);
+			assert_null(jx_get(h, "app_said"));
+		}
+		json_object_put(h);
+		json_object_put(ports);
+	}
+	json_object_put(snap);
+}
+
 /* ranks[] as the verdicts name them: answered first, the most starved
  * (the largest of block I/O, run-queue, throttled and memory-full shares)
  * first, this host first on a tie, then by name. */
@@ -588,6 +632,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(facts_build__onload_dumps__values_rises_and_absent, setup, teardown),
 		cmocka_unit_test(hostfacts__stall_and_window__figures_named),
 		cmocka_unit_test(hostfacts__app_metrics__wait_and_stopped),
+		cmocka_unit_test(hostfacts__app_metrics__stopped_in_the_held_part),
 		cmocka_unit_test(hostfacts_order__most_starved_first),
 		cmocka_unit_test(hostfacts_read__hostile__refused_with_why),
 	};
