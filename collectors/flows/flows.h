@@ -99,6 +99,14 @@ struct flow_obs {
 	 * rarely, the kernel says when it waits); the detector keeps it
 	 * that long unseen. 0: LIVENESS_GONE_NS. */
 	uint64_t keep_ns;
+	/* When what this observation says was so (CLOCK_MONOTONIC ns): the
+	 * dump or run it came from, the earliest time the engine could have
+	 * copied it, for sources that emit their last observations again
+	 * between reads (RDMA QPs, Onload, VMA/XLIO). 0: when it is emitted
+	 * (the kernel's and the engine tables' live views). The detector
+	 * dates "last seen stalled" by it, so a release is never placed
+	 * before the data that showed the stall. */
+	uint64_t data_ns;
 };
 
 enum flow_claim {

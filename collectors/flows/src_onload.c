@@ -150,6 +150,7 @@ static void absorb(struct osrc *o, uint64_t now)
 		nt[n].key = key;
 		nt[n].s = *k;
 		flow_onload_obs(k, flow_onload_stack(&o->d, k->stack_id), &nt[n].t, now, &nt[n].o);
+		nt[n].o.data_ns = now;
 		nt[n].fresh = 1;
 		n++;
 	}

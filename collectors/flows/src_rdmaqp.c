@@ -275,6 +275,8 @@ static int dump(struct flow_src *s, struct qsrc *q, uint64_t now)
 			}
 		nt[n].q = *p;
 		flow_rdmaqp_obs(p, &nt[n].t, now, &nt[n].o);
+		/* answered during sendmsg (lib/nl): the dump is of now */
+		nt[n].o.data_ns = now;
 		nt[n].fresh = 1;
 		n++;
 	}

@@ -528,14 +528,19 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 		vf->unverified += ns[k].claim != FLOW_CLAIM_VERIFIED;
 		flow_vma_obs(s, eng, pid, &ns[k].t, now, &ns[k].o);
 		ns[k].o.claim = ns[k].claim;
+		/* copied after the last bump, at the earliest (a first read:
+		 * unknown, dated when emitted) */
+		ns[k].o.data_ns = vf->bump_ns;
 		ns[k].fresh = 1;
 	}
 	free(vf->socks);
 	vf->socks = ns;
 	vf->n = vf->cap = n;
 	rc = flow_vma_file_bump(vf->f, now, v->interval_ns, err, sizeof(err));
-	if (rc > 0)
+	if (rc > 0) {
 		vf->bumps++;
+		vf->bump_ns = now;
+	}
 	else if (rc < 0 && strcmp(vf->err, err)) {
 		util_strlcpy(vf->err, err, sizeof(vf->err));
 		recent_add(v, vf->path, err);

@@ -49,6 +49,9 @@ struct vfile {
 	int refused;            /* its content was refused: sig holds it */
 	struct vsig sig;
 	uint64_t reads, bumps, errors, skipped;
+	/* the last bump: the engine copies its counters on seeing it, so
+	 * what a later read finds was copied after it (0: none yet) */
+	uint64_t bump_ns;
 	char err[256];          /* last error, "" */
 };
 

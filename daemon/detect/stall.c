@@ -223,7 +223,10 @@ void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, 
 	f = livetab_get(s->flows, o, port, now, 1);
 	if (!f)
 		return;
-	seen = f->seen_ns;      /* the last look before this one */
+	/* the last look before this one, or, for a source that emits its
+	 * last read again, the time that read's data is of (flow_obs.data_ns) */
+	seen = f->seen_ns && f->obs.data_ns && f->obs.data_ns < f->seen_ns ?
+	       f->obs.data_ns : f->seen_ns;
 	opid = f->seen_ns ? f->obs.pid : 0;
 	if (o->pid > 0 ? o->pid != opid : opid > 0) {
 		owners_del(s->owners, f->port, opid);

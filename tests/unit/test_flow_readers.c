@@ -38,6 +38,7 @@
 #include "collectors/flows/flowsrc.h"
 #include "lib/nlhex.h"
 #include "lib/json.h"
+#include "lib/loop.h"
 #include "lib/util.h"
 
 #include "coretest.h"
@@ -164,6 +165,7 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	struct flow_src_ref ref = { .src = FLOW_SRC_RDMAQP, .session = SESS(0x12) };
 	struct nstest_obs g;
 	const struct flow_obs *o;
+	uint64_t dumped;
 
 	(void)state;
 	ctx.replies_dir = dir;
@@ -202,6 +204,9 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 	o = by_session(&g, SESS(0x12));
 	assert_int_equal(flow_live_of(o), FLOW_LIVE_WAITING);
 	assert_true(o->live_since_ns > 0);
+	/* dated by its dump (flow_obs.data_ns) */
+	dumped = o->data_ns;
+	assert_true(dumped > 0 && dumped <= loop_mono_ns());
 	o = by_session(&g, SESS(0x13));
 	assert_int_equal(flow_live_of(o), FLOW_LIVE_FAILED);
 	/* evidence: the involved QP's entry, and the QP that is not in RTS */
@@ -231,6 +236,8 @@ static void flow_src_rdmaqp__crafted_dumps__healthy_waiting_failed_and_evidence(
 		assert_true(flow_src_rdmaqp_ops.poll(&s, nstest_collect, &g) < 0);
 		assert_non_null(strstr(s.err, "res-qp-get.nlhex"));
 		assert_int_equal(g.n, 3);
+		/* emitted again, still of the last dump that worked */
+		assert_int_equal(by_session(&g, SESS(0x12))->data_ns, dumped);
 	}
 	flow_src_rdmaqp_ops.close(&s);
 	json_object_put(out);
@@ -317,6 +324,7 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	struct nstest_obs g;
 	struct fakejob *running;
 	unsigned first;
+	uint64_t ta, tb;
 
 	(void)state;
 	njobs = ncancel = 0;
@@ -334,15 +342,21 @@ static void flow_src_onload__tools__json_polls_fallback_and_scrubbed_stackdump(v
 	finish(&jobs[0], t0, l0, 1, 0);
 	usleep(1000);
 	g.n = 0;
+	ta = loop_mono_ns();
 	flow_src_onload_ops.poll(&s, nstest_collect, &g);
+	tb = loop_mono_ns();
 	first = g.n;
 	assert_true(first >= 3);
 	assert_int_equal(njobs, 2);
 	finish(&jobs[1], t1, l1, 1, 0);
+	usleep(1000);
 	g.n = 0;
 	flow_src_onload_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 3))), FLOW_LIVE_PROGRESS);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 5))), FLOW_LIVE_WAITING);
+	/* dated by the run it came from (its start), not by this poll */
+	assert_true(by_session(&g, OSESS(2, 5))->data_ns >= ta &&
+		    by_session(&g, OSESS(2, 5))->data_ns <= tb);
 	assert_int_equal(flow_live_of(by_session(&g, OSESS(2, 6))), FLOW_LIVE_HELD);
 	assert_int_equal(by_session(&g, OSESS(2, 6))->unread, 64);
 	assert_int_equal(by_session(&g, OSESS(2, 5))->inflight, 64);

@@ -29,6 +29,7 @@
 #include "collectors/flows/vma_parse.h"
 #include "collectors/flows/flowsrc.h"
 #include "lib/json.h"
+#include "lib/loop.h"
 
 #include "coretest.h"
 #include "nstest.h"
@@ -108,6 +109,7 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	struct flow_src_ref ref = { .src = FLOW_SRC_VMA, .pid = getpid() };
 	struct nstest_obs g;
 	uint32_t r0;
+	uint64_t b0, b1, b2;
 
 	(void)state;
 	snprintf(path, sizeof(path), "%s/vmastat.%d", dir, (int)getpid());
@@ -119,9 +121,13 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	ctx.xlio_dir = xdir;                    /* missing: watched when it appears */
 	assert_int_equal(flow_src_vma_ops.open(&s, &ctx), 0);
 	g.n = 0;
+	b0 = loop_mono_ns();
 	assert_int_equal(flow_src_vma_ops.poll(&s, nstest_collect, &g), 1);
+	b1 = loop_mono_ns();
 	assert_int_equal(g.o[0].src, FLOW_SRC_VMA);
 	assert_int_equal(g.o[0].pid, getpid());
+	/* a first read: when it was copied is not known (no bump before) */
+	assert_int_equal(g.o[0].data_ns, 0);
 	/* the one write: reader_counter + 1 */
 	r0 = reader_counter(path);
 	assert_int_equal(r0, 6);
@@ -130,8 +136,11 @@ static void flow_src_vma__files_in_dir__read_bumped_judged_refused_named(void **
 	vma_file(path, VMA_MD5, UINT32_MAX, 10, 11, 0);
 	usleep(1000);
 	g.n = 0;
+	b2 = loop_mono_ns();
 	flow_src_vma_ops.poll(&s, nstest_collect, &g);
 	assert_int_equal(flow_live_of(&g.o[0]), FLOW_LIVE_PROGRESS);
+	/* copied after the first read's bump, not when this read came */
+	assert_true(g.o[0].data_ns >= b0 && g.o[0].data_ns <= b1 && g.o[0].data_ns < b2);
 	usleep(1000);
 	g.n = 0;
 	flow_src_vma_ops.poll(&s, nstest_collect, &g);

@@ -143,6 +143,44 @@ static void stall_observe__reply_comes__incident_ends_released(void **state)
 	json_object_put(fl);
 }
 
+/* A source that emits its last dump again between dumps (RDMA QPs, Onload,
+ * VMA/XLIO: flow_obs.data_ns): the look before the release, at 2.95 s, saw
+ * the dump of 2 s again, so the flow is known stalled until 2 s only, and
+ * the incident says so (the observation window's held part ends there),
+ * not 2.95 s. A source whose looks are live (data_ns 0) is dated by them. */
+static void stall_observe__release_after_stale_looks__dated_by_the_dump(void **state)
+{
+	struct stallfix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 5, 5, 0);
+
+	o.src = FLOW_SRC_RDMAQP;
+	o.live = FLOW_LIVE_WAITING + 1;
+	o.live_since_ns = 1 * SEC;
+	for (uint64_t t = 1 * SEC; t < 3 * SEC; t += 50 * MS) {
+		o.data_ns = t - t % SEC;        /* dumps at 1 s and 2 s */
+		stall_observe(x->s, &o, "a", t);
+	}
+	assert_int_equal(incident_nflows(stall_incident(x->s, 0)), 1);
+	o.live = FLOW_LIVE_PROGRESS + 1;
+	o.live_since_ns = 0;
+	o.tx_msgs = o.rx_msgs = 6;
+	o.data_ns = 3 * SEC;
+	stall_observe(x->s, &o, "a", 3 * SEC);
+	assert_true(incident_released(stall_incident(x->s, 0)));
+	assert_int_equal(incident_stalled_until(stall_incident(x->s, 0)), 2 * SEC);
+}
+
+static void stall_observe__release_after_live_looks__dated_by_the_look(void **state)
+{
+	struct stallfix *x = *state;
+	struct flow_obs o = coretest_engine_obs(40001, 1, 6, 6, 0);
+
+	stall_flow(x, "a", 40001, 1, 1 * SEC, 1 * SEC + 300 * MS, 0);
+	stall_observe(x->s, &o, "a", 2 * SEC);
+	assert_true(incident_released(stall_incident(x->s, 0)));
+	assert_int_equal(incident_stalled_until(stall_incident(x->s, 0)), 1 * SEC + 300 * MS);
+}
+
 /* The incident's opening is the moment the detector decided (after the
  * poll's reads), on both clocks; its durations stay on the detector's clock
  * (the poll's time, here synthetic). */
@@ -509,6 +547,8 @@ int main(void)
 		T(stall_configure__new_port_threshold__applies),
 		T(stall_observe__after_window_within_cooldown__suppressed),
 		T(stall_observe__reply_comes__incident_ends_released),
+		T(stall_observe__release_after_stale_looks__dated_by_the_dump),
+		T(stall_observe__release_after_live_looks__dated_by_the_look),
 		T(stall_observe__incident_opens__stamped_when_decided),
 		T(stall_poll_end__flow_gone_or_timeout__ends_unreleased),
 		T(stall_incident_owners__both_ends__both_pids),
