@@ -529,7 +529,10 @@ static void file_read(struct vsrc *v, struct vfile *vf, uint64_t now)
 		flow_vma_obs(s, eng, pid, &ns[k].t, now, &ns[k].o);
 		ns[k].o.claim = ns[k].claim;
 		/* copied after the last bump, at the earliest (a first read:
-		 * unknown, dated when emitted) */
+		 * unknown, dated when emitted), so long as the engine's
+		 * publisher runs: one frozen with the engine copies nothing,
+		 * and its data is older (the held part is then too long, as
+		 * it was before this date was kept) */
 		ns[k].o.data_ns = vf->bump_ns;
 		ns[k].fresh = 1;
 	}

@@ -26,6 +26,7 @@ struct inc_flow {
 	uint64_t wait_since_ns, stalled_at_ns, released_at_ns;
 	uint64_t still_ns;              /* its first release: last seen stalled
 					 * then (0: it has not moved) */
+	uint64_t moved_ns;              /* ... and the look that saw it move */
 	uint64_t unsent, unread, staged, inflight;
 	int released, gone;
 	uint32_t retrans;               /* released: its wait's retransmissions */
@@ -272,8 +273,10 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 			x->gone = gone;
 			x->released_at_ns = now;
 			/* the first time it moved: kept if it stalls again */
-			if (!gone && !x->still_ns)
+			if (!gone && !x->still_ns) {
 				x->still_ns = still_ns && still_ns < now ? still_ns : now;
+				x->moved_ns = now;
+			}
 			x->retrans = f->retrans_wait;
 			x->retrans_known = f->obs.src == FLOW_SRC_SOCK ||
 					   f->obs.src == FLOW_SRC_ONLOAD || f->obs.src == FLOW_SRC_VMA;
@@ -289,13 +292,17 @@ int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, ui
 	return 1;
 }
 
-uint64_t incident_stalled_until(const struct incident *inc)
+uint64_t incident_stalled_until(const struct incident *inc, uint64_t *moved_ns)
 {
-	uint64_t t = 0;
+	uint64_t t = 0, m = 0;
 
 	for (unsigned i = 0; i < inc->nflows; i++)
-		if (inc->flows[i].still_ns && (!t || inc->flows[i].still_ns < t))
+		if (inc->flows[i].still_ns && (!t || inc->flows[i].still_ns < t)) {
 			t = inc->flows[i].still_ns;
+			m = inc->flows[i].moved_ns;
+		}
+	if (moved_ns)
+		*moved_ns = m;
 	return t;
 }
 

@@ -70,11 +70,12 @@ unsigned incident_flows_stalled(const struct incident *inc);
 int incident_flow_done(struct incident *inc, const struct sflow *f, int gone, uint64_t now,
 		       uint64_t still_ns, int *any_released);
 /* Until when inc's stall is known whole: the last look that saw stalled
- * the first of its listed flows to move again (work after it may be that
- * flow's), kept if that flow stalls again; 0 while none has moved (closing
- * is no work). Flows past INCIDENT_MAX_FLOWS are not listed: their
- * releases are not known here. */
-uint64_t incident_stalled_until(const struct incident *inc);
+ * the first of its listed flows to move again (for a source read in dumps,
+ * the time of the dump that look saw: flow_obs.data_ns), kept if that flow
+ * stalls again; 0 while none has moved (closing is no work). *moved_ns
+ * (may be NULL): the look that saw that flow move. Flows past
+ * INCIDENT_MAX_FLOWS are not listed: their releases are not known here. */
+uint64_t incident_stalled_until(const struct incident *inc, uint64_t *moved_ns);
 /* Add the retransmissions of inc's listed flows that were released (the
  * wait each release ended) to *retrans, for the sources that publish a
  * count; returns how many such flows. */

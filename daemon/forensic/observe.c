@@ -103,7 +103,7 @@ void inv_tick(struct loop_timer *t, void *arg)
 		struct json_object *w = json_object_new_object();
 		struct incident *inc = v->incident_id ? stall_incident(v->F->stall, v->incident_id) : NULL;
 		uint64_t retrans = 0, next;
-		uint64_t until = inc ? incident_stalled_until(inc) : 0;
+		uint64_t moved = 0, until = inc ? incident_stalled_until(inc, &moved) : 0;
 		unsigned known = inc ? stall_incident_retrans(v->F->stall, inc, &retrans) : 0;
 		double held = -1, at;
 		long kept[MAXP];
@@ -130,15 +130,20 @@ void inv_tick(struct loop_timer *t, void *arg)
 					held > w0 ? (held - w0) / 1e3 : 0, 6));
 				jx_add_str(h, "why", "a stalled flow moved again within the window: its "
 					   "part inside the stall ends at its last sample before the last "
-					   "look that saw that flow stalled");
+					   "look that saw that flow stalled (for a source read in dumps, "
+					   "before that look's dump)");
 			} else {
 				jx_add_str(h, "why", full ? "a stalled flow moved again within the window, "
 					   "but its series is full: the ticks after it cannot be taken off" :
+					   moved >= v->win_start ? "a stalled flow moved again within the "
+					   "window, but it was last known stalled before the window's first "
+					   "sample (its source is read in dumps): no part of the window is "
+					   "known to lie inside the stall" :
 					   "a stalled flow moved again before the window's first sample: "
 					   "no part of it is inside the stall");
 			}
 			json_object_object_add(w, "held", h);
-			log_info("investigation %" PRIu64 ": a stalled flow was last seen stalled %.0f ms "
+			log_info("investigation %" PRIu64 ": a stalled flow was last known stalled %.0f ms "
 				 "into the window, then moved: %s", v->id,
 				 until > v->win_start ? (double)(until - v->win_start) / 1e6 : 0.0,
 				 held >= 0 ? "the window's part inside the stall kept beside it" :

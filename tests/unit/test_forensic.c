@@ -64,6 +64,8 @@ struct fix {
 	unsigned bump;          /* its release counts this many frames at a */
 	unsigned pre;           /* ... and an eighth of the way, this many before */
 	struct loop_timer *pre_t;
+	uint64_t data_ns;       /* its observations' data_ns (a source read in
+				 * dumps), 0: live */
 };
 static struct fix *X;
 
@@ -75,6 +77,7 @@ static void observe_flow(uint64_t rx)
 
 	o.retry_due_ns = X->retry_at;
 	o.rto_ns = X->rto;
+	o.data_ns = X->data_ns;
 	stall_observe(X->st, &o, "a", loop_mono_ns());
 }
 
@@ -945,6 +948,27 @@ static void forensic__released_before_the_window__no_held_part(void **state)
 	assert_null(jx_get(jx_get(w, "held"), "span_s"));
 	assert_null(jx_get(jx_get(w, "a"), "held_deltas"));
 	assert_int_equal(window_count(w, "deltas", "rx_packets"), 7);
+	assert_non_null(strstr(jx_str(jx_get(w, "held"), "why"), "before the window's first sample"));
+	json_object_put(r);
+}
+
+/* A flow read in dumps (flow_obs.data_ns: every look saw the dump taken
+ * before the stall was called) moves 120 ms into the window: it was last
+ * known stalled before the window began, so no part of the window is
+ * known inside the stall, and the record says that, not that the flow
+ * moved before the window. */
+static void forensic__dumped_flow_moves_in_the_window__no_part_known_inside(void **state)
+{
+	struct fix *x = *state;
+	struct json_object *r, *w;
+
+	x->data_ns = loop_mono_ns();
+	w = release_in_window(x, &r, 120, 3, 300);
+	assert_null(jx_get(jx_get(w, "held"), "span_s"));
+	assert_null(jx_get(jx_get(w, "a"), "held_deltas"));
+	assert_non_null(strstr(jx_str(jx_get(w, "held"), "why"),
+			       "moved again within the window, but it was last known stalled "
+			       "before the window's first sample"));
 	json_object_put(r);
 }
 
@@ -1079,6 +1103,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(forensic__released_in_the_window__held_part_ends_before_it,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic__released_before_the_window__no_held_part,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(forensic__dumped_flow_moves_in_the_window__no_part_known_inside,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_manual_bundle__no_incident__verdict_manual, setup, teardown),
 		cmocka_unit_test_setup_teardown(forensic_investigate__evicts_one_in_a_reprogram_hold__no_call_into_it, setup, teardown),
