@@ -41,9 +41,11 @@ one() {
 	} > "$out_dir/$i.tmp"
 	echo "$np $nf" > "$out_dir/$i.sum"
 	if [ "$nf" -ne 0 ]; then
-		printf 'unit %s (%s):%s\n' "$(basename "$t")" "$build" \
-			"$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([^ ]*\)$/ \1;/p' | awk '!seen[$0]++' | head -5 | tr -d '\n')" \
-			> "$out_dir/$i.fail"
+		local why
+		why=$(printf '%s\n' "$out" | sed -n 's/^\[  \(FAILED\|ERROR \)  \] \([^ ]*\)$/ \2;/p' |
+		      awk '!seen[$0]++' | head -5 | tr -d '\n')
+		[ -n "$why" ] || why=" exit status $rc, no failed test named (a crash, a leak at exit, or no test ran)"
+		printf 'unit %s (%s):%s\n' "$(basename "$t")" "$build" "$why" > "$out_dir/$i.fail"
 	fi
 	mv "$out_dir/$i.tmp" "$out_dir/$i"
 }

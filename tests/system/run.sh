@@ -50,11 +50,13 @@ one_test() {
 	sed -n 's/^note: /  /p' "$log"           # figures a test reports (e.g. a score)
 	if [ "$nf" -ne 0 ]; then
 		echo "---- $log (last 40 lines) ----"; tail -40 "$log"; echo "----"
-		# for the closing summary (tools/summary.sh): what failed, by name
-		{ printf 'system %s (%s):' "$name" "$build"
-		  grep -E '^FAIL ' "$log" | head -3 | sed 's/^FAIL - */ /; s/$/;/' | tr -d '\n'
-		  [ "$rc" -eq 124 ] && printf ' timed out after %ss' "$limit"
-		  echo; } >> "$build/failures"
+		# for the closing summary (tools/summary.sh): what failed, by
+		# name, in one write (the two lanes append beside each other)
+		local why
+		why=$(grep -E '^FAIL ' "$log" | head -3 | sed 's/^FAIL - */ /; s/$/;/' | tr -d '\n')
+		[ "$rc" -eq 124 ] && why="$why timed out after ${limit}s"
+		[ -n "$why" ] || why=" exit status $rc, no FAIL line"
+		printf 'system %s (%s):%s\n' "$name" "$build" "$why" >> "$build/failures"
 	fi
 	echo "$np $nf" >> "$tally"
 }

@@ -72,7 +72,7 @@ check "1: the hanging probe was stopped at its timeout" \
 check "1: the flood was cut at the output cap (64 KiB)" \
 	jqe '[.record.probes[] | select(.argv[0] == "yes")][0] | (.output | length) <= 65536 and .truncated == true' "$T_DIR/rec1.json"
 check "1: no probe process is left" bash -c "! pgrep -f '^yes nicstall-flood-$$\$' >/dev/null && ! pgrep -x -f 'sleep 600\.$$' >/dev/null" ||
-	ps -eo pid,ppid,pgid,stat,etimes,args | grep -E "nicstall-flood-$$|sleep 600\.$$" | grep -v grep
+	ps -eo pid,ppid,pgid,stat,etimes,args | grep -E "nicstall-flood-$$\$|sleep 600\.$$\$" | grep -v grep
 check "1: a bundle was written" wait_for 10 bash -c "ls '$STATE'/bundles/ | grep -q -- '-p1-'"
 check "1: status answered all along (max $(maxms "$T_DIR/lat1") ms)" answered "$T_DIR/lat1"
 
