@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A counter is "stopped" only where, at its healthy rate, this many
- * increments would have come over the period judged */
-#define APP_STOPPED_EXPECT 3
-
 #define MAX_DISKS 64
 #define MAX_PROCS 48
 
@@ -358,9 +354,7 @@ static double app_delta(struct json_object *per, const char *key)
  * that moved at the healthy rate before and not at all in the observation
  * window's part inside the stall (its held period, when a stalled flow
  * moved again within the window and that part lasted HELD_MIN_S; else the
- * whole window; else the stall's period), where at the healthy rate at
- * least APP_STOPPED_EXPECT increments would have come (a slow counter's
- * zero over a short period is no news). app_said puts them in one line
+ * whole window; else the stall's period). app_said puts them in one line
  * for a verdict. */
 static void app_figures(struct json_object *o, struct json_object *po, double span,
 			const char *prod, const char *pname, struct json_object *app)
@@ -373,7 +367,6 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 	struct json_object *held = jx_obj(po, FK_PER_HELD);
 	double bspan = jx_double(base, FK_SPAN_S, 0), best = 0, scale;
 	const char *wait = NULL, *name;
-	double judged;
 	char pre[48], said[240], stopped[96];
 	size_t pl, sl = 0;
 	unsigned nstop = 0;
@@ -382,8 +375,6 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 		return;
 	if (!(jx_double(held, FK_SPAN_S, 0) >= HELD_MIN_S))
 		held = NULL;
-	/* the period a counter is judged stopped over */
-	judged = held ? jx_double(held, FK_SPAN_S, 0) : win ? jx_double(win, FK_SPAN_S, 0) : span;
 	for (int k = 0; k < 2 && !ep; k++)
 		ep = find_by(app, "name", k ? pname : prod ? prod : "");
 	if (!ep || !(name = jx_str(ep, "name")))
@@ -415,7 +406,7 @@ static void app_figures(struct json_object *o, struct json_object *po, double sp
 			wait = series;
 		}
 		b = app_delta(base, key);
-		if (unit == 0 && bspan > 0 && b > 0 && b / bspan * judged >= APP_STOPPED_EXPECT &&
+		if (unit == 0 && bspan > 0 && b > 0 &&
 		    (held ? app_delta(held, key) == 0 : win ? w == 0 : d == 0)) {
 			int n = snprintf(stopped + sl, sizeof(stopped) - sl, "%s%s (was %.4g/s)",
 					 sl ? ", " : "", series, b / scale / bspan);
