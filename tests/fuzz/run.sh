@@ -49,7 +49,10 @@ seeds() {
 	esac
 }
 
-for name in "${targets[@]}"; do
+# one NAME INDEX: run target NAME, its line and counts kept in OUT_DIR/INDEX
+# (its failure, for make check's closing lines, in OUT_DIR/INDEX.fail)
+one() {
+	local name=$1 i=$2 bin corpus log art ok why kept dict flags rc execs
 	bin=$build/fuzz/fuzz_$name
 	corpus=$build/fuzz/corpus/$name
 	log=$build/fuzz/$name.log
@@ -70,15 +73,49 @@ for name in "${targets[@]}"; do
 		"${dict[@]}" -artifact_prefix="$art" "$corpus" > "$log" 2>&1
 	rc=$?
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-	if [ "$rc" -ne 0 ]; then
+	if [ ! -x "$bin" ]; then
+		ok=0 why="no program $bin (not built)"
+	elif [ "$rc" -ne 0 ]; then
 		ok=0 why="crashed: $(grep -m1 -E '^==[0-9]+==ERROR|^SUMMARY|runtime error' "$log"); input in $art"
 	fi
 	if [ "$ok" = 1 ]; then
-		p=$((p+1)); echo "fuzz_$name: ok, ${execs:-0} executions in ${secs}s"
+		echo "fuzz_$name: ok, ${execs:-0} executions in ${secs}s" > "$out_dir/$i.tmp"
+		echo "1 0" > "$out_dir/$i.sum"
 	else
-		f=$((f+1)); echo "fuzz_$name: FAIL after ${execs:-?} executions: $why"
-		[ "$mode" = check ] && echo "fuzz fuzz_$name: $why" >> "$build/failures"
+		echo "fuzz_$name: FAIL after ${execs:-?} executions: $why" > "$out_dir/$i.tmp"
+		echo "0 1" > "$out_dir/$i.sum"
+		echo "fuzz fuzz_$name: $why" > "$out_dir/$i.fail"
 	fi
+	mv "$out_dir/$i.tmp" "$out_dir/$i"
+}
+
+# NICSTALL_FUZZ_JOBS targets at a time (default: one a core): each is
+# bound by CPU and has its own corpus, log and artifacts, so they share
+# nothing. Their lines are printed in the order given.
+jobs=${NICSTALL_FUZZ_JOBS:-$(nproc)}
+case $jobs in
+[1-9] | [1-9][0-9]) ;;
+*) echo "run.sh: NICSTALL_FUZZ_JOBS='$jobs' is not a number from 1 to 99" >&2; exit 2 ;;
+esac
+out_dir=$(mktemp -d)
+trap 'rm -rf "$out_dir"' EXIT
+i=0
+for name in "${targets[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	one "$name" "$i" &
+	i=$((i + 1))
+done
+wait
+for ((i = 0; i < ${#targets[@]}; i++)); do
+	if [ ! -f "$out_dir/$i" ]; then
+		echo "fuzz_${targets[i]}: FAIL: no result (its runner died)"; f=$((f + 1))
+		[ "$mode" = check ] && echo "fuzz fuzz_${targets[i]}: no result (its runner died)" >> "$build/failures"
+		continue
+	fi
+	cat "$out_dir/$i"
+	read -r a b < "$out_dir/$i.sum"
+	p=$((p + a)); f=$((f + b))
+	[ "$mode" = check ] && [ -f "$out_dir/$i.fail" ] && cat "$out_dir/$i.fail" >> "$build/failures"
 done
 [ "$mode" = check ] && echo "PASS $p FAIL $f" >> "$build/results"
 echo "fuzz: $p passed, $f failed"
