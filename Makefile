@@ -192,11 +192,8 @@ unit-asan:
 # beside) the first lane ran 603 s against 533 s, so the small ones that
 # time nothing went too: the bench programs' smoke run (figures not
 # judged), the shared-state helper, the port life cycle, the veth
-# snapshot, the app series churn (24 s). At 9ce7f4b still 610 s against
-# 580 s, test_seed004_cpu's 18 s with no test beside it in the side's:
-# test_cost_status (19 s: counts of polls and wakeups, which load does
-# not raise) too.
-SYSTEM_SIDE_TESTS ?= /test_(cost_status|bench_smoke|shared_state|port_lifecycle|snapshot_veth|app_churn|stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|seed004_cpu|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
+# snapshot, the app series churn (24 s).
+SYSTEM_SIDE_TESTS ?= /test_(bench_smoke|shared_state|port_lifecycle|snapshot_veth|app_churn|stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|seed004_cpu|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
 # The healthy run first: its 60 s of "no stall" then lie beside the main
 # lane's first, light minute. Beside a Chromium render (test_emu_scenarios'
 # and test_report's, at their ends) its healthy flows paused 250-440 ms,
@@ -305,19 +302,17 @@ check-package: pkg-deps
 # results line (a build error) counts as one failure; a runner that wrote
 # it and failed (tests/fuzz/run.sh exits 1 when a target fails) is counted
 # there only.
-# The ASan and fuzz builds (check-builds, about 110 s of both cores)
-# are made beside the system tests, which come first, at idle priority (SCHED_IDLE: any test's task that wakes takes the core at
+# The unit, ASan and fuzz builds (check-builds, about 140 s of both
+# cores) are made beside the system tests, which come first, at idle
+# priority (SCHED_IDLE: any test's task that wakes takes the core at
 # once, and a core running only them counts as free), in the quarter of
 # the cores those tests leave idle (measured, a clean clone at ea32fac):
 # make check took 16.6-17.9 minutes with them in line. They hold the
 # system runner's quiet lock shared, so test_seed004_cpu, which judges
-# the host's CPU, waits for them (with the plain unit build there too,
-# at 9ce7f4b, they ended after the last lane's test and held it back 20
-# s). Should they fail, the stages after build again and fail there, in
-# the open. After the system tests the plain and ASan unit programs run
-# side by side, three at a time each (they mostly wait: 42 s and 65 s
-# one stage after the other at that commit).
+# the host's CPU, waits for them. Should they fail, the stages after
+# build again and fail there, in the open.
 check-builds:
+	@$(MAKE) --no-print-directory unit-bins
 	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins unit-bins
 	@$(MAKE) --no-print-directory fuzz-build
 unit-bins: $(UNIT_BINS)
@@ -328,27 +323,22 @@ check: deps
 	 cat $(BUILD)/layering.log; \
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results; \
 	 [ $$rc -eq 0 ] || echo "layering ($(BUILD)/layering.log)" >> $(BUILD)/failures
-	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins || echo "check: make unit-bins failed (make unit-run tries again)"
-	@lines() { cat $$1 2>/dev/null | wc -l; }; \
-	 stage() { n=$$(lines $$2); t0=$$(date +%s); \
-	   $(MAKE) --no-print-directory -j$(NPROC) $$1 || [ "$$(lines $$2)" -gt "$$n" ] || { \
-	     echo "check: make $$1 failed"; echo "PASS 0 FAIL 1" >> $$2; \
-	     echo "make $$1: failed before its tests ran" >> $${2%/*}/failures; }; \
+	@lines() { cat $(BUILD)/results build-asan/results 2>/dev/null | wc -l; }; \
+	 stage() { n=$$(lines); t0=$$(date +%s); \
+	   $(MAKE) --no-print-directory -j$(NPROC) $$1 || [ "$$(lines)" -gt "$$n" ] || { \
+	     echo "check: make $$1 failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; \
+	     echo "make $$1: failed before its tests ran" >> $(BUILD)/failures; }; \
 	   echo "check: make $$1 took $$(( $$(date +%s) - t0 )) s"; }; \
 	 idle="chrt -i 0"; $$idle true 2>/dev/null || idle="nice -n 19"; \
 	 q=$(BUILD)/quiet.lock; : > $$q; exec 9> $$q; flock -s 9; t0=$$(date +%s); \
 	 { $$idle $(MAKE) --no-print-directory -j$(NPROC) check-builds > $(BUILD)/check-builds.log 2>&1; rc=$$?; \
 	   echo "check: make check-builds ($$idle, beside the system tests) took $$(( $$(date +%s) - t0 )) s, exit status $$rc"; } \
 	   > $(BUILD)/check-builds.said & b=$$!; exec 9>&-; \
-	 NICSTALL_QUIET_LOCK=$$q stage system $(BUILD)/results; \
+	 NICSTALL_QUIET_LOCK=$$q stage system; \
 	 wait $$b; cat $(BUILD)/check-builds.said; \
 	 grep -q 'exit status 0$$' $(BUILD)/check-builds.said || \
 	   { echo "check: make check-builds failed (its last lines; $(BUILD)/check-builds.log):"; tail -20 $(BUILD)/check-builds.log; }; \
-	 j=$${NICSTALL_UNIT_JOBS:-$$(( $(NPROC) + 1 ))}; \
-	 { NICSTALL_UNIT_JOBS=$$j stage unit-asan build-asan/results > $(BUILD)/unit-asan.out 2>&1; } & a=$$!; \
-	 NICSTALL_UNIT_JOBS=$$j stage unit-run $(BUILD)/results; \
-	 wait $$a; cat $(BUILD)/unit-asan.out; \
-	 stage fuzz-check $(BUILD)/results; stage system-asan build-asan/results; \
+	 for s in unit-run unit-asan fuzz-check system-asan; do stage $$s; done; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
 
 # deps first, then a fresh make: pkg-config flags are read when make starts,
