@@ -191,12 +191,11 @@ unit-asan:
 # against 423 s, so the fault, config, page and lint checks went too, and
 # test_clock_jump and test_peer_hostile (its flood is 3,000 datagrams at
 # one daemon). test_fleet_peers (four daemons, as seed004's) stays: beside,
-# it could meet test_forensic. At 4f84abb (with the ASan and fuzz builds
-# beside it) the first lane ran 603 s against 533 s, so the small ones that
-# time nothing went too: the bench programs' smoke run (figures not
-# judged), the shared-state helper, the port life cycle, the veth
-# snapshot, the app series churn (24 s).
-SYSTEM_SIDE_TESTS ?= /test_(bench_smoke|shared_state|port_lifecycle|snapshot_veth|app_churn|stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|seed004_cpu|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
+# it could meet test_forensic. (Five small ones that time nothing moved
+# beside at 5da0372, 24 s off the first lane; the clean clone at 8ad9f58
+# then failed test_emu_oversize in the side lane, not read out in time:
+# they are back, in the arrangement three clean clones passed at ea32fac.)
+SYSTEM_SIDE_TESTS ?= /test_(stall_healthy|kill_forensic|journal|install|client|metrics|bypass_engines|bundle_faults|demo|notify|seed004|seed004_cpu|app_metrics|forged_vma|emu_oversize|emu_pause|child_privs|tc_cleanup|forged_vma_netns|build|fixtures|fleet_ops|control|authority|access|faults|check_config|pages|summary_lint|clock_jump|peer_hostile)\.sh$$
 # The healthy run first: its 60 s of "no stall" then lie beside the main
 # lane's first, light minute. Beside a Chromium render (test_emu_scenarios'
 # and test_report's, at their ends) its healthy flows paused 250-440 ms,
