@@ -299,15 +299,14 @@ check-package: pkg-deps
 
 # The README's test command: set-up, build, unit tests (plain and under
 # ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
-# tests (plain, then under ASan+UBSan), one closing line.
-# (Making the ASan and fuzz builds beside the system tests at SCHED_IDLE,
-# in the quarter of two cores those tests leave idle, saved about 110 s,
-# 4f84abb..32b0bb3; but two clean clones out of two then failed
-# test_cost_status's check that an idle poll never wakes the daemon on
-# its own, run while those builds ran: they went.) A stage that fails before its runner wrote its
-# results line (a build error) counts as one failure; a runner that wrote
+# tests (plain, then under ASan+UBSan), one closing line. A stage that
+# fails before its runner wrote its results line (a build error) counts as one failure; a runner that wrote
 # it and failed (tests/fuzz/run.sh exits 1 when a target fails) is counted
-# there only.
+# there only. (Making the ASan and fuzz builds beside the system tests at
+# SCHED_IDLE, in the quarter of two cores those tests leave idle, saved
+# about 110 s, 4f84abb..32b0bb3; but the last two of the five clean
+# clones made so failed test_cost_status's check that an idle poll never
+# wakes the daemon on its own, run while those builds ran: they went.)
 check: deps
 	@rm -f $(BUILD)/results build-asan/results $(BUILD)/failures build-asan/failures
 	@$(MAKE) --no-print-directory -j$(NPROC) all

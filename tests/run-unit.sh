@@ -71,9 +71,8 @@ for i in "${order[@]}"; do
 	one "${bins[i]}" "$i" &
 done
 wait
-i=${#bins[@]}
 
-p=0; f=0; n=$i
+p=0; f=0; n=${#bins[@]}
 for ((i = 0; i < n; i++)); do
 	if [ ! -f "$out_dir/$i" ]; then
 		echo "$(basename "${bins[i]}"): no result"; f=$((f + 1))
