@@ -30,6 +30,7 @@
 struct recovery;
 struct peers;
 struct evid_flows;
+struct jreap;
 
 enum phase { PH_OBSERVE = 0, PH_CAPTURE, PH_STEPS, PH_PROBES, PH_PEERS, PH_DONE, PH_N };
 
@@ -137,6 +138,7 @@ struct forensics {
 	struct runs *runs;              /* benchmark runs (runs.h), NULL: none */
 	struct psnap_env psenv;          /* what peer snapshots use (kept current) */
 	struct psnaps *psnaps;          /* snapshots for peers, under way */
+	struct jreap *reap;             /* the records of investigations let go */
 	const struct inv_phase *phases; /* PH_N rows, in order (forensic.c) */
 };
 
