@@ -207,9 +207,11 @@ tracker_hooks = always"
 	done
 	stop_pid "$pp"
 	local total=$(( seg * secs ))
+	# issue 31's goal for this row (issue 13's was < 0.5%): a row that
+	# misses says what it is made of (the rows below) and what would close it
 	row section=idle name="all default sources (engine, sock, bpf), ${total} s" unit=% \
-		series=idle_all goal="< 0.5%" check=below:0.5 \
-		note="$(idle_note all)"
+		series=idle_all goal="< 0.1% (issue 31; < 0.5% before it)" check=below:0.1 \
+		note="$(idle_note all); the sessions are busy (a request every 2 ms each), so every poll of the engine tables finds each record moved and hands it to the detector, and sock_diag reads them on their pace: the parts below are the work of watching 32 busy flows at 7 polls a second, not of idle ones (the scale rows); under 0.1% needs the engine tables read only for the flows whose deadline comes (a record's own send time, as the kernel-event source does for sockets) instead of every record each poll"
 	row section=idle name="  of it: sock_diag (daemon's own accounting)" unit=% series=idle_all_sock \
 		note="CPU of its polls (reading and routing; the detector's work on the flows is done after the poll: its own row)"
 	row section=idle name="  of it: tc tracker" unit=% series=idle_all_bpf \
