@@ -50,6 +50,7 @@ struct loop {
 	int stop;
 	int dispatching;
 	uint64_t wakeups;
+	uint64_t wake_ns;                /* when the current wakeup began */
 	struct loop_timer *soft;        /* timers with a soft deadline */
 	/* wakeups by what had events in them (loop_fd_name) */
 	struct { const char *name; uint64_t n, last; } woke[LOOP_NAMES + 1];
@@ -351,6 +352,7 @@ int loop_run(struct loop *l)
 			return -errno;
 		}
 		l->wakeups++;
+		l->wake_ns = loop_mono_ns();
 		count_causes(l, ev, n);
 		l->dispatching = 1;
 		for (int i = 0; i < n && !l->stop; i++) {
@@ -369,6 +371,11 @@ int loop_run(struct loop *l)
 uint64_t loop_wakeups(const struct loop *l)
 {
 	return l->wakeups;
+}
+
+uint64_t loop_wake_ns(const struct loop *l)
+{
+	return l->wake_ns;
 }
 
 /* name's slot in l->woke, given one when new; 0 ("other") when full */

@@ -40,6 +40,11 @@ int loop_run(struct loop *l);   /* until loop_stop(); 0 or -errno */
 /* How often loop_run's wait returned: the thread's wakeups, what an idle
  * daemon costs beyond its work (a timer that fires for nothing shows). */
 uint64_t loop_wakeups(const struct loop *l);
+/* When the current (or last) wakeup began: loop_run's wait returned
+ * (CLOCK_MONOTONIC; 0 before the first). A handler that runs after
+ * others in the same wakeup (a window's timer after the sweep's work)
+ * dates by it what should keep the wakeup's phase. */
+uint64_t loop_wake_ns(const struct loop *l);
 /* What an fd's or a timer's events are for (name: a string that outlives
  * it; parts of one name share a count; LOOP_NAMES names at most, then
  * "other", as the unnamed are): loop_woken_by() counts by name the

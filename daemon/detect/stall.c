@@ -528,7 +528,13 @@ void stall_poll_begin(struct stall *s, uint64_t t0)
 	s->plan_why = NULL;
 	s->fast = s->repoll = 0;
 	s->fast_why = NULL;
-	s->now = s->poll_t0 = s->poll_end = t0;
+	s->now = s->poll_t0 = s->poll_end = s->idle_t0 = t0;
+}
+
+void stall_poll_woken(struct stall *s, uint64_t wake_ns)
+{
+	if (wake_ns && wake_ns <= s->poll_t0)
+		s->idle_t0 = wake_ns;
 }
 
 static void poll_begin(struct stall *s)
@@ -536,6 +542,7 @@ static void poll_begin(struct stall *s)
 	uint64_t t0 = loop_mono_ns();
 
 	stall_poll_begin(s, t0);
+	stall_poll_woken(s, loop_wake_ns(s->loop));
 	s->qn = s->qpos = 0;
 	s->det_cpu0 = flowsrcs_poll(s->srcs, t0, emit_cb, s);
 	s->poll_busy_ns = loop_mono_ns() - t0;

@@ -44,6 +44,12 @@ int stall_set_ride(struct stall *s, const char *cause);
  * starts empty), one observation of port's flow at now, and the end of a
  * poll (closed flows, incident timeouts). */
 void stall_poll_begin(struct stall *s, uint64_t t0);
+/* The poll begun last rode a wakeup that began at wake_ns (<= its t0;
+ * lib/loop.h loop_wake_ns): a poll while nothing asks is then planned a
+ * second from the wakeup, not from t0, so that the work done before it in
+ * that wakeup (a sweep of many ports: ethtool's firmware queries) does not
+ * push its window past the next sweep. Outside (0, t0]: ignored. */
+void stall_poll_woken(struct stall *s, uint64_t wake_ns);
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now);
 void stall_poll_end(struct stall *s, uint64_t now);
 /* When the poll begun last wants the next (CLOCK_MONOTONIC), once it has

@@ -54,6 +54,9 @@ struct stall {
 	size_t qn, qpos, qcap;
 	struct loop_timer *chunk;
 	uint64_t poll_t0, poll_busy_ns;
+	uint64_t idle_t0;               /* what "a second on" counts from: the
+					 * poll's start, or its wakeup's
+					 * (stall_poll_woken) */
 	int chunked;                    /* a poll is still being handled */
 	int wake_pending;               /* a source woke it meanwhile */
 	int idle_alone;                 /* the last poll came at its end, at no

@@ -74,11 +74,14 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 		 * detector sleeps until then, STALL_IDLE_MAX_NS at the most
 		 * (none asked, or none open) */
 		refresh = flowsrcs_refresh_ns(s->min_th, iv);
-		if (src <= t0 + STALL_IDLE_MAX_NS) {
+		/* the second on counts from the wakeup the poll rode: the
+		 * sweep's work before it must not carry its window past the
+		 * next sweep (stall_poll_woken) */
+		if (src <= s->idle_t0 + STALL_IDLE_MAX_NS) {
 			next = src;
 			w = src == t0 + refresh ? WHY_REFRESH : WHY_SOURCE;
 		} else {
-			next = t0 + STALL_IDLE_MAX_NS;
+			next = s->idle_t0 + STALL_IDLE_MAX_NS;
 			w = WHY_IDLE;
 		}
 		if (s->plan_ns < next) {

@@ -372,6 +372,58 @@ static void ride__named_cause__fires_only_at_its_wakeups(void **state)
 	loop_free(l);
 }
 
+/* loop_wake_ns: a window that rides another timer's wakeup, after that
+ * timer's 20 ms of work, reads the wakeup's start, not its own: at or
+ * before the work began, 20 ms or more before the window's handler ran.
+ * Fails a loop that gives the time of the call or of the last handler. */
+struct wake_rec {
+	struct loop *l;
+	uint64_t work_at, work_wake, win_at, win_wake;
+};
+
+static void on_work(struct loop_timer *t, void *arg)
+{
+	struct wake_rec *w = arg;
+	struct timespec d = { 0, 20 * 1000 * 1000 };
+
+	(void)t;
+	w->work_at = loop_mono_ns();
+	w->work_wake = loop_wake_ns(w->l);
+	nanosleep(&d, NULL);
+}
+
+static void on_win(struct loop_timer *t, void *arg)
+{
+	struct wake_rec *w = arg;
+
+	(void)t;
+	w->win_at = loop_mono_ns();
+	w->win_wake = loop_wake_ns(w->l);
+	loop_stop(w->l);
+}
+
+static void wake_ns__window_after_work__the_wakeups_start(void **state)
+{
+	struct loop *l = loop_new();
+	struct wake_rec w = { .l = l };
+	struct loop_timer *work = loop_timer_new(l, on_work, &w), *win = loop_timer_new(l, on_win, &w);
+	uint64_t t0 = loop_mono_ns();
+
+	(void)state;
+	assert_int_equal(loop_wake_ns(l), 0);   /* no wakeup yet */
+	assert_int_equal(loop_timer_set(work, 5 * MS, 0), 0);
+	assert_int_equal(loop_timer_set_window(win, 1 * MS, 2000 * MS), 0);
+	assert_int_equal(loop_run(l), 0);
+	assert_true(w.work_at > 0 && w.win_at > 0);
+	assert_true(w.win_at < t0 + 1000 * MS);         /* rode the work's wakeup */
+	assert_int_equal(w.win_wake, w.work_wake);      /* the same wakeup */
+	assert_true(w.work_wake >= t0 + 5 * MS && w.work_wake <= w.work_at);
+	assert_true(w.win_at - w.win_wake >= 20 * MS);
+	loop_timer_free(work);
+	loop_timer_free(win);
+	loop_free(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +433,7 @@ int main(void)
 		cmocka_unit_test(window__same_batch_free_and_stop),
 		cmocka_unit_test(woken_by__named_timers__counted_by_cause),
 		cmocka_unit_test(ride__named_cause__fires_only_at_its_wakeups),
+		cmocka_unit_test(wake_ns__window_after_work__the_wakeups_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -205,6 +205,38 @@ static void stall_plan__nothing_asked__a_window_for_the_sweeps(void **state)
 	}
 }
 
+/* A poll while nothing asked rode a sweep whose own work (a sweep of many
+ * ports: ethtool's firmware queries) took 150 ms of the wakeup before it:
+ * the next such poll is planned a second from the wakeup, and its window
+ * holds the next sweep, a second after this one. Fails a detector that
+ * counts the second from the poll's own start (2.15 s: its window opens at
+ * 2.05 s, the sweep at 2 s falls before it, the poll comes alone at its
+ * latest, and then at every other second). */
+static void stall_plan__after_a_long_sweep__the_window_holds_the_next(void **state)
+{
+	struct stallfix *x = *state;
+	const char *why;
+	uint64_t next, e = 0, l = 0, wake = 1 * SEC, t0 = wake + 150 * MS, armed = t0 + 1 * MS;
+
+	stall_poll_begin(x->s, t0);
+	stall_poll_woken(x->s, wake);
+	stall_poll_end(x->s, t0);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), t0 + 30 * SEC);
+	next = stall_plan(x->s, &why);
+	assert_string_equal(why, "nothing asked");
+	assert_int_equal(next, wake + 1 * SEC);
+	assert_true(stall_plan_window(x->s, armed, next, why, 0, &e, &l));
+	assert_true(armed + e <= wake + 1 * SEC);       /* open by the next sweep */
+	assert_true(armed + l > wake + 1 * SEC);        /* and still at it */
+	/* a wakeup after the poll began, or none known: from the poll */
+	stall_poll_begin(x->s, 3 * SEC);
+	stall_poll_woken(x->s, 3 * SEC + 1);
+	stall_poll_woken(x->s, 0);
+	stall_poll_end(x->s, 3 * SEC);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), 33 * SEC);
+	assert_int_equal(stall_plan(x->s, &why), 4 * SEC);
+}
+
 /* A wait seen just after it began (a request in flight): the next poll at
  * its want, a threshold less a poll into it, not sooner; the poll then
  * finds it answered (a refresh later again). One that is still waiting
@@ -590,6 +622,7 @@ int main(void)
 		T(stall_plan__nothing_waits__a_refresh_later),
 		T(stall_plan__sources_asking_later__trusted_up_to_a_second),
 		T(stall_plan__nothing_asked__a_window_for_the_sweeps),
+		T(stall_plan__after_a_long_sweep__the_window_holds_the_next),
 		T(stall_plan__waiting_flow__its_want_then_its_deadline),
 		T(stall_plan__deadline_soon_after_a_poll__at_the_deadline),
 		T(stall_plan__deadline_just_after_a_poll__a_tenth_of_the_interval),
