@@ -4,13 +4,14 @@
  * record: its snapshots, window and facts) in one json_object_put held the
  * loop 2.4-10 ms on the bench's machine, and the incident that pushed it
  * out of the kept records waited that long for its first snapshot. Handed
- * here, a document is taken apart from its top level by a timer of its
- * own, members removed (json_object_put each) for at most JREAP_SLICE_NS a
- * turn, so no turn holds the loop much longer than the largest member takes.
+ * here, a document is taken apart a value at a time (the first member with
+ * no members of its own, down the first path) by a timer of its own, for
+ * JREAP_SLICE_NS a turn (the clock read every 32 values), so no turn holds
+ * the loop much longer, whatever the document's shape.
  *
- * The document is taken over and must not be shared: its members are
- * removed from it, so a holder of another reference would see it emptied
- * (a member shared with others is only released, as a put releases it). */
+ * The document is taken over, and neither it nor any part of it may be
+ * held by anything else: it is emptied in place, so a holder of a
+ * reference to it or to a part would see that part emptied. */
 #ifndef NICSTALL_JREAP_H
 #define NICSTALL_JREAP_H
 

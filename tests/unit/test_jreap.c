@@ -1,6 +1,7 @@
-/* Unit tests: lib/jreap, JSON documents dropped a part per loop turn. A
- * large document is not dropped at the put, nor in one turn, and is
- * dropped wholly within the loop's next turns; documents wait their turn
+/* Unit tests: lib/jreap, JSON documents dropped a value at a time. A
+ * large document, or one large member, is not dropped at the put, nor in
+ * one turn, and is dropped wholly within the loop's next turns; documents
+ * wait their turn
  * in order; without a reaper, past JREAP_MAX, or at jreap_free, a document
  * is dropped at once (ASan: nothing leaks). */
 #include <setjmp.h>
@@ -37,10 +38,38 @@ static struct json_object *doc(unsigned members, unsigned width)
 	return o;
 }
 
+/* Every value of o, o included (json null too). */
+static size_t values(struct json_object *o)
+{
+	size_t n = 1;
+
+	if (json_object_is_type(o, json_type_object)) {
+		json_object_object_foreach(o, k, v) {
+			(void)k;
+			n += values(v);
+		}
+	} else if (json_object_is_type(o, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			n += values(json_object_array_get_idx(o, i));
+	}
+	return n;
+}
+
 static void stop(struct loop_timer *t, void *arg)
 {
 	(void)t;
 	loop_stop(arg);
+}
+
+/* One turn of the reaper: a window at the end of the loop's next wakeup
+ * (lib/loop.h loop_timer_set_window), the reaper's, stops the loop. */
+static void one_turn(struct loop *l)
+{
+	struct loop_timer *t = loop_timer_new(l, stop, l);
+
+	assert_int_equal(loop_timer_set_window(t, 0, 10000 * MS), 0);
+	loop_run(l);
+	loop_timer_free(t);
 }
 
 struct until_done {
@@ -58,15 +87,6 @@ static void stop_when_done(struct loop_timer *t, void *arg)
 		loop_stop(u->l);
 }
 
-static void run_for(struct loop *l, uint64_t ns)
-{
-	struct loop_timer *t = loop_timer_new(l, stop, l);
-
-	loop_timer_set(t, ns, 0);
-	loop_run(l);
-	loop_timer_free(t);
-}
-
 static void run_until_done(struct loop *l, struct jreap *r)
 {
 	struct until_done u = { l, r, 0 };
@@ -77,56 +97,88 @@ static void run_until_done(struct loop *l, struct jreap *r)
 	loop_timer_free(t);
 }
 
-/* 2,000 members of 100 values (some 200,000 values, milliseconds to drop
- * anywhere): after the put nothing is dropped, after 2 ms of turns some
- * members are gone and not all, then all, and the document with them.
- * The test holds a reference to watch it emptied. */
+/* 2,000 members of 100 values (some 200,000 values): nothing dropped at
+ * the put; one turn drops some (32 at least) and not all (a quarter of a
+ * millisecond); then all, and the document with them. The test holds a
+ * reference to watch it emptied. */
 static void jreap_put__large_document__dropped_over_turns(void **state)
 {
 	struct loop *l = loop_new();
 	struct jreap *r = jreap_new(l, "reap");
 	struct json_object *o = doc(2000, 100);
-	int left;
+	size_t v0 = values(o), v1;
 
 	(void)state;
 	json_object_get(o);
 	jreap_put(r, o);
 	assert_int_equal(jreap_pending(r), 1);
-	assert_int_equal(json_object_object_length(o), 2000);  /* not at the put */
-	run_for(l, 2 * MS);
-	left = json_object_object_length(o);
-	assert_true(left < 2000);       /* turns came */
-	assert_true(left > 0);          /* not all in 2 ms of 250 us turns */
+	assert_int_equal(values(o), v0);        /* not at the put */
+	one_turn(l);
+	v1 = values(o);
+	assert_true(v1 + 32 <= v0);             /* a turn came */
+	assert_true(v1 > v0 / 2);               /* not all in a quarter ms */
 	run_until_done(l, r);
 	assert_int_equal(jreap_pending(r), 0);
-	assert_int_equal(json_object_object_length(o), 0);
+	assert_int_equal(values(o), 1);         /* only the held root */
 	assert_int_equal(json_object_put(o), 1);        /* the last reference */
 	jreap_free(r);
 	loop_free(l);
 }
 
-/* Two documents, the first larger: the first is emptied before the
- * second is touched; an array is taken apart from its end. */
+/* One member holding 200,000 values (a record's one large part): a turn
+ * takes it apart, not whole. Fails a reaper that drops a member a step. */
+static void jreap_put__one_large_member__taken_apart_over_turns(void **state)
+{
+	struct loop *l = loop_new();
+	struct jreap *r = jreap_new(l, NULL);
+	struct json_object *o = json_object_new_object(), *big = json_object_new_array();
+	size_t v0, v1;
+
+	(void)state;
+	for (int i = 0; i < 200000; i++)
+		json_object_array_add(big, i % 1000 ? json_object_new_int(i) : NULL);
+	json_object_object_add(o, "big", big);
+	json_object_object_add(o, "small", json_object_new_string("s"));
+	v0 = values(o);
+	json_object_get(o);
+	jreap_put(r, o);
+	one_turn(l);
+	v1 = values(o);
+	assert_true(v1 + 32 <= v0);
+	assert_true(v1 > v0 / 2);
+	assert_non_null(json_object_object_get(o, "big"));      /* still there, smaller */
+	run_until_done(l, r);
+	assert_int_equal(values(o), 1);
+	assert_int_equal(json_object_put(o), 1);
+	jreap_free(r);
+	loop_free(l);
+}
+
+/* Two documents: the first is taken apart before the second is touched;
+ * an array document from its end. */
 static void jreap_put__two_documents__in_order(void **state)
 {
 	struct loop *l = loop_new();
 	struct jreap *r = jreap_new(l, NULL);
 	struct json_object *a = doc(2000, 100), *b = json_object_new_array();
+	size_t va, vb;
 
 	(void)state;
 	for (int i = 0; i < 1000; i++)
 		json_object_array_add(b, doc(1, 10));
+	va = values(a);
+	vb = values(b);
 	json_object_get(a);
 	json_object_get(b);
 	jreap_put(r, a);
 	jreap_put(r, b);
 	assert_int_equal(jreap_pending(r), 2);
-	run_for(l, 2 * MS);
-	assert_true(json_object_object_length(a) > 0);
-	assert_int_equal(json_object_array_length(b), 1000);
+	one_turn(l);
+	assert_true(values(a) < va && values(a) > 1);
+	assert_int_equal(values(b), vb);
 	run_until_done(l, r);
-	assert_int_equal(json_object_object_length(a), 0);
-	assert_int_equal(json_object_array_length(b), 0);
+	assert_int_equal(values(a), 1);
+	assert_int_equal(values(b), 1);
 	assert_int_equal(json_object_put(a), 1);
 	assert_int_equal(json_object_put(b), 1);
 	jreap_free(r);
@@ -182,6 +234,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(jreap_put__large_document__dropped_over_turns),
+		cmocka_unit_test(jreap_put__one_large_member__taken_apart_over_turns),
 		cmocka_unit_test(jreap_put__two_documents__in_order),
 		cmocka_unit_test(jreap_put__no_reaper_or_full__dropped_at_once),
 		cmocka_unit_test(jreap_free__waiting__dropped),
