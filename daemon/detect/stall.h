@@ -48,7 +48,9 @@ void stall_poll_begin(struct stall *s, uint64_t t0);
  * lib/loop.h loop_wake_ns): a poll while nothing asks is then planned a
  * second from the wakeup, not from t0, so that the work done before it in
  * that wakeup (a sweep of many ports: ethtool's firmware queries) does not
- * push its window past the next sweep. Outside (0, t0]: ignored. */
+ * push its window past the next sweep (from t0 still when the wakeup began
+ * so long before that less than flow_interval would be left; what the
+ * sources ask is dated by t0, as they date it). Outside (0, t0]: ignored. */
 void stall_poll_woken(struct stall *s, uint64_t wake_ns);
 void stall_observe(struct stall *s, const struct flow_obs *o, const char *port, uint64_t now);
 void stall_poll_end(struct stall *s, uint64_t now);

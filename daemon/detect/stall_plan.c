@@ -74,14 +74,18 @@ uint64_t stall_plan(const struct stall *s, const char **why)
 		 * detector sleeps until then, STALL_IDLE_MAX_NS at the most
 		 * (none asked, or none open) */
 		refresh = flowsrcs_refresh_ns(s->min_th, iv);
-		/* the second on counts from the wakeup the poll rode: the
-		 * sweep's work before it must not carry its window past the
-		 * next sweep (stall_poll_woken) */
-		if (src <= s->idle_t0 + STALL_IDLE_MAX_NS) {
+		/* the sources date what they ask by the poll's start (t0);
+		 * with none asking, the second counts from the wakeup the poll
+		 * rode, so the sweep's work before it does not carry its window
+		 * past the next sweep (stall_poll_woken), unless that leaves
+		 * less than an interval after the poll */
+		uint64_t idle0 = s->idle_t0 + STALL_IDLE_MAX_NS >= t0 + iv ? s->idle_t0 : t0;
+
+		if (src <= t0 + STALL_IDLE_MAX_NS) {
 			next = src;
 			w = src == t0 + refresh ? WHY_REFRESH : WHY_SOURCE;
 		} else {
-			next = s->idle_t0 + STALL_IDLE_MAX_NS;
+			next = idle0 + STALL_IDLE_MAX_NS;
 			w = WHY_IDLE;
 		}
 		if (s->plan_ns < next) {

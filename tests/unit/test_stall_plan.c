@@ -211,7 +211,9 @@ static void stall_plan__nothing_asked__a_window_for_the_sweeps(void **state)
  * holds the next sweep, a second after this one. Fails a detector that
  * counts the second from the poll's own start (2.15 s: its window opens at
  * 2.05 s, the sweep at 2 s falls before it, the poll comes alone at its
- * latest, and then at every other second). */
+ * latest, and then at every other second). What a source asks is still
+ * dated by the poll's start, and a wakeup that began so long before the
+ * poll that less than an interval would be left is not counted from. */
 static void stall_plan__after_a_long_sweep__the_window_holds_the_next(void **state)
 {
 	struct stallfix *x = *state;
@@ -228,6 +230,22 @@ static void stall_plan__after_a_long_sweep__the_window_holds_the_next(void **sta
 	assert_true(stall_plan_window(x->s, armed, next, why, 0, &e, &l));
 	assert_true(armed + e <= wake + 1 * SEC);       /* open by the next sweep */
 	assert_true(armed + l > wake + 1 * SEC);        /* and still at it */
+	/* a source that asks a second after the poll began: then, as it
+	 * asked, not as "nothing asked" a second after the wakeup */
+	stall_poll_begin(x->s, t0);
+	stall_poll_woken(x->s, wake);
+	stall_poll_end(x->s, t0);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), t0 + 1 * SEC);
+	assert_int_equal(stall_plan(x->s, &why), t0 + 1 * SEC);
+	assert_string_equal(why, "a source");
+	/* a wakeup that began 980 ms before the poll: a second from the
+	 * poll, still nothing asked (not an interval's lone poll) */
+	stall_poll_begin(x->s, t0);
+	stall_poll_woken(x->s, t0 - 980 * MS);
+	stall_poll_end(x->s, t0);
+	flowsrcs_test_set_next(stall_flowsrcs(x->s), t0 + 30 * SEC);
+	assert_int_equal(stall_plan(x->s, &why), t0 + 1 * SEC);
+	assert_string_equal(why, "nothing asked");
 	/* a wakeup after the poll began, or none known: from the poll */
 	stall_poll_begin(x->s, 3 * SEC);
 	stall_poll_woken(x->s, 3 * SEC + 1);
