@@ -163,7 +163,10 @@ static void starved_sender__650ms_futex_while_flow_waits__stalled_with_stack(voi
 	assert_true(f.v.r.stalled);
 	assert_true(stalled >= 1);
 	assert_true(f.v.r.share_pm >= 700);
-	assert_true(f.v.r.nvcsw >= 1000);       /* ~10k/s woken */
+	/* woken at each of the waker's 100 us sleeps: ~10k/s alone, 1.7k/s
+	 * (881 over 513 ms) beside five other sanitized unit programs in a
+	 * clean-clone make check; one long sleep would be a switch or two */
+	assert_true(f.v.r.nvcsw >= 200);
 	/* without a waiting flow it is no stall */
 	assert_int_equal(threadwatch_judge(tw, pid, 500 * MS, 50, 0, 50 * MS, NULL, NULL), 0);
 	assert_true(threadwatch_stack(tw, f.v.stack_id, stack, sizeof(stack)) > 0);
