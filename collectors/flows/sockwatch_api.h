@@ -139,6 +139,12 @@ void sockwatch_test_noarm(unsigned n);
 /* Tests: the next n registrations find no socket storage (their slots
  * SOCKWATCH_RETRY), as under memory pressure. */
 void sockwatch_test_nomem(unsigned n);
+/* Tests: the next n tries at the next load to make the deadline wheel's
+ * timer fail as bpf_timer_init does without memory (-ENOMEM); it is tried
+ * SW_TIMER_TRIES times, SW_TIMER_RETRY_NS apart. */
+#define SW_TIMER_TRIES 16
+#define SW_TIMER_RETRY_NS 250000
+void sockwatch_test_timer_nomem(unsigned n);
 /* Tests: unload whatever a failed test left open (its watches leak). */
 void sockwatch_test_unload(void);
 /* Tests: make the next n sockets' enrolments fail as a kernel refusal would. */

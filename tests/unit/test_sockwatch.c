@@ -545,6 +545,37 @@ static void attach_refused__open_names_the_hook(void **state)
 	sockwatch_close(w);
 }
 
+/* The deadline wheel's timer without memory for a while (bpf_timer_init's
+ * kmalloc_nolock, contended): made on a later try, the tries apart; without
+ * memory at every try, the open fails and names the timer and the error;
+ * the next open loads. Fails a loader that tries eight times back to back
+ * (12 failures here; the clean clone at d4bde4b met 8 in a row). */
+static void timer_without_memory__made_on_a_later_try(void **state)
+{
+	char err[256] = "";
+	struct got g = { 0 };
+	struct sockwatch *w;
+	uint64_t t0;
+
+	(void)state;
+	sockwatch_test_timer_nomem(12);
+	t0 = loop_mono_ns();
+	w = sockwatch_open(-1, on_event, &g, err, sizeof(err));
+	if (!w)
+		fail_msg("sockwatch_open: %s", err);
+	assert_true(loop_mono_ns() - t0 >= 12ull * SW_TIMER_RETRY_NS);     /* slept between */
+	sockwatch_close(w);
+	sockwatch_test_unload();
+	sockwatch_test_timer_nomem(SW_TIMER_TRIES);
+	w = sockwatch_open(-1, on_event, &g, err, sizeof(err));
+	assert_null(w);
+	assert_non_null(strstr(err, "the deadline wheel's timer"));
+	assert_non_null(strstr(err, strerror(ENOMEM)));
+	sockwatch_test_timer_nomem(0);
+	w = watch(&g);
+	sockwatch_close(w);
+}
+
 /* The sockops program refused on the cgroup: the tracepoints, and the
  * stats say why. */
 static void sockops_refused__tracepoints_and_why(void **state)
@@ -919,6 +950,7 @@ int main(void)
 		BOTH(left_established__posted_once),
 		BOTH(unknown_socket__no_slot),
 		BOTH(attach_refused__open_names_the_hook),
+		BOTH(timer_without_memory__made_on_a_later_try),
 		SOCKOPS(sockops_refused__tracepoints_and_why),
 		SOCKOPS(sockops__enrolled_socket_posts_its_send),
 		SOCKOPS(sockops__given_up_slot_unenrolled),
