@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Render a bundle's report.html in headless Chromium and check it in the DOM.
+// Render bundles' report.html in headless Chromium and check them in the DOM.
 //
 //   node report_check.js REPORT.html MANIFEST.json SCREENSHOT.png [--full]
+//   node report_check.js --jobs JOBS.json
+//
+// JOBS.json is an array of {label, report, manifest, shot, full}: each is
+// rendered in its own tab of one browser, one after another (a browser's
+// start is most of a small report's 3 s), and each check line is prefixed
+// with its job's label.
 //
 // Drives Chromium over the DevTools protocol on a pipe (--remote-debugging-pipe:
 // fd 3 to the browser, fd 4 from it, NUL-separated JSON), so it needs nothing
@@ -18,14 +24,16 @@ const fs = require('fs');
 const path = require('path');
 const os = require('os');
 
-const [report, manifestPath, shot, flag] = process.argv.slice(2);
-const full = flag === '--full';
-const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
+const argv = process.argv.slice(2);
+const jobs = argv[0] === '--jobs'
+  ? JSON.parse(fs.readFileSync(argv[1], 'utf8'))
+  : [{ label: '', report: argv[0], manifest: argv[1], shot: argv[2], full: argv[3] === '--full' }];
 const chromium = process.env.CHROMIUM || '/usr/bin/chromium';
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'report-chromium-'));
 let failed = 0;
-const ok = (what) => console.log(`ok - ${what}`);
-const fail = (what) => { failed++; console.log(`FAIL - ${what}`); };
+let prefix = '';  // the job's label, with ": "
+const ok = (what) => console.log(`ok - ${prefix}${what}`);
+const fail = (what) => { failed++; console.log(`FAIL - ${prefix}${what}`); };
 const check = (what, cond, detail) => (cond ? ok(what) : fail(detail ? `${what}: ${detail}` : what));
 
 const browser = spawn(chromium, [
@@ -54,6 +62,14 @@ for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
     }, 200);
   });
 }
+// a browser that exits (crashed) answers nothing more: every call waiting
+// fails, and so does each job after it, at once
+let browserGone = null;
+browser.on('exit', (code, sig) => {
+  browserGone = new Error(`the browser exited (${sig || `status ${code}`})`);
+  for (const { reject } of pending.values()) reject(browserGone);
+  pending.clear();
+});
 const toBrowser = browser.stdio[3];
 const fromBrowser = browser.stdio[4];
 let nextId = 1;
@@ -77,16 +93,19 @@ fromBrowser.on('data', (chunk) => {
   }
 });
 function send(method, params = {}, sessionId) {
+  if (browserGone) return Promise.reject(browserGone);
   const id = nextId++;
   const m = { id, method, params };
   if (sessionId) m.sessionId = sessionId;
   toBrowser.write(JSON.stringify(m) + '\0');
   return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
 }
-function waitFor(method, ms) {
+function waitFor(method, ms, sessionId) {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`no ${method} within ${ms} ms`)), ms);
-    listeners.push((m) => { if (m.method === method) { clearTimeout(t); resolve(m); } });
+    listeners.push((m) => {
+      if (m.method === method && m.sessionId === sessionId) { clearTimeout(t); resolve(m); }
+    });
   });
 }
 
@@ -129,12 +148,14 @@ function measure() {
   return out;
 }
 
-(async () => {
+// one job: a tab of its own, closed at the end
+async function checkOne({ report, manifest: manifestPath, shot, full }) {
+  const manifest = JSON.parse(fs.readFileSync(manifestPath, 'utf8'));
   const problems = [];
   const requests = [];
   const url = 'file://' + path.resolve(report);
+  const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
   try {
-    const { targetId } = await send('Target.createTarget', { url: 'about:blank' });
     const { sessionId } = await send('Target.attachToTarget', { targetId, flatten: true });
     listeners.push((m) => {
       if (m.sessionId !== sessionId) return;
@@ -150,7 +171,7 @@ function measure() {
     for (const d of ['Page', 'Network', 'Runtime', 'Log']) await send(`${d}.enable`, {}, sessionId);
     await send('Emulation.setDeviceMetricsOverride',
       { width: 1100, height: 1000, deviceScaleFactor: 1, mobile: false }, sessionId);
-    const loaded = waitFor('Page.loadEventFired', 20000);
+    const loaded = waitFor('Page.loadEventFired', 20000, sessionId);
     await send('Page.navigate', { url }, sessionId);
     await loaded;
     await new Promise((r) => setTimeout(r, 300));
@@ -235,8 +256,21 @@ function measure() {
           m ? `drawn at t ${m.t}, x ${(m.bx + m.bw / 2).toFixed(1)}` : 'no marker');
       }
     }
-  } catch (e) {
-    fail(`rendering ${report}: ${e.message} ${stderr.split('\n').slice(-5).join(' ')}`);
+  } finally {
+    try { await send('Target.closeTarget', { targetId }); } catch (e) { /* gone with the browser */ }
+  }
+}
+
+(async () => {
+  try {
+    for (const job of jobs) {
+      prefix = job.label ? `${job.label}: ` : '';
+      try {
+        await checkOne(job);
+      } catch (e) {
+        fail(`rendering ${job.report}: ${e.message} ${stderr.split('\n').slice(-5).join(' ')}`);
+      }
+    }
   } finally {
     try { await Promise.race([send('Browser.close'), new Promise((r) => setTimeout(r, 3000))]); } catch (e) { /* gone */ }
     const exited = new Promise((r) => { if (browser.exitCode !== null) r(); else browser.once('exit', r); });

@@ -89,12 +89,34 @@ report_render_later() {
 	REPORT_QUEUE+=("${*@Q}")
 }
 
-# report_flush: render every queued report, one after another (two at once
+# report_flush: render every queued report in one browser (report_check.js
+# --jobs: a tab each, one after another, not a browser each; two at once
 # paused the side lane's healthy flows: test_stall_healthy), in queue order.
 report_flush() {
-	local r
+	local r jobs line rc out nfail=0 n=${#REPORT_QUEUE[@]}
+	[ "$n" -gt 0 ] || return 0
+	jobs=$(mktemp) out=$(mktemp)
 	for r in "${REPORT_QUEUE[@]}"; do
-		eval "report_render $r"
-	done
+		eval "set -- $r"
+		jq -n --arg lbl "$1" --arg report "$2" --arg manifest "$3" --arg shot "$4" \
+			--arg flag "${5:-}" '{"label": $lbl, $report, $manifest, $shot, "full": ($flag == "--full")}'
+	done | jq -s . > "$jobs"
 	REPORT_QUEUE=()
+	if [ "$(jq length "$jobs" 2>/dev/null)" != "$n" ]; then
+		fail "reports: the $n queued renderings could not be listed for report_check.js"
+		rm -f "$jobs" "$out"
+		return 0
+	fi
+	timeout -k 5 $((60 + 60 * n)) node "$ROOT/tests/system/report_check.js" --jobs "$jobs" > "$out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) ok "${line#ok - }" ;;
+		"FAIL - "*) fail "${line#FAIL - }"; nfail=$((nfail + 1)) ;;
+		*) echo "$line" ;;
+		esac
+	done < "$out"
+	rm -f "$jobs" "$out"
+	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && fail "reports: report_check.js exited with status $rc"
+	return 0
 }
