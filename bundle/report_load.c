@@ -80,6 +80,20 @@ static struct json_object *load_json(struct report *r, read_fn rd, void *arg, co
 	return o;
 }
 
+/* name's first max bytes at most, as a string of its own (strndup, but
+ * gcc -O3 reads its bound as the source's size and fails the build) */
+static char *dup_max(const char *name, size_t max)
+{
+	size_t len = strnlen(name, max);
+	char *d = malloc(len + 1);
+
+	if (d) {
+		memcpy(d, name, len);
+		d[len] = 0;
+	}
+	return d;
+}
+
 static void add_file(struct report *r, const char *name, long long bytes, int truncated)
 {
 	if (!name || r->nfiles >= RP_MAX_FILES)
@@ -87,7 +101,7 @@ static void add_file(struct report *r, const char *name, long long bytes, int tr
 	for (size_t i = 0; i < r->nfiles; i++)
 		if (!strcmp(r->files[i].name, name))
 			return;
-	r->files[r->nfiles].name = strndup(name, 1024);
+	r->files[r->nfiles].name = dup_max(name, 1023);
 	if (!r->files[r->nfiles].name)
 		return;
 	r->files[r->nfiles].bytes = bytes;

@@ -40,7 +40,7 @@ static struct json_object *peer_of(struct ectx *c, const struct node *n, const c
 
 struct val rl_peer_field(struct ectx *c, const struct node *n)
 {
-	const char *name, *why;
+	const char *name, *why = "no peer";
 	struct json_object *p = peer_of(c, n, &name, &why), *v;
 	double d;
 
@@ -85,7 +85,7 @@ static struct val port_sig(struct ectx *c, struct json_object *per, const char *
  * unknown when no port has it; peer.P.span_s: the longest of them. */
 struct val rl_peer_period(struct ectx *c, const struct node *n)
 {
-	const char *name, *why, *per = rl_per_name[n->per];
+	const char *name, *why = "no peer", *per = rl_per_name[n->per];
 	struct json_object *p = peer_of(c, n, &name, &why), *ports;
 	const char *first_why = NULL;
 	double sum = 0, span = -1, d;

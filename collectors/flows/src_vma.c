@@ -353,8 +353,12 @@ static void vs_handle(struct flow_src *s)
 				continue;
 			if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
 				char path[PATH_MAX];
+				int len = snprintf(path, sizeof(path), "%s/%s", v->dir[k], ev->name);
 
-				snprintf(path, sizeof(path), "%s/%s", v->dir[k], ev->name);
+				/* no file kept has a name that long (file_try
+				 * refuses them) */
+				if (len < 0 || (size_t)len >= sizeof(path))
+					continue;
 				for (unsigned i = 0; i < v->nfiles; i++)
 					if (!strcmp(v->files[i]->path, path)) {
 						file_drop(v, i, "removed");

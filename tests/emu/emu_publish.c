@@ -181,7 +181,10 @@ static int open_counter(const char *dir, const char *name)
 	char path[PATH_MAX];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path)) {
+		logx("create %s/%s: %s", dir, name, strerror(ENAMETOOLONG));
+		return -1;
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		logx("create %s: %s", path, strerror(errno));
