@@ -6,23 +6,38 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define KSYMS_MAX (64u << 20)   /* /proc/kallsyms: 5 MB, 120k lines here */
+
+/* A table's memory, mapped apart from the heap: the table grows by
+ * doubling to some MB once at start, when the heap's large blocks come
+ * from brk (glibc raises its mmap threshold to the largest block freed:
+ * the kernel's BTF, 5.4 MB, parsed by every BPF load), where each copy
+ * of a realloc left a hole the process kept. mremap grows it in place or
+ * moves its pages, and a shrink or a free gives the pages back. */
+struct mbuf {
+	char *p;
+	size_t cap;             /* bytes mapped */
+};
 
 struct ksyms {
 	char who[32];                   /* the log lines' prefix */
 	char kallsyms[256], modules[256];
 	int state;                      /* 0 not tried, 1 read, -1 unreadable */
 	char err[320];
-	/* the table, read once and kept (5 MB of text, 120k symbols: tens of
-	 * ms to parse, not to be paid at every incident in the event loop);
+	/* the table, read once and kept (120k symbols, 6 MB: tens of ms to
+	 * read and parse, not to be paid at every incident in the event loop);
 	 * read again only when /proc/modules changes (a module loaded or
 	 * unloaded moves symbols) or the path does */
-	struct ksym *v;
-	char *text;
+	struct ksym *v;                 /* in syms, n of them */
+	struct mbuf syms, names;        /* the array; names and modules */
+	size_t names_len;
 	size_t n;
 	char *mods;                     /* /proc/modules when it was read */
 	uint64_t loads;                 /* how many times it was read */
@@ -30,7 +45,7 @@ struct ksyms {
 
 struct ksym {
 	uint64_t addr;
-	const char *name, *mod;         /* in the file's text */
+	const char *name, *mod;         /* in the names' pool */
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -40,24 +55,93 @@ static int ksym_cmp(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
-/* The whole table, sorted (freed by the caller: *text and the array).
- * Read on demand at an incident only: 5 MB, 120k lines here. */
-static struct ksym *ksyms_load(struct ksyms *k, char **text, size_t *n)
+static size_t mbuf_round(size_t n)
 {
-	size_t len = 0, cap = 0, i = 0;
-	struct ksym *v = NULL;
-	char *p, *line, *save = NULL;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/* Room for need bytes: 0, or -1 without memory (b unchanged). */
+static int mbuf_reserve(struct mbuf *b, size_t need)
+{
+	size_t c = b->cap ? b->cap : 1u << 20;
+	void *np;
+
+	if (need <= b->cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	c = mbuf_round(c);
+	np = b->p ? mremap(b->p, b->cap, c, MREMAP_MAYMOVE) :
+		    mmap(NULL, c, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (np == MAP_FAILED)
+		return -1;
+	b->p = np;
+	b->cap = c;
+	return 0;
+}
+
+/* To len bytes' pages (a shrink stays where it is). */
+static void mbuf_fit(struct mbuf *b, size_t len)
+{
+	size_t c = mbuf_round(len ? len : 1);
+
+	if (b->p && c < b->cap && mremap(b->p, b->cap, c, 0) != MAP_FAILED)
+		b->cap = c;
+}
+
+static void mbuf_free(struct mbuf *b)
+{
+	if (b->p)
+		munmap(b->p, b->cap);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+/* str and its NUL at len in b: the offset, or (size_t)-1 without memory. */
+static size_t pool_add(struct mbuf *b, size_t *len, const char *str)
+{
+	size_t n = strlen(str) + 1, off = *len;
+
+	if (mbuf_reserve(b, *len + n) < 0)
+		return (size_t)-1;
+	memcpy(b->p + off, str, n);
+	*len += n;
+	return off;
+}
+
+/* The text symbols, sorted (into *syms), their names and modules in one
+ * pool (*names, *names_len bytes). The file is read a line at a time and
+ * only what a frame needs is kept: here 121k symbols, 3.1 MB of names and
+ * 2.9 MB of array, where the whole text (5.4 MB) was kept beside an array
+ * grown by doubling in the heap. 0, or -1 with k->err. */
+static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
+		      size_t *names_len, size_t *n)
+{
+	size_t plen = 0, i = 0, read = 0, last_mod = (size_t)-1, lcap = 0;
+	struct ksym *v;
+	char *line = NULL, *p;
+	ssize_t got;
 	int nonzero = 0;
+	FILE *f = fopen(k->kallsyms, "re");
 
-	*text = util_read_file(k->kallsyms, KSYMS_MAX, &len);
-	if (!*text) {
-		snprintf(k->err, sizeof(k->err), "%s: %s", k->kallsyms,
-			 strerror(errno));
-		return NULL;
+	if (!f) {
+		snprintf(k->err, sizeof(k->err), "%s: %s", k->kallsyms, strerror(errno));
+		return -1;
 	}
-	for (line = strtok_r(*text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	while ((got = getline(&line, &lcap, f)) > 0) {
 		char *type, *name, *mod;
+		size_t no, mo = (size_t)-1;
 
+		read += (size_t)got;
+		if (read > KSYMS_MAX) {
+			snprintf(k->err, sizeof(k->err), "%s: longer than %u MiB", k->kallsyms,
+				 KSYMS_MAX >> 20);
+			goto fail;
+		}
+		if (line[got - 1] == '\n')
+			line[got - 1] = 0;
 		p = strchr(line, ' ');
 		if (!p)
 			continue;
@@ -77,32 +161,63 @@ static struct ksym *ksyms_load(struct ksyms *k, char **text, size_t *n)
 			if (p)
 				*p = 0;
 		}
-		if (i == cap) {
-			struct ksym *nv = realloc(v, (cap = cap ? cap * 2 : 65536) * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				snprintf(k->err, sizeof(k->err), "%s: out of memory",
-					 k->kallsyms);
-				return NULL;
+		if (mbuf_reserve(syms, (i + 1) * sizeof(*v)) < 0)
+			goto nomem;
+		no = pool_add(names, &plen, name);
+		if (no == (size_t)-1)
+			goto nomem;
+		if (mod) {
+			/* a module's symbols come together: its name once */
+			if (last_mod != (size_t)-1 && !strcmp(names->p + last_mod, mod)) {
+				mo = last_mod;
+			} else {
+				mo = pool_add(names, &plen, mod);
+				if (mo == (size_t)-1)
+					goto nomem;
+				last_mod = mo;
 			}
-			v = nv;
 		}
+		v = (struct ksym *)syms->p;
 		v[i].addr = strtoull(line, NULL, 16);
-		v[i].name = name;
-		v[i].mod = mod;
+		/* offsets in the pool until it stops moving, below */
+		v[i].name = (const char *)(uintptr_t)no;
+		v[i].mod = (const char *)(uintptr_t)mo;
 		nonzero |= v[i].addr != 0;
 		i++;
 	}
+	if (ferror(f)) {
+		snprintf(k->err, sizeof(k->err), "%s: %s", k->kallsyms, strerror(errno));
+		goto fail;
+	}
 	if (!nonzero) {
-		free(v);
 		snprintf(k->err, sizeof(k->err),
 			 "%s: every address is zero (kptr_restrict, or no CAP_SYSLOG)", k->kallsyms);
-		return NULL;
+		goto fail;
 	}
+	/* both to their size (in place), then offsets to pointers */
+	mbuf_fit(names, plen);
+	mbuf_fit(syms, i * sizeof(*v));
+	v = (struct ksym *)syms->p;
+	for (size_t j = 0; j < i; j++) {
+		uintptr_t mo = (uintptr_t)v[j].mod;
+
+		v[j].name = names->p + (uintptr_t)v[j].name;
+		v[j].mod = mo == (uintptr_t)(size_t)-1 ? NULL : names->p + mo;
+	}
+	free(line);
+	fclose(f);
 	qsort(v, i, sizeof(*v), ksym_cmp);
 	*n = i;
-	return v;
+	*names_len = plen;
+	return 0;
+nomem:
+	snprintf(k->err, sizeof(k->err), "%s: out of memory", k->kallsyms);
+fail:
+	free(line);
+	fclose(f);
+	mbuf_free(syms);
+	mbuf_free(names);
+	return -1;
 }
 
 static const struct ksym *ksym_find(const struct ksym *v, size_t n, uint64_t a)
@@ -190,9 +305,10 @@ static char *ksyms_modules(const struct ksyms *k)
  * state, and ksyms_status says why. */
 int ksyms_refresh(struct ksyms *k)
 {
-	char *mods = ksyms_modules(k), *text = NULL;
-	struct ksym *v;
-	size_t n = 0;
+	char *mods = ksyms_modules(k);
+	struct mbuf syms = { 0 }, names = { 0 };
+	size_t n = 0, nlen = 0;
+	int rc;
 
 	if (k->state != 0 && (!mods || (k->mods && !strcmp(mods, k->mods)))) {
 		free(mods);
@@ -200,17 +316,18 @@ int ksyms_refresh(struct ksyms *k)
 	}
 	if (k->state != 0 && mods)
 		log_info("%s: kernel modules changed: kernel symbols read again", k->who);
-	v = ksyms_load(k, &text, &n);
-	free(k->v);
-	free(k->text);
+	rc = ksyms_load(k, &syms, &names, &nlen, &n);
+	mbuf_free(&k->syms);
+	mbuf_free(&k->names);
 	free(k->mods);
-	k->v = v;
-	k->text = v ? text : NULL;
-	k->n = v ? n : 0;
+	k->syms = syms;
+	k->names = names;
+	k->v = rc ? NULL : (struct ksym *)syms.p;
+	k->n = rc ? 0 : n;
+	k->names_len = rc ? 0 : nlen;
 	k->mods = mods;
 	k->loads++;
-	if (!v) {
-		free(text);
+	if (rc) {
 		if (k->state != -1)
 			log_warnx("%s: kernel symbols unreadable (%s): stacks are kept as "
 				  "addresses", k->who, k->err);
@@ -259,11 +376,12 @@ struct ksyms *ksyms_new(const char *who)
 
 static void ksyms_drop(struct ksyms *k)
 {
-	free(k->v);
-	free(k->text);
+	mbuf_free(&k->syms);
+	mbuf_free(&k->names);
 	free(k->mods);
 	k->v = NULL;
-	k->text = k->mods = NULL;
+	k->mods = NULL;
+	k->names_len = 0;
 	k->n = 0;
 	k->state = 0;
 }
@@ -291,4 +409,9 @@ const char *ksyms_status(const struct ksyms *k)
 uint64_t ksyms_reads(const struct ksyms *k)
 {
 	return k->loads;
+}
+
+size_t ksyms_bytes(const struct ksyms *k)
+{
+	return k && k->v ? k->n * sizeof(*k->v) + k->names_len : 0;
 }

@@ -29,5 +29,7 @@ int ksyms_format(const struct ksyms *k, const uint64_t *ips, unsigned depth, cha
 /* "readable", "not read yet", or why not. */
 const char *ksyms_status(const struct ksyms *k);
 uint64_t ksyms_reads(const struct ksyms *k);
+/* The bytes the table holds: its array and the names it keeps. */
+size_t ksyms_bytes(const struct ksyms *k);
 
 #endif

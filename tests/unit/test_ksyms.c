@@ -125,12 +125,60 @@ static void refresh__zeroed_or_missing__unreadable_with_why(void **st)
 	ksyms_free(k);
 }
 
+/* A host's size of table (100,000 text symbols, 2,000 of them in 40
+ * modules, data symbols between): every symbol still names its frames
+ * after the names' pool has grown several times, with its module; and
+ * the table keeps less than the file's text (the whole text was kept,
+ * beside an array grown by doubling: more than the file). */
+static void refresh__large_table__frames_named__less_kept_than_read(void **st)
+{
+	struct ksyms *k = ksyms_new("test");
+	enum { N = 100000, NMOD = 2000 };
+	FILE *f;
+	long size;
+	char buf[256], want[128];
+
+	(void)st;
+	f = fopen(syms, "w");
+	assert_non_null(f);
+	for (unsigned i = 0; i < N; i++) {
+		unsigned long long a = 0xffffffff81000000ull + 0x100ull * i;
+
+		if (i >= N - NMOD)
+			fprintf(f, "%llx t mod_function_number_%u\t[module_%u]\n", a, i,
+				(i - (N - NMOD)) / 50);
+		else
+			fprintf(f, "%llx T kernel_function_with_a_long_name_%u\n", a, i);
+		fprintf(f, "%llx d some_data_%u\n", a + 0x80, i);
+	}
+	size = ftell(f);
+	fclose(f);
+	ksyms_set_paths(k, syms, mods);
+	assert_int_equal(ksyms_refresh(k), 0);
+	for (unsigned i = 0; i < N; i += 997) {
+		const uint64_t ips[] = { 0xffffffff81000000ull + 0x100ull * i + 0x90, 0 };
+
+		if (i >= N - NMOD)
+			snprintf(want, sizeof(want), "mod_function_number_%u+0x90/0x100 [module_%u]", i,
+				 (i - (N - NMOD)) / 50);
+		else
+			snprintf(want, sizeof(want), "kernel_function_with_a_long_name_%u+0x90/0x100", i);
+		assert_int_equal(ksyms_format(k, ips, 1, buf, sizeof(buf)), 1);
+		assert_string_equal(buf, want);
+	}
+	print_message("table of %u symbols: %zu bytes kept, %ld read\n", N, ksyms_bytes(k), size);
+	assert_true(ksyms_bytes(k) > 0);
+	assert_true(ksyms_bytes(k) < (size_t)size);
+	ksyms_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(format__symbols_offsets_modules__switch_frames_left_out),
 		cmocka_unit_test(refresh__read_once__again_when_modules_change),
 		cmocka_unit_test(refresh__zeroed_or_missing__unreadable_with_why),
+		cmocka_unit_test(refresh__large_table__frames_named__less_kept_than_read),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
