@@ -75,7 +75,7 @@ BINS := $(BUILD)/nicstalld $(BUILD)/nicstallctl
 
 .DEFAULT_GOAL := all
 .SECONDARY:
-.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-builds unit-bins check-systemd check-demos check-repeat unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
+.PHONY: FORCE all deps pkg-deps deb rpm check-package check check-systemd check-demos check-repeat unit unit-run unit-asan system system-asan demo bench install uninstall clean layering
 all: $(BINS)
 
 # Subsystems (emulator, example engine, benchmarks) add their own fragments;
@@ -297,29 +297,16 @@ check-package: pkg-deps
 	 rc=$$?; grep -E '^(ok|FAIL) ' $(BUILD)/system-boot_package.log | grep -v '^ok' ; \
 	 tail -1 $(BUILD)/system-boot_package.log; exit $$rc
 
-# The README's test command: set-up, build, unit tests, system tests,
-# unit tests under ASan+UBSan, a short run of every fuzz target
-# (tests/fuzz/fuzz.mk), the system tests under ASan+UBSan, one closing
-# line. A stage that fails before its runner wrote its results line (a
-# build error) counts as one failure; a runner that wrote it and failed
-# (tests/fuzz/run.sh exits 1 when a target fails) is counted there only.
-# The ASan and fuzz builds (check-builds, about 280 core-seconds) are made
-# beside the system tests, at idle priority (SCHED_IDLE: any test's task
-# that wakes takes the core at once, and a core running only them counts
-# as free), in what those tests leave idle: 20% of two cores over a clean
-# clone's 708 s system stage at c082bfe, where every stage before it kept
-# both cores busy and make check took 20 min 13 s. They hold the system
-# runner's quiet lock shared, so test_seed004_cpu, which judges the host's
-# CPU, waits for them. Should they fail, the stages after build again and
-# fail there, in the open. (Tried at 4f84abb..32b0bb3 and withdrawn at
-# b984f23: two clean clones then failed test_cost_status's check that an
-# idle poll never wakes the daemon on its own, which a sweep slowed past
-# a tenth of a second caused; since f45f84a that poll counts its second
-# from the wakeup it rode.)
-check-builds:
-	@$(MAKE) --no-print-directory BUILD=build-asan SAN=1 all system-bins unit-bins
-	@$(MAKE) --no-print-directory fuzz-build
-unit-bins: $(UNIT_BINS)
+# The README's test command: set-up, build, unit tests (plain and under
+# ASan+UBSan), a short run of every fuzz target (tests/fuzz/fuzz.mk), system
+# tests (plain, then under ASan+UBSan), one closing line. A stage that
+# fails before its runner wrote its results line (a build error) counts as one failure; a runner that wrote
+# it and failed (tests/fuzz/run.sh exits 1 when a target fails) is counted
+# there only. (Making the ASan and fuzz builds beside the system tests at
+# SCHED_IDLE, in the quarter of two cores those tests leave idle, saved
+# about 110 s, 4f84abb..32b0bb3; but the last two of the five clean
+# clones made so failed test_cost_status's check that an idle poll never
+# wakes the daemon on its own, run while those builds ran: they went.)
 check: deps
 	@rm -f $(BUILD)/results build-asan/results $(BUILD)/failures build-asan/failures
 	@$(MAKE) --no-print-directory -j$(NPROC) all
@@ -328,22 +315,11 @@ check: deps
 	 echo "PASS $$((1 - (rc != 0))) FAIL $$((rc != 0))" >> $(BUILD)/results; \
 	 [ $$rc -eq 0 ] || echo "layering ($(BUILD)/layering.log)" >> $(BUILD)/failures
 	@lines() { cat $(BUILD)/results build-asan/results 2>/dev/null | wc -l; }; \
-	 stage() { n=$$(lines); t0=$$(date +%s); \
-	   $(MAKE) --no-print-directory -j$(NPROC) $$1 || [ "$$(lines)" -gt "$$n" ] || { \
-	     echo "check: make $$1 failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; \
-	     echo "make $$1: failed before its tests ran" >> $(BUILD)/failures; }; \
-	   echo "check: make $$1 took $$(( $$(date +%s) - t0 )) s"; }; \
-	 stage unit-run; \
-	 idle="chrt -i 0"; $$idle true 2>/dev/null || idle="nice -n 19"; \
-	 q=$(BUILD)/quiet.lock; : > $$q; exec 9> $$q; flock -s 9; t0=$$(date +%s); \
-	 { $$idle $(MAKE) --no-print-directory -j$(NPROC) check-builds > $(BUILD)/check-builds.log 2>&1; rc=$$?; \
-	   echo "check: make check-builds ($$idle, beside the system tests) took $$(( $$(date +%s) - t0 )) s, exit status $$rc"; } \
-	   > $(BUILD)/check-builds.said & b=$$!; exec 9>&-; \
-	 NICSTALL_QUIET_LOCK=$$q stage system; \
-	 wait $$b; cat $(BUILD)/check-builds.said; \
-	 grep -q 'exit status 0$$' $(BUILD)/check-builds.said || \
-	   { echo "check: make check-builds failed (its last lines; $(BUILD)/check-builds.log):"; tail -20 $(BUILD)/check-builds.log; }; \
-	 for s in unit-asan fuzz-check system-asan; do stage $$s; done; \
+	 for s in unit-run unit-asan fuzz-check system system-asan; do n=$$(lines); t0=$$(date +%s); \
+	   $(MAKE) --no-print-directory -j$(NPROC) $$s || [ "$$(lines)" -gt "$$n" ] || { \
+	     echo "check: make $$s failed"; echo "PASS 0 FAIL 1" >> $(BUILD)/results; \
+	     echo "make $$s: failed before its tests ran" >> $(BUILD)/failures; }; \
+	   echo "check: make $$s took $$(( $$(date +%s) - t0 )) s"; done; \
 	 tools/summary.sh $(BUILD)/results build-asan/results
 
 # deps first, then a fresh make: pkg-config flags are read when make starts,

@@ -19,11 +19,6 @@
 #                            these an exclusive one): tests whose verdicts
 #                            judge the host's own CPU load (seed 004's rank
 #                            starved of CPU, the others waiting on it)
-# NICSTALL_QUIET_LOCK=FILE   the quiet lock's file (default: a new one), for
-#                            work beside the runner that a quiet test must
-#                            not have beside it either: it holds FILE with
-#                            a shared flock (make check's builds for the
-#                            later stages, at idle priority)
 # NICSTALL_KEEP=DIR          a failed test's directory (the daemon's log,
 #                            its state, bundles and certificates) is moved
 #                            under DIR (an absolute path) instead of removed
@@ -66,15 +61,8 @@ one_test() {
 	echo "$np $nf" >> "$tally"
 }
 
-tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) lockf=$(mktemp) qlockf=${NICSTALL_QUIET_LOCK:-}
-if [ -n "$qlockf" ]; then
-	[ -f "$qlockf" ] && [ -w "$qlockf" ] || {
-		echo "run.sh: NICSTALL_QUIET_LOCK='$qlockf' is not a writable file" >&2; exit 2; }
-	trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf"' EXIT
-else
-	qlockf=$(mktemp)
-	trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf" "$qlockf"' EXIT
-fi
+tally=$(mktemp) side_out=$(mktemp) side_tally=$(mktemp) lockf=$(mktemp) qlockf=$(mktemp)
+trap 'rm -f "$tally" "$side_out" "$side_tally" "$lockf" "$qlockf"' EXIT
 main=() side=()
 for t in "$here"/test_*.sh; do
 	[ -n "$NICSTALL_TESTS" ] && ! echo "$t" | grep -qE "$NICSTALL_TESTS" && continue
