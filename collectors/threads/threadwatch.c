@@ -46,7 +46,6 @@ struct tw_thr {
 
 struct threadwatch {
 	struct threadwatch_bpf *skel;
-	int ks_tried;                   /* the kernel symbols read once (threadwatch_read) */
 	int procs_fd, threads_fd, stacks_fd;
 	struct tw_proc_ent procs[TW_MAX_TGIDS];
 	unsigned nprocs;
@@ -134,6 +133,7 @@ struct threadwatch *threadwatch_open(char *err, size_t errlen)
 	tw->procs_fd = bpf_map__fd(tw->skel->maps.tw_procs);
 	tw->threads_fd = bpf_map__fd(tw->skel->maps.tw_threads);
 	tw->stacks_fd = bpf_map__fd(tw->skel->maps.tw_stacks);
+	ksyms_refresh(tw->ks);  /* at start, off the incidents' path */
 	return tw;
 fail:
 	threadwatch_close(tw);
@@ -421,15 +421,6 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 	struct tw_thr *nt;
 	int rc, first = 1;
 
-	/* the kernel's symbols at the first read, not at open: that is the
-	 * daemon's first detector poll, after every port's BPF programs have
-	 * loaded (each load parses the kernel's BTF, about 10 MB for a
-	 * moment; the table's 6 MB beside them made the daemon's peak), and
-	 * still off the incidents' path */
-	if (!tw->ks_tried) {
-		tw->ks_tried = 1;
-		ksyms_refresh(tw->ks);
-	}
 	tw_check_procs(tw);
 	tw->last_read_ns = now;
 	if (!tw->nprocs) {

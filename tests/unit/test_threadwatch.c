@@ -686,33 +686,6 @@ static void kallsyms__read_once__again_when_modules_change(void **st)
 	close(tidr);
 }
 
-/* The symbol table is not read when the watch opens (the daemon's start,
- * where every port's BPF load parses the kernel's BTF beside it: the
- * daemon's peak, 37 MB with it there, 29 MB without) but at the first
- * read, the daemon's first detector poll: once. */
-static void kallsyms__not_read_at_open__read_at_the_first_read(void **st)
-{
-	struct threadwatch *t;
-	struct json_object *status;
-	char err[256];
-
-	(void)st;
-	NEED_TW();
-	t = threadwatch_open(err, sizeof(err));
-	assert_non_null(t);
-	for (int round = 0; round < 3; round++) {
-		status = json_object_new_object();
-		threadwatch_status(t, status);
-		assert_int_equal(json_object_get_int64(json_object_object_get(status,
-						"kernel_symbols_reads")), round ? 1 : 0);
-		assert_string_equal(json_object_get_string(json_object_object_get(status,
-						"kernel_symbols")), round ? "readable" : "not read yet");
-		json_object_put(status);
-		assert_true(threadwatch_read(t, loop_mono_ns(), 20 * MS, err, sizeof(err)) >= 0);
-	}
-	threadwatch_close(t);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,7 +698,6 @@ int main(void)
 		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
 		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
 		cmocka_unit_test(kallsyms__read_once__again_when_modules_change),
-		cmocka_unit_test(kallsyms__not_read_at_open__read_at_the_first_read),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
