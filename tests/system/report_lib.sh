@@ -33,26 +33,6 @@ report_skip() {
 	exit 0
 }
 
-# report_render LABEL HTML MANIFEST PNG [--full]: render HTML, one check per
-# line report_check.js prints (prefixed with LABEL).
-report_render() {
-	local label=$1 line rc out nfail=0
-	shift
-	out=$(mktemp)
-	timeout -k 5 120 node "$ROOT/tests/system/report_check.js" "$@" > "$out" 2>&1
-	rc=$?
-	while IFS= read -r line; do
-		case $line in
-		"ok - "*) ok "$label: ${line#ok - }" ;;
-		"FAIL - "*) fail "$label: ${line#FAIL - }"; nfail=$((nfail + 1)) ;;
-		*) echo "$line" ;;
-		esac
-	done < "$out"
-	rm -f "$out"
-	[ "$rc" -ne 0 ] && [ "$nfail" -eq 0 ] && fail "$label: report_check.js exited with status $rc"
-	return 0
-}
-
 # report_write LABEL BUNDLE OUTDIR: nicstallctl report of BUNDLE into
 # OUTDIR/report.html (a failure is LABEL's)
 report_write() {
@@ -62,19 +42,11 @@ report_write() {
 	return 1
 }
 
-# report_of LABEL BUNDLE OUTDIR [--full]: nicstallctl report of BUNDLE into
-# OUTDIR/report.html, then rendered and checked; screenshot OUTDIR/report.png.
-report_of() {
-	local label=$1 b=$2 dir=$3
-	shift 3
-	report_write "$label" "$b" "$dir" || return 1
-	report_render "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
-}
-
-# report_later LABEL BUNDLE OUTDIR [--full]: report_of, but the rendering
-# (Chromium, 3-15 s of CPU, a render taking both of a CI machine's cores at
-# its start) waits for report_flush, at the test's end with its daemon
-# ended. The report itself is written now, from the bundle as it is now.
+# report_later LABEL BUNDLE OUTDIR [--full]: nicstallctl report of BUNDLE
+# into OUTDIR/report.html now, from the bundle as it is now; its rendering
+# and checks (screenshot OUTDIR/report.png) wait for report_flush, at the
+# test's end with its daemon ended (Chromium, 3-15 s of CPU, a render
+# taking both of a CI machine's cores at its start).
 REPORT_QUEUE=()
 report_later() {
 	local label=$1 b=$2 dir=$3
@@ -83,8 +55,9 @@ report_later() {
 	report_render_later "$label" "$dir/report.html" "$b/manifest.json" "$dir/report.png" "$@"
 }
 
-# report_render_later LABEL HTML MANIFEST PNG [--full]: report_render, at
-# report_flush
+# report_render_later LABEL HTML MANIFEST PNG [--full]: HTML rendered and
+# checked against MANIFEST at report_flush, one check per line
+# report_check.js prints (prefixed with LABEL)
 report_render_later() {
 	REPORT_QUEUE+=("${*@Q}")
 }
