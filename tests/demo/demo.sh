@@ -250,7 +250,9 @@ for _ in $(seq 1 $(( ${NICSTALL_BUNDLE_WAIT:-30} * 10 ))); do
 	# the first bundle of an incident that opened after the failure was
 	# injected (FIRST_INCIDENT: on a loaded machine a scheduling delay
 	# may stall flows before it)
-	bundle=$(sed -n 's/.*incident \([0-9]*\): bundle \(\/[^ ]*\).*/\1 \2/p' "$WORK/nicstalld.log" |
+	# (a whole line only: the log read while the daemon writes it once
+	# ended "bundle /tm", and the demo went on with that)
+	bundle=$(sed -n 's/.*incident \([0-9]*\): bundle \(\/[^ ]*\) (verdict .*)$/\1 \2/p' "$WORK/nicstalld.log" |
 		awk -v f="${FIRST_INCIDENT:-1}" '$1 >= f { print $2; exit }')
 	[ -n "$bundle" ] && break
 	sleep 0.1
