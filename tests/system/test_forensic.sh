@@ -48,7 +48,11 @@ nft_drop "$B" tcp dport 11111
 T_CLEANUP+=("nft_clear $B")
 check "1: investigation completes" wait_complete 11111
 rec 11111
-check "1: snapshot before anything touched a port (< 1 ms after open)" jqe '.record.snapshot.started_after_open_us < 1000' "$T_DIR/rec.json"
+# before anything touched a port: the first step, ended before any other
+# began (by the daemon's own clock, not by how soon a loaded machine ran
+# it; how soon is the bench's: printed here)
+echo "snapshot started $(jq -r '.record.snapshot.started_after_open_us' "$T_DIR/rec.json") us after the incident opened"
+check "1: snapshot before anything touched a port" jqe '.record.steps[0].step == "snapshot" and (.record.steps[0].end_mono_ns as $e | [.record.steps[1:][] | .start_mono_ns >= $e] | all)' "$T_DIR/rec.json"
 check "1: snapshot holds both ports' counters and neighbours" jqe '.record.snapshot.srv.counters.netdev.rx_packets > 0 and .record.snapshot.cli.counters.ethtool != null and (.record.snapshot.srv.neighbours | type == "array")' "$T_DIR/rec.json"
 check "1: observation window sampled (>= 20 samples over ~0.4 s)" jqe '.record.window.samples >= 20 and .record.window.span_s >= 0.39' "$T_DIR/rec.json"
 check "1: window shows the pings arriving at the server port" jqe '.record.window.srv.deltas.netdev.rx_packets > 0' "$T_DIR/rec.json"
