@@ -341,7 +341,7 @@ static void sockdiag_poll__unacked_data__same_retry_due_every_way(void **state)
 	/* until it has left, unacked (at once, as measured here; waited for
 	 * up to 10 s, and said if it did not) */
 	for (int i = 0;; i++) {
-		struct tcp_info ti;
+		struct tcp_info ti = { 0 };
 		socklen_t tl = sizeof(ti);
 
 		if (!getsockopt(cs, IPPROTO_TCP, TCP_INFO, &ti, &tl) && ti.tcpi_unacked &&
