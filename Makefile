@@ -32,8 +32,11 @@ CATALOGDIR  ?= $(or $(call SYSTEMD_VAR,catalogdir),/usr/lib/systemd/catalog)
 # bash-completion loads completions from share/ of /usr and /usr/local alike
 COMPLETIONSDIR ?= $(PREFIX)/share/bash-completion/completions
 
-PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto libcurl
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS     := libmnl json-c libpcap libbpf libsystemd libibverbs libcrypto
+# libcurl: its header only; the daemon loads it when a port asks for app
+# metrics (collectors/counters/curl_dl.h), so it and the 26 libraries only
+# it needs are not every daemon's
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) libcurl 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 ifeq ($(SAN),1)

@@ -2,9 +2,9 @@
  * or https, as libcurl's own URL parser reads it), the bounds of a
  * scrape, the metrics kept, checked as the configuration is read. */
 #include "collectors/counters/src_app.h"
+#include "collectors/counters/curl_dl.h"
 #include "lib/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -29,8 +29,9 @@ void app_conf_defaults(struct app_conf *c)
 /* An http or https URL with a host, as libcurl's own URL parser reads it. */
 static int url_check(const char *val, char *err, size_t errlen)
 {
+	const struct curl_dl *cu;
 	CURLU *u;
-	char *scheme = NULL, *host = NULL;
+	char *scheme = NULL, *host = NULL, why[512];
 	int rc = -1;
 
 	if (strlen(val) >= APP_MAX_URL) {
@@ -43,23 +44,27 @@ static int url_check(const char *val, char *err, size_t errlen)
 				  val);
 			return -1;
 		}
-	u = curl_url();
+	if (!(cu = curl_dl(why, sizeof(why)))) {
+		util_errf(err, errlen, "app_metrics: %s", why);
+		return -1;
+	}
+	u = cu->url();
 	if (!u) {
 		util_errf(err, errlen, "app_metrics: out of memory");
 		return -1;
 	}
-	if (curl_url_set(u, CURLUPART_URL, val, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
+	if (cu->url_set(u, CURLUPART_URL, val, 0) != CURLUE_OK ||
+	    cu->url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
+	    cu->url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK)
 		util_errf(err, errlen, "app_metrics: '%s' is not a URL (e.g. "
 			  "http://127.0.0.1:9100/metrics)", val);
 	else if (strcmp(scheme, "http") && strcmp(scheme, "https"))
 		util_errf(err, errlen, "app_metrics: '%s': only http and https are fetched", val);
 	else
 		rc = 0;
-	curl_free(scheme);
-	curl_free(host);
-	curl_url_cleanup(u);
+	cu->free_str(scheme);
+	cu->free_str(host);
+	cu->url_cleanup(u);
 	return rc;
 }
 

@@ -1,6 +1,7 @@
 /* src_app: application metrics over libcurl's multi interface on the
  * daemon's loop (see src_app.h); an endpoint's options are app_conf.c's. */
 #include "collectors/counters/src_app.h"
+#include "collectors/counters/curl_dl.h"
 #include "collectors/counters/promtext_parse.h"
 #include "lib/cost.h"
 #include "lib/json.h"
@@ -8,7 +9,6 @@
 #include "lib/loop.h"
 #include "lib/util.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <math.h>
@@ -16,6 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* libcurl's functions (curl_dl.h): set by the first source opened, and
+ * kept (the library is never unloaded) */
+static const struct curl_dl *cu;
 
 /* ---- one page's series ---- */
 
@@ -272,7 +276,7 @@ static void ep_done(struct ep *e, CURLcode res)
 	e->in_flight = 0;
 	e->scrapes++;
 	e->last_dur_ns = loop_mono_ns() - e->start_ns;
-	curl_multi_remove_handle(e->ap->m, e->easy);
+	cu->multi_remove_handle(e->ap->m, e->easy);
 	if (e->over || res == CURLE_FILESIZE_EXCEEDED) {
 		ep_result(e, "the page is larger than %llu bytes (app_metrics_max_bytes)",
 			  (unsigned long long)c->max_bytes);
@@ -284,11 +288,11 @@ static void ep_done(struct ep *e, CURLcode res)
 		return;
 	}
 	if (res != CURLE_OK) {
-		ep_result(e, "%s%s%s", curl_easy_strerror(res), e->curl_err[0] ? ": " : "",
+		ep_result(e, "%s%s%s", cu->easy_strerror(res), e->curl_err[0] ? ": " : "",
 			  e->curl_err);
 		return;
 	}
-	curl_easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &code);
+	cu->easy_getinfo(e->easy, CURLINFO_RESPONSE_CODE, &code);
 	if (code != 200) {
 		ep_result(e, "HTTP status %ld%s", code, code >= 300 && code < 400 ?
 			  " (redirects are not followed)" : "");
@@ -328,11 +332,11 @@ static void check_done(struct app_priv *ap)
 	CURLMsg *msg;
 	int left;
 
-	while ((msg = curl_multi_info_read(ap->m, &left)))
+	while ((msg = cu->multi_info_read(ap->m, &left)))
 		if (msg->msg == CURLMSG_DONE) {
 			struct ep *e = NULL;
 
-			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&e);
+			cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&e);
 			if (e)
 				ep_done(e, msg->data.result);
 		}
@@ -349,7 +353,7 @@ static void fd_cb(int fd, uint32_t events, void *arg)
 		flags |= CURL_CSELECT_OUT;
 	if (events & (EPOLLERR | EPOLLHUP))
 		flags |= CURL_CSELECT_ERR;
-	curl_multi_socket_action(ap->m, fd, flags, &running);
+	cu->multi_socket_action(ap->m, fd, flags, &running);
 	check_done(ap);
 }
 
@@ -359,7 +363,7 @@ static void timer_cb(struct loop_timer *t, void *arg)
 	int running;
 
 	(void)t;
-	curl_multi_socket_action(ap->m, CURL_SOCKET_TIMEOUT, 0, &running);
+	cu->multi_socket_action(ap->m, CURL_SOCKET_TIMEOUT, 0, &running);
 	check_done(ap);
 }
 
@@ -380,7 +384,7 @@ static int sock_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *soc
 			return -1;      /* libcurl fails the transfer */
 		}
 		loop_fd_name(ap->loop, s, "app metrics");
-		curl_multi_assign(ap->m, s, ap);
+		cu->multi_assign(ap->m, s, ap);
 		return 0;
 	}
 	return loop_mod_fd(ap->loop, s, ev) < 0 ? -1 : 0;
@@ -401,41 +405,41 @@ static int tmo_cb(CURLM *m, long ms, void *userp)
 static int ep_setup(struct ep *e)
 {
 	const struct app_conf *c = &e->cf.conf;
-	CURL *h = curl_easy_init();
+	CURL *h = cu->easy_init();
 	long to = (long)(c->timeout_ns / 1000000ull);
 
 	if (!h)
 		return -ENOMEM;
 	e->easy = h;
-	e->hdrs = curl_slist_append(NULL, "Accept: text/plain;version=0.0.4");
+	e->hdrs = cu->slist_append(NULL, "Accept: text/plain;version=0.0.4");
 	if (!e->hdrs)
 		return -ENOMEM;
-	if (curl_easy_setopt(h, CURLOPT_URL, c->url) != CURLE_OK ||
+	if (cu->easy_setopt(h, CURLOPT_URL, c->url) != CURLE_OK ||
 #if LIBCURL_VERSION_NUM >= 0x075500
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
 #else
-	    curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) ||
+	    cu->easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) ||
 #endif
-	    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
 #if LIBCURL_VERSION_NUM >= 0x075700
 	    /* a transfer ended (its timeout, a reload) in the middle of a
 	     * name lookup: the threaded resolver's thread is left to finish
 	     * on its own, not joined on the loop (Curl_resolver_kill waits
 	     * for getaddrinfo otherwise: a resolver that does not answer
 	     * held the loop for its timeouts times its attempts) */
-	    curl_easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK ||
 #endif
-	    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, to) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_bytes) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_WRITEDATA, e) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_PRIVATE, e) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, e->curl_err) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_HTTPHEADER, e->hdrs) != CURLE_OK ||
-	    curl_easy_setopt(h, CURLOPT_USERAGENT, "nicstalld/" NICSTALL_VERSION) != CURLE_OK)
+	    cu->easy_setopt(h, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, to) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_bytes) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_WRITEDATA, e) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_PRIVATE, e) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_ERRORBUFFER, e->curl_err) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_HTTPHEADER, e->hdrs) != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_USERAGENT, "nicstalld/" NICSTALL_VERSION) != CURLE_OK)
 		return -EINVAL;
 	return 0;
 }
@@ -448,9 +452,9 @@ static void ep_start(struct app_priv *ap, struct ep *e, uint64_t now)
 	e->over = 0;
 	e->curl_err[0] = 0;
 	e->start_ns = e->last_start_ns = now;
-	mc = curl_multi_add_handle(ap->m, e->easy);
+	mc = cu->multi_add_handle(ap->m, e->easy);
 	if (mc != CURLM_OK) {
-		ep_result(e, "%s", curl_multi_strerror(mc));
+		ep_result(e, "%s", cu->multi_strerror(mc));
 		return;
 	}
 	e->in_flight = 1;
@@ -466,16 +470,16 @@ static void app_close(struct src *s)
 		struct ep *e = &ap->ep[i];
 
 		if (e->in_flight)
-			curl_multi_remove_handle(ap->m, e->easy);
+			cu->multi_remove_handle(ap->m, e->easy);
 		if (e->easy)
-			curl_easy_cleanup(e->easy);
-		curl_slist_free_all(e->hdrs);
+			cu->easy_cleanup(e->easy);
+		cu->slist_free_all(e->hdrs);
 		free(e->buf);
 		free(e->text);
 		app_page_free(e->page);
 	}
 	if (ap->m)
-		curl_multi_cleanup(ap->m);
+		cu->multi_cleanup(ap->m);
 	if (ap->timer)
 		loop_timer_free(ap->timer);
 	clayout_unref(ap->lay);
@@ -494,7 +498,9 @@ int src_app_open(struct src *s, const struct src_app_ctx *ctx)
 		util_errf(s->err, sizeof(s->err), "no app_metrics endpoint");
 		return -ENOENT;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	if (!cu && !(cu = curl_dl(s->err, sizeof(s->err))))
+		return -ENOENT;
+	if (cu->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		util_errf(s->err, sizeof(s->err), "libcurl could not start");
 		return -EIO;
 	}
@@ -504,21 +510,21 @@ int src_app_open(struct src *s, const struct src_app_ctx *ctx)
 	s->priv = ap;
 	ap->loop = ctx->loop;
 	util_strlcpy(ap->port, ctx->port_name ? ctx->port_name : "?", sizeof(ap->port));
-	ap->m = curl_multi_init();
+	ap->m = cu->multi_init();
 	ap->timer = loop_timer_new(ctx->loop, timer_cb, ap);
 	if (!ap->m || !ap->timer)
 		goto oom;
 	loop_timer_name(ap->timer, "app metrics");
-	if (curl_multi_setopt(ap->m, CURLMOPT_SOCKETFUNCTION, sock_cb) != CURLM_OK ||
-	    curl_multi_setopt(ap->m, CURLMOPT_SOCKETDATA, ap) != CURLM_OK ||
-	    curl_multi_setopt(ap->m, CURLMOPT_TIMERFUNCTION, tmo_cb) != CURLM_OK ||
-	    curl_multi_setopt(ap->m, CURLMOPT_TIMERDATA, ap) != CURLM_OK) {
+	if (cu->multi_setopt(ap->m, CURLMOPT_SOCKETFUNCTION, sock_cb) != CURLM_OK ||
+	    cu->multi_setopt(ap->m, CURLMOPT_SOCKETDATA, ap) != CURLM_OK ||
+	    cu->multi_setopt(ap->m, CURLMOPT_TIMERFUNCTION, tmo_cb) != CURLM_OK ||
+	    cu->multi_setopt(ap->m, CURLMOPT_TIMERDATA, ap) != CURLM_OK) {
 		rc = -EINVAL;
 		goto fail;
 	}
 	/* a libcurl without its threaded (or c-ares) resolver would look a
 	 * host name up in the loop's thread */
-	if (!(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_ASYNCHDNS))
+	if (!(cu->version_info(CURLVERSION_NOW)->features & CURL_VERSION_ASYNCHDNS))
 		log_warnx("port %s: app metrics: this libcurl resolves host names while the "
 			  "daemon waits: give app_metrics an IP address", ap->port);
 	for (unsigned i = 0; i < ctx->nep; i++) {

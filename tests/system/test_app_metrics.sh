@@ -42,6 +42,10 @@ EOF2
   printf '[producer moved]\ncomm = nosuchproc5\napp_metrics = %s/redirect\n' "$U"
 } | sed "s|^rules_dir = .*|rules_dir = $T_DIR/rules|" > "$T_DIR/n.conf"
 start_daemon "$T_DIR/n.conf" || exit 1
+# libcurl is not linked (collectors/counters/curl_dl.h): loaded because
+# this configuration names endpoints
+check "nicstalld does not link libcurl" bash -c "! readelf -d '$BUILD/nicstalld' | grep -q 'NEEDED.*libcurl'"
+check "libcurl loaded for the endpoints" grep -q /libcurl "/proc/$T_DPID/maps"
 
 # every endpoint has answered or failed once (the slow one after 2 s)
 wait_for 20 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status |

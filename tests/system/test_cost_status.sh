@@ -37,6 +37,10 @@ check "20 idle connections up" grep -q "ready 20" "$T_DIR/conns.out" ||
 	{ echo "conns: $(cat "$T_DIR/conns.out")"; echo "listen: $(cat "$T_DIR/listen.log")"; }
 start_daemon "$T_DIR/n.conf" || exit 1
 sleep 3
+# no app_metrics here: libcurl and the 26 libraries only it needs stay out (4 MiB
+# resident every daemon paid; collectors/counters/curl_dl.h)
+check "libcurl is not loaded where no port asks for app metrics" \
+	bash -c "! grep -q /libcurl /proc/$T_DPID/maps"
 ctl -j status > "$T_DIR/st.json"
 sock='.flow_sources.cost[] | select(.source == "sock" and .port == "cli")'
 check "status: the sock_diag source's share of one core and cost per poll" \

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "collectors/counters/curl_dl.h"
 #include "daemon/conf.h"
 #include "lib/log.h"
 
@@ -354,6 +355,48 @@ static void conf_load__host_and_producers__values_and_errors(void **state)
 	assert_non_null(strstr(ms.m[7], ":13: producer 'r': give one of"));
 }
 
+/* libcurl is loaded by the first app_metrics URL read, not before (a
+ * configuration without one leaves it out of the process); one that
+ * cannot be loaded is the URL's error, at its line, and later URLs try
+ * again. First in the list: nothing has loaded it yet. */
+static int libcurl_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int mapped = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		mapped |= strstr(line, "/libcurl") != NULL;
+	fclose(f);
+	return mapped;
+}
+
+static void conf_load__app_metrics__libcurl_loaded_when_named(void **state)
+{
+	static const char *const none[] = { "libnicstall-no-such-curl.so.4", NULL };
+	struct conf *c;
+	struct msgs ms;
+
+	(void)state;
+	assert_int_equal(load("[port a]\ninterface = eth0\n", &c, &ms), 0);
+	conf_free(c);
+	assert_false(curl_dl_loaded());
+	assert_false(libcurl_mapped());
+	curl_dl_test_names(none);
+	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = http://127.0.0.1:9/m\n",
+			      &c, &ms), 1);
+	assert_non_null(strstr(ms.m[0], ":3: app_metrics: libcurl could not be loaded "
+			       "(libnicstall-no-such-curl.so.4: cannot open shared object file"));
+	assert_false(curl_dl_loaded());
+	curl_dl_test_names(NULL);
+	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = http://127.0.0.1:9/m\n",
+			      &c, &ms), 0);
+	conf_free(c);
+	assert_true(curl_dl_loaded());
+	assert_true(libcurl_mapped());
+}
+
 /* app_metrics in [port] and [producer]: the values taken, every bad one
  * named with its line; app_metrics_* keys need app_metrics. */
 static void conf_load__app_metrics__values_and_errors(void **state)
@@ -466,6 +509,7 @@ static void conf_profile_for_driver__names__profiles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(conf_load__app_metrics__libcurl_loaded_when_named),
 		cmocka_unit_test(conf_load__valid_file__ports_and_defaults),
 		cmocka_unit_test(conf_load__three_errors__all_reported_with_line),
 		cmocka_unit_test(conf_load__structural_errors__named),
