@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const default_names[] = { "libcurl.so.4", "libcurl-gnutls.so.4", NULL };
@@ -44,44 +45,60 @@ static const struct {
 #undef F
 };
 
-const struct curl_dl *curl_dl(char *err, size_t errlen)
+/* One name: loaded, every function found, 7.62 or later (curl_url);
+ * 0, or -1 with why in why (appended). */
+static int try_one(const char *name, char *why, size_t len)
 {
-	char why[512] = "";
-	void *h = NULL;
+	size_t o = strlen(why);
+	const char *e;
+	void *h;
 
-	if (handle)
-		return &fns;
-	for (unsigned i = 0; names[i] && !h; i++) {
-		const char *e;
-
-		/* RTLD_LOCAL: its symbols stay out of the process's namespace;
-		 * RTLD_NOW: a library missing a function fails here, not in a
-		 * scrape */
-		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (!h && (e = dlerror()) && !why[0])
-			util_strlcpy(why, e, sizeof(why));
-	}
+	/* RTLD_LOCAL: its symbols stay out of the process's namespace;
+	 * RTLD_NOW: a library missing a function fails here, not in a scrape */
+	h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		util_errf(err, errlen, "libcurl could not be loaded (%s): install libcurl4",
-			  why[0] ? why : "no name to load");
-		return NULL;
+		e = dlerror();
+		snprintf(why + o, len - o, "%s%s", o ? "; " : "", e ? e : name);
+		return -1;
 	}
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
 		void *f = dlsym(h, syms[i].sym);
 
 		if (!f) {
-			util_errf(err, errlen, "libcurl could not be loaded: it has no %s "
-				  "(libcurl 7.62 or later is needed)", syms[i].sym);
-			dlclose(h);
-			memset(&fns, 0, sizeof(fns));
-			return NULL;
+			snprintf(why + o, len - o, "%s%s: no %s", o ? "; " : "", name, syms[i].sym);
+			goto fail;
 		}
 		/* POSIX: a function's address from dlsym, as an object pointer */
 		memcpy((char *)&fns + syms[i].off, &f, sizeof(f));
 	}
+	if (fns.version_info(CURLVERSION_NOW)->version_num < 0x073e00) {
+		snprintf(why + o, len - o, "%s%s: libcurl %s, 7.62 or later is needed",
+			 o ? "; " : "", name, fns.version_info(CURLVERSION_NOW)->version);
+		goto fail;
+	}
 	handle = h;
-	log_info("app metrics: libcurl %s loaded", fns.version_info(CURLVERSION_NOW)->version);
-	return &fns;
+	return 0;
+fail:
+	dlclose(h);
+	memset(&fns, 0, sizeof(fns));
+	return -1;
+}
+
+const struct curl_dl *curl_dl(char *err, size_t errlen)
+{
+	char why[1024] = "";
+
+	if (handle)
+		return &fns;
+	for (unsigned i = 0; names[i]; i++)
+		if (!try_one(names[i], why, sizeof(why))) {
+			log_info("app metrics: libcurl %s loaded (%s)",
+				 fns.version_info(CURLVERSION_NOW)->version, names[i]);
+			return &fns;
+		}
+	util_errf(err, errlen, "libcurl could not be loaded (%s): install libcurl4 (Debian) "
+		  "or libcurl (RPM)", why[0] ? why : "no name to load");
+	return NULL;
 }
 
 int curl_dl_loaded(void)

@@ -8,6 +8,10 @@
 #ifndef NICSTALL_CURL_DL_H
 #define NICSTALL_CURL_DL_H
 
+/* The options whose use depends on the loaded library's version
+ * (src_app.c asks it) are named whether or not this header deprecates
+ * them. */
+#define CURL_DISABLE_DEPRECATION 1
 #include <curl/curl.h>
 #include <stddef.h>
 
@@ -38,9 +42,10 @@ struct curl_dl {
 };
 
 /* libcurl's functions, loaded at the first call (libcurl.so.4, then
- * libcurl-gnutls.so.4) and kept; NULL, with why in err ("libcurl could
- * not be loaded: ...", the loader's words), when it cannot be. A failed
- * load is tried again at the next call (a package installed meanwhile). */
+ * libcurl-gnutls.so.4: the first that loads with every function and is
+ * 7.62 or later) and kept; NULL, with why in err ("libcurl could not be
+ * loaded: ...", each name's reason), when none can be. A failed load is
+ * tried again at the next call (a package installed meanwhile). */
 const struct curl_dl *curl_dl(char *err, size_t errlen);
 /* Whether libcurl is loaded in this process (status, tests). */
 int curl_dl_loaded(void);

@@ -407,6 +407,8 @@ static int ep_setup(struct ep *e)
 	const struct app_conf *c = &e->cf.conf;
 	CURL *h = cu->easy_init();
 	long to = (long)(c->timeout_ns / 1000000ull);
+	unsigned vn;
+	CURLcode rc;
 
 	if (!h)
 		return -ENOMEM;
@@ -414,23 +416,29 @@ static int ep_setup(struct ep *e)
 	e->hdrs = cu->slist_append(NULL, "Accept: text/plain;version=0.0.4");
 	if (!e->hdrs)
 		return -ENOMEM;
-	if (cu->easy_setopt(h, CURLOPT_URL, c->url) != CURLE_OK ||
+	/* what the loaded libcurl has, not what the build's header had (a
+	 * package built on a newer system than it runs on) */
+	vn = cu->version_info(CURLVERSION_NOW)->version_num;
 #if LIBCURL_VERSION_NUM >= 0x075500
-	    cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") != CURLE_OK ||
+	rc = vn >= 0x075500 ? cu->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https") :
+	     cu->easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #else
-	    cu->easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS)) ||
+	rc = cu->easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
+	/* a transfer ended (its timeout, a reload) in the middle of a name
+	 * lookup: the threaded resolver's thread is left to finish on its
+	 * own, not joined on the loop (Curl_resolver_kill waits for
+	 * getaddrinfo otherwise: a resolver that does not answer held the
+	 * loop for its timeouts times its attempts); libcurl 7.87 and later */
+#if LIBCURL_VERSION_NUM >= 0x075700
+	if (rc == CURLE_OK && vn >= 0x075700)
+		rc = cu->easy_setopt(h, CURLOPT_QUICK_EXIT, 1L);
+#endif
+	if (rc != CURLE_OK ||
+	    cu->easy_setopt(h, CURLOPT_URL, c->url) != CURLE_OK ||
 	    cu->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L) != CURLE_OK ||
 	    cu->easy_setopt(h, CURLOPT_PROXY, "") != CURLE_OK ||
 	    cu->easy_setopt(h, CURLOPT_NOSIGNAL, 1L) != CURLE_OK ||
-#if LIBCURL_VERSION_NUM >= 0x075700
-	    /* a transfer ended (its timeout, a reload) in the middle of a
-	     * name lookup: the threaded resolver's thread is left to finish
-	     * on its own, not joined on the loop (Curl_resolver_kill waits
-	     * for getaddrinfo otherwise: a resolver that does not answer
-	     * held the loop for its timeouts times its attempts) */
-	    cu->easy_setopt(h, CURLOPT_QUICK_EXIT, 1L) != CURLE_OK ||
-#endif
 	    cu->easy_setopt(h, CURLOPT_TIMEOUT_MS, to) != CURLE_OK ||
 	    cu->easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, to) != CURLE_OK ||
 	    cu->easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)c->max_bytes) != CURLE_OK ||

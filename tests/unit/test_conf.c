@@ -374,7 +374,8 @@ static int libcurl_mapped(void)
 
 static void conf_load__app_metrics__libcurl_loaded_when_named(void **state)
 {
-	static const char *const none[] = { "libnicstall-no-such-curl.so.4", NULL };
+	static const char *const none[] = { "libnicstall-no-such-curl.so.4", "libc.so.6", NULL };
+	static const char *const second[] = { "libc.so.6", "libcurl.so.4", NULL };
 	struct conf *c;
 	struct msgs ms;
 
@@ -386,15 +387,20 @@ static void conf_load__app_metrics__libcurl_loaded_when_named(void **state)
 	curl_dl_test_names(none);
 	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = http://127.0.0.1:9/m\n",
 			      &c, &ms), 1);
+	/* every name's reason: one that is not there, one without libcurl's
+	 * functions (dlclosed, the next tried) */
 	assert_non_null(strstr(ms.m[0], ":3: app_metrics: libcurl could not be loaded "
 			       "(libnicstall-no-such-curl.so.4: cannot open shared object file"));
+	assert_non_null(strstr(ms.m[0], "; libc.so.6: no curl_global_init): install libcurl4"));
 	assert_false(curl_dl_loaded());
-	curl_dl_test_names(NULL);
+	assert_false(libcurl_mapped());
+	curl_dl_test_names(second);
 	assert_int_equal(load("[port a]\ninterface = eth0\napp_metrics = http://127.0.0.1:9/m\n",
 			      &c, &ms), 0);
 	conf_free(c);
 	assert_true(curl_dl_loaded());
 	assert_true(libcurl_mapped());
+	curl_dl_test_names(NULL);
 }
 
 /* app_metrics in [port] and [producer]: the values taken, every bad one
