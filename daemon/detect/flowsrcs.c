@@ -222,6 +222,7 @@ void flowsrcs_free(struct flowsrcs *fs)
 }
 
 static int claim_route(void *arg, int src_kind, const struct flow_key *k);
+static void psrc_sync(struct flowsrcs *fs, uint64_t now);
 
 void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 {
@@ -250,6 +251,12 @@ void flowsrcs_configure(struct flowsrcs *fs, const struct conf *c)
 		if (!f->open && want && src_open(fs, f, row->ops, &ctx) < 0)
 			note(f, NULL, row->what, "unavailable");
 	}
+	/* the ports' sources too, now rather than at the first poll: their
+	 * BPF loads (libbpf parses the kernel's BTF at each, 10 MB for a
+	 * moment) then come before the thread watch reads the kernel's
+	 * symbol table (stall_configure opens it after this), not beside
+	 * it, and a reload's sources change at once */
+	psrc_sync(fs, loop_mono_ns());
 }
 
 static int addr_is_port(const struct psrc *ps, const struct in6_addr *a)
