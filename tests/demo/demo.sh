@@ -36,7 +36,7 @@ NET=10.219.0
 CLI_NS=$PREFIX-cli SRV_NS=$PREFIX-srv CLI_IF=${PREFIX}c SRV_IF=${PREFIX}s
 CLI_ADDR=$NET.1 SRV_ADDR=$NET.2
 PIDS=()
-OLDIR=""
+OLDIR="" OLSTATE=""
 t0=$(date +%s)
 
 [ "$SCENARIO" = producer-stall-4 ] && exec "$ROOT/tests/demo/demo-fleet.sh" "$BUILD"
@@ -55,7 +55,7 @@ cleanup() {
 	for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; kill -TERM "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	EMUPORT=$BUILD/emuport "$ROOT/tests/emu/emu-pair.sh" down "$PREFIX" "$WORK/emu" >/dev/null 2>&1
-	rm -rf "$WORK" ${OLDIR:+"$OLDIR"}
+	rm -rf "$WORK" ${OLDIR:+"$OLDIR"} ${OLSTATE:+"$OLSTATE"}
 }
 trap cleanup EXIT
 trap 'echo; step "interrupted"; exit 130' INT TERM
@@ -82,11 +82,19 @@ case "$SCENARIO" in seed-001*)
 	# text. Not under $WORK: the daemon's run_dir, which its tools do not
 	# see (daemon/detect/srcrun.c)
 	OLDIR=$(mktemp -d /tmp/nicstall-demo-ol.XXXXXX)
+	# its state file on tmpfs where there is one: the engine's worker
+	# replaces it (a rename) at each lock wake, and where /tmp is a disk
+	# mounted with discard, freeing the old file's blocks sleeps on the
+	# disk (ext4_free_blocks -> blkdev_issue_discard); once that sleep,
+	# not the futex, was the worker's at the daemon's call (stall-650).
+	# The real engine writes no file.
+	OLSTATE=$(mktemp -d /dev/shm/nicstall-demo-ol.XXXXXX 2>/dev/null) || OLSTATE=$OLDIR
+	chmod 0755 "$OLSTATE"
 	seed_extra="thread_watch = ${SEED001_THREAD_WATCH:-auto}
 thread_watch_syscalls = ${SEED001_SYSCALLS:-no}
 incident_cooldown = 1s
 onload_tools = $OLDIR"
-	sed -e "s|@STATE@|$OLDIR/state|" -e "s|@FIXTURE@|$ROOT/tests/fixtures/onload/stackdump-lots-0044-during.txt|" \
+	sed -e "s|@STATE@|$OLSTATE/state|" -e "s|@FIXTURE@|$ROOT/tests/fixtures/onload/stackdump-lots-0044-during.txt|" \
 		"$ROOT/tests/engine/onload_stackdump.in" > "$OLDIR/onload_stackdump"
 	chmod 0755 "$OLDIR" "$OLDIR/onload_stackdump"
 	# the flows are the engine's tables (their owner is the engine's
@@ -120,7 +128,7 @@ ctl status | sed 's/^/        /'
 seed_engine() {        # seed_engine SPIN_US: the lockengine, its sessions' clients
 	ip netns exec "$SRV_NS" "$BUILD/lockengine" --listen "$SRV_ADDR:11111" --table-dir "$WORK/flows" \
 		--workers 2 --spin-us "$1" --spin-workers 1 --stall-ms "${SEED001_STALL_MS:-650}" \
-		--onload-state "$OLDIR/state" > "$WORK/engine.out" 2>&1 &
+		--onload-state "$OLSTATE/state" > "$WORK/engine.out" 2>&1 &
 	PIDS+=($!)
 	ENGINE=$!
 	wait_for 5 bash -c "ip netns exec $SRV_NS ss -ltn | grep -q ':11111 '"
