@@ -321,7 +321,7 @@ static void test_port_row_opens_at_configure(void **state)
 	conf_free(c);
 	loop_free(l);
 	close(nsfd);
-	free(dir);
+	coretest_rmdir(dir);
 }
 
 /* A source that cannot open: unavailable in `status`, with its reason;

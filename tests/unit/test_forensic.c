@@ -838,7 +838,10 @@ static void forensic__policy_reprograms_without_loss__said_and_not_credited(void
 
 	x->c->ports[0].reprogram_without_loss = 1;
 	x->c->ports[0].promisc_capture = 0;
-	ports_apply(x->ps, x->c, 1);    /* the ports keep their own copy */
+	/* the ports keep their own copy; then the detector, whose flow
+	 * sources know the ports (as the daemon's reload does, main.c) */
+	ports_apply(x->ps, x->c, 1);
+	stall_configure(x->st, x->c);
 	lose_frames(x, 0, 0);
 	x->release_by = REL_REPROGRAM;
 	r = run(x);
