@@ -27,6 +27,7 @@
 #include "rules/rules.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
@@ -515,6 +516,11 @@ int main(int argc, char **argv)
 		log_errx("flow liveness: %s", err);
 		return 1;
 	}
+	/* the BPF loads are done (the flow sources', then the thread
+	 * watch's): what libbpf parsed of the kernel's BTF for them, freed,
+	 * goes back to the kernel, not kept in the heap for a daemon that
+	 * never needs it again (malloc_trim(3)) */
+	malloc_trim(0);
 	d.forensics = forensic_new(d.loop, d.ports, d.stall, d.conf, NULL);
 	if (!d.forensics) {
 		log_errx("out of memory");
