@@ -11,6 +11,7 @@ echo 0 > "$F"
 # holder NAME: takes the state, says "up", stays until $T_DIR/go.NAME exists
 holder() {
 	bash -c '. "$1/tests/system/lib.sh" "$2"; t_init; T_SHARED=$3
+		echo "$T_DIR" > "$5/dir.$6"
 		t_shared flag "[ \"\$(cat $4)\" = 0 ] && echo 1 > $4" "echo 0 > $4" || exit 1
 		echo up > "$5/up.$6"
 		while [ ! -e "$5/go.$6" ]; do sleep 0.05; done' \
@@ -34,6 +35,8 @@ check "the last one leaving turns it off" test "$(cat "$F")" = 0
 holder c
 wait_for 10 test -e "$T_DIR/up.c"
 kill -KILL "$H_c"; wait "$H_c" 2>/dev/null   # reaped, as timeout reaps a test
+# what its own cleanup would have removed (its test directory)
+rm -rf "$(cat "$T_DIR/dir.c")"
 holder d
 wait_for 10 test -e "$T_DIR/up.d"
 check "with a killed holder the state stays on for the next, and its undo is kept" \
