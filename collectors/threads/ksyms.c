@@ -31,7 +31,7 @@ struct ksyms {
 	char kallsyms[256], modules[256];
 	int state;                      /* 0 not tried, 1 read, -1 unreadable */
 	char err[320];
-	/* the table, read once and kept (120k symbols, 6 MB: tens of ms to
+	/* the table, read once and kept (120k symbols, 5 MB: tens of ms to
 	 * read and parse, not to be paid at every incident in the event loop);
 	 * read again only when /proc/modules changes (a module loaded or
 	 * unloaded moves symbols) or the path does */
@@ -45,8 +45,10 @@ struct ksyms {
 
 struct ksym {
 	uint64_t addr;
-	const char *name, *mod;         /* in the names' pool */
+	uint32_t name, mod;             /* offsets in the names' pool (under
+					 * KSYMS_MAX); mod KSYM_NO_MOD: none */
 };
+#define KSYM_NO_MOD UINT32_MAX
 
 static int ksym_cmp(const void *a, const void *b)
 {
@@ -114,7 +116,7 @@ static size_t pool_add(struct mbuf *b, size_t *len, const char *str)
 /* The text symbols, sorted (into *syms), their names and modules in one
  * pool (*names, *names_len bytes). The file is read a line at a time and
  * only what a frame needs is kept: here 121k symbols, 3.1 MB of names and
- * 2.9 MB of array, where the whole text (5.4 MB) was kept beside an array
+ * 1.9 MB of array (16 bytes a symbol: pool offsets, not pointers), where the whole text (5.4 MB) was kept beside an array
  * grown by doubling in the heap. 0, or -1 with k->err. */
 static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
 		      size_t *names_len, size_t *n)
@@ -132,7 +134,7 @@ static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
 	}
 	while ((got = getline(&line, &lcap, f)) > 0) {
 		char *type, *name, *mod;
-		size_t no, mo = (size_t)-1;
+		size_t no, mo = KSYM_NO_MOD;
 
 		read += (size_t)got;
 		if (read > KSYMS_MAX) {
@@ -179,9 +181,8 @@ static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
 		}
 		v = (struct ksym *)syms->p;
 		v[i].addr = strtoull(line, NULL, 16);
-		/* offsets in the pool until it stops moving, below */
-		v[i].name = (const char *)(uintptr_t)no;
-		v[i].mod = (const char *)(uintptr_t)mo;
+		v[i].name = (uint32_t)no;
+		v[i].mod = (uint32_t)mo;
 		nonzero |= v[i].addr != 0;
 		i++;
 	}
@@ -194,16 +195,10 @@ static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
 			 "%s: every address is zero (kptr_restrict, or no CAP_SYSLOG)", k->kallsyms);
 		goto fail;
 	}
-	/* both to their size (in place), then offsets to pointers */
+	/* both to their size (in place) */
 	mbuf_fit(names, plen);
 	mbuf_fit(syms, i * sizeof(*v));
 	v = (struct ksym *)syms->p;
-	for (size_t j = 0; j < i; j++) {
-		uintptr_t mo = (uintptr_t)v[j].mod;
-
-		v[j].name = names->p + (uintptr_t)v[j].name;
-		v[j].mod = mo == (uintptr_t)(size_t)-1 ? NULL : names->p + mo;
-	}
 	free(line);
 	fclose(f);
 	qsort(v, i, sizeof(*v), ksym_cmp);
@@ -235,21 +230,32 @@ static const struct ksym *ksym_find(const struct ksym *v, size_t n, uint64_t a)
 	return lo ? &v[lo - 1] : NULL;
 }
 
-/* One frame into buf at *off. */
-static void ksym_frame(char *buf, size_t len, size_t *off, uint64_t a, const struct ksym *v,
-		     size_t n)
+/* A symbol's name and module (NULL: the kernel's own) in k's pool. */
+static const char *ksym_name(const struct ksyms *k, const struct ksym *s)
 {
-	const struct ksym *s = v ? ksym_find(v, n, a) : NULL;
+	return k->names.p + s->name;
+}
+
+static const char *ksym_mod(const struct ksyms *k, const struct ksym *s)
+{
+	return s->mod == KSYM_NO_MOD ? NULL : k->names.p + s->mod;
+}
+
+/* One frame into buf at *off; k NULL or unread: the address. */
+static void ksym_frame(char *buf, size_t len, size_t *off, uint64_t a, const struct ksyms *k)
+{
+	const struct ksym *s = k && k->v ? ksym_find(k->v, k->n, a) : NULL;
 	int w;
 
 	if (*off >= len)
 		return;
-	if (s && s->name[0]) {
-		uint64_t size = s + 1 < v + n ? (s + 1)->addr - s->addr : 0;
+	if (s && ksym_name(k, s)[0]) {
+		uint64_t size = s + 1 < k->v + k->n ? (s + 1)->addr - s->addr : 0;
+		const char *mod = ksym_mod(k, s);
 
 		w = snprintf(buf + *off, len - *off, "%s+0x%" PRIx64 "/0x%" PRIx64 "%s%s%s\n",
-			     s->name, a - s->addr, size, s->mod ? " [" : "", s->mod ? s->mod : "",
-			     s->mod ? "]" : "");
+			     ksym_name(k, s), a - s->addr, size, mod ? " [" : "", mod ? mod : "",
+			     mod ? "]" : "");
 	} else {
 		w = snprintf(buf + *off, len - *off, "0x%016" PRIx64 "\n", a);
 	}
@@ -258,12 +264,17 @@ static void ksym_frame(char *buf, size_t len, size_t *off, uint64_t a, const str
 		*off = len - 1;
 }
 
-static int ksym_switch_frame(const struct ksym *v, size_t n, uint64_t a)
+static int ksym_switch_frame(const struct ksyms *k, uint64_t a)
 {
-	const struct ksym *s = ksym_find(v, n, a);
+	const struct ksym *s = ksym_find(k->v, k->n, a);
+	const char *name, *mod;
 
-	return s && (!strncmp(s->name, "bpf_", 4) || !strcmp(s->name, "__schedule") ||
-		     !strncmp(s->name, "__traceiter_", 12) || (s->mod && !strcmp(s->mod, "bpf")));
+	if (!s)
+		return 0;
+	name = ksym_name(k, s);
+	mod = ksym_mod(k, s);
+	return !strncmp(name, "bpf_", 4) || !strcmp(name, "__schedule") ||
+	       !strncmp(name, "__traceiter_", 12) || (mod && !strcmp(mod, "bpf"));
 }
 
 /* The kernel's modules now: each one's name and load address, one a line
@@ -342,9 +353,8 @@ int ksyms_refresh(struct ksyms *k)
 int ksyms_format(const struct ksyms *k, const uint64_t *ips, unsigned depth, char *buf,
 		 size_t len)
 {
-	const struct ksym *v = k ? k->v : NULL;
-	size_t n = k ? k->n : 0, off = 0;
-	int frames = 0;
+	int frames = 0, table = k && k->v;
+	size_t off = 0;
 
 	if (!len)
 		return -1;
@@ -352,9 +362,9 @@ int ksyms_format(const struct ksyms *k, const uint64_t *ips, unsigned depth, cha
 	for (unsigned i = 0; i < depth && ips[i]; i++) {
 		/* the frames of the switch itself (the program, the
 		 * tracepoint's runner, __schedule) say nothing of the sleep */
-		if (!frames && v && ksym_switch_frame(v, n, ips[i]))
+		if (!frames && table && ksym_switch_frame(k, ips[i]))
 			continue;
-		ksym_frame(buf, len, &off, ips[i], v, n);
+		ksym_frame(buf, len, &off, ips[i], k);
 		frames++;
 	}
 	if (off && buf[off - 1] == '\n')
