@@ -74,6 +74,10 @@ __u32 tw_big = 0;
 __u64 tw_sys_since = 0;
 /* Kernel stacks walked, and sleeps that took the last walked one (tw_stack) */
 __u64 tw_walks = 0, tw_reused = 0;
+/* Entries made in tw_threads: while it has not moved since the daemon
+ * walked the map, the threads it knows are all there are, and it reads
+ * them by key (threadwatch_read). */
+__u64 tw_made = 0;
 
 /* A thread's entry, first seen now going off (TW_FIRST_OUT) or coming on
  * (TW_FIRST_IN) the CPU; NULL when the map is full. */
@@ -88,7 +92,8 @@ static __always_inline struct tw_thread *tw_new(__u32 tid, __u32 tgid, __u64 now
 	init.sys_nr = -1;
 	init.sys_last_nr = -1;
 	init.site_nr = -1;
-	bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&tw_threads, &tid, &init, BPF_NOEXIST))
+		__sync_fetch_and_add(&tw_made, 1);
 	return bpf_map_lookup_elem(&tw_threads, &tid);
 }
 

@@ -8,9 +8,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lib/bpflog.h"
 #include "collectors/threads/ksyms.h"
@@ -22,11 +25,23 @@
 #include "collectors/threads/threadwatch.skel.h"
 
 #define TW_HIST 64              /* samples kept per thread */
+/* Processes whose exit a pidfd tells (Linux 5.3, pidfd_open()): one
+ * poll() of them all a read, not a /proc/PID/stat read each; the rest
+ * are read as before. Bounded: the daemon's fds are for its ports. */
+#define TW_PIDFDS 64
+/* Up to so many known threads are read by key (a lookup each) while the
+ * program has made no entry since the last walk (tw_made): a walk of the
+ * map visits every bucket of it (16,384: __htab_map_lookup_and_delete_batch()
+ * walks them all, whatever they hold), some 60 us a read. */
+#define TW_KEYED_MAX 64
 
 struct tw_proc_ent {
 	int32_t pid;
 	unsigned long long start;
 	uint64_t watched_ns;        /* when the program began to watch it */
+	int pidfd;                  /* its pidfd, opened before the start time
+				     * was read (so it is that process's), or
+				     * -1: read /proc at each check */
 };
 
 struct tw_thr {
@@ -57,6 +72,10 @@ struct threadwatch {
 	struct tw_thread *bvals;
 	uint64_t last_read_ns;
 	uint64_t dropped_exit, dropped_reuse, refused;
+	unsigned npidfds;               /* procs[] with a pidfd */
+	uint64_t proc_reads;            /* liveness checks read from /proc */
+	uint64_t made_seen;             /* tw_made when the map was last walked */
+	uint64_t walks, keyed_reads;    /* reads that walked the map / by key */
 	/* pids dropped because another process took them: not watched again
 	 * while the flows still name them (those flows were the old
 	 * process's; the new one's threads say nothing of them) */
@@ -148,6 +167,9 @@ void threadwatch_close(struct threadwatch *tw)
 	bpf_link__destroy(tw->sys_links[0]);
 	bpf_link__destroy(tw->sys_links[1]);
 	threadwatch_bpf__destroy(tw->skel);
+	for (unsigned i = 0; i < tw->nprocs; i++)
+		if (tw->procs[i].pidfd >= 0)
+			close(tw->procs[i].pidfd);
 	free(tw->thr);
 	free(tw->seen);
 	free(tw->bkeys);
@@ -267,19 +289,52 @@ static void tw_drop(struct threadwatch *tw, unsigned i, const char *why)
 	log_info("thread watch: pid %d %s: its threads are no longer watched", (int)k, why);
 	tw_bit(tw, tw->procs[i].pid, 0);
 	tw_forget_threads(tw, tw->procs[i].pid);
+	if (tw->procs[i].pidfd >= 0) {
+		close(tw->procs[i].pidfd);
+		tw->npidfds--;
+	}
 	tw->procs[i] = tw->procs[--tw->nprocs];
 	tw_publish_count(tw);
 }
 
-/* Drop the processes that exited or whose pid now names another. */
+/* Drop the processes that exited or whose pid now names another. Those
+ * with a pidfd are asked all at once (it polls readable once the process
+ * has exited: pidfd_poll()) and read from /proc only then, a zombie still
+ * being its process (its start time unchanged) as before; the others are
+ * read each time. */
 static void tw_check_procs(struct threadwatch *tw)
 {
-	for (unsigned i = 0; i < tw->nprocs;) {
-		unsigned long long st = util_proc_start(tw->procs[i].pid);
+	struct pollfd pf[TW_PIDFDS];
+	unsigned char gone[TW_MAX_TGIDS];
+	unsigned np = 0;
 
+	for (unsigned i = 0; i < tw->nprocs; i++) {
+		gone[i] = tw->procs[i].pidfd < 0;
+		if (tw->procs[i].pidfd >= 0 && np < TW_PIDFDS)
+			pf[np++] = (struct pollfd){ .fd = tw->procs[i].pidfd, .events = POLLIN };
+	}
+	if (np && poll(pf, np, 0) < 0) {
+		for (unsigned i = 0; i < tw->nprocs; i++)
+			gone[i] = 1;    /* no answer: read them all */
+	} else {
+		for (unsigned i = 0, k = 0; i < tw->nprocs && k < np; i++)
+			if (tw->procs[i].pidfd >= 0 && tw->procs[i].pidfd == pf[k].fd)
+				gone[i] = pf[k++].revents != 0;
+	}
+	for (unsigned i = 0; i < tw->nprocs;) {
+		unsigned long long st;
+
+		if (!gone[i]) {
+			i++;
+			continue;
+		}
+		tw->proc_reads++;
+		st = util_proc_start(tw->procs[i].pid);
 		if (st == tw->procs[i].start) {
 			i++;
-		} else if (!st) {
+			continue;
+		}
+		if (!st) {
 			tw->dropped_exit++;
 			tw_drop(tw, i, "exited");
 		} else {
@@ -289,6 +344,8 @@ static void tw_check_procs(struct threadwatch *tw)
 			tw_drop(tw, i, "was reused by another process (start time changed; not "
 				"watched again while flows name it)");
 		}
+		/* tw_drop moved the last into i: its answer with it */
+		gone[i] = i < tw->nprocs ? gone[tw->nprocs] : 0;
 	}
 }
 
@@ -326,6 +383,7 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 	}
 	for (unsigned j = 0; j < n; j++) {
 		unsigned long long start;
+		int pidfd;
 
 		if (pids[j] <= 0 || tw_find_proc(tw, pids[j]) >= 0 ||
 		    tw_in(tw->reused, tw->nreused, pids[j]))
@@ -337,16 +395,23 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 					  (int)pids[j]);
 			continue;
 		}
+		/* the pidfd first: the start time read after it is its
+		 * process's, unless that one has exited already, which the
+		 * pidfd then says at the first check */
+		pidfd = tw->npidfds < TW_PIDFDS ? (int)syscall(SYS_pidfd_open, pids[j], 0) : -1;
 		start = util_proc_start(pids[j]);
-		if (!start)
-			continue;       /* gone already */
-		if (tw_bit(tw, pids[j], 1) < 0) {
-			log_warn("thread watch: pid %d: map update", (int)pids[j]);
-			continue;
+		if (!start || tw_bit(tw, pids[j], 1) < 0) {
+			if (start)
+				log_warn("thread watch: pid %d: map update", (int)pids[j]);
+			if (pidfd >= 0)
+				close(pidfd);
+			continue;       /* gone already, or not watched */
 		}
 		tw->procs[tw->nprocs].pid = pids[j];
 		tw->procs[tw->nprocs].start = start;
 		tw->procs[tw->nprocs].watched_ns = 0;
+		tw->procs[tw->nprocs].pidfd = pidfd;
+		tw->npidfds += pidfd >= 0;
 		tw->nprocs++;
 	}
 	tw_publish_count(tw);
@@ -418,6 +483,7 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 	LIBBPF_OPTS(bpf_map_batch_opts, o);
 	uint32_t in = 0, out = 0, cnt;
 	unsigned n = 0, nn = 0;
+	uint64_t made;
 	struct tw_thr *nt;
 	int rc, first = 1;
 
@@ -429,19 +495,43 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 		tw->nthr = 0;
 		return 0;
 	}
-	do {
-		cnt = TW_MAX_THREADS - n;
-		rc = bpf_map_lookup_batch(tw->threads_fd, first ? NULL : &in, &out, tw->bkeys + n,
-					  tw->bvals + n, &cnt, &o);
-		if (rc < 0 && errno != ENOENT) {
-			rc = -errno;
-			util_errf(err, errlen, "thread watch: read: %s", strerror(-rc));
-			return rc;
+	/* the entries the program made, read before the map: one made
+	 * during this read is found by the next, which walks */
+	made = __atomic_load_n(&tw->skel->bss->tw_made, __ATOMIC_ACQUIRE);
+	if (made == tw->made_seen && tw->walks && tw->nthr <= TW_KEYED_MAX) {
+		/* no thread new to the map since the last walk: the known
+		 * ones by key (one gone from the map is gone, as a walk would
+		 * not find it either) */
+		tw->keyed_reads++;
+		for (unsigned i = 0; i < tw->nthr; i++) {
+			uint32_t k = (uint32_t)tw->thr[i].tid;
+
+			if (bpf_map_lookup_elem(tw->threads_fd, &k, &tw->bvals[n]) == 0) {
+				tw->bkeys[n++] = k;
+			} else if (errno != ENOENT) {
+				rc = -errno;
+				util_errf(err, errlen, "thread watch: read of thread %u: %s", k,
+					  strerror(-rc));
+				return rc;
+			}
 		}
-		n += cnt;
-		in = out;
-		first = 0;
-	} while (rc == 0 && n < TW_MAX_THREADS);
+	} else {
+		tw->walks++;
+		tw->made_seen = made;
+		do {
+			cnt = TW_MAX_THREADS - n;
+			rc = bpf_map_lookup_batch(tw->threads_fd, first ? NULL : &in, &out,
+						  tw->bkeys + n, tw->bvals + n, &cnt, &o);
+			if (rc < 0 && errno != ENOENT) {
+				rc = -errno;
+				util_errf(err, errlen, "thread watch: read: %s", strerror(-rc));
+				return rc;
+			}
+			n += cnt;
+			in = out;
+			first = 0;
+		} while (rc == 0 && n < TW_MAX_THREADS);
+	}
 	nt = calloc(n ? n : 1, sizeof(*nt));
 	if (!nt) {
 		util_errf(err, errlen, "thread watch: out of memory");
@@ -735,6 +825,10 @@ void threadwatch_status(const struct threadwatch *tw, struct json_object *out)
 	jx_add_u64(out, "dropped_exited", tw->dropped_exit);
 	jx_add_u64(out, "dropped_pid_reused", tw->dropped_reuse);
 	jx_add_u64(out, "refused_over_limit", tw->refused);
+	jx_add_int(out, "processes_by_pidfd", (int)tw->npidfds);
+	jx_add_u64(out, "liveness_proc_reads", tw->proc_reads);
+	jx_add_u64(out, "map_walks", tw->walks);
+	jx_add_u64(out, "keyed_reads", tw->keyed_reads);
 	jx_add_str(out, "kernel_symbols", ksyms_status(tw->ks));
 	jx_add_u64(out, "kernel_symbols_reads", ksyms_reads(tw->ks));
 	jx_add_u64(out, "stack_walks", tw->skel->bss->tw_walks);

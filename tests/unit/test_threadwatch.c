@@ -561,6 +561,106 @@ static void pid_reused__old_process_dropped__new_one_not_watched_for_old_flows(v
 	stop_child(b);
 }
 
+static uint64_t st_u64(const char *key)
+{
+	struct json_object *s = json_object_new_object(), *x;
+	uint64_t v;
+
+	threadwatch_status(tw, s);
+	if (!json_object_object_get_ex(s, key, &x))
+		fail_msg("status has no %s", key);
+	v = (uint64_t)json_object_get_int64(x);
+	json_object_put(s);
+	return v;
+}
+
+static void *ticker(void *a)
+{
+	(void)a;
+	for (;;)
+		usleep(2000);
+	return NULL;
+}
+
+/* The reads an idle daemon makes at every poll (tpass_run): a live
+ * process is asked its exit through its pidfd, not read from /proc, and
+ * its known threads are read by key, not by a walk of the whole map
+ * (every bucket of 16,384), until the program makes an entry for a new
+ * thread; each keyed read still reads the thread anew. */
+static void live_process__pidfd_no_proc_reads__known_threads_by_key_until_one_is_new(void **st)
+{
+	int cmd[2];
+	pid_t pid;
+	int32_t p32;
+	uint64_t reads0, walks0, keyed0, exited0, nv0;
+	struct find f = { 0 };
+
+	(void)st;
+	NEED_TW();
+	assert_int_equal(pipe(cmd), 0);
+	pid = twchild_fork();
+	if (!pid) {
+		char c;
+
+		close(cmd[1]);
+		fcntl(cmd[0], F_SETFL, O_NONBLOCK);
+		for (;;) {
+			pthread_t t;
+
+			if (read(cmd[0], &c, 1) == 1)
+				pthread_create(&t, NULL, ticker, NULL);
+			usleep(2000);
+		}
+	}
+	close(cmd[0]);
+	p32 = pid;
+	assert_int_equal(threadwatch_set(tw, &p32, 1), 1);
+	assert_int_equal(st_u64("processes_by_pidfd"), 1);
+	sleep_ms(20);
+	read_now();             /* the new process's thread: a walk */
+	read_now();             /* (and one more if it was made during it) */
+	reads0 = st_u64("liveness_proc_reads");
+	walks0 = st_u64("map_walks");
+	keyed0 = st_u64("keyed_reads");
+	exited0 = st_u64("dropped_exited");
+	f.tid = pid;
+	threadwatch_judge(tw, pid, 200 * MS, 50, 0, 0, find_cb, &f);
+	assert_true(f.found);
+	nv0 = f.v.cur.nvcsw;
+	for (int i = 0; i < 5; i++) {
+		sleep_ms(10);
+		read_now();
+	}
+	print_message("5 reads: %" PRIu64 " walks, %" PRIu64 " by key, %" PRIu64 " /proc reads\n",
+		      st_u64("map_walks") - walks0, st_u64("keyed_reads") - keyed0,
+		      st_u64("liveness_proc_reads") - reads0);
+	assert_int_equal(st_u64("map_walks"), walks0);
+	assert_int_equal(st_u64("keyed_reads"), keyed0 + 5);
+	assert_int_equal(st_u64("liveness_proc_reads"), reads0);
+	memset(&f, 0, sizeof(f));
+	f.tid = pid;
+	threadwatch_judge(tw, pid, 200 * MS, 50, 0, 0, find_cb, &f);
+	assert_true(f.found);
+	assert_true(f.v.cur.nvcsw > nv0);       /* read anew, by key */
+	assert_int_equal(f.threads, 1);
+	/* a thread new to the map: the next read walks and finds it */
+	assert_int_equal(write(cmd[1], "t", 1), 1);
+	sleep_ms(30);
+	read_now();
+	assert_int_equal(st_u64("map_walks"), walks0 + 1);
+	memset(&f, 0, sizeof(f));
+	f.tid = pid;
+	threadwatch_judge(tw, pid, 200 * MS, 50, 0, 0, find_cb, &f);
+	assert_int_equal(f.threads, 2);
+	/* its exit, told by the pidfd, then read from /proc once */
+	stop_child(pid);
+	read_now();
+	assert_int_equal(st_u64("dropped_exited"), exited0 + 1);
+	assert_int_equal(st_u64("liveness_proc_reads"), reads0 + 1);
+	assert_int_equal(st_u64("processes_by_pidfd"), 0);
+	close(cmd[1]);
+}
+
 /* A starved sender (200 ms) watched, gone to sleep, found in *f. */
 static pid_t starved_asleep(int *go, int *tidr, struct find *f)
 {
@@ -696,6 +796,7 @@ int main(void)
 		cmocka_unit_test(watched_pid_exits_mid_poll__dropped_with_log_line),
 		cmocka_unit_test(threads_born_and_ending_between_polls__forgotten_never_stalled),
 		cmocka_unit_test(pid_reused__old_process_dropped__new_one_not_watched_for_old_flows),
+		cmocka_unit_test(live_process__pidfd_no_proc_reads__known_threads_by_key_until_one_is_new),
 		cmocka_unit_test(kallsyms_unreadable__addresses_kept__one_log_line),
 		cmocka_unit_test(kallsyms__read_once__again_when_modules_change),
 	};
