@@ -24,6 +24,7 @@
 #define CLAIMV_USERS 64u                /* uids budgeted apart; more share the last */
 #define CLAIMV_USER_ENTRIES (CLAIMV_MAX_ENTRIES / 4)    /* cache entries of one uid */
 #define CLAIMV_TOTAL_RATES 4u           /* all uids together: 4 uids' budgets */
+#define CLAIMV_BATCH_NS 16u             /* namespaces remembered in a batch */
 
 /* The part of a claim that identifies it (hashed and compared as bytes). */
 struct ckey {
@@ -90,6 +91,10 @@ struct claimv {
 	void *route_arg;
 	int route_kind;
 	uint64_t self_ns;               /* our namespace's inode, once known */
+	/* claimv_batch: the namespaces' inodes looked at in it */
+	int batch;
+	unsigned nbns;
+	struct { int fd; uint64_t ino; } bns[CLAIMV_BATCH_NS];
 };
 
 struct claimv *claimv_new(unsigned max_per_sec)
@@ -553,6 +558,12 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
  * up once: a path walk through /proc per claim was most of an engine
  * table's poll (bench_scale engine), and the daemon's thread is back in
  * its own namespace whenever it checks a claim. */
+void claimv_batch(struct claimv *cv, int on)
+{
+	cv->batch = on;
+	cv->nbns = 0;
+}
+
 static uint64_t ns_ino(struct claimv *cv, int nsfd)
 {
 	struct stat st;
@@ -561,10 +572,18 @@ static uint64_t ns_ino(struct claimv *cv, int nsfd)
 		return 0;
 	if (nsfd < 0 && cv->self_ns)
 		return cv->self_ns;
+	for (unsigned i = 0; cv->batch && nsfd >= 0 && i < cv->nbns; i++)
+		if (cv->bns[i].fd == nsfd)
+			return cv->bns[i].ino;
+	cv->st.ns_reads++;
 	if (nsfd >= 0 ? fstat(nsfd, &st) : stat("/proc/self/ns/net", &st))
 		return 0;
 	if (nsfd < 0)
 		cv->self_ns = (uint64_t)st.st_ino;
+	else if (cv->batch && cv->nbns < CLAIMV_BATCH_NS) {
+		cv->bns[cv->nbns].fd = nsfd;
+		cv->bns[cv->nbns++].ino = (uint64_t)st.st_ino;
+	}
 	return (uint64_t)st.st_ino;
 }
 
@@ -591,6 +610,8 @@ static struct centry *slot_of(struct claimv *cv, const struct ckey *k)
 {
 	unsigned h = (unsigned)(siphash24(&cv->sip, k, sizeof(*k)) % cv->cap);
 
+	cv->st.lookups++;
+
 	for (unsigned i = 0; i < cv->cap; i++) {
 		struct centry *s = &cv->tab[(h + i) % cv->cap];
 
@@ -598,6 +619,25 @@ static struct centry *slot_of(struct claimv *cv, const struct ckey *k)
 			return s;
 	}
 	return NULL;
+}
+
+/* slot_of, trying the slot *hint names first (hint may be NULL): that
+ * slot only if it holds k; *hint is set to the slot found in use. */
+static struct centry *slot_hinted(struct claimv *cv, const struct ckey *k, uint32_t *hint)
+{
+	struct centry *s;
+
+	if (hint && *hint && *hint <= cv->cap) {
+		s = &cv->tab[*hint - 1];
+		if (s->used && !memcmp(&s->k, k, sizeof(*k))) {
+			cv->st.hint_hits++;
+			return s;
+		}
+	}
+	s = slot_of(cv, k);
+	if (hint && s && s->used)
+		*hint = (uint32_t)(s - cv->tab) + 1;
+	return s;
 }
 
 /* (b) for c's process, from what was read of it before, or read now. */
@@ -673,6 +713,13 @@ static void prune(struct claimv *cv, uint64_t now)
 enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			       uint64_t now_ns, char *why, size_t whylen)
 {
+	return claimv_check_hinted(cv, c, now_ns, why, whylen, NULL);
+}
+
+enum claimv_state claimv_check_hinted(struct claimv *cv, const struct claimv_claim *c,
+				      uint64_t now_ns, char *why, size_t whylen,
+				      struct claimv_hint *h)
+{
 	struct claimv_claim rc = *c, pc;
 	struct centry *s, *ps = NULL;
 	struct cuser *u;
@@ -699,7 +746,8 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 	memset(&pc.raddr, 0, sizeof(pc.raddr));
 	pc.rport = 0;
 	key_of(&pk, &pc, ns);
-	if (!c->inode && (ps = slot_of(cv, &pk)) && ps->used && ps->state == CLAIMV_VERIFIED &&
+	if (!c->inode && (ps = slot_hinted(cv, &pk, h ? &h->local : NULL)) && ps->used &&
+	    ps->state == CLAIMV_VERIFIED &&
 	    now_ns - ps->checked_ns < CLAIMV_TTL_NS) {
 		ps->used_ns = now_ns;
 		if (why && whylen)
@@ -707,7 +755,7 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 		return CLAIMV_VERIFIED;
 	}
 	key_of(&k, c, ns);
-	s = slot_of(cv, &k);
+	s = slot_hinted(cv, &k, h ? &h->claim : NULL);
 	if (s && s->used && now_ns - s->checked_ns < CLAIMV_TTL_NS) {
 		s->used_ns = now_ns;
 		util_strlcpy(why ? why : (char[1]){ 0 }, s->why, why ? whylen : 1);
@@ -772,6 +820,8 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			s->state = (uint8_t)st;
 			s->checked_ns = s->used_ns = now_ns;
 			util_strlcpy(s->why, w, sizeof(s->why));
+			if (h)
+				h->claim = (uint32_t)(s - cv->tab) + 1;
 		}
 		if (st == CLAIMV_VERIFIED && any && !c->inode && (ps = slot_of(cv, &pk)) &&
 		    (ps->used || (cv->n < CLAIMV_MAX_ENTRIES && u->entries < CLAIMV_USER_ENTRIES))) {
@@ -784,6 +834,8 @@ enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			ps->state = CLAIMV_VERIFIED;
 			ps->checked_ns = ps->used_ns = now_ns;
 			ps->why[0] = '\0';
+			if (h)
+				h->local = (uint32_t)(ps - cv->tab) + 1;
 		}
 		if (why && whylen)
 			util_strlcpy(why, w, whylen);

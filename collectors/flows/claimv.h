@@ -109,6 +109,26 @@ void claimv_set_route(struct claimv *cv, int src_kind, claimv_route_fn fn, void 
 enum claimv_state claimv_check(struct claimv *cv, const struct claimv_claim *c,
 			       uint64_t now_ns, char *why, size_t whylen);
 
+/* Where the cache keeps a claim its caller checks again and again (an
+ * engine table's record, at each poll): slot numbers, 0 for none; zeroed
+ * to begin. Only a hint: a slot is taken when it holds that very claim
+ * (its whole key compared), so a stale hint costs a lookup (a hash of the
+ * key and a probe), never an answer. */
+struct claimv_hint {
+	uint32_t local;         /* the claim's local end (verified for every
+				 * remote end) */
+	uint32_t claim;         /* the claim itself */
+};
+/* claimv_check, looking where h (may be NULL) says first; h is updated. */
+enum claimv_state claimv_check_hinted(struct claimv *cv, const struct claimv_claim *c,
+				      uint64_t now_ns, char *why, size_t whylen,
+				      struct claimv_hint *h);
+/* Between claimv_batch(cv, 1) and claimv_batch(cv, 0) the caller keeps
+ * every namespace fd its claims route to open and unchanged (one poll of
+ * its tables, which does nothing to the ports): each fd's namespace is
+ * looked at (fstat) once in the batch, not once a claim. */
+void claimv_batch(struct claimv *cv, int on);
+
 /* Check c now, without the cache (tests, and claimv_check itself). */
 enum claimv_state claimv_verify(const struct claimv_claim *c, char *why, size_t whylen);
 /* The same; *any_remote (may be NULL) set when an unconnected socket of
@@ -136,6 +156,9 @@ struct claimv_stats {
 	uint64_t deferred;      /* over the budget */
 	uint64_t fd_walks;      /* walks of a /proc/PID/fd (one per process a
 				 * second at most) */
+	uint64_t lookups;       /* claims looked for in the cache by hash */
+	uint64_t hint_hits;     /* found where a hint said */
+	uint64_t ns_reads;      /* a namespace looked at (fstat) */
 	unsigned entries;
 };
 void claimv_stats(const struct claimv *cv, struct claimv_stats *out);

@@ -120,6 +120,8 @@ struct ft {
 	 * again, truncated or released */
 	unsigned char *cache;
 	uint8_t *cok;
+	struct claimv_hint *hint;       /* where each record's claim is kept
+					 * in the claim cache (claimv.h) */
 	uint32_t ncache;
 	uint64_t all_ns;        /* when every record was last read in full */
 	size_t idx;             /* in fe->t */

@@ -360,8 +360,10 @@ void ft_cache_drop(struct ft *t)
 {
 	free(t->cache);
 	free(t->cok);
+	free(t->hint);
 	t->cache = NULL;
 	t->cok = NULL;
+	t->hint = NULL;
 	t->ncache = 0;
 }
 

@@ -363,7 +363,8 @@ static uint8_t ft_claim(struct flow_engine *fe, struct ft *t, unsigned idx,
 	} else {
 		memcpy(&c.laddr, r->local_addr, 16);
 		memcpy(&c.raddr, r->remote_addr, 16);
-		st = claimv_check(fe->cv, &c, now, why, sizeof(why));
+		st = claimv_check_hinted(fe->cv, &c, now, why, sizeof(why),
+					 idx < t->ncache ? &t->hint[idx] : NULL);
 	}
 	if (st == CLAIMV_VERIFIED)
 		return FLOW_CLAIM_VERIFIED;
@@ -531,6 +532,7 @@ static int ft_cache_room(struct ft *t, uint32_t count)
 {
 	unsigned char *c;
 	uint8_t *ok;
+	struct claimv_hint *h;
 
 	if (count <= t->ncache)
 		return 0;
@@ -542,7 +544,12 @@ static int ft_cache_room(struct ft *t, uint32_t count)
 	if (!ok)
 		return -1;
 	t->cok = ok;
+	h = realloc(t->hint, (size_t)count * sizeof(*h));
+	if (!h)
+		return -1;
+	t->hint = h;
 	memset(t->cok + t->ncache, 0, count - t->ncache);
+	memset(t->hint + t->ncache, 0, (size_t)(count - t->ncache) * sizeof(*h));
 	t->ncache = count;
 	return 0;
 }

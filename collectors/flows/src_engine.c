@@ -408,6 +408,9 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 	if (fe->need_rescan && fe->wd >= 0)
 		dir_rescan(fe);
 	owners_check(fe);
+	/* the claims' namespaces looked at once in the poll: nothing in it
+	 * changes the ports */
+	claimv_batch(fe->cv, 1);
 	for (i = 0; i < fe->n; i++) {
 		struct ft *t = fe->t[i];
 
@@ -440,6 +443,7 @@ int flow_engine_poll(struct flow_engine *fe, flow_emit_fn emit, void *arg)
 			break;
 		}
 	}
+	claimv_batch(fe->cv, 0);
 	if (fe->nopen < FLOW_ENGINE_MAX_TABLES)
 		fe->logged_limit = 0;
 	fe->polls++;

@@ -9,6 +9,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -495,6 +497,83 @@ static void claimv_check__table_records__one_fd_walk_a_second(void **state)
 	claimv_free(cv);
 }
 
+static int route_to(void *arg, int src_kind, const struct flow_key *k)
+{
+	(void)src_kind;
+	(void)k;
+	return *(int *)arg;
+}
+
+/* An engine table's records, checked at every poll: a record's hint finds
+ * its claim's entry without a hash, a hint of another claim's entry is a
+ * lookup and never that claim's answer, and in a batch the namespace the
+ * claims route to is looked at once, not once a claim. */
+static void claimv_check_hinted__hints_and_batch__same_answers_fewer_lookups(void **state)
+{
+	struct own l = own_socket(SOCK_STREAM, 1), o = own_socket(SOCK_DGRAM, 0);
+	struct claimv *cv = claimv_new(64);
+	struct claimv_claim c = claim_of(&l, IPPROTO_TCP), d = claim_of(&o, IPPROTO_UDP), f;
+	struct claimv_hint hc = { 0, 0 }, hd = { 0, 0 }, hf;
+	struct claimv_stats a, b;
+	int nsfd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	char why[200];
+
+	(void)state;
+	assert_non_null(cv);
+	assert_true(nsfd >= 0);
+	claimv_set_route(cv, 1, route_to, &nsfd);
+	c.inode = 0;
+	c.fd = -1;
+	/* the listener's local end, for every remote end */
+	assert_int_equal(claimv_check_hinted(cv, &c, 1 * SEC, why, sizeof(why), &hc),
+			 CLAIMV_VERIFIED);
+	assert_int_equal(claimv_check_hinted(cv, &d, 1 * SEC, why, sizeof(why), &hd),
+			 CLAIMV_VERIFIED);
+	claimv_stats(cv, &a);
+	for (unsigned r = 0; r < 10; r++) {
+		c.rport = htons((uint16_t)(42000 + r));
+		assert_int_equal(claimv_check_hinted(cv, &c, 2 * SEC, why, sizeof(why), &hc),
+				 CLAIMV_VERIFIED);
+		assert_int_equal(claimv_check_hinted(cv, &d, 2 * SEC, why, sizeof(why), &hd),
+				 CLAIMV_VERIFIED);
+	}
+	claimv_stats(cv, &b);
+	print_message("20 hinted checks: %" PRIu64 " hash lookups, %" PRIu64 " hint hits, %"
+		      PRIu64 " namespace reads\n", b.lookups - a.lookups, b.hint_hits - a.hint_hits,
+		      b.ns_reads - a.ns_reads);
+	assert_int_equal(b.checks, a.checks);
+	assert_int_equal(b.hint_hits - a.hint_hits, 20);
+	/* c by its local end's entry, d (a socket inode claimed: no local
+	 * end's entry) by its own, both where their hints said */
+	assert_int_equal(b.lookups - a.lookups, 0);
+	assert_int_equal(b.ns_reads - a.ns_reads, 20);
+	/* a forged port with the listener's hint: its own answer */
+	f = c;
+	f.lport = htons((uint16_t)(ntohs(l.a.sin_port) ^ 1));
+	hf = hc;
+	assert_int_equal(claimv_check_hinted(cv, &f, 2 * SEC, why, sizeof(why), &hf),
+			 CLAIMV_UNVERIFIED);
+	assert_int_equal(claimv_check_hinted(cv, &f, 2 * SEC, why, sizeof(why), &hf),
+			 CLAIMV_UNVERIFIED);
+	/* in a batch, one look at the namespace */
+	claimv_stats(cv, &a);
+	claimv_batch(cv, 1);
+	for (unsigned r = 0; r < 10; r++)
+		assert_int_equal(claimv_check_hinted(cv, &d, 3 * SEC, why, sizeof(why), &hd),
+				 CLAIMV_VERIFIED);
+	claimv_batch(cv, 0);
+	claimv_stats(cv, &b);
+	assert_int_equal(b.ns_reads - a.ns_reads, 1);
+	/* and again after it */
+	assert_int_equal(claimv_check(cv, &d, 3 * SEC, why, sizeof(why)), CLAIMV_VERIFIED);
+	claimv_stats(cv, &a);
+	assert_int_equal(a.ns_reads - b.ns_reads, 1);
+	close(nsfd);
+	close(l.fd);
+	close(o.fd);
+	claimv_free(cv);
+}
+
 /* (b): the engine's library must be mapped and root's. */
 static void claimv_verify__library__mapped_root_owned(void **state)
 {
@@ -549,6 +628,7 @@ int main(void)
 		cmocka_unit_test(claimv_verify__bound_only_beside_other_uid__unverified),
 		cmocka_unit_test(claimv_check__budget_per_uid_and_expired_not_kept),
 		cmocka_unit_test(claimv_check__table_records__one_fd_walk_a_second),
+		cmocka_unit_test(claimv_check_hinted__hints_and_batch__same_answers_fewer_lookups),
 		cmocka_unit_test(claimv_maps_find__lines__path_of_library),
 	};
 
