@@ -610,8 +610,6 @@ static struct centry *slot_of(struct claimv *cv, const struct ckey *k)
 {
 	unsigned h = (unsigned)(siphash24(&cv->sip, k, sizeof(*k)) % cv->cap);
 
-	cv->st.lookups++;
-
 	for (unsigned i = 0; i < cv->cap; i++) {
 		struct centry *s = &cv->tab[(h + i) % cv->cap];
 
@@ -634,6 +632,7 @@ static struct centry *slot_hinted(struct claimv *cv, const struct ckey *k, uint3
 			return s;
 		}
 	}
+	cv->st.lookups++;
 	s = slot_of(cv, k);
 	if (hint && s && s->used)
 		*hint = (uint32_t)(s - cv->tab) + 1;

@@ -309,18 +309,15 @@ static void tw_check_procs(struct threadwatch *tw)
 	unsigned np = 0;
 
 	for (unsigned i = 0; i < tw->nprocs; i++) {
-		gone[i] = tw->procs[i].pidfd < 0;
+		gone[i] = 1;    /* read, unless its pidfd says it runs */
 		if (tw->procs[i].pidfd >= 0 && np < TW_PIDFDS)
 			pf[np++] = (struct pollfd){ .fd = tw->procs[i].pidfd, .events = POLLIN };
 	}
-	if (np && poll(pf, np, 0) < 0) {
-		for (unsigned i = 0; i < tw->nprocs; i++)
-			gone[i] = 1;    /* no answer: read them all */
-	} else {
+	/* no answer (poll failed): all of them read */
+	if (np && poll(pf, np, 0) >= 0)
 		for (unsigned i = 0, k = 0; i < tw->nprocs && k < np; i++)
 			if (tw->procs[i].pidfd >= 0 && tw->procs[i].pidfd == pf[k].fd)
 				gone[i] = pf[k++].revents != 0;
-	}
 	for (unsigned i = 0; i < tw->nprocs;) {
 		unsigned long long st;
 
@@ -400,6 +397,12 @@ unsigned threadwatch_set(struct threadwatch *tw, const int32_t *pids, unsigned n
 		 * pidfd then says at the first check */
 		pidfd = tw->npidfds < TW_PIDFDS ? (int)syscall(SYS_pidfd_open, pids[j], 0) : -1;
 		start = util_proc_start(pids[j]);
+		/* one that exited before the read (its pid perhaps another's
+		 * now): no pidfd, or it would say so at every check */
+		if (pidfd >= 0 && poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0)) {
+			close(pidfd);
+			pidfd = -1;
+		}
 		if (!start || tw_bit(tw, pids[j], 1) < 0) {
 			if (start)
 				log_warn("thread watch: pid %d: map update", (int)pids[j]);
@@ -484,6 +487,7 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 	uint32_t in = 0, out = 0, cnt;
 	unsigned n = 0, nn = 0;
 	uint64_t made;
+	int walked = 0;
 	struct tw_thr *nt;
 	int rc, first = 1;
 
@@ -516,8 +520,7 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 			}
 		}
 	} else {
-		tw->walks++;
-		tw->made_seen = made;
+		walked = 1;
 		do {
 			cnt = TW_MAX_THREADS - n;
 			rc = bpf_map_lookup_batch(tw->threads_fd, first ? NULL : &in, &out,
@@ -606,6 +609,11 @@ int threadwatch_read(struct threadwatch *tw, uint64_t now, uint64_t keep_ns, cha
 	free(tw->thr);
 	tw->thr = nt;
 	tw->nthr = nn;
+	/* a walk that failed is no walk: the next read walks again */
+	if (walked) {
+		tw->walks++;
+		tw->made_seen = made;
+	}
 	return (int)nn;
 }
 

@@ -590,8 +590,8 @@ static void *ticker(void *a)
 static void live_process__pidfd_no_proc_reads__known_threads_by_key_until_one_is_new(void **st)
 {
 	int cmd[2];
-	pid_t pid;
-	int32_t p32;
+	pid_t pid, other;
+	int32_t p32, pp[2];
 	uint64_t reads0, walks0, keyed0, exited0, nv0;
 	struct find f = { 0 };
 
@@ -652,11 +652,29 @@ static void live_process__pidfd_no_proc_reads__known_threads_by_key_until_one_is
 	f.tid = pid;
 	threadwatch_judge(tw, pid, 200 * MS, 50, 0, 0, find_cb, &f);
 	assert_int_equal(f.threads, 2);
-	/* its exit, told by the pidfd, then read from /proc once */
+	/* a second process, watched after it */
+	other = twchild_fork();
+	if (!other) {
+		for (;;)
+			usleep(2000);
+	}
+	pp[0] = pid;
+	pp[1] = other;
+	assert_int_equal(threadwatch_set(tw, pp, 2), 2);
+	assert_int_equal(st_u64("processes_by_pidfd"), 2);
+	/* the first one's exit, told by its pidfd, then read from /proc
+	 * once; the other, moved to its place, is not read */
 	stop_child(pid);
 	read_now();
 	assert_int_equal(st_u64("dropped_exited"), exited0 + 1);
 	assert_int_equal(st_u64("liveness_proc_reads"), reads0 + 1);
+	assert_int_equal(st_u64("processes_by_pidfd"), 1);
+	read_now();
+	assert_int_equal(st_u64("liveness_proc_reads"), reads0 + 1);
+	assert_int_equal(threadwatch_set(tw, &pp[1], 1), 1);
+	stop_child(other);
+	read_now();
+	assert_int_equal(st_u64("dropped_exited"), exited0 + 2);
 	assert_int_equal(st_u64("processes_by_pidfd"), 0);
 	close(cmd[1]);
 }
