@@ -554,16 +554,16 @@ enum claimv_state claimv_verify_port(const struct claimv_claim *c, int *any_remo
 	return verify(NULL, 0, c, any_remote, walked, why, whylen);
 }
 
-/* The inode of namespace fd nsfd (-1: ours), 0 unknown. Ours is looked
- * up once: a path walk through /proc per claim was most of an engine
- * table's poll (bench_scale engine), and the daemon's thread is back in
- * its own namespace whenever it checks a claim. */
 void claimv_batch(struct claimv *cv, int on)
 {
 	cv->batch = on;
 	cv->nbns = 0;
 }
 
+/* The inode of namespace fd nsfd (-1: ours), 0 unknown. Ours is looked
+ * up once: a path walk through /proc per claim was most of an engine
+ * table's poll (bench_scale engine), and the daemon's thread is back in
+ * its own namespace whenever it checks a claim. */
 static uint64_t ns_ino(struct claimv *cv, int nsfd)
 {
 	struct stat st;

@@ -116,8 +116,9 @@ static size_t pool_add(struct mbuf *b, size_t *len, const char *str)
 /* The text symbols, sorted (into *syms), their names and modules in one
  * pool (*names, *names_len bytes). The file is read a line at a time and
  * only what a frame needs is kept: here 121k symbols, 3.1 MB of names and
- * 1.9 MB of array (16 bytes a symbol: pool offsets, not pointers), where the whole text (5.4 MB) was kept beside an array
- * grown by doubling in the heap. 0, or -1 with k->err. */
+ * 1.9 MB of array (16 bytes a symbol: pool offsets, not pointers), where
+ * the whole text (5.4 MB) was kept beside an array grown by doubling in
+ * the heap. 0, or -1 with k->err. */
 static int ksyms_load(struct ksyms *k, struct mbuf *syms, struct mbuf *names,
 		      size_t *names_len, size_t *n)
 {
