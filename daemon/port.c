@@ -119,9 +119,16 @@ static void link_event(const struct nl_link *l, int event, void *arg)
 
 	if (!p->conf.ifname[0])
 		return;
+	if (event == NL_LINK_ADDR) {
+		if (l->ifindex == p->ifindex)
+			p->addr_gen++;
+		return;
+	}
 	if (event == NL_LINK_RESYNC) {
 		struct nl_link cur;
 		char err[256];
+
+		p->addr_gen++;          /* an address event may be among those lost */
 
 		if (p->state == PORT_UP &&
 		    nl_link_get(p->nsfd, p->conf.ifname, 0, &cur, err, sizeof(err)) < 0)
@@ -295,6 +302,7 @@ void port_try_up(struct port *p)
 	p->reason[0] = 0;
 	p->reason_sticky = 0;
 	p->since_ns = loop_mono_ns();
+	p->addr_gen++;          /* its addresses are read anew (port_addr_gen) */
 	log_event(LOG_EV_PORT_UP, LOG_INFO, LOG_FIELDS({ LF_PORT, p->conf.name }),
 		  "port %s: up: %s%s%s ifindex %d driver %s firmware %s%s%s profile %s%s%s",
 		 p->conf.name, p->conf.ifname[0] ? p->conf.ifname : "(recorded)",

@@ -48,6 +48,11 @@ void port_set_disturbed(struct port *p, uint64_t mono_ns);
 uint64_t port_disturbed(const struct port *p);
 /* Unique per port_new(), never reused: tells a re-created port apart. */
 unsigned long port_serial(const struct port *p);
+/* Moves whenever the port's addresses may have changed: an address event
+ * of its interface from the link monitor, events lost to an overrun, the
+ * port coming up. Equal twice: a dump of the addresses made after the
+ * first still holds. */
+unsigned long port_addr_gen(const struct port *p);
 uint64_t port_samples(const struct port *p);
 uint64_t port_sample_cost_ns(const struct port *p);
 /* The cost of every recorded read of this port summed (metrics). */

@@ -91,6 +91,7 @@ struct port {
 	const struct port_src_kind *kinds;      /* port_src_kinds, or a test's */
 	struct recorder *rec;
 	struct nl_mon *mon;
+	unsigned long addr_gen; /* the monitor's address events for ifindex */
 	struct dlh_mon *dlmon;  /* devlink health events, NULL none */
 	struct dl_event dlev[DEVLINK_EVENTS];
 	uint64_t ndlev;         /* events seen; the last DEVLINK_EVENTS kept */

@@ -59,6 +59,7 @@ enum profile port_profile(const struct port *p) { return p->profile; }
 const struct ident *port_ident(const struct port *p) { return p->ident; }
 struct recorder *port_recorder(const struct port *p) { return p->rec; }
 unsigned long port_serial(const struct port *p) { return p->serial; }
+unsigned long port_addr_gen(const struct port *p) { return p->addr_gen; }
 uint64_t port_samples(const struct port *p) { return p->samples; }
 uint64_t port_sample_cost_ns(const struct port *p) { return p->sample_cost_ns; }
 uint64_t port_sample_cost_total_ns(const struct port *p) { return p->sample_cost_total_ns; }

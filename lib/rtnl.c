@@ -285,7 +285,8 @@ struct nl_mon *nl_mon_open(int nsfd, char *err, size_t errlen)
 			return NULL;
 		}
 	}
-	m->ns = nl_sock_open(nsfd, NETLINK_ROUTE, RTMGRP_LINK, err, errlen);
+	m->ns = nl_sock_open(nsfd, NETLINK_ROUTE,
+			     RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR, err, errlen);
 	if (!m->ns) {
 		e = errno;
 		nl_mon_close(m);
@@ -308,6 +309,18 @@ static int mon_cb(const struct nlmsghdr *nlh, void *data)
 	struct nl_link l;
 	int ev;
 
+	if (nlh->nlmsg_type == RTM_NEWADDR || nlh->nlmsg_type == RTM_DELADDR) {
+		const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+
+		/* inet_fill_ifaddr, inet6_fill_ifaddr: an ifaddrmsg first */
+		if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifa))
+			return MNL_CB_OK;
+		memset(&l, 0, sizeof(l));
+		l.ifindex = (int)ifa->ifa_index;
+		m->cb(&l, NL_LINK_ADDR, m->arg);
+		m->events++;
+		return MNL_CB_OK;
+	}
 	if (nlh->nlmsg_type == RTM_NEWLINK)
 		ev = NL_LINK_NEW;
 	else if (nlh->nlmsg_type == RTM_DELLINK)

@@ -46,12 +46,17 @@ int nl_link_query(struct nl_sock *ns, const char *ifname, int ifindex,
 int nl_link_set_flags(int nsfd, int ifindex, unsigned flags, unsigned change,
 		      char *err, size_t errlen);
 
-/* Link monitor (RTNLGRP_LINK) of one namespace, non-blocking, for epoll. */
+/* Link monitor (RTNLGRP_LINK, and RTNLGRP_IPV4_IFADDR and _IPV6_IFADDR) of
+ * one namespace, non-blocking, for epoll. */
 #define NL_LINK_NEW    1   /* link added or changed (flags, name, mtu...) */
 #define NL_LINK_DEL    2   /* link removed (or moved to another namespace) */
 #define NL_LINK_RESYNC 3   /* events were lost (ENOBUFS): l is NULL; every
 			    * current link follows as NL_LINK_NEW, links not
-			    * reported then are gone */
+			    * reported then are gone; any address may have
+			    * changed */
+#define NL_LINK_ADDR   4   /* an address of l->ifindex was added, changed or
+			    * removed (RTM_NEWADDR, RTM_DELADDR): l holds the
+			    * ifindex alone, no name or flags */
 struct nl_mon;
 struct nl_mon *nl_mon_open(int nsfd, char *err, size_t errlen);
 int nl_mon_fd(const struct nl_mon *m);

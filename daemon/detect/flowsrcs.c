@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADDR_REFRESH_NS (2000000000ull)
+#define ADDR_RETRY_NS (2000000000ull)   /* a failed address dump, again */
 #define MAX_ADDRS 16
 
 static uint64_t rdmaqp_interval(const struct conf *c, const struct port_conf *pc)
@@ -76,7 +76,10 @@ struct psrc {                           /* the flow sources of one port */
 	struct fsrc *src;               /* one per port row */
 	struct in6_addr addr[MAX_ADDRS];
 	unsigned naddr;
-	uint64_t addr_ns;
+	uint64_t addr_ns;               /* the last dump's time; 0: none yet */
+	unsigned long addr_gen;         /* port_addr_gen() at that dump */
+	uint64_t addr_dumps;            /* made (status) */
+	char addr_err[160];             /* the last dump's failure, "" none */
 	uint64_t want_ns;               /* flowsrcs_want */
 	int alive;
 };
@@ -201,6 +204,7 @@ static void psrc_close(struct flowsrcs *fs, struct psrc *ps)
 		src_close(fs, &ps->src[k]);
 	ps->naddr = 0;
 	ps->addr_ns = 0;        /* asked again when the port comes back */
+	ps->addr_err[0] = 0;
 }
 
 void flowsrcs_free(struct flowsrcs *fs)
@@ -334,12 +338,22 @@ static void psrc_sync_one(struct flowsrcs *fs, struct psrc *ps, uint64_t now)
 		psrc_close(fs, ps);
 		return;
 	}
-	/* every ADDR_REFRESH_NS, also for a port without addresses (an
-	 * empty answer or a failed dump is not asked again at every poll) */
-	if (!ps->addr_ns || now - ps->addr_ns > ADDR_REFRESH_NS) {
+	/* the port's addresses: dumped when the port comes up and again
+	 * only when the link monitor says they may have changed (an address
+	 * event of its interface, or events lost: port_addr_gen), so a
+	 * change shows at the next poll and nothing is asked while none
+	 * comes; a dump that failed is tried again every ADDR_RETRY_NS */
+	if (!ps->addr_ns || ps->addr_gen != port_addr_gen(p) ||
+	    (ps->addr_err[0] && now - ps->addr_ns > ADDR_RETRY_NS)) {
 		ps->naddr = 0;
 		ps->addr_ns = now;
-		nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err));
+		ps->addr_gen = port_addr_gen(p);
+		ps->addr_dumps++;
+		ps->addr_err[0] = 0;
+		if (nl_addr_dump(port_nsfd(p), port_ifindex(p), addr_cb, ps, err, sizeof(err)) < 0) {
+			ps->naddr = 0;  /* unknown: every address accepted */
+			util_strlcpy(ps->addr_err, err, sizeof(ps->addr_err));
+		}
 	}
 	for (unsigned k = 0; k < fs->nport; k++) {
 		const struct flowsrcs_row *row = &fs->prow[k];
@@ -636,6 +650,40 @@ static void readers_status(const struct flowsrcs *fs, struct json_object *out)
 	json_object_object_add(out, "readers", rd);
 }
 
+/* Each port's addresses as the flows are routed by them: a kernel socket
+ * of the port's namespace on another address is not the port's; a host
+ * source's flow goes to the port holding its local address. */
+static void addresses_status(const struct flowsrcs *fs, struct json_object *out)
+{
+	struct json_object *arr = json_object_new_array();
+	char text[INET6_ADDRSTRLEN];
+
+	for (const struct psrc *ps = fs->psrcs; ps; ps = ps->next) {
+		struct json_object *o, *a;
+
+		if (!ps->addr_ns)
+			continue;       /* down, or not yet up */
+		o = json_object_new_object();
+		a = json_object_new_array();
+		jx_add_str(o, "port", port_name(ps->p));
+		for (unsigned i = 0; i < ps->naddr; i++) {
+			const struct in6_addr *x = &ps->addr[i];
+
+			if (IN6_IS_ADDR_V4MAPPED(x))
+				inet_ntop(AF_INET, &x->s6_addr[12], text, sizeof(text));
+			else
+				inet_ntop(AF_INET6, x, text, sizeof(text));
+			json_object_array_add(a, json_object_new_string(text));
+		}
+		json_object_object_add(o, "addresses", a);
+		jx_add_u64(o, "dumps", ps->addr_dumps);
+		if (ps->addr_err[0])
+			jx_add_str(o, "error", ps->addr_err);
+		json_object_array_add(arr, o);
+	}
+	json_object_object_add(out, "port_addresses", arr);
+}
+
 void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 {
 	const struct fsrc *f = NULL;               /* the engine tables */
@@ -646,6 +694,7 @@ void flowsrcs_status(const struct flowsrcs *fs, struct json_object *out)
 		if (fs->hrow[k].flags & FSR_TABLES)
 			f = &fs->host[k];
 	readers_status(fs, out);
+	addresses_status(fs, out);
 	if (f && f->open && f->s.ops->status) {
 		f->s.ops->status(&f->s, out);
 	} else {

@@ -194,3 +194,37 @@ check "auto: the next poll, and why then" \
 	jqe '.flow_sources.next_poll | .in_ms <= 1000 and (.why | IN("a source", "nothing asked"))' "$T_DIR/ev1.json"
 check "auto: no incident for the idle sockets" \
 	jqe '[.incidents[] | select(any(.flows[]; .tuple | contains(":12002")))] | length == 0' "$T_DIR/ev1.json"
+
+# The port's addresses route its namespace's sockets to it (a socket on
+# another interface's address is not the port's). They are dumped when the
+# port comes up and again only when the link monitor reports an address
+# event of its interface: none in 6 s idle (a dump every 2 s before), and
+# an address added or removed is known at the next poll. (The IPv6
+# link-local address the kernel gives the interface is among them.)
+check "auto: the port's address known, dumped once, not again while none changes" \
+	jq -e --slurpfile a "$T_DIR/ev0.json" '[.flow_sources.port_addresses[] | select(.port == "cli")] as $p |
+		[$a[0].flow_sources.port_addresses[] | select(.port == "cli")] as $q |
+		($p | length) == 1 and ($p[0].addresses | map(select(contains(".")))) == ["10.207.0.1"] and $p[0].dumps == $q[0].dumps and
+		($p[0] | has("error") | not)' "$T_DIR/ev1.json"
+ip -n "$A" addr add 10.207.0.9/24 dev vA
+ip netns exec "$A" python3 -c '
+import socket, time
+s = socket.socket()
+s.bind(("10.207.0.9", 0))
+s.connect(("10.207.0.2", 12002))
+print("up", flush=True)
+time.sleep(60)' > "$T_DIR/extra.out" 2>&1 &
+T_PIDS+=($!)
+check "auto: an address added to the port's interface is known, its socket the port's" \
+	wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.port_addresses[] |
+		select(.port == \"cli\") | .addresses | map(select(contains(\".\")))] == [[\"10.207.0.1\", \"10.207.0.9\"]]' &&
+		'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jqe '[.flows[] | select(.tuple | contains(\"10.207.0.9:\"))] | length == 1'"
+ctl -j status > "$T_DIR/ev2.json"
+ip -n "$A" addr del 10.207.0.9/24 dev vA
+check "auto: an address removed is forgotten" \
+	wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.port_addresses[] |
+		select(.port == \"cli\") | .addresses | map(select(contains(\".\")))] == [[\"10.207.0.1\"]]'"
+ctl -j status > "$T_DIR/ev3.json"
+check "auto: one dump for each change, no more" \
+	jq -e --slurpfile a "$T_DIR/ev1.json" '[.flow_sources.port_addresses[] | select(.port == "cli")][0].dumps -
+		[$a[0].flow_sources.port_addresses[] | select(.port == "cli")][0].dumps | . >= 2 and . <= 4' "$T_DIR/ev3.json"

@@ -108,6 +108,55 @@ static void nl_mon_dispatch__other_namespace__only_its_events(void **state)
 	assert_int_equal(nstest_sh("ip link del h0"), 0);
 }
 
+static int ev_find_idx(const struct evlog *g, int ev, int ifindex)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->e[i].ev == ev && g->e[i].ifindex == ifindex)
+			return i;
+	return -1;
+}
+
+/* An address added to or removed from a link, IPv4 and IPv6, is an
+ * NL_LINK_ADDR event naming the link's ifindex alone (the port re-reads
+ * its addresses on it); another link's address names that link. */
+static void nl_mon_dispatch__address_added_removed__addr_events(void **state)
+{
+	static struct evlog g;
+	char err[256];
+	struct nl_mon *m;
+	int i, a, b;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	g.resync_at = -1;
+	assert_int_equal(nstest_sh("ip link add a0 type veth peer name a1"), 0);
+	a = (int)if_nametoindex("a0");
+	b = (int)if_nametoindex("a1");
+	m = nl_mon_open(-1, err, sizeof(err));
+	assert_non_null(m);
+	assert_int_equal(nstest_sh("ip addr add 10.250.3.1/24 dev a0"), 0);
+	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
+	i = ev_find_idx(&g, NL_LINK_ADDR, a);
+	assert_true(i >= 0);
+	assert_string_equal(g.e[i].name, "");
+	assert_int_equal(g.e[i].flags, 0);
+	assert_int_equal(ev_find_idx(&g, NL_LINK_ADDR, b), -1);
+
+	g.n = 0;
+	assert_int_equal(nstest_sh("ip addr add fd00:250:3::1/64 dev a1 nodad"), 0);
+	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
+	assert_true(ev_find_idx(&g, NL_LINK_ADDR, b) >= 0);
+	assert_int_equal(ev_find_idx(&g, NL_LINK_ADDR, a), -1);
+
+	g.n = 0;
+	assert_int_equal(nstest_sh("ip addr del 10.250.3.1/24 dev a0"), 0);
+	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
+	assert_true(ev_find_idx(&g, NL_LINK_ADDR, a) >= 0);
+	assert_int_equal(g.resync_at, -1);
+	nl_mon_close(m);
+	assert_int_equal(nstest_sh("ip link del a0"), 0);
+}
+
 static void nl_mon_dispatch__overrun__resync_then_every_link(void **state)
 {
 	static struct evlog g;
@@ -377,6 +426,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(nl_mon_dispatch__link_added_renamed_deleted__events),
 		cmocka_unit_test(nl_mon_dispatch__other_namespace__only_its_events),
+		cmocka_unit_test(nl_mon_dispatch__address_added_removed__addr_events),
 		cmocka_unit_test(nl_mon_dispatch__overrun__resync_then_every_link),
 		cmocka_unit_test(nl_neigh_dump__permanent_entry__reported),
 		cmocka_unit_test(nl_neigh_state_str__values__names),
