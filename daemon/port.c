@@ -129,10 +129,16 @@ static void link_event(const struct nl_link *l, int event, void *arg)
 		char err[256];
 
 		p->addr_gen++;          /* an address event may be among those lost */
-
 		if (p->state == PORT_UP &&
 		    nl_link_get(p->nsfd, p->conf.ifname, 0, &cur, err, sizeof(err)) < 0)
 			port_set_down(p, "interface %s: %s", p->conf.ifname, err);
+		else if (p->state == PORT_UP && cur.ifindex != p->ifindex)
+			/* removed and made again among the events lost: the
+			 * name is another link's (the resync's NL_LINK_NEW
+			 * for it brings the port up on it) */
+			port_gone(p, "interface %s was removed and re-created (ifindex %d, now %d; "
+				  "netns %s) while link events were lost",
+				  p->conf.ifname, p->ifindex, cur.ifindex, ns_label(p));
 		else if (p->state == PORT_DOWN)
 			port_try_up(p);
 		return;

@@ -219,7 +219,6 @@ check "auto: an address added to the port's interface is known, its socket the p
 	wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.port_addresses[] |
 		select(.port == \"cli\") | .addresses | map(select(contains(\".\")))] == [[\"10.207.0.1\", \"10.207.0.9\"]]' &&
 		'$NICSTALLCTL' -s '$T_SOCK' -j flows cli | jqe '[.flows[] | select(.tuple | contains(\"10.207.0.9:\"))] | length == 1'"
-ctl -j status > "$T_DIR/ev2.json"
 ip -n "$A" addr del 10.207.0.9/24 dev vA
 check "auto: an address removed is forgotten" \
 	wait_for 5 bash -c "'$NICSTALLCTL' -s '$T_SOCK' -j status | jqe '[.flow_sources.port_addresses[] |

@@ -3,6 +3,8 @@
  * (nl_sock_batch). Same namespaces as test_nl.c (nl_test.h). Needs root. */
 #include "nl_test.h"
 
+#include <poll.h>
+
 /* ---- nl_mon ---- */
 
 struct evlog {
@@ -108,6 +110,16 @@ static void nl_mon_dispatch__other_namespace__only_its_events(void **state)
 	assert_int_equal(nstest_sh("ip link del h0"), 0);
 }
 
+/* Wait up to 2 s for the monitor to have something: IPv6 notifications
+ * may come from the kernel's work queue after `ip` returned (with nodad,
+ * addrconf_dad_start -> addrconf_dad_completed in addrconf_dad_work). */
+static void mon_wait(const struct nl_mon *m)
+{
+	struct pollfd pf = { .fd = nl_mon_fd(m), .events = POLLIN };
+
+	assert_int_equal(poll(&pf, 1, 2000), 1);
+}
+
 static int ev_find_idx(const struct evlog *g, int ev, int ifindex)
 {
 	for (int i = 0; i < g->n; i++)
@@ -135,6 +147,7 @@ static void nl_mon_dispatch__address_added_removed__addr_events(void **state)
 	m = nl_mon_open(-1, err, sizeof(err));
 	assert_non_null(m);
 	assert_int_equal(nstest_sh("ip addr add 10.250.3.1/24 dev a0"), 0);
+	mon_wait(m);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
 	i = ev_find_idx(&g, NL_LINK_ADDR, a);
 	assert_true(i >= 0);
@@ -143,13 +156,15 @@ static void nl_mon_dispatch__address_added_removed__addr_events(void **state)
 	assert_int_equal(ev_find_idx(&g, NL_LINK_ADDR, b), -1);
 
 	g.n = 0;
-	assert_int_equal(nstest_sh("ip addr add fd00:250:3::1/64 dev a1 nodad"), 0);
+	assert_int_equal(nstest_sh("ip addr add fd00:250:3::1/64 dev a1"), 0);
+	mon_wait(m);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
 	assert_true(ev_find_idx(&g, NL_LINK_ADDR, b) >= 0);
 	assert_int_equal(ev_find_idx(&g, NL_LINK_ADDR, a), -1);
 
 	g.n = 0;
 	assert_int_equal(nstest_sh("ip addr del 10.250.3.1/24 dev a0"), 0);
+	mon_wait(m);
 	assert_true(nl_mon_dispatch(m, ev_cb, &g) >= 1);
 	assert_true(ev_find_idx(&g, NL_LINK_ADDR, a) >= 0);
 	assert_int_equal(g.resync_at, -1);

@@ -21,8 +21,10 @@
 #include "daemon/port_int.h"
 #include "lib/json.h"
 #include "lib/loop.h"
+#include "lib/rtnl.h"
 #include "nstest.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* ---- the toy source: two counters that count its reads ---- */
@@ -209,6 +211,72 @@ static void port_srcs__enodev__the_interface_gone_only_for_its_rows(void **st)
 	coretest_rmdir(dir);
 }
 
+static void stop_cb(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	loop_stop(arg);
+}
+
+/* The loop for ms: the port's link monitor handles what is queued. */
+static void run_for(struct loop *l, unsigned ms)
+{
+	struct loop_timer *t = loop_timer_new(l, stop_cb, l);
+
+	assert_non_null(t);
+	assert_int_equal(loop_timer_set(t, (uint64_t)ms * 1000000ull, 0), 0);
+	assert_int_equal(loop_run(l), 0);
+	loop_timer_free(t);
+}
+
+/* The port's interface removed and made again under its name while the
+ * link monitor's events were lost (its buffer overrun by 30 new links
+ * first): the resync finds the name, but on another link; the port takes
+ * the new link's ifindex (and reads its addresses anew), where it kept
+ * the dead one's, whose address events never come. */
+static void port_monitor__relinked_during_overrun__the_new_ifindex(void **st)
+{
+	char *dir = coretest_tmpdir(), text[512];
+	struct loop *l = loop_new();
+	int nsfd = nstest_make_netns(), small = 1, old;
+	unsigned long gen;
+	struct conf *c;
+	struct port *p;
+	struct port_src_kind kinds[1];
+
+	(void)st;
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
+				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
+				   (int)getpid(), nsfd), 0);
+	kinds[0] = port_src_kinds[SLOT_DRV];
+	coretest_write(dir, "a.txt", "NIC statistics:\n     rx_packets_phy: 10\n");
+	snprintf(text, sizeof(text), "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\n"
+		 "netns = /proc/%d/fd/%d\n", dir, (int)getpid(), nsfd);
+	c = coretest_conf(text);
+	p = port_new_with(&c->ports[0], "", 16, l, kinds, 1);
+	assert_non_null(p);
+	assert_int_equal(port_state(p), PORT_UP);
+	old = port_ifindex(p);
+	gen = port_addr_gen(p);
+	assert_non_null(p->mon);
+	assert_int_equal(setsockopt(nl_mon_fd(p->mon), SOL_SOCKET, SO_RCVBUF, &small,
+				    sizeof(small)), 0);
+	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'for i in $(seq 1 30); do "
+				   "echo \"link add r$i type veth peer name s$i\"; done | ip -batch - && "
+				   "ip link del eth-a && ip link add eth-a type veth peer name eth-b && "
+				   "ip link set eth-a up && ip link set eth-b up'",
+				   (int)getpid(), nsfd), 0);
+	run_for(l, 300);
+	assert_int_equal(port_state(p), PORT_UP);
+	assert_int_not_equal(port_ifindex(p), old);
+	assert_true(port_addr_gen(p) != gen);
+	port_free(p);
+	conf_free(c);
+	loop_free(l);
+	close(nsfd);
+	coretest_rmdir(dir);
+}
+
 /* The shipped table: every slot has a row that opens, and only the
  * interface's own sources take the port down when their device goes. */
 static void port_srcs__shipped_table__every_slot_a_row(void **st)
@@ -233,6 +301,7 @@ int main(void)
 		cmocka_unit_test(port_srcs__toy_row__opened_read_shown_and_closed),
 		cmocka_unit_test(port_srcs__enodev__the_interface_gone_only_for_its_rows),
 		cmocka_unit_test(port_srcs__shipped_table__every_slot_a_row),
+		cmocka_unit_test(port_monitor__relinked_during_overrun__the_new_ifindex),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
