@@ -121,34 +121,103 @@ static int judge_disk(struct host *h, const char *name)
 	return 1;
 }
 
-static struct hdisk *known_disk(struct host *h, const char *name)
+/* The disk's sequence number, /sys/block/NAME/diskseq (Linux 5.15): a new
+ * one for every disk made (inc_diskseq() in __alloc_disk_node()) and at a
+ * media change (disk_force_media_change()), so another disk under a name
+ * has another. 0 when there is none (an older kernel, a partition). */
+static uint64_t diskseq_of(struct host *h, const char *name)
+{
+	char buf[32], *end;
+	unsigned long long v;
+
+	sysattr(h, name, "diskseq", buf, sizeof(buf));
+	if (!buf[0])
+		return 0;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	return errno || *end ? 0 : (uint64_t)v;
+}
+
+/* Judge name anew into d (and identify it if kept). */
+static void judge_anew(struct host *h, struct hdisk *d, const char *name, uint64_t seq)
+{
+	memset(d, 0, sizeof(*d));
+	util_strlcpy(d->name, name, sizeof(d->name));
+	d->seq = seq;
+	d->scan = h->disk_scan;
+	d->keep = judge_disk(h, name);
+	if (d->keep)
+		identify(h, d);
+}
+
+/* A known name at a rescan: the same disk (its diskseq unchanged) keeps
+ * what identify() read, its queue depth (writable: nr_requests) read
+ * again; another disk, a loop device (an attach or detach moves its
+ * diskseq only where disk_force_media_change() calls inc_diskseq(), not
+ * on every kernel that has diskseq) or any disk on a kernel without
+ * diskseq is judged and identified anew. Identifying is some ten sysfs reads a disk, and on
+ * virtio_blk the serial's read is a request to the device
+ * (serial_show() -> virtblk_get_id()): not every 5 s for each disk. */
+static void recheck(struct host *h, struct hdisk *d)
+{
+	int loop = !strncmp(d->name, "loop", 4);
+	uint64_t seq = loop ? 0 : diskseq_of(h, d->name);
+	char buf[64];
+
+	if (!seq || seq != d->seq) {
+		char name[sizeof(d->name)];
+
+		util_strlcpy(name, d->name, sizeof(name));
+		judge_anew(h, d, name, seq);
+		return;
+	}
+	d->scan = h->disk_scan;
+	if (!d->keep)
+		return;
+	sysattr(h, d->name, "queue/nr_requests", buf, sizeof(buf));
+	d->nr_requests = buf[0] ? atol(buf) : -1;
+}
+
+static struct hdisk *known_disk(struct host *h, const char *name, int rescan)
 {
 	struct hdisk *d;
 
 	for (unsigned i = 0; i < h->nknown; i++)
-		if (!strcmp(h->known[i].name, name))
-			return &h->known[i];
+		if (!strcmp(h->known[i].name, name)) {
+			d = &h->known[i];
+			if (rescan && d->scan != h->disk_scan)
+				recheck(h, d);
+			return d;
+		}
 	if (h->nknown >= KNOWN_MAX)
 		return NULL;
 	d = &h->known[h->nknown++];
-	memset(d, 0, sizeof(*d));
-	util_strlcpy(d->name, name, sizeof(d->name));
-	d->keep = judge_disk(h, name);
-	if (d->keep)
-		identify(h, d);
+	judge_anew(h, d, name, strncmp(name, "loop", 4) ? diskseq_of(h, name) : 0);
 	return d;
+}
+
+/* After a rescan's pass: the names diskstats no longer lists go. */
+static void forget_gone(struct host *h)
+{
+	unsigned w = 0;
+
+	for (unsigned i = 0; i < h->nknown; i++)
+		if (h->known[i].scan == h->disk_scan)
+			h->known[w++] = h->known[i];
+	h->nknown = w;
 }
 
 struct dctx {
 	struct host *h;
 	unsigned kept;
+	int rescan;
 };
 
 static int disk_cb(const struct host_dstat *ds, void *arg)
 {
 	struct dctx *c = arg;
 	struct host *h = c->h;
-	struct hdisk *d = known_disk(h, ds->name);
+	struct hdisk *d = known_disk(h, ds->name, c->rescan);
 
 	if (!d || !d->keep)
 		return 0;
@@ -168,9 +237,9 @@ static int disk_cb(const struct host_dstat *ds, void *arg)
 	return 0;
 }
 
-void host_read_disks(struct host *h)
+void host_read_disks(struct host *h, int rescan)
 {
-	struct dctx c = { h, 0 };
+	struct dctx c = { h, 0, rescan };
 	char e[200];
 	ssize_t n;
 
@@ -190,6 +259,8 @@ void host_read_disks(struct host *h)
 	}
 	if (host_parse_diskstats(h->buf, (size_t)n, disk_cb, &c, e, sizeof(e)) < 0)
 		util_errf(h->disk_note, sizeof(h->disk_note), "%s/diskstats: %s", h->proc, e);
+	else if (rescan && c.kept < HOST_MAX_DISKS)
+		forget_gone(h);         /* every name was seen: the others are gone */
 }
 
 /* The whole disk of device MAJ:MIN (a partition's parent), when it is a

@@ -31,6 +31,8 @@ struct hdisk {                  /* one diskstats name, judged */
 	char transport[16], model[64], firmware[64], vendor[32], serial_sha256[17];
 	int rotational;             /* -1 unknown */
 	long nr_requests;           /* -1 unknown */
+	uint64_t seq;               /* its diskseq when judged, 0 none */
+	unsigned scan;              /* the rescan that last found it */
 };
 
 struct hproc {
@@ -70,6 +72,7 @@ struct host {
 	uint64_t next_scan_ns;
 	struct hdisk *known;
 	unsigned nknown;
+	unsigned disk_scan;         /* rescans made (hdisk.scan) */
 	int disks_warned;
 	/* this read's counters */
 	char (*nm)[NAME_LEN];
@@ -131,8 +134,11 @@ static inline void host_add(struct host *h, uint64_t v, const char *fmt, ...)
 /* A cgroup I/O limit's kinds, as io.max names them. */
 extern const char *const host_lim_kinds[HOST_LIM_KINDS];
 /* /proc/diskstats: each judged disk's counters added, new names judged
- * (identified once from sysfs). */
-void host_read_disks(struct host *h);
+ * (identified from sysfs). At a rescan, each name is looked at again: a
+ * disk whose diskseq moved (another disk under its name), a loop device,
+ * or any on a kernel without diskseq is judged and identified anew, the
+ * others' queue depth read again, and names gone from diskstats forgotten. */
+void host_read_disks(struct host *h, int rescan);
 /* The disks of the files process p holds open (p->dev). */
 void host_proc_devices(struct host *h, struct hproc *p);
 /* Where cgroup v2 and v1's blkio are mounted (h->cg2, h->cg1_blkio). */

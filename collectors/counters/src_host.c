@@ -426,12 +426,12 @@ static int host_read(struct src *s, struct clayout **lay, const uint64_t **vals)
 	s->err[0] = 0;
 	h->n = 0;
 	if (rescan) {
-		h->nknown = 0;          /* devices judged again: attached, removed */
+		h->disk_scan++;         /* devices looked at again: attached, removed */
 		h->next_scan_ns = now + RESCAN_NS;
 		check_delayacct(h);
 	}
 	read_psi(h);
-	host_read_disks(h);
+	host_read_disks(h, rescan);
 	read_procs(h, rescan);
 	for (unsigned i = 0; rescan && i < h->nprocs; i++)
 		host_proc_devices(h, &h->procs[i]);

@@ -16,6 +16,7 @@
 
 #include <json-c/json.h>
 
+#include "collectors/counters/host_int.h"
 #include "collectors/counters/src_host.h"
 #include "daemon/hostconf.h"
 #include "rules/facts.h"
@@ -214,6 +215,14 @@ static void put(const char *rel, const char *text)
 	fclose(f);
 }
 
+static int unlink_rel(const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	return unlink(path);
+}
+
 static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void)sb;
@@ -374,6 +383,85 @@ static void source__tree__psi_whole_disks_owner_threads(void **st)
 	json_object_put(j);
 	s->ops->close(s);
 	put("proc/sys/kernel/task_delayacct", "1\n");
+}
+
+/* A device of src_host_json's "devices" by name, NULL when not there. */
+static struct json_object *device(struct json_object *j, const char *name)
+{
+	struct json_object *devs = json_object_object_get(j, "devices");
+
+	for (size_t i = 0; i < json_object_array_length(devs); i++) {
+		struct json_object *d = json_object_array_get_idx(devs, i);
+
+		if (!strcmp(json_object_get_string(json_object_object_get(d, "name")), name))
+			return d;
+	}
+	return NULL;
+}
+
+static const char *dev_str(struct src *s, const char *name, const char *key, char *out, size_t len)
+{
+	struct json_object *j = src_host_json(s), *d = device(j, name);
+
+	snprintf(out, len, "%s", d ? json_object_get_string(json_object_object_get(d, key)) : "(gone)");
+	json_object_put(j);
+	return out;
+}
+
+static void rescan_read(struct src *s)
+{
+	struct clayout *l;
+	const uint64_t *v;
+
+	((struct host *)s->priv)->next_scan_ns = 0;
+	assert_int_equal(s->ops->read(s, &l, &v), 0);
+}
+
+/* A rescan (every 5 s) looks at each disk again without identifying it
+ * anew while it is the same disk: its diskseq unchanged, its model, serial
+ * and the rest are as read (on virtio_blk the serial's read is a request
+ * to the device), its queue depth read again. Another diskseq under the
+ * name is another disk: identified. A kernel without diskseq: identified
+ * at every rescan, as before. A name gone from diskstats is forgotten. */
+static void source__rescan__same_disk_not_identified_again(void **st)
+{
+	struct host_opts o = { 0 };
+	struct src *s;
+	char b[128];
+	struct json_object *j;
+
+	(void)st;
+	put("sys/block/nvme0n1/diskseq", "7\n");
+	s = open_tree(&o);
+	rescan_read(s);
+	assert_string_equal(dev_str(s, "nvme0n1", "model", b, sizeof(b)), "XG7000-2TB 2242");
+	put("sys/block/nvme0n1/device/model", "OTHER\n");
+	put("sys/block/nvme0n1/queue/nr_requests", "64\n");
+	put("sys/block/vda/queue/rotational", "1\n");
+	rescan_read(s);
+	/* the same nvme0n1: not identified again, its depth read again */
+	assert_string_equal(dev_str(s, "nvme0n1", "model", b, sizeof(b)), "XG7000-2TB 2242");
+	assert_string_equal(dev_str(s, "nvme0n1", "nr_requests", b, sizeof(b)), "64");
+	/* vda has no diskseq here: identified at each rescan */
+	assert_string_equal(dev_str(s, "vda", "rotational", b, sizeof(b)), "true");
+	/* another disk under the name */
+	put("sys/block/nvme0n1/diskseq", "9\n");
+	rescan_read(s);
+	assert_string_equal(dev_str(s, "nvme0n1", "model", b, sizeof(b)), "OTHER");
+	/* gone from diskstats: forgotten at the rescan */
+	put("proc/diskstats", " 253       0 vda 51234 120 4100066 30911 88213 5021 2214066 120331 "
+	    "2 91230 160250 10 0 80 3 4411 9120\n");
+	rescan_read(s);
+	assert_string_equal(dev_str(s, "nvme0n1", "model", b, sizeof(b)), "(gone)");
+	j = src_host_json(s);
+	assert_int_equal(json_object_array_length(json_object_object_get(j, "devices")), 1);
+	json_object_put(j);
+	s->ops->close(s);
+	put("proc/diskstats", diskstats);
+	put("sys/block/nvme0n1/device/model", "XG7000-2TB 2242                         \n");
+	put("sys/block/nvme0n1/queue/nr_requests", "1023\n");
+	put("sys/block/vda/queue/rotational", "0\n");
+	assert_int_equal(unlink_rel("sys/block/nvme0n1/diskseq"), 0);
 }
 
 /* The disks a process reads from: a block device it holds open, and the
@@ -811,6 +899,7 @@ int main(void)
 		cmocka_unit_test(stat__real__utime_stime_blkio),
 		cmocka_unit_test(stat_schedstat_io__malformed__einval),
 		cmocka_unit_test(source__tree__psi_whole_disks_owner_threads),
+		cmocka_unit_test(source__rescan__same_disk_not_identified_again),
 		cmocka_unit_test(source__process_disks__from_fds_and_mounts),
 		cmocka_unit_test(source__producer_exits__sum_kept),
 		cmocka_unit_test(source__producer_read_fails__sum_never_falls),
