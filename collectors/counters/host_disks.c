@@ -155,9 +155,9 @@ static void judge_anew(struct host *h, struct hdisk *d, const char *name, uint64
  * again; another disk, a loop device (an attach or detach moves its
  * diskseq only where disk_force_media_change() calls inc_diskseq(), not
  * on every kernel that has diskseq) or any disk on a kernel without
- * diskseq is judged and identified anew. Identifying is some ten sysfs reads a disk, and on
- * virtio_blk the serial's read is a request to the device
- * (serial_show() -> virtblk_get_id()): not every 5 s for each disk. */
+ * diskseq is judged and identified anew. Identifying is some ten sysfs
+ * reads a disk, and on virtio_blk the serial's read is a request to the
+ * device (serial_show() -> virtblk_get_id()): not every 5 s for each disk. */
 static void recheck(struct host *h, struct hdisk *d)
 {
 	int loop = !strncmp(d->name, "loop", 4);
