@@ -6,6 +6,7 @@
 
 #include "coretest.h"
 #include "daemon/conf.h"
+#include "lib/loop.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -100,4 +101,20 @@ struct flow_obs coretest_engine_obs(uint16_t sport, uint64_t sess, uint64_t tx, 
 	 * tests of the gate set it otherwise */
 	o.claim = FLOW_CLAIM_VERIFIED;
 	return o;
+}
+
+static void stop_cb(struct loop_timer *t, void *arg)
+{
+	(void)t;
+	loop_stop(arg);
+}
+
+void coretest_run_for(struct loop *l, unsigned ms)
+{
+	struct loop_timer *t = loop_timer_new(l, stop_cb, l);
+
+	assert_non_null(t);
+	assert_int_equal(loop_timer_set(t, (uint64_t)ms * 1000000ull, 0), 0);
+	assert_int_equal(loop_run(l), 0);
+	loop_timer_free(t);
 }

@@ -290,23 +290,6 @@ static void metrics_write__file__atomic_and_world_readable(void **state)
 	mkdir(f->dir, 0700);
 }
 
-static void stop_cb(struct loop_timer *t, void *arg)
-{
-	(void)t;
-	loop_stop(arg);
-}
-
-/* The loop for ms milliseconds: datagrams read, the peers' timers run. */
-static void run_for(struct loop *l, unsigned ms)
-{
-	struct loop_timer *t = loop_timer_new(l, stop_cb, l);
-
-	assert_non_null(t);
-	loop_timer_set(t, (uint64_t)ms * 1000000ull, 0);
-	loop_run(l);
-	loop_timer_free(t);
-}
-
 /* A real peers module on loopback: a peer that never answers (nothing
  * listens at its port) and datagrams from its address that are garbage or
  * signed with another key. */
@@ -354,7 +337,7 @@ static void metrics_render__peers__unanswered_and_refused_by_reason(void **state
 	/* two incidents of ours: the peer (this socket) never answers */
 	json_object_put(peers_notify(ps, 1, loop_real_ns(), NULL, NULL));
 	json_object_put(peers_notify(ps, 2, loop_real_ns(), NULL, NULL));
-	run_for(f->l, 100);
+	coretest_run_for(f->l, 100);
 	/* the investigation stops waiting before the deadline: unanswered too */
 	json_object_put(peers_notify(ps, 3, loop_real_ns(), NULL, NULL));
 	peers_forget(ps, 3);

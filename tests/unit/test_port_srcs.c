@@ -160,12 +160,34 @@ static void port_srcs__toy_row__opened_read_shown_and_closed(void **st)
 	coretest_rmdir(dir);
 }
 
+/* Port a on eth-a, a veth of namespace nsfd (made here, up, its peer
+ * eth-b), with the recorded driver text and the rows kinds: up. */
+static struct port *port_on_veth(const char *dir, int nsfd, struct loop *l,
+				 const struct port_src_kind *kinds, unsigned n, struct conf **c)
+{
+	char text[512];
+	struct port *p;
+
+	assert_true(nsfd >= 0);
+	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
+				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
+				   (int)getpid(), nsfd), 0);
+	coretest_write(dir, "a.txt", "NIC statistics:\n     rx_packets_phy: 10\n");
+	snprintf(text, sizeof(text), "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\n"
+		 "netns = /proc/%d/fd/%d\n", dir, (int)getpid(), nsfd);
+	*c = coretest_conf(text);
+	p = port_new_with(&(*c)->ports[0], "", 16, l, kinds, n);
+	assert_non_null(p);
+	assert_int_equal(port_state(p), PORT_UP);
+	return p;
+}
+
 /* ENODEV from a row's read: the interface's loss only for a row that says
  * so (of_ifname); another's is its own error. On a veth of a namespace of
  * the test's own. */
 static void port_srcs__enodev__the_interface_gone_only_for_its_rows(void **st)
 {
-	char *dir = coretest_tmpdir(), text[512];
+	char *dir = coretest_tmpdir();
 	struct loop *l = loop_new();
 	int nsfd = nstest_make_netns();
 	struct conf *c;
@@ -174,20 +196,10 @@ static void port_srcs__enodev__the_interface_gone_only_for_its_rows(void **st)
 	struct port_src_kind kinds[3];
 
 	(void)st;
-	assert_true(nsfd >= 0);
-	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
-				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
-				   (int)getpid(), nsfd), 0);
 	kinds[0] = port_src_kinds[SLOT_DRV];
 	kinds[1] = (struct port_src_kind){ "toy", toy_row_open, NULL, NULL, 0 };
 	kinds[2] = (struct port_src_kind){ "toyif", toyif_row_open, NULL, NULL, 1 };
-	coretest_write(dir, "a.txt", "NIC statistics:\n     rx_packets_phy: 10\n");
-	snprintf(text, sizeof(text), "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\n"
-		 "netns = /proc/%d/fd/%d\n", dir, (int)getpid(), nsfd);
-	c = coretest_conf(text);
-	p = port_new_with(&c->ports[0], "", 16, l, kinds, 3);
-	assert_non_null(p);
-	assert_int_equal(port_state(p), PORT_UP);
+	p = port_on_veth(dir, nsfd, l, kinds, 3, &c);
 	port_sample(p, 1 * SEC, 1 * SEC, 1);
 	/* the toy's device is gone: its error, the port stays up */
 	toy_fail = -ENODEV;
@@ -211,23 +223,6 @@ static void port_srcs__enodev__the_interface_gone_only_for_its_rows(void **st)
 	coretest_rmdir(dir);
 }
 
-static void stop_cb(struct loop_timer *t, void *arg)
-{
-	(void)t;
-	loop_stop(arg);
-}
-
-/* The loop for ms: the port's link monitor handles what is queued. */
-static void run_for(struct loop *l, unsigned ms)
-{
-	struct loop_timer *t = loop_timer_new(l, stop_cb, l);
-
-	assert_non_null(t);
-	assert_int_equal(loop_timer_set(t, (uint64_t)ms * 1000000ull, 0), 0);
-	assert_int_equal(loop_run(l), 0);
-	loop_timer_free(t);
-}
-
 /* The port's interface removed and made again under its name while the
  * link monitor's events were lost (its buffer overrun by 30 new links
  * first): the resync finds the name, but on another link; the port takes
@@ -235,7 +230,7 @@ static void run_for(struct loop *l, unsigned ms)
  * the dead one's, whose address events never come. */
 static void port_monitor__relinked_during_overrun__the_new_ifindex(void **st)
 {
-	char *dir = coretest_tmpdir(), text[512];
+	char *dir = coretest_tmpdir();
 	struct loop *l = loop_new();
 	int nsfd = nstest_make_netns(), small = 1, old;
 	unsigned long gen;
@@ -244,18 +239,8 @@ static void port_monitor__relinked_during_overrun__the_new_ifindex(void **st)
 	struct port_src_kind kinds[1];
 
 	(void)st;
-	assert_true(nsfd >= 0);
-	assert_int_equal(nstest_sh("nsenter --net=/proc/%d/fd/%d sh -c 'ip link add eth-a type veth "
-				   "peer name eth-b && ip link set eth-a up && ip link set eth-b up'",
-				   (int)getpid(), nsfd), 0);
 	kinds[0] = port_src_kinds[SLOT_DRV];
-	coretest_write(dir, "a.txt", "NIC statistics:\n     rx_packets_phy: 10\n");
-	snprintf(text, sizeof(text), "[port a]\nstats_file = %s/a.txt\ninterface = eth-a\n"
-		 "netns = /proc/%d/fd/%d\n", dir, (int)getpid(), nsfd);
-	c = coretest_conf(text);
-	p = port_new_with(&c->ports[0], "", 16, l, kinds, 1);
-	assert_non_null(p);
-	assert_int_equal(port_state(p), PORT_UP);
+	p = port_on_veth(dir, nsfd, l, kinds, 1, &c);
 	old = port_ifindex(p);
 	gen = port_addr_gen(p);
 	assert_non_null(p->mon);
@@ -266,7 +251,7 @@ static void port_monitor__relinked_during_overrun__the_new_ifindex(void **st)
 				   "ip link del eth-a && ip link add eth-a type veth peer name eth-b && "
 				   "ip link set eth-a up && ip link set eth-b up'",
 				   (int)getpid(), nsfd), 0);
-	run_for(l, 300);
+	coretest_run_for(l, 300);
 	assert_int_equal(port_state(p), PORT_UP);
 	assert_int_not_equal(port_ifindex(p), old);
 	assert_true(port_addr_gen(p) != gen);
